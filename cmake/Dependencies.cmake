@@ -1,0 +1,43 @@
+# Every dependency comes from Debian packages installed by scripts/setup.sh.
+# Header-only where possible: the binary must also run on the GPU machine, which has no registry.
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 2.1 REQUIRED)
+find_package(fmt 9 REQUIRED)          # used as fmt::fmt-header-only
+find_package(Threads REQUIRED)
+find_package(SQLite3 REQUIRED)
+if(DIESCOPE_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(DIESCOPE_BENCHMARKS)
+  find_package(benchmark REQUIRED)
+endif()
+
+# CUDA toolkit: CUPTI's profiler host API works without a GPU (catalogs, config images, pass counts),
+# so it is linked even on the CPU-only CI machine. Kernels need nvcc.
+set(DIESCOPE_CUDA_ROOT "/usr/local/cuda" CACHE PATH "CUDA toolkit root")
+find_path(CUPTI_INCLUDE_DIR cupti_profiler_host.h HINTS ${DIESCOPE_CUDA_ROOT}/include ${DIESCOPE_CUDA_ROOT}/extras/CUPTI/include)
+find_library(CUPTI_LIBRARY cupti HINTS ${DIESCOPE_CUDA_ROOT}/targets/x86_64-linux/lib ${DIESCOPE_CUDA_ROOT}/lib64 ${DIESCOPE_CUDA_ROOT}/extras/CUPTI/lib64)
+find_library(NVPERF_HOST_LIBRARY nvperf_host HINTS ${DIESCOPE_CUDA_ROOT}/targets/x86_64-linux/lib ${DIESCOPE_CUDA_ROOT}/lib64)
+if(CUPTI_INCLUDE_DIR AND CUPTI_LIBRARY)
+  set(DIESCOPE_HAVE_CUPTI ON)
+  add_library(diescope_cupti INTERFACE)
+  target_include_directories(diescope_cupti SYSTEM INTERFACE ${CUPTI_INCLUDE_DIR} ${DIESCOPE_CUDA_ROOT}/include)
+  target_link_libraries(diescope_cupti INTERFACE ${CUPTI_LIBRARY})
+  message(STATUS "CUPTI: ${CUPTI_LIBRARY}")
+else()
+  set(DIESCOPE_HAVE_CUPTI OFF)
+  message(STATUS "CUPTI not found: chip counters and the one-pass check are left out")
+endif()
+
+if(DIESCOPE_CUDA)
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(DIESCOPE_HAVE_NVCC ON)
+  else()
+    set(DIESCOPE_HAVE_NVCC OFF)
+    message(STATUS "nvcc not found: CUDA workloads are left out")
+  endif()
+endif()

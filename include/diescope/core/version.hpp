@@ -1,0 +1,14 @@
+// Versions that travel in every file diescope writes. The method version changes whenever anything
+// that can change a reported number changes (docs/method.md, "Versioning"); the schema versions
+// change with file formats only.
+#pragma once
+
+namespace diescope {
+
+inline constexpr const char* kToolVersion = "0.1.0";
+// diescope continues the numbering of the method document it implements (shared seed 000, method 3).
+inline constexpr int kMethodVersion = 3;
+inline constexpr int kReportSchemaVersion = 3;
+inline constexpr int kRecordingFormatVersion = 1;
+
+}  // namespace diescope

@@ -1,0 +1,182 @@
+// The records of a measured run: what collectors write, what recordings store, what the analysis
+// reads. Plain data, no behaviour. docs/recording-format.md describes how each is stored on disk.
+//
+// Invariants shared by every producer and consumer:
+//  - Every time is nanoseconds since the Unix epoch on the host's CLOCK_REALTIME timeline
+//    (collectors convert GPU and NVML timestamps onto it). TimeNs is signed so differences are safe.
+//  - Within one record kind, times never decrease in a recording (readers reject it).
+//  - A value that could not be read is NaN; it is never 0. Where a reason is known it travels in a note.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace diescope {
+
+using TimeNs = std::int64_t;
+inline constexpr TimeNs kNsPerMs = 1'000'000;
+inline constexpr TimeNs kNsPerSecond = 1'000'000'000;
+
+// How a unit's value is made from chip counters (seed 000: "a counter, or the mean of two").
+struct UnitRecipe {
+  enum class Combine { counter, mean };
+  Combine combine = Combine::counter;
+  std::vector<std::string> counters;  // full CUPTI metric names, one or two
+};
+
+// Flags a reader must see beside a unit's number (results.unit_flags).
+enum class UnitFlag {
+  stand_in_counter,   // a nearby counter read in place of the direct one
+  different_measure,  // measures something other than the unit's name says (e.g. Turing's fbpa)
+};
+
+// Where a column's values come from.
+enum class UnitSource {
+  chip,         // CUPTI PM sampling, one value per chip sample
+  nvml_engine,  // an NVML engine reading (video encoder/decoder, JPEG), matched to chip samples
+};
+
+// One column of a recording: a DIE-Util unit, a diagnostic, or a raw count.
+struct ColumnDef {
+  std::string key;          // stable identifier, e.g. "fp32", "dram", "nvenc"
+  std::string label;        // shown to people, e.g. "FP32", "DRAM"
+  std::string metric;       // metric-model name (docs/metrics.md), e.g. "dram__bytes.sum"
+  UnitRecipe recipe;        // how it was read
+  UnitSource source = UnitSource::chip;
+  std::vector<UnitFlag> flags;
+  std::string note;         // what a reader must know to trust it
+  bool counted_by_gpu_util = true;  // false for units GPU-Util does not see (video engines)
+  std::string unit = "pct"; // "pct" (of peak) for units and diagnostics; "bytes" etc. for counts
+};
+
+struct GpuIdentity {
+  int index = -1;
+  std::string uuid;
+  std::string model;        // "NVIDIA H200"
+  std::string chip;         // CUPTI chip name, "GH100"
+  std::string driver;       // "580.159"
+  int compute_capability = 0;  // major*10+minor, 90 for Hopper
+  std::int64_t l2_bytes = 0;   // 0 when unknown
+  int sm_count = 0;
+};
+
+// Metadata written once at the head of a recording.
+struct RecordingMeta {
+  int format_version = 1;
+  std::string tool_version;
+  int method = 0;                      // method version of the collector that wrote it
+  GpuIdentity gpu;
+  std::string unit_table;              // name of the unit table, e.g. "hopper-gh100"
+  std::vector<ColumnDef> units;        // DIE-Util candidates read from the chip, one value per chip sample
+  std::vector<ColumnDef> diagnostics;  // read from the chip, not part of DIE-Util
+  std::vector<ColumnDef> counts;       // raw totals per sample (e.g. dram__bytes.sum), may be NaN
+  std::vector<ColumnDef> engines;      // NVML engines; units of DIE-Util with source nvml_engine
+  double interval_ms = 10;             // chip sampling interval
+  double drain_ms = 1000;              // how often the counter buffer is decoded
+  double gpu_util_resolution_pct = 1;  // NVML reports whole percents
+  TimeNs start_ns = 0;                 // when the measured command (or replay) started
+  std::string run_type = "single";     // single | round | sustained
+  std::vector<std::string> command;    // argv of the measured command, empty when none
+  std::string host;
+  // Duty cycling (agent): counters on for duty_on_ms of every duty_period_ms; 0 when always on.
+  double duty_on_ms = 0;
+  double duty_period_ms = 0;
+};
+
+struct ChipSample {
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;
+  // Views into the reader's buffers, valid until the next read; sizes match the meta's columns.
+  std::span<const double> units;
+  std::span<const double> diagnostics;
+  std::span<const double> counts;
+};
+
+enum class UtilSource { samples, polled };
+
+// One NVML GPU-Util reading. Booking it to time is the analysis's job (seed 000, GPU-Util).
+struct UtilSample {
+  TimeNs ts_ns = 0;
+  double pct = 0;  // NaN not allowed: an unreadable poll is simply not recorded
+  UtilSource source = UtilSource::samples;
+};
+
+struct ClockReading {
+  TimeNs ts_ns = 0;
+  double sm_mhz = 0;   // NaN when unreadable
+  double mem_mhz = 0;  // NaN when unreadable
+};
+
+// NVML clock-event ("throttle") reasons, bit values as NVML defines them.
+enum ThrottleBit : std::uint64_t {
+  throttle_gpu_idle = 0x1,
+  throttle_applications_clocks = 0x2,
+  throttle_sw_power_cap = 0x4,
+  throttle_hw_slowdown = 0x8,
+  throttle_sync_boost = 0x10,
+  throttle_sw_thermal = 0x20,
+  throttle_hw_thermal = 0x40,
+  throttle_hw_power_brake = 0x80,
+  throttle_display_clocks = 0x100,
+};
+
+struct ThrottleReading {
+  TimeNs ts_ns = 0;
+  std::optional<std::uint64_t> mask;  // nullopt: NVML could not say
+};
+
+struct PowerLimitReading {
+  TimeNs ts_ns = 0;
+  double limit_w = 0;  // enforced power limit; NaN when unreadable
+};
+
+// Engine utilisation readings; one value per meta.engines column, NaN when unreadable.
+struct EngineReading {
+  TimeNs ts_ns = 0;
+  std::span<const double> values;
+};
+
+// Other processes holding the GPU, from one read of NVML's process lists (hygiene).
+struct ProcessReading {
+  TimeNs ts_ns = 0;
+  int compute = -1;   // -1: the list could not be read
+  int graphics = -1;
+  int exited = 0;     // holders that exited before they could be traced
+};
+
+enum class MarkKind { start, stop };
+struct Mark {
+  TimeNs ts_ns = 0;
+  MarkKind kind = MarkKind::start;
+};
+
+// The counters were enabled or disabled. The first chip sample after each "on" spans setup.
+struct CountersEvent {
+  TimeNs ts_ns = 0;
+  bool on = true;
+  std::string reason;  // why they went off, empty for the ordinary end
+};
+
+struct Note {
+  TimeNs ts_ns = 0;
+  std::string topic;  // e.g. "sampler", "gpu_util", "clock"
+  std::string text;
+};
+
+// The wall clock stepped against the monotonic clock.
+struct ClockJump {
+  TimeNs ts_ns = 0;
+  TimeNs step_ns = 0;
+};
+
+// The measured run ended.
+struct RunEnd {
+  TimeNs ts_ns = 0;
+  int exit_code = 0;
+  std::string how;  // "exited", "signal SIGINT", "replay end", ...
+};
+
+}  // namespace diescope

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs every Debian package diescope's build and tests need on a new machine. Idempotent.
+# The CUDA toolkit (nvcc 13.0, CUPTI) is expected under /usr/local/cuda, as on the build machines.
+set -euo pipefail
+packages=(
+  cmake ninja-build g++ clang libclang-rt-14-dev      # build, and libFuzzer for the reader's fuzz target
+  nlohmann-json3-dev libcli11-dev libfmt-dev           # header-only: JSON, command line, formatting
+  libcpp-httplib-dev libsqlite3-dev sqlite3            # agent: /metrics endpoint, record store
+  libgtest-dev libgmock-dev libbenchmark-dev           # tests and benchmarks
+  libbenchmark-tools python3 python3-jsonschema        # compare.py, report-schema validation
+  prometheus                                           # agent end-to-end test scrapes with a real server
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Builds everything with warnings as errors and runs the whole CPU test suite (tests labelled gpu
+# skip themselves here; scripts/gpu-tests.sh runs them on a GPU machine).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+cmake --preset ci
+cmake --build --preset ci
+ctest --preset ci -j2
