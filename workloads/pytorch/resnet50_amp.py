@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""ResNet-50 training with automatic mixed precision on synthetic data, for measuring with diescope.
+
+Prints the window markers diescope's `run --window markers` reads, flushed, around the timed steps
+(after model build and warm-up, before teardown), and one JSON line with what it counted.
+
+    diescope run --window markers -- python3 workloads/pytorch/resnet50_amp.py --steps 100
+"""
+import argparse
+import json
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+
+def resnet50(num_classes: int) -> nn.Module:
+    try:
+        import torchvision  # the reference model, when the machine has it
+
+        return torchvision.models.resnet50(num_classes=num_classes)
+    except ImportError:
+        pass
+
+    # The same architecture (He et al. 2016, v1.5: stride on the 3x3 conv) for machines without torchvision.
+    class Bottleneck(nn.Module):
+        expansion = 4
+
+        def __init__(self, cin, width, stride):
+            super().__init__()
+            cout = width * self.expansion
+            self.body = nn.Sequential(
+                nn.Conv2d(cin, width, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU(inplace=True),
+                nn.Conv2d(width, width, 3, stride, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU(inplace=True),
+                nn.Conv2d(width, cout, 1, bias=False), nn.BatchNorm2d(cout))
+            self.skip = (nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+                         if stride != 1 or cin != cout else nn.Identity())
+            self.relu = nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            return self.relu(self.body(x) + self.skip(x))
+
+    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, 1)]
+    cin = 64
+    for width, blocks, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
+        for i in range(blocks):
+            layers.append(Bottleneck(cin, width, stride if i == 0 else 1))
+            cin = width * 4
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cin, num_classes)]
+    return nn.Sequential(*layers)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--steps", type=int, default=100, help="timed training steps inside the window")
+    p.add_argument("--warmup", type=int, default=15, help="untimed steps before the window")
+    p.add_argument("--seconds", type=float, default=0, help="run the timed part for this long instead of --steps")
+    args = p.parse_args()
+    if not torch.cuda.is_available():
+        print("resnet50_amp: no CUDA device visible to PyTorch; run it on a machine with an NVIDIA GPU", file=sys.stderr)
+        return 2
+
+    dev = torch.device("cuda")
+    torch.backends.cudnn.benchmark = True
+    model = resnet50(1000).to(dev).to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    scaler = torch.amp.GradScaler("cuda")
+    x = torch.randn(args.batch, 3, 224, 224, device=dev).to(memory_format=torch.channels_last)
+    y = torch.randint(0, 1000, (args.batch,), device=dev)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = loss_fn(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+
+    for _ in range(args.warmup):
+        step()
+    torch.cuda.synchronize()
+
+    print("diescope: measure start", flush=True)
+    t0 = time.perf_counter()
+    steps = 0
+    while (steps < args.steps) if args.seconds <= 0 else (time.perf_counter() - t0 < args.seconds):
+        step()
+        steps += 1
+    torch.cuda.synchronize()
+    elapsed = time.perf_counter() - t0
+    print("diescope: measure stop", flush=True)
+    print(json.dumps({"workload": "resnet50_amp", "batch": args.batch, "steps": steps, "seconds": elapsed,
+                      "images_per_s": steps * args.batch / elapsed, "gpu": torch.cuda.get_device_name(0),
+                      "torch": torch.__version__}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
