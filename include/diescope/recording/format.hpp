@@ -1,0 +1,25 @@
+// Names the recording format shares with its users (reports list throttle reasons by these names).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace diescope {
+
+// The file extension diescope gives recordings.
+inline constexpr std::string_view kRecordingExtension = ".dsrec";
+// The first word of a recording's first line; the format version follows it.
+inline constexpr std::string_view kRecordingMagic = "diescope-recording";
+
+// The name of one NVML clock-event reason bit (records.hpp ThrottleBit), e.g. "sw_power_cap";
+// empty for a bit without a name.
+std::string_view throttle_reason_name(std::uint64_t bit);
+// The bit of a reason name, nullopt for an unknown name.
+std::optional<std::uint64_t> throttle_reason_bit(std::string_view name);
+// Every reason in `mask`, lowest bit first; bits without a name appear as one "0x..." entry at the end.
+std::vector<std::string> throttle_reason_names(std::uint64_t mask);
+
+}  // namespace diescope

@@ -1,0 +1,71 @@
+// Streams a recording to disk in the format of docs/recording-format.md. Lines are buffered in
+// memory and reach the OS on flush() (live collection flushes after every drain, so a crash loses
+// at most what was measured since the last drain); close() and the destructor also fsync.
+//
+// The writer enforces every rule the reader checks (column counts, no inf, no NaN GPU-Util, times
+// never decreasing within a kind, end not before start), so what it writes always reads back. A
+// record that breaks a rule is a bug in its producer: write() throws Error with kExitInternal and
+// writes nothing for it.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "diescope/recording/records.hpp"
+#include "diescope/recording/sink.hpp"
+
+namespace diescope {
+
+class RecordingWriter final : public RecordSink {
+ public:
+  // Creates (or truncates) `path` and writes the header and meta lines. Throws Error naming the path
+  // and a fix when the file cannot be created, and Error (internal) when the meta is invalid.
+  RecordingWriter(std::filesystem::path path, const RecordingMeta& meta);
+  ~RecordingWriter() override;  // close(), swallowing errors: call close() to see them
+  RecordingWriter(const RecordingWriter&) = delete;
+  RecordingWriter& operator=(const RecordingWriter&) = delete;
+
+  void write(const ChipSample& sample) override;
+  void write(const UtilSample& sample) override;
+  void write(const ClockReading& reading) override;
+  void write(const ThrottleReading& reading) override;
+  void write(const PowerLimitReading& reading) override;
+  void write(const EngineReading& reading) override;
+  void write(const ProcessReading& reading) override;
+  void write(const Mark& mark) override;
+  void write(const CountersEvent& event) override;
+  void write(const Note& note) override;
+  void write(const ClockJump& jump) override;
+  void write(const RunEnd& end) override;
+  void write(const OwnedChipSample& sample);
+  void write(const OwnedEngineReading& reading);
+
+  // Hands every buffered line to the OS (write(2)); survives a crash of this process, not of the
+  // machine. Throws Error naming the path (e.g. disk full).
+  void flush();
+  // flush(), fsync and close. Idempotent. Writing after close() throws.
+  void close();
+
+  const std::filesystem::path& path() const { return path_; }
+  const RecordingMeta& meta() const { return meta_; }
+  long lines_written() const { return lines_; }
+
+ private:
+  struct LastTimes;
+  void append_line_end();
+  void check_open() const;
+  void check_time(TimeNs& last, TimeNs ts, const char* kind) const;
+  [[noreturn]] void reject(const std::string& what) const;
+
+  std::filesystem::path path_;
+  RecordingMeta meta_;
+  int fd_ = -1;
+  std::string buffer_;
+  long lines_ = 0;
+  bool saw_end_ = false;
+  // Latest time written per kind (kinds are indexed as in the format's kind table).
+  TimeNs last_ts_[12];
+  bool have_ts_[12] = {};
+};
+
+}  // namespace diescope
