@@ -12,39 +12,79 @@
 namespace diescope {
 
 namespace {
-[[noreturn]] void fail(const std::filesystem::path& path, const char* step, int err) {
-  throw Error("cannot write " + path.string() + ": " + step + ": " + std::strerror(err),
-              "check that the folder exists, is writable and has free space", kExitInput);
-}
+constexpr std::size_t kBufferBytes = 1 << 16;
 }  // namespace
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view contents) {
-  std::filesystem::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail(path, "open", errno);
+AtomicFileWriter::AtomicFileWriter(std::filesystem::path path) : path_(std::move(path)) {
+  tmp_ = path_;
+  tmp_ += ".tmp." + std::to_string(::getpid());
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    int err = errno;
+    throw Error("cannot write " + path_.string() + ": open: " + std::strerror(err),
+                "check that the folder exists, is writable and has free space", kExitInput);
+  }
+  buffer_.reserve(kBufferBytes);
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(tmp_.c_str());
+  }
+}
+
+void AtomicFileWriter::fail(const char* step, int err) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  ::unlink(tmp_.c_str());
+  throw Error("cannot write " + path_.string() + ": " + step + ": " + std::strerror(err),
+              "check that the folder exists, is writable and has free space", kExitInput);
+}
+
+void AtomicFileWriter::flush_buffer() {
   std::size_t done = 0;
-  while (done < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+  while (done < buffer_.size()) {
+    ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      fail(path, "write", err);
+      fail("write", errno);
     }
     done += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  buffer_.clear();
+}
+
+void AtomicFileWriter::write(std::string_view data) {
+  if (fd_ < 0) throw Error("cannot write " + path_.string() + ": already committed", "", kExitInternal);
+  buffer_.append(data);
+  if (buffer_.size() >= kBufferBytes) flush_buffer();
+}
+
+void AtomicFileWriter::commit() {
+  if (fd_ < 0) throw Error("cannot write " + path_.string() + ": already committed", "", kExitInternal);
+  flush_buffer();
+  if (::fsync(fd_) != 0) fail("flush", errno);
+  int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) {
     int err = errno;
-    ::unlink(tmp.c_str());
-    fail(path, "flush", err);
+    ::unlink(tmp_.c_str());
+    throw Error("cannot write " + path_.string() + ": flush: " + std::strerror(err),
+                "check that the folder exists, is writable and has free space", kExitInput);
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
     int err = errno;
-    ::unlink(tmp.c_str());
-    fail(path, "rename", err);
+    ::unlink(tmp_.c_str());
+    throw Error("cannot write " + path_.string() + ": rename: " + std::strerror(err),
+                "check that the folder exists, is writable and has free space", kExitInput);
   }
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view contents) {
+  AtomicFileWriter writer(path);
+  writer.write(contents);
+  writer.commit();
 }
 
 }  // namespace diescope
