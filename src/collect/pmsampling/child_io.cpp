@@ -1,0 +1,201 @@
+#include "child_io.hpp"
+
+#include <cerrno>
+#include <charconv>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <poll.h>
+#include <string_view>
+#include <unistd.h>
+
+namespace diescope::collect::child {
+
+namespace {
+
+int g_signal_pipe[2] = {-1, -1};
+volatile std::sig_atomic_t g_signal = 0;
+
+void on_signal(int sig) {
+  g_signal = sig;
+  int saved = errno;
+  char byte = 1;
+  if (g_signal_pipe[1] >= 0 && write(g_signal_pipe[1], &byte, 1) < 0) {
+  }
+  errno = saved;
+}
+
+std::int64_t clock_ns(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+bool parse_double(std::string_view text, double& out) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc{} && ptr == text.data() + text.size();
+}
+
+template <typename Int>
+bool parse_int(std::string_view text, Int& out) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc{} && ptr == text.data() + text.size();
+}
+
+}  // namespace
+
+std::int64_t realtime_ns() { return clock_ns(CLOCK_REALTIME); }
+std::int64_t monotonic_ns() { return clock_ns(CLOCK_MONOTONIC); }
+
+std::optional<Args> parse_args(int argc, char** argv, std::string& why) {
+  Args args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view flag = argv[i];
+    std::string_view v;
+    const bool has_value = i + 1 < argc;
+    if (has_value) v = argv[i + 1];
+    auto bad = [&](const std::string& what) {
+      why = has_value ? what + " (got '" + std::string(v) + "')" : std::string(flag) + " needs a value";
+      return std::nullopt;
+    };
+    bool ok = has_value;
+    if (flag == "--fake") {
+      args.fake = true;
+      continue;
+    }
+    if (flag == "--keep-latest") {
+      args.keep_latest = true;
+      continue;
+    }
+    if (flag == "--device") {
+      ok = ok && parse_int(v, args.device) && args.device >= 0;
+      if (!ok) return bad("--device takes a GPU index");
+    } else if (flag == "--interval-ms") {
+      ok = ok && parse_double(v, args.interval_ms) && args.interval_ms >= 0.01;
+      if (!ok) return bad("--interval-ms must be at least 0.01");
+    } else if (flag == "--drain-ms") {
+      ok = ok && parse_double(v, args.drain_ms) && args.drain_ms >= 1;
+      if (!ok) return bad("--drain-ms must be at least 1");
+    } else if (flag == "--hw-buffer-mb") {
+      ok = ok && parse_int(v, args.hw_buffer_mb) && args.hw_buffer_mb > 0;
+      if (!ok) return bad("--hw-buffer-mb takes a positive size");
+    } else if (flag == "--crash-after") {
+      if (!(ok && parse_int(v, args.crash_after))) return bad("--crash-after takes a sample count");
+    } else if (flag == "--max-samples") {
+      if (!(ok && parse_int(v, args.max_samples))) return bad("--max-samples takes a sample count");
+    } else if (flag == "--gap-at") {
+      if (!(ok && parse_int(v, args.gap_at))) return bad("--gap-at takes a sample count");
+    } else if (flag == "--fail-with") {
+      if (!(ok && error_kind_from_name(v))) return bad("--fail-with takes an error kind");
+      args.fail_with = std::string(v);
+    } else if (flag == "--metrics") {
+      if (!ok) return bad("--metrics");
+      std::size_t begin = 0;
+      for (;;) {
+        auto comma = v.find(',', begin);
+        auto name = v.substr(begin, comma == std::string_view::npos ? std::string_view::npos : comma - begin);
+        if (!name.empty()) args.metrics.emplace_back(name);
+        if (comma == std::string_view::npos) break;
+        begin = comma + 1;
+      }
+    } else {
+      why = "unknown argument '" + std::string(flag) + "'";
+      return std::nullopt;
+    }
+    ++i;  // the flag's value
+  }
+  if (args.metrics.empty()) {
+    why = "--metrics lists no metric";
+    return std::nullopt;
+  }
+  return args;
+}
+
+StopWatcher::StopWatcher() {
+  if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) g_signal_pipe[0] = g_signal_pipe[1] = -1;
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
+  // A parent that went away must show up as EPIPE on write, not kill us before we disable counters.
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+StopWatcher::~StopWatcher() {
+  for (int& fd : g_signal_pipe) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+}
+
+bool StopWatcher::wait(std::int64_t timeout_ms) {
+  const std::int64_t deadline = monotonic_ns() + timeout_ms * 1'000'000;
+  while (!stop_) {
+    if (g_signal != 0) {
+      stop_ = true;
+      const char* name = sigabbrev_np(g_signal);
+      reason_ = std::string("signal SIG") + (name ? name : "?");
+      break;
+    }
+    const std::int64_t left_ms = (deadline - monotonic_ns() + 999'999) / 1'000'000;
+    if (left_ms <= 0) break;
+    pollfd fds[2] = {{0, POLLIN, 0}, {g_signal_pipe[0], POLLIN, 0}};
+    int ready = ::poll(fds, g_signal_pipe[0] >= 0 ? 2 : 1, static_cast<int>(left_ms));
+    if (ready <= 0) continue;  // timeout or EINTR: loop re-checks the signal and the deadline
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      char chunk[256];
+      ssize_t n = ::read(0, chunk, sizeof chunk);
+      if (n <= 0) {
+        if (n < 0 && errno == EINTR) continue;
+        stop_ = true;
+        reason_ = "the parent closed the sampler's input";
+        break;
+      }
+      stdin_buffer_.append(chunk, static_cast<std::size_t>(n));
+      if (stdin_buffer_.find("stop\n") != std::string::npos) {
+        stop_ = true;
+        reason_ = "the parent asked the sampler to stop";
+        break;
+      }
+      if (stdin_buffer_.size() > 4096) stdin_buffer_.erase(0, stdin_buffer_.size() - 8);
+    }
+    if (g_signal_pipe[0] >= 0 && (fds[1].revents & POLLIN)) {
+      char drain[16];
+      while (::read(g_signal_pipe[0], drain, sizeof drain) > 0) {
+      }
+    }
+  }
+  return stop_;
+}
+
+std::optional<sampler_msg::Gap> Continuity::check(std::int64_t start_ns, std::int64_t end_ns) {
+  std::optional<sampler_msg::Gap> gap;
+  if (last_end_ns_ && start_ns - *last_end_ns_ > tolerance_ns_) gap = sampler_msg::Gap{*last_end_ns_, start_ns};
+  last_end_ns_ = end_ns;
+  return gap;
+}
+
+void Emitter::emit(const SamplerMessage& message) {
+  if (std::holds_alternative<sampler_msg::Sample>(message)) ++samples_;
+  buffer_ += format_message(message);
+  buffer_ += '\n';
+}
+
+bool Emitter::flush() {
+  std::size_t done = 0;
+  while (!broken_ && done < buffer_.size()) {
+    ssize_t n = ::write(1, buffer_.data() + done, buffer_.size() - done);
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      broken_ = true;
+    }
+  }
+  buffer_.clear();
+  return !broken_;
+}
+
+}  // namespace diescope::collect::child

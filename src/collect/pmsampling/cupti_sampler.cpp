@@ -1,0 +1,579 @@
+// The CUPTI sampler child: PM sampling on one device, device-wide, streamed to the parent.
+//
+// Call sequence (as the H200 probe showed working, shared/reference/pmsampling-probe.cu):
+//   cuInit -> cuptiProfilerInitialize -> cuptiDeviceGetChipName -> counter availability ->
+//   host object + config image (must be ONE pass) -> cuptiPmSamplingEnable -> SetConfig (GPU-time
+//   trigger) -> counter-data image sized for one drain -> Start -> {DecodeData, per sample
+//   GetSampleInfo + EvaluateToGpuValues, re-initialise the image} every drain -> Stop -> last
+//   drain -> cuptiPmSamplingDisable.
+//
+// The driver is loaded with dlopen so that a machine without one gets a clear message rather than
+// a loader error, and so that this file links on the CPU-only build machine.
+//
+// Clock: CUPTI stamps each sample with GPU nanoseconds. At start the child reads cuptiGetTimestamp
+// between two clock_gettime(CLOCK_REALTIME) calls (tightest of several tries) and takes
+// offset = midpoint(realtime) - cupti_ts, uncertainty = half the bracket. Every sample is sent as
+// gpu + offset. The first sample ends just after Start returns (it spans the setup); if its end,
+// converted, lies more than kClockTrustNs away from Start's return, the GPU stamps are not on
+// cuptiGetTimestamp's timeline and the child re-anchors: offset = Start's return - first end,
+// uncertainty = one interval. Either way it says which on the protocol ("clock" and a note).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <dlfcn.h>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include <cuda.h>
+#include <cupti_activity.h>
+#include <cupti_pmsampling.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_result.h>
+#include <cupti_target.h>
+
+#include "child_io.hpp"
+#include "diescope/collect/sampler.hpp"
+#include "diescope/core/error.hpp"
+
+namespace diescope::collect {
+
+namespace m = sampler_msg;
+
+namespace {
+
+constexpr std::int64_t kClockTrustNs = 200'000'000;     // 0.2 s
+constexpr std::size_t kMaxImageBytes = 256ull << 20;    // cap on the decode image
+constexpr double kImageHeadroom = 1.25;                 // a late drain still fits in one decode
+
+struct Failure {
+  m::ErrorKind kind;
+  long code;
+  std::string text;
+};
+
+std::string cupti_name(CUptiResult rc) {
+  const char* name = nullptr;
+  if (cuptiGetResultString(rc, &name) != CUPTI_SUCCESS || !name) return "CUPTI error " + std::to_string(int(rc));
+  return name;
+}
+
+std::string cupti_text(CUptiResult rc) {
+  const char* text = nullptr;
+  std::string out = cupti_name(rc);
+  if (cuptiGetErrorMessage(rc, &text) == CUPTI_SUCCESS && text && *text) out += ": " + std::string(text);
+  return out;
+}
+
+m::ErrorKind classify(CUptiResult rc) {
+  switch (rc) {
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+      return m::ErrorKind::permission;
+    case CUPTI_ERROR_HARDWARE_BUSY:
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+    case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
+      return m::ErrorKind::busy;
+    case CUPTI_ERROR_NOT_SUPPORTED:
+    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
+    case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
+      return m::ErrorKind::unsupported;
+    case CUPTI_ERROR_INVALID_DEVICE:
+      return m::ErrorKind::no_device;
+    case CUPTI_ERROR_NOT_INITIALIZED:
+      return m::ErrorKind::no_driver;
+    case CUPTI_ERROR_INVALID_METRIC_NAME:
+      return m::ErrorKind::metrics;
+    default:
+      return m::ErrorKind::cupti;
+  }
+}
+
+void check(CUptiResult rc, const char* call) {
+  if (rc != CUPTI_SUCCESS) throw Failure{classify(rc), long(rc), std::string(call) + " failed: " + cupti_text(rc)};
+}
+
+// Some failures mean "someone else holds the counters" only at the moment the counters are taken.
+void check_acquire(CUptiResult rc, const char* call) {
+  if (rc == CUPTI_ERROR_NOT_COMPATIBLE || rc == CUPTI_ERROR_INVALID_OPERATION || rc == CUPTI_ERROR_HARDWARE ||
+      rc == CUPTI_ERROR_MAX_LIMIT_REACHED) {
+    throw Failure{m::ErrorKind::busy, long(rc),
+                  std::string(call) + " failed: " + cupti_text(rc) +
+                      " (another profiler, e.g. Nsight Compute, may hold the counters)"};
+  }
+  check(rc, call);
+}
+
+template <typename Params>
+Params params(std::size_t size) {
+  Params p{};
+  p.structSize = size;
+  return p;
+}
+#define DS_PARAMS(type) params<type>(type##_STRUCT_SIZE)
+
+// The few driver calls the child needs, loaded at run time.
+struct Driver {
+  void* lib = nullptr;
+  CUresult (*init)(unsigned) = nullptr;
+  CUresult (*device_count)(int*) = nullptr;
+  CUresult (*device_get)(CUdevice*, int) = nullptr;
+  CUresult (*attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
+  CUresult (*name)(char*, int, CUdevice) = nullptr;
+  CUresult (*uuid)(CUuuid*, CUdevice) = nullptr;
+  CUresult (*error_name)(CUresult, const char**) = nullptr;
+  CUresult (*primary_retain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*ctx_set_current)(CUcontext) = nullptr;
+
+  void load() {
+    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) throw Failure{m::ErrorKind::no_driver, 0, std::string("cannot load libcuda.so.1: ") + dlerror()};
+    auto sym = [&](const char* n) { return dlsym(lib, n); };
+    init = reinterpret_cast<decltype(init)>(sym("cuInit"));
+    device_count = reinterpret_cast<decltype(device_count)>(sym("cuDeviceGetCount"));
+    device_get = reinterpret_cast<decltype(device_get)>(sym("cuDeviceGet"));
+    attribute = reinterpret_cast<decltype(attribute)>(sym("cuDeviceGetAttribute"));
+    name = reinterpret_cast<decltype(name)>(sym("cuDeviceGetName"));
+    uuid = reinterpret_cast<decltype(uuid)>(sym("cuDeviceGetUuid_v2"));
+    if (!uuid) uuid = reinterpret_cast<decltype(uuid)>(sym("cuDeviceGetUuid"));
+    error_name = reinterpret_cast<decltype(error_name)>(sym("cuGetErrorName"));
+    primary_retain = reinterpret_cast<decltype(primary_retain)>(sym("cuDevicePrimaryCtxRetain"));
+    ctx_set_current = reinterpret_cast<decltype(ctx_set_current)>(sym("cuCtxSetCurrent"));
+    if (!init || !device_count || !device_get || !attribute || !name)
+      throw Failure{m::ErrorKind::no_driver, 0, "libcuda.so.1 lacks basic driver calls; the driver is too old"};
+  }
+  std::string describe(CUresult rc) const {
+    const char* n = nullptr;
+    if (error_name && error_name(rc, &n) == CUDA_SUCCESS && n) return n;
+    return "CUDA error " + std::to_string(int(rc));
+  }
+};
+
+std::string format_uuid(const CUuuid& id) {
+  static const char* hex = "0123456789abcdef";
+  std::string out = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    auto byte = static_cast<unsigned char>(id.bytes[i]);
+    out += hex[byte >> 4];
+    out += hex[byte & 15];
+    if (i == 3 || i == 5 || i == 7 || i == 9) out += '-';
+  }
+  return out;
+}
+
+class Sampler {
+ public:
+  Sampler(const child::Args& args, child::Emitter& out) : args_(args), out_(out), continuity_(interval_ns()) {
+    for (const auto& name : args_.metrics) metric_ptrs_.push_back(name.c_str());
+  }
+  ~Sampler() { release(); }
+
+  void setup();
+  void start();
+  // Decodes everything the hardware buffer holds and emits it. Returns false if the session broke.
+  bool drain();
+  void stop_and_disable(const std::string& reason);
+
+ private:
+  std::int64_t interval_ns() const { return static_cast<std::int64_t>(std::llround(args_.interval_ms * 1e6)); }
+  void init_image();
+  void sync_clock();
+  void release();
+
+  const child::Args& args_;
+  child::Emitter& out_;
+  child::Continuity continuity_;
+  Driver driver_;
+  CUdevice device_ = 0;
+  int cc_ = 0;
+  std::string chip_;
+  std::vector<const char*> metric_ptrs_;
+  std::vector<std::uint8_t> availability_;
+  std::vector<std::uint8_t> config_;
+  std::vector<std::uint8_t> image_;
+  CUpti_Profiler_Host_Object* host_ = nullptr;
+  CUpti_PmSampling_Object* sampling_ = nullptr;
+  bool started_ = false;
+  bool context_retained_ = false;
+  std::int64_t offset_ns_ = 0;
+  std::int64_t on_ns_ = 0;
+  bool first_sample_ = true;
+  std::vector<double> values_;
+  long incomplete_reported_ = 0;
+};
+
+void Sampler::setup() {
+  driver_.load();
+  if (CUresult rc = driver_.init(0); rc != CUDA_SUCCESS) {
+    throw Failure{rc == CUDA_ERROR_NO_DEVICE ? m::ErrorKind::no_device : m::ErrorKind::no_driver, long(rc),
+                  "cuInit failed: " + driver_.describe(rc)};
+  }
+  int count = 0;
+  driver_.device_count(&count);
+  if (args_.device >= count) {
+    throw Failure{m::ErrorKind::no_device, 0,
+                  "the driver lists " + std::to_string(count) + " GPU" + (count == 1 ? "" : "s") +
+                      (count > 0 ? ", indexes 0 to " + std::to_string(count - 1) : std::string{})};
+  }
+  driver_.device_get(&device_, args_.device);
+  int major = 0, minor = 0, sms = 0;
+  driver_.attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_);
+  driver_.attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_);
+  driver_.attribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_);
+  cc_ = major * 10 + minor;
+  char name[256] = {};
+  driver_.name(name, sizeof name, device_);
+  std::string uuid;
+  if (CUuuid id{}; driver_.uuid && driver_.uuid(&id, device_) == CUDA_SUCCESS) uuid = format_uuid(id);
+
+  auto init = DS_PARAMS(CUpti_Profiler_Initialize_Params);
+  check(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
+
+  auto support = DS_PARAMS(CUpti_Profiler_DeviceSupported_Params);
+  support.cuDevice = device_;
+  support.api = CUPTI_PROFILER_PM_SAMPLING;
+  if (cuptiProfilerDeviceSupported(&support) == CUPTI_SUCCESS &&
+      support.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+    std::string why;
+    auto add = [&](CUpti_Profiler_Support_Level level, const char* what) {
+      if (level == CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED || level == CUPTI_PROFILER_CONFIGURATION_DISABLED)
+        why += (why.empty() ? "" : ", ") + std::string(what);
+    };
+    add(support.architecture, "architecture older than Turing");
+    add(support.sli, "SLI");
+    add(support.vGpu, "vGPU without profiling enabled");
+    add(support.confidentialCompute, "confidential computing");
+    add(support.cmp, "mining processor");
+    add(support.wsl, "WSL");
+    throw Failure{m::ErrorKind::unsupported, 0, why.empty() ? "the driver says PM sampling is unsupported here" : why};
+  }
+
+  auto chip = DS_PARAMS(CUpti_Device_GetChipName_Params);
+  chip.deviceIndex = static_cast<std::size_t>(args_.device);
+  check(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName");
+  chip_ = chip.pChipName ? chip.pChipName : "";
+  out_.emit(m::Device{args_.device, cc_, sms, uuid, chip_, name});
+  out_.emit(m::Metrics{args_.metrics});
+  out_.flush();
+
+  auto avail = DS_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params);
+  avail.deviceIndex = static_cast<std::size_t>(args_.device);
+  CUptiResult rc = cuptiPmSamplingGetCounterAvailability(&avail);
+  if (rc == CUPTI_ERROR_INVALID_CONTEXT || rc == CUPTI_ERROR_NOT_INITIALIZED) {
+    // Some drivers want a context before they answer; the primary one is the cheapest to hold.
+    CUcontext ctx = nullptr;
+    if (driver_.primary_retain && driver_.primary_retain(&ctx, device_) == CUDA_SUCCESS) {
+      driver_.ctx_set_current(ctx);
+      context_retained_ = true;
+      out_.emit(m::Note{"sampler", "the driver wanted a CUDA context: the sampler holds GPU " +
+                                       std::to_string(args_.device) + "'s primary context (pid " +
+                                       std::to_string(getpid()) + ")"});
+    }
+    rc = cuptiPmSamplingGetCounterAvailability(&avail);
+  }
+  check_acquire(rc, "cuptiPmSamplingGetCounterAvailability");
+  availability_.resize(avail.counterAvailabilityImageSize);
+  avail.pCounterAvailabilityImage = availability_.data();
+  check_acquire(cuptiPmSamplingGetCounterAvailability(&avail), "cuptiPmSamplingGetCounterAvailability");
+
+  auto host = DS_PARAMS(CUpti_Profiler_Host_Initialize_Params);
+  host.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
+  host.pChipName = chip_.c_str();
+  host.pCounterAvailabilityImage = availability_.data();
+  check(cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
+  host_ = host.pHostObject;
+
+  auto add = DS_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+  add.pHostObject = host_;
+  add.ppMetricNames = metric_ptrs_.data();
+  add.numMetrics = metric_ptrs_.size();
+  if (rc = cuptiProfilerHostConfigAddMetrics(&add); rc != CUPTI_SUCCESS) {
+    // Find the names the chip does not know, one at a time on a scratch host object.
+    std::string bad;
+    for (const char* metric : metric_ptrs_) {
+      auto scratch = host;
+      scratch.pHostObject = nullptr;
+      if (cuptiProfilerHostInitialize(&scratch) != CUPTI_SUCCESS) break;
+      auto one = DS_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+      one.pHostObject = scratch.pHostObject;
+      one.ppMetricNames = &metric;
+      one.numMetrics = 1;
+      if (cuptiProfilerHostConfigAddMetrics(&one) != CUPTI_SUCCESS) bad += (bad.empty() ? "" : ", ") + std::string(metric);
+      auto deinit = DS_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+      deinit.pHostObject = scratch.pHostObject;
+      cuptiProfilerHostDeinitialize(&deinit);
+    }
+    throw Failure{m::ErrorKind::metrics, long(rc),
+                  chip_ + " does not accept the metric set (" + cupti_name(rc) + ")" +
+                      (bad.empty() ? std::string{} : "; unknown here: " + bad)};
+  }
+  auto size = DS_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+  size.pHostObject = host_;
+  check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+  config_.resize(size.configImageSize);
+  auto image = DS_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+  image.pHostObject = host_;
+  image.configImageSize = config_.size();
+  image.pConfigImage = config_.data();
+  check(cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage");
+  auto passes = DS_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+  passes.configImageSize = config_.size();
+  passes.pConfigImage = config_.data();
+  check(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
+  if (passes.numOfPasses != 1) {
+    throw Failure{m::ErrorKind::metrics, 0,
+                  "the metric set needs " + std::to_string(passes.numOfPasses) + " counter passes on " + chip_ +
+                      "; PM sampling reads one"};
+  }
+
+  auto enable = DS_PARAMS(CUpti_PmSampling_Enable_Params);
+  enable.deviceIndex = static_cast<std::size_t>(args_.device);
+  check_acquire(cuptiPmSamplingEnable(&enable), "cuptiPmSamplingEnable");
+  sampling_ = enable.pPmSamplingObject;
+
+  // The GPU-time trigger needs GA10x or newer; Turing (7.5) and GA100 (8.0) count SYS clocks.
+  const bool time_trigger = !(cc_ < 80 || chip_ == "GA100");
+  auto config = DS_PARAMS(CUpti_PmSampling_SetConfig_Params);
+  config.pPmSamplingObject = sampling_;
+  config.configSize = config_.size();
+  config.pConfig = config_.data();
+  config.hardwareBufferSize = args_.hw_buffer_mb << 20;
+  if (time_trigger) {
+    config.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
+    config.samplingInterval = static_cast<std::uint64_t>(interval_ns());
+  } else {
+    // Without the SYS clock's rate, take the GPU clock as its stand-in: sample lengths are then
+    // approximate, but every sample still carries its own start and end.
+    int khz = 0;
+    driver_.attribute(&khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device_);
+    config.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_SYSCLK_INTERVAL;
+    config.samplingInterval = static_cast<std::uint64_t>(args_.interval_ms * std::max(khz, 1000));
+    out_.emit(m::Note{"sampler", chip_ + " has no GPU-time trigger: samples are triggered by the SYS clock and "
+                                         "last about --interval-ms"});
+  }
+  config.hwBufferAppendMode = args_.keep_latest ? CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST
+                                                : CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
+  check_acquire(cuptiPmSamplingSetConfig(&config), "cuptiPmSamplingSetConfig");
+
+  // One drain's samples, with headroom; a longer backlog is decoded in several passes.
+  const double per_drain = std::ceil(args_.drain_ms / args_.interval_ms * kImageHeadroom) + 4;
+  auto max_samples = static_cast<std::uint32_t>(std::clamp(per_drain, 8.0, 1e6));
+  auto data_size = DS_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params);
+  for (;;) {
+    data_size.pPmSamplingObject = sampling_;
+    data_size.pMetricNames = metric_ptrs_.data();
+    data_size.numMetrics = metric_ptrs_.size();
+    data_size.maxSamples = max_samples;
+    check(cuptiPmSamplingGetCounterDataSize(&data_size), "cuptiPmSamplingGetCounterDataSize");
+    if (data_size.counterDataSize <= kMaxImageBytes || max_samples <= 8) break;
+    max_samples /= 2;
+  }
+  image_.resize(data_size.counterDataSize);
+  init_image();
+  values_.resize(metric_ptrs_.size());
+  out_.emit(m::Note{"sampler", "decode image holds " + std::to_string(max_samples) + " samples (" +
+                                   std::to_string(image_.size() / 1024) + " KiB); hardware buffer " +
+                                   std::to_string(args_.hw_buffer_mb) + " MiB, " +
+                                   (args_.keep_latest ? "keep-latest" : "keep-oldest") + " mode"});
+}
+
+void Sampler::init_image() {
+  auto p = DS_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
+  p.pPmSamplingObject = sampling_;
+  p.counterDataSize = image_.size();
+  p.pCounterData = image_.data();
+  check(cuptiPmSamplingCounterDataImageInitialize(&p), "cuptiPmSamplingCounterDataImageInitialize");
+}
+
+void Sampler::sync_clock() {
+  std::int64_t best_width = INT64_MAX;
+  for (int attempt = 0; attempt < 7; ++attempt) {
+    std::uint64_t gpu = 0;
+    const std::int64_t before = child::realtime_ns();
+    check(cuptiGetTimestamp(&gpu), "cuptiGetTimestamp");
+    const std::int64_t after = child::realtime_ns();
+    if (after - before < best_width) {
+      best_width = after - before;
+      offset_ns_ = before + (after - before) / 2 - static_cast<std::int64_t>(gpu);
+    }
+  }
+  out_.emit(m::Clock{offset_ns_, best_width / 2, "cuptiGetTimestamp bracketed by CLOCK_REALTIME"});
+}
+
+void Sampler::start() {
+  sync_clock();
+  auto start = DS_PARAMS(CUpti_PmSampling_Start_Params);
+  start.pPmSamplingObject = sampling_;
+  check_acquire(cuptiPmSamplingStart(&start), "cuptiPmSamplingStart");
+  started_ = true;
+  on_ns_ = child::realtime_ns();
+  out_.emit(m::On{on_ns_});
+  out_.flush();
+}
+
+bool Sampler::drain() {
+  const std::int64_t began = child::monotonic_ns();
+  long emitted = 0;
+  bool ok = true;
+  for (int pass = 0; pass < 10'000; ++pass) {
+    auto decode = DS_PARAMS(CUpti_PmSampling_DecodeData_Params);
+    decode.pPmSamplingObject = sampling_;
+    decode.pCounterDataImage = image_.data();
+    decode.counterDataImageSize = image_.size();
+    CUptiResult rc = cuptiPmSamplingDecodeData(&decode);
+    if (rc == CUPTI_ERROR_OUT_OF_MEMORY || (rc == CUPTI_SUCCESS && decode.overflow)) {
+      out_.emit(m::Overflow{child::realtime_ns(),
+                            "the counters' hardware buffer overflowed: samples were lost (" +
+                                std::string(rc == CUPTI_SUCCESS ? "decode flagged overflow" : cupti_name(rc)) +
+                                "); drain more often (--drain-ms) or sample less often (--interval-ms)"});
+    }
+    if (rc != CUPTI_SUCCESS) {
+      out_.emit(m::Note{"sampler", "cuptiPmSamplingDecodeData failed: " + cupti_text(rc)});
+      ok = false;
+      break;
+    }
+    auto info = DS_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
+    info.pCounterDataImage = image_.data();
+    info.counterDataImageSize = image_.size();
+    check(cuptiPmSamplingGetCounterDataInfo(&info), "cuptiPmSamplingGetCounterDataInfo");
+    if (info.numPopulatedSamples > info.numCompletedSamples && incomplete_reported_ < 3) {
+      ++incomplete_reported_;
+      out_.emit(m::Note{"sampler", std::to_string(info.numPopulatedSamples - info.numCompletedSamples) +
+                                       " decoded sample(s) were not complete and were left out"});
+    }
+    for (std::size_t i = 0; i < info.numCompletedSamples; ++i) {
+      auto sample = DS_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
+      sample.pPmSamplingObject = sampling_;
+      sample.pCounterDataImage = image_.data();
+      sample.counterDataImageSize = image_.size();
+      sample.sampleIndex = i;
+      check(cuptiPmSamplingCounterDataGetSampleInfo(&sample), "cuptiPmSamplingCounterDataGetSampleInfo");
+      auto eval = DS_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+      eval.pHostObject = host_;
+      eval.pCounterDataImage = image_.data();
+      eval.counterDataImageSize = image_.size();
+      eval.rangeIndex = i;
+      eval.ppMetricNames = metric_ptrs_.data();
+      eval.numMetrics = metric_ptrs_.size();
+      eval.pMetricValues = values_.data();
+      if (cuptiProfilerHostEvaluateToGpuValues(&eval) != CUPTI_SUCCESS)
+        std::fill(values_.begin(), values_.end(), std::nan(""));
+      const auto gpu_start = static_cast<std::int64_t>(sample.startTimestamp);
+      const auto gpu_end = static_cast<std::int64_t>(sample.endTimestamp);
+      if (first_sample_) {
+        first_sample_ = false;
+        const std::int64_t miss = gpu_end + offset_ns_ - on_ns_;
+        std::string text = "first sample: gpu start " + std::to_string(gpu_start) + ", end " + std::to_string(gpu_end) +
+                           "; its end is " + std::to_string(miss) + " ns after Start returned on the cuptiGetTimestamp mapping";
+        if (miss > kClockTrustNs || miss < -kClockTrustNs) {
+          offset_ns_ = on_ns_ - gpu_end;
+          out_.emit(m::Clock{offset_ns_, interval_ns(), "anchored: the first sample ends when Start returns"});
+          text += "; re-anchored";
+        }
+        out_.emit(m::Note{"clock", text});
+      }
+      m::Sample s{gpu_start + offset_ns_, gpu_end + offset_ns_, values_};
+      if (auto gap = continuity_.check(s.start_ns, s.end_ns)) out_.emit(*gap);
+      out_.emit(s);
+      ++emitted;
+    }
+    init_image();
+    if (decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) break;
+  }
+  out_.emit(m::Drain{child::realtime_ns(), emitted, (child::monotonic_ns() - began) / 1000});
+  out_.flush();
+  return ok;
+}
+
+void Sampler::stop_and_disable(const std::string& reason) {
+  if (started_) {
+    auto stop = DS_PARAMS(CUpti_PmSampling_Stop_Params);
+    stop.pPmSamplingObject = sampling_;
+    CUptiResult rc = cuptiPmSamplingStop(&stop);
+    started_ = false;
+    if (rc == CUPTI_SUCCESS) drain();
+    else out_.emit(m::Note{"sampler", "cuptiPmSamplingStop failed: " + cupti_text(rc)});
+  }
+  release();
+  out_.emit(m::Off{child::realtime_ns(), reason});
+  out_.flush();
+}
+
+void Sampler::release() {
+  if (started_) {
+    auto stop = DS_PARAMS(CUpti_PmSampling_Stop_Params);
+    stop.pPmSamplingObject = sampling_;
+    cuptiPmSamplingStop(&stop);
+    started_ = false;
+  }
+  if (sampling_) {
+    auto disable = DS_PARAMS(CUpti_PmSampling_Disable_Params);
+    disable.pPmSamplingObject = sampling_;
+    CUptiResult rc = cuptiPmSamplingDisable(&disable);
+    if (rc != CUPTI_SUCCESS) out_.emit(m::Note{"sampler", "cuptiPmSamplingDisable failed: " + cupti_text(rc)});
+    sampling_ = nullptr;
+  }
+  if (host_) {
+    auto deinit = DS_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+    deinit.pHostObject = host_;
+    cuptiProfilerHostDeinitialize(&deinit);
+    host_ = nullptr;
+  }
+}
+
+}  // namespace
+
+int sampler_main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--fake") == 0) return fake_sampler_main(argc, argv);
+  }
+  child::Emitter out;
+  out.emit(m::Hello{kSamplerProtocolVersion, static_cast<long>(getpid()), "cupti"});
+  std::string why;
+  auto args = child::parse_args(argc, argv, why);
+  if (!args) {
+    out.emit(m::Error{m::ErrorKind::usage, 0, why});
+    out.flush();
+    return kExitUsage;
+  }
+  child::StopWatcher stop;
+  Sampler sampler(*args, out);
+  try {
+    sampler.setup();
+    if (stop.stop_requested()) {
+      sampler.stop_and_disable(stop.reason());
+      out.emit(m::Bye{out.samples()});
+      out.flush();
+      return 0;
+    }
+    sampler.start();
+    std::string reason;
+    while (!stop.wait(static_cast<std::int64_t>(args->drain_ms))) {
+      if (!sampler.drain()) {
+        reason = "the counter session broke (see the notes before this)";
+        break;
+      }
+      if (out.broken()) {
+        reason = "the parent stopped reading";
+        break;
+      }
+    }
+    sampler.stop_and_disable(reason);
+  } catch (const Failure& failure) {
+    out.emit(m::Error{failure.kind, failure.code, failure.text});
+    out.flush();
+    // The destructor stops and disables whatever was enabled.
+    return kExitDevice;
+  }
+  out.emit(m::Bye{out.samples()});
+  out.flush();
+  return 0;
+}
+
+}  // namespace diescope::collect

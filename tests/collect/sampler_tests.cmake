@@ -1,0 +1,8 @@
+# The sampler's CPU tests (included from tests/collect/CMakeLists.txt). The fake child stands in
+# for diescope-cupti so crashes and errors are tested without a GPU.
+add_executable(diescope_sampler_fake ${CMAKE_CURRENT_LIST_DIR}/sampler_fake_main.cpp)
+target_link_libraries(diescope_sampler_fake PRIVATE diescope_sampler diescope_warnings)
+diescope_test(sampler_protocol_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sampler_protocol_test.cpp LIBS diescope_sampler)
+diescope_test(sampler_process_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sampler_process_test.cpp LIBS diescope_sampler)
+target_compile_definitions(sampler_process_test PRIVATE DIESCOPE_SAMPLER_FAKE="$<TARGET_FILE:diescope_sampler_fake>")
+add_dependencies(sampler_process_test diescope_sampler_fake)
