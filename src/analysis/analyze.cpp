@@ -1,0 +1,500 @@
+// The analysis of one recording (docs/method.md). Memory does not grow with the number of chip
+// samples: one pass over the chip stream feeds running sums for the run and for the steady window,
+// while cursors over the GPU-Util and engine streams advance in lockstep with it.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "diescope/analysis/analyze.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/core/version.hpp"
+#include "internal.hpp"
+
+namespace diescope {
+
+using analysis_detail::Interval;
+using analysis_detail::overlap_ns;
+using analysis_detail::seconds;
+
+double die_util_of_sample(std::span<const double> units, std::span<const double> engines) {
+  double busiest = -std::numeric_limits<double>::infinity();
+  bool any = false;
+  for (double v : units)
+    if (std::isfinite(v)) {
+      busiest = std::max(busiest, v);
+      any = true;
+    }
+  for (double v : engines)
+    if (std::isfinite(v)) {
+      busiest = std::max(busiest, v);
+      any = true;
+    }
+  return any ? busiest : kNaN;
+}
+
+namespace {
+
+std::string fmt_pct(double pct, int decimals = 1) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f%%", decimals, pct);
+  return buf;
+}
+
+// Running sums of one column over one span.
+struct ColumnSums {
+  double weighted = 0;  // value x ns
+  TimeNs available_ns = 0;
+  double max_value = -std::numeric_limits<double>::infinity();
+
+  void add(double value, TimeNs ns) {
+    if (!std::isfinite(value)) return;
+    weighted += value * static_cast<double>(ns);
+    available_ns += ns;
+    max_value = std::max(max_value, value);
+  }
+};
+
+// Running sums over one span (the run or the steady window).
+struct SpanSums {
+  Interval span;
+  std::int64_t samples_read = 0;
+  std::int64_t samples_used = 0;
+  std::int64_t dropped_first = 0;
+  std::int64_t dropped_broken = 0;
+  TimeNs covered_ns = 0;
+  double die_weighted = 0;
+  TimeNs die_ns = 0;
+  std::vector<ColumnSums> units;  // chip units, then engines
+  std::vector<ColumnSums> diagnostics;
+  std::vector<double> count_sum;  // share-weighted counts
+  std::vector<TimeNs> count_ns;   // time covered by samples that had the count
+  analysis_detail::UtilWindow::Overlap util;
+
+  SpanSums(Interval s, const RecordingMeta& meta)
+      : span(s),
+        units(meta.units.size() + meta.engines.size()),
+        diagnostics(meta.diagnostics.size()),
+        count_sum(meta.counts.size(), 0.0),
+        count_ns(meta.counts.size(), 0) {}
+
+  // Whether a sample belongs to this span: it overlaps it, or (empty sample) starts inside it.
+  bool touches(const ChipSample& s) const {
+    if (s.end_ns > s.start_ns) return s.start_ns < span.hi && s.end_ns > span.lo;
+    return s.start_ns >= span.lo && s.start_ns < span.hi;
+  }
+};
+
+// Which chip sample is the first after a counters start (docs/method.md, "Drops").
+class FirstSampleRule {
+ public:
+  explicit FirstSampleRule(const std::vector<CountersEvent>& events) {
+    for (const CountersEvent& e : events)
+      if (e.on) on_times_.push_back(e.ts_ns);
+    std::sort(on_times_.begin(), on_times_.end());
+    // With no counters events the recording's own first sample spans the setup.
+    pending_ = on_times_.empty();
+  }
+  bool is_first(const ChipSample& s) {
+    const TimeNs end = std::max(s.start_ns, s.end_ns);
+    while (next_ < on_times_.size() && on_times_[next_] < end) {
+      pending_ = true;
+      ++next_;
+    }
+    if (!pending_) return false;
+    pending_ = false;
+    return true;
+  }
+
+ private:
+  std::vector<TimeNs> on_times_;
+  std::size_t next_ = 0;
+  bool pending_ = false;
+};
+
+// Matches each chip sample to the first engine reading at or after its end.
+class EngineMatcher {
+ public:
+  EngineMatcher(const RecordSource& source, std::size_t columns)
+      : source_name_(source.name()), columns_(columns) {
+    if (columns_ > 0) stream_ = source.engines();
+    done_ = !stream_;
+  }
+  std::span<const double> match(TimeNs sample_end) {
+    while (!done_ && (!have_ || ts_ < sample_end)) {
+      EngineReading reading;
+      if (!stream_->next(reading)) {
+        done_ = true;
+        have_ = false;
+        break;
+      }
+      ++index_;
+      if (have_ && reading.ts_ns < ts_) {
+        throw InputError(source_name_, 0,
+                         "engine reading " + std::to_string(index_) + " is earlier than the one before it",
+                         "recordings keep each record kind in time order; re-record or repair the file");
+      }
+      if (reading.values.size() != columns_) {
+        throw InputError(source_name_, 0,
+                         "engine reading " + std::to_string(index_) + " has " +
+                             std::to_string(reading.values.size()) + " values for " +
+                             std::to_string(columns_) + " engine columns",
+                         "each engine reading needs one value per engine column of the metadata");
+      }
+      ts_ = reading.ts_ns;
+      values_.assign(reading.values.begin(), reading.values.end());
+      have_ = true;
+    }
+    if (!have_) return {};
+    return values_;
+  }
+
+ private:
+  std::string source_name_;
+  std::size_t columns_;
+  std::unique_ptr<RecordStream<EngineReading>> stream_;
+  std::vector<double> values_;
+  TimeNs ts_ = 0;
+  bool have_ = false;
+  bool done_ = true;
+  long index_ = 0;
+};
+
+// Scheduled counter time inside a span: the union of counters-on intervals (on until the next off).
+TimeNs scheduled_ns(const std::vector<CountersEvent>& events, Interval span) {
+  TimeNs total = 0;
+  bool on = false;
+  TimeNs since = 0;
+  for (const CountersEvent& e : events) {
+    if (e.on && !on) {
+      on = true;
+      since = e.ts_ns;
+    } else if (!e.on && on) {
+      on = false;
+      total += overlap_ns(since, e.ts_ns, span.lo, span.hi);
+    }
+  }
+  if (on) total += overlap_ns(since, span.hi, span.lo, span.hi);
+  return total;
+}
+
+ColumnSummary summarize_column(const ColumnDef& def, const ColumnSums& sums, TimeNs covered_ns) {
+  ColumnSummary summary;
+  summary.key = def.key;
+  summary.available_s = seconds(sums.available_ns);
+  if (covered_ns > 0)
+    summary.availability_pct = 100.0 * static_cast<double>(sums.available_ns) / static_cast<double>(covered_ns);
+  if (sums.available_ns > 0) {
+    summary.mean_pct = sums.weighted / static_cast<double>(sums.available_ns);
+    summary.max_sample_pct = sums.max_value;
+  }
+  return summary;
+}
+
+// The unit with the highest time-weighted mean among those busy (>= 1% of peak) and available for
+// at least 90% of the usable chip time.
+void choose_limiting_unit(SpanResults& r) {
+  bool any_busy = false;
+  const ColumnSummary* best = nullptr;
+  for (const ColumnSummary& unit : r.units) {
+    if (!(unit.mean_pct >= kMinBusyPct)) continue;
+    any_busy = true;
+    if (!(unit.availability_pct >= kMinLimitingAvailabilityPct)) continue;
+    if (!best || unit.mean_pct > best->mean_pct) best = &unit;
+  }
+  if (best) {
+    r.limiting_unit = best->key;
+    return;
+  }
+  if (r.samples_used == 0) {
+    r.limiting_reason = "no usable chip samples";
+  } else if (!any_busy) {
+    r.limiting_reason = "no unit reached " + fmt_pct(kMinBusyPct, 0) + " of its peak";
+  } else {
+    r.limiting_reason = "the units that reached " + fmt_pct(kMinBusyPct, 0) +
+                        " of their peak had values for under " + fmt_pct(kMinLimitingAvailabilityPct, 0) +
+                        " of the chip-sampled time";
+  }
+}
+
+const ColumnDef* column_of_unit(const RecordingMeta& meta, const std::string& key) {
+  for (const ColumnDef& c : meta.units)
+    if (c.key == key) return &c;
+  for (const ColumnDef& c : meta.engines)
+    if (c.key == key) return &c;
+  return nullptr;
+}
+
+SpanResults finish_span(const SpanSums& sums, const RecordSource& source, bool is_window) {
+  const RecordingMeta& meta = source.meta();
+  const SideRecords& side = source.side();
+  SpanResults r;
+  r.start_ns = sums.span.lo;
+  r.end_ns = sums.span.hi;
+  r.span_s = seconds(sums.span.length());
+  r.samples_read = sums.samples_read;
+  r.samples_used = sums.samples_used;
+  r.dropped_first = sums.dropped_first;
+  r.dropped_broken = sums.dropped_broken;
+  r.chip_covered_s = seconds(sums.covered_ns);
+  const TimeNs covered = sums.covered_ns;
+
+  // Chip coverage: of the span, or of the time the counters were scheduled to run under duty cycling.
+  const bool duty = meta.duty_on_ms > 0 && meta.duty_period_ms > 0;
+  const char* of_what = is_window ? "of the window" : "of the run";
+  double basis_ns = static_cast<double>(sums.span.length());
+  if (duty) {
+    bool has_on_event = false;
+    for (const CountersEvent& e : side.counters) has_on_event = has_on_event || e.on;
+    basis_ns = has_on_event
+                   ? static_cast<double>(scheduled_ns(side.counters, sums.span))
+                   : basis_ns * std::min(1.0, meta.duty_on_ms / meta.duty_period_ms);
+    r.chip_scheduled_s = basis_ns * 1e-9;
+    of_what = "of their scheduled time";
+  }
+  if (basis_ns > 0) {
+    r.chip_coverage_pct = 100.0 * static_cast<double>(covered) / basis_ns;
+    if (r.chip_coverage_pct < kMinChipCoveragePct) {
+      r.partial = true;
+      // Rounded to a whole percent, but never shown as the gate's own figure when under it.
+      const long shown = std::min(std::lround(r.chip_coverage_pct), static_cast<long>(kMinChipCoveragePct) - 1);
+      r.partial_wording = "partial (counters covered " + std::to_string(shown) + "% " + of_what + ")";
+    }
+  } else if (sums.span.length() > 0) {
+    r.partial = true;
+    r.partial_wording = std::string("partial (the counters were not scheduled to run during the ") +
+                        (is_window ? "window" : "run") + ")";
+  }
+
+  // Columns.
+  const std::size_t chip_units = meta.units.size();
+  for (std::size_t i = 0; i < sums.units.size(); ++i) {
+    const ColumnDef& def = i < chip_units ? meta.units[i] : meta.engines[i - chip_units];
+    r.units.push_back(summarize_column(def, sums.units[i], covered));
+  }
+  for (std::size_t i = 0; i < sums.diagnostics.size(); ++i)
+    r.diagnostics.push_back(summarize_column(meta.diagnostics[i], sums.diagnostics[i], covered));
+
+  // DIE-Util: the time-weighted busiest unit; only the mean is clamped.
+  if (sums.span.length() <= 0) {
+    r.die_util_reason = is_window ? "the window is empty" : "the run is empty (it ends at or before its start)";
+  } else if (sums.samples_used == 0) {
+    r.die_util_reason = std::string("no usable chip samples in the ") + (is_window ? "window" : "run");
+  } else if (sums.die_ns == 0) {
+    r.die_util_reason = "no unit had a value in any usable chip sample";
+  } else {
+    r.die_util_pct = std::clamp(sums.die_weighted / static_cast<double>(sums.die_ns), 0.0, 100.0);
+  }
+  choose_limiting_unit(r);
+
+  // GPU-Util over the same time as the usable chip samples.
+  if (covered > 0) {
+    r.gpu_util_coverage_pct = 100.0 * static_cast<double>(sums.util.covered_ns) / static_cast<double>(covered);
+    if (sums.util.covered_ns > 0) {
+      r.gpu_util_pct = sums.util.weighted / static_cast<double>(sums.util.covered_ns);
+    } else {
+      r.gpu_util_reason = "no GPU-Util sample covers the chip-sampled time";
+    }
+  } else {
+    r.gpu_util_reason = "no usable chip samples to compare GPU-Util with";
+  }
+  if (sums.util.from_samples && sums.util.from_polled) r.gpu_util_source = "samples+polled";
+  else if (sums.util.from_samples) r.gpu_util_source = "samples";
+  else if (sums.util.from_polled) r.gpu_util_source = "polled";
+
+  // A partial result also gets GPU-Util over the whole span, when NVML covered enough of it.
+  const analysis_detail::UtilOverSpan whole = analysis_detail::util_over_span(source, sums.span);
+  r.gpu_util_whole_span_coverage_pct = whole.coverage_pct;
+  if (r.partial && whole.coverage_pct >= kMinWholeSpanGpuUtilCoveragePct) r.gpu_util_whole_span_pct = whole.pct;
+
+  // Counted rates: share-weighted counts over the time the samples that had them cover.
+  for (std::size_t i = 0; i < meta.counts.size(); ++i) {
+    r.rates_per_s[meta.counts[i].key] =
+        sums.count_ns[i] > 0 ? sums.count_sum[i] / seconds(sums.count_ns[i]) : kNaN;
+  }
+
+  // Headline.
+  HeadlineInputs in;
+  in.gpu_util_pct = r.gpu_util_pct;
+  in.gpu_util_coverage_pct = r.gpu_util_coverage_pct;
+  in.die_util_pct = r.die_util_pct;
+  in.gpu_util_resolution_pct = meta.gpu_util_resolution_pct;
+  in.gpu_util_reason = r.gpu_util_reason;
+  in.die_util_reason = r.die_util_reason;
+  if (r.limiting_unit) {
+    const ColumnDef* def = column_of_unit(meta, *r.limiting_unit);
+    if (def && !def->counted_by_gpu_util) in.uncounted_limiting_unit = def->label.empty() ? def->key : def->label;
+  }
+  r.headline = make_headline(in);
+
+  analysis_detail::hardware_over(source, sums.span, r);
+  return r;
+}
+
+bool finite_all(std::span<const double> values) {
+  for (double v : values)
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+// The steady window from marks: the first start and the first stop after it.
+WindowResults find_window(const SideRecords& side, Interval run, std::optional<Interval>& window) {
+  WindowResults w;
+  if (side.marks.empty()) {
+    w.how = "no markers";
+    return w;
+  }
+  const Mark* start = nullptr;
+  for (const Mark& m : side.marks)
+    if (m.kind == MarkKind::start) {
+      start = &m;
+      break;
+    }
+  if (!start) {
+    w.how = "stop before start: a stop marker with no start marker";
+    return w;
+  }
+  const Mark* stop = nullptr;
+  bool stop_earlier = false;
+  for (const Mark& m : side.marks) {
+    if (m.kind != MarkKind::stop) continue;
+    if (m.ts_ns > start->ts_ns) {
+      stop = &m;
+      break;
+    }
+    stop_earlier = true;
+  }
+  if (!stop) {
+    w.how = stop_earlier ? "stop before start: no stop marker after the start marker"
+                         : "start without stop: no stop marker after the start marker";
+    return w;
+  }
+  Interval clipped{std::max(start->ts_ns, run.lo), std::min(stop->ts_ns, run.hi)};
+  if (clipped.length() <= 0) {
+    w.how = "the markers lie outside the run";
+    return w;
+  }
+  w.found = true;
+  w.how = "markers";
+  window = clipped;
+  return w;
+}
+
+}  // namespace
+
+Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
+  const RecordingMeta& meta = source.meta();
+  const SideRecords& side = source.side();
+  Analysis analysis;
+  analysis.method = kMethodVersion;
+  analysis.meta = meta;
+  analysis.notes = side.notes;
+  analysis.truncated_input = side.truncated;
+
+  auto note = [&](TimeNs ts, std::string text) { analysis.notes.push_back(Note{ts, "analysis", std::move(text)}); };
+
+  // The run: from the command's start to its end, or to the last record when it was cut off.
+  Interval run{meta.start_ns, side.end ? side.end->ts_ns : side.last_ts_ns};
+  if (!side.end) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "the recording has no end record (cut off); the run is taken to end at its last "
+                  "record, %.3f s after the start",
+                  seconds(run.hi - run.lo));
+    note(run.hi, buf);
+  }
+  if (side.truncated) note(side.last_ts_ns, "the recording ends mid-record; everything before it was read");
+
+  std::optional<Interval> window;
+  if (options.use_window) {
+    analysis.window = find_window(side, run, window);
+  } else {
+    analysis.window.how = "not asked for";
+  }
+
+  std::vector<SpanSums> spans;
+  spans.emplace_back(run, meta);
+  if (window) spans.emplace_back(*window, meta);
+
+  // One pass over the chip samples.
+  FirstSampleRule first_rule(side.counters);
+  EngineMatcher engines(source, meta.engines.size());
+  analysis_detail::UtilWindow util(analysis_detail::UtilBooker(source.util_samples(), source.name()));
+  const std::size_t n_units = meta.units.size();
+  const std::size_t n_diags = meta.diagnostics.size();
+  const std::size_t n_counts = meta.counts.size();
+
+  auto chip = source.chip_samples();
+  ChipSample s;
+  long index = 0;
+  TimeNs prev_start = std::numeric_limits<TimeNs>::min();
+  std::int64_t outside = 0;
+  while (chip && chip->next(s)) {
+    ++index;
+    if (s.start_ns < prev_start) {
+      throw InputError(source.name(), 0, "chip sample " + std::to_string(index) + " starts before the one before it",
+                       "recordings keep each record kind in time order; re-record or repair the file");
+    }
+    prev_start = s.start_ns;
+    if (s.units.size() != n_units || s.diagnostics.size() != n_diags || s.counts.size() != n_counts) {
+      throw InputError(source.name(), 0, "chip sample " + std::to_string(index) + " has the wrong number of columns",
+                       "each chip sample needs one value per unit, diagnostic and count column of the metadata");
+    }
+    // The first sample after a counters start is dropped whether or not it is broken.
+    const bool first = first_rule.is_first(s);
+    const bool broken = !first && (s.end_ns <= s.start_ns || !finite_all(s.units) || !finite_all(s.diagnostics));
+
+    bool in_any = false;
+    for (SpanSums& sums : spans) {
+      if (!sums.touches(s)) continue;
+      in_any = true;
+      ++sums.samples_read;
+      if (first) ++sums.dropped_first;
+      else if (broken) ++sums.dropped_broken;
+      else ++sums.samples_used;
+    }
+    if (!in_any) {
+      ++outside;
+      continue;
+    }
+    if (first || broken) continue;
+
+    const std::span<const double> engine_values = engines.match(s.end_ns);
+    const double die = die_util_of_sample(s.units, engine_values);
+    util.prepare(s.start_ns, s.end_ns);
+    const double duration = static_cast<double>(s.end_ns - s.start_ns);
+
+    for (SpanSums& sums : spans) {
+      const TimeNs lo = std::max(s.start_ns, sums.span.lo);
+      const TimeNs hi = std::min(s.end_ns, sums.span.hi);
+      if (hi <= lo) continue;
+      const TimeNs dt = hi - lo;
+      sums.covered_ns += dt;
+      if (std::isfinite(die)) {
+        sums.die_weighted += die * static_cast<double>(dt);
+        sums.die_ns += dt;
+      }
+      for (std::size_t u = 0; u < n_units; ++u) sums.units[u].add(s.units[u], dt);
+      for (std::size_t e = 0; e < engine_values.size(); ++e) sums.units[n_units + e].add(engine_values[e], dt);
+      for (std::size_t d = 0; d < n_diags; ++d) sums.diagnostics[d].add(s.diagnostics[d], dt);
+      // A sample cut by the span counts for the share of it inside.
+      const double share = static_cast<double>(dt) / duration;
+      for (std::size_t c = 0; c < n_counts; ++c) {
+        if (!std::isfinite(s.counts[c])) continue;
+        sums.count_sum[c] += s.counts[c] * share;
+        sums.count_ns[c] += dt;
+      }
+      util.overlap(lo, hi, sums.util);
+    }
+  }
+  if (outside > 0) {
+    note(run.lo, std::to_string(outside) + " chip sample(s) lie wholly outside the run and were left out");
+  }
+
+  analysis.run = finish_span(spans[0], source, false);
+  if (window) analysis.window.results = finish_span(spans[1], source, true);
+  analysis.hygiene = analysis_detail::hygiene_of(source);
+  return analysis;
+}
+
+}  // namespace diescope

@@ -1,0 +1,232 @@
+// Hardware state over a span (clocks, throttle reasons, power limits) and hygiene.
+#include <cinttypes>
+#include <cstdio>
+#include <limits>
+
+#include "diescope/analysis/analyze.hpp"
+#include "diescope/core/error.hpp"
+#include "internal.hpp"
+
+namespace diescope {
+
+std::vector<std::string> throttle_reason_names(std::uint64_t mask) {
+  static constexpr struct {
+    std::uint64_t bit;
+    const char* name;
+  } kKnown[] = {
+      {throttle_gpu_idle, "gpu_idle"},
+      {throttle_applications_clocks, "applications_clocks"},
+      {throttle_sw_power_cap, "sw_power_cap"},
+      {throttle_hw_slowdown, "hw_slowdown"},
+      {throttle_sync_boost, "sync_boost"},
+      {throttle_sw_thermal, "sw_thermal"},
+      {throttle_hw_thermal, "hw_thermal"},
+      {throttle_hw_power_brake, "hw_power_brake"},
+      {throttle_display_clocks, "display_clocks"},
+  };
+  std::vector<std::string> names;
+  for (int shift = 0; shift < 64; ++shift) {
+    const std::uint64_t bit = std::uint64_t{1} << shift;
+    if (!(mask & bit)) continue;
+    const char* name = nullptr;
+    for (const auto& known : kKnown)
+      if (known.bit == bit) name = known.name;
+    if (name) {
+      names.emplace_back(name);
+    } else {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "unknown_0x%" PRIx64, bit);
+      names.emplace_back(buf);
+    }
+  }
+  return names;
+}
+
+namespace analysis_detail {
+namespace {
+
+void check_order(const RecordSource& source, const char* kind, long index, TimeNs ts, TimeNs prev) {
+  if (index > 1 && ts < prev) {
+    throw InputError(source.name(), 0,
+                     std::string(kind) + " reading " + std::to_string(index) + " is earlier than the one before it",
+                     "recordings keep each record kind in time order; re-record or repair the file");
+  }
+}
+
+// A reading holds until the next one, the last until the span's end. Statistics over a span take
+// every reading that holds for part of it (including the last one at or before its start); when
+// none does, the nearest reading after the span stands in. NaN readings are skipped entirely.
+class HeldStats {
+ public:
+  explicit HeldStats(Interval span) : span_(span) {}
+
+  void add(TimeNs ts, double value) {
+    if (!std::isfinite(value)) return;
+    if (ts > span_.hi) {
+      if (!have_after_) {
+        have_after_ = true;
+        after_ = value;
+      }
+      return;
+    }
+    if (have_prev_ && ts > span_.lo) close_prev(ts);
+    have_prev_ = true;
+    prev_ts_ = ts;
+    prev_ = value;
+  }
+
+  ClockStats finish() {
+    if (have_prev_) close_prev(span_.hi);
+    if (readings_ == 0 && have_after_) include(after_);
+    ClockStats stats;
+    stats.readings = readings_;
+    if (readings_ == 0) return stats;
+    stats.min_mhz = min_;
+    stats.max_mhz = max_;
+    stats.mean_mhz = held_ns_ > 0 ? weighted_ / static_cast<double>(held_ns_) : plain_sum_ / readings_;
+    return stats;
+  }
+
+ private:
+  void close_prev(TimeNs until) {
+    const TimeNs from = std::max(prev_ts_, span_.lo);
+    if (until > from) {
+      weighted_ += prev_ * static_cast<double>(until - from);
+      held_ns_ += until - from;
+    }
+    include(prev_);
+    have_prev_ = false;
+  }
+  void include(double value) {
+    min_ = std::min(min_, value);
+    max_ = std::max(max_, value);
+    plain_sum_ += value;
+    ++readings_;
+  }
+
+  Interval span_;
+  bool have_prev_ = false;
+  TimeNs prev_ts_ = 0;
+  double prev_ = 0;
+  bool have_after_ = false;
+  double after_ = 0;
+  double weighted_ = 0;
+  TimeNs held_ns_ = 0;
+  double min_ = std::numeric_limits<double>::infinity();
+  double max_ = -std::numeric_limits<double>::infinity();
+  double plain_sum_ = 0;
+  int readings_ = 0;
+};
+
+}  // namespace
+
+void hardware_over(const RecordSource& source, Interval span, SpanResults& out) {
+  {
+    HeldStats sm(span), mem(span);
+    auto stream = source.clocks();
+    ClockReading reading;
+    long index = 0;
+    TimeNs prev = 0;
+    while (stream && stream->next(reading)) {
+      check_order(source, "clock", ++index, reading.ts_ns, prev);
+      prev = reading.ts_ns;
+      sm.add(reading.ts_ns, reading.sm_mhz);
+      mem.add(reading.ts_ns, reading.mem_mhz);
+      if (reading.ts_ns > span.hi) break;  // only the first reading after the span can matter
+    }
+    out.sm_clock = sm.finish();
+    out.mem_clock = mem.finish();
+  }
+  {
+    HeldStats power(span);
+    auto stream = source.power_limits();
+    PowerLimitReading reading;
+    long index = 0;
+    TimeNs prev = 0;
+    while (stream && stream->next(reading)) {
+      check_order(source, "power limit", ++index, reading.ts_ns, prev);
+      prev = reading.ts_ns;
+      power.add(reading.ts_ns, reading.limit_w);
+      if (reading.ts_ns > span.hi) break;
+    }
+    const ClockStats stats = power.finish();
+    out.power_limit_min_w = stats.min_mhz;
+    out.power_limit_max_w = stats.max_mhz;
+  }
+  {
+    // Throttle reasons are what NVML said at each read: the union of the reads inside the span, or
+    // the nearest read when none falls inside it.
+    auto stream = source.throttles();
+    ThrottleReading reading;
+    long index = 0;
+    TimeNs prev = 0;
+    bool any_inside = false;
+    bool known = false;
+    std::uint64_t mask = 0;
+    std::optional<ThrottleReading> before, after;
+    while (stream && stream->next(reading)) {
+      check_order(source, "throttle", ++index, reading.ts_ns, prev);
+      prev = reading.ts_ns;
+      if (reading.ts_ns < span.lo) {
+        before = reading;
+      } else if (reading.ts_ns <= span.hi) {
+        any_inside = true;
+        if (reading.mask) {
+          known = true;
+          mask |= *reading.mask;
+        }
+      } else {
+        after = reading;
+        break;
+      }
+    }
+    if (!any_inside) {
+      const ThrottleReading* nearest = nullptr;
+      if (before && after) {
+        nearest = (span.lo - before->ts_ns) <= (after->ts_ns - span.hi) ? &*before : &*after;
+      } else if (before) {
+        nearest = &*before;
+      } else if (after) {
+        nearest = &*after;
+      }
+      if (nearest && nearest->mask) {
+        known = true;
+        mask = *nearest->mask;
+      }
+    }
+    if (known) out.throttle_reasons = throttle_reason_names(mask);
+    else out.throttle_reasons.reset();
+  }
+}
+
+Hygiene hygiene_of(const RecordSource& source) {
+  Hygiene hygiene;
+  auto stream = source.processes();
+  ProcessReading reading;
+  long index = 0;
+  TimeNs prev = 0;
+  while (stream && stream->next(reading)) {
+    check_order(source, "process", ++index, reading.ts_ns, prev);
+    prev = reading.ts_ns;
+    // -1 means the list could not be read at that time: it says nothing about the count.
+    if (reading.compute >= 0)
+      hygiene.compute_holders_max = std::max(hygiene.compute_holders_max.value_or(0), reading.compute);
+    if (reading.graphics >= 0)
+      hygiene.graphics_holders_max = std::max(hygiene.graphics_holders_max.value_or(0), reading.graphics);
+    hygiene.exited_holders = std::max(hygiene.exited_holders, reading.exited);
+  }
+  const RecordingMeta& meta = source.meta();
+  for (const ClockJump& jump : source.side().clock_jumps) {
+    hygiene.clock_jumps.push_back(jump);
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "the wall clock stepped by %+.3f s at %.3f s into the run; figures over spans that "
+                  "cross it may be wrong",
+                  seconds(jump.step_ns), seconds(jump.ts_ns - meta.start_ns));
+    hygiene.notes.emplace_back(buf);
+  }
+  return hygiene;
+}
+
+}  // namespace analysis_detail
+}  // namespace diescope

@@ -1,0 +1,89 @@
+// Pieces of the analysis shared between its source files. Not a public interface.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "diescope/analysis/result.hpp"
+#include "diescope/recording/source.hpp"
+
+namespace diescope::analysis_detail {
+
+// A half-open stretch of time [lo, hi). Empty when hi <= lo.
+struct Interval {
+  TimeNs lo = 0;
+  TimeNs hi = 0;
+  TimeNs length() const { return hi > lo ? hi - lo : 0; }
+};
+
+inline TimeNs overlap_ns(TimeNs a_lo, TimeNs a_hi, TimeNs b_lo, TimeNs b_hi) {
+  const TimeNs lo = std::max(a_lo, b_lo);
+  const TimeNs hi = std::min(a_hi, b_hi);
+  return hi > lo ? hi - lo : 0;
+}
+
+inline double seconds(TimeNs ns) { return static_cast<double>(ns) * 1e-9; }
+
+// One NVML GPU-Util sample booked to the time it describes: (max(previous ts, ts - 1 s), ts].
+struct BookedUtil {
+  TimeNs lo = 0;
+  TimeNs hi = 0;
+  double pct = 0;
+  UtilSource source = UtilSource::samples;
+};
+
+// Turns the GPU-Util stream into booked spans, one at a time, in time order.
+class UtilBooker {
+ public:
+  UtilBooker(std::unique_ptr<RecordStream<UtilSample>> stream, std::string source_name);
+  // The next booked span; false at the end of the stream.
+  bool next(BookedUtil& out);
+
+ private:
+  std::unique_ptr<RecordStream<UtilSample>> stream_;
+  std::string source_name_;
+  bool have_prev_ = false;
+  TimeNs prev_ts_ = 0;
+  long index_ = 0;
+};
+
+// The booked spans that can still overlap chip samples, for a two-pointer merge with the chip
+// stream. Holds only the spans that reach past the current sample's start, so its size is bounded
+// by how many NVML samples fall inside one chip sample.
+class UtilWindow {
+ public:
+  explicit UtilWindow(UtilBooker booker) : booker_(std::move(booker)) {}
+  // Make every booked span that overlaps [lo, hi) available; lo never decreases between calls.
+  void prepare(TimeNs lo, TimeNs hi);
+  struct Overlap {
+    double weighted = 0;  // pct x ns
+    TimeNs covered_ns = 0;
+    bool from_samples = false;
+    bool from_polled = false;
+  };
+  // Overlap of the prepared spans with [lo, hi), which must lie inside the last prepare() range.
+  void overlap(TimeNs lo, TimeNs hi, Overlap& acc) const;
+
+ private:
+  UtilBooker booker_;
+  std::deque<BookedUtil> live_;
+  bool done_ = false;
+};
+
+// GPU-Util over a whole span (not only its chip-sampled time): overlap-weighted mean and coverage.
+struct UtilOverSpan {
+  double pct = kNaN;
+  double coverage_pct = kNaN;
+};
+UtilOverSpan util_over_span(const RecordSource& source, Interval span);
+
+// Clocks, throttle reasons and power limits over a span (docs/method.md, "Hardware state").
+void hardware_over(const RecordSource& source, Interval span, SpanResults& out);
+
+// Other holders of the GPU and clock jumps over the whole recording.
+Hygiene hygiene_of(const RecordSource& source);
+
+}  // namespace diescope::analysis_detail

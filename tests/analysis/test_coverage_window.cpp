@@ -1,0 +1,206 @@
+// Chip coverage and its gate, duty cycling, the steady window, counted rates.
+#include <gtest/gtest.h>
+
+#include "builder.hpp"
+
+namespace diescope::testing {
+namespace {
+
+TEST(ChipCoverage, PartialBelowNinetyPercentWithExactWording) {
+  Builder b({"sm"});
+  b.setup_sample();
+  b.samples(100, 7, 100, {10});  // usable [100, 800) = 700 ms of the 1000 ms run
+  const Analysis a = b.analyze();
+  EXPECT_NEAR(a.run.chip_coverage_pct, 70.0, 1e-9);
+  EXPECT_TRUE(a.run.partial);
+  EXPECT_EQ(a.run.partial_wording, "partial (counters covered 70% of the run)");
+  EXPECT_TRUE(std::isnan(a.run.chip_scheduled_s));
+}
+
+TEST(ChipCoverage, NinetyPercentIsNotPartial) {
+  Builder b({"sm"});
+  b.setup_sample();
+  b.samples(100, 9, 100, {10});  // 900 of 1000 ms
+  const Analysis a = b.analyze();
+  EXPECT_NEAR(a.run.chip_coverage_pct, 90.0, 1e-9);
+  EXPECT_FALSE(a.run.partial);
+  EXPECT_EQ(a.run.partial_wording, "");
+}
+
+TEST(ChipCoverage, JustUnderTheGateNeverReadsNinety) {
+  Builder b({"sm"});
+  b.setup_sample();
+  b.sample(100, 996, {10});  // 896 of 1000 ms = 89.6%, which rounds to 90
+  const Analysis a = b.analyze();
+  EXPECT_TRUE(a.run.partial);
+  EXPECT_EQ(a.run.partial_wording, "partial (counters covered 89% of the run)");
+}
+
+TEST(ChipCoverage, PartialRunShowsGpuUtilOverTheWholeRunWhenNvmlCoveredIt) {
+  Builder b({"sm"});
+  b.setup_sample();
+  b.samples(100, 7, 100, {10});  // chip time [100, 800)
+  b.util_every(100, 800, 100, 40);
+  b.util(900, 80);
+  b.util(1000, 80);  // (800, 1000] at 80: no chip sample there
+  const Analysis a = b.analyze();
+  // Over the chip time GPU-Util is 40; over the whole run (the first reading books [0, 100) too)
+  // (40 x 800 + 80 x 200) / 1000 = 48, with NVML covering 100% of it.
+  EXPECT_NEAR(a.run.gpu_util_pct, 40.0, 1e-9);
+  EXPECT_NEAR(a.run.gpu_util_whole_span_coverage_pct, 100.0, 1e-9);
+  EXPECT_NEAR(a.run.gpu_util_whole_span_pct, 48.0, 1e-9);
+}
+
+TEST(ChipCoverage, NoWholeRunGpuUtilWhenNvmlCoveredUnderNinetyPercent) {
+  Builder b({"sm"});
+  b.setup_sample();
+  b.samples(100, 7, 100, {10});
+  b.util_every(100, 800, 100, 40);  // covers [0, 800): 80% of the run
+  const Analysis a = b.analyze();
+  EXPECT_NEAR(a.run.gpu_util_whole_span_coverage_pct, 80.0, 1e-9);
+  EXPECT_TRUE(std::isnan(a.run.gpu_util_whole_span_pct));
+}
+
+// Counters on for 200 ms of every 1000 ms over a 3000 ms run, samples of `sample_ms` in each.
+Builder duty_case(double sample_ms) {
+  Builder b({"sm"}, 3000);
+  b.rec.meta_data.duty_on_ms = 200;
+  b.rec.meta_data.duty_period_ms = 1000;
+  auto& events = b.rec.side_records.counters;
+  events.clear();
+  for (int k = 0; k < 3; ++k) {
+    events.push_back(CountersEvent{at_ms(1000.0 * k), true, ""});
+    events.push_back(CountersEvent{at_ms(1000.0 * k + 200), false, "duty"});
+    const int n = static_cast<int>(200 / sample_ms);
+    b.samples(1000.0 * k, n, sample_ms, {30});
+  }
+  return b;
+}
+
+TEST(DutyCycle, GatedAgainstScheduledTime) {
+  const Analysis a = duty_case(50).analyze();
+  // Scheduled 3 x 200 = 600 ms. Each window: 4 samples of 50 ms, the first dropped: 150 ms.
+  // 450 / 600 = 75% -> partial.
+  EXPECT_EQ(a.run.dropped_first, 3);
+  EXPECT_NEAR(a.run.chip_scheduled_s, 0.6, 1e-12);
+  EXPECT_NEAR(a.run.chip_coverage_pct, 75.0, 1e-9);
+  EXPECT_TRUE(a.run.partial);
+  EXPECT_EQ(a.run.partial_wording, "partial (counters covered 75% of their scheduled time)");
+}
+
+TEST(DutyCycle, DutyRunIsNotPartialWhenItsScheduledTimeIsCovered) {
+  const Analysis a = duty_case(10).analyze();
+  // 20 samples of 10 ms per window, first dropped: 190 ms. 570 / 600 = 95% of scheduled time,
+  // though only 570 / 3000 = 19% of the run.
+  EXPECT_NEAR(a.run.chip_coverage_pct, 95.0, 1e-9);
+  EXPECT_FALSE(a.run.partial);
+  EXPECT_NEAR(a.run.chip_covered_s / a.run.span_s, 0.19, 1e-12);
+}
+
+// Samples of 100 ms over [100, 1000); the four under the window carry distinct values and counts.
+Builder window_case() {
+  Builder b({"sm"});
+  b.counts({"dram_bytes"});
+  b.sample(0, 100, {0}, {}, {0});  // setup, dropped
+  b.sample(100, 200, {0}, {}, {0});
+  b.sample(200, 300, {0}, {}, {0});
+  b.sample(300, 400, {10}, {}, {2000});
+  b.sample(400, 500, {20}, {}, {1000});
+  b.sample(500, 600, {30}, {}, {1000});
+  b.sample(600, 700, {40}, {}, {4000});
+  b.sample(700, 800, {0}, {}, {0});
+  b.sample(800, 900, {0}, {}, {0});
+  b.sample(900, 1000, {0}, {}, {0});
+  b.mark(350, MarkKind::start).mark(650, MarkKind::stop);
+  return b;
+}
+
+TEST(Window, SamplesCutByTheWindowCountForTheirShare) {
+  const Analysis a = window_case().analyze();
+  ASSERT_TRUE(a.window.found);
+  EXPECT_EQ(a.window.how, "markers");
+  const SpanResults& w = a.window.results;
+  EXPECT_EQ(w.start_ns, at_ms(350));
+  EXPECT_EQ(w.end_ns, at_ms(650));
+  EXPECT_EQ(w.samples_read, 4);
+  EXPECT_NEAR(w.chip_covered_s, 0.3, 1e-12);
+  EXPECT_NEAR(w.chip_coverage_pct, 100.0, 1e-9);
+  // Time weights: [350,400) 50 ms at 10, 100 ms at 20, 100 ms at 30, [600,650) 50 ms at 40:
+  // (500 + 2000 + 3000 + 2000) / 300 = 25.
+  EXPECT_NEAR(w.die_util_pct, 25.0, 1e-9);
+  // Counts: half of 2000, 1000, 1000, half of 4000 = 5000 bytes over 0.3 s = 16666.67 B/s.
+  // (Whole samples would give 8000 / 0.4 = 20000; whole counts over the window 26666.67.)
+  EXPECT_NEAR(w.rates_per_s.at("dram_bytes"), 5000.0 / 0.3, 1e-6);
+  // The run keeps its own figures: 8000 bytes over the 0.9 s of usable samples.
+  EXPECT_NEAR(a.run.rates_per_s.at("dram_bytes"), 8000.0 / 0.9, 1e-6);
+}
+
+TEST(Window, HasItsOwnCoverageAndGate) {
+  Builder b = window_case();
+  // Remove [400, 500): the window keeps 50 + 100 + 50 = 200 of its 300 ms = 66.7%.
+  b.rec.chip.erase(b.rec.chip.begin() + 4);
+  const Analysis a = b.analyze();
+  EXPECT_TRUE(a.window.results.partial);
+  EXPECT_EQ(a.window.results.partial_wording, "partial (counters covered 67% of the window)");
+}
+
+TEST(Window, FirstStartAndTheStopFollowingIt) {
+  Builder b({"sm"});
+  b.setup_sample();
+  b.samples(100, 9, 100, {10});
+  b.mark(200, MarkKind::start).mark(300, MarkKind::start).mark(500, MarkKind::stop).mark(800, MarkKind::stop);
+  const Analysis a = b.analyze();
+  ASSERT_TRUE(a.window.found);
+  EXPECT_EQ(a.window.results.start_ns, at_ms(200));
+  EXPECT_EQ(a.window.results.end_ns, at_ms(500));
+}
+
+TEST(Window, ReasonsWhenNoneIsFound) {
+  auto how = [](std::vector<std::pair<double, MarkKind>> marks) {
+    Builder b({"sm"});
+    b.setup_sample();
+    b.samples(100, 9, 100, {10});
+    for (auto [t, k] : marks) b.mark(t, k);
+    const Analysis a = b.analyze();
+    EXPECT_FALSE(a.window.found);
+    return a.window.how;
+  };
+  EXPECT_EQ(how({}), "no markers");
+  EXPECT_EQ(how({{300, MarkKind::start}}).rfind("start without stop", 0), 0u);
+  EXPECT_EQ(how({{300, MarkKind::stop}, {500, MarkKind::start}}).rfind("stop before start", 0), 0u);
+  EXPECT_EQ(how({{300, MarkKind::stop}}).rfind("stop before start", 0), 0u);
+
+  Builder b = window_case();
+  AnalysisOptions no_window;
+  no_window.use_window = false;
+  const Analysis a = b.analyze(no_window);
+  EXPECT_FALSE(a.window.found);
+  EXPECT_EQ(a.window.how, "not asked for");
+}
+
+TEST(Rates, SampleCutByTheRunEndCountsForItsShare) {
+  Builder b({"sm"}, 950);
+  b.counts({"dram_bytes"});
+  b.sample(0, 100, {0}, {}, {1000});  // setup, dropped
+  for (int i = 1; i < 9; ++i) b.sample(100.0 * i, 100.0 * (i + 1), {0}, {}, {1000});
+  b.sample(900, 1000, {0}, {}, {3000});   // half inside the run: 1500 bytes over 50 ms
+  b.sample(1000, 1100, {0}, {}, {9000});  // wholly after the run: left out
+  const Analysis a = b.analyze();
+  // (8 x 1000 + 1500) / (0.8 + 0.05) s = 9500 / 0.85 = 11176.47 B/s.
+  EXPECT_NEAR(a.run.rates_per_s.at("dram_bytes"), 9500.0 / 0.85, 1e-6);
+  bool noted = false;
+  for (const Note& n : a.notes) noted = noted || n.text.find("1 chip sample(s) lie wholly outside") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(Rates, NaNWhenNoSampleHadTheCount) {
+  Builder b({"sm"});
+  b.counts({"dram_bytes"});
+  b.sample(0, 100, {0}, {}, {1});
+  b.sample(100, 200, {0}, {}, {std::numeric_limits<double>::quiet_NaN()});
+  const Analysis a = b.analyze();
+  EXPECT_TRUE(std::isnan(a.run.rates_per_s.at("dram_bytes")));
+}
+
+}  // namespace
+}  // namespace diescope::testing
