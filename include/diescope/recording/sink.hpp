@@ -25,10 +25,11 @@ class RecordSink {
   virtual void write(const RunEnd& end) = 0;
 };
 
-// Appends every record to a MemoryRecording (which must outlive the sink). Keeps the recording's
-// side records as a file reader would fill them: last_ts_ns follows the latest record, complete_lines
-// counts the records plus the two header lines. Records must arrive in time order per kind, as for
-// a file; the sink does not check.
+// Appends every record to a MemoryRecording (which must outlive the sink): give it a recording with
+// its meta_data set and no records yet. Keeps the side records as a file reader would fill them:
+// last_ts_ns follows the latest record (meta start_ns while there is none), complete_lines counts
+// the records plus the two header lines. Records must arrive in time order per kind, as for a file;
+// the sink does not check (write to a RecordingWriter to have them checked).
 class MemorySink final : public RecordSink {
  public:
   explicit MemorySink(MemoryRecording& recording);

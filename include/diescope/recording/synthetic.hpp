@@ -43,6 +43,7 @@ struct SyntheticSpec {
   std::vector<double> setup_units, setup_diagnostics, setup_counts;  // that sample's values
   std::vector<SyntheticPhase> phases;
   long cycles = 1;                   // the phases play in order this many times
+  double run_seconds = 0;            // above 0: the run (after setup) stops here, cutting the cycles
   TimeNs util_period_ns = 200 * kNsPerMs;
   TimeNs clock_period_ns = 100 * kNsPerMs;
   double sm_mhz = 1980;

@@ -8,6 +8,7 @@
 // writes nothing for it.
 #pragma once
 
+#include <array>
 #include <filesystem>
 #include <string>
 
@@ -51,10 +52,11 @@ class RecordingWriter final : public RecordSink {
   long lines_written() const { return lines_; }
 
  private:
-  struct LastTimes;
   void append_line_end();
   void check_open() const;
-  void check_time(TimeNs& last, TimeNs ts, const char* kind) const;
+  // Checks that a record of kind `kind` (the format's kind index) at `ts` keeps its kind's time order,
+  // then remembers `ts`.
+  void stamp(int kind, TimeNs ts);
   [[noreturn]] void reject(const std::string& what) const;
 
   std::filesystem::path path_;
@@ -63,9 +65,8 @@ class RecordingWriter final : public RecordSink {
   std::string buffer_;
   long lines_ = 0;
   bool saw_end_ = false;
-  // Latest time written per kind (kinds are indexed as in the format's kind table).
-  TimeNs last_ts_[12];
-  bool have_ts_[12] = {};
+  std::array<TimeNs, 12> last_ts_{};  // latest time written per kind
+  std::array<bool, 12> have_ts_{};
 };
 
 }  // namespace diescope

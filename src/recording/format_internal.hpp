@@ -1,0 +1,53 @@
+// Pieces of the recording format shared by the writer and the reader (docs/recording-format.md).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "diescope/recording/records.hpp"
+
+namespace diescope::recfmt {
+
+// Record kinds, in the order of the format document. The first seven are the high-rate streams.
+enum class Kind : int { chip, util, clock, throttle, power, engine, proc, mark, counters, note, jump, end };
+inline constexpr int kKindCount = 12;
+inline constexpr int kStreamKindCount = 7;
+inline constexpr std::array<std::string_view, kKindCount> kKindWords = {
+    "chip", "util", "clock", "throttle", "power", "engine", "proc",
+    "mark", "counters", "note", "jump", "end"};
+
+inline std::string_view word_of(Kind kind) { return kKindWords[static_cast<std::size_t>(kind)]; }
+inline int index_of(Kind kind) { return static_cast<int>(kind); }
+std::optional<Kind> kind_of_word(std::string_view word);
+
+inline bool is_separator(char c) { return c == ' ' || c == '\t'; }
+
+// Appends a value as the format writes it: shortest round-trip decimal, "nan" for any NaN.
+void append_number(std::string& out, double value);
+void append_integer(std::string& out, std::int64_t value);
+// Free text to the end of a line: backslash, newline and carriage return become \\, \n and \r.
+void append_escaped(std::string& out, std::string_view text);
+// The inverse of append_escaped. Returns an error description, or an empty string on success.
+std::string unescape(std::string_view text, std::string& out);
+
+// A meta line that breaks a rule; the reader turns it into an InputError for line 2, the writer into
+// an internal Error.
+struct MetaProblem : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The JSON text of the meta line (one line, no newline). Throws MetaProblem for an invalid meta.
+std::string meta_to_json(const RecordingMeta& meta);
+// Parses and checks the JSON text of a meta line. Throws MetaProblem naming the field.
+RecordingMeta meta_from_json(std::string_view text);
+// The rules every meta must keep (unique column keys, a positive interval, ...).
+void validate_meta(const RecordingMeta& meta);
+
+// Up to `max` characters of `text` with anything unprintable shown as '?', for messages.
+std::string excerpt(std::string_view text, std::size_t max = 40);
+
+}  // namespace diescope::recfmt

@@ -1,0 +1,59 @@
+// A buffered reader of complete lines from a byte range of an open file, for the recording reader.
+// Each cursor owns one, so cursors move independently; all share the file descriptor (pread).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace diescope::recfmt {
+
+// An open recording file; closed when the last reader lets go of it.
+struct OpenFile {
+  OpenFile(std::string path_for_messages, int descriptor) : path(std::move(path_for_messages)), fd(descriptor) {}
+  ~OpenFile();
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  std::string path;
+  int fd;
+};
+
+class LineReader {
+ public:
+  // Reads [begin, limit) of the file; `first_line` is the 1-based number of the line at `begin`.
+  // `strict_limit`: the file is known to hold `limit` bytes, so ending sooner is an error (it shrank).
+  LineReader(std::shared_ptr<const OpenFile> file, std::int64_t begin, std::int64_t limit, long first_line,
+             std::size_t buffer_bytes, bool strict_limit);
+
+  // The next complete line, without its '\n' and a '\r' before it. False at the end of the range;
+  // tail_bytes() then says how many bytes followed the last newline.
+  bool next(std::string_view& line);
+  long line_number() const { return line_number_; }       // of the line last returned
+  std::int64_t line_offset() const { return line_offset_; }  // where that line starts in the file
+  std::int64_t offset_after() const { return line_offset_ + static_cast<std::int64_t>(line_length_) + 1; }
+  std::size_t tail_bytes() const { return tail_bytes_; }
+
+  // Longest line accepted; a longer one is an error rather than unbounded memory.
+  static constexpr std::size_t kMaxLineBytes = std::size_t{4} << 20;
+
+ private:
+  void fill();
+
+  std::shared_ptr<const OpenFile> file_;
+  std::int64_t limit_;
+  std::int64_t file_pos_;  // file offset of buf_[end_]
+  bool strict_limit_;
+  bool eof_ = false;
+  std::unique_ptr<char[]> buf_;
+  std::size_t capacity_;
+  std::size_t pos_ = 0;   // start of the unread part
+  std::size_t end_ = 0;   // end of the bytes read
+  std::size_t scanned_ = 0;  // bytes from pos_ already known to hold no newline
+  long line_number_;
+  std::int64_t line_offset_ = 0;
+  std::size_t line_length_ = 0;
+  std::size_t tail_bytes_ = 0;
+};
+
+}  // namespace diescope::recfmt

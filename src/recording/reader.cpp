@@ -1,0 +1,699 @@
+#include "diescope/recording/reader.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+#include "diescope/core/error.hpp"
+#include "diescope/core/version.hpp"
+#include "diescope/recording/format.hpp"
+#include "format_internal.hpp"
+#include "line_reader.hpp"
+
+namespace diescope {
+
+namespace {
+
+using recfmt::index_of;
+using recfmt::is_separator;
+using recfmt::Kind;
+using recfmt::kKindCount;
+using recfmt::LineReader;
+using recfmt::OpenFile;
+using recfmt::word_of;
+
+// Each cursor reads through a buffer this large (smaller when its kind's lines span less).
+constexpr std::size_t kCursorBufferBytes = std::size_t{1} << 20;
+
+const char* const kFormatDoc = "docs/recording-format.md";
+
+// Where a kind's lines lie in the file: cursors read only [begin, end).
+struct KindRange {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  long first_line = 0;
+  long count = 0;
+};
+
+// What the cursors share; immutable once the file is opened.
+struct Shared {
+  std::shared_ptr<const OpenFile> file;
+  RecordingMeta meta;
+  std::array<KindRange, kKindCount> ranges;
+  std::vector<std::string> chip_column_names;  // "unit 'fp32'", ... for messages
+};
+
+std::string syntax_of(Kind kind, const RecordingMeta& meta) {
+  switch (kind) {
+    case Kind::chip:
+      return "chip START_NS END_NS, then one value per column of the meta: " + std::to_string(meta.units.size()) +
+             " units, " + std::to_string(meta.diagnostics.size()) + " diagnostics, " +
+             std::to_string(meta.counts.size()) + " counts";
+    case Kind::util: return "util TIME_NS PCT samples|polled";
+    case Kind::clock: return "clock TIME_NS SM_MHZ MEM_MHZ";
+    case Kind::throttle: return "throttle TIME_NS REASONS (names joined by commas, - for none, ? for unknown)";
+    case Kind::power: return "power TIME_NS LIMIT_W";
+    case Kind::engine:
+      return "engine TIME_NS, then one value per engine of the meta (" + std::to_string(meta.engines.size()) + ")";
+    case Kind::proc: return "proc TIME_NS COMPUTE GRAPHICS EXITED";
+    case Kind::mark: return "mark TIME_NS start|stop";
+    case Kind::counters: return "counters TIME_NS on|off [REASON]";
+    case Kind::note: return "note TIME_NS TOPIC [TEXT]";
+    case Kind::jump: return "jump TIME_NS STEP_NS";
+    case Kind::end: return "end TIME_NS EXIT_CODE [HOW]";
+  }
+  return {};
+}
+
+std::string number_text(double v) {
+  std::string s;
+  recfmt::append_number(s, v);
+  return s;
+}
+
+enum class NumStatus { ok, missing, not_number, out_of_range };
+
+// Skips separators, then parses one number that must end at a separator or the line's end.
+template <typename T>
+inline NumStatus parse_field(const char*& p, const char* e, T& value) {
+  while (p != e && is_separator(*p)) ++p;
+  if (p == e) return NumStatus::missing;
+  const auto [q, ec] = std::from_chars(p, e, value);
+  if (ec == std::errc::result_out_of_range) return NumStatus::out_of_range;
+  if (ec != std::errc{} || (q != e && !is_separator(*q))) return NumStatus::not_number;
+  p = q;
+  return NumStatus::ok;
+}
+
+std::string_view token_at(const char* p, const char* e) {
+  while (p != e && is_separator(*p)) ++p;
+  const char* q = p;
+  while (q != e && !is_separator(*q)) ++q;
+  return {p, static_cast<std::size_t>(q - p)};
+}
+
+// Reads the fields of one line after its kind word; every problem becomes an InputError naming
+// the file, the line and the line's syntax.
+class Fields {
+ public:
+  Fields(std::string_view line, Kind kind, const Shared& shared, long line_number)
+      : p_(line.data() + word_of(kind).size()),
+        e_(line.data() + line.size()),
+        kind_(kind),
+        shared_(shared),
+        line_number_(line_number) {}
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(shared_.file->path, line_number_, what,
+                     "a " + std::string(word_of(kind_)) + " line reads: " + syntax_of(kind_, shared_.meta) + " (" +
+                         kFormatDoc + "); correct or delete line " + std::to_string(line_number_));
+  }
+
+  [[noreturn]] void fail_number(NumStatus status, const char* p, const std::string& what, const char* expected) const {
+    if (status == NumStatus::missing)
+      fail("the " + std::string(word_of(kind_)) + " line ends before its " + what);
+    const std::string tok = recfmt::excerpt(token_at(p, e_));
+    if (status == NumStatus::out_of_range) fail("the " + what + " '" + tok + "' is out of range");
+    fail("the " + what + " '" + tok + "' is not " + expected);
+  }
+
+  std::int64_t integer(const std::string& what, const char* expected = "a whole number") {
+    const char* at = p_;
+    std::int64_t v = 0;
+    const NumStatus s = parse_field(p_, e_, v);
+    if (s != NumStatus::ok) fail_number(s, at, what, expected);
+    return v;
+  }
+  TimeNs time(const char* what = "time") {
+    return integer(what, "a whole number of nanoseconds since the Unix epoch");
+  }
+  int small_integer(const std::string& what) {
+    const char* at = p_;
+    const std::int64_t v = integer(what);
+    if (v < INT32_MIN || v > INT32_MAX) fail_number(NumStatus::out_of_range, at, what, "");
+    return static_cast<int>(v);
+  }
+  double number(const std::string& what, bool nan_allowed) {
+    const char* at = p_;
+    double v = 0;
+    const NumStatus s = parse_field(p_, e_, v);
+    if (s != NumStatus::ok) fail_number(s, at, what, "a number");
+    if (std::isinf(v)) fail("the " + what + " is infinite ('" + recfmt::excerpt(token_at(at, e_)) + "'); write nan for a value that could not be read");
+    if (std::isnan(v) && !nan_allowed) fail("the " + what + " is NaN, which it may not be");
+    return v;
+  }
+  std::string_view word(const std::string& what) {
+    while (p_ != e_ && is_separator(*p_)) ++p_;
+    if (p_ == e_) fail("the " + std::string(word_of(kind_)) + " line ends before its " + what);
+    const char* q = p_;
+    while (q != e_ && !is_separator(*q)) ++q;
+    const std::string_view w(p_, static_cast<std::size_t>(q - p_));
+    p_ = q;
+    return w;
+  }
+  // Free text: everything after the one separator that follows the previous field.
+  std::string text(const char* what) {
+    if (p_ == e_) return {};
+    std::string out;
+    const std::string problem = recfmt::unescape(std::string_view(p_ + 1, static_cast<std::size_t>(e_ - p_ - 1)), out);
+    if (!problem.empty()) fail("the " + std::string(what) + ": " + problem);
+    p_ = e_;
+    return out;
+  }
+  void finish() {
+    while (p_ != e_ && is_separator(*p_)) ++p_;
+    if (p_ != e_) fail("the " + std::string(word_of(kind_)) + " line has a field too many: '" + recfmt::excerpt(token_at(p_, e_)) + "'");
+  }
+  const char* position() const { return p_; }
+  const char* line_end() const { return e_; }
+  void skip_to(const char* p) { p_ = p; }
+
+ private:
+  const char* p_;
+  const char* e_;
+  Kind kind_;
+  const Shared& shared_;
+  long line_number_;
+};
+
+[[noreturn]] void order_error(const Shared& shared, Kind kind, long line, TimeNs ts, long prev_line, TimeNs prev_ts) {
+  const std::string k(word_of(kind));
+  throw InputError(shared.file->path, line,
+                   "this " + k + " record's time " + std::to_string(ts) + " ns is earlier than the previous " + k +
+                       " record's " + std::to_string(prev_ts) + " ns (line " + std::to_string(prev_line) +
+                       "); times must not decrease within a kind",
+                   "the recording was reordered or edited: sort each kind's lines by time, or delete line " +
+                       std::to_string(line));
+}
+
+[[noreturn]] void span_error(const Shared& shared, long line, TimeNs start, TimeNs end) {
+  throw InputError(shared.file->path, line,
+                   "this chip sample ends (" + std::to_string(end) + " ns) before it starts (" + std::to_string(start) +
+                       " ns)",
+                   "a chip sample's END_NS must be at least its START_NS; correct or delete line " + std::to_string(line));
+}
+
+// Checks one kind's time order as lines arrive.
+struct OrderCheck {
+  bool any = false;
+  TimeNs ts = 0;
+  long line = 0;
+  void see(const Shared& shared, Kind kind, long line_number, TimeNs t) {
+    if (any && t < ts) order_error(shared, kind, line_number, t, line, ts);
+    any = true;
+    ts = t;
+    line = line_number;
+  }
+};
+
+bool has_kind(std::string_view line, std::string_view word) {
+  return line.size() >= word.size() && std::memcmp(line.data(), word.data(), word.size()) == 0 &&
+         (line.size() == word.size() || is_separator(line[word.size()]));
+}
+
+// The lines of one kind, in file order, through a reader of their own.
+class KindCursor {
+ public:
+  KindCursor(std::shared_ptr<const Shared> shared, Kind kind) : shared_(std::move(shared)), kind_(kind) {}
+  bool next(std::string_view& line) {
+    const KindRange& range = shared_->ranges[static_cast<std::size_t>(index_of(kind_))];
+    if (range.count == 0 || seen_ == range.count) return false;
+    if (!reader_) {
+      const auto span = static_cast<std::size_t>(range.end - range.begin);
+      reader_.emplace(shared_->file, range.begin, range.end, range.first_line,
+                      std::min(kCursorBufferBytes, span + 1), /*strict_limit=*/true);
+    }
+    const std::string_view word = word_of(kind_);
+    while (reader_->next(line)) {
+      if (!has_kind(line, word)) continue;
+      ++seen_;
+      return true;
+    }
+    return false;
+  }
+  long line_number() const { return reader_->line_number(); }
+  const Shared& shared() const { return *shared_; }
+
+ private:
+  std::shared_ptr<const Shared> shared_;
+  Kind kind_;
+  std::optional<LineReader> reader_;
+  long seen_ = 0;
+};
+
+class ChipCursor final : public RecordStream<ChipSample> {
+ public:
+  explicit ChipCursor(std::shared_ptr<const Shared> shared) : cursor_(std::move(shared), Kind::chip) {
+    const RecordingMeta& m = cursor_.shared().meta;
+    units_ = m.units.size();
+    diagnostics_ = m.diagnostics.size();
+    values_.resize(units_ + diagnostics_ + m.counts.size());
+  }
+
+  bool next(ChipSample& out) override {
+    std::string_view line;
+    if (!cursor_.next(line)) return false;
+    const Shared& shared = cursor_.shared();
+    const long n = cursor_.line_number();
+    Fields f(line, Kind::chip, shared, n);
+    const TimeNs start = f.time("start time");
+    const TimeNs end = f.time("end time");
+    const char* p = f.position();
+    const char* e = f.line_end();
+    for (std::size_t i = 0; i < values_.size(); ++i) {
+      const char* at = p;
+      const NumStatus s = parse_field(p, e, values_[i]);
+      if (s != NumStatus::ok) [[unlikely]] {
+        if (s == NumStatus::missing) wrong_count(f, p, i);
+        f.fail_number(s, at, "value of " + shared.chip_column_names[i], "a number");
+      }
+      if (std::isinf(values_[i])) [[unlikely]]
+        f.fail("the value of " + shared.chip_column_names[i] + " is infinite; write nan for a value that could not be read");
+    }
+    while (p != e && is_separator(*p)) ++p;
+    if (p != e) [[unlikely]] wrong_count(f, p, values_.size());
+    if (end < start) span_error(shared, n, start, end);
+    order_.see(shared, Kind::chip, n, start);
+    const std::span<const double> all(values_);
+    out.start_ns = start;
+    out.end_ns = end;
+    out.units = all.subspan(0, units_);
+    out.diagnostics = all.subspan(units_, diagnostics_);
+    out.counts = all.subspan(units_ + diagnostics_);
+    return true;
+  }
+
+ private:
+  // `parsed` values were read before the line ended or before `p`, where more fields follow.
+  [[noreturn]] void wrong_count(const Fields& f, const char* p, std::size_t parsed) const {
+    std::size_t found = parsed;
+    const char* e = f.line_end();
+    while (true) {
+      while (p != e && is_separator(*p)) ++p;
+      if (p == e) break;
+      ++found;
+      while (p != e && !is_separator(*p)) ++p;
+    }
+    f.fail("the chip line has " + std::to_string(found) + " values after its times where the meta's columns need " +
+           std::to_string(values_.size()));
+  }
+
+  KindCursor cursor_;
+  std::size_t units_ = 0;
+  std::size_t diagnostics_ = 0;
+  std::vector<double> values_;
+  OrderCheck order_;
+};
+
+// A stream whose records parse from a Fields reader with a function of their kind.
+template <typename Record, Kind K, void (*Parse)(Fields&, const Shared&, Record&)>
+class SimpleCursor final : public RecordStream<Record> {
+ public:
+  explicit SimpleCursor(std::shared_ptr<const Shared> shared) : cursor_(std::move(shared), K) {}
+  bool next(Record& out) override {
+    std::string_view line;
+    if (!cursor_.next(line)) return false;
+    const long n = cursor_.line_number();
+    Fields f(line, K, cursor_.shared(), n);
+    Parse(f, cursor_.shared(), out);
+    f.finish();
+    order_.see(cursor_.shared(), K, n, out.ts_ns);
+    return true;
+  }
+
+ private:
+  KindCursor cursor_;
+  OrderCheck order_;
+};
+
+void parse_util(Fields& f, const Shared&, UtilSample& out) {
+  out.ts_ns = f.time();
+  out.pct = f.number("GPU-Util percent", /*nan_allowed=*/false);
+  if (out.pct < 0 || out.pct > 100) f.fail("the GPU-Util percent " + number_text(out.pct) + " is outside 0..100");
+  const std::string_view source = f.word("source");
+  if (source == "samples")
+    out.source = UtilSource::samples;
+  else if (source == "polled")
+    out.source = UtilSource::polled;
+  else
+    f.fail("the GPU-Util source '" + recfmt::excerpt(source) + "' is neither 'samples' nor 'polled'");
+}
+
+void parse_clock(Fields& f, const Shared&, ClockReading& out) {
+  out.ts_ns = f.time();
+  out.sm_mhz = f.number("SM clock", true);
+  out.mem_mhz = f.number("memory clock", true);
+  if (out.sm_mhz < 0 || out.mem_mhz < 0) f.fail("a clock is negative");
+}
+
+void parse_throttle(Fields& f, const Shared&, ThrottleReading& out) {
+  out.ts_ns = f.time();
+  const std::string_view list = f.word("reasons");
+  if (list == "?") {
+    out.mask.reset();
+    return;
+  }
+  if (list == "-") {
+    out.mask = 0;
+    return;
+  }
+  std::uint64_t mask = 0;
+  std::size_t from = 0;
+  while (from <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', from), list.size());
+    const std::string_view name = list.substr(from, comma - from);
+    if (name.empty()) f.fail("the throttle reasons '" + recfmt::excerpt(list) + "' hold an empty name");
+    if (const auto bit = throttle_reason_bit(name)) {
+      mask |= *bit;
+    } else {
+      std::uint64_t bits = 0;
+      const char* end = name.data() + name.size();
+      const bool hex = name.size() > 2 && name[0] == '0' && name[1] == 'x';
+      const auto res = hex ? std::from_chars(name.data() + 2, end, bits, 16) : std::from_chars_result{name.data(), std::errc::invalid_argument};
+      if (!hex || res.ec != std::errc{} || res.ptr != end)
+        f.fail("unknown throttle reason '" + recfmt::excerpt(name) +
+               "'; known reasons are gpu_idle, applications_clocks, sw_power_cap, hw_slowdown, sync_boost, "
+               "sw_thermal, hw_thermal, hw_power_brake, display_clocks, or other bits as 0x...");
+      mask |= bits;
+    }
+    from = comma + 1;
+  }
+  out.mask = mask;
+}
+
+void parse_power(Fields& f, const Shared&, PowerLimitReading& out) {
+  out.ts_ns = f.time();
+  out.limit_w = f.number("power limit", true);
+  if (out.limit_w < 0) f.fail("the power limit is negative");
+}
+
+void parse_proc(Fields& f, const Shared&, ProcessReading& out) {
+  out.ts_ns = f.time();
+  out.compute = f.small_integer("compute process count");
+  out.graphics = f.small_integer("graphics process count");
+  out.exited = f.small_integer("exited process count");
+  if (out.compute < -1 || out.graphics < -1 || out.exited < 0)
+    f.fail("process counts must be -1 (unreadable) or more, and the exited count 0 or more");
+}
+
+class EngineCursor final : public RecordStream<EngineReading> {
+ public:
+  explicit EngineCursor(std::shared_ptr<const Shared> shared) : cursor_(std::move(shared), Kind::engine) {
+    values_.resize(cursor_.shared().meta.engines.size());
+  }
+  bool next(EngineReading& out) override {
+    std::string_view line;
+    if (!cursor_.next(line)) return false;
+    const Shared& shared = cursor_.shared();
+    const long n = cursor_.line_number();
+    Fields f(line, Kind::engine, shared, n);
+    out.ts_ns = f.time();
+    for (std::size_t i = 0; i < values_.size(); ++i) {
+      if (token_at(f.position(), f.line_end()).empty())
+        f.fail("the engine line has " + std::to_string(i) + " values where the meta lists " +
+               std::to_string(values_.size()) + " engines");
+      values_[i] = f.number("value of engine '" + shared.meta.engines[i].key + "'", true);
+    }
+    if (!token_at(f.position(), f.line_end()).empty())
+      f.fail("the engine line has more values than the meta's " + std::to_string(values_.size()) + " engines");
+    order_.see(shared, Kind::engine, n, out.ts_ns);
+    out.values = values_;
+    return true;
+  }
+
+ private:
+  KindCursor cursor_;
+  std::vector<double> values_;
+  OrderCheck order_;
+};
+
+template <typename Record>
+class EmptyStream final : public RecordStream<Record> {
+ public:
+  bool next(Record&) override { return false; }
+};
+
+// ---- opening: header, meta, side records and every line's kind and times -------------------------
+
+[[noreturn]] void not_a_recording(const std::string& path, std::string_view first_line) {
+  throw InputError(path, 1,
+                   "not a diescope recording: the first line reads '" + recfmt::excerpt(first_line) + "' where '" +
+                       std::string(kRecordingMagic) + " " + std::to_string(kRecordingFormatVersion) + "' was expected",
+                   "pass a recording written by diescope (a " + std::string(kRecordingExtension) +
+                       " file); other tools can write one as " + kFormatDoc + " describes");
+}
+
+void check_first_line(const std::string& path, std::string_view line) {
+  const std::string_view magic = kRecordingMagic;
+  if (!has_kind(line, magic)) not_a_recording(path, line);
+  const char* p = line.data() + magic.size();
+  const char* e = line.data() + line.size();
+  long version = 0;
+  if (parse_field(p, e, version) != NumStatus::ok) not_a_recording(path, line);
+  while (p != e && is_separator(*p)) ++p;
+  if (p != e) not_a_recording(path, line);
+  if (version != kRecordingFormatVersion)
+    throw InputError(path, 1,
+                     "recording format version " + std::to_string(version) +
+                         " is not supported; this diescope reads version " + std::to_string(kRecordingFormatVersion),
+                     version > kRecordingFormatVersion
+                         ? "read it with the newer diescope that wrote it, or upgrade diescope"
+                         : "read it with the older diescope that wrote it, or record the run again");
+}
+
+class FileRecording final : public RecordSource {
+ public:
+  explicit FileRecording(const std::filesystem::path& path);
+
+  const RecordingMeta& meta() const override { return shared_->meta; }
+  const SideRecords& side() const override { return side_; }
+  std::unique_ptr<RecordStream<ChipSample>> chip_samples() const override {
+    return std::make_unique<ChipCursor>(shared_);
+  }
+  std::unique_ptr<RecordStream<UtilSample>> util_samples() const override {
+    return std::make_unique<SimpleCursor<UtilSample, Kind::util, parse_util>>(shared_);
+  }
+  std::unique_ptr<RecordStream<ClockReading>> clocks() const override {
+    return std::make_unique<SimpleCursor<ClockReading, Kind::clock, parse_clock>>(shared_);
+  }
+  std::unique_ptr<RecordStream<ThrottleReading>> throttles() const override {
+    return std::make_unique<SimpleCursor<ThrottleReading, Kind::throttle, parse_throttle>>(shared_);
+  }
+  std::unique_ptr<RecordStream<PowerLimitReading>> power_limits() const override {
+    return std::make_unique<SimpleCursor<PowerLimitReading, Kind::power, parse_power>>(shared_);
+  }
+  std::unique_ptr<RecordStream<EngineReading>> engines() const override {
+    return std::make_unique<EngineCursor>(shared_);
+  }
+  std::unique_ptr<RecordStream<ProcessReading>> processes() const override {
+    return std::make_unique<SimpleCursor<ProcessReading, Kind::proc, parse_proc>>(shared_);
+  }
+  std::string name() const override { return shared_->file->path; }
+
+ private:
+  void read_records(LineReader& reader, Shared& shared);
+
+  std::shared_ptr<const Shared> shared_;
+  SideRecords side_;
+};
+
+std::shared_ptr<const OpenFile> open_file(const std::string& path, std::int64_t& size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR)
+      throw InputError(path, 0, "no such file",
+                       "check the path; diescope run and diescope agent print where they write recordings");
+    if (err == EACCES || err == EPERM)
+      throw InputError(path, 0, std::string("cannot be read: ") + std::strerror(err),
+                       "give yourself read permission (chmod u+r) or run as a user who can read it");
+    throw InputError(path, 0, std::string("cannot be opened: ") + std::strerror(err),
+                     "check the path and the file");
+  }
+  auto file = std::make_shared<const OpenFile>(path, fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    throw InputError(path, 0, std::string("cannot be read: ") + std::strerror(errno), "check the path and the file");
+  if (S_ISDIR(st.st_mode))
+    throw InputError(path, 0, "is a directory, not a recording",
+                     "pass a recording file (" + std::string(kRecordingExtension) + ") inside it instead");
+  if (!S_ISREG(st.st_mode))
+    throw InputError(path, 0, "is not a regular file (a pipe or device cannot be read more than once)",
+                     "save the recording to a file first and pass that file");
+  if (st.st_size == 0)
+    throw InputError(path, 0, "the file is empty, not a recording",
+                     "pass a recording diescope wrote; an empty file means the writer never started");
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  size = st.st_size;
+  return file;
+}
+
+FileRecording::FileRecording(const std::filesystem::path& path) {
+  auto shared = std::make_shared<Shared>();
+  std::int64_t size = 0;
+  shared->file = open_file(path.string(), size);
+  const std::string& name = shared->file->path;
+  // The whole file as it is now; a line that is still being written is left for later readers.
+  LineReader reader(shared->file, 0, size, 1, std::min<std::size_t>(kCursorBufferBytes, static_cast<std::size_t>(size) + 1),
+                    /*strict_limit=*/false);
+  std::string_view line;
+  if (!reader.next(line)) {
+    // Not even one complete line: either a recording cut off at once, or something else.
+    char head[64];
+    const ssize_t n = ::pread(shared->file->fd, head, sizeof head, 0);
+    const std::string_view start(head, n > 0 ? static_cast<std::size_t>(n) : 0);
+    // Cut off while writing "diescope-recording 1\n"?
+    const std::string magic_line = std::string(kRecordingMagic) + " " + std::to_string(kRecordingFormatVersion);
+    if (!start.empty() && std::string_view(magic_line).substr(0, start.size()) == start)
+      throw InputError(name, 1, "the recording was cut off in its first line",
+                       "the writer stopped before it wrote anything usable; record the run again");
+    not_a_recording(name, start);
+  }
+  check_first_line(name, line);
+  if (!reader.next(line)) {
+    throw InputError(name, 2,
+                     reader.tail_bytes() > 0 ? "the recording was cut off in its meta line"
+                                             : "the recording ends after its first line; the meta line is missing",
+                     "the writer stopped before it wrote anything usable; record the run again");
+  }
+  if (!has_kind(line, "meta"))
+    throw InputError(name, 2, "line 2 must be the meta line ('meta {...}'), not '" + recfmt::excerpt(line) + "'",
+                     std::string("see ") + kFormatDoc + " for the meta line's fields");
+  try {
+    shared->meta = recfmt::meta_from_json(line.substr(4));
+  } catch (const recfmt::MetaProblem& e) {
+    throw InputError(name, 2, e.what(),
+                     std::string("the meta line must be one JSON object with every field ") + kFormatDoc + " lists");
+  }
+  if (shared->meta.format_version != kRecordingFormatVersion)
+    throw InputError(name, 2,
+                     "the meta's format_version " + std::to_string(shared->meta.format_version) +
+                         " differs from line 1's version " + std::to_string(kRecordingFormatVersion),
+                     "make the two versions agree");
+  const RecordingMeta& m = shared->meta;
+  for (const ColumnDef& c : m.units) shared->chip_column_names.push_back("unit '" + c.key + "'");
+  for (const ColumnDef& c : m.diagnostics) shared->chip_column_names.push_back("diagnostic '" + c.key + "'");
+  for (const ColumnDef& c : m.counts) shared->chip_column_names.push_back("count '" + c.key + "'");
+
+  read_records(reader, *shared);
+  side_.truncated = reader.tail_bytes() > 0;
+  side_.complete_lines = reader.line_number();
+  shared_ = std::move(shared);
+}
+
+void FileRecording::read_records(LineReader& reader, Shared& shared) {
+  std::array<OrderCheck, kKindCount> order{};
+  bool any_record = false;
+  TimeNs last = shared.meta.start_ns;
+  auto saw = [&](TimeNs ts) {
+    last = any_record ? std::max(last, ts) : ts;
+    any_record = true;
+  };
+  long end_line = 0;
+  std::string_view line;
+  while (reader.next(line)) {
+    const long n = reader.line_number();
+    std::size_t word_end = 0;
+    while (word_end < line.size() && !is_separator(line[word_end])) ++word_end;
+    if (word_end == 0) {
+      if (line.find_first_not_of(" \t") == std::string_view::npos) continue;  // blank line
+    } else if (line[0] == '#') {
+      continue;  // comment
+    }
+    const std::optional<Kind> kind = recfmt::kind_of_word(line.substr(0, word_end));
+    if (!kind)
+      throw InputError(shared.file->path, n,
+                       "unknown record kind '" + recfmt::excerpt(line.substr(0, word_end)) +
+                           "'; known kinds are chip, util, clock, throttle, power, engine, proc, mark, counters, "
+                           "note, jump and end",
+                       "the file may come from a newer diescope (upgrade) or was damaged; correct or delete line " +
+                           std::to_string(n));
+    const auto k = static_cast<std::size_t>(index_of(*kind));
+    KindRange& range = shared.ranges[k];
+    if (range.count++ == 0) {
+      range.begin = reader.line_offset();
+      range.first_line = n;
+    }
+    range.end = reader.offset_after();
+
+    Fields f(line, *kind, shared, n);
+    TimeNs ts = 0;
+    switch (*kind) {
+      case Kind::chip: {
+        ts = f.time("start time");
+        const TimeNs end = f.time("end time");
+        if (end < ts) span_error(shared, n, ts, end);
+        saw(end);
+        break;
+      }
+      case Kind::util:
+      case Kind::clock:
+      case Kind::throttle:
+      case Kind::power:
+      case Kind::engine:
+      case Kind::proc:
+        ts = f.time();  // the cursor checks the rest of the line
+        break;
+      case Kind::mark: {
+        ts = f.time();
+        const std::string_view w = f.word("start or stop");
+        if (w != "start" && w != "stop") f.fail("the mark '" + recfmt::excerpt(w) + "' is neither 'start' nor 'stop'");
+        f.finish();
+        side_.marks.push_back(Mark{ts, w == "start" ? MarkKind::start : MarkKind::stop});
+        break;
+      }
+      case Kind::counters: {
+        ts = f.time();
+        const std::string_view w = f.word("on or off");
+        if (w != "on" && w != "off") f.fail("the counters state '" + recfmt::excerpt(w) + "' is neither 'on' nor 'off'");
+        std::string reason = f.text("reason");
+        side_.counters.push_back(CountersEvent{ts, w == "on", std::move(reason)});
+        break;
+      }
+      case Kind::note: {
+        ts = f.time();
+        const std::string topic(f.word("topic"));
+        std::string text = f.text("note text");
+        side_.notes.push_back(Note{ts, topic, std::move(text)});
+        break;
+      }
+      case Kind::jump: {
+        ts = f.time();
+        const TimeNs step = f.integer("step", "a whole number of nanoseconds");
+        f.finish();
+        side_.clock_jumps.push_back(ClockJump{ts, step});
+        break;
+      }
+      case Kind::end: {
+        ts = f.time();
+        const int code = f.small_integer("exit code");
+        std::string how = f.text("description of how the run ended");
+        if (side_.end)
+          throw InputError(shared.file->path, n,
+                           "a second end record (the first is on line " + std::to_string(end_line) + ")",
+                           "a run ends once; delete one of the two end lines");
+        end_line = n;
+        side_.end = RunEnd{ts, code, std::move(how)};
+        break;
+      }
+    }
+    order[k].see(shared, *kind, n, ts);
+    saw(ts);
+  }
+  side_.last_ts_ns = last;
+}
+
+}  // namespace
+
+std::unique_ptr<RecordSource> open_recording(const std::filesystem::path& path) {
+  return std::make_unique<FileRecording>(path);
+}
+
+}  // namespace diescope

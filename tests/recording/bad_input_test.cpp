@@ -1,0 +1,299 @@
+// Bad input, tried as a new user would: each gives one InputError naming the file and the line,
+// with a fix, and nothing crashes.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test_files.hpp"
+
+namespace diescope {
+namespace {
+
+using testing::expect_input_error;
+using testing::header_for;
+using testing::small_meta;
+using testing::TempDir;
+using testing::write_bytes;
+
+class BadInput : public ::testing::Test {
+ protected:
+  // A file of the small meta's header followed by `records`; records start on line 3.
+  // Each file gets a new name: rewriting one file over and over is slow on ext4.
+  std::filesystem::path fresh(const std::string& name) { return dir_ / (std::to_string(++files_) + "-" + name); }
+  std::filesystem::path with_records(const std::string& records, const std::string& name = "bad.dsrec") {
+    const auto path = fresh(name);
+    write_bytes(path, header_ + records);
+    return path;
+  }
+  std::filesystem::path raw(const std::string& bytes, const std::string& name = "raw.dsrec") {
+    const auto path = fresh(name);
+    write_bytes(path, bytes);
+    return path;
+  }
+  // The meta line's JSON with `from` replaced by `to`.
+  std::string header_with(const std::string& from, const std::string& to) {
+    std::string h = header_;
+    const auto at = h.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) h.replace(at, from.size(), to);
+    return h;
+  }
+
+  TempDir dir_;
+  int files_ = 0;
+  std::string header_ = header_for(small_meta(), dir_);
+};
+
+// Small meta columns: units fp32, dram; diagnostic sm_active; count dram_bytes; engines nvenc, nvdec.
+const std::string kGoodChip = "chip 100 110 1 2 3 4\n";
+
+TEST_F(BadInput, MissingFile) { expect_input_error(dir_ / "nope.dsrec", 0, "no such file"); }
+
+TEST_F(BadInput, MissingFolder) { expect_input_error(dir_ / "no-folder" / "x.dsrec", 0, "no such file"); }
+
+TEST_F(BadInput, Directory) { expect_input_error(dir_.path(), 0, "is a directory"); }
+
+TEST_F(BadInput, EmptyFile) { expect_input_error(raw(""), 0, "empty"); }
+
+TEST_F(BadInput, UnreadableFile) {
+  if (::geteuid() == 0) GTEST_SKIP() << "running as root: file permissions do not stop root from reading";
+  const auto path = with_records(kGoodChip);
+  ASSERT_EQ(::chmod(path.c_str(), 0), 0);
+  expect_input_error(path, 0, "cannot be read");
+}
+
+TEST_F(BadInput, NotARecording) { expect_input_error(raw("hello world\nsecond line\n"), 1, "not a diescope recording"); }
+
+TEST_F(BadInput, BinaryWithoutNewline) { expect_input_error(raw(std::string("\x7f" "ELF\0\1\2", 7)), 1, "not a diescope recording"); }
+
+TEST_F(BadInput, MagicWithoutVersion) { expect_input_error(raw("diescope-recording\nmeta {}\n"), 1, "not a diescope recording"); }
+
+TEST_F(BadInput, WrongVersionSaysWhichIsSupported) {
+  const std::string msg = expect_input_error(raw("diescope-recording 2\nmeta {}\n"), 1, "version 2 is not supported");
+  EXPECT_NE(msg.find("reads version 1"), std::string::npos) << msg;
+  expect_input_error(raw("diescope-recording 0\n"), 1, "version 0 is not supported");
+}
+
+TEST_F(BadInput, CutInFirstLine) {
+  expect_input_error(raw("diescope-recor"), 1, "cut off in its first line");
+  expect_input_error(raw("diescope-recording 1"), 1, "cut off in its first line");
+}
+
+TEST_F(BadInput, MetaLineMissing) {
+  expect_input_error(raw("diescope-recording 1\n"), 2, "meta line is missing");
+  expect_input_error(raw("diescope-recording 1\nmeta {\"format_"), 2, "cut off in its meta line");
+  expect_input_error(raw("diescope-recording 1\n" + kGoodChip), 2, "must be the meta line");
+}
+
+TEST_F(BadInput, MetaNotJson) { expect_input_error(raw("diescope-recording 1\nmeta {\"format_version\": 1,\n"), 2, "not valid JSON"); }
+
+TEST_F(BadInput, MetaNotAnObject) { expect_input_error(raw("diescope-recording 1\nmeta [1, 2]\n"), 2, "must be a JSON object"); }
+
+TEST_F(BadInput, MetaMissingFields) {
+  write_bytes(dir_ / "m1.dsrec", header_with("\"host\":\"node-7\",", ""));
+  expect_input_error(dir_ / "m1.dsrec", 2, "meta lacks the field 'host'");
+  write_bytes(dir_ / "m2.dsrec", header_with("\"model\":\"NVIDIA H200\",", ""));
+  expect_input_error(dir_ / "m2.dsrec", 2, "'gpu.model'");
+  write_bytes(dir_ / "m3.dsrec", header_with("\"counted_by_gpu_util\":false,", ""));
+  expect_input_error(dir_ / "m3.dsrec", 2, "'engines[0].counted_by_gpu_util'");
+}
+
+TEST_F(BadInput, MetaWrongTypesAndValues) {
+  write_bytes(dir_ / "t1.dsrec", header_with("\"interval_ms\":10.0", "\"interval_ms\":\"10\""));
+  expect_input_error(dir_ / "t1.dsrec", 2, "'interval_ms' must be a number");
+  write_bytes(dir_ / "t2.dsrec", header_with("\"interval_ms\":10.0", "\"interval_ms\":0"));
+  expect_input_error(dir_ / "t2.dsrec", 2, "'interval_ms' must be a number above 0");
+  write_bytes(dir_ / "t3.dsrec", header_with("\"combine\":\"mean\"", "\"combine\":\"max\""));
+  expect_input_error(dir_ / "t3.dsrec", 2, "'units[0].recipe.combine'");
+  write_bytes(dir_ / "t4.dsrec", header_with("\"key\":\"dram\"", "\"key\":\"fp32\""));
+  expect_input_error(dir_ / "t4.dsrec", 2, "used twice");
+  write_bytes(dir_ / "t5.dsrec", header_with("\"format_version\":1", "\"format_version\":2"));
+  expect_input_error(dir_ / "t5.dsrec", 2, "differs from line 1");
+  write_bytes(dir_ / "t6.dsrec", header_with("\"run_type\":\"round\"", "\"run_type\":\"many\""));
+  expect_input_error(dir_ / "t6.dsrec", 2, "'run_type'");
+}
+
+TEST_F(BadInput, UnknownRecordKind) {
+  expect_input_error(with_records(kGoodChip + "sample 1 2 3\n"), 4, "unknown record kind 'sample'");
+}
+
+TEST_F(BadInput, ChipWithTooFewOrTooManyValues) {
+  // The meta's columns need 4 values after the times: 2 units, 1 diagnostic, 1 count.
+  expect_input_error(with_records(kGoodChip + "chip 110 120 1 2 3\n"), 4, "has 3 values after its times where the meta's columns need 4");
+  expect_input_error(with_records("chip 110 120 1 2 3 4 5 6\n"), 3, "has 6 values after its times where the meta's columns need 4");
+  expect_input_error(with_records("chip 110\n"), 3, "ends before its end time");
+  expect_input_error(with_records("chip\n"), 3, "ends before its start time");
+}
+
+TEST_F(BadInput, OtherKindsWithWrongFieldCounts) {
+  expect_input_error(with_records("util 1 50\n"), 3, "ends before its source");
+  expect_input_error(with_records("util 1 50 samples extra\n"), 3, "a field too many");
+  expect_input_error(with_records("clock 1 1980\n"), 3, "ends before its memory clock");
+  expect_input_error(with_records("engine 1 5\n"), 3, "has 1 values where the meta lists 2 engines");
+  expect_input_error(with_records("engine 1 5 6 7\n"), 3, "more values than the meta's 2 engines");
+  expect_input_error(with_records("proc 1 0 0\n"), 3, "ends before its exited process count");
+  expect_input_error(with_records("mark 1\n"), 3, "ends before its start or stop");
+  expect_input_error(with_records("mark 1 start now\n"), 3, "a field too many");
+  expect_input_error(with_records("jump 1\n"), 3, "ends before its step");
+  expect_input_error(with_records("power 1 700 800\n"), 3, "a field too many");
+  expect_input_error(with_records("throttle 1\n"), 3, "ends before its reasons");
+}
+
+TEST_F(BadInput, UnparsableNumbers) {
+  expect_input_error(with_records("chip 100 110 1 2x 3 4\n"), 3, "value of unit 'dram' '2x' is not a number");
+  expect_input_error(with_records("chip 1e9 110 1 2 3 4\n"), 3, "start time '1e9' is not a whole number");
+  expect_input_error(with_records("util 1 ninety samples\n"), 3, "'ninety' is not a number");
+  expect_input_error(with_records("chip 100 99999999999999999999 1 2 3 4\n"), 3, "out of range");
+  expect_input_error(with_records("chip 100 110 1 2 3 1e400\n"), 3, "out of range");
+  expect_input_error(with_records("proc 1 +1 0 0\n"), 3, "not a whole number");
+  expect_input_error(with_records("end 1 1.5 exited\n"), 3, "exit code '1.5'");
+}
+
+TEST_F(BadInput, InfinityAnywhere) {
+  const std::vector<std::pair<std::string, std::string>> lines = {
+      {"chip 100 110 inf 2 3 4\n", "unit 'fp32' is infinite"},
+      {"chip 100 110 1 -inf 3 4\n", "unit 'dram' is infinite"},
+      {"chip 100 110 1 2 Infinity 4\n", "diagnostic 'sm_active' is infinite"},
+      {"chip 100 110 1 2 3 inf\n", "count 'dram_bytes' is infinite"},
+      {"util 1 inf samples\n", "GPU-Util percent is infinite"},
+      {"clock 1 inf 1593\n", "SM clock is infinite"},
+      {"clock 1 1980 inf\n", "memory clock is infinite"},
+      {"power 1 inf\n", "power limit is infinite"},
+      {"engine 1 inf 0\n", "engine 'nvenc' is infinite"},
+      {"engine 1 0 inf\n", "engine 'nvdec' is infinite"},
+      {"chip inf 110 1 2 3 4\n", "start time 'inf' is not a whole number"},
+      {"chip 100 inf 1 2 3 4\n", "end time 'inf' is not a whole number"},
+      {"util inf 1 samples\n", "time 'inf' is not a whole number"},
+      {"proc 1 inf 0 0\n", "'inf' is not a whole number"},
+      {"jump 1 inf\n", "step 'inf' is not a whole number"},
+      {"end 1 inf\n", "exit code 'inf' is not a whole number"},
+  };
+  for (const auto& [line, fragment] : lines) {
+    SCOPED_TRACE(line);
+    expect_input_error(with_records(line), 3, fragment);
+  }
+}
+
+TEST_F(BadInput, NanWhereNotAllowed) {
+  const std::vector<std::pair<std::string, std::string>> lines = {
+      {"chip nan 110 1 2 3 4\n", "start time 'nan' is not a whole number"},
+      {"chip 100 nan 1 2 3 4\n", "end time 'nan' is not a whole number"},
+      {"util 1 nan samples\n", "GPU-Util percent is NaN"},
+      {"util nan 1 samples\n", "time 'nan' is not a whole number"},
+      {"clock nan 1 1\n", "time 'nan'"},
+      {"throttle nan -\n", "time 'nan'"},
+      {"power nan 1\n", "time 'nan'"},
+      {"engine nan 1 1\n", "time 'nan'"},
+      {"proc 1 nan 0 0\n", "'nan' is not a whole number"},
+      {"mark nan start\n", "time 'nan'"},
+      {"counters nan on\n", "time 'nan'"},
+      {"note nan topic text\n", "time 'nan'"},
+      {"jump 1 nan\n", "step 'nan'"},
+      {"end nan 0 exited\n", "time 'nan'"},
+  };
+  for (const auto& [line, fragment] : lines) {
+    SCOPED_TRACE(line);
+    expect_input_error(with_records(line), 3, fragment);
+  }
+}
+
+TEST_F(BadInput, NanWhereAllowedReadsAsNan) {
+  // Unit, diagnostic, count, clock, power and engine values may be NaN: "not available".
+  const auto path = with_records("chip 100 110 nan nan nan nan\nclock 1 nan nan\npower 1 nan\nengine 1 nan nan\n");
+  const auto r = open_recording(path);
+  ChipSample c;
+  const auto chip = r->chip_samples();  // the sample's values live in the stream
+  ASSERT_TRUE(chip->next(c));
+  for (double v : {c.units[0], c.units[1], c.diagnostics[0], c.counts[0]}) EXPECT_TRUE(std::isnan(v));
+  ClockReading k;
+  ASSERT_TRUE(r->clocks()->next(k));
+  EXPECT_TRUE(std::isnan(k.sm_mhz) && std::isnan(k.mem_mhz));
+  PowerLimitReading p;
+  ASSERT_TRUE(r->power_limits()->next(p));
+  EXPECT_TRUE(std::isnan(p.limit_w));
+  EngineReading e;
+  const auto engines = r->engines();
+  ASSERT_TRUE(engines->next(e));
+  EXPECT_TRUE(std::isnan(e.values[0]) && std::isnan(e.values[1]));
+}
+
+TEST_F(BadInput, ChipEndBeforeStart) {
+  expect_input_error(with_records(kGoodChip + "chip 120 119 1 2 3 4\n"), 4, "ends (119 ns) before it starts (120 ns)");
+}
+
+TEST_F(BadInput, EmptyChipSpanIsAllowed) {
+  const auto r = open_recording(with_records("chip 100 100 1 2 3 4\n"));
+  ChipSample c;
+  const auto chip = r->chip_samples();
+  ASSERT_TRUE(chip->next(c));
+  EXPECT_EQ(c.end_ns - c.start_ns, 0);
+}
+
+TEST_F(BadInput, TimesDecreasingWithinAKind) {
+  const std::vector<std::string> pairs = {
+      "chip 200 210 1 2 3 4\nchip 150 160 1 2 3 4\n",
+      "util 200 1 samples\nutil 150 1 samples\n",
+      "clock 200 1 1\nclock 150 1 1\n",
+      "throttle 200 -\nthrottle 150 -\n",
+      "power 200 1\npower 150 1\n",
+      "engine 200 1 1\nengine 150 1 1\n",
+      "proc 200 0 0 0\nproc 150 0 0 0\n",
+      "mark 200 start\nmark 150 stop\n",
+      "counters 200 on\ncounters 150 off\n",
+      "note 200 a b\nnote 150 a b\n",
+      "jump 200 1\njump 150 1\n",
+  };
+  for (const std::string& records : pairs) {
+    SCOPED_TRACE(records);
+    // The second line (line 5, after a line of another kind) goes back in time.
+    const std::string other = records.rfind("util", 0) == 0 ? "clock 1 1 1\n" : "util 1 1 samples\n";
+    const std::string first = records.substr(0, records.find('\n') + 1);
+    const std::string second = records.substr(records.find('\n') + 1);
+    const std::string msg = expect_input_error(with_records(first + other + second), 5, "earlier than the previous");
+    EXPECT_NE(msg.find("(line 3)"), std::string::npos) << msg;
+  }
+  // Different kinds may interleave in any order: only each kind's own times must not decrease.
+  const auto ok = with_records("util 500 1 samples\nchip 100 110 1 2 3 4\nclock 50 1 1\n", "ok.dsrec");
+  EXPECT_NO_THROW(testing::read_everything(*open_recording(ok)));
+}
+
+TEST_F(BadInput, SecondEnd) {
+  expect_input_error(with_records("end 1 0 exited\nend 2 0 exited\n"), 4, "second end record (the first is on line 3)");
+}
+
+TEST_F(BadInput, BadWordsAndText) {
+  expect_input_error(with_records("util 1 5 nvml\n"), 3, "neither 'samples' nor 'polled'");
+  expect_input_error(with_records("util 1 101 samples\n"), 3, "outside 0..100");
+  expect_input_error(with_records("util 1 -1 samples\n"), 3, "outside 0..100");
+  expect_input_error(with_records("mark 1 begin\n"), 3, "neither 'start' nor 'stop'");
+  expect_input_error(with_records("counters 1 maybe\n"), 3, "neither 'on' nor 'off'");
+  expect_input_error(with_records("throttle 1 gpu_idle,hot\n"), 3, "unknown throttle reason 'hot'");
+  expect_input_error(with_records("throttle 1 gpu_idle,\n"), 3, "empty name");
+  expect_input_error(with_records("throttle 1 0xZZ\n"), 3, "unknown throttle reason '0xZZ'");
+  expect_input_error(with_records("note 1 topic bad \\q escape\n"), 3, "unknown escape");
+  expect_input_error(with_records("note 1 topic ends in \\\n"), 3, "lone backslash");
+  expect_input_error(with_records("clock 1 -5 1\n"), 3, "negative");
+  expect_input_error(with_records("proc 1 -2 0 0\n"), 3, "-1 (unreadable) or more");
+}
+
+TEST_F(BadInput, ErrorInAStreamSurfacesWhenThatStreamIsRead) {
+  // The opening pass checks kinds and times; a cursor checks its own lines' values.
+  const auto path = with_records(kGoodChip + "chip 110 120 1 oops 3 4\n");
+  const auto r = open_recording(path);
+  auto chip = r->chip_samples();
+  ChipSample c;
+  ASSERT_TRUE(chip->next(c));
+  try {
+    chip->next(c);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 4);
+  }
+}
+
+TEST_F(BadInput, OverlongLine) {
+  const std::string long_note = "note 1 t " + std::string((4u << 20) + 10, 'x') + "\n";
+  expect_input_error(with_records(kGoodChip + long_note), 4, "longer than 4 MiB");
+}
+
+}  // namespace
+}  // namespace diescope

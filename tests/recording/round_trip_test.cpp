@@ -1,0 +1,323 @@
+// Every record kind written by RecordingWriter reads back equal through open_recording, NaN and
+// the sign of zero included; the meta keeps every field.
+#include <limits>
+
+#include "test_files.hpp"
+
+namespace diescope {
+namespace {
+
+using testing::same_value;
+using testing::small_meta;
+using testing::TempDir;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+void expect_same_columns(const std::vector<ColumnDef>& a, const std::vector<ColumnDef>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].key, b[i].key);
+    EXPECT_EQ(a[i].label, b[i].label);
+    EXPECT_EQ(a[i].metric, b[i].metric);
+    EXPECT_EQ(a[i].recipe.combine, b[i].recipe.combine);
+    EXPECT_EQ(a[i].recipe.counters, b[i].recipe.counters);
+    EXPECT_EQ(a[i].source, b[i].source);
+    EXPECT_EQ(a[i].flags, b[i].flags);
+    EXPECT_EQ(a[i].note, b[i].note);
+    EXPECT_EQ(a[i].counted_by_gpu_util, b[i].counted_by_gpu_util);
+    EXPECT_EQ(a[i].unit, b[i].unit);
+  }
+}
+
+TEST(RecordingRoundTrip, MetaKeepsEveryField) {
+  TempDir dir;
+  RecordingMeta m = small_meta();
+  m.drain_ms = kNaN;  // not available travels as JSON null
+  {
+    RecordingWriter w(dir / "meta.dsrec", m);
+    w.close();
+  }
+  const auto r = open_recording(dir / "meta.dsrec");
+  const RecordingMeta& got = r->meta();
+  EXPECT_EQ(got.format_version, 1);
+  EXPECT_EQ(got.tool_version, m.tool_version);
+  EXPECT_EQ(got.method, m.method);
+  EXPECT_EQ(got.gpu.index, m.gpu.index);
+  EXPECT_EQ(got.gpu.uuid, m.gpu.uuid);
+  EXPECT_EQ(got.gpu.model, m.gpu.model);
+  EXPECT_EQ(got.gpu.chip, m.gpu.chip);
+  EXPECT_EQ(got.gpu.driver, m.gpu.driver);
+  EXPECT_EQ(got.gpu.compute_capability, m.gpu.compute_capability);
+  EXPECT_EQ(got.gpu.l2_bytes, m.gpu.l2_bytes);
+  EXPECT_EQ(got.gpu.sm_count, m.gpu.sm_count);
+  EXPECT_EQ(got.unit_table, m.unit_table);
+  expect_same_columns(got.units, m.units);
+  expect_same_columns(got.diagnostics, m.diagnostics);
+  expect_same_columns(got.counts, m.counts);
+  expect_same_columns(got.engines, m.engines);
+  EXPECT_EQ(got.interval_ms, m.interval_ms);
+  EXPECT_TRUE(std::isnan(got.drain_ms));
+  EXPECT_EQ(got.gpu_util_resolution_pct, m.gpu_util_resolution_pct);
+  EXPECT_EQ(got.start_ns, m.start_ns);
+  EXPECT_EQ(got.run_type, m.run_type);
+  EXPECT_EQ(got.command, m.command);
+  EXPECT_EQ(got.host, m.host);
+  EXPECT_EQ(got.duty_on_ms, m.duty_on_ms);
+  EXPECT_EQ(got.duty_period_ms, m.duty_period_ms);
+  // Header only: no records, the run's last time is its start.
+  EXPECT_EQ(r->side().complete_lines, 2);
+  EXPECT_FALSE(r->side().truncated);
+  EXPECT_FALSE(r->side().end.has_value());
+  EXPECT_EQ(r->side().last_ts_ns, m.start_ns);
+}
+
+struct Written {
+  std::vector<OwnedChipSample> chip;
+  std::vector<UtilSample> util;
+  std::vector<ClockReading> clock;
+  std::vector<ThrottleReading> throttle;
+  std::vector<PowerLimitReading> power;
+  std::vector<OwnedEngineReading> engine;
+  std::vector<ProcessReading> process;
+  std::vector<Mark> marks;
+  std::vector<CountersEvent> counters;
+  std::vector<Note> notes;
+  std::vector<ClockJump> jumps;
+  RunEnd end;
+};
+
+Written every_kind(TimeNs t0) {
+  Written w;
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  const double huge = std::numeric_limits<double>::max();
+  w.chip = {
+      {t0, t0 + 614'150'000, {0.04217, 0.5437}, {0.6902}, {2.132e9}},
+      {t0 + 614'150'000, t0 + 624'150'000, {84.97, kNaN}, {100}, {kNaN}},
+      {t0 + 624'150'000, t0 + 624'150'000, {-0.0, 1.0 / 3.0}, {tiny}, {huge}},  // empty span is allowed
+      {t0 + 624'150'000, t0 + 634'150'000, {0.1 + 0.2, 1e-300}, {kNaN}, {3.95e10}},
+  };
+  w.util = {{t0 + 1, 0, UtilSource::samples}, {t0 + 200'000'000, 99, UtilSource::polled}, {t0 + 200'000'000, 12.5, UtilSource::samples}};
+  w.clock = {{t0, 1980, kNaN}, {t0 + 100'000'000, kNaN, 3201}, {t0 + 200'000'000, 1755.5, 1593}};
+  w.throttle = {{t0, std::nullopt},
+                {t0 + 1, std::uint64_t{0}},
+                {t0 + 2, std::uint64_t{throttle_gpu_idle}},
+                {t0 + 3, std::uint64_t{throttle_sw_power_cap | throttle_hw_thermal | throttle_display_clocks}},
+                {t0 + 4, std::uint64_t{0x400 | 0x8000'0000'0000'0000ULL | throttle_sync_boost}}};  // unnamed bits too
+  w.power = {{t0, 700}, {t0 + 5, kNaN}, {t0 + 6, 612.25}};
+  w.engine = {{t0, {0, kNaN}}, {t0 + 100'000'000, {93.8, 4}}};
+  w.process = {{t0, 0, 0, 0}, {t0 + 1, -1, -1, 3}, {t0 + 2, 2, 1, 0}};
+  w.marks = {{t0 + 10, MarkKind::start}, {t0 + 20, MarkKind::stop}};
+  w.counters = {{t0, true, ""}, {t0 + 30, false, "sampler failed: CUPTI_ERROR_X"}, {t0 + 40, true, ""}};
+  w.notes = {{t0, "sampler", "plain text"},
+             {t0, "gpu_util", "multi\nline\r\ntext with a \\ backslash and\ttab"},
+             {t0 + 1, "empty", ""},
+             {t0 + 2, "spaces", "  leading and trailing  "},
+             {t0 + 3, "unicode", "caf\xc3\xa9 \xe2\x80\x94 ok"}};
+  w.jumps = {{t0 + 50, -2'000'000'000}, {t0 + 60, 150'000'000}};
+  w.end = {t0 + 700'000'000, 130, "signal SIGINT\nthen exit"};
+  return w;
+}
+
+TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
+  TempDir dir;
+  const RecordingMeta meta = small_meta();
+  const Written w = every_kind(meta.start_ns);
+  const auto path = dir / "all.dsrec";
+  {
+    RecordingWriter out(path, meta);
+    // Kinds interleaved, as a live collector writes them; each kind stays in time order.
+    for (std::size_t i = 0; i < 5; ++i) {
+      if (i < w.chip.size()) out.write(w.chip[i]);
+      if (i < w.util.size()) out.write(w.util[i]);
+      if (i < w.clock.size()) out.write(w.clock[i]);
+      if (i < w.throttle.size()) out.write(w.throttle[i]);
+      if (i < w.power.size()) out.write(w.power[i]);
+      if (i < w.engine.size()) out.write(w.engine[i]);
+      if (i < w.process.size()) out.write(w.process[i]);
+      if (i < w.marks.size()) out.write(w.marks[i]);
+      if (i < w.counters.size()) out.write(w.counters[i]);
+      if (i < w.notes.size()) out.write(w.notes[i]);
+      if (i < w.jumps.size()) out.write(w.jumps[i]);
+    }
+    out.write(w.end);
+    EXPECT_EQ(out.lines_written(), 2 + 4 + 3 + 3 + 5 + 3 + 2 + 3 + 2 + 3 + 5 + 2 + 1);
+    out.close();
+  }
+  const auto r = open_recording(path);
+  EXPECT_EQ(r->name(), path.string());
+
+  // Streams are independent cursors: read chip samples and GPU-Util alternately.
+  auto chip = r->chip_samples();
+  auto util = r->util_samples();
+  ChipSample c;
+  UtilSample u;
+  for (std::size_t i = 0; i < w.chip.size(); ++i) {
+    ASSERT_TRUE(chip->next(c)) << i;
+    EXPECT_EQ(c.start_ns, w.chip[i].start_ns);
+    EXPECT_EQ(c.end_ns, w.chip[i].end_ns);
+    ASSERT_EQ(c.units.size(), 2u);
+    ASSERT_EQ(c.diagnostics.size(), 1u);
+    ASSERT_EQ(c.counts.size(), 1u);
+    for (std::size_t k = 0; k < 2; ++k) EXPECT_TRUE(same_value(c.units[k], w.chip[i].units[k])) << i << " " << c.units[k];
+    EXPECT_TRUE(same_value(c.diagnostics[0], w.chip[i].diagnostics[0])) << i;
+    EXPECT_TRUE(same_value(c.counts[0], w.chip[i].counts[0])) << i;
+    if (i < w.util.size()) {
+      ASSERT_TRUE(util->next(u));
+      EXPECT_EQ(u.ts_ns, w.util[i].ts_ns);
+      EXPECT_EQ(u.pct, w.util[i].pct);
+      EXPECT_EQ(u.source, w.util[i].source);
+    }
+  }
+  EXPECT_FALSE(chip->next(c));
+  EXPECT_FALSE(chip->next(c));  // stays at the end
+  EXPECT_FALSE(util->next(u));
+
+  ClockReading k;
+  auto clocks = r->clocks();
+  for (const ClockReading& want : w.clock) {
+    ASSERT_TRUE(clocks->next(k));
+    EXPECT_EQ(k.ts_ns, want.ts_ns);
+    EXPECT_TRUE(same_value(k.sm_mhz, want.sm_mhz));
+    EXPECT_TRUE(same_value(k.mem_mhz, want.mem_mhz));
+  }
+  EXPECT_FALSE(clocks->next(k));
+
+  ThrottleReading t;
+  auto throttles = r->throttles();
+  for (const ThrottleReading& want : w.throttle) {
+    ASSERT_TRUE(throttles->next(t));
+    EXPECT_EQ(t.ts_ns, want.ts_ns);
+    EXPECT_EQ(t.mask, want.mask);
+  }
+  EXPECT_FALSE(throttles->next(t));
+
+  PowerLimitReading p;
+  auto power = r->power_limits();
+  for (const PowerLimitReading& want : w.power) {
+    ASSERT_TRUE(power->next(p));
+    EXPECT_EQ(p.ts_ns, want.ts_ns);
+    EXPECT_TRUE(same_value(p.limit_w, want.limit_w));
+  }
+  EXPECT_FALSE(power->next(p));
+
+  EngineReading e;
+  auto engines = r->engines();
+  for (const OwnedEngineReading& want : w.engine) {
+    ASSERT_TRUE(engines->next(e));
+    EXPECT_EQ(e.ts_ns, want.ts_ns);
+    ASSERT_EQ(e.values.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) EXPECT_TRUE(same_value(e.values[i], want.values[i]));
+  }
+  EXPECT_FALSE(engines->next(e));
+
+  ProcessReading pr;
+  auto procs = r->processes();
+  for (const ProcessReading& want : w.process) {
+    ASSERT_TRUE(procs->next(pr));
+    EXPECT_EQ(pr.ts_ns, want.ts_ns);
+    EXPECT_EQ(pr.compute, want.compute);
+    EXPECT_EQ(pr.graphics, want.graphics);
+    EXPECT_EQ(pr.exited, want.exited);
+  }
+  EXPECT_FALSE(procs->next(pr));
+
+  const SideRecords& side = r->side();
+  ASSERT_EQ(side.marks.size(), w.marks.size());
+  for (std::size_t i = 0; i < w.marks.size(); ++i) {
+    EXPECT_EQ(side.marks[i].ts_ns, w.marks[i].ts_ns);
+    EXPECT_EQ(side.marks[i].kind, w.marks[i].kind);
+  }
+  ASSERT_EQ(side.counters.size(), w.counters.size());
+  for (std::size_t i = 0; i < w.counters.size(); ++i) {
+    EXPECT_EQ(side.counters[i].ts_ns, w.counters[i].ts_ns);
+    EXPECT_EQ(side.counters[i].on, w.counters[i].on);
+    EXPECT_EQ(side.counters[i].reason, w.counters[i].reason);
+  }
+  ASSERT_EQ(side.notes.size(), w.notes.size());
+  for (std::size_t i = 0; i < w.notes.size(); ++i) {
+    EXPECT_EQ(side.notes[i].ts_ns, w.notes[i].ts_ns);
+    EXPECT_EQ(side.notes[i].topic, w.notes[i].topic);
+    EXPECT_EQ(side.notes[i].text, w.notes[i].text);
+  }
+  ASSERT_EQ(side.clock_jumps.size(), w.jumps.size());
+  for (std::size_t i = 0; i < w.jumps.size(); ++i) {
+    EXPECT_EQ(side.clock_jumps[i].ts_ns, w.jumps[i].ts_ns);
+    EXPECT_EQ(side.clock_jumps[i].step_ns, w.jumps[i].step_ns);
+  }
+  ASSERT_TRUE(side.end.has_value());
+  EXPECT_EQ(side.end->ts_ns, w.end.ts_ns);
+  EXPECT_EQ(side.end->exit_code, w.end.exit_code);
+  EXPECT_EQ(side.end->how, w.end.how);
+  EXPECT_FALSE(side.truncated);
+  // 2 header lines + 36 records, each one line.
+  EXPECT_EQ(side.complete_lines, 38);
+  EXPECT_EQ(side.last_ts_ns, w.end.ts_ns);  // the end at t0 + 700 ms is the latest time
+}
+
+TEST(RecordingRoundTrip, NanIsWrittenAsNanAndThrottleReasonsAsNames) {
+  TempDir dir;
+  const RecordingMeta meta = small_meta();
+  const auto path = dir / "text.dsrec";
+  const TimeNs t0 = meta.start_ns;
+  {
+    RecordingWriter out(path, meta);
+    const std::vector<double> units{kNaN, 1.5}, diag{-kNaN}, counts{2e10};
+    out.write(ChipSample{t0, t0 + 10'000'000, units, diag, counts});
+    out.write(ThrottleReading{t0, std::uint64_t{throttle_gpu_idle | throttle_sw_power_cap | 0x200}});
+    out.write(ThrottleReading{t0 + 1, std::uint64_t{0}});
+    out.write(ThrottleReading{t0 + 2, std::nullopt});
+    out.write(Note{t0, "x", "a\nb\\c"});
+  }
+  const std::string text = testing::read_bytes(path);
+  EXPECT_NE(text.find("\nchip 1700000000000000000 1700000000010000000 nan 1.5 nan 2e+10\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nthrottle 1700000000000000000 gpu_idle,sw_power_cap,0x200\n"), std::string::npos);
+  EXPECT_NE(text.find("\nthrottle 1700000000000000001 -\n"), std::string::npos);
+  EXPECT_NE(text.find("\nthrottle 1700000000000000002 ?\n"), std::string::npos);
+  EXPECT_NE(text.find("\nnote 1700000000000000000 x a\\nb\\\\c\n"), std::string::npos);
+  EXPECT_EQ(text.rfind("diescope-recording 1\nmeta {", 0), 0u);
+}
+
+TEST(RecordingRoundTrip, ReaderAcceptsWhatOtherToolsMayWrite) {
+  // Tabs and runs of spaces between fields, CRLF line ends, comments and blank lines, uppercase NaN.
+  TempDir dir;
+  const RecordingMeta meta = small_meta();
+  std::string text = testing::header_for(meta, dir);
+  text +=
+      "# written by hand\n"
+      "\n"
+      "chip\t100   200\t1.5 NaN  3 4e3\r\n"
+      "   \n"
+      "util 150 98 polled\r\n";
+  const auto path = dir / "hand.dsrec";
+  testing::write_bytes(path, text);
+  const auto r = open_recording(path);
+  ChipSample c;
+  auto chip = r->chip_samples();
+  ASSERT_TRUE(chip->next(c));
+  EXPECT_EQ(c.start_ns, 100);
+  EXPECT_EQ(c.end_ns, 200);
+  EXPECT_EQ(c.units[0], 1.5);
+  EXPECT_TRUE(std::isnan(c.units[1]));
+  EXPECT_EQ(c.diagnostics[0], 3);
+  EXPECT_EQ(c.counts[0], 4000);
+  EXPECT_FALSE(chip->next(c));
+  UtilSample u;
+  auto util = r->util_samples();
+  ASSERT_TRUE(util->next(u));
+  EXPECT_EQ(u.pct, 98);
+  EXPECT_EQ(u.source, UtilSource::polled);
+  EXPECT_EQ(r->side().complete_lines, 7);
+  EXPECT_EQ(r->side().last_ts_ns, 200);  // the chip sample's end
+}
+
+TEST(RecordingRoundTrip, ThrottleNamesCoverNvmlBits) {
+  EXPECT_EQ(throttle_reason_name(throttle_hw_power_brake), "hw_power_brake");
+  EXPECT_EQ(throttle_reason_bit("sw_thermal"), std::optional<std::uint64_t>(throttle_sw_thermal));
+  EXPECT_FALSE(throttle_reason_bit("hot").has_value());
+  // 0x1 | 0x4 | 0x1000 (no name) -> two names and the rest in hex.
+  EXPECT_EQ(throttle_reason_names(0x1005), (std::vector<std::string>{"gpu_idle", "sw_power_cap", "0x1000"}));
+  EXPECT_TRUE(throttle_reason_names(0).empty());
+}
+
+}  // namespace
+}  // namespace diescope

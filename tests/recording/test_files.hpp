@@ -1,0 +1,150 @@
+// Helpers for the recording tests: a private temporary folder, files with given bytes, and a
+// check that opening or reading a file fails with an InputError naming the file and line.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <string>
+
+#include "diescope/core/error.hpp"
+#include "diescope/recording/format.hpp"
+#include "diescope/recording/reader.hpp"
+#include "diescope/recording/records.hpp"
+#include "diescope/recording/writer.hpp"
+
+namespace diescope::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "diescope-recording-test-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+inline std::string read_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// NaN equals NaN; otherwise exact, including the sign of zero.
+inline bool same_value(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return a == b && std::signbit(a) == std::signbit(b);
+}
+
+// A small meta with every kind of column: 2 units, 1 diagnostic, 1 count, 2 engines.
+inline RecordingMeta small_meta() {
+  RecordingMeta m;
+  m.tool_version = "test";
+  m.method = 3;
+  m.gpu.index = 1;
+  m.gpu.uuid = "GPU-1234";
+  m.gpu.model = "NVIDIA H200";
+  m.gpu.chip = "GH100";
+  m.gpu.driver = "580.159";
+  m.gpu.compute_capability = 90;
+  m.gpu.l2_bytes = 52428800;
+  m.gpu.sm_count = 132;
+  m.unit_table = "hopper-test";
+  auto col = [](std::string key, std::string unit, UnitSource source, bool counted) {
+    ColumnDef c;
+    c.key = key;
+    c.label = "Label of " + key;
+    c.metric = "sm__" + key + ".avg.pct_of_peak_sustained_elapsed";
+    c.recipe.counters = {c.metric};
+    c.source = source;
+    c.unit = std::move(unit);
+    c.counted_by_gpu_util = counted;
+    return c;
+  };
+  m.units = {col("fp32", "pct", UnitSource::chip, true), col("dram", "pct", UnitSource::chip, true)};
+  m.units[0].recipe.combine = UnitRecipe::Combine::mean;
+  m.units[0].recipe.counters = {"sm__inst_executed_pipe_fmaheavy", "sm__inst_executed_pipe_fmalite"};
+  m.units[0].flags = {UnitFlag::stand_in_counter, UnitFlag::different_measure};
+  m.units[0].note = "mean of the \"two\" halves\nsecond line";
+  m.diagnostics = {col("sm_active", "pct", UnitSource::chip, true)};
+  m.counts = {col("dram_bytes", "bytes", UnitSource::chip, true)};
+  m.engines = {col("nvenc", "pct", UnitSource::nvml_engine, false), col("nvdec", "pct", UnitSource::nvml_engine, false)};
+  m.interval_ms = 10;
+  m.drain_ms = 1000;
+  m.gpu_util_resolution_pct = 1;
+  m.start_ns = 1'700'000'000'000'000'000;
+  m.run_type = "round";
+  m.command = {"python", "train.py", "--lr", "3e-4", "caf\xc3\xa9"};
+  m.host = "node-7";
+  m.duty_on_ms = 100;
+  m.duty_period_ms = 1000;
+  return m;
+}
+
+// The first two lines of a recording with `meta`, exactly as the writer makes them.
+inline std::string header_for(const RecordingMeta& meta, const TempDir& dir) {
+  const auto path = dir / "header.dsrec";
+  {
+    RecordingWriter w(path, meta);
+    w.close();
+  }
+  return read_bytes(path);
+}
+
+// Reads every stream of a recording to its end (what the analysis does).
+inline void read_everything(const RecordSource& source) {
+  ChipSample c;
+  for (auto s = source.chip_samples(); s->next(c);) {}
+  UtilSample u;
+  for (auto s = source.util_samples(); s->next(u);) {}
+  ClockReading k;
+  for (auto s = source.clocks(); s->next(k);) {}
+  ThrottleReading t;
+  for (auto s = source.throttles(); s->next(t);) {}
+  PowerLimitReading p;
+  for (auto s = source.power_limits(); s->next(p);) {}
+  EngineReading e;
+  for (auto s = source.engines(); s->next(e);) {}
+  ProcessReading r;
+  for (auto s = source.processes(); s->next(r);) {}
+}
+
+// Opens and reads `path` whole; expects an InputError for `line` whose message names the file and
+// contains `fragment`. Returns the message.
+inline std::string expect_input_error(const std::filesystem::path& path, long line, const std::string& fragment) {
+  try {
+    const auto source = open_recording(path);
+    read_everything(*source);
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), line) << e.what();
+    EXPECT_EQ(e.path(), path.string());
+    const std::string where = line > 0 ? path.string() + ":" + std::to_string(line) + ": " : path.string() + ": ";
+    EXPECT_EQ(std::string(e.what()).rfind(where, 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << "message: " << e.what();
+    EXPECT_FALSE(e.fix().empty());
+    EXPECT_EQ(e.exit_code(), kExitInput);
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError for " << path << " (expected line " << line << ", '" << fragment << "')";
+  return {};
+}
+
+}  // namespace diescope::testing
