@@ -230,14 +230,13 @@ std::vector<std::string_view> closest_metric_names(std::string_view name, std::s
 Expected<const CatalogEntry*> lookup_metric(std::string_view name) {
   if (const CatalogEntry* entry = find_metric(name)) return entry;
   auto parsed = parse_metric_name(name);
-  if (!parsed) return parsed.error();
-  std::string reason = "unknown metric \"" + std::string(name) + "\"";
+  std::string reason = parsed ? "unknown metric \"" + std::string(name) + "\"" : parsed.reason();
   auto near = closest_metric_names(name);
-  if (near.empty()) {
-    reason += "; docs/metrics.md lists the known names";
-  } else {
+  if (!near.empty()) {
     reason += "; closest known: ";
     for (std::size_t i = 0; i < near.size(); ++i) reason += (i ? ", " : "") + std::string(near[i]);
+  } else if (parsed) {
+    reason += "; docs/metrics.md lists the known names";
   }
   return MetricError{reason};
 }

@@ -14,6 +14,12 @@ constexpr double kNsPerSecond = 1e9;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::int64_t kMaxResampleBins = 100'000'000;  // a grid larger than this is a mistake in step or origin
 
+std::string number_text(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", v);
+  return buffer;
+}
+
 std::optional<MetricError> check_time_order(std::span<const Point> series, std::string_view what) {
   for (std::size_t i = 1; i < series.size(); ++i) {
     if (series[i].ts_ns < series[i - 1].ts_ns) {
@@ -27,11 +33,11 @@ std::optional<MetricError> check_time_order(std::span<const Point> series, std::
 
 Expected<std::int64_t> seconds_to_ns(double seconds, std::string_view what) {
   if (!std::isfinite(seconds) || seconds <= 0) {
-    return MetricError{std::string(what) + " must be a positive number of seconds, got " + std::to_string(seconds)};
+    return MetricError{std::string(what) + " must be a positive number of seconds, got " + number_text(seconds)};
   }
   const double ns = std::round(seconds * kNsPerSecond);
   if (ns < 1 || ns > 9e18) {
-    return MetricError{std::string(what) + " of " + std::to_string(seconds) + " s is outside 1 ns to 9e9 s"};
+    return MetricError{std::string(what) + " of " + number_text(seconds) + " s is outside 1 ns to 9e9 s"};
   }
   return static_cast<std::int64_t>(ns);
 }
@@ -106,7 +112,7 @@ Expected<Series> resample(std::span<const Point> series, double step_s, std::int
   const std::int64_t first_bin = floor_div(series.front().ts_ns - origin_ns, *step_ns);
   const std::int64_t last_bin = floor_div(series.back().ts_ns - origin_ns, *step_ns);
   if (last_bin - first_bin >= kMaxResampleBins) {
-    return MetricError{"resample: a " + std::to_string(step_s) + " s step over this series makes " +
+    return MetricError{"resample: a " + number_text(step_s) + " s step over this series makes " +
                        std::to_string(last_bin - first_bin + 1) + " bins; use a longer step"};
   }
   Series out;
@@ -172,9 +178,12 @@ std::string format_value(double value, Unit unit) {
     return buffer;
   }
   const DisplayScale scale = display_scale(unit, value);
-  const double shown = round_to_significant(value / scale.divisor, 3);
+  // Decimals for 3 significant digits, judged after rounding (9.996 shows as 10.0); digits left of
+  // the point are never dropped (1987 MHz stays 1987).
+  const double shown = value / scale.divisor;
+  const double rounded = std::fabs(round_to_significant(shown, 3));
   int decimals = 0;
-  if (shown != 0) decimals = std::max(0, 2 - static_cast<int>(std::floor(std::log10(std::fabs(shown)))));
+  if (rounded != 0) decimals = std::max(0, 2 - static_cast<int>(std::floor(std::log10(rounded))));
   std::snprintf(buffer, sizeof buffer, "%.*f", decimals, shown);
   std::string out = buffer;
   if (!scale.symbol.empty()) out += " " + scale.symbol;

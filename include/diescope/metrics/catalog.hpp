@@ -53,7 +53,8 @@ std::span<const CatalogEntry> catalog();
 // nullptr when the name is not in the catalog.
 const CatalogEntry* find_metric(std::string_view name);
 
-// The entry, or why not: the parse error for a malformed name, or "unknown" with the closest names.
+// The entry, or why not: the parse error for a malformed name, or "unknown"; either way followed by
+// the closest known names when some are near.
 Expected<const CatalogEntry*> lookup_metric(std::string_view name);
 
 // Up to `limit` catalog names nearest to `name` by edit distance, nearest first; only names within
