@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "builder.hpp"
+#include "diescope/core/error.hpp"
 
 namespace diescope::testing {
 namespace {
@@ -106,6 +107,23 @@ TEST(GpuUtil, CoverageAtNinetyPercentIsEnoughForTheGap) {
   a = b.analyze();
   EXPECT_NEAR(a.run.gpu_util_coverage_pct, 809.0 / 9.0, 1e-9);
   EXPECT_FALSE(a.run.headline.gap_tenths.has_value());
+}
+
+TEST(GpuUtil, OutOfOrderOrNaNSamplesAreInputErrors) {
+  {
+    Builder b({"sm"});
+    b.setup_sample();
+    b.samples(100, 9, 100, {10});
+    b.util(500, 10).util(400, 10);
+    EXPECT_THROW(b.analyze(), InputError);
+  }
+  {
+    Builder b({"sm"});
+    b.setup_sample();
+    b.samples(100, 9, 100, {10});
+    b.util(500, std::numeric_limits<double>::quiet_NaN());
+    EXPECT_THROW(b.analyze(), InputError);
+  }
 }
 
 }  // namespace
