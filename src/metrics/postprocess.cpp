@@ -52,10 +52,14 @@ struct FiniteMean {
   long double sum = 0;
   std::int64_t count = 0;
   void add(double v) {
-    if (std::isfinite(v)) sum += v, ++count;
+    if (!std::isfinite(v)) return;
+    sum += v;
+    ++count;
   }
   void remove(double v) {
-    if (std::isfinite(v)) sum -= v, --count;
+    if (!std::isfinite(v)) return;
+    sum -= v;
+    --count;
   }
   double mean() const { return count > 0 ? static_cast<double>(sum / static_cast<long double>(count)) : kNaN; }
 };
