@@ -1,0 +1,466 @@
+// The unit tables. Every counter set below was chosen with CUPTI's profiler host API (CUDA 13.0) so
+// that it fits one PM-sampling pass on every chip the table lists; the evidence is
+// bench/results/metrics/pm-passes.txt (the tables) and bench/results/metrics/gh100-alternatives.txt
+// (what Hopper could not add). Notes say what a reader must know before trusting a number.
+#include "diescope/collect/unit_tables.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "diescope/core/error.hpp"
+
+namespace diescope::collect {
+namespace {
+
+constexpr std::string_view kPct = ".avg.pct_of_peak_sustained_elapsed";
+constexpr std::string_view kGroupTpc = "TPC.TriageCompute.";
+constexpr std::string_view kGroupSmA = "SM_A.TriageCompute.";
+
+std::string pct(std::string_view base) { return std::string(base) + std::string(kPct); }
+std::string tpc_group(std::string_view base) { return std::string(kGroupTpc) + pct(base); }
+std::string sm_a_group(std::string_view base) { return std::string(kGroupSmA) + pct(base); }
+
+const std::string kDramPct = "dram__bytes.sum.pct_of_peak_sustained_elapsed";
+const std::string kDramBytes = "dram__bytes.sum";
+
+// Metric-model name of the FMA halves' mean: it is no single CUPTI counter, so it gets its own name
+// in the model's grammar (docs/metrics.md).
+const std::string kFmaHalvesMetric = "sm__pipe_fma_halves_mean.avg.pct_of_peak_sustained_elapsed";
+
+ColumnDef counter(std::string key, std::string label, std::string metric, std::vector<UnitFlag> flags,
+                  std::string note) {
+  ColumnDef c;
+  c.key = std::move(key);
+  c.label = std::move(label);
+  c.metric = metric;
+  c.recipe = UnitRecipe{UnitRecipe::Combine::counter, {std::move(metric)}};
+  c.flags = std::move(flags);
+  c.note = std::move(note);
+  return c;
+}
+
+ColumnDef mean_of(std::string key, std::string label, std::string metric, std::string a, std::string b,
+                  std::vector<UnitFlag> flags, std::string note) {
+  ColumnDef c;
+  c.key = std::move(key);
+  c.label = std::move(label);
+  c.metric = std::move(metric);
+  c.recipe = UnitRecipe{UnitRecipe::Combine::mean, {std::move(a), std::move(b)}};
+  c.flags = std::move(flags);
+  c.note = std::move(note);
+  return c;
+}
+
+ColumnDef bytes_count(std::string key, std::string label, std::string metric, std::string note) {
+  ColumnDef c = counter(std::move(key), std::move(label), std::move(metric), {}, std::move(note));
+  c.unit = "bytes";
+  return c;
+}
+
+// ---- Notes shared by several tables ----
+
+const char* const kFmaHalvesNote =
+    "Mean of the FMA pipe's two halves: the heavy half runs FP32, fp16 and integer multiply-add, the lite "
+    "half FP32 and fp16. In this chip family's PM-sampling catalog the whole-pipe instruction counter has "
+    "no realtime form, so the halves' mean stands in for it. If back-to-back integer and logic "
+    "instructions land on the heavy half here as the method found on GB205, the mean counts them at half "
+    "weight and reads above the FFMA work (on a GB205 llama.cpp generate recording the mean read 21.0% "
+    "where the whole-pipe counter read 14.3%). Not checked on this architecture's hardware; compare FP32 "
+    "across architectures with that in mind.";
+
+const char* const kLoadStoreNote =
+    "L1's data stage: the wavefronts it processed for local, global, shared and surface-store accesses, "
+    "as a share of its peak. It stands in for the load/store unit (the LSU instruction counter paces "
+    "issue, not data moved). The method's drain study on GB205 found its Load/store reading 7 to 9% low at "
+    "100 ms drains and about 0.9% low at 1 s drains (a fit, not a measurement), because each drain of the "
+    "counter buffer costs most of the sample spanning it; whether this counter loses the same has not been "
+    "checked. No correction is applied.";
+
+const char* const kL2Note =
+    "Bytes requested at the L2 slices as a share of their peak, averaged over the slices. L2's composite "
+    "throughput (the busiest L2 sub-unit, tag lookups included) does not fit in the same pass, so work "
+    "limited by L2 tag lookups rather than bytes can read low.";
+
+const char* const kDramNote =
+    "Bytes moved to and from DRAM as a share of the peak bandwidth CUPTI defines (bytes moved, not "
+    "dram__throughput's busy-ness). Fully DRAM-bound work still reads below 100%: DRAM has overhead it "
+    "cannot avoid, and stranded capacity at DRAM includes it. Whether the peak follows the live memory "
+    "clock is open.";
+
+const char* const kDramBytesNote =
+    "Raw bytes moved in each sample, as read. Reports count rates from it (bytes summed over the samples "
+    "over the time they cover), never as a percent times a peak.";
+
+const char* const kDramThroughputNote =
+    "The higher of DRAM's active cycles and bytes moved, as a percent of peak: a busy-ness measure kept "
+    "beside the byte share. Diagnostic, not part of DIE-Util.";
+
+const char* const kSmActiveNote =
+    "Cycles in which an SM had at least one warp resident, averaged over the SMs. Diagnostic.";
+
+const char* const kOccupancyNote =
+    "Resident warps as a share of the most the SMs can hold, over elapsed time (an idle SM counts as "
+    "empty). Diagnostic.";
+
+const char* const kFmaHeavyNote =
+    "The FMA pipe's heavy half (FP32, fp16, integer multiply-add; integer and logic instructions can land "
+    "here too). Code that runs only integer multiply-adds fills this half while FP32 reads about half. "
+    "Diagnostic.";
+
+const char* const kFmaLiteNote = "The FMA pipe's lite half (FP32 and fp16 only). Diagnostic.";
+
+std::vector<ColumnDef> dram_counts() {
+  return {bytes_count("dram_bytes", "DRAM bytes", kDramBytes, kDramBytesNote)};
+}
+
+// ---- Hopper (GH100): measured here, not from the method's seed ----
+
+UnitTable hopper_gh100() {
+  const std::string group_flag_note =
+      " Read in its group-qualified form (CUPTI's TriageCompute counter group), which fits this table's "
+      "one pass where the plain name does not. Flagged as a stand-in until the H200 check shows the group "
+      "form reads what the plain counter reads (against known work and against ncu).";
+  UnitTable t;
+  t.name = "hopper-gh100";
+  t.architecture = "Hopper";
+  t.chips = {"GH100"};
+  t.compute_capabilities = {90};
+  t.source = "chosen for diescope with CUPTI's host API (bench/results/metrics/gh100-alternatives.txt); "
+             "no table in the method's seed covers Hopper";
+  t.note =
+      "What Hopper cannot see in this one pass, and why. PM sampling reads only what fits one pass of the "
+      "chip's counter hardware, and CUPTI's host API says these do not fit beside the table: the plain "
+      "whole-pipe FMA counter sm__inst_executed_pipe_fma (2 passes; it is the one the H200 probe matched to "
+      "FFMA work, 84.97% against 84.8%, but it only fits smaller sets without L1 and FP64), so FP32 reads "
+      "its group-qualified realtime form; the plain FP64 counter sm__pipe_fp64_cycles_active (2 passes on "
+      "its own); L1's composite throughput l1tex__throughput (6 passes) and L2's lts__throughput (4), so L1 "
+      "and L2 are each one byte or wavefront counter rather than the busiest sub-unit; the LSU instruction "
+      "counter sm__inst_executed_pipe_lsu (2); and the FP64 tensor (DMMA) sub-pipe counter (2), so FP64 "
+      "matrix work cannot be told apart within Tensor. CUPTI does not say which hardware limit a set hits; "
+      "the pass counts are what its host API returns for GH100.";
+  t.units = {
+      counter("fp32", "FP32", tpc_group("sm__inst_executed_pipe_fma_realtime"), {UnitFlag::stand_in_counter},
+              "Warp instructions on the whole FMA pipe (FP32, fp16 and integer multiply-add) as a share of its "
+              "peak issue rate." + group_flag_note),
+      counter("tensor", "Tensor", pct("sm__pipe_tensor_cycles_active_realtime"), {},
+              "Cycles the tensor pipe was busy, all precisions. In the H200 probe this counter read 5.3% during "
+              "a plain FFMA kernel that issues no tensor instruction; the cause is unknown, so a few percent "
+              "of Tensor beside busy FMA work is not evidence of tensor-core use."),
+      counter("fp64", "FP64", tpc_group("sm__pipe_fp64_cycles_active_realtime"), {UnitFlag::stand_in_counter},
+              "Cycles the FP64 pipe was busy. The plain counter needs 2 passes on its own on GH100; whether "
+              "FP64 matrix (DMMA) instructions count here or under Tensor has not been checked." +
+                  group_flag_note),
+      counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts"), {UnitFlag::stand_in_counter},
+              kLoadStoreNote),
+      counter("l1_fill", "L1 fill", sm_a_group("l1tex__m_xbar2l1tex_read_sectors_realtime"),
+              {UnitFlag::stand_in_counter},
+              "Sectors the crossbar returned from L2 into L1, as a share of L1's receive peak: how busy the "
+              "path that fills L1 is. The plain name is not in GH100's PM-sampling catalog." + group_flag_note),
+      counter("l2", "L2", pct("lts__t_bytes"), {}, kL2Note),
+      counter("dram", "DRAM", kDramPct, {},
+              std::string(kDramNote) +
+                  " In the H200 probe a copy kernel that moved 3.94 TB/s by its own count read 81.9%, an "
+                  "implied peak of 4.82 TB/s."),
+  };
+  t.diagnostics = {
+      counter("sm_active", "SM active", pct("sm__cycles_active"), {}, kSmActiveNote),
+      counter("occupancy", "Occupancy", pct("sm__warps_active_realtime"), {}, kOccupancyNote),
+      counter("fma_heavy", "FMA heavy", pct("sm__inst_executed_pipe_fmaheavy"), {}, kFmaHeavyNote),
+      counter("fma_lite", "FMA lite", pct("sm__inst_executed_pipe_fmalite"), {}, kFmaLiteNote),
+      counter("dram_throughput", "DRAM throughput", pct("dram__throughput"), {}, kDramThroughputNote),
+  };
+  t.counts = dram_counts();
+  return t;
+}
+
+// ---- Blackwell (GB20x) ----
+
+UnitTable blackwell_gb20x() {
+  UnitTable t;
+  t.name = "blackwell-gb20x";
+  t.architecture = "Blackwell";
+  t.chips = {"GB202", "GB203", "GB205", "GB206", "GB207"};
+  t.compute_capabilities = {120};
+  t.source = "the method's seed (Blackwell, checked there on one GB205), adapted where CUDA 13.0's CUPTI "
+             "counts more passes";
+  t.note =
+      "The method reads Blackwell's FP32 from the whole FMA pipe's instruction counter "
+      "(sm__inst_executed_pipe_fma_realtime). With CUDA 13.0's CUPTI that counter needs 2 passes on its own "
+      "on every GB20x chip, and the realtime tensor counter cannot join the FMA halves in one pass either, "
+      "so this table reads FP32 as the halves' mean (flagged) and Tensor from the plain tensor counter. FP64 "
+      "does not fit (2 to 5 passes); GB20x's FP64 pipe is a small fraction of its FP32 rate.";
+  t.units = {
+      mean_of("fp32", "FP32", kFmaHalvesMetric, pct("sm__inst_executed_pipe_fmaheavy_realtime"),
+              pct("sm__inst_executed_pipe_fmalite_realtime"), {UnitFlag::stand_in_counter},
+              std::string(kFmaHalvesNote) +
+                  " On Blackwell the method's direct counter is the whole pipe's, which matched FFMA work in "
+                  "every GB205 sweep row; it does not fit this pass with CUDA 13.0's CUPTI, hence the flag."),
+      counter("tensor", "Tensor", pct("sm__pipe_tensor_cycles_active"), {},
+              "Cycles the tensor pipe was busy, all precisions. The plain (not realtime) form: the realtime "
+              "form needs a second pass beside the FMA halves on GB20x."),
+      counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts"), {UnitFlag::stand_in_counter},
+              kLoadStoreNote),
+      counter("l1_fill", "L1 fill", pct("l1tex__m_xbar2l1tex_read_sectors_realtime"), {},
+              "Sectors the crossbar returned from L2 into L1, as a share of L1's receive peak: how busy the "
+              "path that fills L1 is."),
+      counter("l2", "L2", pct("lts__t_bytes"), {}, kL2Note),
+      counter("dram", "DRAM", kDramPct, {},
+              std::string(kDramNote) +
+                  " On GB205 the byte counter's total was 0.98 to 1.00 of the bytes the method's calibration "
+                  "moved."),
+  };
+  t.diagnostics = {
+      counter("sm_active", "SM active", pct("sm__cycles_active"), {}, kSmActiveNote),
+      counter("occupancy", "Occupancy", pct("tpc__warps_active_realtime"), {}, kOccupancyNote),
+      counter("fma_heavy", "FMA heavy", pct("sm__inst_executed_pipe_fmaheavy_realtime"), {}, kFmaHeavyNote),
+      counter("fma_lite", "FMA lite", pct("sm__inst_executed_pipe_fmalite_realtime"), {}, kFmaLiteNote),
+      counter("dram_throughput", "DRAM throughput", pct("dram__throughput"), {}, kDramThroughputNote),
+  };
+  t.counts = dram_counts();
+  return t;
+}
+
+// ---- Ada (AD10x) and Ampere (GA10x): the halves' mean ----
+
+UnitTable halves_table(std::string name, std::string architecture, std::vector<std::string> chips,
+                       std::vector<int> ccs, std::string tensor_counter, std::string tensor_note) {
+  UnitTable t;
+  t.name = std::move(name);
+  t.architecture = std::move(architecture);
+  t.chips = std::move(chips);
+  t.compute_capabilities = std::move(ccs);
+  t.source = "the method's seed (Ampere and Ada read FP32 as the FMA halves' mean)";
+  t.note =
+      "FP64 does not fit one pass beside this table (its instruction counter needs 2 passes, its "
+      "active-cycles counter 4); these chips' FP64 pipes run at a small fraction of their FP32 rate. L1's "
+      "crossbar fill counter is not in this family's PM-sampling catalog.";
+  t.units = {
+      mean_of("fp32", "FP32", kFmaHalvesMetric, pct("sm__inst_executed_pipe_fmaheavy_realtime"),
+              pct("sm__inst_executed_pipe_fmalite_realtime"), {}, kFmaHalvesNote),
+      counter("tensor", "Tensor", pct(tensor_counter), {}, std::move(tensor_note)),
+      counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts"), {UnitFlag::stand_in_counter},
+              kLoadStoreNote),
+      counter("l2", "L2", pct("lts__t_bytes"), {}, kL2Note),
+      counter("dram", "DRAM", kDramPct, {}, kDramNote),
+  };
+  t.diagnostics = {
+      counter("sm_active", "SM active", pct("sm__cycles_active"), {}, kSmActiveNote),
+      counter("occupancy", "Occupancy", pct("sm__warps_active_realtime"), {}, kOccupancyNote),
+      counter("fma_heavy", "FMA heavy", pct("sm__inst_executed_pipe_fmaheavy_realtime"), {}, kFmaHeavyNote),
+      counter("fma_lite", "FMA lite", pct("sm__inst_executed_pipe_fmalite_realtime"), {}, kFmaLiteNote),
+      counter("dram_throughput", "DRAM throughput", pct("dram__throughput"), {}, kDramThroughputNote),
+  };
+  t.counts = dram_counts();
+  return t;
+}
+
+UnitTable ada_ad10x() {
+  return halves_table("ada-ad10x", "Ada", {"AD102", "AD103", "AD104", "AD106", "AD107"}, {89},
+                      "sm__pipe_tensor_cycles_active_realtime_v2",
+                      "Cycles the tensor pipe was busy, all precisions. CUPTI marks the older "
+                      "sm__pipe_tensor_cycles_active_realtime deprecated on Ada in favour of this _v2 form.");
+}
+
+UnitTable ampere_ga10x() {
+  return halves_table("ampere-ga10x", "Ampere", {"GA102", "GA103", "GA104", "GA106", "GA107"}, {86},
+                      "sm__pipe_tensor_cycles_active_realtime",
+                      "Cycles the tensor pipe was busy, all precisions.");
+}
+
+// ---- Ampere GA100 (A100): its catalog has the whole-pipe realtime counter but no halves ----
+
+UnitTable ampere_ga100() {
+  UnitTable t;
+  t.name = "ampere-ga100";
+  t.architecture = "Ampere";
+  t.chips = {"GA100"};
+  t.compute_capabilities = {80};
+  t.source = "chosen for diescope with CUPTI's host API; the method's seed has no GA100 table";
+  t.note =
+      "GA100's PM-sampling catalog has no realtime counters for the FMA pipe's halves, so the halves' mean "
+      "that GA10x uses is not available and the FMA heavy and lite diagnostics are absent; it does have the "
+      "whole-pipe realtime counter, which is read instead. Nothing in this table has been checked on GA100 "
+      "hardware.";
+  t.units = {
+      counter("fp32", "FP32", pct("sm__inst_executed_pipe_fma_realtime"), {},
+              "Warp instructions on the whole FMA pipe (FP32, fp16 and integer multiply-add) as a share of its "
+              "peak issue rate. Not checked on GA100 hardware."),
+      counter("tensor", "Tensor", pct("sm__pipe_tensor_cycles_active_realtime"), {},
+              "Cycles the tensor pipe was busy, all precisions."),
+      counter("fp64", "FP64", pct("sm__pipe_fp64_cycles_active"), {},
+              "Cycles the FP64 pipe was busy. Whether FP64 matrix (DMMA) instructions count here or under "
+              "Tensor has not been checked."),
+      counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts"), {UnitFlag::stand_in_counter},
+              kLoadStoreNote),
+      counter("l2", "L2", pct("lts__t_bytes"), {}, kL2Note),
+      counter("dram", "DRAM", kDramPct, {}, kDramNote),
+  };
+  t.diagnostics = {
+      counter("sm_active", "SM active", pct("sm__cycles_active"), {}, kSmActiveNote),
+      counter("occupancy", "Occupancy", pct("sm__warps_active_realtime"), {}, kOccupancyNote),
+      counter("dram_throughput", "DRAM throughput", pct("dram__throughput"), {}, kDramThroughputNote),
+  };
+  t.counts = dram_counts();
+  return t;
+}
+
+// ---- Turing (TU10x, TU11x): the closest one-pass counters ----
+
+UnitTable turing_tu10x() {
+  UnitTable t;
+  t.name = "turing-tu10x";
+  t.architecture = "Turing";
+  t.chips = {"TU102", "TU104", "TU106", "TU116", "TU117"};
+  t.compute_capabilities = {75};
+  t.source = "the method's seed (Turing: the closest one-pass counters)";
+  t.note =
+      "Neither DRAM's byte share nor dram__throughput fits one pass beside this table (2 passes each), so "
+      "DRAM is the framebuffer partitions' throughput and there is no DRAM throughput diagnostic. The raw "
+      "DRAM byte count does fit, so rates can still be counted. FP64 does not fit.";
+  t.units = {
+      counter("fp32", "FP32", pct("sm__inst_executed_pipe_fma_realtime"), {},
+              "The FMA pipe's instruction counter, as on Blackwell. Not checked on Turing hardware."),
+      counter("tensor_fp16", "Tensor+FP16", pct("sm__pipe_shared_cycles_active_realtime"),
+              {UnitFlag::different_measure},
+              "The pipe tensor cores share with fp16 math, so it reads above tensor work alone whenever fp16 "
+              "math runs. TU116 and TU117 have no tensor cores: there it is fp16 math only."),
+      counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts"), {UnitFlag::stand_in_counter},
+              kLoadStoreNote),
+      counter("l2", "L2", pct("lts__t_bytes"), {}, kL2Note),
+      counter("dram", "DRAM", pct("fbpa__throughput"), {UnitFlag::different_measure},
+              "Framebuffer partition throughput: how busy the memory controllers were, not a share of DRAM "
+              "bandwidth. Neither DRAM bytes nor dram__throughput fits one pass here."),
+  };
+  t.diagnostics = {
+      counter("sm_active", "SM active", pct("sm__cycles_active"), {}, kSmActiveNote),
+      counter("occupancy", "Occupancy", pct("sm__warps_active_realtime"), {}, kOccupancyNote),
+  };
+  t.counts = {bytes_count("dram_bytes", "DRAM bytes", kDramBytes,
+                          std::string(kDramBytesNote) +
+                              " The method's seed had no counted rate on Turing; with CUDA 13.0's CUPTI the "
+                              "raw count fits this pass (its percent of peak does not).")};
+  return t;
+}
+
+std::vector<UnitTable> build_tables() {
+  return {hopper_gh100(), blackwell_gb20x(), ada_ad10x(), ampere_ga100(), ampere_ga10x(), turing_tu10x()};
+}
+
+}  // namespace
+
+const std::vector<UnitTable>& unit_tables() {
+  static const std::vector<UnitTable> tables = build_tables();
+  return tables;
+}
+
+const UnitTable* unit_table_for_chip(std::string_view chip) {
+  for (const auto& table : unit_tables()) {
+    if (std::find(table.chips.begin(), table.chips.end(), chip) != table.chips.end()) return &table;
+  }
+  return nullptr;
+}
+
+const UnitTable* unit_table_by_name(std::string_view name) {
+  for (const auto& table : unit_tables()) {
+    if (table.name == name) return &table;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> table_metrics(const UnitTable& table) {
+  std::vector<std::string> metrics;
+  auto add = [&](const std::vector<ColumnDef>& columns) {
+    for (const auto& column : columns) {
+      for (const auto& name : column.recipe.counters) {
+        if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) metrics.push_back(name);
+      }
+    }
+  };
+  add(table.units);
+  add(table.diagnostics);
+  add(table.counts);
+  return metrics;
+}
+
+void apply_unit_table(const UnitTable& table, RecordingMeta& meta) {
+  meta.unit_table = table.name;
+  meta.units = table.units;
+  meta.diagnostics = table.diagnostics;
+  meta.counts = table.counts;
+}
+
+ColumnEvaluator::ColumnEvaluator(const UnitTable& table) : ColumnEvaluator(table, table_metrics(table)) {}
+
+ColumnEvaluator::ColumnEvaluator(const UnitTable& table, std::span<const std::string> metric_order)
+    : metric_count_(metric_order.size()) {
+  std::map<std::string_view, std::size_t> index;
+  for (std::size_t i = 0; i < metric_order.size(); ++i) index.emplace(metric_order[i], i);
+  auto position = [&](const std::string& name) {
+    auto it = index.find(name);
+    if (it == index.end()) {
+      throw Error("unit table " + table.name + " needs counter " + name + ", which the sample does not carry",
+                  "configure the sampler with table_metrics(table)", kExitInternal);
+    }
+    return it->second;
+  };
+  auto build = [&](const std::vector<ColumnDef>& defs, std::vector<Column>& out) {
+    for (const auto& def : defs) {
+      const auto& counters = def.recipe.counters;
+      const bool mean = def.recipe.combine == UnitRecipe::Combine::mean;
+      if (counters.size() != (mean ? 2u : 1u)) {
+        throw Error("unit " + def.key + " of table " + table.name + " has " + std::to_string(counters.size()) +
+                        " counters for a " + std::string(combine_name(def.recipe.combine)),
+                    "fix the table: a counter takes one, a mean two", kExitInternal);
+      }
+      out.push_back(Column{mean, position(counters[0]), mean ? position(counters[1]) : 0});
+    }
+  };
+  build(table.units, units_);
+  build(table.diagnostics, diagnostics_);
+  build(table.counts, counts_);
+}
+
+void ColumnEvaluator::evaluate(std::span<const double> metric_values, ColumnValues& out) const {
+  if (metric_values.size() != metric_count_) {
+    throw Error("a sample carries " + std::to_string(metric_values.size()) + " counter values where " +
+                    std::to_string(metric_count_) + " were configured",
+                "this is a bug in the sampler: please report it", kExitInternal);
+  }
+  auto fill = [&](const std::vector<Column>& columns, std::vector<double>& values) {
+    values.resize(columns.size());
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      const Column& c = columns[i];
+      // NaN propagates through the mean: half a unit is not a reading.
+      values[i] = c.mean ? (metric_values[c.first] + metric_values[c.second]) / 2 : metric_values[c.first];
+    }
+  };
+  fill(units_, out.units);
+  fill(diagnostics_, out.diagnostics);
+  fill(counts_, out.counts);
+}
+
+std::string_view unit_flag_name(UnitFlag flag) {
+  switch (flag) {
+    case UnitFlag::stand_in_counter: return "stand_in_counter";
+    case UnitFlag::different_measure: return "different_measure";
+  }
+  return "unknown";
+}
+
+std::string_view combine_name(UnitRecipe::Combine combine) {
+  switch (combine) {
+    case UnitRecipe::Combine::counter: return "counter";
+    case UnitRecipe::Combine::mean: return "mean";
+  }
+  return "unknown";
+}
+
+std::string_view unit_source_name(UnitSource source) {
+  switch (source) {
+    case UnitSource::chip: return "chip";
+    case UnitSource::nvml_engine: return "nvml_engine";
+  }
+  return "unknown";
+}
+
+}  // namespace diescope::collect
