@@ -1,0 +1,61 @@
+// samples.csv: one row per chip sample as read, in recording order, with each sample's DIE-Util
+// and whether the analysis used it. Streamed from the recording: memory does not grow with its
+// length. Columns (docs/report.md, "samples.csv"):
+//   index,start_ns,end_ns,duration_ms,unit.<key>...,diag.<key>...,count.<key>...,engine.<key>...,
+//   die_util_pct,use,drop_reason,window_share
+// A value that could not be read is written as NaN.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diescope/analysis/result.hpp"
+#include "diescope/recording/source.hpp"
+
+namespace diescope {
+
+enum class SampleUse { used, dropped_first, dropped_broken, outside_run };
+
+struct SampleVerdict {
+  SampleUse use = SampleUse::used;
+  std::string reason;  // empty when used
+};
+
+// Applies the analysis's drop rules (seed 000, "Sampling and draining") to chip samples in stream
+// order: the first sample after each counters start spans their setup (with no counters events,
+// the recording's first sample does); a sample with a NaN unit or diagnostic or an empty span is
+// broken. A missing raw count leaves the sample in. A sample that is both first and broken counts
+// as first. With `run_lo < run_hi`, a sample that does not touch [run_lo, run_hi) is outside the
+// run, after it has been checked for being first. The report tests check that these verdicts add
+// up to the analysis's own counts.
+class SampleClassifier {
+ public:
+  explicit SampleClassifier(const RecordSource& source, TimeNs run_lo = 0, TimeNs run_hi = 0);
+  SampleVerdict classify(const ChipSample& sample);
+
+ private:
+  const RecordingMeta& meta_;
+  std::vector<TimeNs> starts_;  // counters "on" times, ascending
+  std::size_t next_start_ = 0;
+  bool expect_first_ = false;
+  TimeNs run_lo_, run_hi_;
+};
+
+struct SamplesCsvStats {
+  std::int64_t rows = 0;
+  std::int64_t used = 0;
+  std::int64_t dropped_first = 0;
+  std::int64_t dropped_broken = 0;
+  std::int64_t outside_run = 0;
+};
+
+// Writes the CSV through `sink` in pieces. `analysis` (may be null) gives the run's span for the
+// outside-the-run verdict and the steady window for window_share (0..1: the part of the sample
+// inside the window; NaN when there is no window).
+SamplesCsvStats write_samples_csv(const RecordSource& source, const Analysis* analysis,
+                                  const std::function<void(std::string_view)>& sink);
+
+}  // namespace diescope

@@ -1,0 +1,378 @@
+#include "diescope/report/report.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "diescope/analysis/analyze.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/core/version.hpp"
+#include "json_fields.hpp"
+
+namespace diescope {
+
+using nlohmann::json;
+
+namespace {
+
+const char* kCalibrationReason = "no calibration file for this GPU model, driver and method";
+const char* kCostReason =
+    "run reports carry no cost estimate: the measured slowdowns cover counters run by the agent "
+    "on one GPU model, at 10 ms, on mains power";
+const char* kExpectedReason = "no measured result backs an expected value for this workload and architecture yet";
+
+const char* flag_name(UnitFlag flag) {
+  switch (flag) {
+    case UnitFlag::stand_in_counter: return "stand_in_counter";
+    case UnitFlag::different_measure: return "different_measure";
+  }
+  return "unknown";
+}
+
+const char* source_name(UnitSource source) {
+  return source == UnitSource::nvml_engine ? "nvml_engine" : "chip";
+}
+
+json recipe_json(const UnitRecipe& recipe) {
+  return json{{"combine", recipe.combine == UnitRecipe::Combine::mean ? "mean" : "counter"},
+              {"counters", recipe.counters}};
+}
+
+json flags_json(const std::vector<UnitFlag>& flags) {
+  json out = json::array();
+  for (UnitFlag f : flags) out.push_back(flag_name(f));
+  return out;
+}
+
+const ColumnDef* find_column(const std::vector<ColumnDef>& columns, const std::string& key) {
+  for (const ColumnDef& c : columns)
+    if (c.key == key) return &c;
+  return nullptr;
+}
+
+const ColumnDef* find_unit(const RecordingMeta& meta, const std::string& key) {
+  if (const ColumnDef* c = find_column(meta.units, key)) return c;
+  return find_column(meta.engines, key);
+}
+
+json column_json(const ColumnSummary& s, const ColumnDef* def) {
+  json o;
+  o["key"] = s.key;
+  o["label"] = def ? def->label : s.key;
+  o["metric"] = def ? def->metric : "";
+  o["source"] = def ? source_name(def->source) : "chip";
+  o["counted_by_gpu_util"] = def ? def->counted_by_gpu_util : true;
+  o["flags"] = def ? flags_json(def->flags) : json::array();
+  o["note"] = def ? def->note : "";
+  const char* never = s.available_s > 0 ? "no usable value in this span" : "never available in this span";
+  put_number(o, "mean_pct", s.mean_pct, never);
+  put_number(o, "available_s", s.available_s, "not computed");
+  put_number(o, "availability_pct", s.availability_pct, "no usable chip-sampled time in this span");
+  put_number(o, "max_sample_pct", s.max_sample_pct, never);
+  return o;
+}
+
+json clock_json(const ClockStats& c) {
+  json o;
+  const char* none = "no clock reading in this span";
+  put_number(o, "min", c.min_mhz, none);
+  put_number(o, "max", c.max_mhz, none);
+  put_number(o, "mean", c.mean_mhz, none);
+  o["readings"] = c.readings;
+  return o;
+}
+
+json hardware_json(const SpanResults& r, const char* covers) {
+  json o;
+  o["covers"] = covers;
+  o["sm_clock_mhz"] = clock_json(r.sm_clock);
+  o["mem_clock_mhz"] = clock_json(r.mem_clock);
+  if (r.throttle_reasons) {
+    o["throttle_reasons"] = *r.throttle_reasons;
+  } else {
+    o["throttle_reasons"] = nullptr;
+    o["throttle_reasons_reason"] = "NVML could not say why the clocks were held";
+  }
+  json power;
+  const char* none = "no power limit reading in this span";
+  put_number(power, "min", r.power_limit_min_w, none);
+  put_number(power, "max", r.power_limit_max_w, none);
+  o["power_limit_w"] = power;
+  return o;
+}
+
+std::string or_default(const std::string& s, const char* fallback) { return s.empty() ? fallback : s; }
+
+json headline_json(const SpanResults& r, double noise_floor_points) {
+  const Headline& h = r.headline;
+  json o;
+  std::string gpu_reason = or_default(r.gpu_util_reason, "GPU-Util not available");
+  std::string die_reason = or_default(r.die_util_reason, "DIE-Util not available");
+  std::string gap_reason = or_default(h.gap_reason, "the gap needs both GPU-Util and DIE-Util");
+  std::string split_reason = or_default(h.split_reason, gap_reason.c_str());
+  put_tenths(o, "gpu_util_pct", h.gpu_util_tenths, gpu_reason);
+  put_tenths(o, "die_util_pct", h.die_util_tenths, die_reason);
+  put_tenths(o, "gap_points", h.gap_tenths, gap_reason);
+  put_tenths(o, "stranded_points", h.stranded_tenths, die_reason);
+  put_tenths(o, "idle_points", h.idle_tenths, split_reason);
+  put_tenths(o, "active_points", h.active_tenths, split_reason);
+  o["gap_within_noise_floor"] = h.gap_within_noise_floor;
+  put_number(o, "noise_floor_points", noise_floor_points, "GPU-Util's resolution is not known");
+  return o;
+}
+
+json span_json(const SpanResults& r, const Analysis& a) {
+  const RecordingMeta& meta = a.meta;
+  json o;
+  o["start_ns"] = r.start_ns;
+  o["end_ns"] = r.end_ns;
+  put_number(o, "span_s", r.span_s, "not computed");
+  o["samples"] = json{{"read", r.samples_read},
+                      {"used", r.samples_used},
+                      {"dropped_first", r.dropped_first},
+                      {"dropped_broken", r.dropped_broken}};
+
+  // Chip coverage and its gate.
+  put_number(o, "chip_covered_s", r.chip_covered_s, "not computed");
+  put_number(o, "chip_coverage_pct", r.chip_coverage_pct, "the span has no length");
+  bool duty = meta.duty_period_ms > 0 && meta.duty_on_ms > 0;
+  put_number(o, "chip_scheduled_s", r.chip_scheduled_s,
+             duty ? "the counters' schedule is not known" : "counters always on: coverage is of the whole span");
+  json gate;
+  gate["min_pct"] = kMinChipCoveragePct;
+  gate["of"] = duty ? "scheduled counter time" : "span";
+  gate["passed"] = !r.partial;
+  gate["partial"] = r.partial;
+  if (r.partial) gate["wording"] = r.partial_wording;
+  o["chip_coverage_gate"] = gate;
+
+  // DIE-Util and its parts.
+  put_number(o, "die_util_pct", r.die_util_pct, or_default(r.die_util_reason, "DIE-Util not available"));
+  json units = json::array();
+  json recipes = json::object();
+  json flags = json::object();
+  for (const ColumnSummary& s : r.units) {
+    const ColumnDef* def = find_unit(meta, s.key);
+    units.push_back(column_json(s, def));
+    if (def) {
+      recipes[s.key] = recipe_json(def->recipe);
+      flags[s.key] = flags_json(def->flags);
+    }
+  }
+  o["units"] = units;
+  o["unit_recipes"] = recipes;
+  o["unit_flags"] = flags;
+  json diagnostics = json::array();
+  for (const ColumnSummary& s : r.diagnostics) diagnostics.push_back(column_json(s, find_column(meta.diagnostics, s.key)));
+  o["diagnostics"] = diagnostics;
+
+  if (r.limiting_unit) {
+    o["limiting_unit"] = *r.limiting_unit;
+    const ColumnDef* def = find_unit(meta, *r.limiting_unit);
+    o["limiting_unit_label"] = def ? def->label : *r.limiting_unit;
+  } else {
+    o["limiting_unit"] = nullptr;
+    o["limiting_unit_reason"] = or_default(r.limiting_reason, "no unit qualifies");
+  }
+  o["limiting_unit_rule"] = json{{"min_availability_pct", kMinLimitingAvailabilityPct}, {"min_busy_pct", kMinBusyPct}};
+
+  // GPU-Util over the same time, and its gate.
+  std::string gpu_reason = or_default(r.gpu_util_reason, "GPU-Util not available");
+  put_number(o, "gpu_util_pct", r.gpu_util_pct, gpu_reason);
+  o["gpu_util_source"] = or_default(r.gpu_util_source, "none");
+  put_number(o, "gpu_util_coverage_pct", r.gpu_util_coverage_pct, gpu_reason);
+  o["gpu_util_coverage_gate"] =
+      json{{"min_pct", kMinGpuUtilCoveragePct},
+           {"passed", std::isfinite(r.gpu_util_coverage_pct) && r.gpu_util_coverage_pct >= kMinGpuUtilCoveragePct}};
+  put_number(o, "gpu_util_whole_span_pct", r.gpu_util_whole_span_pct,
+             r.partial ? "NVML covered less than 90% of the span" : "shown only beside a partial result");
+  put_number(o, "gpu_util_whole_span_coverage_pct", r.gpu_util_whole_span_coverage_pct,
+             r.partial ? "NVML's coverage of the span is not known" : "shown only beside a partial result");
+
+  // Full-precision difference; the headline's gap follows the rounding and noise-floor rules.
+  double raw_gap = r.gpu_util_pct - r.die_util_pct;
+  put_number(o, "gap_points", r.headline.gap_tenths ? raw_gap : kNaN,
+             or_default(r.headline.gap_reason, "the gap needs both GPU-Util and DIE-Util"));
+  o["headline"] = headline_json(r, meta.gpu_util_resolution_pct / 2);
+
+  json rates = json::object();
+  for (const auto& [key, value] : r.rates_per_s) put_number(rates, key, value, "no raw count in the usable samples");
+  o["rates_per_s"] = rates;
+  return o;
+}
+
+json gpu_json(const GpuIdentity& g) {
+  json o;
+  put_int(o, "index", g.index, g.index >= 0, "the recording does not give the GPU's index");
+  o["uuid"] = g.uuid;
+  o["model"] = g.model;
+  o["chip"] = g.chip;
+  o["driver"] = g.driver;
+  put_int(o, "compute_capability", g.compute_capability, g.compute_capability > 0, "not recorded");
+  put_int(o, "sm_count", g.sm_count, g.sm_count > 0, "not recorded");
+  put_int(o, "l2_bytes", g.l2_bytes, g.l2_bytes > 0, "not recorded");
+  return o;
+}
+
+json collection_json(const Analysis& a) {
+  const RecordingMeta& m = a.meta;
+  json o;
+  o["unit_table"] = m.unit_table;
+  put_number(o, "interval_ms", m.interval_ms, "not recorded");
+  put_number(o, "drain_ms", m.drain_ms, "not recorded");
+  put_number(o, "gpu_util_resolution_pct", m.gpu_util_resolution_pct, "not recorded");
+  o["gpu_util_source"] = or_default(a.run.gpu_util_source, "none");
+  json duty;
+  bool on = m.duty_period_ms > 0 && m.duty_on_ms > 0;
+  duty["enabled"] = on;
+  if (on) {
+    duty["on_ms"] = m.duty_on_ms;
+    duty["period_ms"] = m.duty_period_ms;
+    duty["scheduled_pct"] = 100.0 * m.duty_on_ms / m.duty_period_ms;
+  }
+  o["duty"] = duty;
+  return o;
+}
+
+std::string basename_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+json workload_json(const Analysis& a, const ReportContext& ctx) {
+  json o;
+  if (!a.meta.command.empty()) {
+    o["name"] = basename_of(a.meta.command.front());
+  } else {
+    o["name"] = nullptr;
+    o["name_reason"] = "the recording names no measured command";
+  }
+  o["command"] = a.meta.command;
+  if (ctx.run_end) {
+    o["exit_code"] = ctx.run_end->exit_code;
+    o["ended"] = ctx.run_end->how;
+  } else {
+    o["exit_code"] = nullptr;
+    o["exit_code_reason"] = a.truncated_input ? "the recording was cut off before the run ended"
+                                              : "the recording does not say how the run ended";
+  }
+  return o;
+}
+
+json hygiene_json(const Hygiene& h) {
+  json o;
+  const char* unread = "NVIDIA's process list could not be read";
+  put_int(o, "compute_holders_max", h.compute_holders_max.value_or(0), h.compute_holders_max.has_value(), unread);
+  put_int(o, "graphics_holders_max", h.graphics_holders_max.value_or(0), h.graphics_holders_max.has_value(), unread);
+  o["exited_holders"] = h.exited_holders;
+  json jumps = json::array();
+  for (const ClockJump& j : h.clock_jumps) jumps.push_back(json{{"ts_ns", j.ts_ns}, {"step_ns", j.step_ns}});
+  o["clock_jumps"] = jumps;
+  o["notes"] = h.notes;
+  return o;
+}
+
+}  // namespace
+
+json build_report(const Analysis& a, const ReportContext& ctx) {
+  json r;
+  r["schema"] = kReportSchemaVersion;
+  r["method"] = a.method;
+  r["tool"] = json{{"name", "diescope"}, {"version", kToolVersion}};
+  r["run_type"] = a.meta.run_type;
+  r["source"] = json{{"recording", ctx.recording.empty() ? "<memory>" : ctx.recording},
+                     {"format_version", a.meta.format_version},
+                     {"recorded_by", a.meta.tool_version},
+                     {"recorded_method", a.meta.method},
+                     {"truncated", a.truncated_input}};
+  r["host"] = a.meta.host;
+  r["gpu"] = gpu_json(a.meta.gpu);
+  r["collection"] = collection_json(a);
+  r["die_util_algorithm"] = json{{"name", "max-unit"}, {"status", "experimental"}};
+  r["results"] = span_json(a.run, a);
+
+  json window;
+  window["found"] = a.window.found;
+  window["how"] = a.window.how;
+  if (a.window.found) {
+    const SpanResults& w = a.window.results;
+    window["start_ns"] = w.start_ns;
+    window["end_ns"] = w.end_ns;
+    window["start_s"] = static_cast<double>(w.start_ns - a.run.start_ns) / 1e9;
+    window["end_s"] = static_cast<double>(w.end_ns - a.run.start_ns) / 1e9;
+    window["results"] = span_json(w, a);
+  }
+  r["window"] = window;
+  // The clocks cover the steady window when there is one (seed 000, "The steady window").
+  r["hardware"] = a.window.found ? hardware_json(a.window.results, "window") : hardware_json(a.run, "run");
+  r["hygiene"] = hygiene_json(a.hygiene);
+
+  json notes = json::array();
+  for (const Note& n : a.notes) notes.push_back(json{{"ts_ns", n.ts_ns}, {"topic", n.topic}, {"text", n.text}});
+  if (a.truncated_input)
+    notes.push_back(json{{"ts_ns", a.run.end_ns},
+                         {"topic", "recording"},
+                         {"text", "the recording was cut off mid-record; it was read up to its last complete record"}});
+  if (a.meta.method != 0 && a.meta.method != a.method)
+    notes.push_back(json{{"ts_ns", a.run.start_ns},
+                         {"topic", "method"},
+                         {"text", "recorded by a method " + std::to_string(a.meta.method) + " collector, analysed with method " +
+                                      std::to_string(a.method)}});
+  r["notes"] = notes;
+
+  r["calibration"] = json{{"status", "unvalidated"}, {"reason", kCalibrationReason}};
+  r["cost"] = json{{"estimate", nullptr}, {"reason", kCostReason}};
+  r["workload"] = workload_json(a, ctx);
+  r["expected"] = json{{"workload", r["workload"]["name"]},
+                       {"architecture", a.meta.gpu.chip},
+                       {"die_util_pct", nullptr},
+                       {"gpu_util_pct", nullptr},
+                       {"gap_points", nullptr},
+                       {"reason", kExpectedReason}};
+  if (r["expected"]["workload"].is_null()) r["expected"]["workload_reason"] = "the recording names no measured command";
+  return r;
+}
+
+std::string dump_report(const json& report) { return report.dump(2) + "\n"; }
+
+json load_report(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw InputError(name, 0, "no such file", "check the path; a report is the report.json that `diescope report` writes");
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(name, 0, "is a folder, not a report", "name the report.json inside it");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(name, 0, "cannot be opened", "check that it is readable");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  json report;
+  try {
+    report = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // Turn the byte offset into a line number for the message.
+    long line = 1;
+    std::size_t upto = std::min<std::size_t>(e.byte, text.size());
+    for (std::size_t i = 0; i + 1 < upto; ++i)
+      if (text[i] == '\n') ++line;
+    throw InputError(name, line, "not valid JSON", "re-create it with `diescope report RECORDING`");
+  }
+  if (!report.is_object() || !report.contains("schema") || !report.contains("results"))
+    throw InputError(name, 0, "JSON, but not a diescope report (no schema or results field)",
+                     "pass a report.json written by `diescope report`, or the recording itself");
+  if (!report["schema"].is_number_integer() || report["schema"].get<int>() != kReportSchemaVersion)
+    throw InputError(name, 0,
+                     "report schema " + report["schema"].dump() + ", this diescope reads schema " +
+                         std::to_string(kReportSchemaVersion),
+                     "re-analyse the recording with this diescope: `diescope report RECORDING`");
+  return report;
+}
+
+std::string format_tenths(int tenths) {
+  std::string sign = tenths < 0 ? "-" : "";
+  int mag = tenths < 0 ? -tenths : tenths;
+  return sign + std::to_string(mag / 10) + "." + std::to_string(mag % 10);
+}
+
+}  // namespace diescope

@@ -1,0 +1,167 @@
+// Renderers behind one interface, fanned out by MultiRenderer; files written atomically.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "diescope/core/atomic_file.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/recording/memory_recording.hpp"
+#include "diescope/report/renderer.hpp"
+#include "diescope/report/report.hpp"
+#include "fixtures.hpp"
+
+namespace diescope {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class Renderers : public ::testing::Test {
+ protected:
+  fs::path dir = fs::path(DIESCOPE_BINARY_DIR) / "report-renderer-test";
+  void SetUp() override {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override {
+    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add);
+  }
+};
+
+// Records what it was asked to do, to check the multiplexer's order.
+class Probe final : public Renderer {
+ public:
+  Probe(std::string name, bool needs, std::vector<std::string>& log) : name_(std::move(name)), needs_(needs), log_(log) {}
+  std::string name() const override { return name_; }
+  bool needs_recording() const override { return needs_; }
+  void render(const ReportInput&) override { log_.push_back(name_); }
+
+ private:
+  std::string name_;
+  bool needs_;
+  std::vector<std::string>& log_;
+};
+
+TEST_F(Renderers, MultiRendererRunsEachInOrder) {
+  std::vector<std::string> log;
+  MultiRenderer multi;
+  EXPECT_TRUE(multi.empty());
+  multi.add(std::make_unique<Probe>("a", false, log));
+  multi.add(std::make_unique<Probe>("b", true, log));
+  multi.add(std::make_unique<Probe>("c", false, log));
+  EXPECT_EQ(multi.name(), "a+b+c");
+  EXPECT_TRUE(multi.needs_recording());
+  json r = build_report(test::hopper_analysis());
+  MemoryRecording rec;
+  multi.render(ReportInput{r, &rec, nullptr});
+  EXPECT_EQ(log, (std::vector<std::string>{"a", "b", "c"}));
+}
+
+TEST_F(Renderers, WithoutARecordingNothingRunsWhenOneNeedsIt) {
+  std::vector<std::string> log;
+  MultiRenderer multi;
+  multi.add(std::make_unique<Probe>("a", false, log));
+  multi.add(std::make_unique<Probe>("csv", true, log));
+  json r = build_report(test::hopper_analysis());
+  try {
+    multi.render(ReportInput{r});
+    FAIL() << "expected a UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(e.cause().find("csv"), std::string::npos);
+    EXPECT_FALSE(e.fix().empty());
+  }
+  EXPECT_TRUE(log.empty());  // checked before anything was written
+}
+
+TEST_F(Renderers, JsonRendererWritesTheReportAtomically) {
+  json r = build_report(test::hopper_analysis_with_window());
+  JsonRenderer renderer(dir / "report.json");
+  renderer.render(ReportInput{r});
+  EXPECT_EQ(read(dir / "report.json"), dump_report(r));
+  // Nothing but the report is left in the folder (no temporary).
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 1u);
+  // Kept for the schema test: exactly the bytes a user gets.
+  fs::copy_file(dir / "report.json", test::test_reports_dir() / "json_renderer.json",
+                fs::copy_options::overwrite_existing);
+}
+
+TEST_F(Renderers, AnUnwritableFolderIsAnErrorThatNamesTheFile) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root writes into read-only folders; this check needs an ordinary user";
+  fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec);
+  json r = build_report(test::hopper_analysis());
+  JsonRenderer renderer(dir / "report.json");
+  try {
+    renderer.render(ReportInput{r});
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.cause().find((dir / "report.json").string()), std::string::npos);
+  }
+}
+
+TEST_F(Renderers, AFailedWriteLeavesTheOldFileWhole) {
+  // The destination is a folder that cannot be replaced by a file: the rename fails, and the
+  // temporary is removed.
+  fs::create_directories(dir / "report.json" / "inside");
+  json r = build_report(test::hopper_analysis());
+  JsonRenderer renderer(dir / "report.json");
+  EXPECT_THROW(renderer.render(ReportInput{r}), Error);
+  EXPECT_TRUE(fs::is_directory(dir / "report.json" / "inside"));
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST_F(Renderers, CsvRendererStreamsTheRecording) {
+  MemoryRecording rec;
+  rec.meta_data.units = {test::column("fp32", "FP32", "x")};
+  rec.chip = {OwnedChipSample{0, 10, {5}, {}, {}}, OwnedChipSample{10, 20, {7}, {}, {}}};
+  json r = build_report(test::hopper_analysis());
+  CsvRenderer csv(dir / "samples.csv");
+  EXPECT_TRUE(csv.needs_recording());
+  csv.render(ReportInput{r, &rec, nullptr});
+  // 10 ns samples: 1e-05 ms each. No counters events, so the first is the setup.
+  EXPECT_EQ(read(dir / "samples.csv"),
+            "index,start_ns,end_ns,duration_ms,unit.fp32,die_util_pct,use,drop_reason,window_share\n"
+            "0,0,10,1e-05,5,5,dropped_first,first sample after the counters started: it spans their setup,NaN\n"
+            "1,10,20,1e-05,7,7,used,,NaN\n");
+  EXPECT_THROW(csv.render(ReportInput{r}), UsageError);
+}
+
+TEST(AtomicFileWriter, NothingAppearsUntilCommit) {
+  fs::path dir = fs::path(DIESCOPE_BINARY_DIR) / "report-atomic-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    std::ofstream(dir / "out.txt") << "old";
+    AtomicFileWriter w(dir / "out.txt");
+    w.write("new");
+    EXPECT_EQ(read(dir / "out.txt"), "old");
+  }  // dropped without commit: the old file stays, the temporary goes
+  EXPECT_EQ(read(dir / "out.txt"), "old");
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
+  EXPECT_EQ(entries, 1u);
+  {
+    AtomicFileWriter w(dir / "out.txt");
+    std::string big(200'000, 'x');  // more than the writer's buffer
+    w.write(big);
+    w.write("y");
+    w.commit();
+  }
+  EXPECT_EQ(read(dir / "out.txt"), std::string(200'000, 'x') + "y");
+}
+
+}  // namespace
+}  // namespace diescope

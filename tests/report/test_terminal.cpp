@@ -1,0 +1,190 @@
+// The terminal headline: exact figures on hand-built analyses, layout against golden files, and a
+// re-rendered report.json reading the same as the original.
+#include <gtest/gtest.h>
+
+#include "diescope/report/renderer.hpp"
+#include "diescope/report/report.hpp"
+#include "fixtures.hpp"
+#include "golden.hpp"
+
+namespace diescope {
+namespace {
+
+using nlohmann::json;
+using test::golden_mismatch;
+using test::hopper_analysis;
+using test::hopper_analysis_with_window;
+using test::keep_report;
+using test::split_lines;
+
+const std::filesystem::path kGolden = std::filesystem::path(DIESCOPE_SOURCE_DIR) / "tests/report/golden";
+
+std::string render(const Analysis& a) { return render_terminal(build_report(a)); }
+
+TEST(Terminal, ExactHeadlineOfAFullRun) {
+  // Figures from hopper_analysis(): GPU-Util 47.9, DIE-Util 41.2, gap 47.9 - 41.2 = 6.7,
+  // stranded 100 - 41.2 = 58.8 = idle (100 - 47.9 = 52.1) + active 6.7; coverage 3.40/3.51 = 96.9%;
+  // FP32's mean 29.87 -> 29.9; 84.98 -> 85.0; 82.26 -> 82.3; 5.311 -> 5.3; SM mean 1961.4 -> 1961.
+  const std::string want =
+      "diescope: NVIDIA H200 (GH100, driver 580.159), single run, 3.51 s, method 3\n"
+      "  GPU-Util      47.9%   nvidia-smi's figure (samples), over the time the counters cover\n"
+      "  DIE-Util      41.2%   busiest unit per sample (max-unit, experimental)\n"
+      "  gap           6.7     points, GPU-Util minus DIE-Util\n"
+      "  stranded      58.8    points = idle 52.1 + active 6.7\n"
+      "  limiting      FP32    29.9% of peak\n"
+      "  coverage              counters 96.9% of the run (gate 90%); GPU-Util 100.0% of counter time (gate 90%)\n"
+      "  calibration           unvalidated: no calibration file for this GPU model, driver and method\n"
+      "\n"
+      "  units            mean  available  peak sample\n"
+      "  FP32            29.9%     100.0%        85.0%\n"
+      "  Tensor           1.8%     100.0%         5.3%\n"
+      "  DRAM            22.6%     100.0%        82.3%\n"
+      "  L2                n/a       0.0%          n/a  [stand_in_counter]\n"
+      "  rate                  dram_bytes: 1.1e+12 per second\n"
+      "  clocks                SM 1755-1980 MHz, mean 1961; memory 3201 MHz (over the run)\n"
+      "  throttle              gpu_idle; power limit 700 W\n"
+      "\n"
+      "steady window: none (no markers)\n";
+  EXPECT_EQ(render(hopper_analysis()), want);
+}
+
+TEST(Terminal, WindowSectionHasItsOwnFigures) {
+  std::string out = render(hopper_analysis_with_window());
+  // Window: GPU-Util 99.0, DIE-Util 85.0, gap 14.0, stranded 15.0 = idle 1.0 + active 14.0.
+  const std::string want_window =
+      "\n"
+      "steady window (markers): 0.90 s to 2.10 s of the run, 1.20 s\n"
+      "  GPU-Util      99.0%   nvidia-smi's figure (samples), over the time the counters cover\n"
+      "  DIE-Util      85.0%   busiest unit per sample (max-unit, experimental)\n"
+      "  gap           14.0    points, GPU-Util minus DIE-Util\n"
+      "  stranded      15.0    points = idle 1.0 + active 14.0\n"
+      "  limiting      FP32    85.0% of peak\n"
+      "  coverage              counters 100.0% of the window (gate 90%); GPU-Util 100.0% of counter time (gate 90%)\n";
+  ASSERT_GE(out.size(), want_window.size());
+  EXPECT_EQ(out.substr(out.size() - want_window.size()), want_window);
+  // The clocks cover the window: a steady 1980 MHz there.
+  EXPECT_NE(out.find("  clocks                SM 1980 MHz; memory 3201 MHz (over the steady window)\n"), std::string::npos);
+  EXPECT_NE(out.find("  throttle              none; power limit 700 W\n"), std::string::npos);
+}
+
+TEST(Terminal, PartialSaysSoOnItsFirstLineAndDieUtilRow) {
+  Analysis a = hopper_analysis();
+  a.run.chip_covered_s = 2.0;
+  a.run.chip_coverage_pct = 100.0 * 2.0 / 3.51;  // 56.98% -> 57.0
+  a.run.partial = true;
+  a.run.partial_wording = "partial (counters covered 57% of the run)";
+  a.run.gpu_util_whole_span_pct = 45.04;
+  json r = build_report(a);
+  keep_report("terminal_partial", r);
+  auto lines = split_lines(render_terminal(r));
+  ASSERT_GE(lines.size(), 7u);
+  EXPECT_EQ(lines[0],
+            "diescope: partial (counters covered 57% of the run): NVIDIA H200 (GH100, driver 580.159), single run, "
+            "3.51 s, method 3");
+  EXPECT_EQ(lines[1],
+            "  GPU-Util      47.9%   nvidia-smi's figure (samples), over the time the counters cover; whole run 45.0%");
+  EXPECT_EQ(lines[2],
+            "  DIE-Util      41.2%   partial (counters covered 57% of the run); busiest unit per sample (max-unit, "
+            "experimental)");
+  EXPECT_EQ(lines[6],
+            "  coverage              counters 57.0% of the run (gate 90%); GPU-Util 100.0% of counter time (gate 90%)");
+}
+
+TEST(Terminal, GapWithinTheNoiseFloorReadsZero) {
+  Analysis a = hopper_analysis();
+  // GPU-Util 41.5, DIE-Util 41.2: gap 0.3 < floor 0.5, counted as 0; idle takes all of stranded:
+  // stranded 58.8 = idle 58.8 + active 0.0.
+  a.run.gpu_util_pct = 41.5;
+  a.run.headline = Headline{415, 412, 0, 588, 588, 0, true, "", ""};
+  json r = build_report(a);
+  keep_report("terminal_noise_floor", r);
+  auto lines = split_lines(render_terminal(r));
+  // Raw gap 41.5 - 41.234567 = 0.265433 -> 0.3.
+  EXPECT_EQ(lines[3], "  gap           0.0     points: 0.3 is within GPU-Util's noise floor (0.5), so it counts as 0");
+  EXPECT_EQ(lines[4], "  stranded      58.8    points = idle 58.8 + active 0.0");
+}
+
+TEST(Terminal, MissingFiguresSayWhy) {
+  Analysis a = hopper_analysis();
+  a.run.gpu_util_pct = kNaN;
+  a.run.gpu_util_coverage_pct = kNaN;
+  a.run.gpu_util_source = "";
+  a.run.gpu_util_reason = "no GPU-Util sample covers the chip-sampled time";
+  a.run.headline = Headline{};
+  a.run.headline.die_util_tenths = 412;
+  a.run.headline.stranded_tenths = 588;
+  a.run.headline.gap_reason = "GPU-Util is not available";
+  a.run.headline.split_reason = "GPU-Util is not available";
+  a.run.limiting_unit.reset();
+  a.run.limiting_reason = "no unit reached 1% of its peak";
+  json r = build_report(a);
+  keep_report("terminal_missing", r);
+  auto lines = split_lines(render_terminal(r));
+  EXPECT_EQ(lines[1], "  GPU-Util      n/a     no GPU-Util sample covers the chip-sampled time");
+  EXPECT_EQ(lines[3], "  gap           n/a     GPU-Util is not available");
+  EXPECT_EQ(lines[4], "  stranded      58.8    points; idle and active n/a: GPU-Util is not available");
+  EXPECT_EQ(lines[5], "  limiting      none    no unit reached 1% of its peak");
+  EXPECT_EQ(lines[6], "  coverage              counters 96.9% of the run (gate 90%); GPU-Util n/a (gate 90%)");
+}
+
+TEST(Terminal, NegativeGapIsPrintedWithItsSign) {
+  Analysis a = hopper_analysis();
+  // GPU-Util 8.4, DIE-Util 93.8 (video encoder): gap -85.4, stranded 6.2 = idle 91.6 + active -85.4.
+  a.run.headline = Headline{84, 938, -854, 62, 916, -854, false, "", ""};
+  auto lines = split_lines(render(a));
+  EXPECT_EQ(lines[3], "  gap           -85.4   points, GPU-Util minus DIE-Util");
+  EXPECT_EQ(lines[4], "  stranded      6.2     points = idle 91.6 + active -85.4");
+}
+
+TEST(Terminal, NotesAreListedLast) {
+  Analysis a = hopper_analysis();
+  a.notes = {Note{0, "sampler", "the counter decoder stopped at 2.1 s"}};
+  a.hygiene.notes = {"another process held the GPU"};
+  auto lines = split_lines(render(a));
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines[lines.size() - 3], "notes");
+  EXPECT_EQ(lines[lines.size() - 2], "  [sampler] the counter decoder stopped at 2.1 s");
+  EXPECT_EQ(lines[lines.size() - 1], "  [hygiene] another process held the GPU");
+}
+
+TEST(Terminal, ReRenderedReportReadsTheSame) {
+  json r = build_report(hopper_analysis_with_window());
+  json back = json::parse(dump_report(r));
+  EXPECT_EQ(render_terminal(back), render_terminal(r));
+}
+
+TEST(Terminal, RendererWritesToItsStream) {
+  json r = build_report(hopper_analysis());
+  std::ostringstream out;
+  TerminalRenderer terminal(out);
+  terminal.render(ReportInput{r});
+  EXPECT_EQ(out.str(), render_terminal(r));
+}
+
+// Layout and wording, figures as placeholders.
+TEST(TerminalGolden, FullRun) {
+  EXPECT_EQ(golden_mismatch(render(hopper_analysis()), kGolden / "run.txt"), "");
+}
+
+TEST(TerminalGolden, RunWithWindow) {
+  EXPECT_EQ(golden_mismatch(render(hopper_analysis_with_window()), kGolden / "window.txt"), "");
+}
+
+TEST(TerminalGolden, PartialRun) {
+  Analysis a = hopper_analysis();
+  a.run.chip_coverage_pct = 50;
+  a.run.partial = true;
+  a.run.partial_wording = "partial (counters covered 50% of the run)";
+  EXPECT_EQ(golden_mismatch(render(a), kGolden / "partial.txt"), "");
+}
+
+TEST(TerminalGolden, PlaceholdersStillCatchWrongWording) {
+  Analysis a = hopper_analysis();
+  a.run.partial = true;
+  a.run.partial_wording = "partial (counters covered 50% of the run)";
+  // A partial run does not match the full run's golden file: its first line differs.
+  EXPECT_NE(golden_mismatch(render(a), kGolden / "run.txt"), "");
+}
+
+}  // namespace
+}  // namespace diescope
