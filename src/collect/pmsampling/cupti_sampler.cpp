@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <dlfcn.h>
 #include <string>
 #include <unistd.h>
@@ -404,6 +405,15 @@ void Sampler::sync_clock() {
     }
   }
   out_.emit(m::Clock{offset_ns_, best_width / 2, "cuptiGetTimestamp bracketed by CLOCK_REALTIME"});
+  // The raw readings, so the mapping can be checked against other clocks afterwards.
+  std::uint64_t gpu = 0;
+  cuptiGetTimestamp(&gpu);
+  timespec raw{};
+  clock_gettime(CLOCK_MONOTONIC_RAW, &raw);
+  out_.emit(m::Note{"clock", "cuptiGetTimestamp " + std::to_string(gpu) + ", CLOCK_REALTIME " +
+                                 std::to_string(child::realtime_ns()) + ", CLOCK_MONOTONIC " +
+                                 std::to_string(child::monotonic_ns()) + ", CLOCK_MONOTONIC_RAW " +
+                                 std::to_string(std::int64_t(raw.tv_sec) * 1'000'000'000 + raw.tv_nsec)});
 }
 
 void Sampler::start() {
