@@ -1,0 +1,216 @@
+// A fake NVML function table for CPU tests. One global state drives every fake call, so a test sets
+// what "the driver" answers, builds an Nvml from fake_functions() and calls the real adapter.
+#pragma once
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nvml_abi.hpp"
+
+namespace diescope::collect::fake_nvml {
+
+namespace abi = nvml_abi;
+
+struct State {
+  int init_calls = 0;
+  int shutdown_calls = 0;
+  abi::Return init_result = abi::kSuccess;
+  unsigned devices = 1;
+  std::string name = "NVIDIA H200";
+  std::string uuid = "GPU-00000000-1111-2222-3333-444444444444";
+  std::string driver = "580.159";
+  int cc_major = 9, cc_minor = 0;
+  abi::Return clock_result = abi::kSuccess;
+  unsigned sm_mhz = 1980, mem_mhz = 3201;
+  abi::Utilization util{97, 40};
+  abi::Return util_result = abi::kSuccess;
+  unsigned long long reasons = 0x4;
+  unsigned power_mw = 700000;
+  // Engines: result and value per key ("nvenc", "nvdec", "nvjpg").
+  std::map<std::string, std::pair<abi::Return, unsigned>> engines = {
+      {"nvenc", {abi::kErrorNotSupported, 0}}, {"nvdec", {abi::kSuccess, 12}}, {"nvjpg", {abi::kSuccess, 0}}};
+  std::vector<unsigned> compute_pids = {};
+  std::vector<unsigned> graphics_pids = {};
+  abi::Return graphics_result = abi::kSuccess;
+  // GPU-Util samples: everything the "driver" holds; calls return those newer than lastSeen.
+  std::vector<abi::Sample> samples;
+  int sample_type = abi::kValueUnsignedInt;
+  std::vector<abi::Return> sample_results;  // consumed one per read; kSuccess when exhausted
+  std::vector<unsigned long long> last_seen_args;
+};
+
+inline State& state() {
+  static State s;
+  return s;
+}
+
+inline int device_object = 0;
+inline abi::Device handle() { return reinterpret_cast<abi::Device>(&device_object); }
+
+inline void copy_string(const std::string& from, char* to, unsigned size) {
+  std::strncpy(to, from.c_str(), size - 1);
+  to[size - 1] = '\0';
+}
+
+inline abi::Return fake_init() {
+  ++state().init_calls;
+  return state().init_result;
+}
+inline abi::Return fake_shutdown() {
+  ++state().shutdown_calls;
+  return abi::kSuccess;
+}
+inline const char* fake_error_string(abi::Return code) {
+  switch (code) {
+    case abi::kErrorNotSupported: return "Not Supported";
+    case abi::kErrorDriverNotLoaded: return "Driver Not Loaded";
+    case abi::kErrorUnknown: return "Unknown Error";
+    case abi::kErrorTimeout: return "Timeout";
+    default: return "Some Error";
+  }
+}
+inline abi::Return fake_count(unsigned* n) {
+  *n = state().devices;
+  return abi::kSuccess;
+}
+inline abi::Return fake_handle(unsigned index, abi::Device* out) {
+  if (index >= state().devices) return abi::kErrorInvalidArgument;
+  *out = handle();
+  return abi::kSuccess;
+}
+inline abi::Return fake_name(abi::Device, char* buf, unsigned n) {
+  copy_string(state().name, buf, n);
+  return abi::kSuccess;
+}
+inline abi::Return fake_uuid(abi::Device, char* buf, unsigned n) {
+  copy_string(state().uuid, buf, n);
+  return abi::kSuccess;
+}
+inline abi::Return fake_driver(char* buf, unsigned n) {
+  copy_string(state().driver, buf, n);
+  return abi::kSuccess;
+}
+inline abi::Return fake_util(abi::Device, abi::Utilization* u) {
+  if (state().util_result != abi::kSuccess) return state().util_result;
+  *u = state().util;
+  return abi::kSuccess;
+}
+inline abi::Return fake_clock(abi::Device, int type, unsigned* mhz) {
+  if (state().clock_result != abi::kSuccess) return state().clock_result;
+  *mhz = type == abi::kClockSm ? state().sm_mhz : state().mem_mhz;
+  return abi::kSuccess;
+}
+inline abi::Return fake_cc(abi::Device, int* major, int* minor) {
+  *major = state().cc_major;
+  *minor = state().cc_minor;
+  return abi::kSuccess;
+}
+inline abi::Return fake_reasons(abi::Device, unsigned long long* mask) {
+  *mask = state().reasons;
+  return abi::kSuccess;
+}
+inline abi::Return fake_power(abi::Device, unsigned* mw) {
+  *mw = state().power_mw;
+  return abi::kSuccess;
+}
+inline abi::Return engine(const char* key, unsigned* pct, unsigned* period) {
+  auto [rc, value] = state().engines.at(key);
+  if (rc == abi::kSuccess) {
+    *pct = value;
+    *period = 167000;
+  }
+  return rc;
+}
+inline abi::Return fake_enc(abi::Device, unsigned* p, unsigned* q) { return engine("nvenc", p, q); }
+inline abi::Return fake_dec(abi::Device, unsigned* p, unsigned* q) { return engine("nvdec", p, q); }
+inline abi::Return fake_jpg(abi::Device, unsigned* p, unsigned* q) { return engine("nvjpg", p, q); }
+
+// Fills 24-byte entries (the _v2/_v3 layout) as NVML does.
+inline abi::Return fill_processes(const std::vector<unsigned>& pids, unsigned* count, void* infos) {
+  if (pids.empty()) {
+    *count = 0;
+    return abi::kSuccess;
+  }
+  if (!infos || *count < pids.size()) {
+    *count = static_cast<unsigned>(pids.size());
+    return abi::kErrorInsufficientSize;
+  }
+  auto* entries = static_cast<abi::ProcessInfoV2*>(infos);
+  for (std::size_t i = 0; i < pids.size(); ++i) entries[i] = abi::ProcessInfoV2{pids[i], 1u << 20, 0, 0};
+  *count = static_cast<unsigned>(pids.size());
+  return abi::kSuccess;
+}
+inline abi::Return fake_compute(abi::Device, unsigned* count, void* infos) {
+  return fill_processes(state().compute_pids, count, infos);
+}
+inline abi::Return fake_graphics(abi::Device, unsigned* count, void* infos) {
+  if (state().graphics_result != abi::kSuccess) return state().graphics_result;
+  return fill_processes(state().graphics_pids, count, infos);
+}
+
+inline abi::Return fake_samples(abi::Device, int type, unsigned long long last_seen, int* value_type,
+                                unsigned* count, abi::Sample* out) {
+  if (type != abi::kGpuUtilizationSamples) return abi::kErrorInvalidArgument;
+  auto& s = state();
+  if (out == nullptr) {  // a size query consumes the scripted result for this read
+    s.last_seen_args.push_back(last_seen);
+    if (!s.sample_results.empty()) {
+      abi::Return rc = s.sample_results.front();
+      s.sample_results.erase(s.sample_results.begin());
+      if (rc != abi::kSuccess) return rc;
+    }
+  }
+  std::vector<abi::Sample> newer;
+  for (const auto& sample : s.samples) {
+    if (sample.timeStamp > last_seen) newer.push_back(sample);
+  }
+  if (newer.empty()) return abi::kErrorNotFound;
+  *value_type = s.sample_type;
+  if (out == nullptr) {
+    *count = static_cast<unsigned>(newer.size());
+    return abi::kSuccess;
+  }
+  if (*count < newer.size()) return abi::kErrorInsufficientSize;
+  for (std::size_t i = 0; i < newer.size(); ++i) out[i] = newer[i];
+  *count = static_cast<unsigned>(newer.size());
+  return abi::kSuccess;
+}
+
+inline abi::Sample util_sample(unsigned long long ts_us, unsigned pct) {
+  abi::Sample s{};
+  s.timeStamp = ts_us;
+  s.sampleValue.uiVal = pct;
+  return s;
+}
+
+// A table with every call present, answering from state(). Resets the state.
+inline std::shared_ptr<abi::Functions> fake_functions() {
+  state() = State{};
+  auto f = std::make_shared<abi::Functions>();
+  f->init = fake_init;
+  f->shutdown = fake_shutdown;
+  f->error_string = fake_error_string;
+  f->device_count = fake_count;
+  f->handle_by_index = fake_handle;
+  f->name = fake_name;
+  f->uuid = fake_uuid;
+  f->driver_version = fake_driver;
+  f->utilization_rates = fake_util;
+  f->clock_info = fake_clock;
+  f->samples = fake_samples;
+  f->compute_capability = fake_cc;
+  f->clock_event_reasons = fake_reasons;
+  f->enforced_power_limit = fake_power;
+  f->encoder_utilization = fake_enc;
+  f->decoder_utilization = fake_dec;
+  f->jpg_utilization = fake_jpg;
+  f->compute_processes = fake_compute;
+  f->graphics_processes = fake_graphics;
+  f->process_entry_size = sizeof(abi::ProcessInfoV2);
+  return f;
+}
+
+}  // namespace diescope::collect::fake_nvml
