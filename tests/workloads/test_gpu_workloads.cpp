@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <sys/wait.h>
@@ -18,7 +19,11 @@ struct WorkloadRun {
 };
 
 WorkloadRun run_workload(const std::string& args) {
-  const std::string command = std::string(DIESCOPE_BINARY_DIR) + "/bin/diescope-workload " + args;
+  // DIESCOPE_WORKLOAD_BIN points at the executable when the build folder has moved (a copied build).
+  const char* override_path = std::getenv("DIESCOPE_WORKLOAD_BIN");
+  const std::string binary =
+      override_path != nullptr ? override_path : std::string(DIESCOPE_BINARY_DIR) + "/bin/diescope-workload";
+  const std::string command = binary + " " + args;
   WorkloadRun run;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return run;
