@@ -349,7 +349,7 @@ RecordingMeta meta_from_json(std::string_view text) {
   json j;
   try {
     j = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
     throw MetaProblem(std::string("the meta is not valid JSON (") + e.what() + ")");
   }
   const Fields f(j, "");

@@ -86,6 +86,12 @@ TEST_F(BadInput, MetaLineMissing) {
 
 TEST_F(BadInput, MetaNotJson) { expect_input_error(raw("diescope-recording 1\nmeta {\"format_version\": 1,\n"), 2, "not valid JSON"); }
 
+TEST_F(BadInput, MetaNumberOutOfRange) {
+  // Found by the fuzzer: the JSON parser reports 1e400 as an overflow, not as a syntax error.
+  write_bytes(dir_ / "big.dsrec", header_with("\"sm_count\":132", "\"sm_count\":1e400"));
+  expect_input_error(dir_ / "big.dsrec", 2, "number overflow");
+}
+
 TEST_F(BadInput, MetaNotAnObject) { expect_input_error(raw("diescope-recording 1\nmeta [1, 2]\n"), 2, "must be a JSON object"); }
 
 TEST_F(BadInput, MetaMissingFields) {

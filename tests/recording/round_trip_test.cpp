@@ -321,3 +321,61 @@ TEST(RecordingRoundTrip, ThrottleNamesCoverNvmlBits) {
 
 }  // namespace
 }  // namespace diescope
+
+namespace diescope {
+namespace {
+
+TEST(RecordingRoundTrip, FuzzSeedsAreValidRecordings) {
+  // The fuzzer starts from these; a seed that does not read would waste its time.
+  const std::filesystem::path corpus = std::filesystem::path(DIESCOPE_SOURCE_DIR) / "fuzz/corpus";
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(corpus)) {
+    SCOPED_TRACE(entry.path().string());
+    const auto r = open_recording(entry.path());
+    EXPECT_NO_THROW(testing::read_everything(*r));
+    EXPECT_FALSE(r->side().truncated);
+    ++files;
+  }
+  EXPECT_GE(files, 1);
+}
+
+}  // namespace
+}  // namespace diescope
+
+namespace diescope {
+namespace {
+
+TEST(RecordingRoundTrip, DocumentedExampleReads) {
+  // docs/recording-format.md shows other tools how to write a recording; its example must read.
+  const std::string doc = testing::read_bytes(std::filesystem::path(DIESCOPE_SOURCE_DIR) / "docs/recording-format.md");
+  const std::size_t section = doc.find("## Example");
+  ASSERT_NE(section, std::string::npos);
+  const std::size_t begin = doc.find("```text\n", section);
+  ASSERT_NE(begin, std::string::npos);
+  const std::size_t end = doc.find("```", begin + 8);
+  ASSERT_NE(end, std::string::npos);
+  testing::TempDir dir;
+  testing::write_bytes(dir / "example.dsrec", doc.substr(begin + 8, end - begin - 8));
+  const auto r = open_recording(dir / "example.dsrec");
+  EXPECT_EQ(r->meta().units.size(), 2u);
+  EXPECT_EQ(r->meta().engines.size(), 1u);
+  long chips = 0;
+  ChipSample c;
+  auto s = r->chip_samples();
+  ASSERT_TRUE(s->next(c));
+  EXPECT_EQ(c.end_ns - c.start_ns, 614'150'000);  // the setup sample
+  for (chips = 1; s->next(c);) ++chips;
+  EXPECT_EQ(chips, 4);
+  long utils = 0;
+  UtilSample u;
+  for (auto us = r->util_samples(); us->next(u);) ++utils;
+  EXPECT_EQ(utils, 3);
+  testing::read_everything(*r);
+  EXPECT_EQ(r->side().marks.size(), 2u);
+  EXPECT_EQ(r->side().clock_jumps.size(), 1u);
+  ASSERT_TRUE(r->side().end.has_value());
+  EXPECT_FALSE(r->side().truncated);
+}
+
+}  // namespace
+}  // namespace diescope
