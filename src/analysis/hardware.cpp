@@ -1,46 +1,13 @@
 // Hardware state over a span (clocks, throttle reasons, power limits) and hygiene.
-#include <cinttypes>
 #include <cstdio>
 #include <limits>
 
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/core/error.hpp"
+#include "diescope/recording/format.hpp"
 #include "internal.hpp"
 
 namespace diescope {
-
-std::vector<std::string> throttle_reason_names(std::uint64_t mask) {
-  static constexpr struct {
-    std::uint64_t bit;
-    const char* name;
-  } kKnown[] = {
-      {throttle_gpu_idle, "gpu_idle"},
-      {throttle_applications_clocks, "applications_clocks"},
-      {throttle_sw_power_cap, "sw_power_cap"},
-      {throttle_hw_slowdown, "hw_slowdown"},
-      {throttle_sync_boost, "sync_boost"},
-      {throttle_sw_thermal, "sw_thermal"},
-      {throttle_hw_thermal, "hw_thermal"},
-      {throttle_hw_power_brake, "hw_power_brake"},
-      {throttle_display_clocks, "display_clocks"},
-  };
-  std::vector<std::string> names;
-  for (int shift = 0; shift < 64; ++shift) {
-    const std::uint64_t bit = std::uint64_t{1} << shift;
-    if (!(mask & bit)) continue;
-    const char* name = nullptr;
-    for (const auto& known : kKnown)
-      if (known.bit == bit) name = known.name;
-    if (name) {
-      names.emplace_back(name);
-    } else {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "unknown_0x%" PRIx64, bit);
-      names.emplace_back(buf);
-    }
-  }
-  return names;
-}
 
 namespace analysis_detail {
 namespace {

@@ -56,8 +56,4 @@ struct HeadlineInputs {
 // the noise floor (half of GPU-Util's resolution) applied to the gap.
 Headline make_headline(const HeadlineInputs& in);
 
-// Names of the NVML clock-event reasons set in `mask`, in bit order ("sw_power_cap", ...); an
-// unknown bit reads "unknown_0x<hex>".
-std::vector<std::string> throttle_reason_names(std::uint64_t mask);
-
 }  // namespace diescope
