@@ -24,9 +24,9 @@ const std::set<std::string> kReservedKeys = {
     "repetition_index", "threads", "iterations",              "real_time", "cpu_time",      "time_unit",
     "aggregate_name",   "aggregate_unit", "error_occurred",   "error_message", "label",     "diescope"};
 
-// Counter names: the metric's name where that is unambiguous within the result, otherwise
-// "section.name", then "section.name[unit]"; diagnostic-pass metrics that clash with a timed one get
-// a "diagnostic." prefix.
+// Counter names: the metric's name where that is unambiguous within the result; otherwise metrics in
+// a named section become "section.name" (a Google Benchmark key becomes "custom.name"), then
+// "section.name[unit]"; a diagnostic-pass metric that still clashes gets a "diagnostic." prefix.
 std::vector<std::string> counter_names(const RunResult& r) {
   std::map<std::string, int> by_name;
   std::map<std::string, int> by_section_name;
@@ -38,7 +38,9 @@ std::vector<std::string> counter_names(const RunResult& r) {
   std::set<std::string> taken;
   for (const MetricSummary& m : r.metrics) {
     std::string name = m.key.name;
-    if (by_name[name] > 1 || kReservedKeys.count(name)) name = m.key.section + "." + m.key.name;
+    if ((by_name[name] > 1 && !m.key.section.empty()) || kReservedKeys.count(name)) {
+      name = (m.key.section.empty() ? "custom" : m.key.section) + "." + m.key.name;
+    }
     if (by_section_name[m.key.section + "." + m.key.name] > 1) name += "[" + m.key.unit + "]";
     if (taken.count(name)) name = "diagnostic." + name;
     taken.insert(name);
