@@ -155,8 +155,9 @@ int run_ffma(const FfmaOptions& options) {
                     {"threads", threads},
                     {"ffma_warp_instructions", instructions},
                     {"flops", flops},
-                    {"counted", "FFMA instructions of the main loop only (2 FLOP each per thread); the "
-                                "16 adds per thread that sum the accumulators are left out"}};
+                    {"counted", "FFMAs of the main loop only, 2 FLOP each per thread; the 16 FMAs that set "
+                                "the accumulators and the 16 adds that sum them, once per thread per launch, "
+                                "are left out"}};
   result["time_s"] = seconds;
   result["clock"] = clock_json_from_tally(measured, device.rated_max_sm_clock_mhz);
   nlohmann::json figures;
