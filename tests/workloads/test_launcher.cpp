@@ -62,6 +62,7 @@ TEST(WorkloadLauncher, FailedExecThrowsInsteadOfReturning) {
   // A folder cannot be executed: execv fails and the error says which path.
   try {
     exec_workload(dir.path, {"ffma"});
+    FAIL() << "exec_workload returned without an error";
   } catch (const diescope::Error& e) {
     EXPECT_NE(e.cause().find("cannot start " + dir.path.string()), std::string::npos) << e.cause();
   }
