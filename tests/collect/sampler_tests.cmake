@@ -13,3 +13,4 @@ if(DIESCOPE_HAVE_NVCC)
   set_target_properties(sampler_gpu_load PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin
     CUDA_STANDARD 17 CUDA_RUNTIME_LIBRARY Static)
 endif()
+diescope_test(sampler_retimer_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sampler_retimer_test.cpp LIBS diescope_sampler)

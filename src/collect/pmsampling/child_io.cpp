@@ -1,6 +1,7 @@
 #include "child_io.hpp"
 
 #include <cerrno>
+#include <cstdlib>
 #include <charconv>
 #include <csignal>
 #include <cstring>
@@ -47,6 +48,7 @@ bool parse_int(std::string_view text, Int& out) {
 
 std::int64_t realtime_ns() { return clock_ns(CLOCK_REALTIME); }
 std::int64_t monotonic_ns() { return clock_ns(CLOCK_MONOTONIC); }
+std::int64_t thread_cpu_ns() { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 std::optional<Args> parse_args(int argc, char** argv, std::string& why) {
   Args args;
@@ -66,6 +68,10 @@ std::optional<Args> parse_args(int argc, char** argv, std::string& why) {
     }
     if (flag == "--keep-latest") {
       args.keep_latest = true;
+      continue;
+    }
+    if (flag == "--timing") {
+      args.timing = true;
       continue;
     }
     if (flag == "--device") {
@@ -174,6 +180,58 @@ std::optional<sampler_msg::Gap> Continuity::check(std::int64_t start_ns, std::in
   if (last_end_ns_ && start_ns - *last_end_ns_ > tolerance_ns_) gap = sampler_msg::Gap{*last_end_ns_, start_ns};
   last_end_ns_ = end_ns;
   return gap;
+}
+
+void Retimer::send(sampler_msg::Sample sample, std::vector<SamplerMessage>& out) {
+  if (auto gap = continuity_.check(sample.start_ns, sample.end_ns)) out.push_back(*gap);
+  last_end_ns_ = sample.end_ns;
+  out.push_back(std::move(sample));
+}
+
+void Retimer::feed(sampler_msg::Sample sample, std::vector<SamplerMessage>& out) {
+  if (sample.end_ns <= sample.start_ns) {
+    held_.push_back(std::move(sample));
+    return;
+  }
+  if (!held_.empty()) {
+    const auto count = static_cast<std::int64_t>(held_.size());
+    const std::int64_t hole = last_end_ns_ ? sample.start_ns - *last_end_ns_ : -1;
+    // The run fits when the hole is its length in intervals, to within half an interval.
+    const bool fits = hole > 0 && std::llabs(hole - count * interval_ns_) * 2 <= interval_ns_;
+    if (fits) {
+      const std::int64_t from = *last_end_ns_;
+      for (std::int64_t i = 0; i < count; ++i) {
+        auto& held = held_[static_cast<std::size_t>(i)];
+        held.start_ns = from + hole * i / count;
+        held.end_ns = from + hole * (i + 1) / count;
+        send(std::move(held), out);
+      }
+      retimed_ += count;
+      out.push_back(sampler_msg::Note{"sampler", "retimed " + std::to_string(count) +
+                                                     " samples that CUPTI gave no time: they fill the hole from " +
+                                                     std::to_string(from) + " to " + std::to_string(sample.start_ns) +
+                                                     " ns exactly, one interval each"});
+    } else {
+      dropped_ += count;
+      out.push_back(sampler_msg::Note{
+          "sampler", "dropped " + std::to_string(count) + " samples that CUPTI gave no time: " +
+                         (hole > 0 ? "the hole before the next timed sample holds " +
+                                         std::to_string(static_cast<double>(hole) / static_cast<double>(interval_ns_)) +
+                                         " intervals"
+                                   : std::string("no timed sample before them to place them after"))});
+    }
+    held_.clear();
+  }
+  send(std::move(sample), out);
+}
+
+void Retimer::finish(std::vector<SamplerMessage>& out) {
+  if (held_.empty()) return;
+  dropped_ += static_cast<long>(held_.size());
+  out.push_back(sampler_msg::Note{"sampler", "dropped " + std::to_string(held_.size()) +
+                                                 " samples that CUPTI gave no time at the end of sampling: no "
+                                                 "timed sample followed to place them before"});
+  held_.clear();
 }
 
 void Emitter::emit(const SamplerMessage& message) {

@@ -170,7 +170,7 @@ std::string format_uuid(const CUuuid& id) {
 
 class Sampler {
  public:
-  Sampler(const child::Args& args, child::Emitter& out) : args_(args), out_(out), continuity_(interval_ns()) {
+  Sampler(const child::Args& args, child::Emitter& out) : args_(args), out_(out), retimer_(interval_ns()) {
     for (const auto& name : args_.metrics) metric_ptrs_.push_back(name.c_str());
   }
   ~Sampler() { release(); }
@@ -179,6 +179,8 @@ class Sampler {
   void start();
   // Decodes everything the hardware buffer holds and emits it. Returns false if the session broke.
   bool drain();
+  // Samples CUPTI gave no time and that could not be placed are dropped (with a note) at the end.
+  void finish();
   void stop_and_disable(const std::string& reason);
 
  private:
@@ -189,7 +191,7 @@ class Sampler {
 
   const child::Args& args_;
   child::Emitter& out_;
-  child::Continuity continuity_;
+  child::Retimer retimer_;
   Driver driver_;
   CUdevice device_ = 0;
   int cc_ = 0;
@@ -206,7 +208,7 @@ class Sampler {
   std::int64_t on_ns_ = 0;
   bool first_sample_ = true;
   std::vector<double> values_;
-  long incomplete_reported_ = 0;
+  long incomplete_ = 0;  // decodes that left a started sample for the next one (it is not lost)
 };
 
 void Sampler::setup() {
@@ -429,14 +431,20 @@ void Sampler::start() {
 
 bool Sampler::drain() {
   const std::int64_t began = child::monotonic_ns();
+  const std::int64_t cpu_began = child::thread_cpu_ns();
+  std::int64_t decode_ns = 0, evaluate_ns = 0, init_ns = 0;
   long emitted = 0;
+  int passes = 0;
   bool ok = true;
-  for (int pass = 0; pass < 10'000; ++pass) {
+  std::vector<SamplerMessage> ready;
+  for (; passes < 10'000; ++passes) {
     auto decode = DS_PARAMS(CUpti_PmSampling_DecodeData_Params);
     decode.pPmSamplingObject = sampling_;
     decode.pCounterDataImage = image_.data();
     decode.counterDataImageSize = image_.size();
+    std::int64_t t = child::monotonic_ns();
     CUptiResult rc = cuptiPmSamplingDecodeData(&decode);
+    decode_ns += child::monotonic_ns() - t;
     if (rc == CUPTI_ERROR_OUT_OF_MEMORY || (rc == CUPTI_SUCCESS && decode.overflow)) {
       out_.emit(m::Overflow{child::realtime_ns(),
                             "the counters' hardware buffer overflowed: samples were lost (" +
@@ -452,11 +460,7 @@ bool Sampler::drain() {
     info.pCounterDataImage = image_.data();
     info.counterDataImageSize = image_.size();
     check(cuptiPmSamplingGetCounterDataInfo(&info), "cuptiPmSamplingGetCounterDataInfo");
-    if (info.numPopulatedSamples > info.numCompletedSamples && incomplete_reported_ < 3) {
-      ++incomplete_reported_;
-      out_.emit(m::Note{"sampler", std::to_string(info.numPopulatedSamples - info.numCompletedSamples) +
-                                       " decoded sample(s) were not complete and were left out"});
-    }
+    t = child::monotonic_ns();
     for (std::size_t i = 0; i < info.numCompletedSamples; ++i) {
       auto sample = DS_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
       sample.pPmSamplingObject = sampling_;
@@ -488,17 +492,38 @@ bool Sampler::drain() {
         }
         out_.emit(m::Note{"clock", text});
       }
-      m::Sample s{gpu_start + offset_ns_, gpu_end + offset_ns_, values_};
-      if (auto gap = continuity_.check(s.start_ns, s.end_ns)) out_.emit(*gap);
-      out_.emit(s);
+      // A sample CUPTI gave no time keeps end <= start here, so the retimer can recognise it.
+      retimer_.feed(m::Sample{gpu_start + offset_ns_, gpu_end + offset_ns_, values_}, ready);
       ++emitted;
     }
+    evaluate_ns += child::monotonic_ns() - t;
+    for (auto& message : ready) out_.emit(message);
+    ready.clear();
+    if (info.numPopulatedSamples > info.numCompletedSamples) ++incomplete_;
+    t = child::monotonic_ns();
     init_image();
-    if (decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) break;
+    init_ns += child::monotonic_ns() - t;
+    if (decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) {
+      ++passes;
+      break;
+    }
   }
   out_.emit(m::Drain{child::realtime_ns(), emitted, (child::monotonic_ns() - began) / 1000});
+  if (args_.timing) {
+    out_.emit(m::Note{"timing", "decode_us " + std::to_string(decode_ns / 1000) + " evaluate_us " +
+                                    std::to_string(evaluate_ns / 1000) + " init_us " + std::to_string(init_ns / 1000) +
+                                    " cpu_us " + std::to_string((child::thread_cpu_ns() - cpu_began) / 1000) +
+                                    " passes " + std::to_string(passes) + " incomplete_seen " +
+                                    std::to_string(incomplete_)});
+  }
   out_.flush();
   return ok;
+}
+
+void Sampler::finish() {
+  std::vector<SamplerMessage> ready;
+  retimer_.finish(ready);
+  for (auto& message : ready) out_.emit(message);
 }
 
 void Sampler::stop_and_disable(const std::string& reason) {
@@ -510,6 +535,7 @@ void Sampler::stop_and_disable(const std::string& reason) {
     if (rc == CUPTI_SUCCESS) drain();
     else out_.emit(m::Note{"sampler", "cuptiPmSamplingStop failed: " + cupti_text(rc)});
   }
+  finish();
   release();
   out_.emit(m::Off{child::realtime_ns(), reason});
   out_.flush();
@@ -564,7 +590,12 @@ int sampler_main(int argc, char** argv) {
     }
     sampler.start();
     std::string reason;
-    while (!stop.wait(static_cast<std::int64_t>(args->drain_ms))) {
+    // Drains keep a fixed period: the time a drain takes is not added to the wait after it.
+    const auto period_ns = static_cast<std::int64_t>(args->drain_ms * 1e6);
+    std::int64_t next_drain = child::monotonic_ns() + period_ns;
+    while (!stop.wait((next_drain - child::monotonic_ns()) / 1'000'000)) {
+      next_drain += period_ns;
+      if (next_drain < child::monotonic_ns()) next_drain = child::monotonic_ns() + period_ns;  // fell behind
       if (!sampler.drain()) {
         reason = "the counter session broke (see the notes before this)";
         break;
