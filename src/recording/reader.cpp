@@ -604,7 +604,10 @@ void FileRecording::read_records(LineReader& reader, Shared& shared) {
     while (word_end < line.size() && !is_separator(line[word_end])) ++word_end;
     if (word_end == 0) {
       if (line.find_first_not_of(" \t") == std::string_view::npos) continue;  // blank line
-    } else if (line[0] == '#') {
+      throw InputError(shared.file->path, n, "the line starts with a space or tab where its record kind should be",
+                       "start each record with its kind (chip, util, ...); correct or delete line " + std::to_string(n));
+    }
+    if (line[0] == '#') {
       continue;  // comment
     }
     const std::optional<Kind> kind = recfmt::kind_of_word(line.substr(0, word_end));

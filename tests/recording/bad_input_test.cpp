@@ -120,6 +120,7 @@ TEST_F(BadInput, MetaWrongTypesAndValues) {
 
 TEST_F(BadInput, UnknownRecordKind) {
   expect_input_error(with_records(kGoodChip + "sample 1 2 3\n"), 4, "unknown record kind 'sample'");
+  expect_input_error(with_records(kGoodChip + " chip 110 120 1 2 3 4\n"), 4, "starts with a space or tab");
 }
 
 TEST_F(BadInput, ChipWithTooFewOrTooManyValues) {
