@@ -155,29 +155,7 @@ class PointRun {
     if (w.skip_reason) return skip(*w.skip_reason);
 
     std::uint64_t iterations = 1;
-    if (config_.timing == TimingMode::Batch) {
-      // Grow the iteration count from 1 until one sample lasts batch_sample_time. The warm-up is not
-      // used: it may include one-off costs (allocation, first-touch page faults, module loading).
-      const double target = config_.batch_sample_time.count();
-      double last = -1;  // nothing measured yet at `iterations`
-      for (std::size_t step = 0; last < target && iterations < kMaxBatchIterations; ++step) {
-        if (rule_.check_timeout(wall())) break;
-        if (last >= 0) {
-          const double growth = last > 0 ? std::clamp(std::ceil(target / last), 2.0, 10.0) : 10.0;
-          iterations =
-              std::min(kMaxBatchIterations, static_cast<std::uint64_t>(static_cast<double>(iterations) * growth));
-        }
-        w = window(iterations, step, SamplePhase::Calibration);
-        if (w.skip_reason) return skip(*w.skip_reason);
-        if (w.measurement.failure) {
-          if (failed(w)) return stop(StopReason::Failed);
-          last = 0;
-          continue;
-        }
-        consecutive_failures_ = 0;
-        last = w.duration_s();
-      }
-    }
+    if (config_.timing == TimingMode::Batch && !calibrate(iterations)) return;
     r_.iterations_per_sample = iterations;
 
     for (std::size_t index = 0;; ++index) {
@@ -200,6 +178,50 @@ class PointRun {
       }
       if (reason) return stop(*reason);
     }
+  }
+
+  // Grows the iteration count from 1 until one sample lasts batch_sample_time. The warm-up is not
+  // used: it may include one-off costs (allocation, first-touch page faults, module loading). A
+  // sample that reaches the target is taken again and the shorter one counts, so one preempted
+  // sample cannot end calibration early. False when the point stopped (skipped, or failing).
+  bool calibrate(std::uint64_t& iterations) {
+    const double target = config_.batch_sample_time.count();
+    std::size_t index = 0;
+    double last = -1;  // nothing measured yet at `iterations`
+    while (last < target && iterations < kMaxBatchIterations && !rule_.check_timeout(wall())) {
+      if (last >= 0) {
+        const double growth = last > 0 ? std::clamp(std::ceil(target / last), 2.0, 10.0) : 10.0;
+        iterations = std::min(kMaxBatchIterations, static_cast<std::uint64_t>(static_cast<double>(iterations) * growth));
+      }
+      const Calibration first = calibration_sample(iterations, index++);
+      if (first.stopped) return false;
+      last = first.seconds;
+      if (last >= target) {
+        const Calibration again = calibration_sample(iterations, index++);
+        if (again.stopped) return false;
+        last = std::min(last, again.seconds);
+      }
+    }
+    return true;
+  }
+
+  struct Calibration {
+    double seconds = 0;  // 0 when the sample failed
+    bool stopped = false;
+  };
+  Calibration calibration_sample(std::uint64_t iterations, std::size_t index) {
+    const Window w = window(iterations, index, SamplePhase::Calibration);
+    if (w.skip_reason) {
+      skip(*w.skip_reason);
+      return {0, true};
+    }
+    if (w.measurement.failure) {
+      if (!failed(w)) return {0, false};
+      stop(StopReason::Failed);
+      return {0, true};
+    }
+    consecutive_failures_ = 0;
+    return {w.duration_s(), false};
   }
 
   std::optional<StopReason> keep(Window& w, std::uint64_t iterations, double clock_mhz) {

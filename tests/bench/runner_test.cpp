@@ -67,7 +67,7 @@ TEST(Runner, ColdSamplesUseDeviceTimeAndFlushBeforeEach) {
 TEST(Runner, BatchCalibrationGrowsIterationsUntilTheTarget) {
   // Device time is iterations x 2^-20 s; target 2^-10 s (1024 units). From 1 iteration:
   //   1 -> growth ceil(1024/1) clamped to 10 -> 10 -> ceil(102.4) -> 10 -> 100 -> ceil(10.24) = 11,
-  //   clamped to 10 -> 1000 -> ceil(1.024) = 2 -> 2000 (>= 1024: calibrated).
+  //   clamped to 10 -> 1000 -> ceil(1.024) = 2 -> 2000 (>= 1024: taken again, same time: calibrated).
   const double unit = 1.0 / 1048576.0;
   Benchmark b("batch", [](State&) {});
   b.domain(MeasurementDomain::Gpu)

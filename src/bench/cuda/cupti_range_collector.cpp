@@ -20,6 +20,14 @@ namespace {
 
 constexpr const char* kRangeName = "diescope";
 
+// CUPTI's parameter structs: zeroed, with their size set (CUPTI checks it for ABI compatibility).
+template <typename Params>
+Params make_params(std::size_t struct_size) {
+  Params p{};
+  p.structSize = struct_size;
+  return p;
+}
+
 std::string cupti_error_text(CUptiResult r) {
   const char* text = nullptr;
   cuptiGetResultString(r, &text);
@@ -52,7 +60,7 @@ void check_cuda(cudaError_t e, const char* call) {
 class HostObject {
  public:
   HostObject(const std::string& chip, const std::uint8_t* availability) {
-    CUpti_Profiler_Host_Initialize_Params p = {CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+    auto p = make_params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
     p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     p.pChipName = chip.c_str();
     p.pCounterAvailabilityImage = availability;
@@ -60,7 +68,7 @@ class HostObject {
     object_ = p.pHostObject;
   }
   ~HostObject() {
-    CUpti_Profiler_Host_Deinitialize_Params p = {CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+    auto p = make_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
     p.pHostObject = object_;
     cuptiProfilerHostDeinitialize(&p);
   }
@@ -68,17 +76,17 @@ class HostObject {
   HostObject& operator=(const HostObject&) = delete;
 
   std::vector<std::uint8_t> config_image(std::vector<const char*>& names) {
-    CUpti_Profiler_Host_ConfigAddMetrics_Params add = {CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+    auto add = make_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
     add.pHostObject = object_;
     add.ppMetricNames = names.data();
     add.numMetrics = names.size();
     check(cuptiProfilerHostConfigAddMetrics(&add), "adding the metrics (a name this chip lacks?)",
           CounterErrorKind::Metric);
-    CUpti_Profiler_Host_GetConfigImageSize_Params size = {CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+    auto size = make_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
     size.pHostObject = object_;
     check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize", CounterErrorKind::Setup);
     std::vector<std::uint8_t> image(size.configImageSize);
-    CUpti_Profiler_Host_GetConfigImage_Params get = {CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+    auto get = make_params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
     get.pHostObject = object_;
     get.configImageSize = image.size();
     get.pConfigImage = image.data();
@@ -93,7 +101,7 @@ class HostObject {
 };
 
 std::size_t passes_of(std::vector<std::uint8_t>& config) {
-  CUpti_Profiler_Host_GetNumOfPasses_Params p = {CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+  auto p = make_params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
   p.configImageSize = config.size();
   p.pConfigImage = config.data();
   check(cuptiProfilerHostGetNumOfPasses(&p), "cuptiProfilerHostGetNumOfPasses", CounterErrorKind::Setup);
@@ -149,16 +157,16 @@ CuptiRangeCollector::CuptiRangeCollector(std::vector<CounterMetric> metrics, int
   check_cuda(cudaFree(nullptr), "creating the CUDA context");
   const CUcontext context = current_context();
 
-  CUpti_Profiler_Initialize_Params init = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+  auto init = make_params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
   check(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize", CounterErrorKind::Setup);
   s.profiler_initialized = true;
 
-  CUpti_Device_GetChipName_Params chip = {CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+  auto chip = make_params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
   chip.deviceIndex = static_cast<std::size_t>(device);
   check(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName", CounterErrorKind::Setup);
   s.chip = chip.pChipName;
 
-  CUpti_Profiler_GetCounterAvailability_Params avail = {CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+  auto avail = make_params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
   avail.ctx = context;
   check(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability", CounterErrorKind::Setup);
   s.availability.resize(avail.counterAvailabilityImageSize);
@@ -169,12 +177,12 @@ CuptiRangeCollector::CuptiRangeCollector(std::vector<CounterMetric> metrics, int
   s.config = s.host->config_image(s.names);
   s.passes = passes_of(s.config);
 
-  CUpti_RangeProfiler_Enable_Params enable = {CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+  auto enable = make_params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
   enable.ctx = context;
   check(cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable", CounterErrorKind::Setup);
   s.range_profiler = enable.pRangeProfilerObject;
 
-  CUpti_RangeProfiler_GetCounterDataSize_Params size = {CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+  auto size = make_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
   size.pRangeProfilerObject = s.range_profiler;
   size.pMetricNames = s.names.data();
   size.numMetrics = s.names.size();
@@ -182,8 +190,7 @@ CuptiRangeCollector::CuptiRangeCollector(std::vector<CounterMetric> metrics, int
   size.maxNumRangeTreeNodes = 1;
   check(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize", CounterErrorKind::Setup);
   s.counter_data.resize(size.counterDataSize);
-  CUpti_RangeProfiler_CounterDataImage_Initialize_Params data = {
-      CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+  auto data = make_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
   data.pRangeProfilerObject = s.range_profiler;
   data.counterDataSize = s.counter_data.size();
   data.pCounterData = s.counter_data.data();
@@ -191,7 +198,7 @@ CuptiRangeCollector::CuptiRangeCollector(std::vector<CounterMetric> metrics, int
         CounterErrorKind::Setup);
 
   // One user range, replayed by us once per pass.
-  CUpti_RangeProfiler_SetConfig_Params config = {CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+  auto config = make_params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
   config.pRangeProfilerObject = s.range_profiler;
   config.configSize = s.config.size();
   config.pConfig = s.config.data();
@@ -209,13 +216,13 @@ CuptiRangeCollector::CuptiRangeCollector(std::vector<CounterMetric> metrics, int
 
 CuptiRangeCollector::~CuptiRangeCollector() {
   if (impl_->range_profiler) {
-    CUpti_RangeProfiler_Disable_Params p = {CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+    auto p = make_params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
     p.pRangeProfilerObject = impl_->range_profiler;
     cuptiRangeProfilerDisable(&p);
   }
   impl_->host.reset();
   if (impl_->profiler_initialized) {
-    CUpti_Profiler_DeInitialize_Params p = {CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
+    auto p = make_params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
     cuptiProfilerDeInitialize(&p);
   }
 }
@@ -224,10 +231,10 @@ const std::string& CuptiRangeCollector::chip() const { return impl_->chip; }
 std::size_t CuptiRangeCollector::passes() const { return impl_->passes; }
 
 void CuptiRangeCollector::begin() {
-  CUpti_RangeProfiler_Start_Params start = {CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+  auto start = make_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
   start.pRangeProfilerObject = impl_->range_profiler;
   check(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart", CounterErrorKind::Collection);
-  CUpti_RangeProfiler_PushRange_Params push = {CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
+  auto push = make_params<CUpti_RangeProfiler_PushRange_Params>(CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
   push.pRangeProfilerObject = impl_->range_profiler;
   push.pRangeName = kRangeName;
   check(cuptiRangeProfilerPushRange(&push), "cuptiRangeProfilerPushRange", CounterErrorKind::Collection);
@@ -238,10 +245,10 @@ bool CuptiRangeCollector::end() {
     throw CounterError(CounterErrorKind::Collection,
                        fmt::format("the workload failed on the device: {}", cudaGetErrorName(e)), e);
   }
-  CUpti_RangeProfiler_PopRange_Params pop = {CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
+  auto pop = make_params<CUpti_RangeProfiler_PopRange_Params>(CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
   pop.pRangeProfilerObject = impl_->range_profiler;
   check(cuptiRangeProfilerPopRange(&pop), "cuptiRangeProfilerPopRange", CounterErrorKind::Collection);
-  CUpti_RangeProfiler_Stop_Params stop = {CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+  auto stop = make_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
   stop.pRangeProfilerObject = impl_->range_profiler;
   check(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop", CounterErrorKind::Collection);
   return stop.isAllPassSubmitted != 0;
@@ -249,10 +256,10 @@ bool CuptiRangeCollector::end() {
 
 std::vector<MetricValue> CuptiRangeCollector::decode() {
   Impl& s = *impl_;
-  CUpti_RangeProfiler_DecodeData_Params decode = {CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+  auto decode = make_params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
   decode.pRangeProfilerObject = s.range_profiler;
   check(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData", CounterErrorKind::Collection);
-  CUpti_RangeProfiler_GetCounterDataInfo_Params info = {CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+  auto info = make_params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
   info.pCounterDataImage = s.counter_data.data();
   info.counterDataImageSize = s.counter_data.size();
   check(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo",
@@ -262,7 +269,7 @@ std::vector<MetricValue> CuptiRangeCollector::decode() {
                        "no range was recorded; the workload launched no GPU work between begin() and end()");
   }
   std::vector<double> values(s.names.size());
-  CUpti_Profiler_Host_EvaluateToGpuValues_Params evaluate = {CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+  auto evaluate = make_params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
   evaluate.pHostObject = s.host->get();
   evaluate.pCounterDataImage = s.counter_data.data();
   evaluate.counterDataImageSize = s.counter_data.size();
