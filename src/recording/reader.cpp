@@ -505,7 +505,8 @@ class FileRecording final : public RecordSource {
 };
 
 std::shared_ptr<const OpenFile> open_file(const std::string& path, std::int64_t& size) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below); no effect on files.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     const int err = errno;
     if (err == ENOENT || err == ENOTDIR)

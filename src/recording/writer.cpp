@@ -59,7 +59,13 @@ RecordingWriter::RecordingWriter(std::filesystem::path path, const RecordingMeta
   buffer_ += "meta ";
   buffer_ += meta_json;
   append_line_end();
-  flush();
+  try {
+    flush();
+  } catch (...) {
+    ::close(fd_);  // the destructor does not run when a constructor throws
+    fd_ = -1;
+    throw;
+  }
 }
 
 RecordingWriter::~RecordingWriter() {

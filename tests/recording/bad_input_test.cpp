@@ -52,6 +52,13 @@ TEST_F(BadInput, MissingFolder) { expect_input_error(dir_ / "no-folder" / "x.dsr
 
 TEST_F(BadInput, Directory) { expect_input_error(dir_.path(), 0, "is a directory"); }
 
+TEST_F(BadInput, PipeIsNotWaitedFor) {
+  // Opening a FIFO for reading would block until a writer came; the reader refuses it at once.
+  const auto path = dir_ / "pipe.dsrec";
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  expect_input_error(path, 0, "not a regular file");
+}
+
 TEST_F(BadInput, EmptyFile) { expect_input_error(raw(""), 0, "empty"); }
 
 TEST_F(BadInput, UnreadableFile) {

@@ -25,6 +25,18 @@ TEST(Writer, CannotCreateNamesPathAndFix) {
   }
 }
 
+TEST(Writer, DiskFullNamesPathAndFix) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full on this system";
+  try {
+    RecordingWriter w("/dev/full", small_meta());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/full"), std::string::npos) << e.what();
+    EXPECT_NE(e.fix().find("free space"), std::string::npos) << e.fix();
+    EXPECT_EQ(e.exit_code(), kExitInput);
+  }
+}
+
 TEST(Writer, InvalidMetaIsRefused) {
   TempDir dir;
   RecordingMeta m = small_meta();
