@@ -5,6 +5,8 @@
 //                                        buffer, so the figure is the analysis's own cost
 //   analysis_throughput write HOURS PATH write the recording helper's long_run_spec(HOURS) to PATH
 //   analysis_throughput file PATH        open PATH with the file reader and analyse it
+//   analysis_throughput scan PATH        time one plain pass of each of PATH's record streams, to
+//                                        show how much of `file` is reading rather than analysing
 //
 // Each call is meant to run in its own process, so its peak RSS (getrusage) is its own.
 #include <sys/resource.h>
@@ -216,9 +218,35 @@ int report(const char* mode, double hours, const RecordSource& source, std::int6
   return 0;
 }
 
+#ifdef DIESCOPE_BENCH_HAVE_RECORDING_FILES
+template <typename Record, typename Open>
+void time_stream(const char* name, Open open) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto stream = open();
+  Record record;
+  long n = 0;
+  while (stream->next(record)) ++n;
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("scan   stream=%-9s records=%-9ld read_s=%-8.3f records_per_s=%.0f\n", name, n, secs,
+              secs > 0 ? static_cast<double>(n) / secs : 0.0);
+}
+
+int scan(const char* path) {
+  auto source = open_recording(path);
+  time_stream<ChipSample>("chip", [&] { return source->chip_samples(); });
+  time_stream<UtilSample>("util", [&] { return source->util_samples(); });
+  time_stream<ClockReading>("clocks", [&] { return source->clocks(); });
+  time_stream<ThrottleReading>("throttle", [&] { return source->throttles(); });
+  time_stream<PowerLimitReading>("power", [&] { return source->power_limits(); });
+  time_stream<EngineReading>("engines", [&] { return source->engines(); });
+  time_stream<ProcessReading>("processes", [&] { return source->processes(); });
+  return 0;
+}
+#endif
+
 int usage() {
   std::fprintf(stderr,
-               "usage: analysis_throughput stream HOURS | write HOURS PATH | file PATH\n");
+               "usage: analysis_throughput stream HOURS | write HOURS PATH | file PATH | scan PATH\n");
   return 2;
 }
 
@@ -250,8 +278,9 @@ int main(int argc, char** argv) {
       const double hours = static_cast<double>(source->side().last_ts_ns - source->meta().start_ns) / 3.6e12;
       return report("file", hours, *source, -1);
     }
+    if (mode == "scan" && argc == 3) return scan(argv[2]);
 #else
-    if (mode == "write" || mode == "file") {
+    if (mode == "write" || mode == "file" || mode == "scan") {
       std::fprintf(stderr, "built without the recording file reader and writer\n");
       return 2;
     }

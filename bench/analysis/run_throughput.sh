@@ -22,6 +22,8 @@ trap 'rm -rf "$tmp"' EXIT
   echo "stream = synthesised on the fly (no file: the analysis's own cost, generation included);"
   echo "file = written by the recording helper's generator, then read back through open_recording()."
   echo "peak_rss_mib = getrusage(RUSAGE_SELF).ru_maxrss of that process alone."
+  echo "scan = one plain pass over each record stream of the 24 h file, no analysis: the reading cost."
+  echo "Other helpers were compiling on the same 2 cores at the time: figures are noisy, not best cases."
   echo
   for h in 1 6 24; do "$bin" stream "$h"; done
   if "$bin" file /nonexistent >/dev/null 2>&1 || [ $? -ne 2 ]; then
@@ -29,6 +31,7 @@ trap 'rm -rf "$tmp"' EXIT
       "$bin" write "$h" "$tmp/run-$h.dsrec"
       echo "file   size_mib=$(( $(stat -c %s "$tmp/run-$h.dsrec") / 1048576 ))"
       "$bin" file "$tmp/run-$h.dsrec"
+      [ "$h" = 24 ] && "$bin" scan "$tmp/run-$h.dsrec"
       rm -f "$tmp/run-$h.dsrec"
     done
   else
