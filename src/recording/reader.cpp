@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -88,6 +89,46 @@ inline NumStatus parse_field(const char*& p, const char* e, T& value) {
   const auto [q, ec] = std::from_chars(p, e, value);
   if (ec == std::errc::result_out_of_range) return NumStatus::out_of_range;
   if (ec != std::errc{} || (q != e && !is_separator(*q))) return NumStatus::not_number;
+  p = q;
+  return NumStatus::ok;
+}
+
+// Integers (times above all: two 19-digit numbers on every chip line) without std::from_chars's
+// per-digit overflow checks: up to 19 digits cannot overflow 64 unsigned bits.
+template <>
+inline NumStatus parse_field<std::int64_t>(const char*& p, const char* e, std::int64_t& value) {
+  while (p != e && is_separator(*p)) ++p;
+  if (p == e) return NumStatus::missing;
+  const char* q = p;
+  const bool negative = *q == '-';
+  if (negative) ++q;
+  const char* first = q;
+  while (q + 1 < e && *q == '0' && static_cast<unsigned>(q[1] - '0') < 10) ++q;  // leading zeros
+  const char* digits = q;
+  std::uint64_t acc = 0;
+  // Eight digits at a time where there are eight (fast_float's trick).
+  static_assert(std::endian::native == std::endian::little, "the eight-digit step reads bytes little-endian");
+  while (e - q >= 8 && q - digits <= 11) {
+    std::uint64_t chunk;
+    std::memcpy(&chunk, q, 8);
+    if ((((chunk + 0x4646464646464646ULL) | (chunk - 0x3030303030303030ULL)) & 0x8080808080808080ULL) != 0)
+      break;  // not eight digits
+    chunk -= 0x3030303030303030ULL;
+    chunk = (chunk * 10) + (chunk >> 8);
+    chunk = (((chunk & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+             (((chunk >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
+            32;
+    acc = acc * 100000000 + chunk;
+    q += 8;
+  }
+  while (q != e && q - digits < 19 && static_cast<unsigned>(*q - '0') < 10)
+    acc = acc * 10 + static_cast<std::uint64_t>(*q++ - '0');
+  if (q == first) return NumStatus::not_number;
+  if (q != e && static_cast<unsigned>(*q - '0') < 10) return NumStatus::out_of_range;  // 20 digits or more
+  if (q != e && !is_separator(*q)) return NumStatus::not_number;
+  const std::uint64_t limit = negative ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1;
+  if (acc > limit) return NumStatus::out_of_range;
+  value = negative ? static_cast<std::int64_t>(0 - acc) : static_cast<std::int64_t>(acc);
   p = q;
   return NumStatus::ok;
 }

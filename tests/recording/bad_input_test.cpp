@@ -162,6 +162,25 @@ TEST_F(BadInput, UnparsableNumbers) {
   expect_input_error(with_records("end 1 1.5 exited\n"), 3, "exit code '1.5'");
 }
 
+TEST_F(BadInput, WholeNumbersAtTheirLimits) {
+  // Times and steps are signed 64-bit: -9223372036854775808 .. 9223372036854775807.
+  const auto r = open_recording(with_records(
+      "jump -9223372036854775808 9223372036854775807\njump 0 -9223372036854775808\njump 000000000000000000000012 -0\n"));
+  const auto& jumps = r->side().clock_jumps;
+  ASSERT_EQ(jumps.size(), 3u);
+  EXPECT_EQ(jumps[0].ts_ns, INT64_MIN);
+  EXPECT_EQ(jumps[0].step_ns, INT64_MAX);
+  EXPECT_EQ(jumps[1].step_ns, INT64_MIN);
+  EXPECT_EQ(jumps[2].ts_ns, 12);  // leading zeros are fine
+  EXPECT_EQ(jumps[2].step_ns, 0);
+  expect_input_error(with_records("jump 1 9223372036854775808\n"), 3, "step '9223372036854775808' is out of range");
+  expect_input_error(with_records("jump 1 -9223372036854775809\n"), 3, "is out of range");
+  expect_input_error(with_records("jump 12345678901234567890 1\n"), 3, "is out of range");
+  expect_input_error(with_records("jump - 1\n"), 3, "time '-' is not a whole number");
+  expect_input_error(with_records("jump 0x10 1\n"), 3, "time '0x10' is not a whole number");
+  expect_input_error(with_records("end 1 2147483648\n"), 3, "exit code '2147483648' is out of range");
+}
+
 TEST_F(BadInput, InfinityAnywhere) {
   const std::vector<std::pair<std::string, std::string>> lines = {
       {"chip 100 110 inf 2 3 4\n", "unit 'fp32' is infinite"},

@@ -379,3 +379,49 @@ TEST(RecordingRoundTrip, DocumentedExampleReads) {
 
 }  // namespace
 }  // namespace diescope
+
+namespace diescope {
+namespace {
+
+TEST(RecordingRoundTrip, WholeNumbersOfEveryLength) {
+  // The reader parses integers eight digits at a time where it can: check every length from 1 to
+  // 19 digits, both signs, against the writer's std::to_chars text.
+  testing::TempDir dir;
+  const RecordingMeta meta = testing::small_meta();
+  const auto path = dir / "ints.dsrec";
+  std::vector<ClockJump> jumps;
+  std::uint64_t state = 12345;
+  auto next = [&] {
+    state += 0x9E3779B97F4A7C15ULL;
+    std::uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  };
+  TimeNs ts = -4'000'000'000'000'000'000;
+  for (int digits = 1; digits <= 19; ++digits) {
+    for (int k = 0; k < 40; ++k) {
+      std::uint64_t bound = 1;
+      for (int d = 0; d < digits; ++d) bound *= 10;  // 10^19 still fits in 64 unsigned bits
+      auto v = static_cast<std::int64_t>(next() % (digits == 19 ? (std::uint64_t{1} << 63) : bound));
+      if (k % 2 == 1) v = -v;
+      ts += static_cast<TimeNs>(next() % 1'000'000'000'000'000);
+      jumps.push_back({ts, v});
+    }
+  }
+  jumps.push_back({ts, INT64_MAX});
+  jumps.push_back({ts, INT64_MIN});
+  {
+    RecordingWriter w(path, meta);
+    for (const ClockJump& j : jumps) w.write(j);
+  }
+  const auto r = open_recording(path);
+  ASSERT_EQ(r->side().clock_jumps.size(), jumps.size());
+  for (std::size_t i = 0; i < jumps.size(); ++i) {
+    EXPECT_EQ(r->side().clock_jumps[i].ts_ns, jumps[i].ts_ns) << i;
+    EXPECT_EQ(r->side().clock_jumps[i].step_ns, jumps[i].step_ns) << i;
+  }
+}
+
+}  // namespace
+}  // namespace diescope
