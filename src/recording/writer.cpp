@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <functional>
 
 #include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
@@ -106,8 +105,8 @@ void RecordingWriter::append_line_end() {
 
 namespace {
 
-void check_values(const std::span<const double> values, std::size_t expected, const char* what,
-                  const std::function<void(const std::string&)>& reject) {
+template <typename Reject>
+void check_values(const std::span<const double> values, std::size_t expected, const char* what, const Reject& reject) {
   if (values.size() != expected)
     reject(std::string(what) + ": " + std::to_string(values.size()) + " values where the meta declares " +
            std::to_string(expected) + " columns");
