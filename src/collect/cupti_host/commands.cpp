@@ -8,6 +8,8 @@
 #include "diescope/core/error.hpp"
 #include "host_api.hpp"
 
+#include <cupti_version.h>
+
 namespace diescope::cupti_host {
 namespace {
 
@@ -118,6 +120,24 @@ int passes_main(int argc, char** argv) {
     return kExitInput;
   }
   std::printf("passes %zu\n", count.passes);
+  return 0;
+}
+
+int version_main(int argc, char** argv) {
+  CLI::App app{"Prints the CUPTI API version this program runs against.", "diescope-cupti version"};
+  if (auto code = parse(app, argc, argv)) return *code;
+  std::uint32_t version = 0;
+  DS_CUPTI_CHECK(cuptiGetVersion(&version));
+  std::printf("cupti_api_version %u\n", version);
+  return 0;
+}
+
+int device_chip_main(int argc, char** argv) {
+  CLI::App app{"Prints a GPU's CUPTI chip name (needs the driver and the GPU).", "diescope-cupti device-chip"};
+  int device = 0;
+  app.add_option("--device", device, "GPU index")->required();
+  if (auto code = parse(app, argc, argv)) return *code;
+  std::printf("chip %s\n", read_device_counters(device).chip.c_str());
   return 0;
 }
 

@@ -3,7 +3,8 @@
 // program as a child instead.
 //
 // Subcommands, each owned by the folder that implements it:
-//   list-chips, list-metrics, passes   src/collect/cupti_host/ (CUPTI host API, no GPU needed)
+//   list-chips, list-metrics, passes,  src/collect/cupti_host/ (CUPTI host API, no GPU needed;
+//   version, device-chip               device-chip and passes --device read a real GPU)
 //   sample                             src/collect/pmsampling/: diescope::collect::sampler_main,
 //                                      declared in include/diescope/collect/sampler.hpp and built into
 //                                      the diescope_pmsampling library; present when that target exists
@@ -30,6 +31,8 @@ constexpr Entry kEntries[] = {
     {"list-chips", diescope::cupti_host::list_chips_main, "chips CUPTI's host API knows"},
     {"list-metrics", diescope::cupti_host::list_metrics_main, "a chip's PM-sampling base metrics"},
     {"passes", diescope::cupti_host::passes_main, "counter passes a metric set needs on a chip"},
+    {"version", diescope::cupti_host::version_main, "the CUPTI API version in use"},
+    {"device-chip", diescope::cupti_host::device_chip_main, "a GPU's CUPTI chip name (needs the GPU)"},
 #ifdef DIESCOPE_WITH_SAMPLER
     {"sample", diescope::collect::sampler_main, "PM sampling on one GPU, streamed to the parent (internal)"},
 #endif

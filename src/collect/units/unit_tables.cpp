@@ -107,6 +107,11 @@ const char* const kFmaHeavyNote =
     "here too). Code that runs only integer multiply-adds fills this half while FP32 reads about half. "
     "Diagnostic.";
 
+const char* const kFp64InstNote =
+    "Warp instructions on the FP64 pipe as a share of its peak issue rate. On these chips the FP64 pipe "
+    "runs at a small fraction of the FP32 rate, so FP64 code can fill it while FP32 reads low. Not checked "
+    "on this architecture's hardware.";
+
 const char* const kFmaLiteNote = "The FMA pipe's lite half (FP32 and fp16 only). Diagnostic.";
 
 std::vector<ColumnDef> dram_counts() {
@@ -188,7 +193,8 @@ UnitTable blackwell_gb20x() {
       "(sm__inst_executed_pipe_fma_realtime). With CUDA 13.0's CUPTI that counter needs 2 passes on its own "
       "on every GB20x chip, and the realtime tensor counter cannot join the FMA halves in one pass either, "
       "so this table reads FP32 as the halves' mean (flagged) and Tensor from the plain tensor counter. FP64 "
-      "does not fit (2 to 5 passes); GB20x's FP64 pipe is a small fraction of its FP32 rate.";
+      "does not fit beside the table (2 passes with its instruction counter, 4 with its active cycles); "
+      "GB20x's FP64 pipe runs at a small fraction of its FP32 rate.";
   t.units = {
       mean_of("fp32", "FP32", kFmaHalvesMetric, pct("sm__inst_executed_pipe_fmaheavy_realtime"),
               pct("sm__inst_executed_pipe_fmalite_realtime"), {UnitFlag::stand_in_counter},
@@ -231,13 +237,14 @@ UnitTable halves_table(std::string name, std::string architecture, std::vector<s
   t.compute_capabilities = std::move(ccs);
   t.source = "the method's seed (Ampere and Ada read FP32 as the FMA halves' mean)";
   t.note =
-      "FP64 does not fit one pass beside this table (its instruction counter needs 2 passes, its "
-      "active-cycles counter 4); these chips' FP64 pipes run at a small fraction of their FP32 rate. L1's "
-      "crossbar fill counter is not in this family's PM-sampling catalog.";
+      "FP64 is read from its instruction counter: its active-cycles counter would take the set to 4 passes. "
+      "L1's crossbar fill counter is not in this family's PM-sampling catalog, and L1's and L2's composite "
+      "throughputs (the busiest sub-unit) are not read.";
   t.units = {
       mean_of("fp32", "FP32", kFmaHalvesMetric, pct("sm__inst_executed_pipe_fmaheavy_realtime"),
               pct("sm__inst_executed_pipe_fmalite_realtime"), {}, kFmaHalvesNote),
       counter("tensor", "Tensor", pct(tensor_counter), {}, std::move(tensor_note)),
+      counter("fp64", "FP64", pct("sm__inst_executed_pipe_fp64"), {}, kFp64InstNote),
       counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts"), {UnitFlag::stand_in_counter},
               kLoadStoreNote),
       counter("l2", "L2", pct("lts__t_bytes"), {}, kL2Note),
@@ -316,7 +323,7 @@ UnitTable turing_tu10x() {
   t.note =
       "Neither DRAM's byte share nor dram__throughput fits one pass beside this table (2 passes each), so "
       "DRAM is the framebuffer partitions' throughput and there is no DRAM throughput diagnostic. The raw "
-      "DRAM byte count does fit, so rates can still be counted. FP64 does not fit.";
+      "DRAM byte count does fit, so rates can still be counted.";
   t.units = {
       counter("fp32", "FP32", pct("sm__inst_executed_pipe_fma_realtime"), {},
               "The FMA pipe's instruction counter, as on Blackwell. Not checked on Turing hardware."),
@@ -324,6 +331,7 @@ UnitTable turing_tu10x() {
               {UnitFlag::different_measure},
               "The pipe tensor cores share with fp16 math, so it reads above tensor work alone whenever fp16 "
               "math runs. TU116 and TU117 have no tensor cores: there it is fp16 math only."),
+      counter("fp64", "FP64", pct("sm__inst_executed_pipe_fp64"), {}, kFp64InstNote),
       counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts"), {UnitFlag::stand_in_counter},
               kLoadStoreNote),
       counter("l2", "L2", pct("lts__t_bytes"), {}, kL2Note),
