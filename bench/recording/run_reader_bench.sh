@@ -10,14 +10,15 @@ mkdir -p bench/results
 {
   echo "# recording reader throughput (bench/recording/run_reader_bench.sh)"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "commit: $(git rev-parse --short HEAD)"
+  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "nproc: $(nproc)"
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
   echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "compiler: $(c++ --version | head -1)"
   echo "recordings: long_run_spec cut to 1,000,000 chip samples (10 ms), read from the page cache;"
   echo "  items_per_second counts chip samples (chip streams), lines (open) or GPU-Util readings (util),"
-  echo "  per CPU second of the benchmark thread; Time is wall-clock and suffers when other jobs share the CPU."
+  echo "  per second of CPU time (Google Benchmark's default); Time is wall-clock, which suffers when other"
+  echo "  jobs share the CPU (see the load averages)."
   echo
   "$build/bin/recording_reader_bench" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true 2>&1
   echo
