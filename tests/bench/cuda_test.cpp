@@ -43,6 +43,14 @@ TEST(CudaWithoutGpu, FlusherAndCollectorThrowTypedErrors) {
   }
 }
 
+TEST(CudaWithoutGpu, ClockMonitorTurnsThrottleDetectionOffAndSaysWhy) {
+  if (gpu_present()) GTEST_SKIP() << "a GPU is present: the gpu-labelled tests cover this machine";
+  const auto monitor = gpu_clock_monitor()();
+  EXPECT_FALSE(monitor->reference_sm_clock_mhz());
+  EXPECT_FALSE(monitor->sm_clock_mhz());
+  EXPECT_FALSE(monitor->describe().empty());
+}
+
 TEST(CuptiHost, DefaultCountersAreValidOnHopperAndCountPasses) {
   // CUPTI's host API needs no GPU. The four default metrics must exist on GH100 (H100, H200);
   // each needs its own passes, so the set needs at least one.

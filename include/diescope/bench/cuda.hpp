@@ -7,6 +7,7 @@
 #include <string>
 
 #include "diescope/bench/backend.hpp"
+#include "diescope/bench/clock.hpp"
 #include "diescope/bench/flush.hpp"
 
 struct CUstream_st;
@@ -69,5 +70,11 @@ class CudaL2Flusher final : public CacheFlusher {
 };
 
 CacheFlusherFactory cuda_l2_flusher(CudaStream stream = nullptr);
+
+// Throttle detection for a CUDA device: the SM clock read through NVML after every sample, against
+// the device's peak clock (cudaDevAttrClockRate) as the reference. The device is matched to its NVML
+// handle by UUID, so CUDA_VISIBLE_DEVICES reordering cannot pick the wrong GPU. Where NVML cannot be
+// loaded the monitor reads nothing and the runner says throttle detection is off, and why.
+ClockMonitorFactory gpu_clock_monitor(int cuda_device = 0);
 
 }  // namespace diescope::bench
