@@ -8,6 +8,7 @@ packages=(
   libcpp-httplib-dev libsqlite3-dev sqlite3            # agent: /metrics endpoint, record store
   libgtest-dev libgmock-dev libbenchmark-dev           # tests and benchmarks
   libbenchmark-tools python3 python3-jsonschema        # compare.py, report-schema validation
+  python3-scipy python3-numpy                          # compare.py imports them (its U test)
   prometheus                                           # agent end-to-end test scrapes with a real server
 )
 missing=()
