@@ -218,7 +218,7 @@ int sampler_main(int argc, char** argv);
 // The fake child: speaks the protocol with synthetic values and no GPU. Used by CPU tests and by
 // `diescope-cupti sample --fake`. Value of metric j in sample k: 10*(j+1) + (k % 10).
 // Options: --device N --interval-ms X --drain-ms Y --metrics a,b,... [--crash-after N]
-//          [--fail-with KIND] [--max-samples N] [--gap-at N]
+//          [--fail-with KIND] [--max-samples N] [--gap-at N] [--fake-chip NAME (default GH100)]
 int fake_sampler_main(int argc, char** argv);
 
 }  // namespace diescope::collect

@@ -92,6 +92,9 @@ std::optional<Args> parse_args(int argc, char** argv, std::string& why) {
       if (!(ok && parse_int(v, args.max_samples))) return bad("--max-samples takes a sample count");
     } else if (flag == "--gap-at") {
       if (!(ok && parse_int(v, args.gap_at))) return bad("--gap-at takes a sample count");
+    } else if (flag == "--fake-chip") {
+      if (!ok || v.empty()) return bad("--fake-chip takes a CUPTI chip name");
+      args.fake_chip = std::string(v);
     } else if (flag == "--fail-with") {
       if (!(ok && error_kind_from_name(v))) return bad("--fail-with takes an error kind");
       args.fail_with = std::string(v);

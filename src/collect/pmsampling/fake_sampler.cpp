@@ -30,7 +30,8 @@ int fake_sampler_main(int argc, char** argv) {
   }
   child::StopWatcher stop;
   const std::int64_t setup_start = child::realtime_ns();
-  out.emit(m::Device{args.device, 90, 132, "GPU-fake-" + std::to_string(args.device), "FAKE", "diescope fake GPU"});
+  out.emit(m::Device{args.device, 90, 132, "GPU-fake-" + std::to_string(args.device), args.fake_chip,
+                     "diescope fake GPU"});
   out.emit(m::Metrics{args.metrics});
   out.emit(m::Clock{0, 0, "fake: samples are timed on the host clock"});
 

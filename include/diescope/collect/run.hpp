@@ -1,0 +1,86 @@
+// `diescope run`'s collector: starts the counter sampler for each chosen GPU, runs the measured
+// command with its stdout teed through, and streams everything into one recording per GPU while a
+// 100 ms loop watches the command, signals, NVML GPU-Util, clocks, throttle reasons, the power
+// limit, the video engines and the process lists. Analysis and the report come after (cmd_run.cpp).
+//
+// Order of a run:
+//   1. samplers start on every chosen GPU and are waited for until they sample (or fail: no
+//      permission stops the run before the command starts; counters held by another profiler, an
+//      unsupported GPU or a crash leave that GPU GPU-Util-only, with a note saying why);
+//   2. the command starts (start_ns); its stdout lines "diescope: measure start|stop" become marks,
+//      timed when they reach us;
+//   3. when the command ends, the counters are stopped and disabled at once; the loop waits up to
+//      1 s for an NVML GPU-Util sample at or after the end, then writes the run's end.
+// SIGINT and SIGTERM sent to diescope are forwarded to the command (a terminal's Ctrl-C already
+// reaches it directly and is not sent twice); the run then ends as the command does and the
+// recordings are complete.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diescope/recording/records.hpp"
+
+namespace diescope::collect {
+
+class Nvml;
+
+struct RunOptions {
+  std::vector<std::string> command;       // argv of the measured command
+  double interval_ms = 10;                // chip sample interval
+  double drain_ms = 1000;                 // how often the sampler decodes its buffer
+  std::optional<std::vector<int>> gpus;   // NVML indexes; nullopt: every GPU
+  std::filesystem::path output_dir;       // gpu<N>.dsrec go here (created if missing)
+  std::string sampler_executable;         // empty: find_sampler_executable()
+  std::vector<std::string> sampler_leading_args = {"sample"};
+  std::vector<std::string> sampler_extra_args;  // tests: {"--fake", ...}
+  double poll_ms = 100;                   // the NVML / command loop
+  double end_wait_ms = 1000;              // wait for a GPU-Util sample at or after the end
+  double sampler_start_timeout_ms = 60'000;
+  int stdout_fd = 1;                      // where the command's stdout is copied
+};
+
+struct GpuRecording {
+  int index = -1;
+  std::filesystem::path path;
+  bool counters = false;     // chip samples were recorded
+  std::string counters_why;  // why not, or why they stopped early
+  long samples = 0;
+};
+
+struct RunOutcome {
+  int exit_code = 0;        // the command's; 128+N when a signal N ended it
+  std::string how;          // "exited", "signal SIGINT", ...
+  bool interrupted = false; // diescope received SIGINT or SIGTERM
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;
+  std::vector<GpuRecording> recordings;
+  std::vector<std::string> warnings;  // for the user: counters unavailable, sampler crashed, ...
+};
+
+// Runs options.command and records the chosen GPUs through `nvml`. Throws UsageError for a GPU
+// index that does not exist, DeviceError when the counters may not be read (no permission) or
+// the sampler cannot be run, and Error with exit code 127 (126) when the command cannot be found
+// (run). Every other failure is recorded as a note and the run goes on.
+RunOutcome record_run(const RunOptions& options, const Nvml& nvml);
+
+// Finds the window markers in a stream of bytes split anywhere. A marker is a whole line (a '\r'
+// before the '\n' is ignored) saying "diescope: measure start" or "diescope: measure stop".
+class MarkerScanner {
+ public:
+  // Feeds bytes; calls `on_mark` for each complete marker line.
+  void feed(std::string_view bytes, const std::function<void(MarkKind)>& on_mark);
+
+ private:
+  std::string line_;
+  bool overlong_ = false;  // the current line outgrew any marker: skip to its end
+};
+
+// Resolves a command name the way execvp would (a name with '/' is used as is). Empty when not found.
+std::string find_command(const std::string& name);
+
+}  // namespace diescope::collect

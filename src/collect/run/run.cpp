@@ -1,0 +1,757 @@
+// `diescope run`'s collector loop (see run.hpp for the order of a run).
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <deque>
+#include <fcntl.h>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "command.hpp"
+#include "diescope/collect/nvml.hpp"
+#include "diescope/collect/run.hpp"
+#include "diescope/collect/sampler.hpp"
+#include "diescope/collect/unit_tables.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/core/version.hpp"
+#include "diescope/recording/writer.hpp"
+
+namespace diescope::collect {
+
+namespace m = sampler_msg;
+using run_internal::signal_name;
+
+namespace {
+
+constexpr TimeNs kClockStepNs = 100 * kNsPerMs;          // a wall-clock step this large is a jump
+constexpr TimeNs kProcessPollNs = kNsPerSecond;          // process lists about once a second
+constexpr TimeNs kSamplerStopTimeoutNs = 10 * kNsPerSecond;
+constexpr std::size_t kMaxMarkerLine = 256;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+TimeNs clock_now(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<TimeNs>(ts.tv_sec) * kNsPerSecond + ts.tv_nsec;
+}
+TimeNs realtime_now() { return clock_now(CLOCK_REALTIME); }
+TimeNs monotonic_now() { return clock_now(CLOCK_MONOTONIC); }
+
+std::string ms_text(TimeNs ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(ns) / 1e6);
+  return buf;
+}
+
+// ---- Signals: a self-pipe carries (signal, sent-by-the-terminal) to the loop. ----
+int g_signal_pipe[2] = {-1, -1};
+
+void on_signal(int sig, siginfo_t* info, void*) {
+  const int saved = errno;
+  // A terminal's Ctrl-C reaches the whole foreground group, the command too: si_code SI_KERNEL.
+  unsigned char msg[2] = {static_cast<unsigned char>(sig),
+                          static_cast<unsigned char>(info && info->si_code == SI_KERNEL ? 1 : 0)};
+  if (g_signal_pipe[1] >= 0 && write(g_signal_pipe[1], msg, sizeof msg) < 0) {
+  }
+  errno = saved;
+}
+
+class SignalGuard {
+ public:
+  SignalGuard() {
+    if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+      throw Error("cannot create the signal pipe: " + std::string(std::strerror(errno)), "check ulimit -n",
+                  kExitInternal);
+    struct sigaction sa {};
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+    sigaction(SIGCHLD, &sa, &old_chld_);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ignore, &old_pipe_);  // a closed stdout must not kill the run
+  }
+  ~SignalGuard() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+    sigaction(SIGCHLD, &old_chld_, nullptr);
+    sigaction(SIGPIPE, &old_pipe_, nullptr);
+    for (int& fd : g_signal_pipe) {
+      if (fd >= 0) ::close(fd);
+      fd = -1;
+    }
+  }
+  SignalGuard(const SignalGuard&) = delete;
+  SignalGuard& operator=(const SignalGuard&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {}, old_chld_ {}, old_pipe_ {};
+};
+
+std::string one_word(std::string topic) {
+  for (char& c : topic)
+    if (c == ' ' || c == '\t' || c == '\n') c = '_';
+  return topic.empty() ? "sampler" : topic;
+}
+
+std::string last_line(const std::string& text) {
+  auto end = text.find_last_not_of("\n\r ");
+  if (end == std::string::npos) return {};
+  auto begin = text.find_last_of('\n', end);
+  return text.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
+}
+
+const UnitTable* table_for_compute_capability(int cc) {
+  for (const auto& table : unit_tables()) {
+    if (std::find(table.compute_capabilities.begin(), table.compute_capabilities.end(), cc) !=
+        table.compute_capabilities.end())
+      return &table;
+  }
+  return nullptr;
+}
+
+// Everything run keeps for one GPU.
+struct Gpu {
+  Gpu(const Nvml& nvml, int index) : device(nvml.device(index)), identity(device.identity()) {}
+
+  NvmlDevice device;
+  GpuIdentity identity;
+  const UnitTable* table = nullptr;
+  std::vector<std::string> metrics;  // the order the sampler sends values in
+  std::optional<ColumnEvaluator> evaluator;
+  std::unique_ptr<SamplerProcess> sampler;
+  bool sampling = false;       // the sampler said "on"
+  bool sampler_done = true;    // no sampler, or it ended and was reaped
+  bool counters_off_written = false;
+  std::string counters_why;    // why the counters are missing or stopped early
+  std::vector<SamplerMessage> pending;  // arrived before the recording was opened
+
+  std::unique_ptr<RecordingWriter> writer;
+  std::unique_ptr<GpuUtilReader> util;
+  bool util_note_written = false;
+  TimeNs last_util_ts = 0;
+  std::vector<NvmlEngine> engines;
+  std::vector<double> engine_values;
+  TimeNs last_chip_start = INT64_MIN;
+  ColumnValues values;
+  long samples = 0;
+  TimeNs last_sample_end = 0;
+  bool overflow_warned = false;
+};
+
+class Runner {
+ public:
+  Runner(const RunOptions& options, const Nvml& nvml) : opt_(options), nvml_(nvml) {}
+  RunOutcome run();
+
+ private:
+  void choose_gpus();
+  void start_samplers();
+  void start_sampler(Gpu& gpu);
+  void wait_for_samplers();
+  void handle_start_message(Gpu& gpu, SamplerMessage& message);
+  void open_recordings();
+  void loop();
+  void tick(TimeNs now, bool ended);
+  void pump_sampler(Gpu& gpu, TimeNs now);
+  void handle(Gpu& gpu, const SamplerMessage& message, TimeNs now);
+  void sampler_ended(Gpu& gpu, TimeNs now);
+  void read_command_output(TimeNs now);
+  void handle_signals();
+  void note(Gpu& gpu, TimeNs now, const std::string& topic, const std::string& text);
+  void note_all(TimeNs now, const std::string& topic, const std::string& text);
+  void warn(const std::string& text);
+  TimeNs stamp();  // host time that never goes backwards
+
+  const RunOptions& opt_;
+  const Nvml& nvml_;
+  std::vector<int> indexes_;
+  std::deque<Gpu> gpus_;  // deque: GpuUtilReader keeps a pointer to its Gpu's device
+  std::string sampler_path_;
+  RunOutcome outcome_;
+
+  run_internal::CommandProcess command_;
+  bool command_running_ = false;
+  int signals_forwarded_ = 0;
+  MarkerScanner markers_;
+  bool stdout_broken_ = false;
+  TimeNs last_stamp_ = 0;
+  TimeNs last_real_ = 0, last_mono_ = 0;
+  TimeNs last_process_poll_ = 0;
+};
+
+TimeNs Runner::stamp() {
+  last_stamp_ = std::max(last_stamp_, realtime_now());
+  return last_stamp_;
+}
+
+void Runner::warn(const std::string& text) {
+  if (std::find(outcome_.warnings.begin(), outcome_.warnings.end(), text) == outcome_.warnings.end())
+    outcome_.warnings.push_back(text);
+}
+
+void Runner::note(Gpu& gpu, TimeNs now, const std::string& topic, const std::string& text) {
+  if (gpu.writer) gpu.writer->write(Note{now, one_word(topic), text});
+}
+
+void Runner::note_all(TimeNs now, const std::string& topic, const std::string& text) {
+  for (auto& gpu : gpus_) note(gpu, now, topic, text);
+}
+
+void Runner::choose_gpus() {
+  const int count = nvml_.device_count();
+  if (count <= 0)
+    throw DeviceError("the NVIDIA driver lists no GPU", "check that nvidia-smi lists the GPU and its driver is loaded");
+  if (opt_.gpus) {
+    for (int index : *opt_.gpus) {
+      if (index < 0 || index >= count) {
+        throw UsageError("--gpus names GPU " + std::to_string(index) + ", which does not exist: this machine has " +
+                             std::to_string(count) + " GPU" + (count == 1 ? "" : "s") + " (index" +
+                             (count == 1 ? " 0" : "es 0 to " + std::to_string(count - 1)) + ")",
+                         "pass indexes that nvidia-smi -L lists, e.g. --gpus 0");
+      }
+      if (std::find(indexes_.begin(), indexes_.end(), index) == indexes_.end()) indexes_.push_back(index);
+    }
+    if (indexes_.empty()) throw UsageError("--gpus names no GPU", "pass one or more indexes, e.g. --gpus 0,1");
+  } else {
+    for (int i = 0; i < count; ++i) indexes_.push_back(i);
+  }
+  for (int index : indexes_) gpus_.emplace_back(nvml_, index);
+}
+
+void Runner::start_sampler(Gpu& gpu) {
+  SamplerConfig config;
+  config.executable = sampler_path_;
+  config.leading_args = opt_.sampler_leading_args;
+  config.device = gpu.identity.index;
+  config.interval_ms = opt_.interval_ms;
+  config.drain_ms = opt_.drain_ms;
+  config.metrics = gpu.metrics;
+  config.extra_args = opt_.sampler_extra_args;
+  gpu.sampler = std::make_unique<SamplerProcess>(config);
+  gpu.sampler_done = false;
+  gpu.sampling = false;
+}
+
+void Runner::start_samplers() {
+  sampler_path_ = opt_.sampler_executable.empty() ? find_sampler_executable() : opt_.sampler_executable;
+  for (auto& gpu : gpus_) {
+    gpu.table = table_for_compute_capability(gpu.identity.compute_capability);
+    if (!gpu.table) {
+      gpu.counters_why = "no unit table for compute capability " + std::to_string(gpu.identity.compute_capability / 10) +
+                         "." + std::to_string(gpu.identity.compute_capability % 10) +
+                         ": diescope does not know this GPU's counters, so it reports GPU-Util only";
+      warn("GPU " + std::to_string(gpu.identity.index) + ": " + gpu.counters_why);
+      continue;
+    }
+    if (sampler_path_.empty()) {
+      throw DeviceError("diescope-cupti, the program that reads the chip counters, is not beside diescope",
+                        "reinstall diescope so that diescope-cupti sits in the same folder, or point DIESCOPE_CUPTI "
+                        "at it");
+    }
+    gpu.metrics = table_metrics(*gpu.table);
+    start_sampler(gpu);
+  }
+}
+
+void Runner::handle_start_message(Gpu& gpu, SamplerMessage& message) {
+  if (auto* device = std::get_if<m::Device>(&message)) {
+    gpu.identity.chip = device->chip;
+    if (device->sm_count > 0) gpu.identity.sm_count = device->sm_count;
+    if (!device->uuid.empty() && !gpu.identity.uuid.empty() && device->uuid != gpu.identity.uuid) {
+      gpu.pending.push_back(m::Note{"sampler", "CUDA device " + std::to_string(device->index) + " is " + device->uuid +
+                                                   " but NVML's GPU " + std::to_string(gpu.identity.index) + " is " +
+                                                   gpu.identity.uuid + ": the counters may be another GPU's"});
+    }
+    const auto& chips = gpu.table->chips;
+    if (std::find(chips.begin(), chips.end(), device->chip) == chips.end()) {
+      // The compute capability chose a table that does not list this chip: take the chip's own.
+      const UnitTable* own = unit_table_for_chip(device->chip);
+      gpu.sampler->request_stop();
+      gpu.sampler->wait(std::chrono::seconds(5));
+      gpu.sampler.reset();
+      gpu.sampler_done = true;
+      gpu.pending.clear();  // the first sampler's messages describe a set no longer read
+      if (own) {
+        gpu.table = own;
+        gpu.metrics = table_metrics(*own);
+        start_sampler(gpu);
+      } else {
+        gpu.counters_why = "no unit table lists chip " + device->chip + ": diescope reports GPU-Util only";
+        warn("GPU " + std::to_string(gpu.identity.index) + ": " + gpu.counters_why);
+      }
+      return;
+    }
+  } else if (auto* error = std::get_if<m::Error>(&message)) {
+    const ErrorText text = describe_error(*error, gpu.identity.index);
+    if (error->kind == m::ErrorKind::permission || error->kind == m::ErrorKind::no_driver) {
+      for (auto& other : gpus_)
+        if (other.sampler) other.sampler->request_stop();
+      throw DeviceError(text.cause, text.fix);
+    }
+    gpu.counters_why = text.cause + "; " + text.fix;
+    warn(text.cause + " (" + text.fix + ")");
+  } else if (std::holds_alternative<m::On>(message)) {
+    gpu.sampling = true;
+  }
+  gpu.pending.push_back(std::move(message));
+}
+
+void Runner::wait_for_samplers() {
+  const TimeNs deadline = monotonic_now() + static_cast<TimeNs>(opt_.sampler_start_timeout_ms * 1e6);
+  for (;;) {
+    bool waiting = false;
+    std::vector<pollfd> fds;
+    for (auto& gpu : gpus_) {
+      if (!gpu.sampler || gpu.sampling || gpu.sampler_done) continue;
+      std::vector<SamplerMessage> got;
+      const bool open = gpu.sampler->pump(got);
+      const SamplerProcess* current = gpu.sampler.get();
+      for (auto& message : got) {
+        handle_start_message(gpu, message);
+        if (gpu.sampler.get() != current) break;  // restarted with another table, or given up
+      }
+      if (gpu.sampler.get() != current) {
+        waiting = waiting || (gpu.sampler != nullptr);
+        continue;
+      }
+      if (!gpu.sampler || gpu.sampling) continue;
+      if (!open) {
+        SamplerExit exit = gpu.sampler->wait(std::chrono::seconds(2));
+        gpu.sampler_done = true;
+        if (gpu.counters_why.empty()) {
+          std::string tail = last_line(exit.stderr_tail);
+          gpu.counters_why = "the counter sampler " + exit.describe() + " before it started sampling" +
+                             (tail.empty() ? std::string{} : ": " + tail);
+          warn("GPU " + std::to_string(gpu.identity.index) + ": " + gpu.counters_why);
+        }
+        continue;
+      }
+      waiting = true;
+      fds.push_back(pollfd{gpu.sampler->output_fd(), POLLIN, 0});
+    }
+    if (!waiting) return;
+    // Interrupted before the command started: nothing to measure, so stop here.
+    unsigned char sig[2];
+    while (::read(g_signal_pipe[0], sig, sizeof sig) == static_cast<ssize_t>(sizeof sig)) {
+      if (sig[0] == SIGCHLD) continue;
+      for (auto& gpu : gpus_)
+        if (gpu.sampler && !gpu.sampler_done) gpu.sampler->request_stop();
+      throw Error("interrupted (" + signal_name(sig[0]) + ") while the counters were being set up; the command was not started",
+                  "run again and let the setup finish (about a second)", 128 + sig[0]);
+    }
+    fds.push_back(pollfd{g_signal_pipe[0], POLLIN, 0});
+    const TimeNs left = deadline - monotonic_now();
+    if (left <= 0) {
+      for (auto& gpu : gpus_) {
+        if (!gpu.sampler || gpu.sampling || gpu.sampler_done) continue;
+        gpu.sampler->request_stop();
+        SamplerExit exit = gpu.sampler->wait(std::chrono::seconds(5));
+        gpu.sampler_done = true;
+        gpu.counters_why = "the counter sampler did not start sampling within " +
+                           std::to_string(static_cast<int>(opt_.sampler_start_timeout_ms / 1000)) + " s (it " +
+                           exit.describe() + ")";
+        warn("GPU " + std::to_string(gpu.identity.index) + ": " + gpu.counters_why);
+      }
+      return;
+    }
+    ::poll(fds.data(), fds.size(), static_cast<int>(std::min<TimeNs>(left / kNsPerMs + 1, 200)));
+  }
+}
+
+void Runner::open_recordings() {
+  std::error_code ec;
+  std::filesystem::create_directories(opt_.output_dir, ec);
+  if (ec)
+    throw Error("cannot create the folder " + opt_.output_dir.string() + ": " + ec.message(),
+                "choose another folder with --report", kExitInput);
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  for (auto& gpu : gpus_) {
+    RecordingMeta meta;
+    meta.tool_version = kToolVersion;
+    meta.method = kMethodVersion;
+    meta.gpu = gpu.identity;
+    if (gpu.table) apply_unit_table(*gpu.table, meta);
+    gpu.engines = gpu.device.engines();
+    meta.engines = gpu.device.engine_columns();
+    gpu.engine_values.assign(gpu.engines.size(), kNaN);
+    meta.interval_ms = opt_.interval_ms;
+    meta.drain_ms = opt_.drain_ms;
+    meta.start_ns = outcome_.start_ns;
+    meta.run_type = "single";
+    meta.command = opt_.command;
+    meta.host = host;
+    const auto path = opt_.output_dir / ("gpu" + std::to_string(gpu.identity.index) + ".dsrec");
+    gpu.writer = std::make_unique<RecordingWriter>(path, meta);
+    gpu.util = std::make_unique<GpuUtilReader>(gpu.device, outcome_.start_ns);
+    outcome_.recordings.push_back(GpuRecording{gpu.identity.index, path, false, {}, 0});
+    if (gpu.table && !gpu.metrics.empty()) {
+      try {
+        gpu.evaluator.emplace(*gpu.table, gpu.metrics);
+      } catch (const Error& e) {
+        gpu.counters_why = std::string("the unit table cannot read the sampler's values: ") + e.what();
+      }
+    }
+    const TimeNs now = stamp();
+    if (!gpu.counters_why.empty() && !gpu.sampling) note(gpu, now, "sampler", "no chip counters: " + gpu.counters_why);
+    std::vector<SamplerMessage> pending;
+    pending.swap(gpu.pending);
+    for (const auto& message : pending) handle(gpu, message, now);
+  }
+}
+
+void Runner::handle(Gpu& gpu, const SamplerMessage& message, TimeNs now) {
+  std::visit(
+      [&](const auto& msg) {
+        using T = std::decay_t<decltype(msg)>;
+        if constexpr (std::is_same_v<T, m::Hello>) {
+          if (msg.version != kSamplerProtocolVersion)
+            note(gpu, now, "sampler", "the sampler speaks protocol " + std::to_string(msg.version) + ", diescope " +
+                                          std::to_string(kSamplerProtocolVersion));
+        } else if constexpr (std::is_same_v<T, m::Metrics>) {
+          if (msg.names != gpu.metrics && gpu.table) {
+            gpu.metrics = msg.names;
+            try {
+              gpu.evaluator.emplace(*gpu.table, gpu.metrics);
+            } catch (const Error& e) {
+              gpu.evaluator.reset();
+              gpu.counters_why = std::string("the sampler's metrics do not make the unit table: ") + e.what();
+              note(gpu, now, "sampler", gpu.counters_why);
+            }
+          }
+        } else if constexpr (std::is_same_v<T, m::Clock>) {
+          note(gpu, now, "clock",
+               "chip sample times: GPU timestamps moved onto CLOCK_REALTIME by " + msg.method + " (offset " +
+                   std::to_string(msg.offset_ns) + " ns, within " + std::to_string(msg.uncertainty_ns) + " ns)");
+        } else if constexpr (std::is_same_v<T, m::On>) {
+          gpu.sampling = true;
+          gpu.writer->write(CountersEvent{msg.ts_ns, true, ""});
+        } else if constexpr (std::is_same_v<T, m::Sample>) {
+          if (!gpu.evaluator) return;
+          if (msg.start_ns < gpu.last_chip_start) {
+            note(gpu, now, "sampler", "a chip sample out of time order was left out (start " +
+                                          std::to_string(msg.start_ns) + " ns)");
+            return;
+          }
+          std::vector<double> values = msg.values;
+          for (double& v : values)
+            if (std::isinf(v)) v = kNaN;  // unreadable, never infinite
+          if (values.size() != gpu.metrics.size()) {
+            note(gpu, now, "protocol", "a chip sample with " + std::to_string(values.size()) + " values where " +
+                                           std::to_string(gpu.metrics.size()) + " were expected was left out");
+            return;
+          }
+          gpu.evaluator->evaluate(values, gpu.values);
+          gpu.writer->write(OwnedChipSample{msg.start_ns, std::max(msg.end_ns, msg.start_ns), gpu.values.units,
+                                            gpu.values.diagnostics, gpu.values.counts});
+          gpu.last_chip_start = msg.start_ns;
+          gpu.last_sample_end = msg.end_ns;
+          ++gpu.samples;
+        } else if constexpr (std::is_same_v<T, m::Drain>) {
+          gpu.writer->flush();
+        } else if constexpr (std::is_same_v<T, m::Overflow>) {
+          note(gpu, now, "sampler", msg.text);
+          if (!gpu.overflow_warned) {
+            gpu.overflow_warned = true;
+            warn("GPU " + std::to_string(gpu.identity.index) + ": " + msg.text);
+          }
+        } else if constexpr (std::is_same_v<T, m::Gap>) {
+          note(gpu, now, "sampler", "chip samples lost from " + std::to_string(msg.from_ns) + " to " +
+                                        std::to_string(msg.to_ns) + " ns (" + ms_text(msg.to_ns - msg.from_ns) + ")");
+        } else if constexpr (std::is_same_v<T, m::Note>) {
+          if (msg.topic != "timing") note(gpu, now, msg.topic, msg.text);
+        } else if constexpr (std::is_same_v<T, m::Off>) {
+          if (!gpu.counters_off_written) {
+            gpu.writer->write(CountersEvent{msg.ts_ns, false, msg.reason});
+            gpu.counters_off_written = true;
+          }
+        } else if constexpr (std::is_same_v<T, m::Error>) {
+          // An error before sampling began is already the recording's "no chip counters" note.
+          if (!gpu.sampling) return;
+          const ErrorText text = describe_error(msg, gpu.identity.index);
+          gpu.counters_why = text.cause;
+          note(gpu, now, "sampler", text.cause + "; " + text.fix);
+          warn("GPU " + std::to_string(gpu.identity.index) + ": " + text.cause);
+        } else {
+          // Device arrives before the recording opens; Bye needs nothing.
+        }
+      },
+      message);
+}
+
+void Runner::sampler_ended(Gpu& gpu, TimeNs now) {
+  SamplerExit exit = gpu.sampler->wait(std::chrono::seconds(2));
+  std::vector<SamplerMessage> rest;
+  gpu.sampler->pump(rest);  // what wait() read while it waited
+  for (const auto& message : rest) handle(gpu, message, now);
+  gpu.sampler_done = true;
+  if (exit.clean()) return;
+  std::string tail = last_line(exit.stderr_tail);
+  std::string why = "the counter sampler " + exit.describe();
+  if (!exit.exited) why += " (NVIDIA's counter decoder runs inside it)";
+  if (!tail.empty()) why += "; its last words: " + tail;
+  if (gpu.counters_why.empty()) gpu.counters_why = why;
+  const std::string where = gpu.samples > 0 ? "chip samples stop at " + std::to_string(gpu.last_sample_end) + " ns, after " +
+                                                  std::to_string(gpu.samples) + " samples"
+                                            : "no chip sample arrived";
+  note(gpu, now, "sampler", why + "; " + where);
+  if (!gpu.counters_off_written && gpu.sampling) {
+    gpu.writer->write(CountersEvent{now, false, why});
+    gpu.counters_off_written = true;
+  }
+  warn("GPU " + std::to_string(gpu.identity.index) + ": " + why + "; the report covers the samples that arrived");
+}
+
+void Runner::pump_sampler(Gpu& gpu, TimeNs now) {
+  if (!gpu.sampler || gpu.sampler_done) return;
+  std::vector<SamplerMessage> got;
+  const bool open = gpu.sampler->pump(got);
+  for (const auto& message : got) handle(gpu, message, now);
+  if (!open) sampler_ended(gpu, now);
+}
+
+void Runner::read_command_output(TimeNs now) {
+  if (command_.stdout_fd < 0) return;
+  char chunk[65536];
+  for (;;) {
+    ssize_t n = ::read(command_.stdout_fd, chunk, sizeof chunk);
+    if (n > 0) {
+      std::string_view bytes(chunk, static_cast<std::size_t>(n));
+      if (!stdout_broken_) {
+        std::size_t done = 0;
+        while (done < bytes.size()) {
+          ssize_t w = ::write(opt_.stdout_fd, bytes.data() + done, bytes.size() - done);
+          if (w > 0) {
+            done += static_cast<std::size_t>(w);
+          } else if (w < 0 && errno == EINTR) {
+            continue;
+          } else if (w < 0 && errno == EAGAIN) {
+            pollfd out{opt_.stdout_fd, POLLOUT, 0};
+            ::poll(&out, 1, 100);
+          } else {
+            stdout_broken_ = true;  // keep reading so the command never blocks on a full pipe
+            break;
+          }
+        }
+      }
+      markers_.feed(bytes, [&](MarkKind kind) {
+        for (auto& gpu : gpus_) gpu.writer->write(Mark{now, kind});
+      });
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    ::close(command_.stdout_fd);  // EOF: the command (and anything it started) closed its stdout
+    command_.stdout_fd = -1;
+    return;
+  }
+}
+
+void Runner::handle_signals() {
+  unsigned char msg[2];
+  while (::read(g_signal_pipe[0], msg, sizeof msg) == static_cast<ssize_t>(sizeof msg)) {
+    const int sig = msg[0];
+    const bool from_terminal = msg[1] != 0;
+    if (sig == SIGCHLD) continue;  // the loop's waitpid sees it
+    outcome_.interrupted = true;
+    const TimeNs now = stamp();
+    if (!command_running_) continue;
+    // The terminal already delivered it to the command; a third one ends the command for good.
+    ++signals_forwarded_;
+    const int send = signals_forwarded_ >= 3 ? SIGKILL : sig;
+    if (!from_terminal || send == SIGKILL) ::kill(command_.pid, send);
+    note_all(now, "run",
+             "diescope received " + signal_name(sig) + (from_terminal ? " from the terminal (the command got it too)" : "") +
+                 (send == SIGKILL ? "; the command was killed (SIGKILL) after the third" :
+                  from_terminal   ? "" : "; forwarded to the command"));
+  }
+}
+
+void Runner::tick(TimeNs now, bool ended) {
+  // Wall-clock steps against the monotonic clock.
+  const TimeNs mono = monotonic_now();
+  const TimeNs real = realtime_now();
+  if (last_mono_ != 0) {
+    const TimeNs step = (real - last_real_) - (mono - last_mono_);
+    if (std::llabs(step) > kClockStepNs)
+      for (auto& gpu : gpus_) gpu.writer->write(ClockJump{now, step});
+  }
+  last_mono_ = mono;
+  last_real_ = real;
+
+  const bool processes_due = now - last_process_poll_ >= kProcessPollNs;
+  if (processes_due) last_process_poll_ = now;
+  for (auto& gpu : gpus_) {
+    std::vector<UtilSample> util;
+    gpu.util->read(now, util);
+    for (const auto& sample : util) {
+      if (sample.ts_ns < gpu.last_util_ts) continue;  // never out of order in a recording
+      gpu.writer->write(sample);
+      gpu.last_util_ts = sample.ts_ns;
+    }
+    if (gpu.util->polling() && !gpu.util_note_written) {
+      note(gpu, now, "gpu_util", gpu.util->reason_text());
+      gpu.util_note_written = true;
+    }
+    if (ended) continue;  // after the end only GPU-Util is still awaited
+    gpu.writer->write(gpu.device.clocks(now));
+    gpu.writer->write(gpu.device.throttle_reasons(now));
+    gpu.writer->write(gpu.device.power_limit(now));
+    if (!gpu.engines.empty()) {
+      for (std::size_t i = 0; i < gpu.engines.size(); ++i)
+        gpu.engine_values[i] = gpu.device.engine_utilization(gpu.engines[i]).value;
+      gpu.writer->write(OwnedEngineReading{now, gpu.engine_values});
+    }
+    if (processes_due) gpu.writer->write(gpu.device.processes(now));
+  }
+}
+
+void Runner::loop() {
+  const auto poll_ns = static_cast<TimeNs>(opt_.poll_ms * 1e6);
+  TimeNs next_tick = monotonic_now();
+  TimeNs end_mono = 0;  // when the command ended, on the monotonic clock
+  int status = 0;
+  for (;;) {
+    // Wait for output, a signal, or the next tick.
+    std::vector<pollfd> fds;
+    fds.push_back(pollfd{g_signal_pipe[0], POLLIN, 0});
+    if (command_.stdout_fd >= 0) fds.push_back(pollfd{command_.stdout_fd, POLLIN, 0});
+    for (auto& gpu : gpus_)
+      if (gpu.sampler && !gpu.sampler_done) fds.push_back(pollfd{gpu.sampler->output_fd(), POLLIN, 0});
+    const TimeNs wait_ns = std::max<TimeNs>(0, next_tick - monotonic_now());
+    ::poll(fds.data(), fds.size(), static_cast<int>((wait_ns + kNsPerMs - 1) / kNsPerMs));
+
+    handle_signals();
+    TimeNs now = stamp();
+    read_command_output(now);
+    for (auto& gpu : gpus_) pump_sampler(gpu, now);
+
+    if (command_running_) {
+      pid_t got = waitpid(command_.pid, &status, WNOHANG);
+      if (got == command_.pid) {
+        command_running_ = false;
+        outcome_.end_ns = stamp();
+        end_mono = monotonic_now();
+        // Counters off as soon as the command ends: each sampler stops, drains and disables.
+        for (auto& gpu : gpus_)
+          if (gpu.sampler && !gpu.sampler_done) gpu.sampler->request_stop();
+        if (WIFEXITED(status)) {
+          outcome_.exit_code = WEXITSTATUS(status);
+          outcome_.how = "exited";
+        } else if (WIFSIGNALED(status)) {
+          outcome_.exit_code = 128 + WTERMSIG(status);
+          outcome_.how = "signal " + signal_name(WTERMSIG(status));
+        }
+        read_command_output(outcome_.end_ns);
+      }
+    }
+
+    if (monotonic_now() >= next_tick) {
+      tick(stamp(), !command_running_);
+      next_tick += poll_ns;
+      if (next_tick < monotonic_now()) next_tick = monotonic_now() + poll_ns;
+    }
+
+    if (!command_running_) {
+      const TimeNs since_end = monotonic_now() - end_mono;
+      bool samplers_done = true;
+      for (auto& gpu : gpus_) {
+        if (!gpu.sampler || gpu.sampler_done) continue;
+        samplers_done = false;
+        if (since_end > kSamplerStopTimeoutNs + static_cast<TimeNs>(opt_.drain_ms * 1e6)) {
+          gpu.sampler->send_signal(SIGKILL);  // it did not stop: sampler_ended() says so
+        }
+      }
+      bool util_done = since_end >= static_cast<TimeNs>(opt_.end_wait_ms * 1e6);
+      if (!util_done) {
+        util_done = true;
+        for (auto& gpu : gpus_)
+          if (!gpu.util->polling() && gpu.last_util_ts < outcome_.end_ns) util_done = false;
+      }
+      if (samplers_done && util_done) break;
+    }
+  }
+  // Whatever the command (or what it left running) still wrote.
+  read_command_output(stamp());
+}
+
+RunOutcome Runner::run() {
+  if (opt_.command.empty())
+    throw UsageError("no command to run", "put the command after --, e.g. diescope run -- python train.py");
+  choose_gpus();
+  if (find_command(opt_.command[0]).empty()) {
+    throw Error("command not found: " + opt_.command[0],
+                opt_.command[0].find('/') == std::string::npos
+                    ? "check its spelling, or give its path; it is looked up in PATH"
+                    : "check the path: no such file",
+                127);
+  }
+  SignalGuard signals;
+  start_samplers();
+  wait_for_samplers();
+
+  outcome_.start_ns = stamp();
+  open_recordings();
+  command_ = run_internal::start_command(opt_.command);
+  command_running_ = true;
+  last_process_poll_ = 0;
+  loop();
+
+  const TimeNs now = stamp();
+  for (auto& gpu : gpus_) {
+    if (gpu.sampler && !gpu.sampler_done) sampler_ended(gpu, now);
+    if (gpu.sampling && !gpu.counters_off_written) {
+      gpu.writer->write(CountersEvent{now, false, gpu.counters_why});
+      gpu.counters_off_written = true;
+    }
+    if (outcome_.interrupted) note(gpu, now, "run", "the run was interrupted; the recording ends with the command");
+    gpu.writer->write(RunEnd{outcome_.end_ns, outcome_.exit_code, outcome_.how});
+    gpu.writer->close();
+  }
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    auto& rec = outcome_.recordings[i];
+    rec.samples = gpus_[i].samples;
+    rec.counters = gpus_[i].samples > 0;
+    rec.counters_why = gpus_[i].counters_why;
+  }
+  return outcome_;
+}
+
+}  // namespace
+
+void MarkerScanner::feed(std::string_view bytes, const std::function<void(MarkKind)>& on_mark) {
+  for (char c : bytes) {
+    if (c != '\n') {
+      if (overlong_) continue;
+      if (line_.size() >= kMaxMarkerLine) {
+        overlong_ = true;
+        line_.clear();
+        continue;
+      }
+      line_.push_back(c);
+      continue;
+    }
+    if (!overlong_) {
+      std::string_view line = line_;
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (line == "diescope: measure start") on_mark(MarkKind::start);
+      else if (line == "diescope: measure stop") on_mark(MarkKind::stop);
+    }
+    line_.clear();
+    overlong_ = false;
+  }
+}
+
+RunOutcome record_run(const RunOptions& options, const Nvml& nvml) { return Runner(options, nvml).run(); }
+
+}  // namespace diescope::collect

@@ -1,0 +1,286 @@
+// `diescope run`'s collector on the CPU: the fake sampler child stands in for CUPTI and a fake NVML
+// table for the driver, so the whole loop runs (command, tee, markers, samples, crash, errors,
+// signals) and its recording is read back with the real reader and analysed.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "diescope/analysis/analyze.hpp"
+#include "diescope/collect/nvml.hpp"
+#include "diescope/collect/run.hpp"
+#include "diescope/collect/unit_tables.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/recording/reader.hpp"
+#include "nvml_fake.hpp"
+
+namespace diescope::collect {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RunCollect : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    nvml_ = std::make_unique<Nvml>(fake_nvml::fake_functions());
+    dir_ = fs::temp_directory_path() /
+           ("diescope-run-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    out_path_ = dir_ / "stdout.txt";
+    out_file_ = std::fopen(out_path_.c_str(), "w");
+  }
+  void TearDown() override {
+    if (out_file_) std::fclose(out_file_);
+    fs::remove_all(dir_);
+  }
+
+  RunOptions options(std::vector<std::string> command, std::vector<std::string> fake_args = {}) {
+    RunOptions o;
+    o.command = std::move(command);
+    o.interval_ms = 5;
+    o.drain_ms = 50;
+    o.poll_ms = 20;
+    o.end_wait_ms = 200;
+    o.output_dir = dir_ / "rec";
+    o.sampler_executable = DIESCOPE_SAMPLER_FAKE;
+    o.sampler_leading_args = {};
+    o.sampler_extra_args = std::move(fake_args);
+    o.stdout_fd = ::fileno(out_file_);
+    return o;
+  }
+  std::string teed() {
+    std::fflush(out_file_);
+    std::ifstream in(out_path_);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  static std::vector<Note> notes_about(const RecordSource& source, const std::string& text) {
+    std::vector<Note> found;
+    for (const auto& n : source.side().notes)
+      if (n.text.find(text) != std::string::npos) found.push_back(n);
+    return found;
+  }
+
+  std::unique_ptr<Nvml> nvml_;
+  fs::path dir_, out_path_;
+  std::FILE* out_file_ = nullptr;
+};
+
+TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
+  auto o = options({"/bin/sh", "-c",
+                    "echo hello; echo 'diescope: measure start'; sleep 0.4; echo 'diescope: measure stop'; exit 3"});
+  RunOutcome outcome = record_run(o, *nvml_);
+
+  EXPECT_EQ(outcome.exit_code, 3);
+  EXPECT_EQ(outcome.how, "exited");
+  EXPECT_FALSE(outcome.interrupted);
+  EXPECT_EQ(teed(), "hello\ndiescope: measure start\ndiescope: measure stop\n");
+  ASSERT_EQ(outcome.recordings.size(), 1u);
+  const GpuRecording& rec = outcome.recordings[0];
+  EXPECT_EQ(rec.path, dir_ / "rec" / "gpu0.dsrec");
+  EXPECT_TRUE(rec.counters) << rec.counters_why;
+  // 0.4 s at 5 ms is 80 samples while the command sleeps, plus the setup sample and the last drain.
+  EXPECT_GE(rec.samples, 60);
+
+  auto source = open_recording(rec.path);
+  const RecordingMeta& meta = source->meta();
+  EXPECT_EQ(meta.unit_table, "hopper-gh100");
+  EXPECT_EQ(meta.gpu.chip, "GH100");
+  EXPECT_EQ(meta.gpu.model, "NVIDIA H200");
+  EXPECT_EQ(meta.command.size(), 3u);
+  EXPECT_EQ(meta.start_ns, outcome.start_ns);
+  EXPECT_EQ(meta.interval_ms, 5);
+
+  const SideRecords& side = source->side();
+  ASSERT_EQ(side.marks.size(), 2u);
+  EXPECT_EQ(side.marks[0].kind, MarkKind::start);
+  EXPECT_EQ(side.marks[1].kind, MarkKind::stop);
+  // The command sleeps 0.4 s between its markers; the marks are timed when the lines arrive.
+  EXPECT_GE(side.marks[1].ts_ns - side.marks[0].ts_ns, 350 * kNsPerMs);
+  ASSERT_EQ(side.counters.size(), 2u);
+  EXPECT_TRUE(side.counters[0].on);
+  EXPECT_FALSE(side.counters[1].on);
+  EXPECT_EQ(side.counters[1].reason, "");
+  EXPECT_LE(side.counters[0].ts_ns, outcome.start_ns);  // sampling was on before the command started
+  ASSERT_TRUE(side.end.has_value());
+  EXPECT_EQ(side.end->exit_code, 3);
+  EXPECT_EQ(side.end->ts_ns, outcome.end_ns);
+
+  // Sample k of the fake reads 10*(j+1) + k%10 for metric j of table_metrics(); a unit that is one
+  // counter therefore reads its metric's value, a mean of two reads their average.
+  const UnitTable* table = unit_table_by_name("hopper-gh100");
+  ASSERT_NE(table, nullptr);
+  const auto metrics = table_metrics(*table);
+  auto metric_value = [&](const std::string& name, long k) {
+    auto at = std::find(metrics.begin(), metrics.end(), name) - metrics.begin();
+    return 10.0 * double(at + 1) + double(k % 10);
+  };
+  auto chips = source->chip_samples();
+  ChipSample sample;
+  long k = 0;
+  TimeNs previous_end = 0;
+  while (chips->next(sample)) {
+    ASSERT_EQ(sample.units.size(), meta.units.size());
+    for (std::size_t u = 0; u < meta.units.size(); ++u) {
+      const auto& recipe = meta.units[u].recipe;
+      double expected = recipe.combine == UnitRecipe::Combine::mean
+                            ? (metric_value(recipe.counters[0], k) + metric_value(recipe.counters[1], k)) / 2
+                            : metric_value(recipe.counters[0], k);
+      EXPECT_DOUBLE_EQ(sample.units[u], expected) << "sample " << k << " unit " << meta.units[u].key;
+    }
+    if (k > 0) {
+      EXPECT_EQ(sample.start_ns, previous_end);
+    }
+    previous_end = sample.end_ns;
+    ++k;
+  }
+  EXPECT_EQ(k, rec.samples);
+
+  // The fake driver keeps no GPU-Util samples: the reader polls (97%) and says why in a note.
+  auto util = source->util_samples();
+  UtilSample u;
+  int polled = 0;
+  while (util->next(u)) {
+    EXPECT_EQ(u.pct, 97);
+    EXPECT_EQ(u.source, UtilSource::polled);
+    ++polled;
+  }
+  EXPECT_GE(polled, 10);  // every 20 ms over 0.4 s
+  bool util_note = false;
+  for (const auto& n : side.notes) util_note = util_note || n.topic == "gpu_util";
+  EXPECT_TRUE(util_note);
+  auto clocks = source->clocks();
+  ClockReading clock;
+  ASSERT_TRUE(clocks->next(clock));
+  EXPECT_EQ(clock.sm_mhz, 1980);
+
+  // The analysis reads it end to end and finds the marked window.
+  Analysis analysis = analyze(*source);
+  EXPECT_TRUE(analysis.window.found) << analysis.window.how;
+  EXPECT_GT(analysis.run.samples_used, 0);
+}
+
+TEST_F(RunCollect, SamplerCrashKeepsItsSamplesAndSaysWhyTheyStop) {
+  auto o = options({"/bin/sh", "-c", "sleep 0.5"}, {"--crash-after", "5"});
+  RunOutcome outcome = record_run(o, *nvml_);
+  EXPECT_EQ(outcome.exit_code, 0);
+  ASSERT_EQ(outcome.recordings.size(), 1u);
+  EXPECT_EQ(outcome.recordings[0].samples, 5);
+  EXPECT_NE(outcome.recordings[0].counters_why.find("killed by signal SIGSEGV"), std::string::npos);
+  ASSERT_FALSE(outcome.warnings.empty());
+  EXPECT_NE(outcome.warnings[0].find("SIGSEGV"), std::string::npos);
+
+  auto source = open_recording(outcome.recordings[0].path);
+  auto notes = notes_about(*source, "killed by signal SIGSEGV");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].topic, "sampler");
+  EXPECT_NE(notes[0].text.find("after 5 samples"), std::string::npos);
+  const auto& counters = source->side().counters;
+  ASSERT_EQ(counters.size(), 2u);
+  EXPECT_FALSE(counters[1].on);
+  EXPECT_NE(counters[1].reason.find("SIGSEGV"), std::string::npos);
+  ASSERT_TRUE(source->side().end.has_value());
+  // The 5 samples cover 25 ms of a 0.5 s run: the analysis marks the result partial.
+  Analysis analysis = analyze(*source);
+  EXPECT_TRUE(analysis.run.partial);
+}
+
+TEST_F(RunCollect, CountersHeldElsewhereLeaveAGpuUtilOnlyRunThatSaysWhy) {
+  auto o = options({"/bin/sh", "-c", "sleep 0.2"}, {"--fail-with", "busy"});
+  RunOutcome outcome = record_run(o, *nvml_);
+  EXPECT_EQ(outcome.exit_code, 0);
+  EXPECT_FALSE(outcome.recordings[0].counters);
+  ASSERT_FALSE(outcome.warnings.empty());
+  EXPECT_NE(outcome.warnings[0].find("held by another profiler"), std::string::npos);
+  auto source = open_recording(outcome.recordings[0].path);
+  EXPECT_EQ(notes_about(*source, "held by another profiler").size(), 1u);
+  ChipSample sample;
+  EXPECT_FALSE(source->chip_samples()->next(sample));
+  UtilSample util;
+  EXPECT_TRUE(source->util_samples()->next(util));  // GPU-Util is still recorded
+}
+
+TEST_F(RunCollect, NoPermissionStopsBeforeTheCommandRuns) {
+  const fs::path touched = dir_ / "ran";
+  auto o = options({"/usr/bin/touch", touched.string()}, {"--fail-with", "permission"});
+  try {
+    record_run(o, *nvml_);
+    FAIL() << "no permission must stop the run";
+  } catch (const DeviceError& e) {
+    EXPECT_EQ(e.cause(), "no permission for GPU performance counters on GPU 0 (fake sampler asked to fail)");
+    EXPECT_NE(e.fix().find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos);
+    EXPECT_EQ(e.exit_code(), kExitDevice);
+  }
+  EXPECT_FALSE(fs::exists(touched));
+}
+
+TEST_F(RunCollect, CommandNotFoundIsExit127) {
+  auto o = options({"diescope-no-such-command-xyz"});
+  try {
+    record_run(o, *nvml_);
+    FAIL() << "a missing command must throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.cause(), "command not found: diescope-no-such-command-xyz");
+    EXPECT_EQ(e.exit_code(), 127);
+  }
+}
+
+TEST_F(RunCollect, GpuIndexThatDoesNotExistIsAUsageError) {
+  auto o = options({"/bin/true"});
+  o.gpus = std::vector<int>{3};
+  try {
+    record_run(o, *nvml_);
+    FAIL() << "GPU 3 does not exist on a one-GPU machine";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(e.cause(), "--gpus names GPU 3, which does not exist: this machine has 1 GPU (index 0)");
+  }
+}
+
+TEST_F(RunCollect, SigtermIsForwardedAndTheRecordingStillEnds) {
+  auto o = options({"/bin/sleep", "5"});
+  std::thread killer([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    ::kill(::getpid(), SIGTERM);
+  });
+  RunOutcome outcome = record_run(o, *nvml_);
+  killer.join();
+  EXPECT_TRUE(outcome.interrupted);
+  EXPECT_EQ(outcome.how, "signal SIGTERM");
+  EXPECT_EQ(outcome.exit_code, 128 + SIGTERM);
+  EXPECT_LT(outcome.end_ns - outcome.start_ns, 3 * kNsPerSecond);  // it did not sleep its 5 s
+  auto source = open_recording(outcome.recordings[0].path);
+  ASSERT_TRUE(source->side().end.has_value());
+  EXPECT_EQ(source->side().end->how, "signal SIGTERM");
+  EXPECT_EQ(notes_about(*source, "forwarded to the command").size(), 1u);
+}
+
+TEST(RunMarkers, WholeLinesOnlyInAnySplit) {
+  MarkerScanner scanner;
+  std::vector<MarkKind> seen;
+  auto on = [&](MarkKind k) { seen.push_back(k); };
+  scanner.feed("noise\ndiescope: meas", on);
+  scanner.feed("ure start\r\nxdiescope: measure stop\n", on);  // the second is not a whole line
+  scanner.feed("diescope: measure stop", on);                   // not ended yet
+  EXPECT_EQ(seen, std::vector<MarkKind>{MarkKind::start});
+  scanner.feed("\n", on);
+  EXPECT_EQ(seen, (std::vector<MarkKind>{MarkKind::start, MarkKind::stop}));
+  scanner.feed(std::string(1000, 'x') + "diescope: measure start\n", on);  // an overlong line is not a marker
+  EXPECT_EQ(seen.size(), 2u);
+}
+
+TEST(RunCommand, FindsCommandsLikeExecvp) {
+  EXPECT_EQ(find_command("/bin/sh"), "/bin/sh");
+  EXPECT_FALSE(find_command("sh").empty());
+  EXPECT_TRUE(find_command("/nonexistent/tool").empty());
+  EXPECT_TRUE(find_command("/tmp").empty());  // a folder is not a command
+}
+
+}  // namespace
+}  // namespace diescope::collect
