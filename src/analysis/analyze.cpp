@@ -225,7 +225,8 @@ const ColumnDef* column_of_unit(const RecordingMeta& meta, const std::string& ke
   return nullptr;
 }
 
-SpanResults finish_span(const SpanSums& sums, const RecordSource& source, bool is_window) {
+SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpan& whole, const RecordSource& source,
+                        bool is_window) {
   const RecordingMeta& meta = source.meta();
   const SideRecords& side = source.side();
   SpanResults r;
@@ -303,7 +304,6 @@ SpanResults finish_span(const SpanSums& sums, const RecordSource& source, bool i
   else if (sums.util.from_polled) r.gpu_util_source = "polled";
 
   // A partial result also gets GPU-Util over the whole span, when NVML covered enough of it.
-  const analysis_detail::UtilOverSpan whole = analysis_detail::util_over_span(source, sums.span);
   r.gpu_util_whole_span_coverage_pct = whole.coverage_pct;
   if (r.partial && whole.coverage_pct >= kMinWholeSpanGpuUtilCoveragePct) r.gpu_util_whole_span_pct = whole.pct;
 
@@ -326,8 +326,6 @@ SpanResults finish_span(const SpanSums& sums, const RecordSource& source, bool i
     if (def && !def->counted_by_gpu_util) in.uncounted_limiting_unit = def->label.empty() ? def->key : def->label;
   }
   r.headline = make_headline(in);
-
-  analysis_detail::hardware_over(source, sums.span, r);
   return r;
 }
 
@@ -419,7 +417,9 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
   // One pass over the chip samples.
   FirstSampleRule first_rule(side.counters);
   EngineMatcher engines(source, meta.engines.size());
-  analysis_detail::UtilWindow util(analysis_detail::UtilBooker(source.util_samples(), source.name()));
+  std::vector<Interval> span_intervals;
+  for (const SpanSums& sums : spans) span_intervals.push_back(sums.span);
+  analysis_detail::UtilWindow util(analysis_detail::UtilBooker(source.util_samples(), source.name()), span_intervals);
   const std::size_t n_units = meta.units.size();
   const std::size_t n_diags = meta.diagnostics.size();
   const std::size_t n_counts = meta.counts.size();
@@ -491,8 +491,14 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
     note(run.lo, std::to_string(outside) + " chip sample(s) lie wholly outside the run and were left out");
   }
 
-  analysis.run = finish_span(spans[0], source, false);
-  if (window) analysis.window.results = finish_span(spans[1], source, true);
+  const std::vector<analysis_detail::UtilOverSpan> whole = util.finish_whole_spans();
+  analysis.run = finish_span(spans[0], whole[0], source, false);
+  std::vector<analysis_detail::HardwareSpan> hardware{{run, &analysis.run}};
+  if (window) {
+    analysis.window.results = finish_span(spans[1], whole[1], source, true);
+    hardware.push_back({*window, &analysis.window.results});
+  }
+  analysis_detail::hardware_over(source, hardware);
   analysis.hygiene = analysis_detail::hygiene_of(source);
   return analysis;
 }

@@ -33,18 +33,34 @@ bool UtilBooker::next(BookedUtil& out) {
   return true;
 }
 
+UtilWindow::UtilWindow(UtilBooker booker, std::vector<Interval> whole_spans)
+    : booker_(std::move(booker)),
+      whole_spans_(std::move(whole_spans)),
+      whole_weighted_(whole_spans_.size(), 0.0),
+      whole_covered_(whole_spans_.size(), 0) {}
+
+bool UtilWindow::load_next() {
+  BookedUtil booked;
+  if (!booker_.next(booked)) {
+    done_ = true;
+    return false;
+  }
+  for (std::size_t i = 0; i < whole_spans_.size(); ++i) {
+    const TimeNs o = overlap_ns(whole_spans_[i].lo, whole_spans_[i].hi, booked.lo, booked.hi);
+    whole_weighted_[i] += booked.pct * static_cast<double>(o);
+    whole_covered_[i] += o;
+  }
+  live_.push_back(booked);
+  return true;
+}
+
 void UtilWindow::prepare(TimeNs lo, TimeNs hi) {
   while (!live_.empty() && live_.front().hi <= lo) live_.pop_front();
   // Booked spans do not overlap and come in order, so once one ends at or after `hi` no later one
   // can start before it.
   while (!done_ && (live_.empty() || live_.back().hi < hi)) {
-    BookedUtil booked;
-    if (!booker_.next(booked)) {
-      done_ = true;
-      break;
-    }
-    if (booked.hi <= lo) continue;  // entirely before the sample: never needed again
-    live_.push_back(booked);
+    if (!load_next()) break;
+    if (live_.back().hi <= lo) live_.pop_back();  // entirely before the sample: never needed again
   }
 }
 
@@ -60,21 +76,18 @@ void UtilWindow::overlap(TimeNs lo, TimeNs hi, Overlap& acc) const {
   }
 }
 
-UtilOverSpan util_over_span(const RecordSource& source, Interval span) {
-  UtilOverSpan result;
-  if (span.length() <= 0) return result;
-  UtilBooker booker(source.util_samples(), source.name());
-  BookedUtil booked;
-  double weighted = 0;
-  TimeNs covered = 0;
-  while (booker.next(booked)) {
-    if (booked.lo >= span.hi) break;
-    const TimeNs o = overlap_ns(span.lo, span.hi, booked.lo, booked.hi);
-    weighted += booked.pct * static_cast<double>(o);
-    covered += o;
+std::vector<UtilOverSpan> UtilWindow::finish_whole_spans() {
+  live_.clear();
+  while (!done_) {
+    if (load_next()) live_.clear();
   }
-  result.coverage_pct = 100.0 * static_cast<double>(covered) / static_cast<double>(span.length());
-  if (covered > 0) result.pct = weighted / static_cast<double>(covered);
+  std::vector<UtilOverSpan> result(whole_spans_.size());
+  for (std::size_t i = 0; i < whole_spans_.size(); ++i) {
+    const TimeNs length = whole_spans_[i].length();
+    if (length <= 0) continue;
+    result[i].coverage_pct = 100.0 * static_cast<double>(whole_covered_[i]) / static_cast<double>(length);
+    if (whole_covered_[i] > 0) result[i].pct = whole_weighted_[i] / static_cast<double>(whole_covered_[i]);
+  }
   return result;
 }
 

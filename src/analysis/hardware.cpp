@@ -85,11 +85,64 @@ class HeldStats {
   int readings_ = 0;
 };
 
+// Throttle reasons are what NVML said at each read: the union of the reads inside the span, or the
+// nearest read when none falls inside it.
+class ThrottleUnion {
+ public:
+  explicit ThrottleUnion(Interval span) : span_(span) {}
+  void add(const ThrottleReading& reading) {
+    if (reading.ts_ns < span_.lo) {
+      before_ = reading;
+    } else if (reading.ts_ns <= span_.hi) {
+      any_inside_ = true;
+      if (reading.mask) {
+        known_ = true;
+        mask_ |= *reading.mask;
+      }
+    } else if (!after_) {
+      after_ = reading;
+    }
+  }
+  std::optional<std::vector<std::string>> finish() {
+    if (!any_inside_) {
+      const ThrottleReading* nearest = nullptr;
+      if (before_ && after_) {
+        nearest = (span_.lo - before_->ts_ns) <= (after_->ts_ns - span_.hi) ? &*before_ : &*after_;
+      } else if (before_) {
+        nearest = &*before_;
+      } else if (after_) {
+        nearest = &*after_;
+      }
+      if (nearest && nearest->mask) {
+        known_ = true;
+        mask_ = *nearest->mask;
+      }
+    }
+    if (!known_) return std::nullopt;
+    return throttle_reason_names(mask_);
+  }
+
+ private:
+  Interval span_;
+  bool any_inside_ = false;
+  bool known_ = false;
+  std::uint64_t mask_ = 0;
+  std::optional<ThrottleReading> before_, after_;
+};
+
 }  // namespace
 
-void hardware_over(const RecordSource& source, Interval span, SpanResults& out) {
+void hardware_over(const RecordSource& source, const std::vector<HardwareSpan>& spans) {
+  if (spans.empty()) return;
+  // Only the first reading after the latest span's end can matter.
+  TimeNs last_end = spans.front().span.hi;
+  for (const HardwareSpan& h : spans) last_end = std::max(last_end, h.span.hi);
   {
-    HeldStats sm(span), mem(span);
+    std::vector<HeldStats> sm, mem;
+    for (const HardwareSpan& h : spans) {
+      sm.emplace_back(h.span);
+      mem.emplace_back(h.span);
+    }
     auto stream = source.clocks();
     ClockReading reading;
     long index = 0;
@@ -97,15 +150,20 @@ void hardware_over(const RecordSource& source, Interval span, SpanResults& out) 
     while (stream && stream->next(reading)) {
       check_order(source, "clock", ++index, reading.ts_ns, prev);
       prev = reading.ts_ns;
-      sm.add(reading.ts_ns, reading.sm_mhz);
-      mem.add(reading.ts_ns, reading.mem_mhz);
-      if (reading.ts_ns > span.hi) break;  // only the first reading after the span can matter
+      for (std::size_t i = 0; i < spans.size(); ++i) {
+        sm[i].add(reading.ts_ns, reading.sm_mhz);
+        mem[i].add(reading.ts_ns, reading.mem_mhz);
+      }
+      if (reading.ts_ns > last_end) break;
     }
-    out.sm_clock = sm.finish();
-    out.mem_clock = mem.finish();
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      spans[i].out->sm_clock = sm[i].finish();
+      spans[i].out->mem_clock = mem[i].finish();
+    }
   }
   {
-    HeldStats power(span);
+    std::vector<HeldStats> power;
+    for (const HardwareSpan& h : spans) power.emplace_back(h.span);
     auto stream = source.power_limits();
     PowerLimitReading reading;
     long index = 0;
@@ -113,56 +171,29 @@ void hardware_over(const RecordSource& source, Interval span, SpanResults& out) 
     while (stream && stream->next(reading)) {
       check_order(source, "power limit", ++index, reading.ts_ns, prev);
       prev = reading.ts_ns;
-      power.add(reading.ts_ns, reading.limit_w);
-      if (reading.ts_ns > span.hi) break;
+      for (HeldStats& p : power) p.add(reading.ts_ns, reading.limit_w);
+      if (reading.ts_ns > last_end) break;
     }
-    const ClockStats stats = power.finish();
-    out.power_limit_min_w = stats.min_mhz;
-    out.power_limit_max_w = stats.max_mhz;
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      const ClockStats stats = power[i].finish();
+      spans[i].out->power_limit_min_w = stats.min_mhz;
+      spans[i].out->power_limit_max_w = stats.max_mhz;
+    }
   }
   {
-    // Throttle reasons are what NVML said at each read: the union of the reads inside the span, or
-    // the nearest read when none falls inside it.
+    std::vector<ThrottleUnion> unions;
+    for (const HardwareSpan& h : spans) unions.emplace_back(h.span);
     auto stream = source.throttles();
     ThrottleReading reading;
     long index = 0;
     TimeNs prev = 0;
-    bool any_inside = false;
-    bool known = false;
-    std::uint64_t mask = 0;
-    std::optional<ThrottleReading> before, after;
     while (stream && stream->next(reading)) {
       check_order(source, "throttle", ++index, reading.ts_ns, prev);
       prev = reading.ts_ns;
-      if (reading.ts_ns < span.lo) {
-        before = reading;
-      } else if (reading.ts_ns <= span.hi) {
-        any_inside = true;
-        if (reading.mask) {
-          known = true;
-          mask |= *reading.mask;
-        }
-      } else {
-        after = reading;
-        break;
-      }
+      for (ThrottleUnion& u : unions) u.add(reading);
+      if (reading.ts_ns > last_end) break;
     }
-    if (!any_inside) {
-      const ThrottleReading* nearest = nullptr;
-      if (before && after) {
-        nearest = (span.lo - before->ts_ns) <= (after->ts_ns - span.hi) ? &*before : &*after;
-      } else if (before) {
-        nearest = &*before;
-      } else if (after) {
-        nearest = &*after;
-      }
-      if (nearest && nearest->mask) {
-        known = true;
-        mask = *nearest->mask;
-      }
-    }
-    if (known) out.throttle_reasons = throttle_reason_names(mask);
-    else out.throttle_reasons.reset();
+    for (std::size_t i = 0; i < spans.size(); ++i) spans[i].out->throttle_reasons = unions[i].finish();
   }
 }
 

@@ -6,6 +6,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "diescope/analysis/result.hpp"
 #include "diescope/recording/source.hpp"
@@ -53,9 +54,17 @@ class UtilBooker {
 // The booked spans that can still overlap chip samples, for a two-pointer merge with the chip
 // stream. Holds only the spans that reach past the current sample's start, so its size is bounded
 // by how many NVML samples fall inside one chip sample.
+// GPU-Util over a whole span (not only its chip-sampled time): overlap-weighted mean and coverage.
+struct UtilOverSpan {
+  double pct = kNaN;
+  double coverage_pct = kNaN;
+};
+
 class UtilWindow {
  public:
-  explicit UtilWindow(UtilBooker booker) : booker_(std::move(booker)) {}
+  // `whole_spans`: spans over which every booked sample is also summed, chip samples or not, so the
+  // whole-span GPU-Util needs no second pass over the stream.
+  UtilWindow(UtilBooker booker, std::vector<Interval> whole_spans);
   // Make every booked span that overlaps [lo, hi) available; lo never decreases between calls.
   void prepare(TimeNs lo, TimeNs hi);
   struct Overlap {
@@ -66,22 +75,27 @@ class UtilWindow {
   };
   // Overlap of the prepared spans with [lo, hi), which must lie inside the last prepare() range.
   void overlap(TimeNs lo, TimeNs hi, Overlap& acc) const;
+  // Reads the rest of the stream and returns GPU-Util over each whole span, in the order given.
+  std::vector<UtilOverSpan> finish_whole_spans();
 
  private:
+  bool load_next();
+
   UtilBooker booker_;
   std::deque<BookedUtil> live_;
   bool done_ = false;
+  std::vector<Interval> whole_spans_;
+  std::vector<double> whole_weighted_;
+  std::vector<TimeNs> whole_covered_;
 };
 
-// GPU-Util over a whole span (not only its chip-sampled time): overlap-weighted mean and coverage.
-struct UtilOverSpan {
-  double pct = kNaN;
-  double coverage_pct = kNaN;
+// Clocks, throttle reasons and power limits over each span (docs/method.md, "Hardware state"), one
+// pass per stream for all of them.
+struct HardwareSpan {
+  Interval span;
+  SpanResults* out = nullptr;
 };
-UtilOverSpan util_over_span(const RecordSource& source, Interval span);
-
-// Clocks, throttle reasons and power limits over a span (docs/method.md, "Hardware state").
-void hardware_over(const RecordSource& source, Interval span, SpanResults& out);
+void hardware_over(const RecordSource& source, const std::vector<HardwareSpan>& spans);
 
 // Other holders of the GPU and clock jumps over the whole recording.
 Hygiene hygiene_of(const RecordSource& source);

@@ -144,6 +144,23 @@ TEST(Window, HasItsOwnCoverageAndGate) {
   EXPECT_EQ(a.window.results.partial_wording, "partial (counters covered 67% of the window)");
 }
 
+TEST(Window, PartialWindowShowsGpuUtilOverTheWholeWindow) {
+  Builder b = window_case();
+  b.rec.chip.erase(b.rec.chip.begin() + 4);  // no chip sample in [400, 500)
+  b.util_every(100, 400, 100, 40).util(500, 90).util_every(600, 1000, 100, 40);
+  const Analysis a = b.analyze();
+  const SpanResults& w = a.window.results;
+  // Over the window's chip time ([350,400), [500,650)) every booked value is 40.
+  EXPECT_NEAR(w.gpu_util_pct, 40.0, 1e-9);
+  // Over the whole window [350, 650): 50 ms at 40, (400,500] at 90, 150 ms at 40:
+  // (40 x 50 + 90 x 100 + 40 x 150) / 300 = 17000 / 300 = 56.67, NVML covering all of it.
+  EXPECT_NEAR(w.gpu_util_whole_span_coverage_pct, 100.0, 1e-9);
+  EXPECT_NEAR(w.gpu_util_whole_span_pct, 17000.0 / 300.0, 1e-9);
+  // The run ([0, 1000), 800 of 1000 ms sampled: partial too) gets its own whole-run figure:
+  // 900 ms at 40 and 100 ms at 90 -> 45.
+  EXPECT_NEAR(a.run.gpu_util_whole_span_pct, 45.0, 1e-9);
+}
+
 TEST(Window, FirstStartAndTheStopFollowingIt) {
   Builder b({"sm"});
   b.setup_sample();
