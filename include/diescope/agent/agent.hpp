@@ -1,0 +1,93 @@
+// The agent's core: duty cycles, periods and records for every GPU of a source. Deterministic:
+// each step() reads the injected clock once, so tests drive it with a fake clock and no sleeping.
+//
+// Each GPU's time is cut into periods of duty_period_ms, counted from the agent's start. The
+// counters go on at the start of each period and off duty_on_ms later (always on when
+// duty_on_ms >= duty_period_ms). When a period ends, its records become one MemoryRecording whose
+// steady window (marks) is the chip window, from the counters' confirmed start to the agent's stop;
+// analyze() turns it into the record. A wall-clock step or a suspend abandons every GPU's period
+// and starts afresh, and the next record says why (seed 000, "Known limits").
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diescope/agent/clock.hpp"
+#include "diescope/agent/record.hpp"
+#include "diescope/agent/source.hpp"
+
+namespace diescope::agent {
+
+struct AgentSettings {
+  double poll_ms = 1000;         // NVML reads and counter drains
+  double duty_on_ms = 2000;      // counters on this long ...
+  double duty_period_ms = 60000; // ... at the start of every period (one record per period per GPU)
+  const std::vector<CostEntry>* cost_table = nullptr;  // nullptr: the built-in table
+};
+
+// Throws UsageError for settings the agent cannot run with (the fix names the flag).
+void validate_settings(const AgentSettings& settings);
+
+// What /metrics shows beside the latest record.
+struct GpuStatus {
+  int index = -1;
+  std::string uuid;
+  std::string model;
+  std::vector<std::string> unit_keys;  // the unit table's units, in order
+  std::vector<std::string> unit_labels;
+  std::optional<AgentRecord> last;     // the latest record
+  long records = 0;
+  long clock_restarts = 0;             // records abandoned after a wall-clock step or suspend
+  long sampler_restarts = 0;
+  double counters_on_total_s = 0;      // measured on-time over every closed record
+  bool counters_on = false;            // now
+};
+
+class Agent {
+ public:
+  Agent(AgentSource& source, Clock& clock, AgentSettings settings);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // One poll: check the clocks, collect from the source, close every period that has ended, and
+  // switch the counters as the schedule says. Returns the records closed in this step.
+  std::vector<AgentRecord> step();
+  // Stops: disables the counters (waiting for them to confirm) and closes the current periods at
+  // now. A period whose counters never came on gives no record. `why` goes into the last records.
+  std::vector<AgentRecord> finish(const std::string& why);
+
+  // The source time of the next thing due (a poll, the end of a chip window or of a period).
+  TimeNs next_due_ns() const;
+  // Source time of the latest step.
+  TimeNs now_ns() const { return now_ns_; }
+  // Replay only: the recording is over and its last period has been closed.
+  bool ended() const { return ended_; }
+  const std::vector<GpuStatus>& status() const { return status_; }
+  const AgentSettings& settings() const { return settings_; }
+  AgentSource& source() { return source_; }
+
+ private:
+  struct GpuState;
+  void start_period(GpuState& g, TimeNs start);
+  void absorb(GpuState& g, GpuBatch& batch);
+  std::optional<AgentRecord> close_period(GpuState& g, TimeNs end, const std::vector<std::string>& extra_notes);
+  void restart_all(const ClockEvent& event, TimeNs now);
+  void schedule(GpuState& g, TimeNs now);
+  bool always_on() const;
+
+  AgentSource& source_;
+  Clock& clock_;
+  AgentSettings settings_;
+  ClockWatch watch_;
+  std::vector<std::unique_ptr<GpuState>> gpus_;
+  std::vector<GpuStatus> status_;
+  std::vector<GpuBatch> batches_;
+  TimeNs now_ns_ = 0;
+  TimeNs next_poll_ns_ = 0;
+  bool ended_ = false;
+};
+
+}  // namespace diescope::agent

@@ -1,0 +1,42 @@
+// What enabling the counters costs the measured work (seed 000, "Measurement cost"). An agent
+// record carries an estimate only for a GPU model, sampling interval and duty setting the table
+// holds; every other record carries the reason there is none. The figures live in
+// src/agent/cost_table.cpp beside the GPU model, interval and method they were measured with.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace diescope::agent {
+
+// One measured setting: the 95% t-interval of the mean slowdown of a real workload, in percent.
+struct CostEntry {
+  std::string gpu_model;        // NVML's name, e.g. "NVIDIA H200"
+  double interval_ms = 0;       // chip sampling interval the counters ran at
+  double duty_on_ms = 0;        // 0 and 0: counters always on
+  double duty_period_ms = 0;
+  double slowdown_lo_pct = 0;   // lower end of the 95% interval
+  double slowdown_hi_pct = 0;   // upper end
+  int rounds = 0;               // interleaved rounds per setting (after a discarded warm-up)
+  double round_s = 0;           // length of one round
+  std::string workload;         // what ran, e.g. "ResNet-50 AMP training"
+  std::string measured;         // where the raw rounds are (bench/results/...) and when
+  // An interval that includes zero cannot be told apart from run-to-run noise.
+  bool within_noise() const { return slowdown_lo_pct <= 0 && slowdown_hi_pct >= 0; }
+};
+
+// The table. Empty of figures until a measurement on the named GPU lands (issue 6, item 6).
+const std::vector<CostEntry>& cost_table();
+
+struct CostVerdict {
+  std::optional<CostEntry> estimate;
+  std::string reason;  // why there is no estimate; empty when there is one
+};
+
+// The estimate for a record at this GPU model and setting, or the reason there is none. A duty
+// setting of on >= period (or 0/0) means counters always on. `table` defaults to cost_table().
+CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double duty_on_ms, double duty_period_ms,
+                     const std::vector<CostEntry>* table = nullptr);
+
+}  // namespace diescope::agent

@@ -1,0 +1,71 @@
+// A small HTTP/1.1 server for /metrics, and a client for tests and the footprint benchmark.
+//
+// Why not cpp-httplib: Debian 12 ships it as a compiled shared library (libcpp-httplib.so.0.11,
+// which pulls in OpenSSL, zlib and brotli), not header-only, and the GPU machine has no such
+// library; linking it would stop the whole diescope binary from starting there. /metrics needs
+// one GET route, so the server is written here on plain sockets: one thread, poll(), at most 64
+// connections, every response "Connection: close", 8 KiB request limit, 5 s per request.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <thread>
+
+namespace diescope::agent {
+
+struct ListenAddress {
+  std::string host;  // numeric IPv4 or IPv6 (without brackets), or a name such as localhost
+  int port = 0;      // 0: any free port
+};
+
+// Parses "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" (= 127.0.0.1). Throws UsageError.
+ListenAddress parse_listen_address(const std::string& text);
+
+struct HttpReply {
+  int status = 200;
+  std::string content_type;
+  std::string body;
+};
+
+class MetricsServer {
+ public:
+  // Called on the server's thread for GET/HEAD /metrics with the request's Accept header.
+  using Handler = std::function<HttpReply(const std::string& accept)>;
+
+  // Binds and listens (throws DeviceError naming the address when it cannot), then serves on its
+  // own thread until destroyed.
+  MetricsServer(const ListenAddress& address, Handler handler);
+  ~MetricsServer();
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+
+  // The bound address, e.g. "127.0.0.1:9402" (the real port when 0 was asked for).
+  std::string address() const { return bound_; }
+  int port() const { return port_; }
+  long requests_served() const { return served_.load(); }
+
+ private:
+  void serve();
+  Handler handler_;
+  int listen_fd_ = -1;
+  int wake_read_ = -1;
+  int wake_write_ = -1;
+  int port_ = 0;
+  std::string bound_;
+  std::atomic<long> served_{0};
+  std::thread thread_;
+};
+
+struct HttpResponse {
+  int status = 0;  // 0: no response (see error)
+  std::string headers;
+  std::string body;
+  std::string error;
+};
+
+// GET http://host:port/path with one connection. For tests and benchmarks.
+HttpResponse http_get(const std::string& host, int port, const std::string& path, const std::string& accept = "",
+                      int timeout_ms = 5000);
+
+}  // namespace diescope::agent

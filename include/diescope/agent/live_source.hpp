@@ -1,0 +1,135 @@
+// The live source: every GPU of the host through NVML (GPU-Util samples, clocks, clock-event
+// reasons, power limit, engines, processes at each poll) and the CUPTI PM-sampling child (chip
+// counters), one child per GPU, started for each duty window and stopped at its end: stopping the
+// child disables the counters (seed 000: disable, never pause).
+//
+// A child that crashes or reports an error is restarted with a backoff (1 s, doubling to 60 s),
+// as long as its window still wants counters; a child that ends cleanly resets the backoff.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "diescope/agent/source.hpp"
+#include "diescope/collect/sampler.hpp"
+#include "diescope/collect/unit_tables.hpp"
+
+namespace diescope::agent {
+
+// One GPU's NVML side, read at every poll. An interface so tests can stand in for NVML.
+class GpuTelemetry {
+ public:
+  virtual ~GpuTelemetry() = default;
+  virtual GpuIdentity identity() const = 0;
+  virtual std::vector<ColumnDef> engine_columns() const = 0;
+  // Appends what is new since the previous read (GPU-Util samples, one clock, throttle, power,
+  // engine and process reading) and notes (e.g. the switch to polled GPU-Util).
+  virtual void read(TimeNs now, GpuBatch& out) = 0;
+};
+
+struct SupervisorTiming {
+  TimeNs backoff_initial_ns = kNsPerSecond;
+  TimeNs backoff_max_ns = 60 * kNsPerSecond;
+  TimeNs stop_timeout_ns = 5 * kNsPerSecond;  // a child that does not stop by then is killed
+};
+
+// Starts, stops and restarts one GPU's sampler child and turns its messages into records.
+class SamplerSupervisor {
+ public:
+  // `table` may be null (no unit table for this GPU: the counters are never started).
+  SamplerSupervisor(collect::SamplerConfig config, const collect::UnitTable* table, std::string expected_uuid,
+                    SupervisorTiming timing = {});
+  ~SamplerSupervisor();
+  SamplerSupervisor(const SamplerSupervisor&) = delete;
+  SamplerSupervisor& operator=(const SamplerSupervisor&) = delete;
+
+  // The agent wants the counters on (start a child now, or after a running one has stopped or the
+  // backoff has passed) or off (ask the child to stop).
+  void set_wanted(bool on, TimeNs now, GpuBatch& out);
+  // Reads the child's messages, notices its end, restarts it when due.
+  void pump(TimeNs now, GpuBatch& out);
+  // Stops the child and waits (up to the stop timeout) for it to end.
+  void stop_and_wait(TimeNs now, GpuBatch& out);
+
+  int fd() const;  // the child's output, -1 when none
+  bool wanted() const { return wanted_; }
+  bool running() const { return child_ != nullptr; }
+  long starts() const { return starts_; }
+  long restarts() const { return restarts_; }  // starts after a failure
+  TimeNs retry_at_ns() const { return retry_at_ns_; }
+
+ private:
+  void start(TimeNs now, GpuBatch& out);
+  void handle(const collect::SamplerMessage& message, TimeNs now, GpuBatch& out);
+  void reap(TimeNs now, GpuBatch& out);
+
+  collect::SamplerConfig config_;
+  const collect::UnitTable* table_;
+  std::string expected_uuid_;
+  SupervisorTiming timing_;
+  std::unique_ptr<collect::SamplerProcess> child_;
+  std::unique_ptr<collect::ColumnEvaluator> evaluator_;
+  collect::ColumnValues values_;
+  std::vector<collect::SamplerMessage> messages_;
+  bool wanted_ = false;
+  bool stopping_ = false;    // we asked the current child to stop
+  bool saw_off_ = false;     // the current child said "off"
+  bool saw_error_ = false;
+  std::string last_error_;
+  int failures_ = 0;         // consecutive failed children
+  TimeNs retry_at_ns_ = 0;
+  long starts_ = 0;
+  long restarts_ = 0;
+};
+
+struct LiveGpu {
+  std::unique_ptr<GpuTelemetry> telemetry;
+  const collect::UnitTable* table = nullptr;  // chosen by compute capability; null: none fits
+  collect::SamplerConfig sampler;             // executable empty: no sampler
+};
+
+class LiveSource final : public AgentSource {
+ public:
+  LiveSource(std::vector<LiveGpu> gpus, double interval_ms, double poll_ms, SupervisorTiming timing = {},
+             std::function<void(const std::string&)> log = {});
+  ~LiveSource() override;
+
+  std::string kind() const override { return "live"; }
+  std::size_t gpu_count() const override { return gpus_.size(); }
+  const RecordingMeta& meta(std::size_t gpu) const override { return gpus_.at(gpu).meta; }
+  TimeNs now_ns(const ClockReadings& clocks) override { return clocks.realtime_ns; }
+  void collect(TimeNs now, std::vector<GpuBatch>& out) override;
+  void set_counters(std::size_t gpu, bool on, TimeNs now) override;
+  std::vector<int> wait_fds() const override;
+  void shutdown(TimeNs now, std::vector<GpuBatch>& out) override;
+  long sampler_restarts(std::size_t gpu) const override;
+  bool counters_on(std::size_t gpu) const override;
+
+ private:
+  struct Gpu {
+    std::unique_ptr<GpuTelemetry> telemetry;
+    std::unique_ptr<SamplerSupervisor> supervisor;  // null: no counters for this GPU
+    RecordingMeta meta;
+    GpuBatch pending;  // produced by set_counters, handed out at the next collect
+  };
+  std::vector<Gpu> gpus_;
+  std::function<void(const std::string&)> log_;
+};
+
+struct LiveOptions {
+  double interval_ms = 10;
+  double poll_ms = 1000;
+  std::string sampler_executable;              // empty: diescope-cupti beside diescope
+  std::vector<std::string> sampler_extra_args;
+  std::vector<int> gpus;                       // empty: every GPU NVML lists
+  SupervisorTiming timing;
+  std::function<void(const std::string&)> log;
+};
+
+// Loads NVML and builds the live source for this host's GPUs. Throws DeviceError (no driver, no
+// GPU, an index that does not exist).
+std::unique_ptr<AgentSource> make_live_source(const LiveOptions& options);
+
+}  // namespace diescope::agent

@@ -1,0 +1,61 @@
+// The replay source: recordings (docs/recording-format.md) played at their own pace, one GPU per
+// file, so the whole agent (duty cycles, records, the store, /metrics) runs without a GPU.
+//
+// The replay's timeline starts at the first recording's start and runs `speed` recording seconds
+// per monotonic second. Every other recording is shifted to start at the same moment. A record is
+// handed out once the timeline passes its time (a chip sample once it has ended, as a drain would).
+// Chip samples come only while the agent has that GPU's counters on; the others are read and left
+// out, as if the counters had been off. The recording's own "counters on" events pass through while
+// the agent's counters are on (the first sample after each spans a setup and is dropped); its "off"
+// events do not (the agent's schedule says when the counters are off).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "diescope/agent/source.hpp"
+#include "diescope/recording/source.hpp"
+
+namespace diescope::agent {
+
+struct ReplayOptions {
+  std::vector<std::filesystem::path> files;  // one per GPU, in GPU-index order
+  double speed = 1.0;                        // recording seconds per second
+  bool loop = false;                         // start over at the end, shifted to follow on
+};
+
+class ReplaySource final : public AgentSource {
+ public:
+  // Opens every file (InputError when one cannot be read) at the moment of `start`.
+  ReplaySource(const ReplayOptions& options, const ClockReadings& start);
+  // For tests: recordings already open.
+  ReplaySource(std::vector<std::unique_ptr<RecordSource>> recordings, double speed, bool loop,
+               const ClockReadings& start);
+  ~ReplaySource() override;
+
+  std::string kind() const override { return "replay"; }
+  std::size_t gpu_count() const override;
+  const RecordingMeta& meta(std::size_t gpu) const override;
+  TimeNs now_ns(const ClockReadings& clocks) override;
+  double speed() const override { return speed_; }
+  void collect(TimeNs now, std::vector<GpuBatch>& out) override;
+  void set_counters(std::size_t gpu, bool on, TimeNs now) override;
+  bool ended(TimeNs now) const override;
+  TimeNs end_ns() const override;
+  void shutdown(TimeNs now, std::vector<GpuBatch>& out) override;
+  bool counters_on(std::size_t gpu) const override;
+  // The timeline's start (the first recording's start).
+  TimeNs origin_ns() const { return origin_ns_; }
+
+ private:
+  struct Gpu;
+  void init(const ClockReadings& start);
+  std::vector<std::unique_ptr<Gpu>> gpus_;
+  double speed_ = 1.0;
+  bool loop_ = false;
+  TimeNs origin_ns_ = 0;
+  TimeNs mono0_ns_ = 0;
+};
+
+}  // namespace diescope::agent

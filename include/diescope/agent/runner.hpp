@@ -1,0 +1,33 @@
+// The agent's outer loop: steps the Agent on time, stores and prints its records, serves /metrics,
+// applies retention, and stops cleanly (counters disabled) when its stop descriptor turns readable
+// (the CLI's SIGTERM/SIGINT handler writes to it).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "diescope/agent/agent.hpp"
+#include "diescope/agent/http_server.hpp"
+#include "diescope/agent/store.hpp"
+
+namespace diescope::agent {
+
+struct RunnerOptions {
+  RecordStore* store = nullptr;          // nullptr: records are not stored
+  double retention_days = 30;            // records whose period ended longer ago are deleted; 0 keeps all
+  std::FILE* ndjson = nullptr;           // one JSON line per record, written after the store commits
+  std::optional<ListenAddress> listen;   // nullopt: no /metrics
+  bool linger = false;                   // replay: keep serving after the recording ends, until stopped
+  int stop_fd = -1;                      // readable: stop (a byte names the signal, see below)
+  std::function<std::string()> stop_reason;  // e.g. "SIGTERM"; asked once the stop fd is readable
+  std::function<void(const std::string&)> log;  // one line each, no newline
+  std::function<void(const std::string&)> on_listening;  // the bound address, once serving
+};
+
+// Runs until the source ends (replay without linger) or the stop fd turns readable. Returns 0.
+// Store failures are logged and the agent keeps going (the records still reach /metrics and NDJSON).
+int run_agent(Agent& agent, const RunnerOptions& options);
+
+}  // namespace diescope::agent

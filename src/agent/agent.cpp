@@ -1,0 +1,424 @@
+#include "diescope/agent/agent.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "diescope/analysis/analyze.hpp"
+#include "diescope/core/error.hpp"
+
+namespace diescope::agent {
+
+namespace {
+
+TimeNs ms_to_ns(double ms) { return static_cast<TimeNs>(std::llround(ms * 1e6)); }
+
+// Records from the source are trusted only inside [period start, now + this]: anything else was
+// timed before a clock step (or by a sampler child still draining from before one).
+constexpr TimeNs kFutureSlackNs = kMaxClockSkewNs;
+
+template <typename R>
+void sort_by_ts(std::vector<R>& v) {
+  std::stable_sort(v.begin(), v.end(), [](const R& a, const R& b) { return a.ts_ns < b.ts_ns; });
+}
+
+// Moves the readings timed after `end` to `next`; keeps the last one at or before `end` in both,
+// so the next period knows what held at its start (GPU-Util booking, clocks that did not change).
+template <typename R>
+void split_readings(std::vector<R>& current, std::vector<R>& next, TimeNs end) {
+  sort_by_ts(current);
+  auto first_after = std::find_if(current.begin(), current.end(), [&](const R& r) { return r.ts_ns > end; });
+  if (first_after != current.begin()) next.push_back(*(first_after - 1));
+  next.insert(next.end(), std::make_move_iterator(first_after), std::make_move_iterator(current.end()));
+  current.erase(first_after, current.end());
+}
+
+std::string seconds_text(TimeNs ns) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%+.3f s", static_cast<double>(ns) * 1e-9);
+  return buf;
+}
+
+}  // namespace
+
+void validate_settings(const AgentSettings& s) {
+  if (!(s.poll_ms >= 10) || !std::isfinite(s.poll_ms)) {
+    throw UsageError("--poll-ms must be at least 10 ms", "e.g. --poll-ms 1000 (the default)");
+  }
+  if (!(s.duty_period_ms > 0) || !std::isfinite(s.duty_period_ms)) {
+    throw UsageError("--duty-period-ms must be a positive number of milliseconds", "e.g. --duty-period-ms 60000");
+  }
+  if (!(s.duty_on_ms > 0) || !std::isfinite(s.duty_on_ms)) {
+    throw UsageError("--duty-on-ms must be a positive number of milliseconds",
+                     "e.g. --duty-on-ms 2000; set it to the period for counters always on");
+  }
+  if (s.duty_period_ms < s.poll_ms) {
+    throw UsageError("the duty period (--duty-period-ms) is shorter than the poll interval (--poll-ms)",
+                     "make the period at least one poll long, e.g. --duty-period-ms 60000 --poll-ms 1000");
+  }
+}
+
+struct Agent::GpuState {
+  std::size_t index = 0;
+  RecordingMeta meta;  // the source's, with the agent's duty settings
+  std::unique_ptr<MemoryRecording> period;
+  std::unique_ptr<MemoryRecording> staged;  // records already timed in the next period
+  TimeNs period_start = 0;
+  TimeNs period_end = 0;
+
+  bool requested_on = false;  // the agent asked for the counters and has not asked them off
+  bool window_done = false;   // this period's window has been switched off
+  std::optional<TimeNs> window_start;  // the first confirmed start in this period
+  std::optional<TimeNs> window_end;    // when the agent switched them off
+
+  bool hot = false;  // the counters may be on: from the agent's request to the confirmed stop
+  TimeNs hot_since = 0;
+  TimeNs on_ns = 0;  // measured on-time inside this period
+
+  std::optional<Restart> restart;    // for the next record
+  std::vector<std::string> notes;    // for this period's record
+};
+
+Agent::Agent(AgentSource& source, Clock& clock, AgentSettings settings)
+    : source_(source), clock_(clock), settings_(settings) {
+  validate_settings(settings_);
+  const ClockReadings c = clock_.read();
+  watch_.check(c);
+  now_ns_ = source_.now_ns(c);
+  batches_.resize(source_.gpu_count());
+  for (std::size_t i = 0; i < source_.gpu_count(); ++i) {
+    auto g = std::make_unique<GpuState>();
+    g->index = i;
+    g->meta = source_.meta(i);
+    g->meta.run_type = "sustained";
+    if (always_on()) {
+      g->meta.duty_on_ms = 0;
+      g->meta.duty_period_ms = 0;
+    } else {
+      g->meta.duty_on_ms = settings_.duty_on_ms;
+      g->meta.duty_period_ms = settings_.duty_period_ms;
+    }
+    g->meta.drain_ms = settings_.poll_ms;
+    GpuStatus st;
+    st.index = g->meta.gpu.index;
+    st.uuid = g->meta.gpu.uuid;
+    st.model = g->meta.gpu.model;
+    for (const ColumnDef& c2 : g->meta.units) {
+      st.unit_keys.push_back(c2.key);
+      st.unit_labels.push_back(c2.label.empty() ? c2.key : c2.label);
+    }
+    for (const ColumnDef& c2 : g->meta.engines) {
+      st.unit_keys.push_back(c2.key);
+      st.unit_labels.push_back(c2.label.empty() ? c2.key : c2.label);
+    }
+    status_.push_back(std::move(st));
+    start_period(*g, now_ns_);
+    gpus_.push_back(std::move(g));
+  }
+  for (auto& g : gpus_) schedule(*g, now_ns_);
+  next_poll_ns_ = now_ns_ + ms_to_ns(settings_.poll_ms);
+}
+
+Agent::~Agent() = default;
+
+bool Agent::always_on() const { return settings_.duty_on_ms >= settings_.duty_period_ms; }
+
+void Agent::start_period(GpuState& g, TimeNs start) {
+  g.period = g.staged ? std::move(g.staged) : std::make_unique<MemoryRecording>();
+  g.staged.reset();
+  g.period->meta_data = g.meta;
+  g.period->meta_data.start_ns = start;
+  g.period_start = start;
+  g.period_end = start + ms_to_ns(settings_.duty_period_ms);
+  g.window_done = false;
+  g.window_start.reset();
+  g.window_end.reset();
+  g.on_ns = 0;
+  if (g.hot) g.hot_since = start;
+  // Counters left on across the boundary (always on) keep their window going from the start.
+  if (g.requested_on && always_on()) g.window_start = start;
+}
+
+void Agent::absorb(GpuState& g, GpuBatch& batch) {
+  const TimeNs lo = g.period_start;
+  const TimeNs hi = now_ns_ + kFutureSlackNs;
+  MemoryRecording& p = *g.period;
+  auto inside = [&](TimeNs ts) { return ts >= lo && ts <= hi; };
+  for (auto& s : batch.chip)
+    if (s.end_ns > lo && s.end_ns <= hi) p.chip.push_back(std::move(s));
+  for (auto& r : batch.util)
+    if (inside(r.ts_ns)) p.util.push_back(r);
+  for (auto& r : batch.clock)
+    if (inside(r.ts_ns)) p.clock.push_back(r);
+  for (auto& r : batch.throttle)
+    if (inside(r.ts_ns)) p.throttle.push_back(r);
+  for (auto& r : batch.power)
+    if (inside(r.ts_ns)) p.power.push_back(r);
+  for (auto& r : batch.engine)
+    if (inside(r.ts_ns)) p.engine.push_back(std::move(r));
+  for (auto& r : batch.process)
+    if (inside(r.ts_ns)) p.process.push_back(r);
+  for (const CountersEvent& e : batch.counters) {
+    if (e.on) {
+      if (!g.hot) {  // a start the agent did not ask for in this stretch (a sampler restart)
+        g.hot = true;
+        g.hot_since = std::max(e.ts_ns, lo);
+      }
+      if (!g.requested_on || g.window_done || !inside(e.ts_ns)) continue;
+      if (!g.window_start) g.window_start = e.ts_ns;
+      p.side_records.counters.push_back(e);  // the sample after it spans a setup and is dropped
+    } else {
+      if (g.hot) {
+        const TimeNs from = std::max(g.hot_since, lo);
+        const TimeNs to = std::min(std::max(e.ts_ns, from), std::max(now_ns_, from));
+        g.on_ns += to - from;
+        g.hot = false;
+      }
+      // A stop the agent did not ask for (a crash) stays out of the schedule, so the lost time
+      // lowers the chip coverage instead of shrinking what the counters were scheduled to cover.
+      if (!e.reason.empty() && e.reason != "agent schedule") g.notes.push_back("counters: stopped: " + e.reason);
+    }
+  }
+  for (auto& n : batch.notes) {
+    if (n.ts_ns < lo) n.ts_ns = lo;
+    p.side_records.notes.push_back(std::move(n));
+  }
+  batch.clear();
+}
+
+std::optional<AgentRecord> Agent::close_period(GpuState& g, TimeNs end, const std::vector<std::string>& extra_notes) {
+  MemoryRecording& p = *g.period;
+  auto next = std::make_unique<MemoryRecording>();
+
+  // Chip samples: those that start at or after the end belong to the next period; one that
+  // straddles it goes to both (each analysis counts the part inside its own span).
+  std::stable_sort(p.chip.begin(), p.chip.end(),
+                   [](const OwnedChipSample& a, const OwnedChipSample& b) { return a.start_ns < b.start_ns; });
+  std::vector<OwnedChipSample> keep;
+  keep.reserve(p.chip.size());
+  for (auto& s : p.chip) {
+    if (s.start_ns >= end) {
+      next->chip.push_back(std::move(s));
+    } else {
+      if (s.end_ns > end) next->chip.push_back(s);
+      keep.push_back(std::move(s));
+    }
+  }
+  p.chip = std::move(keep);
+  split_readings(p.util, next->util, end);
+  split_readings(p.clock, next->clock, end);
+  split_readings(p.throttle, next->throttle, end);
+  split_readings(p.power, next->power, end);
+  split_readings(p.engine, next->engine, end);
+  split_readings(p.process, next->process, end);
+  if (!next->process.empty() && next->process.front().ts_ns <= end) next->process.erase(next->process.begin());
+  sort_by_ts(p.side_records.counters);
+  {
+    auto& ev = p.side_records.counters;
+    auto it = std::find_if(ev.begin(), ev.end(), [&](const CountersEvent& e) { return e.ts_ns > end; });
+    next->side_records.counters.assign(it, ev.end());
+    ev.erase(it, ev.end());
+  }
+  sort_by_ts(p.side_records.notes);
+  {
+    auto& nv = p.side_records.notes;
+    auto it = std::find_if(nv.begin(), nv.end(), [&](const Note& n) { return n.ts_ns > end; });
+    next->side_records.notes.assign(std::make_move_iterator(it), std::make_move_iterator(nv.end()));
+    nv.erase(it, nv.end());
+  }
+
+  // Measured on-time up to the end; counters still on carry into the next period.
+  if (g.hot) {
+    const TimeNs from = std::max(g.hot_since, g.period_start);
+    if (end > from) g.on_ns += end - from;
+    g.hot_since = end;
+  }
+
+  // The chip window is the analysis's steady window.
+  const bool had_window = g.window_start.has_value();
+  if (had_window) {
+    const TimeNs stop = g.window_end ? std::min(*g.window_end, end) : end;
+    p.side_records.marks.push_back(Mark{*g.window_start, MarkKind::start});
+    p.side_records.marks.push_back(Mark{std::max(stop, *g.window_start), MarkKind::stop});
+    if (g.window_end && *g.window_end <= end) p.side_records.counters.push_back(CountersEvent{*g.window_end, false, ""});
+    sort_by_ts(p.side_records.counters);
+  }
+  p.side_records.end = RunEnd{end, 0, "period end"};
+  p.side_records.last_ts_ns = end;
+  p.meta_data.start_ns = g.period_start;
+
+  RecordContext ctx;
+  ctx.counters_on_s = static_cast<double>(g.on_ns) * 1e-9;
+  ctx.poll_ms = settings_.poll_ms;
+  ctx.source = source_.kind();
+  ctx.restart = g.restart;
+  ctx.cost_table = settings_.cost_table;
+  ctx.extra_notes = g.notes;
+  if (!had_window) ctx.extra_notes.push_back("counters: they did not come on in this period");
+  for (const auto& n : extra_notes) ctx.extra_notes.push_back(n);
+
+  const Analysis analysis = analyze(p);
+  AgentRecord record = make_record(analysis, ctx);
+
+  GpuStatus& st = status_[g.index];
+  st.counters_on_total_s += record.counters_on_s;
+  g.restart.reset();
+  g.notes.clear();
+  g.staged = std::move(next);
+  return record;
+}
+
+void Agent::restart_all(const ClockEvent& event, TimeNs now) {
+  for (auto& gp : gpus_) {
+    GpuState& g = *gp;
+    if (g.requested_on) {
+      source_.set_counters(g.index, false, now);
+      g.requested_on = false;
+    }
+    Restart r;
+    r.step_ns = event.step_ns;
+    r.at_ns = event.at_realtime_ns;
+    if (event.kind == ClockEvent::Kind::suspend) {
+      r.kind = "suspend";
+      r.text = "the machine was suspended for " + seconds_text(event.step_ns).substr(1) +
+               "; the record in progress was abandoned and this one started afresh";
+    } else {
+      r.kind = "wall_clock_step";
+      r.text = "the wall clock stepped by " + seconds_text(event.step_ns) +
+               " against the monotonic clock; the record in progress was abandoned and this one started afresh";
+    }
+    g.restart = r;
+    g.notes.clear();
+    g.staged.reset();
+    g.hot = false;
+    ++status_[g.index].clock_restarts;
+    start_period(g, now);
+  }
+}
+
+void Agent::schedule(GpuState& g, TimeNs now) {
+  const TimeNs window_end = g.period_start + ms_to_ns(settings_.duty_on_ms);
+  const bool want = always_on() || (!g.window_done && now < window_end);
+  if (want && !g.requested_on) {
+    source_.set_counters(g.index, true, now);
+    g.requested_on = true;
+    if (!g.hot) {
+      g.hot = true;
+      g.hot_since = now;
+    }
+  } else if (!want && g.requested_on) {
+    source_.set_counters(g.index, false, now);
+    g.requested_on = false;
+    g.window_done = true;
+    g.window_end = now;
+  } else if (!want) {
+    g.window_done = true;
+  }
+  status_[g.index].counters_on = g.requested_on;
+}
+
+std::vector<AgentRecord> Agent::step() {
+  std::vector<AgentRecord> records;
+  if (ended_) return records;
+  const ClockReadings c = clock_.read();
+  const ClockEvent event = watch_.check(c);
+  if (event.kind != ClockEvent::Kind::none) source_.rebase(c);
+  TimeNs now = source_.now_ns(c);
+  now_ns_ = now;
+  if (event.kind != ClockEvent::Kind::none) restart_all(event, now);
+
+  source_.collect(now, batches_);
+  for (auto& g : gpus_) absorb(*g, batches_[g->index]);
+
+  const TimeNs period = ms_to_ns(settings_.duty_period_ms);
+  const bool over = source_.ended(now);
+  const TimeNs close_until = over ? std::min(now, source_.end_ns()) : now;
+  for (auto& gp : gpus_) {
+    GpuState& g = *gp;
+    while (close_until >= g.period_end) {
+      const TimeNs end = g.period_end;
+      if (auto r = close_period(g, end, {})) {
+        ++status_[g.index].records;
+        status_[g.index].last = *r;
+        records.push_back(std::move(*r));
+      }
+      TimeNs next_start = end;
+      if (close_until >= end + period) {
+        // The agent did not run for at least a whole period (stopped, or starved of CPU).
+        g.notes.push_back("agent: it did not run from " + seconds_text(end - g.meta.start_ns).substr(1) +
+                          " to " + seconds_text(close_until - g.meta.start_ns).substr(1) +
+                          " after its start; the periods in between have no record");
+        g.staged.reset();
+        next_start = close_until;
+      }
+      if (g.requested_on && !always_on()) {
+        // Still on from a window that should have ended: switch off before the next window starts.
+        source_.set_counters(g.index, false, end);
+        g.requested_on = false;
+      }
+      start_period(g, next_start);
+    }
+    if (!over) schedule(g, now);
+    status_[g.index].sampler_restarts = source_.sampler_restarts(g.index);
+  }
+  if (over) {
+    // The recording is over: close what is left of each period at its end, with a note.
+    const TimeNs end = std::min(now, source_.end_ns());
+    for (auto& g : gpus_) {
+      if (g->requested_on) source_.set_counters(g->index, false, end);
+      g->requested_on = false;
+      status_[g->index].counters_on = false;
+      if (!g->window_start || end <= g->period_start) continue;
+      if (auto r = close_period(*g, end, {"replay: the recording ended; this period is cut short"})) {
+        ++status_[g->index].records;
+        status_[g->index].last = *r;
+        records.push_back(std::move(*r));
+      }
+    }
+    ended_ = true;
+    return records;
+  }
+  while (next_poll_ns_ <= now) next_poll_ns_ += ms_to_ns(settings_.poll_ms);
+  return records;
+}
+
+std::vector<AgentRecord> Agent::finish(const std::string& why) {
+  std::vector<AgentRecord> records;
+  if (ended_) return records;
+  const ClockReadings c = clock_.read();
+  now_ns_ = source_.now_ns(c);
+  for (auto& g : gpus_) {
+    if (g->requested_on) {
+      g->window_end = now_ns_;
+      g->window_done = true;
+    }
+    g->requested_on = false;
+  }
+  source_.collect(now_ns_, batches_);
+  source_.shutdown(now_ns_, batches_);
+  for (auto& g : gpus_) absorb(*g, batches_[g->index]);
+  for (auto& g : gpus_) {
+    status_[g->index].counters_on = false;
+    if (!g->window_start || now_ns_ <= g->period_start) continue;
+    if (auto r = close_period(*g, now_ns_, {"agent: stopped (" + why + ") before the period ended; this period is cut short"})) {
+      ++status_[g->index].records;
+      status_[g->index].last = *r;
+      records.push_back(std::move(*r));
+    }
+  }
+  ended_ = true;
+  return records;
+}
+
+TimeNs Agent::next_due_ns() const {
+  if (ended_) return std::numeric_limits<TimeNs>::max();
+  TimeNs due = next_poll_ns_;
+  for (const auto& g : gpus_) {
+    due = std::min(due, g->period_end);
+    if (g->requested_on && !always_on()) due = std::min(due, g->period_start + ms_to_ns(settings_.duty_on_ms));
+  }
+  return due;
+}
+
+}  // namespace diescope::agent

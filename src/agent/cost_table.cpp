@@ -1,0 +1,65 @@
+// The measured cost table. Each row needs its raw rounds under bench/results/ and the command that
+// made them; a row is never typed in from anywhere else. No H200 rows yet: the device measurement
+// of issue 6 (item 6) has not landed, so every record says so.
+#include "diescope/agent/cost_table.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace diescope::agent {
+
+const std::vector<CostEntry>& cost_table() {
+  static const std::vector<CostEntry> table = {
+      // { gpu_model, interval_ms, duty_on_ms, duty_period_ms, lo, hi, rounds, round_s, workload, measured }
+  };
+  return table;
+}
+
+namespace {
+
+bool always_on(double on_ms, double period_ms) { return (on_ms <= 0 && period_ms <= 0) || on_ms >= period_ms; }
+
+bool same_ms(double a, double b) { return std::fabs(a - b) < 1e-6; }
+
+std::string setting_text(double interval_ms, double on_ms, double period_ms) {
+  char buf[160];
+  if (always_on(on_ms, period_ms)) {
+    std::snprintf(buf, sizeof buf, "counters always on at %g ms", interval_ms);
+  } else {
+    std::snprintf(buf, sizeof buf, "counters on %g ms of every %g ms at %g ms", on_ms, period_ms, interval_ms);
+  }
+  return buf;
+}
+
+}  // namespace
+
+CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double duty_on_ms, double duty_period_ms,
+                     const std::vector<CostEntry>* table) {
+  const std::vector<CostEntry>& rows = table ? *table : cost_table();
+  CostVerdict verdict;
+  if (rows.empty()) {
+    verdict.reason = "no cost has been measured yet on any GPU model (the cost table is empty)";
+    return verdict;
+  }
+  bool model_known = false;
+  const bool on_always = always_on(duty_on_ms, duty_period_ms);
+  for (const CostEntry& row : rows) {
+    if (row.gpu_model != gpu_model) continue;
+    model_known = true;
+    if (!same_ms(row.interval_ms, interval_ms)) continue;
+    const bool row_always = always_on(row.duty_on_ms, row.duty_period_ms);
+    if (row_always != on_always) continue;
+    if (!on_always && !(same_ms(row.duty_on_ms, duty_on_ms) && same_ms(row.duty_period_ms, duty_period_ms))) continue;
+    verdict.estimate = row;
+    return verdict;
+  }
+  if (!model_known) {
+    verdict.reason = "the cost table has no figures for " + (gpu_model.empty() ? std::string("this GPU model") : gpu_model);
+  } else {
+    verdict.reason = "the cost table has no figure for " + setting_text(interval_ms, duty_on_ms, duty_period_ms) +
+                     " on " + gpu_model;
+  }
+  return verdict;
+}
+
+}  // namespace diescope::agent

@@ -1,0 +1,356 @@
+#include "diescope/agent/http_server.hpp"
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <vector>
+
+#include "diescope/core/error.hpp"
+
+namespace diescope::agent {
+
+namespace {
+
+constexpr std::size_t kMaxRequestBytes = 8192;
+constexpr std::size_t kMaxConnections = 64;
+constexpr std::int64_t kRequestTimeoutMs = 5000;
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+const char* reason_phrase(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 431: return "Request Header Fields Too Large";
+    case 503: return "Service Unavailable";
+    default: return "Error";
+  }
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The value of a header (case-insensitive name) in a raw header block, or "".
+std::string header_value(const std::string& head, const std::string& name) {
+  const std::string want = lower(name) + ":";
+  std::size_t pos = head.find("\r\n");
+  while (pos != std::string::npos && pos + 2 < head.size()) {
+    const std::size_t start = pos + 2;
+    const std::size_t end = head.find("\r\n", start);
+    const std::string line = head.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (lower(line.substr(0, want.size())) == want) {
+      std::string v = line.substr(want.size());
+      const auto first = v.find_first_not_of(" \t");
+      return first == std::string::npos ? std::string() : v.substr(first);
+    }
+    pos = end;
+  }
+  return {};
+}
+
+struct Connection {
+  int fd = -1;
+  std::string in;
+  std::string out;
+  std::size_t sent = 0;
+  std::int64_t deadline_ms = 0;
+  bool responding = false;
+};
+
+std::string make_response(const HttpReply& reply, bool head_only) {
+  std::string out = "HTTP/1.1 " + std::to_string(reply.status) + " " + reason_phrase(reply.status) + "\r\n";
+  out += "Content-Type: " + (reply.content_type.empty() ? std::string("text/plain; charset=utf-8") : reply.content_type) +
+         "\r\n";
+  out += "Content-Length: " + std::to_string(reply.body.size()) + "\r\n";
+  out += "Connection: close\r\n\r\n";
+  if (!head_only) out += reply.body;
+  return out;
+}
+
+}  // namespace
+
+ListenAddress parse_listen_address(const std::string& text) {
+  const std::string fix = "use ADDR:PORT, e.g. --listen 127.0.0.1:9402 or --listen [::1]:9402 or --listen 0.0.0.0:9402";
+  ListenAddress a;
+  std::string port_text;
+  if (!text.empty() && text.front() == '[') {
+    const auto close = text.find(']');
+    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      throw UsageError("cannot read the listen address '" + text + "'", fix);
+    }
+    a.host = text.substr(1, close - 1);
+    port_text = text.substr(close + 2);
+  } else {
+    const auto colon = text.rfind(':');
+    if (colon == std::string::npos) throw UsageError("the listen address '" + text + "' has no port", fix);
+    a.host = text.substr(0, colon);
+    port_text = text.substr(colon + 1);
+    if (a.host.find(':') != std::string::npos) {
+      throw UsageError("the listen address '" + text + "' looks like IPv6 without brackets", fix);
+    }
+  }
+  if (a.host.empty()) a.host = "127.0.0.1";
+  char* end = nullptr;
+  const long port = std::strtol(port_text.c_str(), &end, 10);
+  if (port_text.empty() || *end != '\0' || port < 0 || port > 65535) {
+    throw UsageError("the port in the listen address '" + text + "' is not a number from 0 to 65535", fix);
+  }
+  a.port = static_cast<int>(port);
+  return a;
+}
+
+MetricsServer::MetricsServer(const ListenAddress& address, Handler handler) : handler_(std::move(handler)) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string port_text = std::to_string(address.port);
+  const std::string shown = (address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host) +
+                            ":" + port_text;
+  if (int rc = getaddrinfo(address.host.c_str(), port_text.c_str(), &hints, &found); rc != 0) {
+    throw UsageError("cannot resolve the listen address " + shown + ": " + gai_strerror(rc),
+                     "use a numeric address, e.g. --listen 127.0.0.1:9402");
+  }
+  std::string why;
+  for (addrinfo* ai = found; ai; ai = ai->ai_next) {
+    const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) continue;
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, 64) == 0) {
+      listen_fd_ = fd;
+      break;
+    }
+    why = std::strerror(errno);
+    ::close(fd);
+  }
+  freeaddrinfo(found);
+  if (listen_fd_ < 0) {
+    throw DeviceError("cannot listen on " + shown + ": " + why,
+                      "choose a free port with --listen ADDR:PORT, or stop whatever holds this one");
+  }
+  set_nonblocking(listen_fd_);
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len);
+  char host[INET6_ADDRSTRLEN] = {};
+  if (bound.ss_family == AF_INET6) {
+    auto* a6 = reinterpret_cast<sockaddr_in6*>(&bound);
+    inet_ntop(AF_INET6, &a6->sin6_addr, host, sizeof host);
+    port_ = ntohs(a6->sin6_port);
+    bound_ = "[" + std::string(host) + "]:" + std::to_string(port_);
+  } else {
+    auto* a4 = reinterpret_cast<sockaddr_in*>(&bound);
+    inet_ntop(AF_INET, &a4->sin_addr, host, sizeof host);
+    port_ = ntohs(a4->sin_port);
+    bound_ = std::string(host) + ":" + std::to_string(port_);
+  }
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+    ::close(listen_fd_);
+    throw DeviceError("cannot create a pipe for the metrics server", "check the process's open-file limit");
+  }
+  wake_read_ = pipe_fds[0];
+  wake_write_ = pipe_fds[1];
+  thread_ = std::thread([this] { serve(); });
+}
+
+MetricsServer::~MetricsServer() {
+  if (wake_write_ >= 0) {
+    const char c = 'x';
+    [[maybe_unused]] auto n = ::write(wake_write_, &c, 1);
+  }
+  if (thread_.joinable()) thread_.join();
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  if (wake_read_ >= 0) ::close(wake_read_);
+  if (wake_write_ >= 0) ::close(wake_write_);
+}
+
+void MetricsServer::serve() {
+  std::vector<Connection> conns;
+  std::vector<pollfd> fds;
+  for (;;) {
+    fds.clear();
+    fds.push_back({wake_read_, POLLIN, 0});
+    fds.push_back({listen_fd_, POLLIN, 0});
+    std::int64_t next_deadline = now_ms() + 60'000;
+    for (const Connection& c : conns) {
+      fds.push_back({c.fd, static_cast<short>(c.responding ? POLLOUT : POLLIN), 0});
+      next_deadline = std::min(next_deadline, c.deadline_ms);
+    }
+    const int timeout = static_cast<int>(std::max<std::int64_t>(0, next_deadline - now_ms()));
+    const int ready = ::poll(fds.data(), fds.size(), timeout);
+    if (ready < 0 && errno != EINTR) return;
+    if (fds[0].revents) return;  // asked to stop
+    const std::int64_t now = now_ms();
+
+    // Existing connections (fds[2 + i] is conns[i]).
+    for (std::size_t i = 0; i < conns.size(); ++i) {
+      Connection& c = conns[i];
+      const short rev = fds[2 + i].revents;
+      bool done = false;
+      if (!c.responding && (rev & (POLLIN | POLLHUP | POLLERR))) {
+        char buf[2048];
+        const ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
+        if (n <= 0) {
+          done = !(n < 0 && (errno == EAGAIN || errno == EINTR));
+        } else {
+          c.in.append(buf, static_cast<std::size_t>(n));
+          const auto head_end = c.in.find("\r\n\r\n");
+          HttpReply reply;
+          bool head_only = false;
+          if (head_end != std::string::npos) {
+            const std::string head = c.in.substr(0, head_end + 2);
+            const std::string request_line = head.substr(0, head.find("\r\n"));
+            const auto sp1 = request_line.find(' ');
+            const auto sp2 = request_line.find(' ', sp1 == std::string::npos ? 0 : sp1 + 1);
+            if (sp1 == std::string::npos || sp2 == std::string::npos) {
+              reply = {400, "", "bad request line\n"};
+            } else {
+              const std::string method = request_line.substr(0, sp1);
+              std::string target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
+              target = target.substr(0, target.find('?'));
+              head_only = method == "HEAD";
+              if (method != "GET" && method != "HEAD") {
+                reply = {405, "", "only GET and HEAD\n"};
+              } else if (target == "/metrics") {
+                try {
+                  reply = handler_(header_value(head, "Accept"));
+                } catch (const std::exception& e) {
+                  reply = {503, "", std::string("metrics unavailable: ") + e.what() + "\n"};
+                }
+              } else if (target == "/") {
+                reply = {200, "text/plain; charset=utf-8", "diescope agent: metrics at /metrics\n"};
+              } else {
+                reply = {404, "", "not found; metrics are at /metrics\n"};
+              }
+            }
+            c.responding = true;
+          } else if (c.in.size() > kMaxRequestBytes) {
+            reply = {431, "", "request too large\n"};
+            c.responding = true;
+          }
+          if (c.responding) {
+            c.out = make_response(reply, head_only);
+            served_.fetch_add(1);
+          }
+        }
+      }
+      if (c.responding && !done) {
+        while (c.sent < c.out.size()) {
+          const ssize_t n = ::send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+          if (n > 0) {
+            c.sent += static_cast<std::size_t>(n);
+          } else {
+            if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
+            done = true;
+            break;
+          }
+        }
+        if (c.sent >= c.out.size()) done = true;
+      }
+      if (!done && now >= c.deadline_ms) done = true;  // too slow: drop it
+      if (done) {
+        ::close(c.fd);
+        c.fd = -1;
+      }
+    }
+    std::erase_if(conns, [](const Connection& c) { return c.fd < 0; });
+
+    // New connections.
+    if (fds[1].revents & POLLIN) {
+      for (;;) {
+        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) break;
+        if (conns.size() >= kMaxConnections) {
+          ::close(fd);
+          continue;
+        }
+        const int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        conns.push_back(Connection{fd, {}, {}, 0, now + kRequestTimeoutMs, false});
+      }
+    }
+  }
+}
+
+HttpResponse http_get(const std::string& host, int port, const std::string& path, const std::string& accept,
+                      int timeout_ms) {
+  HttpResponse r;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0 || !found) {
+    r.error = "cannot resolve " + host;
+    return r;
+  }
+  const int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
+  if (fd < 0) {
+    freeaddrinfo(found);
+    r.error = "socket failed";
+    return r;
+  }
+  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (::connect(fd, found->ai_addr, found->ai_addrlen) != 0) {
+    r.error = std::string("connect failed: ") + std::strerror(errno);
+    freeaddrinfo(found);
+    ::close(fd);
+    return r;
+  }
+  freeaddrinfo(found);
+  std::string request = "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n";
+  if (!accept.empty()) request += "Accept: " + accept + "\r\n";
+  request += "Connection: close\r\n\r\n";
+  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
+    r.error = "send failed";
+    ::close(fd);
+    return r;
+  }
+  std::string all;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n > 0) {
+      all.append(buf, static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0) r.error = std::string("recv failed: ") + std::strerror(errno);
+    break;
+  }
+  ::close(fd);
+  const auto head_end = all.find("\r\n\r\n");
+  if (head_end == std::string::npos) {
+    if (r.error.empty()) r.error = "no complete response";
+    return r;
+  }
+  r.headers = all.substr(0, head_end);
+  r.body = all.substr(head_end + 4);
+  if (r.headers.rfind("HTTP/1.", 0) == 0 && r.headers.size() > 12) r.status = std::atoi(r.headers.c_str() + 9);
+  r.error.clear();
+  return r;
+}
+
+}  // namespace diescope::agent

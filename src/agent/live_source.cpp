@@ -1,0 +1,366 @@
+#include "diescope/agent/live_source.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <thread>
+
+#include "diescope/collect/nvml.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/core/version.hpp"
+
+namespace diescope::agent {
+
+namespace m = collect::sampler_msg;
+
+namespace {
+
+std::string seconds_text(TimeNs ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ns) * 1e-9);
+  return buf;
+}
+
+TimeNs realtime_now() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+// ---- SamplerSupervisor ----
+
+SamplerSupervisor::SamplerSupervisor(collect::SamplerConfig config, const collect::UnitTable* table,
+                                     std::string expected_uuid, SupervisorTiming timing)
+    : config_(std::move(config)), table_(table), expected_uuid_(std::move(expected_uuid)), timing_(timing) {
+  if (table_ && config_.metrics.empty()) config_.metrics = collect::table_metrics(*table_);
+}
+
+SamplerSupervisor::~SamplerSupervisor() {
+  if (child_) {
+    child_->request_stop();
+    child_->wait(std::chrono::milliseconds(timing_.stop_timeout_ns / kNsPerMs));
+  }
+}
+
+int SamplerSupervisor::fd() const { return child_ && !child_->output_closed() ? child_->output_fd() : -1; }
+
+void SamplerSupervisor::set_wanted(bool on, TimeNs now, GpuBatch& out) {
+  wanted_ = on;
+  if (!on) {
+    if (child_ && !stopping_) {
+      child_->request_stop();
+      stopping_ = true;
+    }
+    return;
+  }
+  if (!child_ && now >= retry_at_ns_) start(now, out);
+}
+
+void SamplerSupervisor::start(TimeNs now, GpuBatch& out) {
+  if (!table_ || config_.executable.empty()) return;
+  const bool after_failure = failures_ > 0;
+  try {
+    child_ = std::make_unique<collect::SamplerProcess>(config_);
+  } catch (const Error& e) {
+    ++failures_;
+    const TimeNs backoff = std::min(timing_.backoff_max_ns, timing_.backoff_initial_ns << std::min(failures_ - 1, 20));
+    retry_at_ns_ = now + backoff;
+    out.notes.push_back(Note{now, "sampler", "cannot start the counter sampler: " + e.cause() + "; trying again in " +
+                                                 seconds_text(backoff)});
+    return;
+  }
+  ++starts_;
+  if (after_failure) {
+    ++restarts_;
+    out.notes.push_back(Note{now, "sampler", "restarted the counter sampler (restart " + std::to_string(restarts_) +
+                                                 ", after " + std::to_string(failures_) + " failure(s))"});
+  }
+  stopping_ = false;
+  saw_off_ = false;
+  saw_error_ = false;
+  evaluator_.reset();
+}
+
+void SamplerSupervisor::handle(const collect::SamplerMessage& message, TimeNs now, GpuBatch& out) {
+  if (const auto* s = std::get_if<m::Sample>(&message)) {
+    if (!evaluator_) return;
+    evaluator_->evaluate(s->values, values_);
+    OwnedChipSample o;
+    o.start_ns = s->start_ns;
+    o.end_ns = s->end_ns;
+    o.units = values_.units;
+    o.diagnostics = values_.diagnostics;
+    o.counts = values_.counts;
+    out.chip.push_back(std::move(o));
+  } else if (const auto* on = std::get_if<m::On>(&message)) {
+    out.counters.push_back(CountersEvent{on->ts_ns, true, ""});
+  } else if (const auto* off = std::get_if<m::Off>(&message)) {
+    saw_off_ = true;
+    std::string reason = off->reason;
+    if (reason.empty() && stopping_) reason = "agent schedule";
+    out.counters.push_back(CountersEvent{off->ts_ns, false, reason.empty() ? "the sampler stopped" : reason});
+  } else if (const auto* metrics = std::get_if<m::Metrics>(&message)) {
+    try {
+      evaluator_ = std::make_unique<collect::ColumnEvaluator>(*table_, metrics->names);
+    } catch (const Error& e) {
+      out.notes.push_back(Note{now, "sampler", "the sampler's metrics do not fit the unit table: " + e.cause()});
+    }
+  } else if (const auto* device = std::get_if<m::Device>(&message)) {
+    if (!expected_uuid_.empty() && device->uuid != expected_uuid_) {
+      out.notes.push_back(Note{now, "sampler",
+                               "the sampler's device " + std::to_string(device->index) + " is " + device->uuid +
+                                   ", not NVML's " + expected_uuid_ +
+                                   " (CUDA and NVML order GPUs differently; set CUDA_DEVICE_ORDER=PCI_BUS_ID)"});
+    }
+  } else if (const auto* gap = std::get_if<m::Gap>(&message)) {
+    out.notes.push_back(Note{gap->from_ns, "sampler",
+                             "samples lost: nothing covers " + seconds_text(gap->to_ns - gap->from_ns) + " of time"});
+  } else if (const auto* overflow = std::get_if<m::Overflow>(&message)) {
+    out.notes.push_back(Note{overflow->ts_ns, "sampler", "the counter buffer overflowed: " + overflow->text});
+  } else if (const auto* note = std::get_if<m::Note>(&message)) {
+    if (note->topic != "clock") out.notes.push_back(Note{now, "sampler " + note->topic, note->text});
+  } else if (const auto* error = std::get_if<m::Error>(&message)) {
+    saw_error_ = true;
+    const collect::ErrorText text = collect::describe_error(*error, config_.device);
+    last_error_ = text.cause + " (fix: " + text.fix + ")";
+    out.notes.push_back(Note{now, "sampler", last_error_});
+  }
+}
+
+void SamplerSupervisor::reap(TimeNs now, GpuBatch& out) {
+  const collect::SamplerExit exit = child_->wait(std::chrono::milliseconds(timing_.stop_timeout_ns / kNsPerMs));
+  // Messages read while waiting.
+  messages_.clear();
+  child_->pump(messages_);
+  for (const auto& message : messages_) handle(message, now, out);
+  const bool asked = stopping_;
+  const bool clean = exit.clean() && !saw_error_;
+  child_.reset();
+  evaluator_.reset();
+  stopping_ = false;
+  if (clean || (asked && !saw_error_ && exit.exited && exit.exit_code == 0)) {
+    failures_ = 0;
+    return;
+  }
+  // It failed: a crash of NVIDIA's decoder, an error, or a child that ended on its own.
+  ++failures_;
+  const TimeNs backoff = std::min(timing_.backoff_max_ns, timing_.backoff_initial_ns << std::min(failures_ - 1, 20));
+  retry_at_ns_ = now + backoff;
+  std::string what = "the counter sampler " + exit.describe();
+  if (!exit.stderr_tail.empty()) {
+    std::string tail = exit.stderr_tail;
+    std::replace(tail.begin(), tail.end(), '\n', ' ');
+    what += " (stderr: " + tail.substr(tail.size() > 300 ? tail.size() - 300 : 0) + ")";
+  }
+  if (!saw_off_) out.counters.push_back(CountersEvent{now, false, what});
+  out.notes.push_back(Note{now, "sampler",
+                           what + (wanted_ ? "; restarting it in " + seconds_text(backoff)
+                                           : "; it will be started again at the next window")});
+}
+
+void SamplerSupervisor::pump(TimeNs now, GpuBatch& out) {
+  if (child_) {
+    messages_.clear();
+    const bool open = child_->pump(messages_);
+    child_->pump_stderr();
+    for (const auto& message : messages_) handle(message, now, out);
+    if (!open) reap(now, out);
+  }
+  if (child_ && !wanted_ && !stopping_) {
+    child_->request_stop();
+    stopping_ = true;
+  }
+  if (!child_ && wanted_ && now >= retry_at_ns_) start(now, out);
+}
+
+void SamplerSupervisor::stop_and_wait(TimeNs now, GpuBatch& out) {
+  wanted_ = false;
+  if (!child_) return;
+  if (!stopping_) {
+    child_->request_stop();
+    stopping_ = true;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timing_.stop_timeout_ns);
+  while (child_ && std::chrono::steady_clock::now() < deadline) {
+    messages_.clear();
+    const bool open = child_->pump_for(messages_, std::chrono::milliseconds(100));
+    for (const auto& message : messages_) handle(message, now, out);
+    if (!open) reap(realtime_now(), out);
+  }
+  if (child_) reap(realtime_now(), out);  // wait() kills it past the timeout
+}
+
+// ---- LiveSource ----
+
+LiveSource::LiveSource(std::vector<LiveGpu> gpus, double interval_ms, double poll_ms, SupervisorTiming timing,
+                       std::function<void(const std::string&)> log)
+    : log_(std::move(log)) {
+  for (LiveGpu& in : gpus) {
+    Gpu g;
+    g.meta.tool_version = kToolVersion;
+    g.meta.method = kMethodVersion;
+    g.meta.gpu = in.telemetry->identity();
+    g.meta.engines = in.telemetry->engine_columns();
+    g.meta.interval_ms = interval_ms;
+    g.meta.drain_ms = poll_ms;
+    g.meta.run_type = "sustained";
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) == 0) g.meta.host = host;
+    if (in.table) {
+      collect::apply_unit_table(*in.table, g.meta);
+      if (g.meta.gpu.chip.empty() && in.table->chips.size() == 1) g.meta.gpu.chip = in.table->chips.front();
+    }
+    if (in.table && !in.sampler.executable.empty()) {
+      in.sampler.interval_ms = interval_ms;
+      in.sampler.drain_ms = poll_ms;
+      g.supervisor = std::make_unique<SamplerSupervisor>(in.sampler, in.table, g.meta.gpu.uuid, timing);
+    } else if (log_) {
+      log_("GPU " + std::to_string(g.meta.gpu.index) + ": no chip counters (" +
+           (in.table ? std::string("no sampler executable") : "no unit table for its compute capability") +
+           "); records carry GPU-Util and clocks only");
+    }
+    g.telemetry = std::move(in.telemetry);
+    gpus_.push_back(std::move(g));
+  }
+}
+
+LiveSource::~LiveSource() = default;
+
+void LiveSource::collect(TimeNs now, std::vector<GpuBatch>& out) {
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    Gpu& g = gpus_[i];
+    GpuBatch& batch = out.at(i);
+    auto& p = g.pending;
+    batch.counters.insert(batch.counters.end(), p.counters.begin(), p.counters.end());
+    batch.notes.insert(batch.notes.end(), p.notes.begin(), p.notes.end());
+    p.clear();
+    if (g.supervisor) g.supervisor->pump(now, batch);
+    g.telemetry->read(now, batch);
+    for (const Note& n : batch.notes)
+      if (log_ && n.topic == "sampler") log_("GPU " + std::to_string(g.meta.gpu.index) + ": " + n.text);
+  }
+}
+
+void LiveSource::set_counters(std::size_t gpu, bool on, TimeNs now) {
+  Gpu& g = gpus_.at(gpu);
+  if (g.supervisor) g.supervisor->set_wanted(on, now, g.pending);
+}
+
+std::vector<int> LiveSource::wait_fds() const {
+  std::vector<int> fds;
+  for (const Gpu& g : gpus_)
+    if (g.supervisor && g.supervisor->fd() >= 0) fds.push_back(g.supervisor->fd());
+  return fds;
+}
+
+void LiveSource::shutdown(TimeNs now, std::vector<GpuBatch>& out) {
+  // Ask every child first, then wait: they stop in parallel.
+  for (std::size_t i = 0; i < gpus_.size(); ++i)
+    if (gpus_[i].supervisor) gpus_[i].supervisor->set_wanted(false, now, gpus_[i].pending);
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    Gpu& g = gpus_[i];
+    GpuBatch& batch = out.at(i);
+    batch.counters.insert(batch.counters.end(), g.pending.counters.begin(), g.pending.counters.end());
+    batch.notes.insert(batch.notes.end(), g.pending.notes.begin(), g.pending.notes.end());
+    g.pending.clear();
+    if (g.supervisor) g.supervisor->stop_and_wait(now, batch);
+  }
+}
+
+long LiveSource::sampler_restarts(std::size_t gpu) const {
+  const Gpu& g = gpus_.at(gpu);
+  return g.supervisor ? g.supervisor->restarts() : 0;
+}
+
+bool LiveSource::counters_on(std::size_t gpu) const {
+  const Gpu& g = gpus_.at(gpu);
+  return g.supervisor && g.supervisor->running();
+}
+
+// ---- NVML telemetry and the factory ----
+
+namespace {
+
+class NvmlTelemetry final : public GpuTelemetry {
+ public:
+  NvmlTelemetry(std::shared_ptr<collect::Nvml> nvml, int index, TimeNs start)
+      : nvml_(std::move(nvml)), device_(nvml_->device(index)), util_(device_, start) {
+    identity_ = device_.identity();
+    identity_.index = index;
+    if (identity_.driver.empty()) identity_.driver = nvml_->driver_version();
+    engines_ = device_.engines();
+    engine_columns_ = device_.engine_columns();
+  }
+  GpuIdentity identity() const override { return identity_; }
+  std::vector<ColumnDef> engine_columns() const override { return engine_columns_; }
+  void read(TimeNs now, GpuBatch& out) override {
+    const bool was_polling = util_.polling();
+    util_.read(now, out.util);
+    if (!was_polling && util_.polling()) out.notes.push_back(Note{now, "gpu_util", util_.reason_text()});
+    out.clock.push_back(device_.clocks(now));
+    out.throttle.push_back(device_.throttle_reasons(now));
+    out.power.push_back(device_.power_limit(now));
+    if (!engines_.empty()) {
+      OwnedEngineReading e;
+      e.ts_ns = now;
+      for (const auto& engine : engines_) e.values.push_back(device_.engine_utilization(engine).value);
+      out.engine.push_back(std::move(e));
+    }
+    out.process.push_back(device_.processes(now));
+  }
+
+ private:
+  std::shared_ptr<collect::Nvml> nvml_;
+  collect::NvmlDevice device_;
+  collect::GpuUtilReader util_;
+  GpuIdentity identity_;
+  std::vector<collect::NvmlEngine> engines_;
+  std::vector<ColumnDef> engine_columns_;
+};
+
+const collect::UnitTable* table_for(int compute_capability) {
+  for (const collect::UnitTable& t : collect::unit_tables())
+    if (std::find(t.compute_capabilities.begin(), t.compute_capabilities.end(), compute_capability) !=
+        t.compute_capabilities.end())
+      return &t;
+  return nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<AgentSource> make_live_source(const LiveOptions& options) {
+  std::shared_ptr<collect::Nvml> nvml = collect::Nvml::load();
+  const int count = nvml->device_count();
+  std::vector<int> indices = options.gpus;
+  if (indices.empty())
+    for (int i = 0; i < count; ++i) indices.push_back(i);
+  if (indices.empty()) {
+    throw DeviceError("NVML lists no GPU on this host", "run the agent on a host with an NVIDIA GPU, or use --replay FILE");
+  }
+  std::string executable = options.sampler_executable.empty() ? collect::find_sampler_executable()
+                                                              : options.sampler_executable;
+  if (executable.empty() && options.log) {
+    options.log("diescope-cupti was not found beside diescope (nor in $DIESCOPE_CUPTI): no chip counters");
+  }
+  const TimeNs start = realtime_now();
+  std::vector<LiveGpu> gpus;
+  for (int index : indices) {
+    if (index < 0 || index >= count) {
+      throw DeviceError("GPU " + std::to_string(index) + " does not exist (NVML lists " + std::to_string(count) + ")",
+                        "pass indices from 0 to " + std::to_string(count - 1) + " to --gpus");
+    }
+    LiveGpu g;
+    g.telemetry = std::make_unique<NvmlTelemetry>(nvml, index, start);
+    g.table = table_for(g.telemetry->identity().compute_capability);
+    g.sampler.executable = executable;
+    if (std::filesystem::path(executable).filename() == "diescope-cupti") g.sampler.leading_args = {"sample"};
+    g.sampler.device = index;
+    g.sampler.extra_args = options.sampler_extra_args;
+    gpus.push_back(std::move(g));
+  }
+  return std::make_unique<LiveSource>(std::move(gpus), options.interval_ms, options.poll_ms, options.timing, options.log);
+}
+
+}  // namespace diescope::agent

@@ -1,0 +1,208 @@
+#include "diescope/agent/record.hpp"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "diescope/core/version.hpp"
+
+namespace diescope::agent {
+
+namespace {
+
+using nlohmann::json;
+
+double tenths_to_pct(const std::optional<int>& tenths) { return tenths ? *tenths / 10.0 : kNaN; }
+
+const char* flag_name(UnitFlag flag) {
+  switch (flag) {
+    case UnitFlag::stand_in_counter: return "stand_in_counter";
+    case UnitFlag::different_measure: return "different_measure";
+  }
+  return "unknown";
+}
+
+const ColumnDef* find_column(const RecordingMeta& meta, const std::string& key) {
+  for (const ColumnDef& c : meta.units)
+    if (c.key == key) return &c;
+  for (const ColumnDef& c : meta.engines)
+    if (c.key == key) return &c;
+  return nullptr;
+}
+
+// NaN has no JSON form: it becomes null, and its reason travels in the field beside it.
+json number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+
+json clock_json(const ClockStats& c) {
+  return json{{"min_mhz", number(c.min_mhz)},
+              {"max_mhz", number(c.max_mhz)},
+              {"mean_mhz", number(c.mean_mhz)},
+              {"readings", c.readings}};
+}
+
+template <typename T>
+json optional_json(const std::optional<T>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+}  // namespace
+
+AgentRecord make_record(const Analysis& analysis, const RecordContext& context) {
+  const RecordingMeta& meta = analysis.meta;
+  AgentRecord r;
+  r.gpu_index = meta.gpu.index;
+  r.gpu_uuid = meta.gpu.uuid;
+  r.gpu_model = meta.gpu.model;
+  r.chip = meta.gpu.chip;
+  r.unit_table = meta.unit_table;
+  r.source = context.source;
+  r.period_start_ns = analysis.run.start_ns;
+  r.period_end_ns = analysis.run.end_ns;
+  r.counters_on_s = context.counters_on_s;
+  r.duty_on_ms = meta.duty_on_ms;
+  r.duty_period_ms = meta.duty_period_ms;
+  r.interval_ms = meta.interval_ms;
+  r.poll_ms = context.poll_ms;
+
+  const bool windowed = analysis.window.found;
+  const SpanResults& s = windowed ? analysis.window.results : analysis.run;
+  if (windowed) {
+    r.window_start_ns = s.start_ns;
+    r.window_end_ns = s.end_ns;
+  }
+  r.die_util_pct = s.die_util_pct;
+  r.die_util_reason = s.die_util_reason;
+  for (const ColumnSummary& unit : s.units) {
+    UnitFigure figure;
+    figure.key = unit.key;
+    figure.mean_pct = unit.mean_pct;
+    figure.availability_pct = unit.availability_pct;
+    if (const ColumnDef* def = find_column(meta, unit.key)) {
+      figure.label = def->label;
+      for (UnitFlag flag : def->flags) figure.flags.emplace_back(flag_name(flag));
+    }
+    r.units.push_back(std::move(figure));
+  }
+  r.limiting_unit = s.limiting_unit;
+  r.limiting_reason = s.limiting_reason;
+  r.chip_coverage_pct = s.chip_coverage_pct;
+  r.chip_scheduled_s = s.chip_scheduled_s;
+  r.chip_coverage_gate = s.partial ? "partial" : "pass";
+  r.partial_wording = s.partial_wording;
+  r.samples_read = s.samples_read;
+  r.samples_used = s.samples_used;
+
+  r.gpu_util_pct = s.gpu_util_pct;
+  r.gpu_util_coverage_pct = s.gpu_util_coverage_pct;
+  r.gpu_util_reason = s.gpu_util_reason;
+  r.gpu_util_source = s.gpu_util_source;
+  r.gap_pct = tenths_to_pct(s.headline.gap_tenths);
+  r.stranded_pct = tenths_to_pct(s.headline.stranded_tenths);
+  r.stranded_idle_pct = tenths_to_pct(s.headline.idle_tenths);
+  r.stranded_active_pct = tenths_to_pct(s.headline.active_tenths);
+  r.gap_within_noise_floor = s.headline.gap_within_noise_floor;
+  r.gap_reason = s.headline.gap_reason;
+  r.split_reason = s.headline.split_reason;
+
+  r.sm_clock = s.sm_clock;
+  r.mem_clock = s.mem_clock;
+  r.throttle_reasons = s.throttle_reasons;
+  r.power_limit_min_w = s.power_limit_min_w;
+  r.power_limit_max_w = s.power_limit_max_w;
+
+  const CostVerdict cost = cost_for(meta.gpu.model, meta.interval_ms, meta.duty_on_ms, meta.duty_period_ms,
+                                    context.cost_table);
+  r.cost = cost.estimate;
+  r.cost_reason = cost.reason;
+
+  r.restart = context.restart;
+  for (const Note& note : analysis.notes) r.notes.push_back(note.topic + ": " + note.text);
+  for (const std::string& note : analysis.hygiene.notes) r.notes.push_back("hygiene: " + note);
+  for (const std::string& note : context.extra_notes) r.notes.push_back(note);
+
+  r.method = analysis.method;
+  r.schema = kAgentRecordSchema;
+  r.tool_version = kToolVersion;
+  return r;
+}
+
+nlohmann::json record_to_json(const AgentRecord& r) {
+  json units = json::array();
+  for (const UnitFigure& u : r.units) {
+    units.push_back(json{{"key", u.key},
+                         {"label", u.label},
+                         {"mean_pct", number(u.mean_pct)},
+                         {"availability_pct", number(u.availability_pct)},
+                         {"flags", u.flags}});
+  }
+  json cost;
+  if (r.cost) {
+    cost = json{{"slowdown_lo_pct", r.cost->slowdown_lo_pct},
+                {"slowdown_hi_pct", r.cost->slowdown_hi_pct},
+                {"within_noise", r.cost->within_noise()},
+                {"gpu_model", r.cost->gpu_model},
+                {"interval_ms", r.cost->interval_ms},
+                {"rounds", r.cost->rounds},
+                {"round_s", r.cost->round_s},
+                {"workload", r.cost->workload},
+                {"measured", r.cost->measured},
+                {"reason", nullptr}};
+  } else {
+    cost = json{{"reason", r.cost_reason}};
+  }
+  json restart = nullptr;
+  if (r.restart) {
+    restart = json{{"kind", r.restart->kind},
+                   {"step_ns", r.restart->step_ns},
+                   {"at_ns", r.restart->at_ns},
+                   {"text", r.restart->text}};
+  }
+  json out{
+      {"schema", r.schema},
+      {"method", r.method},
+      {"tool_version", r.tool_version},
+      {"gpu", json{{"index", r.gpu_index}, {"uuid", r.gpu_uuid}, {"model", r.gpu_model}, {"chip", r.chip},
+                   {"unit_table", r.unit_table}}},
+      {"source", r.source},
+      {"period", json{{"start_ns", r.period_start_ns}, {"end_ns", r.period_end_ns}}},
+      {"window", json{{"start_ns", optional_json(r.window_start_ns)}, {"end_ns", optional_json(r.window_end_ns)}}},
+      {"counters_on_s", r.counters_on_s},
+      {"settings", json{{"duty_on_ms", r.duty_on_ms},
+                        {"duty_period_ms", r.duty_period_ms},
+                        {"interval_ms", r.interval_ms},
+                        {"poll_ms", r.poll_ms}}},
+      {"chip", json{{"die_util_pct", number(r.die_util_pct)},
+                    {"die_util_reason", r.die_util_reason},
+                    {"units", units},
+                    {"limiting_unit", optional_json(r.limiting_unit)},
+                    {"limiting_reason", r.limiting_reason},
+                    {"coverage_pct", number(r.chip_coverage_pct)},
+                    {"scheduled_s", number(r.chip_scheduled_s)},
+                    {"coverage_gate", r.chip_coverage_gate},
+                    {"partial_wording", r.partial_wording},
+                    {"samples_read", r.samples_read},
+                    {"samples_used", r.samples_used}}},
+      {"gpu_util", json{{"pct", number(r.gpu_util_pct)},
+                        {"coverage_pct", number(r.gpu_util_coverage_pct)},
+                        {"reason", r.gpu_util_reason},
+                        {"source", r.gpu_util_source}}},
+      {"headline", json{{"gap_pct", number(r.gap_pct)},
+                        {"stranded_pct", number(r.stranded_pct)},
+                        {"stranded_idle_pct", number(r.stranded_idle_pct)},
+                        {"stranded_active_pct", number(r.stranded_active_pct)},
+                        {"gap_within_noise_floor", r.gap_within_noise_floor},
+                        {"gap_reason", r.gap_reason},
+                        {"split_reason", r.split_reason}}},
+      {"clocks", json{{"sm", clock_json(r.sm_clock)}, {"mem", clock_json(r.mem_clock)}}},
+      {"throttle_reasons", optional_json(r.throttle_reasons)},
+      {"power_limit_w", json{{"min", number(r.power_limit_min_w)}, {"max", number(r.power_limit_max_w)}}},
+      {"cost", cost},
+      {"restart", restart},
+      {"notes", r.notes},
+  };
+  if (r.id > 0) out["id"] = r.id;
+  return out;
+}
+
+std::string record_to_ndjson(const AgentRecord& record) { return record_to_json(record).dump(); }
+
+}  // namespace diescope::agent

@@ -1,0 +1,238 @@
+#include "diescope/agent/replay_source.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "diescope/core/error.hpp"
+#include "diescope/recording/reader.hpp"
+
+namespace diescope::agent {
+
+namespace {
+
+// One stream of a recording with its next record held back until the timeline reaches it.
+template <typename Record>
+struct Cursor {
+  std::unique_ptr<RecordStream<Record>> stream;
+  Record next{};
+  bool has = false;
+  void open(std::unique_ptr<RecordStream<Record>> s) {
+    stream = std::move(s);
+    advance();
+  }
+  void advance() { has = stream && stream->next(next); }
+};
+
+TimeNs ts_of(const ChipSample& s) { return std::max(s.start_ns, s.end_ns); }  // handed out once ended
+template <typename Record>
+TimeNs ts_of(const Record& r) {
+  return r.ts_ns;
+}
+
+}  // namespace
+
+struct ReplaySource::Gpu {
+  std::unique_ptr<RecordSource> recording;
+  RecordingMeta meta;
+  TimeNs rec_start_ns = 0;
+  TimeNs rec_end_ns = 0;
+  TimeNs offset_ns = 0;  // added to every recording time
+  bool exhausted = false;
+  bool on = false;
+  TimeNs on_since_ns = 0;
+  std::vector<CountersEvent> pending_events;  // the agent's own on/off, handed out at the next collect
+
+  Cursor<ChipSample> chip;
+  Cursor<UtilSample> util;
+  Cursor<ClockReading> clock;
+  Cursor<ThrottleReading> throttle;
+  Cursor<PowerLimitReading> power;
+  Cursor<EngineReading> engine;
+  Cursor<ProcessReading> process;
+  std::size_t next_event = 0;  // side().counters
+  std::size_t next_note = 0;   // side().notes
+
+  void open_streams() {
+    chip.open(recording->chip_samples());
+    util.open(recording->util_samples());
+    clock.open(recording->clocks());
+    throttle.open(recording->throttles());
+    power.open(recording->power_limits());
+    engine.open(recording->engines());
+    process.open(recording->processes());
+    next_event = 0;
+    next_note = 0;
+  }
+
+  bool streams_done() const {
+    return !chip.has && !util.has && !clock.has && !throttle.has && !power.has && !engine.has && !process.has &&
+           next_event >= recording->side().counters.size() && next_note >= recording->side().notes.size();
+  }
+
+  // Hands out every record whose (shifted) time is at or before `now`.
+  void emit_until(TimeNs now, GpuBatch& out) {
+    const TimeNs limit = now - offset_ns;  // in the recording's own time
+    while (chip.has && ts_of(chip.next) <= limit) {
+      const ChipSample& s = chip.next;
+      if (on && s.end_ns + offset_ns > on_since_ns) {
+        OwnedChipSample o;
+        o.start_ns = s.start_ns + offset_ns;
+        o.end_ns = s.end_ns + offset_ns;
+        o.units.assign(s.units.begin(), s.units.end());
+        o.diagnostics.assign(s.diagnostics.begin(), s.diagnostics.end());
+        o.counts.assign(s.counts.begin(), s.counts.end());
+        out.chip.push_back(std::move(o));
+      }
+      chip.advance();
+    }
+    auto shift_plain = [&](auto& cursor, auto& into) {
+      while (cursor.has && ts_of(cursor.next) <= limit) {
+        auto r = cursor.next;
+        r.ts_ns += offset_ns;
+        into.push_back(r);
+        cursor.advance();
+      }
+    };
+    shift_plain(util, out.util);
+    shift_plain(clock, out.clock);
+    shift_plain(throttle, out.throttle);
+    shift_plain(power, out.power);
+    shift_plain(process, out.process);
+    while (engine.has && engine.next.ts_ns <= limit) {
+      OwnedEngineReading o;
+      o.ts_ns = engine.next.ts_ns + offset_ns;
+      o.values.assign(engine.next.values.begin(), engine.next.values.end());
+      out.engine.push_back(std::move(o));
+      engine.advance();
+    }
+    const SideRecords& side = recording->side();
+    while (next_event < side.counters.size() && side.counters[next_event].ts_ns <= limit) {
+      const CountersEvent& e = side.counters[next_event++];
+      // The recording's own starts pass through while the agent's counters are on: the sample
+      // after each spans a setup. Its stops do not: the agent's schedule decides when they are off.
+      if (e.on && on) out.counters.push_back(CountersEvent{std::max(e.ts_ns + offset_ns, on_since_ns), true, ""});
+    }
+    while (next_note < side.notes.size() && side.notes[next_note].ts_ns <= limit) {
+      Note n = side.notes[next_note++];
+      n.ts_ns += offset_ns;
+      n.topic = "replay " + n.topic;
+      out.notes.push_back(std::move(n));
+    }
+  }
+};
+
+ReplaySource::ReplaySource(const ReplayOptions& options, const ClockReadings& start)
+    : speed_(options.speed), loop_(options.loop) {
+  if (options.files.empty()) {
+    throw UsageError("replay needs at least one recording", "pass --replay FILE (once per GPU to replay)");
+  }
+  for (const auto& path : options.files) {
+    auto gpu = std::make_unique<Gpu>();
+    gpu->recording = open_recording(path);
+    gpus_.push_back(std::move(gpu));
+  }
+  init(start);
+}
+
+ReplaySource::ReplaySource(std::vector<std::unique_ptr<RecordSource>> recordings, double speed, bool loop,
+                           const ClockReadings& start)
+    : speed_(speed), loop_(loop) {
+  for (auto& recording : recordings) {
+    auto gpu = std::make_unique<Gpu>();
+    gpu->recording = std::move(recording);
+    gpus_.push_back(std::move(gpu));
+  }
+  if (gpus_.empty()) throw UsageError("replay needs at least one recording", "pass --replay FILE");
+  init(start);
+}
+
+ReplaySource::~ReplaySource() = default;
+
+void ReplaySource::init(const ClockReadings& start) {
+  if (!(speed_ > 0) || !std::isfinite(speed_)) {
+    throw UsageError("--replay-speed must be a positive number", "e.g. --replay-speed 1 (real time) or 10");
+  }
+  mono0_ns_ = start.monotonic_ns;
+  origin_ns_ = gpus_.front()->recording->meta().start_ns;
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    Gpu& g = *gpus_[i];
+    const RecordSource& rec = *g.recording;
+    g.meta = rec.meta();
+    g.rec_start_ns = g.meta.start_ns;
+    g.rec_end_ns = rec.side().end ? rec.side().end->ts_ns : rec.side().last_ts_ns;
+    if (g.rec_end_ns <= g.rec_start_ns) {
+      throw InputError(rec.name(), 0, "the recording ends at or before its start, so there is nothing to replay",
+                       "replay a recording that holds at least one chip sample after its start");
+    }
+    g.offset_ns = origin_ns_ - g.rec_start_ns;
+    // Each replayed file is one GPU of the replayed host, indexed in the order given.
+    g.meta.gpu.index = static_cast<int>(i);
+    for (std::size_t j = 0; j < i; ++j)
+      if (gpus_[j]->meta.gpu.uuid == g.meta.gpu.uuid) g.meta.gpu.uuid += "-replay" + std::to_string(i);
+    g.meta.start_ns = origin_ns_;
+    g.open_streams();
+  }
+}
+
+std::size_t ReplaySource::gpu_count() const { return gpus_.size(); }
+const RecordingMeta& ReplaySource::meta(std::size_t gpu) const { return gpus_.at(gpu)->meta; }
+
+TimeNs ReplaySource::now_ns(const ClockReadings& clocks) {
+  const double elapsed = static_cast<double>(clocks.monotonic_ns - mono0_ns_) * speed_;
+  return origin_ns_ + static_cast<TimeNs>(std::llround(elapsed));
+}
+
+void ReplaySource::collect(TimeNs now, std::vector<GpuBatch>& out) {
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    Gpu& g = *gpus_[i];
+    GpuBatch& batch = out.at(i);
+    for (const CountersEvent& e : g.pending_events) batch.counters.push_back(e);
+    g.pending_events.clear();
+    for (;;) {
+      if (g.exhausted) break;
+      g.emit_until(now, batch);
+      if (!g.streams_done()) break;
+      // Every record is out. The recording is over once the timeline passes its end.
+      if (now < g.rec_end_ns + g.offset_ns) break;
+      if (!loop_) {
+        g.exhausted = true;
+        break;
+      }
+      g.offset_ns += g.rec_end_ns - g.rec_start_ns;
+      g.open_streams();
+    }
+  }
+}
+
+void ReplaySource::set_counters(std::size_t gpu, bool on, TimeNs now) {
+  Gpu& g = *gpus_.at(gpu);
+  if (g.on == on) return;
+  g.on = on;
+  if (on) g.on_since_ns = now;
+  g.pending_events.push_back(CountersEvent{now, on, on ? "" : "agent schedule"});
+}
+
+bool ReplaySource::ended(TimeNs now) const {
+  if (loop_) return false;
+  for (const auto& g : gpus_)
+    if (!g->exhausted && now < g->rec_end_ns + g->offset_ns) return false;
+  return true;
+}
+
+TimeNs ReplaySource::end_ns() const {
+  TimeNs end = origin_ns_;
+  for (const auto& g : gpus_) end = std::max(end, g->rec_end_ns + g->offset_ns);
+  return end;
+}
+
+void ReplaySource::shutdown(TimeNs now, std::vector<GpuBatch>& out) {
+  for (std::size_t i = 0; i < gpus_.size(); ++i) set_counters(i, false, now);
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    for (const CountersEvent& e : gpus_[i]->pending_events) out.at(i).counters.push_back(e);
+    gpus_[i]->pending_events.clear();
+  }
+}
+
+bool ReplaySource::counters_on(std::size_t gpu) const { return gpus_.at(gpu)->on; }
+
+}  // namespace diescope::agent

@@ -1,0 +1,134 @@
+#include "diescope/agent/runner.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <poll.h>
+#include <vector>
+
+#include "diescope/agent/metrics.hpp"
+
+namespace diescope::agent {
+
+namespace {
+
+constexpr TimeNs kRetentionEveryNs = 3600 * kNsPerSecond;
+
+std::int64_t mono_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+int run_agent(Agent& agent, const RunnerOptions& options) {
+  auto log = [&](const std::string& line) {
+    if (options.log) options.log(line);
+  };
+  AgentInfo info;
+  info.source = agent.source().kind();
+  info.duty_on_ms = std::min(agent.settings().duty_on_ms, agent.settings().duty_period_ms);
+  info.duty_period_ms = agent.settings().duty_period_ms;
+  info.poll_ms = agent.settings().poll_ms;
+
+  std::mutex snapshot_mutex;
+  std::vector<GpuStatus> snapshot = agent.status();
+  auto publish = [&] {
+    std::lock_guard lock(snapshot_mutex);
+    snapshot = agent.status();
+  };
+
+  std::optional<MetricsServer> server;
+  if (options.listen) {
+    server.emplace(*options.listen, [&](const std::string& accept) {
+      const ExpositionFormat format = format_for_accept(accept);
+      std::vector<GpuStatus> copy;
+      {
+        std::lock_guard lock(snapshot_mutex);
+        copy = snapshot;
+      }
+      return HttpReply{200,
+                       format == ExpositionFormat::openmetrics ? kOpenMetricsContentType : kPrometheusContentType,
+                       render_metrics(copy, info, format)};
+    });
+    log("serving /metrics on http://" + server->address() + "/metrics");
+    if (options.on_listening) options.on_listening(server->address());
+  }
+
+  TimeNs last_retention_mono = 0;
+  auto apply_retention = [&] {
+    if (!options.store || !(options.retention_days > 0)) return;
+    // Against the source's timeline: a replayed recording's records are as old as the recording.
+    const TimeNs cutoff = agent.now_ns() - static_cast<TimeNs>(std::llround(options.retention_days * 86400.0 * 1e9));
+    try {
+      const long deleted = options.store->delete_before(cutoff);
+      if (deleted > 0) log("retention: deleted " + std::to_string(deleted) + " record(s) older than " +
+                           std::to_string(options.retention_days) + " days");
+    } catch (const std::exception& e) {
+      log(std::string("retention failed: ") + e.what());
+    }
+    last_retention_mono = mono_ns();
+  };
+
+  auto write = [&](std::vector<AgentRecord>& records) {
+    if (records.empty()) return;
+    if (options.store) {
+      try {
+        options.store->add(records);
+      } catch (const std::exception& e) {
+        log(std::string("record store: ") + e.what() + " (the records still go to /metrics and NDJSON)");
+      }
+    }
+    if (options.ndjson) {
+      for (const AgentRecord& r : records) {
+        const std::string line = record_to_ndjson(r) + "\n";
+        std::fwrite(line.data(), 1, line.size(), options.ndjson);
+      }
+      std::fflush(options.ndjson);
+    }
+  };
+
+  apply_retention();
+  std::string stopped_by;
+  const double speed = agent.source().speed();
+  const TimeNs poll_wall_ns = static_cast<TimeNs>(agent.settings().poll_ms * 1e6);
+  for (;;) {
+    std::vector<AgentRecord> records = agent.step();
+    write(records);
+    publish();
+    if (mono_ns() - last_retention_mono >= kRetentionEveryNs) apply_retention();
+
+    if (agent.ended() && !options.linger) break;
+    TimeNs wait_ns = poll_wall_ns;
+    if (!agent.ended()) {
+      const TimeNs until_due = agent.next_due_ns() - agent.now_ns();
+      wait_ns = std::clamp<TimeNs>(static_cast<TimeNs>(static_cast<double>(until_due) / speed), 0, poll_wall_ns);
+    }
+    std::vector<pollfd> fds;
+    if (options.stop_fd >= 0) fds.push_back({options.stop_fd, POLLIN, 0});
+    const bool watch_source = !agent.ended();
+    if (watch_source)
+      for (int fd : agent.source().wait_fds()) fds.push_back({fd, POLLIN, 0});
+    // Round up to the next millisecond so the loop never spins just short of a due time.
+    const int timeout_ms = static_cast<int>((wait_ns + kNsPerMs - 1) / kNsPerMs);
+    const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
+    if (ready < 0 && errno != EINTR) break;
+    if (options.stop_fd >= 0 && fds[0].revents) {
+      stopped_by = options.stop_reason ? options.stop_reason() : "stop requested";
+      break;
+    }
+  }
+  if (!stopped_by.empty()) {
+    log("stopping (" + stopped_by + "): disabling the counters");
+    std::vector<AgentRecord> last = agent.finish(stopped_by);
+    write(last);
+    publish();
+    log("stopped; counters disabled");
+  } else {
+    log("the replay ended; stopping");
+  }
+  return 0;
+}
+
+}  // namespace diescope::agent

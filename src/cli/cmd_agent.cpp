@@ -1,0 +1,177 @@
+// `diescope agent`: a long-running monitor of every GPU with duty-cycled counters, records in an
+// embedded SQLite store (and NDJSON on request) and a Prometheus /metrics endpoint. docs/agent.md.
+#include <csignal>
+#include <cstdlib>
+#include <fcntl.h>
+#include <filesystem>
+#include <fmt/core.h>
+#include <memory>
+#include <optional>
+#include <unistd.h>
+
+#include "command.hpp"
+#include "diescope/agent/agent.hpp"
+#include "diescope/agent/live_source.hpp"
+#include "diescope/agent/replay_source.hpp"
+#include "diescope/agent/runner.hpp"
+#include "diescope/core/error.hpp"
+
+namespace diescope::cli {
+namespace {
+
+int g_stop_write_fd = -1;
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int sig) {
+  g_stop_signal = sig;
+  const char byte = static_cast<char>(sig);
+  if (g_stop_write_fd >= 0) [[maybe_unused]] auto n = ::write(g_stop_write_fd, &byte, 1);
+}
+
+struct AgentArgs {
+  std::vector<std::string> replay;
+  double replay_speed = 1.0;
+  bool replay_loop = false;
+  bool linger = false;
+  double poll_ms = 1000;
+  double duty_on_ms = 2000;
+  double duty_period_ms = 60000;
+  double interval_ms = 10;
+  std::string db;
+  bool no_db = false;
+  double retention_days = 30;
+  bool ndjson = false;
+  std::string listen = "127.0.0.1:9402";
+  bool no_listen = false;
+  std::string sampler;
+  std::vector<std::string> sampler_args;
+  std::vector<int> gpus;
+};
+
+std::filesystem::path default_db_path() {
+  if (const char* env = std::getenv("DIESCOPE_AGENT_DB"); env && *env) return env;
+  if (::geteuid() == 0) return "/var/lib/diescope/agent.db";
+  if (const char* state = std::getenv("XDG_STATE_HOME"); state && *state)
+    return std::filesystem::path(state) / "diescope" / "agent.db";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::filesystem::path(home) / ".local" / "state" / "diescope" / "agent.db";
+  return "diescope-agent.db";
+}
+
+void log_line(const std::string& line) { std::fprintf(stderr, "diescope agent: %s\n", line.c_str()); }
+
+int run(const AgentArgs& a) {
+  agent::AgentSettings settings;
+  settings.poll_ms = a.poll_ms;
+  settings.duty_on_ms = a.duty_on_ms;
+  settings.duty_period_ms = a.duty_period_ms;
+  agent::validate_settings(settings);
+  if (!(a.retention_days >= 0)) {
+    throw UsageError("--retention-days must be 0 (keep everything) or more", "e.g. --retention-days 30");
+  }
+  if (!a.replay.empty() && (a.sampler.size() || !a.sampler_args.empty() || !a.gpus.empty())) {
+    throw UsageError("--sampler, --sampler-arg and --gpus are for live monitoring, not --replay",
+                     "drop them, or drop --replay to monitor this host's GPUs");
+  }
+  if (a.replay.empty() && (a.replay_loop || a.linger || a.replay_speed != 1.0)) {
+    throw UsageError("--replay-speed, --replay-loop and --linger need --replay FILE", "add --replay FILE");
+  }
+  std::optional<agent::ListenAddress> listen;
+  if (!a.no_listen) listen = agent::parse_listen_address(a.listen);
+
+  // The store first: a bad path fails before any counter is switched on.
+  std::unique_ptr<agent::RecordStore> store;
+  if (!a.no_db) {
+    const std::filesystem::path path = a.db.empty() ? default_db_path() : std::filesystem::path(a.db);
+    store = std::make_unique<agent::RecordStore>(path);
+    log_line("records go to " + path.string());
+  }
+
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+    throw DeviceError("cannot create the agent's signal pipe", "check the process's open-file limit");
+  }
+  g_stop_write_fd = pipe_fds[1];
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  agent::SystemClock clock;
+  std::unique_ptr<agent::AgentSource> source;
+  if (!a.replay.empty()) {
+    agent::ReplayOptions options;
+    for (const auto& f : a.replay) options.files.emplace_back(f);
+    options.speed = a.replay_speed;
+    options.loop = a.replay_loop;
+    source = std::make_unique<agent::ReplaySource>(options, clock.read());
+    log_line(fmt::format("replaying {} recording(s) at {}x{}", a.replay.size(), a.replay_speed,
+                         a.replay_loop ? ", looping" : ""));
+  } else {
+    agent::LiveOptions options;
+    options.interval_ms = a.interval_ms;
+    options.poll_ms = a.poll_ms;
+    options.sampler_executable = a.sampler;
+    options.sampler_extra_args = a.sampler_args;
+    options.gpus = a.gpus;
+    options.log = log_line;
+    source = agent::make_live_source(options);
+    log_line(fmt::format("monitoring {} GPU(s)", source->gpu_count()));
+  }
+  log_line(fmt::format("counters on {} ms of every {} ms; poll every {} ms", std::min(a.duty_on_ms, a.duty_period_ms),
+                       a.duty_period_ms, a.poll_ms));
+
+  agent::Agent core(*source, clock, settings);
+  agent::RunnerOptions run_options;
+  run_options.store = store.get();
+  run_options.retention_days = a.retention_days;
+  run_options.ndjson = a.ndjson ? stdout : nullptr;
+  run_options.listen = listen;
+  run_options.linger = a.linger;
+  run_options.stop_fd = pipe_fds[0];
+  run_options.stop_reason = [] {
+    const int sig = g_stop_signal;
+    const char* abbrev = sig > 0 ? sigabbrev_np(sig) : nullptr;
+    return abbrev ? "SIG" + std::string(abbrev) : std::string("stop requested");
+  };
+  run_options.log = log_line;
+  const int rc = agent::run_agent(core, run_options);
+  g_stop_write_fd = -1;
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+  return rc;
+}
+
+std::function<int()> setup_agent(CLI::App& sub) {
+  auto args = std::make_shared<AgentArgs>();
+  sub.add_option("--replay", args->replay, "play this recording instead of reading GPUs (repeat: one per GPU)");
+  sub.add_option("--replay-speed", args->replay_speed, "recording seconds per second (default 1: its own pace)");
+  sub.add_flag("--replay-loop", args->replay_loop, "start the recording over when it ends");
+  sub.add_flag("--linger", args->linger, "after the replay ends, keep serving /metrics until stopped");
+  sub.add_option("--poll-ms", args->poll_ms, "NVML reads and counter drains every this many ms (default 1000)");
+  sub.add_option("--duty-on-ms", args->duty_on_ms,
+                 "counters on this long at the start of each period (default 2000; = period: always on)");
+  sub.add_option("--duty-period-ms", args->duty_period_ms, "one record per GPU per period (default 60000)");
+  sub.add_option("--interval-ms", args->interval_ms, "chip sampling interval while the counters are on (default 10)");
+  sub.add_option("--db", args->db,
+                 "SQLite record store (default $DIESCOPE_AGENT_DB, /var/lib/diescope/agent.db as root, else "
+                 "~/.local/state/diescope/agent.db)");
+  sub.add_flag("--no-db", args->no_db, "keep no record store");
+  sub.add_option("--retention-days", args->retention_days, "delete records older than this (default 30; 0 keeps all)");
+  sub.add_flag("--ndjson", args->ndjson, "also print each record as one JSON line on standard output");
+  sub.add_option("--listen", args->listen, "serve /metrics on ADDR:PORT (default 127.0.0.1:9402)");
+  sub.add_flag("--no-listen", args->no_listen, "serve no /metrics endpoint");
+  sub.add_option("--sampler", args->sampler, "counter sampler executable (default: diescope-cupti beside diescope)");
+  sub.add_option("--sampler-arg", args->sampler_args, "extra argument for the sampler (repeat), e.g. --fake");
+  sub.add_option("--gpus", args->gpus, "monitor only these GPU indices (default: every GPU)")->delimiter(',');
+  return [args] { return run(*args); };
+}
+
+const CommandRegistrar registrar{Command{"agent", 60, setup_agent,
+                                         "monitor every GPU continuously: duty-cycled counters, SQLite records, "
+                                         "Prometheus /metrics"}};
+
+}  // namespace
+}  // namespace diescope::cli

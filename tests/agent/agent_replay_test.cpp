@@ -1,0 +1,244 @@
+// The agent over a replayed synthetic recording, driven step by step with a fake clock: duty
+// windows, the record's figures, the cost reason, clock steps and suspends, the end of a replay.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "diescope/agent/agent.hpp"
+#include "diescope/agent/replay_source.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/core/version.hpp"
+#include "fake_clock.hpp"
+#include "steady_recording.hpp"
+
+namespace diescope::agent {
+namespace {
+
+using testing::FakeClock;
+
+constexpr TimeNs kMs = kNsPerMs;
+constexpr TimeNs kS = kNsPerSecond;
+
+struct Rig {
+  FakeClock clock;
+  std::unique_ptr<ReplaySource> source;
+  std::unique_ptr<Agent> agent;
+  TimeNs origin = 0;
+
+  Rig(double seconds, AgentSettings settings, double speed = 1.0) {
+    std::vector<std::unique_ptr<RecordSource>> recs;
+    recs.push_back(testing::steady_recording(seconds));
+    source = std::make_unique<ReplaySource>(std::move(recs), speed, false, clock.read());
+    origin = source->origin_ns();
+    agent = std::make_unique<Agent>(*source, clock, settings);
+  }
+  // Steps every `step` of wall time until `until` of wall time has passed since the start.
+  std::vector<AgentRecord> run(TimeNs until, TimeNs step = 500 * kMs) {
+    std::vector<AgentRecord> all;
+    for (TimeNs t = 0; t < until && !agent->ended(); t += step) {
+      clock.advance(step);
+      for (auto& r : agent->step()) all.push_back(std::move(r));
+    }
+    return all;
+  }
+};
+
+AgentSettings duty(double on_ms, double period_ms, double poll_ms = 500) {
+  AgentSettings s;
+  s.poll_ms = poll_ms;
+  s.duty_on_ms = on_ms;
+  s.duty_period_ms = period_ms;
+  return s;
+}
+
+TEST(AgentReplay, OneRecordPerPeriodWithTheChipWindowsFigures) {
+  Rig rig(10, duty(2000, 5000));
+  auto records = rig.run(10 * kS);
+  ASSERT_EQ(records.size(), 2u);
+  const AgentRecord& r = records[0];
+  EXPECT_EQ(r.source, "replay");
+  EXPECT_EQ(r.gpu_index, 0);
+  EXPECT_EQ(r.gpu_model, "NVIDIA H200");
+  EXPECT_EQ(r.period_start_ns, rig.origin);
+  EXPECT_EQ(r.period_end_ns, rig.origin + 5 * kS);
+  // The window runs from the counters' start (0 s) to the agent's stop at 2 s.
+  ASSERT_TRUE(r.window_start_ns && r.window_end_ns);
+  EXPECT_EQ(*r.window_start_ns, rig.origin);
+  EXPECT_EQ(*r.window_end_ns, rig.origin + 2 * kS);
+  // On from the request at 0 s to the confirmed stop at 2 s.
+  EXPECT_DOUBLE_EQ(r.counters_on_s, 2.0);
+  // 200 samples of 10 ms end inside (0, 2 s]; the first after the start is dropped: 199 used,
+  // 1.99 s covered of 2 s scheduled = 99.5%.
+  EXPECT_EQ(r.samples_used, 199);
+  EXPECT_NEAR(r.chip_coverage_pct, 99.5, 1e-9);
+  EXPECT_EQ(r.chip_coverage_gate, "pass");
+  // DIE-Util is the busiest unit: max(60, 5, 30, 20) = 60, and FP32 limits the chip.
+  EXPECT_NEAR(r.die_util_pct, 60.0, 1e-9);
+  ASSERT_TRUE(r.limiting_unit);
+  EXPECT_EQ(*r.limiting_unit, "fp32");
+  ASSERT_EQ(r.units.size(), 4u);
+  EXPECT_EQ(r.units[2].key, "dram");
+  EXPECT_NEAR(r.units[2].mean_pct, 30.0, 1e-9);
+  // GPU-Util 90 over the same time; gap 90 - 60 = 30; stranded 100 - 60 = 40 = idle (100 - 90 = 10)
+  // + active (30).
+  EXPECT_NEAR(r.gpu_util_pct, 90.0, 1e-9);
+  EXPECT_NEAR(r.gpu_util_coverage_pct, 100.0, 1e-9);
+  EXPECT_DOUBLE_EQ(r.gap_pct, 30.0);
+  EXPECT_DOUBLE_EQ(r.stranded_pct, 40.0);
+  EXPECT_DOUBLE_EQ(r.stranded_idle_pct, 10.0);
+  EXPECT_DOUBLE_EQ(r.stranded_active_pct, 30.0);
+  // Clocks over the chip window.
+  EXPECT_DOUBLE_EQ(r.sm_clock.mean_mhz, 1980);
+  EXPECT_DOUBLE_EQ(r.mem_clock.mean_mhz, 2619);
+  // Settings, versions, and the cost's reason (the table is empty today).
+  EXPECT_DOUBLE_EQ(r.duty_on_ms, 2000);
+  EXPECT_DOUBLE_EQ(r.duty_period_ms, 5000);
+  EXPECT_DOUBLE_EQ(r.interval_ms, 10);
+  EXPECT_EQ(r.method, kMethodVersion);
+  EXPECT_EQ(r.schema, kAgentRecordSchema);
+  EXPECT_FALSE(r.cost);
+  EXPECT_NE(r.cost_reason.find("no cost has been measured"), std::string::npos) << r.cost_reason;
+  EXPECT_FALSE(r.restart);
+
+  // The second period: [5 s, 10 s), window [5 s, 7 s), the same figures.
+  const AgentRecord& r2 = records[1];
+  EXPECT_EQ(r2.period_start_ns, rig.origin + 5 * kS);
+  EXPECT_EQ(r2.period_end_ns, rig.origin + 10 * kS);
+  EXPECT_EQ(*r2.window_start_ns, rig.origin + 5 * kS);
+  EXPECT_EQ(*r2.window_end_ns, rig.origin + 7 * kS);
+  EXPECT_EQ(r2.samples_used, 199);
+  EXPECT_NEAR(r2.die_util_pct, 60.0, 1e-9);
+  EXPECT_DOUBLE_EQ(r2.counters_on_s, 2.0);
+  EXPECT_TRUE(rig.agent->ended());
+  EXPECT_EQ(rig.agent->status()[0].records, 2);
+  EXPECT_DOUBLE_EQ(rig.agent->status()[0].counters_on_total_s, 4.0);
+}
+
+TEST(AgentReplay, CountersAreOffBetweenWindows) {
+  Rig rig(10, duty(2000, 5000));
+  rig.run(1 * kS);
+  EXPECT_TRUE(rig.source->counters_on(0));  // 1 s: inside the first window
+  EXPECT_TRUE(rig.agent->status()[0].counters_on);
+  rig.run(2 * kS);                           // 3 s: between windows
+  EXPECT_FALSE(rig.source->counters_on(0));
+  EXPECT_FALSE(rig.agent->status()[0].counters_on);
+  rig.run(3 * kS);                           // 6 s: the second window
+  EXPECT_TRUE(rig.source->counters_on(0));
+}
+
+TEST(AgentReplay, AlwaysOnCoversTheWholePeriod) {
+  Rig rig(4, duty(2000, 2000));
+  auto records = rig.run(4 * kS);
+  ASSERT_EQ(records.size(), 2u);
+  // Period 1: 200 samples end in (0, 2 s], the first dropped: 1.99 s of 2 s = 99.5%.
+  EXPECT_NEAR(records[0].chip_coverage_pct, 99.5, 1e-9);
+  EXPECT_DOUBLE_EQ(records[0].duty_on_ms, 0);  // recorded as always on
+  EXPECT_DOUBLE_EQ(records[0].counters_on_s, 2.0);
+  // Period 2 has no start event of its own: the analysis drops its first sample all the same
+  // (docs/agent.md), so again 1.99 s of 2 s.
+  EXPECT_EQ(*records[1].window_start_ns, rig.origin + 2 * kS);
+  EXPECT_NEAR(records[1].chip_coverage_pct, 99.5, 1e-9);
+  EXPECT_DOUBLE_EQ(records[1].counters_on_s, 2.0);
+}
+
+TEST(AgentReplay, ReplayEndCutsTheLastPeriodShort) {
+  Rig rig(7, duty(2000, 5000));
+  auto records = rig.run(10 * kS);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].period_start_ns, rig.origin + 5 * kS);
+  EXPECT_EQ(records[1].period_end_ns, rig.origin + 7 * kS);  // the recording's end
+  bool noted = false;
+  for (const auto& n : records[1].notes) noted = noted || n.find("recording ended") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(AgentReplay, ReplaySpeedScalesTheTimeline) {
+  // At 4x, 10 recording seconds pass in 2.5 s: both 5 s periods are done.
+  Rig rig(10, duty(2000, 5000), 4.0);
+  auto records = rig.run(3 * kS, 125 * kMs);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_NEAR(records[0].die_util_pct, 60.0, 1e-9);
+  EXPECT_EQ(records[0].samples_used, 199);
+}
+
+TEST(AgentReplay, WallClockStepRestartsTheRecordAndTheNextOneSaysSo) {
+  Rig rig(20, duty(2000, 5000));
+  auto first = rig.run(6 * kS);  // period 1 closed at 5 s; period 2 in its window
+  ASSERT_EQ(first.size(), 1u);
+  rig.clock.step_wall(5 * kS);   // someone sets the clock 5 s ahead
+  rig.clock.advance(500 * kMs);
+  auto at_step = rig.agent->step();
+  EXPECT_TRUE(at_step.empty());  // the period in progress is abandoned, not written
+  EXPECT_EQ(rig.agent->status()[0].clock_restarts, 1);
+  auto rest = rig.run(6 * kS);
+  ASSERT_GE(rest.size(), 1u);
+  const AgentRecord& r = rest[0];
+  ASSERT_TRUE(r.restart);
+  EXPECT_EQ(r.restart->kind, "wall_clock_step");
+  EXPECT_EQ(r.restart->step_ns, 5 * kS);
+  EXPECT_NE(r.restart->text.find("+5.000 s"), std::string::npos) << r.restart->text;
+  // The new period starts where the step was noticed: 6.5 s on the replay's (monotonic) timeline,
+  // with a fresh 2 s window; 199 of its 200 samples used again.
+  EXPECT_EQ(r.period_start_ns, rig.origin + 6500 * kMs);
+  EXPECT_EQ(r.period_end_ns, rig.origin + 11500 * kMs);
+  EXPECT_EQ(*r.window_start_ns, rig.origin + 6500 * kMs);
+  EXPECT_EQ(r.samples_used, 199);
+  EXPECT_NEAR(r.die_util_pct, 60.0, 1e-9);
+  // Only the record right after the step carries it.
+  if (rest.size() > 1) {
+    EXPECT_FALSE(rest[1].restart);
+  }
+}
+
+TEST(AgentReplay, BackwardStepAndSuspendAreNoticedToo) {
+  Rig rig(30, duty(1000, 2000));
+  rig.run(3 * kS);
+  rig.clock.step_wall(-2 * kS);
+  rig.clock.advance(500 * kMs);
+  rig.agent->step();
+  rig.clock.suspend(30 * kS);  // monotonic stands still: the replay's timeline does too
+  rig.clock.advance(500 * kMs);
+  rig.agent->step();
+  EXPECT_EQ(rig.agent->status()[0].clock_restarts, 2);
+  auto records = rig.run(3 * kS);
+  ASSERT_FALSE(records.empty());
+  ASSERT_TRUE(records[0].restart);
+  EXPECT_EQ(records[0].restart->kind, "suspend");
+  EXPECT_EQ(records[0].restart->step_ns, 30 * kS);
+}
+
+TEST(AgentReplay, SmallDriftIsNotAStep) {
+  // NTP slewing: 50 ms between two polls is under the 0.1 s threshold.
+  Rig rig(10, duty(2000, 5000));
+  rig.run(1 * kS);
+  rig.clock.step_wall(50 * kMs);
+  rig.run(1 * kS);
+  EXPECT_EQ(rig.agent->status()[0].clock_restarts, 0);
+}
+
+TEST(AgentReplay, FinishDisablesTheCountersAndClosesTheWindow) {
+  Rig rig(20, duty(2000, 5000));
+  rig.run(1 * kS);
+  ASSERT_TRUE(rig.source->counters_on(0));
+  auto last = rig.agent->finish("SIGTERM");
+  EXPECT_FALSE(rig.source->counters_on(0));
+  EXPECT_FALSE(rig.agent->status()[0].counters_on);
+  ASSERT_EQ(last.size(), 1u);
+  // Stopped at 1 s: the window is [0, 1 s], 100 samples, the first dropped.
+  EXPECT_EQ(last[0].samples_used, 99);
+  EXPECT_EQ(last[0].period_end_ns, rig.origin + 1 * kS);
+  bool noted = false;
+  for (const auto& n : last[0].notes) noted = noted || n.find("SIGTERM") != std::string::npos;
+  EXPECT_TRUE(noted);
+  EXPECT_TRUE(rig.agent->ended());
+}
+
+TEST(AgentReplay, SettingsThatCannotRunAreUsageErrors) {
+  EXPECT_THROW(validate_settings(duty(0, 1000)), UsageError);
+  EXPECT_THROW(validate_settings(duty(100, 0)), UsageError);
+  EXPECT_THROW(validate_settings(duty(100, 500, 1000)), UsageError);  // period shorter than a poll
+  EXPECT_NO_THROW(validate_settings(duty(2000, 60000, 1000)));
+}
+
+}  // namespace
+}  // namespace diescope::agent
