@@ -320,7 +320,7 @@ json build_report(const Analysis& a, const ReportContext& ctx) {
                                       std::to_string(a.method)}});
   r["notes"] = notes;
 
-  r["calibration"] = json{{"status", "unvalidated"}, {"reason", kCalibrationReason}};
+  r["calibration"] = ctx.calibration ? *ctx.calibration : json{{"status", "unvalidated"}, {"reason", kCalibrationReason}};
   r["cost"] = json{{"estimate", nullptr}, {"reason", kCostReason}};
   r["workload"] = workload_json(a, ctx);
   r["expected"] = json{{"workload", r["workload"]["name"]},

@@ -185,8 +185,8 @@ std::string clocks_text(const json& c) {
 std::string hardware_block(const json& hw) {
   std::string out;
   std::string covers = hw.value("covers", "run");
-  out += row("clocks", "", fmt::format("SM {}; memory {} (over the {})", clocks_text(hw.at("sm_clock_mhz")),
-                                       clocks_text(hw.at("mem_clock_mhz")), covers == "window" ? "steady window" : "run"));
+  out += row("clocks", "", fmt::format("over the {}: SM {}; memory {}", covers == "window" ? "steady window" : "run",
+                                       clocks_text(hw.at("sm_clock_mhz")), clocks_text(hw.at("mem_clock_mhz"))));
   const json& tr = hw.at("throttle_reasons");
   std::string throttle;
   if (tr.is_null()) {

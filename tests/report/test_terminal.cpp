@@ -41,7 +41,7 @@ TEST(Terminal, ExactHeadlineOfAFullRun) {
       "  DRAM            22.6%     100.0%        82.3%\n"
       "  L2                n/a       0.0%          n/a  [stand_in_counter]\n"
       "  rate                  dram_bytes: 1.1e+12 per second\n"
-      "  clocks                SM 1755-1980 MHz, mean 1961; memory 3201 MHz (over the run)\n"
+      "  clocks                over the run: SM 1755-1980 MHz, mean 1961; memory 3201 MHz\n"
       "  throttle              gpu_idle; power limit 700 W\n"
       "\n"
       "steady window: none (no markers)\n";
@@ -63,7 +63,7 @@ TEST(Terminal, WindowSectionHasItsOwnFigures) {
   ASSERT_GE(out.size(), want_window.size());
   EXPECT_EQ(out.substr(out.size() - want_window.size()), want_window);
   // The clocks cover the window: a steady 1980 MHz there.
-  EXPECT_NE(out.find("  clocks                SM 1980 MHz; memory 3201 MHz (over the steady window)\n"), std::string::npos);
+  EXPECT_NE(out.find("  clocks                over the steady window: SM 1980 MHz; memory 3201 MHz\n"), std::string::npos);
   EXPECT_NE(out.find("  throttle              none; power limit 700 W\n"), std::string::npos);
 }
 

@@ -1,0 +1,143 @@
+// `diescope report PATH`: re-analyses a recording, or re-renders a report.json.
+// From a recording it prints the headline and writes report.json and samples.csv into --out
+// (default: <recording>.report/ beside it). From a report.json it prints the headline again.
+#include <fmt/core.h>
+
+#include <filesystem>
+#include <iostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "diescope/analysis/analyze.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/recording/reader.hpp"
+#include "diescope/report/renderer.hpp"
+#include "diescope/report/report.hpp"
+
+namespace diescope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReportOptions {
+  std::string input;
+  std::string out;
+  std::vector<std::string> formats;
+  bool no_window = false;
+};
+
+const std::set<std::string> kFormats = {"terminal", "json", "csv", "all"};
+
+// A folder given where a file is wanted: say what inside it could be meant.
+[[noreturn]] void folder_given(const fs::path& dir) {
+  std::vector<std::string> candidates;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const fs::path& p = entry.path();
+    if (p.extension() == ".dsrec" || p.filename() == "report.json") candidates.push_back(p.string());
+    if (candidates.size() == 3) break;
+  }
+  std::string fix = candidates.empty()
+                        ? "name a recording (.dsrec) or a report.json"
+                        : "name a file inside it, e.g. `diescope report " + candidates.front() + "`";
+  throw InputError(dir.string(), 0, "is a folder, not a recording or a report", fix);
+}
+
+bool wants(const std::set<std::string>& formats, const char* name) {
+  return formats.count(name) > 0 || formats.count("all") > 0;
+}
+
+fs::path output_folder(const ReportOptions& opt, const fs::path& input) {
+  fs::path out = opt.out.empty() ? fs::path(input.string() + ".report") : fs::path(opt.out);
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec))
+    throw UsageError("--out " + out.string() + " is a file, not a folder", "name a folder (it is created if missing)");
+  fs::create_directories(out, ec);
+  if (ec)
+    throw Error("cannot create the folder " + out.string() + ": " + ec.message(),
+                "choose another folder with --out", kExitInput);
+  return out;
+}
+
+int rerender(const ReportOptions& opt, const std::set<std::string>& formats, const fs::path& input) {
+  if (opt.no_window)
+    throw UsageError("--no-window re-analyses, and a report.json holds no samples",
+                     "run `diescope report --no-window` on the recording the report came from");
+  nlohmann::json report = load_report(input);
+  MultiRenderer renderers;
+  // A report.json is re-rendered to the terminal unless other forms are named.
+  const bool explicit_files = formats.count("json") || formats.count("csv");
+  if (!explicit_files || wants(formats, "terminal")) renderers.add(std::make_unique<TerminalRenderer>(std::cout));
+  if (formats.count("csv"))
+    renderers.add(std::make_unique<CsvRenderer>(fs::path(opt.out.empty() ? "." : opt.out) / "samples.csv"));
+  if (formats.count("json")) {
+    fs::path out = opt.out.empty() ? input.parent_path() : output_folder(opt, input);
+    renderers.add(std::make_unique<JsonRenderer>(out / "report.json"));
+  }
+  try {
+    renderers.render(ReportInput{report});
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(input.string(), 0, std::string("not a complete report: ") + e.what(),
+                     "re-create it with `diescope report RECORDING`");
+  }
+  return 0;
+}
+
+int run_report(const ReportOptions& opt) {
+  const fs::path input = opt.input;
+  std::set<std::string> formats(opt.formats.begin(), opt.formats.end());
+  if (formats.empty()) formats.insert("all");
+
+  std::error_code ec;
+  if (fs::is_directory(input, ec)) folder_given(input);
+  if (input.extension() == ".json") return rerender(opt, formats, input);
+
+  std::unique_ptr<RecordSource> source = open_recording(input);
+  AnalysisOptions analysis_options;
+  analysis_options.use_window = !opt.no_window;
+  const Analysis analysis = analyze(*source, analysis_options);
+  const nlohmann::json report = build_report(analysis, ReportContext{input.string(), source->side().end});
+
+  MultiRenderer renderers;
+  std::vector<fs::path> written;
+  if (wants(formats, "terminal")) renderers.add(std::make_unique<TerminalRenderer>(std::cout));
+  if (wants(formats, "json") || wants(formats, "csv")) {
+    const fs::path out = output_folder(opt, input);
+    if (wants(formats, "json")) {
+      renderers.add(std::make_unique<JsonRenderer>(out / "report.json"));
+      written.push_back(out / "report.json");
+    }
+    if (wants(formats, "csv")) {
+      renderers.add(std::make_unique<CsvRenderer>(out / "samples.csv"));
+      written.push_back(out / "samples.csv");
+    }
+  }
+  renderers.render(ReportInput{report, source.get(), &analysis});
+  if (!written.empty()) {
+    std::string list;
+    for (const fs::path& p : written) list += (list.empty() ? "" : ", ") + p.string();
+    std::cout << (wants(formats, "terminal") ? "\nwrote " : "wrote ") << list << "\n";
+  }
+  return 0;
+}
+
+std::function<int()> setup_report(CLI::App& sub) {
+  auto opt = std::make_shared<ReportOptions>();
+  sub.add_option("PATH", opt->input, "a recording (.dsrec) to analyse, or a report.json to print again")->required();
+  sub.add_option("--out", opt->out, "folder for report.json and samples.csv (default: <recording>.report/ beside it)");
+  sub.add_option("--format", opt->formats,
+                 "what to produce: terminal (the headline), json (report.json), csv (samples.csv) or all; "
+                 "repeat or separate with commas (default: all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(kFormats));
+  sub.add_flag("--no-window", opt->no_window, "summarise the whole run only, even when the recording has window markers");
+  return [opt]() { return run_report(*opt); };
+}
+
+const CommandRegistrar registrar{
+    Command{"report", 20, setup_report, "analyse a recording or re-render a report: headline, report.json, samples.csv"}};
+
+}  // namespace
+}  // namespace diescope::cli

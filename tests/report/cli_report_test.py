@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""End to end: `diescope report` on the bundled recording, the report it writes, and bad input.
+
+usage: cli_report_test.py DIESCOPE SOURCE_DIR REPORTS_DIR SCRATCH_DIR
+Reports go under REPORTS_DIR (the report_schema test validates them); junk files under SCRATCH_DIR.
+"""
+import csv
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print(f"FAIL: {what}")
+
+
+def run(diescope, *args):
+    return subprocess.run([str(diescope), "report", *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def main():
+    diescope, source, reports, scratch = map(pathlib.Path, sys.argv[1:5])
+    recording = source / "data/recordings/h200-probe-shape.dsrec"
+    out = reports / "cli" / "probe"
+    shutil.rmtree(reports / "cli", ignore_errors=True)
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+
+    # The bundled recording: headline, report.json, samples.csv.
+    r = run(diescope, recording, "--out", out)
+    check(r.returncode == 0, f"exit code {r.returncode} on the bundled recording: {r.stderr}")
+    lines = r.stdout.splitlines()
+    first = lines[0] if lines else ""
+    m = re.match(r"^diescope: (partial \(counters covered (\d+)% of the run\): )?NVIDIA H200 \(GH100, driver 580\.159\), "
+                 r"single run, [0-9.]+ s, method 3$", first)
+    check(m is not None, f"first line: {first!r}")
+    report = json.loads((out / "report.json").read_text())
+    res = report["results"]
+    gate = res["chip_coverage_gate"]
+    check(report["schema"] == 3 and report["method"] == 3, "schema and method versions")
+    if m:
+        # The first line says partial exactly when the report does, with the same share.
+        check(bool(m.group(1)) == gate["partial"], f"first line partial={bool(m.group(1))}, report partial={gate['partial']}")
+        if gate["partial"]:
+            check(gate["wording"] in first, f"first line lacks the report's wording {gate['wording']!r}")
+            shown = int(m.group(2))
+            check(shown == min(round(res["chip_coverage_pct"]), 89), f"coverage {shown}% vs {res['chip_coverage_pct']}")
+    die_row = next((l for l in lines if l.startswith("  DIE-Util")), "")
+    check(f"{res['headline']['die_util_pct']:.1f}%" in die_row, f"DIE-Util row {die_row!r} vs report")
+    check(r.stdout.rstrip().endswith(f"wrote {out / 'report.json'}, {out / 'samples.csv'}"), "the written files are named")
+
+    # samples.csv agrees with the report: verdict counts and the time-weighted DIE-Util.
+    with open(out / "samples.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    in_run = [row for row in rows if row["use"] != "outside_run"]
+    used = [row for row in rows if row["use"] == "used"]
+    check(len(in_run) == res["samples"]["read"], f"{len(in_run)} rows in the run vs samples.read {res['samples']['read']}")
+    check(len(used) == res["samples"]["used"], f"{len(used)} used rows vs samples.used {res['samples']['used']}")
+    check(sum(r_["use"] == "dropped_first" for r_ in rows) == res["samples"]["dropped_first"], "dropped_first rows")
+    weighted = sum(float(r_["die_util_pct"]) * (int(r_["end_ns"]) - int(r_["start_ns"])) for r_ in used)
+    covered = sum(int(r_["end_ns"]) - int(r_["start_ns"]) for r_ in used)
+    if covered:
+        mean = min(max(weighted / covered, 0.0), 100.0)
+        check(abs(mean - res["die_util_pct"]) < 1e-9 * max(1.0, mean), f"CSV DIE-Util {mean} vs report {res['die_util_pct']}")
+
+    # Re-rendering report.json prints the same headline.
+    again = run(diescope, out / "report.json")
+    check(again.returncode == 0, f"re-render exit code {again.returncode}: {again.stderr}")
+    headline = r.stdout[: r.stdout.rfind("\nwrote ")]
+    check(again.stdout.rstrip("\n") == headline.rstrip("\n"), "re-rendered headline differs from the original")
+
+    # --no-window, and the default output folder beside the recording.
+    copy = scratch / "copy.dsrec"
+    shutil.copy(recording, copy)
+    nw = run(diescope, copy, "--no-window", "--format", "json")
+    check(nw.returncode == 0, f"--no-window exit code {nw.returncode}: {nw.stderr}")
+    default_out = scratch / "copy.dsrec.report" / "report.json"
+    check(default_out.is_file(), "default output folder <recording>.report/")
+    if default_out.is_file():
+        check(json.loads(default_out.read_text())["window"]["how"] == "not asked for", "--no-window reaches the analysis")
+        (reports / "cli" / "no-window").mkdir(parents=True, exist_ok=True)
+        shutil.copy(default_out, reports / "cli" / "no-window" / "report.json")
+    check(not (scratch / "copy.dsrec.report" / "samples.csv").exists(), "--format json writes no samples.csv")
+    check(nw.stdout.startswith("wrote "), "--format json prints no headline")
+
+    # --format terminal writes nothing.
+    t = run(diescope, copy, "--format", "terminal", "--out", scratch / "terminal-only")
+    check(t.returncode == 0 and not (scratch / "terminal-only").exists(), "--format terminal creates no folder")
+
+    # Bad input: one message naming the file (and line), a fix, a non-zero exit, no crash.
+    (scratch / "garbage.dsrec").write_text("hello\n")
+    (scratch / "empty.dsrec").write_text("")
+    (scratch / "bad.json").write_text('{\n  "schema": 3,\n  "method" 3\n}\n')
+    (scratch / "folder").mkdir()
+    text = recording.read_text().splitlines(keepends=True)
+    (scratch / "reordered.dsrec").write_text("".join(text[:2] + text[40:60] + text[20:40] + text[60:]))
+    cases = [
+        (scratch / "missing.dsrec", "missing.dsrec"),
+        (scratch / "folder", "folder"),
+        (scratch / "garbage.dsrec", "garbage.dsrec:1:"),
+        (scratch / "empty.dsrec", "empty.dsrec"),
+        (scratch / "bad.json", "bad.json:3:"),
+        (scratch / "reordered.dsrec", "reordered.dsrec"),
+    ]
+    for path, names in cases:
+        e = run(diescope, path, "--out", scratch / "never")
+        err = e.stderr.splitlines()
+        check(e.returncode not in (0, 70) and e.returncode > 0, f"{path.name}: exit code {e.returncode}")
+        check(len(err) == 2 and err[0].startswith("diescope: error: ") and names in err[0],
+              f"{path.name}: message {e.stderr!r} should name {names!r}")
+        check(len(err) == 2 and err[1].startswith("  fix: "), f"{path.name}: no fix in {e.stderr!r}")
+    check(not (scratch / "never").exists(), "a failed report leaves no output folder")
+
+    print("cli_report_test: " + ("ok" if not failures else f"{len(failures)} failures"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
