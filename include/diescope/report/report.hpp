@@ -21,6 +21,9 @@ namespace diescope {
 struct ReportContext {
   std::string recording;          // where the analysis came from: a path, or "<memory>"
   std::optional<RunEnd> run_end;  // how the measured run ended, when the recording says
+  // The `calibration` object, as calibrate's lookup builds it (calibrate/lookup.hpp:
+  // calibration_block_json(find_calibration(...))). Unset: "unvalidated", no calibration looked up.
+  std::optional<nlohmann::json> calibration = std::nullopt;
 };
 
 nlohmann::json build_report(const Analysis& analysis, const ReportContext& context = {});
