@@ -1,0 +1,150 @@
+// The /metrics exposition and the HTTP server that serves it.
+#include <gtest/gtest.h>
+
+#include "diescope/agent/http_server.hpp"
+#include "diescope/agent/metrics.hpp"
+#include "diescope/core/error.hpp"
+
+namespace diescope::agent {
+namespace {
+
+GpuStatus status_with_record() {
+  GpuStatus g;
+  g.index = 0;
+  g.uuid = "GPU-1234";
+  g.model = "NVIDIA H200";
+  g.records = 3;
+  g.counters_on_total_s = 6.0;
+  AgentRecord r;
+  r.gpu_util_pct = 90;
+  r.die_util_pct = 60;
+  r.gap_pct = 30;
+  r.stranded_pct = 40;
+  r.stranded_idle_pct = 10;
+  r.stranded_active_pct = 30;
+  r.units = {UnitFigure{"fp32", "FP32", 60, 100, {}}, UnitFigure{"dram", "DRAM", 30, 100, {}}};
+  r.limiting_unit = "fp32";
+  r.chip_coverage_pct = 99.5;
+  r.chip_coverage_gate = "pass";
+  r.gpu_util_coverage_pct = 100;
+  r.sm_clock.mean_mhz = 1980;
+  r.sm_clock.min_mhz = 1755;
+  r.sm_clock.max_mhz = 1980;
+  r.counters_on_s = 2.0;
+  r.period_end_ns = 1'800'000'000'500'000'000;
+  g.last = r;
+  return g;
+}
+
+TEST(Metrics, PrometheusTextNamesUnitsAndLabels) {
+  const std::string text =
+      render_metrics({status_with_record()}, AgentInfo{"replay", 2000, 60000, 1000}, ExpositionFormat::prometheus_text);
+  const std::string labels = "{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\"}";
+  EXPECT_NE(text.find("# HELP diescope_die_util_percent "), std::string::npos);
+  EXPECT_NE(text.find("# TYPE diescope_die_util_percent gauge\n"), std::string::npos);
+  EXPECT_NE(text.find("diescope_die_util_percent" + labels + " 60\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("diescope_gpu_util_percent" + labels + " 90\n"), std::string::npos);
+  EXPECT_NE(text.find("diescope_gap_percent" + labels + " 30\n"), std::string::npos);
+  EXPECT_NE(text.find("diescope_stranded_idle_percent" + labels + " 10\n"), std::string::npos);
+  EXPECT_NE(text.find("diescope_stranded_active_percent" + labels + " 30\n"), std::string::npos);
+  EXPECT_NE(text.find("diescope_unit_percent{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\",unit=\"dram\",unit_label=\"DRAM\"} 30\n"),
+            std::string::npos);
+  // The limiting unit as a labelled gauge: 1 for it, 0 for the others.
+  EXPECT_NE(text.find("diescope_limiting_unit{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\",unit=\"fp32\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("diescope_limiting_unit{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\",unit=\"dram\"} 0\n"),
+            std::string::npos);
+  // Base units: 99.5% is a ratio of 0.995; 1980 MHz is 1.98e9 Hz.
+  EXPECT_NE(text.find("diescope_chip_coverage_ratio" + labels + " 0.995\n"), std::string::npos);
+  EXPECT_NE(text.find("diescope_sm_clock_hertz{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\",stat=\"mean\"} 1.98e+09\n"),
+            std::string::npos);
+  // Unread memory clock: NaN, not 0.
+  EXPECT_NE(text.find("diescope_memory_clock_hertz{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\",stat=\"mean\"} NaN\n"),
+            std::string::npos);
+  // Counters end in _total, in the TYPE line too, in the text format.
+  EXPECT_NE(text.find("# TYPE diescope_records_total counter\n"), std::string::npos);
+  EXPECT_NE(text.find("diescope_records_total" + labels + " 3\n"), std::string::npos);
+  EXPECT_NE(text.find("diescope_counters_on_seconds_total" + labels + " 6\n"), std::string::npos);
+  EXPECT_NE(text.find("diescope_record_counters_on_seconds" + labels + " 2\n"), std::string::npos);
+  EXPECT_EQ(text.find("# EOF"), std::string::npos);
+  // Every sample line's family has HELP and TYPE.
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t end = text.find('\n', pos);
+    const std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.empty() || line[0] == '#') continue;
+    const std::string name = line.substr(0, line.find_first_of("{ "));
+    EXPECT_NE(text.find("# TYPE " + name + " "), std::string::npos) << name;
+    EXPECT_EQ(name.rfind("diescope_", 0), 0u) << name;
+  }
+}
+
+TEST(Metrics, OpenMetricsWhenAsked) {
+  EXPECT_EQ(format_for_accept("application/openmetrics-text;version=1.0.0,text/plain;q=0.5"),
+            ExpositionFormat::openmetrics);
+  EXPECT_EQ(format_for_accept("text/plain"), ExpositionFormat::prometheus_text);
+  EXPECT_EQ(format_for_accept(""), ExpositionFormat::prometheus_text);
+  const std::string text =
+      render_metrics({status_with_record()}, AgentInfo{"replay", 2000, 60000, 1000}, ExpositionFormat::openmetrics);
+  EXPECT_NE(text.find("# TYPE diescope_records counter\n"), std::string::npos);
+  EXPECT_NE(text.find("# UNIT diescope_die_util_percent percent\n"), std::string::npos);
+  EXPECT_NE(text.find("# UNIT diescope_counters_on_seconds seconds\n"), std::string::npos);
+  EXPECT_EQ(text.substr(text.size() - 6), "# EOF\n");
+}
+
+TEST(Metrics, NoRecordYetMeansNoGpuGaugesButCounters) {
+  GpuStatus g = status_with_record();
+  g.last.reset();
+  g.records = 0;
+  const std::string text = render_metrics({g}, AgentInfo{"live", 2000, 60000, 1000}, ExpositionFormat::prometheus_text);
+  EXPECT_EQ(text.find("diescope_die_util_percent{"), std::string::npos);
+  EXPECT_NE(text.find("diescope_records_total{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\"} 0\n"), std::string::npos);
+}
+
+TEST(Metrics, LabelValuesAreEscaped) {
+  EXPECT_EQ(escape_label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+}
+
+TEST(HttpServer, ServesMetricsOnLoopback) {
+  int calls = 0;
+  MetricsServer server(parse_listen_address("127.0.0.1:0"), [&](const std::string& accept) {
+    ++calls;
+    return HttpReply{200, "text/plain; version=0.0.4", "accept=" + accept + "\n"};
+  });
+  ASSERT_GT(server.port(), 0);
+  HttpResponse r = http_get("127.0.0.1", server.port(), "/metrics", "application/openmetrics-text");
+  EXPECT_EQ(r.status, 200) << r.error;
+  EXPECT_EQ(r.body, "accept=application/openmetrics-text\n");
+  EXPECT_NE(r.headers.find("Content-Length: 36"), std::string::npos) << r.headers;
+  EXPECT_EQ(http_get("127.0.0.1", server.port(), "/nope").status, 404);
+  EXPECT_EQ(http_get("127.0.0.1", server.port(), "/metrics?x=1").status, 200);
+  EXPECT_EQ(calls, 2);
+}
+
+TEST(HttpServer, ListenAddressesParse) {
+  auto a = parse_listen_address("0.0.0.0:9402");
+  EXPECT_EQ(a.host, "0.0.0.0");
+  EXPECT_EQ(a.port, 9402);
+  a = parse_listen_address("[::1]:80");
+  EXPECT_EQ(a.host, "::1");
+  a = parse_listen_address(":9000");
+  EXPECT_EQ(a.host, "127.0.0.1");
+  EXPECT_THROW(parse_listen_address("9402"), UsageError);
+  EXPECT_THROW(parse_listen_address("127.0.0.1:99999"), UsageError);
+  EXPECT_THROW(parse_listen_address("::1:80"), UsageError);
+}
+
+TEST(HttpServer, BusyPortIsADeviceErrorNamingIt) {
+  MetricsServer first(parse_listen_address("127.0.0.1:0"), [](const std::string&) { return HttpReply{}; });
+  try {
+    MetricsServer second(parse_listen_address("127.0.0.1:" + std::to_string(first.port())),
+                         [](const std::string&) { return HttpReply{}; });
+    FAIL() << "bound a port that is in use";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(e.cause().find(std::to_string(first.port())), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace diescope::agent

@@ -1,0 +1,177 @@
+// The record store (SQLite): what a user reads back with SQL, NaN as NULL, retention, refusing a
+// file that is not a store. And the cost table's rule.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <sqlite3.h>
+
+#include "diescope/agent/cost_table.hpp"
+#include "diescope/agent/store.hpp"
+#include "diescope/core/error.hpp"
+
+namespace diescope::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_db(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("diescope-agent-store-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::path p = dir / name;
+  fs::remove(p);
+  fs::remove(p.string() + "-wal");
+  fs::remove(p.string() + "-shm");
+  return p;
+}
+
+AgentRecord sample_record(TimeNs end_ns) {
+  AgentRecord r;
+  r.gpu_index = 1;
+  r.gpu_uuid = "GPU-test";
+  r.gpu_model = "NVIDIA H200";
+  r.source = "replay";
+  r.period_start_ns = end_ns - 60 * kNsPerSecond;
+  r.period_end_ns = end_ns;
+  r.window_start_ns = r.period_start_ns;
+  r.window_end_ns = r.period_start_ns + 2 * kNsPerSecond;
+  r.counters_on_s = 2.0;
+  r.duty_on_ms = 2000;
+  r.duty_period_ms = 60000;
+  r.die_util_pct = 60;
+  r.gpu_util_pct = kNaN;  // not available: stored as NULL with its reason
+  r.gpu_util_reason = "no GPU-Util sample covers the chip-sampled time";
+  r.units = {UnitFigure{"fp32", "FP32", 60, 100, {}}, UnitFigure{"dram", "DRAM", kNaN, 0, {}}};
+  r.limiting_unit = "fp32";
+  r.chip_coverage_gate = "pass";
+  r.cost_reason = "no cost has been measured yet on any GPU model (the cost table is empty)";
+  r.method = 3;
+  return r;
+}
+
+struct Db {
+  sqlite3* db = nullptr;
+  explicit Db(const fs::path& p) { sqlite3_open_v2(p.c_str(), &db, SQLITE_OPEN_READONLY, nullptr); }
+  ~Db() { sqlite3_close(db); }
+  std::string text(const std::string& sql) {
+    sqlite3_stmt* st = nullptr;
+    std::string out = "<error>";
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+      const unsigned char* t = sqlite3_column_text(st, 0);
+      out = t ? reinterpret_cast<const char*>(t) : "NULL";
+    }
+    sqlite3_finalize(st);
+    return out;
+  }
+};
+
+TEST(RecordStore, RecordsReadBackWithSql) {
+  const fs::path p = temp_db("a.db");
+  {
+    RecordStore store(p);
+    std::vector<AgentRecord> records = {sample_record(2'000'000'000'000'000'000)};
+    store.add(records);
+    EXPECT_EQ(records[0].id, 1);
+    EXPECT_EQ(store.count(), 1);
+  }
+  Db db(p);
+  EXPECT_EQ(db.text("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(db.text("PRAGMA user_version"), std::to_string(kStoreSchema));
+  EXPECT_EQ(db.text("SELECT die_util_pct FROM records WHERE id=1"), "60.0");
+  EXPECT_EQ(db.text("SELECT gpu_util_pct IS NULL FROM records WHERE id=1"), "1");  // NaN -> NULL
+  EXPECT_EQ(db.text("SELECT gpu_util_reason FROM records WHERE id=1"), "no GPU-Util sample covers the chip-sampled time");
+  EXPECT_EQ(db.text("SELECT limiting_unit FROM records WHERE id=1"), "fp32");
+  EXPECT_EQ(db.text("SELECT cost_lo_pct IS NULL AND cost_reason <> '' FROM records"), "1");
+  EXPECT_EQ(db.text("SELECT count(*) FROM units WHERE record_id=1"), "2");
+  EXPECT_EQ(db.text("SELECT mean_pct IS NULL FROM units WHERE key='dram'"), "1");
+  // The whole record is there as JSON too.
+  EXPECT_EQ(db.text("SELECT json_extract(record_json, '$.chip.limiting_unit') FROM records"), "fp32");
+  EXPECT_EQ(db.text("PRAGMA integrity_check"), "ok");
+}
+
+TEST(RecordStore, RetentionDeletesOldRecordsAndTheirUnits) {
+  const fs::path p = temp_db("b.db");
+  RecordStore store(p);
+  const TimeNs day = 86400 * kNsPerSecond;
+  const TimeNs now = 2'000'000'000'000'000'000;
+  std::vector<AgentRecord> records = {sample_record(now - 40 * day), sample_record(now - 31 * day),
+                                      sample_record(now - 29 * day), sample_record(now)};
+  store.add(records);
+  // 30 days: the records that ended 40 and 31 days ago go, 29 days and now stay.
+  EXPECT_EQ(store.delete_before(now - 30 * day), 2);
+  EXPECT_EQ(store.count(), 2);
+  Db db(p);
+  EXPECT_EQ(db.text("SELECT count(*) FROM units"), "4");  // 2 units for each of the 2 left
+}
+
+TEST(RecordStore, ReopeningKeepsTheRecords) {
+  const fs::path p = temp_db("c.db");
+  {
+    RecordStore store(p);
+    std::vector<AgentRecord> r = {sample_record(1'900'000'000'000'000'000)};
+    store.add(r);
+  }
+  RecordStore again(p);
+  EXPECT_EQ(again.count(), 1);
+  std::vector<AgentRecord> r = {sample_record(1'900'000'060'000'000'000)};
+  again.add(r);
+  EXPECT_EQ(r[0].id, 2);
+}
+
+TEST(RecordStore, RefusesADatabaseThatIsNotAStore) {
+  const fs::path p = temp_db("other.db");
+  {
+    sqlite3* db = nullptr;
+    sqlite3_open(p.c_str(), &db);
+    sqlite3_exec(db, "CREATE TABLE customers(id INTEGER)", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  try {
+    RecordStore store(p);
+    FAIL() << "opened a database that is not a store";
+  } catch (const InputError& e) {
+    EXPECT_NE(e.cause().find("not a diescope record store"), std::string::npos) << e.cause();
+  }
+}
+
+TEST(RecordStore, UnopenablePathNamesTheFix) {
+  EXPECT_THROW(RecordStore("/proc/diescope-cannot-be-here/agent.db"), InputError);
+}
+
+// The cost rule (seed 000): an estimate only for a model, interval and setting in the table.
+TEST(CostTable, EmptyTableGivesTheReason) {
+  ASSERT_TRUE(cost_table().empty());  // no H200 figures until the device measurement lands
+  const CostVerdict v = cost_for("NVIDIA H200", 10, 2000, 60000);
+  EXPECT_FALSE(v.estimate);
+  EXPECT_NE(v.reason.find("cost table is empty"), std::string::npos);
+}
+
+TEST(CostTable, MatchesModelIntervalAndSetting) {
+  // A table made up for this test only (not a measurement).
+  const std::vector<CostEntry> table = {
+      CostEntry{"GPU A", 10, 0, 0, 1.5, 4.9, 5, 120, "test", "test"},
+      CostEntry{"GPU A", 10, 2000, 60000, -0.5, 1.5, 5, 120, "test", "test"},
+  };
+  auto v = cost_for("GPU A", 10, 2000, 60000, &table);
+  ASSERT_TRUE(v.estimate);
+  EXPECT_DOUBLE_EQ(v.estimate->slowdown_hi_pct, 1.5);
+  EXPECT_TRUE(v.estimate->within_noise());  // -0.5..1.5 includes 0
+  // Always on is on >= period, whatever the numbers.
+  v = cost_for("GPU A", 10, 5000, 5000, &table);
+  ASSERT_TRUE(v.estimate);
+  EXPECT_DOUBLE_EQ(v.estimate->slowdown_lo_pct, 1.5);
+  EXPECT_FALSE(v.estimate->within_noise());
+  // Another interval, another setting, another model: no estimate, each with its reason.
+  v = cost_for("GPU A", 20, 2000, 60000, &table);
+  EXPECT_FALSE(v.estimate);
+  EXPECT_NE(v.reason.find("at 20 ms"), std::string::npos) << v.reason;
+  v = cost_for("GPU A", 10, 1000, 30000, &table);
+  EXPECT_FALSE(v.estimate);
+  EXPECT_NE(v.reason.find("on 1000 ms of every 30000 ms"), std::string::npos) << v.reason;
+  v = cost_for("GPU B", 10, 2000, 60000, &table);
+  EXPECT_FALSE(v.estimate);
+  EXPECT_NE(v.reason.find("no figures for GPU B"), std::string::npos) << v.reason;
+}
+
+}  // namespace
+}  // namespace diescope::agent
