@@ -23,18 +23,22 @@ trap 'rm -rf "$tmp"' EXIT
   echo "file = written by the recording helper's generator, then read back through open_recording()."
   echo "peak_rss_mib = getrusage(RUSAGE_SELF).ru_maxrss of that process alone."
   echo "scan = one plain pass over each record stream of the 24 h file, no analysis: the reading cost."
-  echo "Other helpers were compiling on the same 2 cores at the time: figures are noisy, not best cases."
+  echo "Other jobs share the 2 cores (load average below): each analysis runs 3 times; the fastest of"
+  echo "the three is the least disturbed. Figures are noisy, not best cases."
+  echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
-  for h in 1 6 24; do "$bin" stream "$h"; done
+  for h in 1 6 24; do for run in 1 2 3; do "$bin" stream "$h"; done; done
   if "$bin" file /nonexistent >/dev/null 2>&1 || [ $? -ne 2 ]; then
     for h in 1 6 24; do
       "$bin" write "$h" "$tmp/run-$h.dsrec"
       echo "file   size_mib=$(( $(stat -c %s "$tmp/run-$h.dsrec") / 1048576 ))"
-      "$bin" file "$tmp/run-$h.dsrec"
+      for run in 1 2 3; do "$bin" file "$tmp/run-$h.dsrec"; done
       [ "$h" = 24 ] && "$bin" scan "$tmp/run-$h.dsrec"
       rm -f "$tmp/run-$h.dsrec"
     done
   else
     echo "(file mode not built: the recording reader and generator were not in the tree)"
   fi
+  echo
+  echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$out"
