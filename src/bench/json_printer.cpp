@@ -66,6 +66,7 @@ json diescope_extras(const RunResult& r) {
   return json{{"domain", to_string(r.domain)},
               {"backend", r.backend},
               {"timing", to_string(r.timing)},
+              {"cache_flush", r.cache_flush},
               {"stop_reason", to_string(r.stop_reason)},
               {"samples", r.time.count},
               {"warmup_samples", r.warmup_samples},

@@ -15,7 +15,6 @@
 
 #include "diescope/bench/flush.hpp"
 #include "diescope/bench/result.hpp"
-#include "printing.hpp"
 
 namespace diescope::bench {
 
@@ -64,8 +63,9 @@ RunContext RunContext::of_this_process(std::string executable) {
   return c;
 }
 
-namespace detail {
+namespace {
 
+// Picks ns, us, ms or s.
 std::string format_seconds(double seconds) {
   if (std::isnan(seconds)) return "n/a";
   const double a = std::abs(seconds);
@@ -94,13 +94,12 @@ std::string section_heading(const RunResult& result, const MetricSummary& m) {
   return heading;
 }
 
-}  // namespace detail
+}  // namespace
 
 std::string format_console(const RunResult& r) {
-  using detail::format_seconds;
-  using detail::format_value;
   std::string out = fmt::format("{}  [domain {}, backend {}, {}]\n", r.name, to_string(r.domain),
                                 r.backend.empty() ? "none" : r.backend, to_string(r.timing));
+  if (!r.cache_flush.empty()) out += "  " + r.cache_flush + "\n";
   if (r.skip_reason) return out + "  skipped: " + *r.skip_reason + "\n";
   if (r.error) out += "  error: " + *r.error + "\n";
   if (r.time.count > 0) {
@@ -119,7 +118,7 @@ std::string format_console(const RunResult& r) {
   }
   std::string current;
   for (const MetricSummary& m : r.metrics) {
-    const std::string heading = detail::section_heading(r, m);
+    const std::string heading = section_heading(r, m);
     if (heading != current) {
       current = heading;
       out += fmt::format("  {}:\n    {:<26} {:>11} {:>11} {:>11} {:>11} {:>11} {:>5}  {}\n", heading, "metric", "mean",

@@ -114,6 +114,7 @@ class PointRun {
 
     if (config_.timing == TimingMode::Cold) {
       flusher_ = config_.flusher ? config_.flusher() : std::make_unique<HostCacheFlusher>();
+      r_.cache_flush = flusher_->describe();
       if (!config_.flusher && config_.domain != MeasurementDomain::Cpu) {
         note(DiagnosticKind::Measurement,
              "cold mode without a device cache flusher: only the host's caches are flushed between samples; give "

@@ -163,6 +163,7 @@ TEST(Console, ShowsTimingMetricsAndTheDomainsDiagnostics) {
   const std::string text = format_console(r);
   EXPECT_NE(text.find("copy/bytes:1024  [domain mixed, backend simulated-gpu, cold]"), std::string::npos) << text;
   EXPECT_NE(text.find("3 samples x 1 iteration(s)"), std::string::npos);
+  EXPECT_NE(text.find("  counting flusher\n"), std::string::npos);  // cold mode names its flush
   EXPECT_NE(text.find("2 ms"), std::string::npos);  // the mean, scaled
   EXPECT_NE(text.find("algorithm"), std::string::npos);
   EXPECT_NE(text.find("! [host] low IPC: 0.40"), std::string::npos);

@@ -10,10 +10,11 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "diescope/bench/flush.hpp"
+
 namespace diescope::bench {
 
 struct RunResult;
-struct HostCache;
 
 // What Google Benchmark writes as "context": the machine and the run.
 struct RunContext {

@@ -26,6 +26,7 @@ struct RunResult {
   MeasurementDomain domain = MeasurementDomain::Cpu;
   std::string backend;
   TimingMode timing = TimingMode::Batch;
+  std::string cache_flush;  // the cold-mode flusher's description; empty in batch mode
   TimeUnit time_unit = TimeUnit::Nanosecond;
   StoppingCriteria criteria;
 
