@@ -111,7 +111,18 @@ class PointRun {
     }
     r_.backend = backend_->label();
     r_.host_policy = host_diagnostics_policy(config_.domain, backend_->emits_cpu_diagnostics());
+    try {
+      set_up_flusher_and_clock();
+    } catch (const std::exception& e) {
+      r_.error = std::string("could not set up the cache flusher or clock monitor: ") + e.what();
+      return;
+    }
+    // The per-point throughput functions read axes; a wrong name throws to run(), which reports it.
+    bytes_ = config_.bytes_per_iteration ? config_.bytes_per_iteration(point_) : 0.0;
+    flops_ = config_.flops_per_iteration ? config_.flops_per_iteration(point_) : 0.0;
+  }
 
+  void set_up_flusher_and_clock() {
     if (config_.timing == TimingMode::Cold) {
       flusher_ = config_.flusher ? config_.flusher() : std::make_unique<HostCacheFlusher>();
       r_.cache_flush = flusher_->describe();
@@ -129,8 +140,6 @@ class PointRun {
              "clock monitor (" + clock_->describe() + "): reference clock unknown, throttle detection is off");
       }
     }
-    bytes_ = config_.bytes_per_iteration ? config_.bytes_per_iteration(point_) : 0.0;
-    flops_ = config_.flops_per_iteration ? config_.flops_per_iteration(point_) : 0.0;
   }
 
   Window window(std::uint64_t iterations, std::size_t index, SamplePhase phase) {

@@ -247,6 +247,15 @@ TEST(Runner, SkipThrowAndBrokenBackendAreReportedNotThrown) {
   ASSERT_TRUE(t.error);
   EXPECT_NE(t.error->find("out of memory"), std::string::npos);
 
+  Benchmark no_flusher("noflusher", [](State&) {});
+  no_flusher.timing(TimingMode::Cold)
+      .backend([] { return std::make_unique<WallClockBackend>(); })
+      .cache_flusher([]() -> std::unique_ptr<CacheFlusher> { throw std::runtime_error("no L2 to flush"); });
+  const RunResult f = run_point(no_flusher, AxisPoint{});
+  ASSERT_TRUE(f.error);
+  EXPECT_NE(f.error->find("cache flusher"), std::string::npos);
+  EXPECT_NE(f.error->find("no L2 to flush"), std::string::npos);
+
   Benchmark no_backend("nobackend", [](State&) {});
   no_backend.backend([]() -> std::unique_ptr<MeasurementBackend> { throw std::runtime_error("no device"); });
   const RunResult n = run_point(no_backend, AxisPoint{});
