@@ -210,6 +210,25 @@ std::string hardware_block(const json& hw) {
   return out;
 }
 
+// Status and reason, then the units grouped by verdict when the calibration names them.
+std::string calibration_text(const json& cal, const json& results) {
+  std::string out = text(cal, "status") + ": " + text(cal, "reason");
+  const json& units = member(cal, "units", kNoObject);
+  const std::pair<const char*, const char*> verdicts[] = {
+      {"pass", "passed"}, {"fail", "failed"}, {"inconclusive", "inconclusive"}, {"no_check", "no check"}};
+  for (const auto& [verdict, words] : verdicts) {
+    std::string names;
+    // In the report's unit order.
+    for (const json& u : member(results, "units", kNoArray)) {
+      auto it = units.find(u.value("key", ""));
+      if (it != units.end() && it->is_string() && it->get<std::string>() == verdict)
+        names += (names.empty() ? "" : ", ") + u.value("label", u.value("key", ""));
+    }
+    if (!names.empty()) out += fmt::format("; {} {}", words, names);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_terminal(const json& report) {
@@ -230,7 +249,7 @@ std::string render_terminal(const json& report) {
 
   out += span_block(results, "run");
   const json& cal = report.at("calibration");
-  out += row("calibration", "", text(cal, "status") + ": " + text(cal, "reason"));
+  out += row("calibration", "", calibration_text(cal, results));
   out += "\n";
   out += units_block(results);
   out += hardware_block(report.at("hardware"));

@@ -161,6 +161,21 @@ TEST(Terminal, RendererWritesToItsStream) {
   EXPECT_EQ(out.str(), render_terminal(r));
 }
 
+TEST(Terminal, CalibrationLineNamesUnitsByVerdict) {
+  Analysis a = hopper_analysis();
+  ReportContext ctx;
+  ctx.calibration = json{{"status", "partial"},
+                         {"reason", "a full calibration in which some units passed"},
+                         {"units", {{"dram", "pass"}, {"fp32", "pass"}, {"tensor", "no_check"}, {"l2", "fail"}}}};
+  json r = build_report(a, ctx);
+  keep_report("terminal_calibration", r);
+  auto lines = split_lines(render_terminal(r));
+  // Units in the report's order (FP32, Tensor, DRAM, L2), grouped pass, fail, inconclusive, no check.
+  EXPECT_EQ(lines[7],
+            "  calibration           partial: a full calibration in which some units passed; passed FP32, DRAM; "
+            "failed L2; no check Tensor");
+}
+
 // Layout and wording, figures as placeholders.
 TEST(TerminalGolden, FullRun) {
   EXPECT_EQ(golden_mismatch(render(hopper_analysis()), kGolden / "run.txt"), "");
