@@ -55,9 +55,7 @@ case_ "the table plus FP64 (instructions)" GB205 "$(plus blackwell-gb20x sm__ins
 case_ "the table plus FP64 (active cycles)" GB205 "$(plus blackwell-gb20x sm__pipe_fp64_cycles_active$P)"
 
 echo "# ---- Ada, AD104, and Ampere, GA104 ----"
-case_ "Ada: the table plus FP64 (instructions)" AD104 "$(plus ada-ad10x sm__inst_executed_pipe_fp64$P)"
 case_ "Ada: the table plus FP64 (active cycles)" AD104 "$(plus ada-ad10x sm__pipe_fp64_cycles_active$P)"
-case_ "Ampere: the table plus FP64 (instructions)" GA104 "$(plus ampere-ga10x sm__inst_executed_pipe_fp64$P)"
 case_ "Ampere: the table plus FP64 (active cycles)" GA104 "$(plus ampere-ga10x sm__pipe_fp64_cycles_active$P)"
 case_ "Ampere: L1 fill (not in the GA10x catalog)" GA104 "$(only l1tex__m_xbar2l1tex_read_sectors_realtime$P)"
 
@@ -65,4 +63,3 @@ echo "# ---- Turing, TU104 ----"
 case_ "the table as it is" TU104 "$tmp/turing-tu10x"
 case_ "the table plus DRAM bytes as a percent of peak" TU104 "$(plus turing-tu10x dram__bytes.sum.pct_of_peak_sustained_elapsed)"
 case_ "the table plus dram__throughput" TU104 "$(plus turing-tu10x dram__throughput$P)"
-case_ "the table plus FP64 (instructions)" TU104 "$(plus turing-tu10x sm__inst_executed_pipe_fp64$P)"

@@ -1,6 +1,6 @@
 // The unit tables. Every counter set below was chosen with CUPTI's profiler host API (CUDA 13.0) so
 // that it fits one PM-sampling pass on every chip the table lists; the evidence is
-// bench/results/metrics/pm-passes.txt (the tables) and bench/results/metrics/gh100-alternatives.txt
+// bench/results/metrics/pm-passes.txt (the tables) and bench/results/metrics/pm-alternatives.txt
 // (what Hopper could not add). Notes say what a reader must know before trusting a number.
 #include "diescope/collect/unit_tables.hpp"
 
@@ -130,7 +130,7 @@ UnitTable hopper_gh100() {
   t.architecture = "Hopper";
   t.chips = {"GH100"};
   t.compute_capabilities = {90};
-  t.source = "chosen for diescope with CUPTI's host API (bench/results/metrics/gh100-alternatives.txt); "
+  t.source = "chosen for diescope with CUPTI's host API (bench/results/metrics/pm-alternatives.txt); "
              "no table in the method's seed covers Hopper";
   t.note =
       "What Hopper cannot see in this one pass, and why. PM sampling reads only what fits one pass of the "
@@ -142,7 +142,8 @@ UnitTable hopper_gh100() {
       "and L2 are each one byte or wavefront counter rather than the busiest sub-unit; the LSU instruction "
       "counter sm__inst_executed_pipe_lsu (2); and the FP64 tensor (DMMA) sub-pipe counter (2), so FP64 "
       "matrix work cannot be told apart within Tensor. CUPTI does not say which hardware limit a set hits; "
-      "the pass counts are what its host API returns for GH100.";
+      "the pass counts are what its host API returns for GH100, and the H200's own counter-availability "
+      "image gave the same counts (bench/results/units/2026-11-29-h200/).";
   t.units = {
       counter("fp32", "FP32", tpc_group("sm__inst_executed_pipe_fma_realtime"), {UnitFlag::stand_in_counter},
               "Warp instructions on the whole FMA pipe (FP32, fp16 and integer multiply-add) as a share of its "
