@@ -1,0 +1,124 @@
+// `diescope run [opts] -- CMD ARGS`: runs a command, records every GPU it may use (chip counters by
+// PM sampling in a child process, NVML, the command's window markers), then analyses each
+// recording, prints the headline and writes the report. Exits with the command's exit code.
+#include <fmt/core.h>
+
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "diescope/analysis/analyze.hpp"
+#include "diescope/collect/nvml.hpp"
+#include "diescope/collect/run.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/recording/reader.hpp"
+#include "diescope/report/renderer.hpp"
+#include "diescope/report/report.hpp"
+
+namespace diescope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunCliOptions {
+  std::vector<std::string> command;
+  double interval_ms = 10;
+  double drain_ms = 1000;
+  std::string window = "none";
+  std::string report_dir;
+  std::vector<int> gpus;
+  std::string calibration;
+};
+
+std::string default_report_dir() {
+  std::time_t t = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&t, &local);
+  char name[64];
+  std::strftime(name, sizeof name, "diescope-run-%Y%m%d-%H%M%S", &local);
+  return name;
+}
+
+// Analyses one recording and writes its report beside it; prints the headline.
+void report_one(const collect::GpuRecording& rec, bool use_window, bool several) {
+  std::unique_ptr<RecordSource> source = open_recording(rec.path);
+  AnalysisOptions options;
+  options.use_window = use_window;
+  const Analysis analysis = analyze(*source, options);
+  const nlohmann::json report = build_report(analysis, ReportContext{rec.path.string(), source->side().end});
+  const fs::path out = fs::path(rec.path.string() + ".report");
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec)
+    throw Error("cannot create the report folder " + out.string() + ": " + ec.message(), "choose another --report folder",
+                kExitInput);
+  if (several) std::cout << "\nGPU " << rec.index << "\n";
+  MultiRenderer renderers;
+  renderers.add(std::make_unique<TerminalRenderer>(std::cout));
+  renderers.add(std::make_unique<JsonRenderer>(out / "report.json"));
+  renderers.add(std::make_unique<CsvRenderer>(out / "samples.csv"));
+  renderers.render(ReportInput{report, source.get(), &analysis});
+  std::cout << "recording " << rec.path.string() << ", report " << (out / "report.json").string() << "\n";
+}
+
+int run_command(const RunCliOptions& cli) {
+  if (!(cli.interval_ms >= 0.1 && cli.interval_ms <= 10'000))
+    throw UsageError(fmt::format("--interval-ms {} is out of range", cli.interval_ms),
+                     "give a sample interval from 0.1 to 10000 ms (default 10)");
+  if (!(cli.drain_ms >= 10 && cli.drain_ms <= 60'000))
+    throw UsageError(fmt::format("--drain-ms {} is out of range", cli.drain_ms),
+                     "give a drain period from 10 to 60000 ms (default 1000)");
+  if (!cli.calibration.empty() && !fs::exists(cli.calibration))
+    throw UsageError("--calibration " + cli.calibration + " does not exist",
+                     "name a calibration file or folder written by `diescope calibrate`");
+
+  collect::RunOptions options;
+  options.command = cli.command;
+  options.interval_ms = cli.interval_ms;
+  options.drain_ms = cli.drain_ms;
+  if (!cli.gpus.empty()) options.gpus = cli.gpus;
+  options.output_dir = cli.report_dir.empty() ? fs::path(default_report_dir()) : fs::path(cli.report_dir);
+
+  std::unique_ptr<collect::Nvml> nvml = collect::Nvml::load();
+  const collect::RunOutcome outcome = collect::record_run(options, *nvml);
+  std::cout.flush();
+
+  std::cerr << "\ndiescope: the command " << (outcome.how == "exited" ? "exited with code " + std::to_string(outcome.exit_code)
+                                                                     : "ended by " + outcome.how.substr(7))
+            << (outcome.interrupted ? " (interrupted)" : "") << "\n";
+  for (const auto& warning : outcome.warnings) std::cerr << "diescope: warning: " << warning << "\n";
+  if (!cli.calibration.empty())
+    std::cerr << "diescope: note: --calibration " << cli.calibration
+              << " was checked to exist; this build's reports have no calibration section yet\n";
+
+  const bool several = outcome.recordings.size() > 1;
+  for (const auto& rec : outcome.recordings) report_one(rec, cli.window == "markers", several);
+  return outcome.exit_code;
+}
+
+std::function<int()> setup_run(CLI::App& sub) {
+  auto opt = std::make_shared<RunCliOptions>();
+  sub.add_option("--interval-ms", opt->interval_ms, "chip counter sample interval in ms (default 10)");
+  sub.add_option("--drain-ms", opt->drain_ms, "how often the counter buffer is decoded, in ms (default 1000)");
+  sub.add_option("--window", opt->window,
+                 "markers: also summarise the steady window between the lines 'diescope: measure start' and "
+                 "'diescope: measure stop' that the command prints (default none)")
+      ->check(CLI::IsMember({"markers", "none"}));
+  sub.add_option("--report", opt->report_dir,
+                 "folder for the recordings (gpu<N>.dsrec) and their reports (default diescope-run-<date>-<time>)");
+  sub.add_option("--gpus", opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)")
+      ->delimiter(',');
+  sub.add_option("--calibration", opt->calibration, "a calibration file or folder from `diescope calibrate`");
+  sub.add_option("command", opt->command, "the command to measure, after --")->required();
+  sub.footer("Example: diescope run --window markers -- diescope workload ffma\n");
+  return [opt]() { return run_command(*opt); };
+}
+
+const CommandRegistrar registrar{
+    Command{"run", 10, setup_run, "run a command and measure every GPU: GPU-Util beside DIE-Util, the gap, the report"}};
+
+}  // namespace
+}  // namespace diescope::cli
