@@ -1,0 +1,137 @@
+// How a calibration runs: a plan of steps and sweeps (pure, tested on the CPU), a StepRunner that
+// the device side implements (kernels timed through the diescope::bench harness, chip counters from
+// the sampler), and run_calibration, which walks the plan, judges each unit and fits the device
+// model into a CalibrationFile. Nothing here touches a GPU.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diescope/calibrate/calibration_file.hpp"
+#include "diescope/calibrate/device_model.hpp"
+#include "diescope/calibrate/verdict.hpp"
+#include "diescope/recording/records.hpp"
+
+namespace diescope::calibrate {
+
+// What calibrate knows about the device before it runs anything.
+struct DeviceFacts {
+  GpuIdentity gpu;                // model, driver, chip, SMs, L2, compute capability
+  std::string unit_table;         // the unit table the sampler reads, e.g. "hopper-gh100"
+  std::vector<ColumnDef> units;   // its DIE-Util units, with their recipes
+};
+
+// The work each step runs; the device side maps each to a kernel.
+enum class StepWorkload {
+  ffma,       // FFMA loop, one block per loaded SM (fp32, judged)
+  imad,       // integer multiply-add alone (fp32, reported: only the heavy half runs it)
+  ffma_imad,  // FFMA and IMAD mixed (fp32, reported)
+  stream,     // STREAM triad over vectors well past L2 (dram)
+  bf16_mma,   // bf16 tensor-core MMA with a counted FLOP total (tensor)
+  dfma,       // DFMA loop (fp64)
+  lds,        // conflict-free 128-bit shared-memory loads (ldst)
+  l2_read,    // L1-bypassing loads over a buffer that fits L2 (l2)
+};
+std::string_view step_workload_name(StepWorkload workload);
+
+struct StepPlan {
+  std::string unit;  // the unit it checks
+  std::string name;  // "ffma 66/132 SMs"
+  StepWorkload workload = StepWorkload::ffma;
+  StepRole role = StepRole::judged;
+  int loaded_sms = 0;
+  double seconds = 0;  // how long the counter window should be
+};
+
+struct StreamPlan {
+  std::uint64_t elements = kStreamDefaultElements;
+  int repeats = kStreamDefaultRepeats;
+};
+struct WorkingSetPlan {
+  std::int64_t m = 256, n = 1024;
+  std::vector<std::int64_t> ks;  // 256 to 65536 in powers of two
+  int repeats = 10;
+};
+struct IssuePlan {
+  std::int64_t m = 512, n = 512;  // not the working-set sweep's shape, so predicting it is not reading the fit back
+  std::vector<std::int64_t> ks;   // 256 to 32768 in powers of two
+  int repeats = 10;
+};
+struct LaunchGeometry {
+  int bm = 32, bn = 32, bk = 8, tm = 4, tn = 4;  // block tile and thread tile
+  int threads() const { return (bm / tm) * (bn / tn); }
+  std::string name() const;  // "32x32x8/4x4"
+};
+struct LaunchPlan {
+  std::vector<LaunchGeometry> geometries;  // 32x32x8/4x4 (64 threads) and 64x64x8/4x4 (256)
+  std::vector<std::int64_t> sizes;         // square outputs, 32 to 1024 in powers of two
+  double target_ops = 2147483648.0;        // about 2^31 operations per kernel
+  std::int64_t max_k = std::int64_t{1} << 20;
+  int repeats = 10;
+};
+
+struct CalibrationPlan {
+  bool quick = false;
+  std::vector<StepPlan> steps;
+  StreamPlan stream;
+  // Sweeps a quick check leaves out are not run at all (the file then says so).
+  bool run_working_set = true, run_issue = true, run_launch = true;
+  WorkingSetPlan working_set;
+  IssuePlan issue;
+  LaunchPlan launch;
+  // Rough time each sweep takes, for the progress line's time left.
+  double stream_seconds = 5, working_set_seconds = 20, issue_seconds = 20, launch_seconds = 30;
+  double estimated_seconds() const;
+};
+
+// Loads, most first: every SM, half, a quarter, one (132 -> 132, 66, 33, 1; the method's GB205
+// ladder 46 -> 46, 23, 11, 1). A quick check takes every SM and a quarter. Repeats are dropped.
+std::vector<int> load_ladder(int sm_count, bool quick);
+inline constexpr double kFullStepSeconds = 5;
+inline constexpr double kQuickStepSeconds = 2;
+
+// Steps for every unit of `facts.units` that has a rule, at every load of the ladder; FP32 adds its
+// two reported steps at full load.
+CalibrationPlan plan_calibration(const DeviceFacts& facts, bool quick);
+
+// The device side. Each call runs one thing and returns what it measured: real timings and counter
+// readings, NaN for what it could not read. It throws DeviceError when the device fails.
+class StepRunner {
+ public:
+  virtual ~StepRunner() = default;
+  // Runs the workload on plan.loaded_sms SMs with work queued so the GPU never waits on the host
+  // inside the counter window, for about plan.seconds; returns the counted work, the work's own
+  // timestamps, the counter window and the unit's reading, and the clocks.
+  virtual MeasuredStep run_step(const StepPlan& plan) = 0;
+  virtual std::vector<StreamTiming> time_stream(const StreamPlan& plan) = 0;
+  virtual std::vector<WorkingSetPoint> time_working_set(const WorkingSetPlan& plan) = 0;
+  virtual std::vector<IssuePoint> time_issue_sweep(const IssuePlan& plan) = 0;
+  virtual std::vector<LaunchPoint> time_launch_sweep(const LaunchPlan& plan) = 0;
+};
+
+struct Progress {
+  int index = 0;            // 1-based, of `total`
+  int total = 0;
+  std::string name;         // what is running now
+  double seconds_left = 0;  // planned time of this and what follows
+};
+using ProgressFn = std::function<void(const Progress&)>;
+
+struct RunInfo {
+  std::string date;    // UTC, format_utc_date
+  std::string commit;  // build_commit() normally
+};
+
+// Walks the plan on `runner`, judges every unit with steps, fits the device model and returns the
+// file to write. Units with a rule but no step (not in the table) are not listed.
+CalibrationFile run_calibration(StepRunner& runner, const DeviceFacts& facts, const CalibrationPlan& plan,
+                                const RunInfo& info, const ProgressFn& progress = {});
+
+// Fits the device model from the sweeps' points: the STREAM ceiling, then the cache capacity with
+// that ceiling as the DRAM rate, the launch fill over the device's SMs, and the issue rate
+// normalised by the fitted fill where there is one.
+DeviceModel fit_device_model(DeviceModel points, const GpuIdentity& gpu);
+
+}  // namespace diescope::calibrate

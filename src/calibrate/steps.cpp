@@ -1,0 +1,168 @@
+#include "diescope/calibrate/steps.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/core.h>
+
+#include "diescope/core/version.hpp"
+
+namespace diescope::calibrate {
+namespace {
+
+struct UnitWorkload {
+  const char* unit;
+  StepWorkload workload;
+};
+// The judged workload of each checked unit.
+constexpr UnitWorkload kWorkloads[] = {
+    {"fp32", StepWorkload::ffma},   {"dram", StepWorkload::stream}, {"tensor", StepWorkload::bf16_mma},
+    {"fp64", StepWorkload::dfma},   {"ldst", StepWorkload::lds},    {"l2", StepWorkload::l2_read},
+};
+
+std::vector<std::int64_t> powers_of_two(std::int64_t from, std::int64_t to) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t k = from; k <= to; k *= 2) out.push_back(k);
+  return out;
+}
+
+std::string step_name(StepWorkload w, int loaded, int sm_count) {
+  return fmt::format("{} {}/{} SMs", step_workload_name(w), loaded, sm_count);
+}
+
+}  // namespace
+
+std::string_view step_workload_name(StepWorkload workload) {
+  switch (workload) {
+    case StepWorkload::ffma: return "ffma";
+    case StepWorkload::imad: return "imad";
+    case StepWorkload::ffma_imad: return "ffma+imad";
+    case StepWorkload::stream: return "stream-triad";
+    case StepWorkload::bf16_mma: return "bf16-mma";
+    case StepWorkload::dfma: return "dfma";
+    case StepWorkload::lds: return "lds";
+    case StepWorkload::l2_read: return "l2-read";
+  }
+  return "unknown";
+}
+
+std::string LaunchGeometry::name() const { return fmt::format("{}x{}x{}/{}x{}", bm, bn, bk, tm, tn); }
+
+double CalibrationPlan::estimated_seconds() const {
+  double total = stream_seconds;
+  for (const StepPlan& s : steps) total += s.seconds;
+  if (run_working_set) total += working_set_seconds;
+  if (run_issue) total += issue_seconds;
+  if (run_launch) total += launch_seconds;
+  return total;
+}
+
+std::vector<int> load_ladder(int sm_count, bool quick) {
+  std::vector<int> loads;
+  if (sm_count <= 0) return loads;
+  const std::vector<int> candidates =
+      quick ? std::vector<int>{sm_count, sm_count / 4} : std::vector<int>{sm_count, sm_count / 2, sm_count / 4, 1};
+  for (int l : candidates)
+    if (l >= 1 && std::find(loads.begin(), loads.end(), l) == loads.end()) loads.push_back(l);
+  return loads;
+}
+
+CalibrationPlan plan_calibration(const DeviceFacts& facts, bool quick) {
+  CalibrationPlan plan;
+  plan.quick = quick;
+  const int sms = facts.gpu.sm_count;
+  const double seconds = quick ? kQuickStepSeconds : kFullStepSeconds;
+  for (const ColumnDef& unit : facts.units) {
+    const auto w = std::find_if(std::begin(kWorkloads), std::end(kWorkloads),
+                                [&unit](const UnitWorkload& uw) { return unit.key == uw.unit; });
+    if (w == std::end(kWorkloads) || unit_rule(unit.key) == nullptr) continue;
+    for (int load : load_ladder(sms, quick))
+      plan.steps.push_back(StepPlan{unit.key, step_name(w->workload, load, sms), w->workload, StepRole::judged, load, seconds});
+    if (unit.key == "fp32")
+      for (StepWorkload extra : {StepWorkload::imad, StepWorkload::ffma_imad})
+        plan.steps.push_back(StepPlan{unit.key, step_name(extra, sms, sms), extra, StepRole::reported, sms, seconds});
+  }
+  plan.stream.repeats = quick ? 3 : kStreamDefaultRepeats;
+  plan.working_set.ks = powers_of_two(256, 65536);
+  plan.issue.ks = powers_of_two(256, 32768);
+  plan.launch.geometries = {LaunchGeometry{32, 32, 8, 4, 4}, LaunchGeometry{64, 64, 8, 4, 4}};
+  plan.launch.sizes = powers_of_two(32, 1024);
+  // A quick setup check reads the counters against known work; the sweeps are a calibration's.
+  plan.run_working_set = plan.run_issue = plan.run_launch = !quick;
+  plan.stream_seconds = quick ? 2 : 5;
+  return plan;
+}
+
+DeviceModel fit_device_model(DeviceModel m, const GpuIdentity& gpu) {
+  if (!m.stream_timings.empty()) m.stream = fit_stream(m.stream_timings, gpu.l2_bytes);
+  if (!m.working_set.empty()) {
+    std::optional<double> dram;
+    if (m.stream && std::isfinite(m.stream->bandwidth_bytes_per_s)) dram = m.stream->bandwidth_bytes_per_s;
+    m.cache = fit_capacity(m.working_set, dram);
+  }
+  if (!m.launch_points.empty()) m.fill = fit_fill(m.launch_points, gpu.sm_count);
+  if (!m.issue_points.empty()) {
+    std::optional<FillModel> fill;
+    if (m.fill)
+      if (const auto* f = std::get_if<FillFit>(&*m.fill)) fill = FillModel{f->cores, f->saturation, FillForm::capped};
+    m.issue = fit_issue_rate(m.issue_points, fill);
+  }
+  return m;
+}
+
+CalibrationFile run_calibration(StepRunner& runner, const DeviceFacts& facts, const CalibrationPlan& plan,
+                                const RunInfo& info, const ProgressFn& progress) {
+  const int total = static_cast<int>(plan.steps.size()) + 1 + (plan.run_working_set ? 1 : 0) + (plan.run_issue ? 1 : 0) +
+                    (plan.run_launch ? 1 : 0);
+  double left = plan.estimated_seconds();
+  int index = 0;
+  auto announce = [&](const std::string& name, double seconds) {
+    ++index;
+    if (progress) progress(Progress{index, total, name, left});
+    left = std::max(0.0, left - seconds);
+  };
+
+  std::vector<MeasuredStep> measured;
+  for (const StepPlan& step : plan.steps) {
+    announce(step.name, step.seconds);
+    measured.push_back(runner.run_step(step));
+  }
+  DeviceModel model;
+  announce("stream", plan.stream_seconds);
+  model.stream_timings = runner.time_stream(plan.stream);
+  if (plan.run_working_set) {
+    announce("working-set sweep", plan.working_set_seconds);
+    model.working_set = runner.time_working_set(plan.working_set);
+  }
+  if (plan.run_launch) {
+    announce("launch-fill sweep", plan.launch_seconds);
+    model.launch_points = runner.time_launch_sweep(plan.launch);
+  }
+  if (plan.run_issue) {
+    announce("issue-rate sweep", plan.issue_seconds);
+    model.issue_points = runner.time_issue_sweep(plan.issue);
+  }
+  model = fit_device_model(std::move(model), facts.gpu);
+
+  CalibrationFile file;
+  file.schema = kCalibrationSchemaVersion;
+  file.method = kMethodVersion;
+  file.tool_version = kToolVersion;
+  file.commit = info.commit;
+  file.date = info.date;
+  file.quick = plan.quick;
+  file.gpu = CalibrationGpu{facts.gpu.model, facts.gpu.driver, facts.gpu.chip, facts.gpu.uuid,
+                            facts.gpu.compute_capability, facts.gpu.sm_count, facts.gpu.l2_bytes};
+  file.unit_table = facts.unit_table;
+  for (const ColumnDef& unit : facts.units) {
+    const UnitRule* rule = unit_rule(unit.key);
+    if (rule == nullptr) continue;
+    const bool has_steps = std::any_of(measured.begin(), measured.end(), [&unit](const MeasuredStep& s) { return s.unit == unit.key; });
+    if (!has_steps) continue;
+    file.units.push_back(calibrated_unit(unit, *rule, check_unit(*rule, measured)));
+  }
+  file.device_model = device_model_json(model);
+  return file;
+}
+
+}  // namespace diescope::calibrate

@@ -1,0 +1,84 @@
+// The report's `calibration` block filled from a lookup, end to end from a recording's metadata. The
+// reports are kept under test-reports/ so the report schema test validates the block's fields.
+#include <gtest/gtest.h>
+
+#include "diescope/calibrate/lookup.hpp"
+#include "diescope/calibrate/sha256.hpp"
+#include "diescope/report/report.hpp"
+#include "helpers.hpp"
+#include "report/fixtures.hpp"
+
+namespace diescope::calibrate {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// A full calibration of the report fixture's GPU (NVIDIA H200, driver 580.159) that checked FP32 and
+// DRAM, read the way the fixture reads them.
+CalibrationFile fixture_calibration(const RecordingMeta& meta) {
+  CalibrationFile f = test::h200_file();
+  f.gpu.driver = meta.gpu.driver;
+  f.units.clear();
+  for (const ColumnDef& c : meta.units) {
+    if (c.key != "fp32" && c.key != "dram") continue;
+    CalibratedUnit u;
+    u.key = c.key;
+    u.label = c.label;
+    u.recipe = c.recipe;
+    u.verdict = Verdict::pass;
+    u.ceiling_pct = c.key == "fp32" ? 98.8 : 83.3;
+    f.units.push_back(u);
+  }
+  return f;
+}
+
+TEST(ReportCalibration, FoundFileFillsTheBlock) {
+  const Analysis a = diescope::test::hopper_analysis();
+  const fs::path dir = test::scratch("report-block");
+  const fs::path path = test::write_text(dir / "h200.json", dump_calibration(fixture_calibration(a.meta)));
+
+  ReportContext ctx;
+  ctx.recording = "<memory>";
+  ctx.calibration = calibration_block_json(find_calibration(a.meta, a.method, path));
+  const json r = build_report(a, ctx);
+  const json& cal = r["calibration"];
+  EXPECT_EQ(cal["status"], "partial");  // Tensor and L2 have no check
+  EXPECT_EQ(cal["reason"], "full calibration of 2026-11-30T12:34:56Z: passed FP32, DRAM; no check Tensor, L2");
+  EXPECT_EQ(cal["units"], (json{{"fp32", "pass"}, {"tensor", "no_check"}, {"dram", "pass"}, {"l2", "no_check"}}));
+  EXPECT_EQ(cal["ceiling_pct"]["fp32"], 98.8);
+  EXPECT_EQ(cal["ceiling_pct"]["tensor"], nullptr);
+  EXPECT_EQ(cal["file"]["name"], "h200.json");
+  EXPECT_EQ(cal["file"]["sha256"], sha256_hex(test::read_text(path)));
+  EXPECT_EQ(cal["file"]["quick"], false);
+  diescope::test::keep_report("calibrate-partial", r);
+}
+
+TEST(ReportCalibration, NoFittingFileKeepsTheRunGoing) {
+  const Analysis a = diescope::test::hopper_analysis();
+  const fs::path dir = test::scratch("report-block-none");
+  CalibrationFile other = fixture_calibration(a.meta);
+  other.gpu.driver = "610.57.04";
+  test::write_text(dir / "other-driver.json", dump_calibration(other));
+  test::write_text(dir / "truncated.json", "{\"kind\": \"diescope-calibration\", \"sch");
+
+  ReportContext ctx;
+  ctx.calibration = calibration_block_json(find_calibration(a.meta, a.method, dir));
+  const json r = build_report(a, ctx);
+  const json& cal = r["calibration"];
+  EXPECT_EQ(cal["status"], "unvalidated");
+  EXPECT_EQ(cal["reason"], "no calibration file for this GPU model, driver and method in " + dir.string());
+  EXPECT_EQ(cal["file"], nullptr);
+  ASSERT_EQ(cal["passed_over"].size(), 2u);
+  EXPECT_EQ(cal["passed_over"][0]["reason"], "not taken: driver 610.57.04 vs 580.159");
+  diescope::test::keep_report("calibrate-none", r);
+}
+
+TEST(ReportCalibration, WithoutALookupTheReportSaysUnvalidated) {
+  const json r = build_report(diescope::test::hopper_analysis());
+  EXPECT_EQ(r["calibration"],
+            (json{{"status", "unvalidated"}, {"reason", "no calibration file for this GPU model, driver and method"}}));
+}
+
+}  // namespace
+}  // namespace diescope::calibrate

@@ -1,0 +1,257 @@
+// The calibration plan, and run_calibration walking it on a test double of the device whose
+// readings are computed from declared figures (it stands in for the GPU side in this test only;
+// nothing here is a measurement).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "diescope/calibrate/steps.hpp"
+#include "helpers.hpp"
+
+namespace diescope::calibrate {
+namespace {
+
+using namespace test;
+using nlohmann::json;
+
+DeviceFacts h200_facts() {
+  DeviceFacts f;
+  f.gpu = GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90, 52'428'800, 132};
+  f.unit_table = "hopper-gh100";
+  f.units = h200_units();
+  return f;
+}
+
+TEST(Plan, LoadLadder) {
+  EXPECT_EQ(load_ladder(132, false), (std::vector<int>{132, 66, 33, 1}));
+  // The method's GB205 ladder: 46, 23, 11 (46/4 rounded down), 1.
+  EXPECT_EQ(load_ladder(46, false), (std::vector<int>{46, 23, 11, 1}));
+  EXPECT_EQ(load_ladder(132, true), (std::vector<int>{132, 33}));
+  EXPECT_EQ(load_ladder(2, false), (std::vector<int>{2, 1}));  // 2/4 = 0 is no load; 1 once
+  EXPECT_EQ(load_ladder(1, true), (std::vector<int>{1}));
+  EXPECT_TRUE(load_ladder(0, false).empty());
+}
+
+TEST(Plan, FullAndQuick) {
+  const CalibrationPlan full = plan_calibration(h200_facts(), false);
+  // Six units with a rule (L1 fill has none) x 4 loads, plus FP32's two reported steps: 26 steps.
+  ASSERT_EQ(full.steps.size(), 26u);
+  EXPECT_EQ(full.steps[0].name, "ffma 132/132 SMs");
+  EXPECT_EQ(full.steps[3].name, "ffma 1/132 SMs");
+  EXPECT_EQ(full.steps[4].name, "imad 132/132 SMs");
+  EXPECT_EQ(full.steps[4].role, StepRole::reported);
+  EXPECT_EQ(full.steps[5].workload, StepWorkload::ffma_imad);
+  EXPECT_EQ(std::count_if(full.steps.begin(), full.steps.end(), [](const StepPlan& s) { return s.unit == "l1_fill"; }), 0);
+  // 26 x 5 s + STREAM 5 + working set 20 + issue 20 + launch fill 30 = 205 s.
+  EXPECT_DOUBLE_EQ(full.estimated_seconds(), 205);
+  EXPECT_EQ(full.working_set.ks.front(), 256);
+  EXPECT_EQ(full.working_set.ks.back(), 65536);
+  EXPECT_EQ(full.issue.ks.back(), 32768);
+  EXPECT_EQ(full.launch.geometries[0].name(), "32x32x8/4x4");
+  EXPECT_EQ(full.launch.geometries[0].threads(), 64);
+  EXPECT_EQ(full.launch.geometries[1].threads(), 256);
+
+  const CalibrationPlan quick = plan_calibration(h200_facts(), true);
+  // 6 units x 2 loads + 2 reported = 14 steps x 2 s + STREAM 2 s = 30 s, sweeps left out: under a minute.
+  EXPECT_EQ(quick.steps.size(), 14u);
+  EXPECT_DOUBLE_EQ(quick.estimated_seconds(), 30);
+  EXPECT_FALSE(quick.run_working_set || quick.run_issue || quick.run_launch);
+  EXPECT_EQ(quick.stream.repeats, 3);
+}
+
+// A test double of the GPU side: every reading is computed from the figures below.
+class DeclaredDevice : public StepRunner {
+ public:
+  double tensor_phantom_points = 5;  // the Tensor counter reads this much above its work
+
+  MeasuredStep run_step(const StepPlan& plan) override {
+    MeasuredStep s;
+    s.unit = plan.unit;
+    s.name = plan.name;
+    s.role = plan.role;
+    s.loaded_sms = plan.loaded_sms;
+    s.sm_count = 132;
+    const auto length = static_cast<TimeNs>(plan.seconds * 1e9);
+    s.counter_window = {clock_, clock_ + length};
+    s.work_intervals = {{clock_ - 1'000'000, clock_ + length + 1'000'000}};  // queued work spans the window
+    clock_ += length + 10'000'000;
+    s.sm_clock_mhz = 1980;
+    s.mem_clock_min_mhz = s.mem_clock_max_mhz = 3201;
+    s.counted_bytes = std::nan("");
+    const double load = plan.loaded_sms / 132.0;
+    // The work inside the window, scaled to the work's own (2 ms longer) time.
+    const double own_s = plan.seconds + 0.002;
+    auto pipe = [&](double peak, double share, double extra_points) {
+      s.peak_per_sm_per_cycle = peak;
+      s.work = share * 132 * peak * 1.98e9 * own_s;
+      s.reading_pct = share * 100 + extra_points;
+    };
+    switch (plan.workload) {
+      case StepWorkload::ffma: pipe(4, 0.988 * load, 0); break;
+      case StepWorkload::imad: pipe(4, 0.4993, 0); break;
+      case StepWorkload::ffma_imad: pipe(4, 0.7882, 0); break;
+      case StepWorkload::bf16_mma: pipe(4096, 0.90 * load, tensor_phantom_points); break;
+      case StepWorkload::dfma: pipe(2, 0.97 * load, 0); break;
+      case StepWorkload::stream: {  // 4.0e12 B/s at full load against a 4.8e12 peak; the counter sees 99%
+        const double rate = 4.0e12 * load;
+        s.work = rate * own_s;
+        s.reading_pct = rate / 4.8e12 * 100;
+        s.counted_bytes = 0.99 * rate * plan.seconds;
+        break;
+      }
+      case StepWorkload::lds:  // 0.95 wavefronts per loaded SM per cycle, peak 1
+        s.work = 0.95 * plan.loaded_sms * 1.98e9 * own_s;
+        s.reading_pct = 95 * load;
+        break;
+      case StepWorkload::l2_read:  // 70% of a 5e12 B/s L2 peak, scaled by load
+        s.work = 0.7 * 5e12 * load * own_s;
+        s.reading_pct = 70 * load;
+        break;
+    }
+    return s;
+  }
+
+  std::vector<StreamTiming> time_stream(const StreamPlan& plan) override {
+    // copy at 4.0e12 B/s, triad at 4.2e12: 2^26 floats, 536,870,912 and 805,306,368 bytes.
+    return {{StreamKernel::copy, plan.elements, {536870912.0 / 4.0e12}},
+            {StreamKernel::triad, plan.elements, {805306368.0 / 4.2e12, 805306368.0 / 4.1e12}}};
+  }
+
+  std::vector<WorkingSetPoint> time_working_set(const WorkingSetPlan&) override {
+    // 8 MB served at 2e13 B/s from cache, 64 MB and 128 MB at the DRAM rate.
+    auto point = [](std::int64_t ws, double rate) {
+      return WorkingSetPoint{ws / 1000, ws, static_cast<std::int64_t>(rate / 4), ws, 0.25};
+    };
+    return {point(8'000'000, 2e13), point(16'000'000, 1.9e13), point(64'000'000, 4.1e12), point(128'000'000, 4.0e12)};
+  }
+
+  std::vector<IssuePoint> time_issue_sweep(const IssuePlan&) override {
+    // Full-fill launches (1056 blocks of 256 threads on 132 SMs): seconds = 1e-5 + ops / 2e13.
+    std::vector<IssuePoint> points;
+    for (double ops : {1e9, 2e9, 4e9}) {
+      IssuePoint p;
+      p.k = static_cast<std::int64_t>(ops / 1e6);
+      p.scalar_ops = ops;
+      p.seconds = 1e-5 + ops / 2e13;
+      p.contexts = {{1056, 256, ops, 0}};
+      points.push_back(p);
+    }
+    return points;
+  }
+
+  std::vector<LaunchPoint> time_launch_sweep(const LaunchPlan&) override {
+    // The true model: 132 SMs saturating at 256 threads each; 64-thread blocks at 1e12 ops/s,
+    // 256-thread blocks at 2e12.
+    std::vector<LaunchPoint> points;
+    auto add = [&points](const char* geometry, std::int64_t threads, std::int64_t blocks, double rate) {
+      LaunchPoint p;
+      p.geometry = geometry;
+      p.m = p.n = blocks;
+      p.k = 1024;
+      p.contexts = {{blocks, threads, 1e9, 0}};
+      p.seconds = 1e9 / (rate * std::min(1.0, static_cast<double>(blocks * threads) / (132.0 * 256.0)));
+      points.push_back(p);
+    };
+    for (std::int64_t b : {66, 132, 264, 528, 1056}) add("32x32x8/4x4", 64, b, 1e12);
+    for (std::int64_t b : {33, 66, 132, 264}) add("64x64x8/4x4", 256, b, 2e12);
+    return points;
+  }
+
+ private:
+  TimeNs clock_ = 1'800'000'000'000'000'000;
+};
+
+std::string verdict_of(const CalibrationFile& f, const std::string& key) {
+  for (const CalibratedUnit& u : f.units)
+    if (u.key == key) return std::string(verdict_name(u.verdict));
+  return "not listed";
+}
+
+TEST(RunCalibration, JudgesEveryUnitAndFitsTheModel) {
+  DeclaredDevice device;
+  const CalibrationPlan plan = plan_calibration(h200_facts(), false);
+  std::vector<Progress> seen;
+  const CalibrationFile f = run_calibration(device, h200_facts(), plan, RunInfo{"2026-11-30T12:34:56Z", "abc123"},
+                                            [&seen](const Progress& p) { seen.push_back(p); });
+
+  // Progress: 26 steps and 4 sweeps, numbered, with the time left counting down from the estimate.
+  ASSERT_EQ(seen.size(), 30u);
+  EXPECT_EQ(seen.front().index, 1);
+  EXPECT_EQ(seen.front().total, 30);
+  EXPECT_DOUBLE_EQ(seen.front().seconds_left, 205);
+  EXPECT_DOUBLE_EQ(seen[1].seconds_left, 200);
+  EXPECT_EQ(seen.back().name, "issue-rate sweep");
+  EXPECT_DOUBLE_EQ(seen.back().seconds_left, 20);
+
+  EXPECT_EQ(f.schema, 3);
+  EXPECT_EQ(f.commit, "abc123");
+  EXPECT_FALSE(f.quick);
+  EXPECT_EQ(f.gpu.driver, "580.159.04");
+  // FFMA at 98.8% of each load; the Tensor counter 5 points above its work (tolerance 3% of 90 = 2.7): fail.
+  EXPECT_EQ(verdict_of(f, "fp32"), "pass");
+  EXPECT_EQ(verdict_of(f, "dram"), "pass");
+  EXPECT_EQ(verdict_of(f, "tensor"), "fail");
+  EXPECT_EQ(verdict_of(f, "fp64"), "pass");
+  EXPECT_EQ(verdict_of(f, "ldst"), "pass");
+  EXPECT_EQ(verdict_of(f, "l2"), "pass");
+  EXPECT_EQ(verdict_of(f, "l1_fill"), "not listed");
+  ASSERT_EQ(f.units.size(), 6u);
+  // FP32 at full load read 98.8%; DRAM 4.0e12 / 4.8e12 = 83.33%.
+  EXPECT_NEAR(f.units[0].ceiling_pct.value(), 98.8, 1e-9);
+  EXPECT_NEAR(f.units.back().ceiling_pct.value(), 4.0 / 4.8 * 100, 1e-9);
+  EXPECT_EQ(f.units[0].check["steps"].size(), 6u);
+  EXPECT_EQ(f.units[0].check["steps"][4]["role"], "reported");
+
+  const json& model = f.device_model;
+  // Triad's best repeat: 805,306,368 B / (805,306,368 / 4.2e12) s = 4.2e12 B/s, above copy's 4.0e12.
+  EXPECT_NEAR(model["stream"]["bandwidth_bytes_per_s"].get<double>() / 4.2e12, 1.0, 1e-12);
+  EXPECT_EQ(model["stream"]["best_kernel"], "triad");
+  // Threshold sqrt(2e13 x 4.2e12) = 9.17e12: cached 8 and 16 MB, spilled 64 and 128 MB;
+  // capacity sqrt(16e6 x 64e6) = 32,000,000 bytes; cache rate median(2e13, 1.9e13) = 1.95e13.
+  EXPECT_EQ(model["cache"]["outcome"], "transition");
+  EXPECT_EQ(model["cache"]["capacity_bytes"], 32'000'000);
+  EXPECT_NEAR(model["cache"]["cache_bytes_per_s"].get<double>(), 1.95e13, 1e3);
+  EXPECT_EQ(model["cache"]["points"].size(), 4u);
+  EXPECT_EQ(model["fill"]["outcome"], "fit");
+  EXPECT_EQ(model["fill"]["saturation_threads"], 256);
+  EXPECT_EQ(model["fill"]["multiprocessors"], 132);
+  EXPECT_EQ(model["issue"]["outcome"], "fit");
+  EXPECT_NEAR(model["issue"]["rate_ops_per_s"].get<double>() / 2e13, 1.0, 1e-9);
+  EXPECT_NEAR(model["issue"]["latency_s"].get<double>(), 1e-5, 1e-12);
+
+  // Written and looked up: FP32, DRAM, FP64, Load/store and L2 passed, Tensor failed, L1 fill has no
+  // check: partial.
+  const fs::path dir = scratch("run-calibration");
+  const fs::path path = write_calibration(f, dir);
+  const CalibrationBlock b = find_calibration(h200_query(), std::nullopt, dir);
+  EXPECT_EQ(b.status, "partial");
+  EXPECT_EQ(b.file->name, path.filename().string());
+  EXPECT_EQ(b.reason, "full calibration of 2026-11-30T12:34:56Z: passed FP32, FP64, Load/store, L2, DRAM; failed "
+                      "Tensor; no check L1 fill");
+  // Kept for the schema test (docs/calibration.schema.json).
+  fs::create_directories(fs::path(DIESCOPE_BINARY_DIR) / "test-calibrations");
+  fs::copy_file(path, fs::path(DIESCOPE_BINARY_DIR) / "test-calibrations" / "full.json", fs::copy_options::overwrite_existing);
+}
+
+TEST(RunCalibration, QuickLeavesTheSweepsOutAndSaysSo) {
+  DeclaredDevice device;
+  device.tensor_phantom_points = 0;
+  const CalibrationFile f =
+      run_calibration(device, h200_facts(), plan_calibration(h200_facts(), true), RunInfo{"2026-11-30T12:00:00Z", "abc123"});
+  EXPECT_TRUE(f.quick);
+  EXPECT_EQ(verdict_of(f, "tensor"), "pass");
+  EXPECT_EQ(f.device_model["cache"]["outcome"], "not_run");
+  EXPECT_EQ(f.device_model["cache"]["reason"], "the working-set sweep was not run");
+  EXPECT_EQ(f.device_model["fill"]["outcome"], "not_run");
+  EXPECT_TRUE(f.device_model["stream"]["bandwidth_bytes_per_s"].is_number());
+  const fs::path dir = scratch("run-quick");
+  write_calibration(f, dir);
+  // A quick check is never a calibration, whatever passed.
+  EXPECT_EQ(find_calibration(h200_query(), std::nullopt, dir).status, "unvalidated");
+  fs::create_directories(fs::path(DIESCOPE_BINARY_DIR) / "test-calibrations");
+  write_text(fs::path(DIESCOPE_BINARY_DIR) / "test-calibrations" / "quick.json", dump_calibration(f));
+}
+
+}  // namespace
+}  // namespace diescope::calibrate
