@@ -1,6 +1,7 @@
 // `diescope report PATH`: re-analyses a recording, or re-renders a report.json.
 // From a recording it prints the headline and writes report.json and samples.csv into --out
-// (default: <recording>.report/ beside it). From a report.json it prints the headline again.
+// (default: <recording>.report/ beside it); report.html and trace.json on request. From a
+// report.json it prints the headline again (or writes it again with --format json).
 #include <fmt/core.h>
 
 #include <filesystem>
@@ -28,7 +29,9 @@ struct ReportOptions {
   bool no_window = false;
 };
 
-const std::set<std::string> kFormats = {"terminal", "json", "csv", "all"};
+const std::set<std::string> kFormats = {"terminal", "json", "csv", "html", "trace", "all"};
+// Without --format: the headline, report.json and samples.csv. "all" adds report.html and trace.json.
+const std::set<std::string> kDefaultFormats = {"terminal", "json", "csv"};
 
 // A folder given where a file is wanted: say what inside it could be meant.
 [[noreturn]] void folder_given(const fs::path& dir) {
@@ -67,11 +70,11 @@ int rerender(const ReportOptions& opt, const std::set<std::string>& formats, con
                      "run `diescope report --no-window` on the recording the report came from");
   nlohmann::json report = load_report(input);
   MultiRenderer renderers;
-  // A report.json is re-rendered to the terminal unless other forms are named.
-  const bool explicit_files = formats.count("json") || formats.count("csv");
-  if (!explicit_files || wants(formats, "terminal")) renderers.add(std::make_unique<TerminalRenderer>(std::cout));
-  if (formats.count("csv"))
-    renderers.add(std::make_unique<CsvRenderer>(fs::path(opt.out.empty() ? "." : opt.out) / "samples.csv"));
+  if (wants(formats, "terminal")) renderers.add(std::make_unique<TerminalRenderer>(std::cout));
+  // These show each sample; the multiplexer refuses them, naming the fix, before anything runs.
+  if (wants(formats, "csv")) renderers.add(std::make_unique<CsvRenderer>("samples.csv"));
+  if (wants(formats, "html")) renderers.add(std::make_unique<HtmlRenderer>("report.html"));
+  if (wants(formats, "trace")) renderers.add(std::make_unique<TraceRenderer>("trace.json"));
   if (formats.count("json")) {
     fs::path out = opt.out.empty() ? input.parent_path() : output_folder(opt, input);
     renderers.add(std::make_unique<JsonRenderer>(out / "report.json"));
@@ -88,11 +91,12 @@ int rerender(const ReportOptions& opt, const std::set<std::string>& formats, con
 int run_report(const ReportOptions& opt) {
   const fs::path input = opt.input;
   std::set<std::string> formats(opt.formats.begin(), opt.formats.end());
-  if (formats.empty()) formats.insert("all");
 
   std::error_code ec;
   if (fs::is_directory(input, ec)) folder_given(input);
-  if (input.extension() == ".json") return rerender(opt, formats, input);
+  // A report.json is printed again unless other forms are named.
+  if (input.extension() == ".json") return rerender(opt, formats.empty() ? std::set<std::string>{"terminal"} : formats, input);
+  if (formats.empty()) formats = kDefaultFormats;
 
   std::unique_ptr<RecordSource> source = open_recording(input);
   AnalysisOptions analysis_options;
@@ -103,7 +107,7 @@ int run_report(const ReportOptions& opt) {
   MultiRenderer renderers;
   std::vector<fs::path> written;
   if (wants(formats, "terminal")) renderers.add(std::make_unique<TerminalRenderer>(std::cout));
-  if (wants(formats, "json") || wants(formats, "csv")) {
+  if (formats.size() > formats.count("terminal")) {
     const fs::path out = output_folder(opt, input);
     if (wants(formats, "json")) {
       renderers.add(std::make_unique<JsonRenderer>(out / "report.json"));
@@ -112,6 +116,14 @@ int run_report(const ReportOptions& opt) {
     if (wants(formats, "csv")) {
       renderers.add(std::make_unique<CsvRenderer>(out / "samples.csv"));
       written.push_back(out / "samples.csv");
+    }
+    if (wants(formats, "html")) {
+      renderers.add(std::make_unique<HtmlRenderer>(out / "report.html"));
+      written.push_back(out / "report.html");
+    }
+    if (wants(formats, "trace")) {
+      renderers.add(std::make_unique<TraceRenderer>(out / "trace.json"));
+      written.push_back(out / "trace.json");
     }
   }
   renderers.render(ReportInput{report, source.get(), &analysis});
@@ -128,8 +140,9 @@ std::function<int()> setup_report(CLI::App& sub) {
   sub.add_option("PATH", opt->input, "a recording (.dsrec) to analyse, or a report.json to print again")->required();
   sub.add_option("--out", opt->out, "folder for report.json and samples.csv (default: <recording>.report/ beside it)");
   sub.add_option("--format", opt->formats,
-                 "what to produce: terminal (the headline), json (report.json), csv (samples.csv) or all; "
-                 "repeat or separate with commas (default: all)")
+                 "what to produce: terminal (the headline), json (report.json), csv (samples.csv), html "
+                 "(report.html, a self-contained page with a timeline), trace (trace.json for Perfetto) or all; "
+                 "repeat or separate with commas (default: terminal,json,csv)")
       ->delimiter(',')
       ->check(CLI::IsMember(kFormats));
   sub.add_flag("--no-window", opt->no_window, "summarise the whole run only, even when the recording has window markers");
@@ -137,7 +150,7 @@ std::function<int()> setup_report(CLI::App& sub) {
 }
 
 const CommandRegistrar registrar{
-    Command{"report", 20, setup_report, "analyse a recording or re-render a report: headline, report.json, samples.csv"}};
+    Command{"report", 20, setup_report, "analyse a recording or re-render a report: headline, report.json, samples.csv, HTML, trace"}};
 
 }  // namespace
 }  // namespace diescope::cli

@@ -82,6 +82,40 @@ SampleVerdict SampleClassifier::classify(const ChipSample& s) {
   return {};
 }
 
+void walk_samples(const RecordSource& source, const Analysis* analysis,
+                  const std::function<void(const WalkedSample&)>& visit) {
+  const RecordingMeta& meta = source.meta();
+  SampleClassifier classifier(source, analysis ? analysis->run.start_ns : 0, analysis ? analysis->run.end_ns : 0);
+  auto chips = source.chip_samples();
+  // A used sample takes the first engine reading at or after its end (seed 000, "Video engines"),
+  // as the analysis matches them. Dropped samples are not matched.
+  auto engines = meta.engines.empty() ? nullptr : source.engines();
+  EngineReading reading;
+  bool have_reading = engines && engines->next(reading);
+  std::vector<double> matched(meta.engines.size(), kNaN);
+  const std::vector<double> unmatched(meta.engines.size(), kNaN);
+
+  ChipSample s;
+  WalkedSample w;
+  w.sample = &s;
+  for (w.index = 0; chips->next(s); ++w.index) {
+    w.verdict = classifier.classify(s);
+    w.engines = unmatched;
+    std::span<const double> engine_die;  // what die_util_of_sample sees: the matched reading, or none
+    if (w.verdict.use == SampleUse::used && engines) {
+      while (have_reading && reading.ts_ns < s.end_ns) have_reading = engines->next(reading);
+      if (have_reading) {
+        std::fill(matched.begin(), matched.end(), kNaN);
+        std::copy_n(reading.values.begin(), std::min(reading.values.size(), matched.size()), matched.begin());
+        w.engines = matched;
+        engine_die = matched;
+      }
+    }
+    w.die_util_pct = die_util_of_sample(s.units, engine_die);
+    visit(w);
+  }
+}
+
 SamplesCsvStats write_samples_csv(const RecordSource& source, const Analysis* analysis,
                                   const std::function<void(std::string_view)>& sink) {
   const RecordingMeta& meta = source.meta();
@@ -97,45 +131,22 @@ SamplesCsvStats write_samples_csv(const RecordSource& source, const Analysis* an
   const TimeNs window_start = window ? analysis->window.results.start_ns : 0;
   const TimeNs window_end = window ? analysis->window.results.end_ns : 0;
 
-  SampleClassifier classifier(source, analysis ? analysis->run.start_ns : 0, analysis ? analysis->run.end_ns : 0);
   SamplesCsvStats stats;
-  auto chips = source.chip_samples();
-  // A used sample takes the first engine reading at or after its end (seed 000, "Video engines"),
-  // as the analysis matches them. Dropped samples are not matched: their engine cells are NaN.
-  auto engines = meta.engines.empty() ? nullptr : source.engines();
-  EngineReading reading;
-  bool have_reading = engines && engines->next(reading);
-  std::vector<double> matched(meta.engines.size(), kNaN);
-  const std::vector<double> unmatched(meta.engines.size(), kNaN);
-
-  ChipSample s;
   std::string out;
   std::string line;
-  while (chips->next(s)) {
-    SampleVerdict verdict = classifier.classify(s);
-    std::span<const double> engine_values = unmatched;
-    std::span<const double> engine_die;  // what die_util_of_sample sees: the matched reading, or none
-    if (verdict.use == SampleUse::used && engines) {
-      while (have_reading && reading.ts_ns < s.end_ns) have_reading = engines->next(reading);
-      if (have_reading) {
-        std::fill(matched.begin(), matched.end(), kNaN);
-        std::copy_n(reading.values.begin(), std::min(reading.values.size(), matched.size()), matched.begin());
-        engine_values = matched;
-        engine_die = matched;
-      }
-    }
-
+  walk_samples(source, analysis, [&](const WalkedSample& w) {
+    const ChipSample& s = *w.sample;
     line.clear();
-    fmt::format_to(std::back_inserter(line), "{},{},{}", stats.rows, s.start_ns, s.end_ns);
+    fmt::format_to(std::back_inserter(line), "{},{},{}", w.index, s.start_ns, s.end_ns);
     append_number(line, static_cast<double>(s.end_ns - s.start_ns) / 1e6);
     for (double v : s.units) append_number(line, v);
     for (double v : s.diagnostics) append_number(line, v);
     for (double v : s.counts) append_number(line, v);
-    for (double v : engine_values) append_number(line, v);
-    append_number(line, die_util_of_sample(s.units, engine_die));
+    for (double v : w.engines) append_number(line, v);
+    append_number(line, w.die_util_pct);
     line += ',';
-    line += use_name(verdict.use);
-    line += ',' + csv_field(verdict.reason);
+    line += use_name(w.verdict.use);
+    line += ',' + csv_field(w.verdict.reason);
     double share = kNaN;
     if (window && s.end_ns > s.start_ns) {
       TimeNs overlap = std::min(s.end_ns, window_end) - std::max(s.start_ns, window_start);
@@ -150,13 +161,13 @@ SamplesCsvStats write_samples_csv(const RecordSource& source, const Analysis* an
     }
 
     ++stats.rows;
-    switch (verdict.use) {
+    switch (w.verdict.use) {
       case SampleUse::used: ++stats.used; break;
       case SampleUse::dropped_first: ++stats.dropped_first; break;
       case SampleUse::dropped_broken: ++stats.dropped_broken; break;
       case SampleUse::outside_run: ++stats.outside_run; break;
     }
-  }
+  });
   if (!out.empty()) sink(out);
   return stats;
 }

@@ -94,6 +94,20 @@ def main():
     t = run(diescope, copy, "--format", "terminal", "--out", scratch / "terminal-only")
     check(t.returncode == 0 and not (scratch / "terminal-only").exists(), "--format terminal creates no folder")
 
+    # report.html and trace.json on request.
+    ht = run(diescope, copy, "--format", "html,trace", "--out", scratch / "html-trace")
+    check(ht.returncode == 0, f"--format html,trace exit code {ht.returncode}: {ht.stderr}")
+    page = (scratch / "html-trace" / "report.html").read_text() if (scratch / "html-trace" / "report.html").exists() else ""
+    check(page.startswith("<!DOCTYPE html>") and "<svg " in page, "report.html with an SVG timeline")
+    check(not any(x in page for x in ("http:", "https:", "src=", "href=", "<link", "<script")), "report.html is self-contained")
+    try:
+        trace = json.loads((scratch / "html-trace" / "trace.json").read_text())
+        names = {e.get("name") for e in trace["traceEvents"] if e.get("ph") == "C"}
+        check({"DIE-Util %", "GPU-Util %", "unit FP32 %"} <= names, f"trace counter tracks: {sorted(names)}")
+    except (OSError, ValueError, KeyError) as e:
+        check(False, f"trace.json: {e}")
+    check(run(diescope, out / "report.json", "--format", "html").returncode == 2, "html from a report.json is refused")
+
     # Bad input: one message naming the file (and line), a fix, a non-zero exit, no crash.
     (scratch / "garbage.dsrec").write_text("hello\n")
     (scratch / "empty.dsrec").write_text("")

@@ -82,4 +82,34 @@ class CsvRenderer final : public Renderer {
   std::filesystem::path path_;
 };
 
+// report.html: one self-contained page (no external files, scripts or fonts): the headline and an
+// inline SVG timeline of DIE-Util beside GPU-Util over the run, each averaged over time into
+// `bins` equal slices so the page stays small for a day-long recording. Streams the recording.
+class HtmlRenderer final : public Renderer {
+ public:
+  explicit HtmlRenderer(std::filesystem::path path, int bins = 1000) : path_(std::move(path)), bins_(bins) {}
+  std::string name() const override { return "html"; }
+  bool needs_recording() const override { return true; }
+  void render(const ReportInput& input) override;
+
+ private:
+  std::filesystem::path path_;
+  int bins_;
+};
+
+// trace.json: the Chrome trace event format, which Perfetto (ui.perfetto.dev) and chrome://tracing
+// open. Counter tracks for DIE-Util, GPU-Util, each unit and diagnostic; slices for the steady
+// window and for dropped samples; instant events for notes. Times are microseconds after the run's
+// start. Streamed: one event per value, so it grows with the recording.
+class TraceRenderer final : public Renderer {
+ public:
+  explicit TraceRenderer(std::filesystem::path path) : path_(std::move(path)) {}
+  std::string name() const override { return "trace"; }
+  bool needs_recording() const override { return true; }
+  void render(const ReportInput& input) override;
+
+ private:
+  std::filesystem::path path_;
+};
+
 }  // namespace diescope

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +44,22 @@ class SampleClassifier {
   bool expect_first_ = false;
   TimeNs run_lo_, run_hi_;
 };
+
+// One chip sample as the report's per-sample outputs see it.
+struct WalkedSample {
+  std::int64_t index = 0;  // position in the chip-sample stream
+  const ChipSample* sample = nullptr;
+  SampleVerdict verdict;
+  // The engine reading matched to a used sample (the first at or after its end), one value per
+  // engine column; all NaN for dropped samples and when no reading followed.
+  std::span<const double> engines;
+  double die_util_pct = kNaN;  // busiest available unit, engines included; not clamped
+};
+
+// Streams every chip sample through `visit` with its verdict, matched engines and DIE-Util.
+// `analysis` (may be null) gives the run's span for the outside-the-run verdict.
+void walk_samples(const RecordSource& source, const Analysis* analysis,
+                  const std::function<void(const WalkedSample&)>& visit);
 
 struct SamplesCsvStats {
   std::int64_t rows = 0;

@@ -1,0 +1,136 @@
+// trace.json in the Chrome trace event format (Perfetto and chrome://tracing open it).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <optional>
+
+#include "diescope/analysis/analyze.hpp"
+#include "diescope/core/atomic_file.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/report/renderer.hpp"
+#include "diescope/report/samples_csv.hpp"
+
+namespace diescope {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int kPid = 1;
+constexpr int kSamplesThread = 1;  // dropped-sample slices
+constexpr int kPhasesThread = 2;   // the steady window, notes
+
+// Streams events into the file, comma-separated inside the traceEvents array.
+class EventWriter {
+ public:
+  EventWriter(AtomicFileWriter& file, TimeNs origin) : file_(file), origin_(origin) {}
+  double us(TimeNs ns) const { return static_cast<double>(ns - origin_) / 1e3; }
+
+  void counter(const std::string& name, TimeNs ts, double value) {
+    if (!std::isfinite(value)) return;  // no value: the track is left as it was, never drawn as 0
+    event(json{{"ph", "C"}, {"pid", kPid}, {"name", name}, {"ts", us(ts)}, {"args", {{"value", value}}}});
+  }
+  void slice(int tid, const std::string& name, TimeNs start, TimeNs end, json args = json::object()) {
+    event(json{{"ph", "X"}, {"pid", kPid}, {"tid", tid}, {"name", name}, {"ts", us(start)},
+               {"dur", static_cast<double>(std::max<TimeNs>(end - start, 0)) / 1e3}, {"args", std::move(args)}});
+  }
+  void instant(int tid, const std::string& name, TimeNs ts, json args) {
+    event(json{{"ph", "i"}, {"s", "t"}, {"pid", kPid}, {"tid", tid}, {"name", name}, {"ts", us(ts)}, {"args", std::move(args)}});
+  }
+  void event(const json& e) {
+    buffer_ += first_ ? "\n" : ",\n";
+    first_ = false;
+    buffer_ += e.dump();
+    if (buffer_.size() > (1 << 16)) flush();
+  }
+  void flush() {
+    file_.write(buffer_);
+    buffer_.clear();
+  }
+
+ private:
+  AtomicFileWriter& file_;
+  TimeNs origin_;
+  std::string buffer_;
+  bool first_ = true;
+};
+
+std::string track(const ColumnDef& c, const char* kind) {
+  return std::string(kind) + (c.label.empty() ? c.key : c.label) + " %";
+}
+
+}  // namespace
+
+void TraceRenderer::render(const ReportInput& input) {
+  if (!input.recording)
+    throw UsageError("trace.json shows each sample, and a report.json holds none",
+                     "run `diescope report` on the recording itself");
+  const json& report = input.report;
+  const RecordSource& source = *input.recording;
+  const RecordingMeta& meta = source.meta();
+  const TimeNs origin = report.at("results").at("start_ns").get<TimeNs>();
+
+  AtomicFileWriter file(path_);
+  file.write("{\"displayTimeUnit\":\"ms\",\"otherData\":");
+  file.write(json{{"schema", report.value("schema", 0)},
+                  {"method", report.value("method", 0)},
+                  {"recording", report.at("source").value("recording", "")},
+                  {"time_origin_ns", origin}}
+                 .dump());
+  file.write(",\"traceEvents\":[");
+  EventWriter out(file, origin);
+
+  const json& gpu = report.at("gpu");
+  out.event(json{{"ph", "M"}, {"pid", kPid}, {"name", "process_name"},
+                 {"args", {{"name", fmt::format("GPU {}: {} ({})", gpu.at("index").is_number() ? gpu.at("index").dump() : "?",
+                                                gpu.value("model", ""), gpu.value("chip", ""))}}}});
+  out.event(json{{"ph", "M"}, {"pid", kPid}, {"tid", kSamplesThread}, {"name", "thread_name"},
+                 {"args", {{"name", "dropped chip samples"}}}});
+  out.event(json{{"ph", "M"}, {"pid", kPid}, {"tid", kPhasesThread}, {"name", "thread_name"},
+                 {"args", {{"name", "window and notes"}}}});
+
+  // Chip samples: a counter value at each used sample's start; dropped samples as slices.
+  std::vector<std::string> unit_tracks, diag_tracks, engine_tracks;
+  for (const ColumnDef& c : meta.units) unit_tracks.push_back(track(c, "unit "));
+  for (const ColumnDef& c : meta.diagnostics) diag_tracks.push_back(track(c, "diag "));
+  for (const ColumnDef& c : meta.engines) engine_tracks.push_back(track(c, "engine "));
+  walk_samples(source, input.analysis, [&](const WalkedSample& w) {
+    const ChipSample& s = *w.sample;
+    if (w.verdict.use != SampleUse::used) {
+      out.slice(kSamplesThread, std::string("dropped: ") + w.verdict.reason, s.start_ns, s.end_ns,
+                json{{"index", w.index}});
+      return;
+    }
+    out.counter("DIE-Util %", s.start_ns, w.die_util_pct);
+    for (std::size_t i = 0; i < s.units.size() && i < unit_tracks.size(); ++i) out.counter(unit_tracks[i], s.start_ns, s.units[i]);
+    for (std::size_t i = 0; i < s.diagnostics.size() && i < diag_tracks.size(); ++i)
+      out.counter(diag_tracks[i], s.start_ns, s.diagnostics[i]);
+    for (std::size_t i = 0; i < w.engines.size() && i < engine_tracks.size(); ++i)
+      out.counter(engine_tracks[i], s.start_ns, w.engines[i]);
+  });
+
+  // GPU-Util: each NVML sample stands for the time since the one before, at most 1 s.
+  {
+    auto stream = source.util_samples();
+    UtilSample u;
+    std::optional<TimeNs> prev;
+    while (stream->next(u)) {
+      const TimeNs from = std::max(prev.value_or(u.ts_ns - kMaxNvmlPeriodNs), u.ts_ns - kMaxNvmlPeriodNs);
+      out.counter("GPU-Util %", from, u.pct);
+      prev = u.ts_ns;
+    }
+  }
+
+  const json& window = report.at("window");
+  if (window.value("found", false))
+    out.slice(kPhasesThread, "steady window", window.at("start_ns").get<TimeNs>(), window.at("end_ns").get<TimeNs>(),
+              json{{"how", window.value("how", "")}});
+  for (const json& n : report.at("notes"))
+    out.instant(kPhasesThread, n.value("topic", "note"), n.at("ts_ns").get<TimeNs>(), json{{"text", n.value("text", "")}});
+
+  out.flush();
+  file.write("\n]}\n");
+  file.commit();
+}
+
+}  // namespace diescope
