@@ -416,6 +416,30 @@ CalibrationFile calibration_from_json(const json& j) {
   return f;
 }
 
+ModelCeilings model_ceilings(const json& model) {
+  ModelCeilings c;
+  auto number = [](const json& o, const char* key) -> std::optional<double> {
+    if (o.is_object() && o.contains(key) && o[key].is_number() && std::isfinite(o[key].get<double>()))
+      return o[key].get<double>();
+    return std::nullopt;
+  };
+  auto outcome = [](const json& o) { return o.is_object() && o.contains("outcome") && o["outcome"].is_string() ? o["outcome"].get<std::string>() : ""; };
+  if (!model.is_object()) return c;
+  if (model.contains("stream")) c.dram_bytes_per_s = number(model["stream"], "bandwidth_bytes_per_s");
+  if (model.contains("cache")) {
+    const json& cache = model["cache"];
+    const std::string o = outcome(cache);
+    if (o == "transition" && cache.contains("capacity_bytes") && cache["capacity_bytes"].is_number_integer())
+      c.cache_capacity_bytes = cache["capacity_bytes"].get<std::int64_t>();
+    if (o == "transition" || o == "all_cached") c.cache_bytes_per_s = number(cache, "cache_bytes_per_s");
+  }
+  if (model.contains("issue") && outcome(model["issue"]) == "fit") c.issue_ops_per_s = number(model["issue"], "rate_ops_per_s");
+  if (model.contains("fill") && outcome(model["fill"]) == "fit" && model["fill"].contains("saturation_threads") &&
+      model["fill"]["saturation_threads"].is_number_integer())
+    c.fill_threads = model["fill"]["saturation_threads"].get<int>();
+  return c;
+}
+
 std::optional<std::int64_t> parse_utc_date(std::string_view text) {
   // Exactly YYYY-MM-DDTHH:MM:SSZ; checked by printing it back, which rejects 2026-02-30 and 25:00.
   if (text.size() != 20 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' || text[16] != ':' ||

@@ -1,6 +1,7 @@
 #include "diescope/calibrate/lookup.hpp"
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <iterator>
 
@@ -74,13 +75,18 @@ bool read_bounded(const fs::path& path, std::string& out, std::string& error) {
     error = "cannot be opened";
     return false;
   }
-  out.assign(static_cast<std::size_t>(kMaxCalibrationFileBytes) + 1, '\0');
-  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  out.clear();
+  std::array<char, 65536> chunk{};
+  while (out.size() <= kMaxCalibrationFileBytes) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    out.append(chunk.data(), got);
+    if (got < chunk.size()) break;
+  }
   if (in.bad()) {
     error = "cannot be read";
     return false;
   }
-  out.resize(static_cast<std::size_t>(in.gcount()));
   return true;
 }
 

@@ -220,6 +220,14 @@ TEST(RunCalibration, JudgesEveryUnitAndFitsTheModel) {
   EXPECT_NEAR(model["issue"]["rate_ops_per_s"].get<double>() / 2e13, 1.0, 1e-9);
   EXPECT_NEAR(model["issue"]["latency_s"].get<double>(), 1e-5, 1e-12);
 
+  // What rooflines read back from the file.
+  const ModelCeilings ceilings = model_ceilings(calibration_from_json(calibration_to_json(f)).device_model);
+  EXPECT_NEAR(ceilings.dram_bytes_per_s.value() / 4.2e12, 1.0, 1e-12);
+  EXPECT_EQ(ceilings.cache_capacity_bytes, 32'000'000);
+  EXPECT_NEAR(ceilings.cache_bytes_per_s.value(), 1.95e13, 1e3);
+  EXPECT_NEAR(ceilings.issue_ops_per_s.value() / 2e13, 1.0, 1e-9);
+  EXPECT_EQ(ceilings.fill_threads, 256);
+
   // Written and looked up: FP32, DRAM, FP64, Load/store and L2 passed, Tensor failed, L1 fill has no
   // check: partial.
   const fs::path dir = scratch("run-calibration");
@@ -245,6 +253,10 @@ TEST(RunCalibration, QuickLeavesTheSweepsOutAndSaysSo) {
   EXPECT_EQ(f.device_model["cache"]["reason"], "the working-set sweep was not run");
   EXPECT_EQ(f.device_model["fill"]["outcome"], "not_run");
   EXPECT_TRUE(f.device_model["stream"]["bandwidth_bytes_per_s"].is_number());
+  const ModelCeilings ceilings = model_ceilings(f.device_model);
+  EXPECT_TRUE(ceilings.dram_bytes_per_s.has_value());
+  EXPECT_FALSE(ceilings.cache_capacity_bytes || ceilings.cache_bytes_per_s || ceilings.issue_ops_per_s ||
+               ceilings.fill_threads);
   const fs::path dir = scratch("run-quick");
   write_calibration(f, dir);
   // A quick check is never a calibration, whatever passed.

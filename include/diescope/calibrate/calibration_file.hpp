@@ -88,6 +88,17 @@ std::string dump_calibration(const CalibrationFile& file);
 // the caller's to reject first (it is a way not to fit, not a read error).
 CalibrationFile calibration_from_json(const nlohmann::json& json);
 
+// The device model's figures that rooflines and reports take their ceilings from, read back from a
+// file's `device_model` object; nullopt where the model has none (not run, or no fit).
+struct ModelCeilings {
+  std::optional<double> dram_bytes_per_s;         // the STREAM ceiling
+  std::optional<std::int64_t> cache_capacity_bytes;  // a transition's capacity only
+  std::optional<double> cache_bytes_per_s;        // a transition's or all-cached sweep's median rate
+  std::optional<double> issue_ops_per_s;          // the issue-rate fit
+  std::optional<int> fill_threads;                // the launch-fill saturation
+};
+ModelCeilings model_ceilings(const nlohmann::json& device_model);
+
 // "2026-11-30T12:34:56Z" <-> seconds since the Unix epoch. nullopt for anything else.
 std::optional<std::int64_t> parse_utc_date(std::string_view text);
 std::string format_utc_date(std::int64_t seconds_since_epoch);
