@@ -3,6 +3,7 @@
 // signals) and its recording is read back with the real reader and analysed.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -190,6 +191,23 @@ TEST_F(RunCollect, SamplerCrashKeepsItsSamplesAndSaysWhyTheyStop) {
   // The 5 samples cover 25 ms of a 0.5 s run: the analysis marks the result partial.
   Analysis analysis = analyze(*source);
   EXPECT_TRUE(analysis.run.partial);
+}
+
+TEST_F(RunCollect, SamplesSplitByADecodeAreCountedAndLeftOut) {
+  auto o = options({"/bin/sh", "-c", "sleep 0.3"}, {"--blank-each-drain"});
+  RunOutcome outcome = record_run(o, *nvml_);
+  auto source = open_recording(outcome.recordings[0].path);
+  // The fake blanks the first sample of every drain after the first: count them in the recording.
+  long nan_samples = 0;
+  auto chips = source->chip_samples();
+  ChipSample sample;
+  while (chips->next(sample)) nan_samples += std::isnan(sample.units[0]) ? 1 : 0;
+  ASSERT_GT(nan_samples, 0);
+  auto notes = notes_about(*source, "split between two decodes");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].text.substr(0, notes[0].text.find(' ')), std::to_string(nan_samples));
+  Analysis analysis = analyze(*source);
+  EXPECT_GE(analysis.run.dropped_broken, 1);
 }
 
 TEST_F(RunCollect, CountersHeldElsewhereLeaveAGpuUtilOnlyRunThatSaysWhy) {

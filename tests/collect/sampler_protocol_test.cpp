@@ -60,7 +60,9 @@ TEST(SamplerProtocol, DeviceAndTextFieldsRoundTrip) {
   EXPECT_EQ(std::get<m::Gap>(round_trip(m::Gap{10, 30})).to_ns, 30);
   EXPECT_EQ(std::get<m::Off>(round_trip(m::Off{5, ""})).reason, "");
   EXPECT_EQ(std::get<m::Bye>(round_trip(m::Bye{293})).samples, 293);
-  EXPECT_EQ(std::get<m::Drain>(round_trip(m::Drain{7, 100, 1234})).decode_us, 1234);
+  EXPECT_EQ(std::get<m::Drain>(round_trip(m::Drain{7, 100, 1234, 1})).decode_us, 1234);
+  EXPECT_EQ(std::get<m::Drain>(round_trip(m::Drain{7, 100, 1234, 1})).blanked, 1);
+  EXPECT_EQ(std::get<m::Drain>(*parse_message("drain 7 100 1234")).blanked, 0);  // the field is optional
   EXPECT_EQ(std::get<m::Overflow>(round_trip(m::Overflow{9, "lost"})).text, "lost");
   EXPECT_EQ(std::get<m::Hello>(round_trip(m::Hello{1, 4242, "cupti"})).pid, 4242);
   EXPECT_EQ(std::get<m::On>(round_trip(m::On{77})).ts_ns, 77);

@@ -42,6 +42,7 @@ struct RunOptions {
   double end_wait_ms = 1000;              // wait for a GPU-Util sample at or after the end
   double sampler_start_timeout_ms = 60'000;
   int stdout_fd = 1;                      // where the command's stdout is copied
+  std::string run_type = "single";        // each recording's meta.run_type: "single", or "round" (bench)
 };
 
 struct GpuRecording {

@@ -13,7 +13,8 @@
 //   clock <offset_ns> <uncertainty_ns> <method...>    realtime = gpu timestamp + offset
 //   on <ts_ns>                                        sampling started (first sample spans setup)
 //   s <start_ns> <end_ns> <v_1> ... <v_n>             one sample
-//   drain <ts_ns> <samples> <decode_us>               one drain of the hardware buffer
+//   drain <ts_ns> <samples> <decode_us> <blanked>     one drain; blanked: samples sent without values
+//                                                     because a decode split them (see cupti_sampler.cpp)
 //   overflow <ts_ns> <text...>                        the hardware buffer overflowed: samples lost
 //   gap <from_ns> <to_ns>                             consecutive samples do not touch: samples lost
 //   note <topic> <text...>
@@ -75,6 +76,7 @@ struct Drain {
   TimeNs ts_ns = 0;
   long samples = 0;
   long decode_us = 0;
+  long blanked = 0;  // samples in this drain sent with NaN values: a decode split them
 };
 struct Overflow {
   TimeNs ts_ns = 0;
@@ -219,6 +221,7 @@ int sampler_main(int argc, char** argv);
 // `diescope-cupti sample --fake`. Value of metric j in sample k: 10*(j+1) + (k % 10).
 // Options: --device N --interval-ms X --drain-ms Y --metrics a,b,... [--crash-after N]
 //          [--fail-with KIND] [--max-samples N] [--gap-at N] [--fake-chip NAME (default GH100)]
+//          [--blank-each-drain (the first sample of each drain after the first has NaN values)]
 int fake_sampler_main(int argc, char** argv);
 
 }  // namespace diescope::collect

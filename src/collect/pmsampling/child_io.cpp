@@ -70,6 +70,10 @@ std::optional<Args> parse_args(int argc, char** argv, std::string& why) {
       args.keep_latest = true;
       continue;
     }
+    if (flag == "--blank-each-drain") {
+      args.blank_each_drain = true;
+      continue;
+    }
     if (flag == "--timing") {
       args.timing = true;
       continue;

@@ -26,6 +26,7 @@ struct Args {
   std::string fail_with;     // an ErrorKind name: report it and exit
   long max_samples = -1;     // stop by itself after this many
   long gap_at = -1;          // skip one sample's time after this many, to show a gap
+  bool blank_each_drain = false;   // like CUPTI's split sample: the first of each later drain has no values
   std::string fake_chip = "GH100";  // the chip the fake claims to be (its unit table is chosen by it)
 };
 

@@ -1,6 +1,7 @@
 // A sampler child with no GPU: the same protocol and pacing as the CUPTI one, synthetic values.
 // It lets the CPU tests drive the parent through crashes, errors and gaps.
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <unistd.h>
 
@@ -44,12 +45,17 @@ int fake_sampler_main(int argc, char** argv) {
   long k = 0;                // samples made so far
   std::int64_t next_start = setup_start;
   std::int64_t next_end = t0 + interval_ns;  // the first sample spans the setup
+  long drains = 0;
   auto emit_ready = [&](std::int64_t now) {
-    long drained = 0;
+    long drained = 0, blanked = 0;
     while (next_end <= now) {
       if (args.max_samples >= 0 && k >= args.max_samples) break;
       m::Sample s{next_start, next_end, {}};
       for (std::size_t j = 0; j < args.metrics.size(); ++j) s.values.push_back(10.0 * double(j + 1) + double(k % 10));
+      if (args.blank_each_drain && drains > 0 && drained == 0) {
+        for (double& v : s.values) v = std::nan("");
+        ++blanked;
+      }
       if (auto gap = continuity.check(s.start_ns, s.end_ns)) out.emit(*gap);
       out.emit(s);
       ++k;
@@ -63,7 +69,8 @@ int fake_sampler_main(int argc, char** argv) {
         std::raise(SIGSEGV);
       }
     }
-    out.emit(m::Drain{now, drained, 0});
+    out.emit(m::Drain{now, drained, 0, blanked});
+    if (drained > 0) ++drains;
     return out.flush();
   };
 

@@ -140,6 +140,8 @@ struct Formatter {
     put_int(out, d.samples);
     out += ' ';
     put_int(out, d.decode_us);
+    out += ' ';
+    put_int(out, d.blanked);
   }
   void operator()(const m::Overflow& o) {
     out += "overflow ";
@@ -271,6 +273,7 @@ std::optional<SamplerMessage> parse_message(std::string_view line, std::string* 
   if (tag == "drain") {
     m::Drain d;
     if (!f.integer(d.ts_ns) || !f.integer(d.samples) || !f.integer(d.decode_us)) return fail(why, "bad drain");
+    if (!f.done() && !f.integer(d.blanked)) return fail(why, "bad drain");
     return d;
   }
   if (tag == "overflow") {

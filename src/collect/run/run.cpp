@@ -144,6 +144,7 @@ struct Gpu {
   TimeNs last_chip_start = INT64_MIN;
   ColumnValues values;
   long samples = 0;
+  long blanked = 0;  // samples the sampler sent without values (split by a decode)
   TimeNs last_sample_end = 0;
   bool overflow_warned = false;
 };
@@ -388,7 +389,7 @@ void Runner::open_recordings() {
     meta.interval_ms = opt_.interval_ms;
     meta.drain_ms = opt_.drain_ms;
     meta.start_ns = outcome_.start_ns;
-    meta.run_type = "single";
+    meta.run_type = opt_.run_type;
     meta.command = opt_.command;
     meta.host = host;
     const auto path = opt_.output_dir / ("gpu" + std::to_string(gpu.identity.index) + ".dsrec");
@@ -458,6 +459,7 @@ void Runner::handle(Gpu& gpu, const SamplerMessage& message, TimeNs now) {
           gpu.last_sample_end = msg.end_ns;
           ++gpu.samples;
         } else if constexpr (std::is_same_v<T, m::Drain>) {
+          gpu.blanked += msg.blanked;
           gpu.writer->flush();
         } else if constexpr (std::is_same_v<T, m::Overflow>) {
           note(gpu, now, "sampler", msg.text);
@@ -715,6 +717,10 @@ RunOutcome Runner::run() {
       gpu.counters_off_written = true;
     }
     if (outcome_.interrupted) note(gpu, now, "run", "the run was interrupted; the recording ends with the command");
+    if (gpu.blanked > 0)
+      note(gpu, now, "sampler", std::to_string(gpu.blanked) + " of " + std::to_string(gpu.samples) +
+                                    " chip samples were split between two decodes and came without values; the "
+                                    "analysis leaves them out");
     gpu.writer->write(RunEnd{outcome_.end_ns, outcome_.exit_code, outcome_.how});
     gpu.writer->close();
   }
