@@ -14,3 +14,11 @@ if(DIESCOPE_HAVE_NVCC)
     CUDA_STANDARD 17 CUDA_RUNTIME_LIBRARY Static)
 endif()
 diescope_test(sampler_retimer_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sampler_retimer_test.cpp LIBS diescope_sampler)
+
+# The real CUPTI child on a GPU (skips where there is no driver).
+if(TARGET diescope-cupti OR DIESCOPE_HAVE_CUPTI)
+  diescope_test(sampler_gpu_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sampler_gpu_test.cpp LIBS diescope_sampler
+    LABELS gpu)
+  target_link_libraries(sampler_gpu_test PRIVATE ${CMAKE_DL_LIBS})
+  target_compile_definitions(sampler_gpu_test PRIVATE DIESCOPE_CUPTI_EXE="${PROJECT_BINARY_DIR}/bin/diescope-cupti")
+endif()
