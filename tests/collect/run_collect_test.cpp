@@ -263,8 +263,11 @@ TEST_F(RunCollect, GpuIndexThatDoesNotExistIsAUsageError) {
 
 TEST_F(RunCollect, SigtermIsForwardedAndTheRecordingStillEnds) {
   auto o = options({"/bin/sleep", "5"});
-  std::thread killer([] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  // Signal only once the run has opened its recording: its handler is installed by then.
+  const fs::path recording = o.output_dir / "gpu0.dsrec";
+  std::thread killer([recording] {
+    for (int i = 0; i < 1000 && !fs::exists(recording); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
     ::kill(::getpid(), SIGTERM);
   });
   RunOutcome outcome = record_run(o, *nvml_);
