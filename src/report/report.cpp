@@ -223,7 +223,7 @@ json collection_json(const Analysis& a) {
   put_number(o, "gpu_util_resolution_pct", m.gpu_util_resolution_pct, "not recorded");
   o["gpu_util_source"] = or_default(a.run.gpu_util_source, "none");
   json duty;
-  bool on = m.duty_period_ms > 0 && m.duty_on_ms > 0;
+  const bool on = std::isfinite(m.duty_period_ms) && std::isfinite(m.duty_on_ms) && m.duty_period_ms > 0 && m.duty_on_ms > 0;
   duty["enabled"] = on;
   if (on) {
     duty["on_ms"] = m.duty_on_ms;

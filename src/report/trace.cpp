@@ -26,9 +26,15 @@ class EventWriter {
   EventWriter(AtomicFileWriter& file, TimeNs origin) : file_(file), origin_(origin) {}
   double us(TimeNs ns) const { return static_cast<double>(ns - origin_) / 1e3; }
 
-  void counter(const std::string& name, TimeNs ts, double value) {
+  // `quoted_name` is the track's name as a JSON string (quoted once per track, not per event): the
+  // counters are nearly all of a trace, so they are formatted directly.
+  void counter(const std::string& quoted_name, TimeNs ts, double value) {
     if (!std::isfinite(value)) return;  // no value: the track is left as it was, never drawn as 0
-    event(json{{"ph", "C"}, {"pid", kPid}, {"name", name}, {"ts", us(ts)}, {"args", {{"value", value}}}});
+    buffer_ += first_ ? "\n" : ",\n";
+    first_ = false;
+    fmt::format_to(std::back_inserter(buffer_), R"({{"ph":"C","pid":{},"name":{},"ts":{},"args":{{"value":{}}}}})", kPid,
+                   quoted_name, us(ts), value);
+    if (buffer_.size() > (1 << 16)) flush();
   }
   void slice(int tid, const std::string& name, TimeNs start, TimeNs end, json args = json::object()) {
     event(json{{"ph", "X"}, {"pid", kPid}, {"tid", tid}, {"name", name}, {"ts", us(start)},
@@ -55,8 +61,9 @@ class EventWriter {
   bool first_ = true;
 };
 
+// A counter track's name, quoted as JSON.
 std::string track(const ColumnDef& c, const char* kind) {
-  return std::string(kind) + (c.label.empty() ? c.key : c.label) + " %";
+  return json(std::string(kind) + (c.label.empty() ? c.key : c.label) + " %").dump();
 }
 
 }  // namespace
@@ -101,7 +108,7 @@ void TraceRenderer::render(const ReportInput& input) {
                 json{{"index", w.index}});
       return;
     }
-    out.counter("DIE-Util %", s.start_ns, w.die_util_pct);
+    out.counter(R"("DIE-Util %")", s.start_ns, w.die_util_pct);
     for (std::size_t i = 0; i < s.units.size() && i < unit_tracks.size(); ++i) out.counter(unit_tracks[i], s.start_ns, s.units[i]);
     for (std::size_t i = 0; i < s.diagnostics.size() && i < diag_tracks.size(); ++i)
       out.counter(diag_tracks[i], s.start_ns, s.diagnostics[i]);
@@ -116,7 +123,7 @@ void TraceRenderer::render(const ReportInput& input) {
     std::optional<TimeNs> prev;
     while (stream->next(u)) {
       const TimeNs from = std::max(prev.value_or(u.ts_ns - kMaxNvmlPeriodNs), u.ts_ns - kMaxNvmlPeriodNs);
-      out.counter("GPU-Util %", from, u.pct);
+      out.counter(R"("GPU-Util %")", from, u.pct);
       prev = u.ts_ns;
     }
   }
