@@ -36,11 +36,25 @@ constexpr CatalogEntry kCatalog[] = {
      Source::cupti, kPct, "FMA lite", "The FMA pipe's lite half (FP32 and fp16 only). Diagnostic."},
     {"TPC.TriageCompute.sm__inst_executed_pipe_fmalite_realtime.avg.pct_of_peak_sustained_elapsed", T::counter,
      Unit::pct, K::gpu, Source::cupti, kPct, "FMA lite", "Lite half, group-qualified form. Diagnostic."},
+    {"sm__inst_executed_pipe_fmaheavy.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
+     Source::cupti, kPct, "FMA heavy", "Heavy half, plain (non-realtime) form. Diagnostic."},
+    {"sm__inst_executed_pipe_fmalite.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
+     Source::cupti, kPct, "FMA lite", "Lite half, plain (non-realtime) form. Diagnostic."},
+    {"sm__pipe_fma_halves_mean.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::derived,
+     kPct, "FP32 (FMA halves' mean)",
+     "Not a CUPTI metric: diescope's mean of the heavy and lite halves, used where the whole-pipe counter does "
+     "not fit one pass. Integer and logic work on the heavy half counts at half weight."},
     // Other SM pipes.
     {"sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
      Source::cupti, kPct, "Tensor", "Cycles the tensor pipe was busy."},
     {"TPC.TriageCompute.sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", T::counter,
      Unit::pct, K::gpu, Source::cupti, kPct, "Tensor", "Tensor pipe, group-qualified form."},
+    {"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
+     Source::cupti, kPct, "Tensor", "Tensor pipe, plain (non-realtime) form."},
+    {"sm__pipe_tensor_cycles_active_realtime_v2.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
+     Source::cupti, kPct, "Tensor", "Tensor pipe, the realtime form that replaces the first one on Ada."},
+    {"sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
+     Source::cupti, kPct, "FP64", "Warp instructions on the FP64 pipe."},
     {"sm__pipe_shared_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
      Source::cupti, kPct, "Tensor+FP16",
      "Turing's tensor stand-in: the pipe tensor cores share with fp16 math, so it reads above tensor work "
@@ -58,6 +72,9 @@ constexpr CatalogEntry kCatalog[] = {
      kPct, "Load/store",
      "Warp instructions on the load/store pipe. Each counter-buffer drain costs most of the sample spanning it, "
      "so it reads low at short drain periods."},
+    {"l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
+     Source::cupti, kPct, "Load/store",
+     "Wavefronts in L1's data stage from load/store instructions: a stand-in for the load/store pipe."},
     {"l1tex__m_xbar2l1tex_read_sectors_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
      Source::cupti, kPct, "L1 read sectors", "Sectors the crossbar returned to L1; a stand-in for load/store."},
     {"SM_A.TriageCompute.l1tex__m_xbar2l1tex_read_sectors_realtime.avg.pct_of_peak_sustained_elapsed",
@@ -92,6 +109,8 @@ constexpr CatalogEntry kCatalog[] = {
      Source::cupti, kPct, "SM active", "SM active, group-qualified form. Diagnostic."},
     {"sm__warps_active_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::cupti,
      kPct, "Occupancy", "Resident warps as a share of the most the SMs hold. Diagnostic."},
+    {"tpc__warps_active_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
+     Source::cupti, kPct, "Occupancy", "Resident warps counted per TPC. Diagnostic."},
     {"TPC.TriageCompute.tpc__warps_active_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct,
      K::gpu, Source::cupti, kPct, "Occupancy", "Resident warps counted per TPC, group-qualified form. Diagnostic."},
     {"gr__cycles_active.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::cupti, kPct,
@@ -192,6 +211,7 @@ std::string_view to_string(Source source) {
     case Source::cupti: return "CUPTI";
     case Source::nvml: return "NVML";
     case Source::procfs: return "procfs";
+    case Source::derived: return "derived";
   }
   return "?";
 }

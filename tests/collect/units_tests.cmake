@@ -2,6 +2,7 @@
 # library (not a GPU) and runs in CI.
 diescope_test(units_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/units_tables_test.cpp ${CMAKE_CURRENT_LIST_DIR}/units_json_test.cpp
+          ${CMAKE_CURRENT_LIST_DIR}/units_catalog_test.cpp
   LIBS diescope_units diescope_metrics nlohmann_json::nlohmann_json)
 
 if(TARGET diescope-cupti)

@@ -19,6 +19,7 @@ enum class Source {
   cupti,   // CUPTI PM sampling, device-wide chip counters
   nvml,    // NVML readings
   procfs,  // host probes: /proc and /sys
+  derived, // computed by diescope from other catalog metrics (e.g. the mean of the FMA pipe's halves)
 };
 std::string_view to_string(Source source);
 
