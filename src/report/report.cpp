@@ -74,7 +74,7 @@ json column_json(const ColumnSummary& s, const ColumnDef* def) {
 
 json clock_json(const ClockStats& c) {
   json o;
-  const char* none = "no clock reading in this span";
+  const char* none = "no reading of this clock in this span";
   put_number(o, "min", c.min_mhz, none);
   put_number(o, "max", c.max_mhz, none);
   put_number(o, "mean", c.mean_mhz, none);

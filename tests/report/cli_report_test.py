@@ -112,6 +112,7 @@ def main():
     (scratch / "garbage.dsrec").write_text("hello\n")
     (scratch / "empty.dsrec").write_text("")
     (scratch / "bad.json").write_text('{\n  "schema": 3,\n  "method" 3\n}\n')
+    (scratch / "incomplete.json").write_text('{"schema": 3, "results": {}}\n')
     (scratch / "folder").mkdir()
     text = recording.read_text().splitlines(keepends=True)
     (scratch / "reordered.dsrec").write_text("".join(text[:2] + text[40:60] + text[20:40] + text[60:]))
@@ -121,6 +122,7 @@ def main():
         (scratch / "garbage.dsrec", "garbage.dsrec:1:"),
         (scratch / "empty.dsrec", "empty.dsrec"),
         (scratch / "bad.json", "bad.json:3:"),
+        (scratch / "incomplete.json", "incomplete.json: not a complete report"),
         (scratch / "reordered.dsrec", "reordered.dsrec"),
     ]
     for path, names in cases:
