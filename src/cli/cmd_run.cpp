@@ -11,6 +11,7 @@
 
 #include "command.hpp"
 #include "diescope/analysis/analyze.hpp"
+#include "diescope/calibrate/lookup.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/run.hpp"
 #include "diescope/core/error.hpp"
@@ -43,12 +44,17 @@ std::string default_report_dir() {
 }
 
 // Analyses one recording and writes its report beside it; prints the headline.
-void report_one(const collect::GpuRecording& rec, bool use_window, bool several) {
+void report_one(const collect::GpuRecording& rec, bool use_window, bool several,
+                const std::optional<fs::path>& calibration_path) {
   std::unique_ptr<RecordSource> source = open_recording(rec.path);
   AnalysisOptions options;
   options.use_window = use_window;
   const Analysis analysis = analyze(*source, options);
-  const nlohmann::json report = build_report(analysis, ReportContext{rec.path.string(), source->side().end});
+  ReportContext context{rec.path.string(), source->side().end};
+  // The calibration that fits this GPU model, driver, method and unit recipes (docs/calibration.md).
+  context.calibration = calibrate::calibration_block_json(
+      calibrate::find_calibration(analysis.meta, analysis.method, calibration_path));
+  const nlohmann::json report = build_report(analysis, context);
   const fs::path out = fs::path(rec.path.string() + ".report");
   std::error_code ec;
   fs::create_directories(out, ec);
@@ -90,12 +96,10 @@ int run_command(const RunCliOptions& cli) {
                                                                      : "ended by " + outcome.how.substr(7))
             << (outcome.interrupted ? " (interrupted)" : "") << "\n";
   for (const auto& warning : outcome.warnings) std::cerr << "diescope: warning: " << warning << "\n";
-  if (!cli.calibration.empty())
-    std::cerr << "diescope: note: --calibration " << cli.calibration
-              << " was checked to exist; this build's reports have no calibration section yet\n";
 
   const bool several = outcome.recordings.size() > 1;
-  for (const auto& rec : outcome.recordings) report_one(rec, cli.window == "markers", several);
+  for (const auto& rec : outcome.recordings) report_one(rec, cli.window == "markers", several,
+                 cli.calibration.empty() ? std::nullopt : std::optional<fs::path>(cli.calibration));
   return outcome.exit_code;
 }
 
