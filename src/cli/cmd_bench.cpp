@@ -1,0 +1,157 @@
+// `diescope bench [opts] -- CMD ARGS` and `diescope bench --workload NAME [-- ARGS]`: repeated
+// rounds of `diescope run` with the steady window, statistics across the kept rounds, rounds with
+// no window or partial coverage left out and named (docs/bench-command.md).
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+#include "diescope/benchcmd/bench.hpp"
+#include "diescope/collect/nvml.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/workloads/launcher.hpp"
+#include "diescope/workloads/options.hpp"
+
+namespace diescope::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BenchCliOptions {
+  int rounds = 5;
+  double interval_ms = 10;
+  double drain_ms = 1000;
+  std::string report_dir;
+  std::vector<int> gpus;
+  std::string workload;
+  bool show_output = false;
+  std::vector<std::string> command;  // after --: the command, or the workload's arguments
+};
+
+std::string default_bench_dir() {
+  std::time_t t = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&t, &local);
+  char name[64];
+  std::strftime(name, sizeof name, "diescope-bench-%Y%m%d-%H%M%S", &local);
+  return name;
+}
+
+// The command each round runs: the given one, or this diescope running the bundled workload.
+std::vector<std::string> round_command(const BenchCliOptions& cli) {
+  if (cli.workload.empty()) {
+    if (cli.command.empty())
+      throw UsageError("no command to bench",
+                       "put it after --, e.g. diescope bench --rounds 5 -- ./app, or bench a bundled workload with "
+                       "--workload stream");
+    return cli.command;
+  }
+  if (!workloads::is_workload(cli.workload))
+    throw UsageError("unknown workload '" + cli.workload + "'", "choose one of: ffma, stream, gemm, duty");
+  // Check the workload's own arguments now, not once per round.
+  std::vector<std::string> args{cli.workload};
+  args.insert(args.end(), cli.command.begin(), cli.command.end());
+  const workloads::ParsedCommand parsed = workloads::parse_command_line(args);
+  if (!parsed.options)
+    throw UsageError("--help was given as the workload's argument",
+                     "see `diescope workload " + cli.workload + " --help`, then bench without --help");
+  const fs::path self = workloads::current_executable();
+  workloads::find_workload_binary(self);  // throws, naming where it looked, when it is not built
+  std::vector<std::string> command{self.string(), "workload"};
+  command.insert(command.end(), args.begin(), args.end());
+  return command;
+}
+
+int bench_command(const BenchCliOptions& cli) {
+  if (cli.rounds < benchcmd::kMinKeptRounds || cli.rounds > 10'000)
+    throw UsageError(fmt::format("--rounds {} is out of range", cli.rounds),
+                     fmt::format("give from {} to 10000 rounds: the spread needs at least {} kept rounds (default 5)",
+                                 benchcmd::kMinKeptRounds, benchcmd::kMinKeptRounds));
+  if (!(cli.interval_ms >= 0.1 && cli.interval_ms <= 10'000))
+    throw UsageError(fmt::format("--interval-ms {} is out of range", cli.interval_ms),
+                     "give a sample interval from 0.1 to 10000 ms (default 10)");
+  if (!(cli.drain_ms >= 10 && cli.drain_ms <= 60'000))
+    throw UsageError(fmt::format("--drain-ms {} is out of range", cli.drain_ms),
+                     "give a drain period from 10 to 60000 ms (default 1000)");
+
+  benchcmd::BenchOptions options;
+  options.rounds = cli.rounds;
+  options.run.command = round_command(cli);
+  options.run.interval_ms = cli.interval_ms;
+  options.run.drain_ms = cli.drain_ms;
+  if (!cli.gpus.empty()) options.run.gpus = cli.gpus;
+  options.output_dir = cli.report_dir.empty() ? fs::path(default_bench_dir()) : fs::path(cli.report_dir);
+  if (!cli.workload.empty()) options.workload = cli.workload;
+  options.show_output = cli.show_output;
+
+  std::unique_ptr<collect::Nvml> nvml = collect::Nvml::load();
+  std::cerr << fmt::format("diescope bench: {} rounds, each summarised over its steady window; results in {}{}\n",
+                           cli.rounds, options.output_dir.string(),
+                           cli.show_output ? "" : " (the command's output in round-NN/stdout.log)");
+  benchcmd::StreamProgress progress(std::cerr, ::isatty(2) == 1);
+  const benchcmd::BenchResult result = benchcmd::run_bench(options, *nvml, progress);
+  for (const auto& round : result.rounds)
+    for (const auto& warning : round.warnings)
+      std::cerr << "diescope: warning: round " << round.number << ": " << warning << "\n";
+  std::cout << benchcmd::render_summary(result) << std::flush;
+
+  if (result.failure)
+    throw Error(result.stopped_because + "; bench.json holds the rounds before it", result.failure->fix,
+                result.failure->exit_code);
+  if (result.interrupted)
+    throw Error(result.stopped_because + "; bench.json holds the rounds finished before it",
+                "run the bench again and let it finish", 130);
+  const std::string too_few = benchcmd::too_few_rounds(result);
+  if (!too_few.empty()) {
+    bool no_window = false, partial = false;
+    for (const auto& gpu : result.gpus)
+      for (const auto& left : gpu.left_out) {
+        no_window = no_window || left.reason.starts_with("no steady window");
+        partial = partial || left.reason.starts_with("window partial");
+      }
+    std::string fix = "see each round's reason above and its report in the round's folder";
+    if (no_window)
+      fix = "make the command print the lines 'diescope: measure start' and 'diescope: measure stop' (flushed) around "
+            "its steady part, as the bundled workloads do (docs/bench-command.md)";
+    else if (partial)
+      fix = "the counters covered under 90% of the window: read the notes in the rounds' reports (another profiler "
+            "holding the counters, the sampler stopping) and run again";
+    throw Error(too_few, fix, benchcmd::kExitTooFewRounds);
+  }
+  return 0;
+}
+
+std::function<int()> setup_bench(CLI::App& sub) {
+  auto opt = std::make_shared<BenchCliOptions>();
+  sub.add_option("--rounds", opt->rounds, "rounds of `diescope run` (default 5; at least 2)");
+  sub.add_option("--interval-ms", opt->interval_ms, "chip counter sample interval in ms (default 10)");
+  sub.add_option("--drain-ms", opt->drain_ms, "how often the counter buffer is decoded, in ms (default 1000)");
+  sub.add_option("--report", opt->report_dir,
+                 "folder for bench.json and the rounds' recordings and reports (default diescope-bench-<date>-<time>)");
+  sub.add_option("--gpus", opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)")
+      ->delimiter(',');
+  sub.add_option("--workload", opt->workload,
+                 "bench a bundled workload (ffma, stream, gemm, duty); arguments after -- go to the workload");
+  sub.add_flag("--show-output", opt->show_output,
+               "copy the command's stdout to the terminal (default: to round-NN/stdout.log)");
+  sub.add_option("command", opt->command, "the command to bench, after -- (or the workload's arguments)");
+  sub.footer(
+      "Every round is summarised over the steady window between the lines 'diescope: measure start' and\n"
+      "'diescope: measure stop' that the command prints. A round with no window, or whose counters covered\n"
+      "under 90% of it, is left out of the statistics and named. Exit code 0 when at least 2 rounds were kept.\n"
+      "Examples: diescope bench --rounds 5 --workload stream\n"
+      "          diescope bench --rounds 10 -- python train.py --steps 200\n");
+  return [opt]() { return bench_command(*opt); };
+}
+
+const CommandRegistrar registrar{Command{
+    "bench", 15, setup_bench,
+    "repeated rounds of run on the steady window: mean, spread and 95% interval across rounds, partial rounds named"}};
+
+}  // namespace
+}  // namespace diescope::cli
