@@ -196,7 +196,7 @@ void SamplerSupervisor::stop_and_wait(TimeNs now, GpuBatch& out) {
 
 LiveSource::LiveSource(std::vector<LiveGpu> gpus, double interval_ms, double poll_ms, SupervisorTiming timing,
                        std::function<void(const std::string&)> log)
-    : log_(std::move(log)) {
+    : poll_ns_(static_cast<TimeNs>(poll_ms * 1e6)), log_(std::move(log)) {
   for (LiveGpu& in : gpus) {
     Gpu g;
     g.meta.tool_version = kToolVersion;
@@ -237,7 +237,12 @@ void LiveSource::collect(TimeNs now, std::vector<GpuBatch>& out) {
     batch.notes.insert(batch.notes.end(), p.notes.begin(), p.notes.end());
     p.clear();
     if (g.supervisor) g.supervisor->pump(now, batch);
-    g.telemetry->read(now, batch);
+    // The agent also collects whenever a sampler child writes; NVML waits for its poll (a tenth of
+    // a poll early is close enough, so a poll that wakes a little early is not skipped).
+    if (now >= g.next_read_ns - poll_ns_ / 10) {
+      g.telemetry->read(now, batch);
+      g.next_read_ns = now + poll_ns_;
+    }
     for (const Note& n : batch.notes)
       if (log_ && n.topic == "sampler") log_("GPU " + std::to_string(g.meta.gpu.index) + ": " + n.text);
   }

@@ -113,8 +113,10 @@ class LiveSource final : public AgentSource {
     std::unique_ptr<SamplerSupervisor> supervisor;  // null: no counters for this GPU
     RecordingMeta meta;
     GpuBatch pending;  // produced by set_counters, handed out at the next collect
+    TimeNs next_read_ns = 0;  // NVML is read once per poll, however often collect() runs
   };
   std::vector<Gpu> gpus_;
+  TimeNs poll_ns_ = 0;
   std::function<void(const std::string&)> log_;
 };
 
