@@ -12,6 +12,7 @@
 
 #include "command.hpp"
 #include "diescope/analysis/analyze.hpp"
+#include "diescope/calibrate/lookup.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/recording/reader.hpp"
 #include "diescope/report/renderer.hpp"
@@ -27,6 +28,7 @@ struct ReportOptions {
   std::string out;
   std::vector<std::string> formats;
   bool no_window = false;
+  std::string calibration;
 };
 
 const std::set<std::string> kFormats = {"terminal", "json", "csv", "html", "trace", "all"};
@@ -102,7 +104,12 @@ int run_report(const ReportOptions& opt) {
   AnalysisOptions analysis_options;
   analysis_options.use_window = !opt.no_window;
   const Analysis analysis = analyze(*source, analysis_options);
-  const nlohmann::json report = build_report(analysis, ReportContext{input.string(), source->side().end});
+  ReportContext context{input.string(), source->side().end};
+  // The calibration that fits this recording's GPU model, driver, method and unit recipes.
+  context.calibration = calibrate::calibration_block_json(calibrate::find_calibration(
+      analysis.meta, analysis.method,
+      opt.calibration.empty() ? std::nullopt : std::optional<fs::path>(opt.calibration)));
+  const nlohmann::json report = build_report(analysis, context);
 
   MultiRenderer renderers;
   std::vector<fs::path> written;
@@ -145,6 +152,9 @@ std::function<int()> setup_report(CLI::App& sub) {
                  "repeat or separate with commas (default: terminal,json,csv)")
       ->delimiter(',')
       ->check(CLI::IsMember(kFormats));
+  sub.add_option("--calibration", opt->calibration,
+                 "a calibration file or folder from `diescope calibrate` (default: the calibrations folder under "
+                 "$XDG_DATA_HOME/diescope or ~/.local/share/diescope)");
   sub.add_flag("--no-window", opt->no_window, "summarise the whole run only, even when the recording has window markers");
   return [opt]() { return run_report(*opt); };
 }
