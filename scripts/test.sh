@@ -7,3 +7,5 @@ bash scripts/setup.sh
 cmake --preset ci
 cmake --build --preset ci
 ctest --preset ci -j2
+# The recording reader's libFuzzer target, for a short time (scripts/fuzz.sh).
+bash scripts/fuzz.sh 30
