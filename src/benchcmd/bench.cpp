@@ -3,6 +3,7 @@
 #include "diescope/benchcmd/bench.hpp"
 
 #include <fcntl.h>
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,7 +11,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <fmt/core.h>
 
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/core/atomic_file.hpp"
@@ -50,7 +50,8 @@ class StopSignalGuard {
   int signal() const { return g_stop_signal; }
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 class FileDescriptor {
@@ -70,7 +71,8 @@ class FileDescriptor {
 };
 
 TimeNs realtime_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 int digits(int n) {
@@ -152,10 +154,14 @@ std::vector<GpuBench> summarise_rounds(const std::vector<Round>& rounds) {
         if (candidate.gpu_index == index) g = &candidate;
       if (g && b.gpu.uuid.empty() && !g->gpu.uuid.empty()) b.gpu = g->gpu;
       std::string reason;
-      if (!r.failure.empty()) reason = "the run failed: " + r.failure;
-      else if (r.interrupted) reason = "interrupted: diescope was sent SIGINT or SIGTERM during the round";
-      else if (!g) reason = "the round has no recording of this GPU";
-      else if (!g->verdict.kept) reason = g->verdict.reason;
+      if (!r.failure.empty())
+        reason = "the run failed: " + r.failure;
+      else if (r.interrupted)
+        reason = "interrupted: diescope was sent SIGINT or SIGTERM during the round";
+      else if (!g)
+        reason = "the round has no recording of this GPU";
+      else if (!g->verdict.kept)
+        reason = g->verdict.reason;
       if (!reason.empty()) {
         b.left_out.push_back({r.number, reason});
         continue;
@@ -174,9 +180,12 @@ std::vector<GpuBench> summarise_rounds(const std::vector<Round>& rounds) {
     for (FigureStats& stats : b.figures) {
       std::vector<double> values;
       for (const auto& [number, g] : kept) {
-        auto it = std::find_if(g->figures.begin(), g->figures.end(), [&](const Figure& f) { return f.key == stats.key; });
-        if (it != g->figures.end() && std::isfinite(it->value)) values.push_back(it->value);
-        else stats.missing_in.push_back(number);
+        auto it =
+            std::find_if(g->figures.begin(), g->figures.end(), [&](const Figure& f) { return f.key == stats.key; });
+        if (it != g->figures.end() && std::isfinite(it->value))
+          values.push_back(it->value);
+        else
+          stats.missing_in.push_back(number);
       }
       stats.summary = summarise(values);
     }
@@ -223,15 +232,17 @@ BenchResult run_bench(const BenchOptions& options, const collect::Nvml& nvml, Pr
       const fs::path log_path = round.folder / "stdout.log";
       log.reset(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
       if (log.get() < 0)
-        throw Error("cannot create " + log_path.string() + ": " + std::strerror(errno), "choose another --report folder",
-                    kExitInput);
+        throw Error("cannot create " + log_path.string() + ": " + std::strerror(errno),
+                    "choose another --report folder", kExitInput);
       run.stdout_fd = log.get();
     }
     if (options.adjust_round) options.adjust_round(k, run);
 
     progress.round_started(k, options.rounds);
     const auto began = std::chrono::steady_clock::now();
-    auto seconds_since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(); };
+    auto seconds_since = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    };
     collect::RunOutcome outcome;
     try {
       outcome = collect::record_run(run, nvml);
@@ -278,8 +289,8 @@ std::string too_few_rounds(const BenchResult& result) {
   for (const GpuBench& b : result.gpus) {
     if (b.enough) continue;
     if (!message.empty()) message += "; ";
-    message += fmt::format("GPU {} kept {} of {} round{}, and the statistics need at least {}", b.gpu_index, b.kept.size(),
-                           result.rounds.size(), result.rounds.size() == 1 ? "" : "s", kMinKeptRounds);
+    message += fmt::format("GPU {} kept {} of {} round{}, and the statistics need at least {}", b.gpu_index,
+                           b.kept.size(), result.rounds.size(), result.rounds.size() == 1 ? "" : "s", kMinKeptRounds);
   }
   return message;
 }

@@ -1,6 +1,7 @@
 // What a bench shows: bench.json, the summary table, the progress bar and per-round lines.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 
@@ -62,8 +63,8 @@ json round_gpu_json(const GpuRound& g, const fs::path& base, const LeftOut* left
     o["limiting_unit"] = *g.limiting_unit;
   } else {
     o["limiting_unit"] = nullptr;
-    o["limiting_unit_reason"] = g.window_found ? "no unit qualified over the window (see the round's report)"
-                                               : "no steady window";
+    o["limiting_unit_reason"] =
+        g.window_found ? "no unit qualified over the window (see the round's report)" : "no steady window";
   }
   json figures = json::object();
   for (const Figure& f : g.figures) put(figures, f.key, f.value, "not available over this round's window");
@@ -96,7 +97,8 @@ json round_json(const Round& r, const fs::path& base, const std::vector<GpuBench
   o["interrupted"] = r.interrupted;
   o["warnings"] = r.warnings;
   json gpus = json::array();
-  for (const GpuRound& g : r.gpus) gpus.push_back(round_gpu_json(g, base, left_out_of(decisions, g.gpu_index, r.number)));
+  for (const GpuRound& g : r.gpus)
+    gpus.push_back(round_gpu_json(g, base, left_out_of(decisions, g.gpu_index, r.number)));
   o["gpus"] = gpus;
   return o;
 }
@@ -136,33 +138,51 @@ json gpu_bench_json(const GpuBench& b) {
   return o;
 }
 
-// Percentages, points, MHz and seconds with two decimals; rates with an SI prefix.
-std::string format_value(double v, const std::string& unit) {
-  if (!std::isfinite(v)) return "n/a";
-  if (unit.ends_with("/s")) {
-    static const char* prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
-    double a = std::fabs(v);
-    int p = 0;
-    while (a >= 1000 && p < 6) {
-      a /= 1000;
-      v /= 1000;
-      ++p;
-    }
-    return fmt::format("{:.3g}{}", v, prefixes[p]);
+// Rates are shown scaled by one SI prefix per row, chosen from the row's largest magnitude, so the
+// mean and its spread read in the same unit ("3.941" and "0.012" TB/s).
+struct Scale {
+  double divisor = 1;
+  std::string prefix;
+};
+
+Scale scale_for(const FigureStats& s) {
+  if (!s.unit.ends_with("/s")) return {};
+  static const char* prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  double largest = 0;
+  for (double v : {s.summary.mean, s.summary.min, s.summary.max})
+    if (std::isfinite(v)) largest = std::max(largest, std::fabs(v));
+  Scale scale;
+  int p = 0;
+  while (largest >= 1000 && p < 6) {
+    largest /= 1000;
+    scale.divisor *= 1000;
+    ++p;
   }
-  return fmt::format("{:.2f}", v);
+  scale.prefix = prefixes[p];
+  return scale;
 }
 
-std::string figure_label(const FigureStats& s) {
+// Percentages, points, MHz and seconds with two decimals; scaled rates with three.
+std::string format_value(double v, const FigureStats& s, const Scale& scale) {
+  if (!std::isfinite(v)) return "n/a";
+  std::string text = s.unit.ends_with("/s") ? fmt::format("{:.3f}", v / scale.divisor) : fmt::format("{:.2f}", v);
+  // A tiny negative (an interval's low end around 0) must not read "-0.00".
+  if (text.starts_with("-") && text.find_first_not_of("-0.") == std::string::npos) text.erase(0, 1);
+  return text;
+}
+
+std::string figure_label(const FigureStats& s, const Scale& scale) {
+  if (s.unit == "%") return s.label + " %";
+  if (s.unit == "points") return s.label + " (pts)";
   std::string unit = s.unit;
-  if (unit == "%") return s.label + " %";
-  if (unit == "points") return s.label + " (pts)";
-  return s.label + " (" + unit + ")";
+  if (unit == "bytes/s") unit = "B/s";
+  return s.label + " (" + scale.prefix + unit + ")";
 }
 
 std::string headline_figure(const GpuRound& g, const char* key, const char* label) {
   for (const Figure& f : g.figures)
-    if (f.key == key) return fmt::format("{} {}", label, std::isfinite(f.value) ? fmt::format("{:.1f}%", f.value) : "n/a");
+    if (f.key == key)
+      return fmt::format("{} {}", label, std::isfinite(f.value) ? fmt::format("{:.1f}%", f.value) : "n/a");
   return fmt::format("{} n/a", label);
 }
 
@@ -232,8 +252,10 @@ std::string describe_round(const Round& round) {
     }
   }
   if (round.gpus.empty()) s = "no GPU was recorded";
-  if (round.how != "exited") s += "; the command ended by " + (round.how.starts_with("signal ") ? round.how.substr(7) : round.how);
-  else if (round.exit_code != 0) s += fmt::format("; the command exited with code {}", round.exit_code);
+  if (round.how != "exited")
+    s += "; the command ended by " + (round.how.starts_with("signal ") ? round.how.substr(7) : round.how);
+  else if (round.exit_code != 0)
+    s += fmt::format("; the command exited with code {}", round.exit_code);
   return s;
 }
 
@@ -241,7 +263,8 @@ std::string progress_bar(int done, int total, int width) {
   if (total < 1) total = 1;
   done = std::clamp(done, 0, total);
   const int filled = static_cast<int>(static_cast<long>(done) * width / total);
-  return "[" + std::string(static_cast<std::size_t>(filled), '#') + std::string(static_cast<std::size_t>(width - filled), '-') + "]";
+  return "[" + std::string(static_cast<std::size_t>(filled), '#') +
+         std::string(static_cast<std::size_t>(width - filled), '-') + "]";
 }
 
 void StreamProgress::round_started(int round, int rounds) {
@@ -268,7 +291,8 @@ void StreamProgress::round_finished(const Round& round, int rounds) {
     return;
   }
   // The command may have written to the terminal since the bar was drawn: start a clean line.
-  out_ << "\r\033[K" << line << "\n" << progress_bar(round.number, rounds, 30)
+  out_ << "\r\033[K" << line << "\n"
+       << progress_bar(round.number, rounds, 30)
        << fmt::format(" {}/{} rounds, {:.0f} s", round.number, rounds, elapsed_s_);
   if (round.number == rounds) out_ << "\n";
   out_ << std::flush;
@@ -276,17 +300,18 @@ void StreamProgress::round_finished(const Round& round, int rounds) {
 
 std::string render_summary(const BenchResult& r) {
   std::string s;
-  s += fmt::format("\ndiescope bench: {} of {} round{} of `{}`, each summarised over its steady window\n", r.rounds.size(),
-                   r.rounds_requested, r.rounds_requested == 1 ? "" : "s", command_text(r));
+  s += fmt::format("\ndiescope bench: {} of {} round{} of `{}`, each summarised over its steady window\n",
+                   r.rounds.size(), r.rounds_requested, r.rounds_requested == 1 ? "" : "s", command_text(r));
   if (!r.stopped_because.empty()) s += "stopped early: " + r.stopped_because + "\n";
   s += "results: " + r.bench_json.string() + "\n";
   for (const GpuBench& b : r.gpus) {
-    s += fmt::format("\nGPU {}{}: {} of {} round{} kept\n", b.gpu_index, b.gpu.model.empty() ? "" : " (" + b.gpu.model + ")",
-                     b.kept.size(), r.rounds.size(), r.rounds.size() == 1 ? "" : "s");
+    s += fmt::format("\nGPU {}{}: {} of {} round{} kept\n", b.gpu_index,
+                     b.gpu.model.empty() ? "" : " (" + b.gpu.model + ")", b.kept.size(), r.rounds.size(),
+                     r.rounds.size() == 1 ? "" : "s");
 
     // Per round: what it read and whether it counts.
-    s += fmt::format("  {:>5}  {:<9} {:>5} {:>9} {:>9} {:>9} {:>8}\n", "round", "status", "exit", "window s", "GPU-Util",
-                     "DIE-Util", "gap");
+    s += fmt::format("  {:>5}  {:<9} {:>5} {:>9} {:>9} {:>9} {:>8}\n", "round", "status", "exit", "window s",
+                     "GPU-Util", "DIE-Util", "gap");
     for (const Round& round : r.rounds) {
       const GpuRound* g = nullptr;
       for (const GpuRound& candidate : round.gpus)
@@ -297,7 +322,7 @@ std::string render_summary(const BenchResult& r) {
         if (!f || !std::isfinite(f->value)) return "n/a";
         return fmt::format(fmt::runtime(fmt_spec), f->value);
       };
-      const std::string exit = !round.failure.empty() ? "-"
+      const std::string exit = !round.failure.empty()  ? "-"
                                : round.how == "exited" ? std::to_string(round.exit_code)
                                                        : round.how.substr(round.how.find(' ') + 1);
       s += fmt::format("  {:>5}  {:<9} {:>5} {:>9} {:>9} {:>9} {:>8}\n", round.number, kept ? "kept" : "left out", exit,
@@ -307,19 +332,20 @@ std::string render_summary(const BenchResult& r) {
     for (const LeftOut& l : b.left_out) s += fmt::format("  round {} left out: {}\n", l.round, l.reason);
 
     if (b.kept.empty()) continue;
-    s += fmt::format("\n  {:<28} {:>3} {:>10} {:>9} {:>10} {:>10}   {}\n", "over the kept rounds", "n", "mean", "sd", "min",
-                     "max", "95% interval (t)");
+    s += fmt::format("\n  {:<28} {:>3} {:>10} {:>9} {:>10} {:>10}   {}\n", "over the kept rounds", "n", "mean", "sd",
+                     "min", "max", "95% interval (t)");
     std::string group;
     for (const FigureStats& f : b.figures) {
       if (f.group != group && f.group != "headline") s += "\n";
       group = f.group;
       const Summary& m = f.summary;
-      const std::string interval = std::isfinite(m.low) ? format_value(m.low, f.unit) + " .. " + format_value(m.high, f.unit)
-                                                        : "n/a";
-      std::string label = figure_label(f);
+      const Scale scale = scale_for(f);
+      auto shown = [&](double v) { return format_value(v, f, scale); };
+      const std::string interval = std::isfinite(m.low) ? shown(m.low) + " .. " + shown(m.high) : "n/a";
+      std::string label = figure_label(f, scale);
       if (label.size() > 28) label = label.substr(0, 27) + "~";
-      s += fmt::format("  {:<28} {:>3} {:>10} {:>9} {:>10} {:>10}   {}", label, m.n, format_value(m.mean, f.unit),
-                       format_value(m.sd, f.unit), format_value(m.min, f.unit), format_value(m.max, f.unit), interval);
+      s += fmt::format("  {:<28} {:>3} {:>10} {:>9} {:>10} {:>10}   {}", label, m.n, shown(m.mean), shown(m.sd),
+                       shown(m.min), shown(m.max), interval);
       if (!f.missing_in.empty()) {
         std::string rounds;
         for (int n : f.missing_in) rounds += (rounds.empty() ? "" : ",") + std::to_string(n);

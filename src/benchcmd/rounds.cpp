@@ -63,11 +63,12 @@ std::vector<Figure> figures_of(const Analysis& analysis, const SpanResults& span
 
   out.push_back({"span_s", "Window length", "s", "window", span.span_s});
   out.push_back({"chip_coverage_pct", "Chip coverage", "%", "window", span.chip_coverage_pct});
-  out.push_back({"sm_clock_mhz", "SM clock (mean)", "MHz", "clock", span.sm_clock.mean_mhz});
-  out.push_back({"mem_clock_mhz", "Memory clock (mean)", "MHz", "clock", span.mem_clock.mean_mhz});
+  out.push_back({"sm_clock_mhz", "SM clock", "MHz", "clock", span.sm_clock.mean_mhz});
+  out.push_back({"mem_clock_mhz", "Memory clock", "MHz", "clock", span.mem_clock.mean_mhz});
 
   for (const ColumnSummary& s : span.units) {
-    const std::string label = find_column(meta.units, s.key) ? label_of(meta.units, s.key) : label_of(meta.engines, s.key);
+    const std::string label =
+        find_column(meta.units, s.key) ? label_of(meta.units, s.key) : label_of(meta.engines, s.key);
     out.push_back({"unit." + s.key, label, "%", "unit", s.mean_pct});
   }
   for (const ColumnSummary& s : span.diagnostics)

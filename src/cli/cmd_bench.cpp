@@ -116,11 +116,13 @@ int bench_command(const BenchCliOptions& cli) {
       }
     std::string fix = "see each round's reason above and its report in the round's folder";
     if (no_window)
-      fix = "make the command print the lines 'diescope: measure start' and 'diescope: measure stop' (flushed) around "
-            "its steady part, as the bundled workloads do (docs/bench-command.md)";
+      fix =
+          "make the command print the lines 'diescope: measure start' and 'diescope: measure stop' (flushed) around "
+          "its steady part, as the bundled workloads do (docs/bench-command.md)";
     else if (partial)
-      fix = "the counters covered under 90% of the window: read the notes in the rounds' reports (another profiler "
-            "holding the counters, the sampler stopping) and run again";
+      fix =
+          "the counters covered under 90% of the window: read the notes in the rounds' reports (another profiler "
+          "holding the counters, the sampler stopping) and run again";
     throw Error(too_few, fix, benchcmd::kExitTooFewRounds);
   }
   return 0;

@@ -169,7 +169,8 @@ Round make_round(int number, double die, double gpu, std::string left_out = "") 
   g.limiting_unit = "DRAM";
   g.figures = {{"gpu_util_pct", "GPU-Util", "%", "headline", gpu},
                {"die_util_pct", "DIE-Util", "%", "headline", die},
-               {"unit.dram", "DRAM", "%", "unit", die}};
+               {"unit.dram", "DRAM", "%", "unit", die},
+               {"rate.dram_bytes", "DRAM bytes", "bytes/s", "rate", die * 5e10}};
   r.gpus.push_back(g);
   return r;
 }
@@ -339,6 +340,10 @@ TEST(Text, SummaryTableNamesLeftOutRoundsAndTheInterval) {
   EXPECT_NE(s.find("78.03 .. 87.97"), std::string::npos) << s;
   EXPECT_NE(s.find("(n/a in round 4)"), std::string::npos) << s;
   EXPECT_NE(s.find("limiting unit: DRAM in 3 of 3 kept rounds"), std::string::npos) << s;
+  // DRAM bytes/s are 81, 83, 85 times 5e10: 4.05, 4.15, 4.25 TB/s; mean 4.15, sd 0.1, shown in the
+  // row's one unit, TB/s, interval 4.15 -+ 4.302653 * 0.1 / sqrt(3) = 4.15 -+ 0.2484 = 3.902 .. 4.398.
+  EXPECT_NE(s.find("DRAM bytes (TB/s)"), std::string::npos) << s;
+  EXPECT_NE(s.find("4.150     0.100      4.050      4.250   3.902 .. 4.398"), std::string::npos) << s;
 }
 
 TEST(Text, RoundLinesAndTheProgressBar) {
@@ -360,6 +365,22 @@ TEST(Text, RoundLinesAndTheProgressBar) {
   EXPECT_EQ(progress_bar(0, 5, 4), "[----]");
   EXPECT_EQ(progress_bar(5, 5, 4), "[####]");
   EXPECT_EQ(progress_bar(7, 5, 4), "[####]");
+}
+
+TEST(Text, AnIntervalEndingJustBelowZeroDoesNotReadMinusZero) {
+  // Values 0, 0, 0.001: mean 0.000333, sd 0.000577, half width 4.302653 * 0.000577 / sqrt(3) = 0.001434,
+  // low end -0.0011, shown with two decimals as 0.00 (not -0.00).
+  std::vector<Round> rounds = {make_round(1, 80, 97), make_round(2, 80, 97), make_round(3, 80, 97)};
+  for (int i = 0; i < 3; ++i)
+    rounds[static_cast<std::size_t>(i)].gpus[0].figures.push_back(
+        {"unit.fma_lite", "FMA lite", "%", "unit", i == 2 ? 0.001 : 0.0});
+  BenchResult r;
+  r.rounds = rounds;
+  r.rounds_requested = 3;
+  r.gpus = summarise_rounds(rounds);
+  const std::string s = render_summary(r);
+  EXPECT_NE(s.find("0.00 .. 0.00"), std::string::npos) << s;
+  EXPECT_EQ(s.find("-0.00"), std::string::npos) << s;
 }
 
 TEST(Text, PlainProgressLinesWhenNotATerminal) {

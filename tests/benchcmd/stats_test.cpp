@@ -1,11 +1,11 @@
 // The statistics across rounds: mean, sample sd, range and the 95% Student-t interval, each value
 // worked out by hand in the comments.
+#include "diescope/benchcmd/stats.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
-
-#include "diescope/benchcmd/stats.hpp"
 
 namespace diescope::benchcmd {
 namespace {

@@ -13,11 +13,10 @@
 #include <functional>
 #include <iosfwd>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "diescope/benchcmd/rounds.hpp"
 #include "diescope/benchcmd/stats.hpp"
@@ -40,22 +39,24 @@ struct GpuRound {
   Verdict verdict;
   bool window_found = false;
   std::string window_how;
-  bool counters = false;        // chip samples were recorded
-  std::string counters_why;     // why not, or why they stopped early
+  bool counters = false;                     // chip samples were recorded
+  std::string counters_why;                  // why not, or why they stopped early
   std::optional<std::string> limiting_unit;  // label, over the window
-  std::vector<Figure> figures;  // over the window; empty when there is none
-  nlohmann::json headline;      // the report's rounded headline over the window (or the run, when
-  std::string headline_covers;  // there is no window): "window" or "run"; null when not analysed
+  std::vector<Figure> figures;               // over the window; empty when there is none
+  // The report's rounded headline over the window, or over the run when there is no window
+  // (headline_covers says which: "window" or "run"); null when the recording could not be analysed.
+  nlohmann::json headline;
+  std::string headline_covers;
 };
 
 struct Round {
   int number = 0;  // 1-based
   std::filesystem::path folder;
   double duration_s = 0;
-  int exit_code = 0;          // the command's
-  std::string how;            // "exited", "signal SIGINT", ...
-  bool interrupted = false;   // diescope was sent SIGINT or SIGTERM during the round
-  std::string failure;        // the run could not be made (the error's cause); empty otherwise
+  int exit_code = 0;         // the command's
+  std::string how;           // "exited", "signal SIGINT", ...
+  bool interrupted = false;  // diescope was sent SIGINT or SIGTERM during the round
+  std::string failure;       // the run could not be made (the error's cause); empty otherwise
   std::vector<std::string> warnings;
   std::vector<GpuRound> gpus;
 };
@@ -83,10 +84,10 @@ struct GpuBench {
 
 struct BenchOptions {
   int rounds = 5;
-  collect::RunOptions run;                 // every round's options; output_dir and run_type are set per round
-  std::filesystem::path output_dir;        // the bench folder
-  std::optional<std::string> workload;     // the bundled workload's name when the command runs one
-  bool show_output = false;                // the command's stdout to diescope's; else round-NN/stdout.log
+  collect::RunOptions run;              // every round's options; output_dir and run_type are set per round
+  std::filesystem::path output_dir;     // the bench folder
+  std::optional<std::string> workload;  // the bundled workload's name when the command runs one
+  bool show_output = false;             // the command's stdout to diescope's; else round-NN/stdout.log
   // Called before each round with its number and options (tests vary a round through it).
   std::function<void(int round, collect::RunOptions&)> adjust_round;
 };
@@ -99,10 +100,10 @@ struct BenchResult {
   double drain_ms = 0;
   TimeNs start_ns = 0;
   TimeNs end_ns = 0;
-  bool interrupted = false;       // stopped early by SIGINT/SIGTERM
-  std::string stopped_because;    // why fewer rounds than requested ran; empty when all ran
+  bool interrupted = false;     // stopped early by SIGINT/SIGTERM
+  std::string stopped_because;  // why fewer rounds than requested ran; empty when all ran
   std::vector<Round> rounds;
-  std::vector<GpuBench> gpus;     // statistics, in GPU order
+  std::vector<GpuBench> gpus;  // statistics, in GPU order
   std::filesystem::path bench_json;
   // The error that stopped the bench in a round after the first (the command line reports it, with
   // its exit code, after the summary); unset otherwise.

@@ -24,7 +24,7 @@ inline constexpr double kNormalQuantile975 = 1.959963984540054;
 struct Summary {
   int n = 0;
   double mean = kNaN;
-  double sd = kNaN;   // sample standard deviation (n-1 in the denominator)
+  double sd = kNaN;  // sample standard deviation (n-1 in the denominator)
   double min = kNaN;
   double max = kNaN;
   double t = kNaN;           // t_quantile_975(n-1)
