@@ -309,6 +309,11 @@ std::vector<ColumnDef> NvmlDevice::engine_columns() const {
     c.label = engine.label;
     c.metric = engine.metric;
     c.source = UnitSource::nvml_engine;
+    // The recipe names the NVML call the value comes from, as a chip unit's names its counters.
+    c.recipe.combine = UnitRecipe::Combine::counter;
+    c.recipe.counters = {engine.key == "nvenc"   ? "nvmlDeviceGetEncoderUtilization"
+                         : engine.key == "nvdec" ? "nvmlDeviceGetDecoderUtilization"
+                                                 : "nvmlDeviceGetJpgUtilization"};
     c.counted_by_gpu_util = false;
     c.note = "NVML's utilisation of this engine over NVML's own recent window, read every 100 ms; each chip "
              "sample takes the first reading at or after its end. GPU-Util does not count this engine. NVML "
