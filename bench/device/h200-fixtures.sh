@@ -6,6 +6,7 @@ set -u
 BIN=${BIN:-$PWD/build/lead-carry}
 OUT=${OUT:-/tmp/fixtures-out}
 export PATH=$BIN:$PATH
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 mkdir -p "$OUT"
 {
   date -u +"date %Y-%m-%dT%H:%M:%SZ"
@@ -45,4 +46,10 @@ ncu_one ffma132 diescope-workload ffma --sms 132 --seconds 1
 ncu_one ffma33 diescope-workload ffma --sms 33 --seconds 1
 ncu_one copy diescope-workload stream --kernel copy --seconds 1
 ncu_one gemm diescope-workload gemm --seconds 1
+# Repeated rounds on the steady window (issue 4): statistics across rounds, rounds left out named.
+mkdir -p "$OUT/bench-stream"
+timeout 150 diescope bench --rounds 5 --report "$OUT/bench-stream" --workload stream -- --kernel copy --seconds 2 \
+  > "$OUT/bench-stream/stdout.txt" 2> "$OUT/bench-stream/stderr.txt" < /dev/null
+echo "bench stream rc=$?" >> "$OUT/summary.txt"
+find "$OUT/bench-stream" -name samples.csv -delete
 cat "$OUT/summary.txt"
