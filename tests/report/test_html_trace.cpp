@@ -52,7 +52,9 @@ MemoryRecording four_samples() {
 
 class HtmlAndTrace : public ::testing::Test {
  protected:
-  fs::path dir = fs::path(DIESCOPE_BINARY_DIR) / "report-html-trace-test";
+  // One folder per test: ctest runs each test in its own process, two at a time.
+  fs::path dir = fs::path(DIESCOPE_BINARY_DIR) / "report-html-trace-test" /
+                 ::testing::UnitTest::GetInstance()->current_test_info()->name();
   MemoryRecording rec = four_samples();
   Analysis analysis;
   json report;

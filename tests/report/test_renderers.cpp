@@ -28,7 +28,9 @@ std::string read(const fs::path& p) {
 
 class Renderers : public ::testing::Test {
  protected:
-  fs::path dir = fs::path(DIESCOPE_BINARY_DIR) / "report-renderer-test";
+  // One folder per test: ctest runs each test in its own process, two at a time.
+  fs::path dir = fs::path(DIESCOPE_BINARY_DIR) / "report-renderer-test" /
+                 ::testing::UnitTest::GetInstance()->current_test_info()->name();
   void SetUp() override {
     fs::remove_all(dir);
     fs::create_directories(dir);

@@ -324,7 +324,9 @@ TEST(ReportJson, NotesFromTheRecordingAndTheReader) {
 
 class LoadReport : public ::testing::Test {
  protected:
-  std::filesystem::path dir = std::filesystem::path(DIESCOPE_BINARY_DIR) / "report-load-test";
+  // One folder per test: ctest runs each test in its own process, two at a time.
+  std::filesystem::path dir = std::filesystem::path(DIESCOPE_BINARY_DIR) / "report-load-test" /
+                              ::testing::UnitTest::GetInstance()->current_test_info()->name();
   void SetUp() override {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
