@@ -12,34 +12,18 @@ Beyond the schema it checks what a schema cannot say:
 Fails when the folder holds no bench.json. With --self-test it also breaks a valid file in several
 ways and fails unless each broken copy is rejected.
 """
-import argparse
-import copy
-import json
 import math
 import pathlib
 import sys
 
-import jsonschema
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+from schema_check import (accepted_breakages, load_validator, named, null_reason_problems,  # noqa: E402
+                          parse_args, read_json_strict, sorted_schema_problems)
 
 # Published t(0.975; df), df 1..30, to 4 decimals (any statistics table).
 T975 = [12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281,
         2.2010, 2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860,
         2.0796, 2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423]
-
-
-def null_reason_problems(node, where="$"):
-    problems = []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if value is None and not key.endswith("_reason"):
-                reason = node.get(key + "_reason", node.get("reason"))
-                if not isinstance(reason, str) or not reason:
-                    problems.append(f"{where}.{key} is null with no '{key}_reason' or 'reason' beside it")
-            problems += null_reason_problems(value, f"{where}.{key}")
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            problems += null_reason_problems(value, f"{where}[{i}]")
-    return problems
 
 
 def close(a, b, tol=1e-9):
@@ -110,8 +94,7 @@ def statistic_problems(s, values, missing, where):
 
 
 def problems_of(bench, validator):
-    problems = [f"schema: {'/'.join(map(str, e.absolute_path)) or '$'}: {e.message}"
-                for e in sorted(validator.iter_errors(bench), key=lambda e: list(map(str, e.absolute_path)))]
+    problems = sorted_schema_problems(bench, validator)
     if problems:
         return problems  # the rules below assume the schema's shape
     problems += null_reason_problems(bench)
@@ -154,14 +137,9 @@ def self_test(bench, validator):
     def nan_as_zero(b):
         b["rounds"][0]["gpus"][0]["figures"]["gpu_util_pct"] = None
 
-    failed = []
-    for mutate in (drop_reason, unknown_field, wrong_mean, kept_twice, left_out_without_reason, normal_instead_of_t,
-                   enough_flag_flipped, nan_as_zero):
-        broken = copy.deepcopy(bench)
-        mutate(broken)
-        if not problems_of(broken, validator):
-            failed.append(mutate.__name__)
-    return failed
+    return accepted_breakages(bench, named(drop_reason, unknown_field, wrong_mean, kept_twice, left_out_without_reason,
+                                           normal_instead_of_t, enough_flag_flipped, nan_as_zero),
+                              lambda broken: problems_of(broken, validator))
 
 
 def breakable(bench):
@@ -173,15 +151,8 @@ def breakable(bench):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("schema")
-    parser.add_argument("folder")
-    parser.add_argument("--self-test", action="store_true")
-    args = parser.parse_args()
-
-    schema = json.loads(pathlib.Path(args.schema).read_text())
-    jsonschema.Draft202012Validator.check_schema(schema)
-    validator = jsonschema.Draft202012Validator(schema)
+    args = parse_args()
+    validator = load_validator(args.schema)
 
     files = sorted(p for p in pathlib.Path(args.folder).rglob("bench.json") if p.is_file())
     if not files:
@@ -191,7 +162,7 @@ def main():
     sample = None  # a valid file the self-test can break in every way
     for path in files:
         try:
-            bench = json.loads(path.read_text(), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+            bench = read_json_strict(path)
         except ValueError as e:
             print(f"FAIL {path}: not valid JSON: {e}")
             bad += 1

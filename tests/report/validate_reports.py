@@ -8,28 +8,12 @@ Beyond the schema it checks the rules a schema cannot say:
 Fails when the folder holds no report. With --self-test it also breaks a valid report in several
 ways and fails unless each broken copy is rejected, so the checks themselves are tested.
 """
-import argparse
-import copy
-import json
 import pathlib
 import sys
 
-import jsonschema
-
-
-def null_reason_problems(node, where="$"):
-    problems = []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if value is None and not key.endswith("_reason"):
-                reason = node.get(key + "_reason", node.get("reason"))
-                if not isinstance(reason, str) or not reason:
-                    problems.append(f"{where}.{key} is null with no '{key}_reason' or 'reason' beside it")
-            problems += null_reason_problems(value, f"{where}.{key}")
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            problems += null_reason_problems(value, f"{where}[{i}]")
-    return problems
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+from schema_check import (accepted_breakages, load_validator, named, null_reason_problems,  # noqa: E402
+                          parse_args, read_json_strict, sorted_schema_problems)
 
 
 def is_tenths(x):
@@ -53,8 +37,7 @@ def headline_problems(results, where):
 
 
 def problems_of(report, validator):
-    problems = [f"schema: {'/'.join(map(str, e.absolute_path)) or '$'}: {e.message}"
-                for e in sorted(validator.iter_errors(report), key=lambda e: list(map(str, e.absolute_path)))]
+    problems = sorted_schema_problems(report, validator)
     if problems:
         return problems  # the rules below assume the schema's shape
     problems += null_reason_problems(report)
@@ -93,26 +76,15 @@ def self_test(report, validator):
     def cost_without_reason(r):
         r["cost"].pop("reason")
 
-    failed = []
-    for mutate in (drop_reason, nan_as_zero_with_unknown_field, bad_parts, two_decimals, wrong_schema,
-                   partial_without_wording, calibration_status, cost_without_reason):
-        broken = copy.deepcopy(report)
-        mutate(broken)
-        if not problems_of(broken, validator):
-            failed.append(mutate.__name__)
-    return failed
+    return accepted_breakages(report, named(drop_reason, nan_as_zero_with_unknown_field, bad_parts, two_decimals,
+                                            wrong_schema, partial_without_wording, calibration_status,
+                                            cost_without_reason),
+                              lambda broken: problems_of(broken, validator))
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("schema")
-    parser.add_argument("folder")
-    parser.add_argument("--self-test", action="store_true")
-    args = parser.parse_args()
-
-    schema = json.loads(pathlib.Path(args.schema).read_text())
-    jsonschema.Draft202012Validator.check_schema(schema)
-    validator = jsonschema.Draft202012Validator(schema)
+    args = parse_args()
+    validator = load_validator(args.schema)
 
     files = sorted(p for p in pathlib.Path(args.folder).rglob("*.json") if p.is_file())
     if not files:
@@ -122,8 +94,7 @@ def main():
     first_valid = None
     for path in files:
         try:
-            # Python's parser accepts NaN and Infinity; a report must not contain them.
-            report = json.loads(path.read_text(), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+            report = read_json_strict(path)
         except ValueError as e:
             print(f"FAIL {path}: not valid JSON: {e}")
             bad += 1
