@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
+#include <string_view>
 
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/core/error.hpp"
@@ -329,11 +331,40 @@ SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpa
   return r;
 }
 
-bool finite_all(std::span<const double> values) {
-  for (double v : values)
-    if (!std::isfinite(v)) return false;
-  return true;
+// Where a chip sample is broken (docs/method.md, "Which chip samples are used"): an empty span, or
+// a unit or diagnostic that is not a finite number. Found without building text; the words come
+// from broken_reason() only when someone observes the sample.
+struct Breakage {
+  enum class Part { none, empty_span, unit, diagnostic };
+  Part part = Part::none;
+  std::size_t column = 0;
+  explicit operator bool() const { return part != Part::none; }
+};
+
+std::optional<std::size_t> first_not_finite(std::span<const double> values) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i])) return i;
+  return std::nullopt;
 }
+
+Breakage breakage_of(const ChipSample& s) {
+  if (s.end_ns <= s.start_ns) return {Breakage::Part::empty_span};
+  if (auto i = first_not_finite(s.units)) return {Breakage::Part::unit, *i};
+  if (auto i = first_not_finite(s.diagnostics)) return {Breakage::Part::diagnostic, *i};
+  return {};
+}
+
+std::string broken_reason(Breakage b, const RecordingMeta& meta) {
+  switch (b.part) {
+    case Breakage::Part::empty_span: return "empty span: end is not after start";
+    case Breakage::Part::unit: return "unit " + meta.units[b.column].key + " is not a number";
+    case Breakage::Part::diagnostic: return "diagnostic " + meta.diagnostics[b.column].key + " is not a number";
+    case Breakage::Part::none: break;
+  }
+  return {};
+}
+
+constexpr std::string_view kFirstSampleReason = "first sample after the counters started: it spans their setup";
 
 // The steady window from marks: the first start and the first stop after it.
 WindowResults find_window(const SideRecords& side, Interval run, std::optional<Interval>& window) {
@@ -424,8 +455,13 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
   const std::size_t n_diags = meta.diagnostics.size();
   const std::size_t n_counts = meta.counts.size();
 
+  const auto& observe = options.observe_sample;
+  ObservedSample observed;
+  std::string drop_reason;
+
   auto chip = source.chip_samples();
   ChipSample s;
+  observed.sample = &s;
   long index = 0;
   TimeNs prev_start = std::numeric_limits<TimeNs>::min();
   std::int64_t outside = 0;
@@ -442,7 +478,8 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
     }
     // The first sample after a counters start is dropped whether or not it is broken.
     const bool first = first_rule.is_first(s);
-    const bool broken = !first && (s.end_ns <= s.start_ns || !finite_all(s.units) || !finite_all(s.diagnostics));
+    const Breakage breakage = first ? Breakage{} : breakage_of(s);
+    const bool broken = static_cast<bool>(breakage);
 
     bool in_any = false;
     for (SpanSums& sums : spans) {
@@ -453,14 +490,29 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
       else if (broken) ++sums.dropped_broken;
       else ++sums.samples_used;
     }
+
+    // An observer also sees samples outside the run matched to engines. That cannot move a match
+    // the analysis makes: such a sample ends no later than the run starts, or starts after every
+    // sample in it, and engine readings are matched in time order.
+    const bool kept = !first && !broken;
+    std::span<const double> engine_values;
+    if (kept && (in_any || observe)) engine_values = engines.match(s.end_ns);
+    const double die = die_util_of_sample(s.units, engine_values);
+    if (observe) {
+      observed.index = index - 1;
+      observed.drop = first ? SampleDrop::first : broken ? SampleDrop::broken : SampleDrop::none;
+      drop_reason = first ? std::string(kFirstSampleReason) : broken_reason(breakage, meta);
+      observed.drop_reason = drop_reason;
+      observed.in_run = in_any;
+      observed.engines = engine_values;
+      observed.die_util_pct = die;
+      observe(observed);
+    }
     if (!in_any) {
       ++outside;
       continue;
     }
     if (first || broken) continue;
-
-    const std::span<const double> engine_values = engines.match(s.end_ns);
-    const double die = die_util_of_sample(s.units, engine_values);
     util.prepare(s.start_ns, s.end_ns);
     const double duration = static_cast<double>(s.end_ns - s.start_ns);
 

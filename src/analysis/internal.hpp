@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "diescope/analysis/analyze.hpp"
 #include "diescope/analysis/result.hpp"
 #include "diescope/recording/source.hpp"
 
@@ -27,14 +28,6 @@ inline TimeNs overlap_ns(TimeNs a_lo, TimeNs a_hi, TimeNs b_lo, TimeNs b_hi) {
 }
 
 inline double seconds(TimeNs ns) { return static_cast<double>(ns) * 1e-9; }
-
-// One NVML GPU-Util sample booked to the time it describes: (max(previous ts, ts - 1 s), ts].
-struct BookedUtil {
-  TimeNs lo = 0;
-  TimeNs hi = 0;
-  double pct = 0;
-  UtilSource source = UtilSource::samples;
-};
 
 // Turns the GPU-Util stream into booked spans, one at a time, in time order.
 class UtilBooker {

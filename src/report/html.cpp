@@ -163,18 +163,9 @@ void HtmlRenderer::render(const ReportInput& input) {
   walk_samples(*input.recording, input.analysis, [&](const WalkedSample& w) {
     if (w.verdict.use == SampleUse::used) die.add(w.sample->start_ns, w.sample->end_ns, w.die_util_pct);
   });
-  // GPU-Util: each NVML sample stands for the time since the one before, at most 1 s.
+  // GPU-Util over the time the analysis books each NVML sample to.
   Bins util(lo, hi, bins);
-  {
-    auto stream = input.recording->util_samples();
-    UtilSample u;
-    std::optional<TimeNs> prev;
-    while (stream->next(u)) {
-      const TimeNs from = std::max(prev.value_or(u.ts_ns - kMaxNvmlPeriodNs), u.ts_ns - kMaxNvmlPeriodNs);
-      util.add(from, u.ts_ns, u.pct);
-      prev = u.ts_ns;
-    }
-  }
+  for_each_booked_util(*input.recording, [&](const BookedUtil& b) { util.add(b.lo, b.hi, b.pct); });
   std::optional<std::pair<double, double>> window;
   const json& w = report.at("window");
   if (w.value("found", false)) {

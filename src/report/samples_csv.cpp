@@ -45,75 +45,31 @@ const char* use_name(SampleUse use) {
 
 }  // namespace
 
-SampleClassifier::SampleClassifier(const RecordSource& source, TimeNs run_lo, TimeNs run_hi)
-    : meta_(source.meta()), run_lo_(run_lo), run_hi_(run_hi) {
-  for (const CountersEvent& e : source.side().counters)
-    if (e.on) starts_.push_back(e.ts_ns);
-  std::sort(starts_.begin(), starts_.end());
-  // With no counters events the recording's own first sample spans the setup.
-  expect_first_ = starts_.empty();
-}
-
-SampleVerdict SampleClassifier::classify(const ChipSample& s) {
-  // A counters start before this sample ends makes it the first after that start.
-  const TimeNs end = std::max(s.start_ns, s.end_ns);
-  while (next_start_ < starts_.size() && starts_[next_start_] < end) {
-    expect_first_ = true;
-    ++next_start_;
-  }
-  const bool first = expect_first_;
-  expect_first_ = false;
-  if (run_lo_ < run_hi_) {
-    const bool touches = s.end_ns > s.start_ns ? (s.start_ns < run_hi_ && s.end_ns > run_lo_)
-                                               : (s.start_ns >= run_lo_ && s.start_ns < run_hi_);
-    if (!touches) return {SampleUse::outside_run, "outside the run"};
-  }
-  if (first) return {SampleUse::dropped_first, "first sample after the counters started: it spans their setup"};
-  if (s.end_ns <= s.start_ns) return {SampleUse::dropped_broken, "empty span: end is not after start"};
-  for (std::size_t i = 0; i < s.units.size(); ++i)
-    if (!std::isfinite(s.units[i]))
-      return {SampleUse::dropped_broken,
-              "unit " + (i < meta_.units.size() ? meta_.units[i].key : std::to_string(i)) + " is not a number"};
-  for (std::size_t i = 0; i < s.diagnostics.size(); ++i)
-    if (!std::isfinite(s.diagnostics[i]))
-      return {SampleUse::dropped_broken,
-              "diagnostic " + (i < meta_.diagnostics.size() ? meta_.diagnostics[i].key : std::to_string(i)) +
-                  " is not a number"};
-  return {};
-}
-
 void walk_samples(const RecordSource& source, const Analysis* analysis,
                   const std::function<void(const WalkedSample&)>& visit) {
-  const RecordingMeta& meta = source.meta();
-  SampleClassifier classifier(source, analysis ? analysis->run.start_ns : 0, analysis ? analysis->run.end_ns : 0);
-  auto chips = source.chip_samples();
-  // A used sample takes the first engine reading at or after its end (seed 000, "Video engines"),
-  // as the analysis matches them. Dropped samples are not matched.
-  auto engines = meta.engines.empty() ? nullptr : source.engines();
-  EngineReading reading;
-  bool have_reading = engines && engines->next(reading);
-  std::vector<double> matched(meta.engines.size(), kNaN);
-  const std::vector<double> unmatched(meta.engines.size(), kNaN);
-
-  ChipSample s;
+  const std::vector<double> unmatched(source.meta().engines.size(), kNaN);
   WalkedSample w;
-  w.sample = &s;
-  for (w.index = 0; chips->next(s); ++w.index) {
-    w.verdict = classifier.classify(s);
+  AnalysisOptions options;
+  options.use_window = false;  // the verdicts are the run's; the window changes none of them
+  options.observe_sample = [&](const ObservedSample& o) {
+    w.index = o.index;
+    w.sample = o.sample;
     w.engines = unmatched;
-    std::span<const double> engine_die;  // what die_util_of_sample sees: the matched reading, or none
-    if (w.verdict.use == SampleUse::used && engines) {
-      while (have_reading && reading.ts_ns < s.end_ns) have_reading = engines->next(reading);
-      if (have_reading) {
-        std::fill(matched.begin(), matched.end(), kNaN);
-        std::copy_n(reading.values.begin(), std::min(reading.values.size(), matched.size()), matched.begin());
-        w.engines = matched;
-        engine_die = matched;
-      }
+    w.die_util_pct = o.die_util_pct;
+    if (analysis && !o.in_run) {
+      w.verdict = {SampleUse::outside_run, "outside the run"};
+      w.die_util_pct = die_util_of_sample(o.sample->units, {});
+    } else if (o.drop == SampleDrop::first) {
+      w.verdict = {SampleUse::dropped_first, std::string(o.drop_reason)};
+    } else if (o.drop == SampleDrop::broken) {
+      w.verdict = {SampleUse::dropped_broken, std::string(o.drop_reason)};
+    } else {
+      w.verdict = {};
+      if (!o.engines.empty()) w.engines = o.engines;
     }
-    w.die_util_pct = die_util_of_sample(s.units, engine_die);
     visit(w);
-  }
+  };
+  analyze(source, options);
 }
 
 SamplesCsvStats write_samples_csv(const RecordSource& source, const Analysis* analysis,

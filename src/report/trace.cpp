@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <optional>
 
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/core/atomic_file.hpp"
@@ -116,17 +115,8 @@ void TraceRenderer::render(const ReportInput& input) {
       out.counter(engine_tracks[i], s.start_ns, w.engines[i]);
   });
 
-  // GPU-Util: each NVML sample stands for the time since the one before, at most 1 s.
-  {
-    auto stream = source.util_samples();
-    UtilSample u;
-    std::optional<TimeNs> prev;
-    while (stream->next(u)) {
-      const TimeNs from = std::max(prev.value_or(u.ts_ns - kMaxNvmlPeriodNs), u.ts_ns - kMaxNvmlPeriodNs);
-      out.counter(R"("GPU-Util %")", from, u.pct);
-      prev = u.ts_ns;
-    }
-  }
+  // GPU-Util from the start of the time the analysis books each NVML sample to.
+  for_each_booked_util(source, [&](const BookedUtil& b) { out.counter(R"("GPU-Util %")", b.lo, b.pct); });
 
   const json& window = report.at("window");
   if (window.value("found", false))

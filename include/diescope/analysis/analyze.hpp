@@ -3,8 +3,11 @@
 // memory that does not grow with the recording's length.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "diescope/analysis/result.hpp"
 #include "diescope/recording/source.hpp"
@@ -27,8 +30,28 @@ inline constexpr double kMinWholeSpanGpuUtilCoveragePct = 90.0;
 // documented averaging period).
 inline constexpr TimeNs kMaxNvmlPeriodNs = kNsPerSecond;
 
+// Why the analysis leaves a chip sample out (docs/method.md, "Which chip samples are used").
+enum class SampleDrop { none, first, broken };
+
+// One chip sample as analyze() saw it, for outputs that show every sample (samples.csv, HTML,
+// trace), so that they apply the analysis's own rules rather than copies of them.
+struct ObservedSample {
+  std::int64_t index = 0;  // position in the chip-sample stream, from 0
+  const ChipSample* sample = nullptr;
+  // The drop rules, which do not depend on the run: a sample outside it still gets its verdict.
+  SampleDrop drop = SampleDrop::none;
+  std::string_view drop_reason;  // empty when not dropped
+  bool in_run = false;           // it touches the run; the analysis reads only those
+  // The engine reading matched to a sample that is not dropped (the first at or after its end),
+  // inside the run or not; empty when none follows or the sample is dropped.
+  std::span<const double> engines;
+  double die_util_pct = kNaN;  // die_util_of_sample() of its units and those engines
+};
+
 struct AnalysisOptions {
   bool use_window = true;  // summarise the steady window between markers when there is one
+  // Called for every chip sample in stream order, when set. Observing never changes the results.
+  std::function<void(const ObservedSample&)> observe_sample;
 };
 
 // Throws InputError when a stream breaks the RecordSource promises (time order, column counts).
@@ -38,6 +61,19 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options = {}
 // available. `engines` holds the engine values matched to this sample (may be empty). Non-finite
 // values are unavailable.
 double die_util_of_sample(std::span<const double> units, std::span<const double> engines);
+
+// One NVML GPU-Util sample booked to the time it describes: (max(previous ts, ts - 1 s), ts]
+// (docs/method.md, "GPU-Util").
+struct BookedUtil {
+  TimeNs lo = 0;
+  TimeNs hi = 0;
+  double pct = 0;
+  UtilSource source = UtilSource::samples;
+};
+
+// Books every GPU-Util sample of the recording in time order, by the rule analyze() weighs them
+// with; for outputs that draw GPU-Util over time. Throws InputError as analyze() would.
+void for_each_booked_util(const RecordSource& source, const std::function<void(const BookedUtil&)>& visit);
 
 // What the headline is computed from; analyze() fills it from a span's results.
 struct HeadlineInputs {

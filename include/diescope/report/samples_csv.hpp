@@ -25,26 +25,6 @@ struct SampleVerdict {
   std::string reason;  // empty when used
 };
 
-// Applies the analysis's drop rules (seed 000, "Sampling and draining") to chip samples in stream
-// order: the first sample after each counters start spans their setup (with no counters events,
-// the recording's first sample does); a sample with a NaN unit or diagnostic or an empty span is
-// broken. A missing raw count leaves the sample in. A sample that is both first and broken counts
-// as first. With `run_lo < run_hi`, a sample that does not touch [run_lo, run_hi) is outside the
-// run, after it has been checked for being first. The report tests check that these verdicts add
-// up to the analysis's own counts.
-class SampleClassifier {
- public:
-  explicit SampleClassifier(const RecordSource& source, TimeNs run_lo = 0, TimeNs run_hi = 0);
-  SampleVerdict classify(const ChipSample& sample);
-
- private:
-  const RecordingMeta& meta_;
-  std::vector<TimeNs> starts_;  // counters "on" times, ascending
-  std::size_t next_start_ = 0;
-  bool expect_first_ = false;
-  TimeNs run_lo_, run_hi_;
-};
-
 // One chip sample as the report's per-sample outputs see it.
 struct WalkedSample {
   std::int64_t index = 0;  // position in the chip-sample stream
@@ -56,8 +36,11 @@ struct WalkedSample {
   double die_util_pct = kNaN;  // busiest available unit, engines included; not clamped
 };
 
-// Streams every chip sample through `visit` with its verdict, matched engines and DIE-Util.
-// `analysis` (may be null) gives the run's span for the outside-the-run verdict.
+// Streams every chip sample through `visit` with its verdict, matched engines and DIE-Util, as
+// analyze() classifies and matches them (its per-sample observer): the report's tests check that
+// these verdicts add up to the analysis's own counts. With `analysis` null there is no run to be
+// outside of: every sample gets the verdict of the drop rules alone. A sample outside the run is
+// shown unmatched to engines, as the analysis never reads it.
 void walk_samples(const RecordSource& source, const Analysis* analysis,
                   const std::function<void(const WalkedSample&)>& visit);
 
