@@ -1,6 +1,7 @@
 // Hardware state over a span (clocks, throttle reasons, power limits) and hygiene.
 #include <cstdio>
 #include <limits>
+#include <memory>
 
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/core/error.hpp"
@@ -17,6 +18,33 @@ void check_order(const RecordSource& source, const char* kind, long index, TimeN
     throw InputError(source.name(), 0,
                      std::string(kind) + " reading " + std::to_string(index) + " is earlier than the one before it",
                      "recordings keep each record kind in time order; re-record or repair the file");
+  }
+}
+
+// Lowest, highest and time-weighted mean of a reading over a span, in the reading's own unit
+// (MHz for clocks, W for power limits).
+struct RangeStats {
+  double min = kNaN;
+  double max = kNaN;
+  double mean = kNaN;
+  int readings = 0;
+};
+
+ClockStats clock_stats(const RangeStats& r) { return ClockStats{r.min, r.max, r.mean, r.readings}; }
+
+// Reads one stream in time order, checking that order, and hands each reading to `take`. Stops
+// after the first reading past `last_needed`: nothing later can matter.
+template <typename Reading, typename Take>
+void read_in_order(const RecordSource& source, std::unique_ptr<RecordStream<Reading>> stream, const char* kind,
+                   TimeNs last_needed, Take take) {
+  Reading reading;
+  long index = 0;
+  TimeNs prev = 0;
+  while (stream && stream->next(reading)) {
+    check_order(source, kind, ++index, reading.ts_ns, prev);
+    prev = reading.ts_ns;
+    take(reading);
+    if (reading.ts_ns > last_needed) break;
   }
 }
 
@@ -42,15 +70,15 @@ class HeldStats {
     prev_ = value;
   }
 
-  ClockStats finish() {
+  RangeStats finish() {
     if (have_prev_) close_prev(span_.hi);
     if (readings_ == 0 && have_after_) include(after_);
-    ClockStats stats;
+    RangeStats stats;
     stats.readings = readings_;
     if (readings_ == 0) return stats;
-    stats.min_mhz = min_;
-    stats.max_mhz = max_;
-    stats.mean_mhz = held_ns_ > 0 ? weighted_ / static_cast<double>(held_ns_) : plain_sum_ / readings_;
+    stats.min = min_;
+    stats.max = max_;
+    stats.mean = held_ns_ > 0 ? weighted_ / static_cast<double>(held_ns_) : plain_sum_ / readings_;
     return stats;
   }
 
@@ -137,82 +165,50 @@ void hardware_over(const RecordSource& source, const std::vector<HardwareSpan>& 
   // Only the first reading after the latest span's end can matter.
   TimeNs last_end = spans.front().span.hi;
   for (const HardwareSpan& h : spans) last_end = std::max(last_end, h.span.hi);
-  {
-    std::vector<HeldStats> sm, mem;
-    for (const HardwareSpan& h : spans) {
-      sm.emplace_back(h.span);
-      mem.emplace_back(h.span);
-    }
-    auto stream = source.clocks();
-    ClockReading reading;
-    long index = 0;
-    TimeNs prev = 0;
-    while (stream && stream->next(reading)) {
-      check_order(source, "clock", ++index, reading.ts_ns, prev);
-      prev = reading.ts_ns;
-      for (std::size_t i = 0; i < spans.size(); ++i) {
-        sm[i].add(reading.ts_ns, reading.sm_mhz);
-        mem[i].add(reading.ts_ns, reading.mem_mhz);
-      }
-      if (reading.ts_ns > last_end) break;
-    }
-    for (std::size_t i = 0; i < spans.size(); ++i) {
-      spans[i].out->sm_clock = sm[i].finish();
-      spans[i].out->mem_clock = mem[i].finish();
-    }
+  std::vector<HeldStats> sm_clock, mem_clock, power_limit;
+  std::vector<ThrottleUnion> throttle;
+  for (const HardwareSpan& h : spans) {
+    sm_clock.emplace_back(h.span);
+    mem_clock.emplace_back(h.span);
+    power_limit.emplace_back(h.span);
+    throttle.emplace_back(h.span);
   }
-  {
-    std::vector<HeldStats> power;
-    for (const HardwareSpan& h : spans) power.emplace_back(h.span);
-    auto stream = source.power_limits();
-    PowerLimitReading reading;
-    long index = 0;
-    TimeNs prev = 0;
-    while (stream && stream->next(reading)) {
-      check_order(source, "power limit", ++index, reading.ts_ns, prev);
-      prev = reading.ts_ns;
-      for (HeldStats& p : power) p.add(reading.ts_ns, reading.limit_w);
-      if (reading.ts_ns > last_end) break;
-    }
+  read_in_order(source, source.clocks(), "clock", last_end, [&](const ClockReading& r) {
     for (std::size_t i = 0; i < spans.size(); ++i) {
-      const ClockStats stats = power[i].finish();
-      spans[i].out->power_limit_min_w = stats.min_mhz;
-      spans[i].out->power_limit_max_w = stats.max_mhz;
+      sm_clock[i].add(r.ts_ns, r.sm_mhz);
+      mem_clock[i].add(r.ts_ns, r.mem_mhz);
     }
-  }
-  {
-    std::vector<ThrottleUnion> unions;
-    for (const HardwareSpan& h : spans) unions.emplace_back(h.span);
-    auto stream = source.throttles();
-    ThrottleReading reading;
-    long index = 0;
-    TimeNs prev = 0;
-    while (stream && stream->next(reading)) {
-      check_order(source, "throttle", ++index, reading.ts_ns, prev);
-      prev = reading.ts_ns;
-      for (ThrottleUnion& u : unions) u.add(reading);
-      if (reading.ts_ns > last_end) break;
-    }
-    for (std::size_t i = 0; i < spans.size(); ++i) spans[i].out->throttle_reasons = unions[i].finish();
+  });
+  read_in_order(source, source.power_limits(), "power limit", last_end, [&](const PowerLimitReading& r) {
+    for (HeldStats& p : power_limit) p.add(r.ts_ns, r.limit_w);
+  });
+  read_in_order(source, source.throttles(), "throttle", last_end, [&](const ThrottleReading& r) {
+    for (ThrottleUnion& u : throttle) u.add(r);
+  });
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    SpanResults& out = *spans[i].out;
+    out.sm_clock = clock_stats(sm_clock[i].finish());
+    out.mem_clock = clock_stats(mem_clock[i].finish());
+    const RangeStats limit = power_limit[i].finish();
+    out.power_limit_min_w = limit.min;
+    out.power_limit_max_w = limit.max;
+    out.throttle_reasons = throttle[i].finish();
   }
 }
 
 Hygiene hygiene_of(const RecordSource& source) {
   Hygiene hygiene;
-  auto stream = source.processes();
-  ProcessReading reading;
-  long index = 0;
-  TimeNs prev = 0;
-  while (stream && stream->next(reading)) {
-    check_order(source, "process", ++index, reading.ts_ns, prev);
-    prev = reading.ts_ns;
-    // -1 means the list could not be read at that time: it says nothing about the count.
-    if (reading.compute >= 0)
-      hygiene.compute_holders_max = std::max(hygiene.compute_holders_max.value_or(0), reading.compute);
-    if (reading.graphics >= 0)
-      hygiene.graphics_holders_max = std::max(hygiene.graphics_holders_max.value_or(0), reading.graphics);
-    hygiene.exited_holders = std::max(hygiene.exited_holders, reading.exited);
-  }
+  // Every process reading counts, however late.
+  read_in_order(source, source.processes(), "process", std::numeric_limits<TimeNs>::max(),
+                [&](const ProcessReading& reading) {
+                  // -1 means the list could not be read at that time: it says nothing about the count.
+                  if (reading.compute >= 0)
+                    hygiene.compute_holders_max = std::max(hygiene.compute_holders_max.value_or(0), reading.compute);
+                  if (reading.graphics >= 0)
+                    hygiene.graphics_holders_max =
+                        std::max(hygiene.graphics_holders_max.value_or(0), reading.graphics);
+                  hygiene.exited_holders = std::max(hygiene.exited_holders, reading.exited);
+                });
   const RecordingMeta& meta = source.meta();
   for (const ClockJump& jump : source.side().clock_jumps) {
     hygiene.clock_jumps.push_back(jump);
