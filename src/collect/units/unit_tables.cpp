@@ -118,6 +118,36 @@ std::vector<ColumnDef> dram_counts() {
   return {bytes_count("dram_bytes", "DRAM bytes", kDramBytes, kDramBytesNote)};
 }
 
+// ---- Columns that read the same counter with the same note in several tables ----
+
+ColumnDef load_store_unit() {
+  return counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts"), {UnitFlag::stand_in_counter},
+                 kLoadStoreNote);
+}
+
+ColumnDef l2_unit() { return counter("l2", "L2", pct("lts__t_bytes"), {}, kL2Note); }
+
+ColumnDef sm_active_diagnostic() {
+  return counter("sm_active", "SM active", pct("sm__cycles_active"), {}, kSmActiveNote);
+}
+
+// `warps_counter`: the chip's resident-warps counter (per SM or per TPC).
+ColumnDef occupancy_diagnostic(std::string_view warps_counter = "sm__warps_active_realtime") {
+  return counter("occupancy", "Occupancy", pct(warps_counter), {}, kOccupancyNote);
+}
+
+// The FMA pipe's heavy and lite halves, from their realtime counters.
+ColumnDef fma_heavy_diagnostic() {
+  return counter("fma_heavy", "FMA heavy", pct("sm__inst_executed_pipe_fmaheavy_realtime"), {}, kFmaHeavyNote);
+}
+ColumnDef fma_lite_diagnostic() {
+  return counter("fma_lite", "FMA lite", pct("sm__inst_executed_pipe_fmalite_realtime"), {}, kFmaLiteNote);
+}
+
+ColumnDef dram_throughput_diagnostic() {
+  return counter("dram_throughput", "DRAM throughput", pct("dram__throughput"), {}, kDramThroughputNote);
+}
+
 // ---- Hopper (GH100): measured here, not from the method's seed ----
 
 UnitTable hopper_gh100() {
@@ -205,24 +235,18 @@ UnitTable blackwell_gb20x() {
       counter("tensor", "Tensor", pct("sm__pipe_tensor_cycles_active"), {},
               "Cycles the tensor pipe was busy, all precisions. The plain (not realtime) form: the realtime "
               "form needs a second pass beside the FMA halves on GB20x."),
-      counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts"), {UnitFlag::stand_in_counter},
-              kLoadStoreNote),
+      load_store_unit(),
       counter("l1_fill", "L1 fill", pct("l1tex__m_xbar2l1tex_read_sectors_realtime"), {},
               "Sectors the crossbar returned from L2 into L1, as a share of L1's receive peak: how busy the "
               "path that fills L1 is."),
-      counter("l2", "L2", pct("lts__t_bytes"), {}, kL2Note),
+      l2_unit(),
       counter("dram", "DRAM", kDramPct, {},
               std::string(kDramNote) +
                   " On GB205 the byte counter's total was 0.98 to 1.00 of the bytes the method's calibration "
                   "moved."),
   };
-  t.diagnostics = {
-      counter("sm_active", "SM active", pct("sm__cycles_active"), {}, kSmActiveNote),
-      counter("occupancy", "Occupancy", pct("tpc__warps_active_realtime"), {}, kOccupancyNote),
-      counter("fma_heavy", "FMA heavy", pct("sm__inst_executed_pipe_fmaheavy_realtime"), {}, kFmaHeavyNote),
-      counter("fma_lite", "FMA lite", pct("sm__inst_executed_pipe_fmalite_realtime"), {}, kFmaLiteNote),
-      counter("dram_throughput", "DRAM throughput", pct("dram__throughput"), {}, kDramThroughputNote),
-  };
+  t.diagnostics = {sm_active_diagnostic(), occupancy_diagnostic("tpc__warps_active_realtime"),
+                   fma_heavy_diagnostic(), fma_lite_diagnostic(), dram_throughput_diagnostic()};
   t.counts = dram_counts();
   return t;
 }
@@ -246,18 +270,12 @@ UnitTable halves_table(std::string name, std::string architecture, std::vector<s
               pct("sm__inst_executed_pipe_fmalite_realtime"), {}, kFmaHalvesNote),
       counter("tensor", "Tensor", pct(tensor_counter), {}, std::move(tensor_note)),
       counter("fp64", "FP64", pct("sm__inst_executed_pipe_fp64"), {}, kFp64InstNote),
-      counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts"), {UnitFlag::stand_in_counter},
-              kLoadStoreNote),
-      counter("l2", "L2", pct("lts__t_bytes"), {}, kL2Note),
+      load_store_unit(),
+      l2_unit(),
       counter("dram", "DRAM", kDramPct, {}, kDramNote),
   };
-  t.diagnostics = {
-      counter("sm_active", "SM active", pct("sm__cycles_active"), {}, kSmActiveNote),
-      counter("occupancy", "Occupancy", pct("sm__warps_active_realtime"), {}, kOccupancyNote),
-      counter("fma_heavy", "FMA heavy", pct("sm__inst_executed_pipe_fmaheavy_realtime"), {}, kFmaHeavyNote),
-      counter("fma_lite", "FMA lite", pct("sm__inst_executed_pipe_fmalite_realtime"), {}, kFmaLiteNote),
-      counter("dram_throughput", "DRAM throughput", pct("dram__throughput"), {}, kDramThroughputNote),
-  };
+  t.diagnostics = {sm_active_diagnostic(), occupancy_diagnostic(),
+                   fma_heavy_diagnostic(), fma_lite_diagnostic(), dram_throughput_diagnostic()};
   t.counts = dram_counts();
   return t;
 }
@@ -298,16 +316,11 @@ UnitTable ampere_ga100() {
       counter("fp64", "FP64", pct("sm__pipe_fp64_cycles_active"), {},
               "Cycles the FP64 pipe was busy. Whether FP64 matrix (DMMA) instructions count here or under "
               "Tensor has not been checked."),
-      counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts"), {UnitFlag::stand_in_counter},
-              kLoadStoreNote),
-      counter("l2", "L2", pct("lts__t_bytes"), {}, kL2Note),
+      load_store_unit(),
+      l2_unit(),
       counter("dram", "DRAM", kDramPct, {}, kDramNote),
   };
-  t.diagnostics = {
-      counter("sm_active", "SM active", pct("sm__cycles_active"), {}, kSmActiveNote),
-      counter("occupancy", "Occupancy", pct("sm__warps_active_realtime"), {}, kOccupancyNote),
-      counter("dram_throughput", "DRAM throughput", pct("dram__throughput"), {}, kDramThroughputNote),
-  };
+  t.diagnostics = {sm_active_diagnostic(), occupancy_diagnostic(), dram_throughput_diagnostic()};
   t.counts = dram_counts();
   return t;
 }
@@ -333,17 +346,13 @@ UnitTable turing_tu10x() {
               "The pipe tensor cores share with fp16 math, so it reads above tensor work alone whenever fp16 "
               "math runs. TU116 and TU117 have no tensor cores: there it is fp16 math only."),
       counter("fp64", "FP64", pct("sm__inst_executed_pipe_fp64"), {}, kFp64InstNote),
-      counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts"), {UnitFlag::stand_in_counter},
-              kLoadStoreNote),
-      counter("l2", "L2", pct("lts__t_bytes"), {}, kL2Note),
+      load_store_unit(),
+      l2_unit(),
       counter("dram", "DRAM", pct("fbpa__throughput"), {UnitFlag::different_measure},
               "Framebuffer partition throughput: how busy the memory controllers were, not a share of DRAM "
               "bandwidth. Neither DRAM bytes nor dram__throughput fits one pass here."),
   };
-  t.diagnostics = {
-      counter("sm_active", "SM active", pct("sm__cycles_active"), {}, kSmActiveNote),
-      counter("occupancy", "Occupancy", pct("sm__warps_active_realtime"), {}, kOccupancyNote),
-  };
+  t.diagnostics = {sm_active_diagnostic(), occupancy_diagnostic()};
   t.counts = {bytes_count("dram_bytes", "DRAM bytes", kDramBytes,
                           std::string(kDramBytesNote) +
                               " The method's seed had no counted rate on Turing; with CUDA 13.0's CUPTI the "
