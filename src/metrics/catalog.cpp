@@ -75,6 +75,10 @@ constexpr CatalogEntry kCatalog[] = {
     {"l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
      Source::cupti, kPct, "Load/store",
      "Wavefronts in L1's data stage from load/store instructions: a stand-in for the load/store pipe."},
+    {"l1tex__data_pipe_lsu_wavefronts_mem_lgds.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
+     Source::cupti, kPct, "Load/store",
+     "Wavefronts in L1's data stage for local, global and distributed-shared accesses only: without "
+     "shared memory, so on Hopper without the tensor core's wgmma operand reads."},
     {"l1tex__m_xbar2l1tex_read_sectors_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
      Source::cupti, kPct, "L1 read sectors", "Sectors the crossbar returned to L1; a stand-in for load/store."},
     {"SM_A.TriageCompute.l1tex__m_xbar2l1tex_read_sectors_realtime.avg.pct_of_peak_sustained_elapsed",
