@@ -6,11 +6,19 @@
 //
 // Counters may be restricted to administrators; then the pass reports gpu_counter_error and the
 // timing still runs.
+//
+// `--metrics NAME,NAME,...` replaces the default counter set with CUPTI metric names of your own (to
+// ask the pass and Nsight Compute for the same metrics, for example). `--pass-launches N` launches
+// the kernel N times inside the pass's one range: the range also holds the GPU's idle time before the
+// first launch and after the last (about 75 us on the H200), which N launches dilute. The other flags
+// are the harness's (`--help`).
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "diescope/bench/cuda.hpp"
 #include "diescope/bench/cupti.hpp"
@@ -65,6 +73,44 @@ Benchmark timed(const char* name, std::function<void()> work) {
   return b;
 }
 
+struct ExampleFlags {
+  std::vector<CounterMetric> metrics = default_gpu_counters();
+  int pass_launches = 1;
+};
+
+// Takes `--metrics LIST` and `--pass-launches N` out of argv, leaving the harness's own flags.
+ExampleFlags take_example_flags(int& argc, char** argv) {
+  ExampleFlags flags;
+  std::string list;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--metrics" && i + 1 < argc) {
+      list = argv[++i];
+    } else if (arg == "--pass-launches" && i + 1 < argc) {
+      flags.pass_launches = std::atoi(argv[++i]);
+      if (flags.pass_launches < 1) {
+        std::fprintf(stderr, "counter_replay: error: --pass-launches takes a count of 1 or more\n");
+        std::exit(2);
+      }
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  if (list.empty()) return flags;
+  std::vector<CounterMetric> metrics;
+  for (std::size_t start = 0; start <= list.size();) {
+    std::size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    std::string name = list.substr(start, comma - start);
+    if (!name.empty()) metrics.push_back({name, name, name, name.find("pct") != std::string::npos ? "%" : ""});
+    start = comma + 1;
+  }
+  flags.metrics = std::move(metrics);
+  return flags;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -73,18 +119,27 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "counter_replay: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
     return 4;
   }
+  const ExampleFlags flags = take_example_flags(argc, argv);
+  const std::vector<CounterMetric>& metrics = flags.metrics;
   auto device = std::make_shared<Device>();
   auto copy = [device] { device->copy(); };
   auto fma = [device] { device->fma(); };
+  const int launches = flags.pass_launches;
+  auto replay_copy = [device, launches](State&) {
+    for (int i = 0; i < launches; ++i) device->copy();
+  };
+  auto replay_fma = [device, launches](State&) {
+    for (int i = 0; i < launches; ++i) device->fma();
+  };
 
   std::vector<Benchmark> benchmarks;
   benchmarks.push_back(timed("copy", copy).bytes_per_iteration(2.0 * kCopyBytes));
   benchmarks.push_back(timed("copy_with_counters", copy)
                            .bytes_per_iteration(2.0 * kCopyBytes)
-                           .diagnostic_pass(counter_replay_pass([copy](State&) { copy(); }), 3));
+                           .diagnostic_pass(counter_replay_pass(replay_copy, metrics), 3));
   benchmarks.push_back(timed("fma", fma).flops_per_iteration(device->fma_flops()));
   benchmarks.push_back(timed("fma_with_counters", fma)
                            .flops_per_iteration(device->fma_flops())
-                           .diagnostic_pass(counter_replay_pass([fma](State&) { fma(); }), 3));
+                           .diagnostic_pass(counter_replay_pass(replay_fma, metrics), 3));
   return bench_main(argc, argv, benchmarks);
 }

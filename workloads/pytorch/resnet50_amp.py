@@ -57,6 +57,9 @@ def main() -> int:
     p.add_argument("--steps", type=int, default=100, help="timed training steps inside the window")
     p.add_argument("--warmup", type=int, default=15, help="untimed steps before the window")
     p.add_argument("--seconds", type=float, default=0, help="run the timed part for this long instead of --steps")
+    p.add_argument("--log-every-s", type=float, default=0,
+                   help="inside the window, synchronise about this often and print a JSON line with the wall "
+                        "time and the steps done so far (for throughput over stretches of the run)")
     args = p.parse_args()
     if not torch.cuda.is_available():
         print("resnet50_amp: no CUDA device visible to PyTorch; run it on a machine with an NVIDIA GPU", file=sys.stderr)
@@ -86,9 +89,17 @@ def main() -> int:
     print("diescope: measure start", flush=True)
     t0 = time.perf_counter()
     steps = 0
+    last_log = t0
+    if args.log_every_s > 0:
+        print(json.dumps({"progress": {"wall_s": time.time(), "steps": 0}}), flush=True)
     while (steps < args.steps) if args.seconds <= 0 else (time.perf_counter() - t0 < args.seconds):
         step()
         steps += 1
+        if args.log_every_s > 0 and time.perf_counter() - last_log >= args.log_every_s:
+            # Steps count as done only once the GPU has finished them.
+            torch.cuda.synchronize()
+            last_log = time.perf_counter()
+            print(json.dumps({"progress": {"wall_s": time.time(), "steps": steps}}), flush=True)
     torch.cuda.synchronize()
     elapsed = time.perf_counter() - t0
     print("diescope: measure stop", flush=True)

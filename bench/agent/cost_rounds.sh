@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The agent's measurement cost on a real workload (seed 000, "Measurement cost"): one ResNet-50 AMP
+# training process runs throughout and logs its finished steps about twice a second; after a
+# discarded warm-up, rounds switch the agent between three settings, interleaved and rotated so that
+# no setting always comes first:
+#   off     no agent
+#   always  counters always on at 10 ms (--duty-on-ms = --duty-period-ms)
+#   duty    the agent's default duty cycle (2000 ms of every 60000 ms, 10 ms while on)
+# Each round's throughput is the steps finished between the first progress line after the round
+# starts and the last one before it ends. bench/agent/cost_table.py turns the rounds into slowdowns
+# and 95% t-intervals.
+# Run from the repository root on the GPU machine with diescope and diescope-cupti in $BIN. Writes
+# $OUT/cost-rounds.tgz (train.log, rounds.txt, the agents' NDJSON and stderr).
+# Env: ROUNDS (3), OFF_S (30), ALWAYS_S (30), DUTY_S (60), WARMUP_S (40).
+set -u
+BIN=${BIN:-$PWD/build/lead-carry}
+OUT=${OUT:-/tmp/cost-rounds-out}
+W=/tmp/cost-rounds-work
+ROUNDS=${ROUNDS:-3}; OFF_S=${OFF_S:-30}; ALWAYS_S=${ALWAYS_S:-30}; DUTY_S=${DUTY_S:-60}; WARMUP_S=${WARMUP_S:-40}
+rm -rf "$W" && mkdir -p "$W" "$OUT"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
+{
+  date -u +"date %Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.limit --format=csv
+  "$BIN/diescope" --version
+  python3 -c "import torch; print('torch', torch.__version__)"
+  echo "rounds $ROUNDS off_s $OFF_S always_s $ALWAYS_S duty_s $DUTY_S warmup_s $WARMUP_S"
+} > "$W/env.txt" 2>&1
+
+total=$((WARMUP_S + ROUNDS * (OFF_S + ALWAYS_S + DUTY_S) + 10 * ROUNDS * 3 + 30))
+python3 workloads/pytorch/resnet50_amp.py --seconds "$total" --warmup 20 --log-every-s 0.5 > "$W/train.log" 2> "$W/train.err" &
+TRAIN=$!
+for _ in $(seq 1 600); do grep -q "measure start" "$W/train.log" 2>/dev/null && break; sleep 0.2; done
+sleep "$WARMUP_S"
+
+wall() { date +%s.%N; }
+round() {  # round R SETTING SECONDS
+  local r=$1 setting=$2 secs=$3 pid=""
+  case $setting in
+    always) "$BIN/diescope" agent --no-db --no-listen --ndjson --interval-ms 10 --duty-on-ms 600000 --duty-period-ms 600000 \
+              > "$W/agent-$r-$setting.ndjson" 2> "$W/agent-$r-$setting.err" & pid=$! ;;
+    duty)   "$BIN/diescope" agent --no-db --no-listen --ndjson \
+              > "$W/agent-$r-$setting.ndjson" 2> "$W/agent-$r-$setting.err" & pid=$! ;;
+  esac
+  local start; start=$(wall)
+  sleep "$secs"
+  local end; end=$(wall)
+  if [ -n "$pid" ]; then kill -TERM "$pid"; wait "$pid"; echo "agent $r $setting rc=$?" >> "$W/agents.txt"; fi
+  echo "$r $setting $start $end" >> "$W/rounds.txt"
+  sleep 2  # the next round starts after the agent has let go of the counters
+}
+orders=("off always duty" "always duty off" "duty off always")
+for r in $(seq 1 "$ROUNDS"); do
+  for setting in ${orders[$(( (r - 1) % 3 ))]}; do
+    case $setting in off) s=$OFF_S ;; always) s=$ALWAYS_S ;; duty) s=$DUTY_S ;; esac
+    round "$r" "$setting" "$s"
+  done
+done
+kill -INT $TRAIN 2>/dev/null; wait $TRAIN
+tar czf "$OUT/cost-rounds.tgz" -C "$W" .
+cat "$W/rounds.txt" "$W/agents.txt" 2>/dev/null

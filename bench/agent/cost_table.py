@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Slowdown of each agent setting from bench/agent/cost_rounds.sh's raw rounds.
+
+    python3 bench/agent/cost_table.py RAW_FOLDER
+
+A round's throughput is the training steps finished between the first progress line at or after the
+round's start and the last one at or before its end, over the wall time between those two lines. Each
+setting's slowdown in round r is 1 - throughput(setting, r) / throughput(off, r): paired with the
+"off" round of the same set, so slow drift of the machine cancels. The 95% interval of the mean
+slowdown is Student's t with rounds - 1 degrees of freedom.
+"""
+import json
+import math
+import pathlib
+import statistics
+import sys
+
+from scipy import stats
+
+
+def progress(path):
+    points = []
+    for line in path.read_text().splitlines():
+        if line.startswith("{") and '"progress"' in line:
+            p = json.loads(line)["progress"]
+            points.append((p["wall_s"], p["steps"]))
+    return points
+
+
+def throughput(points, start, end):
+    inside = [p for p in points if start <= p[0] <= end]
+    if len(inside) < 2:
+        raise SystemExit(f"fewer than 2 progress lines between {start} and {end}")
+    (t0, s0), (t1, s1) = inside[0], inside[-1]
+    return (s1 - s0) / (t1 - t0), t1 - t0
+
+
+def main():
+    raw = pathlib.Path(sys.argv[1])
+    points = progress(raw / "train.log")
+    rounds = {}
+    for line in (raw / "rounds.txt").read_text().split("\n"):
+        if not line.strip():
+            continue
+        r, setting, start, end = line.split()
+        steps_per_s, span = throughput(points, float(start), float(end))
+        rounds.setdefault(int(r), {})[setting] = (steps_per_s, span)
+    print("round  setting  steps/s  measured_s  slowdown_pct")
+    slowdowns = {}
+    for r in sorted(rounds):
+        off = rounds[r]["off"][0]
+        for setting, (rate, span) in sorted(rounds[r].items()):
+            slow = 100.0 * (1.0 - rate / off) if setting != "off" else 0.0
+            if setting != "off":
+                slowdowns.setdefault(setting, []).append(slow)
+            print(f"{r:5d}  {setting:7s}  {rate:7.4f}  {span:10.1f}  {slow:12.3f}")
+    print()
+    print("setting  rounds  mean_slowdown_pct  sd  t95_lo  t95_hi")
+    for setting, values in sorted(slowdowns.items()):
+        n = len(values)
+        mean = statistics.fmean(values)
+        sd = statistics.stdev(values) if n > 1 else math.nan
+        half = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n) if n > 1 else math.nan
+        print(f"{setting:7s}  {n:6d}  {mean:17.3f}  {sd:.3f}  {mean - half:.3f}  {mean + half:.3f}")
+
+
+if __name__ == "__main__":
+    main()
