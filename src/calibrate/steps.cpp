@@ -17,7 +17,7 @@ struct UnitWorkload {
 // The judged workload of each checked unit.
 constexpr UnitWorkload kWorkloads[] = {
     {"fp32", StepWorkload::ffma},   {"dram", StepWorkload::stream}, {"tensor", StepWorkload::bf16_mma},
-    {"fp64", StepWorkload::dfma},   {"ldst", StepWorkload::lds},    {"l2", StepWorkload::l2_read},
+    {"fp64", StepWorkload::dfma},   {"ldst", StepWorkload::l1_load},    {"l2", StepWorkload::l2_read},
 };
 
 std::vector<std::int64_t> powers_of_two(std::int64_t from, std::int64_t to) {
@@ -40,7 +40,7 @@ std::string_view step_workload_name(StepWorkload workload) {
     case StepWorkload::stream: return "stream-triad";
     case StepWorkload::bf16_mma: return "bf16-mma";
     case StepWorkload::dfma: return "dfma";
-    case StepWorkload::lds: return "lds";
+    case StepWorkload::l1_load: return "l1-load";
     case StepWorkload::l2_read: return "l2-read";
   }
   return "unknown";

@@ -101,7 +101,7 @@ std::vector<UnitRule> make_rules() {
 
   UnitRule ldst;
   ldst.unit = "ldst";
-  ldst.work = "L1 data-stage wavefronts (conflict-free shared-memory loads)";
+  ldst.work = "L1 data-stage wavefronts (128-bit global loads that hit L1, 4 per warp load)";
   ldst.kind = CheckKind::proportional;
   ldst.implied_peak_spread = 0.04;
   ldst.per_sm_cycle = true;

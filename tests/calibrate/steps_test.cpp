@@ -100,7 +100,7 @@ class DeclaredDevice : public StepRunner {
         s.counted_bytes = 0.99 * rate * plan.seconds;
         break;
       }
-      case StepWorkload::lds:  // 0.95 wavefronts per loaded SM per cycle, peak 1
+      case StepWorkload::l1_load:  // 0.95 wavefronts per loaded SM per cycle, peak 1
         s.work = 0.95 * plan.loaded_sms * 1.98e9 * own_s;
         s.reading_pct = 95 * load;
         break;

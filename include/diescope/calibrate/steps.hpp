@@ -31,7 +31,7 @@ enum class StepWorkload {
   stream,     // STREAM triad over vectors well past L2 (dram)
   bf16_mma,   // bf16 tensor-core MMA with a counted FLOP total (tensor)
   dfma,       // DFMA loop (fp64)
-  lds,        // conflict-free 128-bit shared-memory loads (ldst)
+  l1_load,    // 128-bit global loads that hit L1 (ldst; read by either Hopper Load/store counter)
   l2_read,    // L1-bypassing loads over a buffer that fits L2 (l2)
 };
 std::string_view step_workload_name(StepWorkload workload);

@@ -21,6 +21,7 @@ Overloaded(Ts...) -> Overloaded<Ts...>;
 
 int run(const std::vector<std::string>& args) {
   using namespace diescope::workloads;
+  if (!args.empty() && args.front() == "calibrate") return gpu::run_calibrate({args.begin() + 1, args.end()});
   const ParsedCommand command = parse_command_line(args);
   if (!command.options) {
     std::fputs(command.help.c_str(), stdout);

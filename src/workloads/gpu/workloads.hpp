@@ -2,6 +2,9 @@
 // result line on stdout, and throws diescope::Error with a cause and a fix when it cannot run.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "diescope/workloads/options.hpp"
 
 namespace diescope::workloads::gpu {
@@ -10,5 +13,8 @@ int run_ffma(const FfmaOptions& options);
 int run_stream(const StreamOptions& options);
 int run_gemm(const GemmOptions& options);
 int run_duty(const DutyOptions& options);
+// `diescope-workload calibrate ...`: the device side of `diescope calibrate` (calibrate.cpp), not a
+// bundled workload; `args` is everything after "calibrate".
+int run_calibrate(const std::vector<std::string>& args);
 
 }  // namespace diescope::workloads::gpu
