@@ -25,7 +25,7 @@ step() {  # step NAME TIMEOUT CMD...: stdout, stderr, wall time and exit code of
   local t0=$(date +%s.%N)
   timeout "$limit" "$@" > "$R/$name.stdout" 2> "$R/$name.stderr" < /dev/null
   local rc=$?
-  echo "$name rc=$rc wall_s=$(echo "$(date +%s.%N) - $t0" | bc) cmd: $*" >> "$R/summary.txt"
+  echo "$name rc=$rc wall_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') cmd: $*" >> "$R/summary.txt"
 }
 
 step help 10 diescope calibrate --help
