@@ -173,7 +173,11 @@ UnitTable hopper_gh100() {
       "counter sm__inst_executed_pipe_lsu (2); and the FP64 tensor (DMMA) sub-pipe counter (2), so FP64 "
       "matrix work cannot be told apart within Tensor. CUPTI does not say which hardware limit a set hits; "
       "the pass counts are what its host API returns for GH100, and the H200's own counter-availability "
-      "image gave the same counts (bench/results/units/2026-11-29-h200/).";
+      "image gave the same counts (bench/results/units/2026-11-29-h200/). Left out although they fit: the "
+      "FMA halves (sm__inst_executed_pipe_fmaheavy and fmalite, in any form). Under a busy FMA load they "
+      "made CUPTI's decoder spend 320 ms of CPU per second of samples (33% of a core with the two alone, "
+      "71% with the table), while the table without them cost 1.0% "
+      "(bench/results/sampler/2026-11-29-h200-cost-variants/).";
   t.units = {
       counter("fp32", "FP32", tpc_group("sm__inst_executed_pipe_fma_realtime"), {UnitFlag::stand_in_counter},
               "Warp instructions on the whole FMA pipe (FP32, fp16 and integer multiply-add) as a share of its "
@@ -213,8 +217,8 @@ UnitTable hopper_gh100() {
   t.diagnostics = {
       counter("sm_active", "SM active", pct("sm__cycles_active"), {}, kSmActiveNote),
       counter("occupancy", "Occupancy", pct("sm__warps_active_realtime"), {}, kOccupancyNote),
-      counter("fma_heavy", "FMA heavy", pct("sm__inst_executed_pipe_fmaheavy"), {}, kFmaHeavyNote),
-      counter("fma_lite", "FMA lite", pct("sm__inst_executed_pipe_fmalite"), {}, kFmaLiteNote),
+      // No FMA-halves diagnostics: they fit the pass, but they are what made the sampler expensive
+      // (see the table note).
       counter("dram_throughput", "DRAM throughput", pct("dram__throughput"), {}, kDramThroughputNote),
   };
   t.counts = dram_counts();
