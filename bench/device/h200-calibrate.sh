@@ -33,6 +33,13 @@ step quick 80 diescope calibrate --quick --keep
 step full 185 diescope calibrate --keep
 # A run whose report finds the full calibration in the default folder (and says which file).
 step run-ffma 30 diescope run --window markers --report "$OUT/run-ffma" -- diescope workload ffma --seconds 3
+# A bad file named with --calibration: the run goes on and its report says why the file was not taken.
+FULL=$(ls "$OUT"/data/diescope/calibrations/*-full.json 2>/dev/null | head -1)
+if [ -n "$FULL" ]; then
+  head -c 554 "$FULL" > "$OUT/truncated.json"
+  step run-truncated 30 diescope run --window markers --calibration "$OUT/truncated.json" --report "$OUT/run-truncated" -- diescope workload ffma --seconds 2
+  cp "$OUT/run-truncated"/*.report/report.json "$R/run-truncated-report.json" 2>/dev/null
+fi
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >> "$R/env.txt" 2>&1
 cp -r "$OUT/data/diescope/calibrations" "$R/calibrations" 2>/dev/null
 cp "$OUT/run-ffma"/*.report/report.json "$R/run-ffma-report.json" 2>/dev/null

@@ -140,9 +140,11 @@ __global__ void __launch_bounds__(kCalibThreads, 1) mma_bf16_kernel(CalibArgs ar
   clock.stop(args.tally);
 }
 
-// Global loads that hit L1: thread t of every block reads float4 number (t + 1024 j) mod 2048 of a
-// 32 KiB buffer with .ca (cache in L1), so after the first trip every load is an L1 hit and each
-// quarter-warp reads 128 contiguous bytes. Whole-pipe and local/global Load/store counters both
+// Global loads that hit L1: in trip r, thread t of every block reads float4 number
+// (t + 1024 j + 64 r) mod 2048 of a 32 KiB buffer with .ca (cache in L1), so after the first trip
+// every load is an L1 hit and each quarter-warp reads 128 contiguous bytes. The address moves with
+// the trip so that ptxas cannot hoist the loads out of the loop (the first H200 run, with
+// loop-invariant addresses, read 0.001%: the loads had left the loop). Whole-pipe and local/global Load/store counters both
 // count these (shared-memory loads would count in only the first on Hopper).
 __global__ void __launch_bounds__(kCalibThreads, 1) l1_load_kernel(CalibArgs args) {
   LaunchClock clock;
@@ -152,7 +154,8 @@ __global__ void __launch_bounds__(kCalibThreads, 1) l1_load_kernel(CalibArgs arg
   for (int trip = 0; trip < args.iterations; ++trip) {
 #pragma unroll
     for (int j = 0; j < kL1LoadsPerTrip; ++j) {
-      const unsigned index = (threadIdx.x + 1024u * static_cast<unsigned>(j)) & (kL1BufferFloat4s - 1);
+      const unsigned index =
+          (threadIdx.x + 1024u * static_cast<unsigned>(j) + 64u * static_cast<unsigned>(trip)) & (kL1BufferFloat4s - 1);
       float x, y, z, w;
       asm volatile("ld.global.ca.v4.f32 {%0,%1,%2,%3}, [%4];"
                    : "=f"(x), "=f"(y), "=f"(z), "=f"(w)
