@@ -11,13 +11,13 @@ W=/tmp/run-cost-work
 rm -rf "$W" && mkdir -p "$W" "$OUT"
 export PATH=$BIN:$PATH
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
-TICK=$(getconf CLK_TCK)
 {
   date -u +"date %Y-%m-%dT%H:%M:%SZ"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.limit --format=csv
   diescope --version
 } > "$W/env.txt" 2>&1
-ticks() { awk '{print $14 + $15}' /proc/$1/stat 2>/dev/null || echo 0; }
+# CPU time of every thread of a process, in ns (schedstat: no 10 ms tick rounding).
+cpu_ns() { cat /proc/$1/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d", s }'; }
 # measure NAME INTERVAL_MS WORKLOAD_SECONDS SKIP_S MEASURE_S -- WORKLOAD...
 measure() {
   local name=$1 iv=$2 skip=$4 span=$5; shift 6
@@ -28,24 +28,27 @@ measure() {
   sleep "$skip"
   local sp; sp=$(pgrep -P $rp -f diescope-cupti | head -1)
   local p0 c0 t0 p1 c1 t1
-  p0=$(ticks $rp); c0=$(ticks $sp); t0=$(date +%s%N)
+  p0=$(cpu_ns $rp); c0=$(cpu_ns $sp); t0=$(date +%s%N)
   sleep "$span"
-  p1=$(ticks $rp); c1=$(ticks $sp); t1=$(date +%s%N)
+  p1=$(cpu_ns $rp); c1=$(cpu_ns $sp); t1=$(date +%s%N)
   wait $rp
-  awk -v n="$name" -v iv="$iv" -v p=$((p1 - p0)) -v c=$((c1 - c0)) -v hz="$TICK" -v a="$t0" -v b="$t1" 'BEGIN{
+  awk -v n="$name" -v iv="$iv" -v p=$((p1 - p0)) -v c=$((c1 - c0)) -v a="$t0" -v b="$t1" 'BEGIN{
     s = (b - a) / 1e9
-    printf "%s (%s ms): over %.1f s, diescope run %.2f%% of one core, sampler child %.2f%%, together %.2f%%\n", n, iv, s, 100*p/hz/s, 100*c/hz/s, 100*(p+c)/hz/s }' \
+    printf "%s (%s ms): over %.1f s, diescope run %.2f%% of one core, sampler child %.2f%%, together %.2f%%\n", n, iv, s, 100*p/1e9/s, 100*c/1e9/s, 100*(p+c)/1e9/s }' \
     | tee -a "$W/summary.txt"
   local rec="$W/$name/gpu0.dsrec"
   awk -v n="$name" '$1 == "end" { e = $2 } $1 == "counters" && $3 == "off" { o = $2 } $1 == "gap" { g++ } $1 == "overflow" { v++ }
       END { printf "%s: counters off %.0f ms after the command ended; gap records %d, overflow records %d\n", n, (o - e) / 1e6, g, v }' "$rec" | tee -a "$W/summary.txt"
   grep -i "gap\|overflow\|lost" "$W/$name/stdout.txt" | head -5 >> "$W/summary.txt"
 }
-measure ffma10 10 14 4 8 -- ffma --seconds 14
-measure ffma1 1 62 5 50 -- ffma --seconds 62
-measure gemm10 10 5 2 2 -- gemm --seconds 5
-measure copy10 10 4 2 1 -- stream --kernel copy --seconds 4
+for m in ${*:-ffma10 ffma1 gemm10 copy10}; do case $m in
+  ffma10) measure ffma10 10 14 4 8 -- ffma --seconds 14 ;;
+  ffma10long) measure ffma10long 10 34 4 28 -- ffma --seconds 34 ;;
+  ffma1) measure ffma1 1 62 5 50 -- ffma --seconds 62 ;;
+  gemm10) measure gemm10 10 5 2 2 -- gemm --seconds 5 ;;
+  copy10) measure copy10 10 4 2 1 -- stream --kernel copy --seconds 4 ;;
+esac; done
 find "$W" -name samples.csv -o -name '*.html' -o -name '*trace*' | xargs rm -f
-gzip -9 "$W"/ffma1/gpu0.dsrec
+[ -f "$W"/ffma1/gpu0.dsrec ] && gzip -9 "$W"/ffma1/gpu0.dsrec
 tar czf "$OUT/run-cost.tgz" -C "$W" .
 cat "$W/summary.txt"
