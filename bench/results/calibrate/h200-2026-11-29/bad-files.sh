@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Bad calibration files, tried as a new user would: `diescope report` re-analyses the H200 run's
-# recording (run1/run-ffma-gpu0.dsrec, a CPU-only step) once with each bad file named by
+# recording (run2/run-ffma-gpu0.dsrec, a CPU-only step) once with each bad file named by
 # --calibration, and once with a folder holding all of them. Each time the report is still written
 # (exit 0) and its calibration block says which file and why. Output: bad-files.txt.
 # Usage: bash bad-files.sh DIESCOPE_BINARY   (run from this folder)
 set -u
 DIESCOPE=${1:?give the diescope binary}
 HERE=$(cd "$(dirname "$0")" && pwd)
-GOOD=$HERE/run1/calibrations/GH100-580.159.04-20261129T173941Z-full.json
-REC=$HERE/run1/run-ffma-gpu0.dsrec
+GOOD=$HERE/run2/calibrations/GH100-580.159.04-20261129T174742Z-full.json
+REC=$HERE/run2/run-ffma-gpu0.dsrec
 W=$(mktemp -d)
 mkdir -p "$W/bad"
 head -c 554 "$GOOD" > "$W/bad/truncated.json"
