@@ -66,7 +66,7 @@ struct LaunchGeometry {
 };
 struct LaunchPlan {
   std::vector<LaunchGeometry> geometries;  // 32x32x8/4x4 (64 threads) and 64x64x8/4x4 (256)
-  std::vector<std::int64_t> sizes;         // square outputs, 32 to 1024 in powers of two
+  std::vector<std::int64_t> sizes;         // square outputs, 32 to 4096 in powers of two
   double target_ops = 2147483648.0;        // about 2^31 operations per kernel
   std::int64_t max_k = std::int64_t{1} << 20;
   int repeats = 10;
