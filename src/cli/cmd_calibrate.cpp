@@ -121,6 +121,14 @@ void require_counters(const collect::RunOutcome& outcome) {
     fix = cause.substr(semi + 2);
     cause = cause.substr(0, semi);
   }
+  // The run's fix ends by saying what its report will hold; a calibration simply stops.
+  if (const auto until = fix.find("; until then"); until != std::string::npos) {
+    fix = fix.substr(0, until);
+    const std::string again = " and run again";
+    if (fix.size() >= again.size() && fix.compare(fix.size() - again.size(), again.size(), again) == 0)
+      fix.resize(fix.size() - again.size());
+    fix += " and run `diescope calibrate` again";
+  }
   throw DeviceError("cannot calibrate: the chip's counters could not be read: " + cause, fix);
 }
 
