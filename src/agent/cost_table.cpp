@@ -1,6 +1,5 @@
 // The measured cost table. Each row needs its raw rounds under bench/results/ and the command that
-// made them; a row is never typed in from anywhere else. No H200 rows yet: the device measurement
-// of issue 6 (item 6) has not landed, so every record says so.
+// made them; a row is never typed in from anywhere else.
 #include "diescope/agent/cost_table.hpp"
 
 #include <cmath>
@@ -9,8 +8,16 @@
 namespace diescope::agent {
 
 const std::vector<CostEntry>& cost_table() {
+  // H200 rows: bench/agent/cost_rounds.sh (ROUNDS=3 OFF_S=25 ALWAYS_S=25 DUTY_S=60 WARMUP_S=30) on
+  // 2026-11-29, then bench/agent/cost_table.py; raw rounds and the table in
+  // bench/results/agent/cost-2026-11-29-h200/. Three rounds leave the always-on interval wide: the
+  // training loop's own throughput moved by several percent from one 25 s stretch to the next.
   static const std::vector<CostEntry> table = {
-      // { gpu_model, interval_ms, duty_on_ms, duty_period_ms, lo, hi, rounds, round_s, workload, measured }
+      {"NVIDIA H200", 10, 0, 0, -13.229, 20.497, 3, 25, "ResNet-50 AMP training (PyTorch, batch 128, synthetic data)",
+       "bench/results/agent/cost-2026-11-29-h200/ (2026-11-29)"},
+      {"NVIDIA H200", 10, 2000, 60000, 6.146, 9.969, 3, 60,
+       "ResNet-50 AMP training (PyTorch, batch 128, synthetic data)",
+       "bench/results/agent/cost-2026-11-29-h200/ (2026-11-29)"},
   };
   return table;
 }

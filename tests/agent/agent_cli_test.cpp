@@ -67,7 +67,10 @@ TEST(AgentCli, ReplayWritesRecordsToTheStoreAndStdout) {
   EXPECT_EQ(record["chip"]["limiting_unit"], *expected.run.limiting_unit);
   EXPECT_EQ(record["source"], "replay");
   EXPECT_EQ(record["method"], expected.method);
-  EXPECT_FALSE(record["cost"]["reason"].get<std::string>().empty());
+  // The recording is an H200's at 10 ms with the default duty cycle, a setting the cost table holds:
+  // the record carries the measured interval, not a reason.
+  EXPECT_TRUE(record["cost"]["reason"].is_null()) << record["cost"].dump();
+  EXPECT_LT(record["cost"]["slowdown_lo_pct"].get<double>(), record["cost"]["slowdown_hi_pct"].get<double>());
 
   Db store(db);
   EXPECT_EQ(store.text("SELECT count(*) FROM records"), "1");

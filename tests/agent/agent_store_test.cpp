@@ -140,10 +140,25 @@ TEST(RecordStore, UnopenablePathNamesTheFix) {
 
 // The cost rule (seed 000): an estimate only for a model, interval and setting in the table.
 TEST(CostTable, EmptyTableGivesTheReason) {
-  ASSERT_TRUE(cost_table().empty());  // no H200 figures until the device measurement lands
-  const CostVerdict v = cost_for("NVIDIA H200", 10, 2000, 60000);
+  const std::vector<CostEntry> empty;
+  const CostVerdict v = cost_for("NVIDIA H200", 10, 2000, 60000, &empty);
   EXPECT_FALSE(v.estimate);
   EXPECT_NE(v.reason.find("cost table is empty"), std::string::npos);
+}
+
+// The measured H200 rows: the agent's default and counters always on at 10 ms carry an estimate;
+// another setting on the H200, or another GPU, carries the reason.
+TEST(CostTable, H200RowsCoverTheDefaultAndAlwaysOn) {
+  const CostVerdict by_default = cost_for("NVIDIA H200", 10, 2000, 60000);
+  ASSERT_TRUE(by_default.estimate);
+  EXPECT_EQ(by_default.estimate->rounds, 3);
+  EXPECT_LT(by_default.estimate->slowdown_lo_pct, by_default.estimate->slowdown_hi_pct);
+  EXPECT_TRUE(cost_for("NVIDIA H200", 10, 60000, 60000).estimate);  // on = period: always on
+  EXPECT_TRUE(cost_for("NVIDIA H200", 10, 0, 0).estimate);
+  const CostVerdict other = cost_for("NVIDIA H200", 10, 1000, 30000);
+  EXPECT_FALSE(other.estimate);
+  EXPECT_NE(other.reason.find("on 1000 ms of every 30000 ms"), std::string::npos);
+  EXPECT_NE(cost_for("NVIDIA A100-SXM4-80GB", 10, 2000, 60000).reason.find("no figures"), std::string::npos);
 }
 
 TEST(CostTable, MatchesModelIntervalAndSetting) {
