@@ -210,9 +210,12 @@ std::string hardware_block(const json& hw) {
   return out;
 }
 
-// Status and reason, then the units grouped by verdict when the calibration names them.
+// Status and reason, then the units grouped by verdict when the calibration names them. A reason
+// from a calibration file already lists them (calibrate's lookup writes "passed FP32, DRAM; ..."), so
+// a group the reason already holds is not repeated.
 std::string calibration_text(const json& cal, const json& results) {
-  std::string out = text(cal, "status") + ": " + text(cal, "reason");
+  const std::string reason = text(cal, "reason");
+  std::string out = text(cal, "status") + ": " + reason;
   const json& units = member(cal, "units", kNoObject);
   const std::pair<const char*, const char*> verdicts[] = {
       {"pass", "passed"}, {"fail", "failed"}, {"inconclusive", "inconclusive"}, {"no_check", "no check"}};
@@ -224,7 +227,8 @@ std::string calibration_text(const json& cal, const json& results) {
       if (it != units.end() && it->is_string() && it->get<std::string>() == verdict)
         names += (names.empty() ? "" : ", ") + u.value("label", u.value("key", ""));
     }
-    if (!names.empty()) out += fmt::format("; {} {}", words, names);
+    const std::string group = fmt::format("{} {}", words, names);
+    if (!names.empty() && reason.find(group) == std::string::npos) out += "; " + group;
   }
   return out;
 }

@@ -176,6 +176,21 @@ TEST(Terminal, CalibrationLineNamesUnitsByVerdict) {
             "failed L2; no check Tensor");
 }
 
+// A reason written by calibrate's lookup already names the units by verdict: the line does not
+// repeat them (it did: "passed FP32 ...; passed FP32 ..." in bench/results/calibrate/h200-2026-11-29/).
+TEST(Terminal, CalibrationLineDoesNotRepeatTheLookupsUnitList) {
+  Analysis a = hopper_analysis();
+  ReportContext ctx;
+  ctx.calibration = json{{"status", "partial"},
+                         {"reason", "full calibration of 2026-11-29T17:47:42Z: passed FP32, DRAM; failed L2; no check Tensor"},
+                         {"units", {{"dram", "pass"}, {"fp32", "pass"}, {"tensor", "no_check"}, {"l2", "fail"}}}};
+  json r = build_report(a, ctx);
+  auto lines = split_lines(render_terminal(r));
+  EXPECT_EQ(lines[7],
+            "  calibration           partial: full calibration of 2026-11-29T17:47:42Z: passed FP32, DRAM; failed L2; "
+            "no check Tensor");
+}
+
 // Layout and wording, figures as placeholders.
 TEST(TerminalGolden, FullRun) {
   EXPECT_EQ(golden_mismatch(render(hopper_analysis()), kGolden / "run.txt"), "");
