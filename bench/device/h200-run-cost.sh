@@ -44,6 +44,7 @@ measure() {
 for m in ${*:-ffma10 ffma1 gemm10 copy10}; do case $m in
   ffma10) measure ffma10 10 14 4 8 -- ffma --seconds 14 ;;
   ffma10long) measure ffma10long 10 34 4 28 -- ffma --seconds 34 ;;
+  ffma10mid) measure ffma10mid 10 20 4 14 -- ffma --seconds 20 ;;
   ffma1) measure ffma1 1 62 5 50 -- ffma --seconds 62 ;;
   gemm10) measure gemm10 10 5 2 2 -- gemm --seconds 5 ;;
   copy10) measure copy10 10 4 2 1 -- stream --kernel copy --seconds 4 ;;

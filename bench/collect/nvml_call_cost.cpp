@@ -1,0 +1,57 @@
+// What each NVML read that `diescope run` makes costs the caller: wall time and this thread's CPU
+// time per call, through diescope's own adapter, on a real GPU. `diescope run` makes these reads
+// every 100 ms (clocks, throttle reasons, GPU-Util samples, engines) or every second (power limit,
+// process list), so their sum bounds the parent process's CPU time.
+//   nvml_call_cost [GPU_INDEX] [CALLS]      (defaults 0 and 500)
+#include <time.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+
+#include "diescope/collect/nvml.hpp"
+#include "diescope/core/error.hpp"
+
+namespace {
+
+std::int64_t now_ns(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return std::int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+void time_call(const std::string& name, int calls, const std::function<void()>& call) {
+  call();  // the first call may bind lazily
+  const std::int64_t wall0 = now_ns(CLOCK_MONOTONIC), cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+  for (int i = 0; i < calls; ++i) call();
+  const double wall_us = double(now_ns(CLOCK_MONOTONIC) - wall0) / calls / 1e3;
+  const double cpu_us = double(now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0) / calls / 1e3;
+  std::printf("%-34s %10.1f %10.1f\n", name.c_str(), wall_us, cpu_us);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int index = argc > 1 ? std::atoi(argv[1]) : 0;
+  const int calls = argc > 2 ? std::atoi(argv[2]) : 500;
+  try {
+    auto nvml = diescope::collect::Nvml::load();
+    const diescope::collect::NvmlDevice device = nvml->device(index);
+    std::printf("GPU %d: %s, driver %s, %d calls each\n", index, device.identity().model.c_str(),
+                nvml->driver_version().c_str(), calls);
+    std::printf("%-34s %10s %10s\n", "read", "wall_us", "cpu_us");
+    time_call("clocks (SM and memory)", calls, [&] { (void)device.clocks(0); });
+    time_call("throttle reasons", calls, [&] { (void)device.throttle_reasons(0); });
+    time_call("power limit", calls, [&] { (void)device.power_limit(0); });
+    time_call("GPU-Util samples (since 0)", calls, [&] { (void)device.gpu_util_samples(0); });
+    time_call("GPU-Util polled", calls, [&] { (void)device.polled_gpu_util(); });
+    for (const auto& engine : device.engines())
+      time_call("engine " + engine.key, calls, [&] { (void)device.engine_utilization(engine); });
+    time_call("process lists", calls / 10, [&] { (void)device.processes(0); });
+  } catch (const diescope::Error& e) {
+    std::fprintf(stderr, "nvml_call_cost: %s\n", e.what());
+    return 4;
+  }
+  return 0;
+}
