@@ -334,7 +334,7 @@ std::function<int()> setup_calibrate(CLI::App& sub) {
   sub.add_flag("--json", opt->json, "print the calibration file on stdout instead of the summary");
   sub.add_flag("--keep", opt->keep, "keep the counter recording and the kernels' own lines in a scratch folder");
   sub.footer(
-      "Runs kernels whose work is known (FFMA, integer multiply-add, STREAM triad, bf16 MMA, DFMA, shared loads,\n"
+      "Runs kernels whose work is known (FFMA, integer multiply-add, STREAM triad, bf16 MMA, DFMA, L1-hit global loads,\n"
       "L2 reads) on every SM and on fewer while the chip's counters are sampled, judges each unit (pass, fail,\n"
       "inconclusive) against that work, records each unit's reading at full load, times STREAM and the\n"
       "device-model sweeps, and writes a calibration file that `diescope run` and `diescope report` find.\n"

@@ -32,7 +32,9 @@ TEST(UnitsJson, CarriesEveryTableUnitRecipeFlagAndNote) {
   EXPECT_EQ(hopper["chips"], nlohmann::json::array({"GH100"}));
   EXPECT_EQ(hopper["units"][0]["key"], "fp32");
   EXPECT_EQ(hopper["units"][0]["recipe"]["combine"], "counter");
-  EXPECT_EQ(hopper["units"][0]["flags"], nlohmann::json::array({"stand_in_counter"}));
+  EXPECT_EQ(hopper["units"][0]["flags"], nlohmann::json::array());
+  EXPECT_EQ(hopper["units"][3]["key"], "ldst");
+  EXPECT_EQ(hopper["units"][3]["flags"], nlohmann::json::array({"stand_in_counter", "different_measure"}));
   EXPECT_FALSE(hopper["units"][0]["note"].get<std::string>().empty());
   EXPECT_FALSE(hopper["note"].get<std::string>().empty());
   // A mean lists both counters.
