@@ -6,17 +6,23 @@
 #   off     no agent
 #   always  counters always on at 10 ms (--duty-on-ms = --duty-period-ms)
 #   duty    the agent's default duty cycle (2000 ms of every 60000 ms, 10 ms while on)
+#   nvml    (only when SETTINGS names it) the agent at its defaults with the fake sampler: its NVML
+#           reads, store and endpoint without any counters, to tell the agent's own cost from the
+#           counters' (the first H200 run found the default duty setting 6-10% slower, unexplained)
 # Each round's throughput is the steps finished between the first progress line after the round
 # starts and the last one before it ends. bench/agent/cost_table.py turns the rounds into slowdowns
 # and 95% t-intervals.
 # Run from the repository root on the GPU machine with diescope and diescope-cupti in $BIN. Writes
 # $OUT/cost-rounds.tgz (train.log, rounds.txt, the agents' NDJSON and stderr).
-# Env: ROUNDS (3), OFF_S (30), ALWAYS_S (30), DUTY_S (60), WARMUP_S (40).
+# Env: ROUNDS (3), OFF_S (30), ALWAYS_S (30), DUTY_S (60), NVML_S (60), WARMUP_S (40),
+#      SETTINGS ("off always duty"; add nvml for the fourth setting).
 set -u
 BIN=${BIN:-$PWD/build/lead-carry}
 OUT=${OUT:-/tmp/cost-rounds-out}
 W=/tmp/cost-rounds-work
-ROUNDS=${ROUNDS:-3}; OFF_S=${OFF_S:-30}; ALWAYS_S=${ALWAYS_S:-30}; DUTY_S=${DUTY_S:-60}; WARMUP_S=${WARMUP_S:-40}
+ROUNDS=${ROUNDS:-3}; OFF_S=${OFF_S:-30}; ALWAYS_S=${ALWAYS_S:-30}; DUTY_S=${DUTY_S:-60}; NVML_S=${NVML_S:-60}
+WARMUP_S=${WARMUP_S:-40}; SETTINGS=${SETTINGS:-off always duty}
+read -r -a settings <<< "$SETTINGS"
 rm -rf "$W" && mkdir -p "$W" "$OUT"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
 {
@@ -24,10 +30,13 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.limit --format=csv
   "$BIN/diescope" --version
   python3 -c "import torch; print('torch', torch.__version__)"
-  echo "rounds $ROUNDS off_s $OFF_S always_s $ALWAYS_S duty_s $DUTY_S warmup_s $WARMUP_S"
+  echo "rounds $ROUNDS settings $SETTINGS off_s $OFF_S always_s $ALWAYS_S duty_s $DUTY_S nvml_s $NVML_S warmup_s $WARMUP_S"
 } > "$W/env.txt" 2>&1
 
-total=$((WARMUP_S + ROUNDS * (OFF_S + ALWAYS_S + DUTY_S) + 10 * ROUNDS * 3 + 30))
+seconds_of() { case $1 in off) echo "$OFF_S" ;; always) echo "$ALWAYS_S" ;; duty) echo "$DUTY_S" ;; nvml) echo "$NVML_S" ;; esac; }
+per_round=0
+for setting in "${settings[@]}"; do per_round=$((per_round + $(seconds_of "$setting") + 10)); done
+total=$((WARMUP_S + ROUNDS * per_round + 30))
 python3 workloads/pytorch/resnet50_amp.py --seconds "$total" --warmup 20 --log-every-s 0.5 > "$W/train.log" 2> "$W/train.err" &
 TRAIN=$!
 for _ in $(seq 1 600); do grep -q "measure start" "$W/train.log" 2>/dev/null && break; sleep 0.2; done
@@ -41,6 +50,8 @@ round() {  # round R SETTING SECONDS
               > "$W/agent-$r-$setting.ndjson" 2> "$W/agent-$r-$setting.err" & pid=$! ;;
     duty)   "$BIN/diescope" agent --no-db --no-listen --ndjson \
               > "$W/agent-$r-$setting.ndjson" 2> "$W/agent-$r-$setting.err" & pid=$! ;;
+    nvml)   "$BIN/diescope" agent --no-db --no-listen --ndjson --sampler-arg --fake \
+              > "$W/agent-$r-$setting.ndjson" 2> "$W/agent-$r-$setting.err" & pid=$! ;;
   esac
   local start; start=$(wall)
   sleep "$secs"
@@ -49,11 +60,12 @@ round() {  # round R SETTING SECONDS
   echo "$r $setting $start $end" >> "$W/rounds.txt"
   sleep 2  # the next round starts after the agent has let go of the counters
 }
-orders=("off always duty" "always duty off" "duty off always")
+# Round r starts at setting (r - 1) mod n of the list and goes round it, so each comes first once.
+n=${#settings[@]}
 for r in $(seq 1 "$ROUNDS"); do
-  for setting in ${orders[$(( (r - 1) % 3 ))]}; do
-    case $setting in off) s=$OFF_S ;; always) s=$ALWAYS_S ;; duty) s=$DUTY_S ;; esac
-    round "$r" "$setting" "$s"
+  for k in $(seq 0 $((n - 1))); do
+    setting=${settings[$(( (r - 1 + k) % n ))]}
+    round "$r" "$setting" "$(seconds_of "$setting")"
   done
 done
 kill -INT $TRAIN 2>/dev/null; wait $TRAIN

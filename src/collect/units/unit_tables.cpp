@@ -215,19 +215,15 @@ UnitTable hopper_gh100() {
               "path that fills L1 is. The plain name is not in GH100's PM-sampling catalog." + group_note +
                   "5.88% against Nsight Compute's l1tex__m_xbar2l1tex_read_sectors 5.97% on a STREAM copy, and "
                   "32.79% against 32.62% on a cuBLAS GEMM. No calibrate step checks it against known work."),
-      counter("l2", "L2", pct("lts__t_bytes"), {}, kL2Note),
+      l2_unit(),
       counter("dram", "DRAM", kDramPct, {},
               std::string(kDramNote) +
                   " In the H200 probe a copy kernel that moved 3.94 TB/s by its own count read 81.9%, an "
                   "implied peak of 4.82 TB/s."),
   };
-  t.diagnostics = {
-      counter("sm_active", "SM active", pct("sm__cycles_active"), {}, kSmActiveNote),
-      counter("occupancy", "Occupancy", pct("sm__warps_active_realtime"), {}, kOccupancyNote),
-      // No FMA-halves diagnostics: they fit the pass, but they are what made the sampler expensive
-      // (see the table note).
-      counter("dram_throughput", "DRAM throughput", pct("dram__throughput"), {}, kDramThroughputNote),
-  };
+  // No FMA-halves diagnostics: they fit the pass, but they are what made the sampler expensive (see
+  // the table note).
+  t.diagnostics = {sm_active_diagnostic(), occupancy_diagnostic(), dram_throughput_diagnostic()};
   t.counts = dram_counts();
   return t;
 }
