@@ -74,3 +74,40 @@ def accepted_breakages(good, breakages, problems_of):
 def named(*breakages):
     """{function name: function}, for breakages written as named functions."""
     return {b.__name__: b for b in breakages}
+
+
+def check_files(tool, noun, files, problems_of, usable=lambda doc: True):
+    """Reads each file strictly and prints 'FAIL <path>' with its first 20 problems. Returns how many
+    failed, and the first valid document `usable` accepts (the one the self-test breaks)."""
+    bad, sample = 0, None
+    for path in files:
+        try:
+            doc = read_json_strict(path)
+        except ValueError as e:
+            print(f"FAIL {path}: not valid JSON: {e}")
+            bad += 1
+            continue
+        problems = problems_of(doc)
+        if problems:
+            bad += 1
+            print(f"FAIL {path}")
+            for p in problems[:20]:
+                print(f"  {p}")
+        elif sample is None and usable(doc):
+            sample = doc
+    print(f"{tool}: {len(files) - bad} of {len(files)} {noun} valid")
+    return bad, sample
+
+
+def self_test_status(tool, sample, self_test):
+    """Runs `self_test(sample)` (which returns the names of the broken copies that were accepted)
+    and prints the outcome; 1 when there was nothing to break or a broken copy passed, else 0."""
+    if sample is None:
+        print(f"{tool}: self-test: no valid file to break")
+        return 1
+    accepted = self_test(sample)
+    if accepted:
+        print(f"{tool}: self-test: these broken copies were accepted: {', '.join(accepted)}")
+        return 1
+    print(f"{tool}: self-test: every broken copy was rejected")
+    return 0

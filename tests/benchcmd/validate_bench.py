@@ -17,8 +17,8 @@ import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-from schema_check import (accepted_breakages, load_validator, named, null_reason_problems,  # noqa: E402
-                          parse_args, read_json_strict, sorted_schema_problems)
+from schema_check import (accepted_breakages, check_files, load_validator, named,  # noqa: E402
+                          null_reason_problems, parse_args, self_test_status, sorted_schema_problems)
 
 # Published t(0.975; df), df 1..30, to 4 decimals (any statistics table).
 T975 = [12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281,
@@ -158,34 +158,11 @@ def main():
     if not files:
         print(f"validate_bench: no bench.json under {args.folder}; the tests that write them did not run")
         return 1
-    bad = 0
-    sample = None  # a valid file the self-test can break in every way
-    for path in files:
-        try:
-            bench = read_json_strict(path)
-        except ValueError as e:
-            print(f"FAIL {path}: not valid JSON: {e}")
-            bad += 1
-            continue
-        problems = problems_of(bench, validator)
-        if problems:
-            bad += 1
-            print(f"FAIL {path}")
-            for p in problems[:20]:
-                print(f"  {p}")
-        elif sample is None and breakable(bench):
-            sample = bench
-    print(f"validate_bench: {len(files) - bad} of {len(files)} bench.json files valid")
-    if args.self_test:
-        if sample is None:
-            print("validate_bench: no valid bench.json with a kept first round and a spread to break for the self-test")
-            return 1
-        failed = self_test(sample, validator)
-        if failed:
-            print(f"validate_bench: self-test: these broken copies were accepted: {', '.join(failed)}")
-            return 1
-        print("validate_bench: self-test: every broken copy was rejected")
-    return 1 if bad else 0
+    # The self-test needs a file with a kept first round and a spread to break.
+    bad, sample = check_files("validate_bench", "bench.json files", files, lambda b: problems_of(b, validator),
+                              usable=breakable)
+    failed = self_test_status("validate_bench", sample, lambda b: self_test(b, validator)) if args.self_test else 0
+    return 1 if bad or failed else 0
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-from schema_check import (accepted_breakages, load_validator, named, null_reason_problems,  # noqa: E402
-                          parse_args, read_json_strict, sorted_schema_problems)
+from schema_check import (accepted_breakages, check_files, load_validator, named,  # noqa: E402
+                          null_reason_problems, parse_args, self_test_status, sorted_schema_problems)
 
 
 def is_tenths(x):
@@ -90,34 +90,9 @@ def main():
     if not files:
         print(f"validate_reports: no report found under {args.folder}; the tests that write reports did not run")
         return 1
-    bad = 0
-    first_valid = None
-    for path in files:
-        try:
-            report = read_json_strict(path)
-        except ValueError as e:
-            print(f"FAIL {path}: not valid JSON: {e}")
-            bad += 1
-            continue
-        problems = problems_of(report, validator)
-        if problems:
-            bad += 1
-            print(f"FAIL {path}")
-            for p in problems[:20]:
-                print(f"  {p}")
-        elif first_valid is None:
-            first_valid = report
-    print(f"validate_reports: {len(files) - bad} of {len(files)} reports valid")
-    if args.self_test:
-        if first_valid is None:
-            print("self-test: no valid report to break")
-            return 1
-        missed = self_test(first_valid, validator)
-        if missed:
-            print(f"self-test: these broken reports were accepted: {', '.join(missed)}")
-            return 1
-        print("self-test: every broken report was rejected")
-    return 1 if bad else 0
+    bad, sample = check_files("validate_reports", "reports", files, lambda r: problems_of(r, validator))
+    failed = self_test_status("validate_reports", sample, lambda r: self_test(r, validator)) if args.self_test else 0
+    return 1 if bad or failed else 0
 
 
 if __name__ == "__main__":

@@ -4,47 +4,18 @@
 // (integer multiply-adds, shared and L1-bypassing loads, MMAs), so the count is the count issued.
 #include "calibrate_kernels.hpp"
 
+#include "block_clock.cuh"
+
 namespace diescope::workloads::gpu {
 
 namespace {
-
-__device__ __forceinline__ unsigned long long calib_global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-// Thread 0 of the block stamps start and end; the launch's tally gets cycles, time, first start and
-// last end over its blocks (the same fields as kernels.cu's BlockClock).
-struct LaunchClock {
-  long long cycles0 = 0;
-  unsigned long long ns0 = 0;
-  __device__ void start() {
-    if (threadIdx.x == 0) {
-      ns0 = calib_global_ns();
-      cycles0 = clock64();
-    }
-  }
-  __device__ void stop(ClockTally* tally) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      const long long cycles1 = clock64();
-      const unsigned long long ns1 = calib_global_ns();
-      atomicAdd(&tally->cycles, static_cast<unsigned long long>(cycles1 - cycles0));
-      atomicAdd(&tally->ns, ns1 - ns0);
-      atomicAdd(&tally->blocks, 1ull);
-      atomicMin(&tally->first_start_ns, ns0);
-      atomicMax(&tally->last_end_ns, ns1);
-    }
-  }
-};
 
 __device__ __forceinline__ void imad(unsigned& acc, unsigned m, unsigned a) {
   asm volatile("mad.lo.u32 %0, %0, %1, %2;" : "+r"(acc) : "r"(m), "r"(a));
 }
 
 __global__ void __launch_bounds__(kCalibThreads, 1) imad_kernel(CalibArgs args) {
-  LaunchClock clock;
+  BlockClock clock;
   clock.start();
   unsigned acc[kImadChains];
 #pragma unroll
@@ -61,11 +32,12 @@ __global__ void __launch_bounds__(kCalibThreads, 1) imad_kernel(CalibArgs args) 
 #pragma unroll
   for (int i = 0; i < kImadChains; ++i) sum ^= acc[i];
   args.sink[static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x] = static_cast<float>(sum & 1023u);
+  __syncthreads();
   clock.stop(args.tally);
 }
 
 __global__ void __launch_bounds__(kCalibThreads, 1) ffma_imad_kernel(CalibArgs args) {
-  LaunchClock clock;
+  BlockClock clock;
   clock.start();
   float f[kMixedChains];
   unsigned u32[kMixedChains];
@@ -89,11 +61,12 @@ __global__ void __launch_bounds__(kCalibThreads, 1) ffma_imad_kernel(CalibArgs a
 #pragma unroll
   for (int i = 0; i < kMixedChains; ++i) sum += f[i] + static_cast<float>(u32[i] & 1u);
   args.sink[static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x] = sum;
+  __syncthreads();
   clock.stop(args.tally);
 }
 
 __global__ void __launch_bounds__(kCalibThreads, 1) dfma_kernel(CalibArgs args) {
-  LaunchClock clock;
+  BlockClock clock;
   clock.start();
   double acc[kDfmaChains];
 #pragma unroll
@@ -109,11 +82,12 @@ __global__ void __launch_bounds__(kCalibThreads, 1) dfma_kernel(CalibArgs args) 
 #pragma unroll
   for (int i = 0; i < kDfmaChains; ++i) sum += acc[i];
   args.sink[static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x] = static_cast<float>(sum);
+  __syncthreads();
   clock.stop(args.tally);
 }
 
 __global__ void __launch_bounds__(kCalibThreads, 1) mma_bf16_kernel(CalibArgs args) {
-  LaunchClock clock;
+  BlockClock clock;
   clock.start();
   // Operands: bf16 pairs of small values (0x3c00 is 0.0078125); the accumulators stay finite.
   const unsigned a0 = 0x3c003c00u + (args.iterations & 0), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0;
@@ -137,6 +111,7 @@ __global__ void __launch_bounds__(kCalibThreads, 1) mma_bf16_kernel(CalibArgs ar
 #pragma unroll
   for (int c = 0; c < kMmaChains; ++c) sum += d[c][0] + d[c][1] + d[c][2] + d[c][3];
   args.sink[static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x] = sum;
+  __syncthreads();
   clock.stop(args.tally);
 }
 
@@ -147,7 +122,7 @@ __global__ void __launch_bounds__(kCalibThreads, 1) mma_bf16_kernel(CalibArgs ar
 // loop-invariant addresses, read 0.001%: the loads had left the loop). Whole-pipe and local/global Load/store counters both
 // count these (shared-memory loads would count in only the first on Hopper).
 __global__ void __launch_bounds__(kCalibThreads, 1) l1_load_kernel(CalibArgs args) {
-  LaunchClock clock;
+  BlockClock clock;
   clock.start();
   const float4* buffer = reinterpret_cast<const float4*>(args.buffer);
   float acc = 0.0f;
@@ -164,12 +139,13 @@ __global__ void __launch_bounds__(kCalibThreads, 1) l1_load_kernel(CalibArgs arg
     }
   }
   args.sink[static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x] = acc;
+  __syncthreads();
   clock.stop(args.tally);
 }
 
 // L1-bypassing (.cg) 16-byte loads, grid-strided over a buffer that fits L2.
 __global__ void __launch_bounds__(kCalibThreads, 1) l2_read_kernel(CalibArgs args) {
-  LaunchClock clock;
+  BlockClock clock;
   clock.start();
   const unsigned long long mask = args.buffer_floats4 - 1;
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
@@ -187,6 +163,7 @@ __global__ void __launch_bounds__(kCalibThreads, 1) l2_read_kernel(CalibArgs arg
     step += kL2LoadsPerTrip;
   }
   args.sink[g] = acc;
+  __syncthreads();
   clock.stop(args.tally);
 }
 
