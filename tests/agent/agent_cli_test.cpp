@@ -5,11 +5,11 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sqlite3.h>
 
 #include "child_process.hpp"
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/recording/reader.hpp"
+#include "sql_probe.hpp"
 
 namespace diescope::agent {
 namespace {
@@ -28,21 +28,8 @@ fs::path temp_dir(const std::string& name) {
   return dir;
 }
 
-// Opens read-write so a WAL left by a killed writer is recovered, as any later reader would.
-struct Db {
-  sqlite3* db = nullptr;
-  explicit Db(const fs::path& p) { sqlite3_open_v2(p.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr); }
-  ~Db() { sqlite3_close(db); }
-  std::string text(const std::string& sql) {
-    sqlite3_stmt* st = nullptr;
-    std::string out = "<error>";
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-      const unsigned char* t = sqlite3_column_text(st, 0);
-      out = t ? reinterpret_cast<const char*>(t) : "NULL";
-    }
-    sqlite3_finalize(st);
-    return out;
-  }
+struct Db : test_support::SqlProbe {
+  explicit Db(const fs::path& p) : SqlProbe(p, SQLITE_OPEN_READWRITE) {}
 };
 
 TEST(AgentCli, ReplayWritesRecordsToTheStoreAndStdout) {

@@ -4,11 +4,11 @@
 
 #include <cmath>
 #include <filesystem>
-#include <sqlite3.h>
 
 #include "diescope/agent/cost_table.hpp"
 #include "diescope/agent/store.hpp"
 #include "diescope/core/error.hpp"
+#include "sql_probe.hpp"
 
 namespace diescope::agent {
 namespace {
@@ -37,33 +37,19 @@ AgentRecord sample_record(TimeNs end_ns) {
   r.window_end_ns = r.period_start_ns + 2 * kNsPerSecond;
   r.counters_on_s = 2.0;
   r.duty_on_ms = 2000;
-  r.duty_period_ms = 60000;
+  r.duty_period_ms = 30000;
   r.die_util_pct = 60;
   r.gpu_util_pct = kNaN;  // not available: stored as NULL with its reason
   r.gpu_util_reason = "no GPU-Util sample covers the chip-sampled time";
   r.units = {UnitFigure{"fp32", "FP32", 60, 100, {}}, UnitFigure{"dram", "DRAM", kNaN, 0, {}}};
   r.limiting_unit = "fp32";
   r.chip_coverage_gate = "pass";
-  r.cost_reason = "no cost has been measured yet on any GPU model (the cost table is empty)";
+  r.cost_reason = "the cost table has no figure for counters on 2000 ms of every 30000 ms at 10 ms on NVIDIA H200";
   r.method = 3;
   return r;
 }
 
-struct Db {
-  sqlite3* db = nullptr;
-  explicit Db(const fs::path& p) { sqlite3_open_v2(p.c_str(), &db, SQLITE_OPEN_READONLY, nullptr); }
-  ~Db() { sqlite3_close(db); }
-  std::string text(const std::string& sql) {
-    sqlite3_stmt* st = nullptr;
-    std::string out = "<error>";
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-      const unsigned char* t = sqlite3_column_text(st, 0);
-      out = t ? reinterpret_cast<const char*>(t) : "NULL";
-    }
-    sqlite3_finalize(st);
-    return out;
-  }
-};
+using Db = test_support::SqlProbe;
 
 TEST(RecordStore, RecordsReadBackWithSql) {
   const fs::path p = temp_db("a.db");
