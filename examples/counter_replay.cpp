@@ -10,7 +10,7 @@
 // `--metrics NAME,NAME,...` replaces the default counter set with CUPTI metric names of your own (to
 // ask the pass and Nsight Compute for the same metrics, for example). `--pass-launches N` launches
 // the kernel N times inside the pass's one range: the range also holds the GPU's idle time before the
-// first launch and after the last (about 75 us on the H200), which N launches dilute. The other flags
+// first launch and after the last (about 80 us on the H200), which N launches dilute. The other flags
 // are the harness's (`--help`).
 #include <cuda_runtime.h>
 

@@ -7,7 +7,9 @@ A round's throughput is the training steps finished between the first progress l
 round's start and the last one at or before its end, over the wall time between those two lines. Each
 setting's slowdown in round r is 1 - throughput(setting, r) / throughput(off, r): paired with the
 "off" round of the same set, so slow drift of the machine cancels. The 95% interval of the mean
-slowdown is Student's t with rounds - 1 degrees of freedom.
+slowdown is Student's t with rounds - 1 degrees of freedom. Last, the throughput in 5 s bins over the
+whole run, each bin labelled with the round it lies in ("-" between rounds), to show how much the
+workload moves by itself.
 """
 import json
 import math
@@ -64,6 +66,31 @@ def main():
         sd = statistics.stdev(values) if n > 1 else math.nan
         half = T975[n - 1] * sd / math.sqrt(n) if n > 1 else math.nan
         print(f"{setting:7s}  {n:6d}  {mean:17.3f}  {sd:.3f}  {mean - half:.3f}  {mean + half:.3f}")
+    print()
+    print_bins(points, raw / "rounds.txt")
+
+
+def print_bins(points, rounds_path, width_s=5.0):
+    spans = [line.split() for line in rounds_path.read_text().splitlines() if line.strip()]
+
+    def label(t):
+        for r, setting, start, end in spans:
+            if float(start) <= t <= float(end):
+                return f"{r} {setting}"
+        return "-"
+
+    print(f"t_s     steps/s  round (bins of {width_s:g} s from the first progress line)")
+    t0 = points[0][0]
+    i = 0
+    while True:
+        j = i
+        while j < len(points) and points[j][0] - points[i][0] < width_s:
+            j += 1
+        if j >= len(points):
+            break
+        rate = (points[j][1] - points[i][1]) / (points[j][0] - points[i][0])
+        print(f"{points[i][0] - t0:6.1f}  {rate:7.2f}  {label(points[i][0])}")
+        i = j
 
 
 if __name__ == "__main__":

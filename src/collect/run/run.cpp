@@ -614,7 +614,7 @@ void Runner::tick(TimeNs now, bool ended) {
       gpu.writer->write(OwnedEngineReading{now, gpu.engine_values});
     }
     // The power limit rarely moves and reports give only its range: once a second, like the
-    // process list, saves ten NVML calls a second.
+    // process list, saves nine NVML calls a second.
     if (!processes_due) continue;
     gpu.writer->write(gpu.device.power_limit(now));
     gpu.writer->write(gpu.device.processes(now));

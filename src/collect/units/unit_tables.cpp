@@ -175,8 +175,8 @@ UnitTable hopper_gh100() {
       "matrix work cannot be told apart within Tensor. CUPTI does not say which hardware limit a set hits; "
       "the pass counts are what its host API returns for GH100, and the H200's own counter-availability "
       "image gave the same counts (bench/results/units/2026-11-29-h200/). Left out although they fit: the "
-      "FMA halves (sm__inst_executed_pipe_fmaheavy and fmalite, in any form). Under a busy FMA load they "
-      "made CUPTI's decoder spend 320 ms of CPU per second of samples (33% of a core with the two alone, "
+      "FMA halves (sm__inst_executed_pipe_fmaheavy and fmalite). Under a busy FMA load they "
+      "made CUPTI's decoder spend 327 ms of CPU per 1 s drain (33% of a core with the two alone, "
       "71% with the table), while the table without them cost 1.0% "
       "(bench/results/sampler/2026-11-29-h200-cost-variants/).";
   t.units = {
@@ -195,7 +195,7 @@ UnitTable hopper_gh100() {
               "FP64 matrix (DMMA) instructions count here or under Tensor has not been checked." +
                   group_note +
                   "97.96% against Nsight Compute's sm__pipe_fp64_cycles_active 97.82% on DFMA, and calibrate "
-                  "matched the counted DFMAs within 0.001 point at 132, 66, 33 and 1 SMs."),
+                  "matched the counted DFMAs within 0.002 point at 132, 66, 33 and 1 SMs."),
       // Not the other tables' whole-pipe counter: on Hopper that one also counts the tensor core's
       // wgmma operand reads from shared memory (bench/results/units/2026-11-29-h200-lsu/).
       counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts_mem_lgds"),
