@@ -31,7 +31,7 @@ using run_internal::signal_name;
 namespace {
 
 constexpr TimeNs kClockStepNs = 100 * kNsPerMs;          // a wall-clock step this large is a jump
-constexpr TimeNs kProcessPollNs = kNsPerSecond;          // process lists about once a second
+constexpr TimeNs kSlowPollNs = kNsPerSecond;             // NVML reads that need not run every tick
 constexpr TimeNs kSamplerStopTimeoutNs = 10 * kNsPerSecond;
 constexpr std::size_t kMaxMarkerLine = 256;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -141,6 +141,7 @@ struct Gpu {
   TimeNs last_util_ts = 0;
   std::vector<NvmlEngine> engines;
   std::vector<double> engine_values;
+  bool engines_read_at_end = false;
   TimeNs last_chip_start = INT64_MIN;
   ColumnValues values;
   long samples = 0;
@@ -163,6 +164,7 @@ class Runner {
   void open_recordings();
   void loop();
   void tick(TimeNs now, bool ended);
+  void read_engines(Gpu& gpu, TimeNs now);
   void pump_sampler(Gpu& gpu, TimeNs now);
   void handle(Gpu& gpu, const SamplerMessage& message, TimeNs now);
   void sampler_ended(Gpu& gpu, TimeNs now);
@@ -187,7 +189,7 @@ class Runner {
   bool stdout_broken_ = false;
   TimeNs last_stamp_ = 0;
   TimeNs last_real_ = 0, last_mono_ = 0;
-  TimeNs last_process_poll_ = 0;
+  TimeNs last_slow_poll_ = 0;
 };
 
 TimeNs Runner::stamp() {
@@ -591,34 +593,46 @@ void Runner::tick(TimeNs now, bool ended) {
   last_mono_ = mono;
   last_real_ = real;
 
-  const bool processes_due = now - last_process_poll_ >= kProcessPollNs;
-  if (processes_due) last_process_poll_ = now;
+  // Clocks and throttle reasons every tick: they move within a second and the analysis needs them
+  // under each sample. The rest once a second: GPU-Util samples wait in the driver's buffer (unless
+  // polling, where a read is a sample), engine and process lists move slowly, and reports give the
+  // power limit only as a range.
+  const bool slow_due = now - last_slow_poll_ >= kSlowPollNs;
+  if (slow_due) last_slow_poll_ = now;
   for (auto& gpu : gpus_) {
-    std::vector<UtilSample> util;
-    gpu.util->read(now, util);
-    for (const auto& sample : util) {
-      if (sample.ts_ns < gpu.last_util_ts) continue;  // never out of order in a recording
-      gpu.writer->write(sample);
-      gpu.last_util_ts = sample.ts_ns;
+    if (slow_due || ended || gpu.util->polling()) {
+      std::vector<UtilSample> util;
+      gpu.util->read(now, util);
+      for (const auto& sample : util) {
+        if (sample.ts_ns < gpu.last_util_ts) continue;  // never out of order in a recording
+        gpu.writer->write(sample);
+        gpu.last_util_ts = sample.ts_ns;
+      }
     }
     if (gpu.util->polling() && !gpu.util_note_written) {
       note(gpu, now, "gpu_util", gpu.util->reason_text());
       gpu.util_note_written = true;
     }
-    if (ended) continue;  // after the end only GPU-Util is still awaited
+    if (ended) {
+      // One last engine reading covers the command's final second; after it only GPU-Util is awaited.
+      if (!gpu.engines_read_at_end) read_engines(gpu, now);
+      gpu.engines_read_at_end = true;
+      continue;
+    }
     gpu.writer->write(gpu.device.clocks(now));
     gpu.writer->write(gpu.device.throttle_reasons(now));
-    if (!gpu.engines.empty()) {
-      for (std::size_t i = 0; i < gpu.engines.size(); ++i)
-        gpu.engine_values[i] = gpu.device.engine_utilization(gpu.engines[i]).value;
-      gpu.writer->write(OwnedEngineReading{now, gpu.engine_values});
-    }
-    // The power limit rarely moves and reports give only its range: once a second, like the
-    // process list, saves nine NVML calls a second.
-    if (!processes_due) continue;
+    if (!slow_due) continue;
+    read_engines(gpu, now);
     gpu.writer->write(gpu.device.power_limit(now));
     gpu.writer->write(gpu.device.processes(now));
   }
+}
+
+void Runner::read_engines(Gpu& gpu, TimeNs now) {
+  if (gpu.engines.empty()) return;
+  for (std::size_t i = 0; i < gpu.engines.size(); ++i)
+    gpu.engine_values[i] = gpu.device.engine_utilization(gpu.engines[i]).value;
+  gpu.writer->write(OwnedEngineReading{now, gpu.engine_values});
 }
 
 void Runner::loop() {
@@ -709,7 +723,7 @@ RunOutcome Runner::run() {
   open_recordings();
   command_ = run_internal::start_command(opt_.command);
   command_running_ = true;
-  last_process_poll_ = 0;
+  last_slow_poll_ = 0;
   loop();
 
   const TimeNs now = stamp();
