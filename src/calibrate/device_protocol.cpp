@@ -356,6 +356,15 @@ std::string summary_text(const CalibrationFile& file) {
         if (std::isfinite(r)) line += fmt::format("; {} {:.2f}", str_or(k, "kernel", "?"), r / 1e12);
       }
     out += "  DRAM bandwidth (STREAM, best of repeats): " + line + "\n";
+    const double peak = num_or_nan(s, "dram_implied_peak_bytes_per_s");
+    if (std::isfinite(peak) && s.contains("kernels")) {
+      std::string share;
+      for (const nlohmann::json& k : s.at("kernels")) {
+        const double pct = num_or_nan(k, "pct_of_dram_implied_peak");
+        if (std::isfinite(pct)) share += fmt::format("{}{} {:.1f}%", share.empty() ? "" : ", ", str_or(k, "kernel", "?"), pct);
+      }
+      out += fmt::format("  STREAM against the DRAM peak the counter implies ({:.2f} TB/s): {}\n", peak / 1e12, share);
+    }
   }
   for (const char* key : {"cache", "cache_reread"}) {
     if (!m.contains(key)) continue;

@@ -10,16 +10,6 @@
 namespace diescope::calibrate {
 namespace {
 
-struct UnitWorkload {
-  const char* unit;
-  StepWorkload workload;
-};
-// The judged workload of each checked unit.
-constexpr UnitWorkload kWorkloads[] = {
-    {"fp32", StepWorkload::ffma},   {"dram", StepWorkload::stream}, {"tensor", StepWorkload::bf16_mma},
-    {"fp64", StepWorkload::dfma},   {"ldst", StepWorkload::l1_load},    {"l2", StepWorkload::l2_read},
-};
-
 std::vector<std::int64_t> powers_of_two(std::int64_t from, std::int64_t to) {
   std::vector<std::int64_t> out;
   for (std::int64_t k = from; k <= to; k *= 2) out.push_back(k);
@@ -28,6 +18,31 @@ std::vector<std::int64_t> powers_of_two(std::int64_t from, std::int64_t to) {
 
 std::string step_name(StepWorkload w, int loaded, int sm_count) {
   return fmt::format("{} {}/{} SMs", step_workload_name(w), loaded, sm_count);
+}
+
+// Each STREAM kernel's rate against the DRAM peak the counter implies (the median over the DRAM
+// unit's counted judged steps, which agree within 3% when the unit passes): how close known streaming
+// work gets to the peak that DRAM-Util percentages are read against.
+void add_stream_against_dram_peak(nlohmann::json& model, const std::vector<MeasuredStep>& measured) {
+  const UnitRule* rule = unit_rule("dram");
+  if (rule == nullptr || !model.contains("stream")) return;
+  std::vector<double> peaks;
+  for (const StepCheck& c : check_unit(*rule, measured).steps)
+    if (c.role == StepRole::judged && c.counted && std::isfinite(c.implied_peak)) peaks.push_back(c.implied_peak);
+  nlohmann::json& stream = model["stream"];
+  if (peaks.empty()) {
+    stream["dram_implied_peak_bytes_per_s"] = nullptr;
+    stream["dram_implied_peak_bytes_per_s_reason"] = "no DRAM step was counted";
+    return;
+  }
+  std::sort(peaks.begin(), peaks.end());
+  const std::size_t mid = peaks.size() / 2;
+  const double peak = peaks.size() % 2 == 1 ? peaks[mid] : (peaks[mid - 1] + peaks[mid]) / 2;
+  stream["dram_implied_peak_bytes_per_s"] = peak;
+  if (!stream.contains("kernels")) return;
+  for (nlohmann::json& k : stream["kernels"])
+    if (k.contains("bytes_per_s") && k["bytes_per_s"].is_number())
+      k["pct_of_dram_implied_peak"] = k["bytes_per_s"].get<double>() / peak * 100;
 }
 
 }  // namespace
@@ -39,11 +54,22 @@ std::string_view step_workload_name(StepWorkload workload) {
     case StepWorkload::ffma_imad: return "ffma+imad";
     case StepWorkload::stream: return "stream-triad";
     case StepWorkload::bf16_mma: return "bf16-mma";
+    case StepWorkload::bf16_wgmma: return "bf16-wgmma";
     case StepWorkload::dfma: return "dfma";
     case StepWorkload::l1_load: return "l1-load";
     case StepWorkload::l2_read: return "l2-read";
   }
   return "unknown";
+}
+
+std::optional<StepWorkload> judged_workload(std::string_view unit, int compute_capability) {
+  if (unit == "fp32") return StepWorkload::ffma;
+  if (unit == "dram") return StepWorkload::stream;
+  if (unit == "tensor") return compute_capability == 90 ? StepWorkload::bf16_wgmma : StepWorkload::bf16_mma;
+  if (unit == "fp64") return StepWorkload::dfma;
+  if (unit == "ldst") return StepWorkload::l1_load;
+  if (unit == "l2") return StepWorkload::l2_read;
+  return std::nullopt;
 }
 
 std::string LaunchGeometry::name() const { return fmt::format("{}x{}x{}/{}x{}", bm, bn, bk, tm, tn); }
@@ -73,11 +99,10 @@ CalibrationPlan plan_calibration(const DeviceFacts& facts, bool quick) {
   const int sms = facts.gpu.sm_count;
   const double seconds = quick ? kQuickStepSeconds : kFullStepSeconds;
   for (const ColumnDef& unit : facts.units) {
-    const auto w = std::find_if(std::begin(kWorkloads), std::end(kWorkloads),
-                                [&unit](const UnitWorkload& uw) { return unit.key == uw.unit; });
-    if (w == std::end(kWorkloads) || unit_rule(unit.key) == nullptr) continue;
+    const std::optional<StepWorkload> w = judged_workload(unit.key, facts.gpu.compute_capability);
+    if (!w || unit_rule(unit.key) == nullptr) continue;
     for (int load : load_ladder(sms, quick))
-      plan.steps.push_back(StepPlan{unit.key, step_name(w->workload, load, sms), w->workload, StepRole::judged, load, seconds});
+      plan.steps.push_back(StepPlan{unit.key, step_name(*w, load, sms), *w, StepRole::judged, load, seconds});
     if (unit.key == "fp32")
       for (StepWorkload extra : {StepWorkload::imad, StepWorkload::ffma_imad})
         plan.steps.push_back(StepPlan{unit.key, step_name(extra, sms, sms), extra, StepRole::reported, sms, seconds});
@@ -163,6 +188,7 @@ CalibrationFile run_calibration(StepRunner& runner, const DeviceFacts& facts, co
     file.units.push_back(calibrated_unit(unit, *rule, check_unit(*rule, measured)));
   }
   file.device_model = device_model_json(model);
+  add_stream_against_dram_peak(file.device_model, measured);
   return file;
 }
 

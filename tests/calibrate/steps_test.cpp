@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "diescope/calibrate/device_protocol.hpp"
 #include "diescope/calibrate/steps.hpp"
 #include "helpers.hpp"
 
@@ -42,6 +43,11 @@ TEST(Plan, FullAndQuick) {
   EXPECT_EQ(full.steps[4].name, "imad 132/132 SMs");
   EXPECT_EQ(full.steps[4].role, StepRole::reported);
   EXPECT_EQ(full.steps[5].workload, StepWorkload::ffma_imad);
+  // The H200 is compute capability 9.0, so its tensor steps run wgmma.
+  const auto tensor = std::find_if(full.steps.begin(), full.steps.end(), [](const StepPlan& s) { return s.unit == "tensor"; });
+  ASSERT_NE(tensor, full.steps.end());
+  EXPECT_EQ(tensor->workload, StepWorkload::bf16_wgmma);
+  EXPECT_EQ(tensor->name, "bf16-wgmma 132/132 SMs");
   EXPECT_EQ(std::count_if(full.steps.begin(), full.steps.end(), [](const StepPlan& s) { return s.unit == "l1_fill"; }), 0);
   // 26 x 5 s + STREAM 5 + working set 20 + issue 20 + launch fill 30 = 205 s.
   EXPECT_DOUBLE_EQ(full.estimated_seconds(), 205);
@@ -58,6 +64,14 @@ TEST(Plan, FullAndQuick) {
   EXPECT_DOUBLE_EQ(quick.estimated_seconds(), 30);
   EXPECT_FALSE(quick.run_working_set || quick.run_issue || quick.run_launch);
   EXPECT_EQ(quick.stream.repeats, 3);
+}
+
+TEST(Plan, TensorWorkloadFollowsTheChip) {
+  // wgmma only on Hopper (9.0); mma.sync on Ampere (8.0), Ada (8.9) and Blackwell (10.0, 12.0).
+  EXPECT_EQ(judged_workload("tensor", 90), StepWorkload::bf16_wgmma);
+  for (int cc : {80, 89, 100, 120}) EXPECT_EQ(judged_workload("tensor", cc), StepWorkload::bf16_mma) << cc;
+  EXPECT_EQ(judged_workload("fp32", 90), StepWorkload::ffma);
+  EXPECT_EQ(judged_workload("l1_fill", 90), std::nullopt);  // no check for L1 fill
 }
 
 // A test double of the GPU side: every reading is computed from the figures below.
@@ -91,7 +105,8 @@ class DeclaredDevice : public StepRunner {
       case StepWorkload::ffma: pipe(4, 0.988 * load, 0); break;
       case StepWorkload::imad: pipe(4, 0.4993, 0); break;
       case StepWorkload::ffma_imad: pipe(4, 0.7882, 0); break;
-      case StepWorkload::bf16_mma: pipe(4096, 0.90 * load, tensor_phantom_points); break;
+      case StepWorkload::bf16_mma:
+      case StepWorkload::bf16_wgmma: pipe(4096, 0.90 * load, tensor_phantom_points); break;
       case StepWorkload::dfma: pipe(2, 0.97 * load, 0); break;
       case StepWorkload::stream: {  // 4.0e12 B/s at full load against a 4.8e12 peak; the counter sees 99%
         const double rate = 4.0e12 * load;
@@ -207,6 +222,14 @@ TEST(RunCalibration, JudgesEveryUnitAndFitsTheModel) {
   // Triad's best repeat: 805,306,368 B / (805,306,368 / 4.2e12) s = 4.2e12 B/s, above copy's 4.0e12.
   EXPECT_NEAR(model["stream"]["bandwidth_bytes_per_s"].get<double>() / 4.2e12, 1.0, 1e-12);
   EXPECT_EQ(model["stream"]["best_kernel"], "triad");
+  // Every DRAM step implies 4.0e12 l / (4.0e12 l / 4.8e12) = 4.8e12 B/s; against it copy moved
+  // 4.0 / 4.8 = 83.33% and triad 4.2 / 4.8 = 87.5%.
+  EXPECT_NEAR(model["stream"]["dram_implied_peak_bytes_per_s"].get<double>() / 4.8e12, 1.0, 1e-12);
+  EXPECT_NEAR(model["stream"]["kernels"][0]["pct_of_dram_implied_peak"].get<double>(), 4.0 / 4.8 * 100, 1e-9);
+  EXPECT_NEAR(model["stream"]["kernels"][1]["pct_of_dram_implied_peak"].get<double>(), 87.5, 1e-9);
+  EXPECT_NE(summary_text(f).find("STREAM against the DRAM peak the counter implies (4.80 TB/s): copy 83.3%, triad 87.5%"),
+            std::string::npos)
+      << summary_text(f);
   // Threshold sqrt(2e13 x 4.2e12) = 9.17e12: cached 8 and 16 MB, spilled 64 and 128 MB;
   // capacity sqrt(16e6 x 64e6) = 32,000,000 bytes; cache rate median(2e13, 1.9e13) = 1.95e13.
   EXPECT_EQ(model["cache"]["outcome"], "transition");

@@ -47,8 +47,9 @@ class CudaEventBackend final : public DeviceEventBackend {
 
 BackendFactory cuda_event_backend(CudaStream stream = nullptr);
 
-// Evicts the GPU's L2 before each cold sample by writing a device buffer twice the L2's size on
-// `stream` (so the write is ordered before the sample's start event). Throws DeviceError when the
+// Evicts the GPU's L2 before each cold sample by reading a device buffer twice the L2's size on
+// `stream` (so the read is ordered before the sample's start event). A read leaves only clean lines:
+// a written flush would leave the sample up to one L2 of dirty lines to write back in its window. Throws DeviceError when the
 // device or the buffer is unavailable.
 class CudaL2Flusher final : public CacheFlusher {
  public:
@@ -66,7 +67,7 @@ class CudaL2Flusher final : public CacheFlusher {
   void* buffer_ = nullptr;
   std::size_t l2_bytes_ = 0;
   std::size_t buffer_bytes_ = 0;
-  int pass_ = 0;
+  int blocks_ = 0;
 };
 
 CacheFlusherFactory cuda_l2_flusher(CudaStream stream = nullptr);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,12 +30,18 @@ enum class StepWorkload {
   imad,       // integer multiply-add alone (fp32, reported: only the heavy half runs it)
   ffma_imad,  // FFMA and IMAD mixed (fp32, reported)
   stream,     // STREAM triad over vectors well past L2 (dram)
-  bf16_mma,   // bf16 tensor-core MMA with a counted FLOP total (tensor)
+  bf16_mma,   // bf16 mma.sync with a counted FLOP total (tensor, before Hopper)
+  bf16_wgmma, // bf16 warpgroup MMA (wgmma) with a counted FLOP total (tensor, Hopper)
   dfma,       // DFMA loop (fp64)
   l1_load,    // 128-bit global loads that hit L1 (ldst; read by either Hopper Load/store counter)
   l2_read,    // L1-bypassing loads over a buffer that fits L2 (l2)
 };
 std::string_view step_workload_name(StepWorkload workload);
+
+// The judged workload of a checked unit on a chip of this compute capability (major*10+minor), or
+// nothing when the unit has no check. Hopper's tensor check runs wgmma: mma.sync reaches two thirds
+// of GH100's dense rate, so it cannot test the dense peak there.
+std::optional<StepWorkload> judged_workload(std::string_view unit, int compute_capability);
 
 struct StepPlan {
   std::string unit;  // the unit it checks

@@ -110,6 +110,14 @@ class Calibrator {
                               " blocks per SM where exactly 1 is needed to load a chosen number of SMs",
                           "report this with the GPU model");
     }
+    if (device.cc_major == 9 && device.cc_minor == 0) {  // the wgmma kernel exists for sm_90a alone
+      check(wgmma_set_shared_bytes(shared_), "raising the wgmma kernel's shared-memory limit");
+      int blocks = 0;
+      check(wgmma_blocks_per_sm(&blocks, shared_), "asking the wgmma kernel's occupancy");
+      if (blocks != 1)
+        throw DeviceError("the wgmma kernel fits " + std::to_string(blocks) + " blocks per SM where 1 is needed",
+                          "report this with the GPU model");
+    }
     int ffma_blocks = 0;
     check(ffma_blocks_per_sm(&ffma_blocks, shared_), "asking the FFMA kernel's occupancy");
     if (ffma_blocks != 1)
@@ -175,6 +183,17 @@ StepKernel Calibrator::make_kernel(const StepSpec& spec, DeviceBuffer& sink, Dev
     k.work = [warps](int it) { return warps * it * kMmaChains * kMmaPerChain * kMmaFlops; };
     k.peak = bf16_dense_flop_per_sm_per_cycle(device_.cc_major, device_.cc_minor).value;
     k.work_measure = "dense bf16 FLOPs (mma.sync m16n8k16: 4096 each)";
+  } else if (spec.workload == "bf16-wgmma") {
+    if (device_.cc_major != 9 || device_.cc_minor != 0)
+      throw UsageError("the bf16-wgmma step needs compute capability 9.0 (Hopper's sm_90a)",
+                       "rebuild diescope and diescope-workload from the same source");
+    k.launch = [this, sms, &sink](ClockTally* tally, int iterations) {
+      CalibArgs args{tally, sink.as<float>(), nullptr, 0, iterations};
+      check(launch_wgmma(args, sms, shared_, stream_.get()), "launching the wgmma kernel");
+    };
+    k.work = [sms](int it) { return static_cast<double>(sms) * kWgmmaWarpgroups * it * kWgmmaPerTrip * kWgmmaFlops; };
+    k.peak = bf16_dense_flop_per_sm_per_cycle(device_.cc_major, device_.cc_minor).value;
+    k.work_measure = "dense bf16 FLOPs (wgmma.mma_async m64n256k16: 524288 each)";
   } else if (spec.workload == "l1-load") {
     k.launch = calib(CalibKernel::l1_load);
     k.work = [warps](int it) { return warps * it * kL1LoadsPerTrip * 4.0; };
@@ -327,40 +346,59 @@ void Calibrator::run_stream(const json& plan) {
   cudaStream_t s = stream_.get();
   float *pa = a.as<float>(), *pb = b.as<float>(), *pc = c.as<float>();
   ClockTally* t = tally.as<ClockTally>();
-  // Each kernel at several grids (blocks of 256 threads per SM), as BabelStream-style runs tune
-  // theirs: fewer resident threads can move more bytes (on the H200 the DRAM step read 88.0% at a
-  // quarter of the threads against 84.3% at all of them). Every repeat of every grid goes to the
-  // fit, which takes the best; each grid's best is printed beside.
+  // Each kernel in several forms, as BabelStream-style runs tune theirs, since the fastest form
+  // differs by GPU: the grid-strided loop at 1, 2, 3, 4 and all-resident blocks of 256 threads per SM
+  // (fewer resident threads can move more bytes: on the H200 the DRAM step read 88.0% at a quarter
+  // of the threads against 84.3% at all of them), and the one-pass form at 128 and 1024 threads,
+  // with and without 256-byte L2 fetches (on the H200 one pass moved 4.44 TB/s of triad where the
+  // best grid-strided loop moved 4.25: bench/results/calibrate/h200-2026-11-29-session3/stream-forms).
+  // Every repeat of every form goes to the fit, which takes the best; each form's best is printed beside.
+  struct Form {
+    std::string name;
+    int blocks_per_sm = 0;  // grid-strided loop; 0 for one pass
+    int threads = kStreamThreads;
+    bool prefetch_256b = false;
+  };
   const int most = std::max(1, device_.max_threads_per_sm / kStreamThreads);
-  std::vector<int> per_sm_grids;
+  std::vector<Form> forms;
   for (int g : {1, 2, 3, 4, most})
-    if (g <= most && std::find(per_sm_grids.begin(), per_sm_grids.end(), g) == per_sm_grids.end()) per_sm_grids.push_back(g);
-  json points = json::array(), grids = json::array();
+    if (g <= most && std::none_of(forms.begin(), forms.end(), [g](const Form& f) { return f.blocks_per_sm == g; }))
+      forms.push_back(Form{"loop " + std::to_string(g) + "/SM", g, kStreamThreads, false});
+  for (int threads : {128, 1024})
+    for (bool prefetch : {false, true})
+      if (n % (4ull * threads) == 0)
+        forms.push_back(Form{"pass " + std::to_string(threads) + (prefetch ? " L2::256B" : ""), 0, threads, prefetch});
+  json points = json::array(), forms_best = json::array();
   for (const std::string name : {"copy", "scale", "add", "triad"}) {
+    const StreamPassOp op = name == "copy" ? StreamPassOp::copy : name == "scale" ? StreamPassOp::scale
+                            : name == "add"  ? StreamPassOp::add  : StreamPassOp::triad;
     json all = json::array();
-    for (int per_sm : per_sm_grids) {
-      const int blocks = device_.sm_count * per_sm;
+    for (const Form& form : forms) {
+      const int blocks = device_.sm_count * form.blocks_per_sm;
       // The seed's kernels: copy c = a, scale b = 0.5 a, add c = a + b, triad a = b + 0.5 c.
       std::function<void()> launch;
-      if (name == "copy") launch = [=] { check(launch_stream_copy(pa, pc, n, t, blocks, s), "launching STREAM copy"); };
-      if (name == "scale") launch = [=] { check(launch_stream_scale(pa, pb, 0.5f, n, blocks, s), "launching STREAM scale"); };
-      if (name == "add") launch = [=] { check(launch_stream_add(pa, pb, pc, n, blocks, s), "launching STREAM add"); };
-      if (name == "triad")
-        launch = [=] { check(launch_stream_triad(pa, pb, pc, 0.5f, n, t, blocks, s), "launching STREAM triad"); };
-      const std::vector<double> seconds =
-          time_harness("stream " + name + " " + std::to_string(per_sm) + "/SM", launch, repeats);
+      if (form.blocks_per_sm == 0)
+        launch = [=] {
+          check(launch_stream_pass(op, form.prefetch_256b, pa, pb, pc, 0.5f, n, form.threads, s), "launching a one-pass STREAM kernel");
+        };
+      else if (name == "copy") launch = [=] { check(launch_stream_copy(pa, pc, n, t, blocks, s), "launching STREAM copy"); };
+      else if (name == "scale") launch = [=] { check(launch_stream_scale(pa, pb, 0.5f, n, blocks, s), "launching STREAM scale"); };
+      else if (name == "add") launch = [=] { check(launch_stream_add(pa, pb, pc, n, blocks, s), "launching STREAM add"); };
+      else launch = [=] { check(launch_stream_triad(pa, pb, pc, 0.5f, n, t, blocks, s), "launching STREAM triad"); };
+      const std::vector<double> seconds = time_harness("stream " + name + " " + form.name, launch, repeats);
       for (double x : seconds) all.push_back(x);
-      grids.push_back({{"kernel", name},
-                       {"blocks_per_sm", per_sm},
-                       {"threads_per_block", kStreamThreads},
+      forms_best.push_back({{"kernel", name},
+                       {"form", form.name},
+                       {"blocks", form.blocks_per_sm == 0 ? static_cast<double>(n / (4ull * form.threads)) : blocks},
+                       {"threads_per_block", form.threads},
                        {"best_seconds", seconds.empty() ? json(nullptr) : json(*std::min_element(seconds.begin(), seconds.end()))}});
     }
     points.push_back({{"kernel", name}, {"elements", n}, {"seconds", all}});
   }
   print_result(json{{"calibrate", "stream"},
                     {"timing", "diescope::bench cold: CUDA events, L2 flushed before each sample; the fit takes the best "
-                               "repeat over every grid"},
-                    {"grids", grids},
+                               "repeat over every form"},
+                    {"forms", forms_best},
                     {"points", points}});
 }
 

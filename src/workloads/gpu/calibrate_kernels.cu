@@ -192,6 +192,34 @@ __global__ void __launch_bounds__(256) stream_add_kernel(const float* __restrict
   }
 }
 
+// The one-pass form of the four STREAM kernels: one float4 of each vector per thread, block k on
+// the contiguous float4s [k T, (k+1) T), no loop and no range guard (the launcher takes only n that
+// fills whole blocks). On the H200 this form moved the most bytes of every form tried
+// (bench/results/calibrate/h200-2026-11-29-session3/stream-forms): the blocks sweep memory in
+// address order.
+// With Prefetch256 the loads ask L2 to fetch 256-byte lines.
+template <StreamPassOp Op, bool Prefetch256>
+__global__ void stream_pass_kernel(float4* __restrict__ out, const float4* __restrict__ x, const float4* __restrict__ y,
+                                   float s) {
+  const unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  auto load = [](const float4* p) {
+    float4 v;
+    if constexpr (Prefetch256)
+      asm volatile("ld.global.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+    else
+      v = *p;
+    return v;
+  };
+  const float4 u = load(x + i);
+  if constexpr (Op == StreamPassOp::copy) out[i] = u;
+  if constexpr (Op == StreamPassOp::scale) out[i] = make_float4(s * u.x, s * u.y, s * u.z, s * u.w);
+  if constexpr (Op == StreamPassOp::add || Op == StreamPassOp::triad) {
+    const float4 v = load(y + i);
+    const float t = Op == StreamPassOp::add ? 1.0f : s;
+    out[i] = make_float4(u.x + t * v.x, u.y + t * v.y, u.z + t * v.z, u.w + t * v.w);
+  }
+}
+
 __global__ void __launch_bounds__(kWsTile * kWsTile) ws_contraction_kernel(const float* __restrict__ dy,
                                                                           const float* __restrict__ x,
                                                                           float* __restrict__ dw, int m, int n, int k) {
@@ -310,6 +338,30 @@ cudaError_t launch_stream_scale(const float* a, float* b, float scalar, std::uin
 cudaError_t launch_stream_add(const float* a, const float* b, float* c, std::uint64_t n, int blocks, cudaStream_t stream) {
   stream_add_kernel<<<blocks, 256, 0, stream>>>(a, b, c, n);
   return cudaGetLastError();
+}
+
+cudaError_t launch_stream_pass(StreamPassOp op, bool prefetch_256b, float* a, float* b, float* c, float scalar,
+                               std::uint64_t n, int threads, cudaStream_t stream) {
+  if (threads <= 0 || n % (4ull * threads) != 0 || n / (4ull * threads) > 0x7fffffffull) return cudaErrorInvalidValue;
+  const auto blocks = static_cast<unsigned>(n / (4ull * threads));
+  auto* a4 = reinterpret_cast<float4*>(a);
+  auto* b4 = reinterpret_cast<float4*>(b);
+  auto* c4 = reinterpret_cast<float4*>(c);
+#define DIESCOPE_STREAM_PASS(OP, OUT, X, Y)                                                              \
+  if (prefetch_256b)                                                                                   \
+    stream_pass_kernel<OP, true><<<blocks, threads, 0, stream>>>(OUT, X, Y, scalar);                   \
+  else                                                                                                 \
+    stream_pass_kernel<OP, false><<<blocks, threads, 0, stream>>>(OUT, X, Y, scalar);                  \
+  return cudaGetLastError()
+  // The seed's kernels: copy c = a, scale b = s a, add c = a + b, triad a = b + s c.
+  switch (op) {
+    case StreamPassOp::copy: DIESCOPE_STREAM_PASS(StreamPassOp::copy, c4, a4, a4);
+    case StreamPassOp::scale: DIESCOPE_STREAM_PASS(StreamPassOp::scale, b4, a4, a4);
+    case StreamPassOp::add: DIESCOPE_STREAM_PASS(StreamPassOp::add, c4, a4, b4);
+    case StreamPassOp::triad: DIESCOPE_STREAM_PASS(StreamPassOp::triad, a4, b4, c4);
+  }
+#undef DIESCOPE_STREAM_PASS
+  return cudaErrorInvalidValue;
 }
 
 cudaError_t ws_blocks_per_sm(int* blocks) {

@@ -44,6 +44,17 @@ struct CalibArgs {
   int iterations;         // loop trips
 };
 
+// Hopper's tensor step (wgmma_kernel.cu, built for sm_90a only; launch it on compute capability 9.0
+// alone): two warpgroups per block, each issuing kWgmmaPerTrip wgmma.mma_async.m64n256k16 bf16 MMAs
+// per trip, each 2 x 64 x 256 x 16 FLOP. Pinned to one block per SM like the kernels above.
+inline constexpr int kWgmmaThreads = 256;
+inline constexpr int kWgmmaWarpgroups = kWgmmaThreads / 128;
+inline constexpr int kWgmmaPerTrip = 4;
+inline constexpr double kWgmmaFlops = 2.0 * 64 * 256 * 16;
+cudaError_t wgmma_set_shared_bytes(std::size_t shared_bytes);
+cudaError_t wgmma_blocks_per_sm(int* blocks, std::size_t shared_bytes);
+cudaError_t launch_wgmma(const CalibArgs& args, int blocks, std::size_t shared_bytes, cudaStream_t stream);
+
 cudaError_t calib_set_shared_bytes(CalibKernel kernel, std::size_t shared_bytes);
 cudaError_t calib_blocks_per_sm(CalibKernel kernel, int* blocks, std::size_t shared_bytes);
 cudaError_t launch_calib(CalibKernel kernel, const CalibArgs& args, int blocks, std::size_t shared_bytes,
@@ -52,6 +63,13 @@ cudaError_t launch_calib(CalibKernel kernel, const CalibArgs& args, int blocks, 
 // STREAM scale (b = s a) and add (c = a + b), beside kernels.hpp's copy and triad.
 cudaError_t launch_stream_scale(const float* a, float* b, float scalar, std::uint64_t n, int blocks, cudaStream_t stream);
 cudaError_t launch_stream_add(const float* a, const float* b, float* c, std::uint64_t n, int blocks, cudaStream_t stream);
+
+// The same four kernels in one pass: one float4 of each vector per thread, n / (4 threads) blocks, no
+// loop and no range guard (cudaErrorInvalidValue unless n is a multiple of 4 threads). With
+// prefetch_256b the loads ask L2 for 256-byte fetches (ld.global.L2::256B).
+enum class StreamPassOp { copy, scale, add, triad };
+cudaError_t launch_stream_pass(StreamPassOp op, bool prefetch_256b, float* a, float* b, float* c, float scalar,
+                               std::uint64_t n, int threads, cudaStream_t stream);
 
 // The untiled weight-gradient contraction dw[o,i] = sum_k dy[k,o] x[k,i] (dy: k x m, x: k x n,
 // row-major): one 16x16 output tile per block, one output per thread, tile t covering output rows
