@@ -68,6 +68,6 @@ for r in $(seq 1 "$ROUNDS"); do
     round "$r" "$setting" "$(seconds_of "$setting")"
   done
 done
-kill -INT $TRAIN 2>/dev/null; wait $TRAIN
+kill -TERM $TRAIN 2>/dev/null; wait $TRAIN
 tar czf "$OUT/cost-rounds.tgz" -C "$W" .
 cat "$W/rounds.txt" "$W/agents.txt" 2>/dev/null

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Slowdown of each agent setting from bench/agent/cost_rounds.sh's raw rounds.
 
-    python3 bench/agent/cost_table.py RAW_FOLDER
+    python3 bench/agent/cost_table.py RAW_FOLDER [RAW_FOLDER...]
 
 A round's throughput is the training steps finished between the first progress line at or after the
 round's start and the last one at or before its end, over the wall time between those two lines. Each
@@ -9,7 +9,8 @@ setting's slowdown in round r is 1 - throughput(setting, r) / throughput(off, r)
 "off" round of the same set, so slow drift of the machine cancels. The 95% interval of the mean
 slowdown is Student's t with rounds - 1 degrees of freedom. Last, the throughput in 5 s bins over the
 whole run, each bin labelled with the round it lies in ("-" between rounds), to show how much the
-workload moves by itself.
+workload moves by itself. Several folders (runs of the same design) pool their rounds into one
+interval; their rounds are numbered FOLDER.ROUND.
 """
 import json
 import math
@@ -19,7 +20,8 @@ import sys
 
 # Student's t, two-sided 95% (the 0.975 quantile), for 1 to 10 degrees of freedom; standard table
 # values, so the script needs nothing beyond Python.
-T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086}
 
 
 def progress(path):
@@ -40,24 +42,29 @@ def throughput(points, start, end):
 
 
 def main():
-    raw = pathlib.Path(sys.argv[1])
-    points = progress(raw / "train.log")
+    folders = [pathlib.Path(a) for a in sys.argv[1:]]
+    if not folders:
+        raise SystemExit("usage: cost_table.py RAW_FOLDER [RAW_FOLDER...]")
     rounds = {}
-    for line in (raw / "rounds.txt").read_text().split("\n"):
-        if not line.strip():
-            continue
-        r, setting, start, end = line.split()
-        steps_per_s, span = throughput(points, float(start), float(end))
-        rounds.setdefault(int(r), {})[setting] = (steps_per_s, span)
+    for k, raw in enumerate(folders, start=1):
+        points = progress(raw / "train.log")
+        for line in (raw / "rounds.txt").read_text().split("\n"):
+            if not line.strip():
+                continue
+            r, setting, start, end = line.split()
+            steps_per_s, span = throughput(points, float(start), float(end))
+            key = (k, int(r)) if len(folders) > 1 else (0, int(r))
+            rounds.setdefault(key, {})[setting] = (steps_per_s, span)
     print("round  setting  steps/s  measured_s  slowdown_pct")
     slowdowns = {}
-    for r in sorted(rounds):
-        off = rounds[r]["off"][0]
-        for setting, (rate, span) in sorted(rounds[r].items()):
+    for key in sorted(rounds):
+        name = f"{key[0]}.{key[1]}" if key[0] else str(key[1])
+        off = rounds[key]["off"][0]
+        for setting, (rate, span) in sorted(rounds[key].items()):
             slow = 100.0 * (1.0 - rate / off) if setting != "off" else 0.0
             if setting != "off":
                 slowdowns.setdefault(setting, []).append(slow)
-            print(f"{r:5d}  {setting:7s}  {rate:7.4f}  {span:10.1f}  {slow:12.3f}")
+            print(f"{name:>5s}  {setting:7s}  {rate:7.4f}  {span:10.1f}  {slow:12.3f}")
     print()
     print("setting  rounds  mean_slowdown_pct  sd  t95_lo  t95_hi")
     for setting, values in sorted(slowdowns.items()):
@@ -66,8 +73,11 @@ def main():
         sd = statistics.stdev(values) if n > 1 else math.nan
         half = T975[n - 1] * sd / math.sqrt(n) if n > 1 else math.nan
         print(f"{setting:7s}  {n:6d}  {mean:17.3f}  {sd:.3f}  {mean - half:.3f}  {mean + half:.3f}")
-    print()
-    print_bins(points, raw / "rounds.txt")
+    for raw in folders:
+        print()
+        if len(folders) > 1:
+            print(f"# {raw}")
+        print_bins(progress(raw / "train.log"), raw / "rounds.txt")
 
 
 def print_bins(points, rounds_path, width_s=5.0):

@@ -8,6 +8,7 @@ Prints the window markers diescope's `run --window markers` reads, flushed, arou
 """
 import argparse
 import json
+import signal
 import sys
 import time
 
@@ -86,13 +87,19 @@ def main() -> int:
         step()
     torch.cuda.synchronize()
 
+    # SIGTERM or SIGINT ends the window early and still prints its summary. Set explicitly: a shell
+    # starts background jobs with SIGINT ignored, and Python keeps an inherited ignore.
+    stop = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.append(True))
+
     print("diescope: measure start", flush=True)
     t0 = time.perf_counter()
     steps = 0
     last_log = t0
     if args.log_every_s > 0:
         print(json.dumps({"progress": {"wall_s": time.time(), "steps": 0}}), flush=True)
-    while (steps < args.steps) if args.seconds <= 0 else (time.perf_counter() - t0 < args.seconds):
+    while not stop and ((steps < args.steps) if args.seconds <= 0 else (time.perf_counter() - t0 < args.seconds)):
         step()
         steps += 1
         if args.log_every_s > 0 and time.perf_counter() - last_log >= args.log_every_s:
