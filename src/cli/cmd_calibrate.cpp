@@ -334,9 +334,10 @@ std::function<int()> setup_calibrate(CLI::App& sub) {
   sub.add_flag("--json", opt->json, "print the calibration file on stdout instead of the summary");
   sub.add_flag("--keep", opt->keep, "keep the counter recording and the kernels' own lines in a scratch folder");
   sub.footer(
-      "Runs kernels whose work is known (FFMA, integer multiply-add, STREAM triad, bf16 MMA, DFMA, L1-hit global loads,\n"
-      "L2 reads) on every SM and on fewer while the chip's counters are sampled, judges each unit (pass, fail,\n"
-      "inconclusive) against that work, records each unit's reading at full load, times STREAM and the\n"
+      "Runs kernels whose work is known (FFMA, integer multiply-add, STREAM triad, bf16 tensor MMAs (wgmma on\n"
+      "Hopper), DFMA, L1-hit global loads, L2 reads) on every SM and on fewer while the chip's counters are\n"
+      "sampled, judges each unit (pass, fail, inconclusive) against that work, records each unit's reading at\n"
+      "full load, times STREAM (and prints it against the DRAM peak the counter implies) and the\n"
       "device-model sweeps, and writes a calibration file that `diescope run` and `diescope report` find.\n"
       "Needs the GPU to itself: stop other profilers (ncu, nsys, DCGM profiling) first.\n\n"
       "Example: diescope calibrate --quick\n");
