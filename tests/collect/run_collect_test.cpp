@@ -24,6 +24,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
+template <class Record>
+int count_records(std::unique_ptr<RecordStream<Record>> stream) {
+  Record r{};
+  int n = 0;
+  while (stream->next(r)) ++n;
+  return n;
+}
+
 class RunCollect : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -161,6 +169,16 @@ TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
   ClockReading clock;
   ASSERT_TRUE(clocks->next(clock));
   EXPECT_EQ(clock.sm_mhz, 1980);
+
+  // Read cadence: clocks at every 20 ms poll while the command runs (0.4 s: about 20), the slow
+  // reads (engines, power limit, processes) once a second, so once in this run, plus one engine
+  // reading when the command ends.
+  int clock_readings = 1;
+  while (clocks->next(clock)) ++clock_readings;
+  EXPECT_GE(clock_readings, 15);
+  EXPECT_EQ(count_records(source->engines()), 2);
+  EXPECT_EQ(count_records(source->power_limits()), 1);
+  EXPECT_EQ(count_records(source->processes()), 1);
 
   // The analysis reads it end to end and finds the marked window.
   Analysis analysis = analyze(*source);

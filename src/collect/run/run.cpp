@@ -141,7 +141,6 @@ struct Gpu {
   TimeNs last_util_ts = 0;
   std::vector<NvmlEngine> engines;
   std::vector<double> engine_values;
-  bool engines_read_at_end = false;
   TimeNs last_chip_start = INT64_MIN;
   ColumnValues values;
   long samples = 0;
@@ -613,12 +612,7 @@ void Runner::tick(TimeNs now, bool ended) {
       note(gpu, now, "gpu_util", gpu.util->reason_text());
       gpu.util_note_written = true;
     }
-    if (ended) {
-      // One last engine reading covers the command's final second; after it only GPU-Util is awaited.
-      if (!gpu.engines_read_at_end) read_engines(gpu, now);
-      gpu.engines_read_at_end = true;
-      continue;
-    }
+    if (ended) continue;  // after the end only GPU-Util is still awaited
     gpu.writer->write(gpu.device.clocks(now));
     gpu.writer->write(gpu.device.throttle_reasons(now));
     if (!slow_due) continue;
@@ -672,6 +666,8 @@ void Runner::loop() {
           outcome_.how = "signal " + signal_name(WTERMSIG(status));
         }
         read_command_output(outcome_.end_ns);
+        // Engines are read once a second, so one more reading covers the command's last second.
+        for (auto& gpu : gpus_) read_engines(gpu, outcome_.end_ns);
       }
     }
 
