@@ -220,6 +220,16 @@ __global__ void stream_pass_kernel(float4* __restrict__ out, const float4* __res
   }
 }
 
+template <StreamPassOp Op>
+cudaError_t launch_pass(bool prefetch_256b, unsigned blocks, int threads, float4* out, const float4* x, const float4* y,
+                        float s, cudaStream_t stream) {
+  if (prefetch_256b)
+    stream_pass_kernel<Op, true><<<blocks, threads, 0, stream>>>(out, x, y, s);
+  else
+    stream_pass_kernel<Op, false><<<blocks, threads, 0, stream>>>(out, x, y, s);
+  return cudaGetLastError();
+}
+
 __global__ void __launch_bounds__(kWsTile * kWsTile) ws_contraction_kernel(const float* __restrict__ dy,
                                                                           const float* __restrict__ x,
                                                                           float* __restrict__ dw, int m, int n, int k) {
@@ -347,20 +357,13 @@ cudaError_t launch_stream_pass(StreamPassOp op, bool prefetch_256b, float* a, fl
   auto* a4 = reinterpret_cast<float4*>(a);
   auto* b4 = reinterpret_cast<float4*>(b);
   auto* c4 = reinterpret_cast<float4*>(c);
-#define DIESCOPE_STREAM_PASS(OP, OUT, X, Y)                                                              \
-  if (prefetch_256b)                                                                                   \
-    stream_pass_kernel<OP, true><<<blocks, threads, 0, stream>>>(OUT, X, Y, scalar);                   \
-  else                                                                                                 \
-    stream_pass_kernel<OP, false><<<blocks, threads, 0, stream>>>(OUT, X, Y, scalar);                  \
-  return cudaGetLastError()
   // The seed's kernels: copy c = a, scale b = s a, add c = a + b, triad a = b + s c.
   switch (op) {
-    case StreamPassOp::copy: DIESCOPE_STREAM_PASS(StreamPassOp::copy, c4, a4, a4);
-    case StreamPassOp::scale: DIESCOPE_STREAM_PASS(StreamPassOp::scale, b4, a4, a4);
-    case StreamPassOp::add: DIESCOPE_STREAM_PASS(StreamPassOp::add, c4, a4, b4);
-    case StreamPassOp::triad: DIESCOPE_STREAM_PASS(StreamPassOp::triad, a4, b4, c4);
+    case StreamPassOp::copy: return launch_pass<StreamPassOp::copy>(prefetch_256b, blocks, threads, c4, a4, a4, scalar, stream);
+    case StreamPassOp::scale: return launch_pass<StreamPassOp::scale>(prefetch_256b, blocks, threads, b4, a4, a4, scalar, stream);
+    case StreamPassOp::add: return launch_pass<StreamPassOp::add>(prefetch_256b, blocks, threads, c4, a4, b4, scalar, stream);
+    case StreamPassOp::triad: return launch_pass<StreamPassOp::triad>(prefetch_256b, blocks, threads, a4, b4, c4, scalar, stream);
   }
-#undef DIESCOPE_STREAM_PASS
   return cudaErrorInvalidValue;
 }
 
