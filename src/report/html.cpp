@@ -147,22 +147,35 @@ const char* kStyle =
 
 }  // namespace
 
-void HtmlRenderer::render(const ReportInput& input) {
+struct HtmlRenderer::State {
+  State(TimeNs lo_ns, TimeNs hi_ns, int bins) : lo(lo_ns), hi(hi_ns), die(lo_ns, hi_ns, bins) {}
+  TimeNs lo, hi;
+  Bins die;  // DIE-Util from the used samples, as the analysis weighs them
+};
+
+HtmlRenderer::HtmlRenderer(std::filesystem::path path, int bins) : path_(std::move(path)), bins_(bins) {}
+HtmlRenderer::~HtmlRenderer() = default;
+
+void HtmlRenderer::begin(const ReportInput& input) {
   if (!input.recording)
     throw UsageError("report.html shows each sample's DIE-Util, and a report.json holds none",
                      "run `diescope report` on the recording itself");
-  const json& report = input.report;
-  const json& results = report.at("results");
+  const json& results = input.report.at("results");
   const TimeNs lo = results.at("start_ns").get<TimeNs>();
   const TimeNs hi = std::max(lo + 1, results.at("end_ns").get<TimeNs>());
+  state_ = std::make_unique<State>(lo, hi, std::max(1, bins_));
+}
+
+void HtmlRenderer::sample(const WalkedSample& w) {
+  if (w.verdict.use == SampleUse::used) state_->die.add(w.sample->start_ns, w.sample->end_ns, w.die_util_pct);
+}
+
+void HtmlRenderer::finish(const ReportInput& input) {
+  const json& report = input.report;
+  const TimeNs lo = state_->lo, hi = state_->hi;
   const double span_s = static_cast<double>(hi - lo) / 1e9;
   const int bins = std::max(1, bins_);
-
-  // DIE-Util from the used samples, as the analysis weighs them.
-  Bins die(lo, hi, bins);
-  walk_samples(*input.recording, input.analysis, [&](const WalkedSample& w) {
-    if (w.verdict.use == SampleUse::used) die.add(w.sample->start_ns, w.sample->end_ns, w.die_util_pct);
-  });
+  const Bins& die = state_->die;
   // GPU-Util over the time the analysis books each NVML sample to.
   Bins util(lo, hi, bins);
   for_each_booked_util(*input.recording, [&](const BookedUtil& b) { util.add(b.lo, b.hi, b.pct); });
@@ -193,6 +206,7 @@ void HtmlRenderer::render(const ReportInput& input) {
   html += svg(die, util, span_s, window);
   html += "</body>\n</html>\n";
   write_file_atomically(path_, html);
+  state_.reset();
 }
 
 }  // namespace diescope

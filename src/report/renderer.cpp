@@ -1,5 +1,7 @@
 #include "diescope/report/renderer.hpp"
 
+#include <optional>
+
 #include "diescope/core/atomic_file.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/report/report.hpp"
@@ -27,18 +29,53 @@ void MultiRenderer::render(const ReportInput& input) {
         throw UsageError("the " + r->name() + " output shows each sample, and a report.json holds none",
                          "run `diescope report` on the recording itself for that output");
   }
-  for (const auto& r : renderers_) r->render(input);
+  std::vector<SampleRenderer*> walkers;
+  for (const auto& r : renderers_) {
+    if (auto* walker = dynamic_cast<SampleRenderer*>(r.get()))
+      walkers.push_back(walker);
+    else
+      r->render(input);
+  }
+  if (walkers.empty()) return;
+  for (SampleRenderer* w : walkers) w->begin(input);
+  walk_samples(*input.recording, input.analysis, [&walkers](const WalkedSample& sample) {
+    for (SampleRenderer* w : walkers) w->sample(sample);
+  });
+  for (SampleRenderer* w : walkers) w->finish(input);
+}
+
+void SampleRenderer::render(const ReportInput& input) {
+  begin(input);
+  walk_samples(*input.recording, input.analysis, [this](const WalkedSample& sample) { this->sample(sample); });
+  finish(input);
 }
 
 void JsonRenderer::render(const ReportInput& input) { write_file_atomically(path_, dump_report(input.report)); }
 
-void CsvRenderer::render(const ReportInput& input) {
+struct CsvRenderer::State {
+  explicit State(const std::filesystem::path& path) : file(path) {}
+  AtomicFileWriter file;
+  std::optional<SamplesCsvWriter> csv;
+};
+
+CsvRenderer::CsvRenderer(std::filesystem::path path) : path_(std::move(path)) {}
+CsvRenderer::~CsvRenderer() = default;
+
+void CsvRenderer::begin(const ReportInput& input) {
   if (!input.recording)
     throw UsageError("samples.csv shows each sample, and a report.json holds none",
                      "run `diescope report` on the recording itself");
-  AtomicFileWriter writer(path_);
-  write_samples_csv(*input.recording, input.analysis, [&](std::string_view piece) { writer.write(piece); });
-  writer.commit();
+  state_ = std::make_unique<State>(path_);
+  State* st = state_.get();
+  st->csv.emplace(input.recording->meta(), input.analysis, [st](std::string_view piece) { st->file.write(piece); });
+}
+
+void CsvRenderer::sample(const WalkedSample& walked) { state_->csv->row(walked); }
+
+void CsvRenderer::finish(const ReportInput&) {
+  state_->csv->finish();
+  state_->file.commit();
+  state_.reset();
 }
 
 }  // namespace diescope

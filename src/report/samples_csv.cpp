@@ -72,60 +72,69 @@ void walk_samples(const RecordSource& source, const Analysis* analysis,
   analyze(source, options);
 }
 
-SamplesCsvStats write_samples_csv(const RecordSource& source, const Analysis* analysis,
-                                  const std::function<void(std::string_view)>& sink) {
-  const RecordingMeta& meta = source.meta();
+SamplesCsvWriter::SamplesCsvWriter(const RecordingMeta& meta, const Analysis* analysis,
+                                   std::function<void(std::string_view)> sink)
+    : sink_(std::move(sink)) {
   std::string header = "index,start_ns,end_ns,duration_ms";
   for (const ColumnDef& c : meta.units) header += "," + csv_field("unit." + c.key);
   for (const ColumnDef& c : meta.diagnostics) header += "," + csv_field("diag." + c.key);
   for (const ColumnDef& c : meta.counts) header += "," + csv_field("count." + c.key);
   for (const ColumnDef& c : meta.engines) header += "," + csv_field("engine." + c.key);
   header += ",die_util_pct,use,drop_reason,window_share\n";
-  sink(header);
+  sink_(header);
+  window_ = analysis && analysis->window.found;
+  if (window_) {
+    window_start_ = analysis->window.results.start_ns;
+    window_end_ = analysis->window.results.end_ns;
+  }
+}
 
-  const bool window = analysis && analysis->window.found;
-  const TimeNs window_start = window ? analysis->window.results.start_ns : 0;
-  const TimeNs window_end = window ? analysis->window.results.end_ns : 0;
+void SamplesCsvWriter::row(const WalkedSample& w) {
+  const ChipSample& s = *w.sample;
+  line_.clear();
+  fmt::format_to(std::back_inserter(line_), "{},{},{}", w.index, s.start_ns, s.end_ns);
+  append_number(line_, static_cast<double>(s.end_ns - s.start_ns) / 1e6);
+  for (double v : s.units) append_number(line_, v);
+  for (double v : s.diagnostics) append_number(line_, v);
+  for (double v : s.counts) append_number(line_, v);
+  for (double v : w.engines) append_number(line_, v);
+  append_number(line_, w.die_util_pct);
+  line_ += ',';
+  line_ += use_name(w.verdict.use);
+  line_ += ',' + csv_field(w.verdict.reason);
+  double share = kNaN;
+  if (window_ && s.end_ns > s.start_ns) {
+    TimeNs overlap = std::min(s.end_ns, window_end_) - std::max(s.start_ns, window_start_);
+    share = overlap > 0 ? static_cast<double>(overlap) / static_cast<double>(s.end_ns - s.start_ns) : 0.0;
+  }
+  append_number(line_, share);
+  line_ += '\n';
+  out_ += line_;
+  if (out_.size() > (1 << 16)) {
+    sink_(out_);
+    out_.clear();
+  }
 
-  SamplesCsvStats stats;
-  std::string out;
-  std::string line;
-  walk_samples(source, analysis, [&](const WalkedSample& w) {
-    const ChipSample& s = *w.sample;
-    line.clear();
-    fmt::format_to(std::back_inserter(line), "{},{},{}", w.index, s.start_ns, s.end_ns);
-    append_number(line, static_cast<double>(s.end_ns - s.start_ns) / 1e6);
-    for (double v : s.units) append_number(line, v);
-    for (double v : s.diagnostics) append_number(line, v);
-    for (double v : s.counts) append_number(line, v);
-    for (double v : w.engines) append_number(line, v);
-    append_number(line, w.die_util_pct);
-    line += ',';
-    line += use_name(w.verdict.use);
-    line += ',' + csv_field(w.verdict.reason);
-    double share = kNaN;
-    if (window && s.end_ns > s.start_ns) {
-      TimeNs overlap = std::min(s.end_ns, window_end) - std::max(s.start_ns, window_start);
-      share = overlap > 0 ? static_cast<double>(overlap) / static_cast<double>(s.end_ns - s.start_ns) : 0.0;
-    }
-    append_number(line, share);
-    line += '\n';
-    out += line;
-    if (out.size() > (1 << 16)) {
-      sink(out);
-      out.clear();
-    }
+  ++stats_.rows;
+  switch (w.verdict.use) {
+    case SampleUse::used: ++stats_.used; break;
+    case SampleUse::dropped_first: ++stats_.dropped_first; break;
+    case SampleUse::dropped_broken: ++stats_.dropped_broken; break;
+    case SampleUse::outside_run: ++stats_.outside_run; break;
+  }
+}
 
-    ++stats.rows;
-    switch (w.verdict.use) {
-      case SampleUse::used: ++stats.used; break;
-      case SampleUse::dropped_first: ++stats.dropped_first; break;
-      case SampleUse::dropped_broken: ++stats.dropped_broken; break;
-      case SampleUse::outside_run: ++stats.outside_run; break;
-    }
-  });
-  if (!out.empty()) sink(out);
-  return stats;
+SamplesCsvStats SamplesCsvWriter::finish() {
+  if (!out_.empty()) sink_(out_);
+  out_.clear();
+  return stats_;
+}
+
+SamplesCsvStats write_samples_csv(const RecordSource& source, const Analysis* analysis,
+                                  const std::function<void(std::string_view)>& sink) {
+  SamplesCsvWriter csv(source.meta(), analysis, sink);
+  walk_samples(source, analysis, [&csv](const WalkedSample& w) { csv.row(w); });
+  return csv.finish();
 }
 
 }  // namespace diescope

@@ -67,7 +67,17 @@ std::string track(const ColumnDef& c, const char* kind) {
 
 }  // namespace
 
-void TraceRenderer::render(const ReportInput& input) {
+struct TraceRenderer::State {
+  explicit State(const std::filesystem::path& path, TimeNs origin) : file(path), out(file, origin) {}
+  AtomicFileWriter file;
+  EventWriter out;
+  std::vector<std::string> unit_tracks, diag_tracks, engine_tracks;
+};
+
+TraceRenderer::TraceRenderer(std::filesystem::path path) : path_(std::move(path)) {}
+TraceRenderer::~TraceRenderer() = default;
+
+void TraceRenderer::begin(const ReportInput& input) {
   if (!input.recording)
     throw UsageError("trace.json shows each sample, and a report.json holds none",
                      "run `diescope report` on the recording itself");
@@ -76,7 +86,8 @@ void TraceRenderer::render(const ReportInput& input) {
   const RecordingMeta& meta = source.meta();
   const TimeNs origin = report.at("results").at("start_ns").get<TimeNs>();
 
-  AtomicFileWriter file(path_);
+  state_ = std::make_unique<State>(path_, origin);
+  AtomicFileWriter& file = state_->file;
   file.write("{\"displayTimeUnit\":\"ms\",\"otherData\":");
   file.write(json{{"schema", report.value("schema", 0)},
                   {"method", report.value("method", 0)},
@@ -84,7 +95,7 @@ void TraceRenderer::render(const ReportInput& input) {
                   {"time_origin_ns", origin}}
                  .dump());
   file.write(",\"traceEvents\":[");
-  EventWriter out(file, origin);
+  EventWriter& out = state_->out;
 
   const json& gpu = report.at("gpu");
   out.event(json{{"ph", "M"}, {"pid", kPid}, {"name", "process_name"},
@@ -95,25 +106,36 @@ void TraceRenderer::render(const ReportInput& input) {
   out.event(json{{"ph", "M"}, {"pid", kPid}, {"tid", kPhasesThread}, {"name", "thread_name"},
                  {"args", {{"name", "window and notes"}}}});
 
-  // Chip samples: a counter value at each used sample's start; dropped samples as slices.
-  std::vector<std::string> unit_tracks, diag_tracks, engine_tracks;
-  for (const ColumnDef& c : meta.units) unit_tracks.push_back(track(c, "unit "));
-  for (const ColumnDef& c : meta.diagnostics) diag_tracks.push_back(track(c, "diag "));
-  for (const ColumnDef& c : meta.engines) engine_tracks.push_back(track(c, "engine "));
-  walk_samples(source, input.analysis, [&](const WalkedSample& w) {
-    const ChipSample& s = *w.sample;
-    if (w.verdict.use != SampleUse::used) {
-      out.slice(kSamplesThread, std::string("dropped: ") + w.verdict.reason, s.start_ns, s.end_ns,
-                json{{"index", w.index}});
-      return;
-    }
-    out.counter(R"("DIE-Util %")", s.start_ns, w.die_util_pct);
-    for (std::size_t i = 0; i < s.units.size() && i < unit_tracks.size(); ++i) out.counter(unit_tracks[i], s.start_ns, s.units[i]);
-    for (std::size_t i = 0; i < s.diagnostics.size() && i < diag_tracks.size(); ++i)
-      out.counter(diag_tracks[i], s.start_ns, s.diagnostics[i]);
-    for (std::size_t i = 0; i < w.engines.size() && i < engine_tracks.size(); ++i)
-      out.counter(engine_tracks[i], s.start_ns, w.engines[i]);
-  });
+  for (const ColumnDef& c : meta.units) state_->unit_tracks.push_back(track(c, "unit "));
+  for (const ColumnDef& c : meta.diagnostics) state_->diag_tracks.push_back(track(c, "diag "));
+  for (const ColumnDef& c : meta.engines) state_->engine_tracks.push_back(track(c, "engine "));
+}
+
+// Chip samples: a counter value at each used sample's start; dropped samples as slices.
+void TraceRenderer::sample(const WalkedSample& w) {
+  EventWriter& out = state_->out;
+  const std::vector<std::string>& unit_tracks = state_->unit_tracks;
+  const std::vector<std::string>& diag_tracks = state_->diag_tracks;
+  const std::vector<std::string>& engine_tracks = state_->engine_tracks;
+  const ChipSample& s = *w.sample;
+  if (w.verdict.use != SampleUse::used) {
+    out.slice(kSamplesThread, std::string("dropped: ") + w.verdict.reason, s.start_ns, s.end_ns,
+              json{{"index", w.index}});
+    return;
+  }
+  out.counter(R"("DIE-Util %")", s.start_ns, w.die_util_pct);
+  for (std::size_t i = 0; i < s.units.size() && i < unit_tracks.size(); ++i) out.counter(unit_tracks[i], s.start_ns, s.units[i]);
+  for (std::size_t i = 0; i < s.diagnostics.size() && i < diag_tracks.size(); ++i)
+    out.counter(diag_tracks[i], s.start_ns, s.diagnostics[i]);
+  for (std::size_t i = 0; i < w.engines.size() && i < engine_tracks.size(); ++i)
+    out.counter(engine_tracks[i], s.start_ns, w.engines[i]);
+}
+
+void TraceRenderer::finish(const ReportInput& input) {
+  const json& report = input.report;
+  const RecordSource& source = *input.recording;
+  AtomicFileWriter& file = state_->file;
+  EventWriter& out = state_->out;
 
   // GPU-Util from the start of the time the analysis books each NVML sample to.
   for_each_booked_util(source, [&](const BookedUtil& b) { out.counter(R"("GPU-Util %")", b.lo, b.pct); });
@@ -128,6 +150,7 @@ void TraceRenderer::render(const ReportInput& input) {
   out.flush();
   file.write("\n]}\n");
   file.commit();
+  state_.reset();
 }
 
 }  // namespace diescope

@@ -141,6 +141,53 @@ TEST_F(Renderers, CsvRendererStreamsTheRecording) {
   EXPECT_THROW(csv.render(ReportInput{r}), UsageError);
 }
 
+// A MemoryRecording that counts the passes over its chip samples.
+class CountingRecording final : public RecordSource {
+ public:
+  MemoryRecording inner;
+  mutable int passes = 0;
+  const RecordingMeta& meta() const override { return inner.meta(); }
+  const SideRecords& side() const override { return inner.side(); }
+  std::unique_ptr<RecordStream<ChipSample>> chip_samples() const override {
+    ++passes;
+    return inner.chip_samples();
+  }
+  std::unique_ptr<RecordStream<UtilSample>> util_samples() const override { return inner.util_samples(); }
+  std::unique_ptr<RecordStream<ClockReading>> clocks() const override { return inner.clocks(); }
+  std::unique_ptr<RecordStream<ThrottleReading>> throttles() const override { return inner.throttles(); }
+  std::unique_ptr<RecordStream<PowerLimitReading>> power_limits() const override { return inner.power_limits(); }
+  std::unique_ptr<RecordStream<EngineReading>> engines() const override { return inner.engines(); }
+  std::unique_ptr<RecordStream<ProcessReading>> processes() const override { return inner.processes(); }
+  std::string name() const override { return inner.name(); }
+};
+
+TEST_F(Renderers, SampleRenderersShareOneWalkAndWriteWhatEachWritesAlone) {
+  CountingRecording rec;
+  rec.inner.meta_data.units = {test::column("fp32", "FP32", "x")};
+  for (TimeNs t = 0; t < 100; t += 10) rec.inner.chip.push_back(OwnedChipSample{t, t + 10, {double(t)}, {}, {}});
+  json r = build_report(test::hopper_analysis());
+
+  const fs::path alone = dir / "alone", shared = dir / "shared";
+  fs::create_directories(alone);
+  fs::create_directories(shared);
+  CsvRenderer(alone / "samples.csv").render(ReportInput{r, &rec, nullptr});
+  HtmlRenderer(alone / "report.html").render(ReportInput{r, &rec, nullptr});
+  TraceRenderer(alone / "trace.json").render(ReportInput{r, &rec, nullptr});
+  EXPECT_EQ(rec.passes, 3);  // one walk each
+
+  rec.passes = 0;
+  MultiRenderer multi;
+  multi.add(std::make_unique<CsvRenderer>(shared / "samples.csv"));
+  multi.add(std::make_unique<HtmlRenderer>(shared / "report.html"));
+  multi.add(std::make_unique<TraceRenderer>(shared / "trace.json"));
+  multi.render(ReportInput{r, &rec, nullptr});
+  EXPECT_EQ(rec.passes, 1);
+  for (const char* name : {"samples.csv", "report.html", "trace.json"}) {
+    EXPECT_FALSE(read(shared / name).empty()) << name;
+    EXPECT_EQ(read(shared / name), read(alone / name)) << name;
+  }
+}
+
 TEST(AtomicFileWriter, NothingAppearsUntilCommit) {
   fs::path dir = fs::path(DIESCOPE_BINARY_DIR) / "report-atomic-test";
   fs::remove_all(dir);

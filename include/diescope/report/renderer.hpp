@@ -1,6 +1,6 @@
 // Renderers print one report in one form; a MultiRenderer fans a report out to several (as
 // nvbench's printers do). Every renderer reads the report document (report.hpp); those that show
-// each sample also stream the recording, and say so through needs_recording().
+// each sample also stream the recording (SampleRenderer), and say so through needs_recording().
 #pragma once
 
 #include <filesystem>
@@ -15,6 +15,8 @@
 #include "diescope/recording/source.hpp"
 
 namespace diescope {
+
+struct WalkedSample;  // samples_csv.hpp
 
 struct ReportInput {
   const nlohmann::json& report;
@@ -33,13 +35,29 @@ class Renderer {
   virtual void render(const ReportInput& input) = 0;
 };
 
+// A renderer that shows each chip sample. Its samples come from one walk of the recording
+// (walk_samples: a pass of the analysis with its per-sample observer); a MultiRenderer makes that
+// walk once for all of them, so samples.csv, report.html and trace.json together cost one extra
+// pass over the recording, not three. render() alone walks for this renderer only.
+class SampleRenderer : public Renderer {
+ public:
+  bool needs_recording() const override { return true; }
+  // Before the walk (open files, write headers); throws as render() does.
+  virtual void begin(const ReportInput& input) = 0;
+  virtual void sample(const WalkedSample& walked) = 0;
+  // After the walk: the rest of the output, committed.
+  virtual void finish(const ReportInput& input) = 0;
+  void render(const ReportInput& input) final;
+};
+
 class MultiRenderer final : public Renderer {
  public:
   void add(std::unique_ptr<Renderer> renderer) { renderers_.push_back(std::move(renderer)); }
   bool empty() const { return renderers_.empty(); }
   std::string name() const override;
   bool needs_recording() const override;
-  void render(const ReportInput& input) override;  // in the order added
+  // The renderers that need no samples in the order added, then those that do, over one shared walk.
+  void render(const ReportInput& input) override;
 
  private:
   std::vector<std::unique_ptr<Renderer>> renderers_;
@@ -71,45 +89,57 @@ class JsonRenderer final : public Renderer {
 };
 
 // samples.csv: one row per chip sample as read (samples_csv.hpp), streamed to disk atomically.
-class CsvRenderer final : public Renderer {
+class CsvRenderer final : public SampleRenderer {
  public:
-  explicit CsvRenderer(std::filesystem::path path) : path_(std::move(path)) {}
+  explicit CsvRenderer(std::filesystem::path path);
+  ~CsvRenderer() override;
   std::string name() const override { return "csv"; }
-  bool needs_recording() const override { return true; }
-  void render(const ReportInput& input) override;
+  void begin(const ReportInput& input) override;
+  void sample(const WalkedSample& walked) override;
+  void finish(const ReportInput& input) override;
 
  private:
+  struct State;
   std::filesystem::path path_;
+  std::unique_ptr<State> state_;  // between begin() and finish()
 };
 
 // report.html: one self-contained page (no external files, scripts or fonts): the headline and an
 // inline SVG timeline of DIE-Util beside GPU-Util over the run, each averaged over time into
 // `bins` equal slices so the page stays small for a day-long recording. Streams the recording.
-class HtmlRenderer final : public Renderer {
+class HtmlRenderer final : public SampleRenderer {
  public:
-  explicit HtmlRenderer(std::filesystem::path path, int bins = 1000) : path_(std::move(path)), bins_(bins) {}
+  explicit HtmlRenderer(std::filesystem::path path, int bins = 1000);
+  ~HtmlRenderer() override;
   std::string name() const override { return "html"; }
-  bool needs_recording() const override { return true; }
-  void render(const ReportInput& input) override;
+  void begin(const ReportInput& input) override;
+  void sample(const WalkedSample& walked) override;
+  void finish(const ReportInput& input) override;
 
  private:
+  struct State;
   std::filesystem::path path_;
   int bins_;
+  std::unique_ptr<State> state_;
 };
 
 // trace.json: the Chrome trace event format, which Perfetto (ui.perfetto.dev) and chrome://tracing
 // open. Counter tracks for DIE-Util, GPU-Util, each unit and diagnostic; slices for the steady
 // window and for dropped samples; instant events for notes. Times are microseconds after the run's
 // start. Streamed: one event per value, so it grows with the recording.
-class TraceRenderer final : public Renderer {
+class TraceRenderer final : public SampleRenderer {
  public:
-  explicit TraceRenderer(std::filesystem::path path) : path_(std::move(path)) {}
+  explicit TraceRenderer(std::filesystem::path path);
+  ~TraceRenderer() override;
   std::string name() const override { return "trace"; }
-  bool needs_recording() const override { return true; }
-  void render(const ReportInput& input) override;
+  void begin(const ReportInput& input) override;
+  void sample(const WalkedSample& walked) override;
+  void finish(const ReportInput& input) override;
 
  private:
+  struct State;
   std::filesystem::path path_;
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace diescope

@@ -52,9 +52,24 @@ struct SamplesCsvStats {
   std::int64_t outside_run = 0;
 };
 
-// Writes the CSV through `sink` in pieces. `analysis` (may be null) gives the run's span for the
-// outside-the-run verdict and the steady window for window_share (0..1: the part of the sample
-// inside the window; NaN when there is no window).
+// Formats the CSV row by row and hands it to `sink` in pieces: the header on construction, rows
+// as they come, the rest on finish(). `analysis` (may be null) gives the steady window for
+// window_share (0..1: the part of the sample inside the window; NaN when there is no window).
+class SamplesCsvWriter {
+ public:
+  SamplesCsvWriter(const RecordingMeta& meta, const Analysis* analysis, std::function<void(std::string_view)> sink);
+  void row(const WalkedSample& w);
+  SamplesCsvStats finish();
+
+ private:
+  std::function<void(std::string_view)> sink_;
+  bool window_ = false;
+  TimeNs window_start_ = 0, window_end_ = 0;
+  SamplesCsvStats stats_;
+  std::string out_, line_;
+};
+
+// The whole CSV: walk_samples() through a SamplesCsvWriter.
 SamplesCsvStats write_samples_csv(const RecordSource& source, const Analysis* analysis,
                                   const std::function<void(std::string_view)>& sink);
 
