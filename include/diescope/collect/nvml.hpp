@@ -148,7 +148,8 @@ class GpuUtilReader {
   static constexpr TimeNs kStaleNs = 10 * kNsPerSecond;
 
   GpuUtilReader(const NvmlDevice& device, TimeNs start_ns);
-  // Call about every 100 ms with the host time. Appends new readings, oldest first.
+  // Call with the host time, at least every few seconds (the driver keeps its samples a while):
+  // `run` calls it once a second, and at every poll once it polls. Appends new readings, oldest first.
   void read(TimeNs now_ns, std::vector<UtilSample>& out);
 
   bool polling() const { return reason_ != Reason::none; }

@@ -1,7 +1,7 @@
 // `diescope run`'s collector: starts the counter sampler for each chosen GPU, runs the measured
 // command with its stdout teed through, and streams everything into one recording per GPU while a
-// 100 ms loop watches the command, signals, NVML GPU-Util, clocks, throttle reasons, the power
-// limit, the video engines and the process lists. Analysis and the report come after (cmd_run.cpp).
+// 100 ms loop watches the command, signals, clocks and throttle reasons, and once a second NVML's
+// GPU-Util samples, the power limit, the video engines and the process lists. Analysis and the report come after (cmd_run.cpp).
 //
 // Order of a run:
 //   1. samplers start on every chosen GPU and are waited for until they sample (or fail: no

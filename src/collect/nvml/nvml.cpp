@@ -315,7 +315,7 @@ std::vector<ColumnDef> NvmlDevice::engine_columns() const {
                          : engine.key == "nvdec" ? "nvmlDeviceGetDecoderUtilization"
                                                  : "nvmlDeviceGetJpgUtilization"};
     c.counted_by_gpu_util = false;
-    c.note = "NVML's utilisation of this engine over NVML's own recent window, read every 100 ms; each chip "
+    c.note = "NVML's utilisation of this engine over NVML's own recent window, read once a second; each chip "
              "sample takes the first reading at or after its end. GPU-Util does not count this engine. NVML "
              "can report an engine the chip does not have as 0% (the encoder on an H200).";
     columns.push_back(std::move(c));
