@@ -9,13 +9,15 @@
 #   nvml    (only when SETTINGS names it) the agent at its defaults with the fake sampler: its NVML
 #           reads, store and endpoint without any counters, to tell the agent's own cost from the
 #           counters' (the first H200 run found the default duty setting 6-10% slower, unexplained)
+#   offb    (only when SETTINGS names it) a second round with no agent: its "slowdown" against off is
+#           the design's own noise floor (an A/A comparison), OFF_S long
 # Each round's throughput is the steps finished between the first progress line after the round
 # starts and the last one before it ends. bench/agent/cost_table.py turns the rounds into slowdowns
 # and 95% t-intervals.
 # Run from the repository root on the GPU machine with diescope and diescope-cupti in $BIN. Writes
 # $OUT/cost-rounds.tgz (train.log, rounds.txt, the agents' NDJSON and stderr).
 # Env: ROUNDS (3), OFF_S (30), ALWAYS_S (30), DUTY_S (60), NVML_S (60), WARMUP_S (40),
-#      SETTINGS ("off always duty"; add nvml for the fourth setting).
+#      SETTINGS ("off always duty"; add nvml and offb for the other two).
 set -u
 BIN=${BIN:-$PWD/build/lead-carry}
 OUT=${OUT:-/tmp/cost-rounds-out}
@@ -33,7 +35,7 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:
   echo "rounds $ROUNDS settings $SETTINGS off_s $OFF_S always_s $ALWAYS_S duty_s $DUTY_S nvml_s $NVML_S warmup_s $WARMUP_S"
 } > "$W/env.txt" 2>&1
 
-seconds_of() { case $1 in off) echo "$OFF_S" ;; always) echo "$ALWAYS_S" ;; duty) echo "$DUTY_S" ;; nvml) echo "$NVML_S" ;; esac; }
+seconds_of() { case $1 in off|offb) echo "$OFF_S" ;; always) echo "$ALWAYS_S" ;; duty) echo "$DUTY_S" ;; nvml) echo "$NVML_S" ;; esac; }
 per_round=0
 for setting in "${settings[@]}"; do per_round=$((per_round + $(seconds_of "$setting") + 10)); done
 total=$((WARMUP_S + ROUNDS * per_round + 30))
