@@ -387,11 +387,13 @@ void Calibrator::run_stream(const json& plan) {
       else launch = [=] { check(launch_stream_triad(pa, pb, pc, 0.5f, n, t, blocks, s), "launching STREAM triad"); };
       const std::vector<double> seconds = time_harness("stream " + name + " " + form.name, launch, repeats);
       for (double x : seconds) all.push_back(x);
-      forms_best.push_back({{"kernel", name},
-                       {"form", form.name},
-                       {"blocks", form.blocks_per_sm == 0 ? static_cast<double>(n / (4ull * form.threads)) : blocks},
-                       {"threads_per_block", form.threads},
-                       {"best_seconds", seconds.empty() ? json(nullptr) : json(*std::min_element(seconds.begin(), seconds.end()))}});
+      const std::uint64_t grid = form.blocks_per_sm == 0 ? n / (4ull * form.threads) : static_cast<std::uint64_t>(blocks);
+      forms_best.push_back(
+          {{"kernel", name},
+           {"form", form.name},
+           {"blocks", grid},
+           {"threads_per_block", form.threads},
+           {"best_seconds", seconds.empty() ? json(nullptr) : json(*std::min_element(seconds.begin(), seconds.end()))}});
     }
     points.push_back({{"kernel", name}, {"elements", n}, {"seconds", all}});
   }
