@@ -192,7 +192,7 @@ UnitTable hopper_gh100() {
               "of Tensor beside busy FMA work is not evidence of tensor-core use. It measures busy time, not "
               "FLOPs: on bf16 wgmma known work calibrate matched the counted FLOPs at the dense rate (4096 per "
               "SM per cycle) within 0.003 point at 132, 66 and 33 SMs, while mma.sync kept it busy at 1.5 times "
-              "its FLOPs at that rate (bench/results/calibrate/h200-2026-11-29-session3/)."),
+              "its FLOPs at that rate (bench/results/calibrate/h200-2026-11-29/ and h200-2026-11-29-session3/)."),
       counter("fp64", "FP64", tpc_group("sm__pipe_fp64_cycles_active_realtime"), {},
               "Cycles the FP64 pipe was busy. The plain counter needs 2 passes on its own on GH100; whether "
               "FP64 matrix (DMMA) instructions count here or under Tensor has not been checked." +
