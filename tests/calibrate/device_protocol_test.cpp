@@ -244,6 +244,16 @@ TEST(DeviceProtocol, SummaryNamesVerdictsAndTheModel) {
   EXPECT_NE(s.find("capacity 59.0 MB (between 42.0 MB cached and 84.0 MB spilled)"), std::string::npos) << s;
   EXPECT_NE(s.find("the driver reports L2 52.4 MB"), std::string::npos) << s;
   EXPECT_NE(s.find("Issue rate: not_run"), std::string::npos) << s;
+
+  // A fitted line whose intercept is below zero is printed as fitted, and says it is no latency.
+  f.device_model["issue"] = json{{"outcome", "fit"}, {"rate_ops_per_s", 1.374e13}, {"latency_s", -3e-7}, {"max_residual", 0.05}};
+  const std::string negative = summary_text(f);
+  EXPECT_NE(negative.find("Issue rate: 13.74 Tops/s, latency -0.3 us (a negative intercept: no launch latency can be "
+                          "read), largest residual 5.0%"),
+            std::string::npos)
+      << negative;
+  f.device_model["issue"]["latency_s"] = 2.1e-6;
+  EXPECT_NE(summary_text(f).find("latency 2.1 us, largest residual 5.0%"), std::string::npos) << summary_text(f);
 }
 
 }  // namespace
