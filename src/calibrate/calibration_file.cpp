@@ -176,10 +176,13 @@ json stream_json(const DeviceModel& m) {
     json o{{"kernel", stream_kernel_name(k.kernel)}, {"bytes", k.bytes}, {"repeats", k.repeats}};
     set_num(o, "best_seconds", k.best_seconds, "no repeat has a positive, finite time");
     set_num(o, "bytes_per_s", k.bytes_per_s, k.reason);
+    if (std::isfinite(k.bytes_per_s) && std::isfinite(f.dram_implied_peak_bytes_per_s))
+      o["pct_of_dram_implied_peak"] = k.bytes_per_s / f.dram_implied_peak_bytes_per_s * 100;
     kernels.push_back(o);
   }
   j["kernels"] = kernels;
   set_num(j, "bandwidth_bytes_per_s", f.bandwidth_bytes_per_s, f.reason);
+  set_num(j, "dram_implied_peak_bytes_per_s", f.dram_implied_peak_bytes_per_s, f.dram_peak_reason);
   if (!f.best_kernel.empty()) j["best_kernel"] = f.best_kernel;
   if (!f.note.empty()) j["note"] = f.note;
   return j;

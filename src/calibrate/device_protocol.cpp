@@ -391,12 +391,13 @@ std::string summary_text(const CalibrationFile& file) {
   }
   if (m.contains("issue")) {
     const nlohmann::json& i = m.at("issue");
+    const double latency_s = num_or_nan(i, "latency_s");
     out += "  Issue rate: " +
            (str_or(i, "outcome", "") == "fit"
                 ? fmt::format("{:.2f} Tops/s, latency {:.1f} us{}, largest residual {:.1f}%",
-                              num_or_nan(i, "rate_ops_per_s") / 1e12, num_or_nan(i, "latency_s") * 1e6,
+                              num_or_nan(i, "rate_ops_per_s") / 1e12, latency_s * 1e6,
                               // The seed reports the fit's intercept as it is; below zero it is no time at all.
-                              num_or_nan(i, "latency_s") < 0 ? " (a negative intercept: no launch latency can be read)" : "",
+                              latency_s < 0 ? " (a negative intercept: no launch latency can be read)" : "",
                               num_or_nan(i, "max_residual") * 100)
                 : str_or(i, "outcome", "?") + (i.contains("reason") ? ": " + str_or(i, "reason", "") : "")) +
            "\n";

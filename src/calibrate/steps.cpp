@@ -20,29 +20,15 @@ std::string step_name(StepWorkload w, int loaded, int sm_count) {
   return fmt::format("{} {}/{} SMs", step_workload_name(w), loaded, sm_count);
 }
 
-// Each STREAM kernel's rate against the DRAM peak the counter implies (the median over the DRAM
-// unit's counted judged steps, which agree within 3% when the unit passes): how close known streaming
-// work gets to the peak that DRAM-Util percentages are read against.
-void add_stream_against_dram_peak(nlohmann::json& model, const std::vector<MeasuredStep>& measured) {
-  const UnitRule* rule = unit_rule("dram");
-  if (rule == nullptr || !model.contains("stream")) return;
+// The DRAM peak the counter implies, from the DRAM unit's check: the median over its counted judged
+// steps, which agree within 3% when the unit passes.
+void set_dram_implied_peak(StreamFit& stream, const UnitCheck& dram) {
   std::vector<double> peaks;
-  for (const StepCheck& c : check_unit(*rule, measured).steps)
+  for (const StepCheck& c : dram.steps)
     if (c.role == StepRole::judged && c.counted && std::isfinite(c.implied_peak)) peaks.push_back(c.implied_peak);
-  nlohmann::json& stream = model["stream"];
-  if (peaks.empty()) {
-    stream["dram_implied_peak_bytes_per_s"] = nullptr;
-    stream["dram_implied_peak_bytes_per_s_reason"] = "no DRAM step was counted";
-    return;
-  }
-  std::sort(peaks.begin(), peaks.end());
-  const std::size_t mid = peaks.size() / 2;
-  const double peak = peaks.size() % 2 == 1 ? peaks[mid] : (peaks[mid - 1] + peaks[mid]) / 2;
-  stream["dram_implied_peak_bytes_per_s"] = peak;
-  if (!stream.contains("kernels")) return;
-  for (nlohmann::json& k : stream["kernels"])
-    if (k.contains("bytes_per_s") && k["bytes_per_s"].is_number())
-      k["pct_of_dram_implied_peak"] = k["bytes_per_s"].get<double>() / peak * 100;
+  if (peaks.empty()) return;
+  stream.dram_implied_peak_bytes_per_s = median(std::move(peaks));
+  stream.dram_peak_reason.clear();
 }
 
 }  // namespace
@@ -185,10 +171,11 @@ CalibrationFile run_calibration(StepRunner& runner, const DeviceFacts& facts, co
     if (rule == nullptr) continue;
     const bool has_steps = std::any_of(measured.begin(), measured.end(), [&unit](const MeasuredStep& s) { return s.unit == unit.key; });
     if (!has_steps) continue;
-    file.units.push_back(calibrated_unit(unit, *rule, check_unit(*rule, measured)));
+    const UnitCheck check = check_unit(*rule, measured);
+    if (unit.key == "dram" && model.stream) set_dram_implied_peak(*model.stream, check);
+    file.units.push_back(calibrated_unit(unit, *rule, check));
   }
   file.device_model = device_model_json(model);
-  add_stream_against_dram_peak(file.device_model, measured);
   return file;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -66,6 +67,11 @@ struct StreamFit {
   std::string best_kernel;                // its name, empty when none
   std::string reason;                     // why there is no ceiling, empty when there is one
   std::string note;                       // what a reader must know beside it (a check skipped)
+  // The DRAM peak the counter implies (the median over the DRAM unit's counted judged steps), which
+  // each kernel's rate is written against; NaN with `dram_peak_reason` when no DRAM step counted.
+  // Set by the calibration after the units are judged, not by fit_stream().
+  double dram_implied_peak_bytes_per_s = std::numeric_limits<double>::quiet_NaN();
+  std::string dram_peak_reason = "no DRAM step was counted";
 };
 
 // Best of the repeats per kernel, and the highest of those rates as the ceiling. A kernel whose
