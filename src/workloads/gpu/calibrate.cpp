@@ -14,6 +14,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "calibrate_kernels.hpp"
@@ -99,30 +100,23 @@ class Calibrator {
       throw DeviceError("cannot hold this GPU to one block per SM: a block may not ask for more than half of an SM's "
                         "shared memory",
                         "calibrate on a GPU whose blocks may take over half an SM's shared memory (Volta or newer)");
-    check(ffma_set_shared_bytes(shared_), "raising the FFMA kernel's shared-memory limit");
-    for (CalibKernel k : {CalibKernel::imad, CalibKernel::ffma_imad, CalibKernel::dfma, CalibKernel::mma_bf16,
-                          CalibKernel::l1_load, CalibKernel::l2_read}) {
-      check(calib_set_shared_bytes(k, shared_), "raising a calibration kernel's shared-memory limit");
+    // Every step kernel must fit exactly one block per SM, so that N blocks load N SMs.
+    auto pin = [this](const std::string& kernel, cudaError_t raised, const std::function<cudaError_t(int*)>& occupancy) {
+      check(raised, ("raising the " + kernel + " kernel's shared-memory limit").c_str());
       int blocks = 0;
-      check(calib_blocks_per_sm(k, &blocks, shared_), "asking a calibration kernel's occupancy");
+      check(occupancy(&blocks), ("asking the " + kernel + " kernel's occupancy").c_str());
       if (blocks != 1)
-        throw DeviceError("a calibration kernel fits " + std::to_string(blocks) +
+        throw DeviceError("the " + kernel + " kernel fits " + std::to_string(blocks) +
                               " blocks per SM where exactly 1 is needed to load a chosen number of SMs",
                           "report this with the GPU model");
-    }
-    if (device.cc_major == 9 && device.cc_minor == 0) {  // the wgmma kernel exists for sm_90a alone
-      check(wgmma_set_shared_bytes(shared_), "raising the wgmma kernel's shared-memory limit");
-      int blocks = 0;
-      check(wgmma_blocks_per_sm(&blocks, shared_), "asking the wgmma kernel's occupancy");
-      if (blocks != 1)
-        throw DeviceError("the wgmma kernel fits " + std::to_string(blocks) + " blocks per SM where 1 is needed",
-                          "report this with the GPU model");
-    }
-    int ffma_blocks = 0;
-    check(ffma_blocks_per_sm(&ffma_blocks, shared_), "asking the FFMA kernel's occupancy");
-    if (ffma_blocks != 1)
-      throw DeviceError("the FFMA kernel fits " + std::to_string(ffma_blocks) + " blocks per SM where 1 is needed",
-                        "report this with the GPU model");
+    };
+    pin("FFMA", ffma_set_shared_bytes(shared_), [this](int* b) { return ffma_blocks_per_sm(b, shared_); });
+    for (CalibKernel k : {CalibKernel::imad, CalibKernel::ffma_imad, CalibKernel::dfma, CalibKernel::mma_bf16,
+                          CalibKernel::l1_load, CalibKernel::l2_read})
+      pin("calibration", calib_set_shared_bytes(k, shared_),
+          [this, k](int* b) { return calib_blocks_per_sm(k, b, shared_); });
+    if (device.cc_major == 9 && device.cc_minor == 0)  // the wgmma kernel exists for sm_90a alone
+      pin("wgmma", wgmma_set_shared_bytes(shared_), [this](int* b) { return wgmma_blocks_per_sm(b, shared_); });
   }
 
   void run_step(const StepSpec& spec);
@@ -349,42 +343,45 @@ void Calibrator::run_stream(const json& plan) {
   // Each kernel in several forms, as BabelStream-style runs tune theirs, since the fastest form
   // differs by GPU: the grid-strided loop at 1, 2, 3, 4 and all-resident blocks of 256 threads per SM
   // (fewer resident threads can move more bytes: on the H200 the DRAM step read 88.0% at a quarter
-  // of the threads against 84.3% at all of them), and the one-pass form at 128 and 1024 threads,
-  // with and without 256-byte L2 fetches (on the H200 one pass moved 4.44 TB/s of triad where the
-  // best grid-strided loop moved 4.25: bench/results/calibrate/h200-2026-11-29-session3/stream-forms).
-  // Every repeat of every form goes to the fit, which takes the best; each form's best is printed beside.
+  // of the threads against 84.3% at all of them), and the one-pass form at 128 and 1024 threads (on
+  // the H200 one pass moved 4.44 TB/s of triad where the loop at 2 blocks per SM moved 4.25:
+  // bench/results/calibrate/h200-2026-11-29-session3/stream-forms). Every repeat of every form goes
+  // to the fit, which takes the best; each form's best is printed beside.
   struct Form {
     std::string name;
     int blocks_per_sm = 0;  // grid-strided loop; 0 for one pass
     int threads = kStreamThreads;
-    bool prefetch_256b = false;
   };
   const int most = std::max(1, device_.max_threads_per_sm / kStreamThreads);
   std::vector<Form> forms;
   for (int g : {1, 2, 3, 4, most})
     if (g <= most && std::none_of(forms.begin(), forms.end(), [g](const Form& f) { return f.blocks_per_sm == g; }))
-      forms.push_back(Form{"loop " + std::to_string(g) + "/SM", g, kStreamThreads, false});
+      forms.push_back(Form{"loop " + std::to_string(g) + "/SM", g, kStreamThreads});
   for (int threads : {128, 1024})
-    for (bool prefetch : {false, true})
-      if (n % (4ull * threads) == 0)
-        forms.push_back(Form{"pass " + std::to_string(threads) + (prefetch ? " L2::256B" : ""), 0, threads, prefetch});
+    if (n % (4ull * threads) == 0) forms.push_back(Form{"pass " + std::to_string(threads), 0, threads});
   json points = json::array(), forms_best = json::array();
-  for (const std::string name : {"copy", "scale", "add", "triad"}) {
-    const StreamPassOp op = name == "copy" ? StreamPassOp::copy : name == "scale" ? StreamPassOp::scale
-                            : name == "add"  ? StreamPassOp::add  : StreamPassOp::triad;
+  const std::pair<StreamPassOp, const char*> kernels[] = {
+      {StreamPassOp::copy, "copy"}, {StreamPassOp::scale, "scale"}, {StreamPassOp::add, "add"}, {StreamPassOp::triad, "triad"}};
+  for (const auto& kernel : kernels) {
+    const StreamPassOp op = kernel.first;
+    const std::string name = kernel.second;
     json all = json::array();
     for (const Form& form : forms) {
       const int blocks = device_.sm_count * form.blocks_per_sm;
       // The seed's kernels: copy c = a, scale b = 0.5 a, add c = a + b, triad a = b + 0.5 c.
       std::function<void()> launch;
-      if (form.blocks_per_sm == 0)
-        launch = [=] {
-          check(launch_stream_pass(op, form.prefetch_256b, pa, pb, pc, 0.5f, n, form.threads, s), "launching a one-pass STREAM kernel");
+      if (form.blocks_per_sm == 0) {
+        launch = [=, threads = form.threads] {
+          check(launch_stream_pass(op, pa, pb, pc, 0.5f, n, threads, s), "launching a one-pass STREAM kernel");
         };
-      else if (name == "copy") launch = [=] { check(launch_stream_copy(pa, pc, n, t, blocks, s), "launching STREAM copy"); };
-      else if (name == "scale") launch = [=] { check(launch_stream_scale(pa, pb, 0.5f, n, blocks, s), "launching STREAM scale"); };
-      else if (name == "add") launch = [=] { check(launch_stream_add(pa, pb, pc, n, blocks, s), "launching STREAM add"); };
-      else launch = [=] { check(launch_stream_triad(pa, pb, pc, 0.5f, n, t, blocks, s), "launching STREAM triad"); };
+      } else {
+        switch (op) {
+          case StreamPassOp::copy: launch = [=] { check(launch_stream_copy(pa, pc, n, t, blocks, s), "launching STREAM copy"); }; break;
+          case StreamPassOp::scale: launch = [=] { check(launch_stream_scale(pa, pb, 0.5f, n, blocks, s), "launching STREAM scale"); }; break;
+          case StreamPassOp::add: launch = [=] { check(launch_stream_add(pa, pb, pc, n, blocks, s), "launching STREAM add"); }; break;
+          case StreamPassOp::triad: launch = [=] { check(launch_stream_triad(pa, pb, pc, 0.5f, n, t, blocks, s), "launching STREAM triad"); }; break;
+        }
+      }
       const std::vector<double> seconds = time_harness("stream " + name + " " + form.name, launch, repeats);
       for (double x : seconds) all.push_back(x);
       const std::uint64_t grid = form.blocks_per_sm == 0 ? n / (4ull * form.threads) : static_cast<std::uint64_t>(blocks);

@@ -197,37 +197,18 @@ __global__ void __launch_bounds__(256) stream_add_kernel(const float* __restrict
 // fills whole blocks). On the H200 this form moved the most bytes of every form tried
 // (bench/results/calibrate/h200-2026-11-29-session3/stream-forms): the blocks sweep memory in
 // address order.
-// With Prefetch256 the loads ask L2 to fetch 256-byte lines.
-template <StreamPassOp Op, bool Prefetch256>
+template <StreamPassOp Op>
 __global__ void stream_pass_kernel(float4* __restrict__ out, const float4* __restrict__ x, const float4* __restrict__ y,
                                    float s) {
   const unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  auto load = [](const float4* p) {
-    float4 v;
-    if constexpr (Prefetch256)
-      asm volatile("ld.global.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-    else
-      v = *p;
-    return v;
-  };
-  const float4 u = load(x + i);
+  const float4 u = x[i];
   if constexpr (Op == StreamPassOp::copy) out[i] = u;
   if constexpr (Op == StreamPassOp::scale) out[i] = make_float4(s * u.x, s * u.y, s * u.z, s * u.w);
   if constexpr (Op == StreamPassOp::add || Op == StreamPassOp::triad) {
-    const float4 v = load(y + i);
+    const float4 v = y[i];
     const float t = Op == StreamPassOp::add ? 1.0f : s;
     out[i] = make_float4(u.x + t * v.x, u.y + t * v.y, u.z + t * v.z, u.w + t * v.w);
   }
-}
-
-template <StreamPassOp Op>
-cudaError_t launch_pass(bool prefetch_256b, unsigned blocks, int threads, float4* out, const float4* x, const float4* y,
-                        float s, cudaStream_t stream) {
-  if (prefetch_256b)
-    stream_pass_kernel<Op, true><<<blocks, threads, 0, stream>>>(out, x, y, s);
-  else
-    stream_pass_kernel<Op, false><<<blocks, threads, 0, stream>>>(out, x, y, s);
-  return cudaGetLastError();
 }
 
 __global__ void __launch_bounds__(kWsTile * kWsTile) ws_contraction_kernel(const float* __restrict__ dy,
@@ -350,8 +331,8 @@ cudaError_t launch_stream_add(const float* a, const float* b, float* c, std::uin
   return cudaGetLastError();
 }
 
-cudaError_t launch_stream_pass(StreamPassOp op, bool prefetch_256b, float* a, float* b, float* c, float scalar,
-                               std::uint64_t n, int threads, cudaStream_t stream) {
+cudaError_t launch_stream_pass(StreamPassOp op, float* a, float* b, float* c, float scalar, std::uint64_t n, int threads,
+                               cudaStream_t stream) {
   if (threads <= 0 || n % (4ull * threads) != 0 || n / (4ull * threads) > 0x7fffffffull) return cudaErrorInvalidValue;
   const auto blocks = static_cast<unsigned>(n / (4ull * threads));
   auto* a4 = reinterpret_cast<float4*>(a);
@@ -359,12 +340,12 @@ cudaError_t launch_stream_pass(StreamPassOp op, bool prefetch_256b, float* a, fl
   auto* c4 = reinterpret_cast<float4*>(c);
   // The seed's kernels: copy c = a, scale b = s a, add c = a + b, triad a = b + s c.
   switch (op) {
-    case StreamPassOp::copy: return launch_pass<StreamPassOp::copy>(prefetch_256b, blocks, threads, c4, a4, a4, scalar, stream);
-    case StreamPassOp::scale: return launch_pass<StreamPassOp::scale>(prefetch_256b, blocks, threads, b4, a4, a4, scalar, stream);
-    case StreamPassOp::add: return launch_pass<StreamPassOp::add>(prefetch_256b, blocks, threads, c4, a4, b4, scalar, stream);
-    case StreamPassOp::triad: return launch_pass<StreamPassOp::triad>(prefetch_256b, blocks, threads, a4, b4, c4, scalar, stream);
+    case StreamPassOp::copy: stream_pass_kernel<StreamPassOp::copy><<<blocks, threads, 0, stream>>>(c4, a4, a4, scalar); break;
+    case StreamPassOp::scale: stream_pass_kernel<StreamPassOp::scale><<<blocks, threads, 0, stream>>>(b4, a4, a4, scalar); break;
+    case StreamPassOp::add: stream_pass_kernel<StreamPassOp::add><<<blocks, threads, 0, stream>>>(c4, a4, b4, scalar); break;
+    case StreamPassOp::triad: stream_pass_kernel<StreamPassOp::triad><<<blocks, threads, 0, stream>>>(a4, b4, c4, scalar); break;
   }
-  return cudaErrorInvalidValue;
+  return cudaGetLastError();
 }
 
 cudaError_t ws_blocks_per_sm(int* blocks) {

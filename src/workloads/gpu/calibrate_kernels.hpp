@@ -65,11 +65,10 @@ cudaError_t launch_stream_scale(const float* a, float* b, float scalar, std::uin
 cudaError_t launch_stream_add(const float* a, const float* b, float* c, std::uint64_t n, int blocks, cudaStream_t stream);
 
 // The same four kernels in one pass: one float4 of each vector per thread, n / (4 threads) blocks, no
-// loop and no range guard (cudaErrorInvalidValue unless n is a multiple of 4 threads). With
-// prefetch_256b the loads ask L2 for 256-byte fetches (ld.global.L2::256B).
+// loop and no range guard (cudaErrorInvalidValue unless n is a multiple of 4 threads).
 enum class StreamPassOp { copy, scale, add, triad };
-cudaError_t launch_stream_pass(StreamPassOp op, bool prefetch_256b, float* a, float* b, float* c, float scalar,
-                               std::uint64_t n, int threads, cudaStream_t stream);
+cudaError_t launch_stream_pass(StreamPassOp op, float* a, float* b, float* c, float scalar, std::uint64_t n, int threads,
+                               cudaStream_t stream);
 
 // The untiled weight-gradient contraction dw[o,i] = sum_k dy[k,o] x[k,i] (dy: k x m, x: k x n,
 // row-major): one 16x16 output tile per block, one output per thread, tile t covering output rows
