@@ -9,6 +9,15 @@
 
 namespace diescope {
 
+namespace {
+
+[[noreturn]] void throw_no_recording(const Renderer& r) {
+  throw UsageError("the " + r.name() + " output shows each sample, and a report.json holds none",
+                   "run `diescope report` on the recording itself for that output");
+}
+
+}  // namespace
+
 std::string MultiRenderer::name() const {
   std::string names;
   for (const auto& r : renderers_) names += (names.empty() ? "" : "+") + r->name();
@@ -23,12 +32,9 @@ bool MultiRenderer::needs_recording() const {
 
 void MultiRenderer::render(const ReportInput& input) {
   // Check every renderer can run before any writes, so a bad combination leaves no half output.
-  if (!input.recording) {
+  if (!input.recording)
     for (const auto& r : renderers_)
-      if (r->needs_recording())
-        throw UsageError("the " + r->name() + " output shows each sample, and a report.json holds none",
-                         "run `diescope report` on the recording itself for that output");
-  }
+      if (r->needs_recording()) throw_no_recording(*r);
   std::vector<SampleRenderer*> walkers;
   for (const auto& r : renderers_) {
     if (auto* walker = dynamic_cast<SampleRenderer*>(r.get()))
@@ -45,6 +51,7 @@ void MultiRenderer::render(const ReportInput& input) {
 }
 
 void SampleRenderer::render(const ReportInput& input) {
+  if (!input.recording) throw_no_recording(*this);
   begin(input);
   walk_samples(*input.recording, input.analysis, [this](const WalkedSample& sample) { this->sample(sample); });
   finish(input);
@@ -62,9 +69,6 @@ CsvRenderer::CsvRenderer(std::filesystem::path path) : path_(std::move(path)) {}
 CsvRenderer::~CsvRenderer() = default;
 
 void CsvRenderer::begin(const ReportInput& input) {
-  if (!input.recording)
-    throw UsageError("samples.csv shows each sample, and a report.json holds none",
-                     "run `diescope report` on the recording itself");
   state_ = std::make_unique<State>(path_);
   State* st = state_.get();
   st->csv.emplace(input.recording->meta(), input.analysis, [st](std::string_view piece) { st->file.write(piece); });

@@ -5,7 +5,6 @@
 
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/core/atomic_file.hpp"
-#include "diescope/core/error.hpp"
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/samples_csv.hpp"
 
@@ -78,9 +77,6 @@ TraceRenderer::TraceRenderer(std::filesystem::path path) : path_(std::move(path)
 TraceRenderer::~TraceRenderer() = default;
 
 void TraceRenderer::begin(const ReportInput& input) {
-  if (!input.recording)
-    throw UsageError("trace.json shows each sample, and a report.json holds none",
-                     "run `diescope report` on the recording itself");
   const json& report = input.report;
   const RecordSource& source = *input.recording;
   const RecordingMeta& meta = source.meta();

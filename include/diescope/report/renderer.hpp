@@ -42,7 +42,8 @@ class Renderer {
 class SampleRenderer : public Renderer {
  public:
   bool needs_recording() const override { return true; }
-  // Before the walk (open files, write headers); throws as render() does.
+  // Before the walk (open files, write headers); the input has a recording (render() and the
+  // MultiRenderer check, with a UsageError that names the output).
   virtual void begin(const ReportInput& input) = 0;
   virtual void sample(const WalkedSample& walked) = 0;
   // After the walk: the rest of the output, committed.
