@@ -191,7 +191,6 @@ int main(int argc, char** argv) {
     for (int per_sm : {1, 2, 4, 8}) {
       if (per_sm * threads > 2048) continue;
       const int blocks = sms * per_sm;
-      const std::string g = "-" + std::to_string(threads);
 #define STRIDE(U, H, NAME)                                                                                      \
   row(NAME, threads, blocks,                                                                                    \
       timer.best_seconds(repeats, [&] { triad_stride<U, H><<<blocks, threads>>>(a4, b4, c4, 0.5f, n4); }), triad_bytes)
@@ -201,7 +200,6 @@ int main(int argc, char** argv) {
       STRIDE(8, Hint::streaming, "stride-u8-cs");
       STRIDE(4, Hint::no_allocate, "stride-u4-nc");
 #undef STRIDE
-      (void)g;
     }
   }
   for (int threads : {64, 128, 256, 512, 1024}) {
