@@ -20,12 +20,12 @@
 #include <string>
 #include <vector>
 
-#include "diescope/bench/cuda.hpp"
-#include "diescope/bench/cupti.hpp"
-#include "diescope/bench/main.hpp"
+#include "diescope/harness/cuda.hpp"
+#include "diescope/harness/cupti.hpp"
+#include "diescope/harness/main.hpp"
 #include "kernels.hpp"
 
-using namespace diescope::bench;
+using namespace diescope::harness;
 
 namespace {
 

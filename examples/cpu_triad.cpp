@@ -11,9 +11,9 @@
 #include <memory>
 #include <vector>
 
-#include "diescope/bench/main.hpp"
+#include "diescope/harness/main.hpp"
 
-using namespace diescope::bench;
+using namespace diescope::harness;
 
 namespace {
 

@@ -11,10 +11,10 @@
 #include <memory>
 #include <string>
 
-#include "diescope/bench/cuda.hpp"
-#include "diescope/bench/main.hpp"
+#include "diescope/harness/cuda.hpp"
+#include "diescope/harness/main.hpp"
 
-using namespace diescope::bench;
+using namespace diescope::harness;
 
 namespace {
 

@@ -9,11 +9,11 @@
 #include <cstdlib>
 #include <memory>
 
-#include "diescope/bench/cuda.hpp"
-#include "diescope/bench/main.hpp"
+#include "diescope/harness/cuda.hpp"
+#include "diescope/harness/main.hpp"
 #include "kernels.hpp"
 
-using namespace diescope::bench;
+using namespace diescope::harness;
 
 namespace {
 

@@ -11,11 +11,11 @@
 #include <memory>
 #include <vector>
 
-#include "diescope/bench/cuda.hpp"
-#include "diescope/bench/main.hpp"
+#include "diescope/harness/cuda.hpp"
+#include "diescope/harness/main.hpp"
 #include "kernels.hpp"
 
-using namespace diescope::bench;
+using namespace diescope::harness;
 
 namespace {
 

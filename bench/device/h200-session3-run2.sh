@@ -13,7 +13,7 @@ timeout 60 build/s3-carry/stream_variants $((1<<26)) 20 > $R/stream-variants-2e2
 [ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
 ln -sfn "$PWD/build/gpu-carry" /work/main/build/sampler
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem --format=csv > $R/gpu-tests.txt 2>&1
-for t in collect/nvml_gpu_test collect/sampler_gpu_test workloads/workloads_gpu_test bench/bench_cuda_gpu_test calibrate/calibrate_gpu_test; do
+for t in collect/nvml_gpu_test collect/sampler_gpu_test workloads/workloads_gpu_test bench/harness_cuda_gpu_test calibrate/calibrate_gpu_test; do
   echo "== $t" >> $R/gpu-tests.txt
   timeout 150 /work/main/build/sampler/tests/$t >> $R/gpu-tests.txt 2>&1; echo "rc=$?" >> $R/gpu-tests.txt
 done

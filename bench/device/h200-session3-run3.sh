@@ -12,7 +12,7 @@ XDG_DATA_HOME=$R/quick/data timeout 90 $N/diescope calibrate --quick > $R/quick/
 cp $R/quick/data/diescope/calibrations/*.json $R/quick/ 2>/dev/null; rm -rf $R/quick/data
 [ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
 ln -sfn "$PWD/build/gpu-carry" /work/main/build/sampler
-timeout 120 /work/main/build/sampler/tests/bench/bench_cuda_gpu_test > $R/bench-gpu-test.txt 2>&1; echo "bench gpu test rc=$?" >> $R/summary.txt
+timeout 120 /work/main/build/sampler/tests/harness/harness_cuda_gpu_test > $R/bench-gpu-test.txt 2>&1; echo "bench gpu test rc=$?" >> $R/summary.txt
 BIN=$N OUT=$R/cost ROUNDS=5 OFF_S=15 ALWAYS_S=15 NVML_S=15 DUTY_S=30 WARMUP_S=25 SETTINGS="off always nvml duty" \
   bash bench/agent/cost_rounds.sh > $R/cost.log 2>&1; echo "cost rounds rc=$?" >> $R/summary.txt
 tar czf $OUT/session3-run3.tgz -C $R .

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "command.hpp"
-#include "diescope/benchcmd/bench.hpp"
+#include "diescope/rounds/bench.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/workloads/launcher.hpp"
@@ -68,10 +68,10 @@ std::vector<std::string> round_command(const BenchCliOptions& cli) {
 }
 
 int bench_command(const BenchCliOptions& cli) {
-  if (cli.rounds < benchcmd::kMinKeptRounds || cli.rounds > 10'000)
+  if (cli.rounds < rounds::kMinKeptRounds || cli.rounds > 10'000)
     throw UsageError(fmt::format("--rounds {} is out of range", cli.rounds),
                      fmt::format("give from {} to 10000 rounds: the spread needs at least {} kept rounds (default 5)",
-                                 benchcmd::kMinKeptRounds, benchcmd::kMinKeptRounds));
+                                 rounds::kMinKeptRounds, rounds::kMinKeptRounds));
   if (!(cli.interval_ms >= 0.1 && cli.interval_ms <= 10'000))
     throw UsageError(fmt::format("--interval-ms {} is out of range", cli.interval_ms),
                      "give a sample interval from 0.1 to 10000 ms (default 10)");
@@ -79,7 +79,7 @@ int bench_command(const BenchCliOptions& cli) {
     throw UsageError(fmt::format("--drain-ms {} is out of range", cli.drain_ms),
                      "give a drain period from 10 to 60000 ms (default 1000)");
 
-  benchcmd::BenchOptions options;
+  rounds::BenchOptions options;
   options.rounds = cli.rounds;
   options.run.command = round_command(cli);
   options.run.interval_ms = cli.interval_ms;
@@ -93,12 +93,12 @@ int bench_command(const BenchCliOptions& cli) {
   std::cerr << fmt::format("diescope bench: {} rounds, each summarised over its steady window; results in {}{}\n",
                            cli.rounds, options.output_dir.string(),
                            cli.show_output ? "" : " (the command's output in round-NN/stdout.log)");
-  benchcmd::StreamProgress progress(std::cerr, ::isatty(2) == 1);
-  const benchcmd::BenchResult result = benchcmd::run_bench(options, *nvml, progress);
+  rounds::StreamProgress progress(std::cerr, ::isatty(2) == 1);
+  const rounds::BenchResult result = rounds::run_bench(options, *nvml, progress);
   for (const auto& round : result.rounds)
     for (const auto& warning : round.warnings)
       std::cerr << "diescope: warning: round " << round.number << ": " << warning << "\n";
-  std::cout << benchcmd::render_summary(result) << std::flush;
+  std::cout << rounds::render_summary(result) << std::flush;
 
   if (result.failure)
     throw Error(result.stopped_because + "; bench.json holds the rounds before it", result.failure->fix,
@@ -106,7 +106,7 @@ int bench_command(const BenchCliOptions& cli) {
   if (result.interrupted)
     throw Error(result.stopped_because + "; bench.json holds the rounds finished before it",
                 "run the bench again and let it finish", 130);
-  const std::string too_few = benchcmd::too_few_rounds(result);
+  const std::string too_few = rounds::too_few_rounds(result);
   if (!too_few.empty()) {
     bool no_window = false, partial = false;
     for (const auto& gpu : result.gpus)
@@ -123,7 +123,7 @@ int bench_command(const BenchCliOptions& cli) {
       fix =
           "the counters covered under 90% of the window: read the notes in the rounds' reports (another profiler "
           "holding the counters, the sampler stopping) and run again";
-    throw Error(too_few, fix, benchcmd::kExitTooFewRounds);
+    throw Error(too_few, fix, rounds::kExitTooFewRounds);
   }
   return 0;
 }

@@ -1,5 +1,5 @@
 // How a calibration runs: a plan of steps and sweeps (pure, tested on the CPU), a StepRunner that
-// the device side implements (kernels timed through the diescope::bench harness, chip counters from
+// the device side implements (kernels timed through the diescope::harness harness, chip counters from
 // the sampler), and run_calibration, which walks the plan, judges each unit and fits the device
 // model into a CalibrationFile. Nothing here touches a GPU.
 #pragma once

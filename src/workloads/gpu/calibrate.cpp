@@ -2,7 +2,7 @@
 // `diescope calibrate` (docs/calibration.md). It runs each step of the plan with counted work, every
 // launch queued ahead so the GPU never waits on the host, and prints one JSON line per step and
 // sweep (include/diescope/calibrate/device_protocol.hpp describes them). The sweeps are timed
-// through the diescope::bench harness (CUDA events, L2 flushed before every sample).
+// through the diescope::harness harness (CUDA events, L2 flushed before every sample).
 #include <time.h>
 
 #include <algorithm>
@@ -19,9 +19,9 @@
 
 #include "calibrate_kernels.hpp"
 #include "device.hpp"
-#include "diescope/bench/benchmark.hpp"
-#include "diescope/bench/cuda.hpp"
-#include "diescope/bench/runner.hpp"
+#include "diescope/harness/benchmark.hpp"
+#include "diescope/harness/cuda.hpp"
+#include "diescope/harness/runner.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/workloads/work.hpp"
 #include "kernels.hpp"
@@ -304,20 +304,20 @@ void Calibrator::run_step(const StepSpec& spec) {
 }
 
 std::vector<double> Calibrator::time_harness(const std::string& name, const std::function<void()>& launch, int repeats) {
-  bench::Benchmark b(name, [&launch](bench::State& state) {
+  harness::Benchmark b(name, [&launch](harness::State& state) {
     for (std::uint64_t i = 0; i < state.iterations(); ++i) launch();
   });
-  bench::StoppingCriteria stop;
+  harness::StoppingCriteria stop;
   stop.min_samples = stop.max_samples = static_cast<std::size_t>(std::max(repeats, 1));
   stop.min_time_s = 0;
   stop.max_noise = 1e9;
   stop.timeout_s = 60;
-  b.domain(bench::MeasurementDomain::Gpu)
-      .timing(bench::TimingMode::Cold)
-      .backend(bench::cuda_event_backend(stream_.get()))
-      .cache_flusher(bench::cuda_l2_flusher(stream_.get()))
+  b.domain(harness::MeasurementDomain::Gpu)
+      .timing(harness::TimingMode::Cold)
+      .backend(harness::cuda_event_backend(stream_.get()))
+      .cache_flusher(harness::cuda_l2_flusher(stream_.get()))
       .stopping(stop);
-  const bench::RunResult r = bench::run_point(b, bench::AxisPoint{});
+  const harness::RunResult r = harness::run_point(b, harness::AxisPoint{});
   if (r.error) throw DeviceError("timing " + name + " failed: " + *r.error, "check the GPU with nvidia-smi and run again");
   return r.sample_seconds;
 }
@@ -395,7 +395,7 @@ void Calibrator::run_stream(const json& plan) {
     points.push_back({{"kernel", name}, {"elements", n}, {"seconds", all}});
   }
   print_result(json{{"calibrate", "stream"},
-                    {"timing", "diescope::bench cold: CUDA events, L2 flushed before each sample; the fit takes the best "
+                    {"timing", "diescope::harness cold: CUDA events, L2 flushed before each sample; the fit takes the best "
                                "repeat over every form"},
                     {"forms", forms_best},
                     {"points", points}});

@@ -1,9 +1,0 @@
-#include "diescope/bench/clock.hpp"
-
-namespace diescope::bench {
-
-bool is_throttled(double clock_mhz, double reference_mhz, const ThrottlePolicy& policy) {
-  return reference_mhz > 0 && clock_mhz < policy.threshold * reference_mhz;
-}
-
-}  // namespace diescope::bench

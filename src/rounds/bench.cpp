@@ -1,0 +1,298 @@
+// The rounds: each is one record_run into its own folder, analysed over its steady window, judged,
+// and written to bench.json before the next starts.
+#include "diescope/rounds/bench.hpp"
+
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+
+#include "diescope/analysis/analyze.hpp"
+#include "diescope/core/atomic_file.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/recording/reader.hpp"
+#include "diescope/report/renderer.hpp"
+#include "diescope/report/report.hpp"
+
+namespace diescope::rounds {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// SIGINT/SIGTERM between rounds stop the bench; during a round record_run installs its own
+// handlers (forwarding to the command) and restores these afterwards.
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+class StopSignalGuard {
+ public:
+  StopSignalGuard() {
+    g_stop_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignalGuard() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignalGuard(const StopSignalGuard&) = delete;
+  StopSignalGuard& operator=(const StopSignalGuard&) = delete;
+  int signal() const { return g_stop_signal; }
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+
+class FileDescriptor {
+ public:
+  FileDescriptor() = default;
+  ~FileDescriptor() { reset(-1); }
+  void reset(int fd) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+TimeNs realtime_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int digits(int n) {
+  int d = 1;
+  while (n >= 10) {
+    n /= 10;
+    ++d;
+  }
+  return d;
+}
+
+void create_folder(const fs::path& folder) {
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec)
+    throw Error("cannot create the folder " + folder.string() + ": " + ec.message(), "choose another --report folder",
+                kExitInput);
+}
+
+void write_results(BenchResult& result) {
+  result.gpus = summarise_rounds(result.rounds);
+  write_file_atomically(result.bench_json, bench_json(result).dump(2) + "\n");
+}
+
+}  // namespace
+
+GpuRound evaluate_recording(const fs::path& recording, int gpu_index) {
+  GpuRound g;
+  g.gpu_index = gpu_index;
+  g.recording = recording;
+  g.headline = nullptr;
+  try {
+    std::unique_ptr<RecordSource> source = open_recording(recording);
+    AnalysisOptions options;
+    options.use_window = true;
+    const Analysis analysis = analyze(*source, options);
+    const nlohmann::json report = build_report(analysis, ReportContext{recording.string(), source->side().end});
+    const fs::path out = fs::path(recording.string() + ".report");
+    create_folder(out);
+    MultiRenderer renderers;
+    renderers.add(std::make_unique<JsonRenderer>(out / "report.json"));
+    renderers.add(std::make_unique<CsvRenderer>(out / "samples.csv"));
+    renderers.render(ReportInput{report, source.get(), &analysis});
+    g.report = out / "report.json";
+    g.gpu = analysis.meta.gpu;
+    g.verdict = judge_round(analysis);
+    g.window_found = analysis.window.found;
+    g.window_how = analysis.window.how;
+    if (analysis.window.found) {
+      g.figures = figures_of(analysis, analysis.window.results);
+      g.limiting_unit = limiting_label(analysis, analysis.window.results);
+      g.headline = report["window"]["results"]["headline"];
+      g.headline_covers = "window";
+    } else {
+      g.headline = report["results"]["headline"];
+      g.headline_covers = "run";
+    }
+  } catch (const Error& e) {
+    g.verdict = {false, "its recording could not be analysed: " + e.cause()};
+  }
+  return g;
+}
+
+std::vector<GpuBench> summarise_rounds(const std::vector<Round>& rounds) {
+  std::vector<int> indexes;
+  for (const Round& r : rounds)
+    for (const GpuRound& g : r.gpus)
+      if (std::find(indexes.begin(), indexes.end(), g.gpu_index) == indexes.end()) indexes.push_back(g.gpu_index);
+  std::sort(indexes.begin(), indexes.end());
+
+  std::vector<GpuBench> out;
+  for (int index : indexes) {
+    GpuBench b;
+    b.gpu_index = index;
+    std::vector<std::pair<int, const GpuRound*>> kept;
+    for (const Round& r : rounds) {
+      const GpuRound* g = nullptr;
+      for (const GpuRound& candidate : r.gpus)
+        if (candidate.gpu_index == index) g = &candidate;
+      if (g && b.gpu.uuid.empty() && !g->gpu.uuid.empty()) b.gpu = g->gpu;
+      std::string reason;
+      if (!r.failure.empty())
+        reason = "the run failed: " + r.failure;
+      else if (r.interrupted)
+        reason = "interrupted: diescope was sent SIGINT or SIGTERM during the round";
+      else if (!g)
+        reason = "the round has no recording of this GPU";
+      else if (!g->verdict.kept)
+        reason = g->verdict.reason;
+      if (!reason.empty()) {
+        b.left_out.push_back({r.number, reason});
+        continue;
+      }
+      b.kept.push_back(r.number);
+      kept.emplace_back(r.number, g);
+      if (g->limiting_unit) ++b.limiting_units[*g->limiting_unit];
+    }
+    if (b.gpu.index < 0) b.gpu.index = index;
+
+    // Figure order: as the first kept round lists them, then any that only later rounds have.
+    for (const auto& [number, g] : kept)
+      for (const Figure& f : g->figures)
+        if (std::none_of(b.figures.begin(), b.figures.end(), [&](const FigureStats& s) { return s.key == f.key; }))
+          b.figures.push_back(FigureStats{f.key, f.label, f.unit, f.group, {}, {}});
+    for (FigureStats& stats : b.figures) {
+      std::vector<double> values;
+      for (const auto& [number, g] : kept) {
+        auto it =
+            std::find_if(g->figures.begin(), g->figures.end(), [&](const Figure& f) { return f.key == stats.key; });
+        if (it != g->figures.end() && std::isfinite(it->value))
+          values.push_back(it->value);
+        else
+          stats.missing_in.push_back(number);
+      }
+      stats.summary = summarise(values);
+    }
+    b.enough = static_cast<int>(b.kept.size()) >= kMinKeptRounds;
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+BenchResult run_bench(const BenchOptions& options, const collect::Nvml& nvml, ProgressSink& progress) {
+  if (options.rounds < 1)
+    throw UsageError(fmt::format("{} rounds requested", options.rounds), "ask for at least 2 rounds with --rounds");
+  BenchResult result;
+  result.command = options.run.command;
+  result.workload = options.workload;
+  result.rounds_requested = options.rounds;
+  result.interval_ms = options.run.interval_ms;
+  result.drain_ms = options.run.drain_ms;
+  result.bench_json = options.output_dir / "bench.json";
+  std::error_code ec;
+  if (fs::exists(result.bench_json, ec))
+    throw UsageError("the folder " + options.output_dir.string() + " already holds a bench (bench.json)",
+                     "choose another --report folder, or remove that one");
+  create_folder(options.output_dir);
+
+  StopSignalGuard stop;
+  result.start_ns = realtime_ns();
+  const int width = std::max(2, digits(options.rounds));
+  for (int k = 1; k <= options.rounds; ++k) {
+    if (stop.signal() != 0) {
+      result.interrupted = true;
+      result.stopped_because = fmt::format("interrupted (signal {}) before round {}", stop.signal(), k);
+      break;
+    }
+    Round round;
+    round.number = k;
+    round.folder = options.output_dir / fmt::format("round-{:0{}}", k, width);
+    create_folder(round.folder);
+    collect::RunOptions run = options.run;
+    run.output_dir = round.folder;
+    run.run_type = "round";
+    FileDescriptor log;
+    if (!options.show_output) {
+      const fs::path log_path = round.folder / "stdout.log";
+      log.reset(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+      if (log.get() < 0)
+        throw Error("cannot create " + log_path.string() + ": " + std::strerror(errno),
+                    "choose another --report folder", kExitInput);
+      run.stdout_fd = log.get();
+    }
+    if (options.adjust_round) options.adjust_round(k, run);
+
+    progress.round_started(k, options.rounds);
+    const auto began = std::chrono::steady_clock::now();
+    auto seconds_since = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    };
+    collect::RunOutcome outcome;
+    try {
+      outcome = collect::record_run(run, nvml);
+    } catch (const Error& e) {
+      // Setup failures repeat every round (no permission, no command): stop, keep what was measured.
+      round.failure = e.cause();
+      round.duration_s = seconds_since();
+      result.rounds.push_back(round);
+      progress.round_finished(result.rounds.back(), options.rounds);
+      result.stopped_because = fmt::format("round {} could not run: {}", k, e.cause());
+      if (k == 1) throw;
+      result.failure = BenchResult::Failure{e.cause(), e.fix(), e.exit_code()};
+      break;
+    }
+    round.exit_code = outcome.exit_code;
+    round.how = outcome.how;
+    round.interrupted = outcome.interrupted;
+    round.warnings = outcome.warnings;
+    for (const collect::GpuRecording& rec : outcome.recordings) {
+      GpuRound g = evaluate_recording(rec.path, rec.index);
+      g.counters = rec.counters;
+      g.counters_why = rec.counters_why;
+      round.gpus.push_back(std::move(g));
+    }
+    round.duration_s = seconds_since();
+    result.rounds.push_back(std::move(round));
+    result.end_ns = realtime_ns();
+    write_results(result);
+    progress.round_finished(result.rounds.back(), options.rounds);
+    if (outcome.interrupted) {
+      result.interrupted = true;
+      result.stopped_because = fmt::format("interrupted during round {}", k);
+      break;
+    }
+  }
+  result.end_ns = realtime_ns();
+  write_results(result);
+  return result;
+}
+
+std::string too_few_rounds(const BenchResult& result) {
+  if (result.gpus.empty()) return "no round was measured";
+  std::string message;
+  for (const GpuBench& b : result.gpus) {
+    if (b.enough) continue;
+    if (!message.empty()) message += "; ";
+    message += fmt::format("GPU {} kept {} of {} round{}, and the statistics need at least {}", b.gpu_index,
+                           b.kept.size(), result.rounds.size(), result.rounds.size() == 1 ? "" : "s", kMinKeptRounds);
+  }
+  return message;
+}
+
+}  // namespace diescope::rounds
