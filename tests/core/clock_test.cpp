@@ -1,0 +1,35 @@
+// The host clocks read in nanoseconds.
+#include <ctime>
+
+#include <gtest/gtest.h>
+
+#include "diescope/core/clock.hpp"
+
+namespace diescope {
+namespace {
+
+TEST(Clock, RealtimeIsNanosecondsSinceTheEpoch) {
+  const std::int64_t seconds = std::time(nullptr);
+  const std::int64_t ns = realtime_ns();
+  // time() truncates to the second: the two agree to within a second (plus a second for a tick between).
+  EXPECT_GE(ns, seconds * 1'000'000'000);
+  EXPECT_LT(ns, (seconds + 2) * 1'000'000'000);
+}
+
+TEST(Clock, MonotonicAndBoottimeNeverGoBack) {
+  const std::int64_t mono = monotonic_ns();
+  const std::int64_t boot = boottime_ns();
+  EXPECT_LE(mono, monotonic_ns());
+  EXPECT_LE(boot, boottime_ns());
+  EXPECT_GE(boottime_ns(), mono);  // boottime counts suspends too, so it is never behind
+}
+
+TEST(Clock, ThreadCpuTimeGrowsWithWork) {
+  const std::int64_t before = thread_cpu_ns();
+  volatile std::uint64_t sink = 0;
+  for (std::uint64_t i = 0; i < 20'000'000; ++i) sink = sink + i;
+  EXPECT_GT(thread_cpu_ns(), before);
+}
+
+}  // namespace
+}  // namespace diescope
