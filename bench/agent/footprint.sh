@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
 # The agent's footprint at its default setting (poll 1 s, counters on 2000 ms of every 60000 ms), in
 # replay mode: resident memory, CPU time per hour (from /proc/<pid>/stat) and /metrics latency
-# (p50/p99 over many requests, one connection each). Writes bench/results/agent/footprint.txt.
+# (p50/p99 over many requests, one connection each). Runs on any CPU machine (no GPU); writes
+# OUT_DIR/footprint.txt.
 #
-#   bench/agent/footprint.sh [BUILD_DIR] [SECONDS] [REQUESTS]
+#   bench/agent/footprint.sh OUT_DIR [SECONDS] [REQUESTS]     BUILD=build/release (a build with diescope)
 #
 # Replay stands in for the GPU: it reads a looping recording instead of NVML, and no sampler child
 # runs. On a GPU host the agent also pays for the NVML reads at each poll, and the sampler child
 # (a separate process, on for 2 s a minute) is not counted here.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-build=${1:-/work/build-agent}
+out_dir=${1:?usage: bench/agent/footprint.sh OUT_DIR [SECONDS] [REQUESTS]   (BUILD=build folder, default build/release)}
 seconds=${2:-300}
 requests=${3:-5000}
+mkdir -p "$out_dir"
+out="$(cd "$out_dir" && pwd)/footprint.txt"
+cd "$(dirname "$0")/../.."
+build=${BUILD:-build/release}
 bin="$build/bin/diescope"
 recording=data/recordings/h200-probe-shape.dsrec
-out=bench/results/agent/footprint.txt
 [ -x "$bin" ] || { echo "footprint: no $bin; build the diescope target first" >&2; exit 2; }
 
 work=$(mktemp -d)
+pid=""
 trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 "$bin" agent --replay "$recording" --replay-loop --db "$work/agent.db" --listen 127.0.0.1:0 \
   2> "$work/agent.err" > /dev/null &
@@ -74,9 +78,8 @@ rss_mean=$(awk -v s="$rss_sum" -v n="$rss_n" 'BEGIN {printf "%.1f", s / n / 1024
 rss_max_mb=$(awk -v m="$rss_max" 'BEGIN {printf "%.1f", m / 1024}')
 verdict() { awk -v v="$1" -v g="$2" 'BEGIN {print (v < g) ? "meets" : "MISSES"}'; }
 
-mkdir -p "$(dirname "$out")"
 {
-  echo "diescope agent footprint (bench/agent/footprint.sh $build $seconds $requests)"
+  echo "diescope agent footprint (BUILD=$build bench/agent/footprint.sh OUT_DIR $seconds $requests)"
   echo "date:     $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "commit:   $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "machine:  $(uname -srm); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(nproc) cores; no GPU"

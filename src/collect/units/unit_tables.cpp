@@ -1,7 +1,8 @@
 // The unit tables. Every counter set below was chosen with CUPTI's profiler host API (CUDA 13.0) so
-// that it fits one PM-sampling pass on every chip the table lists; the evidence is
-// bench/results/metrics/pm-passes.txt (the tables) and bench/results/metrics/pm-alternatives.txt
-// (what Hopper could not add). Notes say what a reader must know before trusting a number.
+// that it fits one PM-sampling pass on every chip the table lists; the evidence is in
+// bench/results/units/2026-11-29-cpu-one-pass-tables/: pm-passes.txt (the tables) and
+// pm-alternatives.txt (what Hopper could not add). Notes say what a reader must know before
+// trusting a number.
 #include "diescope/collect/unit_tables.hpp"
 
 #include <algorithm>
@@ -161,7 +162,8 @@ UnitTable hopper_gh100() {
   t.architecture = "Hopper";
   t.chips = {"GH100"};
   t.compute_capabilities = {90};
-  t.source = "chosen for diescope with CUPTI's host API (bench/results/metrics/pm-alternatives.txt); "
+  t.source = "chosen for diescope with CUPTI's host API "
+             "(bench/results/units/2026-11-29-cpu-one-pass-tables/pm-alternatives.txt); "
              "no table in the method's seed covers Hopper";
   t.note =
       "What Hopper cannot see in this one pass, and why. PM sampling reads only what fits one pass of the "

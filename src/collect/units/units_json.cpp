@@ -55,7 +55,8 @@ std::string units_json() {
        "Each unit is one chip counter, or the mean of two, read by CUPTI PM sampling as a percent of the "
        "sustained peak CUPTI defines for that counter on the chip (.avg.pct_of_peak_sustained_elapsed; "
        ".pct_of_peak_sustained_elapsed for the DRAM byte sum). Counts are raw totals per sample. Every "
-       "table's counters fit one counter pass on every chip it lists (bench/results/metrics/pm-passes.txt). "
+       "table's counters fit one counter pass on every chip it lists "
+       "(bench/results/units/2026-11-29-cpu-one-pass-tables/pm-passes.txt). "
        "Flags: stand_in_counter = a nearby counter is read in place of the direct one; different_measure = "
        "it measures something other than the unit's name says. No flag means the counter reads the unit "
        "directly, not that it has been validated."},

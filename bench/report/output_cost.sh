@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# Time and peak memory of `diescope report` writing each output, on 1 h and 6 h synthetic
-# recordings, to show that the per-sample outputs (samples.csv, report.html, trace.json) stream:
-# peak memory must not grow with the recording's length. Writes bench/results/report-outputs.txt.
-#   bench/report/run_report_outputs.sh BUILD_DIR [DIESCOPE_BINARY]
+# Wall time and peak memory of `diescope report` writing each output (json, csv, html, trace), on
+# synthetic 1 h and 6 h recordings, to show that the per-sample outputs (samples.csv, report.html,
+# trace.json) stream: peak memory must not grow with the recording's length. Runs on any CPU machine
+# (no GPU). Writes OUT_DIR/report-outputs.txt.
+#
+#   bench/report/output_cost.sh OUT_DIR [DIESCOPE_BINARY]     BUILD=build/release (diescope, diescope-make-recording)
 set -euo pipefail
-build=${1:?usage: run_report_outputs.sh BUILD_DIR [DIESCOPE_BINARY]}
+out_dir=${1:?usage: bench/report/output_cost.sh OUT_DIR [DIESCOPE_BINARY]   (BUILD=build folder, default build/release)}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD:-$root/build/release}
 diescope=${2:-$build/bin/diescope}
 make_recording="$build/bin/diescope-make-recording"
-root=$(cd "$(dirname "$0")/../.." && pwd)
-out="$root/bench/results/report-outputs.txt"
+for bin in "$diescope" "$make_recording"; do
+  [ -x "$bin" ] || { echo "output_cost: no $bin; build the diescope and diescope-make-recording targets first" >&2; exit 2; }
+done
+mkdir -p "$out_dir"
+out="$out_dir/report-outputs.txt"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/diescope-report-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 {
-  echo "# diescope report: wall time and peak memory per output (bench/report/run_report_outputs.sh)"
+  echo "# diescope report: wall time and peak memory per output (bench/report/output_cost.sh)"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) cores"

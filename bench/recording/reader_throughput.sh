@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Runs the recording reader benchmark and writes bench/results/recording-reader.txt with the
-# machine it ran on. Usage: bench/recording/run_reader_bench.sh [BUILD_DIR]   (default build/ci)
+# Speed of the recording reader (Google Benchmark, bench/recording/reader_bench.cpp): a chip stream
+# of 8 units, the same with 2 diagnostics and 1 count, the opening pass and a sparse GPU-Util stream,
+# each over a synthetic recording of 1,000,000 chip samples read from the page cache. Runs on any CPU
+# machine (no GPU). Builds the target, then writes OUT_DIR/recording-reader.txt with the machine's
+# details.
+#
+#   bench/recording/reader_throughput.sh OUT_DIR        BUILD=build/release (a configured build folder)
 set -euo pipefail
+out_dir=${1:?usage: bench/recording/reader_throughput.sh OUT_DIR   (BUILD=build folder, default build/release)}
 cd "$(dirname "$0")/../.."
-build="${1:-build/ci}"
+build=${BUILD:-build/release}
+[ -f "$build/CMakeCache.txt" ] || { echo "reader_throughput: $build is not a configured build folder (cmake --preset release)" >&2; exit 2; }
 cmake --build "$build" --target recording_reader_bench >/dev/null
-out=bench/results/recording-reader.txt
-mkdir -p bench/results
+mkdir -p "$out_dir"
+out="$out_dir/recording-reader.txt"
 {
-  echo "# recording reader throughput (bench/recording/run_reader_bench.sh)"
+  echo "# recording reader throughput (bench/recording/reader_throughput.sh)"
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "nproc: $(nproc)"
