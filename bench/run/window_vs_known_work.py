@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Reads `diescope run` recordings (tests/collect/run_device_check.sh) and sets each unit's mean over
+"""Reads `diescope run` recordings (bench/run/end_to_end.sh) and sets each unit's mean over
 the workload's marked window beside the work the workload counted itself (its JSON line).
 Samples split by a decode (CUPTI's incomplete first sample of a drain; any unit above 200% of peak,
 which no counter can read) are counted and left out, as the fixed sampler now does at the source.
-Usage: analyze_run_recordings.py DIR (holding NAME/gpu0.dsrec[.gz] and NAME.stdout or NAME/NAME.stdout)"""
+Usage: window_vs_known_work.py DIR (holding NAME/gpu0.dsrec[.gz] and NAME.stdout or NAME/NAME.stdout)"""
 import gzip
 import json
 import os

@@ -497,7 +497,8 @@ bool Sampler::drain() {
       }
       // The sample that was in progress when the image was last re-initialised lost the part the
       // previous decode had put in it: its values are incomplete (on the H200 FP32 read up to
-      // 123,355% there; bench/results/run/). It goes out without values, so the analysis drops it.
+      // 123,355% there; bench/results/run/2026-11-29-h200-end-to-end/). It goes out without values,
+      // so the analysis drops it.
       m::Sample out_sample{gpu_start + offset_ns_, gpu_end + offset_ns_, values_};
       if (i == 0 && split_pending_) {
         std::fill(out_sample.values.begin(), out_sample.values.end(), std::nan(""));

@@ -1,0 +1,41 @@
+# Shared set-up for the measurement scripts under bench/ that run on a GPU machine. Sourced, not run:
+#   . "$(dirname "$0")/../common.sh"
+# after `set -euo pipefail`. The scripts run from the repository root.
+# shellcheck disable=SC2034  # BIN, OUT and WORK are for the scripts that source this file
+
+# bench_bin NAME...: BIN is "$BUILD/bin" (BUILD defaults to build/release), each NAME must be in it;
+# BIN goes first on PATH and CUDA's and CUPTI's libraries onto LD_LIBRARY_PATH.
+bench_bin() {
+  local build=${BUILD:-build/release} name
+  [ -d "$build/bin" ] || { echo "$(basename "$0"): no $build/bin; build first (cmake --preset release), or set BUILD" >&2; exit 2; }
+  BIN=$(cd "$build/bin" && pwd)
+  for name in "$@"; do
+    [ -x "$BIN/$name" ] || { echo "$(basename "$0"): no $BIN/$name; build the $name target first" >&2; exit 2; }
+  done
+  export PATH="$BIN:$PATH"
+  export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
+}
+
+# bench_out DIR: creates DIR and sets OUT to its absolute path.
+bench_out() {
+  mkdir -p "$1"
+  OUT=$(cd "$1" && pwd)
+}
+
+# bench_work NAME: WORK is a folder for the raw outputs that do not belong in bench/results (the
+# recordings, full logs, reports): $WORK if set, else a new temporary folder. It is kept, and named
+# at the end of the run.
+bench_work() {
+  WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/diescope-$1.XXXXXX")}
+  mkdir -p "$WORK"
+  WORK=$(cd "$WORK" && pwd)
+  trap 'echo "raw outputs kept in $WORK"' EXIT
+}
+
+# bench_gpu_env: the date, the GPU, its driver, clocks, power limit and persistence mode, and the
+# diescope version, on stdout. Clocks and limits are read, never set.
+bench_gpu_env() {
+  date -u +"date %Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,power.limit,persistence_mode --format=csv 2>&1 || true
+  if command -v diescope >/dev/null; then diescope --version 2>&1 || true; fi
+}
