@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/resource.h>
 #include <thread>
 
 #include "diescope/analysis/analyze.hpp"
@@ -257,6 +258,32 @@ TEST_F(RunCollect, NoPermissionStopsBeforeTheCommandRuns) {
   EXPECT_FALSE(fs::exists(touched));
 }
 
+TEST_F(RunCollect, AFailingWriterLeavesNoCommandRunning) {
+  // The recording outgrows a file-size limit mid-run, as it would a full disk: record_run throws,
+  // and the measured command must be killed and reaped, not left running for 30 s.
+  const fs::path pid_file = dir_ / "command.pid";
+  auto o = options({"/bin/sh", "-c", "echo $$ > '" + pid_file.string() + "'; exec sleep 30"});
+  struct sigaction ignore {}, previous_xfsz {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGXFSZ, &ignore, &previous_xfsz);  // past the limit write() fails (EFBIG) instead
+  rlimit previous_limit{};
+  ::getrlimit(RLIMIT_FSIZE, &previous_limit);
+  rlimit limit = previous_limit;
+  limit.rlim_cur = 64 * 1024;  // the meta fits; a few seconds of 5 ms samples do not
+  ::setrlimit(RLIMIT_FSIZE, &limit);
+  const auto began = std::chrono::steady_clock::now();
+  EXPECT_THROW(record_run(o, *nvml_), Error);
+  ::setrlimit(RLIMIT_FSIZE, &previous_limit);
+  ::sigaction(SIGXFSZ, &previous_xfsz, nullptr);
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(20));
+
+  std::ifstream in(pid_file);
+  pid_t pid = -1;
+  ASSERT_TRUE(in >> pid) << "the command never started";
+  EXPECT_EQ(::kill(pid, 0), -1) << "the command still runs (or is an unreaped zombie)";
+  EXPECT_EQ(errno, ESRCH);
+}
+
 TEST_F(RunCollect, CommandNotFoundIsExit127) {
   auto o = options({"diescope-no-such-command-xyz"});
   try {
@@ -312,13 +339,6 @@ TEST(RunMarkers, WholeLinesOnlyInAnySplit) {
   EXPECT_EQ(seen, (std::vector<MarkKind>{MarkKind::start, MarkKind::stop}));
   scanner.feed(std::string(1000, 'x') + "diescope: measure start\n", on);  // an overlong line is not a marker
   EXPECT_EQ(seen.size(), 2u);
-}
-
-TEST(RunCommand, FindsCommandsLikeExecvp) {
-  EXPECT_EQ(find_command("/bin/sh"), "/bin/sh");
-  EXPECT_FALSE(find_command("sh").empty());
-  EXPECT_TRUE(find_command("/nonexistent/tool").empty());
-  EXPECT_TRUE(find_command("/tmp").empty());  // a folder is not a command
 }
 
 }  // namespace

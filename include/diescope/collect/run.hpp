@@ -81,7 +81,4 @@ class MarkerScanner {
   bool overlong_ = false;  // the current line outgrew any marker: skip to its end
 };
 
-// Resolves a command name the way execvp would (a name with '/' is used as is). Empty when not found.
-std::string find_command(const std::string& name);
-
 }  // namespace diescope::collect

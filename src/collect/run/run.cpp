@@ -4,29 +4,27 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
-#include <ctime>
 #include <deque>
-#include <fcntl.h>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "command.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/run.hpp"
 #include "diescope/collect/sampler.hpp"
 #include "diescope/collect/unit_tables.hpp"
+#include "diescope/core/child_process.hpp"
+#include "diescope/core/clock.hpp"
 #include "diescope/core/error.hpp"
+#include "diescope/core/signals.hpp"
 #include "diescope/core/version.hpp"
 #include "diescope/recording/writer.hpp"
 
 namespace diescope::collect {
 
 namespace m = sampler_msg;
-using run_internal::signal_name;
 
 namespace {
 
@@ -36,66 +34,11 @@ constexpr TimeNs kSamplerStopTimeoutNs = 10 * kNsPerSecond;
 constexpr std::size_t kMaxMarkerLine = 256;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-TimeNs clock_now(clockid_t id) {
-  timespec ts{};
-  clock_gettime(id, &ts);
-  return static_cast<TimeNs>(ts.tv_sec) * kNsPerSecond + ts.tv_nsec;
-}
-TimeNs realtime_now() { return clock_now(CLOCK_REALTIME); }
-TimeNs monotonic_now() { return clock_now(CLOCK_MONOTONIC); }
-
 std::string ms_text(TimeNs ns) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(ns) / 1e6);
   return buf;
 }
-
-// ---- Signals: a self-pipe carries (signal, sent-by-the-terminal) to the loop. ----
-int g_signal_pipe[2] = {-1, -1};
-
-void on_signal(int sig, siginfo_t* info, void*) {
-  const int saved = errno;
-  // A terminal's Ctrl-C reaches the whole foreground group, the command too: si_code SI_KERNEL.
-  unsigned char msg[2] = {static_cast<unsigned char>(sig),
-                          static_cast<unsigned char>(info && info->si_code == SI_KERNEL ? 1 : 0)};
-  if (g_signal_pipe[1] >= 0 && write(g_signal_pipe[1], msg, sizeof msg) < 0) {
-  }
-  errno = saved;
-}
-
-class SignalGuard {
- public:
-  SignalGuard() {
-    if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
-      throw Error("cannot create the signal pipe: " + std::string(std::strerror(errno)), "check ulimit -n",
-                  kExitInternal);
-    struct sigaction sa {};
-    sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-    sigaction(SIGCHLD, &sa, &old_chld_);
-    struct sigaction ignore {};
-    ignore.sa_handler = SIG_IGN;
-    sigaction(SIGPIPE, &ignore, &old_pipe_);  // a closed stdout must not kill the run
-  }
-  ~SignalGuard() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-    sigaction(SIGCHLD, &old_chld_, nullptr);
-    sigaction(SIGPIPE, &old_pipe_, nullptr);
-    for (int& fd : g_signal_pipe) {
-      if (fd >= 0) ::close(fd);
-      fd = -1;
-    }
-  }
-  SignalGuard(const SignalGuard&) = delete;
-  SignalGuard& operator=(const SignalGuard&) = delete;
-
- private:
-  struct sigaction old_int_ {}, old_term_ {}, old_chld_ {}, old_pipe_ {};
-};
 
 std::string one_word(std::string topic) {
   for (char& c : topic)
@@ -181,7 +124,11 @@ class Runner {
   std::string sampler_path_;
   RunOutcome outcome_;
 
-  run_internal::CommandProcess command_;
+  // SIGINT and SIGTERM are forwarded to the command; SIGCHLD wakes the loop; a closed stdout must
+  // not kill the run (SIGPIPE ignored). Set up when run() starts, before any child.
+  std::optional<SignalSelfPipe> signals_;
+  // Killed and reaped by its destructor if run() ends by an exception (a full disk under a writer).
+  ChildProcess command_;
   bool command_running_ = false;
   int signals_forwarded_ = 0;
   MarkerScanner markers_;
@@ -192,7 +139,7 @@ class Runner {
 };
 
 TimeNs Runner::stamp() {
-  last_stamp_ = std::max(last_stamp_, realtime_now());
+  last_stamp_ = std::max(last_stamp_, realtime_ns());
   return last_stamp_;
 }
 
@@ -309,7 +256,7 @@ void Runner::handle_start_message(Gpu& gpu, SamplerMessage& message) {
 }
 
 void Runner::wait_for_samplers() {
-  const TimeNs deadline = monotonic_now() + static_cast<TimeNs>(opt_.sampler_start_timeout_ms * 1e6);
+  const TimeNs deadline = monotonic_ns() + static_cast<TimeNs>(opt_.sampler_start_timeout_ms * 1e6);
   for (;;) {
     bool waiting = false;
     std::vector<pollfd> fds;
@@ -343,16 +290,16 @@ void Runner::wait_for_samplers() {
     }
     if (!waiting) return;
     // Interrupted before the command started: nothing to measure, so stop here.
-    unsigned char sig[2];
-    while (::read(g_signal_pipe[0], sig, sizeof sig) == static_cast<ssize_t>(sizeof sig)) {
-      if (sig[0] == SIGCHLD) continue;
+    while (const auto caught = signals_->next()) {
+      if (caught->number == SIGCHLD) continue;
       for (auto& gpu : gpus_)
         if (gpu.sampler && !gpu.sampler_done) gpu.sampler->request_stop();
-      throw Error("interrupted (" + signal_name(sig[0]) + ") while the counters were being set up; the command was not started",
-                  "run again and let the setup finish (about a second)", 128 + sig[0]);
+      throw Error("interrupted (" + signal_name(caught->number) +
+                      ") while the counters were being set up; the command was not started",
+                  "run again and let the setup finish (about a second)", 128 + caught->number);
     }
-    fds.push_back(pollfd{g_signal_pipe[0], POLLIN, 0});
-    const TimeNs left = deadline - monotonic_now();
+    fds.push_back(pollfd{signals_->fd(), POLLIN, 0});
+    const TimeNs left = deadline - monotonic_ns();
     if (left <= 0) {
       for (auto& gpu : gpus_) {
         if (!gpu.sampler || gpu.sampling || gpu.sampler_done) continue;
@@ -524,10 +471,11 @@ void Runner::pump_sampler(Gpu& gpu, TimeNs now) {
 }
 
 void Runner::read_command_output(TimeNs now) {
-  if (command_.stdout_fd < 0) return;
+  UniqueFd& command_stdout = command_.stdout_pipe();
+  if (!command_stdout) return;
   char chunk[65536];
   for (;;) {
-    ssize_t n = ::read(command_.stdout_fd, chunk, sizeof chunk);
+    ssize_t n = ::read(command_stdout.get(), chunk, sizeof chunk);
     if (n > 0) {
       std::string_view bytes(chunk, static_cast<std::size_t>(n));
       if (!stdout_broken_) {
@@ -554,25 +502,24 @@ void Runner::read_command_output(TimeNs now) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    ::close(command_.stdout_fd);  // EOF: the command (and anything it started) closed its stdout
-    command_.stdout_fd = -1;
+    command_stdout.reset();  // EOF: the command (and anything it started) closed its stdout
     return;
   }
 }
 
 void Runner::handle_signals() {
-  unsigned char msg[2];
-  while (::read(g_signal_pipe[0], msg, sizeof msg) == static_cast<ssize_t>(sizeof msg)) {
-    const int sig = msg[0];
-    const bool from_terminal = msg[1] != 0;
-    if (sig == SIGCHLD) continue;  // the loop's waitpid sees it
+  while (const auto caught = signals_->next()) {
+    const int sig = caught->number;
+    // A terminal's Ctrl-C reaches the whole foreground group, the command too.
+    const bool from_terminal = caught->from_kernel;
+    if (sig == SIGCHLD) continue;  // the loop's try_wait sees it
     outcome_.interrupted = true;
     const TimeNs now = stamp();
     if (!command_running_) continue;
     // The terminal already delivered it to the command; a third one ends the command for good.
     ++signals_forwarded_;
     const int send = signals_forwarded_ >= 3 ? SIGKILL : sig;
-    if (!from_terminal || send == SIGKILL) ::kill(command_.pid, send);
+    if (!from_terminal || send == SIGKILL) command_.signal(send);
     note_all(now, "run",
              "diescope received " + signal_name(sig) + (from_terminal ? " from the terminal (the command got it too)" : "") +
                  (send == SIGKILL ? "; the command was killed (SIGKILL) after the third" :
@@ -582,8 +529,8 @@ void Runner::handle_signals() {
 
 void Runner::tick(TimeNs now, bool ended) {
   // Wall-clock steps against the monotonic clock.
-  const TimeNs mono = monotonic_now();
-  const TimeNs real = realtime_now();
+  const TimeNs mono = monotonic_ns();
+  const TimeNs real = realtime_ns();
   if (last_mono_ != 0) {
     const TimeNs step = (real - last_real_) - (mono - last_mono_);
     if (std::llabs(step) > kClockStepNs)
@@ -631,17 +578,16 @@ void Runner::read_engines(Gpu& gpu, TimeNs now) {
 
 void Runner::loop() {
   const auto poll_ns = static_cast<TimeNs>(opt_.poll_ms * 1e6);
-  TimeNs next_tick = monotonic_now();
+  TimeNs next_tick = monotonic_ns();
   TimeNs end_mono = 0;  // when the command ended, on the monotonic clock
-  int status = 0;
   for (;;) {
     // Wait for output, a signal, or the next tick.
     std::vector<pollfd> fds;
-    fds.push_back(pollfd{g_signal_pipe[0], POLLIN, 0});
-    if (command_.stdout_fd >= 0) fds.push_back(pollfd{command_.stdout_fd, POLLIN, 0});
+    fds.push_back(pollfd{signals_->fd(), POLLIN, 0});
+    if (command_.stdout_pipe()) fds.push_back(pollfd{command_.stdout_pipe().get(), POLLIN, 0});
     for (auto& gpu : gpus_)
       if (gpu.sampler && !gpu.sampler_done) fds.push_back(pollfd{gpu.sampler->output_fd(), POLLIN, 0});
-    const TimeNs wait_ns = std::max<TimeNs>(0, next_tick - monotonic_now());
+    const TimeNs wait_ns = std::max<TimeNs>(0, next_tick - monotonic_ns());
     ::poll(fds.data(), fds.size(), static_cast<int>((wait_ns + kNsPerMs - 1) / kNsPerMs));
 
     handle_signals();
@@ -650,35 +596,29 @@ void Runner::loop() {
     for (auto& gpu : gpus_) pump_sampler(gpu, now);
 
     if (command_running_) {
-      pid_t got = waitpid(command_.pid, &status, WNOHANG);
-      if (got == command_.pid) {
+      if (const std::optional<ExitStatus> status = command_.try_wait()) {
         command_running_ = false;
         outcome_.end_ns = stamp();
-        end_mono = monotonic_now();
+        end_mono = monotonic_ns();
         // Counters off as soon as the command ends: each sampler stops, drains and disables.
         for (auto& gpu : gpus_)
           if (gpu.sampler && !gpu.sampler_done) gpu.sampler->request_stop();
-        if (WIFEXITED(status)) {
-          outcome_.exit_code = WEXITSTATUS(status);
-          outcome_.how = "exited";
-        } else if (WIFSIGNALED(status)) {
-          outcome_.exit_code = 128 + WTERMSIG(status);
-          outcome_.how = "signal " + signal_name(WTERMSIG(status));
-        }
+        outcome_.exit_code = status->shell_code();
+        outcome_.how = status->exited() ? "exited" : "signal " + signal_name(status->signal());
         read_command_output(outcome_.end_ns);
         // Engines are read once a second, so one more reading covers the command's last second.
         for (auto& gpu : gpus_) read_engines(gpu, outcome_.end_ns);
       }
     }
 
-    if (monotonic_now() >= next_tick) {
+    if (monotonic_ns() >= next_tick) {
       tick(stamp(), !command_running_);
       next_tick += poll_ns;
-      if (next_tick < monotonic_now()) next_tick = monotonic_now() + poll_ns;
+      if (next_tick < monotonic_ns()) next_tick = monotonic_ns() + poll_ns;
     }
 
     if (!command_running_) {
-      const TimeNs since_end = monotonic_now() - end_mono;
+      const TimeNs since_end = monotonic_ns() - end_mono;
       bool samplers_done = true;
       for (auto& gpu : gpus_) {
         if (!gpu.sampler || gpu.sampler_done) continue;
@@ -704,20 +644,17 @@ RunOutcome Runner::run() {
   if (opt_.command.empty())
     throw UsageError("no command to run", "put the command after --, e.g. diescope run -- python train.py");
   choose_gpus();
-  if (find_command(opt_.command[0]).empty()) {
-    throw Error("command not found: " + opt_.command[0],
-                opt_.command[0].find('/') == std::string::npos
-                    ? "check its spelling, or give its path; it is looked up in PATH"
-                    : "check the path: no such file",
-                127);
-  }
-  SignalGuard signals;
+  resolve_command(opt_.command[0]);  // a missing command fails before any counter is switched on
+  signals_.emplace(std::initializer_list<int>{SIGINT, SIGTERM, SIGCHLD}, std::initializer_list<int>{SIGPIPE});
   start_samplers();
   wait_for_samplers();
 
   outcome_.start_ns = stamp();
   open_recordings();
-  command_ = run_internal::start_command(opt_.command);
+  ChildSpec command;
+  command.argv = opt_.command;
+  command.out = Stdio::pipe();  // teed to opt_.stdout_fd and scanned for window markers
+  command_ = ChildProcess(command);
   command_running_ = true;
   last_slow_poll_ = 0;
   loop();
