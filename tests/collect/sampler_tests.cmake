@@ -7,7 +7,7 @@ diescope_test(sampler_process_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sampler_pro
 target_compile_definitions(sampler_process_test PRIVATE DIESCOPE_SAMPLER_FAKE="$<TARGET_FILE:diescope_sampler_fake>")
 add_dependencies(sampler_process_test diescope_sampler_fake)
 
-# A small FFMA/copy load with its own phase times, for tests/collect/sampler_device_check.sh on a GPU.
+# A small FFMA/copy load with its own phase times, for bench/sampler/device_checks.sh on a GPU.
 if(DIESCOPE_HAVE_NVCC)
   add_executable(sampler_gpu_load ${CMAKE_CURRENT_LIST_DIR}/sampler_gpu_load.cu)
   set_target_properties(sampler_gpu_load PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin

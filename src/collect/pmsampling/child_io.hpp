@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "diescope/collect/sampler.hpp"
+#include "diescope/core/signals.hpp"
 
 namespace diescope::collect::child {
 
@@ -34,21 +35,17 @@ struct Args {
 // sets `why` on a bad argument.
 std::optional<Args> parse_args(int argc, char** argv, std::string& why);
 
-std::int64_t realtime_ns();
-std::int64_t monotonic_ns();
-std::int64_t thread_cpu_ns();
-
 // Watches stdin (EOF or a "stop" line) and SIGTERM/SIGINT/SIGHUP; one per process.
 class StopWatcher {
  public:
   StopWatcher();
-  ~StopWatcher();
   // Sleeps up to `timeout_ms`; returns true once a stop has been asked for.
   bool wait(std::int64_t timeout_ms);
   bool stop_requested() const { return stop_; }
   std::string reason() const { return reason_; }
 
  private:
+  SignalSelfPipe signals_;
   bool stop_ = false;
   std::string reason_;
   std::string stdin_buffer_;
@@ -70,8 +67,8 @@ class Continuity {
 // CUPTI sometimes hands back a run of samples without a time of their own (end <= start, stamped
 // with an older time) where the next timed sample leaves a hole that the run fills exactly: on the
 // H200 at 1 ms, runs of 8 to 152 samples every few seconds, each run's length equal to its hole in
-// intervals (bench/results/sampler/). With a GPU-time trigger every sample lasts one interval, so
-// the retimer places such a run evenly in its hole. A run that does not fit its hole is dropped and
+// intervals (bench/results/sampler/2026-11-29-h200-device-checks/). With a GPU-time trigger every
+// sample lasts one interval, so the retimer places such a run evenly in its hole. A run that does not fit its hole is dropped and
 // the hole reported as a gap. Both are said in a note; nothing is dropped silently.
 class Retimer {
  public:
