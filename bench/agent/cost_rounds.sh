@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The agent's measurement cost on a real workload (seed 000, "Measurement cost"): one ResNet-50 AMP
+# The agent's measurement cost on a real workload (docs/method.md#measurement-cost): one ResNet-50 AMP
 # training process runs throughout and logs its finished steps about twice a second; after a
 # discarded warm-up, rounds switch the agent between three settings, interleaved and rotated so that
 # no setting always comes first:

@@ -41,8 +41,9 @@ std::string loads_text(const std::set<int>& loads) {
   return join(parts, ", ");
 }
 
-// Tolerances for the units the method's seed has no check for. Each is argued in `why` and in
-// docs/calibration.md; all are chosen, not measured, and the first H200 calibration tests them.
+// Tolerances for the units the method has no check for. Each is argued in `why` and in
+// docs/calibration.md#checks-diescope-adds; all are chosen, not measured, and the first H200
+// calibration tests them.
 std::vector<UnitRule> make_rules() {
   std::vector<UnitRule> rules;
 

@@ -14,8 +14,8 @@ constexpr PeakRule kPct = PeakRule::fixed_at(100);  // a percent of peak peaks a
 
 
 // Chip counters are read as percent of the sustained peak CUPTI defines for each counter on the chip
-// (seed 000); diescope does not compute those peaks. Names with a "GROUP.Pass." prefix are the
-// group-qualified realtime forms that fit one pass together on GH100 (DESIGN.md).
+// (docs/method.md#units-and-recipes); diescope does not compute those peaks. Names with a "GROUP.Pass."
+// prefix are the group-qualified realtime forms that fit one pass together on GH100 (docs/metrics.md#names).
 constexpr CatalogEntry kCatalog[] = {
     // FP32 and the FMA pipe's halves.
     {"sm__inst_executed_pipe_fma_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
@@ -139,7 +139,7 @@ constexpr CatalogEntry kCatalog[] = {
      PeakRule::unknown("a limit is itself a ceiling"), "Power limit",
      "The enforced power limit. It can change within a run, and with it the clocks."},
 
-    // Host: seed 002 part 2's names, unchanged.
+    // Host: the host probes' names (docs/metrics.md#naming-choices-for-metrics-outside-cupti).
     {"cpu__cycles_busy.avg.pct_of_peak_sustained_elapsed", T::throughput, Unit::pct, K::system, Source::procfs,
      kPct, "CPU busy", "All CPUs' non-idle time, from /proc/stat."},
     {"cpu__cycles_user.avg.pct_of_peak_sustained_elapsed", T::throughput, Unit::pct, K::system, Source::procfs,

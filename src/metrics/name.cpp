@@ -9,8 +9,8 @@ namespace {
 
 constexpr std::array<std::string_view, 4> kRollups = {"sum", "avg", "min", "max"};
 
-// Transforms a counter takes after its rollup (seed 002 §1.1; the two compound per_second forms are
-// what CUPTI's host API lists beside them).
+// Transforms a counter takes after its rollup (docs/metrics.md#types-and-their-legal-suffixes; the
+// two compound per_second forms are what CUPTI's host API lists beside them).
 constexpr std::array<std::string_view, 14> kCounterSubmetrics = {
     "per_second",
     "per_cycle_active",
@@ -28,7 +28,8 @@ constexpr std::array<std::string_view, 14> kCounterSubmetrics = {
     "pct_of_peak_burst_elapsed",
 };
 
-// A throughput is already counter/peak; its suffix only picks the peak (seed 002 §1.3).
+// A throughput is already counter/peak; its suffix only picks the peak
+// (docs/metrics.md#types-and-their-legal-suffixes).
 constexpr std::array<std::string_view, 6> kThroughputSubmetrics = {
     "pct_of_peak_sustained_active", "pct_of_peak_sustained_elapsed", "pct_of_peak_sustained_region",
     "pct_of_peak_burst_active",     "pct_of_peak_burst_elapsed",     "pct_of_peak_burst_region",

@@ -287,7 +287,7 @@ SyntheticSpec h200_probe_shape_spec() {
   SyntheticSpec s;
   s.meta = synthetic_hopper_meta();
   s.meta.command = {"synthetic-h200-probe-shape"};
-  // The probe's first sample spanned its 614 ms of setup (shared/reference, sample 0).
+  // The probe's first sample spanned its 614 ms of setup (docs/method.md#the-first-h200-probe).
   s.setup_ns = 614 * kNsPerMs + 150'000;
   s.setup_units = {0.04217, 0, 0.5437, 0.254};
   s.setup_diagnostics = {0.6, 0.6902};

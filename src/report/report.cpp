@@ -303,7 +303,7 @@ json build_report(const Analysis& a, const ReportContext& ctx) {
     window["results"] = span_json(w, a);
   }
   r["window"] = window;
-  // The clocks cover the steady window when there is one (seed 000, "The steady window").
+  // The clocks cover the steady window when there is one (docs/method.md#the-steady-window).
   r["hardware"] = a.window.found ? hardware_json(a.window.results, "window") : hardware_json(a.run, "run");
   r["hygiene"] = hygiene_json(a.hygiene);
 

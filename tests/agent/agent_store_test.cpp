@@ -124,7 +124,8 @@ TEST(RecordStore, UnopenablePathNamesTheFix) {
   EXPECT_THROW(RecordStore("/proc/diescope-cannot-be-here/agent.db"), InputError);
 }
 
-// The cost rule (seed 000): an estimate only for a model, interval and setting in the table.
+// The cost rule (docs/method.md#measurement-cost): an estimate only for a model, interval and
+// setting in the table.
 TEST(CostTable, EmptyTableGivesTheReason) {
   const std::vector<CostEntry> empty;
   const CostVerdict v = cost_for("NVIDIA H200", 10, 2000, 60000, &empty);

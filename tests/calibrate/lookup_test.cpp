@@ -1,5 +1,6 @@
-// How a report finds its calibration (seed 000): which files fit, which one wins, the status, and
-// every bad file a new user could meet, named with its reason while the run goes on.
+// How a report finds its calibration (docs/calibration.md#how-a-report-finds-its-calibration): which
+// files fit, which one wins, the status, and every bad file a new user could meet, named with its
+// reason while the run goes on.
 #include <gtest/gtest.h>
 
 #include "diescope/calibrate/lookup.hpp"

@@ -1,5 +1,5 @@
-// The catalog: every entry legal under its type, seed 002's host names exactly, the units and
-// diagnostics of seed 000 present, lookups and their refusals, and descriptors with resolved peaks.
+// The catalog: every entry legal under its type, the host names exactly, every unit and
+// diagnostic of the method present, lookups and their refusals, and descriptors with resolved peaks.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -44,8 +44,9 @@ TEST(Catalog, EveryEntryIsLegalUnderItsTypeAndUnique) {
   }
 }
 
-// Seed 002 part 2, row by row: name, type, unit, peak and scope.
-TEST(Catalog, HostMetricsUnderSeed002Names) {
+// The host metrics (docs/metrics.md#naming-choices-for-metrics-outside-cupti), row by row: name, type,
+// unit, peak and scope.
+TEST(Catalog, HostMetricsRowByRow) {
   struct Row {
     std::string_view name;
     MetricType type;
@@ -93,8 +94,9 @@ TEST(Catalog, HostMetricsUnderSeed002Names) {
   EXPECT_EQ(entry("cpu__cycles_busy.avg.pct_of_peak_sustained_elapsed").peak.value, 100);
 }
 
-// Seed 000's units and diagnostics, by the label people know them by.
-TEST(Catalog, CoversSeed000UnitsAndDiagnostics) {
+// The method's units and diagnostics (docs/method.md#units-and-recipes), by the label people know
+// them by.
+TEST(Catalog, CoversTheMethodsUnitsAndDiagnostics) {
   std::set<std::string_view> labels;
   for (const CatalogEntry& e : catalog()) labels.insert(e.label);
   for (std::string_view label :
@@ -103,7 +105,7 @@ TEST(Catalog, CoversSeed000UnitsAndDiagnostics) {
         "Video encoder", "Video decoder", "JPEG decoder", "GPU-Util", "SM clock", "Memory clock", "Power limit"}) {
     EXPECT_TRUE(labels.count(label)) << "no catalog entry labelled " << label;
   }
-  // The names the H200 probe read (shared/reference/pmsampling-probe.cu) and Hopper's one-pass set.
+  // The names the first H200 probe read (docs/method.md#the-first-h200-probe) and Hopper's one-pass set.
   for (std::string_view name : {
            "gr__cycles_active.avg.pct_of_peak_sustained_elapsed",
            "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_elapsed",

@@ -99,7 +99,8 @@ TEST(CuptiNames, TypesAgreeWithCupti) {
 }
 
 // Our suffix rules admit every suffix CUPTI lists for a metric of each type (PM sampling's lists;
-// the range profiler's extra forms, e.g. per_cycle_region, come from seed 002's tables).
+// the range profiler's extra forms, e.g. per_cycle_region, are in the rules too:
+// docs/metrics.md#types-and-their-legal-suffixes).
 TEST(CuptiNames, SuffixRulesAdmitWhatCuptiLists) {
   HostObject host("GH100");
   ASSERT_NE(host.get(), nullptr);

@@ -180,7 +180,7 @@ TEST(MetricNameRefusal, UnknownSubmetric) {
             "(e.g. per_second, pct_of_peak_sustained_elapsed; docs/metrics.md lists them)");
 }
 
-// Type rules, seed 002 §1.1-1.4.
+// Type rules (docs/metrics.md#types-and-their-legal-suffixes).
 TEST(MetricNameType, CounterTakesEveryRollupAndItsTransforms) {
   for (std::string_view text : {"dram__bytes", "dram__bytes.min", "dram__bytes.max.per_cycle_elapsed",
                                 "dram__bytes.sum.pct_of_peak_burst_active", "dram__bytes.avg.per_cycle_region",

@@ -1,4 +1,5 @@
-// report.json: versions, the seed's fields, NaN as null with a reason, exact headline figures.
+// report.json: versions, the method's fields (docs/report.md), NaN as null with a reason, exact
+// headline figures.
 #include <gtest/gtest.h>
 
 #include <filesystem>

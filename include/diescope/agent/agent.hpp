@@ -6,7 +6,7 @@
 // duty_on_ms >= duty_period_ms). When a period ends, its records become one MemoryRecording whose
 // steady window (marks) is the chip window, from the counters' confirmed start to the agent's stop;
 // analyze() turns it into the record. A wall-clock step or a suspend abandons every GPU's period
-// and starts afresh, and the next record says why (seed 000, "Known limits").
+// and starts afresh, and the next record says why (docs/method.md#known-limits).
 #pragma once
 
 #include <memory>

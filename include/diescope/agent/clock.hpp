@@ -1,5 +1,5 @@
 // The agent's view of time: the three host clocks it compares to notice a wall-clock step or a
-// suspend (seed 000, "Known limits"). Injected, so tests can step the wall clock on purpose.
+// suspend (docs/method.md#known-limits). Injected, so tests can step the wall clock on purpose.
 #pragma once
 
 #include "diescope/recording/records.hpp"
@@ -25,7 +25,7 @@ class SystemClock final : public Clock {
   ClockReadings read() override;
 };
 
-// A step larger than this between two reads restarts the agent's record (seed 000: 0.1 s).
+// A step larger than this between two reads restarts the agent's record (docs/method.md#known-limits).
 inline constexpr TimeNs kMaxClockSkewNs = 100 * kNsPerMs;
 
 // What ClockWatch saw between two reads.

@@ -1,4 +1,4 @@
-// What enabling the counters costs the measured work (seed 000, "Measurement cost"). An agent
+// What enabling the counters costs the measured work (docs/method.md#measurement-cost). An agent
 // record carries an estimate only for a GPU model, sampling interval and duty setting the table
 // holds; every other record carries the reason there is none. The figures live in
 // src/agent/cost_table.cpp beside the GPU model, interval and method they were measured with.

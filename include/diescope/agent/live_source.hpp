@@ -1,7 +1,7 @@
 // The live source: every GPU of the host through NVML (GPU-Util samples, clocks, clock-event
 // reasons, power limit, engines, processes at each poll) and the CUPTI PM-sampling child (chip
 // counters), one child per GPU, started for each duty window and stopped at its end: stopping the
-// child disables the counters (seed 000: disable, never pause).
+// child disables the counters (disable, never pause: docs/method.md#measurement-cost).
 //
 // A child that crashes or reports an error is restarted with a backoff (1 s, doubling to 60 s),
 // as long as its window still wants counters; a child that ends cleanly resets the backoff.

@@ -1,4 +1,4 @@
-// One agent record: one GPU over one duty period (seed 000, "Duty cycles" and "Measurement cost").
+// One agent record: one GPU over one duty period (docs/agent.md#duty-cycles-and-records).
 // Built from the analysis of that period's records, with the chip window (the time the counters
 // were on) as the analysed span. Plain data plus its JSON form (the NDJSON line and the store's
 // record_json column; docs/agent.md documents every field).

@@ -44,8 +44,8 @@ class AgentSource {
   // Everything read up to `now`, appended to out[gpu] (out has gpu_count() entries).
   virtual void collect(TimeNs now, std::vector<GpuBatch>& out) = 0;
   // Enables (on) or disables (off) one GPU's counters. Disabling means the counters are switched
-  // off, not paused (seed 000: pausing saves nothing). The change shows as a CountersEvent in a
-  // later collect, timed when it took effect.
+  // off, not paused (pausing saves nothing: docs/method.md#measurement-cost). The change shows as a
+  // CountersEvent in a later collect, timed when it took effect.
   virtual void set_counters(std::size_t gpu, bool on, TimeNs now) = 0;
   // File descriptors worth waking for (a sampler child's output); collect soon after one is readable.
   virtual std::vector<int> wait_fds() const { return {}; }

@@ -14,7 +14,7 @@
 
 namespace diescope {
 
-// The method's thresholds (docs/method.md names each). Chosen, not measured (seed 000).
+// The method's thresholds (docs/method.md#thresholds-at-a-glance). Chosen, not measured.
 // A unit must have a value for at least this share of the usable chip time to be the limiting unit.
 inline constexpr double kMinLimitingAvailabilityPct = 90.0;
 // A unit whose time-weighted mean is under this share of its peak is idle: never the limiting unit.

@@ -26,7 +26,7 @@ struct ColumnSummary {
 };
 
 // The headline in whole tenths of a point, computed from rounded inputs so the parts add up:
-// stranded = idle + active, gap = active (seed 000, "Rounding").
+// stranded = idle + active, gap = active (docs/method.md#the-headline-gap-stranded-idle-active).
 struct Headline {
   std::optional<int> gpu_util_tenths;
   std::optional<int> die_util_tenths;

@@ -1,4 +1,4 @@
-// The device model calibrate fits (DESIGN.md; the fits are those of shared seed 001): a DRAM
+// The device model calibrate fits (docs/calibration.md#device-model): a DRAM
 // bandwidth ceiling from the four STREAM kernels, a cache capacity and cache bandwidth from a
 // working-set sweep, an effective scalar issue rate from a line fit, and a launch-fill saturation
 // from a sweep that leaves full fill. Every fit is a pure function of timed points, so each outcome

@@ -1,5 +1,5 @@
-// How a report finds its calibration (seed 000, "How a report finds its calibration";
-// docs/calibration.md). The report's `calibration` block comes from here:
+// How a report finds its calibration (docs/calibration.md#how-a-report-finds-its-calibration).
+// The report's `calibration` block comes from here:
 //
 //   CalibrationBlock block = find_calibration(meta, method, calibration_flag);
 //   context.calibration = calibration_block_json(block);   // ReportContext, report/report.hpp

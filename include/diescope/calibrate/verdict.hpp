@@ -1,4 +1,4 @@
-// The method's calibrate verdicts (seed 000, "Calibration"; docs/calibration.md), as pure functions
+// The method's calibrate verdicts (docs/calibration.md#verdicts), as pure functions
 // over measured steps. A step is one workload of known size run at one load (all SMs or fewer)
 // while the unit's counter is sampled; the device side (calibrate/steps.hpp) measures it, this file
 // judges it.
@@ -21,19 +21,20 @@
 
 namespace diescope::calibrate {
 
-// ---- The method's thresholds (seed 000). Changing one changes the method version. ----
-inline constexpr double kRelativeTolerance = 0.01;    // RELATIVE_TOLERANCE: 1% of the expected reading
-inline constexpr double kMinTolerancePoints = 0.1;    // MIN_TOLERANCE_POINTS: and at least 0.1 point
-inline constexpr double kMinCoverage = 0.99;          // MIN_COVERAGE: work covers >= 99% of the window
-inline constexpr double kImpliedPeakSpread = 0.03;    // IMPLIED_PEAK_SPREAD: implied peaks within 3%
-inline constexpr double kBytesRatioTolerance = 0.05;  // BYTES_RATIO_TOLERANCE: counted bytes within 5%
-inline constexpr double kSmPipeCeilingPct = 90;       // SM_PIPE_CEILING_PCT: FP32 at full load
-inline constexpr double kMemoryCeilingPct = 80;       // MEMORY_CEILING_PCT: DRAM at full load
+// ---- The method's thresholds (docs/calibration.md#the-methods-checks). Changing one changes the
+// method version. ----
+inline constexpr double kRelativeTolerance = 0.01;    // 1% of the expected reading
+inline constexpr double kMinTolerancePoints = 0.1;    // and at least 0.1 point
+inline constexpr double kMinCoverage = 0.99;          // work covers >= 99% of the window
+inline constexpr double kImpliedPeakSpread = 0.03;    // implied peaks within 3%
+inline constexpr double kBytesRatioTolerance = 0.05;  // counted bytes within 5%
+inline constexpr double kSmPipeCeilingPct = 90;       // FP32 at full load
+inline constexpr double kMemoryCeilingPct = 80;       // DRAM at full load
 // diescope's own: a clock is steady over a set of steps when its lowest and highest readings are
 // within 0.5% (NVML gives whole MHz; memory clocks move in steps of hundreds of MHz when they move).
 inline constexpr double kSteadyClockSpread = 0.005;
 // A proportional check needs at least this many distinct loads, and so does an expected-reading
-// check: the method runs every unit "on all SMs and on fewer".
+// check: the method runs every unit on all SMs and on fewer (docs/calibration.md#verdicts).
 inline constexpr int kMinLoads = 2;
 
 enum class Verdict { pass, fail, inconclusive, no_check };

@@ -132,8 +132,8 @@ class NvmlDevice {
   nvml_abi::DeviceTag* handle_;
 };
 
-// GPU-Util as the method reads it (seed 000, "GPU-Util"): NVML's timestamped samples, switching to
-// polling nvmlDeviceGetUtilizationRates for good, with the reason, when
+// GPU-Util as the method reads it (docs/method.md#reading-gpu-util-from-nvml): NVML's timestamped
+// samples, switching to polling nvmlDeviceGetUtilizationRates for good, with the reason, when
 //   - the GPU reports no samples: the very first read (everything NVML holds) is empty or NOT_FOUND,
 //   - the driver lacks the call (symbol missing, or NOT_SUPPORTED / FUNCTION_NOT_FOUND),
 //   - reading samples fails 3 times in a row spanning at least 7 s (a success resets the count),

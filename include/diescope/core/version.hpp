@@ -6,7 +6,7 @@
 namespace diescope {
 
 inline constexpr const char* kToolVersion = "0.1.0";
-// diescope continues the numbering of the method document it implements (shared seed 000, method 3).
+// diescope's method starts at version 3; docs/method.md#method-versions says what changes it.
 inline constexpr int kMethodVersion = 3;
 inline constexpr int kReportSchemaVersion = 3;
 inline constexpr int kRecordingFormatVersion = 1;

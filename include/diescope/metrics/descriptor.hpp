@@ -1,5 +1,6 @@
-// What every value carries (seed 002 §2.1): its name, type, unit, peak and scope. With it, one
-// post-processing path (postprocess.hpp) serves chip counters, NVML readings and host probes alike.
+// What a value carries in the metric model (docs/metrics.md): its name, type, unit, peak and scope.
+// With it, one post-processing path (postprocess.hpp) can serve chip counters, NVML readings and host
+// probes alike. No recorded stream carries one yet (docs/metrics.md#what-it-is-for-today).
 #pragma once
 
 #include <compare>

@@ -40,7 +40,8 @@ struct MetricName {
 // Syntax only: parts present, characters legal, "__" once, rollup known, submetric known to some type.
 Expected<MetricName> parse_metric_name(std::string_view text);
 
-// The type rules of seed 002's tables (and CUPTI's host API lists): counters take a rollup and then
+// The type rules (docs/metrics.md#types-and-their-legal-suffixes, checked against CUPTI's host API
+// lists): counters take a rollup and then
 // an optional transform; ratios take no rollup and one of ratio/pct/max_rate; throughputs take a rollup
 // and a pct_of_peak_* submetric. Empty when legal, else the reason.
 std::optional<MetricError> check_suffix(const MetricName& name, MetricType type);

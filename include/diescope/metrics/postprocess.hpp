@@ -1,5 +1,6 @@
-// Post-processing written once for every metric (seed 002 §2.5): the numeric steps are the same for a
-// counter, a ratio and a throughput; the descriptor decides how the result is read and drawn.
+// Post-processing written once for every metric (docs/metrics.md#post-processing): the numeric steps
+// are the same for a counter, a ratio and a throughput; the descriptor decides how the result is read
+// and drawn.
 //
 // Series are (ts_ns, value) points in time order. NaN marks a value that could not be read: it is left
 // out of every mean, never taken as 0, and a result with nothing to stand on is NaN too.

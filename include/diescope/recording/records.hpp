@@ -20,7 +20,8 @@ using TimeNs = std::int64_t;
 inline constexpr TimeNs kNsPerMs = 1'000'000;
 inline constexpr TimeNs kNsPerSecond = 1'000'000'000;
 
-// How a unit's value is made from chip counters (seed 000: "a counter, or the mean of two").
+// How a unit's value is made from chip counters: a counter, or the mean of two
+// (docs/method.md#units-and-recipes).
 struct UnitRecipe {
   enum class Combine { counter, mean };
   Combine combine = Combine::counter;
@@ -97,7 +98,7 @@ struct ChipSample {
 
 enum class UtilSource { samples, polled };
 
-// One NVML GPU-Util reading. Booking it to time is the analysis's job (seed 000, GPU-Util).
+// One NVML GPU-Util reading. Booking it to time is the analysis's job (docs/method.md#gpu-util).
 struct UtilSample {
   TimeNs ts_ns = 0;
   double pct = 0;  // NaN not allowed: an unreadable poll is simply not recorded

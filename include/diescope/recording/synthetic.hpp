@@ -68,7 +68,7 @@ std::unique_ptr<MemoryRecording> make_synthetic_recording(const SyntheticSpec& s
 // A Hopper-like column set: units fp32, tensor, dram, l2; diagnostics sm_active, gr_active; count
 // dram_bytes. GPU identity of an H200. host "synthetic".
 RecordingMeta synthetic_hopper_meta();
-// The bundled recording: the shape of shared/reference/pmsampling-probe-h200-output.txt (setup
+// The bundled recording: the shape of the first H200 probe's run (docs/method.md#the-first-h200-probe; setup
 // sample of 614 ms, idle 0.3 s, FFMA 1.04 s, idle 0.3 s, copy 1 s, idle 0.3 s; 10 ms samples).
 SyntheticSpec h200_probe_shape_spec();
 // A long run for benchmarks: `hours` of 10 ms samples (24 h: 8.64 million) with 8 units, 2

@@ -1,6 +1,7 @@
 // One bench round, as the statistics see it: whether it is kept, and its figures over the steady
 // window. A round is left out (and named, with the reason) when its window went missing or its
-// chip coverage over the window is partial (seed 000, "Coverage" and "The steady window"), so
+// chip coverage over the window is partial (docs/method.md#chip-coverage-and-partial-results and
+// docs/method.md#the-steady-window), so
 // whole-run numbers never average in with steady states and partial numbers never with whole ones.
 #pragma once
 

@@ -1,4 +1,5 @@
-// GPU-Util from NVML's timestamped samples, with the method's switch to polling (seed 000, GPU-Util).
+// GPU-Util from NVML's timestamped samples, with the method's switch to polling
+// (docs/method.md#reading-gpu-util-from-nvml).
 #include <cstdio>
 
 #include "diescope/collect/nvml.hpp"

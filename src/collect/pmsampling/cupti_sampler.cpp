@@ -1,6 +1,6 @@
 // The CUPTI sampler child: PM sampling on one device, device-wide, streamed to the parent.
 //
-// Call sequence (as the H200 probe showed working, shared/reference/pmsampling-probe.cu):
+// Call sequence (as the first H200 probe showed working, docs/method.md#the-first-h200-probe):
 //   cuInit -> cuptiProfilerInitialize -> cuptiDeviceGetChipName -> counter availability ->
 //   host object + config image (must be ONE pass) -> cuptiPmSamplingEnable -> SetConfig (GPU-time
 //   trigger) -> counter-data image sized for one drain -> Start -> {DecodeData, per sample
@@ -36,6 +36,7 @@
 
 #include "child_io.hpp"
 #include "diescope/collect/sampler.hpp"
+#include "diescope/core/clock.hpp"
 #include "diescope/core/error.hpp"
 
 namespace diescope::collect {
@@ -400,9 +401,9 @@ void Sampler::sync_clock() {
   std::int64_t best_width = INT64_MAX;
   for (int attempt = 0; attempt < 7; ++attempt) {
     std::uint64_t gpu = 0;
-    const std::int64_t before = child::realtime_ns();
+    const std::int64_t before = realtime_ns();
     check(cuptiGetTimestamp(&gpu), "cuptiGetTimestamp");
-    const std::int64_t after = child::realtime_ns();
+    const std::int64_t after = realtime_ns();
     if (after - before < best_width) {
       best_width = after - before;
       offset_ns_ = before + (after - before) / 2 - static_cast<std::int64_t>(gpu);
@@ -415,8 +416,8 @@ void Sampler::sync_clock() {
   timespec raw{};
   clock_gettime(CLOCK_MONOTONIC_RAW, &raw);
   out_.emit(m::Note{"clock", "cuptiGetTimestamp " + std::to_string(gpu) + ", CLOCK_REALTIME " +
-                                 std::to_string(child::realtime_ns()) + ", CLOCK_MONOTONIC " +
-                                 std::to_string(child::monotonic_ns()) + ", CLOCK_MONOTONIC_RAW " +
+                                 std::to_string(realtime_ns()) + ", CLOCK_MONOTONIC " +
+                                 std::to_string(monotonic_ns()) + ", CLOCK_MONOTONIC_RAW " +
                                  std::to_string(std::int64_t(raw.tv_sec) * 1'000'000'000 + raw.tv_nsec)});
 }
 
@@ -426,14 +427,14 @@ void Sampler::start() {
   start.pPmSamplingObject = sampling_;
   check_acquire(cuptiPmSamplingStart(&start), "cuptiPmSamplingStart");
   started_ = true;
-  on_ns_ = child::realtime_ns();
+  on_ns_ = realtime_ns();
   out_.emit(m::On{on_ns_});
   out_.flush();
 }
 
 bool Sampler::drain() {
-  const std::int64_t began = child::monotonic_ns();
-  const std::int64_t cpu_began = child::thread_cpu_ns();
+  const std::int64_t began = monotonic_ns();
+  const std::int64_t cpu_began = thread_cpu_ns();
   std::int64_t decode_ns = 0, evaluate_ns = 0, init_ns = 0;
   long emitted = 0;
   long blanked = 0;
@@ -445,11 +446,11 @@ bool Sampler::drain() {
     decode.pPmSamplingObject = sampling_;
     decode.pCounterDataImage = image_.data();
     decode.counterDataImageSize = image_.size();
-    std::int64_t t = child::monotonic_ns();
+    std::int64_t t = monotonic_ns();
     CUptiResult rc = cuptiPmSamplingDecodeData(&decode);
-    decode_ns += child::monotonic_ns() - t;
+    decode_ns += monotonic_ns() - t;
     if (rc == CUPTI_ERROR_OUT_OF_MEMORY || (rc == CUPTI_SUCCESS && decode.overflow)) {
-      out_.emit(m::Overflow{child::realtime_ns(),
+      out_.emit(m::Overflow{realtime_ns(),
                             "the counters' hardware buffer overflowed: samples were lost (" +
                                 std::string(rc == CUPTI_SUCCESS ? "decode flagged overflow" : cupti_name(rc)) +
                                 "); drain more often (--drain-ms) or sample less often (--interval-ms)"});
@@ -463,7 +464,7 @@ bool Sampler::drain() {
     info.pCounterDataImage = image_.data();
     info.counterDataImageSize = image_.size();
     check(cuptiPmSamplingGetCounterDataInfo(&info), "cuptiPmSamplingGetCounterDataInfo");
-    t = child::monotonic_ns();
+    t = monotonic_ns();
     for (std::size_t i = 0; i < info.numCompletedSamples; ++i) {
       auto sample = DS_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
       sample.pPmSamplingObject = sampling_;
@@ -513,7 +514,7 @@ bool Sampler::drain() {
       retimer_.feed(std::move(out_sample), ready);
       ++emitted;
     }
-    evaluate_ns += child::monotonic_ns() - t;
+    evaluate_ns += monotonic_ns() - t;
     for (auto& message : ready) out_.emit(message);
     ready.clear();
     if (info.numCompletedSamples > 0) split_pending_ = false;
@@ -521,19 +522,19 @@ bool Sampler::drain() {
       ++incomplete_;
       split_pending_ = true;
     }
-    t = child::monotonic_ns();
+    t = monotonic_ns();
     init_image();
-    init_ns += child::monotonic_ns() - t;
+    init_ns += monotonic_ns() - t;
     if (decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) {
       ++passes;
       break;
     }
   }
-  out_.emit(m::Drain{child::realtime_ns(), emitted, (child::monotonic_ns() - began) / 1000, blanked});
+  out_.emit(m::Drain{realtime_ns(), emitted, (monotonic_ns() - began) / 1000, blanked});
   if (args_.timing) {
     out_.emit(m::Note{"timing", "decode_us " + std::to_string(decode_ns / 1000) + " evaluate_us " +
                                     std::to_string(evaluate_ns / 1000) + " init_us " + std::to_string(init_ns / 1000) +
-                                    " cpu_us " + std::to_string((child::thread_cpu_ns() - cpu_began) / 1000) +
+                                    " cpu_us " + std::to_string((thread_cpu_ns() - cpu_began) / 1000) +
                                     " passes " + std::to_string(passes) + " incomplete_seen " +
                                     std::to_string(incomplete_)});
   }
@@ -558,7 +559,7 @@ void Sampler::stop_and_disable(const std::string& reason) {
   }
   finish();
   release();
-  out_.emit(m::Off{child::realtime_ns(), reason});
+  out_.emit(m::Off{realtime_ns(), reason});
   out_.flush();
 }
 
@@ -613,10 +614,10 @@ int sampler_main(int argc, char** argv) {
     std::string reason;
     // Drains keep a fixed period: the time a drain takes is not added to the wait after it.
     const auto period_ns = static_cast<std::int64_t>(args->drain_ms * 1e6);
-    std::int64_t next_drain = child::monotonic_ns() + period_ns;
-    while (!stop.wait((next_drain - child::monotonic_ns()) / 1'000'000)) {
+    std::int64_t next_drain = monotonic_ns() + period_ns;
+    while (!stop.wait((next_drain - monotonic_ns()) / 1'000'000)) {
       next_drain += period_ns;
-      if (next_drain < child::monotonic_ns()) next_drain = child::monotonic_ns() + period_ns;  // fell behind
+      if (next_drain < monotonic_ns()) next_drain = monotonic_ns() + period_ns;  // fell behind
       if (!sampler.drain()) {
         reason = "the counter session broke (see the notes before this)";
         break;

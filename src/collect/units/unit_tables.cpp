@@ -149,7 +149,7 @@ ColumnDef dram_throughput_diagnostic() {
   return counter("dram_throughput", "DRAM throughput", pct("dram__throughput"), {}, kDramThroughputNote);
 }
 
-// ---- Hopper (GH100): measured here, not from the method's seed ----
+// ---- Hopper (GH100): chosen and measured by diescope; no earlier table covered Hopper ----
 
 UnitTable hopper_gh100() {
   // The group-qualified forms read what their plain counters read on the H200, so they carry no

@@ -368,7 +368,8 @@ void Calibrator::run_stream(const json& plan) {
     json all = json::array();
     for (const Form& form : forms) {
       const int blocks = device_.sm_count * form.blocks_per_sm;
-      // The seed's kernels: copy c = a, scale b = 0.5 a, add c = a + b, triad a = b + 0.5 c.
+      // The four STREAM kernels (docs/calibration.md#device-model): copy c = a, scale b = 0.5 a,
+      // add c = a + b, triad a = b + 0.5 c.
       std::function<void()> launch;
       if (form.blocks_per_sm == 0) {
         launch = [=, threads = form.threads] {
@@ -438,8 +439,8 @@ void Calibrator::run_working_set(const json& plan) {
                     {"points", points}});
 }
 
-// diescope's addition beside the seed's sweep: a buffer re-read with L1-bypassing loads, sized from
-// 8 MiB to 256 MiB, where the distance between two reads of an address is the buffer itself.
+// diescope's addition beside the contraction sweep: a buffer re-read with L1-bypassing loads, sized
+// from 8 MiB to 256 MiB, where the distance between two reads of an address is the buffer itself.
 void Calibrator::run_reread(int repeats) {
   const std::vector<std::int64_t> mib = {8, 16, 24, 32, 40, 44, 48, 52, 56, 60, 64, 72, 80, 96, 128, 192, 256};
   const std::int64_t largest = mib.back() << 20;

@@ -338,7 +338,7 @@ cudaError_t launch_stream_pass(StreamPassOp op, float* a, float* b, float* c, fl
   auto* a4 = reinterpret_cast<float4*>(a);
   auto* b4 = reinterpret_cast<float4*>(b);
   auto* c4 = reinterpret_cast<float4*>(c);
-  // The seed's kernels: copy c = a, scale b = s a, add c = a + b, triad a = b + s c.
+  // The four STREAM kernels: copy c = a, scale b = s a, add c = a + b, triad a = b + s c.
   switch (op) {
     case StreamPassOp::copy: stream_pass_kernel<StreamPassOp::copy><<<blocks, threads, 0, stream>>>(c4, a4, a4, scalar); break;
     case StreamPassOp::scale: stream_pass_kernel<StreamPassOp::scale><<<blocks, threads, 0, stream>>>(b4, a4, a4, scalar); break;
