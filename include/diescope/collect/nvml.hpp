@@ -48,7 +48,8 @@ struct NvmlReading {
 
 // A video or JPEG engine NVML can report on: listed unless NVML says "not supported". That is not
 // proof the chip has it: on the H200 NVML answers the encoder query with 0% although NVIDIA lists no
-// NVENC for GH100 parts (bench/results/units/2026-11-29-h200/), so such a column only ever reads 0.
+// NVENC for GH100 parts (bench/results/units/2026-11-29-h200-one-pass-check/), so such a column
+// only ever reads 0.
 struct NvmlEngine {
   std::string key;     // "nvenc", "nvdec", "nvjpg"
   std::string label;   // "Video encoder"
