@@ -26,7 +26,7 @@ struct UnitTable {
   std::string architecture;        // "Hopper"
   std::vector<std::string> chips;  // CUPTI chip names, e.g. "GH100"
   std::vector<int> compute_capabilities;  // major*10+minor the chips report, e.g. {90}
-  std::string source;              // where the table comes from (the method's seed, or measured here)
+  std::string source;              // where the table comes from (the method's earlier tables, or chosen here)
   std::string note;                // what the table cannot see in one pass, and why
   std::vector<ColumnDef> units;        // DIE-Util candidates
   std::vector<ColumnDef> diagnostics;  // read beside the units, not part of DIE-Util
