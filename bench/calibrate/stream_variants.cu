@@ -2,7 +2,7 @@
 // bytes on this GPU? Times several kernel forms and grids with CUDA events (best of the repeats, L2
 // flushed between repeats by a 256 MiB write) and prints one CSV row per form. It is the search
 // behind the calibration's STREAM kernels (issue 5: triad at 90% of the counter-implied DRAM peak);
-// bench/device/h200-stream-variants.sh runs it on the H200.
+// bench/calibrate/stream_forms.sh runs it.
 //
 //   stream_variants [elements=2^26] [repeats=20] [flush=read|write]
 //

@@ -177,7 +177,8 @@ TEST(Terminal, CalibrationLineNamesUnitsByVerdict) {
 }
 
 // A reason written by calibrate's lookup already names the units by verdict: the line does not
-// repeat them (it did: "passed FP32 ...; passed FP32 ..." in bench/results/calibrate/h200-2026-11-29/).
+// repeat them (it did: "passed FP32 ...; passed FP32 ..." in
+// bench/results/calibrate/2026-11-29-h200-mma-sync/run-lookup.txt).
 TEST(Terminal, CalibrationLineDoesNotRepeatTheLookupsUnitList) {
   Analysis a = hopper_analysis();
   ReportContext ctx;

@@ -176,25 +176,25 @@ UnitTable hopper_gh100() {
       "counter sm__inst_executed_pipe_lsu (2); and the FP64 tensor (DMMA) sub-pipe counter (2), so FP64 "
       "matrix work cannot be told apart within Tensor. CUPTI does not say which hardware limit a set hits; "
       "the pass counts are what its host API returns for GH100, and the H200's own counter-availability "
-      "image gave the same counts (bench/results/units/2026-11-29-h200/). Left out although they fit: the "
+      "image gave the same counts (bench/results/units/2026-11-29-h200-one-pass-check/). Left out although they fit: the "
       "FMA halves (sm__inst_executed_pipe_fmaheavy and fmalite). Under a busy FMA load they "
       "made CUPTI's decoder spend 327 ms of CPU per 1 s drain (33% of a core with the two alone, "
       "71% with the table), while the table without them cost 1.0% "
-      "(bench/results/sampler/2026-11-29-h200-cost-variants/).";
+      "(bench/results/sampler/2026-11-29-h200-cpu-cost-variants/).";
   t.units = {
       counter("fp32", "FP32", tpc_group("sm__inst_executed_pipe_fma_realtime"), {},
               "Warp instructions on the whole FMA pipe (FP32, fp16 and integer multiply-add) as a share of its "
               "peak issue rate." + group_note +
                   "98.78% against Nsight Compute's sm__inst_executed_pipe_fma 98.82% on FFMA, and calibrate "
                   "matched the counted FFMAs within 0.001 point at 132, 66, 33 and 1 SMs "
-                  "(bench/results/calibrate/h200-2026-11-29/)."),
+                  "(bench/results/calibrate/2026-11-29-h200-mma-sync/)."),
       counter("tensor", "Tensor", pct("sm__pipe_tensor_cycles_active_realtime"), {},
               "Cycles the tensor pipe was busy, all precisions. In the H200 probe this counter read 5.3% during "
               "a plain FFMA kernel that issues no tensor instruction; the cause is unknown, so a few percent "
               "of Tensor beside busy FMA work is not evidence of tensor-core use. It measures busy time, not "
               "FLOPs: on bf16 wgmma known work calibrate matched the counted FLOPs at the dense rate (4096 per "
               "SM per cycle) within 0.003 point at 132, 66 and 33 SMs, while mma.sync kept it busy at 1.5 times "
-              "its FLOPs at that rate (bench/results/calibrate/h200-2026-11-29/ and h200-2026-11-29-session3/)."),
+              "its FLOPs at that rate (bench/results/calibrate/2026-11-29-h200-mma-sync/ and 2026-11-29-h200-wgmma/)."),
       counter("fp64", "FP64", tpc_group("sm__pipe_fp64_cycles_active_realtime"), {},
               "Cycles the FP64 pipe was busy. The plain counter needs 2 passes on its own on GH100; whether "
               "FP64 matrix (DMMA) instructions count here or under Tensor has not been checked." +
@@ -202,7 +202,7 @@ UnitTable hopper_gh100() {
                   "97.96% against Nsight Compute's sm__pipe_fp64_cycles_active 97.82% on DFMA, and calibrate "
                   "matched the counted DFMAs within 0.002 point at 132, 66, 33 and 1 SMs."),
       // Not the other tables' whole-pipe counter: on Hopper that one also counts the tensor core's
-      // wgmma operand reads from shared memory (bench/results/units/2026-11-29-h200-lsu/).
+      // wgmma operand reads from shared memory (bench/results/units/2026-11-29-h200-lsu-counters/).
       counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts_mem_lgds"),
               {UnitFlag::stand_in_counter, UnitFlag::different_measure},
               "L1's data stage: the wavefronts it processed for local, global and distributed-shared accesses "

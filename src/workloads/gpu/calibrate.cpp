@@ -345,7 +345,7 @@ void Calibrator::run_stream(const json& plan) {
   // (fewer resident threads can move more bytes: on the H200 the DRAM step read 88.0% at a quarter
   // of the threads against 84.3% at all of them), and the one-pass form at 128 and 1024 threads (on
   // the H200 one pass moved 4.44 TB/s of triad where the loop at 2 blocks per SM moved 4.25:
-  // bench/results/calibrate/h200-2026-11-29-session3/stream-forms). Every repeat of every form goes
+  // bench/results/calibrate/2026-11-29-h200-stream-forms). Every repeat of every form goes
   // to the fit, which takes the best; each form's best is printed beside.
   struct Form {
     std::string name;

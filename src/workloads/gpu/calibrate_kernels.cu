@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(256) stream_add_kernel(const float* __restrict
 // The one-pass form of the four STREAM kernels: one float4 of each vector per thread, block k on
 // the contiguous float4s [k T, (k+1) T), no loop and no range guard (the launcher takes only n that
 // fills whole blocks). On the H200 this form moved the most bytes of every form tried
-// (bench/results/calibrate/h200-2026-11-29-session3/stream-forms): the blocks sweep memory in
+// (bench/results/calibrate/2026-11-29-h200-stream-forms): the blocks sweep memory in
 // address order.
 template <StreamPassOp Op>
 __global__ void stream_pass_kernel(float4* __restrict__ out, const float4* __restrict__ x, const float4* __restrict__ y,
