@@ -35,6 +35,7 @@
 #include <variant>
 #include <vector>
 
+#include "diescope/core/child_process.hpp"
 #include "diescope/recording/records.hpp"
 
 namespace diescope::collect {
@@ -173,11 +174,11 @@ class SamplerProcess {
   SamplerProcess(const SamplerProcess&) = delete;
   SamplerProcess& operator=(const SamplerProcess&) = delete;
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return child_.pid(); }
   int device() const { return device_; }
   // Readable when the child wrote something or closed its output.
-  int output_fd() const { return out_fd_; }
-  int stderr_fd() const { return err_fd_; }
+  int output_fd() const { return child_.stdout_pipe().get(); }
+  int stderr_fd() const { return child_.stderr_pipe().get(); }
 
   // Reads what is available without blocking and appends every complete message to `out`.
   // A line that is not a message becomes a Note with topic "protocol". Returns false once the
@@ -191,21 +192,18 @@ class SamplerProcess {
   // Asks the child to stop (closes its stdin). Idempotent.
   void request_stop();
   void send_signal(int sig);
-  bool output_closed() const { return out_fd_ < 0; }
+  bool output_closed() const { return !child_.stdout_pipe(); }
   // Waits for the child's exit; after `timeout` it is killed (SIGKILL). Reaps it. Idempotent.
   // Messages read meanwhile are kept for the next pump().
   SamplerExit wait(std::chrono::milliseconds timeout);
   long samples_received() const { return samples_received_; }
 
  private:
-  void read_into_buffer(int& fd, std::string& buffer, bool& closed);
+  void read_into_buffer(UniqueFd& fd, std::string& buffer, bool& closed);
   void parse_buffer(std::vector<SamplerMessage>& out, bool flush_partial);
 
-  pid_t pid_ = -1;
+  ChildProcess child_;  // its stdin says "stop" by closing; its stdout carries the protocol
   int device_ = 0;
-  int in_fd_ = -1;   // child's stdin (write end)
-  int out_fd_ = -1;  // child's stdout (read end)
-  int err_fd_ = -1;  // child's stderr (read end)
   std::string out_buffer_;
   std::vector<SamplerMessage> pending_;  // read by wait(), handed out by the next pump()
   std::string err_tail_;

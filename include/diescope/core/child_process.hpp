@@ -106,6 +106,9 @@ class ChildProcess {
   UniqueFd& stdin_pipe() { return stdin_; }
   UniqueFd& stdout_pipe() { return stdout_; }
   UniqueFd& stderr_pipe() { return stderr_; }
+  const UniqueFd& stdin_pipe() const { return stdin_; }
+  const UniqueFd& stdout_pipe() const { return stdout_; }
+  const UniqueFd& stderr_pipe() const { return stderr_; }
 
   // Sends `signal` while the child has not been reaped (never to a recycled pid).
   void signal(int signal) const;

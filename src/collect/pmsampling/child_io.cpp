@@ -5,33 +5,15 @@
 #include <charconv>
 #include <csignal>
 #include <cstring>
-#include <ctime>
-#include <fcntl.h>
 #include <poll.h>
 #include <string_view>
 #include <unistd.h>
 
+#include "diescope/core/clock.hpp"
+
 namespace diescope::collect::child {
 
 namespace {
-
-int g_signal_pipe[2] = {-1, -1};
-volatile std::sig_atomic_t g_signal = 0;
-
-void on_signal(int sig) {
-  g_signal = sig;
-  int saved = errno;
-  char byte = 1;
-  if (g_signal_pipe[1] >= 0 && write(g_signal_pipe[1], &byte, 1) < 0) {
-  }
-  errno = saved;
-}
-
-std::int64_t clock_ns(clockid_t id) {
-  timespec ts{};
-  clock_gettime(id, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 bool parse_double(std::string_view text, double& out) {
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
@@ -45,10 +27,6 @@ bool parse_int(std::string_view text, Int& out) {
 }
 
 }  // namespace
-
-std::int64_t realtime_ns() { return clock_ns(CLOCK_REALTIME); }
-std::int64_t monotonic_ns() { return clock_ns(CLOCK_MONOTONIC); }
-std::int64_t thread_cpu_ns() { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 std::optional<Args> parse_args(int argc, char** argv, std::string& why) {
   Args args;
@@ -125,36 +103,22 @@ std::optional<Args> parse_args(int argc, char** argv, std::string& why) {
   return args;
 }
 
-StopWatcher::StopWatcher() {
-  if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) g_signal_pipe[0] = g_signal_pipe[1] = -1;
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
-  // A parent that went away must show up as EPIPE on write, not kill us before we disable counters.
-  std::signal(SIGPIPE, SIG_IGN);
-}
-
-StopWatcher::~StopWatcher() {
-  for (int& fd : g_signal_pipe) {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-}
+// A parent that went away must show up as EPIPE on write (SIGPIPE ignored), not kill the child
+// before it disables the counters.
+StopWatcher::StopWatcher() : signals_({SIGTERM, SIGINT, SIGHUP}, {SIGPIPE}) {}
 
 bool StopWatcher::wait(std::int64_t timeout_ms) {
   const std::int64_t deadline = monotonic_ns() + timeout_ms * 1'000'000;
   while (!stop_) {
-    if (g_signal != 0) {
+    if (const auto caught = signals_.next()) {
       stop_ = true;
-      const char* name = sigabbrev_np(g_signal);
-      reason_ = std::string("signal SIG") + (name ? name : "?");
+      reason_ = "signal " + signal_name(caught->number);
       break;
     }
     const std::int64_t left_ms = (deadline - monotonic_ns() + 999'999) / 1'000'000;
     if (left_ms <= 0) break;
-    pollfd fds[2] = {{0, POLLIN, 0}, {g_signal_pipe[0], POLLIN, 0}};
-    int ready = ::poll(fds, g_signal_pipe[0] >= 0 ? 2 : 1, static_cast<int>(left_ms));
+    pollfd fds[2] = {{0, POLLIN, 0}, {signals_.fd(), POLLIN, 0}};
+    int ready = ::poll(fds, 2, static_cast<int>(left_ms));
     if (ready <= 0) continue;  // timeout or EINTR: loop re-checks the signal and the deadline
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       char chunk[256];
@@ -172,11 +136,6 @@ bool StopWatcher::wait(std::int64_t timeout_ms) {
         break;
       }
       if (stdin_buffer_.size() > 4096) stdin_buffer_.erase(0, stdin_buffer_.size() - 8);
-    }
-    if (g_signal_pipe[0] >= 0 && (fds[1].revents & POLLIN)) {
-      char drain[16];
-      while (::read(g_signal_pipe[0], drain, sizeof drain) > 0) {
-      }
     }
   }
   return stop_;

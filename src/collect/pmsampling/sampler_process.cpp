@@ -2,11 +2,8 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <poll.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -34,24 +31,14 @@ std::string number_arg(double value) {
   return buf;
 }
 
-void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
-
-void close_fd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
-}
-
 }  // namespace
 
 std::string SamplerExit::describe() const {
   std::string out;
   if (exited) {
-    out = "exited with code " + std::to_string(exit_code);
+    out = ExitStatus::exited_with(exit_code).describe();
   } else if (signal > 0) {
-    const char* name = sigabbrev_np(signal);
-    const char* text = strsignal(signal);
-    out = "killed by signal " + std::string(name ? "SIG" + std::string(name) : std::to_string(signal));
-    if (text) out += " (" + std::string(text) + ")";
+    out = ExitStatus::killed_by(signal).describe();
   } else {
     out = "ended in an unknown way";
   }
@@ -76,95 +63,51 @@ SamplerProcess::SamplerProcess(const SamplerConfig& config) : device_(config.dev
   args.insert(args.end(), {"--device", std::to_string(config.device), "--interval-ms", number_arg(config.interval_ms),
                            "--drain-ms", number_arg(config.drain_ms), "--metrics", join_metrics(config.metrics)});
   for (const auto& a : config.extra_args) args.push_back(a);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
 
-  int in_pipe[2], out_pipe[2], err_pipe[2], exec_pipe[2];
-  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0 ||
-      pipe2(exec_pipe, O_CLOEXEC) != 0)
-    throw DeviceError("could not create pipes for the counter sampler: " + std::string(std::strerror(errno)),
-                      "check the process's open-file limit (ulimit -n)");
-
-  const pid_t parent = getpid();
-  pid_ = fork();
-  if (pid_ < 0)
-    throw DeviceError("could not start the counter sampler: " + std::string(std::strerror(errno)),
-                      "check the process limit (ulimit -u) and free memory");
-  if (pid_ == 0) {
-    // Child: only async-signal-safe calls until exec.
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) _exit(127);
-    dup2(in_pipe[0], 0);
-    dup2(out_pipe[1], 1);
-    dup2(err_pipe[1], 2);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGCHLD}) std::signal(sig, SIG_DFL);
-    // CUDA device indexes in PCI order, as NVML numbers them, over every GPU.
-    setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
-    unsetenv("CUDA_VISIBLE_DEVICES");
-    execv(argv[0], argv.data());
-    int err = errno;
-    if (write(exec_pipe[1], &err, sizeof err) < 0) {
-    }
-    _exit(127);
-  }
-  ::close(in_pipe[0]);
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-  ::close(exec_pipe[1]);
-  in_fd_ = in_pipe[1];
-  out_fd_ = out_pipe[0];
-  err_fd_ = err_pipe[0];
-
-  int exec_errno = 0;
-  ssize_t got;
-  do got = ::read(exec_pipe[0], &exec_errno, sizeof exec_errno);
-  while (got < 0 && errno == EINTR);
-  ::close(exec_pipe[0]);
-  if (got == sizeof exec_errno) {
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    close_fd(in_fd_);
-    close_fd(out_fd_);
-    close_fd(err_fd_);
-    throw DeviceError("could not run the counter sampler " + config.executable + ": " + std::strerror(exec_errno),
+  ChildSpec spec;
+  spec.argv = std::move(args);
+  spec.in = Stdio::pipe();
+  spec.out = Stdio::pipe();
+  spec.err = Stdio::pipe();
+  // CUDA device indexes in PCI order, as NVML numbers them, over every GPU.
+  spec.set_env = {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
+  spec.unset_env = {"CUDA_VISIBLE_DEVICES"};
+  spec.own_process_group = true;
+  spec.parent_death_signal = SIGTERM;
+  try {
+    child_ = ChildProcess(spec);
+  } catch (const StartError& e) {
+    throw DeviceError("could not run the counter sampler " + config.executable + ": " + std::strerror(e.system_error()),
                       "reinstall diescope so that diescope-cupti sits beside diescope, or point DIESCOPE_CUPTI at it");
+  } catch (const Error& e) {
+    throw DeviceError(e.cause(), e.fix());  // no pipe: a device-side failure to the callers
   }
-  set_nonblocking(out_fd_);
-  set_nonblocking(err_fd_);
 }
 
 SamplerProcess::~SamplerProcess() {
-  if (pid_ > 0 && !exit_) {
+  // Asked to stop first, so it disables the counters; killed only if it does not end in time.
+  if (child_.running() && !exit_) {
     request_stop();
     wait(std::chrono::seconds(3));
   }
-  close_fd(in_fd_);
-  close_fd(out_fd_);
-  close_fd(err_fd_);
 }
 
-void SamplerProcess::read_into_buffer(int& fd, std::string& buffer, bool& closed) {
+void SamplerProcess::read_into_buffer(UniqueFd& fd, std::string& buffer, bool& closed) {
   closed = false;
-  if (fd < 0) {
+  if (!fd) {
     closed = true;
     return;
   }
   char chunk[65536];
   for (;;) {
-    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    ssize_t n = ::read(fd.get(), chunk, sizeof chunk);
     if (n > 0) {
       buffer.append(chunk, static_cast<std::size_t>(n));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    close_fd(fd);  // EOF or a hard error: the child is gone or closed its end
+    fd.reset();  // EOF or a hard error: the child is gone or closed its end
     closed = true;
     return;
   }
@@ -203,7 +146,7 @@ bool SamplerProcess::pump(std::vector<SamplerMessage>& out) {
   for (auto& message : pending_) out.push_back(std::move(message));
   pending_.clear();
   bool closed = false;
-  read_into_buffer(out_fd_, out_buffer_, closed);
+  read_into_buffer(child_.stdout_pipe(), out_buffer_, closed);
   parse_buffer(out, closed);
   pump_stderr();
   return !closed;
@@ -217,45 +160,41 @@ bool SamplerProcess::pump_for(std::vector<SamplerMessage>& out, std::chrono::mil
     if (!open || out.size() > before) return open;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return open;
-    pollfd fds[2] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
-    ::poll(fds, err_fd_ >= 0 ? 2 : 1, static_cast<int>(left.count()));
+    pollfd fds[2] = {{output_fd(), POLLIN, 0}, {stderr_fd(), POLLIN, 0}};
+    ::poll(fds, stderr_fd() >= 0 ? 2 : 1, static_cast<int>(left.count()));
   }
 }
 
 void SamplerProcess::pump_stderr() {
   bool closed = false;
-  read_into_buffer(err_fd_, err_tail_, closed);
+  read_into_buffer(child_.stderr_pipe(), err_tail_, closed);
   if (err_tail_.size() > kStderrTailBytes) err_tail_.erase(0, err_tail_.size() - kStderrTailBytes);
 }
 
-void SamplerProcess::request_stop() { close_fd(in_fd_); }
+void SamplerProcess::request_stop() { child_.stdin_pipe().reset(); }
 
-void SamplerProcess::send_signal(int sig) {
-  if (pid_ > 0 && !exit_) ::kill(pid_, sig);
-}
+void SamplerProcess::send_signal(int sig) { child_.signal(sig); }
 
 SamplerExit SamplerProcess::wait(std::chrono::milliseconds timeout) {
   if (exit_) return *exit_;
   SamplerExit result;
-  if (pid_ <= 0) {
+  if (child_.pid() <= 0) {
     exit_ = result;
     return result;
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  pid_t got = 0;
+  std::optional<ExitStatus> status;
   for (;;) {
-    got = waitpid(pid_, &status, WNOHANG);
-    if (got == pid_ || (got < 0 && errno != EINTR)) break;
+    status = child_.try_wait();
+    if (status) break;
     // Keep its pipes drained so a child blocked on a full pipe can finish; the caller still gets
     // what was read from its next pump().
     std::vector<SamplerMessage> read;
     pump(read);
     for (auto& message : read) pending_.push_back(std::move(message));
     if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(pid_, SIGKILL);
-      do got = waitpid(pid_, &status, 0);
-      while (got < 0 && errno == EINTR);
+      child_.signal(SIGKILL);
+      status = child_.wait();
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -263,13 +202,11 @@ SamplerExit SamplerProcess::wait(std::chrono::milliseconds timeout) {
   std::vector<SamplerMessage> read;
   pump(read);
   for (auto& message : read) pending_.push_back(std::move(message));
-  if (got == pid_) {
-    if (WIFEXITED(status)) {
-      result.exited = true;
-      result.exit_code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-      result.signal = WTERMSIG(status);
-    }
+  if (status->exited()) {
+    result.exited = status->code() >= 0;  // -1: it was reaped elsewhere, nothing known
+    result.exit_code = status->code();
+  } else {
+    result.signal = status->signal();
   }
   result.said_bye = said_bye_;
   result.stderr_tail = err_tail_;
