@@ -4,37 +4,15 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <poll.h>
-#include <spawn.h>
 #include <sstream>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "diescope/collect/unit_tables.hpp"
-
-extern char** environ;
+#include "diescope/core/child_process.hpp"
 
 namespace diescope::collect {
-namespace {
-
-struct Fd {
-  int fd = -1;
-  Fd() = default;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  void reset() {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-};
-
-std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
-
-}  // namespace
 
 ToolRun run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
   ToolRun run;
@@ -42,69 +20,52 @@ ToolRun run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds
     run.error = "no program to run";
     return run;
   }
-  int out_pipe[2];
-  int err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
-    run.error = errno_text("pipe");
+  ChildSpec spec;
+  spec.argv = argv;
+  spec.in = Stdio::null();
+  spec.out = Stdio::pipe();
+  spec.err = Stdio::pipe();
+  ChildProcess child;
+  try {
+    child = ChildProcess(spec);
+  } catch (const StartError& e) {
+    run.error = "could not run " + argv[0] + ": " + std::strerror(e.system_error());
     return run;
-  }
-  Fd out_read(out_pipe[0]), out_write(out_pipe[1]);
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    run.error = errno_text("pipe");
-    return run;
-  }
-  Fd err_read(err_pipe[0]), err_write(err_pipe[1]);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_write.fd, STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err_write.fd, STDERR_FILENO);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    run.error = "could not run " + argv[0] + ": " + std::strerror(rc);
+  } catch (const Error& e) {
+    run.error = e.cause();
     return run;
   }
   run.started = true;
-  out_write.reset();
-  err_write.reset();
 
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   char buffer[4096];
-  while (out_read.fd >= 0 || err_read.fd >= 0) {
+  UniqueFd* pipes[2] = {&child.stdout_pipe(), &child.stderr_pipe()};
+  std::string* sinks[2] = {&run.out, &run.err};
+  while (*pipes[0] || *pipes[1]) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       run.timed_out = true;
-      ::kill(pid, SIGKILL);
+      child.signal(SIGKILL);
       break;
     }
-    pollfd fds[2] = {{out_read.fd, POLLIN, 0}, {err_read.fd, POLLIN, 0}};
+    pollfd fds[2] = {{pipes[0]->get(), POLLIN, 0}, {pipes[1]->get(), POLLIN, 0}};
     const int n = ::poll(fds, 2, static_cast<int>(left.count()));
     if (n < 0 && errno != EINTR) break;
-    Fd* owners[2] = {&out_read, &err_read};
-    std::string* sinks[2] = {&run.out, &run.err};
     for (int i = 0; i < 2; ++i) {
-      if (owners[i]->fd < 0 || fds[i].revents == 0) continue;
-      const ssize_t got = ::read(owners[i]->fd, buffer, sizeof buffer);
+      if (!*pipes[i] || fds[i].revents == 0) continue;
+      const ssize_t got = ::read(pipes[i]->get(), buffer, sizeof buffer);
       if (got > 0) {
         sinks[i]->append(buffer, static_cast<std::size_t>(got));
-      } else if (got == 0 || errno != EINTR) {
-        owners[i]->reset();
+      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+        pipes[i]->reset();
       }
     }
   }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status)) {
-    run.exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    run.signal = WTERMSIG(status);
+  const ExitStatus status = child.wait();
+  if (status.exited()) {
+    run.exit_code = status.code();
+  } else {
+    run.signal = status.signal();
   }
   return run;
 }
