@@ -19,10 +19,8 @@
 
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/core/error.hpp"
-#ifdef DIESCOPE_BENCH_HAVE_RECORDING_FILES
 #include "diescope/recording/reader.hpp"
 #include "diescope/recording/synthetic.hpp"
-#endif
 
 namespace {
 
@@ -218,7 +216,6 @@ int report(const char* mode, double hours, const RecordSource& source, std::int6
   return 0;
 }
 
-#ifdef DIESCOPE_BENCH_HAVE_RECORDING_FILES
 template <typename Record, typename Open>
 void time_stream(const char* name, Open open) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -242,7 +239,6 @@ int scan(const char* path) {
   time_stream<ProcessReading>("processes", [&] { return source->processes(); });
   return 0;
 }
-#endif
 
 int usage() {
   std::fprintf(stderr,
@@ -261,7 +257,6 @@ int main(int argc, char** argv) {
       StreamingSource source(hours);
       return report("stream", hours, source, source.samples());
     }
-#ifdef DIESCOPE_BENCH_HAVE_RECORDING_FILES
     if (mode == "write" && argc == 4) {
       const double hours = std::atof(argv[2]);
       const auto t0 = std::chrono::steady_clock::now();
@@ -279,12 +274,6 @@ int main(int argc, char** argv) {
       return report("file", hours, *source, -1);
     }
     if (mode == "scan" && argc == 3) return scan(argv[2]);
-#else
-    if (mode == "write" || mode == "file" || mode == "scan") {
-      std::fprintf(stderr, "built without the recording file reader and writer\n");
-      return 2;
-    }
-#endif
     return usage();
   } catch (const Error& e) {
     std::fprintf(stderr, "analysis_throughput: error: %s\n  fix: %s\n", e.cause().c_str(), e.fix().c_str());
