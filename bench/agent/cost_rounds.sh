@@ -14,26 +14,31 @@
 # Each round's throughput is the steps finished between the first progress line after the round
 # starts and the last one before it ends. bench/agent/cost_table.py turns the rounds into slowdowns
 # and 95% t-intervals.
-# Run from the repository root on the GPU machine with diescope and diescope-cupti in $BIN. Writes
-# $OUT/cost-rounds.tgz (train.log, rounds.txt, the agents' NDJSON and stderr).
-# Env: ROUNDS (3), OFF_S (30), ALWAYS_S (30), DUTY_S (60), NVML_S (60), WARMUP_S (40),
-#      SETTINGS ("off always duty"; add nvml and offb for the other two).
-set -u
-BIN=${BIN:-$PWD/build/lead-carry}
-OUT=${OUT:-/tmp/cost-rounds-out}
-W=/tmp/cost-rounds-work
+# Runs on a GPU machine with PyTorch (CUDA). Writes into OUT_DIR: env.txt, train.log (the training's
+# progress lines), rounds.txt (each round's setting and wall-clock span), agent-records.txt
+# (bench/agent/agent_records.py: what each agent recorded) and cost_table.txt (cost_table.py); the
+# agents' NDJSON and stderr stay in WORK.
+#
+#   bench/agent/cost_rounds.sh OUT_DIR     BUILD=build/release (diescope, diescope-cupti)
+#   Env: ROUNDS (3), OFF_S (30), ALWAYS_S (30), DUTY_S (60), NVML_S (60), WARMUP_S (40),
+#        SETTINGS ("off always duty"; add nvml and offb for the other two).
+set -euo pipefail
+out_dir=${1:?usage: bench/agent/cost_rounds.sh OUT_DIR   (BUILD=build folder, default build/release; ROUNDS, SETTINGS, ...)}
+cd "$(dirname "$0")/../.."
+. bench/common.sh
+bench_bin diescope diescope-cupti
+python3 -c "import torch" 2>/dev/null || { echo "cost_rounds: PyTorch is not installed (python3 -c 'import torch')" >&2; exit 2; }
+bench_out "$out_dir"
+bench_work cost-rounds
+W=$WORK
 ROUNDS=${ROUNDS:-3}; OFF_S=${OFF_S:-30}; ALWAYS_S=${ALWAYS_S:-30}; DUTY_S=${DUTY_S:-60}; NVML_S=${NVML_S:-60}
 WARMUP_S=${WARMUP_S:-40}; SETTINGS=${SETTINGS:-off always duty}
 read -r -a settings <<< "$SETTINGS"
-rm -rf "$W" && mkdir -p "$W" "$OUT"
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
 {
-  date -u +"date %Y-%m-%dT%H:%M:%SZ"
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.limit --format=csv
-  "$BIN/diescope" --version
+  bench_gpu_env
   python3 -c "import torch; print('torch', torch.__version__)"
   echo "rounds $ROUNDS settings $SETTINGS off_s $OFF_S always_s $ALWAYS_S duty_s $DUTY_S nvml_s $NVML_S warmup_s $WARMUP_S"
-} > "$W/env.txt" 2>&1
+} > "$OUT/env.txt" 2>&1
 
 seconds_of() { case $1 in off|offb) echo "$OFF_S" ;; always) echo "$ALWAYS_S" ;; duty) echo "$DUTY_S" ;; nvml) echo "$NVML_S" ;; esac; }
 per_round=0
@@ -46,19 +51,19 @@ sleep "$WARMUP_S"
 
 wall() { date +%s.%N; }
 round() {  # round R SETTING SECONDS
-  local r=$1 setting=$2 secs=$3 pid=""
+  local r=$1 setting=$2 secs=$3 pid="" rc=0
   case $setting in
-    always) "$BIN/diescope" agent --no-db --no-listen --ndjson --interval-ms 10 --duty-on-ms 600000 --duty-period-ms 600000 \
+    always) diescope agent --no-db --no-listen --ndjson --interval-ms 10 --duty-on-ms 600000 --duty-period-ms 600000 \
               > "$W/agent-$r-$setting.ndjson" 2> "$W/agent-$r-$setting.err" & pid=$! ;;
-    duty)   "$BIN/diescope" agent --no-db --no-listen --ndjson \
+    duty)   diescope agent --no-db --no-listen --ndjson \
               > "$W/agent-$r-$setting.ndjson" 2> "$W/agent-$r-$setting.err" & pid=$! ;;
-    nvml)   "$BIN/diescope" agent --no-db --no-listen --ndjson --sampler-arg --fake \
+    nvml)   diescope agent --no-db --no-listen --ndjson --sampler-arg --fake \
               > "$W/agent-$r-$setting.ndjson" 2> "$W/agent-$r-$setting.err" & pid=$! ;;
   esac
   local start; start=$(wall)
   sleep "$secs"
   local end; end=$(wall)
-  if [ -n "$pid" ]; then kill -TERM "$pid"; wait "$pid"; echo "agent $r $setting rc=$?" >> "$W/agents.txt"; fi
+  if [ -n "$pid" ]; then kill -TERM "$pid"; wait "$pid" || rc=$?; echo "agent $r $setting rc=$rc" >> "$W/agents.txt"; fi
   echo "$r $setting $start $end" >> "$W/rounds.txt"
   sleep 2  # the next round starts after the agent has let go of the counters
 }
@@ -70,6 +75,9 @@ for r in $(seq 1 "$ROUNDS"); do
     round "$r" "$setting" "$(seconds_of "$setting")"
   done
 done
-kill -TERM $TRAIN 2>/dev/null; wait $TRAIN
-tar czf "$OUT/cost-rounds.tgz" -C "$W" .
-cat "$W/rounds.txt" "$W/agents.txt" 2>/dev/null
+kill -TERM "$TRAIN" 2>/dev/null || true
+wait "$TRAIN" || true
+cp "$W/train.log" "$W/rounds.txt" "$OUT/"
+python3 bench/agent/agent_records.py "$W" > "$OUT/agent-records.txt"
+python3 bench/agent/cost_table.py "$OUT" > "$OUT/cost_table.txt"
+cat "$OUT/cost_table.txt"

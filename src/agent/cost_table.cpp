@@ -11,18 +11,19 @@ const std::vector<CostEntry>& cost_table() {
   // H200 rows, ResNet-50 AMP training, bench/agent/cost_rounds.sh then bench/agent/cost_table.py:
   // - always on: 13 rounds of 15 s, pooled from two runs of the same design on 2026-11-29
   //   (ROUNDS=5 SETTINGS="off always nvml duty" and ROUNDS=8 SETTINGS="off always", OFF_S=ALWAYS_S=15,
-  //   WARMUP_S=25); raw rounds and table in bench/results/agent/cost-2026-11-29-h200-session3/.
+  //   WARMUP_S=25); raw rounds and table in bench/results/agent/2026-11-29-h200-cost-always-nvml-duty/.
   // - the default duty cycle: 3 rounds of one whole 60 s period (ROUNDS=3 OFF_S=25 ALWAYS_S=25
-  //   DUTY_S=60 WARMUP_S=30), bench/results/agent/cost-2026-11-29-h200/. The later run's 30 s duty
-  //   rounds (one 2 s window each, not a whole period) gave -4.1% to 8.8%, and the agent with its
-  //   counters replaced by a fake sampler -2.4% to 8.5%: the 6-10% below is not the counters' alone.
+  //   DUTY_S=60 WARMUP_S=30), bench/results/agent/2026-11-29-h200-cost-always-and-duty/. The later
+  //   run's 30 s duty rounds (one 2 s window each, not a whole period) gave -4.1% to 8.8%, and the
+  //   agent with its counters replaced by a fake sampler -2.4% to 8.5%: the 6-10% below is not the
+  //   counters' alone.
   // Both intervals are as wide as the training loop's own throughput moves between 15-60 s stretches.
   static const std::vector<CostEntry> table = {
       {"NVIDIA H200", 10, 0, 0, -1.141, 4.811, 13, 15, "ResNet-50 AMP training (PyTorch, batch 128, synthetic data)",
-       "bench/results/agent/cost-2026-11-29-h200-session3/ (2026-11-29)"},
+       "bench/results/agent/2026-11-29-h200-cost-always-nvml-duty/ (2026-11-29)"},
       {"NVIDIA H200", 10, 2000, 60000, 6.146, 9.969, 3, 60,
        "ResNet-50 AMP training (PyTorch, batch 128, synthetic data)",
-       "bench/results/agent/cost-2026-11-29-h200/ (2026-11-29)"},
+       "bench/results/agent/2026-11-29-h200-cost-always-and-duty/ (2026-11-29)"},
   };
   return table;
 }
