@@ -2,7 +2,7 @@
 // time per call, through diescope's own adapter, on a real GPU. `diescope run` reads clocks and
 // throttle reasons every 100 ms and the rest (GPU-Util samples, engines, power limit, process list)
 // once a second: on the H200 a GPU-Util samples read cost about 2.2 ms of CPU, so reading it every
-// 100 ms was most of the run's own CPU (bench/results/run/2026-11-29-h200-nvml-cadence).
+// 100 ms was most of the run's own CPU (bench/results/run/2026-11-29-h200-nvml-cadence/).
 //   nvml_call_cost [GPU_INDEX] [CALLS]      (defaults 0 and 500)
 #include <time.h>
 
