@@ -1,23 +1,16 @@
 #include "diescope/agent/clock.hpp"
 
 #include <cstdlib>
-#include <ctime>
+
+#include "diescope/core/clock.hpp"
 
 namespace diescope::agent {
 
-namespace {
-TimeNs read_clock(clockid_t id) {
-  timespec ts{};
-  clock_gettime(id, &ts);
-  return static_cast<TimeNs>(ts.tv_sec) * kNsPerSecond + ts.tv_nsec;
-}
-}  // namespace
-
 ClockReadings SystemClock::read() {
   ClockReadings r;
-  r.monotonic_ns = read_clock(CLOCK_MONOTONIC);
-  r.boottime_ns = read_clock(CLOCK_BOOTTIME);
-  r.realtime_ns = read_clock(CLOCK_REALTIME);
+  r.monotonic_ns = monotonic_ns();
+  r.boottime_ns = boottime_ns();
+  r.realtime_ns = realtime_ns();
   return r;
 }
 

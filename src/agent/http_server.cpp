@@ -2,9 +2,7 @@
 
 #include <arpa/inet.h>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
-#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -13,6 +11,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "diescope/core/clock.hpp"
 #include "diescope/core/error.hpp"
 
 namespace diescope::agent {
@@ -23,12 +22,7 @@ constexpr std::size_t kMaxRequestBytes = 8192;
 constexpr std::size_t kMaxConnections = 64;
 constexpr std::int64_t kRequestTimeoutMs = 5000;
 
-std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+std::int64_t now_ms() { return monotonic_ns() / 1'000'000; }
 
 const char* reason_phrase(int status) {
   switch (status) {
@@ -66,7 +60,7 @@ std::string header_value(const std::string& head, const std::string& name) {
 }
 
 struct Connection {
-  int fd = -1;
+  UniqueFd fd;
   std::string in;
   std::string out;
   std::size_t sent = 0;
@@ -131,26 +125,25 @@ MetricsServer::MetricsServer(const ListenAddress& address, Handler handler) : ha
   }
   std::string why;
   for (addrinfo* ai = found; ai; ai = ai->ai_next) {
-    const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
-    if (fd < 0) continue;
+    UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
+    if (!fd) continue;
     const int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, 64) == 0) {
-      listen_fd_ = fd;
+    setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd.get(), ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd.get(), 64) == 0) {
+      listen_fd_ = std::move(fd);
       break;
     }
     why = std::strerror(errno);
-    ::close(fd);
   }
   freeaddrinfo(found);
-  if (listen_fd_ < 0) {
+  if (!listen_fd_) {
     throw DeviceError("cannot listen on " + shown + ": " + why,
                       "choose a free port with --listen ADDR:PORT, or stop whatever holds this one");
   }
-  set_nonblocking(listen_fd_);
+  set_nonblocking(listen_fd_.get());
   sockaddr_storage bound{};
   socklen_t len = sizeof bound;
-  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len);
+  getsockname(listen_fd_.get(), reinterpret_cast<sockaddr*>(&bound), &len);
   char host[INET6_ADDRSTRLEN] = {};
   if (bound.ss_family == AF_INET6) {
     auto* a6 = reinterpret_cast<sockaddr_in6*>(&bound);
@@ -163,25 +156,21 @@ MetricsServer::MetricsServer(const ListenAddress& address, Handler handler) : ha
     port_ = ntohs(a4->sin_port);
     bound_ = std::string(host) + ":" + std::to_string(port_);
   }
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) {
-    ::close(listen_fd_);
-    throw DeviceError("cannot create a pipe for the metrics server", "check the process's open-file limit");
+  try {
+    wake_ = make_pipe("the metrics server");
+  } catch (const Error& e) {
+    throw DeviceError(e.cause(), e.fix());
   }
-  wake_read_ = pipe_fds[0];
-  wake_write_ = pipe_fds[1];
+  set_nonblocking(wake_.write.get());
   thread_ = std::thread([this] { serve(); });
 }
 
 MetricsServer::~MetricsServer() {
-  if (wake_write_ >= 0) {
+  if (wake_.write) {
     const char c = 'x';
-    [[maybe_unused]] auto n = ::write(wake_write_, &c, 1);
+    [[maybe_unused]] auto n = ::write(wake_.write.get(), &c, 1);
   }
   if (thread_.joinable()) thread_.join();
-  if (listen_fd_ >= 0) ::close(listen_fd_);
-  if (wake_read_ >= 0) ::close(wake_read_);
-  if (wake_write_ >= 0) ::close(wake_write_);
 }
 
 void MetricsServer::serve() {
@@ -189,11 +178,11 @@ void MetricsServer::serve() {
   std::vector<pollfd> fds;
   for (;;) {
     fds.clear();
-    fds.push_back({wake_read_, POLLIN, 0});
-    fds.push_back({listen_fd_, POLLIN, 0});
+    fds.push_back({wake_.read.get(), POLLIN, 0});
+    fds.push_back({listen_fd_.get(), POLLIN, 0});
     std::int64_t next_deadline = now_ms() + 60'000;
     for (const Connection& c : conns) {
-      fds.push_back({c.fd, static_cast<short>(c.responding ? POLLOUT : POLLIN), 0});
+      fds.push_back({c.fd.get(), static_cast<short>(c.responding ? POLLOUT : POLLIN), 0});
       next_deadline = std::min(next_deadline, c.deadline_ms);
     }
     const int timeout = static_cast<int>(std::max<std::int64_t>(0, next_deadline - now_ms()));
@@ -209,7 +198,7 @@ void MetricsServer::serve() {
       bool done = false;
       if (!c.responding && (rev & (POLLIN | POLLHUP | POLLERR))) {
         char buf[2048];
-        const ssize_t n = ::recv(c.fd, buf, sizeof buf, 0);
+        const ssize_t n = ::recv(c.fd.get(), buf, sizeof buf, 0);
         if (n <= 0) {
           done = !(n < 0 && (errno == EAGAIN || errno == EINTR));
         } else {
@@ -256,7 +245,7 @@ void MetricsServer::serve() {
       }
       if (c.responding && !done) {
         while (c.sent < c.out.size()) {
-          const ssize_t n = ::send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+          const ssize_t n = ::send(c.fd.get(), c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
           if (n > 0) {
             c.sent += static_cast<std::size_t>(n);
           } else {
@@ -268,25 +257,19 @@ void MetricsServer::serve() {
         if (c.sent >= c.out.size()) done = true;
       }
       if (!done && now >= c.deadline_ms) done = true;  // too slow: drop it
-      if (done) {
-        ::close(c.fd);
-        c.fd = -1;
-      }
+      if (done) c.fd.reset();
     }
-    std::erase_if(conns, [](const Connection& c) { return c.fd < 0; });
+    std::erase_if(conns, [](const Connection& c) { return !c.fd; });
 
     // New connections.
     if (fds[1].revents & POLLIN) {
       for (;;) {
-        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) break;
-        if (conns.size() >= kMaxConnections) {
-          ::close(fd);
-          continue;
-        }
+        UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+        if (!fd) break;
+        if (conns.size() >= kMaxConnections) continue;  // refused: closed at once
         const int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        conns.push_back(Connection{fd, {}, {}, 0, now + kRequestTimeoutMs, false});
+        setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        conns.push_back(Connection{std::move(fd), {}, {}, 0, now + kRequestTimeoutMs, false});
       }
     }
   }
@@ -303,7 +286,8 @@ HttpResponse http_get(const std::string& host, int port, const std::string& path
     r.error = "cannot resolve " + host;
     return r;
   }
-  const int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
+  const UniqueFd socket_fd(::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol));
+  const int fd = socket_fd.get();
   if (fd < 0) {
     freeaddrinfo(found);
     r.error = "socket failed";
@@ -317,7 +301,6 @@ HttpResponse http_get(const std::string& host, int port, const std::string& path
   if (::connect(fd, found->ai_addr, found->ai_addrlen) != 0) {
     r.error = std::string("connect failed: ") + std::strerror(errno);
     freeaddrinfo(found);
-    ::close(fd);
     return r;
   }
   freeaddrinfo(found);
@@ -326,7 +309,6 @@ HttpResponse http_get(const std::string& host, int port, const std::string& path
   request += "Connection: close\r\n\r\n";
   if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
     r.error = "send failed";
-    ::close(fd);
     return r;
   }
   std::string all;
@@ -340,7 +322,6 @@ HttpResponse http_get(const std::string& host, int port, const std::string& path
     if (n < 0) r.error = std::string("recv failed: ") + std::strerror(errno);
     break;
   }
-  ::close(fd);
   const auto head_end = all.find("\r\n\r\n");
   if (head_end == std::string::npos) {
     if (r.error.empty()) r.error = "no complete response";

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "diescope/collect/nvml.hpp"
+#include "diescope/core/clock.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
 
@@ -20,11 +21,6 @@ std::string seconds_text(TimeNs ns) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ns) * 1e-9);
   return buf;
-}
-
-TimeNs realtime_now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -187,9 +183,9 @@ void SamplerSupervisor::stop_and_wait(TimeNs now, GpuBatch& out) {
     messages_.clear();
     const bool open = child_->pump_for(messages_, std::chrono::milliseconds(100));
     for (const auto& message : messages_) handle(message, now, out);
-    if (!open) reap(realtime_now(), out);
+    if (!open) reap(realtime_ns(), out);
   }
-  if (child_) reap(realtime_now(), out);  // wait() kills it past the timeout
+  if (child_) reap(realtime_ns(), out);  // wait() kills it past the timeout
 }
 
 // ---- LiveSource ----
@@ -349,7 +345,7 @@ std::unique_ptr<AgentSource> make_live_source(const LiveOptions& options) {
   if (executable.empty() && options.log) {
     options.log("diescope-cupti was not found beside diescope (nor in $DIESCOPE_CUPTI): no chip counters");
   }
-  const TimeNs start = realtime_now();
+  const TimeNs start = realtime_ns();
   std::vector<LiveGpu> gpus;
   for (int index : indices) {
     if (index < 0 || index >= count) {

@@ -1,24 +1,19 @@
 #include "diescope/agent/runner.hpp"
 
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <mutex>
 #include <poll.h>
 #include <vector>
 
 #include "diescope/agent/metrics.hpp"
+#include "diescope/core/clock.hpp"
 
 namespace diescope::agent {
 
 namespace {
 
 constexpr TimeNs kRetentionEveryNs = 3600 * kNsPerSecond;
-
-std::int64_t mono_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -68,7 +63,7 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
     } catch (const std::exception& e) {
       log(std::string("retention failed: ") + e.what());
     }
-    last_retention_mono = mono_ns();
+    last_retention_mono = monotonic_ns();
   };
 
   auto write = [&](std::vector<AgentRecord>& records) {
@@ -97,7 +92,7 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
     std::vector<AgentRecord> records = agent.step();
     write(records);
     publish();
-    if (mono_ns() - last_retention_mono >= kRetentionEveryNs) apply_retention();
+    if (monotonic_ns() - last_retention_mono >= kRetentionEveryNs) apply_retention();
 
     if (agent.ended() && !options.linger) break;
     TimeNs wait_ns = poll_wall_ns;

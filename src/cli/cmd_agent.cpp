@@ -2,7 +2,6 @@
 // embedded SQLite store (and NDJSON on request) and a Prometheus /metrics endpoint. docs/agent.md.
 #include <csignal>
 #include <cstdlib>
-#include <fcntl.h>
 #include <filesystem>
 #include <fmt/core.h>
 #include <memory>
@@ -15,18 +14,10 @@
 #include "diescope/agent/replay_source.hpp"
 #include "diescope/agent/runner.hpp"
 #include "diescope/core/error.hpp"
+#include "diescope/core/signals.hpp"
 
 namespace diescope::cli {
 namespace {
-
-int g_stop_write_fd = -1;
-volatile std::sig_atomic_t g_stop_signal = 0;
-
-extern "C" void on_stop_signal(int sig) {
-  g_stop_signal = sig;
-  const char byte = static_cast<char>(sig);
-  if (g_stop_write_fd >= 0) [[maybe_unused]] auto n = ::write(g_stop_write_fd, &byte, 1);
-}
 
 struct AgentArgs {
   std::vector<std::string> replay;
@@ -87,17 +78,9 @@ int run(const AgentArgs& a) {
     log_line("records go to " + path.string());
   }
 
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) {
-    throw DeviceError("cannot create the agent's signal pipe", "check the process's open-file limit");
-  }
-  g_stop_write_fd = pipe_fds[1];
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
+  // SIGTERM and SIGINT stop the agent cleanly (counters off, last records written); a scraper
+  // that hangs up must not kill it (SIGPIPE ignored).
+  SignalSelfPipe stop_signals({SIGTERM, SIGINT}, {SIGPIPE});
 
   agent::SystemClock clock;
   std::unique_ptr<agent::AgentSource> source;
@@ -130,18 +113,13 @@ int run(const AgentArgs& a) {
   run_options.ndjson = a.ndjson ? stdout : nullptr;
   run_options.listen = listen;
   run_options.linger = a.linger;
-  run_options.stop_fd = pipe_fds[0];
-  run_options.stop_reason = [] {
-    const int sig = g_stop_signal;
-    const char* abbrev = sig > 0 ? sigabbrev_np(sig) : nullptr;
-    return abbrev ? "SIG" + std::string(abbrev) : std::string("stop requested");
+  run_options.stop_fd = stop_signals.fd();
+  run_options.stop_reason = [&stop_signals] {
+    const auto caught = stop_signals.next();
+    return caught ? signal_name(caught->number) : std::string("stop requested");
   };
   run_options.log = log_line;
-  const int rc = agent::run_agent(core, run_options);
-  g_stop_write_fd = -1;
-  ::close(pipe_fds[0]);
-  ::close(pipe_fds[1]);
-  return rc;
+  return agent::run_agent(core, run_options);
 }
 
 std::function<int()> setup_agent(CLI::App& sub) {

@@ -12,6 +12,7 @@
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/unit_tables.hpp"
 #include "diescope/core/atomic_file.hpp"
+#include "diescope/core/clock.hpp"
 #include "diescope/core/error.hpp"
 
 namespace diescope::cli {
@@ -173,11 +174,6 @@ int check_passes_command(const UnitsOptions& options) {
   return 0;
 }
 
-TimeNs wall_now() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string reading_text(const NvmlReading& r, const char* unit) {
   return r.ok() ? fmt::format("{:g} {}", r.value, unit) : "n/a (" + r.why + ")";
 }
@@ -192,24 +188,24 @@ int nvml_probe(const UnitsOptions& options) {
              id.compute_capability % 10);
   fmt::print("sm clock {}\nmemory clock {}\n", reading_text(device.sm_clock_mhz(), "MHz"),
              reading_text(device.memory_clock_mhz(), "MHz"));
-  const PowerLimitReading power = device.power_limit(wall_now());
+  const PowerLimitReading power = device.power_limit(realtime_ns());
   fmt::print("enforced power limit {:g} W\n", power.limit_w);
-  const ThrottleReading reasons = device.throttle_reasons(wall_now());
+  const ThrottleReading reasons = device.throttle_reasons(realtime_ns());
   if (reasons.mask) fmt::print("clock event reasons 0x{:x}\n", *reasons.mask);
   else fmt::print("clock event reasons n/a\n");
   const auto engines = device.engines();
   fmt::print("engines {}\n", engines.size());
   for (const auto& e : engines) fmt::print("  {} ({}): {}\n", e.key, e.label, reading_text(device.engine_utilization(e), "%"));
-  const ProcessReading processes = device.processes(wall_now());
+  const ProcessReading processes = device.processes(realtime_ns());
   fmt::print("processes compute {} graphics {}\n", processes.compute, processes.graphics);
   fmt::print("polled gpu util {}\n", reading_text(device.polled_gpu_util(), "%"));
 
-  const TimeNs start = wall_now();
+  const TimeNs start = realtime_ns();
   GpuUtilReader reader(device, start);
   std::vector<UtilSample> samples;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.probe_seconds);
   while (std::chrono::steady_clock::now() < deadline) {
-    reader.read(wall_now(), samples);
+    reader.read(realtime_ns(), samples);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   fmt::print("gpu util over {:g} s: {} readings ({})\n", options.probe_seconds, samples.size(),

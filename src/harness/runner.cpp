@@ -1,13 +1,12 @@
 #include "diescope/harness/runner.hpp"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cmath>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "diescope/core/clock.hpp"
 #include "diescope/harness/perf_backend.hpp"
 
 namespace diescope::harness {
@@ -28,11 +27,7 @@ constexpr double kOutlierFractionWorthNaming = 0.05;
 // send it far past the target, and stops at 2^40 iterations (work the compiler optimised away).
 constexpr std::uint64_t kMaxBatchIterations = std::uint64_t{1} << 40;
 
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+double thread_cpu_seconds() { return static_cast<double>(thread_cpu_ns()) * 1e-9; }
 
 struct Window {
   SampleMeasurement measurement;

@@ -7,14 +7,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/core/atomic_file.hpp"
+#include "diescope/core/clock.hpp"
 #include "diescope/core/error.hpp"
+#include "diescope/core/signals.hpp"
+#include "diescope/core/unique_fd.hpp"
 #include "diescope/recording/reader.hpp"
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/report.hpp"
@@ -24,56 +26,6 @@ namespace diescope::rounds {
 namespace fs = std::filesystem;
 
 namespace {
-
-// SIGINT/SIGTERM between rounds stop the bench; during a round record_run installs its own
-// handlers (forwarding to the command) and restores these afterwards.
-volatile std::sig_atomic_t g_stop_signal = 0;
-
-void on_stop_signal(int sig) { g_stop_signal = sig; }
-
-class StopSignalGuard {
- public:
-  StopSignalGuard() {
-    g_stop_signal = 0;
-    struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~StopSignalGuard() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  StopSignalGuard(const StopSignalGuard&) = delete;
-  StopSignalGuard& operator=(const StopSignalGuard&) = delete;
-  int signal() const { return g_stop_signal; }
-
- private:
-  struct sigaction old_int_ {
-  }, old_term_{};
-};
-
-class FileDescriptor {
- public:
-  FileDescriptor() = default;
-  ~FileDescriptor() { reset(-1); }
-  void reset(int fd) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_ = -1;
-};
-
-TimeNs realtime_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 int digits(int n) {
   int d = 1;
@@ -211,13 +163,15 @@ BenchResult run_bench(const BenchOptions& options, const collect::Nvml& nvml, Pr
                      "choose another --report folder, or remove that one");
   create_folder(options.output_dir);
 
-  StopSignalGuard stop;
+  // SIGINT/SIGTERM between rounds stop the bench; during a round record_run takes them (forwarding
+  // them to the command) and hands them back afterwards.
+  SignalSelfPipe stop_signals({SIGINT, SIGTERM});
   result.start_ns = realtime_ns();
   const int width = std::max(2, digits(options.rounds));
   for (int k = 1; k <= options.rounds; ++k) {
-    if (stop.signal() != 0) {
+    if (const auto caught = stop_signals.next()) {
       result.interrupted = true;
-      result.stopped_because = fmt::format("interrupted (signal {}) before round {}", stop.signal(), k);
+      result.stopped_because = fmt::format("interrupted (signal {}) before round {}", caught->number, k);
       break;
     }
     Round round;
@@ -227,11 +181,11 @@ BenchResult run_bench(const BenchOptions& options, const collect::Nvml& nvml, Pr
     collect::RunOptions run = options.run;
     run.output_dir = round.folder;
     run.run_type = "round";
-    FileDescriptor log;
+    UniqueFd log;
     if (!options.show_output) {
       const fs::path log_path = round.folder / "stdout.log";
       log.reset(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-      if (log.get() < 0)
+      if (!log)
         throw Error("cannot create " + log_path.string() + ": " + std::strerror(errno),
                     "choose another --report folder", kExitInput);
       run.stdout_fd = log.get();

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "child_process.hpp"
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/recording/reader.hpp"
+#include "running_program.hpp"
 #include "sql_probe.hpp"
 
 namespace diescope::agent {
@@ -16,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-using testing::ChildProcess;
+using testing::RunningProgram;
 
 const std::string kDiescope = DIESCOPE_BINARY;
 const std::string kRecording = std::string(DIESCOPE_SOURCE_DIR) + "/data/recordings/h200-probe-shape.dsrec";
@@ -36,12 +36,12 @@ TEST(AgentCli, ReplayWritesRecordsToTheStoreAndStdout) {
   const fs::path dir = temp_dir("replay");
   const fs::path db = dir / "agent.db";
   // Always on, one period longer than the 3.55 s recording: one record covering all of it, at 4x.
-  ChildProcess agent({kDiescope, "agent", "--replay", kRecording, "--replay-speed", "4", "--duty-on-ms", "60000",
-                      "--duty-period-ms", "60000", "--db", db.string(), "--ndjson", "--no-listen"});
+  RunningProgram agent({kDiescope, "agent", "--replay", kRecording, "--replay-speed", "4", "--duty-on-ms", "60000",
+                        "--duty-period-ms", "60000", "--db", db.string(), "--ndjson", "--no-listen"});
   ASSERT_TRUE(agent.started());
   const auto status = agent.wait(15s);
   ASSERT_TRUE(status) << "the agent did not end with the replay";
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << agent.stderr_text();
+  EXPECT_EQ(status->describe(), "exited with code 0") << agent.stderr_text();
   const auto lines = agent.drain_lines();
   ASSERT_EQ(lines.size(), 1u) << agent.stderr_text();
   const auto record = nlohmann::json::parse(lines[0]);
@@ -69,15 +69,15 @@ TEST(AgentCli, ReplayWritesRecordsToTheStoreAndStdout) {
 TEST(AgentCli, SigtermStopsWithTheCountersDisabled) {
   const fs::path dir = temp_dir("sigterm");
   const fs::path db = dir / "agent.db";
-  ChildProcess agent({kDiescope, "agent", "--replay", kRecording, "--replay-loop", "--replay-speed", "2",
-                      "--duty-on-ms", "500", "--duty-period-ms", "1000", "--poll-ms", "250", "--db", db.string(),
-                      "--ndjson", "--no-listen"});
+  RunningProgram agent({kDiescope, "agent", "--replay", kRecording, "--replay-loop", "--replay-speed", "2",
+                        "--duty-on-ms", "500", "--duty-period-ms", "1000", "--poll-ms", "250", "--db", db.string(),
+                        "--ndjson", "--no-listen"});
   ASSERT_TRUE(agent.started());
   ASSERT_TRUE(agent.read_line(10s)) << "no record came: " << agent.stderr_text();
   agent.signal(SIGTERM);
   const auto status = agent.wait(10s);
   ASSERT_TRUE(status) << "the agent did not stop on SIGTERM";
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+  EXPECT_EQ(status->describe(), "exited with code 0");
   const std::string err = agent.stderr_text();
   EXPECT_NE(err.find("stopping (SIGTERM): disabling the counters"), std::string::npos) << err;
   EXPECT_NE(err.find("stopped; counters disabled"), std::string::npos) << err;
@@ -91,9 +91,9 @@ TEST(AgentCli, Kill9LeavesEveryCommittedRecordInAnIntactStore) {
   const fs::path db = dir / "agent.db";
   // A record every 2 ms of wall time (100 ms periods at 50x), each its own transaction: the
   // kill lands in the middle of writes. A line reaches stdout only after its commit.
-  ChildProcess agent({kDiescope, "agent", "--replay", kRecording, "--replay-loop", "--replay-speed", "50",
-                      "--duty-on-ms", "50", "--duty-period-ms", "100", "--poll-ms", "50", "--db", db.string(),
-                      "--ndjson", "--no-listen"});
+  RunningProgram agent({kDiescope, "agent", "--replay", kRecording, "--replay-loop", "--replay-speed", "50",
+                        "--duty-on-ms", "50", "--duty-period-ms", "100", "--poll-ms", "50", "--db", db.string(),
+                        "--ndjson", "--no-listen"});
   ASSERT_TRUE(agent.started());
   std::vector<std::string> lines;
   const auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -120,18 +120,18 @@ TEST(AgentCli, Kill9LeavesEveryCommittedRecordInAnIntactStore) {
 }
 
 TEST(AgentCli, BadSettingsSayWhatToDo) {
-  ChildProcess agent({kDiescope, "agent", "--replay", kRecording, "--duty-on-ms", "0", "--no-db", "--no-listen"});
+  RunningProgram agent({kDiescope, "agent", "--replay", kRecording, "--duty-on-ms", "0", "--no-db", "--no-listen"});
   const auto status = agent.wait(10s);
   ASSERT_TRUE(status);
-  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 2);
+  EXPECT_EQ(status->describe(), "exited with code 2");
   const std::string err = agent.stderr_text();
   EXPECT_NE(err.find("diescope: error: --duty-on-ms"), std::string::npos) << err;
   EXPECT_NE(err.find("  fix: "), std::string::npos) << err;
 
-  ChildProcess missing({kDiescope, "agent", "--replay", "/nonexistent.dsrec", "--no-db", "--no-listen"});
+  RunningProgram missing({kDiescope, "agent", "--replay", "/nonexistent.dsrec", "--no-db", "--no-listen"});
   const auto status2 = missing.wait(10s);
   ASSERT_TRUE(status2);
-  EXPECT_TRUE(WIFEXITED(*status2) && WEXITSTATUS(*status2) == 3) << missing.stderr_text();
+  EXPECT_EQ(status2->describe(), "exited with code 3") << missing.stderr_text();
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "diescope/agent/agent.hpp"
 #include "diescope/agent/live_source.hpp"
+#include "diescope/core/clock.hpp"
 
 namespace diescope::agent {
 namespace {
@@ -45,11 +46,6 @@ collect::SamplerConfig fake_config(std::vector<std::string> extra) {
   return c;
 }
 
-TimeNs realtime() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 bool any_note(const std::vector<Note>& notes, const std::string& text) {
   for (const Note& n : notes)
     if (n.text.find(text) != std::string::npos) return true;
@@ -62,11 +58,11 @@ TEST(SamplerSupervisor, RestartsACrashedSamplerWithADoublingBackoff) {
   timing.backoff_max_ns = 400 * kNsPerMs;
   SamplerSupervisor sup(fake_config({"--crash-after", "10"}), &test_table(), "GPU-fake-0", timing);
   GpuBatch batch;
-  sup.set_wanted(true, realtime(), batch);
+  sup.set_wanted(true, realtime_ns(), batch);
   EXPECT_EQ(sup.starts(), 1);
   const auto deadline = std::chrono::steady_clock::now() + 1600ms;
   while (std::chrono::steady_clock::now() < deadline) {
-    sup.pump(realtime(), batch);
+    sup.pump(realtime_ns(), batch);
     std::this_thread::sleep_for(5ms);
   }
   // Each child crashes after 10 samples; it is restarted after 0.1 s, then 0.2 s, then 0.4 s
@@ -93,7 +89,7 @@ TEST(SamplerSupervisor, RestartsACrashedSamplerWithADoublingBackoff) {
   EXPECT_DOUBLE_EQ(batch.chip[3].units[0], 13);
   EXPECT_DOUBLE_EQ(batch.chip[3].units[1], 23);
   GpuBatch last;
-  sup.stop_and_wait(realtime(), last);
+  sup.stop_and_wait(realtime_ns(), last);
   EXPECT_FALSE(sup.running());
 }
 
@@ -102,17 +98,17 @@ TEST(SamplerSupervisor, ACleanStopDisablesTheCountersAndIsNoFailure) {
   timing.backoff_initial_ns = 100 * kNsPerMs;
   SamplerSupervisor sup(fake_config({}), &test_table(), "GPU-fake-0", timing);
   GpuBatch batch;
-  sup.set_wanted(true, realtime(), batch);
+  sup.set_wanted(true, realtime_ns(), batch);
   const auto until = std::chrono::steady_clock::now() + 150ms;
   while (std::chrono::steady_clock::now() < until) {
-    sup.pump(realtime(), batch);
+    sup.pump(realtime_ns(), batch);
     std::this_thread::sleep_for(5ms);
   }
   EXPECT_TRUE(sup.running());
-  sup.set_wanted(false, realtime(), batch);
+  sup.set_wanted(false, realtime_ns(), batch);
   const auto stop_deadline = std::chrono::steady_clock::now() + 3s;
   while (sup.running() && std::chrono::steady_clock::now() < stop_deadline) {
-    sup.pump(realtime(), batch);
+    sup.pump(realtime_ns(), batch);
     std::this_thread::sleep_for(5ms);
   }
   EXPECT_FALSE(sup.running());
@@ -127,7 +123,7 @@ TEST(SamplerSupervisor, ACleanStopDisablesTheCountersAndIsNoFailure) {
 TEST(SamplerSupervisor, NoTableMeansNoChild) {
   SamplerSupervisor sup(fake_config({}), nullptr, "", {});
   GpuBatch batch;
-  sup.set_wanted(true, realtime(), batch);
+  sup.set_wanted(true, realtime_ns(), batch);
   EXPECT_FALSE(sup.running());
   EXPECT_EQ(sup.starts(), 0);
 }

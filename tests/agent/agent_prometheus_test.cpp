@@ -10,17 +10,17 @@
 #include <nlohmann/json.hpp>
 #include <sys/socket.h>
 
-#include "child_process.hpp"
 #include "diescope/agent/http_server.hpp"
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/recording/reader.hpp"
+#include "running_program.hpp"
 
 namespace diescope::agent {
 namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-using testing::ChildProcess;
+using testing::RunningProgram;
 
 const std::string kPrometheus = "/usr/bin/prometheus";
 const std::string kDiescope = DIESCOPE_BINARY;
@@ -48,8 +48,8 @@ TEST(AgentPrometheus, PrometheusQueryReturnsTheRecordingsDieUtil) {
   fs::create_directories(dir / "tsdb");
 
   // The agent: the whole 3.55 s recording in one always-on period at 2x, then it keeps serving.
-  ChildProcess agent({kDiescope, "agent", "--replay", kRecording, "--replay-speed", "2", "--duty-on-ms", "60000",
-                      "--duty-period-ms", "60000", "--linger", "--no-db", "--listen", "127.0.0.1:0"});
+  RunningProgram agent({kDiescope, "agent", "--replay", kRecording, "--replay-speed", "2", "--duty-on-ms", "60000",
+                        "--duty-period-ms", "60000", "--linger", "--no-db", "--listen", "127.0.0.1:0"});
   ASSERT_TRUE(agent.started());
   int agent_port = 0;
   const std::string marker = "serving /metrics on http://127.0.0.1:";
@@ -67,10 +67,10 @@ TEST(AgentPrometheus, PrometheusQueryReturnsTheRecordingsDieUtil) {
            << "scrape_configs:\n  - job_name: diescope\n    static_configs:\n"
            << "      - targets: ['127.0.0.1:" << agent_port << "']\n";
   }
-  ChildProcess prometheus({kPrometheus, "--config.file=" + (dir / "prometheus.yml").string(),
-                           "--storage.tsdb.path=" + (dir / "tsdb").string(),
-                           "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-                          (dir / "prometheus.log").string());
+  RunningProgram prometheus({kPrometheus, "--config.file=" + (dir / "prometheus.yml").string(),
+                             "--storage.tsdb.path=" + (dir / "tsdb").string(),
+                             "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+                            (dir / "prometheus.log").string());
   ASSERT_TRUE(prometheus.started());
 
   const Analysis expected = analyze(*open_recording(kRecording));

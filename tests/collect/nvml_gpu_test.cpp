@@ -6,14 +6,10 @@
 #include <thread>
 
 #include "diescope/collect/nvml.hpp"
+#include "diescope/core/clock.hpp"
 
 namespace diescope::collect {
 namespace {
-
-TimeNs now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::unique_ptr<Nvml> load_or_skip(std::string& why) {
   try {
@@ -39,12 +35,12 @@ TEST(NvmlGpu, IdentityClocksAndLimits) {
   EXPECT_EQ(id.uuid.rfind("GPU-", 0), 0u) << id.uuid;
   EXPECT_FALSE(id.driver.empty());
   EXPECT_GE(id.compute_capability, 75);  // Turing or newer
-  ClockReading clocks = device.clocks(now_ns());
+  ClockReading clocks = device.clocks(realtime_ns());
   EXPECT_GT(clocks.sm_mhz, 0);
   EXPECT_GT(clocks.mem_mhz, 0);
-  EXPECT_GT(device.power_limit(now_ns()).limit_w, 0);
-  EXPECT_TRUE(device.throttle_reasons(now_ns()).mask.has_value());
-  ProcessReading processes = device.processes(now_ns());
+  EXPECT_GT(device.power_limit(realtime_ns()).limit_w, 0);
+  EXPECT_TRUE(device.throttle_reasons(realtime_ns()).mask.has_value());
+  ProcessReading processes = device.processes(realtime_ns());
   EXPECT_GE(processes.compute, 0);
   EXPECT_GE(processes.graphics, 0);
 }
@@ -54,12 +50,12 @@ TEST(NvmlGpu, GpuUtilSamplesArriveAndAreInPercent) {
   auto nvml = load_or_skip(why);
   if (!nvml) GTEST_SKIP() << "no GPU here: " << why;
   NvmlDevice device = nvml->device(0);
-  const TimeNs start = now_ns();
+  const TimeNs start = realtime_ns();
   GpuUtilReader reader(device, start);
   std::vector<UtilSample> out;
   // NVML keeps a sample about every 200 ms on the GPUs seen so far: 1.5 s of reads must bring some.
   for (int i = 0; i < 15; ++i) {
-    reader.read(now_ns(), out);
+    reader.read(realtime_ns(), out);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_FALSE(reader.polling()) << reader.reason_text();
@@ -69,7 +65,7 @@ TEST(NvmlGpu, GpuUtilSamplesArriveAndAreInPercent) {
     EXPECT_LE(s.pct, 100);
     EXPECT_EQ(s.pct, std::floor(s.pct));  // whole percents
     EXPECT_GT(s.ts_ns, start - 2 * kNsPerSecond);
-    EXPECT_LT(s.ts_ns, now_ns() + kNsPerSecond);  // NVML's stamps are on the host's wall clock
+    EXPECT_LT(s.ts_ns, realtime_ns() + kNsPerSecond);  // NVML's stamps are on the host's wall clock
   }
 }
 

@@ -7,18 +7,13 @@
 #include <ctime>
 
 #include "diescope/collect/sampler.hpp"
+#include "diescope/core/clock.hpp"
 
 namespace diescope::collect {
 namespace {
 
 namespace m = sampler_msg;
 using namespace std::chrono_literals;
-
-TimeNs realtime_now() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<TimeNs>(ts.tv_sec) * kNsPerSecond + ts.tv_nsec;
-}
 
 TEST(SamplerGpu, SamplesDeviceWideAndStopsCleanly) {
   if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) GTEST_SKIP() << "no NVIDIA driver (libcuda.so.1) on this machine";
@@ -28,7 +23,7 @@ TEST(SamplerGpu, SamplesDeviceWideAndStopsCleanly) {
   config.interval_ms = 10;
   config.drain_ms = 100;
   config.metrics = {"gr__cycles_active.avg.pct_of_peak_sustained_elapsed", "dram__bytes.sum"};
-  const TimeNs started = realtime_now();
+  const TimeNs started = realtime_ns();
   SamplerProcess child(config);
   std::vector<SamplerMessage> messages;
   const auto deadline = std::chrono::steady_clock::now() + 20s;
@@ -53,7 +48,7 @@ TEST(SamplerGpu, SamplesDeviceWideAndStopsCleanly) {
   for (const auto& message : messages)
     if (auto* x = std::get_if<m::Sample>(&message)) s.push_back(*x);
   ASSERT_GE(s.size(), 40u);
-  const TimeNs ended = realtime_now();
+  const TimeNs ended = realtime_ns();
   for (std::size_t k = 1; k < s.size(); ++k) {
     if (s[k].end_ns <= s[k].start_ns) continue;  // untimed (the retimer places runs; a lone one may stay)
     EXPECT_EQ(s[k].values.size(), 2u);

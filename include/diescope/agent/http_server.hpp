@@ -12,6 +12,8 @@
 #include <string>
 #include <thread>
 
+#include "diescope/core/unique_fd.hpp"
+
 namespace diescope::agent {
 
 struct ListenAddress {
@@ -48,9 +50,8 @@ class MetricsServer {
  private:
   void serve();
   Handler handler_;
-  int listen_fd_ = -1;
-  int wake_read_ = -1;
-  int wake_write_ = -1;
+  UniqueFd listen_fd_;
+  Pipe wake_;  // a byte on it stops the server's thread
   int port_ = 0;
   std::string bound_;
   std::atomic<long> served_{0};

@@ -3,8 +3,6 @@
 // launch queued ahead so the GPU never waits on the host, and prints one JSON line per step and
 // sweep (include/diescope/calibrate/device_protocol.hpp describes them). The sweeps are timed
 // through the diescope::harness harness (CUDA events, L2 flushed before every sample).
-#include <time.h>
-
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -22,6 +20,7 @@
 #include "diescope/harness/benchmark.hpp"
 #include "diescope/harness/cuda.hpp"
 #include "diescope/harness/runner.hpp"
+#include "diescope/core/clock.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/workloads/work.hpp"
 #include "kernels.hpp"
@@ -38,12 +37,6 @@ constexpr double kMarginSeconds = 0.25;      // settling time kept out of the wi
 constexpr double kLaunchTargetSeconds = 0.02;  // each step launch runs about this long
 constexpr std::uint64_t kStepStreamElements = std::uint64_t{1} << 28;  // 1 GiB per vector for the DRAM step
 constexpr std::uint64_t kL2BufferFloat4s = std::uint64_t{1} << 19;     // 8 MiB: fits any Hopper L2 half
-
-std::int64_t realtime_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 // CLOCK_REALTIME = %globaltimer + offset, from the narrowest of 16 brackets of a one-block stamp kernel.
 struct TimerMap {
