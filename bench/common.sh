@@ -1,6 +1,7 @@
-# Shared set-up for the measurement scripts under bench/ that run on a GPU machine. Sourced, not run:
-#   . "$(dirname "$0")/../common.sh"
-# after `set -euo pipefail`. The scripts run from the repository root.
+# shellcheck shell=bash
+# Shared set-up for the measurement scripts under bench/ that run on a GPU machine. Sourced, not run,
+# after `set -euo pipefail` and a `cd` to the repository root:
+#   . bench/common.sh
 # shellcheck disable=SC2034  # BIN, OUT and WORK are for the scripts that source this file
 
 # bench_bin NAME...: BIN is "$BUILD/bin" (BUILD defaults to build/release), each NAME must be in it;
