@@ -5,6 +5,7 @@
 #include <fstream>
 #include <optional>
 
+#include "cupti_call.hpp"
 #include "diescope/core/error.hpp"
 #include "host_api.hpp"
 
@@ -58,10 +59,10 @@ int list_metrics_main(int argc, char** argv) {
       ->check(CLI::IsMember({"counter", "ratio", "throughput", "all"}));
   if (auto code = parse(app, argc, argv)) return *code;
   HostObject object(chip, {});
-  for (MetricKind k : {MetricKind::counter, MetricKind::ratio, MetricKind::throughput}) {
-    if (kind != "all" && kind != metric_kind_name(k)) continue;
-    for (const auto& name : object.base_metrics(k)) {
-      std::printf("%s %s\n", std::string(metric_kind_name(k)).c_str(), name.c_str());
+  for (MetricType type : {MetricType::counter, MetricType::ratio, MetricType::throughput}) {
+    if (kind != "all" && kind != metrics::to_string(type)) continue;
+    for (const auto& name : object.base_metrics(type)) {
+      std::printf("%s %s\n", std::string(metrics::to_string(type)).c_str(), name.c_str());
     }
   }
   return 0;
@@ -127,7 +128,7 @@ int version_main(int argc, char** argv) {
   CLI::App app{"Prints the CUPTI API version this program runs against.", "diescope-cupti version"};
   if (auto code = parse(app, argc, argv)) return *code;
   std::uint32_t version = 0;
-  DS_CUPTI_CHECK(cuptiGetVersion(&version));
+  DIESCOPE_CUPTI_CHECK(cuptiGetVersion(&version));
   std::printf("cupti_api_version %u\n", version);
   return 0;
 }

@@ -8,72 +8,40 @@
 #include <cupti_result.h>
 #include <cupti_target.h>
 
+#include "cupti_call.hpp"
+
 namespace diescope::cupti_host {
 namespace {
 
-template <typename Params>
-Params params(std::size_t size) {
-  Params p{};
-  p.structSize = size;
-  return p;
-}
-// Every CUPTI parameter struct starts with its size; CUPTI uses it to tell versions apart.
-#define DS_PARAMS(type) params<type>(type##_STRUCT_SIZE)
-
 CUpti_Profiler_Host_Object* host(void* object) { return static_cast<CUpti_Profiler_Host_Object*>(object); }
+
+CUpti_MetricType cupti_metric_type(MetricType type) {
+  switch (type) {
+    case MetricType::counter: return CUPTI_METRIC_TYPE_COUNTER;
+    case MetricType::ratio: return CUPTI_METRIC_TYPE_RATIO;
+    case MetricType::throughput: return CUPTI_METRIC_TYPE_THROUGHPUT;
+  }
+  return CUPTI_METRIC_TYPE_COUNTER;
+}
 
 }  // namespace
 
-CuptiError::CuptiError(std::string call, std::string location, int code, std::string code_name)
-    : DeviceError(call + " failed at " + location + ": " + code_name,
-                  code == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
-                      ? "run as root, or let users read GPU counters (NVreg_RestrictProfilingToAdminUsers=0 in "
-                        "the nvidia module's options, then reload the driver)"
-                      : "check the chip name (diescope-cupti list-chips) and the metric names "
-                        "(diescope-cupti list-metrics --chip CHIP)"),
-      call_(std::move(call)),
-      location_(std::move(location)),
-      code_(code),
-      code_name_(std::move(code_name)) {}
-
-std::string cupti_result_name(int result) {
-  const char* text = nullptr;
-  if (cuptiGetResultString(static_cast<CUptiResult>(result), &text) == CUPTI_SUCCESS && text) return text;
-  return "CUPTI result " + std::to_string(result);
-}
-
-void check_cupti(int result, const char* call, const char* file, int line) {
-  if (result == CUPTI_SUCCESS) return;
-  std::string where = file;
-  if (auto slash = where.rfind('/'); slash != std::string::npos) where = where.substr(slash + 1);
-  throw CuptiError(call, where + ":" + std::to_string(line), result, cupti_result_name(result));
-}
-
-std::string_view metric_kind_name(MetricKind kind) {
-  switch (kind) {
-    case MetricKind::counter: return "counter";
-    case MetricKind::ratio: return "ratio";
-    case MetricKind::throughput: return "throughput";
-  }
-  return "unknown";
-}
-
 std::vector<std::string> supported_chips() {
-  auto p = DS_PARAMS(CUpti_Profiler_Host_GetSupportedChips_Params);
-  DS_CUPTI_CHECK(cuptiProfilerHostGetSupportedChips(&p));
+  auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetSupportedChips_Params);
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetSupportedChips(&p));
   std::vector<std::string> chips;
   for (std::size_t i = 0; i < p.numChips; ++i) chips.emplace_back(p.ppChipNames[i]);
   return chips;
 }
 
 HostObject::HostObject(std::string chip, const std::vector<std::uint8_t>& availability) : chip_(std::move(chip)) {
-  auto p = DS_PARAMS(CUpti_Profiler_Host_Initialize_Params);
+  auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
   p.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
   p.pChipName = chip_.c_str();
   p.pCounterAvailabilityImage = availability.empty() ? nullptr : availability.data();
   const CUptiResult rc = cuptiProfilerHostInitialize(&p);
   if (rc != CUPTI_SUCCESS) {
-    throw DeviceError("CUPTI's host API does not know chip \"" + chip_ + "\" (" + cupti_result_name(rc) + ")",
+    throw DeviceError("CUPTI's host API does not know chip \"" + chip_ + "\" (" + cupti::result_name(rc) + ")",
                       "use a name from `diescope-cupti list-chips`, e.g. GH100");
   }
   object_ = p.pHostObject;
@@ -81,16 +49,16 @@ HostObject::HostObject(std::string chip, const std::vector<std::uint8_t>& availa
 
 HostObject::~HostObject() {
   if (!object_) return;
-  auto p = DS_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+  auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
   p.pHostObject = host(object_);
   cuptiProfilerHostDeinitialize(&p);  // nothing to do about a failure while releasing
 }
 
-std::vector<std::string> HostObject::base_metrics(MetricKind kind) const {
-  auto p = DS_PARAMS(CUpti_Profiler_Host_GetBaseMetrics_Params);
+std::vector<std::string> HostObject::base_metrics(MetricType type) const {
+  auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetBaseMetrics_Params);
   p.pHostObject = host(object_);
-  p.metricType = static_cast<CUpti_MetricType>(kind);
-  DS_CUPTI_CHECK(cuptiProfilerHostGetBaseMetrics(&p));
+  p.metricType = cupti_metric_type(type);
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetBaseMetrics(&p));
   std::vector<std::string> names;
   for (std::size_t i = 0; i < p.numMetrics; ++i) names.emplace_back(p.ppMetricNames[i]);
   return names;
@@ -99,30 +67,30 @@ std::vector<std::string> HostObject::base_metrics(MetricKind kind) const {
 bool HostObject::add_metrics(const std::vector<std::string>& metrics) {
   std::vector<const char*> names;
   for (const auto& m : metrics) names.push_back(m.c_str());
-  auto p = DS_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+  auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
   p.pHostObject = host(object_);
   p.ppMetricNames = names.data();
   p.numMetrics = names.size();
   const CUptiResult rc = cuptiProfilerHostConfigAddMetrics(&p);
   if (rc == CUPTI_ERROR_INVALID_PARAMETER || rc == CUPTI_ERROR_INVALID_METRIC_NAME) return false;
-  DS_CUPTI_CHECK(rc);
+  DIESCOPE_CUPTI_CHECK(rc);
   return true;
 }
 
 std::size_t HostObject::passes() const {
-  auto size = DS_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+  auto size = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
   size.pHostObject = host(object_);
-  DS_CUPTI_CHECK(cuptiProfilerHostGetConfigImageSize(&size));
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetConfigImageSize(&size));
   std::vector<std::uint8_t> image(size.configImageSize);
-  auto get = DS_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+  auto get = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
   get.pHostObject = host(object_);
   get.configImageSize = image.size();
   get.pConfigImage = image.data();
-  DS_CUPTI_CHECK(cuptiProfilerHostGetConfigImage(&get));
-  auto passes = DS_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetConfigImage(&get));
+  auto passes = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
   passes.configImageSize = image.size();
   passes.pConfigImage = image.data();
-  DS_CUPTI_CHECK(cuptiProfilerHostGetNumOfPasses(&passes));
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetNumOfPasses(&passes));
   return passes.numOfPasses;
 }
 
@@ -185,19 +153,19 @@ DeviceCounters read_device_counters(int device_index) {
   void* context = nullptr;
   if (retain(&context, device) == 0) set_current(context);
 
-  auto init_params = DS_PARAMS(CUpti_Profiler_Initialize_Params);
-  DS_CUPTI_CHECK(cuptiProfilerInitialize(&init_params));
-  auto chip = DS_PARAMS(CUpti_Device_GetChipName_Params);
+  auto init_params = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerInitialize(&init_params));
+  auto chip = DIESCOPE_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
   chip.deviceIndex = static_cast<std::size_t>(device_index);
-  DS_CUPTI_CHECK(cuptiDeviceGetChipName(&chip));
+  DIESCOPE_CUPTI_CHECK(cuptiDeviceGetChipName(&chip));
   DeviceCounters out;
   out.chip = chip.pChipName ? chip.pChipName : "";
-  auto avail = DS_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params);
+  auto avail = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params);
   avail.deviceIndex = static_cast<std::size_t>(device_index);
-  DS_CUPTI_CHECK(cuptiPmSamplingGetCounterAvailability(&avail));
+  DIESCOPE_CUPTI_CHECK(cuptiPmSamplingGetCounterAvailability(&avail));
   out.availability.resize(avail.counterAvailabilityImageSize);
   avail.pCounterAvailabilityImage = out.availability.data();
-  DS_CUPTI_CHECK(cuptiPmSamplingGetCounterAvailability(&avail));
+  DIESCOPE_CUPTI_CHECK(cuptiPmSamplingGetCounterAvailability(&avail));
   return out;
 }
 

@@ -9,33 +9,12 @@
 #include <vector>
 
 #include "diescope/core/error.hpp"
+#include "diescope/metrics/name.hpp"
 
+// A failing CUPTI call throws cupti::CuptiError (src/collect/cupti/cupti_call.hpp), a DeviceError.
 namespace diescope::cupti_host {
 
-// A CUPTI call that failed: the call, where it was made and CUPTI's own name for the result.
-class CuptiError : public DeviceError {
- public:
-  CuptiError(std::string call, std::string location, int code, std::string code_name);
-  const std::string& call() const { return call_; }
-  const std::string& location() const { return location_; }
-  int code() const { return code_; }
-  const std::string& code_name() const { return code_name_; }
-
- private:
-  std::string call_;
-  std::string location_;
-  int code_;
-  std::string code_name_;
-};
-
-// Throws CuptiError when `result` (a CUptiResult) is not success.
-void check_cupti(int result, const char* call, const char* file, int line);
-#define DS_CUPTI_CHECK(call) ::diescope::cupti_host::check_cupti(static_cast<int>(call), #call, __FILE__, __LINE__)
-
-std::string cupti_result_name(int result);
-
-enum class MetricKind { counter = 0, ratio = 1, throughput = 2 };
-std::string_view metric_kind_name(MetricKind kind);
+using metrics::MetricType;
 
 // CUPTI's own list of chips its host API knows.
 std::vector<std::string> supported_chips();
@@ -49,7 +28,7 @@ class HostObject {
   HostObject(const HostObject&) = delete;
   HostObject& operator=(const HostObject&) = delete;
 
-  std::vector<std::string> base_metrics(MetricKind kind) const;
+  std::vector<std::string> base_metrics(MetricType type) const;
   // Adds the metrics to this object's configuration; false when CUPTI refuses the set (an unknown name).
   bool add_metrics(const std::vector<std::string>& metrics);
   // Passes the configuration built so far needs.

@@ -35,6 +35,7 @@
 #include <cupti_target.h>
 
 #include "child_io.hpp"
+#include "cupti_call.hpp"
 #include "diescope/collect/sampler.hpp"
 #include "diescope/core/clock.hpp"
 #include "diescope/core/error.hpp"
@@ -54,19 +55,6 @@ struct Failure {
   long code;
   std::string text;
 };
-
-std::string cupti_name(CUptiResult rc) {
-  const char* name = nullptr;
-  if (cuptiGetResultString(rc, &name) != CUPTI_SUCCESS || !name) return "CUPTI error " + std::to_string(int(rc));
-  return name;
-}
-
-std::string cupti_text(CUptiResult rc) {
-  const char* text = nullptr;
-  std::string out = cupti_name(rc);
-  if (cuptiGetErrorMessage(rc, &text) == CUPTI_SUCCESS && text && *text) out += ": " + std::string(text);
-  return out;
-}
 
 m::ErrorKind classify(CUptiResult rc) {
   switch (rc) {
@@ -97,28 +85,21 @@ m::ErrorKind classify(CUptiResult rc) {
   }
 }
 
-void check(CUptiResult rc, const char* call) {
-  if (rc != CUPTI_SUCCESS) throw Failure{classify(rc), long(rc), std::string(call) + " failed: " + cupti_text(rc)};
-}
-
-// Some failures mean "someone else holds the counters" only at the moment the counters are taken.
-void check_acquire(CUptiResult rc, const char* call) {
-  if (rc == CUPTI_ERROR_NOT_COMPATIBLE || rc == CUPTI_ERROR_INVALID_OPERATION || rc == CUPTI_ERROR_HARDWARE ||
-      rc == CUPTI_ERROR_MAX_LIMIT_REACHED) {
-    throw Failure{m::ErrorKind::busy, long(rc),
-                  std::string(call) + " failed: " + cupti_text(rc) +
-                      " (another profiler, e.g. Nsight Compute, may hold the counters)"};
+// Taking the counters (availability, enable, configure, start): there these results mean that another
+// profiler, e.g. Nsight Compute, holds them.
+void check_acquire(CUptiResult rc, const char* call, const char* file, int line) {
+  try {
+    cupti::check(rc, call, file, line);
+  } catch (const cupti::CuptiError& e) {
+    if (rc == CUPTI_ERROR_NOT_COMPATIBLE || rc == CUPTI_ERROR_INVALID_OPERATION || rc == CUPTI_ERROR_HARDWARE ||
+        rc == CUPTI_ERROR_MAX_LIMIT_REACHED) {
+      throw Failure{m::ErrorKind::busy, long(rc),
+                    e.cause() + " (another profiler, e.g. Nsight Compute, may hold the counters)"};
+    }
+    throw;
   }
-  check(rc, call);
 }
-
-template <typename Params>
-Params params(std::size_t size) {
-  Params p{};
-  p.structSize = size;
-  return p;
-}
-#define DS_PARAMS(type) params<type>(type##_STRUCT_SIZE)
+#define CHECK_ACQUIRE(call) check_acquire((call), #call, __FILE__, __LINE__)
 
 // The few driver calls the child needs, loaded at run time.
 struct Driver {
@@ -238,10 +219,10 @@ void Sampler::setup() {
   std::string uuid;
   if (CUuuid id{}; driver_.uuid && driver_.uuid(&id, device_) == CUDA_SUCCESS) uuid = format_uuid(id);
 
-  auto init = DS_PARAMS(CUpti_Profiler_Initialize_Params);
-  check(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
+  auto init = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerInitialize(&init));
 
-  auto support = DS_PARAMS(CUpti_Profiler_DeviceSupported_Params);
+  auto support = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params);
   support.cuDevice = device_;
   support.api = CUPTI_PROFILER_PM_SAMPLING;
   if (cuptiProfilerDeviceSupported(&support) == CUPTI_SUCCESS &&
@@ -260,15 +241,15 @@ void Sampler::setup() {
     throw Failure{m::ErrorKind::unsupported, 0, why.empty() ? "the driver says PM sampling is unsupported here" : why};
   }
 
-  auto chip = DS_PARAMS(CUpti_Device_GetChipName_Params);
+  auto chip = DIESCOPE_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
   chip.deviceIndex = static_cast<std::size_t>(args_.device);
-  check(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName");
+  DIESCOPE_CUPTI_CHECK(cuptiDeviceGetChipName(&chip));
   chip_ = chip.pChipName ? chip.pChipName : "";
   out_.emit(m::Device{args_.device, cc_, sms, uuid, chip_, name});
   out_.emit(m::Metrics{args_.metrics});
   out_.flush();
 
-  auto avail = DS_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params);
+  auto avail = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_GetCounterAvailability_Params);
   avail.deviceIndex = static_cast<std::size_t>(args_.device);
   CUptiResult rc = cuptiPmSamplingGetCounterAvailability(&avail);
   if (rc == CUPTI_ERROR_INVALID_CONTEXT || rc == CUPTI_ERROR_NOT_INITIALIZED) {
@@ -283,19 +264,19 @@ void Sampler::setup() {
     }
     rc = cuptiPmSamplingGetCounterAvailability(&avail);
   }
-  check_acquire(rc, "cuptiPmSamplingGetCounterAvailability");
+  check_acquire(rc, "cuptiPmSamplingGetCounterAvailability(&avail)", __FILE__, __LINE__);
   availability_.resize(avail.counterAvailabilityImageSize);
   avail.pCounterAvailabilityImage = availability_.data();
-  check_acquire(cuptiPmSamplingGetCounterAvailability(&avail), "cuptiPmSamplingGetCounterAvailability");
+  CHECK_ACQUIRE(cuptiPmSamplingGetCounterAvailability(&avail));
 
-  auto host = DS_PARAMS(CUpti_Profiler_Host_Initialize_Params);
+  auto host = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
   host.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
   host.pChipName = chip_.c_str();
   host.pCounterAvailabilityImage = availability_.data();
-  check(cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostInitialize(&host));
   host_ = host.pHostObject;
 
-  auto add = DS_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+  auto add = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
   add.pHostObject = host_;
   add.ppMetricNames = metric_ptrs_.data();
   add.numMetrics = metric_ptrs_.size();
@@ -306,46 +287,46 @@ void Sampler::setup() {
       auto scratch = host;
       scratch.pHostObject = nullptr;
       if (cuptiProfilerHostInitialize(&scratch) != CUPTI_SUCCESS) break;
-      auto one = DS_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+      auto one = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
       one.pHostObject = scratch.pHostObject;
       one.ppMetricNames = &metric;
       one.numMetrics = 1;
       if (cuptiProfilerHostConfigAddMetrics(&one) != CUPTI_SUCCESS) bad += (bad.empty() ? "" : ", ") + std::string(metric);
-      auto deinit = DS_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+      auto deinit = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
       deinit.pHostObject = scratch.pHostObject;
       cuptiProfilerHostDeinitialize(&deinit);
     }
     throw Failure{m::ErrorKind::metrics, long(rc),
-                  chip_ + " does not accept the metric set (" + cupti_name(rc) + ")" +
+                  chip_ + " does not accept the metric set (" + cupti::result_name(rc) + ")" +
                       (bad.empty() ? std::string{} : "; unknown here: " + bad)};
   }
-  auto size = DS_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+  auto size = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
   size.pHostObject = host_;
-  check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetConfigImageSize(&size));
   config_.resize(size.configImageSize);
-  auto image = DS_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+  auto image = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
   image.pHostObject = host_;
   image.configImageSize = config_.size();
   image.pConfigImage = config_.data();
-  check(cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage");
-  auto passes = DS_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetConfigImage(&image));
+  auto passes = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
   passes.configImageSize = config_.size();
   passes.pConfigImage = config_.data();
-  check(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetNumOfPasses(&passes));
   if (passes.numOfPasses != 1) {
     throw Failure{m::ErrorKind::metrics, 0,
                   "the metric set needs " + std::to_string(passes.numOfPasses) + " counter passes on " + chip_ +
                       "; PM sampling reads one"};
   }
 
-  auto enable = DS_PARAMS(CUpti_PmSampling_Enable_Params);
+  auto enable = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_Enable_Params);
   enable.deviceIndex = static_cast<std::size_t>(args_.device);
-  check_acquire(cuptiPmSamplingEnable(&enable), "cuptiPmSamplingEnable");
+  CHECK_ACQUIRE(cuptiPmSamplingEnable(&enable));
   sampling_ = enable.pPmSamplingObject;
 
   // The GPU-time trigger needs GA10x or newer; Turing (7.5) and GA100 (8.0) count SYS clocks.
   const bool time_trigger = !(cc_ < 80 || chip_ == "GA100");
-  auto config = DS_PARAMS(CUpti_PmSampling_SetConfig_Params);
+  auto config = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_SetConfig_Params);
   config.pPmSamplingObject = sampling_;
   config.configSize = config_.size();
   config.pConfig = config_.data();
@@ -365,18 +346,18 @@ void Sampler::setup() {
   }
   config.hwBufferAppendMode = args_.keep_latest ? CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST
                                                 : CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
-  check_acquire(cuptiPmSamplingSetConfig(&config), "cuptiPmSamplingSetConfig");
+  CHECK_ACQUIRE(cuptiPmSamplingSetConfig(&config));
 
   // One drain's samples, with headroom; a longer backlog is decoded in several passes.
   const double per_drain = std::ceil(args_.drain_ms / args_.interval_ms * kImageHeadroom) + 4;
   auto max_samples = static_cast<std::uint32_t>(std::clamp(per_drain, 8.0, 1e6));
-  auto data_size = DS_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params);
+  auto data_size = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params);
   for (;;) {
     data_size.pPmSamplingObject = sampling_;
     data_size.pMetricNames = metric_ptrs_.data();
     data_size.numMetrics = metric_ptrs_.size();
     data_size.maxSamples = max_samples;
-    check(cuptiPmSamplingGetCounterDataSize(&data_size), "cuptiPmSamplingGetCounterDataSize");
+    DIESCOPE_CUPTI_CHECK(cuptiPmSamplingGetCounterDataSize(&data_size));
     if (data_size.counterDataSize <= kMaxImageBytes || max_samples <= 8) break;
     max_samples /= 2;
   }
@@ -390,11 +371,11 @@ void Sampler::setup() {
 }
 
 void Sampler::init_image() {
-  auto p = DS_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
+  auto p = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
   p.pPmSamplingObject = sampling_;
   p.counterDataSize = image_.size();
   p.pCounterData = image_.data();
-  check(cuptiPmSamplingCounterDataImageInitialize(&p), "cuptiPmSamplingCounterDataImageInitialize");
+  DIESCOPE_CUPTI_CHECK(cuptiPmSamplingCounterDataImageInitialize(&p));
 }
 
 void Sampler::sync_clock() {
@@ -402,7 +383,7 @@ void Sampler::sync_clock() {
   for (int attempt = 0; attempt < 7; ++attempt) {
     std::uint64_t gpu = 0;
     const std::int64_t before = realtime_ns();
-    check(cuptiGetTimestamp(&gpu), "cuptiGetTimestamp");
+    DIESCOPE_CUPTI_CHECK(cuptiGetTimestamp(&gpu));
     const std::int64_t after = realtime_ns();
     if (after - before < best_width) {
       best_width = after - before;
@@ -423,9 +404,9 @@ void Sampler::sync_clock() {
 
 void Sampler::start() {
   sync_clock();
-  auto start = DS_PARAMS(CUpti_PmSampling_Start_Params);
+  auto start = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_Start_Params);
   start.pPmSamplingObject = sampling_;
-  check_acquire(cuptiPmSamplingStart(&start), "cuptiPmSamplingStart");
+  CHECK_ACQUIRE(cuptiPmSamplingStart(&start));
   started_ = true;
   on_ns_ = realtime_ns();
   out_.emit(m::On{on_ns_});
@@ -442,7 +423,7 @@ bool Sampler::drain() {
   bool ok = true;
   std::vector<SamplerMessage> ready;
   for (; passes < 10'000; ++passes) {
-    auto decode = DS_PARAMS(CUpti_PmSampling_DecodeData_Params);
+    auto decode = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_DecodeData_Params);
     decode.pPmSamplingObject = sampling_;
     decode.pCounterDataImage = image_.data();
     decode.counterDataImageSize = image_.size();
@@ -452,27 +433,27 @@ bool Sampler::drain() {
     if (rc == CUPTI_ERROR_OUT_OF_MEMORY || (rc == CUPTI_SUCCESS && decode.overflow)) {
       out_.emit(m::Overflow{realtime_ns(),
                             "the counters' hardware buffer overflowed: samples were lost (" +
-                                std::string(rc == CUPTI_SUCCESS ? "decode flagged overflow" : cupti_name(rc)) +
+                                std::string(rc == CUPTI_SUCCESS ? "decode flagged overflow" : cupti::result_name(rc)) +
                                 "); drain more often (--drain-ms) or sample less often (--interval-ms)"});
     }
     if (rc != CUPTI_SUCCESS) {
-      out_.emit(m::Note{"sampler", "cuptiPmSamplingDecodeData failed: " + cupti_text(rc)});
+      out_.emit(m::Note{"sampler", "cuptiPmSamplingDecodeData failed: " + cupti::result_text(rc)});
       ok = false;
       break;
     }
-    auto info = DS_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
+    auto info = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
     info.pCounterDataImage = image_.data();
     info.counterDataImageSize = image_.size();
-    check(cuptiPmSamplingGetCounterDataInfo(&info), "cuptiPmSamplingGetCounterDataInfo");
+    DIESCOPE_CUPTI_CHECK(cuptiPmSamplingGetCounterDataInfo(&info));
     t = monotonic_ns();
     for (std::size_t i = 0; i < info.numCompletedSamples; ++i) {
-      auto sample = DS_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
+      auto sample = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
       sample.pPmSamplingObject = sampling_;
       sample.pCounterDataImage = image_.data();
       sample.counterDataImageSize = image_.size();
       sample.sampleIndex = i;
-      check(cuptiPmSamplingCounterDataGetSampleInfo(&sample), "cuptiPmSamplingCounterDataGetSampleInfo");
-      auto eval = DS_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+      DIESCOPE_CUPTI_CHECK(cuptiPmSamplingCounterDataGetSampleInfo(&sample));
+      auto eval = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
       eval.pHostObject = host_;
       eval.pCounterDataImage = image_.data();
       eval.counterDataImageSize = image_.size();
@@ -550,12 +531,12 @@ void Sampler::finish() {
 
 void Sampler::stop_and_disable(const std::string& reason) {
   if (started_) {
-    auto stop = DS_PARAMS(CUpti_PmSampling_Stop_Params);
+    auto stop = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_Stop_Params);
     stop.pPmSamplingObject = sampling_;
     CUptiResult rc = cuptiPmSamplingStop(&stop);
     started_ = false;
     if (rc == CUPTI_SUCCESS) drain();
-    else out_.emit(m::Note{"sampler", "cuptiPmSamplingStop failed: " + cupti_text(rc)});
+    else out_.emit(m::Note{"sampler", "cuptiPmSamplingStop failed: " + cupti::result_text(rc)});
   }
   finish();
   release();
@@ -565,20 +546,20 @@ void Sampler::stop_and_disable(const std::string& reason) {
 
 void Sampler::release() {
   if (started_) {
-    auto stop = DS_PARAMS(CUpti_PmSampling_Stop_Params);
+    auto stop = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_Stop_Params);
     stop.pPmSamplingObject = sampling_;
     cuptiPmSamplingStop(&stop);
     started_ = false;
   }
   if (sampling_) {
-    auto disable = DS_PARAMS(CUpti_PmSampling_Disable_Params);
+    auto disable = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_Disable_Params);
     disable.pPmSamplingObject = sampling_;
     CUptiResult rc = cuptiPmSamplingDisable(&disable);
-    if (rc != CUPTI_SUCCESS) out_.emit(m::Note{"sampler", "cuptiPmSamplingDisable failed: " + cupti_text(rc)});
+    if (rc != CUPTI_SUCCESS) out_.emit(m::Note{"sampler", "cuptiPmSamplingDisable failed: " + cupti::result_text(rc)});
     sampling_ = nullptr;
   }
   if (host_) {
-    auto deinit = DS_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+    auto deinit = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
     deinit.pHostObject = host_;
     cuptiProfilerHostDeinitialize(&deinit);
     host_ = nullptr;
@@ -632,6 +613,10 @@ int sampler_main(int argc, char** argv) {
     out.emit(m::Error{failure.kind, failure.code, failure.text});
     out.flush();
     // The destructor stops and disables whatever was enabled.
+    return kExitDevice;
+  } catch (const cupti::CuptiError& e) {
+    out.emit(m::Error{classify(e.result()), long(e.result()), e.cause()});
+    out.flush();
     return kExitDevice;
   }
   out.emit(m::Bye{out.samples()});

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cupti_call.hpp"
 #include "diescope/harness/cupti.hpp"
 #include "diescope/harness/cuda.hpp"
 
@@ -20,31 +21,18 @@ namespace {
 
 constexpr const char* kRangeName = "diescope";
 
-// CUPTI's parameter structs: zeroed, with their size set (CUPTI checks it for ABI compatibility).
-template <typename Params>
-Params make_params(std::size_t struct_size) {
-  Params p{};
-  p.structSize = struct_size;
-  return p;
-}
-
-std::string cupti_error_text(CUptiResult r) {
-  const char* text = nullptr;
-  cuptiGetResultString(r, &text);
-  return text ? text : "unknown CUPTI error";
-}
-
-void check(CUptiResult r, const char* call, CounterErrorKind kind) {
-  if (r == CUPTI_SUCCESS) return;
-  if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES) {
-    throw CounterError(CounterErrorKind::Permission,
-                       fmt::format("{}: {}; GPU counters are restricted to administrators here (run as root, or load "
-                                   "the driver with NVreg_RestrictProfilingToAdminUsers=0)",
-                                   call, cupti_error_text(r)),
-                       r);
+// A failed CUPTI call as the harness's own error (which a replay pass turns into metrics): of `kind`,
+// unless CUPTI's result says permission or an unknown metric. The message keeps the call, its
+// file:line, CUPTI's name for the result and what to do about it. The collector's public functions
+// translate at their boundary, so its callers see CounterError only.
+CounterError counter_error(const cupti::CuptiError& e, CounterErrorKind kind) {
+  if (e.result() == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ||
+      e.result() == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES) {
+    kind = CounterErrorKind::Permission;
+  } else if (e.result() == CUPTI_ERROR_INVALID_METRIC_NAME) {
+    kind = CounterErrorKind::Metric;
   }
-  if (r == CUPTI_ERROR_INVALID_METRIC_NAME) kind = CounterErrorKind::Metric;
-  throw CounterError(kind, fmt::format("{}: {}", call, cupti_error_text(r)), r);
+  return CounterError(kind, fmt::format("{}; {}", e.cause(), e.fix()), e.result());
 }
 
 void check_cuda(cudaError_t e, const char* call) {
@@ -60,15 +48,15 @@ void check_cuda(cudaError_t e, const char* call) {
 class HostObject {
  public:
   HostObject(const std::string& chip, const std::uint8_t* availability) {
-    auto p = make_params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+    auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
     p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     p.pChipName = chip.c_str();
     p.pCounterAvailabilityImage = availability;
-    check(cuptiProfilerHostInitialize(&p), "cuptiProfilerHostInitialize", CounterErrorKind::Setup);
+    DIESCOPE_CUPTI_CHECK(cuptiProfilerHostInitialize(&p));
     object_ = p.pHostObject;
   }
   ~HostObject() {
-    auto p = make_params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+    auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
     p.pHostObject = object_;
     cuptiProfilerHostDeinitialize(&p);
   }
@@ -76,21 +64,24 @@ class HostObject {
   HostObject& operator=(const HostObject&) = delete;
 
   std::vector<std::uint8_t> config_image(std::vector<const char*>& names) {
-    auto add = make_params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+    auto add = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
     add.pHostObject = object_;
     add.ppMetricNames = names.data();
     add.numMetrics = names.size();
-    check(cuptiProfilerHostConfigAddMetrics(&add), "adding the metrics (a name this chip lacks?)",
-          CounterErrorKind::Metric);
-    auto size = make_params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+    try {
+      DIESCOPE_CUPTI_CHECK(cuptiProfilerHostConfigAddMetrics(&add));
+    } catch (const cupti::CuptiError& e) {
+      throw counter_error(e, CounterErrorKind::Metric);  // most likely a name this chip lacks
+    }
+    auto size = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
     size.pHostObject = object_;
-    check(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize", CounterErrorKind::Setup);
+    DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetConfigImageSize(&size));
     std::vector<std::uint8_t> image(size.configImageSize);
-    auto get = make_params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+    auto get = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
     get.pHostObject = object_;
     get.configImageSize = image.size();
     get.pConfigImage = image.data();
-    check(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage", CounterErrorKind::Setup);
+    DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetConfigImage(&get));
     return image;
   }
 
@@ -101,10 +92,10 @@ class HostObject {
 };
 
 std::size_t passes_of(std::vector<std::uint8_t>& config) {
-  auto p = make_params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+  auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
   p.configImageSize = config.size();
   p.pConfigImage = config.data();
-  check(cuptiProfilerHostGetNumOfPasses(&p), "cuptiProfilerHostGetNumOfPasses", CounterErrorKind::Setup);
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetNumOfPasses(&p));
   return p.numOfPasses;
 }
 
@@ -146,7 +137,7 @@ struct CuptiRangeCollector::Impl {
   CUpti_RangeProfiler_Object* range_profiler = nullptr;
 };
 
-CuptiRangeCollector::CuptiRangeCollector(std::vector<CounterMetric> metrics, int device)
+CuptiRangeCollector::CuptiRangeCollector(std::vector<CounterMetric> metrics, int device) try
     : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
   s.metrics = std::move(metrics);
@@ -157,48 +148,47 @@ CuptiRangeCollector::CuptiRangeCollector(std::vector<CounterMetric> metrics, int
   check_cuda(cudaFree(nullptr), "creating the CUDA context");
   const CUcontext context = current_context();
 
-  auto init = make_params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
-  check(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize", CounterErrorKind::Setup);
+  auto init = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerInitialize(&init));
   s.profiler_initialized = true;
 
-  auto chip = make_params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+  auto chip = DIESCOPE_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
   chip.deviceIndex = static_cast<std::size_t>(device);
-  check(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName", CounterErrorKind::Setup);
+  DIESCOPE_CUPTI_CHECK(cuptiDeviceGetChipName(&chip));
   s.chip = chip.pChipName;
 
-  auto avail = make_params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+  auto avail = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
   avail.ctx = context;
-  check(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability", CounterErrorKind::Setup);
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerGetCounterAvailability(&avail));
   s.availability.resize(avail.counterAvailabilityImageSize);
   avail.pCounterAvailabilityImage = s.availability.data();
-  check(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability", CounterErrorKind::Setup);
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerGetCounterAvailability(&avail));
 
   s.host = std::make_unique<HostObject>(s.chip, s.availability.data());
   s.config = s.host->config_image(s.names);
   s.passes = passes_of(s.config);
 
-  auto enable = make_params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+  auto enable = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
   enable.ctx = context;
-  check(cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable", CounterErrorKind::Setup);
+  DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerEnable(&enable));
   s.range_profiler = enable.pRangeProfilerObject;
 
-  auto size = make_params<CUpti_RangeProfiler_GetCounterDataSize_Params>(CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
+  auto size = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
   size.pRangeProfilerObject = s.range_profiler;
   size.pMetricNames = s.names.data();
   size.numMetrics = s.names.size();
   size.maxNumOfRanges = 1;
   size.maxNumRangeTreeNodes = 1;
-  check(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize", CounterErrorKind::Setup);
+  DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
   s.counter_data.resize(size.counterDataSize);
-  auto data = make_params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
+  auto data = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
   data.pRangeProfilerObject = s.range_profiler;
   data.counterDataSize = s.counter_data.size();
   data.pCounterData = s.counter_data.data();
-  check(cuptiRangeProfilerCounterDataImageInitialize(&data), "cuptiRangeProfilerCounterDataImageInitialize",
-        CounterErrorKind::Setup);
+  DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerCounterDataImageInitialize(&data));
 
   // One user range, replayed by us once per pass.
-  auto config = make_params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+  auto config = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
   config.pRangeProfilerObject = s.range_profiler;
   config.configSize = s.config.size();
   config.pConfig = s.config.data();
@@ -211,18 +201,20 @@ CuptiRangeCollector::CuptiRangeCollector(std::vector<CounterMetric> metrics, int
   config.minNestingLevel = 1;
   config.passIndex = 0;
   config.targetNestingLevel = 1;
-  check(cuptiRangeProfilerSetConfig(&config), "cuptiRangeProfilerSetConfig", CounterErrorKind::Setup);
+  DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerSetConfig(&config));
+} catch (const cupti::CuptiError& e) {
+  throw counter_error(e, CounterErrorKind::Setup);
 }
 
 CuptiRangeCollector::~CuptiRangeCollector() {
   if (impl_->range_profiler) {
-    auto p = make_params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
+    auto p = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
     p.pRangeProfilerObject = impl_->range_profiler;
     cuptiRangeProfilerDisable(&p);
   }
   impl_->host.reset();
   if (impl_->profiler_initialized) {
-    auto p = make_params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
+    auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_DeInitialize_Params);
     cuptiProfilerDeInitialize(&p);
   }
 }
@@ -230,46 +222,49 @@ CuptiRangeCollector::~CuptiRangeCollector() {
 const std::string& CuptiRangeCollector::chip() const { return impl_->chip; }
 std::size_t CuptiRangeCollector::passes() const { return impl_->passes; }
 
-void CuptiRangeCollector::begin() {
-  auto start = make_params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+void CuptiRangeCollector::begin() try {
+  auto start = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
   start.pRangeProfilerObject = impl_->range_profiler;
-  check(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart", CounterErrorKind::Collection);
-  auto push = make_params<CUpti_RangeProfiler_PushRange_Params>(CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE);
+  DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
+  auto push = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_PushRange_Params);
   push.pRangeProfilerObject = impl_->range_profiler;
   push.pRangeName = kRangeName;
-  check(cuptiRangeProfilerPushRange(&push), "cuptiRangeProfilerPushRange", CounterErrorKind::Collection);
+  DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
+} catch (const cupti::CuptiError& e) {
+  throw counter_error(e, CounterErrorKind::Collection);
 }
 
-bool CuptiRangeCollector::end() {
+bool CuptiRangeCollector::end() try {
   if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
     throw CounterError(CounterErrorKind::Collection,
                        fmt::format("the workload failed on the device: {}", cudaGetErrorName(e)), e);
   }
-  auto pop = make_params<CUpti_RangeProfiler_PopRange_Params>(CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE);
+  auto pop = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_PopRange_Params);
   pop.pRangeProfilerObject = impl_->range_profiler;
-  check(cuptiRangeProfilerPopRange(&pop), "cuptiRangeProfilerPopRange", CounterErrorKind::Collection);
-  auto stop = make_params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+  DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerPopRange(&pop));
+  auto stop = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
   stop.pRangeProfilerObject = impl_->range_profiler;
-  check(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop", CounterErrorKind::Collection);
+  DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerStop(&stop));
   return stop.isAllPassSubmitted != 0;
+} catch (const cupti::CuptiError& e) {
+  throw counter_error(e, CounterErrorKind::Collection);
 }
 
-std::vector<MetricValue> CuptiRangeCollector::decode() {
+std::vector<MetricValue> CuptiRangeCollector::decode() try {
   Impl& s = *impl_;
-  auto decode = make_params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+  auto decode = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
   decode.pRangeProfilerObject = s.range_profiler;
-  check(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData", CounterErrorKind::Collection);
-  auto info = make_params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+  DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerDecodeData(&decode));
+  auto info = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
   info.pCounterDataImage = s.counter_data.data();
   info.counterDataImageSize = s.counter_data.size();
-  check(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo",
-        CounterErrorKind::Collection);
+  DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataInfo(&info));
   if (info.numTotalRanges < 1) {
     throw CounterError(CounterErrorKind::Collection,
                        "no range was recorded; the workload launched no GPU work between begin() and end()");
   }
   std::vector<double> values(s.names.size());
-  auto evaluate = make_params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+  auto evaluate = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
   evaluate.pHostObject = s.host->get();
   evaluate.pCounterDataImage = s.counter_data.data();
   evaluate.counterDataImageSize = s.counter_data.size();
@@ -277,8 +272,7 @@ std::vector<MetricValue> CuptiRangeCollector::decode() {
   evaluate.ppMetricNames = s.names.data();
   evaluate.numMetrics = s.names.size();
   evaluate.pMetricValues = values.data();
-  check(cuptiProfilerHostEvaluateToGpuValues(&evaluate), "cuptiProfilerHostEvaluateToGpuValues",
-        CounterErrorKind::Collection);
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostEvaluateToGpuValues(&evaluate));
 
   std::vector<MetricValue> out;
   for (std::size_t i = 0; i < values.size(); ++i) {
@@ -286,13 +280,17 @@ std::vector<MetricValue> CuptiRangeCollector::decode() {
     out.push_back(MetricValue(m.stable_name, values[i], m.unit).with_section("gpu_counters").with_display_name(m.display_name));
   }
   return out;
+} catch (const cupti::CuptiError& e) {
+  throw counter_error(e, CounterErrorKind::Collection);
 }
 
-std::size_t counter_pass_count(const std::string& chip, const std::vector<CounterMetric>& metrics) {
+std::size_t counter_pass_count(const std::string& chip, const std::vector<CounterMetric>& metrics) try {
   std::vector<const char*> names = profiler_names(metrics);
   HostObject host(chip, nullptr);
   std::vector<std::uint8_t> config = host.config_image(names);
   return passes_of(config);
+} catch (const cupti::CuptiError& e) {
+  throw counter_error(e, CounterErrorKind::Setup);
 }
 
 DiagnosticPass counter_replay_pass(std::function<void(State&)> workload, std::vector<CounterMetric> metrics,
