@@ -7,33 +7,26 @@
 #include <string>
 #include <vector>
 
+#include "cupti_call.hpp"
 #include "diescope/metrics/catalog.hpp"
 
 namespace diescope::metrics {
 namespace {
 
 // One chip per architecture the unit tables cover, Turing to Blackwell.
-// CUPTI's parameter structs: zeroed, with their size set.
-template <class Params>
-Params params(std::size_t struct_size) {
-  Params p{};
-  p.structSize = struct_size;
-  return p;
-}
-
 constexpr const char* kChips[] = {"TU104", "GA100", "GA102", "AD102", "GH100", "GB100", "GB202"};
 
 class HostObject {
  public:
   explicit HostObject(const char* chip) {
-    auto p = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+    auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
     p.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
     p.pChipName = chip;
     if (cuptiProfilerHostInitialize(&p) == CUPTI_SUCCESS) object_ = p.pHostObject;
   }
   ~HostObject() {
     if (!object_) return;
-    auto p = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+    auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
     p.pHostObject = object_;
     cuptiProfilerHostDeinitialize(&p);
   }
@@ -50,7 +43,7 @@ bool chip_accepts(const char* chip, const std::string& name) {
   HostObject host(chip);  // a fresh object per name: a refused name must not taint the next
   if (!host.get()) return false;
   const char* names[] = {name.c_str()};
-  auto p = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
   p.pHostObject = host.get();
   p.ppMetricNames = names;
   p.numMetrics = 1;
@@ -85,7 +78,7 @@ TEST(CuptiNames, TypesAgreeWithCupti) {
   for (const CatalogEntry& e : catalog()) {
     if (e.source != Source::cupti) continue;
     const std::string base = parse_metric_name(e.name)->base();
-    auto p = params<CUpti_Profiler_Host_GetMetricProperties_Params>(CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
+    auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetMetricProperties_Params);
     p.pHostObject = host.get();
     p.pMetricName = base.c_str();
     if (cuptiProfilerHostGetMetricProperties(&p) != CUPTI_SUCCESS) continue;  // not a GH100 metric
@@ -112,7 +105,7 @@ TEST(CuptiNames, SuffixRulesAdmitWhatCuptiLists) {
       {"TriageCompute.sm__throughput", MetricType::throughput},
   };
   for (const auto& [base, type] : samples) {
-    auto p = params<CUpti_Profiler_Host_GetSubMetrics_Params>(CUpti_Profiler_Host_GetSubMetrics_Params_STRUCT_SIZE);
+    auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetSubMetrics_Params);
     p.pHostObject = host.get();
     p.pMetricName = base;
     p.metricType = type == MetricType::ratio        ? CUPTI_METRIC_TYPE_RATIO
