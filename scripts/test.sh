@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The repository stands alone: no reference outside it, no broken citation or results path.
+bash scripts/check-references.sh
 cmake --preset ci
 cmake --build --preset ci
 ctest --preset ci -j2
