@@ -29,27 +29,6 @@ double median(std::vector<double> values) {
 
 // ---- STREAM ----
 
-std::string_view stream_kernel_name(StreamKernel kernel) {
-  switch (kernel) {
-    case StreamKernel::copy: return "copy";
-    case StreamKernel::scale: return "scale";
-    case StreamKernel::add: return "add";
-    case StreamKernel::triad: return "triad";
-  }
-  return "unknown";
-}
-
-int stream_vectors_read(StreamKernel kernel) {
-  return kernel == StreamKernel::add || kernel == StreamKernel::triad ? 2 : 1;
-}
-
-int stream_vectors_written(StreamKernel) { return 1; }
-
-std::uint64_t stream_bytes(StreamKernel kernel, std::uint64_t elements, std::uint64_t element_bytes) {
-  const auto vectors = static_cast<std::uint64_t>(stream_vectors_read(kernel) + stream_vectors_written(kernel));
-  return vectors * elements * element_bytes;
-}
-
 StreamFit fit_stream(const std::vector<StreamTiming>& timings, std::int64_t l2_bytes) {
   StreamFit fit;
   fit.bandwidth_bytes_per_s = kNaN;

@@ -26,15 +26,6 @@ bool is_workload(std::string_view name) {
   return std::any_of(catalog.begin(), catalog.end(), [&](const WorkloadInfo& w) { return w.name == name; });
 }
 
-std::string_view to_string(StreamKernel kernel) {
-  switch (kernel) {
-    case StreamKernel::Copy: return "copy";
-    case StreamKernel::Triad: return "triad";
-    case StreamKernel::All: return "all";
-  }
-  return "?";
-}
-
 std::string overview_help(std::string_view program) {
   std::string text = std::string(program) + " NAME [OPTIONS]\n\n"
                      "Bundled GPU workloads whose work is known. Each prints `diescope: measure start` and\n"
@@ -109,7 +100,9 @@ WorkloadParser stream_parser() {
   add_common(*app, options->common);
   return {std::move(app), [options, kernel_name] {
             const std::string name = CLI::detail::to_lower(*kernel_name);
-            options->kernel = name == "triad" ? StreamKernel::Triad : name == "all" ? StreamKernel::All : StreamKernel::Copy;
+            options->kernels = name == "triad" ? std::vector{StreamKernel::triad}
+                               : name == "all" ? std::vector{StreamKernel::copy, StreamKernel::triad}
+                                               : std::vector{StreamKernel::copy};
             return WorkloadOptions{*options};
           }};
 }

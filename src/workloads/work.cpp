@@ -65,13 +65,25 @@ double fp32_peak_flops(double sm_count, double lanes_per_sm, double sm_clock_hz)
   return sm_count * lanes_per_sm * 2.0 * sm_clock_hz;
 }
 
-std::uint64_t stream_bytes_per_launch(StreamKernel kernel, std::uint64_t elements, std::uint64_t element_size) {
+std::string_view stream_kernel_name(StreamKernel kernel) {
   switch (kernel) {
-    case StreamKernel::Copy: return checked_mul(2 * elements, element_size);
-    case StreamKernel::Triad: return checked_mul(3 * elements, element_size);
-    case StreamKernel::All: break;
+    case StreamKernel::copy: return "copy";
+    case StreamKernel::scale: return "scale";
+    case StreamKernel::add: return "add";
+    case StreamKernel::triad: return "triad";
   }
-  throw std::invalid_argument("bytes per launch are counted per kernel, not for 'all'");
+  return "unknown";
+}
+
+int stream_vectors_read(StreamKernel kernel) {
+  return kernel == StreamKernel::add || kernel == StreamKernel::triad ? 2 : 1;
+}
+
+int stream_vectors_written(StreamKernel) { return 1; }
+
+std::uint64_t stream_bytes(StreamKernel kernel, std::uint64_t elements, std::uint64_t element_bytes) {
+  const auto vectors = static_cast<std::uint64_t>(stream_vectors_read(kernel) + stream_vectors_written(kernel));
+  return checked_mul(checked_mul(vectors, elements), element_bytes);
 }
 
 double gemm_flops(std::int64_t m, std::int64_t n, std::int64_t k) {

@@ -50,11 +50,15 @@ TEST(WorkloadWork, ExpectedFmaPipePercent) {
 }
 
 TEST(WorkloadWork, StreamBytes) {
-  // copy: 2 x 2^28 x 4 = 2^31; triad: 3 x 2^28 x 4 = 3 x 2^30.
-  EXPECT_EQ(stream_bytes_per_launch(StreamKernel::Copy, std::uint64_t{1} << 28, 4), 2147483648u);
-  EXPECT_EQ(stream_bytes_per_launch(StreamKernel::Triad, std::uint64_t{1} << 28, 4), 3221225472u);
-  EXPECT_EQ(stream_bytes_per_launch(StreamKernel::Copy, 1000, 8), 16000u);
-  EXPECT_THROW(stream_bytes_per_launch(StreamKernel::All, 1000, 4), std::invalid_argument);
+  // copy and scale read one vector and write one, add and triad read two and write one:
+  // copy 2 x 2^28 x 4 = 2^31; triad 3 x 2^28 x 4 = 3 x 2^30; copy of 1000 doubles 2 x 1000 x 8.
+  EXPECT_EQ(stream_bytes(StreamKernel::copy, std::uint64_t{1} << 28), 2147483648u);
+  EXPECT_EQ(stream_bytes(StreamKernel::scale, std::uint64_t{1} << 28), 2147483648u);
+  EXPECT_EQ(stream_bytes(StreamKernel::add, std::uint64_t{1} << 28), 3221225472u);
+  EXPECT_EQ(stream_bytes(StreamKernel::triad, std::uint64_t{1} << 28, 4), 3221225472u);
+  EXPECT_EQ(stream_bytes(StreamKernel::copy, 1000, 8), 16000u);
+  EXPECT_THROW(stream_bytes(StreamKernel::triad, std::uint64_t{1} << 62, 4), std::overflow_error);
+  EXPECT_EQ(stream_kernel_name(StreamKernel::scale), "scale");
 }
 
 TEST(WorkloadWork, GemmFlopsAndTensorRate) {

@@ -18,15 +18,17 @@
 #include <variant>
 #include <vector>
 
+#include "diescope/workloads/stream_kernel.hpp"
+
 namespace diescope::calibrate {
 
 // ---------------------------------------------------------------------------------------------
 // STREAM: the DRAM bandwidth ceiling
 // ---------------------------------------------------------------------------------------------
 
-// The four kernels over single-precision vectors a, b, c:
-//   copy c = a, scale b = 0.5 a, add c = a + b, triad a = b + 0.5 c.
-enum class StreamKernel { copy, scale, add, triad };
+// The four kernels over single-precision vectors a, b, c, as the workloads define them
+// (workloads/stream_kernel.hpp): copy c = a, scale b = 0.5 a, add c = a + b, triad a = b + 0.5 c.
+using workloads::StreamKernel;
 
 inline constexpr std::uint64_t kStreamDefaultElements = std::uint64_t{1} << 26;  // 256 MiB per vector
 inline constexpr std::uint64_t kStreamElementBytes = 4;                            // float
@@ -36,14 +38,13 @@ inline constexpr int kStreamDefaultRepeats = 10;
 // (it reads them last, after evicting most of them), so at 4x at most a quarter, in practice none.
 inline constexpr double kStreamMinL2Multiple = 4;
 
-std::string_view stream_kernel_name(StreamKernel kernel);  // "copy", "scale", "add", "triad"
-// Vectors read and written by one launch: 1 + 1 for copy and scale, 2 + 1 for add and triad.
-int stream_vectors_read(StreamKernel kernel);
-int stream_vectors_written(StreamKernel kernel);
-// Exact bytes of one launch: (reads + writes) x elements x element bytes. Exact only for a kernel
-// with no range guard, which is why the element count must be a power of two (every power-of-two
-// launch geometry then divides it).
-std::uint64_t stream_bytes(StreamKernel kernel, std::uint64_t elements, std::uint64_t element_bytes = kStreamElementBytes);
+using workloads::stream_kernel_name;
+using workloads::stream_vectors_read;
+using workloads::stream_vectors_written;
+// Exact bytes of one launch (reads + writes) x elements x element bytes, for a kernel with no range
+// guard, which is why the element count must be a power of two (every power-of-two launch geometry
+// then divides it).
+using workloads::stream_bytes;
 
 // One kernel's timed launches: each repeat's synchronised time of one launch, in seconds.
 struct StreamTiming {

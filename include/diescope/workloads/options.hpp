@@ -9,6 +9,8 @@
 #include <variant>
 #include <vector>
 
+#include "diescope/workloads/stream_kernel.hpp"
+
 namespace diescope::workloads {
 
 struct WorkloadInfo {
@@ -30,12 +32,9 @@ struct FfmaOptions {
   int sms = 0;  // SMs to load, one block each; 0 means every SM of the device
 };
 
-enum class StreamKernel { Copy, Triad, All };
-std::string_view to_string(StreamKernel kernel);
-
 struct StreamOptions {
   CommonOptions common;
-  StreamKernel kernel = StreamKernel::Copy;
+  std::vector<StreamKernel> kernels = {StreamKernel::copy};  // run in this order, each in its own window
   std::uint64_t elements = std::uint64_t{1} << 28;  // floats per vector: 1 GiB each, many times any L2
 };
 

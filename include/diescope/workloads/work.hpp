@@ -45,9 +45,7 @@ double expected_fma_pipe_pct(double warp_instructions, double sm_count, double p
 // FP32 peak in FLOP/s at a clock: SMs x lanes x 2 x clock.
 double fp32_peak_flops(double sm_count, double lanes_per_sm, double sm_clock_hz);
 
-// STREAM bytes of one launch, counted as the kernel's reads plus writes:
-// copy b=a: 2 x N x size; triad a=b+s*c: 3 x N x size.
-std::uint64_t stream_bytes_per_launch(StreamKernel kernel, std::uint64_t elements, std::uint64_t element_size);
+// STREAM's bytes per launch: stream_bytes() in stream_kernel.hpp, which calibrate shares.
 
 // GEMM FLOPs of one call: m x n x k multiply-adds, 2 FLOP each.
 double gemm_flops(std::int64_t m, std::int64_t n, std::int64_t k);

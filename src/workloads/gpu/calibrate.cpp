@@ -353,11 +353,8 @@ void Calibrator::run_stream(const json& plan) {
   for (int threads : {128, 1024})
     if (n % (4ull * threads) == 0) forms.push_back(Form{"pass " + std::to_string(threads), 0, threads});
   json points = json::array(), forms_best = json::array();
-  const std::pair<StreamPassOp, const char*> kernels[] = {
-      {StreamPassOp::copy, "copy"}, {StreamPassOp::scale, "scale"}, {StreamPassOp::add, "add"}, {StreamPassOp::triad, "triad"}};
-  for (const auto& kernel : kernels) {
-    const StreamPassOp op = kernel.first;
-    const std::string name = kernel.second;
+  for (const StreamKernel op : kStreamKernels) {
+    const std::string name(stream_kernel_name(op));
     json all = json::array();
     for (const Form& form : forms) {
       const int blocks = device_.sm_count * form.blocks_per_sm;
@@ -370,10 +367,10 @@ void Calibrator::run_stream(const json& plan) {
         };
       } else {
         switch (op) {
-          case StreamPassOp::copy: launch = [=] { check(launch_stream_copy(pa, pc, n, t, blocks, s), "launching STREAM copy"); }; break;
-          case StreamPassOp::scale: launch = [=] { check(launch_stream_scale(pa, pb, 0.5f, n, blocks, s), "launching STREAM scale"); }; break;
-          case StreamPassOp::add: launch = [=] { check(launch_stream_add(pa, pb, pc, n, blocks, s), "launching STREAM add"); }; break;
-          case StreamPassOp::triad: launch = [=] { check(launch_stream_triad(pa, pb, pc, 0.5f, n, t, blocks, s), "launching STREAM triad"); }; break;
+          case StreamKernel::copy: launch = [=] { check(launch_stream_copy(pa, pc, n, t, blocks, s), "launching STREAM copy"); }; break;
+          case StreamKernel::scale: launch = [=] { check(launch_stream_scale(pa, pb, 0.5f, n, blocks, s), "launching STREAM scale"); }; break;
+          case StreamKernel::add: launch = [=] { check(launch_stream_add(pa, pb, pc, n, blocks, s), "launching STREAM add"); }; break;
+          case StreamKernel::triad: launch = [=] { check(launch_stream_triad(pa, pb, pc, 0.5f, n, t, blocks, s), "launching STREAM triad"); }; break;
         }
       }
       const std::vector<double> seconds = time_harness("stream " + name + " " + form.name, launch, repeats);

@@ -197,16 +197,16 @@ __global__ void __launch_bounds__(256) stream_add_kernel(const float* __restrict
 // fills whole blocks). On the H200 this form moved the most bytes of every form tried
 // (bench/results/calibrate/2026-11-29-h200-stream-forms): the blocks sweep memory in
 // address order.
-template <StreamPassOp Op>
+template <StreamKernel Op>
 __global__ void stream_pass_kernel(float4* __restrict__ out, const float4* __restrict__ x, const float4* __restrict__ y,
                                    float s) {
   const unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const float4 u = x[i];
-  if constexpr (Op == StreamPassOp::copy) out[i] = u;
-  if constexpr (Op == StreamPassOp::scale) out[i] = make_float4(s * u.x, s * u.y, s * u.z, s * u.w);
-  if constexpr (Op == StreamPassOp::add || Op == StreamPassOp::triad) {
+  if constexpr (Op == StreamKernel::copy) out[i] = u;
+  if constexpr (Op == StreamKernel::scale) out[i] = make_float4(s * u.x, s * u.y, s * u.z, s * u.w);
+  if constexpr (Op == StreamKernel::add || Op == StreamKernel::triad) {
     const float4 v = y[i];
-    const float t = Op == StreamPassOp::add ? 1.0f : s;
+    const float t = Op == StreamKernel::add ? 1.0f : s;
     out[i] = make_float4(u.x + t * v.x, u.y + t * v.y, u.z + t * v.z, u.w + t * v.w);
   }
 }
@@ -331,7 +331,7 @@ cudaError_t launch_stream_add(const float* a, const float* b, float* c, std::uin
   return cudaGetLastError();
 }
 
-cudaError_t launch_stream_pass(StreamPassOp op, float* a, float* b, float* c, float scalar, std::uint64_t n, int threads,
+cudaError_t launch_stream_pass(StreamKernel op, float* a, float* b, float* c, float scalar, std::uint64_t n, int threads,
                                cudaStream_t stream) {
   if (threads <= 0 || n % (4ull * threads) != 0 || n / (4ull * threads) > 0x7fffffffull) return cudaErrorInvalidValue;
   const auto blocks = static_cast<unsigned>(n / (4ull * threads));
@@ -340,10 +340,10 @@ cudaError_t launch_stream_pass(StreamPassOp op, float* a, float* b, float* c, fl
   auto* c4 = reinterpret_cast<float4*>(c);
   // The four STREAM kernels: copy c = a, scale b = s a, add c = a + b, triad a = b + s c.
   switch (op) {
-    case StreamPassOp::copy: stream_pass_kernel<StreamPassOp::copy><<<blocks, threads, 0, stream>>>(c4, a4, a4, scalar); break;
-    case StreamPassOp::scale: stream_pass_kernel<StreamPassOp::scale><<<blocks, threads, 0, stream>>>(b4, a4, a4, scalar); break;
-    case StreamPassOp::add: stream_pass_kernel<StreamPassOp::add><<<blocks, threads, 0, stream>>>(c4, a4, b4, scalar); break;
-    case StreamPassOp::triad: stream_pass_kernel<StreamPassOp::triad><<<blocks, threads, 0, stream>>>(a4, b4, c4, scalar); break;
+    case StreamKernel::copy: stream_pass_kernel<StreamKernel::copy><<<blocks, threads, 0, stream>>>(c4, a4, a4, scalar); break;
+    case StreamKernel::scale: stream_pass_kernel<StreamKernel::scale><<<blocks, threads, 0, stream>>>(b4, a4, a4, scalar); break;
+    case StreamKernel::add: stream_pass_kernel<StreamKernel::add><<<blocks, threads, 0, stream>>>(c4, a4, b4, scalar); break;
+    case StreamKernel::triad: stream_pass_kernel<StreamKernel::triad><<<blocks, threads, 0, stream>>>(a4, b4, c4, scalar); break;
   }
   return cudaGetLastError();
 }

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "diescope/workloads/stream_kernel.hpp"
 #include "kernels.hpp"
 
 namespace diescope::workloads::gpu {
@@ -66,8 +67,7 @@ cudaError_t launch_stream_add(const float* a, const float* b, float* c, std::uin
 
 // The same four kernels in one pass: one float4 of each vector per thread, n / (4 threads) blocks, no
 // loop and no range guard (cudaErrorInvalidValue unless n is a multiple of 4 threads).
-enum class StreamPassOp { copy, scale, add, triad };
-cudaError_t launch_stream_pass(StreamPassOp op, float* a, float* b, float* c, float scalar, std::uint64_t n, int threads,
+cudaError_t launch_stream_pass(StreamKernel kernel, float* a, float* b, float* c, float scalar, std::uint64_t n, int threads,
                                cudaStream_t stream);
 
 // The untiled weight-gradient contraction dw[o,i] = sum_k dy[k,o] x[k,i] (dy: k x m, x: k x n,

@@ -42,11 +42,11 @@ std::vector<float> sample(const DeviceBuffer& v, std::uint64_t n) {
 void verify(StreamKernel kernel, const Vectors& v) {
   const auto a = sample(v.a, v.n), b = sample(v.b, v.n), c = sample(v.c, v.n);
   for (std::size_t i = 0; i < a.size(); ++i) {
-    const bool ok = kernel == StreamKernel::Copy
+    const bool ok = kernel == StreamKernel::copy
                         ? b[i] == a[i]
                         : std::fabs(a[i] - (b[i] + kTriadScalar * c[i])) <= 1e-6f * std::fabs(a[i]);
     if (!ok) {
-      throw DeviceError("STREAM " + std::string(to_string(kernel)) + " wrote a wrong value (sample " + std::to_string(i) +
+      throw DeviceError("STREAM " + std::string(stream_kernel_name(kernel)) + " wrote a wrong value (sample " + std::to_string(i) +
                             ": a=" + std::to_string(a[i]) + " b=" + std::to_string(b[i]) + " c=" + std::to_string(c[i]) +
                             ")",
                         "the GPU or this build computes STREAM wrongly; report this with the GPU model");
@@ -54,8 +54,9 @@ void verify(StreamKernel kernel, const Vectors& v) {
   }
 }
 
+// Copy and triad only: the parser offers no other (scale and add run in calibrate's STREAM sweep).
 void launch(StreamKernel kernel, const Vectors& v, ClockTally* tally, int blocks, cudaStream_t stream) {
-  if (kernel == StreamKernel::Copy) {
+  if (kernel == StreamKernel::copy) {
     check(launch_stream_copy(v.a.as<float>(), v.b.as<float>(), v.n, tally, blocks, stream), "launching STREAM copy");
   } else {
     check(launch_stream_triad(v.a.as<float>(), v.b.as<float>(), v.c.as<float>(), kTriadScalar, v.n, tally, blocks, stream),
@@ -93,10 +94,10 @@ void run_phase(StreamKernel kernel, const StreamOptions& options, const DeviceIn
   check(cudaMemcpy(&measured, tally.as<ClockTally>(), sizeof measured, cudaMemcpyDeviceToHost), "reading the clock tally");
   verify(kernel, v);
 
-  const std::uint64_t per_launch = stream_bytes_per_launch(kernel, v.n, sizeof(float));
+  const std::uint64_t per_launch = stream_bytes(kernel, v.n, sizeof(float));
   const double bytes = static_cast<double>(per_launch) * static_cast<double>(launches);
   nlohmann::json result{{"workload", "stream"}, {"schema", 1}, {"device", device_json(device)}};
-  result["config"] = {{"kernel", to_string(kernel)},
+  result["config"] = {{"kernel", stream_kernel_name(kernel)},
                       {"elements", v.n},
                       {"element_bytes", sizeof(float)},
                       {"blocks", blocks},
@@ -105,13 +106,13 @@ void run_phase(StreamKernel kernel, const StreamOptions& options, const DeviceIn
                       {"seconds_requested", options.common.seconds}};
   result["work"] = {{"bytes_per_launch", per_launch},
                     {"bytes", bytes},
-                    {"counted", kernel == StreamKernel::Copy ? "copy b = a: 2 x elements x 4 bytes (read a, write b)"
+                    {"counted", kernel == StreamKernel::copy ? "copy b = a: 2 x elements x 4 bytes (read a, write b)"
                                                              : "triad a = b + s*c: 3 x elements x 4 bytes (read b and c, write a)"}};
   result["time_s"] = seconds;
   result["clock"] = clock_json_from_tally(measured, device.rated_max_sm_clock_mhz);
   result["result"] = {{"gb_per_s", bytes / seconds / 1e9}};
   print_result(result);
-  print_note(device.name + ": STREAM " + std::string(to_string(kernel)) + ", " + std::to_string(launches) +
+  print_note(device.name + ": STREAM " + std::string(stream_kernel_name(kernel)) + ", " + std::to_string(launches) +
              " launches in " + std::to_string(seconds) + " s: " + std::to_string(bytes / seconds / 1e9) + " GB/s");
 }
 
@@ -140,12 +141,7 @@ int run_stream(const StreamOptions& options) {
   check(launch_stream_fill(c.as<float>(), n, 0.5f, 1.0f / 4096, stream.get()), "filling STREAM vector c");
   stream.synchronize("filling the STREAM vectors");
   const Vectors v{a, b, c, n};
-  if (options.kernel == StreamKernel::Copy || options.kernel == StreamKernel::All) {
-    run_phase(StreamKernel::Copy, options, device, v, stream);
-  }
-  if (options.kernel == StreamKernel::Triad || options.kernel == StreamKernel::All) {
-    run_phase(StreamKernel::Triad, options, device, v, stream);
-  }
+  for (const StreamKernel kernel : options.kernels) run_phase(kernel, options, device, v, stream);
   return 0;
 }
 
