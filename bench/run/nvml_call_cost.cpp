@@ -4,30 +4,23 @@
 // once a second: on the H200 a GPU-Util samples read cost about 2.2 ms of CPU, so reading it every
 // 100 ms was most of the run's own CPU (bench/results/run/2026-11-29-h200-nvml-cadence/).
 //   nvml_call_cost [GPU_INDEX] [CALLS]      (defaults 0 and 500)
-#include <time.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <string>
 
 #include "diescope/collect/nvml.hpp"
+#include "diescope/core/clock.hpp"
 #include "diescope/core/error.hpp"
 
 namespace {
 
-std::int64_t now_ns(clockid_t clock) {
-  timespec t{};
-  clock_gettime(clock, &t);
-  return std::int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
-
 void time_call(const std::string& name, int calls, const std::function<void()>& call) {
   call();  // the first call may bind lazily
-  const std::int64_t wall0 = now_ns(CLOCK_MONOTONIC), cpu0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+  const std::int64_t wall0 = diescope::monotonic_ns(), cpu0 = diescope::thread_cpu_ns();
   for (int i = 0; i < calls; ++i) call();
-  const double wall_us = double(now_ns(CLOCK_MONOTONIC) - wall0) / calls / 1e3;
-  const double cpu_us = double(now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0) / calls / 1e3;
+  const double wall_us = double(diescope::monotonic_ns() - wall0) / calls / 1e3;
+  const double cpu_us = double(diescope::thread_cpu_ns() - cpu0) / calls / 1e3;
   std::printf("%-34s %10.1f %10.1f\n", name.c_str(), wall_us, cpu_us);
 }
 

@@ -16,12 +16,14 @@ TEST(Clock, RealtimeIsNanosecondsSinceTheEpoch) {
   EXPECT_LT(ns, (seconds + 2) * 1'000'000'000);
 }
 
-TEST(Clock, MonotonicAndBoottimeNeverGoBack) {
+TEST(Clock, MonotonicClocksNeverGoBack) {
   const std::int64_t mono = monotonic_ns();
   const std::int64_t boot = boottime_ns();
   EXPECT_LE(mono, monotonic_ns());
   EXPECT_LE(boot, boottime_ns());
   EXPECT_GE(boottime_ns(), mono);  // boottime counts suspends too, so it is never behind
+  const std::int64_t raw = monotonic_raw_ns();
+  EXPECT_LE(raw, monotonic_raw_ns());
 }
 
 TEST(Clock, ThreadCpuTimeGrowsWithWork) {

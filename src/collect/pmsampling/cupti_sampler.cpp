@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <ctime>
 #include <dlfcn.h>
 #include <string>
 #include <unistd.h>
@@ -394,12 +393,10 @@ void Sampler::sync_clock() {
   // The raw readings, so the mapping can be checked against other clocks afterwards.
   std::uint64_t gpu = 0;
   cuptiGetTimestamp(&gpu);
-  timespec raw{};
-  clock_gettime(CLOCK_MONOTONIC_RAW, &raw);
   out_.emit(m::Note{"clock", "cuptiGetTimestamp " + std::to_string(gpu) + ", CLOCK_REALTIME " +
                                  std::to_string(realtime_ns()) + ", CLOCK_MONOTONIC " +
                                  std::to_string(monotonic_ns()) + ", CLOCK_MONOTONIC_RAW " +
-                                 std::to_string(std::int64_t(raw.tv_sec) * 1'000'000'000 + raw.tv_nsec)});
+                                 std::to_string(monotonic_raw_ns())});
 }
 
 void Sampler::start() {
