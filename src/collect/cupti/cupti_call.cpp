@@ -73,4 +73,25 @@ void check(CUptiResult result, const char* call, const char* file, int line) {
   throw CuptiError(result, call, fmt::format("{}:{}", file_name(file), line));
 }
 
+std::vector<std::uint8_t> config_image(CUpti_Profiler_Host_Object* host) {
+  auto size = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+  size.pHostObject = host;
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetConfigImageSize(&size));
+  std::vector<std::uint8_t> image(size.configImageSize);
+  auto get = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+  get.pHostObject = host;
+  get.configImageSize = image.size();
+  get.pConfigImage = image.data();
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetConfigImage(&get));
+  return image;
+}
+
+std::size_t pass_count(std::vector<std::uint8_t>& image) {
+  auto passes = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+  passes.configImageSize = image.size();
+  passes.pConfigImage = image.data();
+  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetNumOfPasses(&passes));
+  return passes.numOfPasses;
+}
+
 }  // namespace diescope::cupti

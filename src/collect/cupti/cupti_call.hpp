@@ -5,10 +5,13 @@
 // CUPTI's name for the result. Private to the project: CUPTI's headers stay out of include/.
 #pragma once
 
+#include <cupti_profiler_host.h>
 #include <cupti_result.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "diescope/core/error.hpp"
 
@@ -49,6 +52,11 @@ Params make_params(std::size_t struct_size) {
   params.structSize = struct_size;
   return params;
 }
+
+// The configuration image of the metrics added to `host` so far. Throws CuptiError.
+std::vector<std::uint8_t> config_image(CUpti_Profiler_Host_Object* host);
+// The hardware passes a configuration image needs. Throws CuptiError.
+std::size_t pass_count(std::vector<std::uint8_t>& image);
 
 }  // namespace diescope::cupti
 

@@ -78,20 +78,8 @@ bool HostObject::add_metrics(const std::vector<std::string>& metrics) {
 }
 
 std::size_t HostObject::passes() const {
-  auto size = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
-  size.pHostObject = host(object_);
-  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetConfigImageSize(&size));
-  std::vector<std::uint8_t> image(size.configImageSize);
-  auto get = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
-  get.pHostObject = host(object_);
-  get.configImageSize = image.size();
-  get.pConfigImage = image.data();
-  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetConfigImage(&get));
-  auto passes = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
-  passes.configImageSize = image.size();
-  passes.pConfigImage = image.data();
-  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetNumOfPasses(&passes));
-  return passes.numOfPasses;
+  std::vector<std::uint8_t> image = cupti::config_image(host(object_));
+  return cupti::pass_count(image);
 }
 
 PassCount count_passes(const std::string& chip, const std::vector<std::string>& metrics,

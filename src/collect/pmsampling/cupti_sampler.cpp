@@ -299,22 +299,10 @@ void Sampler::setup() {
                   chip_ + " does not accept the metric set (" + cupti::result_name(rc) + ")" +
                       (bad.empty() ? std::string{} : "; unknown here: " + bad)};
   }
-  auto size = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
-  size.pHostObject = host_;
-  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetConfigImageSize(&size));
-  config_.resize(size.configImageSize);
-  auto image = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
-  image.pHostObject = host_;
-  image.configImageSize = config_.size();
-  image.pConfigImage = config_.data();
-  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetConfigImage(&image));
-  auto passes = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
-  passes.configImageSize = config_.size();
-  passes.pConfigImage = config_.data();
-  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetNumOfPasses(&passes));
-  if (passes.numOfPasses != 1) {
+  config_ = cupti::config_image(host_);
+  if (const std::size_t passes = cupti::pass_count(config_); passes != 1) {
     throw Failure{m::ErrorKind::metrics, 0,
-                  "the metric set needs " + std::to_string(passes.numOfPasses) + " counter passes on " + chip_ +
+                  "the metric set needs " + std::to_string(passes) + " counter passes on " + chip_ +
                       "; PM sampling reads one"};
   }
 

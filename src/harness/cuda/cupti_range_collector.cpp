@@ -73,16 +73,7 @@ class HostObject {
     } catch (const cupti::CuptiError& e) {
       throw counter_error(e, CounterErrorKind::Metric);  // most likely a name this chip lacks
     }
-    auto size = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
-    size.pHostObject = object_;
-    DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetConfigImageSize(&size));
-    std::vector<std::uint8_t> image(size.configImageSize);
-    auto get = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
-    get.pHostObject = object_;
-    get.configImageSize = image.size();
-    get.pConfigImage = image.data();
-    DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetConfigImage(&get));
-    return image;
+    return cupti::config_image(object_);
   }
 
   CUpti_Profiler_Host_Object* get() const { return object_; }
@@ -90,14 +81,6 @@ class HostObject {
  private:
   CUpti_Profiler_Host_Object* object_ = nullptr;
 };
-
-std::size_t passes_of(std::vector<std::uint8_t>& config) {
-  auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
-  p.configImageSize = config.size();
-  p.pConfigImage = config.data();
-  DIESCOPE_CUPTI_CHECK(cuptiProfilerHostGetNumOfPasses(&p));
-  return p.numOfPasses;
-}
 
 std::vector<const char*> profiler_names(const std::vector<CounterMetric>& metrics) {
   std::vector<const char*> names;
@@ -166,7 +149,7 @@ CuptiRangeCollector::CuptiRangeCollector(std::vector<CounterMetric> metrics, int
 
   s.host = std::make_unique<HostObject>(s.chip, s.availability.data());
   s.config = s.host->config_image(s.names);
-  s.passes = passes_of(s.config);
+  s.passes = cupti::pass_count(s.config);
 
   auto enable = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
   enable.ctx = context;
@@ -288,7 +271,7 @@ std::size_t counter_pass_count(const std::string& chip, const std::vector<Counte
   std::vector<const char*> names = profiler_names(metrics);
   HostObject host(chip, nullptr);
   std::vector<std::uint8_t> config = host.config_image(names);
-  return passes_of(config);
+  return cupti::pass_count(config);
 } catch (const cupti::CuptiError& e) {
   throw counter_error(e, CounterErrorKind::Setup);
 }
