@@ -188,9 +188,10 @@ json stream_json(const DeviceModel& m) {
   return j;
 }
 
-json cache_json(const DeviceModel& m) {
+// A working-set sweep's points and capacity fit (device_model.cache and cache_reread share the form).
+json cache_json(const std::vector<WorkingSetPoint>& sweep, const std::optional<CapacityFit>& capacity) {
   json points = json::array();
-  for (const WorkingSetPoint& p : m.working_set) {
+  for (const WorkingSetPoint& p : sweep) {
     json o{{"k", p.k}, {"working_set_bytes", p.working_set_bytes}, {"requested_bytes", p.requested_bytes},
            {"distinct_bytes", p.distinct_bytes}};
     set_num(o, "seconds", p.seconds, "not timed");
@@ -198,7 +199,7 @@ json cache_json(const DeviceModel& m) {
     points.push_back(o);
   }
   json j{{"points", points}};
-  if (!m.cache) {
+  if (!capacity) {
     j["outcome"] = "not_run";
     j["reason"] = "the working-set sweep was not run";
     return j;
@@ -228,7 +229,7 @@ json cache_json(const DeviceModel& m) {
           j["reason"] = fit.reason;
         }
       },
-      *m.cache);
+      *capacity);
   return j;
 }
 
@@ -327,10 +328,19 @@ CalibratedUnit calibrated_unit(const ColumnDef& column, const UnitRule& rule, co
 }
 
 json device_model_json(const DeviceModel& model) {
-  return json{{"stream", stream_json(model)},
-              {"cache", cache_json(model)},
-              {"issue", issue_json(model)},
-              {"fill", fill_json(model)}};
+  json j{{"stream", stream_json(model)},
+         {"cache", cache_json(model.working_set, model.cache)},
+         {"issue", issue_json(model)},
+         {"fill", fill_json(model)}};
+  // Only a full calibration runs the re-read sweep; a file without it has no cache_reread.
+  if (!model.reread.empty()) {
+    j["cache_reread"] = cache_json(model.reread, model.cache_reread);
+    j["cache_reread"]["note"] =
+        "diescope's re-read sweep: one buffer read again and again with L1-bypassing loads, so a point's "
+        "working set is the buffer itself; beside the seed's contraction sweep (device_model.cache), whose "
+        "working set is the seed's proxy";
+  }
+  return j;
 }
 
 json calibration_to_json(const CalibrationFile& f) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include <fmt/core.h>
 
@@ -195,16 +196,71 @@ std::vector<LaunchPoint> parse_launch_points(const nlohmann::json& line) {
   return out;
 }
 
-nlohmann::json reread_cache_json(const std::vector<WorkingSetPoint>& points, std::optional<double> dram_rate) {
-  DeviceModel m;
-  m.working_set = points;
-  if (!points.empty()) m.cache = fit_capacity(points, dram_rate);
-  nlohmann::json j = device_model_json(m).at("cache");
-  if (!points.empty())
-    j["note"] = "diescope's re-read sweep: one buffer read again and again with L1-bypassing loads, so a point's "
-                "working set is the buffer itself; beside the seed's contraction sweep (device_model.cache), whose "
-                "working set is the seed's proxy";
-  return j;
+std::optional<WorkloadLines::Begin> WorkloadLines::read(const std::string& line) {
+  const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (!j.is_object() || !j.contains("calibrate")) return std::nullopt;
+  const std::string kind = j.value("calibrate", "");
+  if (kind == "begin") return Begin{j.value("index", 0), j.value("name", "")};
+  if (kind == "device")
+    device = j.value("device", nlohmann::json());
+  else if (kind == "step")
+    steps.push_back(parse_workload_step(j));
+  else if (kind == "stream")
+    sweeps.stream = parse_stream_timings(j);
+  else if (kind == "working_set")
+    sweeps.working_set = parse_working_set(j);
+  else if (kind == "reread")
+    sweeps.reread = parse_working_set(j);
+  else if (kind == "issue")
+    sweeps.issue = parse_issue_points(j);
+  else if (kind == "launch")
+    sweeps.launch = parse_launch_points(j);
+  return std::nullopt;
+}
+
+DeviceFacts device_facts(const RecordingMeta& probe, const nlohmann::json& device) {
+  DeviceFacts facts;
+  facts.gpu = probe.gpu;
+  facts.unit_table = probe.unit_table;
+  facts.units = probe.units;
+  if (device.is_object()) {
+    if (device.contains("sm_count") && device["sm_count"].is_number_integer()) facts.gpu.sm_count = device["sm_count"];
+    if (device.contains("l2_bytes") && device["l2_bytes"].is_number_integer()) facts.gpu.l2_bytes = device["l2_bytes"];
+  }
+  return facts;
+}
+
+std::vector<MeasuredStep> measure_recorded_steps(const RecordSource& recording, const std::vector<WorkloadStep>& steps,
+                                                 const CalibrationPlan& plan) {
+  const RecordingMeta& meta = recording.meta();
+  std::map<std::string, std::size_t> unit_column;
+  for (std::size_t i = 0; i < meta.units.size(); ++i) unit_column[meta.units[i].key] = i;
+  std::optional<std::size_t> bytes_column;
+  for (std::size_t i = 0; i < meta.counts.size(); ++i)
+    if (meta.counts[i].key == "dram_bytes") bytes_column = i;
+  std::map<std::string, std::vector<CounterSample>> samples;
+  {
+    auto stream = recording.stream<ChipSample>();
+    ChipSample s;
+    while (stream->next(s)) {
+      const double bytes = bytes_column && *bytes_column < s.counts.size() ? s.counts[*bytes_column] : kNaN;
+      for (const auto& [key, column] : unit_column)
+        if (column < s.units.size()) samples[key].push_back({s.start_ns, s.end_ns, s.units[column], key == "dram" ? bytes : kNaN});
+    }
+  }
+  std::vector<MemClockReading> clocks;
+  {
+    auto stream = recording.stream<ClockReading>();
+    ClockReading c;
+    while (stream->next(c)) clocks.push_back({c.ts_ns, c.mem_mhz});
+  }
+  std::vector<MeasuredStep> measured;
+  for (const WorkloadStep& step : steps) {
+    const auto planned = std::find_if(plan.steps.begin(), plan.steps.end(), [&step](const StepPlan& p) { return p.name == step.name; });
+    const StepRole role = planned != plan.steps.end() ? planned->role : StepRole::reported;
+    measured.push_back(measure_step(step, samples[step.unit], clocks, role));
+  }
+  return measured;
 }
 
 MeasuredStep measure_step(const WorkloadStep& step, const std::vector<CounterSample>& samples,
@@ -262,26 +318,6 @@ MeasuredStep measure_step(const WorkloadStep& step, const std::vector<CounterSam
   return m;
 }
 
-MeasuredStep RecordedStepRunner::run_step(const StepPlan& plan) {
-  const auto it = std::find_if(steps.begin(), steps.end(), [&plan](const MeasuredStep& s) { return s.name == plan.name; });
-  if (it == steps.end()) {
-    MeasuredStep m;
-    m.unit = plan.unit;
-    m.name = plan.name;
-    m.role = plan.role;
-    m.loaded_sms = plan.loaded_sms;
-    m.work = kNaN;
-    m.reading_pct = kNaN;
-    m.counted_bytes = kNaN;
-    m.sm_clock_mhz = m.mem_clock_min_mhz = m.mem_clock_max_mhz = kNaN;
-    return m;
-  }
-  MeasuredStep m = *it;
-  steps.erase(it);
-  m.role = plan.role;
-  return m;
-}
-
 std::string format_time_left(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) seconds = 0;
   const long s = std::lround(seconds);
@@ -318,6 +354,22 @@ double planned_seconds(const CalibrationPlan& plan, int index) {
   if (name == "working-set sweep") return plan.working_set_seconds;
   if (name == "launch-fill sweep") return plan.launch_seconds;
   return plan.issue_seconds;
+}
+
+Progress progress_at(const CalibrationPlan& plan, int index, std::string name) {
+  Progress p;
+  p.index = index;
+  p.total = static_cast<int>(planned_names(plan).size());
+  p.name = std::move(name);
+  for (int i = index; i <= p.total; ++i) p.seconds_left += planned_seconds(plan, i);
+  return p;
+}
+
+std::string plan_text(const DeviceFacts& facts, const CalibrationPlan& plan) {
+  const Progress whole = progress_at(plan, 1, "");
+  return fmt::format("{} {} on {} ({} SMs), {} steps and sweeps, about {}", plan.quick ? "quick check" : "full calibration",
+                     facts.unit_table, facts.gpu.model, facts.gpu.sm_count, whole.total,
+                     format_time_left(whole.seconds_left));
 }
 
 }  // namespace diescope::calibrate

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/core.h>
 
@@ -9,6 +10,8 @@
 
 namespace diescope::calibrate {
 namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::vector<std::int64_t> powers_of_two(std::int64_t from, std::int64_t to) {
   std::vector<std::int64_t> out;
@@ -60,15 +63,6 @@ std::optional<StepWorkload> judged_workload(std::string_view unit, int compute_c
 
 std::string LaunchGeometry::name() const { return fmt::format("{}x{}x{}/{}x{}", bm, bn, bk, tm, tn); }
 
-double CalibrationPlan::estimated_seconds() const {
-  double total = stream_seconds;
-  for (const StepPlan& s : steps) total += s.seconds;
-  if (run_working_set) total += working_set_seconds;
-  if (run_issue) total += issue_seconds;
-  if (run_launch) total += launch_seconds;
-  return total;
-}
-
 std::vector<int> load_ladder(int sm_count, bool quick) {
   std::vector<int> loads;
   if (sm_count <= 0) return loads;
@@ -107,11 +101,10 @@ CalibrationPlan plan_calibration(const DeviceFacts& facts, bool quick) {
 
 DeviceModel fit_device_model(DeviceModel m, const GpuIdentity& gpu) {
   if (!m.stream_timings.empty()) m.stream = fit_stream(m.stream_timings, gpu.l2_bytes);
-  if (!m.working_set.empty()) {
-    std::optional<double> dram;
-    if (m.stream && std::isfinite(m.stream->bandwidth_bytes_per_s)) dram = m.stream->bandwidth_bytes_per_s;
-    m.cache = fit_capacity(m.working_set, dram);
-  }
+  std::optional<double> dram;
+  if (m.stream && std::isfinite(m.stream->bandwidth_bytes_per_s)) dram = m.stream->bandwidth_bytes_per_s;
+  if (!m.working_set.empty()) m.cache = fit_capacity(m.working_set, dram);
+  if (!m.reread.empty()) m.cache_reread = fit_capacity(m.reread, dram);
   if (!m.launch_points.empty()) m.fill = fit_fill(m.launch_points, gpu.sm_count);
   if (!m.issue_points.empty()) {
     std::optional<FillModel> fill;
@@ -122,38 +115,41 @@ DeviceModel fit_device_model(DeviceModel m, const GpuIdentity& gpu) {
   return m;
 }
 
-CalibrationFile run_calibration(StepRunner& runner, const DeviceFacts& facts, const CalibrationPlan& plan,
-                                const RunInfo& info, const ProgressFn& progress) {
-  const int total = static_cast<int>(plan.steps.size()) + 1 + (plan.run_working_set ? 1 : 0) + (plan.run_issue ? 1 : 0) +
-                    (plan.run_launch ? 1 : 0);
-  double left = plan.estimated_seconds();
-  int index = 0;
-  auto announce = [&](const std::string& name, double seconds) {
-    ++index;
-    if (progress) progress(Progress{index, total, name, left});
-    left = std::max(0.0, left - seconds);
-  };
-
-  std::vector<MeasuredStep> measured;
+std::vector<MeasuredStep> steps_in_plan_order(const CalibrationPlan& plan, std::vector<MeasuredStep> answers) {
+  std::vector<MeasuredStep> ordered;
   for (const StepPlan& step : plan.steps) {
-    announce(step.name, step.seconds);
-    measured.push_back(runner.run_step(step));
+    const auto it = std::find_if(answers.begin(), answers.end(), [&step](const MeasuredStep& s) { return s.name == step.name; });
+    if (it == answers.end()) {
+      MeasuredStep missing;
+      missing.unit = step.unit;
+      missing.name = step.name;
+      missing.role = step.role;
+      missing.loaded_sms = step.loaded_sms;
+      missing.work = kNaN;
+      missing.reading_pct = kNaN;
+      missing.counted_bytes = kNaN;
+      missing.sm_clock_mhz = missing.mem_clock_min_mhz = missing.mem_clock_max_mhz = kNaN;
+      ordered.push_back(std::move(missing));
+      continue;
+    }
+    MeasuredStep answered = std::move(*it);
+    answers.erase(it);
+    answered.role = step.role;
+    ordered.push_back(std::move(answered));
   }
+  return ordered;
+}
+
+CalibrationFile build_calibration(const DeviceFacts& facts, const CalibrationPlan& plan, const DeviceAnswers& answers,
+                                  const RunInfo& info) {
+  const std::vector<MeasuredStep> measured = steps_in_plan_order(plan, answers.steps);
+  // A sweep the plan left out is not fitted, whatever was answered for it.
   DeviceModel model;
-  announce("stream", plan.stream_seconds);
-  model.stream_timings = runner.time_stream(plan.stream);
-  if (plan.run_working_set) {
-    announce("working-set sweep", plan.working_set_seconds);
-    model.working_set = runner.time_working_set(plan.working_set);
-  }
-  if (plan.run_launch) {
-    announce("launch-fill sweep", plan.launch_seconds);
-    model.launch_points = runner.time_launch_sweep(plan.launch);
-  }
-  if (plan.run_issue) {
-    announce("issue-rate sweep", plan.issue_seconds);
-    model.issue_points = runner.time_issue_sweep(plan.issue);
-  }
+  model.stream_timings = answers.stream;
+  if (plan.run_working_set) model.working_set = answers.working_set;
+  model.reread = answers.reread;
+  if (plan.run_launch) model.launch_points = answers.launch;
+  if (plan.run_issue) model.issue_points = answers.issue;
   model = fit_device_model(std::move(model), facts.gpu);
 
   CalibrationFile file;

@@ -81,7 +81,7 @@ TEST(CalibrateCli, BadGpuIndexIsAUsageError) {
 // The whole command on the CPU: the stand-in libnvidia-ml.so.1, the fake sampler child and a
 // stand-in diescope-workload (fake_calibrate_workload.py) beside a hard link to diescope, so every
 // part of `diescope calibrate` but the kernels runs: probe, plan, the run machinery, the progress
-// lines, measure_step from the recording, run_calibration, the file and the summary. The verdicts
+// lines, measure_step from the recording, build_calibration, the file and the summary. The verdicts
 // are whatever the fake figures give; only that they are there is checked.
 TEST(CalibrateCli, QuickCheckEndToEndOnTheFakePath) {
   const fs::path dir = scratch("fake_path");

@@ -1,12 +1,14 @@
-// The device side's protocol on the CPU: the plan the workload reads, parsing its lines, making a
-// step's counter window and reading from samples (the 99% coverage rule applied to the result),
-// the progress text and the summary. Every figure is declared here; none is a measurement.
+// The device side's protocol on the CPU: the plan the workload reads, parsing and sorting its lines,
+// the facts from the probe, making a step's counter window and reading from samples and from a
+// recording (the 99% coverage rule applied to the result), the progress and its text, and the
+// summary. Every figure is declared here; none is a measurement.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "diescope/calibrate/device_protocol.hpp"
 #include "diescope/core/error.hpp"
+#include "diescope/recording/memory_recording.hpp"
 #include "helpers.hpp"
 
 namespace diescope::calibrate {
@@ -175,20 +177,83 @@ TEST(DeviceProtocol, BlankedSamplesAreSkippedAndBytesScaled) {
   EXPECT_TRUE(std::isnan(m.mem_clock_min_mhz));  // no NVML clock read in the window
 }
 
-TEST(DeviceProtocol, RecordedRunnerReplaysByNameAndMarksMissingSteps) {
-  RecordedStepRunner runner;
-  MeasuredStep a;
-  a.name = "ffma 132/132 SMs";
-  a.unit = "fp32";
-  a.reading_pct = 90;
-  runner.steps.push_back(a);
-  StepPlan p{"fp32", "ffma 132/132 SMs", StepWorkload::ffma, StepRole::judged, 132, 5};
-  EXPECT_DOUBLE_EQ(runner.run_step(p).reading_pct, 90);
-  // Asked again (or a step the workload never reached): no reading, shown as not counted.
-  const MeasuredStep missing = runner.run_step(p);
-  EXPECT_TRUE(std::isnan(missing.reading_pct));
-  EXPECT_EQ(missing.name, p.name);
-  EXPECT_FALSE(check_step(*unit_rule("fp32"), missing).counted);
+TEST(DeviceProtocol, WorkloadLinesSortTheOutput) {
+  WorkloadLines lines;
+  // The window markers and other lines are no calibrate lines.
+  EXPECT_FALSE(lines.read("diescope: measure start"));
+  EXPECT_FALSE(lines.read(R"({"result":1})"));
+  EXPECT_FALSE(lines.read(R"({"calibrate":"device","device":{"sm_count":132,"l2_bytes":52428800}})"));
+  EXPECT_EQ(lines.device["sm_count"], 132);
+  const auto begin = lines.read(R"({"calibrate":"begin","index":3,"name":"ffma 33/132 SMs"})");
+  ASSERT_TRUE(begin);
+  EXPECT_EQ(begin->index, 3);
+  EXPECT_EQ(begin->name, "ffma 33/132 SMs");
+  EXPECT_FALSE(lines.read(step_line(3, 1e9).dump()));
+  ASSERT_EQ(lines.steps.size(), 1u);
+  EXPECT_EQ(lines.steps[0].launches.size(), 3u);
+  const std::string ws_points =
+      R"("points":[{"k":4,"working_set_bytes":1000,"requested_bytes":4000,"distinct_bytes":1000,"seconds":1e-6}])";
+  lines.read(R"({"calibrate":"reread",)" + ws_points + "}");
+  lines.read(R"({"calibrate":"stream","points":[{"kernel":"triad","elements":64,"seconds":[0.001]}]})");
+  EXPECT_EQ(lines.sweeps.reread.size(), 1u);
+  EXPECT_EQ(lines.sweeps.reread[0].requested_bytes, 4000);
+  EXPECT_TRUE(lines.sweeps.working_set.empty());
+  ASSERT_EQ(lines.sweeps.stream.size(), 1u);
+  EXPECT_EQ(lines.sweeps.stream[0].kernel, StreamKernel::triad);
+  EXPECT_TRUE(lines.sweeps.steps.empty());
+  EXPECT_FALSE(lines.read(R"({"calibrate":"done"})"));
+  // A step line missing a field stops the calibration, naming it.
+  json broken = step_line(3, 1e9);
+  broken.erase("launches");
+  EXPECT_THROW(lines.read(broken.dump()), Error);
+}
+
+TEST(DeviceProtocol, DeviceFactsTakeTheWorkloadsSmsAndL2) {
+  RecordingMeta probe;
+  probe.gpu = GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90, 0, 0};  // NVML gave no SMs or L2
+  probe.unit_table = "hopper-gh100";
+  probe.units = test::h200_units();
+  const DeviceFacts facts = device_facts(probe, json{{"sm_count", 132}, {"l2_bytes", 52'428'800}});
+  EXPECT_EQ(facts.gpu.sm_count, 132);
+  EXPECT_EQ(facts.gpu.l2_bytes, 52'428'800);
+  EXPECT_EQ(facts.gpu.model, "NVIDIA H200");
+  EXPECT_EQ(facts.unit_table, "hopper-gh100");
+  EXPECT_EQ(facts.units.size(), 7u);
+  // No device line, or figures that are not integers: the recording's stand.
+  EXPECT_EQ(device_facts(probe, json()).gpu.sm_count, 0);
+  EXPECT_EQ(device_facts(probe, json{{"sm_count", "132"}, {"l2_bytes", 5.2e7}}).gpu.l2_bytes, 0);
+}
+
+TEST(DeviceProtocol, StepsAreMeasuredFromTheRecording) {
+  // A recording with FP32 and DRAM columns and the DRAM byte count: 10 ms samples over the steps'
+  // 1.2 s of work, FP32 reading 80%, DRAM 60% with 1e8 bytes each.
+  MemoryRecording recording;
+  recording.meta_data.units = {test::unit_column("fp32", "FP32", "fma"), test::unit_column("dram", "DRAM", "dram")};
+  ColumnDef bytes;
+  bytes.key = "dram_bytes";
+  recording.meta_data.counts = {bytes};
+  for (const CounterSample& s : samples(kT0, kT0 + 1200 * kMs, 0)) recording.list<ChipSample>().push_back({s.start_ns, s.end_ns, {80, 60}, {}, {1e8}});
+  recording.list<ClockReading>() = {{kT0 + 500 * kMs, 1980, 2619}, {kT0 + 700 * kMs, 1980, 3201}};
+
+  WorkloadStep ffma = parse_workload_step(step_line(60, 6e9));
+  WorkloadStep triad = ffma;
+  triad.unit = "dram";
+  triad.name = "stream-triad 132/132 SMs";
+  WorkloadStep unplanned = ffma;
+  unplanned.name = "ffma 7/132 SMs";
+  const CalibrationPlan plan = plan_calibration(h200_facts(), false);
+  const std::vector<MeasuredStep> m = measure_recorded_steps(recording, {ffma, triad, unplanned}, plan);
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_DOUBLE_EQ(m[0].reading_pct, 80);
+  EXPECT_TRUE(std::isnan(m[0].counted_bytes));  // FP32 has no byte count
+  EXPECT_EQ(m[0].role, StepRole::judged);
+  EXPECT_DOUBLE_EQ(m[1].reading_pct, 60);
+  const double samples_in = static_cast<double>(m[1].counter_window.end_ns - m[1].counter_window.start_ns) / (10 * kMs);
+  EXPECT_NEAR(m[1].counted_bytes, samples_in * 1e8, 1);
+  // NVML's memory clock inside the window: 2619 and 3201 MHz.
+  EXPECT_DOUBLE_EQ(m[1].mem_clock_min_mhz, 2619);
+  EXPECT_DOUBLE_EQ(m[1].mem_clock_max_mhz, 3201);
+  EXPECT_EQ(m[2].role, StepRole::reported);  // not in the plan
 }
 
 TEST(DeviceProtocol, TimeLeftText) {
@@ -220,6 +285,27 @@ TEST(DeviceProtocol, PlannedNamesAndSeconds) {
   const CalibrationPlan full = plan_calibration(h200_facts(), false);
   EXPECT_EQ(planned_names(full).back(), "issue-rate sweep");
   EXPECT_EQ(planned_names(full).size(), full.steps.size() + 4);
+}
+
+TEST(DeviceProtocol, ProgressAtEachStepAndSweep) {
+  const CalibrationPlan full = plan_calibration(h200_facts(), false);
+  // 26 steps and 4 sweeps. Time left at the first: 26 x (5 + 0.8) + 5 + 20 + 30 + 20 = 225.8 s;
+  // at the second, 5.8 s less; at the last (the issue-rate sweep), its own 20 s.
+  const Progress first = progress_at(full, 1, "ffma 132/132 SMs");
+  EXPECT_EQ(first.total, 30);
+  EXPECT_EQ(first.name, "ffma 132/132 SMs");
+  EXPECT_NEAR(first.seconds_left, 225.8, 1e-9);
+  EXPECT_NEAR(progress_at(full, 2, "").seconds_left, 220, 1e-9);
+  EXPECT_DOUBLE_EQ(progress_at(full, 30, "issue-rate sweep").seconds_left, 20);
+  EXPECT_DOUBLE_EQ(progress_at(plan_calibration(h200_facts(), true), 15, "stream").seconds_left, 2);
+}
+
+TEST(DeviceProtocol, PlanText) {
+  EXPECT_EQ(plan_text(h200_facts(), plan_calibration(h200_facts(), true)),
+            "quick check hopper-gh100 on NVIDIA H200 (132 SMs), 15 steps and sweeps, about 41 s");
+  // 225.8 s rounds to 226 s.
+  EXPECT_EQ(plan_text(h200_facts(), plan_calibration(h200_facts(), false)),
+            "full calibration hopper-gh100 on NVIDIA H200 (132 SMs), 30 steps and sweeps, about 3 min 46 s");
 }
 
 TEST(DeviceProtocol, SummaryNamesVerdictsAndTheModel) {

@@ -1,6 +1,6 @@
-// The calibration plan, and run_calibration walking it on a test double of the device whose
-// readings are computed from declared figures (it stands in for the GPU side in this test only;
-// nothing here is a measurement).
+// The calibration plan, and build_calibration judging what a test double of the device answered
+// for it, with readings computed from declared figures (it stands in for the GPU side in this test
+// only; nothing here is a measurement).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,8 +49,8 @@ TEST(Plan, FullAndQuick) {
   EXPECT_EQ(tensor->workload, StepWorkload::bf16_wgmma);
   EXPECT_EQ(tensor->name, "bf16-wgmma 132/132 SMs");
   EXPECT_EQ(std::count_if(full.steps.begin(), full.steps.end(), [](const StepPlan& s) { return s.unit == "l1_fill"; }), 0);
-  // 26 x 5 s + STREAM 5 + working set 20 + issue 20 + launch fill 30 = 205 s.
-  EXPECT_DOUBLE_EQ(full.estimated_seconds(), 205);
+  // 26 x (5 s + 0.8 s around each step) + STREAM 5 + working set 20 + issue 20 + launch fill 30 = 225.8 s.
+  EXPECT_NEAR(progress_at(full, 1, "").seconds_left, 225.8, 1e-9);
   EXPECT_EQ(full.working_set.ks.front(), 256);
   EXPECT_EQ(full.working_set.ks.back(), 65536);
   EXPECT_EQ(full.issue.ks.back(), 32768);
@@ -59,9 +59,10 @@ TEST(Plan, FullAndQuick) {
   EXPECT_EQ(full.launch.geometries[1].threads(), 256);
 
   const CalibrationPlan quick = plan_calibration(h200_facts(), true);
-  // 6 units x 2 loads + 2 reported = 14 steps x 2 s + STREAM 2 s = 30 s, sweeps left out: under a minute.
+  // 6 units x 2 loads + 2 reported = 14 steps x (2 s + 0.8 s) + STREAM 2 s = 41.2 s, sweeps left out:
+  // under a minute.
   EXPECT_EQ(quick.steps.size(), 14u);
-  EXPECT_DOUBLE_EQ(quick.estimated_seconds(), 30);
+  EXPECT_NEAR(progress_at(quick, 1, "").seconds_left, 41.2, 1e-9);
   EXPECT_FALSE(quick.run_working_set || quick.run_issue || quick.run_launch);
   EXPECT_EQ(quick.stream.repeats, 3);
 }
@@ -75,11 +76,24 @@ TEST(Plan, TensorWorkloadFollowsTheChip) {
 }
 
 // A test double of the GPU side: every reading is computed from the figures below.
-class DeclaredDevice : public StepRunner {
+class DeclaredDevice {
  public:
   double tensor_phantom_points = 5;  // the Tensor counter reads this much above its work
 
-  MeasuredStep run_step(const StepPlan& plan) override {
+  // What the device side answers for `plan`: every step, in reverse order (answers are matched to
+  // the plan by name), and the sweeps the plan runs.
+  DeviceAnswers answer(const CalibrationPlan& plan) {
+    DeviceAnswers a;
+    for (const StepPlan& step : plan.steps) a.steps.insert(a.steps.begin(), run_step(step));
+    a.stream = time_stream(plan.stream);
+    if (plan.run_working_set) a.working_set = time_working_set();
+    if (plan.run_launch) a.launch = time_launch_sweep();
+    if (plan.run_issue) a.issue = time_issue_sweep();
+    return a;
+  }
+
+ private:
+  MeasuredStep run_step(const StepPlan& plan) {
     MeasuredStep s;
     s.unit = plan.unit;
     s.name = plan.name;
@@ -127,13 +141,13 @@ class DeclaredDevice : public StepRunner {
     return s;
   }
 
-  std::vector<StreamTiming> time_stream(const StreamPlan& plan) override {
+  static std::vector<StreamTiming> time_stream(const StreamPlan& plan) {
     // copy at 4.0e12 B/s, triad at 4.2e12: 2^26 floats, 536,870,912 and 805,306,368 bytes.
     return {{StreamKernel::copy, plan.elements, {536870912.0 / 4.0e12}},
             {StreamKernel::triad, plan.elements, {805306368.0 / 4.2e12, 805306368.0 / 4.1e12}}};
   }
 
-  std::vector<WorkingSetPoint> time_working_set(const WorkingSetPlan&) override {
+  static std::vector<WorkingSetPoint> time_working_set() {
     // 8 MB served at 2e13 B/s from cache, 64 MB and 128 MB at the DRAM rate.
     auto point = [](std::int64_t ws, double rate) {
       return WorkingSetPoint{ws / 1000, ws, static_cast<std::int64_t>(rate / 4), ws, 0.25};
@@ -141,7 +155,7 @@ class DeclaredDevice : public StepRunner {
     return {point(8'000'000, 2e13), point(16'000'000, 1.9e13), point(64'000'000, 4.1e12), point(128'000'000, 4.0e12)};
   }
 
-  std::vector<IssuePoint> time_issue_sweep(const IssuePlan&) override {
+  static std::vector<IssuePoint> time_issue_sweep() {
     // Full-fill launches (1056 blocks of 256 threads on 132 SMs): seconds = 1e-5 + ops / 2e13.
     std::vector<IssuePoint> points;
     for (double ops : {1e9, 2e9, 4e9}) {
@@ -155,7 +169,7 @@ class DeclaredDevice : public StepRunner {
     return points;
   }
 
-  std::vector<LaunchPoint> time_launch_sweep(const LaunchPlan&) override {
+  static std::vector<LaunchPoint> time_launch_sweep() {
     // The true model: 132 SMs saturating at 256 threads each; 64-thread blocks at 1e12 ops/s,
     // 256-thread blocks at 2e12.
     std::vector<LaunchPoint> points;
@@ -173,7 +187,6 @@ class DeclaredDevice : public StepRunner {
     return points;
   }
 
- private:
   TimeNs clock_ = 1'800'000'000'000'000'000;
 };
 
@@ -183,21 +196,10 @@ std::string verdict_of(const CalibrationFile& f, const std::string& key) {
   return "not listed";
 }
 
-TEST(RunCalibration, JudgesEveryUnitAndFitsTheModel) {
+TEST(BuildCalibration, JudgesEveryUnitAndFitsTheModel) {
   DeclaredDevice device;
   const CalibrationPlan plan = plan_calibration(h200_facts(), false);
-  std::vector<Progress> seen;
-  const CalibrationFile f = run_calibration(device, h200_facts(), plan, RunInfo{"2026-11-30T12:34:56Z", "abc123"},
-                                            [&seen](const Progress& p) { seen.push_back(p); });
-
-  // Progress: 26 steps and 4 sweeps, numbered, with the time left counting down from the estimate.
-  ASSERT_EQ(seen.size(), 30u);
-  EXPECT_EQ(seen.front().index, 1);
-  EXPECT_EQ(seen.front().total, 30);
-  EXPECT_DOUBLE_EQ(seen.front().seconds_left, 205);
-  EXPECT_DOUBLE_EQ(seen[1].seconds_left, 200);
-  EXPECT_EQ(seen.back().name, "issue-rate sweep");
-  EXPECT_DOUBLE_EQ(seen.back().seconds_left, 20);
+  const CalibrationFile f = build_calibration(h200_facts(), plan, device.answer(plan), RunInfo{"2026-11-30T12:34:56Z", "abc123"});
 
   EXPECT_EQ(f.schema, 3);
   EXPECT_EQ(f.commit, "abc123");
@@ -265,16 +267,78 @@ TEST(RunCalibration, JudgesEveryUnitAndFitsTheModel) {
   fs::copy_file(path, fs::path(DIESCOPE_BINARY_DIR) / "test-calibrations" / "full.json", fs::copy_options::overwrite_existing);
 }
 
-TEST(RunCalibration, QuickLeavesTheSweepsOutAndSaysSo) {
+TEST(BuildCalibration, AnswersAreMatchedToThePlanByNameOnce) {
+  const StepPlan ffma{"fp32", "ffma 132/132 SMs", StepWorkload::ffma, StepRole::judged, 132, 5};
+  const StepPlan imad{"fp32", "imad 132/132 SMs", StepWorkload::imad, StepRole::reported, 132, 5};
+  CalibrationPlan plan;
+  plan.steps = {ffma, ffma, imad};
+  MeasuredStep answered;
+  answered.unit = "fp32";
+  answered.name = ffma.name;
+  answered.role = StepRole::reported;
+  answered.reading_pct = 90;
+  MeasuredStep stray;  // a step the plan does not name
+  stray.unit = "fp64";
+  stray.name = "dfma 1/132 SMs";
+  const std::vector<MeasuredStep> ordered = steps_in_plan_order(plan, {stray, answered});
+  ASSERT_EQ(ordered.size(), 3u);
+  EXPECT_DOUBLE_EQ(ordered[0].reading_pct, 90);
+  EXPECT_EQ(ordered[0].role, StepRole::judged);  // the plan's role, not the answer's
+  // The same step planned again (or one the workload never reached): no reading, shown as not counted.
+  EXPECT_EQ(ordered[1].name, ffma.name);
+  EXPECT_TRUE(std::isnan(ordered[1].reading_pct));
+  EXPECT_FALSE(check_step(*unit_rule("fp32"), ordered[1]).counted);
+  EXPECT_EQ(ordered[2].name, imad.name);
+  EXPECT_EQ(ordered[2].role, StepRole::reported);
+  EXPECT_EQ(ordered[2].loaded_sms, 132);
+  EXPECT_TRUE(std::isnan(ordered[2].work));
+}
+
+TEST(BuildCalibration, TheReReadSweepIsFittedWithTheStreamCeiling) {
+  DeclaredDevice device;
+  const CalibrationPlan plan = plan_calibration(h200_facts(), false);
+  DeviceAnswers answers = device.answer(plan);
+  // Four passes over each buffer: requested = 4 x buffer, timed at `rate`.
+  auto point = [](std::int64_t buffer, double rate) {
+    return WorkingSetPoint{4, buffer, 4 * buffer, buffer, 4.0 * static_cast<double>(buffer) / rate};
+  };
+  answers.reread = {point(10'000'000, 1.8e13), point(20'000'000, 1.6e13), point(40'000'000, 8.6e12),
+                    point(80'000'000, 4.0e12)};
+  const CalibrationFile f = build_calibration(h200_facts(), plan, answers, RunInfo{"2026-11-30T12:34:56Z", "abc123"});
+  const json& model = f.device_model;
+  // The DRAM rate is STREAM's 4.2e12: threshold sqrt(1.8e13 x 4.2e12) = 8.695e12, so 40 MB at 8.6e12
+  // spilled (against the slowest point's 4.0e12 it would be 8.485e12, and cached). Capacity
+  // sqrt(20e6 x 40e6) = 28,284,271 bytes; cache rate median(1.8e13, 1.6e13) = 1.7e13.
+  const json& reread = model.at("cache_reread");
+  EXPECT_EQ(reread["outcome"], "transition");
+  EXPECT_EQ(reread["cached_ws_bytes"], 20'000'000);
+  EXPECT_EQ(reread["spilled_ws_bytes"], 40'000'000);
+  EXPECT_EQ(reread["capacity_bytes"], 28'284'271);
+  EXPECT_NEAR(reread["cache_bytes_per_s"].get<double>(), 1.7e13, 1e3);
+  EXPECT_EQ(reread["points"].size(), 4u);
+  EXPECT_TRUE(reread["note"].is_string());
+  // The contraction sweep is untouched beside it.
+  EXPECT_EQ(model["cache"]["capacity_bytes"], 32'000'000);
+  EXPECT_NE(summary_text(f).find("Cache (re-read sweep): capacity 28.3 MB (between 20.0 MB cached and 40.0 MB spilled)"),
+            std::string::npos)
+      << summary_text(f);
+}
+
+TEST(BuildCalibration, QuickLeavesTheSweepsOutAndSaysSo) {
   DeclaredDevice device;
   device.tensor_phantom_points = 0;
-  const CalibrationFile f =
-      run_calibration(device, h200_facts(), plan_calibration(h200_facts(), true), RunInfo{"2026-11-30T12:00:00Z", "abc123"});
+  const CalibrationPlan plan = plan_calibration(h200_facts(), true);
+  DeviceAnswers answers = device.answer(plan);
+  // Points for a sweep the plan left out are not fitted.
+  answers.working_set = {WorkingSetPoint{256, 8'000'000, 5'000'000'000'000, 8'000'000, 0.25},
+                         WorkingSetPoint{512, 64'000'000, 1'025'000'000'000, 64'000'000, 0.25}};
+  const CalibrationFile f = build_calibration(h200_facts(), plan, answers, RunInfo{"2026-11-30T12:00:00Z", "abc123"});
   EXPECT_TRUE(f.quick);
   EXPECT_EQ(verdict_of(f, "tensor"), "pass");
   EXPECT_EQ(f.device_model["cache"]["outcome"], "not_run");
   EXPECT_EQ(f.device_model["cache"]["reason"], "the working-set sweep was not run");
   EXPECT_EQ(f.device_model["fill"]["outcome"], "not_run");
+  EXPECT_FALSE(f.device_model.contains("cache_reread"));
   EXPECT_TRUE(f.device_model["stream"]["bandwidth_bytes_per_s"].is_number());
   const ModelCeilings ceilings = model_ceilings(f.device_model);
   EXPECT_TRUE(ceilings.dram_bytes_per_s.has_value());

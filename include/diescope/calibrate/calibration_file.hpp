@@ -53,8 +53,10 @@ struct CalibratedUnit {
 struct DeviceModel {
   std::vector<StreamTiming> stream_timings;
   std::optional<StreamFit> stream;
-  std::vector<WorkingSetPoint> working_set;
+  std::vector<WorkingSetPoint> working_set;  // the contraction sweep: device_model.cache
   std::optional<CapacityFit> cache;
+  std::vector<WorkingSetPoint> reread;       // the re-read sweep: device_model.cache_reread, written when run
+  std::optional<CapacityFit> cache_reread;
   std::vector<IssuePoint> issue_points;
   std::optional<IssueRateFit> issue;
   std::vector<LaunchPoint> launch_points;

@@ -1,7 +1,7 @@
 // How `diescope calibrate` talks to its device side, and what it makes of the answers. Pure: tested
 // on the CPU (tests/calibrate/device_protocol_test.cpp).
 //
-// `diescope calibrate` (no CUDA) writes the plan as JSON (plan_request_json) and runs
+// calibrate_gpu (calibrate/calibrate.hpp; no CUDA) writes the plan as JSON (plan_request_json) and runs
 // `diescope-workload calibrate --plan FILE` under the run machinery (collect/run.hpp), so the
 // sampler child reads the chip's counters over the whole calibration. The workload runs each step
 // and sweep in order and prints one JSON object per line on stdout, each with a "calibrate" key:
@@ -11,7 +11,8 @@
 //   {"calibrate":"step", "index":3, "name":..., "unit":"fp32", "workload":"ffma", "loaded_sms":33,
 //    "sm_count":132, "work":1.2e12, "peak_per_sm_per_cycle":4, "sm_clock_mhz":1980.1,
 //    "launches":[[start_ns,end_ns],...], "window":[start_ns,end_ns], ...}
-//   {"calibrate":"stream"|"working_set"|"issue"|"launch", "points":[...]}
+//   {"calibrate":"stream"|"working_set"|"reread"|"issue"|"launch", "points":[...]}
+//   {"calibrate":"done"}
 //
 // Times are ns on the host's CLOCK_REALTIME (the samples' timeline): the workload maps its kernels'
 // %globaltimer stamps with an offset it measures by bracketing a stamp kernel with the host clock.
@@ -21,13 +22,13 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "diescope/calibrate/steps.hpp"
+#include "diescope/recording/source.hpp"
 
 namespace diescope::calibrate {
 
@@ -54,11 +55,31 @@ std::vector<WorkingSetPoint> parse_working_set(const nlohmann::json& line);
 std::vector<IssuePoint> parse_issue_points(const nlohmann::json& line);
 std::vector<LaunchPoint> parse_launch_points(const nlohmann::json& line);
 
-// The re-read sweep (diescope's, beside the seed's contraction sweep): points in the
-// working-set form (k = passes, working set = distinct = the buffer, requested = passes x buffer),
-// fitted by fit_capacity with the DRAM rate, written as the file's device_model.cache_reread in
-// the same form as device_model.cache.
-nlohmann::json reread_cache_json(const std::vector<WorkingSetPoint>& points, std::optional<double> dram_rate);
+// The re-read sweep's "reread" line has the working-set form (k = passes, working set = distinct =
+// the buffer, requested = passes x buffer) and is read by parse_working_set; build_calibration fits
+// it beside the contraction sweep and writes it as device_model.cache_reread.
+
+// Reads the workload's lines as they come. Lines that are not JSON objects with a "calibrate" key
+// (the window markers, anything else the workload prints) are skipped.
+class WorkloadLines {
+ public:
+  struct Begin {
+    int index = 0;
+    std::string name;
+  };
+  // Takes one line (without its newline); returns the step or sweep it begins, if it begins one.
+  // Throws Error (exit code 3) for a step or sweep line missing a field.
+  std::optional<Begin> read(const std::string& line);
+
+  nlohmann::json device;           // the last "device" line's device object; null when none came
+  std::vector<WorkloadStep> steps; // in the order reported
+  DeviceAnswers sweeps;            // the sweeps' points; its steps stay empty (measure_recorded_steps)
+};
+
+// What calibrate knows before it plans: the probe recording's GPU, unit table and units, with the
+// SM count and L2 size from the workload's device line where it gives them as integers (CUDA's
+// figures, which NVML may not have).
+DeviceFacts device_facts(const RecordingMeta& probe, const nlohmann::json& device);
 
 // One chip sample as the calibration reads it: the unit's value (percent of peak) and the byte
 // count beside it (NaN when none).
@@ -80,22 +101,11 @@ struct MemClockReading {
 MeasuredStep measure_step(const WorkloadStep& step, const std::vector<CounterSample>& samples,
                           const std::vector<MemClockReading>& clocks, StepRole role);
 
-// What the device side answered, replayed to run_calibration in the plan's order. A step the
-// workload never reported (it failed before it) comes back with no reading and no work.
-class RecordedStepRunner final : public StepRunner {
- public:
-  std::deque<MeasuredStep> steps;
-  std::vector<StreamTiming> stream;
-  std::vector<WorkingSetPoint> working_set;
-  std::vector<IssuePoint> issue;
-  std::vector<LaunchPoint> launch;
-
-  MeasuredStep run_step(const StepPlan& plan) override;
-  std::vector<StreamTiming> time_stream(const StreamPlan&) override { return stream; }
-  std::vector<WorkingSetPoint> time_working_set(const WorkingSetPlan&) override { return working_set; }
-  std::vector<IssuePoint> time_issue_sweep(const IssuePlan&) override { return issue; }
-  std::vector<LaunchPoint> time_launch_sweep(const LaunchPlan&) override { return launch; }
-};
+// measure_step for each reported step, over the run's recording: each unit's column of the chip
+// samples (DRAM with the dram_bytes count beside it) and NVML's memory clock. A step gets its
+// plan's role; one the plan does not name is reported.
+std::vector<MeasuredStep> measure_recorded_steps(const RecordSource& recording, const std::vector<WorkloadStep>& steps,
+                                                 const CalibrationPlan& plan);
 
 // "1 min 05 s", "42 s", "0 s".
 std::string format_time_left(double seconds);
@@ -108,6 +118,12 @@ std::string progress_text(const Progress& progress, bool terminal, int bar_width
 double planned_seconds(const CalibrationPlan& plan, int index);
 // Step and sweep names in the order the workload runs them (steps, then stream and the sweeps).
 std::vector<std::string> planned_names(const CalibrationPlan& plan);
+// Where a calibration is when the workload begins step or sweep `index` (1-based) of the plan: the
+// total is every step and sweep, the time left the planned seconds of this one and those after it.
+Progress progress_at(const CalibrationPlan& plan, int index, std::string name);
+// The line announcing the plan: "quick check hopper-gh100 on NVIDIA H200 (132 SMs), 15 steps and
+// sweeps, about 41 s".
+std::string plan_text(const DeviceFacts& facts, const CalibrationPlan& plan);
 
 // The summary `diescope calibrate` prints: each unit's verdict, ceiling and reason, then the device
 // model (bandwidth ceiling, cache capacity beside the driver's L2 size, issue rate, launch fill).

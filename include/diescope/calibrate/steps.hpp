@@ -1,10 +1,10 @@
-// How a calibration runs: a plan of steps and sweeps (pure, tested on the CPU), a StepRunner that
-// the device side implements (kernels timed through the diescope::harness harness, chip counters from
-// the sampler), and run_calibration, which walks the plan, judges each unit and fits the device
-// model into a CalibrationFile. Nothing here touches a GPU.
+// How a calibration is laid out and judged: a plan of steps and sweeps, what the device side
+// answered for it (DeviceAnswers), and build_calibration, which judges each unit and fits the
+// device model into a CalibrationFile. Pure: nothing here touches a GPU (tests/calibrate/steps_test.cpp).
+// calibrate/calibrate.hpp runs the plan on a GPU; calibrate/device_protocol.hpp turns the device
+// side's output into DeviceAnswers.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -88,9 +88,8 @@ struct CalibrationPlan {
   WorkingSetPlan working_set;
   IssuePlan issue;
   LaunchPlan launch;
-  // Rough time each sweep takes, for the progress line's time left.
+  // Rough time each sweep takes, for the progress line's time left (planned_seconds).
   double stream_seconds = 5, working_set_seconds = 20, issue_seconds = 20, launch_seconds = 30;
-  double estimated_seconds() const;
 };
 
 // Loads, most first: every SM, half, a quarter, one (132 -> 132, 66, 33, 1; the method's GB205
@@ -103,42 +102,44 @@ inline constexpr double kQuickStepSeconds = 2;
 // two reported steps at full load.
 CalibrationPlan plan_calibration(const DeviceFacts& facts, bool quick);
 
-// The device side. Each call runs one thing and returns what it measured: real timings and counter
-// readings, NaN for what it could not read. It throws DeviceError when the device fails.
-class StepRunner {
- public:
-  virtual ~StepRunner() = default;
-  // Runs the workload on plan.loaded_sms SMs with work queued so the GPU never waits on the host
-  // inside the counter window, for about plan.seconds; returns the counted work, the work's own
-  // timestamps, the counter window and the unit's reading, and the clocks.
-  virtual MeasuredStep run_step(const StepPlan& plan) = 0;
-  virtual std::vector<StreamTiming> time_stream(const StreamPlan& plan) = 0;
-  virtual std::vector<WorkingSetPoint> time_working_set(const WorkingSetPlan& plan) = 0;
-  virtual std::vector<IssuePoint> time_issue_sweep(const IssuePlan& plan) = 0;
-  virtual std::vector<LaunchPoint> time_launch_sweep(const LaunchPlan& plan) = 0;
-};
-
+// Where a calibration is, for the progress line (progress_at in calibrate/device_protocol.hpp).
 struct Progress {
   int index = 0;            // 1-based, of `total`
   int total = 0;
   std::string name;         // what is running now
   double seconds_left = 0;  // planned time of this and what follows
 };
-using ProgressFn = std::function<void(const Progress&)>;
+
+// What the device side answered for a plan: the steps it measured (real timings and counter
+// readings, NaN for what it could not read) and the sweeps' points (empty when not run).
+struct DeviceAnswers {
+  std::vector<MeasuredStep> steps;  // any order: matched to the plan by name
+  std::vector<StreamTiming> stream;
+  std::vector<WorkingSetPoint> working_set;
+  std::vector<WorkingSetPoint> reread;  // the re-read sweep, in the working-set form
+  std::vector<IssuePoint> issue;
+  std::vector<LaunchPoint> launch;
+};
 
 struct RunInfo {
   std::string date;    // UTC, format_utc_date
   std::string commit;  // build_commit() normally
 };
 
-// Walks the plan on `runner`, judges every unit with steps, fits the device model and returns the
-// file to write. Units with a rule but no step (not in the table) are not listed.
-CalibrationFile run_calibration(StepRunner& runner, const DeviceFacts& facts, const CalibrationPlan& plan,
-                                const RunInfo& info, const ProgressFn& progress = {});
+// The measured step of each planned step, in the plan's order and with the plan's role. Each
+// answer is used once; a planned step with no answer (the device side failed before it) comes back
+// with no reading and no work, so its verdict shows it as not counted. Answers the plan does not
+// name are left out.
+std::vector<MeasuredStep> steps_in_plan_order(const CalibrationPlan& plan, std::vector<MeasuredStep> answers);
 
-// Fits the device model from the sweeps' points: the STREAM ceiling, then the cache capacity with
-// that ceiling as the DRAM rate, the launch fill over the device's SMs, and the issue rate
-// normalised by the fitted fill where there is one.
+// Judges every unit with steps, fits the device model and returns the whole file to write. Units
+// with a rule but no step (not in the table) are not listed.
+CalibrationFile build_calibration(const DeviceFacts& facts, const CalibrationPlan& plan, const DeviceAnswers& answers,
+                                  const RunInfo& info);
+
+// Fits the device model from the sweeps' points: the STREAM ceiling, then the cache capacity of
+// both working-set sweeps with that ceiling as the DRAM rate, the launch fill over the device's
+// SMs, and the issue rate normalised by the fitted fill where there is one.
 DeviceModel fit_device_model(DeviceModel points, const GpuIdentity& gpu);
 
 }  // namespace diescope::calibrate

@@ -1,7 +1,7 @@
 // The method's calibrate verdicts (docs/calibration.md#verdicts), as pure functions
 // over measured steps. A step is one workload of known size run at one load (all SMs or fewer)
-// while the unit's counter is sampled; the device side (calibrate/steps.hpp) measures it, this file
-// judges it.
+// while the unit's counter is sampled; the device side measures it (calibrate/device_protocol.hpp),
+// this file judges it.
 //
 // Two kinds of check:
 //  - expected reading: the work counted, the pipe's peak per SM per cycle, the SMs, the clock the
