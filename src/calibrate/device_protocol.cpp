@@ -448,7 +448,7 @@ std::string summary_text(const CalibrationFile& file) {
            (str_or(i, "outcome", "") == "fit"
                 ? fmt::format("{:.2f} Tops/s, latency {:.1f} us{}, largest residual {:.1f}%",
                               num_or_nan(i, "rate_ops_per_s") / 1e12, latency_s * 1e6,
-                              // The seed reports the fit's intercept as it is; below zero it is no time at all.
+                              // The fit's intercept is reported as it is; below zero it is no time at all.
                               latency_s < 0 ? " (a negative intercept: no launch latency can be read)" : "",
                               num_or_nan(i, "max_residual") * 100)
                 : str_or(i, "outcome", "?") + (i.contains("reason") ? ": " + str_or(i, "reason", "") : "")) +

@@ -19,11 +19,11 @@
 
 namespace diescope::calibrate {
 
-// The file format's version. Schema 3 is the first calibration schema reports read (seed 000:
-// "a calibration file, schema 3 or later").
+// The file format's version. Schema 3 is the first calibration schema reports read
+// (docs/calibration.md#how-a-report-finds-its-calibration).
 inline constexpr int kCalibrationSchemaVersion = 3;
 inline constexpr int kMinCalibrationSchema = 3;
-// MAX_FILE_BYTES: only files up to 16 MB are read.
+// Only files up to 16 MB are read.
 inline constexpr std::uintmax_t kMaxCalibrationFileBytes = std::uintmax_t{16} * 1024 * 1024;
 // What marks a JSON file as a calibration file.
 inline constexpr std::string_view kCalibrationKind = "diescope-calibration";
