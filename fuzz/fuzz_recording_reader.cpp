@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <type_traits>
 
 #include "diescope/core/error.hpp"
 #include "diescope/recording/reader.hpp"
@@ -58,19 +59,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // Touch what the analysis touches: every sample's values and every side record.
     ChipSample c;
     double sum = 0;
-    for (auto s = source->chip_samples(); s->next(c);) {
+    for (auto s = source->stream<ChipSample>(); s->next(c);) {
       for (double v : c.units) sum += v;
       for (double v : c.diagnostics) sum += v;
       for (double v : c.counts) sum += v;
     }
-    drain<UtilSample>(source->util_samples());
-    drain<ClockReading>(source->clocks());
-    drain<ThrottleReading>(source->throttles());
-    drain<PowerLimitReading>(source->power_limits());
     EngineReading e;
-    for (auto s = source->engines(); s->next(e);)
+    for (auto s = source->stream<EngineReading>(); s->next(e);)
       for (double v : e.values) sum += v;
-    drain<ProcessReading>(source->processes());
+    for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
+      if constexpr (!std::is_same_v<Record, ChipSample> && !std::is_same_v<Record, EngineReading>)
+        drain<Record>(source->stream<Record>());
+    });
     const SideRecords& side = source->side();
     std::size_t text = 0;
     for (const Note& n : side.notes) text += n.topic.size() + n.text.size();

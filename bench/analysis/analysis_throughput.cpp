@@ -135,41 +135,41 @@ class StreamingSource final : public RecordSource {
 
   const RecordingMeta& meta() const override { return meta_; }
   const SideRecords& side() const override { return side_; }
-  std::unique_ptr<RecordStream<ChipSample>> chip_samples() const override { return std::make_unique<ChipGen>(samples_); }
-  std::unique_ptr<RecordStream<UtilSample>> util_samples() const override {
+  StreamPtr<ChipSample> make(std::type_identity<ChipSample>) const { return std::make_unique<ChipGen>(samples_); }
+  StreamPtr<UtilSample> make(std::type_identity<UtilSample>) const {
     return periodic<UtilSample>(kStart + 200 * kNsPerMs, 200 * kNsPerMs, end_, [](TimeNs t, UtilSample& u) {
       u.ts_ns = t;
       u.pct = phase_units(t - kStart)[0] > 1 ? 99 : 0;
       u.source = UtilSource::samples;
     });
   }
-  std::unique_ptr<RecordStream<ClockReading>> clocks() const override {
+  StreamPtr<ClockReading> make(std::type_identity<ClockReading>) const {
     return periodic<ClockReading>(kStart, 100 * kNsPerMs, end_, [](TimeNs t, ClockReading& c) {
       c.ts_ns = t;
       c.sm_mhz = phase_units(t - kStart)[0] > 1 ? 1980 : 345;
       c.mem_mhz = 3201;
     });
   }
-  std::unique_ptr<RecordStream<ThrottleReading>> throttles() const override {
+  StreamPtr<ThrottleReading> make(std::type_identity<ThrottleReading>) const {
     return periodic<ThrottleReading>(kStart, 100 * kNsPerMs, end_, [](TimeNs t, ThrottleReading& r) {
       r.ts_ns = t;
       r.mask = phase_units(t - kStart)[0] > 1 ? 0 : std::uint64_t{throttle_gpu_idle};
     });
   }
-  std::unique_ptr<RecordStream<PowerLimitReading>> power_limits() const override {
+  StreamPtr<PowerLimitReading> make(std::type_identity<PowerLimitReading>) const {
     return periodic<PowerLimitReading>(kStart, 1000 * kNsPerMs, end_, [](TimeNs t, PowerLimitReading& r) {
       r.ts_ns = t;
       r.limit_w = 700;
     });
   }
-  std::unique_ptr<RecordStream<EngineReading>> engines() const override {
+  StreamPtr<EngineReading> make(std::type_identity<EngineReading>) const {
     return periodic<EngineReading>(kStart + 100 * kNsPerMs, 100 * kNsPerMs, end_, [](TimeNs t, EngineReading& r) {
       static const double values[kEngines] = {0, std::nan("")};  // nvdec unreadable, as on some boards
       r.ts_ns = t;
       r.values = values;
     });
   }
-  std::unique_ptr<RecordStream<ProcessReading>> processes() const override {
+  StreamPtr<ProcessReading> make(std::type_identity<ProcessReading>) const {
     return periodic<ProcessReading>(kStart, 1000 * kNsPerMs, end_, [](TimeNs t, ProcessReading& r) {
       r.ts_ns = t;
       r.compute = 1;
@@ -178,6 +178,9 @@ class StreamingSource final : public RecordSource {
     });
   }
   std::string name() const override { return "<synthetic stream>"; }
+  AnyStream open_stream(StreamTag kind) const override {
+    return open_with(kind, [this](auto tag) { return make(tag); });
+  }
 
  private:
   static ColumnDef column(const char* key) {
@@ -230,13 +233,13 @@ void time_stream(const char* name, Open open) {
 
 int scan(const char* path) {
   auto source = open_recording(path);
-  time_stream<ChipSample>("chip", [&] { return source->chip_samples(); });
-  time_stream<UtilSample>("util", [&] { return source->util_samples(); });
-  time_stream<ClockReading>("clocks", [&] { return source->clocks(); });
-  time_stream<ThrottleReading>("throttle", [&] { return source->throttles(); });
-  time_stream<PowerLimitReading>("power", [&] { return source->power_limits(); });
-  time_stream<EngineReading>("engines", [&] { return source->engines(); });
-  time_stream<ProcessReading>("processes", [&] { return source->processes(); });
+  time_stream<ChipSample>("chip", [&] { return source->stream<ChipSample>(); });
+  time_stream<UtilSample>("util", [&] { return source->stream<UtilSample>(); });
+  time_stream<ClockReading>("clocks", [&] { return source->stream<ClockReading>(); });
+  time_stream<ThrottleReading>("throttle", [&] { return source->stream<ThrottleReading>(); });
+  time_stream<PowerLimitReading>("power", [&] { return source->stream<PowerLimitReading>(); });
+  time_stream<EngineReading>("engines", [&] { return source->stream<EngineReading>(); });
+  time_stream<ProcessReading>("processes", [&] { return source->stream<ProcessReading>(); });
   return 0;
 }
 

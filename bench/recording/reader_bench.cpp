@@ -63,7 +63,7 @@ void chip_stream(benchmark::State& state, bool full) {
   std::int64_t samples = 0;
   double sum = 0;
   for (auto _ : state) {
-    auto stream = source->chip_samples();
+    auto stream = source->stream<ChipSample>();
     ChipSample c;
     while (stream->next(c)) {
       sum += c.units[7];
@@ -97,7 +97,7 @@ void BM_UtilStream(benchmark::State& state) {
   const auto source = open_recording(path);
   std::int64_t readings = 0;
   for (auto _ : state) {
-    auto stream = source->util_samples();
+    auto stream = source->stream<UtilSample>();
     UtilSample u;
     while (stream->next(u)) ++readings;
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <type_traits>
 
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/core/error.hpp"
@@ -145,20 +146,14 @@ void Agent::absorb(GpuState& g, GpuBatch& batch) {
   const TimeNs hi = now_ns_ + kFutureSlackNs;
   MemoryRecording& p = *g.period;
   auto inside = [&](TimeNs ts) { return ts >= lo && ts <= hi; };
-  for (auto& s : batch.chip)
-    if (s.end_ns > lo && s.end_ns <= hi) p.chip.push_back(std::move(s));
-  for (auto& r : batch.util)
-    if (inside(r.ts_ns)) p.util.push_back(r);
-  for (auto& r : batch.clock)
-    if (inside(r.ts_ns)) p.clock.push_back(r);
-  for (auto& r : batch.throttle)
-    if (inside(r.ts_ns)) p.throttle.push_back(r);
-  for (auto& r : batch.power)
-    if (inside(r.ts_ns)) p.power.push_back(r);
-  for (auto& r : batch.engine)
-    if (inside(r.ts_ns)) p.engine.push_back(std::move(r));
-  for (auto& r : batch.process)
-    if (inside(r.ts_ns)) p.process.push_back(r);
+  for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
+    for (auto& r : batch.list<Record>()) {
+      bool keep = false;
+      if constexpr (std::is_same_v<Record, ChipSample>) keep = r.end_ns > lo && r.end_ns <= hi;  // by its end
+      else keep = inside(r.ts_ns);
+      if (keep) p.list<Record>().push_back(std::move(r));
+    }
+  });
   for (const CountersEvent& e : batch.counters) {
     if (e.on) {
       if (!g.hot) {  // a start the agent did not ask for in this stretch (a sampler restart)
@@ -193,26 +188,29 @@ std::optional<AgentRecord> Agent::close_period(GpuState& g, TimeNs end, const st
 
   // Chip samples: those that start at or after the end belong to the next period; one that
   // straddles it goes to both (each analysis counts the part inside its own span).
-  std::stable_sort(p.chip.begin(), p.chip.end(),
+  auto& chip = p.list<ChipSample>();
+  auto& next_chip = next->list<ChipSample>();
+  std::stable_sort(chip.begin(), chip.end(),
                    [](const OwnedChipSample& a, const OwnedChipSample& b) { return a.start_ns < b.start_ns; });
   std::vector<OwnedChipSample> keep;
-  keep.reserve(p.chip.size());
-  for (auto& s : p.chip) {
+  keep.reserve(chip.size());
+  for (auto& s : chip) {
     if (s.start_ns >= end) {
-      next->chip.push_back(std::move(s));
+      next_chip.push_back(std::move(s));
     } else {
-      if (s.end_ns > end) next->chip.push_back(s);
+      if (s.end_ns > end) next_chip.push_back(s);
       keep.push_back(std::move(s));
     }
   }
-  p.chip = std::move(keep);
-  split_readings(p.util, next->util, end);
-  split_readings(p.clock, next->clock, end);
-  split_readings(p.throttle, next->throttle, end);
-  split_readings(p.power, next->power, end);
-  split_readings(p.engine, next->engine, end);
-  split_readings(p.process, next->process, end);
-  if (!next->process.empty() && next->process.front().ts_ns <= end) next->process.erase(next->process.begin());
+  chip = std::move(keep);
+  // Every other stream: readings, of which the next period also keeps the one that held at its start.
+  for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
+    if constexpr (!std::is_same_v<Record, ChipSample>) split_readings(p.list<Record>(), next->list<Record>(), end);
+  });
+  // Except the process lists: the next period counts only the holders seen inside it (hygiene takes
+  // the most over every reading).
+  auto& next_process = next->list<ProcessReading>();
+  if (!next_process.empty() && next_process.front().ts_ns <= end) next_process.erase(next_process.begin());
   sort_by_ts(p.side_records.counters);
   {
     auto& ev = p.side_records.counters;

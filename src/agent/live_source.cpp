@@ -89,7 +89,7 @@ void SamplerSupervisor::handle(const collect::SamplerMessage& message, TimeNs no
     o.units = values_.units;
     o.diagnostics = values_.diagnostics;
     o.counts = values_.counts;
-    out.chip.push_back(std::move(o));
+    out.list<ChipSample>().push_back(std::move(o));
   } else if (const auto* on = std::get_if<m::On>(&message)) {
     out.counters.push_back(CountersEvent{on->ts_ns, true, ""});
   } else if (const auto* off = std::get_if<m::Off>(&message)) {
@@ -298,18 +298,18 @@ class NvmlTelemetry final : public GpuTelemetry {
   std::vector<ColumnDef> engine_columns() const override { return engine_columns_; }
   void read(TimeNs now, GpuBatch& out) override {
     const bool was_polling = util_.polling();
-    util_.read(now, out.util);
+    util_.read(now, out.list<UtilSample>());
     if (!was_polling && util_.polling()) out.notes.push_back(Note{now, "gpu_util", util_.reason_text()});
-    out.clock.push_back(device_.clocks(now));
-    out.throttle.push_back(device_.throttle_reasons(now));
-    out.power.push_back(device_.power_limit(now));
+    out.list<ClockReading>().push_back(device_.clocks(now));
+    out.list<ThrottleReading>().push_back(device_.throttle_reasons(now));
+    out.list<PowerLimitReading>().push_back(device_.power_limit(now));
     if (!engines_.empty()) {
       OwnedEngineReading e;
       e.ts_ns = now;
       for (const auto& engine : engines_) e.values.push_back(device_.engine_utilization(engine).value);
-      out.engine.push_back(std::move(e));
+      out.list<EngineReading>().push_back(std::move(e));
     }
-    out.process.push_back(device_.processes(now));
+    out.list<ProcessReading>().push_back(device_.processes(now));
   }
 
  private:

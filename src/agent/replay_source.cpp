@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
+#include <type_traits>
 
 #include "diescope/core/error.hpp"
 #include "diescope/recording/reader.hpp"
@@ -42,69 +44,48 @@ struct ReplaySource::Gpu {
   TimeNs on_since_ns = 0;
   std::vector<CountersEvent> pending_events;  // the agent's own on/off, handed out at the next collect
 
-  Cursor<ChipSample> chip;
-  Cursor<UtilSample> util;
-  Cursor<ClockReading> clock;
-  Cursor<ThrottleReading> throttle;
-  Cursor<PowerLimitReading> power;
-  Cursor<EngineReading> engine;
-  Cursor<ProcessReading> process;
+  PerKind<std::tuple, Cursor, StreamKinds> cursors;  // one per stream kind
   std::size_t next_event = 0;  // side().counters
   std::size_t next_note = 0;   // side().notes
 
   void open_streams() {
-    chip.open(recording->chip_samples());
-    util.open(recording->util_samples());
-    clock.open(recording->clocks());
-    throttle.open(recording->throttles());
-    power.open(recording->power_limits());
-    engine.open(recording->engines());
-    process.open(recording->processes());
+    for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
+      std::get<Cursor<Record>>(cursors).open(recording->stream<Record>());
+    });
     next_event = 0;
     next_note = 0;
   }
 
   bool streams_done() const {
-    return !chip.has && !util.has && !clock.has && !throttle.has && !power.has && !engine.has && !process.has &&
-           next_event >= recording->side().counters.size() && next_note >= recording->side().notes.size();
+    bool any = false;
+    for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
+      any = any || std::get<Cursor<Record>>(cursors).has;
+    });
+    return !any && next_event >= recording->side().counters.size() && next_note >= recording->side().notes.size();
   }
 
   // Hands out every record whose (shifted) time is at or before `now`.
   void emit_until(TimeNs now, GpuBatch& out) {
     const TimeNs limit = now - offset_ns;  // in the recording's own time
-    while (chip.has && ts_of(chip.next) <= limit) {
-      const ChipSample& s = chip.next;
-      if (on && s.end_ns + offset_ns > on_since_ns) {
-        OwnedChipSample o;
-        o.start_ns = s.start_ns + offset_ns;
-        o.end_ns = s.end_ns + offset_ns;
-        o.units.assign(s.units.begin(), s.units.end());
-        o.diagnostics.assign(s.diagnostics.begin(), s.diagnostics.end());
-        o.counts.assign(s.counts.begin(), s.counts.end());
-        out.chip.push_back(std::move(o));
+    for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
+      Cursor<Record>& cursor = std::get<Cursor<Record>>(cursors);
+      for (; cursor.has && ts_of(cursor.next) <= limit; cursor.advance()) {
+        if constexpr (std::is_same_v<Record, ChipSample>) {
+          // Chip samples only while the agent's counters are on, from the first that ends after it
+          // switched them on.
+          const ChipSample& s = cursor.next;
+          if (!on || s.end_ns + offset_ns <= on_since_ns) continue;
+          OwnedChipSample o = owned_copy(s);
+          o.start_ns += offset_ns;
+          o.end_ns += offset_ns;
+          out.list<Record>().push_back(std::move(o));
+        } else {
+          auto r = owned_copy(cursor.next);
+          r.ts_ns += offset_ns;
+          out.list<Record>().push_back(std::move(r));
+        }
       }
-      chip.advance();
-    }
-    auto shift_plain = [&](auto& cursor, auto& into) {
-      while (cursor.has && ts_of(cursor.next) <= limit) {
-        auto r = cursor.next;
-        r.ts_ns += offset_ns;
-        into.push_back(r);
-        cursor.advance();
-      }
-    };
-    shift_plain(util, out.util);
-    shift_plain(clock, out.clock);
-    shift_plain(throttle, out.throttle);
-    shift_plain(power, out.power);
-    shift_plain(process, out.process);
-    while (engine.has && engine.next.ts_ns <= limit) {
-      OwnedEngineReading o;
-      o.ts_ns = engine.next.ts_ns + offset_ns;
-      o.values.assign(engine.next.values.begin(), engine.next.values.end());
-      out.engine.push_back(std::move(o));
-      engine.advance();
-    }
+    });
     const SideRecords& side = recording->side();
     while (next_event < side.counters.size() && side.counters[next_event].ts_ns <= limit) {
       const CountersEvent& e = side.counters[next_event++];

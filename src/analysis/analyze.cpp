@@ -119,7 +119,7 @@ class EngineMatcher {
  public:
   EngineMatcher(const RecordSource& source, std::size_t columns)
       : source_name_(source.name()), columns_(columns) {
-    if (columns_ > 0) stream_ = source.engines();
+    if (columns_ > 0) stream_ = source.stream<EngineReading>();
     done_ = !stream_;
   }
   std::span<const double> match(TimeNs sample_end) {
@@ -450,7 +450,7 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
   EngineMatcher engines(source, meta.engines.size());
   std::vector<Interval> span_intervals;
   for (const SpanSums& sums : spans) span_intervals.push_back(sums.span);
-  analysis_detail::UtilWindow util(analysis_detail::UtilBooker(source.util_samples(), source.name()), span_intervals);
+  analysis_detail::UtilWindow util(analysis_detail::UtilBooker(source.stream<UtilSample>(), source.name()), span_intervals);
   const std::size_t n_units = meta.units.size();
   const std::size_t n_diags = meta.diagnostics.size();
   const std::size_t n_counts = meta.counts.size();
@@ -459,7 +459,7 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
   ObservedSample observed;
   std::string drop_reason;
 
-  auto chip = source.chip_samples();
+  auto chip = source.stream<ChipSample>();
   ChipSample s;
   observed.sample = &s;
   long index = 0;

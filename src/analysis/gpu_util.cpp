@@ -96,7 +96,7 @@ std::vector<UtilOverSpan> UtilWindow::finish_whole_spans() {
 namespace diescope {
 
 void for_each_booked_util(const RecordSource& source, const std::function<void(const BookedUtil&)>& visit) {
-  analysis_detail::UtilBooker booker(source.util_samples(), source.name());
+  analysis_detail::UtilBooker booker(source.stream<UtilSample>(), source.name());
   BookedUtil booked;
   while (booker.next(booked)) visit(booked);
 }

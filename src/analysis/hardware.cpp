@@ -173,16 +173,16 @@ void hardware_over(const RecordSource& source, const std::vector<HardwareSpan>& 
     power_limit.emplace_back(h.span);
     throttle.emplace_back(h.span);
   }
-  read_in_order(source, source.clocks(), "clock", last_end, [&](const ClockReading& r) {
+  read_in_order(source, source.stream<ClockReading>(), "clock", last_end, [&](const ClockReading& r) {
     for (std::size_t i = 0; i < spans.size(); ++i) {
       sm_clock[i].add(r.ts_ns, r.sm_mhz);
       mem_clock[i].add(r.ts_ns, r.mem_mhz);
     }
   });
-  read_in_order(source, source.power_limits(), "power limit", last_end, [&](const PowerLimitReading& r) {
+  read_in_order(source, source.stream<PowerLimitReading>(), "power limit", last_end, [&](const PowerLimitReading& r) {
     for (HeldStats& p : power_limit) p.add(r.ts_ns, r.limit_w);
   });
-  read_in_order(source, source.throttles(), "throttle", last_end, [&](const ThrottleReading& r) {
+  read_in_order(source, source.stream<ThrottleReading>(), "throttle", last_end, [&](const ThrottleReading& r) {
     for (ThrottleUnion& u : throttle) u.add(r);
   });
   for (std::size_t i = 0; i < spans.size(); ++i) {
@@ -199,7 +199,7 @@ void hardware_over(const RecordSource& source, const std::vector<HardwareSpan>& 
 Hygiene hygiene_of(const RecordSource& source) {
   Hygiene hygiene;
   // Every process reading counts, however late.
-  read_in_order(source, source.processes(), "process", std::numeric_limits<TimeNs>::max(),
+  read_in_order(source, source.stream<ProcessReading>(), "process", std::numeric_limits<TimeNs>::max(),
                 [&](const ProcessReading& reading) {
                   // -1 means the list could not be read at that time: it says nothing about the count.
                   if (reading.compute >= 0)

@@ -65,9 +65,9 @@ std::vector<std::string> throttle_reason_names(std::uint64_t mask) {
 
 namespace recfmt {
 
-std::optional<Kind> kind_of_word(std::string_view word) {
-  for (int i = 0; i < kKindCount; ++i)
-    if (kKindWords[static_cast<std::size_t>(i)] == word) return static_cast<Kind>(i);
+std::optional<std::size_t> kind_of_word(std::string_view word) {
+  for (std::size_t i = 0; i < kKindCount; ++i)
+    if (kKindWords[i] == word) return i;
   return std::nullopt;
 }
 

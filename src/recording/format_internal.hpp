@@ -8,21 +8,13 @@
 #include <string>
 #include <string_view>
 
+#include "diescope/recording/record_kinds.hpp"
 #include "diescope/recording/records.hpp"
 
 namespace diescope::recfmt {
 
-// Record kinds, in the order of the format document. The first seven are the high-rate streams.
-enum class Kind : int { chip, util, clock, throttle, power, engine, proc, mark, counters, note, jump, end };
-inline constexpr int kKindCount = 12;
-inline constexpr int kStreamKindCount = 7;
-inline constexpr std::array<std::string_view, kKindCount> kKindWords = {
-    "chip", "util", "clock", "throttle", "power", "engine", "proc",
-    "mark", "counters", "note", "jump", "end"};
-
-inline std::string_view word_of(Kind kind) { return kKindWords[static_cast<std::size_t>(kind)]; }
-inline int index_of(Kind kind) { return static_cast<int>(kind); }
-std::optional<Kind> kind_of_word(std::string_view word);
+// The index in RecordKinds (record_kinds.hpp) of the kind whose lines start with `word`.
+std::optional<std::size_t> kind_of_word(std::string_view word);
 
 inline bool is_separator(char c) { return c == ' ' || c == '\t'; }
 

@@ -22,13 +22,9 @@ namespace diescope {
 
 namespace {
 
-using recfmt::index_of;
 using recfmt::is_separator;
-using recfmt::Kind;
-using recfmt::kKindCount;
 using recfmt::LineReader;
 using recfmt::OpenFile;
-using recfmt::word_of;
 
 // Each cursor reads through a buffer this large (smaller when its kind's lines span less).
 constexpr std::size_t kCursorBufferBytes = std::size_t{1} << 20;
@@ -51,26 +47,46 @@ struct Shared {
   std::vector<std::string> chip_column_names;  // "unit 'fp32'", ... for messages
 };
 
-std::string syntax_of(Kind kind, const RecordingMeta& meta) {
-  switch (kind) {
-    case Kind::chip:
-      return "chip START_NS END_NS, then one value per column of the meta: " + std::to_string(meta.units.size()) +
-             " units, " + std::to_string(meta.diagnostics.size()) + " diagnostics, " +
-             std::to_string(meta.counts.size()) + " counts";
-    case Kind::util: return "util TIME_NS PCT samples|polled";
-    case Kind::clock: return "clock TIME_NS SM_MHZ MEM_MHZ";
-    case Kind::throttle: return "throttle TIME_NS REASONS (names joined by commas, - for none, ? for unknown)";
-    case Kind::power: return "power TIME_NS LIMIT_W";
-    case Kind::engine:
-      return "engine TIME_NS, then one value per engine of the meta (" + std::to_string(meta.engines.size()) + ")";
-    case Kind::proc: return "proc TIME_NS COMPUTE GRAPHICS EXITED";
-    case Kind::mark: return "mark TIME_NS start|stop";
-    case Kind::counters: return "counters TIME_NS on|off [REASON]";
-    case Kind::note: return "note TIME_NS TOPIC [TEXT]";
-    case Kind::jump: return "jump TIME_NS STEP_NS";
-    case Kind::end: return "end TIME_NS EXIT_CODE [HOW]";
+// ---- each kind's line syntax, for messages (docs/recording-format.md, "Records") -----------------
+
+std::string syntax(std::type_identity<ChipSample>, const RecordingMeta& meta) {
+  return "chip START_NS END_NS, then one value per column of the meta: " + std::to_string(meta.units.size()) +
+         " units, " + std::to_string(meta.diagnostics.size()) + " diagnostics, " + std::to_string(meta.counts.size()) +
+         " counts";
+}
+std::string syntax(std::type_identity<UtilSample>, const RecordingMeta&) { return "util TIME_NS PCT samples|polled"; }
+std::string syntax(std::type_identity<ClockReading>, const RecordingMeta&) { return "clock TIME_NS SM_MHZ MEM_MHZ"; }
+std::string syntax(std::type_identity<ThrottleReading>, const RecordingMeta&) {
+  return "throttle TIME_NS REASONS (names joined by commas, - for none, ? for unknown)";
+}
+std::string syntax(std::type_identity<PowerLimitReading>, const RecordingMeta&) { return "power TIME_NS LIMIT_W"; }
+std::string syntax(std::type_identity<EngineReading>, const RecordingMeta& meta) {
+  return "engine TIME_NS, then one value per engine of the meta (" + std::to_string(meta.engines.size()) + ")";
+}
+std::string syntax(std::type_identity<ProcessReading>, const RecordingMeta&) {
+  return "proc TIME_NS COMPUTE GRAPHICS EXITED";
+}
+std::string syntax(std::type_identity<Mark>, const RecordingMeta&) { return "mark TIME_NS start|stop"; }
+std::string syntax(std::type_identity<CountersEvent>, const RecordingMeta&) { return "counters TIME_NS on|off [REASON]"; }
+std::string syntax(std::type_identity<Note>, const RecordingMeta&) { return "note TIME_NS TOPIC [TEXT]"; }
+std::string syntax(std::type_identity<ClockJump>, const RecordingMeta&) { return "jump TIME_NS STEP_NS"; }
+std::string syntax(std::type_identity<RunEnd>, const RecordingMeta&) { return "end TIME_NS EXIT_CODE [HOW]"; }
+
+// The syntax of the kind at `kind` (its index in RecordKinds).
+std::string syntax_of(std::size_t kind, const RecordingMeta& meta) {
+  std::string out;
+  with_kind_at<RecordKinds>(kind, [&](auto tag) { out = syntax(tag, meta); });
+  return out;
+}
+
+// "chip, util, ..., jump and end", for messages.
+std::string known_kinds() {
+  std::string out;
+  for (std::size_t i = 0; i < kKindCount; ++i) {
+    if (i > 0) out += i + 1 == kKindCount ? " and " : ", ";
+    out += kKindWords[i];
   }
-  return {};
+  return out;
 }
 
 std::string number_text(double v) {
@@ -144,8 +160,8 @@ std::string_view token_at(const char* p, const char* e) {
 // the file, the line and the line's syntax.
 class Fields {
  public:
-  Fields(std::string_view line, Kind kind, const Shared& shared, long line_number)
-      : p_(line.data() + word_of(kind).size()),
+  Fields(std::string_view line, std::size_t kind, const Shared& shared, long line_number)
+      : p_(line.data() + kKindWords[kind].size()),
         e_(line.data() + line.size()),
         kind_(kind),
         shared_(shared),
@@ -153,13 +169,13 @@ class Fields {
 
   [[noreturn]] void fail(const std::string& what) const {
     throw InputError(shared_.file->path, line_number_, what,
-                     "a " + std::string(word_of(kind_)) + " line reads: " + syntax_of(kind_, shared_.meta) + " (" +
+                     "a " + std::string(kKindWords[kind_]) + " line reads: " + syntax_of(kind_, shared_.meta) + " (" +
                          kFormatDoc + "); correct or delete line " + std::to_string(line_number_));
   }
 
   [[noreturn]] void fail_number(NumStatus status, const char* p, const std::string& what, const char* expected) const {
     if (status == NumStatus::missing)
-      fail("the " + std::string(word_of(kind_)) + " line ends before its " + what);
+      fail("the " + std::string(kKindWords[kind_]) + " line ends before its " + what);
     const std::string tok = recfmt::excerpt(token_at(p, e_));
     if (status == NumStatus::out_of_range) fail("the " + what + " '" + tok + "' is out of range");
     fail("the " + what + " '" + tok + "' is not " + expected);
@@ -192,7 +208,7 @@ class Fields {
   }
   std::string_view word(const std::string& what) {
     while (p_ != e_ && is_separator(*p_)) ++p_;
-    if (p_ == e_) fail("the " + std::string(word_of(kind_)) + " line ends before its " + what);
+    if (p_ == e_) fail("the " + std::string(kKindWords[kind_]) + " line ends before its " + what);
     const char* q = p_;
     while (q != e_ && !is_separator(*q)) ++q;
     const std::string_view w(p_, static_cast<std::size_t>(q - p_));
@@ -210,7 +226,7 @@ class Fields {
   }
   void finish() {
     while (p_ != e_ && is_separator(*p_)) ++p_;
-    if (p_ != e_) fail("the " + std::string(word_of(kind_)) + " line has a field too many: '" + recfmt::excerpt(token_at(p_, e_)) + "'");
+    if (p_ != e_) fail("the " + std::string(kKindWords[kind_]) + " line has a field too many: '" + recfmt::excerpt(token_at(p_, e_)) + "'");
   }
   const char* position() const { return p_; }
   const char* line_end() const { return e_; }
@@ -219,13 +235,14 @@ class Fields {
  private:
   const char* p_;
   const char* e_;
-  Kind kind_;
+  std::size_t kind_;
   const Shared& shared_;
   long line_number_;
 };
 
-[[noreturn]] void order_error(const Shared& shared, Kind kind, long line, TimeNs ts, long prev_line, TimeNs prev_ts) {
-  const std::string k(word_of(kind));
+[[noreturn]] void order_error(const Shared& shared, std::size_t kind, long line, TimeNs ts, long prev_line,
+                              TimeNs prev_ts) {
+  const std::string k(kKindWords[kind]);
   throw InputError(shared.file->path, line,
                    "this " + k + " record's time " + std::to_string(ts) + " ns is earlier than the previous " + k +
                        " record's " + std::to_string(prev_ts) + " ns (line " + std::to_string(prev_line) +
@@ -246,7 +263,7 @@ struct OrderCheck {
   bool any = false;
   TimeNs ts = 0;
   long line = 0;
-  void see(const Shared& shared, Kind kind, long line_number, TimeNs t) {
+  void see(const Shared& shared, std::size_t kind, long line_number, TimeNs t) {
     if (any && t < ts) order_error(shared, kind, line_number, t, line, ts);
     any = true;
     ts = t;
@@ -262,16 +279,16 @@ bool has_kind(std::string_view line, std::string_view word) {
 // The lines of one kind, in file order, through a reader of their own.
 class KindCursor {
  public:
-  KindCursor(std::shared_ptr<const Shared> shared, Kind kind) : shared_(std::move(shared)), kind_(kind) {}
+  KindCursor(std::shared_ptr<const Shared> shared, std::size_t kind) : shared_(std::move(shared)), kind_(kind) {}
   bool next(std::string_view& line) {
-    const KindRange& range = shared_->ranges[static_cast<std::size_t>(index_of(kind_))];
+    const KindRange& range = shared_->ranges[kind_];
     if (range.count == 0 || seen_ == range.count) return false;
     if (!reader_) {
       const auto span = static_cast<std::size_t>(range.end - range.begin);
       reader_.emplace(shared_->file, range.begin, range.end, range.first_line,
                       std::min(kCursorBufferBytes, span + 1), /*strict_limit=*/true);
     }
-    const std::string_view word = word_of(kind_);
+    const std::string_view word = kKindWords[kind_];
     while (reader_->next(line)) {
       if (!has_kind(line, word)) continue;
       ++seen_;
@@ -284,14 +301,14 @@ class KindCursor {
 
  private:
   std::shared_ptr<const Shared> shared_;
-  Kind kind_;
+  std::size_t kind_;
   std::optional<LineReader> reader_;
   long seen_ = 0;
 };
 
 class ChipCursor final : public RecordStream<ChipSample> {
  public:
-  explicit ChipCursor(std::shared_ptr<const Shared> shared) : cursor_(std::move(shared), Kind::chip) {
+  explicit ChipCursor(std::shared_ptr<const Shared> shared) : cursor_(std::move(shared), kind_index<ChipSample>) {
     const RecordingMeta& m = cursor_.shared().meta;
     units_ = m.units.size();
     diagnostics_ = m.diagnostics.size();
@@ -303,7 +320,7 @@ class ChipCursor final : public RecordStream<ChipSample> {
     if (!cursor_.next(line)) return false;
     const Shared& shared = cursor_.shared();
     const long n = cursor_.line_number();
-    Fields f(line, Kind::chip, shared, n);
+    Fields f(line, kind_index<ChipSample>, shared, n);
     const TimeNs start = f.time("start time");
     const TimeNs end = f.time("end time");
     const char* p = f.position();
@@ -321,7 +338,7 @@ class ChipCursor final : public RecordStream<ChipSample> {
     while (p != e && is_separator(*p)) ++p;
     if (p != e) [[unlikely]] wrong_count(f, p, values_.size());
     if (end < start) span_error(shared, n, start, end);
-    order_.see(shared, Kind::chip, n, start);
+    order_.see(shared, kind_index<ChipSample>, n, start);
     const std::span<const double> all(values_);
     out.start_ns = start;
     out.end_ns = end;
@@ -353,28 +370,19 @@ class ChipCursor final : public RecordStream<ChipSample> {
   OrderCheck order_;
 };
 
-// A stream whose records parse from a Fields reader with a function of their kind.
-template <typename Record, Kind K, void (*Parse)(Fields&, const Shared&, Record&)>
-class SimpleCursor final : public RecordStream<Record> {
+// A stream whose records parse from a Fields reader with their kind's parse_fields().
+template <typename Record>
+class LineCursor final : public RecordStream<Record> {
  public:
-  explicit SimpleCursor(std::shared_ptr<const Shared> shared) : cursor_(std::move(shared), K) {}
-  bool next(Record& out) override {
-    std::string_view line;
-    if (!cursor_.next(line)) return false;
-    const long n = cursor_.line_number();
-    Fields f(line, K, cursor_.shared(), n);
-    Parse(f, cursor_.shared(), out);
-    f.finish();
-    order_.see(cursor_.shared(), K, n, out.ts_ns);
-    return true;
-  }
+  explicit LineCursor(std::shared_ptr<const Shared> shared) : cursor_(std::move(shared), kind_index<Record>) {}
+  bool next(Record& out) override;
 
  private:
   KindCursor cursor_;
   OrderCheck order_;
 };
 
-void parse_util(Fields& f, const Shared&, UtilSample& out) {
+void parse_fields(Fields& f, const Shared&, UtilSample& out) {
   out.ts_ns = f.time();
   out.pct = f.number("GPU-Util percent", /*nan_allowed=*/false);
   if (out.pct < 0 || out.pct > 100) f.fail("the GPU-Util percent " + number_text(out.pct) + " is outside 0..100");
@@ -387,14 +395,14 @@ void parse_util(Fields& f, const Shared&, UtilSample& out) {
     f.fail("the GPU-Util source '" + recfmt::excerpt(source) + "' is neither 'samples' nor 'polled'");
 }
 
-void parse_clock(Fields& f, const Shared&, ClockReading& out) {
+void parse_fields(Fields& f, const Shared&, ClockReading& out) {
   out.ts_ns = f.time();
   out.sm_mhz = f.number("SM clock", true);
   out.mem_mhz = f.number("memory clock", true);
   if (out.sm_mhz < 0 || out.mem_mhz < 0) f.fail("a clock is negative");
 }
 
-void parse_throttle(Fields& f, const Shared&, ThrottleReading& out) {
+void parse_fields(Fields& f, const Shared&, ThrottleReading& out) {
   out.ts_ns = f.time();
   const std::string_view list = f.word("reasons");
   if (list == "?") {
@@ -429,13 +437,13 @@ void parse_throttle(Fields& f, const Shared&, ThrottleReading& out) {
   out.mask = mask;
 }
 
-void parse_power(Fields& f, const Shared&, PowerLimitReading& out) {
+void parse_fields(Fields& f, const Shared&, PowerLimitReading& out) {
   out.ts_ns = f.time();
   out.limit_w = f.number("power limit", true);
   if (out.limit_w < 0) f.fail("the power limit is negative");
 }
 
-void parse_proc(Fields& f, const Shared&, ProcessReading& out) {
+void parse_fields(Fields& f, const Shared&, ProcessReading& out) {
   out.ts_ns = f.time();
   out.compute = f.small_integer("compute process count");
   out.graphics = f.small_integer("graphics process count");
@@ -444,9 +452,53 @@ void parse_proc(Fields& f, const Shared&, ProcessReading& out) {
     f.fail("process counts must be -1 (unreadable) or more, and the exited count 0 or more");
 }
 
+void parse_fields(Fields& f, const Shared&, Mark& out) {
+  out.ts_ns = f.time();
+  const std::string_view w = f.word("start or stop");
+  if (w != "start" && w != "stop") f.fail("the mark '" + recfmt::excerpt(w) + "' is neither 'start' nor 'stop'");
+  out.kind = w == "start" ? MarkKind::start : MarkKind::stop;
+}
+
+void parse_fields(Fields& f, const Shared&, CountersEvent& out) {
+  out.ts_ns = f.time();
+  const std::string_view w = f.word("on or off");
+  if (w != "on" && w != "off") f.fail("the counters state '" + recfmt::excerpt(w) + "' is neither 'on' nor 'off'");
+  out.on = w == "on";
+  out.reason = f.text("reason");
+}
+
+void parse_fields(Fields& f, const Shared&, Note& out) {
+  out.ts_ns = f.time();
+  out.topic = std::string(f.word("topic"));
+  out.text = f.text("note text");
+}
+
+void parse_fields(Fields& f, const Shared&, ClockJump& out) {
+  out.ts_ns = f.time();
+  out.step_ns = f.integer("step", "a whole number of nanoseconds");
+}
+
+void parse_fields(Fields& f, const Shared&, RunEnd& out) {
+  out.ts_ns = f.time();
+  out.exit_code = f.small_integer("exit code");
+  out.how = f.text("description of how the run ended");
+}
+
+template <typename Record>
+bool LineCursor<Record>::next(Record& out) {
+  std::string_view line;
+  if (!cursor_.next(line)) return false;
+  const long n = cursor_.line_number();
+  Fields f(line, kind_index<Record>, cursor_.shared(), n);
+  parse_fields(f, cursor_.shared(), out);
+  f.finish();
+  order_.see(cursor_.shared(), kind_index<Record>, n, out.ts_ns);
+  return true;
+}
+
 class EngineCursor final : public RecordStream<EngineReading> {
  public:
-  explicit EngineCursor(std::shared_ptr<const Shared> shared) : cursor_(std::move(shared), Kind::engine) {
+  explicit EngineCursor(std::shared_ptr<const Shared> shared) : cursor_(std::move(shared), kind_index<EngineReading>) {
     values_.resize(cursor_.shared().meta.engines.size());
   }
   bool next(EngineReading& out) override {
@@ -454,7 +506,7 @@ class EngineCursor final : public RecordStream<EngineReading> {
     if (!cursor_.next(line)) return false;
     const Shared& shared = cursor_.shared();
     const long n = cursor_.line_number();
-    Fields f(line, Kind::engine, shared, n);
+    Fields f(line, kind_index<EngineReading>, shared, n);
     out.ts_ns = f.time();
     for (std::size_t i = 0; i < values_.size(); ++i) {
       if (token_at(f.position(), f.line_end()).empty())
@@ -464,7 +516,7 @@ class EngineCursor final : public RecordStream<EngineReading> {
     }
     if (!token_at(f.position(), f.line_end()).empty())
       f.fail("the engine line has more values than the meta's " + std::to_string(values_.size()) + " engines");
-    order_.see(shared, Kind::engine, n, out.ts_ns);
+    order_.see(shared, kind_index<EngineReading>, n, out.ts_ns);
     out.values = values_;
     return true;
   }
@@ -515,31 +567,22 @@ class FileRecording final : public RecordSource {
 
   const RecordingMeta& meta() const override { return shared_->meta; }
   const SideRecords& side() const override { return side_; }
-  std::unique_ptr<RecordStream<ChipSample>> chip_samples() const override {
-    return std::make_unique<ChipCursor>(shared_);
-  }
-  std::unique_ptr<RecordStream<UtilSample>> util_samples() const override {
-    return std::make_unique<SimpleCursor<UtilSample, Kind::util, parse_util>>(shared_);
-  }
-  std::unique_ptr<RecordStream<ClockReading>> clocks() const override {
-    return std::make_unique<SimpleCursor<ClockReading, Kind::clock, parse_clock>>(shared_);
-  }
-  std::unique_ptr<RecordStream<ThrottleReading>> throttles() const override {
-    return std::make_unique<SimpleCursor<ThrottleReading, Kind::throttle, parse_throttle>>(shared_);
-  }
-  std::unique_ptr<RecordStream<PowerLimitReading>> power_limits() const override {
-    return std::make_unique<SimpleCursor<PowerLimitReading, Kind::power, parse_power>>(shared_);
-  }
-  std::unique_ptr<RecordStream<EngineReading>> engines() const override {
-    return std::make_unique<EngineCursor>(shared_);
-  }
-  std::unique_ptr<RecordStream<ProcessReading>> processes() const override {
-    return std::make_unique<SimpleCursor<ProcessReading, Kind::proc, parse_proc>>(shared_);
-  }
   std::string name() const override { return shared_->file->path; }
 
  private:
+  AnyStream open_stream(StreamTag kind) const override {
+    return open_with(kind, [this]<typename Record>(std::type_identity<Record>) -> StreamPtr<Record> {
+      if constexpr (std::is_same_v<Record, ChipSample>) return std::make_unique<ChipCursor>(shared_);
+      else if constexpr (std::is_same_v<Record, EngineReading>) return std::make_unique<EngineCursor>(shared_);
+      else return std::make_unique<LineCursor<Record>>(shared_);
+    });
+  }
   void read_records(LineReader& reader, Shared& shared);
+  // Reads one line of kind Record in the opening pass: a stream kind's times only (its cursor checks
+  // the rest), a side kind's record whole. Returns the time that orders the kind; sets `latest` to
+  // the latest time the line reaches.
+  template <typename Record>
+  TimeNs read_line(Fields& f, const Shared& shared, long line_number, long& end_line, TimeNs& latest);
 
   std::shared_ptr<const Shared> shared_;
   SideRecords side_;
@@ -652,15 +695,14 @@ void FileRecording::read_records(LineReader& reader, Shared& shared) {
     if (line[0] == '#') {
       continue;  // comment
     }
-    const std::optional<Kind> kind = recfmt::kind_of_word(line.substr(0, word_end));
+    const std::optional<std::size_t> kind = recfmt::kind_of_word(line.substr(0, word_end));
     if (!kind)
       throw InputError(shared.file->path, n,
                        "unknown record kind '" + recfmt::excerpt(line.substr(0, word_end)) +
-                           "'; known kinds are chip, util, clock, throttle, power, engine, proc, mark, counters, "
-                           "note, jump and end",
+                           "'; known kinds are " + known_kinds(),
                        "the file may come from a newer diescope (upgrade) or was damaged; correct or delete line " +
                            std::to_string(n));
-    const auto k = static_cast<std::size_t>(index_of(*kind));
+    const std::size_t k = *kind;
     KindRange& range = shared.ranges[k];
     if (range.count++ == 0) {
       range.begin = reader.line_offset();
@@ -670,69 +712,44 @@ void FileRecording::read_records(LineReader& reader, Shared& shared) {
 
     Fields f(line, *kind, shared, n);
     TimeNs ts = 0;
-    switch (*kind) {
-      case Kind::chip: {
-        ts = f.time("start time");
-        const TimeNs end = f.time("end time");
-        if (end < ts) span_error(shared, n, ts, end);
-        saw(end);
-        break;
-      }
-      case Kind::util:
-      case Kind::clock:
-      case Kind::throttle:
-      case Kind::power:
-      case Kind::engine:
-      case Kind::proc:
-        ts = f.time();  // the cursor checks the rest of the line
-        break;
-      case Kind::mark: {
-        ts = f.time();
-        const std::string_view w = f.word("start or stop");
-        if (w != "start" && w != "stop") f.fail("the mark '" + recfmt::excerpt(w) + "' is neither 'start' nor 'stop'");
-        f.finish();
-        side_.marks.push_back(Mark{ts, w == "start" ? MarkKind::start : MarkKind::stop});
-        break;
-      }
-      case Kind::counters: {
-        ts = f.time();
-        const std::string_view w = f.word("on or off");
-        if (w != "on" && w != "off") f.fail("the counters state '" + recfmt::excerpt(w) + "' is neither 'on' nor 'off'");
-        std::string reason = f.text("reason");
-        side_.counters.push_back(CountersEvent{ts, w == "on", std::move(reason)});
-        break;
-      }
-      case Kind::note: {
-        ts = f.time();
-        const std::string topic(f.word("topic"));
-        std::string text = f.text("note text");
-        side_.notes.push_back(Note{ts, topic, std::move(text)});
-        break;
-      }
-      case Kind::jump: {
-        ts = f.time();
-        const TimeNs step = f.integer("step", "a whole number of nanoseconds");
-        f.finish();
-        side_.clock_jumps.push_back(ClockJump{ts, step});
-        break;
-      }
-      case Kind::end: {
-        ts = f.time();
-        const int code = f.small_integer("exit code");
-        std::string how = f.text("description of how the run ended");
-        if (side_.end)
-          throw InputError(shared.file->path, n,
-                           "a second end record (the first is on line " + std::to_string(end_line) + ")",
-                           "a run ends once; delete one of the two end lines");
-        end_line = n;
-        side_.end = RunEnd{ts, code, std::move(how)};
-        break;
-      }
-    }
+    TimeNs latest = 0;
+    with_kind_at<RecordKinds>(*kind, [&]<typename Record>(std::type_identity<Record>) {
+      ts = read_line<Record>(f, shared, n, end_line, latest);
+    });
     order[k].see(shared, *kind, n, ts);
-    saw(ts);
+    saw(latest);
   }
   side_.last_ts_ns = last;
+}
+
+template <typename Record>
+TimeNs FileRecording::read_line(Fields& f, const Shared& shared, long line_number, long& end_line, TimeNs& latest) {
+  if constexpr (std::is_same_v<Record, ChipSample>) {
+    const TimeNs start = f.time("start time");
+    const TimeNs end = f.time("end time");
+    if (end < start) span_error(shared, line_number, start, end);
+    latest = end;
+    return start;
+  } else if constexpr (is_stream_kind<Record>) {
+    latest = f.time();  // the cursor checks the rest of the line
+    return latest;
+  } else {
+    Record record;
+    parse_fields(f, shared, record);
+    f.finish();
+    latest = record.ts_ns;
+    if constexpr (std::is_same_v<Record, RunEnd>) {
+      if (side_.end)
+        throw InputError(shared.file->path, line_number,
+                         "a second end record (the first is on line " + std::to_string(end_line) + ")",
+                         "a run ends once; delete one of the two end lines");
+      end_line = line_number;
+      side_.end = std::move(record);
+    } else {
+      side_.list<Record>().push_back(std::move(record));
+    }
+    return latest;
+  }
 }
 
 }  // namespace

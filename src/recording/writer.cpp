@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
@@ -13,8 +14,6 @@
 #include "format_internal.hpp"
 
 namespace diescope {
-
-using recfmt::Kind;
 
 namespace {
 
@@ -88,13 +87,12 @@ void RecordingWriter::reject(const std::string& what) const {
               kExitInternal);
 }
 
-void RecordingWriter::stamp(int kind, TimeNs ts) {
-  const auto k = static_cast<std::size_t>(kind);
-  if (have_ts_[k] && ts < last_ts_[k])
-    reject(std::string(recfmt::kKindWords[k]) + " record at " + std::to_string(ts) +
-           " ns is earlier than the previous one at " + std::to_string(last_ts_[k]) + " ns");
-  have_ts_[k] = true;
-  last_ts_[k] = ts;
+void RecordingWriter::stamp(std::size_t kind, TimeNs ts) {
+  if (have_ts_[kind] && ts < last_ts_[kind])
+    reject(std::string(kKindWords[kind]) + " record at " + std::to_string(ts) +
+           " ns is earlier than the previous one at " + std::to_string(last_ts_[kind]) + " ns");
+  have_ts_[kind] = true;
+  last_ts_[kind] = ts;
 }
 
 void RecordingWriter::append_line_end() {
@@ -105,7 +103,12 @@ void RecordingWriter::append_line_end() {
 
 namespace {
 
-template <typename Reject>
+// ---- each kind's rules and fields (docs/recording-format.md, "Records") ---------------------------
+// check_fields() calls reject(what) for a record that breaks a rule of its kind; append_fields()
+// writes the fields after the kind's word, its time first.
+
+using Reject = std::function<void(const std::string&)>;
+
 void check_values(const std::span<const double> values, std::size_t expected, const char* what, const Reject& reject) {
   if (values.size() != expected)
     reject(std::string(what) + ": " + std::to_string(values.size()) + " values where the meta declares " +
@@ -114,185 +117,166 @@ void check_values(const std::span<const double> values, std::size_t expected, co
     if (std::isinf(v)) reject(std::string(what) + ": a value is infinite");
 }
 
-}  // namespace
-
-void RecordingWriter::write(const ChipSample& s) {
-  check_open();
-  auto fail = [this](const std::string& w) { reject(w); };
-  check_values(s.units, meta_.units.size(), "chip sample units", fail);
-  check_values(s.diagnostics, meta_.diagnostics.size(), "chip sample diagnostics", fail);
-  check_values(s.counts, meta_.counts.size(), "chip sample counts", fail);
+void check_fields(const ChipSample& s, const RecordingMeta& meta, const Reject& reject) {
+  check_values(s.units, meta.units.size(), "chip sample units", reject);
+  check_values(s.diagnostics, meta.diagnostics.size(), "chip sample diagnostics", reject);
+  check_values(s.counts, meta.counts.size(), "chip sample counts", reject);
   if (s.end_ns < s.start_ns)
     reject("chip sample ends (" + std::to_string(s.end_ns) + " ns) before it starts (" + std::to_string(s.start_ns) + " ns)");
-  stamp(recfmt::index_of(Kind::chip), s.start_ns);
-  buffer_ += "chip ";
-  recfmt::append_integer(buffer_, s.start_ns);
-  buffer_ += ' ';
-  recfmt::append_integer(buffer_, s.end_ns);
+}
+void append_fields(std::string& out, const ChipSample& s) {
+  recfmt::append_integer(out, s.start_ns);
+  out += ' ';
+  recfmt::append_integer(out, s.end_ns);
   for (const auto& group : {s.units, s.diagnostics, s.counts}) {
     for (double v : group) {
-      buffer_ += ' ';
-      recfmt::append_number(buffer_, v);
+      out += ' ';
+      recfmt::append_number(out, v);
     }
   }
-  append_line_end();
 }
 
-void RecordingWriter::write(const OwnedChipSample& s) {
-  write(ChipSample{s.start_ns, s.end_ns, s.units, s.diagnostics, s.counts});
-}
-
-void RecordingWriter::write(const UtilSample& s) {
-  check_open();
+void check_fields(const UtilSample& s, const RecordingMeta&, const Reject& reject) {
   if (!(s.pct >= 0 && s.pct <= 100))
     reject("GPU-Util " + std::to_string(s.pct) + " is not a number from 0 to 100 (an unreadable poll is left out)");
-  stamp(recfmt::index_of(Kind::util), s.ts_ns);
-  buffer_ += "util ";
-  recfmt::append_integer(buffer_, s.ts_ns);
-  buffer_ += ' ';
-  recfmt::append_number(buffer_, s.pct);
-  buffer_ += s.source == UtilSource::polled ? " polled" : " samples";
-  append_line_end();
+}
+void append_fields(std::string& out, const UtilSample& s) {
+  recfmt::append_integer(out, s.ts_ns);
+  out += ' ';
+  recfmt::append_number(out, s.pct);
+  out += s.source == UtilSource::polled ? " polled" : " samples";
 }
 
-void RecordingWriter::write(const ClockReading& r) {
-  check_open();
+void check_fields(const ClockReading& r, const RecordingMeta&, const Reject& reject) {
   for (double v : {r.sm_mhz, r.mem_mhz})
     if (std::isinf(v) || v < 0) reject("clock " + std::to_string(v) + " MHz is infinite or negative");
-  stamp(recfmt::index_of(Kind::clock), r.ts_ns);
-  buffer_ += "clock ";
-  recfmt::append_integer(buffer_, r.ts_ns);
-  buffer_ += ' ';
-  recfmt::append_number(buffer_, r.sm_mhz);
-  buffer_ += ' ';
-  recfmt::append_number(buffer_, r.mem_mhz);
-  append_line_end();
+}
+void append_fields(std::string& out, const ClockReading& r) {
+  recfmt::append_integer(out, r.ts_ns);
+  out += ' ';
+  recfmt::append_number(out, r.sm_mhz);
+  out += ' ';
+  recfmt::append_number(out, r.mem_mhz);
 }
 
-void RecordingWriter::write(const ThrottleReading& r) {
-  check_open();
-  stamp(recfmt::index_of(Kind::throttle), r.ts_ns);
-  buffer_ += "throttle ";
-  recfmt::append_integer(buffer_, r.ts_ns);
-  buffer_ += ' ';
+void check_fields(const ThrottleReading&, const RecordingMeta&, const Reject&) {}
+void append_fields(std::string& out, const ThrottleReading& r) {
+  recfmt::append_integer(out, r.ts_ns);
+  out += ' ';
   if (!r.mask) {
-    buffer_ += '?';
+    out += '?';
   } else if (*r.mask == 0) {
-    buffer_ += '-';
+    out += '-';
   } else {
     bool first = true;
     for (const std::string& name : throttle_reason_names(*r.mask)) {
-      if (!first) buffer_ += ',';
-      buffer_ += name;
+      if (!first) out += ',';
+      out += name;
       first = false;
     }
   }
-  append_line_end();
 }
 
-void RecordingWriter::write(const PowerLimitReading& r) {
-  check_open();
+void check_fields(const PowerLimitReading& r, const RecordingMeta&, const Reject& reject) {
   if (std::isinf(r.limit_w) || r.limit_w < 0) reject("power limit " + std::to_string(r.limit_w) + " W is infinite or negative");
-  stamp(recfmt::index_of(Kind::power), r.ts_ns);
-  buffer_ += "power ";
-  recfmt::append_integer(buffer_, r.ts_ns);
-  buffer_ += ' ';
-  recfmt::append_number(buffer_, r.limit_w);
-  append_line_end();
+}
+void append_fields(std::string& out, const PowerLimitReading& r) {
+  recfmt::append_integer(out, r.ts_ns);
+  out += ' ';
+  recfmt::append_number(out, r.limit_w);
 }
 
-void RecordingWriter::write(const EngineReading& r) {
-  check_open();
-  check_values(r.values, meta_.engines.size(), "engine reading", [this](const std::string& w) { reject(w); });
-  stamp(recfmt::index_of(Kind::engine), r.ts_ns);
-  buffer_ += "engine ";
-  recfmt::append_integer(buffer_, r.ts_ns);
+void check_fields(const EngineReading& r, const RecordingMeta& meta, const Reject& reject) {
+  check_values(r.values, meta.engines.size(), "engine reading", reject);
+}
+void append_fields(std::string& out, const EngineReading& r) {
+  recfmt::append_integer(out, r.ts_ns);
   for (double v : r.values) {
-    buffer_ += ' ';
-    recfmt::append_number(buffer_, v);
+    out += ' ';
+    recfmt::append_number(out, v);
   }
-  append_line_end();
 }
 
-void RecordingWriter::write(const OwnedEngineReading& r) { write(EngineReading{r.ts_ns, r.values}); }
-
-void RecordingWriter::write(const ProcessReading& r) {
-  check_open();
+void check_fields(const ProcessReading& r, const RecordingMeta&, const Reject& reject) {
   if (r.compute < -1 || r.graphics < -1 || r.exited < 0)
     reject("process counts must be -1 (unreadable) or more, and exited 0 or more");
-  stamp(recfmt::index_of(Kind::proc), r.ts_ns);
-  buffer_ += "proc ";
-  recfmt::append_integer(buffer_, r.ts_ns);
+}
+void append_fields(std::string& out, const ProcessReading& r) {
+  recfmt::append_integer(out, r.ts_ns);
   for (int v : {r.compute, r.graphics, r.exited}) {
-    buffer_ += ' ';
-    recfmt::append_integer(buffer_, v);
+    out += ' ';
+    recfmt::append_integer(out, v);
   }
-  append_line_end();
 }
 
-void RecordingWriter::write(const Mark& m) {
-  check_open();
-  stamp(recfmt::index_of(Kind::mark), m.ts_ns);
-  buffer_ += "mark ";
-  recfmt::append_integer(buffer_, m.ts_ns);
-  buffer_ += m.kind == MarkKind::start ? " start" : " stop";
-  append_line_end();
+void check_fields(const Mark&, const RecordingMeta&, const Reject&) {}
+void append_fields(std::string& out, const Mark& m) {
+  recfmt::append_integer(out, m.ts_ns);
+  out += m.kind == MarkKind::start ? " start" : " stop";
 }
 
-void RecordingWriter::write(const CountersEvent& e) {
-  check_open();
-  stamp(recfmt::index_of(Kind::counters), e.ts_ns);
-  buffer_ += "counters ";
-  recfmt::append_integer(buffer_, e.ts_ns);
-  buffer_ += e.on ? " on" : " off";
+void check_fields(const CountersEvent&, const RecordingMeta&, const Reject&) {}
+void append_fields(std::string& out, const CountersEvent& e) {
+  recfmt::append_integer(out, e.ts_ns);
+  out += e.on ? " on" : " off";
   if (!e.reason.empty()) {
-    buffer_ += ' ';
-    recfmt::append_escaped(buffer_, e.reason);
+    out += ' ';
+    recfmt::append_escaped(out, e.reason);
   }
-  append_line_end();
 }
 
-void RecordingWriter::write(const Note& n) {
-  check_open();
+void check_fields(const Note& n, const RecordingMeta&, const Reject& reject) {
   bool word = !n.topic.empty();
   for (char c : n.topic)
     if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) word = false;
   if (!word) reject("note topic \"" + recfmt::excerpt(n.topic) + "\" must be one word without spaces");
-  stamp(recfmt::index_of(Kind::note), n.ts_ns);
-  buffer_ += "note ";
-  recfmt::append_integer(buffer_, n.ts_ns);
-  buffer_ += ' ';
-  buffer_ += n.topic;
+}
+void append_fields(std::string& out, const Note& n) {
+  recfmt::append_integer(out, n.ts_ns);
+  out += ' ';
+  out += n.topic;
   if (!n.text.empty()) {
-    buffer_ += ' ';
-    recfmt::append_escaped(buffer_, n.text);
+    out += ' ';
+    recfmt::append_escaped(out, n.text);
   }
-  append_line_end();
 }
 
-void RecordingWriter::write(const ClockJump& j) {
-  check_open();
-  stamp(recfmt::index_of(Kind::jump), j.ts_ns);
-  buffer_ += "jump ";
-  recfmt::append_integer(buffer_, j.ts_ns);
-  buffer_ += ' ';
-  recfmt::append_integer(buffer_, j.step_ns);
-  append_line_end();
+void check_fields(const ClockJump&, const RecordingMeta&, const Reject&) {}
+void append_fields(std::string& out, const ClockJump& j) {
+  recfmt::append_integer(out, j.ts_ns);
+  out += ' ';
+  recfmt::append_integer(out, j.step_ns);
 }
 
-void RecordingWriter::write(const RunEnd& e) {
-  check_open();
-  if (saw_end_) reject("the run's end is written twice");
-  stamp(recfmt::index_of(Kind::end), e.ts_ns);
-  saw_end_ = true;
-  buffer_ += "end ";
-  recfmt::append_integer(buffer_, e.ts_ns);
-  buffer_ += ' ';
-  recfmt::append_integer(buffer_, e.exit_code);
+void check_fields(const RunEnd&, const RecordingMeta&, const Reject&) {}  // written once: append() checks
+void append_fields(std::string& out, const RunEnd& e) {
+  recfmt::append_integer(out, e.ts_ns);
+  out += ' ';
+  recfmt::append_integer(out, e.exit_code);
   if (!e.how.empty()) {
-    buffer_ += ' ';
-    recfmt::append_escaped(buffer_, e.how);
+    out += ' ';
+    recfmt::append_escaped(out, e.how);
   }
+}
+
+}  // namespace
+
+void RecordingWriter::write_record(AnyRecord record) {
+  std::visit([this](const auto* r) { append(*r); }, record);
+}
+
+template <typename Record>
+void RecordingWriter::append(const Record& record) {
+  check_open();
+  check_fields(record, meta_, [this](const std::string& what) { reject(what); });
+  if constexpr (std::is_same_v<Record, RunEnd>) {
+    if (saw_end_) reject("the run's end is written twice");
+  }
+  stamp(kind_index<Record>, order_time(record));
+  if constexpr (std::is_same_v<Record, RunEnd>) saw_end_ = true;
+  buffer_ += Record::kKindWord;
+  buffer_ += ' ';
+  append_fields(buffer_, record);
   append_line_end();
 }
 

@@ -84,10 +84,10 @@ TEST(SamplerSupervisor, RestartsACrashedSamplerWithADoublingBackoff) {
   EXPECT_EQ(ons, static_cast<int>(sup.starts()));
   EXPECT_GE(crash_offs, 3);
   // Samples arrive with the fake's values: unit a is metric 0, 10 + k%10; unit b 20 + k%10.
-  ASSERT_GE(batch.chip.size(), 30u);
-  EXPECT_EQ(batch.chip[3].units.size(), 2u);
-  EXPECT_DOUBLE_EQ(batch.chip[3].units[0], 13);
-  EXPECT_DOUBLE_EQ(batch.chip[3].units[1], 23);
+  ASSERT_GE(batch.list<ChipSample>().size(), 30u);
+  EXPECT_EQ(batch.list<ChipSample>()[3].units.size(), 2u);
+  EXPECT_DOUBLE_EQ(batch.list<ChipSample>()[3].units[0], 13);
+  EXPECT_DOUBLE_EQ(batch.list<ChipSample>()[3].units[1], 23);
   GpuBatch last;
   sup.stop_and_wait(realtime_ns(), last);
   EXPECT_FALSE(sup.running());
@@ -117,7 +117,7 @@ TEST(SamplerSupervisor, ACleanStopDisablesTheCountersAndIsNoFailure) {
   ASSERT_FALSE(batch.counters.empty());
   EXPECT_FALSE(batch.counters.back().on);
   EXPECT_EQ(batch.counters.back().reason, "agent schedule");
-  EXPECT_GE(batch.chip.size(), 10u);
+  EXPECT_GE(batch.list<ChipSample>().size(), 10u);
 }
 
 TEST(SamplerSupervisor, NoTableMeansNoChild) {
@@ -141,8 +141,8 @@ class FakeTelemetry final : public GpuTelemetry {
   }
   std::vector<ColumnDef> engine_columns() const override { return {}; }
   void read(TimeNs now, GpuBatch& out) override {
-    out.util.push_back(UtilSample{now, 50, UtilSource::samples});
-    out.clock.push_back(ClockReading{now, 1500, 2619});
+    out.list<UtilSample>().push_back(UtilSample{now, 50, UtilSource::samples});
+    out.list<ClockReading>().push_back(ClockReading{now, 1500, 2619});
   }
 };
 

@@ -56,7 +56,7 @@ struct Builder {
     s.units = std::move(units);
     s.diagnostics = diags.empty() ? std::vector<double>(rec.meta_data.diagnostics.size(), 0.0) : std::move(diags);
     s.counts = counts.empty() ? std::vector<double>(rec.meta_data.counts.size(), 0.0) : std::move(counts);
-    rec.chip.push_back(std::move(s));
+    rec.list<ChipSample>().push_back(std::move(s));
     return *this;
   }
   // `n` back-to-back samples of `len_ms` from `from_ms`, all with the same unit values.
@@ -69,7 +69,7 @@ struct Builder {
     return sample(from_ms, to_ms, std::vector<double>(rec.meta_data.units.size(), 50.0));
   }
   Builder& util(double ts_ms, double pct, UtilSource source = UtilSource::samples) {
-    rec.util.push_back(UtilSample{at_ms(ts_ms), pct, source});
+    rec.list<UtilSample>().push_back(UtilSample{at_ms(ts_ms), pct, source});
     return *this;
   }
   // GPU-Util samples every `step_ms` from `from_ms` to `to_ms` inclusive.
@@ -78,7 +78,7 @@ struct Builder {
     return *this;
   }
   Builder& engine(double ts_ms, std::vector<double> values) {
-    rec.engine.push_back(OwnedEngineReading{at_ms(ts_ms), std::move(values)});
+    rec.list<EngineReading>().push_back(OwnedEngineReading{at_ms(ts_ms), std::move(values)});
     return *this;
   }
   Builder& mark(double ts_ms, MarkKind kind) {
@@ -86,15 +86,15 @@ struct Builder {
     return *this;
   }
   Builder& clock(double ts_ms, double sm, double mem) {
-    rec.clock.push_back(ClockReading{at_ms(ts_ms), sm, mem});
+    rec.list<ClockReading>().push_back(ClockReading{at_ms(ts_ms), sm, mem});
     return *this;
   }
   Builder& throttle(double ts_ms, std::optional<std::uint64_t> mask) {
-    rec.throttle.push_back(ThrottleReading{at_ms(ts_ms), mask});
+    rec.list<ThrottleReading>().push_back(ThrottleReading{at_ms(ts_ms), mask});
     return *this;
   }
   Builder& power(double ts_ms, double watts) {
-    rec.power.push_back(PowerLimitReading{at_ms(ts_ms), watts});
+    rec.list<PowerLimitReading>().push_back(PowerLimitReading{at_ms(ts_ms), watts});
     return *this;
   }
   Analysis analyze(AnalysisOptions options = {}) const { return diescope::analyze(rec, options); }

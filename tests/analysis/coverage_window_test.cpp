@@ -138,7 +138,7 @@ TEST(Window, SamplesCutByTheWindowCountForTheirShare) {
 TEST(Window, HasItsOwnCoverageAndGate) {
   Builder b = window_case();
   // Remove [400, 500): the window keeps 50 + 100 + 50 = 200 of its 300 ms = 66.7%.
-  b.rec.chip.erase(b.rec.chip.begin() + 4);
+  b.rec.list<ChipSample>().erase(b.rec.list<ChipSample>().begin() + 4);
   const Analysis a = b.analyze();
   EXPECT_TRUE(a.window.results.partial);
   EXPECT_EQ(a.window.results.partial_wording, "partial (counters covered 67% of the window)");
@@ -146,7 +146,7 @@ TEST(Window, HasItsOwnCoverageAndGate) {
 
 TEST(Window, PartialWindowShowsGpuUtilOverTheWholeWindow) {
   Builder b = window_case();
-  b.rec.chip.erase(b.rec.chip.begin() + 4);  // no chip sample in [400, 500)
+  b.rec.list<ChipSample>().erase(b.rec.list<ChipSample>().begin() + 4);  // no chip sample in [400, 500)
   b.util_every(100, 400, 100, 40).util(500, 90).util_every(600, 1000, 100, 40);
   const Analysis a = b.analyze();
   const SpanResults& w = a.window.results;

@@ -102,7 +102,7 @@ TEST(GpuUtil, CoverageAtNinetyPercentIsEnoughForTheGap) {
   EXPECT_EQ(a.run.headline.active_tenths, 100);
   EXPECT_EQ(a.run.headline.stranded_tenths, 800);
   // At 909 the reading covers 809 ms: 89.89%, under the gate.
-  b.rec.util.clear();
+  b.rec.list<UtilSample>().clear();
   b.util(909, 30);
   a = b.analyze();
   EXPECT_NEAR(a.run.gpu_util_coverage_pct, 809.0 / 9.0, 1e-9);

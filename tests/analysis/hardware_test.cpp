@@ -121,10 +121,10 @@ TEST(PowerLimit, RangeOverTheSpan) {
 
 TEST(Hygiene, MostHoldersInOneReadAndExited) {
   Builder b = with_samples();
-  b.rec.process.push_back(ProcessReading{at_ms(100), 1, 0, 0});
-  b.rec.process.push_back(ProcessReading{at_ms(200), -1, -1, 0});
-  b.rec.process.push_back(ProcessReading{at_ms(300), 3, 1, 2});
-  b.rec.process.push_back(ProcessReading{at_ms(400), 2, 0, 1});
+  b.rec.list<ProcessReading>().push_back(ProcessReading{at_ms(100), 1, 0, 0});
+  b.rec.list<ProcessReading>().push_back(ProcessReading{at_ms(200), -1, -1, 0});
+  b.rec.list<ProcessReading>().push_back(ProcessReading{at_ms(300), 3, 1, 2});
+  b.rec.list<ProcessReading>().push_back(ProcessReading{at_ms(400), 2, 0, 1});
   const Analysis a = b.analyze();
   EXPECT_EQ(a.hygiene.compute_holders_max, 3);
   EXPECT_EQ(a.hygiene.graphics_holders_max, 1);
@@ -133,7 +133,7 @@ TEST(Hygiene, MostHoldersInOneReadAndExited) {
 
 TEST(Hygiene, UnreadableProcessListIsNullopt) {
   Builder b = with_samples();
-  b.rec.process.push_back(ProcessReading{at_ms(100), -1, -1, 0});
+  b.rec.list<ProcessReading>().push_back(ProcessReading{at_ms(100), -1, -1, 0});
   const Analysis a = b.analyze();
   EXPECT_FALSE(a.hygiene.compute_holders_max.has_value());
   EXPECT_FALSE(a.hygiene.graphics_holders_max.has_value());

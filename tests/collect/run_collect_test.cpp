@@ -132,7 +132,7 @@ TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
     auto at = std::find(metrics.begin(), metrics.end(), name) - metrics.begin();
     return 10.0 * double(at + 1) + double(k % 10);
   };
-  auto chips = source->chip_samples();
+  auto chips = source->stream<ChipSample>();
   ChipSample sample;
   long k = 0;
   TimeNs previous_end = 0;
@@ -154,7 +154,7 @@ TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
   EXPECT_EQ(k, rec.samples);
 
   // The fake driver keeps no GPU-Util samples: the reader polls (97%) and says why in a note.
-  auto util = source->util_samples();
+  auto util = source->stream<UtilSample>();
   UtilSample u;
   int polled = 0;
   while (util->next(u)) {
@@ -166,7 +166,7 @@ TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
   bool util_note = false;
   for (const auto& n : side.notes) util_note = util_note || n.topic == "gpu_util";
   EXPECT_TRUE(util_note);
-  auto clocks = source->clocks();
+  auto clocks = source->stream<ClockReading>();
   ClockReading clock;
   ASSERT_TRUE(clocks->next(clock));
   EXPECT_EQ(clock.sm_mhz, 1980);
@@ -177,9 +177,9 @@ TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
   int clock_readings = 1;
   while (clocks->next(clock)) ++clock_readings;
   EXPECT_GE(clock_readings, 15);
-  EXPECT_EQ(count_records(source->engines()), 2);
-  EXPECT_EQ(count_records(source->power_limits()), 1);
-  EXPECT_EQ(count_records(source->processes()), 1);
+  EXPECT_EQ(count_records(source->stream<EngineReading>()), 2);
+  EXPECT_EQ(count_records(source->stream<PowerLimitReading>()), 1);
+  EXPECT_EQ(count_records(source->stream<ProcessReading>()), 1);
 
   // The analysis reads it end to end and finds the marked window.
   Analysis analysis = analyze(*source);
@@ -218,7 +218,7 @@ TEST_F(RunCollect, SamplesSplitByADecodeAreCountedAndLeftOut) {
   auto source = open_recording(outcome.recordings[0].path);
   // The fake blanks the first sample of every drain after the first: count them in the recording.
   long nan_samples = 0;
-  auto chips = source->chip_samples();
+  auto chips = source->stream<ChipSample>();
   ChipSample sample;
   while (chips->next(sample)) nan_samples += std::isnan(sample.units[0]) ? 1 : 0;
   ASSERT_GT(nan_samples, 0);
@@ -239,9 +239,9 @@ TEST_F(RunCollect, CountersHeldElsewhereLeaveAGpuUtilOnlyRunThatSaysWhy) {
   auto source = open_recording(outcome.recordings[0].path);
   EXPECT_EQ(notes_about(*source, "held by another profiler").size(), 1u);
   ChipSample sample;
-  EXPECT_FALSE(source->chip_samples()->next(sample));
+  EXPECT_FALSE(source->stream<ChipSample>()->next(sample));
   UtilSample util;
-  EXPECT_TRUE(source->util_samples()->next(util));  // GPU-Util is still recorded
+  EXPECT_TRUE(source->stream<UtilSample>()->next(util));  // GPU-Util is still recorded
 }
 
 TEST_F(RunCollect, NoPermissionStopsBeforeTheCommandRuns) {

@@ -234,17 +234,17 @@ TEST_F(BadInput, NanWhereAllowedReadsAsNan) {
   const auto path = with_records("chip 100 110 nan nan nan nan\nclock 1 nan nan\npower 1 nan\nengine 1 nan nan\n");
   const auto r = open_recording(path);
   ChipSample c;
-  const auto chip = r->chip_samples();  // the sample's values live in the stream
+  const auto chip = r->stream<ChipSample>();  // the sample's values live in the stream
   ASSERT_TRUE(chip->next(c));
   for (double v : {c.units[0], c.units[1], c.diagnostics[0], c.counts[0]}) EXPECT_TRUE(std::isnan(v));
   ClockReading k;
-  ASSERT_TRUE(r->clocks()->next(k));
+  ASSERT_TRUE(r->stream<ClockReading>()->next(k));
   EXPECT_TRUE(std::isnan(k.sm_mhz) && std::isnan(k.mem_mhz));
   PowerLimitReading p;
-  ASSERT_TRUE(r->power_limits()->next(p));
+  ASSERT_TRUE(r->stream<PowerLimitReading>()->next(p));
   EXPECT_TRUE(std::isnan(p.limit_w));
   EngineReading e;
-  const auto engines = r->engines();
+  const auto engines = r->stream<EngineReading>();
   ASSERT_TRUE(engines->next(e));
   EXPECT_TRUE(std::isnan(e.values[0]) && std::isnan(e.values[1]));
 }
@@ -256,7 +256,7 @@ TEST_F(BadInput, ChipEndBeforeStart) {
 TEST_F(BadInput, EmptyChipSpanIsAllowed) {
   const auto r = open_recording(with_records("chip 100 100 1 2 3 4\n"));
   ChipSample c;
-  const auto chip = r->chip_samples();
+  const auto chip = r->stream<ChipSample>();
   ASSERT_TRUE(chip->next(c));
   EXPECT_EQ(c.end_ns - c.start_ns, 0);
 }
@@ -312,7 +312,7 @@ TEST_F(BadInput, ErrorInAStreamSurfacesWhenThatStreamIsRead) {
   // The opening pass checks kinds and times; a cursor checks its own lines' values.
   const auto path = with_records(kGoodChip + "chip 110 120 1 oops 3 4\n");
   const auto r = open_recording(path);
-  auto chip = r->chip_samples();
+  auto chip = r->stream<ChipSample>();
   ChipSample c;
   ASSERT_TRUE(chip->next(c));
   try {

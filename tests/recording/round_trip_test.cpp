@@ -86,6 +86,8 @@ struct Written {
   RunEnd end;
 };
 
+static_assert(kKindCount == 12, "every_kind() and the round trip below write every record kind: add the new one");
+
 Written every_kind(TimeNs t0) {
   Written w;
   const double tiny = std::numeric_limits<double>::denorm_min();
@@ -147,8 +149,8 @@ TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
   EXPECT_EQ(r->name(), path.string());
 
   // Streams are independent cursors: read chip samples and GPU-Util alternately.
-  auto chip = r->chip_samples();
-  auto util = r->util_samples();
+  auto chip = r->stream<ChipSample>();
+  auto util = r->stream<UtilSample>();
   ChipSample c;
   UtilSample u;
   for (std::size_t i = 0; i < w.chip.size(); ++i) {
@@ -173,7 +175,7 @@ TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
   EXPECT_FALSE(util->next(u));
 
   ClockReading k;
-  auto clocks = r->clocks();
+  auto clocks = r->stream<ClockReading>();
   for (const ClockReading& want : w.clock) {
     ASSERT_TRUE(clocks->next(k));
     EXPECT_EQ(k.ts_ns, want.ts_ns);
@@ -183,7 +185,7 @@ TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
   EXPECT_FALSE(clocks->next(k));
 
   ThrottleReading t;
-  auto throttles = r->throttles();
+  auto throttles = r->stream<ThrottleReading>();
   for (const ThrottleReading& want : w.throttle) {
     ASSERT_TRUE(throttles->next(t));
     EXPECT_EQ(t.ts_ns, want.ts_ns);
@@ -192,7 +194,7 @@ TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
   EXPECT_FALSE(throttles->next(t));
 
   PowerLimitReading p;
-  auto power = r->power_limits();
+  auto power = r->stream<PowerLimitReading>();
   for (const PowerLimitReading& want : w.power) {
     ASSERT_TRUE(power->next(p));
     EXPECT_EQ(p.ts_ns, want.ts_ns);
@@ -201,7 +203,7 @@ TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
   EXPECT_FALSE(power->next(p));
 
   EngineReading e;
-  auto engines = r->engines();
+  auto engines = r->stream<EngineReading>();
   for (const OwnedEngineReading& want : w.engine) {
     ASSERT_TRUE(engines->next(e));
     EXPECT_EQ(e.ts_ns, want.ts_ns);
@@ -211,7 +213,7 @@ TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
   EXPECT_FALSE(engines->next(e));
 
   ProcessReading pr;
-  auto procs = r->processes();
+  auto procs = r->stream<ProcessReading>();
   for (const ProcessReading& want : w.process) {
     ASSERT_TRUE(procs->next(pr));
     EXPECT_EQ(pr.ts_ns, want.ts_ns);
@@ -292,7 +294,7 @@ TEST(RecordingRoundTrip, ReaderAcceptsWhatOtherToolsMayWrite) {
   testing::write_bytes(path, text);
   const auto r = open_recording(path);
   ChipSample c;
-  auto chip = r->chip_samples();
+  auto chip = r->stream<ChipSample>();
   ASSERT_TRUE(chip->next(c));
   EXPECT_EQ(c.start_ns, 100);
   EXPECT_EQ(c.end_ns, 200);
@@ -302,7 +304,7 @@ TEST(RecordingRoundTrip, ReaderAcceptsWhatOtherToolsMayWrite) {
   EXPECT_EQ(c.counts[0], 4000);
   EXPECT_FALSE(chip->next(c));
   UtilSample u;
-  auto util = r->util_samples();
+  auto util = r->stream<UtilSample>();
   ASSERT_TRUE(util->next(u));
   EXPECT_EQ(u.pct, 98);
   EXPECT_EQ(u.source, UtilSource::polled);
@@ -361,14 +363,14 @@ TEST(RecordingRoundTrip, DocumentedExampleReads) {
   EXPECT_EQ(r->meta().engines.size(), 1u);
   long chips = 0;
   ChipSample c;
-  auto s = r->chip_samples();
+  auto s = r->stream<ChipSample>();
   ASSERT_TRUE(s->next(c));
   EXPECT_EQ(c.end_ns - c.start_ns, 614'150'000);  // the setup sample
   for (chips = 1; s->next(c);) ++chips;
   EXPECT_EQ(chips, 4);
   long utils = 0;
   UtilSample u;
-  for (auto us = r->util_samples(); us->next(u);) ++utils;
+  for (auto us = r->stream<UtilSample>(); us->next(u);) ++utils;
   EXPECT_EQ(utils, 3);
   testing::read_everything(*r);
   EXPECT_EQ(r->side().marks.size(), 2u);

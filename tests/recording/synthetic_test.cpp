@@ -32,31 +32,31 @@ TEST(Synthetic, SamplesMixThePhasesTheyOverlap) {
   const SyntheticSpec spec = two_phase_spec();
   const auto r = make_synthetic_recording(spec);
   const TimeNs t0 = spec.meta.start_ns;
-  ASSERT_EQ(r->chip.size(), 4u);  // 40 ms of phases / 10 ms
+  ASSERT_EQ(r->list<ChipSample>().size(), 4u);  // 40 ms of phases / 10 ms
   // [0,10): all A -> 40%, 1000 B/s * 0.010 s = 10 bytes.
   // [10,20): 5 ms A + 5 ms B -> 40*0.5 + 80*0.5 = 60%; 1000*0.005 + 3000*0.005 = 20 bytes.
   // [20,30) and [30,40): all B -> 80%, 3000*0.010 = 30 bytes.
   const double want_unit[] = {40, 60, 80, 80};
   const double want_count[] = {10, 20, 30, 30};
   for (std::size_t i = 0; i < 4; ++i) {
-    EXPECT_EQ(r->chip[i].start_ns, t0 + static_cast<TimeNs>(i) * 10 * kNsPerMs);
-    EXPECT_EQ(r->chip[i].end_ns, t0 + static_cast<TimeNs>(i + 1) * 10 * kNsPerMs);
-    EXPECT_DOUBLE_EQ(r->chip[i].units[0], want_unit[i]) << i;
-    EXPECT_DOUBLE_EQ(r->chip[i].counts[0], want_count[i]) << i;
+    EXPECT_EQ(r->list<ChipSample>()[i].start_ns, t0 + static_cast<TimeNs>(i) * 10 * kNsPerMs);
+    EXPECT_EQ(r->list<ChipSample>()[i].end_ns, t0 + static_cast<TimeNs>(i + 1) * 10 * kNsPerMs);
+    EXPECT_DOUBLE_EQ(r->list<ChipSample>()[i].units[0], want_unit[i]) << i;
+    EXPECT_DOUBLE_EQ(r->list<ChipSample>()[i].counts[0], want_count[i]) << i;
   }
   // GPU-Util at 20 ms covers [0,20): 15 ms at 100 + 5 ms at 0 -> 75; at 40 ms: all B -> 0.
-  ASSERT_EQ(r->util.size(), 2u);
-  EXPECT_EQ(r->util[0].ts_ns, t0 + 20 * kNsPerMs);
-  EXPECT_EQ(r->util[0].pct, 75);
-  EXPECT_EQ(r->util[1].pct, 0);
+  ASSERT_EQ(r->list<UtilSample>().size(), 2u);
+  EXPECT_EQ(r->list<UtilSample>()[0].ts_ns, t0 + 20 * kNsPerMs);
+  EXPECT_EQ(r->list<UtilSample>()[0].pct, 75);
+  EXPECT_EQ(r->list<UtilSample>()[1].pct, 0);
   // Clocks every 10 ms before the end; throttle gpu_idle while the phase's GPU-Util is 0 (B).
-  ASSERT_EQ(r->clock.size(), 4u);
-  EXPECT_EQ(r->clock[3].mem_mhz, 1593);
-  ASSERT_EQ(r->throttle.size(), 4u);
-  EXPECT_EQ(r->throttle[0].mask, std::uint64_t{0});
-  EXPECT_EQ(r->throttle[1].mask, std::uint64_t{0});
-  EXPECT_EQ(r->throttle[2].mask, std::uint64_t{throttle_gpu_idle});
-  EXPECT_EQ(r->throttle[3].mask, std::uint64_t{throttle_gpu_idle});
+  ASSERT_EQ(r->list<ClockReading>().size(), 4u);
+  EXPECT_EQ(r->list<ClockReading>()[3].mem_mhz, 1593);
+  ASSERT_EQ(r->list<ThrottleReading>().size(), 4u);
+  EXPECT_EQ(r->list<ThrottleReading>()[0].mask, std::uint64_t{0});
+  EXPECT_EQ(r->list<ThrottleReading>()[1].mask, std::uint64_t{0});
+  EXPECT_EQ(r->list<ThrottleReading>()[2].mask, std::uint64_t{throttle_gpu_idle});
+  EXPECT_EQ(r->list<ThrottleReading>()[3].mask, std::uint64_t{throttle_gpu_idle});
   // Counters on at the start, off and the end at 40 ms.
   const SideRecords& side = r->side();
   ASSERT_EQ(side.counters.size(), 2u);
@@ -78,14 +78,14 @@ TEST(Synthetic, SetupSampleAndCycles) {
   const auto r = make_synthetic_recording(spec);
   const TimeNs t0 = spec.meta.start_ns;
   // Setup [0,5) then 80 ms of phases in 8 samples of 10 ms.
-  ASSERT_EQ(r->chip.size(), 9u);
-  EXPECT_EQ(r->chip[0].end_ns - r->chip[0].start_ns, 5 * kNsPerMs);
-  EXPECT_EQ(r->chip[0].units[0], 0.5);
-  EXPECT_EQ(r->chip[0].counts[0], 7);
+  ASSERT_EQ(r->list<ChipSample>().size(), 9u);
+  EXPECT_EQ(r->list<ChipSample>()[0].end_ns - r->list<ChipSample>()[0].start_ns, 5 * kNsPerMs);
+  EXPECT_EQ(r->list<ChipSample>()[0].units[0], 0.5);
+  EXPECT_EQ(r->list<ChipSample>()[0].counts[0], 7);
   // Second cycle starts at 5 + 40 = 45 ms: sample [45,55) is all A (40%); [55,65) mixes like [15,25).
-  EXPECT_EQ(r->chip[5].start_ns, t0 + 45 * kNsPerMs);
-  EXPECT_DOUBLE_EQ(r->chip[5].units[0], 40);
-  EXPECT_DOUBLE_EQ(r->chip[6].units[0], 60);
+  EXPECT_EQ(r->list<ChipSample>()[5].start_ns, t0 + 45 * kNsPerMs);
+  EXPECT_DOUBLE_EQ(r->list<ChipSample>()[5].units[0], 40);
+  EXPECT_DOUBLE_EQ(r->list<ChipSample>()[6].units[0], 60);
   EXPECT_EQ(r->side().end->ts_ns, t0 + 85 * kNsPerMs);
 }
 
@@ -94,7 +94,7 @@ TEST(Synthetic, RunSecondsCutsTheCycles) {
   spec.cycles = 100;
   spec.run_seconds = 0.055;  // 5 whole samples; the half sample at the end is left out
   const auto r = make_synthetic_recording(spec);
-  EXPECT_EQ(r->chip.size(), 5u);
+  EXPECT_EQ(r->list<ChipSample>().size(), 5u);
   EXPECT_EQ(r->side().end->ts_ns, spec.meta.start_ns + 55 * kNsPerMs);
 }
 
@@ -105,7 +105,7 @@ TEST(Synthetic, JitterAndRoundingStayNearTheValue) {
   spec.cycles = 50;
   const auto r = make_synthetic_recording(spec);
   bool any_differs = false;
-  for (const OwnedChipSample& c : r->chip) {
+  for (const OwnedChipSample& c : r->list<ChipSample>()) {
     const double v = c.units[0];
     // Each value is 40, 60 or 80 times (1 +- 0.01), rounded to 4 digits (at most 0.05/40 = 0.125%
     // more), so within 1.13% of one of them.
@@ -117,7 +117,7 @@ TEST(Synthetic, JitterAndRoundingStayNearTheValue) {
   EXPECT_TRUE(any_differs);
   // Deterministic: the same spec gives the same values.
   const auto again = make_synthetic_recording(spec);
-  for (std::size_t i = 0; i < r->chip.size(); ++i) EXPECT_EQ(r->chip[i].units[0], again->chip[i].units[0]);
+  for (std::size_t i = 0; i < r->list<ChipSample>().size(); ++i) EXPECT_EQ(r->list<ChipSample>()[i].units[0], again->list<ChipSample>()[i].units[0]);
 }
 
 TEST(Synthetic, MismatchedSpecIsRejected) {
@@ -134,7 +134,7 @@ TEST(Synthetic, FileAndMemoryHoldTheSameRecords) {
   const auto file = open_recording(path);
   const auto memory = make_synthetic_recording(spec);
   ChipSample a, b;
-  auto fa = file->chip_samples(), fb = memory->chip_samples();
+  auto fa = file->stream<ChipSample>(), fb = memory->stream<ChipSample>();
   long n = 0;
   while (fa->next(a)) {
     ASSERT_TRUE(fb->next(b));
@@ -157,9 +157,9 @@ TEST(Synthetic, LongRunHasTheAdvertisedRates) {
   EXPECT_EQ(r->meta().units.size(), 8u);
   EXPECT_EQ(r->meta().diagnostics.size(), 2u);
   EXPECT_EQ(r->meta().counts.size(), 1u);
-  EXPECT_EQ(r->chip.size(), 3600u);
-  EXPECT_EQ(r->util.size(), 180u);
-  EXPECT_EQ(r->clock.size(), 360u);
+  EXPECT_EQ(r->list<ChipSample>().size(), 3600u);
+  EXPECT_EQ(r->list<UtilSample>().size(), 180u);
+  EXPECT_EQ(r->list<ClockReading>().size(), 360u);
   // 24 h would be 86400 s / 10 ms = 8.64 million samples.
   const SyntheticSpec day = long_run_spec();
   EXPECT_EQ(static_cast<long long>(day.run_seconds * 1000 / day.meta.interval_ms), 8'640'000LL);
@@ -183,7 +183,7 @@ TEST(Synthetic, BundledRecordingReadsAndHasTheProbeShape) {
   EXPECT_EQ(r->side().notes[0].topic, "synthetic");
   // The first sample spans the 614 ms of setup; FFMA reads ~85% FP32, copy ~82% DRAM and
   // ~3.95e10 bytes per 10 ms (within the 0.4% jitter).
-  auto chip = r->chip_samples();
+  auto chip = r->stream<ChipSample>();
   ChipSample c;
   ASSERT_TRUE(chip->next(c));
   EXPECT_EQ((c.end_ns - c.start_ns) / kNsPerMs, 614);
@@ -198,7 +198,7 @@ TEST(Synthetic, BundledRecordingReadsAndHasTheProbeShape) {
   EXPECT_NEAR(max_bytes, 3.95e10, 3.95e10 * 0.0041);
   double max_util = 0;
   UtilSample u;
-  for (auto s = r->util_samples(); s->next(u);) max_util = std::max(max_util, u.pct);
+  for (auto s = r->stream<UtilSample>(); s->next(u);) max_util = std::max(max_util, u.pct);
   EXPECT_EQ(max_util, 99);
 }
 

@@ -111,20 +111,10 @@ inline std::string header_for(const RecordingMeta& meta, const TempDir& dir) {
 
 // Reads every stream of a recording to its end (what the analysis does).
 inline void read_everything(const RecordSource& source) {
-  ChipSample c;
-  for (auto s = source.chip_samples(); s->next(c);) {}
-  UtilSample u;
-  for (auto s = source.util_samples(); s->next(u);) {}
-  ClockReading k;
-  for (auto s = source.clocks(); s->next(k);) {}
-  ThrottleReading t;
-  for (auto s = source.throttles(); s->next(t);) {}
-  PowerLimitReading p;
-  for (auto s = source.power_limits(); s->next(p);) {}
-  EngineReading e;
-  for (auto s = source.engines(); s->next(e);) {}
-  ProcessReading r;
-  for (auto s = source.processes(); s->next(r);) {}
+  for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
+    Record r;
+    for (auto s = source.stream<Record>(); s->next(r);) {}
+  });
 }
 
 // Opens and reads `path` whole; expects an InputError for `line` whose message names the file and

@@ -30,7 +30,7 @@ std::string make_recording(const TempDir& dir) {
 long count_chip(const RecordSource& r, TimeNs& last_start) {
   long n = 0;
   ChipSample c;
-  for (auto s = r.chip_samples(); s->next(c);) {
+  for (auto s = r.stream<ChipSample>(); s->next(c);) {
     EXPECT_EQ(c.units[0], static_cast<double>(n));  // in order, none skipped
     last_start = c.start_ns;
     ++n;
@@ -60,7 +60,7 @@ TEST(Truncation, CutMidLineReadsUpToTheLastCompleteLine) {
   EXPECT_FALSE(r->side().end.has_value());
   UtilSample u;
   long utils = 0;
-  for (auto s = r->util_samples(); s->next(u);) ++utils;
+  for (auto s = r->stream<UtilSample>(); s->next(u);) ++utils;
   EXPECT_EQ(utils, 4);
   ASSERT_EQ(r->side().notes.size(), 1u);
 }
@@ -119,7 +119,7 @@ TEST(Truncation, LinesAppendedAfterOpeningAreNotRead) {
   EXPECT_FALSE(again->side().truncated);
   long n = 0;
   ChipSample c;
-  for (auto s = again->chip_samples(); s->next(c);) ++n;
+  for (auto s = again->stream<ChipSample>(); s->next(c);) ++n;
   EXPECT_EQ(n, 52);
 }
 
@@ -131,7 +131,7 @@ TEST(Truncation, FileShrinkingUnderAReaderIsAnInputError) {
   const auto r = open_recording(path);
   write_bytes(path, full.substr(0, full.size() / 2));
   ChipSample c;
-  auto s = r->chip_samples();
+  auto s = r->stream<ChipSample>();
   try {
     while (s->next(c)) {}
     FAIL() << "no error";

@@ -97,11 +97,11 @@ TEST(Writer, FlushMakesLinesReadableBeforeClose) {
   {
     // Buffered, not yet handed to the OS: the reader sees the header only.
     ChipSample c;
-    EXPECT_FALSE(open_recording(path)->chip_samples()->next(c));
+    EXPECT_FALSE(open_recording(path)->stream<ChipSample>()->next(c));
   }
   w.flush();
   ChipSample c;
-  EXPECT_TRUE(open_recording(path)->chip_samples()->next(c));
+  EXPECT_TRUE(open_recording(path)->stream<ChipSample>()->next(c));
   w.close();
   w.close();  // idempotent
   EXPECT_THROW(w.write(Mark{meta.start_ns, MarkKind::start}), Error);

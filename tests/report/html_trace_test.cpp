@@ -42,11 +42,11 @@ MemoryRecording four_samples() {
   rec.side_records.marks = {Mark{kT0 + 15 * kMs, MarkKind::start}, Mark{kT0 + 35 * kMs, MarkKind::stop}};
   rec.side_records.end = RunEnd{kT0 + 40 * kMs, 0, "exited"};
   rec.side_records.last_ts_ns = kT0 + 40 * kMs;
-  rec.chip = {OwnedChipSample{kT0, kT0 + 10 * kMs, {0.69}, {}, {}},
+  rec.list<ChipSample>() = {OwnedChipSample{kT0, kT0 + 10 * kMs, {0.69}, {}, {}},
               OwnedChipSample{kT0 + 10 * kMs, kT0 + 20 * kMs, {50}, {}, {}},
               OwnedChipSample{kT0 + 20 * kMs, kT0 + 30 * kMs, {100}, {}, {}},
               OwnedChipSample{kT0 + 30 * kMs, kT0 + 40 * kMs, {20}, {}, {}}};
-  rec.util = {UtilSample{kT0 + 20 * kMs, 100, UtilSource::samples}, UtilSample{kT0 + 40 * kMs, 50, UtilSource::samples}};
+  rec.list<UtilSample>() = {UtilSample{kT0 + 20 * kMs, 100, UtilSource::samples}, UtilSample{kT0 + 40 * kMs, 50, UtilSource::samples}};
   return rec;
 }
 
@@ -93,7 +93,7 @@ TEST_F(HtmlAndTrace, HtmlTimelineHasTheBinnedValues) {
 }
 
 TEST_F(HtmlAndTrace, HtmlLineBreaksWhereThereIsNoValue) {
-  rec.chip[2].units = {kNaN};  // [20, 30) ms is now broken and dropped
+  rec.list<ChipSample>()[2].units = {kNaN};  // [20, 30) ms is now broken and dropped
   analysis = analyze(rec);
   report = build_report(analysis);
   HtmlRenderer html(dir / "report.html", 4);

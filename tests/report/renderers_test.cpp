@@ -128,7 +128,7 @@ TEST_F(Renderers, AFailedWriteLeavesTheOldFileWhole) {
 TEST_F(Renderers, CsvRendererStreamsTheRecording) {
   MemoryRecording rec;
   rec.meta_data.units = {test::column("fp32", "FP32", "x")};
-  rec.chip = {OwnedChipSample{0, 10, {5}, {}, {}}, OwnedChipSample{10, 20, {7}, {}, {}}};
+  rec.list<ChipSample>() = {OwnedChipSample{0, 10, {5}, {}, {}}, OwnedChipSample{10, 20, {7}, {}, {}}};
   json r = build_report(test::hopper_analysis());
   CsvRenderer csv(dir / "samples.csv");
   EXPECT_TRUE(csv.needs_recording());
@@ -148,23 +148,17 @@ class CountingRecording final : public RecordSource {
   mutable int passes = 0;
   const RecordingMeta& meta() const override { return inner.meta(); }
   const SideRecords& side() const override { return inner.side(); }
-  std::unique_ptr<RecordStream<ChipSample>> chip_samples() const override {
-    ++passes;
-    return inner.chip_samples();
+  AnyStream open_stream(StreamTag kind) const override {
+    if (std::holds_alternative<std::type_identity<ChipSample>>(kind)) ++passes;
+    return open_with(kind, [this]<typename Record>(std::type_identity<Record>) { return inner.stream<Record>(); });
   }
-  std::unique_ptr<RecordStream<UtilSample>> util_samples() const override { return inner.util_samples(); }
-  std::unique_ptr<RecordStream<ClockReading>> clocks() const override { return inner.clocks(); }
-  std::unique_ptr<RecordStream<ThrottleReading>> throttles() const override { return inner.throttles(); }
-  std::unique_ptr<RecordStream<PowerLimitReading>> power_limits() const override { return inner.power_limits(); }
-  std::unique_ptr<RecordStream<EngineReading>> engines() const override { return inner.engines(); }
-  std::unique_ptr<RecordStream<ProcessReading>> processes() const override { return inner.processes(); }
   std::string name() const override { return inner.name(); }
 };
 
 TEST_F(Renderers, SampleRenderersShareOneWalkAndWriteWhatEachWritesAlone) {
   CountingRecording rec;
   rec.inner.meta_data.units = {test::column("fp32", "FP32", "x")};
-  for (TimeNs t = 0; t < 100; t += 10) rec.inner.chip.push_back(OwnedChipSample{t, t + 10, {double(t)}, {}, {}});
+  for (TimeNs t = 0; t < 100; t += 10) rec.inner.list<ChipSample>().push_back(OwnedChipSample{t, t + 10, {double(t)}, {}, {}});
   json r = build_report(test::hopper_analysis());
 
   const fs::path alone = dir / "alone", shared = dir / "shared";

@@ -45,14 +45,14 @@ MemoryRecording seven_samples() {
   rec.side_records.counters = {CountersEvent{kT0, true, ""}};
   rec.side_records.end = RunEnd{kT0 + 700 * kMs, 0, "exited"};
   rec.side_records.last_ts_ns = kT0 + 710 * kMs;
-  rec.chip = {chip(0, 614, {0.69, 0.54}, 99, 2.132e9),
+  rec.list<ChipSample>() = {chip(0, 614, {0.69, 0.54}, 99, 2.132e9),
               chip(614, 624, {80, 1}, 100, 1e8),
               chip(624, 634, {kNaN, 2}, 100, 1e8),
               chip(634, 634, {10, 20}, 100, 1e8),
               chip(634, 644, {10, 20}, kNaN, 1e8),
               chip(644, 654, {10, 20}, 50, kNaN),
               chip(700, 710, {10, 20}, 50, 1e8)};
-  rec.engine = {OwnedEngineReading{kT0 + 630 * kMs, {90}}, OwnedEngineReading{kT0 + 660 * kMs, {kNaN}}};
+  rec.list<EngineReading>() = {OwnedEngineReading{kT0 + 630 * kMs, {90}}, OwnedEngineReading{kT0 + 660 * kMs, {kNaN}}};
   return rec;
 }
 
@@ -154,7 +154,7 @@ TEST(SamplesCsv, StreamsInBoundedPieces) {
   MemoryRecording rec;
   rec.meta_data.units = {column("fp32", "FP32", "x")};
   for (TimeNs i = 0; i < 20'000; ++i)
-    rec.chip.push_back(OwnedChipSample{kT0 + i * 10 * kMs, kT0 + (i + 1) * 10 * kMs, {42.5}, {}, {}});
+    rec.list<ChipSample>().push_back(OwnedChipSample{kT0 + i * 10 * kMs, kT0 + (i + 1) * 10 * kMs, {42.5}, {}, {}});
   std::size_t pieces = 0, largest = 0, total = 0;
   SamplesCsvStats stats = write_samples_csv(rec, nullptr, [&](std::string_view p) {
     ++pieces;

@@ -12,15 +12,9 @@
 
 namespace diescope::agent {
 
-// The records one GPU produced since the previous collect, each kind in time order.
-struct GpuBatch {
-  std::vector<OwnedChipSample> chip;
-  std::vector<UtilSample> util;
-  std::vector<ClockReading> clock;
-  std::vector<ThrottleReading> throttle;
-  std::vector<PowerLimitReading> power;
-  std::vector<OwnedEngineReading> engine;
-  std::vector<ProcessReading> process;
+// The records one GPU produced since the previous collect, each kind in time order: every stream
+// kind (list<R>()), plus the counters events and notes.
+struct GpuBatch : StreamRecords {
   std::vector<CountersEvent> counters;  // the counters actually started or stopped (ts as measured)
   std::vector<Note> notes;
   void clear() { *this = GpuBatch{}; }

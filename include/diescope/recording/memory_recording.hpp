@@ -3,45 +3,47 @@
 // (a RecordSource promises time order per kind, so add them in time order).
 #pragma once
 
+#include <tuple>
 #include <vector>
 
+#include "diescope/recording/record_kinds.hpp"
 #include "diescope/recording/source.hpp"
 
 namespace diescope {
 
-// Owning forms of the records that hold views.
-struct OwnedChipSample {
-  TimeNs start_ns = 0;
-  TimeNs end_ns = 0;
-  std::vector<double> units, diagnostics, counts;
-};
-struct OwnedEngineReading {
-  TimeNs ts_ns = 0;
-  std::vector<double> values;
+template <typename Record>
+using OwnedVector = std::vector<Owned<Record>>;
+
+// One vector per stream kind (StreamKinds), each record in its owning form: list<ChipSample>()
+// holds OwnedChipSamples. The memory recording and the agent's batches keep their streams here.
+class StreamRecords {
+ public:
+  template <typename Record>
+  OwnedVector<Record>& list() {
+    static_assert(is_stream_kind<Record>, "list<R>() takes one of StreamKinds (record_kinds.hpp)");
+    return std::get<OwnedVector<Record>>(lists_);
+  }
+  template <typename Record>
+  const OwnedVector<Record>& list() const {
+    static_assert(is_stream_kind<Record>, "list<R>() takes one of StreamKinds (record_kinds.hpp)");
+    return std::get<OwnedVector<Record>>(lists_);
+  }
+
+ private:
+  PerKind<std::tuple, OwnedVector, StreamKinds> lists_;
 };
 
-class MemoryRecording final : public RecordSource {
+class MemoryRecording final : public RecordSource, public StreamRecords {
  public:
   RecordingMeta meta_data;
   SideRecords side_records;
-  std::vector<OwnedChipSample> chip;
-  std::vector<UtilSample> util;
-  std::vector<ClockReading> clock;
-  std::vector<ThrottleReading> throttle;
-  std::vector<PowerLimitReading> power;
-  std::vector<OwnedEngineReading> engine;
-  std::vector<ProcessReading> process;
 
   const RecordingMeta& meta() const override { return meta_data; }
   const SideRecords& side() const override { return side_records; }
-  std::unique_ptr<RecordStream<ChipSample>> chip_samples() const override;
-  std::unique_ptr<RecordStream<UtilSample>> util_samples() const override;
-  std::unique_ptr<RecordStream<ClockReading>> clocks() const override;
-  std::unique_ptr<RecordStream<ThrottleReading>> throttles() const override;
-  std::unique_ptr<RecordStream<PowerLimitReading>> power_limits() const override;
-  std::unique_ptr<RecordStream<EngineReading>> engines() const override;
-  std::unique_ptr<RecordStream<ProcessReading>> processes() const override;
   std::string name() const override { return "<memory>"; }
+
+ private:
+  AnyStream open_stream(StreamTag kind) const override;
 };
 
 }  // namespace diescope

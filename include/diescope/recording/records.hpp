@@ -1,5 +1,6 @@
 // The records of a measured run: what collectors write, what recordings store, what the analysis
-// reads. Plain data, no behaviour. docs/recording-format.md describes how each is stored on disk.
+// reads. Plain data, no behaviour. docs/recording-format.md describes how each is stored on disk;
+// a kind's kKindWord is the first word of its lines there. record_kinds.hpp lists every kind.
 //
 // Invariants shared by every producer and consumer:
 //  - Every time is nanoseconds since the Unix epoch on the host's CLOCK_REALTIME timeline
@@ -12,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace diescope {
@@ -88,6 +90,7 @@ struct RecordingMeta {
 };
 
 struct ChipSample {
+  static constexpr std::string_view kKindWord = "chip";
   TimeNs start_ns = 0;
   TimeNs end_ns = 0;
   // Views into the reader's buffers, valid until the next read; sizes match the meta's columns.
@@ -95,17 +98,25 @@ struct ChipSample {
   std::span<const double> diagnostics;
   std::span<const double> counts;
 };
+// A chip sample that owns its values.
+struct OwnedChipSample {
+  TimeNs start_ns = 0;
+  TimeNs end_ns = 0;
+  std::vector<double> units, diagnostics, counts;
+};
 
 enum class UtilSource { samples, polled };
 
 // One NVML GPU-Util reading. Booking it to time is the analysis's job (docs/method.md#gpu-util).
 struct UtilSample {
+  static constexpr std::string_view kKindWord = "util";
   TimeNs ts_ns = 0;
   double pct = 0;  // NaN not allowed: an unreadable poll is simply not recorded
   UtilSource source = UtilSource::samples;
 };
 
 struct ClockReading {
+  static constexpr std::string_view kKindWord = "clock";
   TimeNs ts_ns = 0;
   double sm_mhz = 0;   // NaN when unreadable
   double mem_mhz = 0;  // NaN when unreadable
@@ -125,23 +136,32 @@ enum ThrottleBit : std::uint64_t {
 };
 
 struct ThrottleReading {
+  static constexpr std::string_view kKindWord = "throttle";
   TimeNs ts_ns = 0;
   std::optional<std::uint64_t> mask;  // nullopt: NVML could not say
 };
 
 struct PowerLimitReading {
+  static constexpr std::string_view kKindWord = "power";
   TimeNs ts_ns = 0;
   double limit_w = 0;  // enforced power limit; NaN when unreadable
 };
 
 // Engine utilisation readings; one value per meta.engines column, NaN when unreadable.
 struct EngineReading {
+  static constexpr std::string_view kKindWord = "engine";
   TimeNs ts_ns = 0;
   std::span<const double> values;
+};
+// An engine reading that owns its values.
+struct OwnedEngineReading {
+  TimeNs ts_ns = 0;
+  std::vector<double> values;
 };
 
 // Other processes holding the GPU, from one read of NVML's process lists (hygiene).
 struct ProcessReading {
+  static constexpr std::string_view kKindWord = "proc";
   TimeNs ts_ns = 0;
   int compute = -1;   // -1: the list could not be read
   int graphics = -1;
@@ -150,18 +170,21 @@ struct ProcessReading {
 
 enum class MarkKind { start, stop };
 struct Mark {
+  static constexpr std::string_view kKindWord = "mark";
   TimeNs ts_ns = 0;
   MarkKind kind = MarkKind::start;
 };
 
 // The counters were enabled or disabled. The first chip sample after each "on" spans setup.
 struct CountersEvent {
+  static constexpr std::string_view kKindWord = "counters";
   TimeNs ts_ns = 0;
   bool on = true;
   std::string reason;  // why they went off, empty for the ordinary end
 };
 
 struct Note {
+  static constexpr std::string_view kKindWord = "note";
   TimeNs ts_ns = 0;
   std::string topic;  // e.g. "sampler", "gpu_util", "clock"
   std::string text;
@@ -169,12 +192,14 @@ struct Note {
 
 // The wall clock stepped against the monotonic clock.
 struct ClockJump {
+  static constexpr std::string_view kKindWord = "jump";
   TimeNs ts_ns = 0;
   TimeNs step_ns = 0;
 };
 
 // The measured run ended.
 struct RunEnd {
+  static constexpr std::string_view kKindWord = "end";
   TimeNs ts_ns = 0;
   int exit_code = 0;
   std::string how;  // "exited", "signal SIGINT", "replay end", ...

@@ -3,26 +3,36 @@
 // disk or a recording held in memory for tests.
 #pragma once
 
+#include <type_traits>
+#include <variant>
+
 #include "diescope/recording/memory_recording.hpp"
+#include "diescope/recording/record_kinds.hpp"
 #include "diescope/recording/records.hpp"
 
 namespace diescope {
 
+template <typename Record>
+using RecordPtr = const Record*;
+
 class RecordSink {
  public:
   virtual ~RecordSink() = default;
-  virtual void write(const ChipSample& sample) = 0;
-  virtual void write(const UtilSample& sample) = 0;
-  virtual void write(const ClockReading& reading) = 0;
-  virtual void write(const ThrottleReading& reading) = 0;
-  virtual void write(const PowerLimitReading& reading) = 0;
-  virtual void write(const EngineReading& reading) = 0;
-  virtual void write(const ProcessReading& reading) = 0;
-  virtual void write(const Mark& mark) = 0;
-  virtual void write(const CountersEvent& event) = 0;
-  virtual void write(const Note& note) = 0;
-  virtual void write(const ClockJump& jump) = 0;
-  virtual void write(const RunEnd& end) = 0;
+  // Writes one record of any kind (RecordKinds), or its owning form (an OwnedChipSample).
+  template <typename Record>
+  void write(const Record& record) {
+    if constexpr (is_record_kind<Record>) {
+      write_record(AnyRecord(std::in_place_type<RecordPtr<Record>>, &record));
+    } else {
+      static_assert(is_record_kind<std::remove_cvref_t<decltype(view_of(record))>>,
+                    "write() takes a record of one of RecordKinds (record_kinds.hpp) or its owning form");
+      write(view_of(record));
+    }
+  }
+
+ protected:
+  using AnyRecord = PerKind<std::variant, RecordPtr, RecordKinds>;  // the record, of whichever kind
+  virtual void write_record(AnyRecord record) = 0;
 };
 
 // Appends every record to a MemoryRecording (which must outlive the sink): give it a recording with
@@ -33,20 +43,11 @@ class RecordSink {
 class MemorySink final : public RecordSink {
  public:
   explicit MemorySink(MemoryRecording& recording);
-  void write(const ChipSample& sample) override;
-  void write(const UtilSample& sample) override;
-  void write(const ClockReading& reading) override;
-  void write(const ThrottleReading& reading) override;
-  void write(const PowerLimitReading& reading) override;
-  void write(const EngineReading& reading) override;
-  void write(const ProcessReading& reading) override;
-  void write(const Mark& mark) override;
-  void write(const CountersEvent& event) override;
-  void write(const Note& note) override;
-  void write(const ClockJump& jump) override;
-  void write(const RunEnd& end) override;
 
  private:
+  void write_record(AnyRecord record) override;
+  template <typename Record>
+  void add(const Record& record);
   void saw(TimeNs ts);
   MemoryRecording& recording_;
   bool any_record_ = false;

@@ -5,8 +5,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
+#include "diescope/recording/record_kinds.hpp"
 #include "diescope/recording/records.hpp"
 
 namespace diescope {
@@ -30,22 +36,42 @@ struct SideRecords {
   TimeNs last_ts_ns = 0;      // the latest time of any record; the run's end when `end` is missing
   bool truncated = false;     // the file ended mid-record; everything before it was read
   long complete_lines = 0;
+
+  // The list of side kind R, for code that treats every kind alike (SideKinds, without the end:
+  // a run ends once).
+  template <typename R>
+  std::vector<R>& list() {
+    return std::get<std::vector<R>&>(std::tie(marks, counters, notes, clock_jumps));
+  }
 };
+
+template <typename Record>
+using StreamPtr = std::unique_ptr<RecordStream<Record>>;
 
 class RecordSource {
  public:
   virtual ~RecordSource() = default;
   virtual const RecordingMeta& meta() const = 0;
   virtual const SideRecords& side() const = 0;
-  virtual std::unique_ptr<RecordStream<ChipSample>> chip_samples() const = 0;
-  virtual std::unique_ptr<RecordStream<UtilSample>> util_samples() const = 0;
-  virtual std::unique_ptr<RecordStream<ClockReading>> clocks() const = 0;
-  virtual std::unique_ptr<RecordStream<ThrottleReading>> throttles() const = 0;
-  virtual std::unique_ptr<RecordStream<PowerLimitReading>> power_limits() const = 0;
-  virtual std::unique_ptr<RecordStream<EngineReading>> engines() const = 0;
-  virtual std::unique_ptr<RecordStream<ProcessReading>> processes() const = 0;
+  // A new cursor over the records of one stream kind (StreamKinds), e.g. stream<ChipSample>().
+  template <typename Record>
+  StreamPtr<Record> stream() const {
+    static_assert(is_stream_kind<Record>, "stream<R>() takes one of StreamKinds (record_kinds.hpp)");
+    return std::get<StreamPtr<Record>>(open_stream(StreamTag(std::type_identity<Record>{})));
+  }
   // A name for messages: the file's path, or "<memory>".
   virtual std::string name() const = 0;
+
+ protected:
+  using StreamTag = PerKind<std::variant, std::type_identity, StreamKinds>;  // which kind
+  using AnyStream = PerKind<std::variant, StreamPtr, StreamKinds>;
+  // Opens a cursor over the kind `kind` holds, returned as that same kind's alternative.
+  virtual AnyStream open_stream(StreamTag kind) const = 0;
+  // For implementations: make(std::type_identity<R>{}) for the kind R that `kind` holds.
+  template <typename Make>
+  static AnyStream open_with(StreamTag kind, Make&& make) {
+    return std::visit([&](auto tag) -> AnyStream { return make(tag); }, kind);
+  }
 };
 
 }  // namespace diescope

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <string>
 
+#include "diescope/recording/record_kinds.hpp"
 #include "diescope/recording/records.hpp"
 #include "diescope/recording/sink.hpp"
 
@@ -26,20 +27,7 @@ class RecordingWriter final : public RecordSink {
   RecordingWriter(const RecordingWriter&) = delete;
   RecordingWriter& operator=(const RecordingWriter&) = delete;
 
-  void write(const ChipSample& sample) override;
-  void write(const UtilSample& sample) override;
-  void write(const ClockReading& reading) override;
-  void write(const ThrottleReading& reading) override;
-  void write(const PowerLimitReading& reading) override;
-  void write(const EngineReading& reading) override;
-  void write(const ProcessReading& reading) override;
-  void write(const Mark& mark) override;
-  void write(const CountersEvent& event) override;
-  void write(const Note& note) override;
-  void write(const ClockJump& jump) override;
-  void write(const RunEnd& end) override;
-  void write(const OwnedChipSample& sample);
-  void write(const OwnedEngineReading& reading);
+  // write() (RecordSink) takes a record of any kind, or its owning form.
 
   // Hands every buffered line to the OS (write(2)); survives a crash of this process, not of the
   // machine. Throws Error naming the path (e.g. disk full).
@@ -52,11 +40,15 @@ class RecordingWriter final : public RecordSink {
   long lines_written() const { return lines_; }
 
  private:
+  void write_record(AnyRecord record) override;
+  // Checks one record, then appends its line (the kind's word, then its fields).
+  template <typename Record>
+  void append(const Record& record);
   void append_line_end();
   void check_open() const;
-  // Checks that a record of kind `kind` (the format's kind index) at `ts` keeps its kind's time order,
-  // then remembers `ts`.
-  void stamp(int kind, TimeNs ts);
+  // Checks that a record of kind `kind` (its index in RecordKinds) at `ts` keeps its kind's time
+  // order, then remembers `ts`.
+  void stamp(std::size_t kind, TimeNs ts);
   [[noreturn]] void reject(const std::string& what) const;
 
   std::filesystem::path path_;
@@ -65,8 +57,8 @@ class RecordingWriter final : public RecordSink {
   std::string buffer_;
   long lines_ = 0;
   bool saw_end_ = false;
-  std::array<TimeNs, 12> last_ts_{};  // latest time written per kind
-  std::array<bool, 12> have_ts_{};
+  std::array<TimeNs, kKindCount> last_ts_{};  // latest time written per kind
+  std::array<bool, kKindCount> have_ts_{};
 };
 
 }  // namespace diescope
