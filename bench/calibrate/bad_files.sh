@@ -7,12 +7,12 @@
 #
 #   bench/calibrate/bad_files.sh OUT_DIR [CALIBRATION_JSON] [RECORDING]     BUILD=build/release (diescope)
 #   defaults: bench/results/calibrate/2026-11-29-h200-mma-sync/calibration-full.json and
-#   data/recordings/h200/ffma132.dsrec (the same GPU model and driver)
+#   data/recordings/h200/gemm-final-table.dsrec (the same GPU model, driver and unit table)
 set -euo pipefail
 out_dir=${1:?usage: bench/calibrate/bad_files.sh OUT_DIR [CALIBRATION_JSON] [RECORDING]   (BUILD=build folder)}
 cd "$(dirname "$0")/../.."
 good=$(realpath "${2:-bench/results/calibrate/2026-11-29-h200-mma-sync/calibration-full.json}")
-recording=$(realpath "${3:-data/recordings/h200/ffma132.dsrec}")
+recording=$(realpath "${3:-data/recordings/h200/gemm-final-table.dsrec}")
 diescope=${BUILD:-build/release}/bin/diescope
 [ -x "$diescope" ] || { echo "bad_files: no $diescope; build the diescope target first, or set BUILD" >&2; exit 2; }
 mkdir -p "$out_dir"
