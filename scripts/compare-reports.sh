@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Checks that a change left every report unchanged: renders every bundled recording with two diescope
+# binaries (all formats, and the printed headline) and compares the files byte for byte, after
+# blanking the one field that names the program's own version ("tool": {"version": ...}).
+#
+#   scripts/compare-reports.sh BEFORE_DIESCOPE AFTER_DIESCOPE [RECORDING...]
+#
+# RECORDING defaults to every data/recordings/**/*.dsrec. Exit 0 when every output matches, 1 when
+# one differs (the diff is printed), 2 on a usage error.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if (($# < 2)); then
+  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+fi
+before=$(realpath "$1"); after=$(realpath "$2"); shift 2
+for bin in "$before" "$after"; do
+  [ -x "$bin" ] || { echo "compare-reports: $bin is not an executable diescope; build one first" >&2; exit 2; }
+done
+if (($#)); then recordings=("$@"); else mapfile -t recordings < <(find data/recordings -name '*.dsrec' | sort); fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+render() {  # render BIN RECORDING OUTDIR: every format plus what the command printed
+  local bin=$1 recording=$2 out=$3 rc=0
+  mkdir -p "$out"
+  # A fixed working folder and relative paths keep the paths written into the reports identical.
+  (cd "$PWD" && "$bin" report "$recording" --format terminal,json,csv,html,trace --out "$out/report" \
+     >"$out/stdout.txt" 2>"$out/stderr.txt") || rc=$?
+  echo "$rc" >"$out/exit-code.txt"
+  # The tool's own version is the one field allowed to differ.
+  find "$out" -type f -print0 | xargs -0 sed -i -E \
+    -e 's/("tool": *\{"name": *"diescope", *"version": *)"[^"]*"/\1"X"/g' \
+    -e 's/(diescope )[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.]+)?/\1X/g'
+}
+
+status=0
+for recording in "${recordings[@]}"; do
+  name=$(echo "$recording" | tr '/' '_')
+  render "$before" "$recording" "$work/before/$name"
+  render "$after" "$recording" "$work/after/$name"
+  # The --out folder name appears in the printed lines; both runs wrote to a folder of the same shape.
+  sed -i "s#$work/before/#$work/X/#g" $(find "$work/before/$name" -type f)
+  sed -i "s#$work/after/#$work/X/#g" $(find "$work/after/$name" -type f)
+  if diff -r "$work/before/$name" "$work/after/$name" >"$work/diff.txt"; then
+    echo "same      $recording ($(find "$work/after/$name" -type f | wc -l) files)"
+  else
+    echo "DIFFERENT $recording"
+    head -40 "$work/diff.txt"
+    status=1
+  fi
+done
+exit $status
