@@ -64,12 +64,12 @@ Benchmark timed(const char* name, std::function<void()> work) {
   Benchmark b(name, [work](State& state) {
     for (std::uint64_t i = 0; i < state.iterations(); ++i) work();
   });
-  b.domain(MeasurementDomain::Gpu)
-      .timing(TimingMode::Cold)
+  b.domain(MeasurementDomain::gpu)
+      .timing(TimingMode::cold)
       .backend(cuda_event_backend())
       .cache_flusher(cuda_l2_flusher())
       .clock_monitor(gpu_clock_monitor())
-      .time_unit(TimeUnit::Microsecond);
+      .time_unit(TimeUnit::microsecond);
   return b;
 }
 

@@ -56,9 +56,9 @@ int main(int argc, char** argv) {
                            .bytes_per_iteration(triad_bytes)
                            .flops_per_iteration([](const AxisPoint& p) { return 2.0 * static_cast<double>(p.get_int("elements")); }));
   benchmarks.push_back(Benchmark("triad_cold", [arrays](State& state) { triad(*arrays, state); })
-                           .timing(TimingMode::Cold)
+                           .timing(TimingMode::cold)
                            .int_axis("elements", {1 << 16})
                            .bytes_per_iteration(triad_bytes)
-                           .time_unit(TimeUnit::Microsecond));
+                           .time_unit(TimeUnit::microsecond));
   return bench_main(argc, argv, benchmarks);
 }

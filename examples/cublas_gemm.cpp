@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
       }
     }
   });
-  bench.domain(MeasurementDomain::Gpu)
+  bench.domain(MeasurementDomain::gpu)
       .backend(cuda_event_backend(gemm->stream))
       .clock_monitor(gpu_clock_monitor())
       .string_axis("type", {"fp32", "fp16", "bf16"})
@@ -83,6 +83,6 @@ int main(int argc, char** argv) {
         const double n = static_cast<double>(p.get_int("n"));
         return 2.0 * n * n * n;
       })
-      .time_unit(TimeUnit::Microsecond);
+      .time_unit(TimeUnit::microsecond);
   return bench_main(argc, argv, {bench});
 }

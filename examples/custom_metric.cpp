@@ -64,12 +64,12 @@ int main(int argc, char** argv) {
     const double occupancy = 100.0 * blocks_per_sm * block / arrays->prop.maxThreadsPerMultiProcessor;
     state.push_metric(MetricValue("theoretical_occupancy", occupancy, "%").with_section("launch"));
   });
-  saxpy_bench.domain(MeasurementDomain::Gpu)
+  saxpy_bench.domain(MeasurementDomain::gpu)
       .backend(cuda_event_backend())
       .clock_monitor(gpu_clock_monitor())
       .int_axis("block", {64, 128, 256, 1024})
       .bytes_per_iteration(3.0 * kElements * sizeof(float))  // read x and y, write y
       .flops_per_iteration(2.0 * kElements)
-      .time_unit(TimeUnit::Microsecond);
+      .time_unit(TimeUnit::microsecond);
   return bench_main(argc, argv, {saxpy_bench});
 }

@@ -59,14 +59,14 @@ Benchmark copy_benchmark(const char* name, std::shared_ptr<Buffers> b, TimingMod
       }
     }
   });
-  bench.domain(MeasurementDomain::Gpu)
+  bench.domain(MeasurementDomain::gpu)
       .timing(timing)
       .backend(cuda_event_backend(b->stream))  // events on the stream the work runs on
       .clock_monitor(gpu_clock_monitor())
       .int_axis("bytes", {8 * kMiB, 64 * kMiB, 1024 * kMiB})
       .bytes_per_iteration([](const AxisPoint& p) { return 2.0 * static_cast<double>(p.get_int("bytes")); })
-      .time_unit(TimeUnit::Microsecond);
-  if (timing == TimingMode::Cold) bench.cache_flusher(cuda_l2_flusher(b->stream));
+      .time_unit(TimeUnit::microsecond);
+  if (timing == TimingMode::cold) bench.cache_flusher(cuda_l2_flusher(b->stream));
   return bench;
 }
 
@@ -80,8 +80,8 @@ int main(int argc, char** argv) {
   }
   auto buffers = std::make_shared<Buffers>(1024 * kMiB);
   return bench_main(argc, argv,
-                    {copy_benchmark("copy_kernel_cold", buffers, TimingMode::Cold, false),
-                     copy_benchmark("copy_kernel_batch", buffers, TimingMode::Batch, false),
-                     copy_benchmark("cudaMemcpy_cold", buffers, TimingMode::Cold, true),
-                     copy_benchmark("cudaMemcpy_batch", buffers, TimingMode::Batch, true)});
+                    {copy_benchmark("copy_kernel_cold", buffers, TimingMode::cold, false),
+                     copy_benchmark("copy_kernel_batch", buffers, TimingMode::batch, false),
+                     copy_benchmark("cudaMemcpy_cold", buffers, TimingMode::cold, true),
+                     copy_benchmark("cudaMemcpy_batch", buffers, TimingMode::batch, true)});
 }

@@ -55,7 +55,7 @@ SimulatedGpuBackend& SimulatedGpuBackend::fail_always(int code) {
 }
 
 int SimulatedGpuBackend::elapsed_seconds(const SampleWindow& window, double& seconds) {
-  if (window.phase == SamplePhase::Timed) {
+  if (window.phase == SamplePhase::timed) {
     if (auto it = failures_.find(window.sample_index); it != failures_.end()) return it->second;
   }
   seconds = device_seconds_(window);

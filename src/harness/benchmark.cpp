@@ -4,24 +4,24 @@
 
 namespace diescope::harness {
 
-std::string_view to_string(TimingMode mode) { return mode == TimingMode::Cold ? "cold" : "batch"; }
+std::string_view to_string(TimingMode mode) { return mode == TimingMode::cold ? "cold" : "batch"; }
 
 std::string_view to_string(TimeUnit unit) {
   switch (unit) {
-    case TimeUnit::Nanosecond: return "ns";
-    case TimeUnit::Microsecond: return "us";
-    case TimeUnit::Millisecond: return "ms";
-    case TimeUnit::Second: return "s";
+    case TimeUnit::nanosecond: return "ns";
+    case TimeUnit::microsecond: return "us";
+    case TimeUnit::millisecond: return "ms";
+    case TimeUnit::second: return "s";
   }
   return "s";
 }
 
 double seconds_per(TimeUnit unit) {
   switch (unit) {
-    case TimeUnit::Nanosecond: return 1e-9;
-    case TimeUnit::Microsecond: return 1e-6;
-    case TimeUnit::Millisecond: return 1e-3;
-    case TimeUnit::Second: return 1.0;
+    case TimeUnit::nanosecond: return 1e-9;
+    case TimeUnit::microsecond: return 1e-6;
+    case TimeUnit::millisecond: return 1e-3;
+    case TimeUnit::second: return 1.0;
   }
   return 1.0;
 }

@@ -51,7 +51,7 @@ std::string to_csv(const std::vector<RunResult>& results) {
     }
     for (const MetricSummary& m : r.metrics) {
       row(m.key.section, m.key.name, m.label(), m.key.unit,
-          m.origin == MetricOrigin::Timed ? "timed" : "diagnostic_pass", m.stats);
+          m.origin == MetricOrigin::timed ? "timed" : "diagnostic_pass", m.stats);
     }
   }
   return out;

@@ -23,10 +23,10 @@ std::vector<CounterMetric> default_gpu_counters() {
 
 std::string_view to_string(CounterErrorKind kind) {
   switch (kind) {
-    case CounterErrorKind::Setup: return "setup";
-    case CounterErrorKind::Permission: return "permission";
-    case CounterErrorKind::Metric: return "metric";
-    case CounterErrorKind::Collection: return "collection";
+    case CounterErrorKind::setup: return "setup";
+    case CounterErrorKind::permission: return "permission";
+    case CounterErrorKind::metric: return "metric";
+    case CounterErrorKind::collection: return "collection";
   }
   return "unknown";
 }
@@ -63,7 +63,7 @@ DiagnosticResult collect_counters(CounterCollector& collector, const std::functi
       return result;
     }
   }
-  throw CounterError(CounterErrorKind::Collection,
+  throw CounterError(CounterErrorKind::collection,
                      "the counters needed more than " + std::to_string(max_passes) +
                          " replays of the workload; collect fewer metrics at once");
 }

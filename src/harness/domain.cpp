@@ -4,31 +4,31 @@ namespace diescope::harness {
 
 std::string_view to_string(MeasurementDomain domain) {
   switch (domain) {
-    case MeasurementDomain::Cpu: return "cpu";
-    case MeasurementDomain::Gpu: return "gpu";
-    case MeasurementDomain::Io: return "io";
-    case MeasurementDomain::Mixed: return "mixed";
+    case MeasurementDomain::cpu: return "cpu";
+    case MeasurementDomain::gpu: return "gpu";
+    case MeasurementDomain::io: return "io";
+    case MeasurementDomain::mixed: return "mixed";
   }
   return "unknown";
 }
 
 HostDiagnostics host_diagnostics_policy(MeasurementDomain domain, bool backend_emits_cpu_diagnostics) {
-  if (!backend_emits_cpu_diagnostics) return HostDiagnostics::Suppress;
+  if (!backend_emits_cpu_diagnostics) return HostDiagnostics::suppress;
   switch (domain) {
-    case MeasurementDomain::Cpu: return HostDiagnostics::Show;
-    case MeasurementDomain::Gpu:
-    case MeasurementDomain::Io: return HostDiagnostics::Suppress;
-    case MeasurementDomain::Mixed: return HostDiagnostics::PrefixHost;
+    case MeasurementDomain::cpu: return HostDiagnostics::show;
+    case MeasurementDomain::gpu:
+    case MeasurementDomain::io: return HostDiagnostics::suppress;
+    case MeasurementDomain::mixed: return HostDiagnostics::prefix_host;
   }
-  return HostDiagnostics::Show;
+  return HostDiagnostics::show;
 }
 
 std::string_view pmu_coverage_label(MeasurementDomain domain) {
   switch (domain) {
-    case MeasurementDomain::Cpu: return "host PMU";
-    case MeasurementDomain::Gpu: return "host PMU (orchestration)";
-    case MeasurementDomain::Io: return "host PMU (I/O submission)";
-    case MeasurementDomain::Mixed: return "host PMU (mixed workload)";
+    case MeasurementDomain::cpu: return "host PMU";
+    case MeasurementDomain::gpu: return "host PMU (orchestration)";
+    case MeasurementDomain::io: return "host PMU (I/O submission)";
+    case MeasurementDomain::mixed: return "host PMU (mixed workload)";
   }
   return "host PMU";
 }
@@ -36,11 +36,11 @@ std::string_view pmu_coverage_label(MeasurementDomain domain) {
 std::vector<std::string> visible_diagnostics(const std::vector<Diagnostic>& diagnostics, HostDiagnostics policy) {
   std::vector<std::string> lines;
   for (const Diagnostic& d : diagnostics) {
-    if (d.kind != DiagnosticKind::HostPmu) {
+    if (d.kind != DiagnosticKind::host_pmu) {
       lines.push_back(d.message);
-    } else if (policy == HostDiagnostics::Show) {
+    } else if (policy == HostDiagnostics::show) {
       lines.push_back(d.message);
-    } else if (policy == HostDiagnostics::PrefixHost) {
+    } else if (policy == HostDiagnostics::prefix_host) {
       lines.push_back("[host] " + d.message);
     }
   }

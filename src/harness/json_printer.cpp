@@ -126,7 +126,7 @@ nlohmann::ordered_json to_google_benchmark_json(const RunContext& c, const std::
     if (options.per_sample_entries) {
       std::map<MetricKey, std::string> timed_names;
       for (std::size_t k = 0; k < r.metrics.size(); ++k) {
-        if (r.metrics[k].origin == MetricOrigin::Timed) timed_names.emplace(r.metrics[k].key, names[k]);
+        if (r.metrics[k].origin == MetricOrigin::timed) timed_names.emplace(r.metrics[k].key, names[k]);
       }
       for (std::size_t i = 0; i < samples; ++i) {
         json entry = base_entry(r);

@@ -27,7 +27,7 @@ MetricValue MetricValue::throughput_tflops(std::string metric_name, double flops
 
 MetricValue MetricValue::integer(std::string metric_name, std::int64_t metric_value, std::string metric_unit) {
   MetricValue m{std::move(metric_name), static_cast<double>(metric_value), std::move(metric_unit)};
-  m.format = MetricFormat::Integer;
+  m.format = MetricFormat::integer;
   return m;
 }
 

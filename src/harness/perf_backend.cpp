@@ -20,15 +20,15 @@ namespace diescope::harness {
 namespace {
 
 constexpr std::array<PerfCounter, kPerfCounterCount> kAllCounters = {
-    PerfCounter::Cycles,          PerfCounter::Instructions, PerfCounter::Branches,
-    PerfCounter::BranchMisses,    PerfCounter::CacheReferences, PerfCounter::CacheMisses,
-    PerfCounter::TaskClock,       PerfCounter::ContextSwitches, PerfCounter::PageFaults,
+    PerfCounter::cycles,          PerfCounter::instructions, PerfCounter::branches,
+    PerfCounter::branch_misses,    PerfCounter::cache_references, PerfCounter::cache_misses,
+    PerfCounter::task_clock,       PerfCounter::context_switches, PerfCounter::page_faults,
 };
 
 // Context switches happen in the kernel, so they are counted with exclude_kernel off; that needs
 // perf_event_paranoid <= 1 (or CAP_PERFMON), so they are opened apart from the group, whose
 // user-space counters work at paranoid 2.
-bool joins_group(PerfCounter c) { return c != PerfCounter::ContextSwitches; }
+bool joins_group(PerfCounter c) { return c != PerfCounter::context_switches; }
 
 std::size_t slot(PerfCounter c) { return static_cast<std::size_t>(c); }
 
@@ -39,15 +39,15 @@ struct EventCode {
 
 EventCode event_code(PerfCounter counter) {
   switch (counter) {
-    case PerfCounter::Cycles: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES};
-    case PerfCounter::Instructions: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS};
-    case PerfCounter::Branches: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS};
-    case PerfCounter::BranchMisses: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES};
-    case PerfCounter::CacheReferences: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES};
-    case PerfCounter::CacheMisses: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES};
-    case PerfCounter::TaskClock: return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK};
-    case PerfCounter::ContextSwitches: return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES};
-    case PerfCounter::PageFaults: return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS};
+    case PerfCounter::cycles: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES};
+    case PerfCounter::instructions: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS};
+    case PerfCounter::branches: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS};
+    case PerfCounter::branch_misses: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES};
+    case PerfCounter::cache_references: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES};
+    case PerfCounter::cache_misses: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES};
+    case PerfCounter::task_clock: return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK};
+    case PerfCounter::context_switches: return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES};
+    case PerfCounter::page_faults: return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS};
   }
   return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY};
 }
@@ -138,15 +138,15 @@ std::optional<double> scaled(const PerfReading& r) {
 
 std::string_view to_string(PerfCounter counter) {
   switch (counter) {
-    case PerfCounter::Cycles: return "cycles";
-    case PerfCounter::Instructions: return "instructions";
-    case PerfCounter::Branches: return "branches";
-    case PerfCounter::BranchMisses: return "branch-misses";
-    case PerfCounter::CacheReferences: return "cache-references";
-    case PerfCounter::CacheMisses: return "cache-misses";
-    case PerfCounter::TaskClock: return "task-clock";
-    case PerfCounter::ContextSwitches: return "context-switches";
-    case PerfCounter::PageFaults: return "page-faults";
+    case PerfCounter::cycles: return "cycles";
+    case PerfCounter::instructions: return "instructions";
+    case PerfCounter::branches: return "branches";
+    case PerfCounter::branch_misses: return "branch-misses";
+    case PerfCounter::cache_references: return "cache-references";
+    case PerfCounter::cache_misses: return "cache-misses";
+    case PerfCounter::task_clock: return "task-clock";
+    case PerfCounter::context_switches: return "context-switches";
+    case PerfCounter::page_faults: return "page-faults";
   }
   return "unknown";
 }
@@ -156,13 +156,13 @@ std::unique_ptr<PerfEventApi> make_linux_perf_event_api() { return std::make_uni
 LinuxPerfBackend::LinuxPerfBackend(std::unique_ptr<PerfEventApi> api) : api_(std::move(api)) {
   fds_.fill(-1);
   if (open_group()) {
-    mode_ = PerfMode::Group;
+    mode_ = PerfMode::group;
     open_individually([](PerfCounter c) { return !joins_group(c); });
   } else {
-    mode_ = open_individually([](PerfCounter) { return true; }) ? PerfMode::Individual : PerfMode::Unavailable;
+    mode_ = open_individually([](PerfCounter) { return true; }) ? PerfMode::individual : PerfMode::unavailable;
   }
-  if (mode_ == PerfMode::Unavailable) {
-    setup_diagnostics_.push_back({DiagnosticKind::Measurement,
+  if (mode_ == PerfMode::unavailable) {
+    setup_diagnostics_.push_back({DiagnosticKind::measurement,
                                   "host PMU: no perf_event counter could be opened; samples are timed by the wall "
                                   "clock only"});
   }
@@ -209,7 +209,7 @@ bool LinuxPerfBackend::open_group() {
     }
   }
   close_all();
-  setup_diagnostics_.push_back({DiagnosticKind::Measurement,
+  setup_diagnostics_.push_back({DiagnosticKind::measurement,
                                 "host PMU: the counter group could not be used (" + why +
                                     "); counters opened one by one, so each covers slightly different instructions"});
   return false;
@@ -231,23 +231,23 @@ bool LinuxPerfBackend::open_individually(const std::function<bool(PerfCounter)>&
   }
   for (const auto& [error, counters] : failed_by_errno) {
     setup_diagnostics_.push_back(
-        {DiagnosticKind::Measurement, "host PMU: " + join_counters(counters) + " unavailable: " + explain_errno(error)});
+        {DiagnosticKind::measurement, "host PMU: " + join_counters(counters) + " unavailable: " + explain_errno(error)});
   }
   return any;
 }
 
 void LinuxPerfBackend::begin() {
   for (PerfCounter c : solo_) api_->reset_and_enable(fds_[slot(c)], false);
-  if (mode_ == PerfMode::Group) api_->reset_and_enable(fds_[slot(group_members_.front())], true);
+  if (mode_ == PerfMode::group) api_->reset_and_enable(fds_[slot(group_members_.front())], true);
 }
 
 void LinuxPerfBackend::end() {
-  if (mode_ == PerfMode::Group) api_->disable(fds_[slot(group_members_.front())], true);
+  if (mode_ == PerfMode::group) api_->disable(fds_[slot(group_members_.front())], true);
   for (PerfCounter c : solo_) api_->disable(fds_[slot(c)], false);
 }
 
 void LinuxPerfBackend::collect(const SampleWindow& window, SampleMeasurement& out) {
-  if (mode_ == PerfMode::Unavailable) return;
+  if (mode_ == PerfMode::unavailable) return;
   std::array<std::optional<double>, kPerfCounterCount> value{};
   auto take = [&](PerfCounter c, const PerfReading& r) {
     value[slot(c)] = scaled(r);
@@ -256,7 +256,7 @@ void LinuxPerfBackend::collect(const SampleWindow& window, SampleMeasurement& ou
                                                                       static_cast<double>(r.time_enabled));
     }
   };
-  if (mode_ == PerfMode::Group) {
+  if (mode_ == PerfMode::group) {
     std::vector<PerfReading> readings(group_members_.size());
     if (api_->read(fds_[slot(group_members_.front())], true, readings)) {
       for (std::size_t i = 0; i < readings.size(); ++i) take(group_members_[i], readings[i]);
@@ -269,28 +269,28 @@ void LinuxPerfBackend::collect(const SampleWindow& window, SampleMeasurement& ou
 
   const double iterations = static_cast<double>(std::max<std::uint64_t>(window.iterations, 1));
   auto push = [&](MetricValue m) { out.metrics.push_back(m.with_section("host_pmu")); };
-  const auto& cycles = value[slot(PerfCounter::Cycles)];
-  const auto& instructions = value[slot(PerfCounter::Instructions)];
+  const auto& cycles = value[slot(PerfCounter::cycles)];
+  const auto& instructions = value[slot(PerfCounter::instructions)];
   if (cycles) push(MetricValue("cycles", *cycles / iterations, "cycles/iter").with_display_name("cycles per iteration"));
   if (instructions) push(MetricValue("instructions", *instructions / iterations, "instr/iter").with_display_name("instructions per iteration"));
   if (cycles && instructions && *cycles > 0) push(MetricValue("ipc", *instructions / *cycles, "instr/cycle").with_display_name("IPC"));
-  const auto& branches = value[slot(PerfCounter::Branches)];
-  const auto& branch_misses = value[slot(PerfCounter::BranchMisses)];
+  const auto& branches = value[slot(PerfCounter::branches)];
+  const auto& branch_misses = value[slot(PerfCounter::branch_misses)];
   if (branches && branch_misses && *branches > 0) {
     push(MetricValue("branch_miss_pct", 100.0 * *branch_misses / *branches, "%").with_display_name("branch misses"));
   }
-  const auto& references = value[slot(PerfCounter::CacheReferences)];
-  const auto& misses = value[slot(PerfCounter::CacheMisses)];
+  const auto& references = value[slot(PerfCounter::cache_references)];
+  const auto& misses = value[slot(PerfCounter::cache_misses)];
   if (references && misses && *references > 0) push(MetricValue("cache_miss_pct", 100.0 * *misses / *references, "%").with_display_name("cache misses"));
-  if (const auto& task = value[slot(PerfCounter::TaskClock)]) {
+  if (const auto& task = value[slot(PerfCounter::task_clock)]) {
     push(MetricValue::duration_ms("task_clock_ms", std::chrono::duration<double>(*task * 1e-9))
              .with_display_name("task clock per sample"));
   }
-  if (const auto& switches = value[slot(PerfCounter::ContextSwitches)]) {
+  if (const auto& switches = value[slot(PerfCounter::context_switches)]) {
     push(MetricValue::integer("context_switches", std::llround(*switches), "count")
              .with_display_name("context switches per sample"));
   }
-  if (const auto& faults = value[slot(PerfCounter::PageFaults)]) {
+  if (const auto& faults = value[slot(PerfCounter::page_faults)]) {
     push(MetricValue::integer("page_faults", std::llround(*faults), "count").with_display_name("page faults per sample"));
   }
 }
@@ -298,7 +298,7 @@ void LinuxPerfBackend::collect(const SampleWindow& window, SampleMeasurement& ou
 std::vector<Diagnostic> LinuxPerfBackend::diagnostics() const {
   std::vector<Diagnostic> out = setup_diagnostics_;
   if (least_running_fraction_ < 0.99) {  // below 1 % short is rounding, not sharing
-    out.push_back({DiagnosticKind::Measurement,
+    out.push_back({DiagnosticKind::measurement,
                    fmt::format("host PMU: counters were multiplexed (counting as little as {:.0f}% of a window); "
                                "their values are scaled estimates",
                                100.0 * least_running_fraction_)});

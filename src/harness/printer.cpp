@@ -77,7 +77,7 @@ std::string format_seconds(double seconds) {
 
 std::string format_value(double value, MetricFormat format) {
   if (std::isnan(value)) return "n/a";
-  if (format == MetricFormat::Integer) return fmt::format("{}", std::llround(value));
+  if (format == MetricFormat::integer) return fmt::format("{}", std::llround(value));
   const double a = std::abs(value);
   if (a == 0) return "0";
   if (a >= 1e9 || a < 1e-3) return fmt::format("{:.3e}", value);
@@ -90,7 +90,7 @@ std::string section_heading(const RunResult& result, const MetricSummary& m) {
   std::string heading = m.key.section == "host_pmu" ? std::string(pmu_coverage_label(result.domain))
                         : m.key.section.empty()     ? std::string("custom")
                                                     : m.key.section;
-  if (m.origin == MetricOrigin::DiagnosticPass) heading += " (diagnostic pass, not timed)";
+  if (m.origin == MetricOrigin::diagnostic_pass) heading += " (diagnostic pass, not timed)";
   return heading;
 }
 

@@ -118,11 +118,11 @@ class PointRun {
   }
 
   void set_up_flusher_and_clock() {
-    if (config_.timing == TimingMode::Cold) {
+    if (config_.timing == TimingMode::cold) {
       flusher_ = config_.flusher ? config_.flusher() : std::make_unique<HostCacheFlusher>();
       r_.cache_flush = flusher_->describe();
-      if (!config_.flusher && config_.domain != MeasurementDomain::Cpu) {
-        note(DiagnosticKind::Measurement,
+      if (!config_.flusher && config_.domain != MeasurementDomain::cpu) {
+        note(DiagnosticKind::measurement,
              "cold mode without a device cache flusher: only the host's caches are flushed between samples; give "
              "the benchmark a GPU flusher (cuda_l2_flusher)");
       }
@@ -131,7 +131,7 @@ class PointRun {
       clock_ = config_.clock_monitor();
       if (clock_) reference_mhz_ = clock_->reference_sm_clock_mhz();
       if (clock_ && !reference_mhz_) {
-        note(DiagnosticKind::Throttle,
+        note(DiagnosticKind::throttle,
              "clock monitor (" + clock_->describe() + "): reference clock unknown, throttle detection is off");
       }
     }
@@ -155,22 +155,22 @@ class PointRun {
   }
 
   void measure() {
-    Window w = window(1, 0, SamplePhase::Warmup);
+    Window w = window(1, 0, SamplePhase::warmup);
     ++r_.warmup_samples;
     if (w.skip_reason) return skip(*w.skip_reason);
 
     std::uint64_t iterations = 1;
-    if (config_.timing == TimingMode::Batch && !calibrate(iterations)) return;
+    if (config_.timing == TimingMode::batch && !calibrate(iterations)) return;
     r_.iterations_per_sample = iterations;
 
     for (std::size_t index = 0;; ++index) {
-      w = window(iterations, index, SamplePhase::Timed);
+      w = window(iterations, index, SamplePhase::timed);
       if (w.skip_reason) return skip(*w.skip_reason);
       // NaN when there is no monitor or it could not read the clock now.
       const double clock = clock_ ? clock_->sm_clock_mhz().value_or(Summary::kNaN) : Summary::kNaN;
       std::optional<StopReason> reason;
       if (w.measurement.failure) {
-        reason = failed(w) ? std::optional(StopReason::Failed) : rule_.check_timeout(wall());
+        reason = failed(w) ? std::optional(StopReason::failed) : rule_.check_timeout(wall());
       } else if (!std::isnan(clock) && reference_mhz_ && is_throttled(clock, *reference_mhz_, config_.throttle)) {
         consecutive_failures_ = 0;
         ++r_.throttled_samples;
@@ -215,14 +215,14 @@ class PointRun {
     bool stopped = false;
   };
   Calibration calibration_sample(std::uint64_t iterations, std::size_t index) {
-    const Window w = window(iterations, index, SamplePhase::Calibration);
+    const Window w = window(iterations, index, SamplePhase::calibration);
     if (w.skip_reason) {
       skip(*w.skip_reason);
       return {0, true};
     }
     if (w.measurement.failure) {
       if (!failed(w)) return {0, false};
-      stop(StopReason::Failed);
+      stop(StopReason::failed);
       return {0, true};
     }
     consecutive_failures_ = 0;
@@ -263,16 +263,16 @@ class PointRun {
         for (MetricValue& m : state.metrics()) result.metrics.push_back(std::move(m));
         for (MetricValue& m : result.metrics) {
           if (m.section.empty()) m.section = result.section;
-          diagnostic_.add(m, MetricOrigin::DiagnosticPass);
+          diagnostic_.add(m, MetricOrigin::diagnostic_pass);
         }
       } catch (const DiagnosticError& e) {
-        for (const MetricValue& m : e.metrics()) diagnostic_.add(m, MetricOrigin::DiagnosticPass);
-        note(DiagnosticKind::Replay, std::string("diagnostic pass failed: ") + e.what());
+        for (const MetricValue& m : e.metrics()) diagnostic_.add(m, MetricOrigin::diagnostic_pass);
+        note(DiagnosticKind::replay, std::string("diagnostic pass failed: ") + e.what());
         return;  // a permission or set-up failure would only repeat
       } catch (const std::exception& e) {
         diagnostic_.add(MetricValue::integer("diagnostic_pass_failed", 1, "count").with_section("diagnostic"),
-                        MetricOrigin::DiagnosticPass);
-        note(DiagnosticKind::Replay, std::string("diagnostic pass failed: ") + e.what());
+                        MetricOrigin::diagnostic_pass);
+        note(DiagnosticKind::replay, std::string("diagnostic pass failed: ") + e.what());
         return;
       }
     }
@@ -280,7 +280,7 @@ class PointRun {
 
   void skip(const std::string& reason) {
     r_.skip_reason = reason;
-    r_.stop_reason = StopReason::Skipped;
+    r_.stop_reason = StopReason::skipped;
   }
   void stop(StopReason reason) { r_.stop_reason = reason; }
   void note(DiagnosticKind kind, std::string message) { r_.diagnostics.push_back({kind, std::move(message)}); }
@@ -301,28 +301,28 @@ class PointRun {
     if (r_.failed_samples > 0) {
       std::string messages;
       for (const std::string& m : failure_messages_) messages += (messages.empty() ? "" : "; ") + m;
-      findings.push_back({DiagnosticKind::Measurement,
+      findings.push_back({DiagnosticKind::measurement,
                           fmt::format("{} sample(s) failed and were left out: {}", r_.failed_samples, messages)});
     }
     if (r_.throttled_samples > 0) {
-      findings.push_back({DiagnosticKind::Throttle,
+      findings.push_back({DiagnosticKind::throttle,
                           fmt::format("{} sample(s) dropped: SM clock below {:.0f}% of {:.0f} MHz (lowest {:.0f} MHz)",
                                       r_.throttled_samples, 100.0 * config_.throttle.threshold, *reference_mhz_,
                                       lowest_throttled_mhz_)});
     }
     const double noise = r_.time.relative_noise();
-    if ((r_.stop_reason == StopReason::Timeout || r_.stop_reason == StopReason::MaxSamples) &&
+    if ((r_.stop_reason == StopReason::timeout || r_.stop_reason == StopReason::max_samples) &&
         !(noise <= r_.criteria.max_noise)) {
-      findings.push_back({DiagnosticKind::Stability,
+      findings.push_back({DiagnosticKind::stability,
                           fmt::format("noise {} did not reach the {} target before the {} ({} samples, {:.3g} s "
                                       "measured)",
                                       std::isnan(noise) ? "unknown" : percent(noise), percent(r_.criteria.max_noise),
-                                      r_.stop_reason == StopReason::Timeout ? "timeout" : "sample limit",
+                                      r_.stop_reason == StopReason::timeout ? "timeout" : "sample limit",
                                       r_.time.count, rule_.accumulated_seconds())});
     }
     if (r_.time.count > 0 &&
         static_cast<double>(r_.outlier_samples) > kOutlierFractionWorthNaming * static_cast<double>(r_.time.count)) {
-      findings.push_back({DiagnosticKind::Stability,
+      findings.push_back({DiagnosticKind::stability,
                           fmt::format("{} of {} samples are outliers (beyond 1.5 IQR of the quartiles)",
                                       r_.outlier_samples, r_.time.count)});
     }
@@ -391,22 +391,22 @@ std::vector<Diagnostic> host_pmu_diagnostics(const std::vector<MetricSummary>& m
     return nullptr;
   };
   if (const Summary* ipc = find("ipc"); ipc && ipc->median < kLowIpc) {
-    out.push_back({DiagnosticKind::HostPmu,
+    out.push_back({DiagnosticKind::host_pmu,
                    fmt::format("low IPC: {:.2f} instructions per cycle (median); the core mostly waits on memory or "
                                "long dependency chains",
                                ipc->median)});
   }
   if (const Summary* b = find("branch_miss_pct"); b && b->median > kHighBranchMissPct) {
-    out.push_back({DiagnosticKind::HostPmu,
+    out.push_back({DiagnosticKind::host_pmu,
                    fmt::format("branch mispredictions: {:.1f}% of branches (median)", b->median)});
   }
   if (const Summary* c = find("cache_miss_pct"); c && c->median > kHighCacheMissPct) {
-    out.push_back({DiagnosticKind::HostPmu,
+    out.push_back({DiagnosticKind::host_pmu,
                    fmt::format("cache misses: {:.1f}% of cache references go past the last-level cache (median)",
                                c->median)});
   }
   if (const Summary* s = find("context_switches"); s && s->mean >= kContextSwitchesPerSample) {
-    out.push_back({DiagnosticKind::HostPmu,
+    out.push_back({DiagnosticKind::host_pmu,
                    fmt::format("the thread was switched out {:.1f} times per sample (mean): other work shares this CPU",
                                s->mean)});
   }

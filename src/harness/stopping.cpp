@@ -7,11 +7,11 @@ namespace diescope::harness {
 
 std::string_view to_string(StopReason reason) {
   switch (reason) {
-    case StopReason::Converged: return "converged";
-    case StopReason::Timeout: return "timeout";
-    case StopReason::MaxSamples: return "max-samples";
-    case StopReason::Failed: return "failed";
-    case StopReason::Skipped: return "skipped";
+    case StopReason::converged: return "converged";
+    case StopReason::timeout: return "timeout";
+    case StopReason::max_samples: return "max-samples";
+    case StopReason::failed: return "failed";
+    case StopReason::skipped: return "skipped";
   }
   return "unknown";
 }
@@ -33,15 +33,15 @@ std::optional<StopReason> StoppingRule::add_sample(double sample_seconds, double
   // sample unless the noise target is unreachable anyway.
   if (count_ >= criteria_.min_samples && total_ >= criteria_.min_time_s && !std::isnan(noise) &&
       noise <= criteria_.max_noise) {
-    return StopReason::Converged;
+    return StopReason::converged;
   }
   if (auto timeout = check_timeout(wall_elapsed_s)) return timeout;
-  if (criteria_.max_samples > 0 && count_ >= criteria_.max_samples) return StopReason::MaxSamples;
+  if (criteria_.max_samples > 0 && count_ >= criteria_.max_samples) return StopReason::max_samples;
   return std::nullopt;
 }
 
 std::optional<StopReason> StoppingRule::check_timeout(double wall_elapsed_s) const {
-  if (wall_elapsed_s >= criteria_.timeout_s) return StopReason::Timeout;
+  if (wall_elapsed_s >= criteria_.timeout_s) return StopReason::timeout;
   return std::nullopt;
 }
 

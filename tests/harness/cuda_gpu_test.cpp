@@ -37,8 +37,8 @@ RunResult copy_run(Buffers& buffers, std::size_t bytes, TimingMode mode) {
   Benchmark b("copy", [&buffers, bytes](State& state) {
     for (std::uint64_t i = 0; i < state.iterations(); ++i) testing::launch_copy(buffers.src, buffers.dst, bytes, nullptr);
   });
-  b.domain(MeasurementDomain::Gpu).timing(mode).backend(cuda_event_backend()).bytes_per_iteration(2.0 * static_cast<double>(bytes));
-  if (mode == TimingMode::Cold) b.cache_flusher(cuda_l2_flusher());
+  b.domain(MeasurementDomain::gpu).timing(mode).backend(cuda_event_backend()).bytes_per_iteration(2.0 * static_cast<double>(bytes));
+  if (mode == TimingMode::cold) b.cache_flusher(cuda_l2_flusher());
   b.stopping({.min_samples = 20, .min_time_s = 0.05, .max_noise = 0.02, .timeout_s = 10});
   return run_point(b, AxisPoint{});
 }
@@ -46,8 +46,8 @@ RunResult copy_run(Buffers& buffers, std::size_t bytes, TimingMode mode) {
 TEST(CudaGpu, EventTimeIsTheDurationAndScalesWithBytes) {
   if (!gpu_present()) GTEST_SKIP() << "no CUDA GPU on this machine";
   Buffers buffers(512 * kMiB);
-  const RunResult small = copy_run(buffers, 256 * kMiB, TimingMode::Batch);
-  const RunResult large = copy_run(buffers, 512 * kMiB, TimingMode::Batch);
+  const RunResult small = copy_run(buffers, 256 * kMiB, TimingMode::batch);
+  const RunResult large = copy_run(buffers, 512 * kMiB, TimingMode::batch);
   ASSERT_TRUE(small.ok() && large.ok()) << small.error.value_or("") << large.error.value_or("");
   EXPECT_EQ(small.backend, "cuda-events");
   // Twice the bytes of a memory-bound copy take about twice as long (both far above launch cost).
@@ -70,8 +70,8 @@ TEST(CudaGpu, ColdSamplesFlushTwiceTheL2) {
   EXPECT_EQ(flusher.buffer_bytes(), 2 * static_cast<std::size_t>(l2));
   // A copy that fits in L2 is slower cold than warm.
   Buffers buffers(8 * kMiB);
-  const RunResult warm = copy_run(buffers, 8 * kMiB, TimingMode::Batch);
-  const RunResult cold = copy_run(buffers, 8 * kMiB, TimingMode::Cold);
+  const RunResult warm = copy_run(buffers, 8 * kMiB, TimingMode::batch);
+  const RunResult cold = copy_run(buffers, 8 * kMiB, TimingMode::cold);
   ASSERT_TRUE(warm.ok() && cold.ok());
   EXPECT_GT(cold.time.median, warm.time.median);
 }
@@ -82,8 +82,8 @@ TEST(CudaGpu, CounterReplayPassSeesACopyAsMemoryBound) {
   Benchmark b("copy", [&buffers](State& state) {
     for (std::uint64_t i = 0; i < state.iterations(); ++i) testing::launch_copy(buffers.src, buffers.dst, 1024 * kMiB, nullptr);
   });
-  b.domain(MeasurementDomain::Gpu)
-      .timing(TimingMode::Cold)
+  b.domain(MeasurementDomain::gpu)
+      .timing(TimingMode::cold)
       .backend(cuda_event_backend())
       .cache_flusher(cuda_l2_flusher())
       .stopping({.min_samples = 5, .min_time_s = 0, .max_noise = 0.05, .timeout_s = 10})

@@ -20,10 +20,10 @@ bool gpu_present() {
 TEST(CudaWithoutGpu, EventBackendReportsTheErrorAsAMetric) {
   if (gpu_present()) GTEST_SKIP() << "a GPU is present: the gpu-labelled tests cover this machine";
   Benchmark b("no_gpu", [](State&) {});
-  b.domain(MeasurementDomain::Gpu).backend(cuda_event_backend());
+  b.domain(MeasurementDomain::gpu).backend(cuda_event_backend());
   const RunResult r = run_point(b, AxisPoint{});
   EXPECT_FALSE(r.ok());
-  EXPECT_EQ(r.stop_reason, StopReason::Failed);
+  EXPECT_EQ(r.stop_reason, StopReason::failed);
   const MetricSummary* code = r.find_metric("backend", "cuda_error_code");
   ASSERT_TRUE(code);
   EXPECT_GT(code->stats.min, 0.0);  // a real cudaError_t, e.g. cudaErrorNoDevice (100)
@@ -38,7 +38,7 @@ TEST(CudaWithoutGpu, FlusherAndCollectorThrowTypedErrors) {
     CuptiRangeCollector collector;
     FAIL() << "a collector without a GPU";
   } catch (const CounterError& e) {
-    EXPECT_EQ(e.kind(), CounterErrorKind::Setup);
+    EXPECT_EQ(e.kind(), CounterErrorKind::setup);
     EXPECT_NE(e.vendor_code(), 0);
   }
 }
@@ -69,11 +69,11 @@ TEST(CuptiHost, AnUnknownMetricIsAMetricError) {
     counter_pass_count("GH100", {{"sm__no_such_counter.sum", "x", "", ""}});
     FAIL() << "an unknown metric was accepted";
   } catch (const CounterError& e) {
-    EXPECT_EQ(e.kind(), CounterErrorKind::Metric);
+    EXPECT_EQ(e.kind(), CounterErrorKind::metric);
     const auto metrics = e.metrics();
     ASSERT_FALSE(metrics.empty());
     EXPECT_EQ(metrics[0].name, "gpu_counter_error");
-    EXPECT_DOUBLE_EQ(metrics[0].value, 3.0);  // CounterErrorKind::Metric
+    EXPECT_DOUBLE_EQ(metrics[0].value, 3.0);  // CounterErrorKind::metric
   }
 }
 

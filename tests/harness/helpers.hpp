@@ -63,7 +63,7 @@ class FixedMetricsBackend final : public MeasurementBackend {
 // Device time from a list indexed by timed sample (warm-up and calibration get the first entry).
 inline SimulatedGpuBackend::DeviceTime device_times(std::vector<double> seconds) {
   return [seconds = std::move(seconds)](const SampleWindow& w) {
-    return w.phase == SamplePhase::Timed ? seconds.at(w.sample_index) : seconds.front();
+    return w.phase == SamplePhase::timed ? seconds.at(w.sample_index) : seconds.front();
   };
 }
 

@@ -24,7 +24,7 @@ TEST(MetricValue, Helpers) {
   EXPECT_TRUE(std::isnan(MetricValue::bandwidth_gib_s("bw", 1, 0).value));  // no time: not available, not 0
 
   const MetricValue id = MetricValue::integer("algo", 42, "id").with_display_name("algorithm").with_section("gemm");
-  EXPECT_EQ(id.format, MetricFormat::Integer);
+  EXPECT_EQ(id.format, MetricFormat::integer);
   EXPECT_EQ(id.label(), "algorithm");
   EXPECT_EQ(id.section, "gemm");
   EXPECT_EQ(id.name, "algo");  // the key stays the name

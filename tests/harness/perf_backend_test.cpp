@@ -63,17 +63,17 @@ SampleMeasurement one_sample(LinuxPerfBackend& backend, std::uint64_t iterations
   SampleMeasurement m;
   backend.begin();
   backend.end();
-  backend.collect(SampleWindow{std::chrono::milliseconds(1), iterations, 0, SamplePhase::Timed}, m);
+  backend.collect(SampleWindow{std::chrono::milliseconds(1), iterations, 0, SamplePhase::timed}, m);
   return m;
 }
 
 std::unique_ptr<FakePerfApi> api_with_values() {
   auto api = std::make_unique<FakePerfApi>();
-  api->value_of = {{PerfCounter::Cycles, 2000},          {PerfCounter::Instructions, 3000},
-                   {PerfCounter::Branches, 400},         {PerfCounter::BranchMisses, 40},
-                   {PerfCounter::CacheReferences, 200},  {PerfCounter::CacheMisses, 50},
-                   {PerfCounter::TaskClock, 1'500'000},  {PerfCounter::ContextSwitches, 2},
-                   {PerfCounter::PageFaults, 5}};
+  api->value_of = {{PerfCounter::cycles, 2000},          {PerfCounter::instructions, 3000},
+                   {PerfCounter::branches, 400},         {PerfCounter::branch_misses, 40},
+                   {PerfCounter::cache_references, 200},  {PerfCounter::cache_misses, 50},
+                   {PerfCounter::task_clock, 1'500'000},  {PerfCounter::context_switches, 2},
+                   {PerfCounter::page_faults, 5}};
   return api;
 }
 
@@ -81,7 +81,7 @@ TEST(LinuxPerfBackend, GroupOpensAndMetricsArePerIteration) {
   auto api = api_with_values();
   FakePerfApi* fake = api.get();
   LinuxPerfBackend backend(std::move(api));
-  EXPECT_EQ(backend.mode(), PerfMode::Group);
+  EXPECT_EQ(backend.mode(), PerfMode::group);
   EXPECT_EQ(fake->opens_in_group, 8);  // every counter but context switches
   EXPECT_EQ(fake->opens_alone, 1);     // context switches, kernel side included
   EXPECT_TRUE(backend.diagnostics().empty());
@@ -101,11 +101,11 @@ TEST(LinuxPerfBackend, GroupOpensAndMetricsArePerIteration) {
 
 TEST(LinuxPerfBackend, FallsBackToIndividualCountersWhenTheGroupFails) {
   auto api = api_with_values();
-  api->missing_in_group_only = {PerfCounter::Instructions};
+  api->missing_in_group_only = {PerfCounter::instructions};
   FakePerfApi* fake = api.get();
   LinuxPerfBackend backend(std::move(api));
-  EXPECT_EQ(backend.mode(), PerfMode::Individual);
-  EXPECT_TRUE(backend.has(PerfCounter::Instructions));
+  EXPECT_EQ(backend.mode(), PerfMode::individual);
+  EXPECT_TRUE(backend.has(PerfCounter::instructions));
   EXPECT_EQ(fake->closes, 1);  // the group's leader (cycles) was closed before falling back
   const auto d = backend.diagnostics();
   ASSERT_EQ(d.size(), 1u);
@@ -115,12 +115,12 @@ TEST(LinuxPerfBackend, FallsBackToIndividualCountersWhenTheGroupFails) {
 
 TEST(LinuxPerfBackend, MissingHardwareCountersAreNamedAndSoftwareOnesStillCount) {
   auto api = api_with_values();
-  for (auto c : {PerfCounter::Cycles, PerfCounter::Instructions, PerfCounter::Branches, PerfCounter::BranchMisses,
-                 PerfCounter::CacheReferences, PerfCounter::CacheMisses}) {
+  for (auto c : {PerfCounter::cycles, PerfCounter::instructions, PerfCounter::branches, PerfCounter::branch_misses,
+                 PerfCounter::cache_references, PerfCounter::cache_misses}) {
     api->missing[c] = ENOENT;  // a VM without a virtual PMU
   }
   LinuxPerfBackend backend(std::move(api));
-  EXPECT_EQ(backend.mode(), PerfMode::Individual);
+  EXPECT_EQ(backend.mode(), PerfMode::individual);
   const auto d = backend.diagnostics();
   ASSERT_EQ(d.size(), 2u);  // the group fallback, then the missing counters
   EXPECT_NE(d[1].message.find("cycles, instructions, branches, branch-misses, cache-references, cache-misses"),
@@ -135,7 +135,7 @@ TEST(LinuxPerfBackend, NoCounterAtAllIsADiagnosticAndTimingStillWorks) {
   auto api = std::make_unique<FakePerfApi>();
   for (int i = 0; i < static_cast<int>(kPerfCounterCount); ++i) api->missing[static_cast<PerfCounter>(i)] = EACCES;
   LinuxPerfBackend backend(std::move(api));
-  EXPECT_EQ(backend.mode(), PerfMode::Unavailable);
+  EXPECT_EQ(backend.mode(), PerfMode::unavailable);
   const auto d = backend.diagnostics();
   ASSERT_FALSE(d.empty());
   EXPECT_NE(d.back().message.find("wall clock only"), std::string::npos);
@@ -149,7 +149,7 @@ TEST(LinuxPerfBackend, AGroupThatNeverRunsFallsBack) {
   auto api = api_with_values();
   api->group_never_runs = true;
   LinuxPerfBackend backend(std::move(api));
-  EXPECT_EQ(backend.mode(), PerfMode::Individual);
+  EXPECT_EQ(backend.mode(), PerfMode::individual);
   EXPECT_NE(backend.diagnostics().front().message.find("never got the hardware counters"), std::string::npos);
 }
 
@@ -173,8 +173,8 @@ TEST(LinuxPerfBackend, RealKernelEitherCountsOrSaysWhy) {
   backend.begin();
   for (int i = 0; i < 1'000'000; ++i) sink = sink + i;
   backend.end();
-  backend.collect(SampleWindow{std::chrono::milliseconds(1), 1, 0, SamplePhase::Timed}, m);
-  if (backend.has(PerfCounter::Cycles)) {
+  backend.collect(SampleWindow{std::chrono::milliseconds(1), 1, 0, SamplePhase::timed}, m);
+  if (backend.has(PerfCounter::cycles)) {
     ASSERT_TRUE(find(m, "cycles"));
     EXPECT_GT(find(m, "cycles")->value, 1e5);  // a million additions take more cycles than that
   } else {

@@ -17,13 +17,13 @@
 namespace diescope::harness {
 namespace {
 
-RunResult simulated_run(MeasurementDomain domain = MeasurementDomain::Gpu) {
+RunResult simulated_run(MeasurementDomain domain = MeasurementDomain::gpu) {
   Benchmark b("copy", [](State& s) { s.push_metric(MetricValue::integer("algo", 3, "id").with_display_name("algorithm")); });
   b.domain(domain)
-      .timing(TimingMode::Cold)
+      .timing(TimingMode::cold)
       .int_axis("bytes", {1024})
       .bytes_per_iteration(1 << 30)
-      .time_unit(TimeUnit::Microsecond)
+      .time_unit(TimeUnit::microsecond)
       .cache_flusher([] { return std::make_unique<testing::CountingFlusher>(std::make_shared<int>(0)); })
       .backend([] { return std::make_unique<SimulatedGpuBackend>(testing::device_times({0.001, 0.002, 0.003})); })
       .stopping({.min_samples = 1, .min_time_s = 0, .max_noise = 0.0, .timeout_s = 100, .max_samples = 3});
@@ -114,7 +114,7 @@ TEST(GoogleBenchmarkJson, AggregatesOnlyAndErrors) {
 
 TEST(GoogleBenchmarkJson, ClashingMetricNamesAreQualified) {
   RunResult r = simulated_run();
-  r.metrics.push_back({MetricKey{"other", "algo", "id"}, "", MetricFormat::Integer, MetricOrigin::Timed, {}});
+  r.metrics.push_back({MetricKey{"other", "algo", "id"}, "", MetricFormat::integer, MetricOrigin::timed, {}});
   r.metrics.back().stats.count = 1;
   r.metrics.back().stats.mean = 9;
   const nlohmann::json j = to_google_benchmark_json(fixed_context(), {r}, JsonOptions{false});
@@ -157,9 +157,9 @@ TEST(Csv, TidyRowsWithHeader) {
 }
 
 TEST(Console, ShowsTimingMetricsAndTheDomainsDiagnostics) {
-  RunResult r = simulated_run(MeasurementDomain::Mixed);
-  r.diagnostics.push_back({DiagnosticKind::HostPmu, "low IPC: 0.40"});
-  r.host_policy = HostDiagnostics::PrefixHost;
+  RunResult r = simulated_run(MeasurementDomain::mixed);
+  r.diagnostics.push_back({DiagnosticKind::host_pmu, "low IPC: 0.40"});
+  r.host_policy = HostDiagnostics::prefix_host;
   const std::string text = format_console(r);
   EXPECT_NE(text.find("copy/bytes:1024  [domain mixed, backend simulated-gpu, cold]"), std::string::npos) << text;
   EXPECT_NE(text.find("3 samples x 1 iteration(s)"), std::string::npos);

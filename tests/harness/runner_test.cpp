@@ -15,8 +15,8 @@ using testing::device_times;
 
 Benchmark cold_gpu(std::string name, std::vector<double> seconds, std::shared_ptr<int> flushes, std::size_t samples) {
   Benchmark b(std::move(name), [](State&) {});
-  b.domain(MeasurementDomain::Gpu)
-      .timing(TimingMode::Cold)
+  b.domain(MeasurementDomain::gpu)
+      .timing(TimingMode::cold)
       .cache_flusher([flushes] { return std::make_unique<CountingFlusher>(flushes); })
       .backend([seconds] { return std::make_unique<SimulatedGpuBackend>(device_times(seconds)); })
       .stopping({.min_samples = 1, .min_time_s = 0, .max_noise = 0.0, .timeout_s = 100, .max_samples = samples});
@@ -28,7 +28,7 @@ TEST(SimulatedGpuBackend, DeviceTimeIsTheDurationAndOverheadIsTheRest) {
   SampleMeasurement m;
   backend.begin();
   backend.end();
-  backend.collect(SampleWindow{std::chrono::milliseconds(5), 1, 0, SamplePhase::Timed}, m);
+  backend.collect(SampleWindow{std::chrono::milliseconds(5), 1, 0, SamplePhase::timed}, m);
   ASSERT_TRUE(m.duration_s);
   EXPECT_DOUBLE_EQ(*m.duration_s, 0.002);
   ASSERT_EQ(m.metrics.size(), 2u);
@@ -38,7 +38,7 @@ TEST(SimulatedGpuBackend, DeviceTimeIsTheDurationAndOverheadIsTheRest) {
   EXPECT_NEAR(m.metrics[1].value, 3.0, 1e-12);  // 5 ms on the host - 2 ms on the device
 
   SampleMeasurement faster_host;  // host time below device time (clock skew): overhead 0, not negative
-  backend.collect(SampleWindow{std::chrono::milliseconds(1), 1, 1, SamplePhase::Timed}, faster_host);
+  backend.collect(SampleWindow{std::chrono::milliseconds(1), 1, 1, SamplePhase::timed}, faster_host);
   EXPECT_DOUBLE_EQ(faster_host.metrics[1].value, 0.0);
   EXPECT_FALSE(backend.emits_cpu_diagnostics());
 }
@@ -55,13 +55,13 @@ TEST(Runner, ColdSamplesUseDeviceTimeAndFlushBeforeEach) {
   EXPECT_DOUBLE_EQ(r.time.p95, 0.0088);     // rank 3.8: 0.004 + 0.8 * (0.010 - 0.004)
   EXPECT_DOUBLE_EQ(r.time.min, 0.001);
   EXPECT_DOUBLE_EQ(r.time.max, 0.010);
-  EXPECT_EQ(r.stop_reason, StopReason::MaxSamples);
+  EXPECT_EQ(r.stop_reason, StopReason::max_samples);
   EXPECT_EQ(*flushes, 6);  // the warm-up and the five timed samples
   const MetricSummary* device = r.find_metric("backend", "cuda_event_ms");
   ASSERT_TRUE(device);
   EXPECT_EQ(device->stats.count, 5u);
   EXPECT_DOUBLE_EQ(device->stats.mean, 4.0);  // ms
-  EXPECT_EQ(r.host_policy, HostDiagnostics::Suppress);
+  EXPECT_EQ(r.host_policy, HostDiagnostics::suppress);
 }
 
 TEST(Runner, BatchCalibrationGrowsIterationsUntilTheTarget) {
@@ -70,7 +70,7 @@ TEST(Runner, BatchCalibrationGrowsIterationsUntilTheTarget) {
   //   clamped to 10 -> 1000 -> ceil(1.024) = 2 -> 2000 (>= 1024: taken again, same time: calibrated).
   const double unit = 1.0 / 1048576.0;
   Benchmark b("batch", [](State&) {});
-  b.domain(MeasurementDomain::Gpu)
+  b.domain(MeasurementDomain::gpu)
       .batch_sample_time(std::chrono::duration<double>(1024 * unit))
       .backend([unit] {
         return std::make_unique<SimulatedGpuBackend>(
@@ -82,7 +82,7 @@ TEST(Runner, BatchCalibrationGrowsIterationsUntilTheTarget) {
   EXPECT_EQ(r.iterations_per_sample, 2000u);
   EXPECT_DOUBLE_EQ(r.time.mean, unit);  // per iteration
   EXPECT_EQ(r.time.count, 3u);          // equal samples: noise 0 converges at min_samples
-  EXPECT_EQ(r.stop_reason, StopReason::Converged);
+  EXPECT_EQ(r.stop_reason, StopReason::converged);
 }
 
 TEST(Runner, ThroughputMetricsComeFromTheSampleDuration) {
@@ -100,8 +100,8 @@ TEST(Runner, ThroughputMetricsComeFromTheSampleDuration) {
 TEST(Runner, ADeviceErrorBecomesAMetricAndALeftOutSample) {
   auto flushes = std::make_shared<int>(0);
   Benchmark b("faulty", [](State&) {});
-  b.domain(MeasurementDomain::Gpu)
-      .timing(TimingMode::Cold)
+  b.domain(MeasurementDomain::gpu)
+      .timing(TimingMode::cold)
       .cache_flusher([flushes] { return std::make_unique<CountingFlusher>(flushes); })
       .backend([] {
         auto backend = std::make_unique<SimulatedGpuBackend>(device_times({0.001, 0.002, 0.003, 0.004}));
@@ -116,7 +116,7 @@ TEST(Runner, ADeviceErrorBecomesAMetricAndALeftOutSample) {
   EXPECT_DOUBLE_EQ(r.time.mean, 0.008 / 3);       // (0.001 + 0.003 + 0.004) / 3
   const MetricSummary* code = r.find_metric("backend", "cuda_error_code");
   ASSERT_TRUE(code);
-  EXPECT_EQ(code->format, MetricFormat::Integer);
+  EXPECT_EQ(code->format, MetricFormat::integer);
   EXPECT_EQ(code->stats.count, 1u);
   EXPECT_DOUBLE_EQ(code->stats.max, 700.0);
   bool named = false;
@@ -126,14 +126,14 @@ TEST(Runner, ADeviceErrorBecomesAMetricAndALeftOutSample) {
 
 TEST(Runner, AStickyDeviceErrorStopsThePointWithoutACrash) {
   Benchmark b("broken", [](State&) {});
-  b.domain(MeasurementDomain::Gpu).backend([] {
+  b.domain(MeasurementDomain::gpu).backend([] {
     auto backend = std::make_unique<SimulatedGpuBackend>([](const SampleWindow&) { return 0.001; });
     backend->fail_always(999);
     return backend;
   });
   const RunResult r = run_point(b, AxisPoint{});
   EXPECT_FALSE(r.ok());
-  EXPECT_EQ(r.stop_reason, StopReason::Failed);
+  EXPECT_EQ(r.stop_reason, StopReason::failed);
   EXPECT_EQ(r.failed_samples, 3u);  // three in a row, then it stops (calibration windows count)
   ASSERT_TRUE(r.error);
   EXPECT_NE(r.error->find("999"), std::string::npos);
@@ -198,7 +198,7 @@ TEST(Runner, DiagnosticPassNeverEntersTiming) {
   EXPECT_DOUBLE_EQ(r.time.stddev, plain.time.stddev);
   const MetricSummary* launches = r.find_metric("profiler", "kernel_launches");  // section inherited
   ASSERT_TRUE(launches);
-  EXPECT_EQ(launches->origin, MetricOrigin::DiagnosticPass);
+  EXPECT_EQ(launches->origin, MetricOrigin::diagnostic_pass);
   EXPECT_EQ(launches->stats.count, 3u);
   EXPECT_TRUE(r.find_metric("mine", "own_section"));  // an explicit section is kept
 }
@@ -210,7 +210,7 @@ TEST(Runner, AFailingDiagnosticPassIsADiagnosticNotAFailedRun) {
   b.diagnostic_pass(
       [calls](State&) -> DiagnosticResult {
         ++*calls;
-        throw CounterError(CounterErrorKind::Permission, "restricted to admin users", 35);
+        throw CounterError(CounterErrorKind::permission, "restricted to admin users", 35);
       },
       3);
   const RunResult r = run_point(b, AxisPoint{});
@@ -220,7 +220,7 @@ TEST(Runner, AFailingDiagnosticPassIsADiagnosticNotAFailedRun) {
   const MetricSummary* kind = r.find_metric("gpu_counters", "gpu_counter_error");
   const MetricSummary* code = r.find_metric("gpu_counters", "gpu_counter_error_code");
   ASSERT_TRUE(kind && code);
-  EXPECT_DOUBLE_EQ(kind->stats.mean, 2.0);  // CounterErrorKind::Permission
+  EXPECT_DOUBLE_EQ(kind->stats.mean, 2.0);  // CounterErrorKind::permission
   EXPECT_DOUBLE_EQ(code->stats.mean, 35.0);
   bool named = false;
   for (const std::string& line : r.visible_diagnostics()) named |= line.find("restricted to admin users") != std::string::npos;
@@ -238,7 +238,7 @@ TEST(Runner, SkipThrowAndBrokenBackendAreReportedNotThrown) {
   Benchmark skipping("skip", [](State& s) { s.skip("needs 80 GB"); });
   skipping.backend([] { return std::make_unique<WallClockBackend>(); });
   const RunResult s = run_point(skipping, AxisPoint{});
-  EXPECT_EQ(s.stop_reason, StopReason::Skipped);
+  EXPECT_EQ(s.stop_reason, StopReason::skipped);
   EXPECT_EQ(s.skip_reason, "needs 80 GB");
 
   Benchmark throwing("throw", [](State&) { throw std::runtime_error("out of memory"); });
@@ -248,7 +248,7 @@ TEST(Runner, SkipThrowAndBrokenBackendAreReportedNotThrown) {
   EXPECT_NE(t.error->find("out of memory"), std::string::npos);
 
   Benchmark no_flusher("noflusher", [](State&) {});
-  no_flusher.timing(TimingMode::Cold)
+  no_flusher.timing(TimingMode::cold)
       .backend([] { return std::make_unique<WallClockBackend>(); })
       .cache_flusher([]() -> std::unique_ptr<CacheFlusher> { throw std::runtime_error("no L2 to flush"); });
   const RunResult f = run_point(no_flusher, AxisPoint{});
@@ -265,8 +265,8 @@ TEST(Runner, SkipThrowAndBrokenBackendAreReportedNotThrown) {
 
 TEST(Runner, StateMetricsJoinBackendMetrics) {
   Benchmark b("custom", [](State& s) { s.push_metric(MetricValue::integer("algo", 7, "id")); });
-  b.timing(TimingMode::Cold)
-      .domain(MeasurementDomain::Gpu)
+  b.timing(TimingMode::cold)
+      .domain(MeasurementDomain::gpu)
       .cache_flusher([] { return std::make_unique<CountingFlusher>(std::make_shared<int>(0)); })
       .backend([] { return std::make_unique<SimulatedGpuBackend>(device_times({0.001, 0.001})); })
       .stopping({.min_samples = 2, .min_time_s = 0, .max_noise = 0.5, .timeout_s = 100});
@@ -288,8 +288,8 @@ TEST(Runner, RunBenchmarksExpandsAxesFiltersAndReportsEach) {
     void end() override { ++ended; }
   } printer;
   Benchmark b("k", [](State&) {});
-  b.int_axis("n", {1, 2}).string_axis("mode", {"a", "b"}).timing(TimingMode::Cold)
-      .domain(MeasurementDomain::Gpu)
+  b.int_axis("n", {1, 2}).string_axis("mode", {"a", "b"}).timing(TimingMode::cold)
+      .domain(MeasurementDomain::gpu)
       .cache_flusher([] { return std::make_unique<CountingFlusher>(std::make_shared<int>(0)); })
       .backend([] { return std::make_unique<SimulatedGpuBackend>(device_times({0.001, 0.001})); })
       .stopping({.min_samples = 2, .min_time_s = 0, .max_noise = 0.5, .timeout_s = 100});

@@ -30,7 +30,7 @@ TEST(StoppingRule, SteadySamplesStopWhenMinimumTimeIsReached) {
   const auto stop = feed(c, std::vector<double>(10, 0.25), 0.01);
   ASSERT_TRUE(stop);
   EXPECT_EQ(stop->at, 4u);
-  EXPECT_EQ(stop->reason, StopReason::Converged);
+  EXPECT_EQ(stop->reason, StopReason::converged);
 }
 
 TEST(StoppingRule, MinimumSampleCountHoldsEvenWhenTimeIsEnough) {
@@ -49,7 +49,7 @@ TEST(StoppingRule, NoisySequenceStopsWhenNoiseFallsToTarget) {
   const auto stop = feed(c, {1.0, 1.2, 1.0, 1.2, 1.0, 1.2, 1.0, 1.2}, 0.01);
   ASSERT_TRUE(stop);
   EXPECT_EQ(stop->at, 6u);
-  EXPECT_EQ(stop->reason, StopReason::Converged);
+  EXPECT_EQ(stop->reason, StopReason::converged);
 }
 
 TEST(StoppingRule, TimeoutStopsANoisySequence) {
@@ -59,7 +59,7 @@ TEST(StoppingRule, TimeoutStopsANoisySequence) {
   const auto stop = feed(c, {1, 2, 1, 2, 1, 2, 1, 2}, 1.0);
   ASSERT_TRUE(stop);
   EXPECT_EQ(stop->at, 5u);
-  EXPECT_EQ(stop->reason, StopReason::Timeout);
+  EXPECT_EQ(stop->reason, StopReason::timeout);
 }
 
 TEST(StoppingRule, SampleCapStopsBeforeTimeout) {
@@ -67,7 +67,7 @@ TEST(StoppingRule, SampleCapStopsBeforeTimeout) {
   const auto stop = feed(c, {1, 2, 1, 2}, 0.01);
   ASSERT_TRUE(stop);
   EXPECT_EQ(stop->at, 3u);
-  EXPECT_EQ(stop->reason, StopReason::MaxSamples);
+  EXPECT_EQ(stop->reason, StopReason::max_samples);
 }
 
 TEST(StoppingRule, OneSampleNeverConvergesAndTimeoutAppliesWithoutSamples) {
@@ -76,8 +76,8 @@ TEST(StoppingRule, OneSampleNeverConvergesAndTimeoutAppliesWithoutSamples) {
   EXPECT_FALSE(rule.add_sample(1.0, 0.1));  // noise is unknown from one sample
   EXPECT_TRUE(std::isnan(rule.relative_noise()));
   EXPECT_FALSE(rule.check_timeout(9.9));
-  EXPECT_EQ(rule.check_timeout(10.0), StopReason::Timeout);
-  EXPECT_EQ(rule.add_sample(1.0, 0.2), StopReason::Converged);  // two equal samples: noise 0
+  EXPECT_EQ(rule.check_timeout(10.0), StopReason::timeout);
+  EXPECT_EQ(rule.add_sample(1.0, 0.2), StopReason::converged);  // two equal samples: noise 0
   EXPECT_DOUBLE_EQ(rule.accumulated_seconds(), 2.0);
 }
 

@@ -23,13 +23,13 @@
 
 namespace diescope::harness {
 
-enum class SamplePhase { Warmup, Calibration, Timed };
+enum class SamplePhase { warmup, calibration, timed };
 
 struct SampleWindow {
   std::chrono::duration<double> host_elapsed{0};  // host wall time from begin() to end(), inclusive
   std::uint64_t iterations = 1;                    // how many times the benchmark ran its work
   std::size_t sample_index = 0;                    // index within its phase
-  SamplePhase phase = SamplePhase::Timed;
+  SamplePhase phase = SamplePhase::timed;
 };
 
 struct SampleMeasurement {

@@ -30,10 +30,10 @@ namespace diescope::harness {
 // least batch_sample_time) and reports the time per iteration; caches stay warm.
 // Cold: each sample runs the work once, after the cache flusher has evicted what the previous
 // sample left behind (outside the measured window).
-enum class TimingMode { Batch, Cold };
+enum class TimingMode { batch, cold };
 std::string_view to_string(TimingMode mode);
 
-enum class TimeUnit { Nanosecond, Microsecond, Millisecond, Second };
+enum class TimeUnit { nanosecond, microsecond, millisecond, second };
 std::string_view to_string(TimeUnit unit);  // "ns", "us", "ms", "s" as Google Benchmark writes them
 double seconds_per(TimeUnit unit);
 
@@ -76,9 +76,9 @@ class Benchmark {
   struct Config {
     std::string name;
     Function function;
-    MeasurementDomain domain = MeasurementDomain::Cpu;
+    MeasurementDomain domain = MeasurementDomain::cpu;
     BackendFactory backend;  // empty: LinuxPerfBackend
-    TimingMode timing = TimingMode::Batch;
+    TimingMode timing = TimingMode::batch;
     StoppingCriteria stopping;
     std::chrono::duration<double> batch_sample_time = std::chrono::milliseconds(10);
     std::vector<Axis> axes;
@@ -89,7 +89,7 @@ class Benchmark {
     ThrottlePolicy throttle;
     DiagnosticPass diagnostic_pass;
     std::size_t diagnostic_samples = 1;
-    TimeUnit time_unit = TimeUnit::Nanosecond;
+    TimeUnit time_unit = TimeUnit::nanosecond;
   };
 
   Benchmark(std::string name, Function function);

@@ -60,7 +60,7 @@ struct CounterMetric {
 std::vector<CounterMetric> default_gpu_counters();
 
 // Why counter collection failed; the numeric value is what the gpu_counter_error metric carries.
-enum class CounterErrorKind : std::int64_t { Setup = 1, Permission = 2, Metric = 3, Collection = 4 };
+enum class CounterErrorKind : std::int64_t { setup = 1, permission = 2, metric = 3, collection = 4 };
 std::string_view to_string(CounterErrorKind kind);
 
 class CounterError : public DiagnosticError {

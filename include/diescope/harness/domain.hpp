@@ -11,15 +11,15 @@
 namespace diescope::harness {
 
 enum class MeasurementDomain {
-  Cpu,    // host PMU describes the work: diagnostics shown as they are
-  Gpu,    // the work runs on a GPU: host-PMU diagnostics suppressed
-  Io,     // the work waits on a device or the network: host-PMU diagnostics suppressed
-  Mixed,  // meaningful host work beside device work: host-PMU diagnostics prefixed "[host]"
+  cpu,    // host PMU describes the work: diagnostics shown as they are
+  gpu,    // the work runs on a GPU: host-PMU diagnostics suppressed
+  io,     // the work waits on a device or the network: host-PMU diagnostics suppressed
+  mixed,  // meaningful host work beside device work: host-PMU diagnostics prefixed "[host]"
 };
 
 std::string_view to_string(MeasurementDomain domain);
 
-enum class HostDiagnostics { Show, Suppress, PrefixHost };
+enum class HostDiagnostics { show, suppress, prefix_host };
 
 // A backend that returns false from emits_cpu_diagnostics() suppresses host-PMU diagnostics in
 // every domain (a device-timed backend in a Mixed benchmark, for example).
@@ -29,11 +29,11 @@ HostDiagnostics host_diagnostics_policy(MeasurementDomain domain, bool backend_e
 std::string_view pmu_coverage_label(MeasurementDomain domain);
 
 enum class DiagnosticKind {
-  Stability,    // noise, outliers, timeouts: shown in every domain
-  HostPmu,      // bottleneck messages derived from host CPU counters: subject to the domain
-  Measurement,  // backend set-up and per-sample failures (perf unavailable, CUDA errors)
-  Throttle,     // samples dropped because the clock fell below the throttle threshold
-  Replay,       // diagnostic replay pass failures
+  stability,    // noise, outliers, timeouts: shown in every domain
+  host_pmu,     // bottleneck messages derived from host CPU counters: subject to the domain
+  measurement,  // backend set-up and per-sample failures (perf unavailable, CUDA errors)
+  throttle,     // samples dropped because the clock fell below the throttle threshold
+  replay,       // diagnostic replay pass failures
 };
 
 struct Diagnostic {

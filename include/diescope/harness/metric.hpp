@@ -16,7 +16,7 @@ namespace diescope::harness {
 
 // How a value is shown: Integer rounds to a whole number and never uses scientific notation
 // (algorithm ids, device indices, byte counts).
-enum class MetricFormat { Number, Integer };
+enum class MetricFormat { number, integer };
 
 struct MetricValue {
   std::string name;
@@ -24,7 +24,7 @@ struct MetricValue {
   std::string unit;
   std::string section;       // empty: the default section (or the diagnostic pass's section)
   std::string display_name;  // empty: show `name`
-  MetricFormat format = MetricFormat::Number;
+  MetricFormat format = MetricFormat::number;
 
   MetricValue() = default;
   MetricValue(std::string metric_name, double metric_value, std::string metric_unit);
@@ -51,13 +51,13 @@ struct MetricKey {
 };
 
 // Where a metric came from: the timed samples, or the diagnostic replay pass after them.
-enum class MetricOrigin { Timed, DiagnosticPass };
+enum class MetricOrigin { timed, diagnostic_pass };
 
 struct MetricSummary {
   MetricKey key;
   std::string display_name;
-  MetricFormat format = MetricFormat::Number;
-  MetricOrigin origin = MetricOrigin::Timed;
+  MetricFormat format = MetricFormat::number;
+  MetricOrigin origin = MetricOrigin::timed;
   Summary stats;  // stats.count: samples that contributed a finite value
 
   const std::string& label() const { return display_name.empty() ? key.name : display_name; }
@@ -67,14 +67,14 @@ struct MetricSummary {
 // the order the benchmark author wrote them in.
 class MetricAggregator {
  public:
-  void add(const MetricValue& value, MetricOrigin origin = MetricOrigin::Timed);
+  void add(const MetricValue& value, MetricOrigin origin = MetricOrigin::timed);
   std::vector<MetricSummary> summaries() const;
 
  private:
   struct Series {
     std::string display_name;
-    MetricFormat format = MetricFormat::Number;
-    MetricOrigin origin = MetricOrigin::Timed;
+    MetricFormat format = MetricFormat::number;
+    MetricOrigin origin = MetricOrigin::timed;
     std::vector<double> values;
   };
   std::map<MetricKey, std::size_t> index_;

@@ -21,15 +21,15 @@
 namespace diescope::harness {
 
 enum class PerfCounter {
-  Cycles,
-  Instructions,
-  Branches,
-  BranchMisses,
-  CacheReferences,
-  CacheMisses,
-  TaskClock,  // nanoseconds on the CPU
-  ContextSwitches,
-  PageFaults,
+  cycles,
+  instructions,
+  branches,
+  branch_misses,
+  cache_references,
+  cache_misses,
+  task_clock,  // nanoseconds on the CPU
+  context_switches,
+  page_faults,
 };
 inline constexpr std::size_t kPerfCounterCount = 9;
 std::string_view to_string(PerfCounter counter);
@@ -57,7 +57,7 @@ class PerfEventApi {
 // The real perf_event_open(2).
 std::unique_ptr<PerfEventApi> make_linux_perf_event_api();
 
-enum class PerfMode { Group, Individual, Unavailable };
+enum class PerfMode { group, individual, unavailable };
 
 class LinuxPerfBackend final : public MeasurementBackend {
  public:
@@ -84,7 +84,7 @@ class LinuxPerfBackend final : public MeasurementBackend {
   void close_all();
 
   std::unique_ptr<PerfEventApi> api_;
-  PerfMode mode_ = PerfMode::Unavailable;
+  PerfMode mode_ = PerfMode::unavailable;
   std::array<int, kPerfCounterCount> fds_;  // -1: not open
   std::vector<PerfCounter> group_members_;  // open order within the group
   std::vector<PerfCounter> solo_;           // counters opened on their own

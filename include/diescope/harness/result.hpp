@@ -23,11 +23,11 @@ struct RunResult {
   std::size_t family_index = 0;
   std::size_t instance_index = 0;  // position of the point within its family
 
-  MeasurementDomain domain = MeasurementDomain::Cpu;
+  MeasurementDomain domain = MeasurementDomain::cpu;
   std::string backend;
-  TimingMode timing = TimingMode::Batch;
+  TimingMode timing = TimingMode::batch;
   std::string cache_flush;  // the cold-mode flusher's description; empty in batch mode
-  TimeUnit time_unit = TimeUnit::Nanosecond;
+  TimeUnit time_unit = TimeUnit::nanosecond;
   StoppingCriteria criteria;
 
   std::uint64_t iterations_per_sample = 0;
@@ -46,10 +46,10 @@ struct RunResult {
   std::size_t failed_samples = 0;
   std::size_t outlier_samples = 0;  // outside Tukey's fences (1.5 IQR beyond the quartiles)
   std::size_t diagnostic_pass_runs = 0;
-  StopReason stop_reason = StopReason::Converged;
+  StopReason stop_reason = StopReason::converged;
   double wall_seconds = 0;
 
-  HostDiagnostics host_policy = HostDiagnostics::Show;
+  HostDiagnostics host_policy = HostDiagnostics::show;
   std::vector<Diagnostic> diagnostics;  // every finding, before the domain's policy
 
   std::optional<std::string> error;        // nothing could be measured; the reason

@@ -19,11 +19,11 @@ struct StoppingCriteria {
 };
 
 enum class StopReason {
-  Converged,   // all three conditions met
-  Timeout,     // wall time ran out first
-  MaxSamples,  // the sample cap was reached first
-  Failed,      // the backend kept failing (see the diagnostics)
-  Skipped,     // the benchmark asked to skip this parameter point
+  converged,    // all three conditions met
+  timeout,      // wall time ran out first
+  max_samples,  // the sample cap was reached first
+  failed,       // the backend kept failing (see the diagnostics)
+  skipped,      // the benchmark asked to skip this parameter point
 };
 std::string_view to_string(StopReason reason);
 

@@ -28,16 +28,16 @@ constexpr const char* kRangeName = "diescope";
 CounterError counter_error(const cupti::CuptiError& e, CounterErrorKind kind) {
   if (e.result() == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ||
       e.result() == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES) {
-    kind = CounterErrorKind::Permission;
+    kind = CounterErrorKind::permission;
   } else if (e.result() == CUPTI_ERROR_INVALID_METRIC_NAME) {
-    kind = CounterErrorKind::Metric;
+    kind = CounterErrorKind::metric;
   }
   return CounterError(kind, fmt::format("{}; {}", e.cause(), e.fix()), e.result());
 }
 
 void check_cuda(cudaError_t e, const char* call) {
   if (e == cudaSuccess) return;
-  throw CounterError(CounterErrorKind::Setup,
+  throw CounterError(CounterErrorKind::setup,
                      fmt::format("{}: {} ({}); counters need a CUDA GPU and driver", call, cudaGetErrorName(e),
                                  cudaGetErrorString(e)),
                      e);
@@ -71,7 +71,7 @@ class HostObject {
     try {
       DIESCOPE_CUPTI_CHECK(cuptiProfilerHostConfigAddMetrics(&add));
     } catch (const cupti::CuptiError& e) {
-      throw counter_error(e, CounterErrorKind::Metric);  // most likely a name this chip lacks
+      throw counter_error(e, CounterErrorKind::metric);  // most likely a name this chip lacks
     }
     return cupti::config_image(object_);
   }
@@ -96,11 +96,11 @@ CUcontext current_context() {
   check_cuda(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000, cudaEnableDefault, &status),
              "looking up cuCtxGetCurrent");
   if (!function || status != cudaDriverEntryPointSuccess) {
-    throw CounterError(CounterErrorKind::Setup, "the driver does not provide cuCtxGetCurrent");
+    throw CounterError(CounterErrorKind::setup, "the driver does not provide cuCtxGetCurrent");
   }
   CUcontext context = nullptr;
   if (reinterpret_cast<GetCurrent>(function)(&context) != CUDA_SUCCESS || !context) {
-    throw CounterError(CounterErrorKind::Setup, "no current CUDA context");
+    throw CounterError(CounterErrorKind::setup, "no current CUDA context");
   }
   return context;
 }
@@ -125,7 +125,7 @@ CuptiRangeCollector::CuptiRangeCollector(std::vector<CounterMetric> metrics, int
   Impl& s = *impl_;
   s.metrics = std::move(metrics);
   s.names = profiler_names(s.metrics);
-  if (s.names.empty()) throw CounterError(CounterErrorKind::Metric, "no counter metric was asked for");
+  if (s.names.empty()) throw CounterError(CounterErrorKind::metric, "no counter metric was asked for");
 
   check_cuda(cudaSetDevice(device), "cudaSetDevice");
   check_cuda(cudaFree(nullptr), "creating the CUDA context");
@@ -186,7 +186,7 @@ CuptiRangeCollector::CuptiRangeCollector(std::vector<CounterMetric> metrics, int
   config.targetNestingLevel = 1;
   DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerSetConfig(&config));
 } catch (const cupti::CuptiError& e) {
-  throw counter_error(e, CounterErrorKind::Setup);
+  throw counter_error(e, CounterErrorKind::setup);
 }
 
 CuptiRangeCollector::~CuptiRangeCollector() {
@@ -214,12 +214,12 @@ void CuptiRangeCollector::begin() try {
   push.pRangeName = kRangeName;
   DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
 } catch (const cupti::CuptiError& e) {
-  throw counter_error(e, CounterErrorKind::Collection);
+  throw counter_error(e, CounterErrorKind::collection);
 }
 
 bool CuptiRangeCollector::end() try {
   if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) {
-    throw CounterError(CounterErrorKind::Collection,
+    throw CounterError(CounterErrorKind::collection,
                        fmt::format("the workload failed on the device: {}", cudaGetErrorName(e)), e);
   }
   auto pop = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_PopRange_Params);
@@ -230,7 +230,7 @@ bool CuptiRangeCollector::end() try {
   DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerStop(&stop));
   return stop.isAllPassSubmitted != 0;
 } catch (const cupti::CuptiError& e) {
-  throw counter_error(e, CounterErrorKind::Collection);
+  throw counter_error(e, CounterErrorKind::collection);
 }
 
 std::vector<MetricValue> CuptiRangeCollector::decode() try {
@@ -243,7 +243,7 @@ std::vector<MetricValue> CuptiRangeCollector::decode() try {
   info.counterDataImageSize = s.counter_data.size();
   DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataInfo(&info));
   if (info.numTotalRanges < 1) {
-    throw CounterError(CounterErrorKind::Collection,
+    throw CounterError(CounterErrorKind::collection,
                        "no range was recorded; the workload launched no GPU work between begin() and end()");
   }
   std::vector<double> values(s.names.size());
@@ -264,7 +264,7 @@ std::vector<MetricValue> CuptiRangeCollector::decode() try {
   }
   return out;
 } catch (const cupti::CuptiError& e) {
-  throw counter_error(e, CounterErrorKind::Collection);
+  throw counter_error(e, CounterErrorKind::collection);
 }
 
 std::size_t counter_pass_count(const std::string& chip, const std::vector<CounterMetric>& metrics) try {
@@ -273,7 +273,7 @@ std::size_t counter_pass_count(const std::string& chip, const std::vector<Counte
   std::vector<std::uint8_t> config = host.config_image(names);
   return cupti::pass_count(config);
 } catch (const cupti::CuptiError& e) {
-  throw counter_error(e, CounterErrorKind::Setup);
+  throw counter_error(e, CounterErrorKind::setup);
 }
 
 DiagnosticPass counter_replay_pass(std::function<void(State&)> workload, std::vector<CounterMetric> metrics,

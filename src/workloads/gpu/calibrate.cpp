@@ -305,8 +305,8 @@ std::vector<double> Calibrator::time_harness(const std::string& name, const std:
   stop.min_time_s = 0;
   stop.max_noise = 1e9;
   stop.timeout_s = 60;
-  b.domain(harness::MeasurementDomain::Gpu)
-      .timing(harness::TimingMode::Cold)
+  b.domain(harness::MeasurementDomain::gpu)
+      .timing(harness::TimingMode::cold)
       .backend(harness::cuda_event_backend(stream_.get()))
       .cache_flusher(harness::cuda_l2_flusher(stream_.get()))
       .stopping(stop);
