@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
+#include <fmt/format.h>
 
 namespace diescope::metrics {
 namespace {
@@ -203,9 +203,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::string format_number(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
+  return fmt::format("{:g}", v);  // as an ostream writes a double by default
 }
 
 }  // namespace

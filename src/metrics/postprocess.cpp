@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
+#include <fmt/format.h>
 #include <map>
 #include <set>
 
@@ -15,9 +15,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::int64_t kMaxResampleBins = 100'000'000;  // a grid larger than this is a mistake in step or origin
 
 std::string number_text(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%g", v);
-  return buffer;
+  return fmt::format("{:g}", v);
 }
 
 std::optional<MetricError> check_time_order(std::span<const Point> series, std::string_view what) {
@@ -176,11 +174,7 @@ DisplayScale display_scale(Unit unit, double magnitude) {
 std::string format_value(double value, Unit unit) {
   if (std::isnan(value)) return "n/a";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  char buffer[64];
-  if (unit == Unit::pct) {
-    std::snprintf(buffer, sizeof buffer, "%.1f%%", value);
-    return buffer;
-  }
+  if (unit == Unit::pct) return fmt::format("{:.1f}%", value);
   const DisplayScale scale = display_scale(unit, value);
   // Decimals for 3 significant digits, judged after rounding (9.996 shows as 10.0); digits left of
   // the point are never dropped (1987 MHz stays 1987).
@@ -188,8 +182,7 @@ std::string format_value(double value, Unit unit) {
   const double rounded = std::fabs(round_to_significant(shown, 3));
   int decimals = 0;
   if (rounded != 0) decimals = std::max(0, 2 - static_cast<int>(std::floor(std::log10(rounded))));
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, shown);
-  std::string out = buffer;
+  std::string out = fmt::format("{:.{}f}", shown, decimals);
   if (!scale.symbol.empty()) out += " " + scale.symbol;
   return out;
 }

@@ -3,7 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+#include <fmt/format.h>
 #include <functional>
 #include <memory>
 
@@ -48,9 +48,7 @@ const std::string kMarkersNote =
     "SM clock. A human-readable summary goes to stderr.";
 
 std::string number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
+  return fmt::format("{:g}", value);
 }
 
 void add_common(CLI::App& app, CommonOptions& common) {

@@ -1,6 +1,6 @@
 // GPU-Util from NVML's timestamped samples, with the method's switch to polling
 // (docs/method.md#reading-gpu-util-from-nvml).
-#include <cstdio>
+#include <fmt/format.h>
 
 #include "diescope/collect/nvml.hpp"
 
@@ -12,9 +12,7 @@ namespace {
 constexpr TimeNs kLongestNvmlPeriodNs = kNsPerSecond;
 
 std::string seconds(TimeNs ns) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", static_cast<double>(ns) / static_cast<double>(kNsPerSecond));
-  return text;
+  return fmt::format("{:.1f} s", static_cast<double>(ns) / static_cast<double>(kNsPerSecond));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fmt/format.h>
 #include <poll.h>
 #include <thread>
 #include <unistd.h>
@@ -26,9 +27,7 @@ std::string join_metrics(const std::vector<std::string>& metrics) {
 }
 
 std::string number_arg(double value) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", value);
-  return buf;
+  return fmt::format("{:g}", value);  // as printf's %g: six significant digits
 }
 
 }  // namespace
