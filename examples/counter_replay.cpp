@@ -104,7 +104,8 @@ ExampleFlags take_example_flags(int& argc, char** argv) {
     std::size_t comma = list.find(',', start);
     if (comma == std::string::npos) comma = list.size();
     std::string name = list.substr(start, comma - start);
-    if (!name.empty()) metrics.push_back({name, name, name, name.find("pct") != std::string::npos ? "%" : ""});
+    if (!name.empty())
+      metrics.push_back({name, name, name, name.find("pct") != std::string::npos ? "%" : ""});
     start = comma + 1;
   }
   flags.metrics = std::move(metrics);
@@ -116,7 +117,9 @@ ExampleFlags take_example_flags(int& argc, char** argv) {
 int main(int argc, char** argv) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "counter_replay: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
+    std::fprintf(
+        stderr,
+        "counter_replay: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
     return 4;
   }
   const ExampleFlags flags = take_example_flags(argc, argv);

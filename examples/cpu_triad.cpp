@@ -39,7 +39,8 @@ void triad(Arrays& arrays, State& state) {
     // Keep the compiler from dropping iterations whose result nobody reads.
     asm volatile("" : : "r"(a) : "memory");
   }
-  state.push_metric(MetricValue::integer("elements", static_cast<std::int64_t>(n), "count").with_display_name("array length"));
+  state.push_metric(MetricValue::integer("elements", static_cast<std::int64_t>(n), "count")
+                        .with_display_name("array length"));
 }
 
 double triad_bytes(const AxisPoint& point) {
@@ -54,7 +55,9 @@ int main(int argc, char** argv) {
   benchmarks.push_back(Benchmark("triad", [arrays](State& state) { triad(*arrays, state); })
                            .int_axis("elements", {1 << 12, 1 << 16, 1 << 22})
                            .bytes_per_iteration(triad_bytes)
-                           .flops_per_iteration([](const AxisPoint& p) { return 2.0 * static_cast<double>(p.get_int("elements")); }));
+                           .flops_per_iteration([](const AxisPoint& p) {
+                             return 2.0 * static_cast<double>(p.get_int("elements"));
+                           }));
   benchmarks.push_back(Benchmark("triad_cold", [arrays](State& state) { triad(*arrays, state); })
                            .timing(TimingMode::cold)
                            .int_axis("elements", {1 << 16})

@@ -32,7 +32,8 @@ struct Gemm {
     ok = cudaStreamCreate(&stream) == cudaSuccess && cudaMalloc(&a, bytes) == cudaSuccess &&
          cudaMalloc(&b, bytes) == cudaSuccess && cudaMalloc(&c, bytes) == cudaSuccess &&
          cudaMemset(a, 0, bytes) == cudaSuccess && cudaMemset(b, 0, bytes) == cudaSuccess &&
-         cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS && cublasSetStream(handle, stream) == CUBLAS_STATUS_SUCCESS;
+         cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS &&
+         cublasSetStream(handle, stream) == CUBLAS_STATUS_SUCCESS;
   }
   ~Gemm() {
     if (handle) cublasDestroy(handle);
@@ -47,8 +48,8 @@ struct Gemm {
     const float one = 1.0f, zero = 0.0f;
     const cudaDataType_t t = type == "fp16" ? CUDA_R_16F : type == "bf16" ? CUDA_R_16BF : CUDA_R_32F;
     const cublasComputeType_t compute = CUBLAS_COMPUTE_32F;  // FP32 accumulation for every type
-    return cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, t, n, b, t, n, &zero, c, t, n, compute,
-                        CUBLAS_GEMM_DEFAULT);
+    return cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, t, n, b, t, n, &zero, c, t, n,
+                        compute, CUBLAS_GEMM_DEFAULT);
   }
 };
 
@@ -57,13 +58,17 @@ struct Gemm {
 int main(int argc, char** argv) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "cublas_gemm: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
+    std::fprintf(
+        stderr,
+        "cublas_gemm: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
     return 4;
   }
   auto gemm = std::make_shared<Gemm>();
   if (!gemm->ok) {
-    std::fprintf(stderr, "cublas_gemm: error: could not set up cuBLAS and %lld MiB of device memory\n  fix: free GPU memory\n",
-                 static_cast<long long>(3 * kMaxN * kMaxN * sizeof(float) >> 20));
+    std::fprintf(
+        stderr,
+        "cublas_gemm: error: could not set up cuBLAS and %lld MiB of device memory\n  fix: free GPU memory\n",
+        static_cast<long long>(3 * kMaxN * kMaxN * sizeof(float) >> 20));
     return 4;
   }
   Benchmark bench("gemm", [gemm](State& state) {

@@ -1,6 +1,6 @@
-// Custom metrics you can copy: a SAXPY kernel (in kernels.cu) whose block size is an axis. Each sample pushes what
-// the launch looked like (blocks per SM from the occupancy calculator, as integers, and the
-// theoretical occupancy in its own section) beside the harness's own timing and bandwidth.
+// Custom metrics you can copy: a SAXPY kernel (in kernels.cu) whose block size is an axis. Each sample pushes
+// what the launch looked like (blocks per SM from the occupancy calculator, as integers, and the theoretical
+// occupancy in its own section) beside the harness's own timing and bandwidth.
 //
 //   ./custom_metric --csv saxpy.csv
 #include <cuda_runtime.h>
@@ -47,19 +47,23 @@ struct Arrays {
 int main(int argc, char** argv) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "custom_metric: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
+    std::fprintf(
+        stderr,
+        "custom_metric: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
     return 4;
   }
   auto arrays = std::make_shared<Arrays>();
   Benchmark saxpy_bench("saxpy", [arrays](State& state) {
     const int block = static_cast<int>(state.get_int("block"));
     const int grid = (kElements + block - 1) / block;
-    for (std::uint64_t i = 0; i < state.iterations(); ++i) examples::launch_saxpy(2.0f, arrays->x, arrays->y, kElements, block, nullptr);
+    for (std::uint64_t i = 0; i < state.iterations(); ++i)
+      examples::launch_saxpy(2.0f, arrays->x, arrays->y, kElements, block, nullptr);
 
     // What the launch looked like: the same every sample, so mean = min = max; an Integer metric
     // prints without decimals.
     const int blocks_per_sm = examples::saxpy_blocks_per_sm(block);
-    state.push_metric(MetricValue::integer("blocks_per_sm", blocks_per_sm, "blocks").with_display_name("resident blocks/SM"));
+    state.push_metric(MetricValue::integer("blocks_per_sm", blocks_per_sm, "blocks")
+                          .with_display_name("resident blocks/SM"));
     state.push_metric(MetricValue::integer("grid", grid, "blocks").with_display_name("grid size"));
     const double occupancy = 100.0 * blocks_per_sm * block / arrays->prop.maxThreadsPerMultiProcessor;
     state.push_metric(MetricValue("theoretical_occupancy", occupancy, "%").with_section("launch"));

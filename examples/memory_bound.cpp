@@ -1,6 +1,6 @@
-// A memory-bound kernel you can copy (the kernel is in kernels.cu): a device-to-device copy, timed with CUDA events, cold (the L2
-// flushed before every sample) and batch (back-to-back launches), beside cudaMemcpyAsync moving the
-// same bytes. Bandwidth counts bytes read plus bytes written.
+// A memory-bound kernel you can copy (the kernel is in kernels.cu): a device-to-device copy, timed with CUDA
+// events, cold (the L2 flushed before every sample) and batch (back-to-back launches), beside cudaMemcpyAsync
+// moving the same bytes. Bandwidth counts bytes read plus bytes written.
 //
 //   ./memory_bound                      all sizes, both timings, both copies
 //   ./memory_bound --filter cold --json cold.json
@@ -75,7 +75,9 @@ Benchmark copy_benchmark(const char* name, std::shared_ptr<Buffers> b, TimingMod
 int main(int argc, char** argv) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "memory_bound: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
+    std::fprintf(
+        stderr,
+        "memory_bound: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
     return 4;
   }
   auto buffers = std::make_shared<Buffers>(1024 * kMiB);

@@ -17,13 +17,13 @@
 #include <string>
 #include <vector>
 
-#define CHECK(call)                                                                              \
-  do {                                                                                           \
-    cudaError_t e_ = (call);                                                                     \
-    if (e_ != cudaSuccess) {                                                                     \
+#define CHECK(call)                                                                             \
+  do {                                                                                          \
+    cudaError_t e_ = (call);                                                                    \
+    if (e_ != cudaSuccess) {                                                                    \
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorName(e_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
+      std::exit(1);                                                                             \
+    }                                                                                           \
   } while (0)
 
 namespace {
@@ -35,13 +35,16 @@ __device__ __forceinline__ float4 load(const float4* p) {
   if constexpr (H == Hint::streaming) return __ldcs(p);
   if constexpr (H == Hint::prefetch_256b) {
     float4 v;
-    asm volatile("ld.global.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+    asm volatile("ld.global.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p));
     return v;
   }
   if constexpr (H == Hint::no_allocate) {
     float4 v;
     asm volatile("ld.global.nc.L1::no_allocate.v4.f32 {%0,%1,%2,%3}, [%4];"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p));
     return v;
   }
   return *p;
@@ -49,8 +52,10 @@ __device__ __forceinline__ float4 load(const float4* p) {
 
 template <Hint H>
 __device__ __forceinline__ void store(float4* p, float4 v) {
-  if constexpr (H == Hint::none || H == Hint::prefetch_256b) *p = v;
-  else __stcs(p, v);
+  if constexpr (H == Hint::none || H == Hint::prefetch_256b)
+    *p = v;
+  else
+    __stcs(p, v);
 }
 
 __device__ __forceinline__ float4 triad(float4 b, float4 c, float s) {
@@ -94,7 +99,8 @@ __global__ void triad_chunk(float4* a, const float4* b, const float4* c, float s
 __global__ void read_only(const float4* b, unsigned long long n4, float* sink) {
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
   float acc = 0;
-  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n4; i += stride) {
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n4;
+       i += stride) {
     const float4 v = __ldcs(b + i);
     acc += v.x + v.y + v.z + v.w;
   }
@@ -102,13 +108,15 @@ __global__ void read_only(const float4* b, unsigned long long n4, float* sink) {
 }
 __global__ void write_only(float4* a, unsigned long long n4) {
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n4; i += stride)
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n4;
+       i += stride)
     __stcs(a + i, make_float4(1, 2, 3, 4));
 }
 __global__ void flush_read(const float4* p, unsigned long long n4, float* sink) {
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
   float acc = 0;
-  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n4; i += stride) {
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n4;
+       i += stride) {
     const float4 v = p[i];
     acc += v.x + v.y + v.z + v.w;
   }
@@ -116,7 +124,8 @@ __global__ void flush_read(const float4* p, unsigned long long n4, float* sink) 
 }
 __global__ void fill(float* p, unsigned long long n, float v) {
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride)
     p[i] = v + 0.001f * static_cast<float>(i & 1023u);
 }
 
@@ -183,17 +192,18 @@ int main(int argc, char** argv) {
               read_flush ? "read" : "write");
   std::printf("kernel,threads,blocks,per_sm,seconds,bytes,tb_per_s\n");
   auto row = [&](const std::string& name, int threads, long blocks, double seconds, double bytes) {
-    std::printf("%s,%d,%ld,%.2f,%.9f,%.0f,%.4f\n", name.c_str(), threads, blocks, static_cast<double>(blocks) / sms,
-                seconds, bytes, bytes / seconds / 1e12);
+    std::printf("%s,%d,%ld,%.2f,%.9f,%.0f,%.4f\n", name.c_str(), threads, blocks,
+                static_cast<double>(blocks) / sms, seconds, bytes, bytes / seconds / 1e12);
     std::fflush(stdout);
   };
   for (int threads : {256, 512, 1024}) {
     for (int per_sm : {1, 2, 4, 8}) {
       if (per_sm * threads > 2048) continue;
       const int blocks = sms * per_sm;
-#define STRIDE(U, H, NAME)                                                                                      \
-  row(NAME, threads, blocks,                                                                                    \
-      timer.best_seconds(repeats, [&] { triad_stride<U, H><<<blocks, threads>>>(a4, b4, c4, 0.5f, n4); }), triad_bytes)
+#define STRIDE(U, H, NAME)                                                                                 \
+  row(NAME, threads, blocks,                                                                               \
+      timer.best_seconds(repeats, [&] { triad_stride<U, H><<<blocks, threads>>>(a4, b4, c4, 0.5f, n4); }), \
+      triad_bytes)
       STRIDE(2, Hint::none, "stride-u2");
       STRIDE(4, Hint::none, "stride-u4");
       STRIDE(4, Hint::streaming, "stride-u4-cs");
@@ -203,11 +213,12 @@ int main(int argc, char** argv) {
     }
   }
   for (int threads : {64, 128, 256, 512, 1024}) {
-#define CHUNK(U, H, NAME)                                                                                      \
-  do {                                                                                                         \
-    const long blocks = static_cast<long>(n4 / (U * threads));                                                 \
-    row(NAME, threads, blocks, timer.best_seconds(repeats, [&] { triad_chunk<U, H><<<blocks, threads>>>(a4, b4, c4, 0.5f); }), \
-        triad_bytes);                                                                                          \
+#define CHUNK(U, H, NAME)                                                                               \
+  do {                                                                                                  \
+    const long blocks = static_cast<long>(n4 / (U * threads));                                          \
+    row(NAME, threads, blocks,                                                                          \
+        timer.best_seconds(repeats, [&] { triad_chunk<U, H><<<blocks, threads>>>(a4, b4, c4, 0.5f); }), \
+        triad_bytes);                                                                                   \
   } while (0)
     CHUNK(1, Hint::none, "chunk-u1");
     CHUNK(2, Hint::none, "chunk-u2");
@@ -221,10 +232,13 @@ int main(int argc, char** argv) {
   }
   for (int per_sm : {2, 4, 8}) {
     const int blocks = sms * per_sm;
-    row("read-only", 256, blocks, timer.best_seconds(repeats, [&] { read_only<<<blocks, 256>>>(b4, n4, sink); }), n * 4.0);
-    row("write-only", 256, blocks, timer.best_seconds(repeats, [&] { write_only<<<blocks, 256>>>(a4, n4); }), n * 4.0);
+    row("read-only", 256, blocks,
+        timer.best_seconds(repeats, [&] { read_only<<<blocks, 256>>>(b4, n4, sink); }), n * 4.0);
+    row("write-only", 256, blocks, timer.best_seconds(repeats, [&] { write_only<<<blocks, 256>>>(a4, n4); }),
+        n * 4.0);
   }
-  row("cudaMemcpy", 0, 0, timer.best_seconds(repeats, [&] { CHECK(cudaMemcpyAsync(a, b, n * 4, cudaMemcpyDeviceToDevice)); }),
+  row("cudaMemcpy", 0, 0,
+      timer.best_seconds(repeats, [&] { CHECK(cudaMemcpyAsync(a, b, n * 4, cudaMemcpyDeviceToDevice)); }),
       2.0 * n * 4);
   return 0;
 }

@@ -73,12 +73,16 @@ void chip_stream(benchmark::State& state, bool full) {
   benchmark::DoNotOptimize(sum);
   state.SetItemsProcessed(samples);
   state.SetBytesProcessed(static_cast<std::int64_t>(std::filesystem::file_size(path)) * state.iterations());
-  state.counters["values_per_sample"] = static_cast<double>(source->meta().units.size() + source->meta().diagnostics.size() +
-                                                            source->meta().counts.size());
+  state.counters["values_per_sample"] = static_cast<double>(
+      source->meta().units.size() + source->meta().diagnostics.size() + source->meta().counts.size());
 }
 
-void BM_ChipStream_8Units(benchmark::State& state) { chip_stream(state, false); }
-void BM_ChipStream_8Units_2Diagnostics_1Count(benchmark::State& state) { chip_stream(state, true); }
+void BM_ChipStream_8Units(benchmark::State& state) {
+  chip_stream(state, false);
+}
+void BM_ChipStream_8Units_2Diagnostics_1Count(benchmark::State& state) {
+  chip_stream(state, true);
+}
 
 void BM_OpenRecording(benchmark::State& state) {
   const auto& path = recording(true);

@@ -19,7 +19,8 @@ const std::vector<CostEntry>& cost_table() {
   //   counters' alone.
   // Both intervals are as wide as the training loop's own throughput moves between 15-60 s stretches.
   static const std::vector<CostEntry> table = {
-      {"NVIDIA H200", 10, 0, 0, -1.141, 4.811, 13, 15, "ResNet-50 AMP training (PyTorch, batch 128, synthetic data)",
+      {"NVIDIA H200", 10, 0, 0, -1.141, 4.811, 13, 15,
+       "ResNet-50 AMP training (PyTorch, batch 128, synthetic data)",
        "bench/results/agent/2026-11-29-h200-cost-always-nvml-duty/ (2026-11-29)"},
       {"NVIDIA H200", 10, 2000, 60000, 6.146, 9.969, 3, 60,
        "ResNet-50 AMP training (PyTorch, batch 128, synthetic data)",
@@ -30,24 +31,29 @@ const std::vector<CostEntry>& cost_table() {
 
 namespace {
 
-bool always_on(double on_ms, double period_ms) { return (on_ms <= 0 && period_ms <= 0) || on_ms >= period_ms; }
+bool always_on(double on_ms, double period_ms) {
+  return (on_ms <= 0 && period_ms <= 0) || on_ms >= period_ms;
+}
 
-bool same_ms(double a, double b) { return std::fabs(a - b) < 1e-6; }
+bool same_ms(double a, double b) {
+  return std::fabs(a - b) < 1e-6;
+}
 
 std::string setting_text(double interval_ms, double on_ms, double period_ms) {
   char buf[160];
   if (always_on(on_ms, period_ms)) {
     std::snprintf(buf, sizeof buf, "counters always on at %g ms", interval_ms);
   } else {
-    std::snprintf(buf, sizeof buf, "counters on %g ms of every %g ms at %g ms", on_ms, period_ms, interval_ms);
+    std::snprintf(buf, sizeof buf, "counters on %g ms of every %g ms at %g ms", on_ms, period_ms,
+                  interval_ms);
   }
   return buf;
 }
 
 }  // namespace
 
-CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double duty_on_ms, double duty_period_ms,
-                     const std::vector<CostEntry>* table) {
+CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double duty_on_ms,
+                     double duty_period_ms, const std::vector<CostEntry>* table) {
   const std::vector<CostEntry>& rows = table ? *table : cost_table();
   CostVerdict verdict;
   if (rows.empty()) {
@@ -62,15 +68,17 @@ CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double du
     if (!same_ms(row.interval_ms, interval_ms)) continue;
     const bool row_always = always_on(row.duty_on_ms, row.duty_period_ms);
     if (row_always != on_always) continue;
-    if (!on_always && !(same_ms(row.duty_on_ms, duty_on_ms) && same_ms(row.duty_period_ms, duty_period_ms))) continue;
+    if (!on_always && !(same_ms(row.duty_on_ms, duty_on_ms) && same_ms(row.duty_period_ms, duty_period_ms)))
+      continue;
     verdict.estimate = row;
     return verdict;
   }
   if (!model_known) {
-    verdict.reason = "the cost table has no figures for " + (gpu_model.empty() ? std::string("this GPU model") : gpu_model);
+    verdict.reason = "the cost table has no figures for " +
+                     (gpu_model.empty() ? std::string("this GPU model") : gpu_model);
   } else {
-    verdict.reason = "the cost table has no figure for " + setting_text(interval_ms, duty_on_ms, duty_period_ms) +
-                     " on " + gpu_model;
+    verdict.reason = "the cost table has no figure for " +
+                     setting_text(interval_ms, duty_on_ms, duty_period_ms) + " on " + gpu_model;
   }
   return verdict;
 }

@@ -22,17 +22,26 @@ constexpr std::size_t kMaxRequestBytes = 8192;
 constexpr std::size_t kMaxConnections = 64;
 constexpr std::int64_t kRequestTimeoutMs = 5000;
 
-std::int64_t now_ms() { return monotonic_ns() / 1'000'000; }
+std::int64_t now_ms() {
+  return monotonic_ns() / 1'000'000;
+}
 
 const char* reason_phrase(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 431: return "Request Header Fields Too Large";
-    case 503: return "Service Unavailable";
-    default: return "Error";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Error";
   }
 }
 
@@ -70,7 +79,8 @@ struct Connection {
 
 std::string make_response(const HttpReply& reply, bool head_only) {
   std::string out = "HTTP/1.1 " + std::to_string(reply.status) + " " + reason_phrase(reply.status) + "\r\n";
-  out += "Content-Type: " + (reply.content_type.empty() ? std::string("text/plain; charset=utf-8") : reply.content_type) +
+  out += "Content-Type: " +
+         (reply.content_type.empty() ? std::string("text/plain; charset=utf-8") : reply.content_type) +
          "\r\n";
   out += "Content-Length: " + std::to_string(reply.body.size()) + "\r\n";
   out += "Connection: close\r\n\r\n";
@@ -81,7 +91,8 @@ std::string make_response(const HttpReply& reply, bool head_only) {
 }  // namespace
 
 ListenAddress parse_listen_address(const std::string& text) {
-  const std::string fix = "use ADDR:PORT, e.g. --listen 127.0.0.1:9402 or --listen [::1]:9402 or --listen 0.0.0.0:9402";
+  const std::string fix =
+      "use ADDR:PORT, e.g. --listen 127.0.0.1:9402 or --listen [::1]:9402 or --listen 0.0.0.0:9402";
   ListenAddress a;
   std::string port_text;
   if (!text.empty() && text.front() == '[') {
@@ -117,8 +128,9 @@ MetricsServer::MetricsServer(const ListenAddress& address, Handler handler) : ha
   hints.ai_flags = AI_PASSIVE;
   addrinfo* found = nullptr;
   const std::string port_text = std::to_string(address.port);
-  const std::string shown = (address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host) +
-                            ":" + port_text;
+  const std::string shown =
+      (address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host) + ":" +
+      port_text;
   if (int rc = getaddrinfo(address.host.c_str(), port_text.c_str(), &hints, &found); rc != 0) {
     throw UsageError("cannot resolve the listen address " + shown + ": " + gai_strerror(rc),
                      "use a numeric address, e.g. --listen 127.0.0.1:9402");
@@ -329,7 +341,8 @@ HttpResponse http_get(const std::string& host, int port, const std::string& path
   }
   r.headers = all.substr(0, head_end);
   r.body = all.substr(head_end + 4);
-  if (r.headers.rfind("HTTP/1.", 0) == 0 && r.headers.size() > 12) r.status = std::atoi(r.headers.c_str() + 9);
+  if (r.headers.rfind("HTTP/1.", 0) == 0 && r.headers.size() > 12)
+    r.status = std::atoi(r.headers.c_str() + 9);
   r.error.clear();
   return r;
 }

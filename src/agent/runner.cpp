@@ -43,9 +43,9 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
         std::lock_guard lock(snapshot_mutex);
         copy = snapshot;
       }
-      return HttpReply{200,
-                       format == ExpositionFormat::openmetrics ? kOpenMetricsContentType : kPrometheusContentType,
-                       render_metrics(copy, info, format)};
+      return HttpReply{
+          200, format == ExpositionFormat::openmetrics ? kOpenMetricsContentType : kPrometheusContentType,
+          render_metrics(copy, info, format)};
     });
     log("serving /metrics on http://" + server->address() + "/metrics");
     if (options.on_listening) options.on_listening(server->address());
@@ -55,11 +55,13 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
   auto apply_retention = [&] {
     if (!options.store || !(options.retention_days > 0)) return;
     // Against the source's timeline: a replayed recording's records are as old as the recording.
-    const TimeNs cutoff = agent.now_ns() - static_cast<TimeNs>(std::llround(options.retention_days * 86400.0 * 1e9));
+    const TimeNs cutoff =
+        agent.now_ns() - static_cast<TimeNs>(std::llround(options.retention_days * 86400.0 * 1e9));
     try {
       const long deleted = options.store->delete_before(cutoff);
-      if (deleted > 0) log("retention: deleted " + std::to_string(deleted) + " record(s) older than " +
-                           std::to_string(options.retention_days) + " days");
+      if (deleted > 0)
+        log("retention: deleted " + std::to_string(deleted) + " record(s) older than " +
+            std::to_string(options.retention_days) + " days");
     } catch (const std::exception& e) {
       log(std::string("retention failed: ") + e.what());
     }
@@ -98,7 +100,8 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
     TimeNs wait_ns = poll_wall_ns;
     if (!agent.ended()) {
       const TimeNs until_due = agent.next_due_ns() - agent.now_ns();
-      wait_ns = std::clamp<TimeNs>(static_cast<TimeNs>(static_cast<double>(until_due) / speed), 0, poll_wall_ns);
+      wait_ns =
+          std::clamp<TimeNs>(static_cast<TimeNs>(static_cast<double>(until_due) / speed), 0, poll_wall_ns);
     }
     std::vector<pollfd> fds;
     if (options.stop_fd >= 0) fds.push_back({options.stop_fd, POLLIN, 0});

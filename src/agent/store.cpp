@@ -77,8 +77,10 @@ class Statement {
   void bind(int i, std::int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
   void bind(int i, int v) { sqlite3_bind_int(stmt_, i, v); }
   void bind(int i, double v) {
-    if (std::isfinite(v)) sqlite3_bind_double(stmt_, i, v);
-    else sqlite3_bind_null(stmt_, i);
+    if (std::isfinite(v))
+      sqlite3_bind_double(stmt_, i, v);
+    else
+      sqlite3_bind_null(stmt_, i);
   }
   void bind(int i, const std::string& v) {
     sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
@@ -102,8 +104,8 @@ RecordStore::RecordStore(const std::filesystem::path& path) : path_(path) {
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);
   }
-  const int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                                 nullptr);
+  const int rc = sqlite3_open_v2(path.c_str(), &db_,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     const std::string why = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);
@@ -118,8 +120,10 @@ RecordStore::RecordStore(const std::filesystem::path& path) : path_(path) {
     if (!wal.ok() || wal.step() != SQLITE_ROW) fail("cannot switch the record store to WAL", "");
     const char* mode = reinterpret_cast<const char*>(sqlite3_column_text(wal.get(), 0));
     if (!mode || std::string(mode) != "wal") {
-      fail("the record store could not use write-ahead logging (journal mode is " + std::string(mode ? mode : "?") + ")",
-           "put the database on a local file system (WAL needs shared memory), e.g. --db /var/lib/diescope/agent.db");
+      fail("the record store could not use write-ahead logging (journal mode is " +
+               std::string(mode ? mode : "?") + ")",
+           "put the database on a local file system (WAL needs shared memory), e.g. --db "
+           "/var/lib/diescope/agent.db");
     }
   }
   exec("PRAGMA synchronous=FULL");
@@ -173,17 +177,22 @@ void RecordStore::fail(const std::string& what, const std::string& fix) const {
 void RecordStore::add(std::vector<AgentRecord>& records) {
   if (records.empty()) return;
   static constexpr const char* kInsert =
-      "INSERT INTO records(gpu_index, gpu_uuid, gpu_model, source, period_start_ns, period_end_ns, window_start_ns,"
+      "INSERT INTO records(gpu_index, gpu_uuid, gpu_model, source, period_start_ns, period_end_ns, "
+      "window_start_ns,"
       " window_end_ns, counters_on_s, duty_on_ms, duty_period_ms, interval_ms, die_util_pct, die_util_reason,"
-      " gpu_util_pct, gpu_util_reason, gap_pct, stranded_idle_pct, stranded_active_pct, gap_reason, limiting_unit,"
-      " limiting_reason, chip_coverage_pct, chip_coverage_gate, sm_clock_mean_mhz, mem_clock_mean_mhz, cost_lo_pct,"
+      " gpu_util_pct, gpu_util_reason, gap_pct, stranded_idle_pct, stranded_active_pct, gap_reason, "
+      "limiting_unit,"
+      " limiting_reason, chip_coverage_pct, chip_coverage_gate, sm_clock_mean_mhz, mem_clock_mean_mhz, "
+      "cost_lo_pct,"
       " cost_hi_pct, cost_reason, restart_kind, method, record_schema, record_json)"
-      " VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,"
+      " VALUES "
+      "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,"
       "?28,?29,?30,?31,?32,?33)";
   exec("BEGIN IMMEDIATE");
   try {
     Statement ins(db_, kInsert);
-    Statement unit(db_, "INSERT INTO units(record_id, key, label, mean_pct, availability_pct) VALUES (?1,?2,?3,?4,?5)");
+    Statement unit(
+        db_, "INSERT INTO units(record_id, key, label, mean_pct, availability_pct) VALUES (?1,?2,?3,?4,?5)");
     if (!ins.ok() || !unit.ok()) fail(std::string("record store: ") + sqlite3_errmsg(db_), "");
     for (AgentRecord& r : records) {
       ins.reset();
@@ -193,8 +202,14 @@ void RecordStore::add(std::vector<AgentRecord>& records) {
       ins.bind(4, r.source);
       ins.bind(5, static_cast<std::int64_t>(r.period_start_ns));
       ins.bind(6, static_cast<std::int64_t>(r.period_end_ns));
-      if (r.window_start_ns) ins.bind(7, static_cast<std::int64_t>(*r.window_start_ns)); else ins.bind_null(7);
-      if (r.window_end_ns) ins.bind(8, static_cast<std::int64_t>(*r.window_end_ns)); else ins.bind_null(8);
+      if (r.window_start_ns)
+        ins.bind(7, static_cast<std::int64_t>(*r.window_start_ns));
+      else
+        ins.bind_null(7);
+      if (r.window_end_ns)
+        ins.bind(8, static_cast<std::int64_t>(*r.window_end_ns));
+      else
+        ins.bind_null(8);
       ins.bind(9, r.counters_on_s);
       ins.bind(10, r.duty_on_ms);
       ins.bind(11, r.duty_period_ms);
@@ -207,7 +222,10 @@ void RecordStore::add(std::vector<AgentRecord>& records) {
       ins.bind(18, r.stranded_idle_pct);
       ins.bind(19, r.stranded_active_pct);
       ins.bind(20, r.gap_reason.empty() ? r.split_reason : r.gap_reason);
-      if (r.limiting_unit) ins.bind(21, *r.limiting_unit); else ins.bind_null(21);
+      if (r.limiting_unit)
+        ins.bind(21, *r.limiting_unit);
+      else
+        ins.bind_null(21);
       ins.bind(22, r.limiting_reason);
       ins.bind(23, r.chip_coverage_pct);
       ins.bind(24, r.chip_coverage_gate);
@@ -221,11 +239,15 @@ void RecordStore::add(std::vector<AgentRecord>& records) {
         ins.bind_null(28);
       }
       ins.bind(29, r.cost_reason);
-      if (r.restart) ins.bind(30, r.restart->kind); else ins.bind_null(30);
+      if (r.restart)
+        ins.bind(30, r.restart->kind);
+      else
+        ins.bind_null(30);
       ins.bind(31, r.method);
       ins.bind(32, r.schema);
       ins.bind(33, record_to_ndjson(r));
-      if (ins.step() != SQLITE_DONE) fail(std::string("record store: cannot insert a record: ") + sqlite3_errmsg(db_), "");
+      if (ins.step() != SQLITE_DONE)
+        fail(std::string("record store: cannot insert a record: ") + sqlite3_errmsg(db_), "");
       r.id = sqlite3_last_insert_rowid(db_);
       for (const UnitFigure& u : r.units) {
         unit.reset();
@@ -234,7 +256,8 @@ void RecordStore::add(std::vector<AgentRecord>& records) {
         unit.bind(3, u.label);
         unit.bind(4, u.mean_pct);
         unit.bind(5, u.availability_pct);
-        if (unit.step() != SQLITE_DONE) fail(std::string("record store: cannot insert a unit: ") + sqlite3_errmsg(db_), "");
+        if (unit.step() != SQLITE_DONE)
+          fail(std::string("record store: cannot insert a unit: ") + sqlite3_errmsg(db_), "");
       }
     }
     exec("COMMIT");

@@ -71,8 +71,10 @@ void UtilWindow::overlap(TimeNs lo, TimeNs hi, Overlap& acc) const {
     if (o <= 0) continue;
     acc.weighted += booked.pct * static_cast<double>(o);
     acc.covered_ns += o;
-    if (booked.source == UtilSource::samples) acc.from_samples = true;
-    else acc.from_polled = true;
+    if (booked.source == UtilSource::samples)
+      acc.from_samples = true;
+    else
+      acc.from_polled = true;
   }
 }
 

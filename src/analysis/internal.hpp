@@ -27,7 +27,9 @@ inline TimeNs overlap_ns(TimeNs a_lo, TimeNs a_hi, TimeNs b_lo, TimeNs b_hi) {
   return hi > lo ? hi - lo : 0;
 }
 
-inline double seconds(TimeNs ns) { return static_cast<double>(ns) * 1e-9; }
+inline double seconds(TimeNs ns) {
+  return static_cast<double>(ns) * 1e-9;
+}
 
 // Turns the GPU-Util stream into booked spans, one at a time, in time order.
 class UtilBooker {

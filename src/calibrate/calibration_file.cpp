@@ -22,8 +22,12 @@ namespace fs = std::filesystem;
 namespace {
 
 // NaN (not available) is null in the file, never 0.
-json num(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
-json opt_num(const std::optional<double>& x) { return x ? num(*x) : json(nullptr); }
+json num(double x) {
+  return std::isfinite(x) ? json(x) : json(nullptr);
+}
+json opt_num(const std::optional<double>& x) {
+  return x ? num(*x) : json(nullptr);
+}
 // Sets o[key]; a value that is not available is null with "<key>_reason" beside it.
 void set_num(json& o, const std::string& key, double x, const std::string& reason) {
   o[key] = num(x);
@@ -78,7 +82,8 @@ UnitRecipe parse_recipe(const json& j, const std::string& path) {
   else if (combine == "mean")
     r.combine = UnitRecipe::Combine::mean;
   else
-    throw CalibrationFormatError(fmt::format("field {}.combine is \"{}\", not \"counter\" or \"mean\"", path, combine));
+    throw CalibrationFormatError(
+        fmt::format("field {}.combine is \"{}\", not \"counter\" or \"mean\"", path, combine));
   const json& counters = field(j, "counters");
   if (!counters.is_array()) bad_field(path + ".counters", "an array");
   for (const json& c : counters) {
@@ -87,20 +92,25 @@ UnitRecipe parse_recipe(const json& j, const std::string& path) {
   }
   const std::size_t want = r.combine == UnitRecipe::Combine::mean ? 2 : 1;
   if (r.counters.size() != want)
-    throw CalibrationFormatError(fmt::format("field {}.counters has {} name(s); \"{}\" takes {}", path, r.counters.size(),
-                                             combine, want));
+    throw CalibrationFormatError(fmt::format("field {}.counters has {} name(s); \"{}\" takes {}", path,
+                                             r.counters.size(), combine, want));
   return r;
 }
 
 // ---- writing the checks and the device model ----
 
-const char* check_kind_name(CheckKind k) { return k == CheckKind::expected_reading ? "expected_reading" : "proportional"; }
+const char* check_kind_name(CheckKind k) {
+  return k == CheckKind::expected_reading ? "expected_reading" : "proportional";
+}
 
 const char* steady_clock_name(SteadyClock c) {
   switch (c) {
-    case SteadyClock::none: return "none";
-    case SteadyClock::sm: return "sm";
-    case SteadyClock::memory: return "memory";
+    case SteadyClock::none:
+      return "none";
+    case SteadyClock::sm:
+      return "sm";
+    case SteadyClock::memory:
+      return "memory";
   }
   return "none";
 }
@@ -114,10 +124,12 @@ json rule_json(const UnitRule& r) {
     j["implied_peak_spread"] = r.implied_peak_spread;
     j["implied_peak_per"] = r.per_sm_cycle ? "sm_cycle" : "second";
     j["steady_clock"] = steady_clock_name(r.steady_clock);
-    set_opt(j, "bytes_ratio_tolerance", r.bytes_ratio_tolerance, "the unit table has no byte total to compare");
+    set_opt(j, "bytes_ratio_tolerance", r.bytes_ratio_tolerance,
+            "the unit table has no byte total to compare");
   }
   j["min_coverage"] = kMinCoverage;
-  set_opt(j, "ceiling_min_pct", r.ceiling_min_pct, "recorded, not judged: no measured figure says what the best known work reaches");
+  set_opt(j, "ceiling_min_pct", r.ceiling_min_pct,
+          "recorded, not judged: no measured figure says what the best known work reaches");
   j["why"] = r.why;
   return j;
 }
@@ -125,7 +137,10 @@ json rule_json(const UnitRule& r) {
 // Only the figures the unit's kind of check uses. A step that was not counted says why in "reason",
 // which also stands for any of its figures that are null.
 json step_json(const UnitRule& rule, const StepCheck& s) {
-  json j{{"name", s.name}, {"role", step_role_name(s.role)}, {"loaded_sms", s.loaded_sms}, {"counted", s.counted}};
+  json j{{"name", s.name},
+         {"role", step_role_name(s.role)},
+         {"loaded_sms", s.loaded_sms},
+         {"counted", s.counted}};
   if (!s.counted) j["reason"] = s.not_counted;
   const std::string unknown = s.counted ? "not read" : s.not_counted;
   set_num(j, "coverage", s.coverage, unknown);
@@ -163,7 +178,8 @@ json stream_json(const DeviceModel& m) {
   for (const StreamTiming& t : m.stream_timings) {
     json secs = json::array();
     for (double s : t.seconds) secs.push_back(num(s));
-    timings.push_back(json{{"kernel", stream_kernel_name(t.kernel)}, {"elements", t.elements}, {"seconds", secs}});
+    timings.push_back(
+        json{{"kernel", stream_kernel_name(t.kernel)}, {"elements", t.elements}, {"seconds", secs}});
   }
   j["timings"] = timings;
   if (!m.stream) {
@@ -192,7 +208,9 @@ json stream_json(const DeviceModel& m) {
 json cache_json(const std::vector<WorkingSetPoint>& sweep, const std::optional<CapacityFit>& capacity) {
   json points = json::array();
   for (const WorkingSetPoint& p : sweep) {
-    json o{{"k", p.k}, {"working_set_bytes", p.working_set_bytes}, {"requested_bytes", p.requested_bytes},
+    json o{{"k", p.k},
+           {"working_set_bytes", p.working_set_bytes},
+           {"requested_bytes", p.requested_bytes},
            {"distinct_bytes", p.distinct_bytes}};
     set_num(o, "seconds", p.seconds, "not timed");
     set_num(o, "requested_bytes_per_s", requested_rate(p), "no positive time");
@@ -262,7 +280,11 @@ json issue_json(const DeviceModel& m) {
 json fill_json(const DeviceModel& m) {
   json points = json::array();
   for (const LaunchPoint& p : m.launch_points) {
-    json o{{"geometry", p.geometry}, {"m", p.m}, {"n", p.n}, {"k", p.k}, {"contexts", contexts_json(p.contexts)}};
+    json o{{"geometry", p.geometry},
+           {"m", p.m},
+           {"n", p.n},
+           {"k", p.k},
+           {"contexts", contexts_json(p.contexts)}};
     set_num(o, "seconds", p.seconds, "not timed");
     points.push_back(o);
   }
@@ -282,7 +304,8 @@ json fill_json(const DeviceModel& m) {
     set_opt(j, "raw_rate_ops_per_s", f->raw_rate, "no finite fit over the raw operations");
     set_opt(j, "raw_max_residual", f->raw_residual, "no finite fit over the raw operations");
     if (f->uncapped) {
-      j["uncapped"] = json{{"saturation_threads", f->uncapped->first}, {"max_residual", num(f->uncapped->second)}};
+      j["uncapped"] =
+          json{{"saturation_threads", f->uncapped->first}, {"max_residual", num(f->uncapped->second)}};
     } else {
       j["uncapped"] = nullptr;
       j["uncapped_reason"] = "no candidate gives a finite fit under the uncapped form";
@@ -305,7 +328,8 @@ std::string recipe_text(const UnitRecipe& recipe) {
 }
 
 json recipe_json(const UnitRecipe& recipe) {
-  return json{{"combine", recipe.combine == UnitRecipe::Combine::mean ? "mean" : "counter"}, {"counters", recipe.counters}};
+  return json{{"combine", recipe.combine == UnitRecipe::Combine::mean ? "mean" : "counter"},
+              {"counters", recipe.counters}};
 }
 
 CalibratedUnit calibrated_unit(const ColumnDef& column, const UnitRule& rule, const UnitCheck& check) {
@@ -352,7 +376,8 @@ json calibration_to_json(const CalibrationFile& f) {
            {"verdict", verdict_name(u.verdict)},
            {"reason", u.reason},
            {"ceiling_pct", opt_num(u.ceiling_pct)}};
-    if (!u.ceiling_pct) o["ceiling_pct_reason"] = u.ceiling_reason.empty() ? "not measured" : u.ceiling_reason;
+    if (!u.ceiling_pct)
+      o["ceiling_pct_reason"] = u.ceiling_reason.empty() ? "not measured" : u.ceiling_reason;
     o["check"] = u.check;
     units.push_back(o);
   }
@@ -377,18 +402,22 @@ json calibration_to_json(const CalibrationFile& f) {
               {"device_model", f.device_model}};
 }
 
-std::string dump_calibration(const CalibrationFile& file) { return calibration_to_json(file).dump(2) + "\n"; }
+std::string dump_calibration(const CalibrationFile& file) {
+  return calibration_to_json(file).dump(2) + "\n";
+}
 
 CalibrationFile calibration_from_json(const json& j) {
   if (!j.is_object()) throw CalibrationFormatError("not a JSON object");
   CalibrationFile f;
   f.schema = get_int<int>(j, "schema", "");
   f.method = get_int<int>(j, "method", "");
-  if (j.contains("tool") && j["tool"].is_object()) f.tool_version = get_string(j["tool"], "version", "tool.", false);
+  if (j.contains("tool") && j["tool"].is_object())
+    f.tool_version = get_string(j["tool"], "version", "tool.", false);
   f.commit = get_string(j, "commit", "");
   f.date = get_string(j, "date", "");
   if (!parse_utc_date(f.date))
-    throw CalibrationFormatError(fmt::format("field date \"{}\" is not a UTC time like 2026-11-30T12:34:56Z", f.date));
+    throw CalibrationFormatError(
+        fmt::format("field date \"{}\" is not a UTC time like 2026-11-30T12:34:56Z", f.date));
   f.quick = get_bool(j, "quick", "");
   const json& gpu = field(j, "gpu");
   if (!gpu.is_object()) bad_field("gpu", "an object");
@@ -412,7 +441,9 @@ CalibrationFile calibration_from_json(const json& j) {
     cu.recipe = parse_recipe(field(u, "recipe"), path + ".recipe");
     const std::string verdict = get_string(u, "verdict", path + ".");
     const std::optional<Verdict> v = verdict_from_name(verdict);
-    if (!v) throw CalibrationFormatError(fmt::format("field {}.verdict \"{}\" is not pass, fail, inconclusive or no_check", path, verdict));
+    if (!v)
+      throw CalibrationFormatError(
+          fmt::format("field {}.verdict \"{}\" is not pass, fail, inconclusive or no_check", path, verdict));
     cu.verdict = *v;
     cu.reason = get_string(u, "reason", path + ".", false);
     const json& ceiling = field(u, "ceiling_pct");
@@ -436,7 +467,11 @@ ModelCeilings model_ceilings(const json& model) {
       return o[key].get<double>();
     return std::nullopt;
   };
-  auto outcome = [](const json& o) { return o.is_object() && o.contains("outcome") && o["outcome"].is_string() ? o["outcome"].get<std::string>() : ""; };
+  auto outcome = [](const json& o) {
+    return o.is_object() && o.contains("outcome") && o["outcome"].is_string()
+               ? o["outcome"].get<std::string>()
+               : "";
+  };
   if (!model.is_object()) return c;
   if (model.contains("stream")) c.dram_bytes_per_s = number(model["stream"], "bandwidth_bytes_per_s");
   if (model.contains("cache")) {
@@ -446,17 +481,18 @@ ModelCeilings model_ceilings(const json& model) {
       c.cache_capacity_bytes = cache["capacity_bytes"].get<std::int64_t>();
     if (o == "transition" || o == "all_cached") c.cache_bytes_per_s = number(cache, "cache_bytes_per_s");
   }
-  if (model.contains("issue") && outcome(model["issue"]) == "fit") c.issue_ops_per_s = number(model["issue"], "rate_ops_per_s");
-  if (model.contains("fill") && outcome(model["fill"]) == "fit" && model["fill"].contains("saturation_threads") &&
-      model["fill"]["saturation_threads"].is_number_integer())
+  if (model.contains("issue") && outcome(model["issue"]) == "fit")
+    c.issue_ops_per_s = number(model["issue"], "rate_ops_per_s");
+  if (model.contains("fill") && outcome(model["fill"]) == "fit" &&
+      model["fill"].contains("saturation_threads") && model["fill"]["saturation_threads"].is_number_integer())
     c.fill_threads = model["fill"]["saturation_threads"].get<int>();
   return c;
 }
 
 std::optional<std::int64_t> parse_utc_date(std::string_view text) {
   // Exactly YYYY-MM-DDTHH:MM:SSZ; checked by printing it back, which rejects 2026-02-30 and 25:00.
-  if (text.size() != 20 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' || text[16] != ':' ||
-      text[19] != 'Z')
+  if (text.size() != 20 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' ||
+      text[16] != ':' || text[19] != 'Z')
     return std::nullopt;
   auto digits = [&text](std::size_t at, std::size_t count) -> int {
     int v = 0;
@@ -486,17 +522,20 @@ std::string format_utc_date(std::int64_t seconds) {
   const auto t = static_cast<std::time_t>(seconds);
   std::tm tm{};
   gmtime_r(&t, &tm);
-  return fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                     tm.tm_min, tm.tm_sec);
+  return fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
-std::string build_commit() { return DIESCOPE_BUILD_COMMIT; }
+std::string build_commit() {
+  return DIESCOPE_BUILD_COMMIT;
+}
 
 std::optional<fs::path> default_calibration_dir() {
   const char* xdg = std::getenv("XDG_DATA_HOME");
   if (xdg != nullptr && xdg[0] == '/') return fs::path(xdg) / "diescope" / "calibrations";
   const char* home = std::getenv("HOME");
-  if (home != nullptr && home[0] != '\0') return fs::path(home) / ".local" / "share" / "diescope" / "calibrations";
+  if (home != nullptr && home[0] != '\0')
+    return fs::path(home) / ".local" / "share" / "diescope" / "calibrations";
   return std::nullopt;
 }
 
@@ -504,15 +543,18 @@ std::string calibration_file_name(const CalibrationFile& file) {
   // Only characters safe in a file name: the chip (or model), the driver, the date and full/quick.
   auto safe = [](std::string s) {
     for (char& c : s)
-      if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_')) c = '_';
+      if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+            c == '_'))
+        c = '_';
     return s;
   };
   std::string date;
   for (char c : file.date)
     if (c != '-' && c != ':') date.push_back(c);
   const std::string device = !file.gpu.chip.empty() ? file.gpu.chip : file.gpu.model;
-  return fmt::format("{}-{}-{}-{}.json", safe(device.empty() ? "gpu" : device), safe(file.gpu.driver.empty() ? "driver" : file.gpu.driver),
-                     safe(date), file.quick ? "quick" : "full");
+  return fmt::format("{}-{}-{}-{}.json", safe(device.empty() ? "gpu" : device),
+                     safe(file.gpu.driver.empty() ? "driver" : file.gpu.driver), safe(date),
+                     file.quick ? "quick" : "full");
 }
 
 fs::path write_calibration(const CalibrationFile& file, const fs::path& dir) {
@@ -520,7 +562,8 @@ fs::path write_calibration(const CalibrationFile& file, const fs::path& dir) {
   fs::create_directories(dir, ec);
   if (ec)
     throw Error(fmt::format("cannot create the calibration folder {}: {}", dir.string(), ec.message()),
-                "check that its parent is writable, or set XDG_DATA_HOME to a folder you can write", kExitInput);
+                "check that its parent is writable, or set XDG_DATA_HOME to a folder you can write",
+                kExitInput);
   const std::string name = calibration_file_name(file);
   fs::path path = dir / name;
   const std::string stem = name.substr(0, name.size() - 5);  // without ".json"

@@ -12,11 +12,17 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-bool positive_finite(double x) { return std::isfinite(x) && x > 0; }
+bool positive_finite(double x) {
+  return std::isfinite(x) && x > 0;
+}
 
-bool is_power_of_two(std::uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+bool is_power_of_two(std::uint64_t x) {
+  return x != 0 && (x & (x - 1)) == 0;
+}
 
-std::string mib(double bytes) { return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024.0)); }
+std::string mib(double bytes) {
+  return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024.0));
+}
 
 }  // namespace
 
@@ -47,13 +53,14 @@ StreamFit fit_stream(const std::vector<StreamTiming>& timings, std::int64_t l2_b
     }
     const std::string name(stream_kernel_name(t.kernel));
     if (!is_power_of_two(t.elements)) {
-      rate.reason = fmt::format("{} elements is not a power of two: the kernel needs a range guard, so its "
-                                "byte count is not exact",
-                                t.elements);
+      rate.reason = fmt::format(
+          "{} elements is not a power of two: the kernel needs a range guard, so its "
+          "byte count is not exact",
+          t.elements);
     } else if (rate.repeats == 0) {
       rate.reason = fmt::format("no repeat of {} has a positive, finite time", name);
-    } else if (l2_bytes > 0 && static_cast<double>(rate.bytes) <
-                                   kStreamMinL2Multiple * static_cast<double>(l2_bytes)) {
+    } else if (l2_bytes > 0 &&
+               static_cast<double>(rate.bytes) < kStreamMinL2Multiple * static_cast<double>(l2_bytes)) {
       rate.reason = fmt::format("{} touches {} per launch, less than {:g} x the {} L2: not a DRAM rate", name,
                                 mib(static_cast<double>(rate.bytes)), kStreamMinL2Multiple,
                                 mib(static_cast<double>(l2_bytes)));
@@ -88,23 +95,26 @@ CapacityFit fit_capacity(const std::vector<WorkingSetPoint>& points, std::option
   std::vector<Rated> valid;
   for (const WorkingSetPoint& p : points) {
     const double rate = requested_rate(p);
-    if (p.working_set_bytes > 0 && p.requested_bytes > 0 && positive_finite(rate)) valid.push_back({p.working_set_bytes, rate});
+    if (p.working_set_bytes > 0 && p.requested_bytes > 0 && positive_finite(rate))
+      valid.push_back({p.working_set_bytes, rate});
   }
   if (valid.size() < 2)
-    return CapacityTooFewPoints{fmt::format("{} point(s) with a positive working set, bytes and time; the fit needs 2",
-                                            valid.size())};
+    return CapacityTooFewPoints{fmt::format(
+        "{} point(s) with a positive working set, bytes and time; the fit needs 2", valid.size())};
 
-  const auto fastest_it = std::max_element(valid.begin(), valid.end(), [](const Rated& a, const Rated& b) { return a.rate < b.rate; });
+  const auto fastest_it = std::max_element(valid.begin(), valid.end(),
+                                           [](const Rated& a, const Rated& b) { return a.rate < b.rate; });
   const Rated fastest = *fastest_it;
   // Shorter kernels than the fastest one read slow because they do not amortise their launch.
   std::vector<Rated> kept;
   for (const Rated& r : valid)
     if (r.ws >= fastest.ws) kept.push_back(r);
   if (kept.size() < 2)
-    return CapacityTooFewPoints{fmt::format(
-        "the fastest point has the largest working set ({} bytes), so no point lies past it: extend the sweep "
-        "to larger working sets",
-        fastest.ws)};
+    return CapacityTooFewPoints{
+        fmt::format("the fastest point has the largest working set ({} bytes), so no point lies past it: "
+                    "extend the sweep "
+                    "to larger working sets",
+                    fastest.ws)};
 
   double threshold = 0;
   if (dram_rate && positive_finite(*dram_rate)) {
@@ -119,7 +129,7 @@ CapacityFit fit_capacity(const std::vector<WorkingSetPoint>& points, std::option
   }
 
   std::vector<double> cached_rates;
-  std::int64_t cached_ws = 0;  // the largest cached working set
+  std::int64_t cached_ws = 0;                                          // the largest cached working set
   std::int64_t spilled_ws = std::numeric_limits<std::int64_t>::max();  // the smallest spilled one
   std::int64_t largest_ws = 0, smallest_ws = std::numeric_limits<std::int64_t>::max();
   bool any_spilled = false;
@@ -155,7 +165,8 @@ double context_fill(const LaunchContext& c, int multiprocessors, int fill_thread
   return std::min(1.0, static_cast<double>(c.blocks) * threads / (multiprocessors * t));
 }
 
-double effective_ops(const std::vector<LaunchContext>& contexts, int multiprocessors, int fill_threads, FillForm form) {
+double effective_ops(const std::vector<LaunchContext>& contexts, int multiprocessors, int fill_threads,
+                     FillForm form) {
   double total = 0;
   for (const LaunchContext& c : contexts) {
     if (c.scalar_ops == 0) continue;
@@ -164,7 +175,8 @@ double effective_ops(const std::vector<LaunchContext>& contexts, int multiproces
   return total;
 }
 
-double kernel_fill(const std::vector<LaunchContext>& contexts, int multiprocessors, int fill_threads, FillForm form) {
+double kernel_fill(const std::vector<LaunchContext>& contexts, int multiprocessors, int fill_threads,
+                   FillForm form) {
   double ops = 0;
   for (const LaunchContext& c : contexts) ops += c.scalar_ops;
   if (!(ops > 0)) return kNaN;
@@ -180,7 +192,8 @@ IssueRateFit fit_issue_rate(const std::vector<IssuePoint>& points, std::optional
     double ops = p.scalar_ops;
     if (fill) {
       if (p.contexts.empty())
-        return IssueUnfittable{fmt::format("the point at k={} has no launch contexts, so its fill is unknown", p.k)};
+        return IssueUnfittable{
+            fmt::format("the point at k={} has no launch contexts, so its fill is unknown", p.k)};
       const double f = kernel_fill(p.contexts, fill->multiprocessors, fill->fill_threads, fill->form);
       if (!positive_finite(f))
         return IssueUnfittable{fmt::format("the point at k={} has no finite launch fill", p.k)};
@@ -190,7 +203,8 @@ IssueRateFit fit_issue_rate(const std::vector<IssuePoint>& points, std::optional
     ys.push_back(p.seconds);
   }
   if (xs.size() < 2)
-    return IssueUnfittable{fmt::format("too few points: {} with operations and a positive time, the line needs 2", xs.size())};
+    return IssueUnfittable{
+        fmt::format("too few points: {} with operations and a positive time, the line needs 2", xs.size())};
   const double n = static_cast<double>(xs.size());
   double x_mean = 0, y_mean = 0;
   for (std::size_t i = 0; i < xs.size(); ++i) {
@@ -205,7 +219,8 @@ IssueRateFit fit_issue_rate(const std::vector<IssuePoint>& points, std::optional
   if (!(sxx > 0)) return IssueUnfittable{"no growth: every point has the same operation count"};
   const double slope = sxy / sxx;
   if (!positive_finite(slope))
-    return IssueUnfittable{fmt::format("no growth: the time does not rise with the operations (slope {:g} s per operation)", slope)};
+    return IssueUnfittable{fmt::format(
+        "no growth: the time does not rise with the operations (slope {:g} s per operation)", slope)};
   IssueFit fit;
   fit.rate = 1 / slope;
   fit.latency_s = y_mean - slope * x_mean;
@@ -306,20 +321,26 @@ std::optional<BestCandidate> best_candidate(const std::vector<Series>& series, i
   return best;
 }
 
-std::string point_name(const LaunchPoint& p) { return fmt::format("{} at {}x{}x{}", p.geometry, p.m, p.n, p.k); }
+std::string point_name(const LaunchPoint& p) {
+  return fmt::format("{} at {}x{}x{}", p.geometry, p.m, p.n, p.k);
+}
 
 }  // namespace
 
-LaunchFillFit fit_fill(const std::vector<LaunchPoint>& points, int multiprocessors, const std::vector<int>& candidates,
-                       double starved) {
-  if (multiprocessors <= 0) return FillUnfittable{fmt::format("{} multiprocessors: the fill needs at least 1", multiprocessors)};
-  if (points.size() < 2) return FillUnfittable{fmt::format("too few points: {}, the fit needs 2", points.size())};
+LaunchFillFit fit_fill(const std::vector<LaunchPoint>& points, int multiprocessors,
+                       const std::vector<int>& candidates, double starved) {
+  if (multiprocessors <= 0)
+    return FillUnfittable{fmt::format("{} multiprocessors: the fill needs at least 1", multiprocessors)};
+  if (points.size() < 2)
+    return FillUnfittable{fmt::format("too few points: {}, the fit needs 2", points.size())};
   for (const LaunchPoint& p : points) {
     if (p.contexts.empty()) return FillUnfittable{fmt::format("{} has no launch contexts", point_name(p))};
     for (const LaunchContext& c : p.contexts)
       if (c.mma_ops > 0)
-        return FillUnfittable{fmt::format("{} has tile-MMA work, which the fill does not model", point_name(p))};
-    if (!positive_finite(p.seconds)) return FillUnfittable{fmt::format("{} has no positive, finite time", point_name(p))};
+        return FillUnfittable{
+            fmt::format("{} has tile-MMA work, which the fill does not model", point_name(p))};
+    if (!positive_finite(p.seconds))
+      return FillUnfittable{fmt::format("{} has no positive, finite time", point_name(p))};
     if (!positive_finite(scalar_ops_of(p)))
       return FillUnfittable{fmt::format("{} has no scalar operations", point_name(p))};
   }
@@ -337,7 +358,8 @@ LaunchFillFit fit_fill(const std::vector<LaunchPoint>& points, int multiprocesso
       ++starved_points;
       continue;
     }
-    auto it = std::find_if(series.begin(), series.end(), [&](const Series& s) { return s.geometry == p.geometry; });
+    auto it =
+        std::find_if(series.begin(), series.end(), [&](const Series& s) { return s.geometry == p.geometry; });
     if (it == series.end()) {
       series.push_back(Series{p.geometry, {}});
       it = series.end() - 1;
@@ -346,9 +368,11 @@ LaunchFillFit fit_fill(const std::vector<LaunchPoint>& points, int multiprocesso
     ++kept;
   }
   if (kept < 2)
-    return FillUnfittable{fmt::format("too few points: {} left after {} latency-starved, the fit needs 2", kept, starved_points)};
+    return FillUnfittable{fmt::format("too few points: {} left after {} latency-starved, the fit needs 2",
+                                      kept, starved_points)};
 
-  const std::optional<BestCandidate> best = best_candidate(series, multiprocessors, candidates, FillForm::capped);
+  const std::optional<BestCandidate> best =
+      best_candidate(series, multiprocessors, candidates, FillForm::capped);
   if (!best) return FillUnfittable{"no candidate saturation gives a finite fit"};
 
   const int t = best->t;
@@ -358,8 +382,10 @@ LaunchFillFit fit_fill(const std::vector<LaunchPoint>& points, int multiprocesso
     bool full = false, below = false;
     for (const LaunchPoint* p : s.points) {
       const double f = kernel_fill(p->contexts, multiprocessors, t);
-      if (f >= 1) full = true;
-      else below = true;
+      if (f >= 1)
+        full = true;
+      else
+        below = true;
       if (f < kPartialFill) ++partial;
     }
     identified = identified || (full && below);
@@ -370,10 +396,11 @@ LaunchFillFit fit_fill(const std::vector<LaunchPoint>& points, int multiprocesso
         "geometry's rate would absorb any saturation",
         t)};
   if (partial < 2)
-    return FillUnfittable{fmt::format(
-        "under the best saturation ({} threads) only {} point(s) sit below {:g} fill; identifying a saturation "
-        "needs 2",
-        t, partial, kPartialFill)};
+    return FillUnfittable{
+        fmt::format("under the best saturation ({} threads) only {} point(s) sit below {:g} fill; "
+                    "identifying a saturation "
+                    "needs 2",
+                    t, partial, kPartialFill)};
 
   FillFit fit;
   fit.cores = multiprocessors;

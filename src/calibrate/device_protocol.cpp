@@ -51,7 +51,8 @@ std::string text(const nlohmann::json& j, const std::string& what, const std::st
   return v.get<std::string>();
 }
 Interval interval(const nlohmann::json& v, const std::string& what, const std::string& key) {
-  if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer()) bad_field(what, key);
+  if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer())
+    bad_field(what, key);
   return Interval{v[0].get<TimeNs>(), v[1].get<TimeNs>()};
 }
 const nlohmann::json& points(const nlohmann::json& line, const std::string& what) {
@@ -98,7 +99,8 @@ nlohmann::json plan_request_json(const CalibrationPlan& plan) {
   if (plan.run_launch) {
     nlohmann::json geometries = nlohmann::json::array();
     for (const LaunchGeometry& g : plan.launch.geometries)
-      geometries.push_back({{"bm", g.bm}, {"bn", g.bn}, {"bk", g.bk}, {"tm", g.tm}, {"tn", g.tn}, {"name", g.name()}});
+      geometries.push_back(
+          {{"bm", g.bm}, {"bn", g.bn}, {"bk", g.bk}, {"tm", g.tm}, {"tn", g.tn}, {"name", g.name()}});
     j["launch"] = {{"geometries", geometries},
                    {"sizes", plan.launch.sizes},
                    {"target_ops", plan.launch.target_ops},
@@ -224,13 +226,16 @@ DeviceFacts device_facts(const RecordingMeta& probe, const nlohmann::json& devic
   facts.unit_table = probe.unit_table;
   facts.units = probe.units;
   if (device.is_object()) {
-    if (device.contains("sm_count") && device["sm_count"].is_number_integer()) facts.gpu.sm_count = device["sm_count"];
-    if (device.contains("l2_bytes") && device["l2_bytes"].is_number_integer()) facts.gpu.l2_bytes = device["l2_bytes"];
+    if (device.contains("sm_count") && device["sm_count"].is_number_integer())
+      facts.gpu.sm_count = device["sm_count"];
+    if (device.contains("l2_bytes") && device["l2_bytes"].is_number_integer())
+      facts.gpu.l2_bytes = device["l2_bytes"];
   }
   return facts;
 }
 
-std::vector<MeasuredStep> measure_recorded_steps(const RecordSource& recording, const std::vector<WorkloadStep>& steps,
+std::vector<MeasuredStep> measure_recorded_steps(const RecordSource& recording,
+                                                 const std::vector<WorkloadStep>& steps,
                                                  const CalibrationPlan& plan) {
   const RecordingMeta& meta = recording.meta();
   std::map<std::string, std::size_t> unit_column;
@@ -245,7 +250,8 @@ std::vector<MeasuredStep> measure_recorded_steps(const RecordSource& recording, 
     while (stream->next(s)) {
       const double bytes = bytes_column && *bytes_column < s.counts.size() ? s.counts[*bytes_column] : kNaN;
       for (const auto& [key, column] : unit_column)
-        if (column < s.units.size()) samples[key].push_back({s.start_ns, s.end_ns, s.units[column], key == "dram" ? bytes : kNaN});
+        if (column < s.units.size())
+          samples[key].push_back({s.start_ns, s.end_ns, s.units[column], key == "dram" ? bytes : kNaN});
     }
   }
   std::vector<MemClockReading> clocks;
@@ -256,7 +262,8 @@ std::vector<MeasuredStep> measure_recorded_steps(const RecordSource& recording, 
   }
   std::vector<MeasuredStep> measured;
   for (const WorkloadStep& step : steps) {
-    const auto planned = std::find_if(plan.steps.begin(), plan.steps.end(), [&step](const StepPlan& p) { return p.name == step.name; });
+    const auto planned = std::find_if(plan.steps.begin(), plan.steps.end(),
+                                      [&step](const StepPlan& p) { return p.name == step.name; });
     const StepRole role = planned != plan.steps.end() ? planned->role : StepRole::reported;
     measured.push_back(measure_step(step, samples[step.unit], clocks, role));
   }
@@ -283,7 +290,8 @@ MeasuredStep measure_step(const WorkloadStep& step, const std::vector<CounterSam
   double weighted = 0, duration = 0, bytes = 0;
   bool have = false, bytes_known = true;
   for (const CounterSample& s : samples) {
-    if (s.start_ns < step.window.start_ns || s.end_ns > step.window.end_ns || s.end_ns <= s.start_ns) continue;
+    if (s.start_ns < step.window.start_ns || s.end_ns > step.window.end_ns || s.end_ns <= s.start_ns)
+      continue;
     if (!std::isfinite(s.value)) continue;
     const double d = static_cast<double>(s.end_ns - s.start_ns);
     if (!have) first = s.start_ns;
@@ -292,8 +300,10 @@ MeasuredStep measure_step(const WorkloadStep& step, const std::vector<CounterSam
     first = std::min(first, s.start_ns);
     weighted += s.value * d;
     duration += d;
-    if (std::isfinite(s.bytes)) bytes += s.bytes;
-    else bytes_known = false;
+    if (std::isfinite(s.bytes))
+      bytes += s.bytes;
+    else
+      bytes_known = false;
   }
   if (!have || !(duration > 0)) {
     m.counter_window = Interval{step.window.start_ns, step.window.start_ns};
@@ -331,7 +341,8 @@ std::string progress_text(const Progress& p, bool terminal, int bar_width) {
   const int total = std::max(p.total, 1);
   const int done = std::clamp((p.index - 1) * bar_width / total, 0, bar_width);
   return fmt::format("[{}{}] {:>2}/{}  {}  {}", std::string(static_cast<std::size_t>(done), '#'),
-                     std::string(static_cast<std::size_t>(bar_width - done), '.'), p.index, p.total, p.name, left);
+                     std::string(static_cast<std::size_t>(bar_width - done), '.'), p.index, p.total, p.name,
+                     left);
 }
 
 std::vector<std::string> planned_names(const CalibrationPlan& plan) {
@@ -346,7 +357,8 @@ std::vector<std::string> planned_names(const CalibrationPlan& plan) {
 
 double planned_seconds(const CalibrationPlan& plan, int index) {
   const int steps = static_cast<int>(plan.steps.size());
-  if (index >= 1 && index <= steps) return plan.steps[static_cast<std::size_t>(index - 1)].seconds + kStepOverheadSeconds;
+  if (index >= 1 && index <= steps)
+    return plan.steps[static_cast<std::size_t>(index - 1)].seconds + kStepOverheadSeconds;
   const std::vector<std::string> names = planned_names(plan);
   if (index < 1 || index > static_cast<int>(names.size())) return 0;
   const std::string& name = names[static_cast<std::size_t>(index - 1)];
@@ -367,9 +379,9 @@ Progress progress_at(const CalibrationPlan& plan, int index, std::string name) {
 
 std::string plan_text(const DeviceFacts& facts, const CalibrationPlan& plan) {
   const Progress whole = progress_at(plan, 1, "");
-  return fmt::format("{} {} on {} ({} SMs), {} steps and sweeps, about {}", plan.quick ? "quick check" : "full calibration",
-                     facts.unit_table, facts.gpu.model, facts.gpu.sm_count, whole.total,
-                     format_time_left(whole.seconds_left));
+  return fmt::format("{} {} on {} ({} SMs), {} steps and sweeps, about {}",
+                     plan.quick ? "quick check" : "full calibration", facts.unit_table, facts.gpu.model,
+                     facts.gpu.sm_count, whole.total, format_time_left(whole.seconds_left));
 }
 
 }  // namespace diescope::calibrate
@@ -377,7 +389,9 @@ std::string plan_text(const DeviceFacts& facts, const CalibrationPlan& plan) {
 namespace diescope::calibrate {
 namespace {
 
-std::string mb(double bytes) { return fmt::format("{:.1f} MB", bytes / 1e6); }
+std::string mb(double bytes) {
+  return fmt::format("{:.1f} MB", bytes / 1e6);
+}
 double num_or_nan(const nlohmann::json& j, const char* key) {
   return j.is_object() && j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : kNaN;
 }
@@ -388,8 +402,9 @@ std::string str_or(const nlohmann::json& j, const char* key, const std::string& 
 }  // namespace
 
 std::string summary_text(const CalibrationFile& file) {
-  std::string out = fmt::format("{} calibration of {} ({}, driver {}, {} SMs), {}\n\n", file.quick ? "Quick" : "Full",
-                                file.gpu.model, file.gpu.chip, file.gpu.driver, file.gpu.sm_count, file.date);
+  std::string out =
+      fmt::format("{} calibration of {} ({}, driver {}, {} SMs), {}\n\n", file.quick ? "Quick" : "Full",
+                  file.gpu.model, file.gpu.chip, file.gpu.driver, file.gpu.sm_count, file.date);
   out += fmt::format("  {:<12} {:<13} {:>9}  {}\n", "unit", "verdict", "ceiling", "why");
   for (const CalibratedUnit& u : file.units) {
     const std::string ceiling = u.ceiling_pct ? fmt::format("{:.1f}%", *u.ceiling_pct) : "-";
@@ -400,8 +415,9 @@ std::string summary_text(const CalibrationFile& file) {
   if (m.contains("stream")) {
     const nlohmann::json& s = m.at("stream");
     const double bw = num_or_nan(s, "bandwidth_bytes_per_s");
-    std::string line = std::isfinite(bw) ? fmt::format("{:.2f} TB/s ({})", bw / 1e12, str_or(s, "best_kernel", "?"))
-                                         : "none: " + str_or(s, "bandwidth_bytes_per_s_reason", "not measured");
+    std::string line = std::isfinite(bw)
+                           ? fmt::format("{:.2f} TB/s ({})", bw / 1e12, str_or(s, "best_kernel", "?"))
+                           : "none: " + str_or(s, "bandwidth_bytes_per_s_reason", "not measured");
     if (s.contains("kernels"))
       for (const nlohmann::json& k : s.at("kernels")) {
         const double r = num_or_nan(k, "bytes_per_s");
@@ -413,9 +429,11 @@ std::string summary_text(const CalibrationFile& file) {
       std::string share;
       for (const nlohmann::json& k : s.at("kernels")) {
         const double pct = num_or_nan(k, "pct_of_dram_implied_peak");
-        if (std::isfinite(pct)) share += fmt::format("{}{} {:.1f}%", share.empty() ? "" : ", ", str_or(k, "kernel", "?"), pct);
+        if (std::isfinite(pct))
+          share += fmt::format("{}{} {:.1f}%", share.empty() ? "" : ", ", str_or(k, "kernel", "?"), pct);
       }
-      out += fmt::format("  STREAM against the DRAM peak the counter implies ({:.2f} TB/s): {}\n", peak / 1e12, share);
+      out += fmt::format("  STREAM against the DRAM peak the counter implies ({:.2f} TB/s): {}\n",
+                         peak / 1e12, share);
     }
   }
   for (const char* key : {"cache", "cache_reread"}) {
@@ -426,7 +444,8 @@ std::string summary_text(const CalibrationFile& file) {
     if (outcome == "transition")
       line = fmt::format("capacity {} (between {} cached and {} spilled{}), cache rate {:.2f} TB/s",
                          mb(num_or_nan(c, "capacity_bytes")), mb(num_or_nan(c, "cached_ws_bytes")),
-                         mb(num_or_nan(c, "spilled_ws_bytes")), c.value("monotone", false) ? "" : ", not monotone",
+                         mb(num_or_nan(c, "spilled_ws_bytes")),
+                         c.value("monotone", false) ? "" : ", not monotone",
                          num_or_nan(c, "cache_bytes_per_s") / 1e12);
     else if (outcome == "all_cached")
       line = "all cached: capacity at least " + mb(num_or_nan(c, "largest_ws_bytes"));
@@ -436,7 +455,8 @@ std::string summary_text(const CalibrationFile& file) {
       line = fmt::format("no transition (contrast {:.2f})", num_or_nan(c, "contrast"));
     else if (c.contains("reason"))
       line += ": " + str_or(c, "reason", "");
-    if (file.gpu.l2_bytes > 0) line += "; the driver reports L2 " + mb(static_cast<double>(file.gpu.l2_bytes));
+    if (file.gpu.l2_bytes > 0)
+      line += "; the driver reports L2 " + mb(static_cast<double>(file.gpu.l2_bytes));
     out += std::string(key == std::string("cache") ? "  Cache (contraction working-set sweep): "
                                                    : "  Cache (re-read sweep): ") +
            line + "\n";

@@ -17,7 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool same_recipe(const UnitRecipe& a, const UnitRecipe& b) { return a.combine == b.combine && a.counters == b.counters; }
+bool same_recipe(const UnitRecipe& a, const UnitRecipe& b) {
+  return a.combine == b.combine && a.counters == b.counters;
+}
 
 const ColumnDef* find_unit(const std::vector<ColumnDef>& units, const std::string& key) {
   for (const ColumnDef& c : units)
@@ -34,7 +36,8 @@ std::string parse_message(const json::parse_error& e) {
 
 std::vector<UnitCalibration> unchecked_units(const CalibrationQuery& query, const std::string& why) {
   std::vector<UnitCalibration> out;
-  for (const ColumnDef& c : query.units) out.push_back(UnitCalibration{c.key, c.label, Verdict::no_check, std::nullopt, why});
+  for (const ColumnDef& c : query.units)
+    out.push_back(UnitCalibration{c.key, c.label, Verdict::no_check, std::nullopt, why});
   return out;
 }
 
@@ -93,7 +96,8 @@ bool read_bounded(const fs::path& path, std::string& out, std::string& error) {
 // The newest-first order among fitting files: full before quick, then the later date, then by name.
 bool better(const CandidateFile& a, const CandidateFile& b) {
   if (a.file->quick != b.file->quick) return !a.file->quick;
-  const std::int64_t da = parse_utc_date(a.file->date).value_or(0), db = parse_utc_date(b.file->date).value_or(0);
+  const std::int64_t da = parse_utc_date(a.file->date).value_or(0),
+                     db = parse_utc_date(b.file->date).value_or(0);
   if (da != db) return da > db;
   return a.path.filename() < b.path.filename();
 }
@@ -102,7 +106,9 @@ CalibrationBlock scan_folder(const fs::path& dir, const CalibrationQuery& query)
   std::error_code ec;
   std::vector<fs::path> names;
   fs::directory_iterator it(dir, ec);
-  if (ec) return no_file(query, fmt::format("{} in {}: the folder cannot be listed ({})", kNoCalibrationReason, dir.string(), ec.message()));
+  if (ec)
+    return no_file(query, fmt::format("{} in {}: the folder cannot be listed ({})", kNoCalibrationReason,
+                                      dir.string(), ec.message()));
   for (; it != fs::directory_iterator(); it.increment(ec)) {
     if (ec) break;
     if (it->path().extension() == ".json") names.push_back(it->path());
@@ -116,8 +122,9 @@ CalibrationBlock scan_folder(const fs::path& dir, const CalibrationQuery& query)
     if (c.fits())
       fitting.push_back(std::move(c));
     else
-      passed.push_back(PassedOver{p.filename().string(), c.unreadable.empty() ? "not taken: " + c.misfit
-                                                                              : "could not be read: " + c.unreadable});
+      passed.push_back(PassedOver{p.filename().string(), c.unreadable.empty()
+                                                             ? "not taken: " + c.misfit
+                                                             : "could not be read: " + c.unreadable});
   }
   CalibrationBlock block;
   if (fitting.empty()) {
@@ -144,8 +151,10 @@ CalibrationQuery calibration_query(const RecordingMeta& meta, int method) {
 }
 
 std::optional<std::string> misfit(const CalibrationFile& file, const CalibrationQuery& query) {
-  if (file.schema < kMinCalibrationSchema) return fmt::format("schema {} vs {} or later", file.schema, kMinCalibrationSchema);
-  if (file.gpu.model != query.gpu_model) return fmt::format("GPU model {} vs {}", file.gpu.model, query.gpu_model);
+  if (file.schema < kMinCalibrationSchema)
+    return fmt::format("schema {} vs {} or later", file.schema, kMinCalibrationSchema);
+  if (file.gpu.model != query.gpu_model)
+    return fmt::format("GPU model {} vs {}", file.gpu.model, query.gpu_model);
   if (file.gpu.driver != query.driver) return fmt::format("driver {} vs {}", file.gpu.driver, query.driver);
   if (file.method != query.method) return fmt::format("method {} vs {}", file.method, query.method);
   if (file.units.empty()) return std::string("the file lists no unit it checked");
@@ -177,7 +186,8 @@ CandidateFile examine_calibration_file(const fs::path& path, const CalibrationQu
   }
   const std::uintmax_t size = fs::file_size(path, ec);
   if (!ec && size > kMaxCalibrationFileBytes) {
-    c.unreadable = fmt::format("{} bytes, over the 16 MB ({} bytes) a calibration file may be", size, kMaxCalibrationFileBytes);
+    c.unreadable = fmt::format("{} bytes, over the 16 MB ({} bytes) a calibration file may be", size,
+                               kMaxCalibrationFileBytes);
     return c;
   }
   std::string bytes, error;
@@ -186,7 +196,8 @@ CandidateFile examine_calibration_file(const fs::path& path, const CalibrationQu
     return c;
   }
   if (bytes.size() > kMaxCalibrationFileBytes) {
-    c.unreadable = fmt::format("over the 16 MB ({} bytes) a calibration file may be", kMaxCalibrationFileBytes);
+    c.unreadable =
+        fmt::format("over the 16 MB ({} bytes) a calibration file may be", kMaxCalibrationFileBytes);
     return c;
   }
   c.sha256 = sha256_hex(bytes);
@@ -200,15 +211,17 @@ CandidateFile examine_calibration_file(const fs::path& path, const CalibrationQu
   } catch (const json::parse_error& e) {
     // Cut off: the parser ran out of input, mid-value or mid-string, at the file's last byte.
     const std::string message = parse_message(e);
-    const bool at_end = e.byte >= bytes.size() && (message.find("unexpected end of input") != std::string::npos ||
-                                                   message.find("missing closing quote") != std::string::npos);
-    c.unreadable = at_end
-                       ? fmt::format("truncated: the JSON ends at byte {} before it is complete", bytes.size())
-                       : "not JSON: " + message;
+    const bool at_end =
+        e.byte >= bytes.size() && (message.find("unexpected end of input") != std::string::npos ||
+                                   message.find("missing closing quote") != std::string::npos);
+    c.unreadable =
+        at_end ? fmt::format("truncated: the JSON ends at byte {} before it is complete", bytes.size())
+               : "not JSON: " + message;
     return c;
   }
   if (!j.is_object() || !j.contains("kind") || j["kind"] != kCalibrationKind) {
-    c.unreadable = fmt::format("JSON, but not a diescope calibration file (no \"kind\": \"{}\")", kCalibrationKind);
+    c.unreadable =
+        fmt::format("JSON, but not a diescope calibration file (no \"kind\": \"{}\")", kCalibrationKind);
     return c;
   }
   if (!j.contains("schema") || !j["schema"].is_number_integer()) {
@@ -236,18 +249,26 @@ CandidateFile examine_calibration_file(const fs::path& path, const CalibrationQu
 CalibrationBlock block_for(const CandidateFile& chosen, const CalibrationQuery& query) {
   const CalibrationFile& f = *chosen.file;
   CalibrationBlock b;
-  b.file = CalibrationFileIdentity{chosen.path.filename().string(), chosen.path.string(), chosen.sha256, f.schema, f.method,
-                                   f.commit, f.date, f.quick};
+  b.file = CalibrationFileIdentity{chosen.path.filename().string(),
+                                   chosen.path.string(),
+                                   chosen.sha256,
+                                   f.schema,
+                                   f.method,
+                                   f.commit,
+                                   f.date,
+                                   f.quick};
   int passed = 0;
   for (const ColumnDef& c : query.units) {
     UnitCalibration u{c.key, c.label, Verdict::no_check, std::nullopt, {}};
-    const auto it = std::find_if(f.units.begin(), f.units.end(), [&c](const CalibratedUnit& cu) { return cu.key == c.key; });
+    const auto it = std::find_if(f.units.begin(), f.units.end(),
+                                 [&c](const CalibratedUnit& cu) { return cu.key == c.key; });
     if (it == f.units.end()) {
       u.ceiling_reason = "the calibration has no check for this unit";
     } else {
       u.verdict = it->verdict;
       u.ceiling_pct = it->ceiling_pct;
-      if (!u.ceiling_pct) u.ceiling_reason = it->ceiling_reason.empty() ? "the calibration gives none" : it->ceiling_reason;
+      if (!u.ceiling_pct)
+        u.ceiling_reason = it->ceiling_reason.empty() ? "the calibration gives none" : it->ceiling_reason;
     }
     if (u.verdict == Verdict::pass) ++passed;
     b.units.push_back(std::move(u));
@@ -265,7 +286,8 @@ CalibrationBlock block_for(const CandidateFile& chosen, const CalibrationQuery& 
     b.reason = fmt::format("full calibration of {}: {}", f.date, summary);
   } else {
     b.status = "unvalidated";
-    b.reason = fmt::format("full calibration of {} in which no unit of this report passed: {}", f.date, summary);
+    b.reason =
+        fmt::format("full calibration of {} in which no unit of this report passed: {}", f.date, summary);
   }
   return b;
 }
@@ -276,25 +298,30 @@ CalibrationBlock find_calibration(const CalibrationQuery& query, const std::opti
   if (explicit_path) {
     const fs::path& p = *explicit_path;
     if (!fs::exists(p, ec))
-      throw InputError(p.string(), 0, "no such file or folder",
-                       "name a calibration file, or the folder that holds them (diescope calibrate writes them to " +
-                           (default_dir ? default_dir->string() : std::string("~/.local/share/diescope/calibrations")) +
-                           "); or leave out --calibration");
+      throw InputError(
+          p.string(), 0, "no such file or folder",
+          "name a calibration file, or the folder that holds them (diescope calibrate writes them to " +
+              (default_dir ? default_dir->string() : std::string("~/.local/share/diescope/calibrations")) +
+              "); or leave out --calibration");
     if (fs::is_directory(p, ec)) return scan_folder(p, query);
     const CandidateFile c = examine_calibration_file(p, query);
     if (c.fits()) return block_for(c, query);
-    return no_file(query, c.unreadable.empty() ? fmt::format("calibration file {} not taken: {}", p.string(), c.misfit)
-                                               : fmt::format("calibration file {} could not be read: {}", p.string(), c.unreadable));
+    return no_file(query,
+                   c.unreadable.empty()
+                       ? fmt::format("calibration file {} not taken: {}", p.string(), c.misfit)
+                       : fmt::format("calibration file {} could not be read: {}", p.string(), c.unreadable));
   }
   if (!default_dir)
-    return no_file(query, std::string(kNoCalibrationReason) + ": neither XDG_DATA_HOME nor HOME is set, so there is no "
-                                                              "calibration folder to look in");
+    return no_file(query, std::string(kNoCalibrationReason) +
+                              ": neither XDG_DATA_HOME nor HOME is set, so there is no "
+                              "calibration folder to look in");
   if (!fs::is_directory(*default_dir, ec))
     return no_file(query, fmt::format("{} in {}", kNoCalibrationReason, default_dir->string()));
   return scan_folder(*default_dir, query);
 }
 
-CalibrationBlock find_calibration(const RecordingMeta& meta, int method, const std::optional<fs::path>& explicit_path) {
+CalibrationBlock find_calibration(const RecordingMeta& meta, int method,
+                                  const std::optional<fs::path>& explicit_path) {
   return find_calibration(calibration_query(meta, method), explicit_path, default_calibration_dir());
 }
 
@@ -304,7 +331,8 @@ json calibration_block_json(const CalibrationBlock& b) {
   for (const UnitCalibration& u : b.units) {
     units[u.key] = verdict_name(u.verdict);
     ceilings[u.key] = u.ceiling_pct ? json(*u.ceiling_pct) : json(nullptr);
-    if (!u.ceiling_pct) ceilings[u.key + "_reason"] = u.ceiling_reason.empty() ? "none given" : u.ceiling_reason;
+    if (!u.ceiling_pct)
+      ceilings[u.key + "_reason"] = u.ceiling_reason.empty() ? "none given" : u.ceiling_reason;
   }
   json j{{"status", b.status}, {"reason", b.reason}, {"units", units}, {"ceiling_pct", ceilings}};
   if (b.file) {

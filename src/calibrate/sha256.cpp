@@ -18,11 +18,15 @@ constexpr std::array<std::uint32_t, 64> kRound = {
 constexpr std::array<std::uint32_t, 8> kInitial = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
 
-constexpr std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+constexpr std::uint32_t rotr(std::uint32_t x, int n) {
+  return (x >> n) | (x << (32 - n));
+}
 
 }  // namespace
 
-Sha256::Sha256() { reset(); }
+Sha256::Sha256() {
+  reset();
+}
 
 void Sha256::reset() {
   state_ = kInitial;
@@ -95,7 +99,8 @@ std::array<std::uint8_t, 32> Sha256::finish() {
 
   std::array<std::uint8_t, 32> digest{};
   for (std::size_t i = 0; i < 8; ++i)
-    for (std::size_t j = 0; j < 4; ++j) digest[4 * i + j] = static_cast<std::uint8_t>(state_[i] >> (24 - 8 * j));
+    for (std::size_t j = 0; j < 4; ++j)
+      digest[4 * i + j] = static_cast<std::uint8_t>(state_[i] >> (24 - 8 * j));
   return digest;
 }
 

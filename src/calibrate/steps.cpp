@@ -28,7 +28,8 @@ std::string step_name(StepWorkload w, int loaded, int sm_count) {
 void set_dram_implied_peak(StreamFit& stream, const UnitCheck& dram) {
   std::vector<double> peaks;
   for (const StepCheck& c : dram.steps)
-    if (c.role == StepRole::judged && c.counted && std::isfinite(c.implied_peak)) peaks.push_back(c.implied_peak);
+    if (c.role == StepRole::judged && c.counted && std::isfinite(c.implied_peak))
+      peaks.push_back(c.implied_peak);
   if (peaks.empty()) return;
   stream.dram_implied_peak_bytes_per_s = median(std::move(peaks));
   stream.dram_peak_reason.clear();
@@ -38,15 +39,24 @@ void set_dram_implied_peak(StreamFit& stream, const UnitCheck& dram) {
 
 std::string_view step_workload_name(StepWorkload workload) {
   switch (workload) {
-    case StepWorkload::ffma: return "ffma";
-    case StepWorkload::imad: return "imad";
-    case StepWorkload::ffma_imad: return "ffma+imad";
-    case StepWorkload::stream: return "stream-triad";
-    case StepWorkload::bf16_mma: return "bf16-mma";
-    case StepWorkload::bf16_wgmma: return "bf16-wgmma";
-    case StepWorkload::dfma: return "dfma";
-    case StepWorkload::l1_load: return "l1-load";
-    case StepWorkload::l2_read: return "l2-read";
+    case StepWorkload::ffma:
+      return "ffma";
+    case StepWorkload::imad:
+      return "imad";
+    case StepWorkload::ffma_imad:
+      return "ffma+imad";
+    case StepWorkload::stream:
+      return "stream-triad";
+    case StepWorkload::bf16_mma:
+      return "bf16-mma";
+    case StepWorkload::bf16_wgmma:
+      return "bf16-wgmma";
+    case StepWorkload::dfma:
+      return "dfma";
+    case StepWorkload::l1_load:
+      return "l1-load";
+    case StepWorkload::l2_read:
+      return "l2-read";
   }
   return "unknown";
 }
@@ -61,13 +71,15 @@ std::optional<StepWorkload> judged_workload(std::string_view unit, int compute_c
   return std::nullopt;
 }
 
-std::string LaunchGeometry::name() const { return fmt::format("{}x{}x{}/{}x{}", bm, bn, bk, tm, tn); }
+std::string LaunchGeometry::name() const {
+  return fmt::format("{}x{}x{}/{}x{}", bm, bn, bk, tm, tn);
+}
 
 std::vector<int> load_ladder(int sm_count, bool quick) {
   std::vector<int> loads;
   if (sm_count <= 0) return loads;
-  const std::vector<int> candidates =
-      quick ? std::vector<int>{sm_count, sm_count / 4} : std::vector<int>{sm_count, sm_count / 2, sm_count / 4, 1};
+  const std::vector<int> candidates = quick ? std::vector<int>{sm_count, sm_count / 4}
+                                            : std::vector<int>{sm_count, sm_count / 2, sm_count / 4, 1};
   for (int l : candidates)
     if (l >= 1 && std::find(loads.begin(), loads.end(), l) == loads.end()) loads.push_back(l);
   return loads;
@@ -85,7 +97,8 @@ CalibrationPlan plan_calibration(const DeviceFacts& facts, bool quick) {
       plan.steps.push_back(StepPlan{unit.key, step_name(*w, load, sms), *w, StepRole::judged, load, seconds});
     if (unit.key == "fp32")
       for (StepWorkload extra : {StepWorkload::imad, StepWorkload::ffma_imad})
-        plan.steps.push_back(StepPlan{unit.key, step_name(extra, sms, sms), extra, StepRole::reported, sms, seconds});
+        plan.steps.push_back(
+            StepPlan{unit.key, step_name(extra, sms, sms), extra, StepRole::reported, sms, seconds});
   }
   plan.stream.repeats = quick ? 3 : kStreamDefaultRepeats;
   plan.working_set.ks = powers_of_two(256, 65536);
@@ -109,16 +122,19 @@ DeviceModel fit_device_model(DeviceModel m, const GpuIdentity& gpu) {
   if (!m.issue_points.empty()) {
     std::optional<FillModel> fill;
     if (m.fill)
-      if (const auto* f = std::get_if<FillFit>(&*m.fill)) fill = FillModel{f->cores, f->saturation, FillForm::capped};
+      if (const auto* f = std::get_if<FillFit>(&*m.fill))
+        fill = FillModel{f->cores, f->saturation, FillForm::capped};
     m.issue = fit_issue_rate(m.issue_points, fill);
   }
   return m;
 }
 
-std::vector<MeasuredStep> steps_in_plan_order(const CalibrationPlan& plan, std::vector<MeasuredStep> answers) {
+std::vector<MeasuredStep> steps_in_plan_order(const CalibrationPlan& plan,
+                                              std::vector<MeasuredStep> answers) {
   std::vector<MeasuredStep> ordered;
   for (const StepPlan& step : plan.steps) {
-    const auto it = std::find_if(answers.begin(), answers.end(), [&step](const MeasuredStep& s) { return s.name == step.name; });
+    const auto it = std::find_if(answers.begin(), answers.end(),
+                                 [&step](const MeasuredStep& s) { return s.name == step.name; });
     if (it == answers.end()) {
       MeasuredStep missing;
       missing.unit = step.unit;
@@ -140,8 +156,8 @@ std::vector<MeasuredStep> steps_in_plan_order(const CalibrationPlan& plan, std::
   return ordered;
 }
 
-CalibrationFile build_calibration(const DeviceFacts& facts, const CalibrationPlan& plan, const DeviceAnswers& answers,
-                                  const RunInfo& info) {
+CalibrationFile build_calibration(const DeviceFacts& facts, const CalibrationPlan& plan,
+                                  const DeviceAnswers& answers, const RunInfo& info) {
   const std::vector<MeasuredStep> measured = steps_in_plan_order(plan, answers.steps);
   // A sweep the plan left out is not fitted, whatever was answered for it.
   DeviceModel model;
@@ -159,13 +175,15 @@ CalibrationFile build_calibration(const DeviceFacts& facts, const CalibrationPla
   file.commit = info.commit;
   file.date = info.date;
   file.quick = plan.quick;
-  file.gpu = CalibrationGpu{facts.gpu.model, facts.gpu.driver, facts.gpu.chip, facts.gpu.uuid,
-                            facts.gpu.compute_capability, facts.gpu.sm_count, facts.gpu.l2_bytes};
+  file.gpu = CalibrationGpu{
+      facts.gpu.model,    facts.gpu.driver,  facts.gpu.chip, facts.gpu.uuid, facts.gpu.compute_capability,
+      facts.gpu.sm_count, facts.gpu.l2_bytes};
   file.unit_table = facts.unit_table;
   for (const ColumnDef& unit : facts.units) {
     const UnitRule* rule = unit_rule(unit.key);
     if (rule == nullptr) continue;
-    const bool has_steps = std::any_of(measured.begin(), measured.end(), [&unit](const MeasuredStep& s) { return s.unit == unit.key; });
+    const bool has_steps = std::any_of(measured.begin(), measured.end(),
+                                       [&unit](const MeasuredStep& s) { return s.unit == unit.key; });
     if (!has_steps) continue;
     const UnitCheck check = check_unit(*rule, measured);
     if (unit.key == "dram" && model.stream) set_dram_implied_peak(*model.stream, check);

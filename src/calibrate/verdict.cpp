@@ -12,9 +12,13 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-bool positive_finite(double x) { return std::isfinite(x) && x > 0; }
+bool positive_finite(double x) {
+  return std::isfinite(x) && x > 0;
+}
 
-double window_ns(Interval w) { return static_cast<double>(w.end_ns - w.start_ns); }
+double window_ns(Interval w) {
+  return static_cast<double>(w.end_ns - w.start_ns);
+}
 
 std::vector<Interval> merged(std::vector<Interval> work) {
   std::vector<Interval> out;
@@ -54,8 +58,9 @@ std::vector<UnitRule> make_rules() {
   fp32.relative_tolerance = kRelativeTolerance;
   fp32.min_tolerance_points = kMinTolerancePoints;
   fp32.ceiling_min_pct = kSmPipeCeilingPct;
-  fp32.why = "the method's: the FFMA count, the pipe's peak per cycle, the SMs, the clock and the time fix the "
-             "reading, so it must match within 1% (at least 0.1 point) at every load, and reach 90% at full load";
+  fp32.why =
+      "the method's: the FFMA count, the pipe's peak per cycle, the SMs, the clock and the time fix the "
+      "reading, so it must match within 1% (at least 0.1 point) at every load, and reach 90% at full load";
   rules.push_back(fp32);
 
   UnitRule dram;
@@ -66,9 +71,10 @@ std::vector<UnitRule> make_rules() {
   dram.steady_clock = SteadyClock::memory;
   dram.bytes_ratio_tolerance = kBytesRatioTolerance;
   dram.ceiling_min_pct = kMemoryCeilingPct;
-  dram.why = "the method's: CUPTI's DRAM peak is not computed by diescope, so the reading must be in proportion to "
-             "the bytes (implied peaks within 3% across loads at one steady memory clock), the byte counter within "
-             "5% of the bytes launched, and 80% reached at full load";
+  dram.why =
+      "the method's: CUPTI's DRAM peak is not computed by diescope, so the reading must be in proportion to "
+      "the bytes (implied peaks within 3% across loads at one steady memory clock), the byte counter within "
+      "5% of the bytes launched, and 80% reached at full load";
   rules.push_back(dram);
 
   UnitRule tensor;
@@ -78,10 +84,14 @@ std::vector<UnitRule> make_rules() {
   tensor.relative_tolerance = 0.03;
   tensor.min_tolerance_points = 1.0;
   tensor.why =
-      "3% of the expected reading and at least 1 point: the counter counts busy cycles, not operations, and the "
-      "per-SM peak (4096 bf16 FLOP per cycle on GH100) comes from NVIDIA's published rate, not the chip; the H200 "
-      "probe saw this counter read 5.3% with no tensor instruction issued. A wrong peak (sparse against dense, 2x) "
-      "or a phantom of several points still fails. No ceiling is required: a GEMM's rate is the library's, not the "
+      "3% of the expected reading and at least 1 point: the counter counts busy cycles, not operations, and "
+      "the "
+      "per-SM peak (4096 bf16 FLOP per cycle on GH100) comes from NVIDIA's published rate, not the chip; the "
+      "H200 "
+      "probe saw this counter read 5.3% with no tensor instruction issued. A wrong peak (sparse against "
+      "dense, 2x) "
+      "or a phantom of several points still fails. No ceiling is required: a GEMM's rate is the library's, "
+      "not the "
       "counter's, and the reading at full load is recorded";
   rules.push_back(tensor);
 
@@ -93,10 +103,14 @@ std::vector<UnitRule> make_rules() {
   fp64.min_tolerance_points = 0.2;
   fp64.ceiling_min_pct = kSmPipeCeilingPct;
   fp64.why =
-      "2% of the expected reading and at least 0.2 point, twice FP32's: the DFMA count is as exact as the FFMA "
-      "count, but the counter counts busy cycles, so the expected reading also leans on the pipe's DFMA rate per SM "
-      "(2 warp instructions per cycle on GH100), which only this check tests; an error there is a factor of 2 or "
-      "more, far outside either band. A DFMA loop saturates its pipe as an FFMA loop does, so FP32's 90% ceiling "
+      "2% of the expected reading and at least 0.2 point, twice FP32's: the DFMA count is as exact as the "
+      "FFMA "
+      "count, but the counter counts busy cycles, so the expected reading also leans on the pipe's DFMA rate "
+      "per SM "
+      "(2 warp instructions per cycle on GH100), which only this check tests; an error there is a factor of "
+      "2 or "
+      "more, far outside either band. A DFMA loop saturates its pipe as an FFMA loop does, so FP32's 90% "
+      "ceiling "
       "applies";
   rules.push_back(fp64);
 
@@ -107,10 +121,13 @@ std::vector<UnitRule> make_rules() {
   ldst.implied_peak_spread = 0.04;
   ldst.per_sm_cycle = true;
   ldst.why =
-      "implied peaks per SM per cycle within 4% across loads: DRAM's 3% plus 1% because the method's drain study "
-      "found Load/store losing about 0.9% at 1-s drains, a loss that depends on where the drains fall in each "
+      "implied peaks per SM per cycle within 4% across loads: DRAM's 3% plus 1% because the method's drain "
+      "study "
+      "found Load/store losing about 0.9% at 1-s drains, a loss that depends on where the drains fall in "
+      "each "
       "step's window. Per SM per cycle because L1 runs on the SM clock. No byte counter in the table, and no "
-      "ceiling until a measured figure says what the best known work reaches; the full-load reading is recorded";
+      "ceiling until a measured figure says what the best known work reaches; the full-load reading is "
+      "recorded";
   rules.push_back(ldst);
 
   UnitRule l2;
@@ -119,9 +136,10 @@ std::vector<UnitRule> make_rules() {
   l2.kind = CheckKind::proportional;
   l2.implied_peak_spread = kImpliedPeakSpread;
   l2.steady_clock = SteadyClock::sm;
-  l2.why = "implied peaks within 3% across loads, as for DRAM (a byte counter against bytes known), at one steady "
-           "SM clock because which clock L2's peak follows is not known; holding the SM clock still makes the "
-           "question moot. No byte total in the table to compare and no ceiling until one is measured";
+  l2.why =
+      "implied peaks within 3% across loads, as for DRAM (a byte counter against bytes known), at one steady "
+      "SM clock because which clock L2's peak follows is not known; holding the SM clock still makes the "
+      "question moot. No byte total in the table to compare and no ceiling until one is measured";
   rules.push_back(l2);
   return rules;
 }
@@ -130,10 +148,14 @@ std::vector<UnitRule> make_rules() {
 
 std::string_view verdict_name(Verdict verdict) {
   switch (verdict) {
-    case Verdict::pass: return "pass";
-    case Verdict::fail: return "fail";
-    case Verdict::inconclusive: return "inconclusive";
-    case Verdict::no_check: return "no_check";
+    case Verdict::pass:
+      return "pass";
+    case Verdict::fail:
+      return "fail";
+    case Verdict::inconclusive:
+      return "inconclusive";
+    case Verdict::no_check:
+      return "no_check";
   }
   return "unknown";
 }
@@ -144,7 +166,9 @@ std::optional<Verdict> verdict_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view step_role_name(StepRole role) { return role == StepRole::judged ? "judged" : "reported"; }
+std::string_view step_role_name(StepRole role) {
+  return role == StepRole::judged ? "judged" : "reported";
+}
 
 const std::vector<UnitRule>& unit_rules() {
   static const std::vector<UnitRule> rules = make_rules();
@@ -229,17 +253,20 @@ StepCheck check_step(const UnitRule& rule, const MeasuredStep& step) {
   if (!(window_ns(step.counter_window) > 0)) return not_counted("the counter window is empty");
   if (!std::isfinite(step.reading_pct)) return not_counted("the counter gave no reading");
   if (!(c.coverage >= kMinCoverage))
-    return not_counted(fmt::format("the work's own timestamps cover {:.2f}% of the counter window; a step needs {:g}%",
-                                   c.coverage * 100, kMinCoverage * 100));
+    return not_counted(
+        fmt::format("the work's own timestamps cover {:.2f}% of the counter window; a step needs {:g}%",
+                    c.coverage * 100, kMinCoverage * 100));
 
   if (rule.kind == CheckKind::expected_reading) {
     c.expected_pct = expected_reading_pct(step);
     if (!std::isfinite(c.expected_pct))
-      return not_counted("the expected reading is unknown: the work, the pipe's peak, the SMs or the clock is missing");
+      return not_counted(
+          "the expected reading is unknown: the work, the pipe's peak, the SMs or the clock is missing");
     c.tolerance_pts = tolerance_points(rule, c.expected_pct);
     c.within = std::abs(step.reading_pct - c.expected_pct) <= c.tolerance_pts;
   } else {
-    if (rule.per_sm_cycle && !positive_finite(step.sm_clock_mhz)) return not_counted("no SM clock for the step");
+    if (rule.per_sm_cycle && !positive_finite(step.sm_clock_mhz))
+      return not_counted("no SM clock for the step");
     if (rule.steady_clock == SteadyClock::sm && !positive_finite(step.sm_clock_mhz))
       return not_counted("no SM clock for the step");
     if (rule.steady_clock == SteadyClock::memory) {
@@ -252,7 +279,8 @@ StepCheck check_step(const UnitRule& rule, const MeasuredStep& step) {
     if (!positive_finite(step.reading_pct))
       return not_counted(fmt::format("the counter read {:g}%, which implies no peak", step.reading_pct));
     c.implied_peak = implied_peak(rule, step);
-    if (!std::isfinite(c.implied_peak)) return not_counted("no implied peak: the work or its time is missing");
+    if (!std::isfinite(c.implied_peak))
+      return not_counted("no implied peak: the work or its time is missing");
     if (rule.bytes_ratio_tolerance) {
       if (!std::isfinite(step.counted_bytes)) return not_counted("the byte counter gave no total");
       c.bytes_ratio = step.counted_bytes / work_in_window(step);
@@ -278,7 +306,9 @@ UnitCheck check_unit(const UnitRule& rule, const std::vector<MeasuredStep>& step
   }
   if (counted.empty()) {
     u.verdict = Verdict::inconclusive;
-    u.reason = judged.empty() ? "no judged step ran" : "no judged step counted: " + judged.front()->name + ": " + judged.front()->not_counted;
+    u.reason = judged.empty()
+                   ? "no judged step ran"
+                   : "no judged step counted: " + judged.front()->name + ": " + judged.front()->not_counted;
     u.ceiling_reason = "no counted step at full load";
     return u;
   }
@@ -291,14 +321,15 @@ UnitCheck check_unit(const UnitRule& rule, const std::vector<MeasuredStep>& step
   for (const StepCheck* c : counted)
     if (c->loaded_sms == full_load && (std::isnan(u.ceiling_pct) || c->reading_pct > u.ceiling_pct))
       u.ceiling_pct = c->reading_pct;
-  if (std::isnan(u.ceiling_pct)) u.ceiling_reason = fmt::format("no counted step at full load ({} SMs)", full_load);
+  if (std::isnan(u.ceiling_pct))
+    u.ceiling_reason = fmt::format("no counted step at full load ({} SMs)", full_load);
 
   std::vector<std::string> failures, open;
   if (rule.kind == CheckKind::expected_reading) {
     for (const StepCheck* c : counted)
       if (c->within && !*c->within)
-        failures.push_back(fmt::format("{} read {:.2f}% against {:.2f}% expected (tolerance {:.2f} points)", c->name,
-                                       c->reading_pct, c->expected_pct, c->tolerance_pts));
+        failures.push_back(fmt::format("{} read {:.2f}% against {:.2f}% expected (tolerance {:.2f} points)",
+                                       c->name, c->reading_pct, c->expected_pct, c->tolerance_pts));
   } else {
     bool clock_steady = true;
     if (rule.steady_clock != SteadyClock::none) {
@@ -325,22 +356,26 @@ UnitCheck check_unit(const UnitRule& rule, const std::vector<MeasuredStep>& step
     }
     if (counted.size() >= 2) u.implied_peak_spread = hi / lo - 1;
     if (clock_steady && counted.size() >= 2 && u.implied_peak_spread > rule.implied_peak_spread)
-      failures.push_back(fmt::format("the implied peaks differ by {:.1f}% across loads ({:.4g} to {:.4g}); {:g}% is allowed",
-                                     u.implied_peak_spread * 100, lo, hi, rule.implied_peak_spread * 100));
+      failures.push_back(
+          fmt::format("the implied peaks differ by {:.1f}% across loads ({:.4g} to {:.4g}); {:g}% is allowed",
+                      u.implied_peak_spread * 100, lo, hi, rule.implied_peak_spread * 100));
     if (rule.bytes_ratio_tolerance)
       for (const StepCheck* c : counted)
         if (std::abs(c->bytes_ratio - 1) > *rule.bytes_ratio_tolerance)
-          failures.push_back(fmt::format("{}: the byte counter read {:.3f} of the bytes launched; within {:g}% is allowed",
-                                         c->name, c->bytes_ratio, *rule.bytes_ratio_tolerance * 100));
+          failures.push_back(
+              fmt::format("{}: the byte counter read {:.3f} of the bytes launched; within {:g}% is allowed",
+                          c->name, c->bytes_ratio, *rule.bytes_ratio_tolerance * 100));
   }
   if (rule.ceiling_min_pct) {
     if (std::isnan(u.ceiling_pct))
       open.push_back(u.ceiling_reason);
     else if (u.ceiling_pct < *rule.ceiling_min_pct)
-      failures.push_back(fmt::format("at full load it read {:.2f}%, under the {:g}% ceiling", u.ceiling_pct, *rule.ceiling_min_pct));
+      failures.push_back(fmt::format("at full load it read {:.2f}%, under the {:g}% ceiling", u.ceiling_pct,
+                                     *rule.ceiling_min_pct));
   }
   if (static_cast<int>(loads.size()) < kMinLoads)
-    open.push_back(fmt::format("only one load counted ({} SMs); the check needs {} loads", *loads.begin(), kMinLoads));
+    open.push_back(
+        fmt::format("only one load counted ({} SMs); the check needs {} loads", *loads.begin(), kMinLoads));
 
   if (!failures.empty()) {
     u.verdict = Verdict::fail;
@@ -350,7 +385,8 @@ UnitCheck check_unit(const UnitRule& rule, const std::vector<MeasuredStep>& step
     u.reason = join(open, "; ");
   } else {
     u.verdict = Verdict::pass;
-    u.reason = fmt::format("{} judged step(s) at {} SMs agree with the work", counted.size(), loads_text(loads));
+    u.reason =
+        fmt::format("{} judged step(s) at {} SMs agree with the work", counted.size(), loads_text(loads));
     if (!std::isnan(u.ceiling_pct)) u.reason += fmt::format("; {:.2f}% at full load", u.ceiling_pct);
   }
   return u;

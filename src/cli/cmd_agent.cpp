@@ -49,7 +49,9 @@ std::filesystem::path default_db_path() {
   return "diescope-agent.db";
 }
 
-void log_line(const std::string& line) { std::fprintf(stderr, "diescope agent: %s\n", line.c_str()); }
+void log_line(const std::string& line) {
+  std::fprintf(stderr, "diescope agent: %s\n", line.c_str());
+}
 
 int run(const AgentArgs& a) {
   agent::AgentSettings settings;
@@ -103,8 +105,8 @@ int run(const AgentArgs& a) {
     source = agent::make_live_source(options);
     log_line(fmt::format("monitoring {} GPU(s)", source->gpu_count()));
   }
-  log_line(fmt::format("counters on {} ms of every {} ms; poll every {} ms", std::min(a.duty_on_ms, a.duty_period_ms),
-                       a.duty_period_ms, a.poll_ms));
+  log_line(fmt::format("counters on {} ms of every {} ms; poll every {} ms",
+                       std::min(a.duty_on_ms, a.duty_period_ms), a.duty_period_ms, a.poll_ms));
 
   agent::Agent core(*source, clock, settings);
   agent::RunnerOptions run_options;
@@ -124,32 +126,39 @@ int run(const AgentArgs& a) {
 
 std::function<int()> setup_agent(CLI::App& sub) {
   auto args = std::make_shared<AgentArgs>();
-  sub.add_option("--replay", args->replay, "play this recording instead of reading GPUs (repeat: one per GPU)");
-  sub.add_option("--replay-speed", args->replay_speed, "recording seconds per second (default 1: its own pace)");
+  sub.add_option("--replay", args->replay,
+                 "play this recording instead of reading GPUs (repeat: one per GPU)");
+  sub.add_option("--replay-speed", args->replay_speed,
+                 "recording seconds per second (default 1: its own pace)");
   sub.add_flag("--replay-loop", args->replay_loop, "start the recording over when it ends");
   sub.add_flag("--linger", args->linger, "after the replay ends, keep serving /metrics until stopped");
-  sub.add_option("--poll-ms", args->poll_ms, "NVML reads and counter drains every this many ms (default 1000)");
+  sub.add_option("--poll-ms", args->poll_ms,
+                 "NVML reads and counter drains every this many ms (default 1000)");
   sub.add_option("--duty-on-ms", args->duty_on_ms,
                  "counters on this long at the start of each period (default 2000; = period: always on)");
   sub.add_option("--duty-period-ms", args->duty_period_ms, "one record per GPU per period (default 60000)");
-  sub.add_option("--interval-ms", args->interval_ms, "chip sampling interval while the counters are on (default 10)");
+  sub.add_option("--interval-ms", args->interval_ms,
+                 "chip sampling interval while the counters are on (default 10)");
   sub.add_option("--db", args->db,
                  "SQLite record store (default $DIESCOPE_AGENT_DB, /var/lib/diescope/agent.db as root, else "
                  "~/.local/state/diescope/agent.db)");
   sub.add_flag("--no-db", args->no_db, "keep no record store");
-  sub.add_option("--retention-days", args->retention_days, "delete records older than this (default 30; 0 keeps all)");
+  sub.add_option("--retention-days", args->retention_days,
+                 "delete records older than this (default 30; 0 keeps all)");
   sub.add_flag("--ndjson", args->ndjson, "also print each record as one JSON line on standard output");
   sub.add_option("--listen", args->listen, "serve /metrics on ADDR:PORT (default 127.0.0.1:9402)");
   sub.add_flag("--no-listen", args->no_listen, "serve no /metrics endpoint");
-  sub.add_option("--sampler", args->sampler, "counter sampler executable (default: diescope-cupti beside diescope)");
+  sub.add_option("--sampler", args->sampler,
+                 "counter sampler executable (default: diescope-cupti beside diescope)");
   sub.add_option("--sampler-arg", args->sampler_args, "extra argument for the sampler (repeat), e.g. --fake");
   sub.add_option("--gpus", args->gpus, "monitor only these GPU indices (default: every GPU)")->delimiter(',');
   return [args] { return run(*args); };
 }
 
-const CommandRegistrar registrar{Command{"agent", 60, setup_agent,
-                                         "monitor every GPU continuously: duty-cycled counters, SQLite records, "
-                                         "Prometheus /metrics"}};
+const CommandRegistrar registrar{
+    Command{"agent", 60, setup_agent,
+            "monitor every GPU continuously: duty-cycled counters, SQLite records, "
+            "Prometheus /metrics"}};
 
 }  // namespace
 }  // namespace diescope::cli

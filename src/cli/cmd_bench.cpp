@@ -46,9 +46,10 @@ std::string default_bench_dir() {
 std::vector<std::string> round_command(const BenchCliOptions& cli) {
   if (cli.workload.empty()) {
     if (cli.command.empty())
-      throw UsageError("no command to bench",
-                       "put it after --, e.g. diescope bench --rounds 5 -- ./app, or bench a bundled workload with "
-                       "--workload stream");
+      throw UsageError(
+          "no command to bench",
+          "put it after --, e.g. diescope bench --rounds 5 -- ./app, or bench a bundled workload with "
+          "--workload stream");
     return cli.command;
   }
   if (!workloads::is_workload(cli.workload))
@@ -69,9 +70,10 @@ std::vector<std::string> round_command(const BenchCliOptions& cli) {
 
 int bench_command(const BenchCliOptions& cli) {
   if (cli.rounds < rounds::kMinKeptRounds || cli.rounds > 10'000)
-    throw UsageError(fmt::format("--rounds {} is out of range", cli.rounds),
-                     fmt::format("give from {} to 10000 rounds: the spread needs at least {} kept rounds (default 5)",
-                                 rounds::kMinKeptRounds, rounds::kMinKeptRounds));
+    throw UsageError(
+        fmt::format("--rounds {} is out of range", cli.rounds),
+        fmt::format("give from {} to 10000 rounds: the spread needs at least {} kept rounds (default 5)",
+                    rounds::kMinKeptRounds, rounds::kMinKeptRounds));
   if (!(cli.interval_ms >= 0.1 && cli.interval_ms <= 10'000))
     throw UsageError(fmt::format("--interval-ms {} is out of range", cli.interval_ms),
                      "give a sample interval from 0.1 to 10000 ms (default 10)");
@@ -90,9 +92,9 @@ int bench_command(const BenchCliOptions& cli) {
   options.show_output = cli.show_output;
 
   std::unique_ptr<collect::Nvml> nvml = collect::Nvml::load();
-  std::cerr << fmt::format("diescope bench: {} rounds, each summarised over its steady window; results in {}{}\n",
-                           cli.rounds, options.output_dir.string(),
-                           cli.show_output ? "" : " (the command's output in round-NN/stdout.log)");
+  std::cerr << fmt::format(
+      "diescope bench: {} rounds, each summarised over its steady window; results in {}{}\n", cli.rounds,
+      options.output_dir.string(), cli.show_output ? "" : " (the command's output in round-NN/stdout.log)");
   rounds::StreamProgress progress(std::cerr, ::isatty(2) == 1);
   const rounds::BenchResult result = rounds::run_bench(options, *nvml, progress);
   for (const auto& round : result.rounds)
@@ -117,11 +119,13 @@ int bench_command(const BenchCliOptions& cli) {
     std::string fix = "see each round's reason above and its report in the round's folder";
     if (no_window)
       fix =
-          "make the command print the lines 'diescope: measure start' and 'diescope: measure stop' (flushed) around "
+          "make the command print the lines 'diescope: measure start' and 'diescope: measure stop' (flushed) "
+          "around "
           "its steady part, as the bundled workloads do (docs/bench-command.md)";
     else if (partial)
       fix =
-          "the counters covered under 90% of the window: read the notes in the rounds' reports (another profiler "
+          "the counters covered under 90% of the window: read the notes in the rounds' reports (another "
+          "profiler "
           "holding the counters, the sampler stopping) and run again";
     throw Error(too_few, fix, rounds::kExitTooFewRounds);
   }
@@ -132,28 +136,33 @@ std::function<int()> setup_bench(CLI::App& sub) {
   auto opt = std::make_shared<BenchCliOptions>();
   sub.add_option("--rounds", opt->rounds, "rounds of `diescope run` (default 5; at least 2)");
   sub.add_option("--interval-ms", opt->interval_ms, "chip counter sample interval in ms (default 10)");
-  sub.add_option("--drain-ms", opt->drain_ms, "how often the counter buffer is decoded, in ms (default 1000)");
-  sub.add_option("--report", opt->report_dir,
-                 "folder for bench.json and the rounds' recordings and reports (default diescope-bench-<date>-<time>)");
-  sub.add_option("--gpus", opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)")
+  sub.add_option("--drain-ms", opt->drain_ms,
+                 "how often the counter buffer is decoded, in ms (default 1000)");
+  sub.add_option(
+      "--report", opt->report_dir,
+      "folder for bench.json and the rounds' recordings and reports (default diescope-bench-<date>-<time>)");
+  sub.add_option("--gpus", opt->gpus,
+                 "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)")
       ->delimiter(',');
-  sub.add_option("--workload", opt->workload,
-                 "bench a bundled workload (ffma, stream, gemm, duty); arguments after -- go to the workload");
+  sub.add_option(
+      "--workload", opt->workload,
+      "bench a bundled workload (ffma, stream, gemm, duty); arguments after -- go to the workload");
   sub.add_flag("--show-output", opt->show_output,
                "copy the command's stdout to the terminal (default: to round-NN/stdout.log)");
   sub.add_option("command", opt->command, "the command to bench, after -- (or the workload's arguments)");
   sub.footer(
       "Every round is summarised over the steady window between the lines 'diescope: measure start' and\n"
       "'diescope: measure stop' that the command prints. A round with no window, or whose counters covered\n"
-      "under 90% of it, is left out of the statistics and named. Exit code 0 when at least 2 rounds were kept.\n"
+      "under 90% of it, is left out of the statistics and named. Exit code 0 when at least 2 rounds were "
+      "kept.\n"
       "Examples: diescope bench --rounds 5 --workload stream\n"
       "          diescope bench --rounds 10 -- python train.py --steps 200\n");
   return [opt]() { return bench_command(*opt); };
 }
 
-const CommandRegistrar registrar{Command{
-    "bench", 15, setup_bench,
-    "repeated rounds of run on the steady window: mean, spread and 95% interval across rounds, partial rounds named"}};
+const CommandRegistrar registrar{Command{"bench", 15, setup_bench,
+                                         "repeated rounds of run on the steady window: mean, spread and 95% "
+                                         "interval across rounds, partial rounds named"}};
 
 }  // namespace
 }  // namespace diescope::cli

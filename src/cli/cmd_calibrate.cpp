@@ -51,32 +51,38 @@ int calibrate_command(const CalibrateCliOptions& cli) {
   StderrListener listener(::isatty(STDERR_FILENO) != 0);
   const calibrate::CalibrateResult result = calibrate::calibrate_gpu(cli.run, *nvml, listener);
   if (result.kept)
-    std::cerr << "diescope: calibrate: kept the recording and the workload's lines in " << result.kept->string() << "\n";
+    std::cerr << "diescope: calibrate: kept the recording and the workload's lines in "
+              << result.kept->string() << "\n";
   if (cli.json) {
     std::cout << calibrate::dump_calibration(result.file);
   } else {
     std::cout << calibrate::summary_text(result.file);
     std::cout << "\ncalibration file " << result.written.string() << "\n";
-    if (result.file.quick) std::cout << "A quick check is a setup check, not a calibration: reports stay unvalidated.\n";
+    if (result.file.quick)
+      std::cout << "A quick check is a setup check, not a calibration: reports stay unvalidated.\n";
   }
   return 0;
 }
 
 std::function<int()> setup_calibrate(CLI::App& sub) {
   auto opt = std::make_shared<CalibrateCliOptions>();
-  sub.add_flag("--quick", opt->run.quick,
-               "a setup check in under a minute: every SM and a quarter for 2 s per unit, STREAM with 3 repeats, no "
-               "sweeps; reports treat it as unvalidated");
+  sub.add_flag(
+      "--quick", opt->run.quick,
+      "a setup check in under a minute: every SM and a quarter for 2 s per unit, STREAM with 3 repeats, no "
+      "sweeps; reports treat it as unvalidated");
   sub.add_option("--gpus", opt->run.gpu, "the GPU to calibrate, as nvidia-smi numbers it (default 0)");
   sub.add_option("--output", opt->run.output,
                  "a .json file to write, or a folder (default $XDG_DATA_HOME/diescope/calibrations or "
                  "~/.local/share/diescope/calibrations)");
   sub.add_flag("--json", opt->json, "print the calibration file on stdout instead of the summary");
-  sub.add_flag("--keep", opt->run.keep, "keep the counter recording and the kernels' own lines in a scratch folder");
+  sub.add_flag("--keep", opt->run.keep,
+               "keep the counter recording and the kernels' own lines in a scratch folder");
   sub.footer(
-      "Runs kernels whose work is known (FFMA, integer multiply-add, STREAM triad, bf16 tensor MMAs (wgmma on\n"
+      "Runs kernels whose work is known (FFMA, integer multiply-add, STREAM triad, bf16 tensor MMAs (wgmma "
+      "on\n"
       "Hopper), DFMA, L1-hit global loads, L2 reads) on every SM and on fewer while the chip's counters are\n"
-      "sampled, judges each unit (pass, fail, inconclusive) against that work, records each unit's reading at\n"
+      "sampled, judges each unit (pass, fail, inconclusive) against that work, records each unit's reading "
+      "at\n"
       "full load, times STREAM (and prints it against the DRAM peak the counter implies) and the\n"
       "device-model sweeps, and writes a calibration file that `diescope run` and `diescope report` find.\n"
       "Needs the GPU to itself: stop other profilers (ncu, nsys, DCGM profiling) first.\n\n"
@@ -84,9 +90,9 @@ std::function<int()> setup_calibrate(CLI::App& sub) {
   return [opt]() { return calibrate_command(*opt); };
 }
 
-const CommandRegistrar registrar{Command{
-    "calibrate", 40, setup_calibrate,
-    "check each unit's counter against known work, measure the ceilings, fit the device model"}};
+const CommandRegistrar registrar{
+    Command{"calibrate", 40, setup_calibrate,
+            "check each unit's counter against known work, measure the ceilings, fit the device model"}};
 
 }  // namespace
 }  // namespace diescope::cli

@@ -58,7 +58,8 @@ fs::path output_folder(const ReportOptions& opt, const fs::path& input) {
   fs::path out = opt.out.empty() ? fs::path(input.string() + ".report") : fs::path(opt.out);
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec))
-    throw UsageError("--out " + out.string() + " is a file, not a folder", "name a folder (it is created if missing)");
+    throw UsageError("--out " + out.string() + " is a file, not a folder",
+                     "name a folder (it is created if missing)");
   fs::create_directories(out, ec);
   if (ec)
     throw Error("cannot create the folder " + out.string() + ": " + ec.message(),
@@ -97,7 +98,8 @@ int run_report(const ReportOptions& opt) {
   std::error_code ec;
   if (fs::is_directory(input, ec)) folder_given(input);
   // A report.json is printed again unless other forms are named.
-  if (input.extension() == ".json") return rerender(opt, formats.empty() ? std::set<std::string>{"terminal"} : formats, input);
+  if (input.extension() == ".json")
+    return rerender(opt, formats.empty() ? std::set<std::string>{"terminal"} : formats, input);
   if (formats.empty()) formats = kDefaultFormats;
 
   std::unique_ptr<RecordSource> source = open_recording(input);
@@ -144,23 +146,29 @@ int run_report(const ReportOptions& opt) {
 
 std::function<int()> setup_report(CLI::App& sub) {
   auto opt = std::make_shared<ReportOptions>();
-  sub.add_option("PATH", opt->input, "a recording (.dsrec) to analyse, or a report.json to print again")->required();
-  sub.add_option("--out", opt->out, "folder for report.json and samples.csv (default: <recording>.report/ beside it)");
-  sub.add_option("--format", opt->formats,
-                 "what to produce: terminal (the headline), json (report.json), csv (samples.csv), html "
-                 "(report.html, a self-contained page with a timeline), trace (trace.json for Perfetto) or all; "
-                 "repeat or separate with commas (default: terminal,json,csv)")
+  sub.add_option("PATH", opt->input, "a recording (.dsrec) to analyse, or a report.json to print again")
+      ->required();
+  sub.add_option("--out", opt->out,
+                 "folder for report.json and samples.csv (default: <recording>.report/ beside it)");
+  sub.add_option(
+         "--format", opt->formats,
+         "what to produce: terminal (the headline), json (report.json), csv (samples.csv), html "
+         "(report.html, a self-contained page with a timeline), trace (trace.json for Perfetto) or all; "
+         "repeat or separate with commas (default: terminal,json,csv)")
       ->delimiter(',')
       ->check(CLI::IsMember(kFormats));
-  sub.add_option("--calibration", opt->calibration,
-                 "a calibration file or folder from `diescope calibrate` (default: the calibrations folder under "
-                 "$XDG_DATA_HOME/diescope or ~/.local/share/diescope)");
-  sub.add_flag("--no-window", opt->no_window, "summarise the whole run only, even when the recording has window markers");
+  sub.add_option(
+      "--calibration", opt->calibration,
+      "a calibration file or folder from `diescope calibrate` (default: the calibrations folder under "
+      "$XDG_DATA_HOME/diescope or ~/.local/share/diescope)");
+  sub.add_flag("--no-window", opt->no_window,
+               "summarise the whole run only, even when the recording has window markers");
   return [opt]() { return run_report(*opt); };
 }
 
 const CommandRegistrar registrar{
-    Command{"report", 20, setup_report, "analyse a recording or re-render a report: headline, report.json, samples.csv, HTML, trace"}};
+    Command{"report", 20, setup_report,
+            "analyse a recording or re-render a report: headline, report.json, samples.csv, HTML, trace"}};
 
 }  // namespace
 }  // namespace diescope::cli

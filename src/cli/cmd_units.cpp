@@ -65,9 +65,10 @@ int print_tables() {
 std::string require_cupti_tool(const std::string& given) {
   std::string path = given.empty() ? find_diescope_cupti() : given;
   if (path.empty()) {
-    throw DeviceError("diescope-cupti was not found beside diescope (it holds the CUPTI code)",
-                      "build it (cmake --build BUILD --target diescope-cupti), point DIESCOPE_CUPTI at it, or pass "
-                      "--cupti PATH");
+    throw DeviceError(
+        "diescope-cupti was not found beside diescope (it holds the CUPTI code)",
+        "build it (cmake --build BUILD --target diescope-cupti), point DIESCOPE_CUPTI at it, or pass "
+        "--cupti PATH");
   }
   return path;
 }
@@ -88,14 +89,17 @@ std::string field(const std::string& out, const std::string& key) {
 int check_passes_command(const UnitsOptions& options) {
   const std::string tool = require_cupti_tool(options.cupti);
   const ToolRun version = run_tool({tool, "version"}, std::chrono::seconds(60));
-  fmt::print("# diescope units --check-passes: each unit table's counters, counted together by CUPTI's profiler\n"
-             "# host API (diescope-cupti passes) on every chip the table lists. One pass is required:\n"
-             "# PM sampling reads only sets that fit one pass.\n");
+  fmt::print(
+      "# diescope units --check-passes: each unit table's counters, counted together by CUPTI's profiler\n"
+      "# host API (diescope-cupti passes) on every chip the table lists. One pass is required:\n"
+      "# PM sampling reads only sets that fit one pass.\n");
   fmt::print("# CUPTI API version {}\n", field(version.out, "cupti_api_version").empty()
                                              ? std::string("unknown")
                                              : field(version.out, "cupti_api_version"));
-  if (options.device) fmt::print("# counter availability from GPU {} (the real device)\n", *options.device);
-  else fmt::print("# counter availability: none (host only, no GPU needed)\n");
+  if (options.device)
+    fmt::print("# counter availability from GPU {} (the real device)\n", *options.device);
+  else
+    fmt::print("# counter availability: none (host only, no GPU needed)\n");
 
   std::optional<std::string> device_chip;
   if (options.device) {
@@ -161,7 +165,8 @@ int check_passes_command(const UnitsOptions& options) {
       std::size_t end = chips.out.find('\n', pos);
       if (end == std::string::npos) end = chips.out.size();
       const std::string chip = chips.out.substr(pos, end - pos);
-      if (!chip.empty() && std::find(listed.begin(), listed.end(), chip) == listed.end()) uncovered += " " + chip;
+      if (!chip.empty() && std::find(listed.begin(), listed.end(), chip) == listed.end())
+        uncovered += " " + chip;
       pos = end + 1;
     }
     if (!uncovered.empty()) fmt::print("chips CUPTI knows that no unit table lists:{}\n", uncovered);
@@ -184,18 +189,21 @@ int nvml_probe(const UnitsOptions& options) {
              nvml->driver_version(), nvml->device_count());
   NvmlDevice device = nvml->device(options.gpu);
   const GpuIdentity id = device.identity();
-  fmt::print("gpu {}: {} {} compute capability {}.{}\n", id.index, id.model, id.uuid, id.compute_capability / 10,
-             id.compute_capability % 10);
+  fmt::print("gpu {}: {} {} compute capability {}.{}\n", id.index, id.model, id.uuid,
+             id.compute_capability / 10, id.compute_capability % 10);
   fmt::print("sm clock {}\nmemory clock {}\n", reading_text(device.sm_clock_mhz(), "MHz"),
              reading_text(device.memory_clock_mhz(), "MHz"));
   const PowerLimitReading power = device.power_limit(realtime_ns());
   fmt::print("enforced power limit {:g} W\n", power.limit_w);
   const ThrottleReading reasons = device.throttle_reasons(realtime_ns());
-  if (reasons.mask) fmt::print("clock event reasons 0x{:x}\n", *reasons.mask);
-  else fmt::print("clock event reasons n/a\n");
+  if (reasons.mask)
+    fmt::print("clock event reasons 0x{:x}\n", *reasons.mask);
+  else
+    fmt::print("clock event reasons n/a\n");
   const auto engines = device.engines();
   fmt::print("engines {}\n", engines.size());
-  for (const auto& e : engines) fmt::print("  {} ({}): {}\n", e.key, e.label, reading_text(device.engine_utilization(e), "%"));
+  for (const auto& e : engines)
+    fmt::print("  {} ({}): {}\n", e.key, e.label, reading_text(device.engine_utilization(e), "%"));
   const ProcessReading processes = device.processes(realtime_ns());
   fmt::print("processes compute {} graphics {}\n", processes.compute, processes.graphics);
   fmt::print("polled gpu util {}\n", reading_text(device.polled_gpu_util(), "%"));
@@ -203,7 +211,8 @@ int nvml_probe(const UnitsOptions& options) {
   const TimeNs start = realtime_ns();
   GpuUtilReader reader(device, start);
   std::vector<UtilSample> samples;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.probe_seconds);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(options.probe_seconds);
   while (std::chrono::steady_clock::now() < deadline) {
     reader.read(realtime_ns(), samples);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -222,19 +231,23 @@ int nvml_probe(const UnitsOptions& options) {
 std::function<int()> setup_units(CLI::App& sub) {
   auto options = std::make_shared<UnitsOptions>();
   sub.add_option("--write", options->write_path, "write the tables as JSON to this path (docs/units.json)");
-  sub.add_flag("--check-passes", options->check,
-               "check through CUPTI's host API that every table fits one counter pass on every chip it lists");
-  sub.add_option("--cupti", options->cupti, "path to diescope-cupti (default: beside diescope, or $DIESCOPE_CUPTI)");
+  sub.add_flag(
+      "--check-passes", options->check,
+      "check through CUPTI's host API that every table fits one counter pass on every chip it lists");
+  sub.add_option("--cupti", options->cupti,
+                 "path to diescope-cupti (default: beside diescope, or $DIESCOPE_CUPTI)");
   sub.add_option("--device", options->device,
                  "with --check-passes: count on this GPU with its counter availability (needs the GPU)");
-  sub.add_option("--counters", options->counters_of, "print one table's counters, one per line (e.g. hopper-gh100)");
+  sub.add_option("--counters", options->counters_of,
+                 "print one table's counters, one per line (e.g. hopper-gh100)");
   sub.add_flag("--nvml-probe", options->nvml_probe,
                "print what NVML reports for a GPU: identity, clocks, engines, processes, GPU-Util samples");
   sub.add_option("--gpu", options->gpu, "GPU index for --nvml-probe")->check(CLI::NonNegativeNumber);
   sub.add_option("--probe-seconds", options->probe_seconds, "how long --nvml-probe reads GPU-Util")
       ->check(CLI::Range(0.1, 60.0));
   return [options]() -> int {
-    if (options->device && !options->check) throw UsageError("--device needs --check-passes", "add --check-passes");
+    if (options->device && !options->check)
+      throw UsageError("--device needs --check-passes", "add --check-passes");
     if (!options->counters_of.empty()) {
       const UnitTable* table = unit_table_by_name(options->counters_of);
       if (!table) {
@@ -264,9 +277,9 @@ std::function<int()> setup_units(CLI::App& sub) {
   };
 }
 
-const CommandRegistrar registrar{
-    Command{"units", 80, setup_units,
-            "the per-architecture unit tables: print them, write docs/units.json, check each fits one counter pass"}};
+const CommandRegistrar registrar{Command{
+    "units", 80, setup_units,
+    "the per-architecture unit tables: print them, write docs/units.json, check each fits one counter pass"}};
 
 }  // namespace
 }  // namespace diescope::cli

@@ -28,8 +28,8 @@ std::function<int()> setup_workload(CLI::App& sub) {
   };
 }
 
-const CommandRegistrar registrar{Command{"workload", 70, setup_workload,
-                                         "run a bundled GPU workload with known work (ffma, stream, gemm, duty)"}};
+const CommandRegistrar registrar{Command{
+    "workload", 70, setup_workload, "run a bundled GPU workload with known work (ffma, stream, gemm, duty)"}};
 
 }  // namespace
 }  // namespace diescope::cli

@@ -31,7 +31,8 @@ int run_main(int argc, char** argv) {
   app.fallthrough(false);
 
   auto& commands = command_registry();
-  std::sort(commands.begin(), commands.end(), [](const Command& a, const Command& b) { return a.order < b.order; });
+  std::sort(commands.begin(), commands.end(),
+            [](const Command& a, const Command& b) { return a.order < b.order; });
   std::map<CLI::App*, std::function<int()>> actions;
   for (auto& command : commands) {
     CLI::App* sub = app.add_subcommand(command.name, command.description);
@@ -61,7 +62,8 @@ int main(int argc, char** argv) {
     if (!e.fix().empty()) std::fprintf(stderr, "  fix: %s\n", e.fix().c_str());
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "diescope: internal error: %s\n  fix: please report this with the command you ran\n", e.what());
+    std::fprintf(stderr, "diescope: internal error: %s\n  fix: please report this with the command you ran\n",
+                 e.what());
     return diescope::kExitInternal;
   }
 }

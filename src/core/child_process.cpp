@@ -35,8 +35,10 @@ std::vector<std::string> child_environment(const ChildSpec& spec) {
   std::vector<std::string> env;
   auto changed = [&](std::string_view entry) {
     const std::string_view name = entry.substr(0, entry.find('='));
-    return std::any_of(spec.unset_env.begin(), spec.unset_env.end(), [&](const auto& n) { return n == name; }) ||
-           std::any_of(spec.set_env.begin(), spec.set_env.end(), [&](const auto& kv) { return kv.first == name; });
+    return std::any_of(spec.unset_env.begin(), spec.unset_env.end(),
+                       [&](const auto& n) { return n == name; }) ||
+           std::any_of(spec.set_env.begin(), spec.set_env.end(),
+                       [&](const auto& kv) { return kv.first == name; });
   };
   for (char** entry = environ; entry && *entry; ++entry)
     if (!changed(*entry)) env.emplace_back(*entry);
@@ -56,13 +58,22 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 void redirect_in_child(const Stdio& stdio, int child_end, int target) {
   int fd = -1;
   switch (stdio.kind) {
-    case Stdio::Kind::inherit: return;
-    case Stdio::Kind::pipe: fd = child_end; break;
-    case Stdio::Kind::fd: fd = stdio.fd; break;
-    case Stdio::Kind::null: fd = ::open("/dev/null", target == STDIN_FILENO ? O_RDONLY : O_WRONLY); break;
+    case Stdio::Kind::inherit:
+      return;
+    case Stdio::Kind::pipe:
+      fd = child_end;
+      break;
+    case Stdio::Kind::fd:
+      fd = stdio.fd;
+      break;
+    case Stdio::Kind::null:
+      fd = ::open("/dev/null", target == STDIN_FILENO ? O_RDONLY : O_WRONLY);
+      break;
   }
-  if (fd == target) ::fcntl(fd, F_SETFD, 0);  // dup2 onto itself would leave close-on-exec set
-  else if (fd >= 0) ::dup2(fd, target);
+  if (fd == target)
+    ::fcntl(fd, F_SETFD, 0);  // dup2 onto itself would leave close-on-exec set
+  else if (fd >= 0)
+    ::dup2(fd, target);
 }
 
 }  // namespace
@@ -89,8 +100,9 @@ std::string resolve_command(const std::string& name) {
   std::string resolved = find_executable(name);
   if (resolved.empty()) {
     throw StartError("command not found: " + name,
-                     name.find('/') == std::string::npos ? "check its spelling, or give its path; it is looked up in PATH"
-                                                         : "check the path: no such file",
+                     name.find('/') == std::string::npos
+                         ? "check its spelling, or give its path; it is looked up in PATH"
+                         : "check the path: no such file",
                      127, ENOENT);
   }
   return resolved;
@@ -177,7 +189,9 @@ ChildProcess::ChildProcess(const ChildSpec& spec) : stop_grace_(spec.stop_grace)
   }
 }
 
-ChildProcess::~ChildProcess() { stop_if_running(); }
+ChildProcess::~ChildProcess() {
+  stop_if_running();
+}
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept
     : pid_(std::exchange(other.pid_, -1)),
@@ -214,8 +228,10 @@ std::optional<ExitStatus> ChildProcess::try_wait() {
   pid_t got;
   do got = ::waitpid(pid_, &status, WNOHANG);
   while (got < 0 && errno == EINTR);
-  if (got == pid_) status_ = ExitStatus::from_wait_status(status);
-  else if (got < 0) status_ = ExitStatus::exited_with(-1);  // ECHILD: reaped elsewhere; nothing left to wait for
+  if (got == pid_)
+    status_ = ExitStatus::from_wait_status(status);
+  else if (got < 0)
+    status_ = ExitStatus::exited_with(-1);  // ECHILD: reaped elsewhere; nothing left to wait for
   return status_;
 }
 

@@ -14,10 +14,20 @@ std::int64_t read_clock(clockid_t id) {
 
 }  // namespace
 
-std::int64_t realtime_ns() { return read_clock(CLOCK_REALTIME); }
-std::int64_t monotonic_ns() { return read_clock(CLOCK_MONOTONIC); }
-std::int64_t boottime_ns() { return read_clock(CLOCK_BOOTTIME); }
-std::int64_t monotonic_raw_ns() { return read_clock(CLOCK_MONOTONIC_RAW); }
-std::int64_t thread_cpu_ns() { return read_clock(CLOCK_THREAD_CPUTIME_ID); }
+std::int64_t realtime_ns() {
+  return read_clock(CLOCK_REALTIME);
+}
+std::int64_t monotonic_ns() {
+  return read_clock(CLOCK_MONOTONIC);
+}
+std::int64_t boottime_ns() {
+  return read_clock(CLOCK_BOOTTIME);
+}
+std::int64_t monotonic_raw_ns() {
+  return read_clock(CLOCK_MONOTONIC_RAW);
+}
+std::int64_t thread_cpu_ns() {
+  return read_clock(CLOCK_THREAD_CPUTIME_ID);
+}
 
 }  // namespace diescope

@@ -21,8 +21,8 @@ void on_signal(int number, siginfo_t* info, void*) {
   const int saved_errno = errno;
   const int fd = g_write_end_plus_one[number].load(std::memory_order_relaxed) - 1;
   if (fd >= 0) {
-    const unsigned char record[kRecordBytes] = {static_cast<unsigned char>(number),
-                                                static_cast<unsigned char>(info && info->si_code == SI_KERNEL)};
+    const unsigned char record[kRecordBytes] = {
+        static_cast<unsigned char>(number), static_cast<unsigned char>(info && info->si_code == SI_KERNEL)};
     // A full pipe drops the record: a loop that far behind has the earlier ones still to read.
     [[maybe_unused]] const ssize_t written = ::write(fd, record, sizeof record);
   }

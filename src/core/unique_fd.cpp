@@ -26,6 +26,8 @@ Pipe make_pipe(std::string_view purpose) {
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
-void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+void set_nonblocking(int fd) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
 
 }  // namespace diescope

@@ -23,7 +23,8 @@ const AxisValue& AxisPoint::find(std::string_view axis) const {
 std::int64_t AxisPoint::get_int(std::string_view axis) const {
   const AxisValue& v = find(axis);
   if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
-  throw UsageError("axis '" + std::string(axis) + "' is not an integer axis", "read it with get_double or get_string");
+  throw UsageError("axis '" + std::string(axis) + "' is not an integer axis",
+                   "read it with get_double or get_string");
 }
 
 double AxisPoint::get_double(std::string_view axis) const {
@@ -36,7 +37,8 @@ double AxisPoint::get_double(std::string_view axis) const {
 const std::string& AxisPoint::get_string(std::string_view axis) const {
   const AxisValue& v = find(axis);
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  throw UsageError("axis '" + std::string(axis) + "' is not a string axis", "read it with get_int or get_double");
+  throw UsageError("axis '" + std::string(axis) + "' is not a string axis",
+                   "read it with get_int or get_double");
 }
 
 std::string AxisPoint::name_suffix() const {

@@ -31,7 +31,8 @@ void DeviceEventBackend::collect(const SampleWindow& window, SampleMeasurement& 
   }
   if (error_ != 0) {
     out.metrics.push_back(MetricValue::integer("cuda_error_code", error_, "code").with_section("backend"));
-    out.failure = "device error " + std::to_string(error_) + " (" + error_name(error_) + ") while " + failed_call_;
+    out.failure =
+        "device error " + std::to_string(error_) + " (" + error_name(error_) + ") while " + failed_call_;
     return;
   }
   out.duration_s = device_s;
@@ -39,9 +40,10 @@ void DeviceEventBackend::collect(const SampleWindow& window, SampleMeasurement& 
   out.metrics.push_back(MetricValue::duration_ms("cuda_event_ms", std::chrono::duration<double>(device_s))
                             .with_section("backend")
                             .with_display_name("device time (events)"));
-  out.metrics.push_back(MetricValue::duration_ms("host_overhead_ms", std::chrono::duration<double>(overhead_s))
-                            .with_section("backend")
-                            .with_display_name("host time beyond device"));
+  out.metrics.push_back(
+      MetricValue::duration_ms("host_overhead_ms", std::chrono::duration<double>(overhead_s))
+          .with_section("backend")
+          .with_display_name("host time beyond device"));
 }
 
 SimulatedGpuBackend& SimulatedGpuBackend::fail_timed_sample(std::size_t sample_index, int code) {
@@ -62,6 +64,8 @@ int SimulatedGpuBackend::elapsed_seconds(const SampleWindow& window, double& sec
   return 0;
 }
 
-std::string SimulatedGpuBackend::error_name(int code) const { return "simulated error " + std::to_string(code); }
+std::string SimulatedGpuBackend::error_name(int code) const {
+  return "simulated error " + std::to_string(code);
+}
 
 }  // namespace diescope::harness

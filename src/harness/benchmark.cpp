@@ -4,24 +4,34 @@
 
 namespace diescope::harness {
 
-std::string_view to_string(TimingMode mode) { return mode == TimingMode::cold ? "cold" : "batch"; }
+std::string_view to_string(TimingMode mode) {
+  return mode == TimingMode::cold ? "cold" : "batch";
+}
 
 std::string_view to_string(TimeUnit unit) {
   switch (unit) {
-    case TimeUnit::nanosecond: return "ns";
-    case TimeUnit::microsecond: return "us";
-    case TimeUnit::millisecond: return "ms";
-    case TimeUnit::second: return "s";
+    case TimeUnit::nanosecond:
+      return "ns";
+    case TimeUnit::microsecond:
+      return "us";
+    case TimeUnit::millisecond:
+      return "ms";
+    case TimeUnit::second:
+      return "s";
   }
   return "s";
 }
 
 double seconds_per(TimeUnit unit) {
   switch (unit) {
-    case TimeUnit::nanosecond: return 1e-9;
-    case TimeUnit::microsecond: return 1e-6;
-    case TimeUnit::millisecond: return 1e-3;
-    case TimeUnit::second: return 1.0;
+    case TimeUnit::nanosecond:
+      return 1e-9;
+    case TimeUnit::microsecond:
+      return 1e-6;
+    case TimeUnit::millisecond:
+      return 1e-3;
+    case TimeUnit::second:
+      return 1.0;
   }
   return 1.0;
 }

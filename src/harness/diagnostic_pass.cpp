@@ -23,10 +23,14 @@ std::vector<CounterMetric> default_gpu_counters() {
 
 std::string_view to_string(CounterErrorKind kind) {
   switch (kind) {
-    case CounterErrorKind::setup: return "setup";
-    case CounterErrorKind::permission: return "permission";
-    case CounterErrorKind::metric: return "metric";
-    case CounterErrorKind::collection: return "collection";
+    case CounterErrorKind::setup:
+      return "setup";
+    case CounterErrorKind::permission:
+      return "permission";
+    case CounterErrorKind::metric:
+      return "metric";
+    case CounterErrorKind::collection:
+      return "collection";
   }
   return "unknown";
 }
@@ -40,7 +44,8 @@ CounterError::CounterError(CounterErrorKind kind, std::string message, std::int6
 std::vector<MetricValue> CounterError::metrics() const {
   std::vector<MetricValue> out = DiagnosticError::metrics();
   if (vendor_code_ != 0) {
-    out.push_back(MetricValue::integer("gpu_counter_error_code", vendor_code_, "code").with_section(section()));
+    out.push_back(
+        MetricValue::integer("gpu_counter_error_code", vendor_code_, "code").with_section(section()));
   }
   return out;
 }
@@ -59,7 +64,8 @@ DiagnosticResult collect_counters(CounterCollector& collector, const std::functi
     if (collector.end()) {
       DiagnosticResult result("gpu_counters");
       for (MetricValue& m : collector.decode()) result.push_metric(std::move(m));
-      result.push_metric(MetricValue::integer("gpu_counter_passes", static_cast<std::int64_t>(pass + 1), "passes"));
+      result.push_metric(
+          MetricValue::integer("gpu_counter_passes", static_cast<std::int64_t>(pass + 1), "passes"));
       return result;
     }
   }

@@ -21,7 +21,8 @@ std::string read_line(const std::filesystem::path& path) {
 std::size_t parse_size(const std::string& text) {
   std::size_t value = 0;
   std::size_t i = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') value = value * 10 + static_cast<std::size_t>(text[i++] - '0');
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9')
+    value = value * 10 + static_cast<std::size_t>(text[i++] - '0');
   if (i < text.size()) {
     if (text[i] == 'K') value <<= 10;
     if (text[i] == 'M') value <<= 20;
@@ -72,17 +73,18 @@ std::vector<HostCache> host_caches() {
   return caches;
 }
 
-HostCacheFlusher::HostCacheFlusher() : HostCacheFlusher([] {
-  std::size_t last_level = 0;
-  int deepest = 0;
-  for (const HostCache& c : host_caches()) {
-    if (c.type != "Instruction" && c.level >= deepest) {
-      deepest = c.level;
-      last_level = c.size_bytes;
-    }
-  }
-  return last_level > 0 ? 2 * last_level : kFallbackFlushBytes;
-}()) {}
+HostCacheFlusher::HostCacheFlusher()
+    : HostCacheFlusher([] {
+        std::size_t last_level = 0;
+        int deepest = 0;
+        for (const HostCache& c : host_caches()) {
+          if (c.type != "Instruction" && c.level >= deepest) {
+            deepest = c.level;
+            last_level = c.size_bytes;
+          }
+        }
+        return last_level > 0 ? 2 * last_level : kFallbackFlushBytes;
+      }()) {}
 
 HostCacheFlusher::HostCacheFlusher(std::size_t buffer_bytes) : buffer_(buffer_bytes) {}
 

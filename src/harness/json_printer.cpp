@@ -19,10 +19,24 @@ namespace {
 using json = nlohmann::ordered_json;
 
 // Keys Google Benchmark itself writes in an entry; a metric with one of these names is qualified.
-const std::set<std::string> kReservedKeys = {
-    "name",     "family_index",   "per_family_instance_index", "run_name",  "run_type",      "repetitions",
-    "repetition_index", "threads", "iterations",              "real_time", "cpu_time",      "time_unit",
-    "aggregate_name",   "aggregate_unit", "error_occurred",   "error_message", "label",     "diescope"};
+const std::set<std::string> kReservedKeys = {"name",
+                                             "family_index",
+                                             "per_family_instance_index",
+                                             "run_name",
+                                             "run_type",
+                                             "repetitions",
+                                             "repetition_index",
+                                             "threads",
+                                             "iterations",
+                                             "real_time",
+                                             "cpu_time",
+                                             "time_unit",
+                                             "aggregate_name",
+                                             "aggregate_unit",
+                                             "error_occurred",
+                                             "error_message",
+                                             "label",
+                                             "diescope"};
 
 // Counter names: the metric's name where that is unambiguous within the result; otherwise metrics in
 // a named section become "section.name" (a Google Benchmark key becomes "custom.name"), then
@@ -54,12 +68,9 @@ void put_finite(json& entry, const std::string& key, double value) {
 }
 
 json base_entry(const RunResult& r) {
-  return json{{"name", r.name},
-              {"family_index", r.family_index},
-              {"per_family_instance_index", r.instance_index},
-              {"run_name", r.name},
-              {"run_type", "iteration"},
-              {"threads", 1}};
+  return json{
+      {"name", r.name},     {"family_index", r.family_index}, {"per_family_instance_index", r.instance_index},
+      {"run_name", r.name}, {"run_type", "iteration"},        {"threads", 1}};
 }
 
 json diescope_extras(const RunResult& r) {
@@ -80,7 +91,8 @@ json diescope_extras(const RunResult& r) {
 
 }  // namespace
 
-nlohmann::ordered_json to_google_benchmark_json(const RunContext& c, const std::vector<RunResult>& results, const JsonOptions& options) {
+nlohmann::ordered_json to_google_benchmark_json(const RunContext& c, const std::vector<RunResult>& results,
+                                                const JsonOptions& options) {
   json caches = json::array();
   for (const HostCache& cache : c.caches) {
     caches.push_back({{"type", cache.type},
@@ -184,7 +196,8 @@ nlohmann::ordered_json to_google_benchmark_json(const RunContext& c, const std::
       entry["real_time"] = real;
       entry["cpu_time"] = cpu;
       entry["time_unit"] = to_string(r.time_unit);
-      for (std::size_t k = 0; k < r.metrics.size(); ++k) put_finite(entry, names[k], a.of(r.metrics[k].stats));
+      for (std::size_t k = 0; k < r.metrics.size(); ++k)
+        put_finite(entry, names[k], a.of(r.metrics[k].stats));
       if (std::string_view(a.name) == "mean") entry["diescope"] = diescope_extras(r);
       benchmarks.push_back(entry);
     }
@@ -196,8 +209,12 @@ nlohmann::ordered_json to_google_benchmark_json(const RunContext& c, const std::
 JsonPrinter::JsonPrinter(std::filesystem::path path, JsonOptions options)
     : path_(std::move(path)), options_(options) {}
 
-void JsonPrinter::begin(const RunContext& context) { context_ = context; }
-void JsonPrinter::report(const RunResult& result) { results_.push_back(result); }
+void JsonPrinter::begin(const RunContext& context) {
+  context_ = context;
+}
+void JsonPrinter::report(const RunResult& result) {
+  results_.push_back(result);
+}
 void JsonPrinter::end() {
   write_file_atomically(path_, to_google_benchmark_json(context_, results_, options_).dump(2) + "\n");
 }

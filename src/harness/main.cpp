@@ -18,17 +18,20 @@ int bench_main(int argc, char** argv, const std::vector<Benchmark>& benchmarks) 
   bool aggregates_only = false;
   StoppingCriteria stopping;
   double max_noise_percent = stopping.max_noise * 100;
-  app.add_option("--filter", filter, "run only benchmarks whose name (with axes) matches this regular expression");
+  app.add_option("--filter", filter,
+                 "run only benchmarks whose name (with axes) matches this regular expression");
   app.add_flag("--list", list, "list the benchmark names (with axes) and exit");
   app.add_option("--json", json_path, "write Google Benchmark JSON to this file (compare.py reads it)");
-  app.add_flag("--json-aggregates-only", aggregates_only, "one JSON entry per point plus aggregates, not one per sample");
+  app.add_flag("--json-aggregates-only", aggregates_only,
+               "one JSON entry per point plus aggregates, not one per sample");
   app.add_option("--csv", csv_path, "write a tidy CSV to this file");
   auto* min_samples = app.add_option("--min-samples", stopping.min_samples, "minimum kept samples per point");
   auto* min_time = app.add_option("--min-time", stopping.min_time_s, "minimum measured seconds per point");
   auto* max_noise = app.add_option("--max-noise", max_noise_percent, "target relative noise, percent")
                         ->check(CLI::PositiveNumber);
-  auto* timeout = app.add_option("--timeout", stopping.timeout_s, "wall-clock seconds per point before giving up")
-                      ->check(CLI::PositiveNumber);
+  auto* timeout =
+      app.add_option("--timeout", stopping.timeout_s, "wall-clock seconds per point before giving up")
+          ->check(CLI::PositiveNumber);
   auto* max_samples = app.add_option("--max-samples", stopping.max_samples, "sample cap per point");
   try {
     app.parse(argc, argv);
@@ -42,7 +45,8 @@ int bench_main(int argc, char** argv, const std::vector<Benchmark>& benchmarks) 
     try {
       options.filter = std::regex(filter);
     } catch (const std::regex_error& e) {
-      std::cerr << "diescope-bench: error: --filter '" << filter << "' is not a regular expression (" << e.what()
+      std::cerr << "diescope-bench: error: --filter '" << filter << "' is not a regular expression ("
+                << e.what()
                 << ")\n  fix: pass an ECMAScript regular expression, e.g. --filter 'copy/bytes:.*'\n";
       return kExitUsage;
     }
@@ -64,7 +68,8 @@ int bench_main(int argc, char** argv, const std::vector<Benchmark>& benchmarks) 
 
   MultiPrinter printer;
   printer.add(std::make_unique<ConsolePrinter>(std::cout));
-  if (!json_path.empty()) printer.add(std::make_unique<JsonPrinter>(json_path, JsonOptions{!aggregates_only}));
+  if (!json_path.empty())
+    printer.add(std::make_unique<JsonPrinter>(json_path, JsonOptions{!aggregates_only}));
   if (!csv_path.empty()) printer.add(std::make_unique<CsvPrinter>(csv_path));
   std::vector<RunResult> results;
   try {
@@ -74,7 +79,8 @@ int bench_main(int argc, char** argv, const std::vector<Benchmark>& benchmarks) 
     return e.exit_code();
   }
   if (results.empty()) {
-    std::cerr << "diescope-bench: error: no benchmark matched" << (filter.empty() ? "" : " --filter '" + filter + "'")
+    std::cerr << "diescope-bench: error: no benchmark matched"
+              << (filter.empty() ? "" : " --filter '" + filter + "'")
               << "\n  fix: list the names with --list\n";
     return kExitUsage;
   }

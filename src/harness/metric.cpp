@@ -25,7 +25,8 @@ MetricValue MetricValue::throughput_tflops(std::string metric_name, double flops
   return {std::move(metric_name), seconds > 0 ? flops / 1e12 / seconds : kNaN, "TFLOP/s"};
 }
 
-MetricValue MetricValue::integer(std::string metric_name, std::int64_t metric_value, std::string metric_unit) {
+MetricValue MetricValue::integer(std::string metric_name, std::int64_t metric_value,
+                                 std::string metric_unit) {
   MetricValue m{std::move(metric_name), static_cast<double>(metric_value), std::move(metric_unit)};
   m.format = MetricFormat::integer;
   return m;

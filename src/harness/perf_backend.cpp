@@ -20,17 +20,21 @@ namespace diescope::harness {
 namespace {
 
 constexpr std::array<PerfCounter, kPerfCounterCount> kAllCounters = {
-    PerfCounter::cycles,          PerfCounter::instructions, PerfCounter::branches,
-    PerfCounter::branch_misses,    PerfCounter::cache_references, PerfCounter::cache_misses,
-    PerfCounter::task_clock,       PerfCounter::context_switches, PerfCounter::page_faults,
+    PerfCounter::cycles,        PerfCounter::instructions,     PerfCounter::branches,
+    PerfCounter::branch_misses, PerfCounter::cache_references, PerfCounter::cache_misses,
+    PerfCounter::task_clock,    PerfCounter::context_switches, PerfCounter::page_faults,
 };
 
 // Context switches happen in the kernel, so they are counted with exclude_kernel off; that needs
 // perf_event_paranoid <= 1 (or CAP_PERFMON), so they are opened apart from the group, whose
 // user-space counters work at paranoid 2.
-bool joins_group(PerfCounter c) { return c != PerfCounter::context_switches; }
+bool joins_group(PerfCounter c) {
+  return c != PerfCounter::context_switches;
+}
 
-std::size_t slot(PerfCounter c) { return static_cast<std::size_t>(c); }
+std::size_t slot(PerfCounter c) {
+  return static_cast<std::size_t>(c);
+}
 
 struct EventCode {
   std::uint32_t type;
@@ -39,15 +43,24 @@ struct EventCode {
 
 EventCode event_code(PerfCounter counter) {
   switch (counter) {
-    case PerfCounter::cycles: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES};
-    case PerfCounter::instructions: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS};
-    case PerfCounter::branches: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS};
-    case PerfCounter::branch_misses: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES};
-    case PerfCounter::cache_references: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES};
-    case PerfCounter::cache_misses: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES};
-    case PerfCounter::task_clock: return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK};
-    case PerfCounter::context_switches: return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES};
-    case PerfCounter::page_faults: return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS};
+    case PerfCounter::cycles:
+      return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES};
+    case PerfCounter::instructions:
+      return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS};
+    case PerfCounter::branches:
+      return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS};
+    case PerfCounter::branch_misses:
+      return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES};
+    case PerfCounter::cache_references:
+      return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES};
+    case PerfCounter::cache_misses:
+      return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES};
+    case PerfCounter::task_clock:
+      return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK};
+    case PerfCounter::context_switches:
+      return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES};
+    case PerfCounter::page_faults:
+      return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS};
   }
   return {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY};
 }
@@ -61,7 +74,7 @@ class LinuxPerfEventApi final : public PerfEventApi {
     const EventCode code = event_code(counter);
     attr.type = code.type;
     attr.config = code.config;
-    attr.disabled = group_fd == -1 ? 1 : 0;  // members follow their leader
+    attr.disabled = group_fd == -1 ? 1 : 0;              // members follow their leader
     attr.exclude_kernel = joins_group(counter) ? 1 : 0;  // user space only: allowed at paranoid 2
     attr.exclude_hv = 1;
     attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
@@ -88,7 +101,8 @@ class LinuxPerfEventApi final : public PerfEventApi {
       return true;
     }
     std::uint64_t buffer[3] = {};  // value, time_enabled, time_running
-    if (::read(fd, buffer, sizeof buffer) != static_cast<ssize_t>(sizeof buffer) || out.size() != 1) return false;
+    if (::read(fd, buffer, sizeof buffer) != static_cast<ssize_t>(sizeof buffer) || out.size() != 1)
+      return false;
     out[0] = {buffer[0], buffer[1], buffer[2]};
     return true;
   }
@@ -111,11 +125,14 @@ std::string explain_errno(int error) {
     case EACCES:
     case EPERM: {
       const auto level = perf_event_paranoid();
-      return name + ": not permitted (kernel.perf_event_paranoid = " + (level ? std::to_string(*level) : "?") +
+      return name +
+             ": not permitted (kernel.perf_event_paranoid = " + (level ? std::to_string(*level) : "?") +
              "); fix: sysctl kernel.perf_event_paranoid=2, or grant CAP_PERFMON";
     }
-    case ENOSYS: return name + ": perf events are not available (kernel without them, or blocked by seccomp)";
-    default: return name;
+    case ENOSYS:
+      return name + ": perf events are not available (kernel without them, or blocked by seccomp)";
+    default:
+      return name;
   }
 }
 
@@ -131,27 +148,39 @@ std::string join_counters(const std::vector<PerfCounter>& counters) {
 std::optional<double> scaled(const PerfReading& r) {
   if (r.time_running == 0) return std::nullopt;  // never scheduled in this window
   if (r.time_running >= r.time_enabled) return static_cast<double>(r.value);
-  return static_cast<double>(r.value) * static_cast<double>(r.time_enabled) / static_cast<double>(r.time_running);
+  return static_cast<double>(r.value) * static_cast<double>(r.time_enabled) /
+         static_cast<double>(r.time_running);
 }
 
 }  // namespace
 
 std::string_view to_string(PerfCounter counter) {
   switch (counter) {
-    case PerfCounter::cycles: return "cycles";
-    case PerfCounter::instructions: return "instructions";
-    case PerfCounter::branches: return "branches";
-    case PerfCounter::branch_misses: return "branch-misses";
-    case PerfCounter::cache_references: return "cache-references";
-    case PerfCounter::cache_misses: return "cache-misses";
-    case PerfCounter::task_clock: return "task-clock";
-    case PerfCounter::context_switches: return "context-switches";
-    case PerfCounter::page_faults: return "page-faults";
+    case PerfCounter::cycles:
+      return "cycles";
+    case PerfCounter::instructions:
+      return "instructions";
+    case PerfCounter::branches:
+      return "branches";
+    case PerfCounter::branch_misses:
+      return "branch-misses";
+    case PerfCounter::cache_references:
+      return "cache-references";
+    case PerfCounter::cache_misses:
+      return "cache-misses";
+    case PerfCounter::task_clock:
+      return "task-clock";
+    case PerfCounter::context_switches:
+      return "context-switches";
+    case PerfCounter::page_faults:
+      return "page-faults";
   }
   return "unknown";
 }
 
-std::unique_ptr<PerfEventApi> make_linux_perf_event_api() { return std::make_unique<LinuxPerfEventApi>(); }
+std::unique_ptr<PerfEventApi> make_linux_perf_event_api() {
+  return std::make_unique<LinuxPerfEventApi>();
+}
 
 LinuxPerfBackend::LinuxPerfBackend(std::unique_ptr<PerfEventApi> api) : api_(std::move(api)) {
   fds_.fill(-1);
@@ -159,18 +188,24 @@ LinuxPerfBackend::LinuxPerfBackend(std::unique_ptr<PerfEventApi> api) : api_(std
     mode_ = PerfMode::group;
     open_individually([](PerfCounter c) { return !joins_group(c); });
   } else {
-    mode_ = open_individually([](PerfCounter) { return true; }) ? PerfMode::individual : PerfMode::unavailable;
+    mode_ =
+        open_individually([](PerfCounter) { return true; }) ? PerfMode::individual : PerfMode::unavailable;
   }
   if (mode_ == PerfMode::unavailable) {
-    setup_diagnostics_.push_back({DiagnosticKind::measurement,
-                                  "host PMU: no perf_event counter could be opened; samples are timed by the wall "
-                                  "clock only"});
+    setup_diagnostics_.push_back(
+        {DiagnosticKind::measurement,
+         "host PMU: no perf_event counter could be opened; samples are timed by the wall "
+         "clock only"});
   }
 }
 
-LinuxPerfBackend::~LinuxPerfBackend() { close_all(); }
+LinuxPerfBackend::~LinuxPerfBackend() {
+  close_all();
+}
 
-bool LinuxPerfBackend::has(PerfCounter counter) const { return fds_[slot(counter)] >= 0; }
+bool LinuxPerfBackend::has(PerfCounter counter) const {
+  return fds_[slot(counter)] >= 0;
+}
 
 void LinuxPerfBackend::close_all() {
   for (int& fd : fds_) {
@@ -209,9 +244,10 @@ bool LinuxPerfBackend::open_group() {
     }
   }
   close_all();
-  setup_diagnostics_.push_back({DiagnosticKind::measurement,
-                                "host PMU: the counter group could not be used (" + why +
-                                    "); counters opened one by one, so each covers slightly different instructions"});
+  setup_diagnostics_.push_back(
+      {DiagnosticKind::measurement,
+       "host PMU: the counter group could not be used (" + why +
+           "); counters opened one by one, so each covers slightly different instructions"});
   return false;
 }
 
@@ -230,8 +266,8 @@ bool LinuxPerfBackend::open_individually(const std::function<bool(PerfCounter)>&
     }
   }
   for (const auto& [error, counters] : failed_by_errno) {
-    setup_diagnostics_.push_back(
-        {DiagnosticKind::measurement, "host PMU: " + join_counters(counters) + " unavailable: " + explain_errno(error)});
+    setup_diagnostics_.push_back({DiagnosticKind::measurement, "host PMU: " + join_counters(counters) +
+                                                                   " unavailable: " + explain_errno(error)});
   }
   return any;
 }
@@ -252,8 +288,8 @@ void LinuxPerfBackend::collect(const SampleWindow& window, SampleMeasurement& ou
   auto take = [&](PerfCounter c, const PerfReading& r) {
     value[slot(c)] = scaled(r);
     if (r.time_enabled > 0 && r.time_running > 0) {
-      least_running_fraction_ = std::min(least_running_fraction_, static_cast<double>(r.time_running) /
-                                                                      static_cast<double>(r.time_enabled));
+      least_running_fraction_ = std::min(
+          least_running_fraction_, static_cast<double>(r.time_running) / static_cast<double>(r.time_enabled));
     }
   };
   if (mode_ == PerfMode::group) {
@@ -271,17 +307,24 @@ void LinuxPerfBackend::collect(const SampleWindow& window, SampleMeasurement& ou
   auto push = [&](MetricValue m) { out.metrics.push_back(m.with_section("host_pmu")); };
   const auto& cycles = value[slot(PerfCounter::cycles)];
   const auto& instructions = value[slot(PerfCounter::instructions)];
-  if (cycles) push(MetricValue("cycles", *cycles / iterations, "cycles/iter").with_display_name("cycles per iteration"));
-  if (instructions) push(MetricValue("instructions", *instructions / iterations, "instr/iter").with_display_name("instructions per iteration"));
-  if (cycles && instructions && *cycles > 0) push(MetricValue("ipc", *instructions / *cycles, "instr/cycle").with_display_name("IPC"));
+  if (cycles)
+    push(
+        MetricValue("cycles", *cycles / iterations, "cycles/iter").with_display_name("cycles per iteration"));
+  if (instructions)
+    push(MetricValue("instructions", *instructions / iterations, "instr/iter")
+             .with_display_name("instructions per iteration"));
+  if (cycles && instructions && *cycles > 0)
+    push(MetricValue("ipc", *instructions / *cycles, "instr/cycle").with_display_name("IPC"));
   const auto& branches = value[slot(PerfCounter::branches)];
   const auto& branch_misses = value[slot(PerfCounter::branch_misses)];
   if (branches && branch_misses && *branches > 0) {
-    push(MetricValue("branch_miss_pct", 100.0 * *branch_misses / *branches, "%").with_display_name("branch misses"));
+    push(MetricValue("branch_miss_pct", 100.0 * *branch_misses / *branches, "%")
+             .with_display_name("branch misses"));
   }
   const auto& references = value[slot(PerfCounter::cache_references)];
   const auto& misses = value[slot(PerfCounter::cache_misses)];
-  if (references && misses && *references > 0) push(MetricValue("cache_miss_pct", 100.0 * *misses / *references, "%").with_display_name("cache misses"));
+  if (references && misses && *references > 0)
+    push(MetricValue("cache_miss_pct", 100.0 * *misses / *references, "%").with_display_name("cache misses"));
   if (const auto& task = value[slot(PerfCounter::task_clock)]) {
     push(MetricValue::duration_ms("task_clock_ms", std::chrono::duration<double>(*task * 1e-9))
              .with_display_name("task clock per sample"));
@@ -291,17 +334,19 @@ void LinuxPerfBackend::collect(const SampleWindow& window, SampleMeasurement& ou
              .with_display_name("context switches per sample"));
   }
   if (const auto& faults = value[slot(PerfCounter::page_faults)]) {
-    push(MetricValue::integer("page_faults", std::llround(*faults), "count").with_display_name("page faults per sample"));
+    push(MetricValue::integer("page_faults", std::llround(*faults), "count")
+             .with_display_name("page faults per sample"));
   }
 }
 
 std::vector<Diagnostic> LinuxPerfBackend::diagnostics() const {
   std::vector<Diagnostic> out = setup_diagnostics_;
   if (least_running_fraction_ < 0.99) {  // below 1 % short is rounding, not sharing
-    out.push_back({DiagnosticKind::measurement,
-                   fmt::format("host PMU: counters were multiplexed (counting as little as {:.0f}% of a window); "
-                               "their values are scaled estimates",
-                               100.0 * least_running_fraction_)});
+    out.push_back(
+        {DiagnosticKind::measurement,
+         fmt::format("host PMU: counters were multiplexed (counting as little as {:.0f}% of a window); "
+                     "their values are scaled estimates",
+                     100.0 * least_running_fraction_)});
   }
   return out;
 }

@@ -105,13 +105,14 @@ std::string format_console(const RunResult& r) {
   if (r.time.count > 0) {
     out += fmt::format("  {} samples x {} iteration(s), stopped: {} after {:.3g} s\n", r.time.count,
                        r.iterations_per_sample, to_string(r.stop_reason), r.wall_seconds);
-    out += fmt::format("  {:<9} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8}\n", "per iter", "mean", "median", "p95",
-                       "min", "max", "noise");
+    out += fmt::format("  {:<9} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8}\n", "per iter", "mean", "median",
+                       "p95", "min", "max", "noise");
     auto row = [&](const char* label, const Summary& s) {
       const double noise = s.relative_noise();
-      out += fmt::format("  {:<9} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8}\n", label, format_seconds(s.mean),
-                         format_seconds(s.median), format_seconds(s.p95), format_seconds(s.min), format_seconds(s.max),
-                         std::isnan(noise) ? "n/a" : fmt::format("{:.2f}%", 100 * noise));
+      out +=
+          fmt::format("  {:<9} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8}\n", label, format_seconds(s.mean),
+                      format_seconds(s.median), format_seconds(s.p95), format_seconds(s.min),
+                      format_seconds(s.max), std::isnan(noise) ? "n/a" : fmt::format("{:.2f}%", 100 * noise));
     };
     row("time", r.time);
     row("cpu time", r.cpu_time);
@@ -121,13 +122,14 @@ std::string format_console(const RunResult& r) {
     const std::string heading = section_heading(r, m);
     if (heading != current) {
       current = heading;
-      out += fmt::format("  {}:\n    {:<26} {:>11} {:>11} {:>11} {:>11} {:>11} {:>5}  {}\n", heading, "metric", "mean",
-                         "median", "p95", "min", "max", "n", "unit");
+      out += fmt::format("  {}:\n    {:<26} {:>11} {:>11} {:>11} {:>11} {:>11} {:>5}  {}\n", heading,
+                         "metric", "mean", "median", "p95", "min", "max", "n", "unit");
     }
     const Summary& s = m.stats;
     out += fmt::format("    {:<26} {:>11} {:>11} {:>11} {:>11} {:>11} {:>5}  {}\n", m.label(),
-                       format_value(s.mean, m.format), format_value(s.median, m.format), format_value(s.p95, m.format),
-                       format_value(s.min, m.format), format_value(s.max, m.format), s.count, m.key.unit);
+                       format_value(s.mean, m.format), format_value(s.median, m.format),
+                       format_value(s.p95, m.format), format_value(s.min, m.format),
+                       format_value(s.max, m.format), s.count, m.key.unit);
   }
   for (const std::string& line : r.visible_diagnostics()) out += "  ! " + line + "\n";
   return out;
@@ -143,6 +145,8 @@ void ConsolePrinter::begin(const RunContext& c) {
   out_ << "\n";
 }
 
-void ConsolePrinter::report(const RunResult& result) { out_ << format_console(result) << "\n" << std::flush; }
+void ConsolePrinter::report(const RunResult& result) {
+  out_ << format_console(result) << "\n" << std::flush;
+}
 
 }  // namespace diescope::harness

@@ -27,7 +27,9 @@ constexpr double kOutlierFractionWorthNaming = 0.05;
 // send it far past the target, and stops at 2^40 iterations (work the compiler optimised away).
 constexpr std::uint64_t kMaxBatchIterations = std::uint64_t{1} << 40;
 
-double thread_cpu_seconds() { return static_cast<double>(thread_cpu_ns()) * 1e-9; }
+double thread_cpu_seconds() {
+  return static_cast<double>(thread_cpu_ns()) * 1e-9;
+}
 
 struct Window {
   SampleMeasurement measurement;
@@ -67,7 +69,9 @@ Window run_window(const Benchmark::Config& config, MeasurementBackend& backend, 
   return w;
 }
 
-std::string percent(double fraction) { return fmt::format("{:.2f}%", 100.0 * fraction); }
+std::string percent(double fraction) {
+  return fmt::format("{:.2f}%", 100.0 * fraction);
+}
 
 class PointRun {
  public:
@@ -123,7 +127,8 @@ class PointRun {
       r_.cache_flush = flusher_->describe();
       if (!config_.flusher && config_.domain != MeasurementDomain::cpu) {
         note(DiagnosticKind::measurement,
-             "cold mode without a device cache flusher: only the host's caches are flushed between samples; give "
+             "cold mode without a device cache flusher: only the host's caches are flushed between samples; "
+             "give "
              "the benchmark a GPU flusher (cuda_l2_flusher)");
       }
     }
@@ -131,8 +136,8 @@ class PointRun {
       clock_ = config_.clock_monitor();
       if (clock_) reference_mhz_ = clock_->reference_sm_clock_mhz();
       if (clock_ && !reference_mhz_) {
-        note(DiagnosticKind::throttle,
-             "clock monitor (" + clock_->describe() + "): reference clock unknown, throttle detection is off");
+        note(DiagnosticKind::throttle, "clock monitor (" + clock_->describe() +
+                                           "): reference clock unknown, throttle detection is off");
       }
     }
   }
@@ -146,8 +151,8 @@ class PointRun {
   bool failed(const Window& w) {
     ++r_.failed_samples;
     ++consecutive_failures_;
-    if (failure_messages_.size() < 3 &&
-        std::find(failure_messages_.begin(), failure_messages_.end(), *w.measurement.failure) == failure_messages_.end()) {
+    if (failure_messages_.size() < 3 && std::find(failure_messages_.begin(), failure_messages_.end(),
+                                                  *w.measurement.failure) == failure_messages_.end()) {
       failure_messages_.push_back(*w.measurement.failure);
     }
     for (const MetricValue& m : w.measurement.metrics) timed_.add(m);
@@ -171,7 +176,8 @@ class PointRun {
       std::optional<StopReason> reason;
       if (w.measurement.failure) {
         reason = failed(w) ? std::optional(StopReason::failed) : rule_.check_timeout(wall());
-      } else if (!std::isnan(clock) && reference_mhz_ && is_throttled(clock, *reference_mhz_, config_.throttle)) {
+      } else if (!std::isnan(clock) && reference_mhz_ &&
+                 is_throttled(clock, *reference_mhz_, config_.throttle)) {
         consecutive_failures_ = 0;
         ++r_.throttled_samples;
         lowest_throttled_mhz_ = std::min(lowest_throttled_mhz_, clock);
@@ -196,7 +202,8 @@ class PointRun {
     while (last < target && iterations < kMaxBatchIterations && !rule_.check_timeout(wall())) {
       if (last >= 0) {
         const double growth = last > 0 ? std::clamp(std::ceil(target / last), 2.0, 10.0) : 10.0;
-        iterations = std::min(kMaxBatchIterations, static_cast<std::uint64_t>(static_cast<double>(iterations) * growth));
+        iterations = std::min(kMaxBatchIterations,
+                              static_cast<std::uint64_t>(static_cast<double>(iterations) * growth));
       }
       const Calibration first = calibration_sample(iterations, index++);
       if (first.stopped) return false;
@@ -243,11 +250,13 @@ class PointRun {
                             .with_display_name("bandwidth"));
     }
     if (flops_ > 0) {
-      metrics.push_back(
-          MetricValue::throughput_tflops("tflops", flops_ * n, duration).with_section("throughput").with_display_name("TFLOP/s"));
+      metrics.push_back(MetricValue::throughput_tflops("tflops", flops_ * n, duration)
+                            .with_section("throughput")
+                            .with_display_name("TFLOP/s"));
     }
     if (!std::isnan(clock_mhz)) {
-      metrics.push_back(MetricValue::integer("sm_clock_mhz", std::llround(clock_mhz), "MHz").with_section("clocks"));
+      metrics.push_back(
+          MetricValue::integer("sm_clock_mhz", std::llround(clock_mhz), "MHz").with_section("clocks"));
     }
     for (const MetricValue& m : metrics) timed_.add(m);
     r_.sample_metrics.push_back(std::move(metrics));
@@ -283,7 +292,9 @@ class PointRun {
     r_.stop_reason = StopReason::skipped;
   }
   void stop(StopReason reason) { r_.stop_reason = reason; }
-  void note(DiagnosticKind kind, std::string message) { r_.diagnostics.push_back({kind, std::move(message)}); }
+  void note(DiagnosticKind kind, std::string message) {
+    r_.diagnostics.push_back({kind, std::move(message)});
+  }
 
   void finish() {
     if (!r_.error && !r_.skip_reason && config_.diagnostic_pass && !r_.sample_seconds.empty()) {
@@ -301,27 +312,30 @@ class PointRun {
     if (r_.failed_samples > 0) {
       std::string messages;
       for (const std::string& m : failure_messages_) messages += (messages.empty() ? "" : "; ") + m;
-      findings.push_back({DiagnosticKind::measurement,
-                          fmt::format("{} sample(s) failed and were left out: {}", r_.failed_samples, messages)});
+      findings.push_back(
+          {DiagnosticKind::measurement,
+           fmt::format("{} sample(s) failed and were left out: {}", r_.failed_samples, messages)});
     }
     if (r_.throttled_samples > 0) {
-      findings.push_back({DiagnosticKind::throttle,
-                          fmt::format("{} sample(s) dropped: SM clock below {:.0f}% of {:.0f} MHz (lowest {:.0f} MHz)",
-                                      r_.throttled_samples, 100.0 * config_.throttle.threshold, *reference_mhz_,
-                                      lowest_throttled_mhz_)});
+      findings.push_back(
+          {DiagnosticKind::throttle,
+           fmt::format("{} sample(s) dropped: SM clock below {:.0f}% of {:.0f} MHz (lowest {:.0f} MHz)",
+                       r_.throttled_samples, 100.0 * config_.throttle.threshold, *reference_mhz_,
+                       lowest_throttled_mhz_)});
     }
     const double noise = r_.time.relative_noise();
     if ((r_.stop_reason == StopReason::timeout || r_.stop_reason == StopReason::max_samples) &&
         !(noise <= r_.criteria.max_noise)) {
-      findings.push_back({DiagnosticKind::stability,
-                          fmt::format("noise {} did not reach the {} target before the {} ({} samples, {:.3g} s "
-                                      "measured)",
-                                      std::isnan(noise) ? "unknown" : percent(noise), percent(r_.criteria.max_noise),
-                                      r_.stop_reason == StopReason::timeout ? "timeout" : "sample limit",
-                                      r_.time.count, rule_.accumulated_seconds())});
+      findings.push_back(
+          {DiagnosticKind::stability,
+           fmt::format("noise {} did not reach the {} target before the {} ({} samples, {:.3g} s "
+                       "measured)",
+                       std::isnan(noise) ? "unknown" : percent(noise), percent(r_.criteria.max_noise),
+                       r_.stop_reason == StopReason::timeout ? "timeout" : "sample limit", r_.time.count,
+                       rule_.accumulated_seconds())});
     }
-    if (r_.time.count > 0 &&
-        static_cast<double>(r_.outlier_samples) > kOutlierFractionWorthNaming * static_cast<double>(r_.time.count)) {
+    if (r_.time.count > 0 && static_cast<double>(r_.outlier_samples) >
+                                 kOutlierFractionWorthNaming * static_cast<double>(r_.time.count)) {
       findings.push_back({DiagnosticKind::stability,
                           fmt::format("{} of {} samples are outliers (beyond 1.5 IQR of the quartiles)",
                                       r_.outlier_samples, r_.time.count)});
@@ -330,7 +344,8 @@ class PointRun {
     for (Diagnostic& d : findings) r_.diagnostics.push_back(std::move(d));
 
     if (!r_.error && !r_.skip_reason && r_.time.count == 0) {
-      r_.error = failure_messages_.empty() ? "no sample was kept" : "no sample could be measured: " + failure_messages_.front();
+      r_.error = failure_messages_.empty() ? "no sample was kept"
+                                           : "no sample could be measured: " + failure_messages_.front();
     }
   }
 
@@ -369,7 +384,9 @@ std::vector<RunResult> run_benchmarks(const std::vector<Benchmark>& benchmarks, 
   for (const Benchmark& benchmark : benchmarks) {
     std::size_t instance_index = 0;
     for (const AxisPoint& point : cartesian_product(benchmark.config().axes)) {
-      if (options.filter && !std::regex_search(benchmark.config().name + point.name_suffix(), *options.filter)) continue;
+      if (options.filter &&
+          !std::regex_search(benchmark.config().name + point.name_suffix(), *options.filter))
+        continue;
       RunResult result = run_point(benchmark, point, options);
       result.family_index = family_index;
       result.instance_index = instance_index++;
@@ -391,24 +408,27 @@ std::vector<Diagnostic> host_pmu_diagnostics(const std::vector<MetricSummary>& m
     return nullptr;
   };
   if (const Summary* ipc = find("ipc"); ipc && ipc->median < kLowIpc) {
-    out.push_back({DiagnosticKind::host_pmu,
-                   fmt::format("low IPC: {:.2f} instructions per cycle (median); the core mostly waits on memory or "
-                               "long dependency chains",
-                               ipc->median)});
+    out.push_back(
+        {DiagnosticKind::host_pmu,
+         fmt::format("low IPC: {:.2f} instructions per cycle (median); the core mostly waits on memory or "
+                     "long dependency chains",
+                     ipc->median)});
   }
   if (const Summary* b = find("branch_miss_pct"); b && b->median > kHighBranchMissPct) {
     out.push_back({DiagnosticKind::host_pmu,
                    fmt::format("branch mispredictions: {:.1f}% of branches (median)", b->median)});
   }
   if (const Summary* c = find("cache_miss_pct"); c && c->median > kHighCacheMissPct) {
-    out.push_back({DiagnosticKind::host_pmu,
-                   fmt::format("cache misses: {:.1f}% of cache references go past the last-level cache (median)",
-                               c->median)});
+    out.push_back(
+        {DiagnosticKind::host_pmu,
+         fmt::format("cache misses: {:.1f}% of cache references go past the last-level cache (median)",
+                     c->median)});
   }
   if (const Summary* s = find("context_switches"); s && s->mean >= kContextSwitchesPerSample) {
-    out.push_back({DiagnosticKind::host_pmu,
-                   fmt::format("the thread was switched out {:.1f} times per sample (mean): other work shares this CPU",
-                               s->mean)});
+    out.push_back(
+        {DiagnosticKind::host_pmu,
+         fmt::format("the thread was switched out {:.1f} times per sample (mean): other work shares this CPU",
+                     s->mean)});
   }
   return out;
 }

@@ -7,11 +7,16 @@ namespace diescope::harness {
 
 std::string_view to_string(StopReason reason) {
   switch (reason) {
-    case StopReason::converged: return "converged";
-    case StopReason::timeout: return "timeout";
-    case StopReason::max_samples: return "max-samples";
-    case StopReason::failed: return "failed";
-    case StopReason::skipped: return "skipped";
+    case StopReason::converged:
+      return "converged";
+    case StopReason::timeout:
+      return "timeout";
+    case StopReason::max_samples:
+      return "max-samples";
+    case StopReason::failed:
+      return "failed";
+    case StopReason::skipped:
+      return "skipped";
   }
   return "unknown";
 }

@@ -12,7 +12,6 @@ using T = MetricType;
 
 constexpr PeakRule kPct = PeakRule::fixed_at(100);  // a percent of peak peaks at 100
 
-
 // Chip counters are read as percent of the sustained peak CUPTI defines for each counter on the chip
 // (docs/method.md#units-and-recipes); diescope does not compute those peaks. Names with a "GROUP.Pass."
 // prefix are the group-qualified realtime forms that fit one pass together on GH100 (docs/metrics.md#names).
@@ -24,43 +23,49 @@ constexpr CatalogEntry kCatalog[] = {
     {"TPC.TriageCompute.sm__inst_executed_pipe_fma_realtime.avg.pct_of_peak_sustained_elapsed", T::counter,
      Unit::pct, K::gpu, Source::cupti, kPct, "FP32 (FMA pipe)",
      "The whole-pipe counter in the group-qualified form that fits Hopper's one-pass set."},
-    {"sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::cupti,
-     kPct, "FP32 (FMA pipe)", "The whole-pipe counter's plain form; beside a unit table it can cost a second pass."},
-    {"sm__inst_executed_pipe_fmaheavy_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
-     Source::cupti, kPct, "FMA heavy",
+    {"sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
+     Source::cupti, kPct, "FP32 (FMA pipe)",
+     "The whole-pipe counter's plain form; beside a unit table it can cost a second pass."},
+    {"sm__inst_executed_pipe_fmaheavy_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct,
+     K::gpu, Source::cupti, kPct, "FMA heavy",
      "The FMA pipe's heavy half (FP32, fp16, integer multiply-add; integer and logic can land here too). "
      "Diagnostic."},
-    {"TPC.TriageCompute.sm__inst_executed_pipe_fmaheavy_realtime.avg.pct_of_peak_sustained_elapsed", T::counter,
-     Unit::pct, K::gpu, Source::cupti, kPct, "FMA heavy", "Heavy half, group-qualified form. Diagnostic."},
-    {"sm__inst_executed_pipe_fmalite_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
-     Source::cupti, kPct, "FMA lite", "The FMA pipe's lite half (FP32 and fp16 only). Diagnostic."},
-    {"TPC.TriageCompute.sm__inst_executed_pipe_fmalite_realtime.avg.pct_of_peak_sustained_elapsed", T::counter,
-     Unit::pct, K::gpu, Source::cupti, kPct, "FMA lite", "Lite half, group-qualified form. Diagnostic."},
+    {"TPC.TriageCompute.sm__inst_executed_pipe_fmaheavy_realtime.avg.pct_of_peak_sustained_elapsed",
+     T::counter, Unit::pct, K::gpu, Source::cupti, kPct, "FMA heavy",
+     "Heavy half, group-qualified form. Diagnostic."},
+    {"sm__inst_executed_pipe_fmalite_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct,
+     K::gpu, Source::cupti, kPct, "FMA lite", "The FMA pipe's lite half (FP32 and fp16 only). Diagnostic."},
+    {"TPC.TriageCompute.sm__inst_executed_pipe_fmalite_realtime.avg.pct_of_peak_sustained_elapsed",
+     T::counter, Unit::pct, K::gpu, Source::cupti, kPct, "FMA lite",
+     "Lite half, group-qualified form. Diagnostic."},
     {"sm__inst_executed_pipe_fmaheavy.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
      Source::cupti, kPct, "FMA heavy", "Heavy half, plain (non-realtime) form. Diagnostic."},
     {"sm__inst_executed_pipe_fmalite.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
      Source::cupti, kPct, "FMA lite", "Lite half, plain (non-realtime) form. Diagnostic."},
-    {"sm__pipe_fma_halves_mean.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::derived,
-     kPct, "FP32 (FMA halves' mean)",
-     "Not a CUPTI metric: diescope's mean of the heavy and lite halves, used where the whole-pipe counter does "
+    {"sm__pipe_fma_halves_mean.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
+     Source::derived, kPct, "FP32 (FMA halves' mean)",
+     "Not a CUPTI metric: diescope's mean of the heavy and lite halves, used where the whole-pipe counter "
+     "does "
      "not fit one pass. Integer and logic work on the heavy half counts at half weight."},
     // Other SM pipes.
-    {"sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
-     Source::cupti, kPct, "Tensor", "Cycles the tensor pipe was busy."},
+    {"sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct,
+     K::gpu, Source::cupti, kPct, "Tensor", "Cycles the tensor pipe was busy."},
     {"TPC.TriageCompute.sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", T::counter,
      Unit::pct, K::gpu, Source::cupti, kPct, "Tensor", "Tensor pipe, group-qualified form."},
     {"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
      Source::cupti, kPct, "Tensor", "Tensor pipe, plain (non-realtime) form."},
-    {"sm__pipe_tensor_cycles_active_realtime_v2.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
-     Source::cupti, kPct, "Tensor", "Tensor pipe, the realtime form that replaces the first one on Ada."},
+    {"sm__pipe_tensor_cycles_active_realtime_v2.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct,
+     K::gpu, Source::cupti, kPct, "Tensor",
+     "Tensor pipe, the realtime form that replaces the first one on Ada."},
     {"sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
      Source::cupti, kPct, "FP64", "Warp instructions on the FP64 pipe."},
-    {"sm__pipe_shared_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
-     Source::cupti, kPct, "Tensor+FP16",
+    {"sm__pipe_shared_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct,
+     K::gpu, Source::cupti, kPct, "Tensor+FP16",
      "Turing's tensor stand-in: the pipe tensor cores share with fp16 math, so it reads above tensor work "
      "whenever fp16 runs. A different measure."},
-    {"sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::cupti,
-     kPct, "FP64", "Cycles the FP64 pipe was busy; plain form (two passes on its own on GH100)."},
+    {"sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
+     Source::cupti, kPct, "FP64",
+     "Cycles the FP64 pipe was busy; plain form (two passes on its own on GH100)."},
     {"TPC.TriageCompute.sm__pipe_fp64_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed", T::counter,
      Unit::pct, K::gpu, Source::cupti, kPct, "FP64", "FP64 pipe, group-qualified realtime form."},
     {"sm__inst_executed_pipe_alu_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
@@ -68,23 +73,27 @@ constexpr CatalogEntry kCatalog[] = {
     {"TPC.TriageCompute.sm__inst_executed_pipe_alu_realtime.avg.pct_of_peak_sustained_elapsed", T::counter,
      Unit::pct, K::gpu, Source::cupti, kPct, "ALU", "ALU pipe, group-qualified form."},
     // Load/store and L1.
-    {"sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::cupti,
-     kPct, "Load/store",
-     "Warp instructions on the load/store pipe. Each counter-buffer drain costs most of the sample spanning it, "
+    {"sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
+     Source::cupti, kPct, "Load/store",
+     "Warp instructions on the load/store pipe. Each counter-buffer drain costs most of the sample spanning "
+     "it, "
      "so it reads low at short drain periods."},
     {"l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
      Source::cupti, kPct, "Load/store",
      "Wavefronts in L1's data stage from load/store instructions: a stand-in for the load/store pipe."},
-    {"l1tex__data_pipe_lsu_wavefronts_mem_lgds.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
-     Source::cupti, kPct, "Load/store",
+    {"l1tex__data_pipe_lsu_wavefronts_mem_lgds.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct,
+     K::gpu, Source::cupti, kPct, "Load/store",
      "Wavefronts in L1's data stage for local, global and distributed-shared accesses only: without "
      "shared memory, so on Hopper without the tensor core's wgmma operand reads."},
-    {"l1tex__m_xbar2l1tex_read_sectors_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
-     Source::cupti, kPct, "L1 read sectors", "Sectors the crossbar returned to L1; a stand-in for load/store."},
+    {"l1tex__m_xbar2l1tex_read_sectors_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct,
+     K::gpu, Source::cupti, kPct, "L1 read sectors",
+     "Sectors the crossbar returned to L1; a stand-in for load/store."},
     {"SM_A.TriageCompute.l1tex__m_xbar2l1tex_read_sectors_realtime.avg.pct_of_peak_sustained_elapsed",
-     T::counter, Unit::pct, K::gpu, Source::cupti, kPct, "L1 read sectors", "L1 read sectors, group-qualified form."},
+     T::counter, Unit::pct, K::gpu, Source::cupti, kPct, "L1 read sectors",
+     "L1 read sectors, group-qualified form."},
     // Memory.
-    {"dram__bytes.sum.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::cupti, kPct, "DRAM",
+    {"dram__bytes.sum.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::cupti, kPct,
+     "DRAM",
      "Bytes moved as a share of DRAM bandwidth. DRAM-bound work still reads below 100%: DRAM has overhead it "
      "cannot avoid."},
     {"dram__bytes.sum", T::counter, Unit::bytes, K::gpu, Source::cupti,
@@ -92,33 +101,36 @@ constexpr CatalogEntry kCatalog[] = {
                        "dram__bytes.sum.pct_of_peak_sustained_elapsed"),
      "DRAM bytes", "Raw bytes moved in each sample, as read; rates are counted from it."},
     {"dram__bytes.sum.per_second", T::counter, Unit::bytes_per_second, K::gpu, Source::cupti,
-     PeakRule::unknown("whether DRAM's peak follows the live memory clock is open until calibrate settles it"),
+     PeakRule::unknown(
+         "whether DRAM's peak follows the live memory clock is open until calibrate settles it"),
      "DRAM rate",
-     "Counted rate: bytes summed over the samples (a sample the window cuts counts for its share) over the time "
+     "Counted rate: bytes summed over the samples (a sample the window cuts counts for its share) over the "
+     "time "
      "they cover. Never a percent times a peak."},
-    {"dram__throughput.avg.pct_of_peak_sustained_elapsed", T::throughput, Unit::pct, K::gpu, Source::cupti, kPct,
-     "DRAM throughput",
+    {"dram__throughput.avg.pct_of_peak_sustained_elapsed", T::throughput, Unit::pct, K::gpu, Source::cupti,
+     kPct, "DRAM throughput",
      "The higher of DRAM active cycles and bytes moved: a busy-ness measure. Diagnostic."},
-    {"fbpa__throughput.avg.pct_of_peak_sustained_elapsed", T::throughput, Unit::pct, K::gpu, Source::cupti, kPct,
-     "DRAM (FBPA)",
-     "Turing's DRAM stand-in: framebuffer partition throughput. A different measure."},
-    {"lts__t_bytes.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::cupti, kPct, "L2",
-     "Bytes through the L2 slices, mean of the slices' percent of peak."},
-    {"lts__t_bytes.sum.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::cupti, kPct, "L2",
-     "Bytes through the L2 slices, summed before taking the percent."},
+    {"fbpa__throughput.avg.pct_of_peak_sustained_elapsed", T::throughput, Unit::pct, K::gpu, Source::cupti,
+     kPct, "DRAM (FBPA)", "Turing's DRAM stand-in: framebuffer partition throughput. A different measure."},
+    {"lts__t_bytes.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::cupti, kPct,
+     "L2", "Bytes through the L2 slices, mean of the slices' percent of peak."},
+    {"lts__t_bytes.sum.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::cupti, kPct,
+     "L2", "Bytes through the L2 slices, summed before taking the percent."},
     // Activity diagnostics.
-    {"sm__cycles_active.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::cupti, kPct,
-     "SM active", "Cycles an SM had at least one warp resident. Diagnostic."},
+    {"sm__cycles_active.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::cupti,
+     kPct, "SM active", "Cycles an SM had at least one warp resident. Diagnostic."},
     {"TPC.TriageCompute.sm__cycles_active.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
      Source::cupti, kPct, "SM active", "SM active, group-qualified form. Diagnostic."},
-    {"sm__warps_active_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::cupti,
-     kPct, "Occupancy", "Resident warps as a share of the most the SMs hold. Diagnostic."},
+    {"sm__warps_active_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
+     Source::cupti, kPct, "Occupancy", "Resident warps as a share of the most the SMs hold. Diagnostic."},
     {"tpc__warps_active_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu,
      Source::cupti, kPct, "Occupancy", "Resident warps counted per TPC. Diagnostic."},
     {"TPC.TriageCompute.tpc__warps_active_realtime.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct,
-     K::gpu, Source::cupti, kPct, "Occupancy", "Resident warps counted per TPC, group-qualified form. Diagnostic."},
-    {"gr__cycles_active.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::cupti, kPct,
-     "GR active", "Cycles the graphics/compute engine had work: the chip's view of what GPU-Util measures."},
+     K::gpu, Source::cupti, kPct, "Occupancy",
+     "Resident warps counted per TPC, group-qualified form. Diagnostic."},
+    {"gr__cycles_active.avg.pct_of_peak_sustained_elapsed", T::counter, Unit::pct, K::gpu, Source::cupti,
+     kPct, "GR active",
+     "Cycles the graphics/compute engine had work: the chip's view of what GPU-Util measures."},
 
     // NVML.
     {"gpu__nvml_utilization.pct", T::ratio, Unit::pct, K::gpu, Source::nvml, kPct, "GPU-Util",
@@ -133,21 +145,21 @@ constexpr CatalogEntry kCatalog[] = {
      PeakRule::unknown("the card's highest clock is a property of the card, not of the metric"), "SM clock",
      "SM clock as NVML reads it."},
     {"gpu__nvml_memory_clock_mhz", T::counter, Unit::mhz, K::gpu, Source::nvml,
-     PeakRule::unknown("the card's highest clock is a property of the card, not of the metric"), "Memory clock",
-     "Memory clock as NVML reads it."},
+     PeakRule::unknown("the card's highest clock is a property of the card, not of the metric"),
+     "Memory clock", "Memory clock as NVML reads it."},
     {"gpu__nvml_power_limit_watts", T::counter, Unit::watts, K::gpu, Source::nvml,
      PeakRule::unknown("a limit is itself a ceiling"), "Power limit",
      "The enforced power limit. It can change within a run, and with it the clocks."},
 
     // Host: the host probes' names (docs/metrics.md#naming-choices-for-metrics-outside-cupti).
-    {"cpu__cycles_busy.avg.pct_of_peak_sustained_elapsed", T::throughput, Unit::pct, K::system, Source::procfs,
-     kPct, "CPU busy", "All CPUs' non-idle time, from /proc/stat."},
-    {"cpu__cycles_user.avg.pct_of_peak_sustained_elapsed", T::throughput, Unit::pct, K::system, Source::procfs,
-     kPct, "CPU user", "User-mode time, from /proc/stat."},
-    {"cpu__cycles_kernel.avg.pct_of_peak_sustained_elapsed", T::throughput, Unit::pct, K::system, Source::procfs,
-     kPct, "CPU kernel", "Kernel-mode time, from /proc/stat."},
-    {"cpu__cycles_iowait.avg.pct_of_peak_sustained_elapsed", T::throughput, Unit::pct, K::system, Source::procfs,
-     kPct, "CPU iowait", "Idle time with I/O outstanding, from /proc/stat."},
+    {"cpu__cycles_busy.avg.pct_of_peak_sustained_elapsed", T::throughput, Unit::pct, K::system,
+     Source::procfs, kPct, "CPU busy", "All CPUs' non-idle time, from /proc/stat."},
+    {"cpu__cycles_user.avg.pct_of_peak_sustained_elapsed", T::throughput, Unit::pct, K::system,
+     Source::procfs, kPct, "CPU user", "User-mode time, from /proc/stat."},
+    {"cpu__cycles_kernel.avg.pct_of_peak_sustained_elapsed", T::throughput, Unit::pct, K::system,
+     Source::procfs, kPct, "CPU kernel", "Kernel-mode time, from /proc/stat."},
+    {"cpu__cycles_iowait.avg.pct_of_peak_sustained_elapsed", T::throughput, Unit::pct, K::system,
+     Source::procfs, kPct, "CPU iowait", "Idle time with I/O outstanding, from /proc/stat."},
     {"mem__capacity_bytes", T::counter, Unit::bytes, K::system, Source::procfs,
      PeakRule::unknown("it is the peak of the other mem__ metrics"), "Memory total", "MemTotal."},
     {"mem__used_bytes", T::counter, Unit::bytes, K::system, Source::procfs,
@@ -170,7 +182,8 @@ constexpr CatalogEntry kCatalog[] = {
     {"proc__shared_bytes", T::counter, Unit::bytes, K::process, Source::procfs,
      PeakRule::from_metric("mem__capacity_bytes"), "Process shared", "Resident pages shared with others."},
     {"proc__io_rchar.sum.per_second", T::counter, Unit::bytes_per_second, K::process, Source::procfs,
-     PeakRule::unknown("syscall-level bytes, page-cache hits included, have no device bound"), "Process reads",
+     PeakRule::unknown("syscall-level bytes, page-cache hits included, have no device bound"),
+     "Process reads",
      "Bytes read through syscalls (rchar), not block-device reads: not comparable with disk__read_bytes."},
     {"proc__io_wchar.sum.per_second", T::counter, Unit::bytes_per_second, K::process, Source::procfs,
      PeakRule::unknown("syscall-level bytes have no device bound"), "Process writes",
@@ -184,7 +197,8 @@ constexpr CatalogEntry kCatalog[] = {
     {"disk__read_inflight", T::counter, Unit::requests, K::device, Source::procfs,
      PeakRule::unknown("a queue depth has no useful bound"), "Disk reads in flight", "Read requests queued."},
     {"disk__write_inflight", T::counter, Unit::requests, K::device, Source::procfs,
-     PeakRule::unknown("a queue depth has no useful bound"), "Disk writes in flight", "Write requests queued."},
+     PeakRule::unknown("a queue depth has no useful bound"), "Disk writes in flight",
+     "Write requests queued."},
 };
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -210,25 +224,35 @@ std::string format_number(double v) {
 
 std::string_view to_string(Source source) {
   switch (source) {
-    case Source::cupti: return "CUPTI";
-    case Source::nvml: return "NVML";
-    case Source::procfs: return "procfs";
-    case Source::derived: return "derived";
+    case Source::cupti:
+      return "CUPTI";
+    case Source::nvml:
+      return "NVML";
+    case Source::procfs:
+      return "procfs";
+    case Source::derived:
+      return "derived";
   }
   return "?";
 }
 
 std::string describe(const PeakRule& rule) {
   switch (rule.kind) {
-    case PeakRule::Kind::fixed: return format_number(rule.value);
-    case PeakRule::Kind::per_cpu: return format_number(rule.value) + " per logical CPU";
-    case PeakRule::Kind::metric: return std::string(rule.metric);
-    case PeakRule::Kind::none: return "none: " + std::string(rule.reason);
+    case PeakRule::Kind::fixed:
+      return format_number(rule.value);
+    case PeakRule::Kind::per_cpu:
+      return format_number(rule.value) + " per logical CPU";
+    case PeakRule::Kind::metric:
+      return std::string(rule.metric);
+    case PeakRule::Kind::none:
+      return "none: " + std::string(rule.reason);
   }
   return "?";
 }
 
-std::span<const CatalogEntry> catalog() { return kCatalog; }
+std::span<const CatalogEntry> catalog() {
+  return kCatalog;
+}
 
 const CatalogEntry* find_metric(std::string_view name) {
   for (const CatalogEntry& entry : kCatalog) {
@@ -243,7 +267,8 @@ std::vector<std::string_view> closest_metric_names(std::string_view name, std::s
     std::size_t d = edit_distance(name, entry.name);
     if (2 * d <= name.size()) scored.emplace_back(d, entry.name);
   }
-  std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<std::string_view> out;
   for (std::size_t i = 0; i < scored.size() && i < limit; ++i) out.push_back(scored[i].second);
   return out;
@@ -263,13 +288,15 @@ Expected<const CatalogEntry*> lookup_metric(std::string_view name) {
   return MetricError{reason};
 }
 
-Expected<MetricDescriptor> describe_metric(std::string_view name, const Scope& scope, const PeakInputs& inputs) {
+Expected<MetricDescriptor> describe_metric(std::string_view name, const Scope& scope,
+                                           const PeakInputs& inputs) {
   auto found = lookup_metric(name);
   if (!found) return found.error();
   const CatalogEntry& entry = **found;
   if (scope.kind != entry.scope) {
-    return MetricError{"metric \"" + std::string(name) + "\" comes with " + std::string(to_string(entry.scope)) +
-                       " scope, not " + std::string(to_string(scope.kind))};
+    return MetricError{"metric \"" + std::string(name) + "\" comes with " +
+                       std::string(to_string(entry.scope)) + " scope, not " +
+                       std::string(to_string(scope.kind))};
   }
   MetricDescriptor d;
   d.name = *parse_metric_name(entry.name, entry.type);  // the catalog test keeps every entry legal
@@ -277,7 +304,9 @@ Expected<MetricDescriptor> describe_metric(std::string_view name, const Scope& s
   d.unit = entry.unit;
   d.scope = scope;
   switch (entry.peak.kind) {
-    case PeakRule::Kind::fixed: d.peak = entry.peak.value; break;
+    case PeakRule::Kind::fixed:
+      d.peak = entry.peak.value;
+      break;
     case PeakRule::Kind::per_cpu:
       if (inputs.logical_cpus > 0) {
         d.peak = entry.peak.value * inputs.logical_cpus;
@@ -293,7 +322,9 @@ Expected<MetricDescriptor> describe_metric(std::string_view name, const Scope& s
         d.no_peak_reason = "its peak is " + std::string(entry.peak.metric) + ", which has no reading";
       }
       break;
-    case PeakRule::Kind::none: d.no_peak_reason = entry.peak.reason; break;
+    case PeakRule::Kind::none:
+      d.no_peak_reason = entry.peak.reason;
+      break;
   }
   return d;
 }
@@ -303,10 +334,10 @@ std::string catalog_markdown_table() {
       "| name | label | type | unit | peak | scope | source | what it is |\n"
       "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const CatalogEntry& e : kCatalog) {
-    out += "| `" + std::string(e.name) + "` | " + std::string(e.label) + " | " + std::string(to_string(e.type)) +
-           " | " + std::string(to_string(e.unit)) + " | " + describe(e.peak) + " | " +
-           std::string(to_string(e.scope)) + " | " + std::string(to_string(e.source)) + " | " + std::string(e.note) +
-           " |\n";
+    out += "| `" + std::string(e.name) + "` | " + std::string(e.label) + " | " +
+           std::string(to_string(e.type)) + " | " + std::string(to_string(e.unit)) + " | " +
+           describe(e.peak) + " | " + std::string(to_string(e.scope)) + " | " +
+           std::string(to_string(e.source)) + " | " + std::string(e.note) + " |\n";
   }
   return out;
 }

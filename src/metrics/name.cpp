@@ -43,12 +43,19 @@ bool contains(const std::array<std::string_view, N>& list, std::string_view item
 }
 
 bool is_known_submetric(std::string_view s) {
-  return contains(kCounterSubmetrics, s) || contains(kThroughputSubmetrics, s) || contains(kRatioSubmetrics, s);
+  return contains(kCounterSubmetrics, s) || contains(kThroughputSubmetrics, s) ||
+         contains(kRatioSubmetrics, s);
 }
 
-bool lower(char c) { return c >= 'a' && c <= 'z'; }
-bool upper(char c) { return c >= 'A' && c <= 'Z'; }
-bool digit(char c) { return c >= '0' && c <= '9'; }
+bool lower(char c) {
+  return c >= 'a' && c <= 'z';
+}
+bool upper(char c) {
+  return c >= 'A' && c <= 'Z';
+}
+bool digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 struct Part {
   std::string_view text;
@@ -59,7 +66,9 @@ MetricError fail(std::string_view name, const std::string& what) {
   return MetricError{"metric name \"" + std::string(name) + "\": " + what};
 }
 
-std::string at_column(std::size_t offset) { return " at column " + std::to_string(offset + 1); }
+std::string at_column(std::size_t offset) {
+  return " at column " + std::to_string(offset + 1);
+}
 
 std::string quoted_char(char c) {
   if (std::isprint(static_cast<unsigned char>(c))) return std::string("'") + c + "'";
@@ -91,14 +100,19 @@ std::string join(const std::vector<Part>& parts, std::size_t from) {
 
 std::string_view to_string(MetricType type) {
   switch (type) {
-    case MetricType::counter: return "counter";
-    case MetricType::ratio: return "ratio";
-    case MetricType::throughput: return "throughput";
+    case MetricType::counter:
+      return "counter";
+    case MetricType::ratio:
+      return "ratio";
+    case MetricType::throughput:
+      return "throughput";
   }
   return "?";
 }
 
-std::string_view to_string(Rollup rollup) { return kRollups[static_cast<std::size_t>(rollup)]; }
+std::string_view to_string(Rollup rollup) {
+  return kRollups[static_cast<std::size_t>(rollup)];
+}
 
 std::string MetricName::base() const {
   std::string out;
@@ -132,7 +146,8 @@ Expected<MetricName> parse_metric_name(std::string_view text) {
   auto base_it = std::find_if(parts.begin(), parts.end(),
                               [](const Part& p) { return p.text.find("__") != std::string_view::npos; });
   if (base_it == parts.end()) {
-    return fail(text, "no \"__\" between entity and counter (expected <entity>__<counter>, e.g. sm__cycles_active)");
+    return fail(
+        text, "no \"__\" between entity and counter (expected <entity>__<counter>, e.g. sm__cycles_active)");
   }
   const auto base_index = static_cast<std::size_t>(base_it - parts.begin());
 
@@ -148,8 +163,9 @@ Expected<MetricName> parse_metric_name(std::string_view text) {
                             " must start with an upper-case letter (CUPTI's GROUP.Pass. prefix, e.g. "
                             "TPC.TriageCompute.)");
     }
-    if (auto e = check_chars(text, parts[i], [](char c) { return upper(c) || lower(c) || digit(c) || c == '_'; },
-                             "qualifier", "letters, digits and '_'")) {
+    if (auto e = check_chars(
+            text, parts[i], [](char c) { return upper(c) || lower(c) || digit(c) || c == '_'; }, "qualifier",
+            "letters, digits and '_'")) {
       return *e;
     }
   }
@@ -170,16 +186,18 @@ Expected<MetricName> parse_metric_name(std::string_view text) {
     return fail(text, "entity \"" + std::string(entity.text) + "\"" + at_column(entity.offset) +
                           " must start with a lower-case letter");
   }
-  if (auto e = check_chars(text, entity, [](char c) { return lower(c) || digit(c); }, "entity",
-                           "lower-case letters and digits")) {
+  if (auto e = check_chars(
+          text, entity, [](char c) { return lower(c) || digit(c); }, "entity",
+          "lower-case letters and digits")) {
     return *e;
   }
   if (std::size_t again = counter.text.find("__"); again != std::string_view::npos) {
     return fail(text, "second \"__\"" + at_column(counter.offset + again) +
                           " (a name has exactly one, between entity and counter)");
   }
-  if (auto e = check_chars(text, counter, [](char c) { return lower(c) || digit(c) || c == '_'; }, "counter",
-                           "lower-case letters, digits and '_'")) {
+  if (auto e = check_chars(
+          text, counter, [](char c) { return lower(c) || digit(c) || c == '_'; }, "counter",
+          "lower-case letters, digits and '_'")) {
     return *e;
   }
   name.entity = entity.text;
@@ -187,8 +205,9 @@ Expected<MetricName> parse_metric_name(std::string_view text) {
 
   const std::size_t first_suffix = base_index + 1;
   for (std::size_t i = first_suffix; i < parts.size(); ++i) {
-    if (auto e = check_chars(text, parts[i], [](char c) { return lower(c) || digit(c) || c == '_'; },
-                             i == first_suffix ? "rollup" : "submetric", "lower-case letters, digits and '_'")) {
+    if (auto e = check_chars(
+            text, parts[i], [](char c) { return lower(c) || digit(c) || c == '_'; },
+            i == first_suffix ? "rollup" : "submetric", "lower-case letters, digits and '_'")) {
       return *e;
     }
   }
@@ -196,12 +215,14 @@ Expected<MetricName> parse_metric_name(std::string_view text) {
 
   const Part head = parts[first_suffix];
   if (contains(kRollups, head.text)) {
-    name.rollup = static_cast<Rollup>(std::find(kRollups.begin(), kRollups.end(), head.text) - kRollups.begin());
+    name.rollup =
+        static_cast<Rollup>(std::find(kRollups.begin(), kRollups.end(), head.text) - kRollups.begin());
     if (first_suffix + 1 < parts.size()) {
       std::string submetric = join(parts, first_suffix + 1);
       if (!is_known_submetric(submetric)) {
-        return fail(text, "unknown submetric \"" + submetric + "\"" + at_column(parts[first_suffix + 1].offset) +
-                              " (e.g. per_second, pct_of_peak_sustained_elapsed; docs/metrics.md lists them)");
+        return fail(text,
+                    "unknown submetric \"" + submetric + "\"" + at_column(parts[first_suffix + 1].offset) +
+                        " (e.g. per_second, pct_of_peak_sustained_elapsed; docs/metrics.md lists them)");
       }
       name.submetric = std::move(submetric);
     }
@@ -228,11 +249,13 @@ std::optional<MetricError> check_suffix(const MetricName& name, MetricType type)
   switch (type) {
     case MetricType::counter:
       if (!name.rollup && !name.submetric.empty()) {
-        return wrong("\"." + name.submetric + "\" is a ratio submetric; a counter takes a rollup (sum, avg, min, "
+        return wrong("\"." + name.submetric +
+                     "\" is a ratio submetric; a counter takes a rollup (sum, avg, min, "
                      "max) and then an optional transform such as per_second");
       }
       if (!name.submetric.empty() && !contains(kCounterSubmetrics, name.submetric)) {
-        return wrong("submetric \"" + name.submetric + "\" is not legal for a counter (e.g. per_second, "
+        return wrong("submetric \"" + name.submetric +
+                     "\" is not legal for a counter (e.g. per_second, "
                      "per_cycle_active, pct_of_peak_sustained_elapsed)");
       }
       return std::nullopt;
@@ -244,7 +267,8 @@ std::optional<MetricError> check_suffix(const MetricName& name, MetricType type)
       return std::nullopt;  // parse admits no other rollup-free submetric
     case MetricType::throughput:
       if (!name.rollup && !name.submetric.empty()) {
-        return wrong("\"." + name.submetric + "\" is a ratio submetric; a throughput takes a rollup and a "
+        return wrong("\"." + name.submetric +
+                     "\" is a ratio submetric; a throughput takes a rollup and a "
                      "pct_of_peak_* submetric, e.g. .avg.pct_of_peak_sustained_elapsed");
       }
       if (name.rollup && name.submetric.empty()) {
@@ -252,7 +276,8 @@ std::optional<MetricError> check_suffix(const MetricName& name, MetricType type)
                      std::string(to_string(*name.rollup)) + ".pct_of_peak_sustained_elapsed\"");
       }
       if (!name.submetric.empty() && !contains(kThroughputSubmetrics, name.submetric)) {
-        return wrong("submetric \"" + name.submetric + "\" is not legal for a throughput (only "
+        return wrong("submetric \"" + name.submetric +
+                     "\" is not legal for a throughput (only "
                      "pct_of_peak_{sustained,burst}_{active,elapsed,region})");
       }
       return std::nullopt;

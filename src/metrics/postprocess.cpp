@@ -12,7 +12,8 @@ namespace {
 
 constexpr double kNsPerSecond = 1e9;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr std::int64_t kMaxResampleBins = 100'000'000;  // a grid larger than this is a mistake in step or origin
+constexpr std::int64_t kMaxResampleBins =
+    100'000'000;  // a grid larger than this is a mistake in step or origin
 
 std::string number_text(double v) {
   return fmt::format("{:g}", v);
@@ -21,9 +22,9 @@ std::string number_text(double v) {
 std::optional<MetricError> check_time_order(std::span<const Point> series, std::string_view what) {
   for (std::size_t i = 1; i < series.size(); ++i) {
     if (series[i].ts_ns < series[i - 1].ts_ns) {
-      return MetricError{std::string(what) + ": timestamps go backwards at point " + std::to_string(i) + " (" +
-                         std::to_string(series[i].ts_ns) + " ns after " + std::to_string(series[i - 1].ts_ns) +
-                         " ns); sort the series first"};
+      return MetricError{std::string(what) + ": timestamps go backwards at point " + std::to_string(i) +
+                         " (" + std::to_string(series[i].ts_ns) + " ns after " +
+                         std::to_string(series[i - 1].ts_ns) + " ns); sort the series first"};
     }
   }
   return std::nullopt;
@@ -31,7 +32,8 @@ std::optional<MetricError> check_time_order(std::span<const Point> series, std::
 
 Expected<std::int64_t> seconds_to_ns(double seconds, std::string_view what) {
   if (!std::isfinite(seconds) || seconds <= 0) {
-    return MetricError{std::string(what) + " must be a positive number of seconds, got " + number_text(seconds)};
+    return MetricError{std::string(what) + " must be a positive number of seconds, got " +
+                       number_text(seconds)};
   }
   const double ns = std::round(seconds * kNsPerSecond);
   if (ns < 1 || ns > 9e18) {
@@ -59,7 +61,9 @@ struct FiniteMean {
     sum -= v;
     --count;
   }
-  double mean() const { return count > 0 ? static_cast<double>(sum / static_cast<long double>(count)) : kNaN; }
+  double mean() const {
+    return count > 0 ? static_cast<double>(sum / static_cast<long double>(count)) : kNaN;
+  }
 };
 
 double round_to_significant(double x, int digits) {
@@ -70,21 +74,33 @@ double round_to_significant(double x, int digits) {
 
 std::string_view base_symbol(Unit unit) {
   switch (unit) {
-    case Unit::count: return "";
-    case Unit::bytes: return "B";
-    case Unit::bytes_per_second: return "B/s";
-    case Unit::pct: return "%";
-    case Unit::ratio: return "";
-    case Unit::hz: return "Hz";
-    case Unit::cycles: return "cycles";
-    case Unit::requests: return "requests";
-    case Unit::mhz: return "MHz";
-    case Unit::watts: return "W";
+    case Unit::count:
+      return "";
+    case Unit::bytes:
+      return "B";
+    case Unit::bytes_per_second:
+      return "B/s";
+    case Unit::pct:
+      return "%";
+    case Unit::ratio:
+      return "";
+    case Unit::hz:
+      return "Hz";
+    case Unit::cycles:
+      return "cycles";
+    case Unit::requests:
+      return "requests";
+    case Unit::mhz:
+      return "MHz";
+    case Unit::watts:
+      return "W";
   }
   return "";
 }
 
-bool takes_prefix(Unit unit) { return unit != Unit::pct && unit != Unit::ratio && unit != Unit::mhz; }
+bool takes_prefix(Unit unit) {
+  return unit != Unit::pct && unit != Unit::ratio && unit != Unit::mhz;
+}
 
 }  // namespace
 
@@ -92,7 +108,7 @@ Expected<Series> boxcar(std::span<const Point> series, double kernel_s) {
   auto kernel_ns = seconds_to_ns(kernel_s, "boxcar kernel");
   if (!kernel_ns) return kernel_ns.error();
   if (auto e = check_time_order(series, "boxcar")) return *e;
-  const std::int64_t before = *kernel_ns / 2;       // window is [t - before, t + after)
+  const std::int64_t before = *kernel_ns / 2;  // window is [t - before, t + after)
   const std::int64_t after = *kernel_ns - before;
   Series out;
   out.reserve(series.size());
@@ -122,7 +138,8 @@ Expected<Series> resample(std::span<const Point> series, double step_s, std::int
   std::size_t i = 0;
   for (std::int64_t bin = first_bin; bin <= last_bin; ++bin) {
     FiniteMean mean;
-    while (i < series.size() && floor_div(series[i].ts_ns - origin_ns, *step_ns) == bin) mean.add(series[i++].value);
+    while (i < series.size() && floor_div(series[i].ts_ns - origin_ns, *step_ns) == bin)
+      mean.add(series[i++].value);
     out.push_back({origin_ns + bin * *step_ns, mean.mean()});
   }
   return out;
@@ -153,8 +170,9 @@ std::optional<double> conversion_factor(Unit from, Unit to) {
 Expected<Series> convert(std::span<const Point> series, Unit from, Unit to) {
   auto factor = conversion_factor(from, to);
   if (!factor) {
-    return MetricError{"cannot convert " + std::string(to_string(from)) + " to " + std::string(to_string(to)) +
-                       (rate_unit(from) == to ? " without the time each value covers; use counts_to_rates" : "")};
+    return MetricError{
+        "cannot convert " + std::string(to_string(from)) + " to " + std::string(to_string(to)) +
+        (rate_unit(from) == to ? " without the time each value covers; use counts_to_rates" : "")};
   }
   Series out(series.begin(), series.end());
   for (Point& p : out) p.value *= *factor;
@@ -168,7 +186,8 @@ DisplayScale display_scale(Unit unit, double magnitude) {
   if (takes_prefix(unit) && std::isfinite(rounded) && rounded >= 1000) {
     power = std::min(kPrefixes.size() - 1, static_cast<std::size_t>(std::floor(std::log10(rounded) / 3)));
   }
-  return {std::pow(1000.0, static_cast<double>(power)), std::string(kPrefixes[power]) + std::string(base_symbol(unit))};
+  return {std::pow(1000.0, static_cast<double>(power)),
+          std::string(kPrefixes[power]) + std::string(base_symbol(unit))};
 }
 
 std::string format_value(double value, Unit unit) {
@@ -214,7 +233,8 @@ std::vector<Panel> group_into_panels(std::span<const TaggedSeries> all) {
     auto it = std::find_if(panels.begin(), panels.end(),
                            [&](const Panel& p) { return p.entity == d.entity() && p.unit == d.unit; });
     if (it == panels.end()) {
-      panels.push_back({d.entity(), d.unit, d.entity() + " (" + std::string(to_string(d.unit)) + ")", d.peak, {}});
+      panels.push_back(
+          {d.entity(), d.unit, d.entity() + " (" + std::string(to_string(d.unit)) + ")", d.peak, {}});
       it = panels.end() - 1;
     }
     it->series.push_back({i, {}});
@@ -228,12 +248,13 @@ std::vector<Panel> group_into_panels(std::span<const TaggedSeries> all) {
       scopes.insert(d.scope);
       if (panel.peak != d.peak) panel.peak.reset();  // no shared reference line
     }
-    std::stable_sort(panel.series.begin(), panel.series.end(), [&](const PanelSeries& a, const PanelSeries& b) {
-      const MetricDescriptor& x = all[a.index].descriptor;
-      const MetricDescriptor& y = all[b.index].descriptor;
-      if (x.scope != y.scope) return x.scope < y.scope;
-      return x.full_name() < y.full_name();
-    });
+    std::stable_sort(panel.series.begin(), panel.series.end(),
+                     [&](const PanelSeries& a, const PanelSeries& b) {
+                       const MetricDescriptor& x = all[a.index].descriptor;
+                       const MetricDescriptor& y = all[b.index].descriptor;
+                       if (x.scope != y.scope) return x.scope < y.scope;
+                       return x.full_name() < y.full_name();
+                     });
     for (PanelSeries& s : panel.series) {
       const MetricDescriptor& d = all[s.index].descriptor;
       if (names.size() > 1 && scopes.size() > 1) {

@@ -16,7 +16,9 @@ namespace diescope::recfmt {
 // The index in RecordKinds (record_kinds.hpp) of the kind whose lines start with `word`.
 std::optional<std::size_t> kind_of_word(std::string_view word);
 
-inline bool is_separator(char c) { return c == ' ' || c == '\t'; }
+inline bool is_separator(char c) {
+  return c == ' ' || c == '\t';
+}
 
 // Appends a value as the format writes it: shortest round-trip decimal, "nan" for any NaN.
 void append_number(std::string& out, double value);

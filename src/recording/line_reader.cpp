@@ -14,8 +14,8 @@ OpenFile::~OpenFile() {
   if (fd >= 0) ::close(fd);
 }
 
-LineReader::LineReader(std::shared_ptr<const OpenFile> file, std::int64_t begin, std::int64_t limit, long first_line,
-                       std::size_t buffer_bytes, bool strict_limit)
+LineReader::LineReader(std::shared_ptr<const OpenFile> file, std::int64_t begin, std::int64_t limit,
+                       long first_line, std::size_t buffer_bytes, bool strict_limit)
     : file_(std::move(file)),
       limit_(limit),
       file_pos_(begin),
@@ -68,7 +68,8 @@ void LineReader::fill() {
     buf_ = std::move(grown);
     capacity_ = bigger;
   }
-  const auto want = static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(capacity_ - end_), limit_ - file_pos_));
+  const auto want = static_cast<std::size_t>(
+      std::min<std::int64_t>(static_cast<std::int64_t>(capacity_ - end_), limit_ - file_pos_));
   ssize_t n;
   do {
     n = ::pread(file_->fd, buf_.get() + end_, want, file_pos_);

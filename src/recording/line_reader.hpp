@@ -11,7 +11,8 @@ namespace diescope::recfmt {
 
 // An open recording file; closed when the last reader lets go of it.
 struct OpenFile {
-  OpenFile(std::string path_for_messages, int descriptor) : path(std::move(path_for_messages)), fd(descriptor) {}
+  OpenFile(std::string path_for_messages, int descriptor)
+      : path(std::move(path_for_messages)), fd(descriptor) {}
   ~OpenFile();
   OpenFile(const OpenFile&) = delete;
   OpenFile& operator=(const OpenFile&) = delete;
@@ -29,7 +30,7 @@ class LineReader {
   // The next complete line, without its '\n' and a '\r' before it. False at the end of the range;
   // tail_bytes() then says how many bytes followed the last newline.
   bool next(std::string_view& line);
-  long line_number() const { return line_number_; }       // of the line last returned
+  long line_number() const { return line_number_; }          // of the line last returned
   std::int64_t line_offset() const { return line_offset_; }  // where that line starts in the file
   std::int64_t offset_after() const { return line_offset_ + static_cast<std::int64_t>(line_length_) + 1; }
   std::size_t tail_bytes() const { return tail_bytes_; }
@@ -47,8 +48,8 @@ class LineReader {
   bool eof_ = false;
   std::unique_ptr<char[]> buf_;
   std::size_t capacity_;
-  std::size_t pos_ = 0;   // start of the unread part
-  std::size_t end_ = 0;   // end of the bytes read
+  std::size_t pos_ = 0;      // start of the unread part
+  std::size_t end_ = 0;      // end of the bytes read
   std::size_t scanned_ = 0;  // bytes from pos_ already known to hold no newline
   long line_number_;
   std::int64_t line_offset_ = 0;

@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
       return diescope::kExitUsage;
     }
   } catch (const diescope::Error& e) {
-    std::fprintf(stderr, "diescope-make-recording: error: %s\n  fix: %s\n", e.cause().c_str(), e.fix().c_str());
+    std::fprintf(stderr, "diescope-make-recording: error: %s\n  fix: %s\n", e.cause().c_str(),
+                 e.fix().c_str());
     return e.exit_code();
   }
   return 0;

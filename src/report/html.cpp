@@ -25,11 +25,20 @@ std::string escape(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -39,7 +48,10 @@ std::string escape(std::string_view s) {
 class Bins {
  public:
   Bins(TimeNs lo, TimeNs hi, int n)
-      : lo_(lo), width_(static_cast<double>(hi - lo) / n), n_(n), weighted_(static_cast<std::size_t>(n), 0.0),
+      : lo_(lo),
+        width_(static_cast<double>(hi - lo) / n),
+        n_(n),
+        weighted_(static_cast<std::size_t>(n), 0.0),
         covered_(static_cast<std::size_t>(n), 0.0) {}
 
   void add(TimeNs a, TimeNs b, double value) {
@@ -69,8 +81,12 @@ class Bins {
   std::vector<double> weighted_, covered_;
 };
 
-double x_of(double fraction) { return kLeft + (kRight - kLeft) * fraction; }
-double y_of(double pct) { return kBottom - (kBottom - kTop) * std::clamp(pct, 0.0, 100.0) / 100.0; }
+double x_of(double fraction) {
+  return kLeft + (kRight - kLeft) * fraction;
+}
+double y_of(double pct) {
+  return kBottom - (kBottom - kTop) * std::clamp(pct, 0.0, 100.0) / 100.0;
+}
 
 // A step line through the bins that have a value; a bin without one breaks the line. Bins in a
 // row that draw at the same height make one segment.
@@ -114,7 +130,8 @@ double tick_step(double span_s) {
   return 10 * power;
 }
 
-std::string svg(const Bins& die, const Bins& util, double span_s, std::optional<std::pair<double, double>> window) {
+std::string svg(const Bins& die, const Bins& util, double span_s,
+                std::optional<std::pair<double, double>> window) {
   std::string out = fmt::format(
       "<svg viewBox=\"0 0 {:g} {:g}\" role=\"img\" "
       "aria-label=\"DIE-Util and GPU-Util over the run\">\n",
@@ -123,13 +140,14 @@ std::string svg(const Bins& die, const Bins& util, double span_s, std::optional<
     out += fmt::format("<rect class=\"window\" x=\"{:.1f}\" y=\"{:g}\" width=\"{:.1f}\" height=\"{:g}\"/>\n",
                        x_of(window->first), kTop, x_of(window->second) - x_of(window->first), kBottom - kTop);
   for (int pct = 0; pct <= 100; pct += 25)
-    out += fmt::format("<line class=\"grid\" x1=\"{:g}\" x2=\"{:g}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>"
-                       "<text x=\"{:g}\" y=\"{:.1f}\" text-anchor=\"end\">{}%</text>\n",
-                       kLeft, kRight, y_of(pct), y_of(pct), kLeft - 4, y_of(pct) + 4, pct);
+    out += fmt::format(
+        "<line class=\"grid\" x1=\"{:g}\" x2=\"{:g}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>"
+        "<text x=\"{:g}\" y=\"{:.1f}\" text-anchor=\"end\">{}%</text>\n",
+        kLeft, kRight, y_of(pct), y_of(pct), kLeft - 4, y_of(pct) + 4, pct);
   const double step = tick_step(span_s);
   for (double t = 0; span_s > 0 && t <= span_s * (1 + 1e-9); t += step)
-    out += fmt::format("<text x=\"{:.1f}\" y=\"{:g}\" text-anchor=\"middle\">{:g} s</text>\n", x_of(t / span_s),
-                       kBottom + 16, t);
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:g}\" text-anchor=\"middle\">{:g} s</text>\n",
+                       x_of(t / span_s), kBottom + 16, t);
   out += polylines(util, "gpu");
   out += polylines(die, "die");
   out += "</svg>\n";
@@ -193,12 +211,14 @@ void HtmlRenderer::finish(const ReportInput& input) {
                       report.value("method", 0));
   html += "<pre>" + escape(render_terminal(report)) + "</pre>\n";
   html += "<h2>Over the run</h2>\n";
-  html += "<p><b class=\"key-die\">DIE-Util</b> (busiest unit of each used sample) and "
-          "<b class=\"key-gpu\">GPU-Util</b> (NVML), each a time-weighted mean over ";
+  html +=
+      "<p><b class=\"key-die\">DIE-Util</b> (busiest unit of each used sample) and "
+      "<b class=\"key-gpu\">GPU-Util</b> (NVML), each a time-weighted mean over ";
   html += fmt::format("{} equal slices of the {:.2f} s run", bins, span_s);
   if (window) html += "; the shaded band is the steady window";
-  html += ". A break in a line is time with no value (dropped samples, no reading). "
-          "Single samples above 100% are drawn at 100%.</p>\n";
+  html +=
+      ". A break in a line is time with no value (dropped samples, no reading). "
+      "Single samples above 100% are drawn at 100%.</p>\n";
   html += svg(die, util, span_s, window);
   html += "</body>\n</html>\n";
   write_file_atomically(path_, html);

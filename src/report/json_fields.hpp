@@ -24,7 +24,8 @@ inline void put_number(nlohmann::json& o, const std::string& key, double value, 
 }
 
 template <typename Int>
-inline void put_int(nlohmann::json& o, const std::string& key, Int value, bool known, std::string_view reason) {
+inline void put_int(nlohmann::json& o, const std::string& key, Int value, bool known,
+                    std::string_view reason) {
   if (known)
     o[key] = value;
   else

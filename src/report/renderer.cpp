@@ -53,11 +53,14 @@ void MultiRenderer::render(const ReportInput& input) {
 void SampleRenderer::render(const ReportInput& input) {
   if (!input.recording) throw_no_recording(*this);
   begin(input);
-  walk_samples(*input.recording, input.analysis, [this](const WalkedSample& sample) { this->sample(sample); });
+  walk_samples(*input.recording, input.analysis,
+               [this](const WalkedSample& sample) { this->sample(sample); });
   finish(input);
 }
 
-void JsonRenderer::render(const ReportInput& input) { write_file_atomically(path_, dump_report(input.report)); }
+void JsonRenderer::render(const ReportInput& input) {
+  write_file_atomically(path_, dump_report(input.report));
+}
 
 struct CsvRenderer::State {
   explicit State(const std::filesystem::path& path) : file(path) {}
@@ -71,10 +74,13 @@ CsvRenderer::~CsvRenderer() = default;
 void CsvRenderer::begin(const ReportInput& input) {
   state_ = std::make_unique<State>(path_);
   State* st = state_.get();
-  st->csv.emplace(input.recording->meta(), input.analysis, [st](std::string_view piece) { st->file.write(piece); });
+  st->csv.emplace(input.recording->meta(), input.analysis,
+                  [st](std::string_view piece) { st->file.write(piece); });
 }
 
-void CsvRenderer::sample(const WalkedSample& walked) { state_->csv->row(walked); }
+void CsvRenderer::sample(const WalkedSample& walked) {
+  state_->csv->row(walked);
+}
 
 void CsvRenderer::finish(const ReportInput&) {
   state_->csv->finish();

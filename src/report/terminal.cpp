@@ -40,7 +40,9 @@ std::string reason(const json& o, const char* key) {
 }
 
 // Headline figures are points with one decimal in the file; print exactly one decimal.
-std::string one_decimal(double v) { return fmt::format("{:.1f}", v); }
+std::string one_decimal(double v) {
+  return fmt::format("{:.1f}", v);
+}
 
 std::string pct_or_na(const json& o, const char* key) {
   auto v = number(o, key);
@@ -72,7 +74,8 @@ std::string span_block(const json& r, const char* span_word) {
   {
     std::string rest;
     if (number(h, "gpu_util_pct")) {
-      rest = fmt::format("nvidia-smi's figure ({}), over the time the counters cover", text(r, "gpu_util_source", "none"));
+      rest = fmt::format("nvidia-smi's figure ({}), over the time the counters cover",
+                         text(r, "gpu_util_source", "none"));
       if (partial) {
         if (auto whole = number(r, "gpu_util_whole_span_pct"))
           rest += fmt::format("; whole {} {}%", span_word, one_decimal(*whole));
@@ -126,7 +129,8 @@ std::string span_block(const json& r, const char* span_word) {
       std::string key = lu.get<std::string>();
       std::string mean = "n/a";
       for (const json& u : member(r, "units", kNoArray))
-        if (u.value("key", "") == key && u.at("mean_pct").is_number()) mean = one_decimal(u.at("mean_pct").get<double>()) + "%";
+        if (u.value("key", "") == key && u.at("mean_pct").is_number())
+          mean = one_decimal(u.at("mean_pct").get<double>()) + "%";
       out += row("limiting", label_of(r, key), fmt::format("{} of peak", mean));
     } else {
       out += row("limiting", "none", reason(r, "limiting_unit"));
@@ -134,14 +138,16 @@ std::string span_block(const json& r, const char* span_word) {
   }
   // Coverage: counters against the span, GPU-Util against counter time.
   {
-    std::string chip = number(r, "chip_coverage_pct")
-                           ? fmt::format("counters {}% of the {}", one_decimal(*number(r, "chip_coverage_pct")),
-                                         gate.value("of", "span") == "span" ? span_word : "scheduled counter time")
-                           : "counters n/a: " + reason(r, "chip_coverage_pct");
+    std::string chip =
+        number(r, "chip_coverage_pct")
+            ? fmt::format("counters {}% of the {}", one_decimal(*number(r, "chip_coverage_pct")),
+                          gate.value("of", "span") == "span" ? span_word : "scheduled counter time")
+            : "counters n/a: " + reason(r, "chip_coverage_pct");
     chip += fmt::format(" (gate {:g}%)", gate.value("min_pct", 90.0));
-    std::string util = number(r, "gpu_util_coverage_pct")
-                           ? fmt::format("GPU-Util {}% of counter time", one_decimal(*number(r, "gpu_util_coverage_pct")))
-                           : "GPU-Util n/a";
+    std::string util =
+        number(r, "gpu_util_coverage_pct")
+            ? fmt::format("GPU-Util {}% of counter time", one_decimal(*number(r, "gpu_util_coverage_pct")))
+            : "GPU-Util n/a";
     util += fmt::format(" (gate {:g}%)", r.at("gpu_util_coverage_gate").value("min_pct", 90.0));
     out += row("coverage", "", chip + "; " + util);
   }
@@ -149,16 +155,18 @@ std::string span_block(const json& r, const char* span_word) {
 }
 
 std::string units_block(const json& r) {
-  std::string out = fmt::format("  {:<13} {:>7} {:>10} {:>12}\n", "units", "mean", "available", "peak sample");
+  std::string out =
+      fmt::format("  {:<13} {:>7} {:>10} {:>12}\n", "units", "mean", "available", "peak sample");
   auto cell = [](const json& u, const char* key) {
     return u.at(key).is_number() ? one_decimal(u.at(key).get<double>()) + "%" : std::string("n/a");
   };
   for (const json& u : member(r, "units", kNoArray)) {
     std::string label = u.value("label", u.value("key", ""));
-    std::string line = fmt::format("  {:<13} {:>7} {:>10} {:>12}", label, cell(u, "mean_pct"), cell(u, "availability_pct"),
-                                   cell(u, "max_sample_pct"));
+    std::string line = fmt::format("  {:<13} {:>7} {:>10} {:>12}", label, cell(u, "mean_pct"),
+                                   cell(u, "availability_pct"), cell(u, "max_sample_pct"));
     std::string flags;
-    for (const json& f : member(u, "flags", kNoArray)) flags += (flags.empty() ? "" : ", ") + f.get<std::string>();
+    for (const json& f : member(u, "flags", kNoArray))
+      flags += (flags.empty() ? "" : ", ") + f.get<std::string>();
     if (!flags.empty()) line += "  [" + flags + "]";
     if (!u.value("counted_by_gpu_util", true)) line += "  (not counted by GPU-Util)";
     out += line + "\n";
@@ -185,8 +193,9 @@ std::string clocks_text(const json& c) {
 std::string hardware_block(const json& hw) {
   std::string out;
   std::string covers = hw.value("covers", "run");
-  out += row("clocks", "", fmt::format("over the {}: SM {}; memory {}", covers == "window" ? "steady window" : "run",
-                                       clocks_text(hw.at("sm_clock_mhz")), clocks_text(hw.at("mem_clock_mhz"))));
+  out += row("clocks", "",
+             fmt::format("over the {}: SM {}; memory {}", covers == "window" ? "steady window" : "run",
+                         clocks_text(hw.at("sm_clock_mhz")), clocks_text(hw.at("mem_clock_mhz"))));
   const json& tr = hw.at("throttle_reasons");
   std::string throttle;
   if (tr.is_null()) {
@@ -242,10 +251,10 @@ std::string render_terminal(const json& report) {
   std::string out;
 
   // First line: says partial before anything else when the counters did not cover the run.
-  std::string title = fmt::format("{} ({}, driver {}), {} run, {:.2f} s, method {}", text(gpu, "model", "unknown GPU"),
-                                  text(gpu, "chip", "unknown chip"), text(gpu, "driver", "unknown"),
-                                  text(report, "run_type", "single"), number(results, "span_s").value_or(0.0),
-                                  report.value("method", 0));
+  std::string title = fmt::format("{} ({}, driver {}), {} run, {:.2f} s, method {}",
+                                  text(gpu, "model", "unknown GPU"), text(gpu, "chip", "unknown chip"),
+                                  text(gpu, "driver", "unknown"), text(report, "run_type", "single"),
+                                  number(results, "span_s").value_or(0.0), report.value("method", 0));
   if (gate.value("partial", false))
     out += "diescope: " + text(gate, "wording") + ": " + title + "\n";
   else
@@ -261,9 +270,9 @@ std::string render_terminal(const json& report) {
   const json& window = report.at("window");
   if (window.value("found", false)) {
     const json& w = window.at("results");
-    out += fmt::format("\nsteady window ({}): {:.2f} s to {:.2f} s of the run, {:.2f} s\n", text(window, "how"),
-                       number(window, "start_s").value_or(0.0), number(window, "end_s").value_or(0.0),
-                       number(w, "span_s").value_or(0.0));
+    out += fmt::format("\nsteady window ({}): {:.2f} s to {:.2f} s of the run, {:.2f} s\n",
+                       text(window, "how"), number(window, "start_s").value_or(0.0),
+                       number(window, "end_s").value_or(0.0), number(w, "span_s").value_or(0.0));
     out += span_block(w, "window");
   } else if (!text(window, "how").empty()) {
     out += "\nsteady window: none (" + text(window, "how") + ")\n";
@@ -279,6 +288,8 @@ std::string render_terminal(const json& report) {
   return out;
 }
 
-void TerminalRenderer::render(const ReportInput& input) { out_ << render_terminal(input.report) << std::flush; }
+void TerminalRenderer::render(const ReportInput& input) {
+  out_ << render_terminal(input.report) << std::flush;
+}
 
 }  // namespace diescope

@@ -30,16 +30,28 @@ class EventWriter {
     if (!std::isfinite(value)) return;  // no value: the track is left as it was, never drawn as 0
     buffer_ += first_ ? "\n" : ",\n";
     first_ = false;
-    fmt::format_to(std::back_inserter(buffer_), R"({{"ph":"C","pid":{},"name":{},"ts":{},"args":{{"value":{}}}}})", kPid,
-                   quoted_name, us(ts), value);
+    fmt::format_to(std::back_inserter(buffer_),
+                   R"({{"ph":"C","pid":{},"name":{},"ts":{},"args":{{"value":{}}}}})", kPid, quoted_name,
+                   us(ts), value);
     if (buffer_.size() > (1 << 16)) flush();
   }
   void slice(int tid, const std::string& name, TimeNs start, TimeNs end, json args = json::object()) {
-    event(json{{"ph", "X"}, {"pid", kPid}, {"tid", tid}, {"name", name}, {"ts", us(start)},
-               {"dur", static_cast<double>(std::max<TimeNs>(end - start, 0)) / 1e3}, {"args", std::move(args)}});
+    event(json{{"ph", "X"},
+               {"pid", kPid},
+               {"tid", tid},
+               {"name", name},
+               {"ts", us(start)},
+               {"dur", static_cast<double>(std::max<TimeNs>(end - start, 0)) / 1e3},
+               {"args", std::move(args)}});
   }
   void instant(int tid, const std::string& name, TimeNs ts, json args) {
-    event(json{{"ph", "i"}, {"s", "t"}, {"pid", kPid}, {"tid", tid}, {"name", name}, {"ts", us(ts)}, {"args", std::move(args)}});
+    event(json{{"ph", "i"},
+               {"s", "t"},
+               {"pid", kPid},
+               {"tid", tid},
+               {"name", name},
+               {"ts", us(ts)},
+               {"args", std::move(args)}});
   }
   void event(const json& e) {
     buffer_ += first_ ? "\n" : ",\n";
@@ -85,21 +97,32 @@ void TraceRenderer::begin(const ReportInput& input) {
   state_ = std::make_unique<State>(path_, origin);
   AtomicFileWriter& file = state_->file;
   file.write("{\"displayTimeUnit\":\"ms\",\"otherData\":");
-  file.write(json{{"schema", report.value("schema", 0)},
-                  {"method", report.value("method", 0)},
-                  {"recording", report.at("source").value("recording", "")},
-                  {"time_origin_ns", origin}}
-                 .dump());
+  file.write(json{
+      {"schema", report.value("schema", 0)},
+      {"method", report.value("method", 0)},
+      {"recording", report.at("source").value("recording", "")},
+      {"time_origin_ns",
+       origin}}.dump());
   file.write(",\"traceEvents\":[");
   EventWriter& out = state_->out;
 
   const json& gpu = report.at("gpu");
-  out.event(json{{"ph", "M"}, {"pid", kPid}, {"name", "process_name"},
-                 {"args", {{"name", fmt::format("GPU {}: {} ({})", gpu.at("index").is_number() ? gpu.at("index").dump() : "?",
-                                                gpu.value("model", ""), gpu.value("chip", ""))}}}});
-  out.event(json{{"ph", "M"}, {"pid", kPid}, {"tid", kSamplesThread}, {"name", "thread_name"},
+  out.event(json{
+      {"ph", "M"},
+      {"pid", kPid},
+      {"name", "process_name"},
+      {"args",
+       {{"name", fmt::format("GPU {}: {} ({})", gpu.at("index").is_number() ? gpu.at("index").dump() : "?",
+                             gpu.value("model", ""), gpu.value("chip", ""))}}}});
+  out.event(json{{"ph", "M"},
+                 {"pid", kPid},
+                 {"tid", kSamplesThread},
+                 {"name", "thread_name"},
                  {"args", {{"name", "dropped chip samples"}}}});
-  out.event(json{{"ph", "M"}, {"pid", kPid}, {"tid", kPhasesThread}, {"name", "thread_name"},
+  out.event(json{{"ph", "M"},
+                 {"pid", kPid},
+                 {"tid", kPhasesThread},
+                 {"name", "thread_name"},
                  {"args", {{"name", "window and notes"}}}});
 
   for (const ColumnDef& c : meta.units) state_->unit_tracks.push_back(track(c, "unit "));
@@ -120,7 +143,8 @@ void TraceRenderer::sample(const WalkedSample& w) {
     return;
   }
   out.counter(R"("DIE-Util %")", s.start_ns, w.die_util_pct);
-  for (std::size_t i = 0; i < s.units.size() && i < unit_tracks.size(); ++i) out.counter(unit_tracks[i], s.start_ns, s.units[i]);
+  for (std::size_t i = 0; i < s.units.size() && i < unit_tracks.size(); ++i)
+    out.counter(unit_tracks[i], s.start_ns, s.units[i]);
   for (std::size_t i = 0; i < s.diagnostics.size() && i < diag_tracks.size(); ++i)
     out.counter(diag_tracks[i], s.start_ns, s.diagnostics[i]);
   for (std::size_t i = 0; i < w.engines.size() && i < engine_tracks.size(); ++i)
@@ -138,10 +162,11 @@ void TraceRenderer::finish(const ReportInput& input) {
 
   const json& window = report.at("window");
   if (window.value("found", false))
-    out.slice(kPhasesThread, "steady window", window.at("start_ns").get<TimeNs>(), window.at("end_ns").get<TimeNs>(),
-              json{{"how", window.value("how", "")}});
+    out.slice(kPhasesThread, "steady window", window.at("start_ns").get<TimeNs>(),
+              window.at("end_ns").get<TimeNs>(), json{{"how", window.value("how", "")}});
   for (const json& n : report.at("notes"))
-    out.instant(kPhasesThread, n.value("topic", "note"), n.at("ts_ns").get<TimeNs>(), json{{"text", n.value("text", "")}});
+    out.instant(kPhasesThread, n.value("topic", "note"), n.at("ts_ns").get<TimeNs>(),
+                json{{"text", n.value("text", "")}});
 
   out.flush();
   file.write("\n]}\n");

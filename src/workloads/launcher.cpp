@@ -14,7 +14,8 @@ namespace diescope::workloads {
 namespace {
 
 constexpr const char* kBuildFix =
-    "build it with the project's CMake (target diescope-workload, needs nvcc and DIESCOPE_CUDA=ON) and keep it "
+    "build it with the project's CMake (target diescope-workload, needs nvcc and DIESCOPE_CUDA=ON) and keep "
+    "it "
     "in the same folder as diescope";
 
 }  // namespace
@@ -37,7 +38,8 @@ std::filesystem::path find_workload_binary(const std::filesystem::path& self_exe
   const auto path = workload_binary_beside(self_exe);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
-    throw Error("the bundled workloads are not installed: " + path.string() + " does not exist", kBuildFix, kExitDevice);
+    throw Error("the bundled workloads are not installed: " + path.string() + " does not exist", kBuildFix,
+                kExitDevice);
   }
   if (::access(path.c_str(), X_OK) != 0) {
     throw Error("the bundled workloads cannot run: " + path.string() + " is not executable (" +

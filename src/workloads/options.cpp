@@ -27,10 +27,12 @@ bool is_workload(std::string_view name) {
 }
 
 std::string overview_help(std::string_view program) {
-  std::string text = std::string(program) + " NAME [OPTIONS]\n\n"
-                     "Bundled GPU workloads whose work is known. Each prints `diescope: measure start` and\n"
-                     "`diescope: measure stop` around its steady window (flushed at once), then one JSON line\n"
-                     "with the work it counted, its CUDA-event time and the SM clock it ran at.\n\nWorkloads:\n";
+  std::string text =
+      std::string(program) +
+      " NAME [OPTIONS]\n\n"
+      "Bundled GPU workloads whose work is known. Each prints `diescope: measure start` and\n"
+      "`diescope: measure stop` around its steady window (flushed at once), then one JSON line\n"
+      "with the work it counted, its CUDA-event time and the SM clock it ran at.\n\nWorkloads:\n";
   for (const auto& w : workload_catalog()) {
     text += "  " + std::string(w.name);
     text.append(w.name.size() < 8 ? 8 - w.name.size() : 1, ' ');
@@ -55,7 +57,9 @@ void add_common(CLI::App& app, CommonOptions& common) {
   app.add_option("--seconds", common.seconds, "length of the measured window in seconds")
       ->check(CLI::Range(0.01, 86400.0))
       ->capture_default_str();
-  app.add_option("--device", common.device, "CUDA device index")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--device", common.device, "CUDA device index")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 }
 
 std::unique_ptr<CLI::App> make_app(const std::string& name, const std::string& description) {
@@ -72,22 +76,25 @@ struct WorkloadParser {
 
 WorkloadParser ffma_parser() {
   auto options = std::make_shared<FfmaOptions>();
-  auto app = make_app("ffma",
-                      "FFMA on a chosen number of SMs. One block of 1024 threads per SM: each block asks for more\n"
-                      "than half of an SM's shared memory, so no SM can hold two, and the kernel checks the SM\n"
-                      "ids its blocks ran on. FLOPs = 2 x FMAs per thread x threads x launches. Launches are\n"
-                      "queued ahead so the GPU never waits on the host inside the window.");
-  app->add_option("--sms", options->sms, "SMs to load (default: all of the device)")->check(CLI::Range(1, 100000));
+  auto app =
+      make_app("ffma",
+               "FFMA on a chosen number of SMs. One block of 1024 threads per SM: each block asks for more\n"
+               "than half of an SM's shared memory, so no SM can hold two, and the kernel checks the SM\n"
+               "ids its blocks ran on. FLOPs = 2 x FMAs per thread x threads x launches. Launches are\n"
+               "queued ahead so the GPU never waits on the host inside the window.");
+  app->add_option("--sms", options->sms, "SMs to load (default: all of the device)")
+      ->check(CLI::Range(1, 100000));
   add_common(*app, options->common);
   return {std::move(app), [options] { return WorkloadOptions{*options}; }};
 }
 
 WorkloadParser stream_parser() {
   auto options = std::make_shared<StreamOptions>();
-  auto app = make_app("stream",
-                      "STREAM copy (b = a) and triad (a = b + s*c) on float vectors. Bytes counted per launch:\n"
-                      "copy 2 x N x 4, triad 3 x N x 4. GB/s over CUDA-event time. With --kernel all, each kernel\n"
-                      "gets its own window (start and stop markers) and its own JSON line, copy first.");
+  auto app =
+      make_app("stream",
+               "STREAM copy (b = a) and triad (a = b + s*c) on float vectors. Bytes counted per launch:\n"
+               "copy 2 x N x 4, triad 3 x N x 4. GB/s over CUDA-event time. With --kernel all, each kernel\n"
+               "gets its own window (start and stop markers) and its own JSON line, copy first.");
   auto kernel_name = std::make_shared<std::string>("copy");
   app->add_option("--kernel", *kernel_name, "copy, triad or all")
       ->check(CLI::IsMember({"copy", "triad", "all"}, CLI::ignore_case))
@@ -107,10 +114,12 @@ WorkloadParser stream_parser() {
 
 WorkloadParser gemm_parser() {
   auto options = std::make_shared<GemmOptions>();
-  auto app = make_app("gemm",
-                      "bf16 GEMM on the tensor cores through cuBLAS (cublasGemmEx: bf16 A, B and C, FP32 compute).\n"
-                      "FLOPs = 2 x m x n x k per call; calls are queued ahead for the whole window.");
-  for (auto [flag, field] : {std::pair{"--m", &options->m}, std::pair{"--n", &options->n}, std::pair{"--k", &options->k}}) {
+  auto app =
+      make_app("gemm",
+               "bf16 GEMM on the tensor cores through cuBLAS (cublasGemmEx: bf16 A, B and C, FP32 compute).\n"
+               "FLOPs = 2 x m x n x k per call; calls are queued ahead for the whole window.");
+  for (auto [flag, field] :
+       {std::pair{"--m", &options->m}, std::pair{"--n", &options->n}, std::pair{"--k", &options->k}}) {
     app->add_option(flag, *field, std::string("matrix dimension ") + (flag + 2))
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20))
         ->capture_default_str();
@@ -121,9 +130,10 @@ WorkloadParser gemm_parser() {
 
 WorkloadParser duty_parser() {
   auto options = std::make_shared<DutyOptions>();
-  auto app = make_app("duty",
-                      "A kernel on/off duty cycle: every period, a kernel keeps every SM busy for --on-ms, then\n"
-                      "the GPU idles until the next period. Reports the on-fraction measured with CUDA events.");
+  auto app =
+      make_app("duty",
+               "A kernel on/off duty cycle: every period, a kernel keeps every SM busy for --on-ms, then\n"
+               "the GPU idles until the next period. Reports the on-fraction measured with CUDA events.");
   app->add_option("--on-ms", options->on_ms, "busy time in each period, milliseconds")
       ->check(CLI::Range(0.1, 3600000.0))
       ->capture_default_str();
@@ -138,7 +148,8 @@ WorkloadParser duty_parser() {
                                "give an on-time no longer than the period");
             }
             if (options->common.seconds < options->period_ms / 1000.0) {
-              throw UsageError("--seconds is shorter than one period", "give --seconds at least --period-ms / 1000");
+              throw UsageError("--seconds is shorter than one period",
+                               "give --seconds at least --period-ms / 1000");
             }
             return *options;
           }};

@@ -11,10 +11,13 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string arch(int major, int minor) { return "compute capability " + std::to_string(major) + "." + std::to_string(minor); }
+std::string arch(int major, int minor) {
+  return "compute capability " + std::to_string(major) + "." + std::to_string(minor);
+}
 
 std::uint64_t checked_mul(std::uint64_t a, std::uint64_t b) {
-  if (a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a) throw std::overflow_error("work count overflows 64 bits");
+  if (a != 0 && b > std::numeric_limits<std::uint64_t>::max() / a)
+    throw std::overflow_error("work count overflows 64 bits");
   return a * b;
 }
 
@@ -25,7 +28,8 @@ Rate fp32_lanes_per_sm(int cc_major, int cc_minor) {
   // Hopper (9.0) and Blackwell (10.x, 11.x, 12.x): 128.
   if (cc_major == 7) return {64.0, ""};
   if (cc_major == 8 && cc_minor == 0) return {64.0, ""};
-  if (cc_major == 8 || cc_major == 9 || cc_major == 10 || cc_major == 11 || cc_major == 12) return {128.0, ""};
+  if (cc_major == 8 || cc_major == 9 || cc_major == 10 || cc_major == 11 || cc_major == 12)
+    return {128.0, ""};
   return {kNaN, "FP32 lanes per SM not known for " + arch(cc_major, cc_minor)};
 }
 
@@ -45,7 +49,8 @@ std::uint64_t ffma_per_thread(std::uint64_t iterations, std::uint64_t unroll, st
   return checked_mul(checked_mul(iterations, unroll), accumulators);
 }
 
-std::uint64_t ffma_warp_instructions(std::uint64_t fma_per_thread, std::uint64_t threads, std::uint64_t launches) {
+std::uint64_t ffma_warp_instructions(std::uint64_t fma_per_thread, std::uint64_t threads,
+                                     std::uint64_t launches) {
   if (threads % 32 != 0) throw std::invalid_argument("threads must be whole warps");
   return checked_mul(checked_mul(fma_per_thread, threads / 32), launches);
 }
@@ -67,10 +72,14 @@ double fp32_peak_flops(double sm_count, double lanes_per_sm, double sm_clock_hz)
 
 std::string_view stream_kernel_name(StreamKernel kernel) {
   switch (kernel) {
-    case StreamKernel::copy: return "copy";
-    case StreamKernel::scale: return "scale";
-    case StreamKernel::add: return "add";
-    case StreamKernel::triad: return "triad";
+    case StreamKernel::copy:
+      return "copy";
+    case StreamKernel::scale:
+      return "scale";
+    case StreamKernel::add:
+      return "add";
+    case StreamKernel::triad:
+      return "triad";
   }
   return "unknown";
 }
@@ -79,10 +88,13 @@ int stream_vectors_read(StreamKernel kernel) {
   return kernel == StreamKernel::add || kernel == StreamKernel::triad ? 2 : 1;
 }
 
-int stream_vectors_written(StreamKernel) { return 1; }
+int stream_vectors_written(StreamKernel) {
+  return 1;
+}
 
 std::uint64_t stream_bytes(StreamKernel kernel, std::uint64_t elements, std::uint64_t element_bytes) {
-  const auto vectors = static_cast<std::uint64_t>(stream_vectors_read(kernel) + stream_vectors_written(kernel));
+  const auto vectors =
+      static_cast<std::uint64_t>(stream_vectors_read(kernel) + stream_vectors_written(kernel));
   return checked_mul(checked_mul(vectors, elements), element_bytes);
 }
 
@@ -103,7 +115,8 @@ Rate clock_mhz_between(const std::vector<SmStamp>& first, const std::vector<SmSt
   for (const auto& s : last) {
     auto it = earlier.find(s.smid);
     if (it == earlier.end() || s.ns <= it->second.ns || s.cycles < it->second.cycles) continue;
-    sum += clock_mhz(static_cast<double>(s.cycles - it->second.cycles), static_cast<double>(s.ns - it->second.ns));
+    sum += clock_mhz(static_cast<double>(s.cycles - it->second.cycles),
+                     static_cast<double>(s.ns - it->second.ns));
     ++count;
   }
   if (count == 0) return {kNaN, "no SM was stamped both before and after the window"};

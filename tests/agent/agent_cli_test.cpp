@@ -36,8 +36,9 @@ TEST(AgentCli, ReplayWritesRecordsToTheStoreAndStdout) {
   const fs::path dir = temp_dir("replay");
   const fs::path db = dir / "agent.db";
   // Always on, one period longer than the 3.55 s recording: one record covering all of it, at 4x.
-  RunningProgram agent({kDiescope, "agent", "--replay", kRecording, "--replay-speed", "4", "--duty-on-ms", "60000",
-                        "--duty-period-ms", "60000", "--db", db.string(), "--ndjson", "--no-listen"});
+  RunningProgram agent({kDiescope, "agent", "--replay", kRecording, "--replay-speed", "4", "--duty-on-ms",
+                        "60000", "--duty-period-ms", "60000", "--db", db.string(), "--ndjson",
+                        "--no-listen"});
   ASSERT_TRUE(agent.started());
   const auto status = agent.wait(15s);
   ASSERT_TRUE(status) << "the agent did not end with the replay";
@@ -62,7 +63,8 @@ TEST(AgentCli, ReplayWritesRecordsToTheStoreAndStdout) {
   Db store(db);
   EXPECT_EQ(store.text("SELECT count(*) FROM records"), "1");
   EXPECT_EQ(store.text("SELECT id FROM records"), std::to_string(record["id"].get<long>()));
-  EXPECT_DOUBLE_EQ(std::stod(store.text("SELECT printf('%.17g', die_util_pct) FROM records")), expected.run.die_util_pct);
+  EXPECT_DOUBLE_EQ(std::stod(store.text("SELECT printf('%.17g', die_util_pct) FROM records")),
+                   expected.run.die_util_pct);
   EXPECT_EQ(store.text("PRAGMA integrity_check"), "ok");
 }
 
@@ -70,8 +72,8 @@ TEST(AgentCli, SigtermStopsWithTheCountersDisabled) {
   const fs::path dir = temp_dir("sigterm");
   const fs::path db = dir / "agent.db";
   RunningProgram agent({kDiescope, "agent", "--replay", kRecording, "--replay-loop", "--replay-speed", "2",
-                        "--duty-on-ms", "500", "--duty-period-ms", "1000", "--poll-ms", "250", "--db", db.string(),
-                        "--ndjson", "--no-listen"});
+                        "--duty-on-ms", "500", "--duty-period-ms", "1000", "--poll-ms", "250", "--db",
+                        db.string(), "--ndjson", "--no-listen"});
   ASSERT_TRUE(agent.started());
   ASSERT_TRUE(agent.read_line(10s)) << "no record came: " << agent.stderr_text();
   agent.signal(SIGTERM);
@@ -92,8 +94,8 @@ TEST(AgentCli, Kill9LeavesEveryCommittedRecordInAnIntactStore) {
   // A record every 2 ms of wall time (100 ms periods at 50x), each its own transaction: the
   // kill lands in the middle of writes. A line reaches stdout only after its commit.
   RunningProgram agent({kDiescope, "agent", "--replay", kRecording, "--replay-loop", "--replay-speed", "50",
-                        "--duty-on-ms", "50", "--duty-period-ms", "100", "--poll-ms", "50", "--db", db.string(),
-                        "--ndjson", "--no-listen"});
+                        "--duty-on-ms", "50", "--duty-period-ms", "100", "--poll-ms", "50", "--db",
+                        db.string(), "--ndjson", "--no-listen"});
   ASSERT_TRUE(agent.started());
   std::vector<std::string> lines;
   const auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -115,12 +117,15 @@ TEST(AgentCli, Kill9LeavesEveryCommittedRecordInAnIntactStore) {
   EXPECT_EQ(missing, 0) << "of " << committed.size() << " committed records";
   EXPECT_GE(std::stol(store.text("SELECT count(*) FROM records")), static_cast<long>(committed.size()));
   // Every stored record has its units.
-  EXPECT_EQ(store.text("SELECT count(*) FROM records r WHERE NOT EXISTS (SELECT 1 FROM units u WHERE u.record_id=r.id)"),
-            "0");
+  EXPECT_EQ(
+      store.text(
+          "SELECT count(*) FROM records r WHERE NOT EXISTS (SELECT 1 FROM units u WHERE u.record_id=r.id)"),
+      "0");
 }
 
 TEST(AgentCli, BadSettingsSayWhatToDo) {
-  RunningProgram agent({kDiescope, "agent", "--replay", kRecording, "--duty-on-ms", "0", "--no-db", "--no-listen"});
+  RunningProgram agent(
+      {kDiescope, "agent", "--replay", kRecording, "--duty-on-ms", "0", "--no-db", "--no-listen"});
   const auto status = agent.wait(10s);
   ASSERT_TRUE(status);
   EXPECT_EQ(status->describe(), "exited with code 2");

@@ -37,8 +37,8 @@ GpuStatus status_with_record() {
 }
 
 TEST(Metrics, PrometheusTextNamesUnitsAndLabels) {
-  const std::string text =
-      render_metrics({status_with_record()}, AgentInfo{"replay", 2000, 60000, 1000}, ExpositionFormat::prometheus_text);
+  const std::string text = render_metrics({status_with_record()}, AgentInfo{"replay", 2000, 60000, 1000},
+                                          ExpositionFormat::prometheus_text);
   const std::string labels = "{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\"}";
   EXPECT_NE(text.find("# HELP diescope_die_util_percent "), std::string::npos);
   EXPECT_NE(text.find("# TYPE diescope_die_util_percent gauge\n"), std::string::npos);
@@ -47,19 +47,26 @@ TEST(Metrics, PrometheusTextNamesUnitsAndLabels) {
   EXPECT_NE(text.find("diescope_gap_percent" + labels + " 30\n"), std::string::npos);
   EXPECT_NE(text.find("diescope_stranded_idle_percent" + labels + " 10\n"), std::string::npos);
   EXPECT_NE(text.find("diescope_stranded_active_percent" + labels + " 30\n"), std::string::npos);
-  EXPECT_NE(text.find("diescope_unit_percent{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\",unit=\"dram\",unit_label=\"DRAM\"} 30\n"),
+  EXPECT_NE(text.find("diescope_unit_percent{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA "
+                      "H200\",unit=\"dram\",unit_label=\"DRAM\"} 30\n"),
             std::string::npos);
   // The limiting unit as a labelled gauge: 1 for it, 0 for the others.
-  EXPECT_NE(text.find("diescope_limiting_unit{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\",unit=\"fp32\"} 1\n"),
-            std::string::npos);
-  EXPECT_NE(text.find("diescope_limiting_unit{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\",unit=\"dram\"} 0\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find(
+          "diescope_limiting_unit{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\",unit=\"fp32\"} 1\n"),
+      std::string::npos);
+  EXPECT_NE(
+      text.find(
+          "diescope_limiting_unit{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\",unit=\"dram\"} 0\n"),
+      std::string::npos);
   // Base units: 99.5% is a ratio of 0.995; 1980 MHz is 1.98e9 Hz.
   EXPECT_NE(text.find("diescope_chip_coverage_ratio" + labels + " 0.995\n"), std::string::npos);
-  EXPECT_NE(text.find("diescope_sm_clock_hertz{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\",stat=\"mean\"} 1.98e+09\n"),
+  EXPECT_NE(text.find("diescope_sm_clock_hertz{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA "
+                      "H200\",stat=\"mean\"} 1.98e+09\n"),
             std::string::npos);
   // Unread memory clock: NaN, not 0.
-  EXPECT_NE(text.find("diescope_memory_clock_hertz{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\",stat=\"mean\"} NaN\n"),
+  EXPECT_NE(text.find("diescope_memory_clock_hertz{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA "
+                      "H200\",stat=\"mean\"} NaN\n"),
             std::string::npos);
   // Counters end in _total, in the TYPE line too, in the text format.
   EXPECT_NE(text.find("# TYPE diescope_records_total counter\n"), std::string::npos);
@@ -85,8 +92,8 @@ TEST(Metrics, OpenMetricsWhenAsked) {
             ExpositionFormat::openmetrics);
   EXPECT_EQ(format_for_accept("text/plain"), ExpositionFormat::prometheus_text);
   EXPECT_EQ(format_for_accept(""), ExpositionFormat::prometheus_text);
-  const std::string text =
-      render_metrics({status_with_record()}, AgentInfo{"replay", 2000, 60000, 1000}, ExpositionFormat::openmetrics);
+  const std::string text = render_metrics({status_with_record()}, AgentInfo{"replay", 2000, 60000, 1000},
+                                          ExpositionFormat::openmetrics);
   EXPECT_NE(text.find("# TYPE diescope_records counter\n"), std::string::npos);
   EXPECT_NE(text.find("# UNIT diescope_die_util_percent percent\n"), std::string::npos);
   EXPECT_NE(text.find("# UNIT diescope_counters_on_seconds seconds\n"), std::string::npos);
@@ -97,9 +104,11 @@ TEST(Metrics, NoRecordYetMeansNoGpuGaugesButCounters) {
   GpuStatus g = status_with_record();
   g.last.reset();
   g.records = 0;
-  const std::string text = render_metrics({g}, AgentInfo{"live", 2000, 60000, 1000}, ExpositionFormat::prometheus_text);
+  const std::string text =
+      render_metrics({g}, AgentInfo{"live", 2000, 60000, 1000}, ExpositionFormat::prometheus_text);
   EXPECT_EQ(text.find("diescope_die_util_percent{"), std::string::npos);
-  EXPECT_NE(text.find("diescope_records_total{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("diescope_records_total{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\"} 0\n"),
+            std::string::npos);
 }
 
 TEST(Metrics, LabelValuesAreEscaped) {

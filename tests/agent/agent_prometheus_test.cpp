@@ -42,14 +42,16 @@ int free_port() {
 }
 
 TEST(AgentPrometheus, PrometheusQueryReturnsTheRecordingsDieUtil) {
-  if (!fs::exists(kPrometheus)) GTEST_SKIP() << "no " << kPrometheus << " (scripts/setup.sh installs Debian's prometheus)";
+  if (!fs::exists(kPrometheus))
+    GTEST_SKIP() << "no " << kPrometheus << " (scripts/setup.sh installs Debian's prometheus)";
   const fs::path dir = fs::temp_directory_path() / ("diescope-agent-prom-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "tsdb");
 
   // The agent: the whole 3.55 s recording in one always-on period at 2x, then it keeps serving.
-  RunningProgram agent({kDiescope, "agent", "--replay", kRecording, "--replay-speed", "2", "--duty-on-ms", "60000",
-                        "--duty-period-ms", "60000", "--linger", "--no-db", "--listen", "127.0.0.1:0"});
+  RunningProgram agent({kDiescope, "agent", "--replay", kRecording, "--replay-speed", "2", "--duty-on-ms",
+                        "60000", "--duty-period-ms", "60000", "--linger", "--no-db", "--listen",
+                        "127.0.0.1:0"});
   ASSERT_TRUE(agent.started());
   int agent_port = 0;
   const std::string marker = "serving /metrics on http://127.0.0.1:";
@@ -93,7 +95,8 @@ TEST(AgentPrometheus, PrometheusQueryReturnsTheRecordingsDieUtil) {
       break;
     }
   }
-  ASSERT_FALSE(sample.is_null()) << "Prometheus never returned diescope_die_util_percent; last answer: " << last_body;
+  ASSERT_FALSE(sample.is_null()) << "Prometheus never returned diescope_die_util_percent; last answer: "
+                                 << last_body;
   EXPECT_EQ(sample["metric"]["gpu"], "0");
   EXPECT_EQ(sample["metric"]["model"], "NVIDIA H200");
   EXPECT_EQ(sample["metric"]["uuid"], expected.meta.gpu.uuid);

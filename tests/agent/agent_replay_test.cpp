@@ -122,10 +122,10 @@ TEST(AgentReplay, CountersAreOffBetweenWindows) {
   rig.run(1 * kS);
   EXPECT_TRUE(rig.source->counters_on(0));  // 1 s: inside the first window
   EXPECT_TRUE(rig.agent->status()[0].counters_on);
-  rig.run(2 * kS);                           // 3 s: between windows
+  rig.run(2 * kS);  // 3 s: between windows
   EXPECT_FALSE(rig.source->counters_on(0));
   EXPECT_FALSE(rig.agent->status()[0].counters_on);
-  rig.run(3 * kS);                           // 6 s: the second window
+  rig.run(3 * kS);  // 6 s: the second window
   EXPECT_TRUE(rig.source->counters_on(0));
 }
 
@@ -168,7 +168,7 @@ TEST(AgentReplay, WallClockStepRestartsTheRecordAndTheNextOneSaysSo) {
   Rig rig(20, duty(2000, 5000));
   auto first = rig.run(6 * kS);  // period 1 closed at 5 s; period 2 in its window
   ASSERT_EQ(first.size(), 1u);
-  rig.clock.step_wall(5 * kS);   // someone sets the clock 5 s ahead
+  rig.clock.step_wall(5 * kS);  // someone sets the clock 5 s ahead
   rig.clock.advance(500 * kMs);
   auto at_step = rig.agent->step();
   EXPECT_TRUE(at_step.empty());  // the period in progress is abandoned, not written

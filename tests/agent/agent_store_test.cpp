@@ -44,7 +44,8 @@ AgentRecord sample_record(TimeNs end_ns) {
   r.units = {UnitFigure{"fp32", "FP32", 60, 100, {}}, UnitFigure{"dram", "DRAM", kNaN, 0, {}}};
   r.limiting_unit = "fp32";
   r.chip_coverage_gate = "pass";
-  r.cost_reason = "the cost table has no figure for counters on 2000 ms of every 30000 ms at 10 ms on NVIDIA H200";
+  r.cost_reason =
+      "the cost table has no figure for counters on 2000 ms of every 30000 ms at 10 ms on NVIDIA H200";
   r.method = 3;
   return r;
 }
@@ -65,7 +66,8 @@ TEST(RecordStore, RecordsReadBackWithSql) {
   EXPECT_EQ(db.text("PRAGMA user_version"), std::to_string(kStoreSchema));
   EXPECT_EQ(db.text("SELECT die_util_pct FROM records WHERE id=1"), "60.0");
   EXPECT_EQ(db.text("SELECT gpu_util_pct IS NULL FROM records WHERE id=1"), "1");  // NaN -> NULL
-  EXPECT_EQ(db.text("SELECT gpu_util_reason FROM records WHERE id=1"), "no GPU-Util sample covers the chip-sampled time");
+  EXPECT_EQ(db.text("SELECT gpu_util_reason FROM records WHERE id=1"),
+            "no GPU-Util sample covers the chip-sampled time");
   EXPECT_EQ(db.text("SELECT limiting_unit FROM records WHERE id=1"), "fp32");
   EXPECT_EQ(db.text("SELECT cost_lo_pct IS NULL AND cost_reason <> '' FROM records"), "1");
   EXPECT_EQ(db.text("SELECT count(*) FROM units WHERE record_id=1"), "2");

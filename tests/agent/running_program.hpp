@@ -58,8 +58,7 @@ class RunningProgram {
     return lines;
   }
   std::string stderr_text() {
-    while (read_err_line(std::chrono::milliseconds(50))) {
-    }
+    while (read_err_line(std::chrono::milliseconds(50))) {}
     return err_all_;
   }
 
@@ -75,8 +74,8 @@ class RunningProgram {
   }
 
  private:
-  static std::optional<std::string> next_line(UniqueFd& fd, std::string& buf, std::chrono::milliseconds timeout,
-                                              std::string* keep) {
+  static std::optional<std::string> next_line(UniqueFd& fd, std::string& buf,
+                                              std::chrono::milliseconds timeout, std::string* keep) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
       const auto nl = buf.find('\n');
@@ -87,14 +86,17 @@ class RunningProgram {
         return line;
       }
       if (!fd) return std::nullopt;
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return std::nullopt;
       pollfd p{fd.get(), POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
       char tmp[4096];
       const ssize_t n = ::read(fd.get(), tmp, sizeof tmp);
-      if (n > 0) buf.append(tmp, static_cast<std::size_t>(n));
-      else if (n == 0 || (errno != EAGAIN && errno != EINTR)) fd.reset();
+      if (n > 0)
+        buf.append(tmp, static_cast<std::size_t>(n));
+      else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+        fd.reset();
     }
   }
 

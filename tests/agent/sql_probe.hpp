@@ -23,7 +23,8 @@ struct SqlProbe {
   std::string text(const std::string& sql) {
     sqlite3_stmt* st = nullptr;
     std::string out = "<error>";
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
       const unsigned char* t = sqlite3_column_text(st, 0);
       out = t ? reinterpret_cast<const char*>(t) : "NULL";
     }

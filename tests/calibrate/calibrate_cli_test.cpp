@@ -35,9 +35,13 @@ Ran run_command(const std::string& command_line, bool with_stderr = true) {
   return r;
 }
 
-Ran run(const std::string& args) { return run_command(std::string(DIESCOPE_BINARY_DIR) + "/bin/diescope " + args); }
+Ran run(const std::string& args) {
+  return run_command(std::string(DIESCOPE_BINARY_DIR) + "/bin/diescope " + args);
+}
 
-bool have_nvidia_device() { return fs::exists("/dev/nvidiactl") || fs::exists("/dev/nvidia0"); }
+bool have_nvidia_device() {
+  return fs::exists("/dev/nvidiactl") || fs::exists("/dev/nvidia0");
+}
 
 fs::path scratch(const std::string& name) {
   const fs::path dir = fs::path(DIESCOPE_BINARY_DIR) / "test-calibrate-cli" / name;
@@ -56,7 +60,8 @@ TEST(CalibrateCli, HelpAnswers) {
 }
 
 TEST(CalibrateCli, NoDriverSaysWhyAndExits4) {
-  if (have_nvidia_device()) GTEST_SKIP() << "this machine has an NVIDIA device: the no-driver path cannot be shown here";
+  if (have_nvidia_device())
+    GTEST_SKIP() << "this machine has an NVIDIA device: the no-driver path cannot be shown here";
   const fs::path dir = scratch("no_driver");
   const Ran r = run("calibrate --quick --output " + (dir / "x.json").string());
   EXPECT_EQ(r.exit_code, 4) << r.out;
@@ -93,17 +98,20 @@ TEST(CalibrateCli, QuickCheckEndToEndOnTheFakePath) {
   fs::create_directories(dir / "tmp");
   const std::string env = "env LD_LIBRARY_PATH=" + std::string(DIESCOPE_FAKE_NVML_DIR) +
                           " DIESCOPE_CUPTI=" + DIESCOPE_FAKE_SAMPLER_WRAPPER +
-                          " DIESCOPE_TEST_FAKE_SAMPLER=" + DIESCOPE_FAKE_SAMPLER + " XDG_DATA_HOME=" +
-                          (dir / "xdg").string() + " TMPDIR=" + (dir / "tmp").string() + " ";
+                          " DIESCOPE_TEST_FAKE_SAMPLER=" + DIESCOPE_FAKE_SAMPLER +
+                          " XDG_DATA_HOME=" + (dir / "xdg").string() + " TMPDIR=" + (dir / "tmp").string() +
+                          " ";
   const Ran r = run_command(env + (dir / "diescope").string() + " calibrate --quick");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   // Progress: plain lines, since stderr is a pipe here; the summary; where the file went.
-  EXPECT_NE(r.out.find("diescope: step 1/15: ffma 132/132 SMs (about 41 s left)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("diescope: step 1/15: ffma 132/132 SMs (about 41 s left)"), std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("diescope: step 15/15: stream"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Quick calibration of NVIDIA H200"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("A quick check is a setup check"), std::string::npos) << r.out;
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir / "xdg" / "diescope" / "calibrations")) files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(dir / "xdg" / "diescope" / "calibrations"))
+    files.push_back(e.path());
   ASSERT_EQ(files.size(), 1u);
   EXPECT_NE(files[0].filename().string().find("-quick.json"), std::string::npos);
   std::ifstream in(files[0]);
@@ -117,7 +125,8 @@ TEST(CalibrateCli, QuickCheckEndToEndOnTheFakePath) {
   for (const auto& u : j["units"]) {
     ASSERT_FALSE(u["check"]["steps"].empty()) << u.dump();
     // Every step was measured from the recording: a reading and a counter window the work covers.
-    for (const auto& step : u["check"]["steps"]) EXPECT_TRUE(step["counted"].get<bool>() || step.contains("not_counted"));
+    for (const auto& step : u["check"]["steps"])
+      EXPECT_TRUE(step["counted"].get<bool>() || step.contains("not_counted"));
   }
   EXPECT_EQ(j["device_model"]["stream"]["best_kernel"], "add");
   // The scratch folder is gone unless --keep.
@@ -141,18 +150,20 @@ TEST(CalibrateCli, CountersBusyOrForbiddenStopWithTheFix) {
   for (const std::string kind : {"busy", "permission"}) {
     const fs::path dir = scratch("counters_" + kind);
     const fs::path wrapper = dir / "sampler.sh";
-    std::ofstream(wrapper) << "#!/bin/sh\n[ \"$1\" = sample ] && shift\nexec \"$DIESCOPE_TEST_FAKE_SAMPLER\" \"$@\" "
-                              "--fail-with " << kind << "\n";
+    std::ofstream(wrapper)
+        << "#!/bin/sh\n[ \"$1\" = sample ] && shift\nexec \"$DIESCOPE_TEST_FAKE_SAMPLER\" \"$@\" "
+           "--fail-with "
+        << kind << "\n";
     fs::permissions(wrapper, fs::perms::owner_all, fs::perm_options::add);
     std::error_code ec;
     fs::create_hard_link(fs::path(DIESCOPE_BINARY_DIR) / "bin" / "diescope", dir / "diescope", ec);
     if (ec) fs::copy_file(fs::path(DIESCOPE_BINARY_DIR) / "bin" / "diescope", dir / "diescope");
     fs::copy_file(DIESCOPE_FAKE_WORKLOAD, dir / "diescope-workload");
     fs::permissions(dir / "diescope-workload", fs::perms::owner_all, fs::perm_options::add);
-    const Ran r = run_command("env LD_LIBRARY_PATH=" + std::string(DIESCOPE_FAKE_NVML_DIR) + " DIESCOPE_CUPTI=" +
-                              wrapper.string() + " DIESCOPE_TEST_FAKE_SAMPLER=" + DIESCOPE_FAKE_SAMPLER +
-                              " XDG_DATA_HOME=" + (dir / "xdg").string() + " " + (dir / "diescope").string() +
-                              " calibrate --quick");
+    const Ran r = run_command(
+        "env LD_LIBRARY_PATH=" + std::string(DIESCOPE_FAKE_NVML_DIR) + " DIESCOPE_CUPTI=" + wrapper.string() +
+        " DIESCOPE_TEST_FAKE_SAMPLER=" + DIESCOPE_FAKE_SAMPLER + " XDG_DATA_HOME=" + (dir / "xdg").string() +
+        " " + (dir / "diescope").string() + " calibrate --quick");
     EXPECT_EQ(r.exit_code, 4) << kind << ": " << r.out;
     EXPECT_NE(r.out.find("fix:"), std::string::npos) << kind << ": " << r.out;
     EXPECT_EQ(r.out.find("diescope: step 1/"), std::string::npos) << kind << ": the steps ran: " << r.out;

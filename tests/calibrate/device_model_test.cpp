@@ -44,10 +44,11 @@ TEST(Stream, BestOfRepeatsAndTheFastestKernelIsTheCeiling) {
 
 TEST(Stream, RatesThatAreNotExactOrNotDramAreNaNWithTheReason) {
   const std::int64_t l2 = 50 * 1024 * 1024;
-  const StreamFit fit = fit_stream({{StreamKernel::scale, 1000, {1e-6}},                        // guard needed
-                                    {StreamKernel::add, std::uint64_t{1} << 20, {1e-5}},       // 12 MiB < 200 MiB
-                                    {StreamKernel::copy, std::uint64_t{1} << 26, {0.0, -2}}},  // no valid repeat
-                                   l2);
+  const StreamFit fit =
+      fit_stream({{StreamKernel::scale, 1000, {1e-6}},                       // guard needed
+                  {StreamKernel::add, std::uint64_t{1} << 20, {1e-5}},       // 12 MiB < 200 MiB
+                  {StreamKernel::copy, std::uint64_t{1} << 26, {0.0, -2}}},  // no valid repeat
+                 l2);
   ASSERT_EQ(fit.kernels.size(), 3u);
   for (const StreamKernelRate& k : fit.kernels) EXPECT_TRUE(std::isnan(k.bytes_per_s));
   EXPECT_NE(fit.kernels[0].reason.find("not a power of two"), std::string::npos) << fit.kernels[0].reason;
@@ -85,7 +86,7 @@ WorkingSetPoint ws_point(std::int64_t ws, double rate) {
 // 1 MB reads slow because it is launch-bound (dropped: smaller than the fastest), 2 to 8 MB from
 // cache, 64 and 128 MB from DRAM.
 std::vector<WorkingSetPoint> clean_sweep() {
-  return {ws_point(1 * kMB, 1.0e12), ws_point(2 * kMB, 5.0e12), ws_point(4 * kMB, 4.0e12),
+  return {ws_point(1 * kMB, 1.0e12), ws_point(2 * kMB, 5.0e12),  ws_point(4 * kMB, 4.0e12),
           ws_point(8 * kMB, 4.5e12), ws_point(64 * kMB, 1.0e12), ws_point(128 * kMB, 0.9e12)};
 }
 
@@ -115,9 +116,9 @@ TEST(Capacity, RatesThatDoNotSplitByWorkingSetAreFlaggedNotMonotone) {
   // 4 MB reads at the DRAM rate between two cached points: cached {2, 8} MB, spilled {4, 64} MB.
   // cached_ws 8 MB > spilled_ws 4 MB, so not monotone; capacity sqrt(8e6 x 4e6) = 5,656,854.25 -> 5,656,854;
   // cache rate median(5e12, 4.5e12) = 4.75e12.
-  const CapacityFit fit = fit_capacity(
-      {ws_point(2 * kMB, 5.0e12), ws_point(4 * kMB, 1.0e12), ws_point(8 * kMB, 4.5e12), ws_point(64 * kMB, 1.0e12)},
-      1.0e12);
+  const CapacityFit fit = fit_capacity({ws_point(2 * kMB, 5.0e12), ws_point(4 * kMB, 1.0e12),
+                                        ws_point(8 * kMB, 4.5e12), ws_point(64 * kMB, 1.0e12)},
+                                       1.0e12);
   ASSERT_TRUE(std::holds_alternative<CapacityTransition>(fit));
   const auto& t = std::get<CapacityTransition>(fit);
   EXPECT_FALSE(t.monotone);
@@ -139,8 +140,8 @@ TEST(Capacity, AllCachedInventsNoCapacity) {
 TEST(Capacity, AllSpilledBoundsTheCapacityByTheSmallestKeptPoint) {
   // DRAM rate 4e12, fastest 1.1e12: threshold sqrt(1.1e12 x 4e12) = 2.098e12 and every rate is below.
   // The 1 MB point is dropped (smaller than the fastest, 2 MB), so the bound is 2 MB, not 1 MB.
-  const CapacityFit fit = fit_capacity({ws_point(1 * kMB, 0.5e12), ws_point(2 * kMB, 1.1e12), ws_point(4 * kMB, 1.0e12),
-                                        ws_point(8 * kMB, 1.05e12)},
+  const CapacityFit fit = fit_capacity({ws_point(1 * kMB, 0.5e12), ws_point(2 * kMB, 1.1e12),
+                                        ws_point(4 * kMB, 1.0e12), ws_point(8 * kMB, 1.05e12)},
                                        4.0e12);
   ASSERT_TRUE(std::holds_alternative<CapacityAllSpilled>(fit));
   EXPECT_EQ(std::get<CapacityAllSpilled>(fit).smallest_ws, 2 * kMB);
@@ -159,7 +160,8 @@ TEST(Capacity, TooFewPoints) {
   // A point with no time does not count: one valid point is left.
   WorkingSetPoint untimed = ws_point(4 * kMB, 4e12);
   untimed.seconds = 0;
-  EXPECT_TRUE(std::holds_alternative<CapacityTooFewPoints>(fit_capacity({ws_point(2 * kMB, 5e12), untimed}, 1e12)));
+  EXPECT_TRUE(
+      std::holds_alternative<CapacityTooFewPoints>(fit_capacity({ws_point(2 * kMB, 5e12), untimed}, 1e12)));
   // The fastest point is the largest, so nothing is left past it: extend the sweep.
   const CapacityFit fit = fit_capacity({ws_point(1 * kMB, 1e12), ws_point(2 * kMB, 5e12)}, 1e12);
   ASSERT_TRUE(std::holds_alternative<CapacityTooFewPoints>(fit));
@@ -205,8 +207,8 @@ IssuePoint issue_point(double ops, double seconds, std::vector<LaunchContext> co
 
 TEST(IssueRate, ExactLineGivesRateAndLatency) {
   // seconds = 1e-4 + ops / 1e13: ops 1e9, 2e9, 4e9 -> 2e-4, 3e-4, 5e-4. A zero-op point is left out.
-  const IssueRateFit fit = fit_issue_rate({issue_point(1e9, 2e-4), issue_point(2e9, 3e-4), issue_point(4e9, 5e-4),
-                                           issue_point(0, 9.0)});
+  const IssueRateFit fit = fit_issue_rate(
+      {issue_point(1e9, 2e-4), issue_point(2e9, 3e-4), issue_point(4e9, 5e-4), issue_point(0, 9.0)});
   ASSERT_TRUE(std::holds_alternative<IssueFit>(fit));
   const auto& f = std::get<IssueFit>(fit);
   EXPECT_NEAR(f.rate / 1e13, 1.0, 1e-9);
@@ -244,18 +246,21 @@ TEST(IssueRate, FillNormalisesEachPoint) {
   EXPECT_NEAR(std::get<IssueFit>(raw).rate / 1e13, 1 / 0.75, 1e-9);
   EXPECT_GT(std::get<IssueFit>(raw).max_residual, 0.01);
   // A point without contexts cannot be normalised.
-  const IssueRateFit missing = fit_issue_rate({issue_point(1e9, 3e-4), issue_point(3e9, 4e-4)}, FillModel{4, 128});
+  const IssueRateFit missing =
+      fit_issue_rate({issue_point(1e9, 3e-4), issue_point(3e9, 4e-4)}, FillModel{4, 128});
   ASSERT_TRUE(std::holds_alternative<IssueUnfittable>(missing));
   EXPECT_NE(std::get<IssueUnfittable>(missing).reason.find("no launch contexts"), std::string::npos);
 }
 
 TEST(IssueRate, Unfittable) {
   auto reason = [](const IssueRateFit& f) {
-    return std::holds_alternative<IssueUnfittable>(f) ? std::get<IssueUnfittable>(f).reason : std::string("fitted");
+    return std::holds_alternative<IssueUnfittable>(f) ? std::get<IssueUnfittable>(f).reason
+                                                      : std::string("fitted");
   };
   EXPECT_NE(reason(fit_issue_rate({issue_point(1e9, 1e-3)})).find("too few points"), std::string::npos);
-  EXPECT_NE(reason(fit_issue_rate({issue_point(1e9, 1e-3), issue_point(1e9, 2e-3)})).find("same operation count"),
-            std::string::npos);
+  EXPECT_NE(
+      reason(fit_issue_rate({issue_point(1e9, 1e-3), issue_point(1e9, 2e-3)})).find("same operation count"),
+      std::string::npos);
   EXPECT_NE(reason(fit_issue_rate({issue_point(1e9, 2e-3), issue_point(2e9, 1e-3)})).find("no growth"),
             std::string::npos);
 }
@@ -314,11 +319,13 @@ TEST(LaunchFill, RecoversTheSaturationAndLeavesOutStarvedPoints) {
 }
 
 std::string unfittable(const LaunchFillFit& fit) {
-  return std::holds_alternative<FillUnfittable>(fit) ? std::get<FillUnfittable>(fit).reason : std::string("fitted");
+  return std::holds_alternative<FillUnfittable>(fit) ? std::get<FillUnfittable>(fit).reason
+                                                     : std::string("fitted");
 }
 
 TEST(LaunchFill, UnfittableSweeps) {
-  EXPECT_NE(unfittable(fit_fill({true_point("g", 64, 8, 1e12)}, 4)).find("too few points"), std::string::npos);
+  EXPECT_NE(unfittable(fit_fill({true_point("g", 64, 8, 1e12)}, 4)).find("too few points"),
+            std::string::npos);
 
   std::vector<LaunchPoint> mma = true_sweep();
   mma[3].contexts[0].mma_ops = 1e6;
@@ -335,11 +342,13 @@ TEST(LaunchFill, UnfittableSweeps) {
 
   // One point below full fill: 8 and 16 blocks of 64 threads (fills 0.5 and 1 at t=256). t=256 is the
   // first candidate with zero residual (t=512 ties later), and only one point is below 0.9.
-  EXPECT_NE(unfittable(fit_fill({true_point("g", 64, 8, 1e12), true_point("g", 64, 16, 1e12)}, 4)).find("only 1 point"),
+  EXPECT_NE(unfittable(fit_fill({true_point("g", 64, 8, 1e12), true_point("g", 64, 16, 1e12)}, 4))
+                .find("only 1 point"),
             std::string::npos);
 
   // Starved points leave one: A's 1 block is starved against its 16 blocks (1/16 of the throughput).
-  EXPECT_NE(unfittable(fit_fill({true_point("g", 64, 1, 1e12), true_point("g", 64, 16, 1e12)}, 4)).find("latency-starved"),
+  EXPECT_NE(unfittable(fit_fill({true_point("g", 64, 1, 1e12), true_point("g", 64, 16, 1e12)}, 4))
+                .find("latency-starved"),
             std::string::npos);
 
   EXPECT_NE(unfittable(fit_fill(true_sweep(), 4, {})).find("no candidate"), std::string::npos);

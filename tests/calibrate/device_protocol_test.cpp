@@ -35,10 +35,17 @@ json step_line(int launches, double work, TimeNs gap_ns = 2000) {
     intervals.push_back({t, t + 20 * kMs});
     t += 20 * kMs + gap_ns;
   }
-  return json{{"calibrate", "step"},     {"index", 1},     {"name", "ffma 132/132 SMs"},
-              {"unit", "fp32"},          {"workload", "ffma"}, {"loaded_sms", 132},
-              {"sm_count", 132},         {"work", work},   {"peak_per_sm_per_cycle", 4},
-              {"sm_clock_mhz", 1980.0},  {"launches", intervals},
+  return json{{"calibrate", "step"},
+              {"index", 1},
+              {"name", "ffma 132/132 SMs"},
+              {"unit", "fp32"},
+              {"workload", "ffma"},
+              {"loaded_sms", 132},
+              {"sm_count", 132},
+              {"work", work},
+              {"peak_per_sm_per_cycle", 4},
+              {"sm_clock_mhz", 1980.0},
+              {"launches", intervals},
               {"window", {kT0 + 250 * kMs, t - gap_ns - 250 * kMs}}};
 }
 
@@ -93,23 +100,41 @@ TEST(DeviceProtocol, AStepLineMissingAFieldIsNamed) {
 
 TEST(DeviceProtocol, ParsesTheSweeps) {
   const json stream{{"calibrate", "stream"},
-                    {"points", {{{"kernel", "copy"}, {"elements", 1 << 26}, {"seconds", {0.0002, 0.00019}}},
-                                {{"kernel", "triad"}, {"elements", 1 << 26}, {"seconds", {0.0003}}}}}};
+                    {"points",
+                     {{{"kernel", "copy"}, {"elements", 1 << 26}, {"seconds", {0.0002, 0.00019}}},
+                      {{"kernel", "triad"}, {"elements", 1 << 26}, {"seconds", {0.0003}}}}}};
   const auto t = parse_stream_timings(stream);
   ASSERT_EQ(t.size(), 2u);
   EXPECT_EQ(t[1].kernel, StreamKernel::triad);
   EXPECT_EQ(t[0].seconds.size(), 2u);
-  EXPECT_THROW(parse_stream_timings(json{{"points", {{{"kernel", "memcpy"}, {"elements", 1}, {"seconds", {1}}}}}}), Error);
+  EXPECT_THROW(
+      parse_stream_timings(json{{"points", {{{"kernel", "memcpy"}, {"elements", 1}, {"seconds", {1}}}}}}),
+      Error);
 
-  const json ws{{"points", {{{"k", 256}, {"working_set_bytes", 1000}, {"requested_bytes", 2000}, {"distinct_bytes", 500},
-                              {"seconds", 1e-5}}}}};
+  const json ws{{"points",
+                 {{{"k", 256},
+                   {"working_set_bytes", 1000},
+                   {"requested_bytes", 2000},
+                   {"distinct_bytes", 500},
+                   {"seconds", 1e-5}}}}};
   EXPECT_EQ(parse_working_set(ws).at(0).requested_bytes, 2000);
-  const json ctx = json::array({{{"blocks", 64}, {"threads_per_block", 256}, {"scalar_ops", 1e9}, {"mma_ops", 0}}});
-  const json issue{{"points", {{{"k", 256}, {"scalar_ops", 1e9}, {"mma_ops", 0}, {"kernels", 1}, {"seconds", 1e-4},
-                                 {"contexts", ctx}}}}};
+  const json ctx =
+      json::array({{{"blocks", 64}, {"threads_per_block", 256}, {"scalar_ops", 1e9}, {"mma_ops", 0}}});
+  const json issue{{"points",
+                    {{{"k", 256},
+                      {"scalar_ops", 1e9},
+                      {"mma_ops", 0},
+                      {"kernels", 1},
+                      {"seconds", 1e-4},
+                      {"contexts", ctx}}}}};
   EXPECT_EQ(parse_issue_points(issue).at(0).contexts.at(0).blocks, 64);
-  const json launch{{"points", {{{"geometry", "32x32x8/4x4"}, {"m", 32}, {"n", 32}, {"k", 1024}, {"seconds", 1e-3},
-                                  {"contexts", ctx}}}}};
+  const json launch{{"points",
+                     {{{"geometry", "32x32x8/4x4"},
+                       {"m", 32},
+                       {"n", 32},
+                       {"k", 1024},
+                       {"seconds", 1e-3},
+                       {"contexts", ctx}}}}};
   EXPECT_EQ(parse_launch_points(launch).at(0).geometry, "32x32x8/4x4");
 }
 
@@ -120,14 +145,16 @@ TEST(DeviceProtocol, StepWindowIsTheSamplesInsideTheSteadySpan) {
   std::vector<CounterSample> rows = samples(kT0 - 100 * kMs, kT0, 0);
   const auto inside = samples(kT0, kT0 + 1200 * kMs, 80, 1e8);
   rows.insert(rows.end(), inside.begin(), inside.end());
-  const std::vector<MemClockReading> clocks{{kT0 + 100 * kMs, 2619}, {kT0 + 500 * kMs, 2619}, {kT0 + 900 * kMs, 2619}};
+  const std::vector<MemClockReading> clocks{
+      {kT0 + 100 * kMs, 2619}, {kT0 + 500 * kMs, 2619}, {kT0 + 900 * kMs, 2619}};
   const MeasuredStep m = measure_step(step, rows, clocks, StepRole::judged);
   EXPECT_DOUBLE_EQ(m.reading_pct, 80);
   EXPECT_EQ(m.counter_window.start_ns, kT0 + 250 * kMs);
   EXPECT_LE(m.counter_window.end_ns, step.window.end_ns);
   EXPECT_GE(m.counter_window.start_ns, step.window.start_ns);
   // The byte total is the samples' own: 1e8 per 10 ms sample.
-  const double samples_in = static_cast<double>(m.counter_window.end_ns - m.counter_window.start_ns) / (10 * kMs);
+  const double samples_in =
+      static_cast<double>(m.counter_window.end_ns - m.counter_window.start_ns) / (10 * kMs);
   EXPECT_NEAR(m.counted_bytes, samples_in * 1e8, 1);
   EXPECT_DOUBLE_EQ(m.mem_clock_min_mhz, 2619);
   EXPECT_DOUBLE_EQ(m.mem_clock_max_mhz, 2619);
@@ -172,7 +199,8 @@ TEST(DeviceProtocol, BlankedSamplesAreSkippedAndBytesScaled) {
   for (std::size_t i = 40; i < rows.size(); i += 10) rows[i].value = std::nan("");  // a decode split them
   const MeasuredStep m = measure_step(step, rows, {}, StepRole::judged);
   EXPECT_DOUBLE_EQ(m.reading_pct, 40);
-  const double window_samples = static_cast<double>(m.counter_window.end_ns - m.counter_window.start_ns) / (10 * kMs);
+  const double window_samples =
+      static_cast<double>(m.counter_window.end_ns - m.counter_window.start_ns) / (10 * kMs);
   EXPECT_NEAR(m.counted_bytes, window_samples * 2e8, 1e3);
   EXPECT_TRUE(std::isnan(m.mem_clock_min_mhz));  // no NVML clock read in the window
 }
@@ -210,7 +238,8 @@ TEST(DeviceProtocol, WorkloadLinesSortTheOutput) {
 
 TEST(DeviceProtocol, DeviceFactsTakeTheWorkloadsSmsAndL2) {
   RecordingMeta probe;
-  probe.gpu = GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90, 0, 0};  // NVML gave no SMs or L2
+  probe.gpu =
+      GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90, 0, 0};  // NVML gave no SMs or L2
   probe.unit_table = "hopper-gh100";
   probe.units = test::h200_units();
   const DeviceFacts facts = device_facts(probe, json{{"sm_count", 132}, {"l2_bytes", 52'428'800}});
@@ -228,11 +257,13 @@ TEST(DeviceProtocol, StepsAreMeasuredFromTheRecording) {
   // A recording with FP32 and DRAM columns and the DRAM byte count: 10 ms samples over the steps'
   // 1.2 s of work, FP32 reading 80%, DRAM 60% with 1e8 bytes each.
   MemoryRecording recording;
-  recording.meta_data.units = {test::unit_column("fp32", "FP32", "fma"), test::unit_column("dram", "DRAM", "dram")};
+  recording.meta_data.units = {test::unit_column("fp32", "FP32", "fma"),
+                               test::unit_column("dram", "DRAM", "dram")};
   ColumnDef bytes;
   bytes.key = "dram_bytes";
   recording.meta_data.counts = {bytes};
-  for (const CounterSample& s : samples(kT0, kT0 + 1200 * kMs, 0)) recording.list<ChipSample>().push_back({s.start_ns, s.end_ns, {80, 60}, {}, {1e8}});
+  for (const CounterSample& s : samples(kT0, kT0 + 1200 * kMs, 0))
+    recording.list<ChipSample>().push_back({s.start_ns, s.end_ns, {80, 60}, {}, {1e8}});
   recording.list<ClockReading>() = {{kT0 + 500 * kMs, 1980, 2619}, {kT0 + 700 * kMs, 1980, 3201}};
 
   WorkloadStep ffma = parse_workload_step(step_line(60, 6e9));
@@ -248,7 +279,8 @@ TEST(DeviceProtocol, StepsAreMeasuredFromTheRecording) {
   EXPECT_TRUE(std::isnan(m[0].counted_bytes));  // FP32 has no byte count
   EXPECT_EQ(m[0].role, StepRole::judged);
   EXPECT_DOUBLE_EQ(m[1].reading_pct, 60);
-  const double samples_in = static_cast<double>(m[1].counter_window.end_ns - m[1].counter_window.start_ns) / (10 * kMs);
+  const double samples_in =
+      static_cast<double>(m[1].counter_window.end_ns - m[1].counter_window.start_ns) / (10 * kMs);
   EXPECT_NEAR(m[1].counted_bytes, samples_in * 1e8, 1);
   // NVML's memory clock inside the window: 2619 and 3201 MHz.
   EXPECT_DOUBLE_EQ(m[1].mem_clock_min_mhz, 2619);
@@ -320,8 +352,13 @@ TEST(DeviceProtocol, SummaryNamesVerdictsAndTheModel) {
   u.ceiling_pct = 97.25;
   f.units.push_back(u);
   f.device_model = json{{"stream", {{"bandwidth_bytes_per_s", 4.1e12}, {"best_kernel", "triad"}}},
-                        {"cache", {{"outcome", "transition"}, {"capacity_bytes", 5.9e7}, {"cached_ws_bytes", 4.2e7},
-                                   {"spilled_ws_bytes", 8.4e7}, {"monotone", true}, {"cache_bytes_per_s", 9e12}}},
+                        {"cache",
+                         {{"outcome", "transition"},
+                          {"capacity_bytes", 5.9e7},
+                          {"cached_ws_bytes", 4.2e7},
+                          {"spilled_ws_bytes", 8.4e7},
+                          {"monotone", true},
+                          {"cache_bytes_per_s", 9e12}}},
                         {"issue", {{"outcome", "not_run"}, {"reason", "the issue-rate sweep was not run"}}}};
   const std::string s = summary_text(f);
   EXPECT_NE(s.find("FP32         pass"), std::string::npos) << s;
@@ -332,14 +369,17 @@ TEST(DeviceProtocol, SummaryNamesVerdictsAndTheModel) {
   EXPECT_NE(s.find("Issue rate: not_run"), std::string::npos) << s;
 
   // A fitted line whose intercept is below zero is printed as fitted, and says it is no latency.
-  f.device_model["issue"] = json{{"outcome", "fit"}, {"rate_ops_per_s", 1.374e13}, {"latency_s", -3e-7}, {"max_residual", 0.05}};
+  f.device_model["issue"] =
+      json{{"outcome", "fit"}, {"rate_ops_per_s", 1.374e13}, {"latency_s", -3e-7}, {"max_residual", 0.05}};
   const std::string negative = summary_text(f);
-  EXPECT_NE(negative.find("Issue rate: 13.74 Tops/s, latency -0.3 us (a negative intercept: no launch latency can be "
-                          "read), largest residual 5.0%"),
+  EXPECT_NE(negative.find(
+                "Issue rate: 13.74 Tops/s, latency -0.3 us (a negative intercept: no launch latency can be "
+                "read), largest residual 5.0%"),
             std::string::npos)
       << negative;
   f.device_model["issue"]["latency_s"] = 2.1e-6;
-  EXPECT_NE(summary_text(f).find("latency 2.1 us, largest residual 5.0%"), std::string::npos) << summary_text(f);
+  EXPECT_NE(summary_text(f).find("latency 2.1 us, largest residual 5.0%"), std::string::npos)
+      << summary_text(f);
 }
 
 }  // namespace

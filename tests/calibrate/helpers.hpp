@@ -30,7 +30,8 @@ inline std::vector<ColumnDef> h200_units() {
           unit_column("tensor", "Tensor", "sm__pipe_tensor_cycles_active_realtime.avg.pct"),
           unit_column("fp64", "FP64", "TPC.TriageCompute.sm__pipe_fp64_cycles_active_realtime.avg.pct"),
           unit_column("ldst", "Load/store", "l1tex__data_pipe_lsu_wavefronts.avg.pct"),
-          unit_column("l1_fill", "L1 fill", "SM_A.TriageCompute.l1tex__m_xbar2l1tex_read_sectors_realtime.avg.pct"),
+          unit_column("l1_fill", "L1 fill",
+                      "SM_A.TriageCompute.l1tex__m_xbar2l1tex_read_sectors_realtime.avg.pct"),
           unit_column("l2", "L2", "lts__t_bytes.avg.pct"),
           unit_column("dram", "DRAM", "dram__bytes.sum.pct_of_peak_sustained_elapsed")};
 }
@@ -76,7 +77,8 @@ inline CalibrationFile h200_file(std::string date = "2026-11-30T12:34:56Z", bool
 
 // A fresh, empty folder under the build tree for one test.
 inline fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::path(DIESCOPE_BINARY_DIR) / "calibrate-test" / (name + "-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::path(DIESCOPE_BINARY_DIR) / "calibrate-test" / (name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

@@ -30,7 +30,8 @@ TEST(Lookup, FullCalibrationWithSomeUnitsCheckedIsPartial) {
   const CalibrationBlock b = find_calibration(h200_query(), dir, std::nullopt);
   EXPECT_EQ(b.status, "partial");
   EXPECT_EQ(b.reason,
-            "full calibration of 2026-11-30T12:34:56Z: passed FP32, DRAM; no check Tensor, FP64, Load/store, L1 fill, L2");
+            "full calibration of 2026-11-30T12:34:56Z: passed FP32, DRAM; no check Tensor, FP64, Load/store, "
+            "L1 fill, L2");
   ASSERT_EQ(b.units.size(), 7u);
   EXPECT_EQ(verdict_of(b, "fp32"), Verdict::pass);
   EXPECT_EQ(verdict_of(b, "tensor"), Verdict::no_check);
@@ -73,14 +74,17 @@ TEST(Lookup, NoUnitPassedOrAQuickCheckIsUnvalidated) {
   put(dir, "failed.json", failed);
   CalibrationBlock b = find_calibration(h200_query(), dir, std::nullopt);
   EXPECT_EQ(b.status, "unvalidated");
-  EXPECT_EQ(b.reason, "full calibration of 2026-11-30T12:34:56Z in which no unit of this report passed: failed FP32; "
-                      "inconclusive DRAM; no check Tensor, FP64, Load/store, L1 fill, L2");
+  EXPECT_EQ(b.reason,
+            "full calibration of 2026-11-30T12:34:56Z in which no unit of this report passed: failed FP32; "
+            "inconclusive DRAM; no check Tensor, FP64, Load/store, L1 fill, L2");
 
   const fs::path quick_dir = scratch("quick");
   put(quick_dir, "quick.json", h200_file("2026-11-30T12:34:56Z", true));
   b = find_calibration(h200_query(), quick_dir, std::nullopt);
   EXPECT_EQ(b.status, "unvalidated");
-  EXPECT_EQ(b.reason.rfind("quick setup check of 2026-11-30T12:34:56Z, not a calibration: passed FP32, DRAM", 0), 0u)
+  EXPECT_EQ(
+      b.reason.rfind("quick setup check of 2026-11-30T12:34:56Z, not a calibration: passed FP32, DRAM", 0),
+      0u)
       << b.reason;
   EXPECT_TRUE(b.file->quick);
   EXPECT_EQ(verdict_of(b, "fp32"), Verdict::pass);  // the verdicts are still shown
@@ -147,13 +151,15 @@ TEST(Lookup, ANamedFileThatDoesNotFitSaysTheFirstWayFileValueFirst) {
   CalibrationFile other_driver = h200_file();
   other_driver.gpu.driver = "610.57.04";
   const fs::path d = put(dir, "driver.json", other_driver);
-  EXPECT_EQ(named_reason(d, h200_query("611.01")), "calibration file " + d.string() + " not taken: driver 610.57.04 vs 611.01");
+  EXPECT_EQ(named_reason(d, h200_query("611.01")),
+            "calibration file " + d.string() + " not taken: driver 610.57.04 vs 611.01");
 
   CalibrationFile other_gpu = h200_file();
   other_gpu.gpu.model = "NVIDIA H100 80GB HBM3";
   other_gpu.gpu.driver = "1.0";  // the model is checked first
   const fs::path g = put(dir, "gpu.json", other_gpu);
-  EXPECT_EQ(named_reason(g), "calibration file " + g.string() + " not taken: GPU model NVIDIA H100 80GB HBM3 vs NVIDIA H200");
+  EXPECT_EQ(named_reason(g),
+            "calibration file " + g.string() + " not taken: GPU model NVIDIA H100 80GB HBM3 vs NVIDIA H200");
 
   CalibrationFile old_method = h200_file();
   old_method.method = 2;
@@ -171,7 +177,8 @@ TEST(Lookup, ANamedFileThatDoesNotFitSaysTheFirstWayFileValueFirst) {
   extra_unit.units.push_back(checked("fp32", Verdict::pass, 90.0));
   extra_unit.units.back().key = "nvenc";
   const fs::path u = put(dir, "unit.json", extra_unit);
-  EXPECT_EQ(named_reason(u), "calibration file " + u.string() + " not taken: unit nvenc is not a unit of this report");
+  EXPECT_EQ(named_reason(u),
+            "calibration file " + u.string() + " not taken: unit nvenc is not a unit of this report");
 }
 
 // ---- Bad input, as a new user would meet it ----
@@ -214,26 +221,35 @@ TEST(BadInput, EachBadFileNamedExplicitlySaysWhich) {
   auto unreadable = [](const fs::path& p, const std::string& why) {
     return "calibration file " + p.string() + " could not be read: " + why;
   };
-  EXPECT_EQ(named_reason(b.truncated, q), unreadable(b.truncated, "truncated: the JSON ends at byte " + std::to_string(read_text(b.truncated).size()) +
-                                                            " before it is complete"));
+  EXPECT_EQ(
+      named_reason(b.truncated, q),
+      unreadable(b.truncated, "truncated: the JSON ends at byte " +
+                                  std::to_string(read_text(b.truncated).size()) + " before it is complete"));
   // Cut between tokens as well as inside a string: both are truncations.
   const std::string good = dump_calibration(h200_file());
   const std::size_t after_comma = good.find(",\n") + 2;
   const fs::path cut = write_text(b.dir / "cut.json", good.substr(0, after_comma));
-  EXPECT_EQ(named_reason(cut, q), unreadable(cut, "truncated: the JSON ends at byte " + std::to_string(after_comma) +
-                                                      " before it is complete"));
-  EXPECT_EQ(named_reason(b.oversized, q),
-            unreadable(b.oversized, "16777217 bytes, over the 16 MB (16777216 bytes) a calibration file may be"));
+  EXPECT_EQ(named_reason(cut, q),
+            unreadable(cut, "truncated: the JSON ends at byte " + std::to_string(after_comma) +
+                                " before it is complete"));
+  EXPECT_EQ(
+      named_reason(b.oversized, q),
+      unreadable(b.oversized, "16777217 bytes, over the 16 MB (16777216 bytes) a calibration file may be"));
   EXPECT_EQ(named_reason(b.other_gpu, q),
-            "calibration file " + b.other_gpu.string() + " not taken: GPU model NVIDIA GeForce RTX 5070 Laptop GPU vs NVIDIA H200");
+            "calibration file " + b.other_gpu.string() +
+                " not taken: GPU model NVIDIA GeForce RTX 5070 Laptop GPU vs NVIDIA H200");
   EXPECT_EQ(named_reason(b.other_driver, q),
             "calibration file " + b.other_driver.string() + " not taken: driver 610.57.04 vs 580.159.04");
-  EXPECT_EQ(named_reason(b.old_schema, q), "calibration file " + b.old_schema.string() + " not taken: schema 2 vs 3 or later");
-  EXPECT_EQ(named_reason(b.not_json, q).rfind(unreadable(b.not_json, "not JSON: parse error at line 1, column 1"), 0), 0u)
+  EXPECT_EQ(named_reason(b.old_schema, q),
+            "calibration file " + b.old_schema.string() + " not taken: schema 2 vs 3 or later");
+  EXPECT_EQ(named_reason(b.not_json, q)
+                .rfind(unreadable(b.not_json, "not JSON: parse error at line 1, column 1"), 0),
+            0u)
       << named_reason(b.not_json, q);
   EXPECT_EQ(named_reason(b.empty, q), unreadable(b.empty, "empty"));
   EXPECT_EQ(named_reason(b.report, q),
-            unreadable(b.report, "JSON, but not a diescope calibration file (no \"kind\": \"diescope-calibration\")"));
+            unreadable(b.report,
+                       "JSON, but not a diescope calibration file (no \"kind\": \"diescope-calibration\")"));
   const fs::path txt = b.dir / "README.txt";
   EXPECT_EQ(named_reason(txt, q), unreadable(txt, "not a .json file"));
 }
@@ -277,7 +293,8 @@ TEST(BadInput, AMalformedFieldIsNamed) {
   json j = calibration_to_json(h200_file());
   j["units"][0].erase("recipe");
   const fs::path p = write_text(dir / "malformed.json", j.dump());
-  EXPECT_EQ(named_reason(p), "calibration file " + p.string() + " could not be read: field units[0].recipe is missing or not an object");
+  EXPECT_EQ(named_reason(p), "calibration file " + p.string() +
+                                 " could not be read: field units[0].recipe is missing or not an object");
 }
 
 }  // namespace

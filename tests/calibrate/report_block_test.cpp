@@ -44,8 +44,10 @@ TEST(ReportCalibration, FoundFileFillsTheBlock) {
   const json r = build_report(a, ctx);
   const json& cal = r["calibration"];
   EXPECT_EQ(cal["status"], "partial");  // Tensor and L2 have no check
-  EXPECT_EQ(cal["reason"], "full calibration of 2026-11-30T12:34:56Z: passed FP32, DRAM; no check Tensor, L2");
-  EXPECT_EQ(cal["units"], (json{{"fp32", "pass"}, {"tensor", "no_check"}, {"dram", "pass"}, {"l2", "no_check"}}));
+  EXPECT_EQ(cal["reason"],
+            "full calibration of 2026-11-30T12:34:56Z: passed FP32, DRAM; no check Tensor, L2");
+  EXPECT_EQ(cal["units"],
+            (json{{"fp32", "pass"}, {"tensor", "no_check"}, {"dram", "pass"}, {"l2", "no_check"}}));
   EXPECT_EQ(cal["ceiling_pct"]["fp32"], 98.8);
   EXPECT_EQ(cal["ceiling_pct"]["tensor"], nullptr);
   EXPECT_EQ(cal["file"]["name"], "h200.json");
@@ -77,7 +79,8 @@ TEST(ReportCalibration, NoFittingFileKeepsTheRunGoing) {
 TEST(ReportCalibration, WithoutALookupTheReportSaysUnvalidated) {
   const json r = build_report(diescope::test::hopper_analysis());
   EXPECT_EQ(r["calibration"],
-            (json{{"status", "unvalidated"}, {"reason", "no calibration file for this GPU model, driver and method"}}));
+            (json{{"status", "unvalidated"},
+                  {"reason", "no calibration file for this GPU model, driver and method"}}));
 }
 
 }  // namespace

@@ -44,11 +44,14 @@ TEST(Plan, FullAndQuick) {
   EXPECT_EQ(full.steps[4].role, StepRole::reported);
   EXPECT_EQ(full.steps[5].workload, StepWorkload::ffma_imad);
   // The H200 is compute capability 9.0, so its tensor steps run wgmma.
-  const auto tensor = std::find_if(full.steps.begin(), full.steps.end(), [](const StepPlan& s) { return s.unit == "tensor"; });
+  const auto tensor = std::find_if(full.steps.begin(), full.steps.end(),
+                                   [](const StepPlan& s) { return s.unit == "tensor"; });
   ASSERT_NE(tensor, full.steps.end());
   EXPECT_EQ(tensor->workload, StepWorkload::bf16_wgmma);
   EXPECT_EQ(tensor->name, "bf16-wgmma 132/132 SMs");
-  EXPECT_EQ(std::count_if(full.steps.begin(), full.steps.end(), [](const StepPlan& s) { return s.unit == "l1_fill"; }), 0);
+  EXPECT_EQ(std::count_if(full.steps.begin(), full.steps.end(),
+                          [](const StepPlan& s) { return s.unit == "l1_fill"; }),
+            0);
   // 26 x (5 s + 0.8 s around each step) + STREAM 5 + working set 20 + issue 20 + launch fill 30 = 225.8 s.
   EXPECT_NEAR(progress_at(full, 1, "").seconds_left, 225.8, 1e-9);
   EXPECT_EQ(full.working_set.ks.front(), 256);
@@ -116,12 +119,22 @@ class DeclaredDevice {
       s.reading_pct = share * 100 + extra_points;
     };
     switch (plan.workload) {
-      case StepWorkload::ffma: pipe(4, 0.988 * load, 0); break;
-      case StepWorkload::imad: pipe(4, 0.4993, 0); break;
-      case StepWorkload::ffma_imad: pipe(4, 0.7882, 0); break;
+      case StepWorkload::ffma:
+        pipe(4, 0.988 * load, 0);
+        break;
+      case StepWorkload::imad:
+        pipe(4, 0.4993, 0);
+        break;
+      case StepWorkload::ffma_imad:
+        pipe(4, 0.7882, 0);
+        break;
       case StepWorkload::bf16_mma:
-      case StepWorkload::bf16_wgmma: pipe(4096, 0.90 * load, tensor_phantom_points); break;
-      case StepWorkload::dfma: pipe(2, 0.97 * load, 0); break;
+      case StepWorkload::bf16_wgmma:
+        pipe(4096, 0.90 * load, tensor_phantom_points);
+        break;
+      case StepWorkload::dfma:
+        pipe(2, 0.97 * load, 0);
+        break;
       case StepWorkload::stream: {  // 4.0e12 B/s at full load against a 4.8e12 peak; the counter sees 99%
         const double rate = 4.0e12 * load;
         s.work = rate * own_s;
@@ -152,7 +165,8 @@ class DeclaredDevice {
     auto point = [](std::int64_t ws, double rate) {
       return WorkingSetPoint{ws / 1000, ws, static_cast<std::int64_t>(rate / 4), ws, 0.25};
     };
-    return {point(8'000'000, 2e13), point(16'000'000, 1.9e13), point(64'000'000, 4.1e12), point(128'000'000, 4.0e12)};
+    return {point(8'000'000, 2e13), point(16'000'000, 1.9e13), point(64'000'000, 4.1e12),
+            point(128'000'000, 4.0e12)};
   }
 
   static std::vector<IssuePoint> time_issue_sweep() {
@@ -199,7 +213,8 @@ std::string verdict_of(const CalibrationFile& f, const std::string& key) {
 TEST(BuildCalibration, JudgesEveryUnitAndFitsTheModel) {
   DeclaredDevice device;
   const CalibrationPlan plan = plan_calibration(h200_facts(), false);
-  const CalibrationFile f = build_calibration(h200_facts(), plan, device.answer(plan), RunInfo{"2026-11-30T12:34:56Z", "abc123"});
+  const CalibrationFile f =
+      build_calibration(h200_facts(), plan, device.answer(plan), RunInfo{"2026-11-30T12:34:56Z", "abc123"});
 
   EXPECT_EQ(f.schema, 3);
   EXPECT_EQ(f.commit, "abc123");
@@ -229,7 +244,8 @@ TEST(BuildCalibration, JudgesEveryUnitAndFitsTheModel) {
   EXPECT_NEAR(model["stream"]["dram_implied_peak_bytes_per_s"].get<double>() / 4.8e12, 1.0, 1e-12);
   EXPECT_NEAR(model["stream"]["kernels"][0]["pct_of_dram_implied_peak"].get<double>(), 4.0 / 4.8 * 100, 1e-9);
   EXPECT_NEAR(model["stream"]["kernels"][1]["pct_of_dram_implied_peak"].get<double>(), 87.5, 1e-9);
-  EXPECT_NE(summary_text(f).find("STREAM against the DRAM peak the counter implies (4.80 TB/s): copy 83.3%, triad 87.5%"),
+  EXPECT_NE(summary_text(f).find(
+                "STREAM against the DRAM peak the counter implies (4.80 TB/s): copy 83.3%, triad 87.5%"),
             std::string::npos)
       << summary_text(f);
   // Threshold sqrt(2e13 x 4.2e12) = 9.17e12: cached 8 and 16 MB, spilled 64 and 128 MB;
@@ -260,11 +276,13 @@ TEST(BuildCalibration, JudgesEveryUnitAndFitsTheModel) {
   const CalibrationBlock b = find_calibration(h200_query(), std::nullopt, dir);
   EXPECT_EQ(b.status, "partial");
   EXPECT_EQ(b.file->name, path.filename().string());
-  EXPECT_EQ(b.reason, "full calibration of 2026-11-30T12:34:56Z: passed FP32, FP64, Load/store, L2, DRAM; failed "
-                      "Tensor; no check L1 fill");
+  EXPECT_EQ(b.reason,
+            "full calibration of 2026-11-30T12:34:56Z: passed FP32, FP64, Load/store, L2, DRAM; failed "
+            "Tensor; no check L1 fill");
   // Kept for the schema test (docs/calibration.schema.json).
   fs::create_directories(fs::path(DIESCOPE_BINARY_DIR) / "test-calibrations");
-  fs::copy_file(path, fs::path(DIESCOPE_BINARY_DIR) / "test-calibrations" / "full.json", fs::copy_options::overwrite_existing);
+  fs::copy_file(path, fs::path(DIESCOPE_BINARY_DIR) / "test-calibrations" / "full.json",
+                fs::copy_options::overwrite_existing);
 }
 
 TEST(BuildCalibration, AnswersAreMatchedToThePlanByNameOnce) {
@@ -304,7 +322,8 @@ TEST(BuildCalibration, TheReReadSweepIsFittedWithTheStreamCeiling) {
   };
   answers.reread = {point(10'000'000, 1.8e13), point(20'000'000, 1.6e13), point(40'000'000, 8.6e12),
                     point(80'000'000, 4.0e12)};
-  const CalibrationFile f = build_calibration(h200_facts(), plan, answers, RunInfo{"2026-11-30T12:34:56Z", "abc123"});
+  const CalibrationFile f =
+      build_calibration(h200_facts(), plan, answers, RunInfo{"2026-11-30T12:34:56Z", "abc123"});
   const json& model = f.device_model;
   // The DRAM rate is STREAM's 4.2e12: threshold sqrt(1.8e13 x 4.2e12) = 8.695e12, so 40 MB at 8.6e12
   // spilled (against the slowest point's 4.0e12 it would be 8.485e12, and cached). Capacity
@@ -319,7 +338,8 @@ TEST(BuildCalibration, TheReReadSweepIsFittedWithTheStreamCeiling) {
   EXPECT_TRUE(reread["note"].is_string());
   // The contraction sweep is untouched beside it.
   EXPECT_EQ(model["cache"]["capacity_bytes"], 32'000'000);
-  EXPECT_NE(summary_text(f).find("Cache (re-read sweep): capacity 28.3 MB (between 20.0 MB cached and 40.0 MB spilled)"),
+  EXPECT_NE(summary_text(f).find(
+                "Cache (re-read sweep): capacity 28.3 MB (between 20.0 MB cached and 40.0 MB spilled)"),
             std::string::npos)
       << summary_text(f);
 }
@@ -332,7 +352,8 @@ TEST(BuildCalibration, QuickLeavesTheSweepsOutAndSaysSo) {
   // Points for a sweep the plan left out are not fitted.
   answers.working_set = {WorkingSetPoint{256, 8'000'000, 5'000'000'000'000, 8'000'000, 0.25},
                          WorkingSetPoint{512, 64'000'000, 1'025'000'000'000, 64'000'000, 0.25}};
-  const CalibrationFile f = build_calibration(h200_facts(), plan, answers, RunInfo{"2026-11-30T12:00:00Z", "abc123"});
+  const CalibrationFile f =
+      build_calibration(h200_facts(), plan, answers, RunInfo{"2026-11-30T12:00:00Z", "abc123"});
   EXPECT_TRUE(f.quick);
   EXPECT_EQ(verdict_of(f, "tensor"), "pass");
   EXPECT_EQ(f.device_model["cache"]["outcome"], "not_run");

@@ -44,7 +44,8 @@ TEST(Coverage, UnionOfTheWorkInsideTheWindow) {
   const std::vector<Interval> work = {{0, kSecond / 5}, {3 * kSecond / 10, kSecond}};
   EXPECT_DOUBLE_EQ(covered_ns(work, {0, kSecond}), 0.9e9);
   // Overlaps count once: -0.5..0.5 s and 0.4..1.5 s make one 2-s span, 1 s of it in the window.
-  const std::vector<Interval> overlapping = {{-kSecond / 2, kSecond / 2}, {4 * kSecond / 10, 3 * kSecond / 2}};
+  const std::vector<Interval> overlapping = {{-kSecond / 2, kSecond / 2},
+                                             {4 * kSecond / 10, 3 * kSecond / 2}};
   EXPECT_DOUBLE_EQ(union_ns(overlapping), 2e9);
   EXPECT_DOUBLE_EQ(covered_ns(overlapping, {0, kSecond}), 1e9);
   // Work 2e12 over its own 2 s, half of it inside the window: 1e12 in the window.
@@ -104,7 +105,8 @@ TEST(Fp32, FailOutsideTolerance) {
 
 TEST(Fp32, FailUnderTheCeiling) {
   // Work at 88% and 44%: the counter reads it (|88.2 - 88| = 0.2 <= 0.88), but full load is under 90%.
-  const UnitCheck u = check_unit(rule("fp32"), {fp32_step("full", 132, 0.88, 88.2), fp32_step("half", 66, 0.44, 44.1)});
+  const UnitCheck u =
+      check_unit(rule("fp32"), {fp32_step("full", 132, 0.88, 88.2), fp32_step("half", 66, 0.44, 44.1)});
   EXPECT_EQ(u.verdict, Verdict::fail);
   EXPECT_EQ(u.reason, "at full load it read 88.20%, under the 90% ceiling");
   EXPECT_DOUBLE_EQ(u.ceiling_pct, 88.2);
@@ -117,7 +119,8 @@ TEST(Fp32, InconclusiveWhenFullLoadIsNotCovered) {
   const UnitCheck u = check_unit(rule("fp32"), steps);
   EXPECT_EQ(u.verdict, Verdict::inconclusive);
   EXPECT_FALSE(u.steps[0].counted);
-  EXPECT_EQ(u.steps[0].not_counted, "the work's own timestamps cover 98.00% of the counter window; a step needs 99%");
+  EXPECT_EQ(u.steps[0].not_counted,
+            "the work's own timestamps cover 98.00% of the counter window; a step needs 99%");
   EXPECT_EQ(u.reason, "no counted step at full load (132 SMs)");
   EXPECT_TRUE(std::isnan(u.ceiling_pct));
   // 99.5% coverage counts.
@@ -138,7 +141,8 @@ TEST(Fp32, InconclusiveWithOneLoadOrNoReading) {
 
 // ---- DRAM ----
 
-MeasuredStep dram_step(const std::string& name, int loaded, double bytes, double reading, double counted, double mem_mhz) {
+MeasuredStep dram_step(const std::string& name, int loaded, double bytes, double reading, double counted,
+                       double mem_mhz) {
   MeasuredStep s = fp32_step(name, loaded, 0, reading);
   s.unit = "dram";
   s.work = bytes;
@@ -199,9 +203,9 @@ TEST(Dram, InconclusiveWhenTheMemoryClockMoves) {
 // ---- Load/store and L2: proportional checks of SM-clocked counters ----
 
 TEST(LoadStore, ImpliedPeakPerSmPerCycle) {
-  // 1.3068e11 wavefronts in 1 s reading 50% at 1980 MHz: 1.3068e11 / 0.5 / (132 x 1.98e9) = 1.0 per SM per cycle.
-  // 4.95e10 wavefronts reading 25% at 1500 MHz: 4.95e10 / 0.25 / (132 x 1.5e9) = 1.0. Spread 0: pass, and the
-  // ceiling is recorded, not judged.
+  // 1.3068e11 wavefronts in 1 s reading 50% at 1980 MHz: 1.3068e11 / 0.5 / (132 x 1.98e9) = 1.0 per SM per
+  // cycle. 4.95e10 wavefronts reading 25% at 1500 MHz: 4.95e10 / 0.25 / (132 x 1.5e9) = 1.0. Spread 0: pass,
+  // and the ceiling is recorded, not judged.
   MeasuredStep a = fp32_step("lds 132", 132, 0, 50);
   a.unit = "ldst";
   a.work = 1.3068e11;
@@ -216,8 +220,8 @@ TEST(LoadStore, ImpliedPeakPerSmPerCycle) {
   EXPECT_NEAR(u.steps[0].implied_peak, 1.0, 1e-12);
   EXPECT_NEAR(u.steps[1].implied_peak, 1.0, 1e-12);
   EXPECT_DOUBLE_EQ(u.ceiling_pct, 50);
-  // 4% allowed: at 25.9% the second implies 4.95e10/0.259/1.98e11 = 0.96525, spread 1/0.96525 - 1 = 3.6%: pass;
-  // at 26.2%, 0.95420 and 4.8%: fail.
+  // 4% allowed: at 25.9% the second implies 4.95e10/0.259/1.98e11 = 0.96525, spread 1/0.96525 - 1 = 3.6%:
+  // pass; at 26.2%, 0.95420 and 4.8%: fail.
   b.reading_pct = 25.9;
   EXPECT_EQ(check_unit(rule("ldst"), {a, b}).verdict, Verdict::pass);
   b.reading_pct = 26.2;

@@ -12,9 +12,13 @@ namespace diescope::cupti {
 namespace {
 
 // Stands in for a CUPTI call: returns what it is told to.
-CUptiResult fake_call(CUptiResult result) { return result; }
+CUptiResult fake_call(CUptiResult result) {
+  return result;
+}
 
-TEST(CuptiCall, SuccessPasses) { EXPECT_NO_THROW(DIESCOPE_CUPTI_CHECK(fake_call(CUPTI_SUCCESS))); }
+TEST(CuptiCall, SuccessPasses) {
+  EXPECT_NO_THROW(DIESCOPE_CUPTI_CHECK(fake_call(CUPTI_SUCCESS)));
+}
 
 TEST(CuptiCall, AFailureNamesTheCallItsFileAndLineAndCuptisName) {
   int line = 0;

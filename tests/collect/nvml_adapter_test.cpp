@@ -53,7 +53,8 @@ TEST(NvmlAdapter, NoGpuAndBadIndexAreClearDeviceErrors) {
     nvml.device(5);
     FAIL();
   } catch (const DeviceError& e) {
-    EXPECT_NE(e.cause().find("GPU index 5 does not exist: NVML lists 2 GPUs (indexes 0 to 1)"), std::string::npos)
+    EXPECT_NE(e.cause().find("GPU index 5 does not exist: NVML lists 2 GPUs (indexes 0 to 1)"),
+              std::string::npos)
         << e.cause();
     EXPECT_NE(e.fix().find("nvidia-smi -L"), std::string::npos);
   }
@@ -165,7 +166,8 @@ TEST(NvmlAdapter, SamplesConvertMicrosecondsToNanosecondsAndKeepWholePercents) {
   Nvml nvml(functions);
   NvmlDevice device = nvml.device(0);
   // Timestamps as the H200 probe printed them (microseconds since the epoch).
-  state().samples = {fake_nvml::util_sample(1795959362782163, 0), fake_nvml::util_sample(1795959362582009, 98)};
+  state().samples = {fake_nvml::util_sample(1795959362782163, 0),
+                     fake_nvml::util_sample(1795959362582009, 98)};
   UtilSamplesRead read = device.gpu_util_samples(0);
   ASSERT_EQ(read.status, UtilSamplesRead::Status::ok);
   ASSERT_EQ(read.samples.size(), 2u);

@@ -48,7 +48,9 @@ inline State& state() {
 }
 
 inline int device_object = 0;
-inline abi::Device handle() { return reinterpret_cast<abi::Device>(&device_object); }
+inline abi::Device handle() {
+  return reinterpret_cast<abi::Device>(&device_object);
+}
 
 inline void copy_string(const std::string& from, char* to, unsigned size) {
   std::strncpy(to, from.c_str(), size - 1);
@@ -65,11 +67,16 @@ inline abi::Return fake_shutdown() {
 }
 inline const char* fake_error_string(abi::Return code) {
   switch (code) {
-    case abi::kErrorNotSupported: return "Not Supported";
-    case abi::kErrorDriverNotLoaded: return "Driver Not Loaded";
-    case abi::kErrorUnknown: return "Unknown Error";
-    case abi::kErrorTimeout: return "Timeout";
-    default: return "Some Error";
+    case abi::kErrorNotSupported:
+      return "Not Supported";
+    case abi::kErrorDriverNotLoaded:
+      return "Driver Not Loaded";
+    case abi::kErrorUnknown:
+      return "Unknown Error";
+    case abi::kErrorTimeout:
+      return "Timeout";
+    default:
+      return "Some Error";
   }
 }
 inline abi::Return fake_count(unsigned* n) {
@@ -124,9 +131,15 @@ inline abi::Return engine(const char* key, unsigned* pct, unsigned* period) {
   }
   return rc;
 }
-inline abi::Return fake_enc(abi::Device, unsigned* p, unsigned* q) { return engine("nvenc", p, q); }
-inline abi::Return fake_dec(abi::Device, unsigned* p, unsigned* q) { return engine("nvdec", p, q); }
-inline abi::Return fake_jpg(abi::Device, unsigned* p, unsigned* q) { return engine("nvjpg", p, q); }
+inline abi::Return fake_enc(abi::Device, unsigned* p, unsigned* q) {
+  return engine("nvenc", p, q);
+}
+inline abi::Return fake_dec(abi::Device, unsigned* p, unsigned* q) {
+  return engine("nvdec", p, q);
+}
+inline abi::Return fake_jpg(abi::Device, unsigned* p, unsigned* q) {
+  return engine("nvjpg", p, q);
+}
 
 // Fills 24-byte entries (the _v2/_v3 layout) as NVML does.
 inline abi::Return fill_processes(const std::vector<unsigned>& pids, unsigned* count, void* infos) {

@@ -18,7 +18,9 @@ constexpr TimeNs T0 = 1'800'000'000'000'000'000;  // an arbitrary 2027 host time
 constexpr TimeNs kMs = kNsPerMs;
 constexpr TimeNs kS = kNsPerSecond;
 // NVML stamps in us for host time T0 + offset.
-constexpr unsigned long long us(TimeNs offset_ns) { return static_cast<unsigned long long>((T0 + offset_ns) / 1000); }
+constexpr unsigned long long us(TimeNs offset_ns) {
+  return static_cast<unsigned long long>((T0 + offset_ns) / 1000);
+}
 
 struct Harness {
   std::shared_ptr<abi::Functions> functions = fake_functions();
@@ -39,7 +41,8 @@ TEST(GpuUtilReader, ReadsNewSamplesOnlyAndDropsThoseBeforeTheRun) {
   h.start();
   // Held by NVML at the first read: one from 1.5 s before the start (describes time before the run,
   // dropped: older than T0 - 1 s), one 0.8 s before (kept: its period may reach into the run), one after.
-  state().samples = {util_sample(us(-1500 * kMs), 5), util_sample(us(-800 * kMs), 6), util_sample(us(100 * kMs), 97)};
+  state().samples = {util_sample(us(-1500 * kMs), 5), util_sample(us(-800 * kMs), 6),
+                     util_sample(us(100 * kMs), 97)};
   h.read_at(150 * kMs);
   ASSERT_EQ(h.out.size(), 2u);
   EXPECT_EQ(h.out[0].ts_ns, T0 - 800 * kMs);
@@ -83,7 +86,8 @@ TEST(GpuUtilReader, SwitchesWhenTheDriverLacksTheCall) {
   h.start();
   h.read_at(100 * kMs);
   EXPECT_EQ(h.reader->reason(), Reason::call_missing);
-  EXPECT_NE(h.reader->reason_text().find("nvmlDeviceGetSamples"), std::string::npos) << h.reader->reason_text();
+  EXPECT_NE(h.reader->reason_text().find("nvmlDeviceGetSamples"), std::string::npos)
+      << h.reader->reason_text();
   ASSERT_EQ(h.out.size(), 1u);
   EXPECT_EQ(h.out[0].source, UtilSource::polled);
 }
@@ -136,7 +140,8 @@ TEST(GpuUtilReader, ASuccessResetsTheFailureCount) {
   // Reads at 1..20 s. Failures at 1, 2, 3 s; the read at 4 s succeeds with a new sample (resetting the
   // count and the 10 s clock); failures again from 5 s. First failure of the new run: 5 s, so the
   // switch comes at 5 + 7 = 12 s (the 10 s clock would only fire at 4 + 10 = 14 s).
-  std::vector<abi::Return> script = {abi::kErrorTimeout, abi::kErrorTimeout, abi::kErrorTimeout, abi::kSuccess};
+  std::vector<abi::Return> script = {abi::kErrorTimeout, abi::kErrorTimeout, abi::kErrorTimeout,
+                                     abi::kSuccess};
   script.resize(30, abi::kErrorTimeout);
   state().sample_results = script;
   for (int s = 1; s <= 11; ++s) {

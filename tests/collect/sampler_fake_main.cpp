@@ -2,4 +2,6 @@
 // tests can drive the parent through crashes, errors and gaps.
 #include "diescope/collect/sampler.hpp"
 
-int main(int argc, char** argv) { return diescope::collect::fake_sampler_main(argc, argv); }
+int main(int argc, char** argv) {
+  return diescope::collect::fake_sampler_main(argc, argv);
+}

@@ -34,7 +34,8 @@ __global__ void ffma_kernel(float* out, int iters) {
 }
 
 __global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ out, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) out[i] = in[i];
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    out[i] = in[i];
 }
 
 long long realtime_ns() {
@@ -86,7 +87,8 @@ void ffma(Gpu& g, double seconds) {
   cudaEventElapsedTime(&ms, e0, e1);
   // One FFMA is 2 FLOP; every thread runs kFfmaChains FFMAs per iteration.
   double flop = 2.0 * kFfmaChains * double(kFfmaIters) * blocks * kThreads * double(launches);
-  std::printf("phase ffma %lld %lld launches=%ld event_ms=%.3f tflops=%.3f\n", t0, t1, launches, ms, flop / ms / 1e9);
+  std::printf("phase ffma %lld %lld launches=%ld event_ms=%.3f tflops=%.3f\n", t0, t1, launches, ms,
+              flop / ms / 1e9);
   std::fflush(stdout);
 }
 
@@ -108,7 +110,8 @@ void copy(Gpu& g, double seconds) {
   float ms = 0;
   cudaEventElapsedTime(&ms, e0, e1);
   double bytes = 2.0 * double(g.n) * sizeof(float4) * double(launches);  // read + write
-  std::printf("phase copy %lld %lld launches=%ld event_ms=%.3f gbps=%.1f\n", t0, t1, launches, ms, bytes / ms / 1e6);
+  std::printf("phase copy %lld %lld launches=%ld event_ms=%.3f gbps=%.1f\n", t0, t1, launches, ms,
+              bytes / ms / 1e6);
   std::fflush(stdout);
 }
 

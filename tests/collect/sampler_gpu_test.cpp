@@ -16,7 +16,8 @@ namespace m = sampler_msg;
 using namespace std::chrono_literals;
 
 TEST(SamplerGpu, SamplesDeviceWideAndStopsCleanly) {
-  if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) GTEST_SKIP() << "no NVIDIA driver (libcuda.so.1) on this machine";
+  if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL))
+    GTEST_SKIP() << "no NVIDIA driver (libcuda.so.1) on this machine";
   SamplerConfig config;
   config.executable = DIESCOPE_CUPTI_EXE;
   config.leading_args = {"sample"};
@@ -34,13 +35,13 @@ TEST(SamplerGpu, SamplesDeviceWideAndStopsCleanly) {
   }
   for (const auto& message : messages) {
     if (auto* error = std::get_if<m::Error>(&message)) {
-      if (error->kind == m::ErrorKind::busy) GTEST_SKIP() << "counters held by another profiler: " << error->text;
+      if (error->kind == m::ErrorKind::busy)
+        GTEST_SKIP() << "counters held by another profiler: " << error->text;
       FAIL() << "sampler error: " << error->text;
     }
   }
   child.request_stop();
-  while (child.pump_for(messages, 500ms)) {
-  }
+  while (child.pump_for(messages, 500ms)) {}
   SamplerExit exit = child.wait(10s);
   EXPECT_TRUE(exit.clean()) << exit.describe() << "\n" << exit.stderr_tail;
 

@@ -27,8 +27,7 @@ SamplerConfig fake_config(std::vector<std::string> extra = {}) {
 std::vector<SamplerMessage> read_to_end(SamplerProcess& child) {
   std::vector<SamplerMessage> all;
   const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (child.pump_for(all, 200ms) && std::chrono::steady_clock::now() < deadline) {
-  }
+  while (child.pump_for(all, 200ms) && std::chrono::steady_clock::now() < deadline) {}
   return all;
 }
 
@@ -78,8 +77,8 @@ TEST(SamplerProcess, OrdinaryRunStreamsSamplesAndEndsCleanly) {
     EXPECT_EQ(samples[k].values[0], 10.0 + double(k % 10));
     EXPECT_EQ(samples[k].values[1], 20.0 + double(k % 10));
     if (k > 0) {
-      EXPECT_EQ(samples[k].start_ns, samples[k - 1].end_ns);            // consecutive samples touch
-      EXPECT_EQ(samples[k].end_ns - samples[k].start_ns, 2'000'000);    // 2 ms interval
+      EXPECT_EQ(samples[k].start_ns, samples[k - 1].end_ns);          // consecutive samples touch
+      EXPECT_EQ(samples[k].end_ns - samples[k].start_ns, 2'000'000);  // 2 ms interval
     }
   }
   // The first sample spans the setup: it starts before "on" and ends one interval after it.
@@ -161,7 +160,8 @@ TEST(SamplerProcess, MissingExecutableIsADeviceErrorWithAFix) {
     SamplerProcess child(config);
     FAIL() << "a missing sampler must throw";
   } catch (const DeviceError& e) {
-    EXPECT_NE(e.cause().find("could not run the counter sampler /nonexistent/diescope-cupti"), std::string::npos);
+    EXPECT_NE(e.cause().find("could not run the counter sampler /nonexistent/diescope-cupti"),
+              std::string::npos);
     EXPECT_NE(e.fix().find("DIESCOPE_CUPTI"), std::string::npos);
   }
 }

@@ -20,7 +20,8 @@ SamplerMessage round_trip(const SamplerMessage& in) {
 
 TEST(SamplerProtocol, SampleKeepsEveryBitOfItsValuesAndNan) {
   // 0.1 and 1/3 have no short decimal form; the shortest round-trip text must still give the same bits.
-  m::Sample in{1'764'000'000'123'456'789, 1'764'000'000'133'456'789, {0.1, 1.0 / 3.0, 3.951e10, std::nan(""), 0.0}};
+  m::Sample in{
+      1'764'000'000'123'456'789, 1'764'000'000'133'456'789, {0.1, 1.0 / 3.0, 3.951e10, std::nan(""), 0.0}};
   auto out = std::get<m::Sample>(round_trip(in));
   EXPECT_EQ(out.start_ns, in.start_ns);
   EXPECT_EQ(out.end_ns, in.end_ns);
@@ -46,7 +47,8 @@ TEST(SamplerProtocol, DeviceAndTextFieldsRoundTrip) {
   EXPECT_EQ(note.topic, "clock");
   EXPECT_EQ(note.text, "line one line two");  // a newline would end the message; it becomes a space
 
-  auto err = std::get<m::Error>(round_trip(m::Error{m::ErrorKind::permission, 35, "cuptiPmSamplingEnable failed"}));
+  auto err =
+      std::get<m::Error>(round_trip(m::Error{m::ErrorKind::permission, 35, "cuptiPmSamplingEnable failed"}));
   EXPECT_EQ(err.kind, m::ErrorKind::permission);
   EXPECT_EQ(err.code, 35);
   EXPECT_EQ(err.text, "cuptiPmSamplingEnable failed");
@@ -71,15 +73,15 @@ TEST(SamplerProtocol, DeviceAndTextFieldsRoundTrip) {
 TEST(SamplerProtocol, RefusesMalformedLines) {
   std::string why;
   EXPECT_FALSE(parse_message("", &why));
-  EXPECT_FALSE(parse_message("s 10", &why));          // no end time
-  EXPECT_FALSE(parse_message("s 10 20 abc", &why));   // a value that is not a number
+  EXPECT_FALSE(parse_message("s 10", &why));         // no end time
+  EXPECT_FALSE(parse_message("s 10 20 abc", &why));  // a value that is not a number
   EXPECT_EQ(why, "sample value is not a number");
-  EXPECT_FALSE(parse_message("metrics 3 a b", &why)); // shorter than its count
-  EXPECT_FALSE(parse_message("metrics 1 a b", &why)); // longer than its count
+  EXPECT_FALSE(parse_message("metrics 3 a b", &why));  // shorter than its count
+  EXPECT_FALSE(parse_message("metrics 1 a b", &why));  // longer than its count
   EXPECT_FALSE(parse_message("error melted 1 x", &why));
   EXPECT_FALSE(parse_message("frobnicate 1", &why));
   EXPECT_EQ(why, "unknown message 'frobnicate'");
-  EXPECT_TRUE(parse_message("s 10 20", &why));        // a sample with no metrics is well formed
+  EXPECT_TRUE(parse_message("s 10 20", &why));  // a sample with no metrics is well formed
 }
 
 TEST(SamplerProtocol, ErrorsNameCauseAndFix) {
@@ -88,7 +90,8 @@ TEST(SamplerProtocol, ErrorsNameCauseAndFix) {
   EXPECT_NE(permission.fix.find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos);
   EXPECT_NE(permission.fix.find("/etc/modprobe.d/"), std::string::npos);
   auto busy = describe_error(m::Error{m::ErrorKind::busy, 26, "cuptiPmSamplingEnable failed"}, 1);
-  EXPECT_EQ(busy.cause, "the performance counters of GPU 1 are held by another profiler (cuptiPmSamplingEnable failed)");
+  EXPECT_EQ(busy.cause,
+            "the performance counters of GPU 1 are held by another profiler (cuptiPmSamplingEnable failed)");
   EXPECT_NE(busy.fix.find("GPU-Util only"), std::string::npos);
   auto missing = describe_error(m::Error{m::ErrorKind::no_device, 0, ""}, 7);
   EXPECT_EQ(missing.cause, "GPU 7 does not exist");

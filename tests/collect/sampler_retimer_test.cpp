@@ -10,9 +10,13 @@ namespace {
 namespace m = sampler_msg;
 constexpr std::int64_t kMs = 1'000'000;
 
-m::Sample timed(std::int64_t start_ms, double value) { return {start_ms * kMs, (start_ms + 1) * kMs, {value}}; }
+m::Sample timed(std::int64_t start_ms, double value) {
+  return {start_ms * kMs, (start_ms + 1) * kMs, {value}};
+}
 // What CUPTI hands back for a sample it gave no time: start == end, an older stamp.
-m::Sample untimed(double value) { return {5 * kMs, 5 * kMs, {value}}; }
+m::Sample untimed(double value) {
+  return {5 * kMs, 5 * kMs, {value}};
+}
 
 std::vector<m::Sample> samples_of(const std::vector<SamplerMessage>& out) {
   std::vector<m::Sample> s;

@@ -23,16 +23,21 @@ TEST(UnitsPasses, every_table_fits_one_pass_on_every_chip_it_lists) {
 
 TEST(UnitsPasses, TheCheckSeesASetThatNeedsTwoPasses) {
   // GH100's plain FP64 counter takes 2 passes on its own (why Hopper reads the grouped form).
-  PassCheck check = check_passes(kTool, "GH100", {"sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_elapsed"});
+  PassCheck check =
+      check_passes(kTool, "GH100", {"sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_elapsed"});
   ASSERT_TRUE(check.passes) << check.error;
   EXPECT_EQ(*check.passes, 2);
   EXPECT_FALSE(check.fits());
 }
 
 TEST(UnitsPasses, TheCheckNamesAnUnknownCounter) {
-  PassCheck check = check_passes(kTool, "GA102", {"dram__bytes.sum", "l1tex__m_xbar2l1tex_read_sectors_realtime.avg.pct_of_peak_sustained_elapsed"});
+  PassCheck check = check_passes(
+      kTool, "GA102",
+      {"dram__bytes.sum", "l1tex__m_xbar2l1tex_read_sectors_realtime.avg.pct_of_peak_sustained_elapsed"});
   EXPECT_FALSE(check.fits());
-  EXPECT_EQ(check.rejected, std::vector<std::string>{"l1tex__m_xbar2l1tex_read_sectors_realtime.avg.pct_of_peak_sustained_elapsed"});
+  EXPECT_EQ(check.rejected,
+            std::vector<std::string>{
+                "l1tex__m_xbar2l1tex_read_sectors_realtime.avg.pct_of_peak_sustained_elapsed"});
 }
 
 TEST(UnitsPasses, AnUnknownChipIsAnErrorNotAPass) {

@@ -101,9 +101,12 @@ TEST(UnitTables, DiagnosticsTheMethodAsksForWhereTheyFit) {
             (std::set<std::string>{"sm_active", "occupancy", "dram_throughput"}));
   for (const char* name : {"blackwell-gb20x", "ada-ad10x", "ampere-ga10x"}) {
     auto d = keys(unit_table_by_name(name)->diagnostics);
-    EXPECT_EQ(d, (std::set<std::string>{"sm_active", "occupancy", "fma_heavy", "fma_lite", "dram_throughput"})) << name;
+    EXPECT_EQ(d,
+              (std::set<std::string>{"sm_active", "occupancy", "fma_heavy", "fma_lite", "dram_throughput"}))
+        << name;
   }
-  EXPECT_EQ(keys(unit_table_by_name("turing-tu10x")->diagnostics), (std::set<std::string>{"sm_active", "occupancy"}));
+  EXPECT_EQ(keys(unit_table_by_name("turing-tu10x")->diagnostics),
+            (std::set<std::string>{"sm_active", "occupancy"}));
 }
 
 TEST(UnitTables, FlagsFollowTheMethod) {
@@ -126,7 +129,8 @@ TEST(UnitTables, FlagsFollowTheMethod) {
   for (const auto& c : unit_table_by_name("hopper-gh100")->units) {
     const bool grouped = c.recipe.counters.front().find("TriageCompute.") != std::string::npos;
     if (grouped) {
-      // Checked on the H200 against the plain counters: no flag (bench/results/units/2026-11-29-h200-every-unit/).
+      // Checked on the H200 against the plain counters: no flag
+      // (bench/results/units/2026-11-29-h200-every-unit/).
       EXPECT_TRUE(c.flags.empty()) << c.key;
     }
     if (c.key == "tensor" || c.key == "l2" || c.key == "dram") {

@@ -28,10 +28,14 @@ std::string read_all(UniqueFd& fd) {
   char chunk[256];
   for (;;) {
     const ssize_t n = ::read(fd.get(), chunk, sizeof chunk);
-    if (n > 0) out.append(chunk, static_cast<std::size_t>(n));
-    else if (n == 0) return out;
-    else if (errno == EAGAIN || errno == EINTR) ::usleep(1000);
-    else return out;
+    if (n > 0)
+      out.append(chunk, static_cast<std::size_t>(n));
+    else if (n == 0)
+      return out;
+    else if (errno == EAGAIN || errno == EINTR)
+      ::usleep(1000);
+    else
+      return out;
   }
 }
 
@@ -169,7 +173,8 @@ TEST(ChildProcess, SetsAndUnsetsEnvironmentVariables) {
 
 TEST(ChildProcess, StartsWithDefaultSignalDispositions) {
   // SIGPIPE ignored here must not be inherited: a child that sends itself SIGPIPE dies of it.
-  struct sigaction ignore {}, previous {};
+  struct sigaction ignore {
+  }, previous{};
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &ignore, &previous);
   ChildProcess child(shell("kill -PIPE $$; exit 0"));

@@ -11,7 +11,9 @@ namespace diescope {
 namespace {
 
 volatile std::sig_atomic_t g_old_handler_saw = 0;
-void old_handler(int number) { g_old_handler_saw = number; }
+void old_handler(int number) {
+  g_old_handler_saw = number;
+}
 
 bool readable(int fd) {
   pollfd p{fd, POLLIN, 0};

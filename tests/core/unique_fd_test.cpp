@@ -9,7 +9,9 @@
 namespace diescope {
 namespace {
 
-bool is_open(int fd) { return ::fcntl(fd, F_GETFD) != -1; }
+bool is_open(int fd) {
+  return ::fcntl(fd, F_GETFD) != -1;
+}
 
 TEST(UniqueFd, ClosesOnDestruction) {
   const Pipe pipe = make_pipe("the test");

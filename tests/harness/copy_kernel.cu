@@ -16,7 +16,7 @@ int launch_copy(const void* src, void* dst, std::size_t bytes, CUstream_st* stre
   int sms = 0;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   copy_kernel<<<sms * 8, 512, 0, stream>>>(static_cast<const float4*>(src), static_cast<float4*>(dst),
-                                             bytes / sizeof(float4));
+                                           bytes / sizeof(float4));
   return static_cast<int>(cudaGetLastError());
 }
 

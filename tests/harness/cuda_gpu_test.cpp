@@ -35,9 +35,13 @@ constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 RunResult copy_run(Buffers& buffers, std::size_t bytes, TimingMode mode) {
   Benchmark b("copy", [&buffers, bytes](State& state) {
-    for (std::uint64_t i = 0; i < state.iterations(); ++i) testing::launch_copy(buffers.src, buffers.dst, bytes, nullptr);
+    for (std::uint64_t i = 0; i < state.iterations(); ++i)
+      testing::launch_copy(buffers.src, buffers.dst, bytes, nullptr);
   });
-  b.domain(MeasurementDomain::gpu).timing(mode).backend(cuda_event_backend()).bytes_per_iteration(2.0 * static_cast<double>(bytes));
+  b.domain(MeasurementDomain::gpu)
+      .timing(mode)
+      .backend(cuda_event_backend())
+      .bytes_per_iteration(2.0 * static_cast<double>(bytes));
   if (mode == TimingMode::cold) b.cache_flusher(cuda_l2_flusher());
   b.stopping({.min_samples = 20, .min_time_s = 0.05, .max_noise = 0.02, .timeout_s = 10});
   return run_point(b, AxisPoint{});
@@ -57,8 +61,8 @@ TEST(CudaGpu, EventTimeIsTheDurationAndScalesWithBytes) {
   const MetricSummary* device = small.find_metric("backend", "cuda_event_ms");
   ASSERT_TRUE(device);
   // cuda_event_ms is per sample; the duration is per iteration.
-  EXPECT_NEAR(device->stats.median / 1e3 / static_cast<double>(small.iterations_per_sample), small.time.median,
-              0.05 * small.time.median);
+  EXPECT_NEAR(device->stats.median / 1e3 / static_cast<double>(small.iterations_per_sample),
+              small.time.median, 0.05 * small.time.median);
 }
 
 TEST(CudaGpu, ColdSamplesFlushTwiceTheL2) {
@@ -80,16 +84,16 @@ TEST(CudaGpu, CounterReplayPassSeesACopyAsMemoryBound) {
   if (!gpu_present()) GTEST_SKIP() << "no CUDA GPU on this machine";
   Buffers buffers(1024 * kMiB);
   Benchmark b("copy", [&buffers](State& state) {
-    for (std::uint64_t i = 0; i < state.iterations(); ++i) testing::launch_copy(buffers.src, buffers.dst, 1024 * kMiB, nullptr);
+    for (std::uint64_t i = 0; i < state.iterations(); ++i)
+      testing::launch_copy(buffers.src, buffers.dst, 1024 * kMiB, nullptr);
   });
   b.domain(MeasurementDomain::gpu)
       .timing(TimingMode::cold)
       .backend(cuda_event_backend())
       .cache_flusher(cuda_l2_flusher())
       .stopping({.min_samples = 5, .min_time_s = 0, .max_noise = 0.05, .timeout_s = 10})
-      .diagnostic_pass(counter_replay_pass([&buffers](State&) {
-        testing::launch_copy(buffers.src, buffers.dst, 1024 * kMiB, nullptr);
-      }));
+      .diagnostic_pass(counter_replay_pass(
+          [&buffers](State&) { testing::launch_copy(buffers.src, buffers.dst, 1024 * kMiB, nullptr); }));
   const RunResult r = run_point(b, AxisPoint{});
   ASSERT_TRUE(r.ok());
   for (const std::string& line : r.visible_diagnostics()) std::printf("diagnostic: %s\n", line.c_str());

@@ -57,7 +57,9 @@ TEST(CuptiHost, DefaultCountersAreValidOnHopperAndCountPasses) {
   const std::size_t passes = counter_pass_count("GH100", default_gpu_counters());
   EXPECT_GE(passes, 1u);
   // One cheap counter alone needs exactly one pass.
-  EXPECT_EQ(counter_pass_count("GH100", {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", "dram", "", "%"}}), 1u);
+  EXPECT_EQ(
+      counter_pass_count("GH100", {{"dram__throughput.avg.pct_of_peak_sustained_elapsed", "dram", "", "%"}}),
+      1u);
   std::printf("GH100: the default counter set needs %zu replay passes\n", passes);
   for (const CounterMetric& m : default_gpu_counters()) {
     std::printf("GH100: %s alone needs %zu\n", m.profiler_name.c_str(), counter_pass_count("GH100", {m}));

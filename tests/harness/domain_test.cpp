@@ -14,7 +14,8 @@ TEST(Domain, PolicyForEachDomainAndBackend) {
   EXPECT_EQ(host_diagnostics_policy(MeasurementDomain::io, true), HostDiagnostics::suppress);
   EXPECT_EQ(host_diagnostics_policy(MeasurementDomain::mixed, true), HostDiagnostics::prefix_host);
   // A backend that opts out wins in every domain.
-  for (auto d : {MeasurementDomain::cpu, MeasurementDomain::gpu, MeasurementDomain::io, MeasurementDomain::mixed}) {
+  for (auto d :
+       {MeasurementDomain::cpu, MeasurementDomain::gpu, MeasurementDomain::io, MeasurementDomain::mixed}) {
     EXPECT_EQ(host_diagnostics_policy(d, false), HostDiagnostics::suppress) << to_string(d);
   }
 }
@@ -27,10 +28,12 @@ TEST(Domain, CoverageLabels) {
 }
 
 TEST(Domain, VisibleDiagnosticsFollowThePolicy) {
-  const std::vector<Diagnostic> d = {{DiagnosticKind::host_pmu, "low IPC"}, {DiagnosticKind::stability, "noisy"}};
+  const std::vector<Diagnostic> d = {{DiagnosticKind::host_pmu, "low IPC"},
+                                     {DiagnosticKind::stability, "noisy"}};
   EXPECT_EQ(visible_diagnostics(d, HostDiagnostics::show), (std::vector<std::string>{"low IPC", "noisy"}));
   EXPECT_EQ(visible_diagnostics(d, HostDiagnostics::suppress), (std::vector<std::string>{"noisy"}));
-  EXPECT_EQ(visible_diagnostics(d, HostDiagnostics::prefix_host), (std::vector<std::string>{"[host] low IPC", "noisy"}));
+  EXPECT_EQ(visible_diagnostics(d, HostDiagnostics::prefix_host),
+            (std::vector<std::string>{"[host] low IPC", "noisy"}));
 }
 
 // End to end: a backend reporting IPC 0.5 (below the 1.0 line) and a noisy run that times out.
@@ -42,14 +45,16 @@ RunResult run_with(MeasurementDomain domain, bool backend_emits) {
       .cache_flusher([tick] { return std::make_unique<testing::CountingFlusher>(tick); })
       .backend([backend_emits] {
         return std::make_unique<testing::FixedMetricsBackend>(
-            std::vector<MetricValue>{MetricValue("ipc", 0.5, "instr/cycle").with_section("host_pmu")}, backend_emits);
+            std::vector<MetricValue>{MetricValue("ipc", 0.5, "instr/cycle").with_section("host_pmu")},
+            backend_emits);
       })
       .stopping({.min_samples = 2, .min_time_s = 0, .max_noise = 0.0, .timeout_s = 100, .max_samples = 3});
   return run_point(b, AxisPoint{});
 }
 
 bool has_line(const std::vector<std::string>& lines, const std::string& prefix) {
-  return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(prefix, 0) == 0; });
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.rfind(prefix, 0) == 0; });
 }
 
 TEST(Domain, RunnerAppliesTheDomainToHostPmuFindings) {
@@ -74,12 +79,15 @@ TEST(Domain, RunnerAppliesTheDomainToHostPmuFindings) {
 TEST(Domain, StabilityFindingsShowInEveryDomain) {
   // Device times 1, 2, 1 ms cannot meet a 0 % noise target, so each run stops at the 3-sample cap
   // with a stability finding, whatever the domain.
-  for (auto d : {MeasurementDomain::cpu, MeasurementDomain::gpu, MeasurementDomain::io, MeasurementDomain::mixed}) {
+  for (auto d :
+       {MeasurementDomain::cpu, MeasurementDomain::gpu, MeasurementDomain::io, MeasurementDomain::mixed}) {
     Benchmark b("stability", [](State&) {});
     b.domain(d)
         .timing(TimingMode::cold)
         .cache_flusher([] { return std::make_unique<testing::CountingFlusher>(std::make_shared<int>(0)); })
-        .backend([] { return std::make_unique<SimulatedGpuBackend>(testing::device_times({1e-3, 2e-3, 1e-3})); })
+        .backend([] {
+          return std::make_unique<SimulatedGpuBackend>(testing::device_times({1e-3, 2e-3, 1e-3}));
+        })
         .stopping({.min_samples = 2, .min_time_s = 0, .max_noise = 0.0, .timeout_s = 100, .max_samples = 3});
     const RunResult r = run_point(b, AxisPoint{});
     EXPECT_EQ(r.stop_reason, StopReason::max_samples);

@@ -23,7 +23,8 @@ TEST(MetricValue, Helpers) {
 
   EXPECT_TRUE(std::isnan(MetricValue::bandwidth_gib_s("bw", 1, 0).value));  // no time: not available, not 0
 
-  const MetricValue id = MetricValue::integer("algo", 42, "id").with_display_name("algorithm").with_section("gemm");
+  const MetricValue id =
+      MetricValue::integer("algo", 42, "id").with_display_name("algorithm").with_section("gemm");
   EXPECT_EQ(id.format, MetricFormat::integer);
   EXPECT_EQ(id.label(), "algorithm");
   EXPECT_EQ(id.section, "gemm");
@@ -43,9 +44,9 @@ TEST(MetricAggregator, KeysBySectionNameAndUnit) {
   ASSERT_EQ(s.size(), 3u);
   EXPECT_EQ(s[0].key, (MetricKey{"", "t", "ms"}));
   EXPECT_EQ(s[0].stats.count, 3u);
-  EXPECT_DOUBLE_EQ(s[0].stats.mean, 3.0);    // (1 + 2 + 6) / 3
+  EXPECT_DOUBLE_EQ(s[0].stats.mean, 3.0);  // (1 + 2 + 6) / 3
   EXPECT_DOUBLE_EQ(s[0].stats.median, 2.0);
-  EXPECT_DOUBLE_EQ(s[0].stats.p95, 5.6);     // rank 0.95 * 2 = 1.9 -> 2 + 0.9 * (6 - 2)
+  EXPECT_DOUBLE_EQ(s[0].stats.p95, 5.6);        // rank 0.95 * 2 = 1.9 -> 2 + 0.9 * (6 - 2)
   EXPECT_EQ(s[0].display_name, "kernel time");  // a later sample may name an unnamed row
   EXPECT_EQ(s[1].key, (MetricKey{"", "t", "us"}));
   EXPECT_EQ(s[1].stats.count, 1u);

@@ -13,7 +13,7 @@ namespace {
 // `value_of` per counter with the given enabled/running times.
 class FakePerfApi final : public PerfEventApi {
  public:
-  std::map<PerfCounter, int> missing;          // counter -> errno
+  std::map<PerfCounter, int> missing;           // counter -> errno
   std::set<PerfCounter> missing_in_group_only;  // open alone but not in a group
   std::map<PerfCounter, std::uint64_t> value_of;
   std::uint64_t enabled = 1000, running = 1000;
@@ -39,7 +39,8 @@ class FakePerfApi final : public PerfEventApi {
     if (whole_group) {
       const auto& m = members_.at(fd);
       if (m.size() != out.size()) return false;
-      for (std::size_t i = 0; i < out.size(); ++i) out[i] = {value_of[m[i]], enabled, group_never_runs ? 0 : running};
+      for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = {value_of[m[i]], enabled, group_never_runs ? 0 : running};
       return true;
     }
     out[0] = {value_of[counter_of_.at(fd)], enabled, running};
@@ -71,8 +72,8 @@ std::unique_ptr<FakePerfApi> api_with_values() {
   auto api = std::make_unique<FakePerfApi>();
   api->value_of = {{PerfCounter::cycles, 2000},          {PerfCounter::instructions, 3000},
                    {PerfCounter::branches, 400},         {PerfCounter::branch_misses, 40},
-                   {PerfCounter::cache_references, 200},  {PerfCounter::cache_misses, 50},
-                   {PerfCounter::task_clock, 1'500'000},  {PerfCounter::context_switches, 2},
+                   {PerfCounter::cache_references, 200}, {PerfCounter::cache_misses, 50},
+                   {PerfCounter::task_clock, 1'500'000}, {PerfCounter::context_switches, 2},
                    {PerfCounter::page_faults, 5}};
   return api;
 }
@@ -87,10 +88,10 @@ TEST(LinuxPerfBackend, GroupOpensAndMetricsArePerIteration) {
   EXPECT_TRUE(backend.diagnostics().empty());
 
   const SampleMeasurement m = one_sample(backend, 10);
-  EXPECT_FALSE(m.duration_s);  // host-timed: the runner uses its own clock
-  EXPECT_DOUBLE_EQ(find(m, "cycles")->value, 200.0);        // 2000 / 10 iterations
-  EXPECT_DOUBLE_EQ(find(m, "instructions")->value, 300.0);  // 3000 / 10
-  EXPECT_DOUBLE_EQ(find(m, "ipc")->value, 1.5);             // 3000 / 2000
+  EXPECT_FALSE(m.duration_s);                                 // host-timed: the runner uses its own clock
+  EXPECT_DOUBLE_EQ(find(m, "cycles")->value, 200.0);          // 2000 / 10 iterations
+  EXPECT_DOUBLE_EQ(find(m, "instructions")->value, 300.0);    // 3000 / 10
+  EXPECT_DOUBLE_EQ(find(m, "ipc")->value, 1.5);               // 3000 / 2000
   EXPECT_DOUBLE_EQ(find(m, "branch_miss_pct")->value, 10.0);  // 40 / 400
   EXPECT_DOUBLE_EQ(find(m, "cache_miss_pct")->value, 25.0);   // 50 / 200
   EXPECT_DOUBLE_EQ(find(m, "task_clock_ms")->value, 1.5);     // 1.5e6 ns
@@ -115,16 +116,17 @@ TEST(LinuxPerfBackend, FallsBackToIndividualCountersWhenTheGroupFails) {
 
 TEST(LinuxPerfBackend, MissingHardwareCountersAreNamedAndSoftwareOnesStillCount) {
   auto api = api_with_values();
-  for (auto c : {PerfCounter::cycles, PerfCounter::instructions, PerfCounter::branches, PerfCounter::branch_misses,
-                 PerfCounter::cache_references, PerfCounter::cache_misses}) {
+  for (auto c : {PerfCounter::cycles, PerfCounter::instructions, PerfCounter::branches,
+                 PerfCounter::branch_misses, PerfCounter::cache_references, PerfCounter::cache_misses}) {
     api->missing[c] = ENOENT;  // a VM without a virtual PMU
   }
   LinuxPerfBackend backend(std::move(api));
   EXPECT_EQ(backend.mode(), PerfMode::individual);
   const auto d = backend.diagnostics();
   ASSERT_EQ(d.size(), 2u);  // the group fallback, then the missing counters
-  EXPECT_NE(d[1].message.find("cycles, instructions, branches, branch-misses, cache-references, cache-misses"),
-            std::string::npos);
+  EXPECT_NE(
+      d[1].message.find("cycles, instructions, branches, branch-misses, cache-references, cache-misses"),
+      std::string::npos);
   EXPECT_NE(d[1].message.find("virtual machines"), std::string::npos);
   const SampleMeasurement m = one_sample(backend, 1);
   EXPECT_FALSE(find(m, "ipc"));
@@ -133,7 +135,8 @@ TEST(LinuxPerfBackend, MissingHardwareCountersAreNamedAndSoftwareOnesStillCount)
 
 TEST(LinuxPerfBackend, NoCounterAtAllIsADiagnosticAndTimingStillWorks) {
   auto api = std::make_unique<FakePerfApi>();
-  for (int i = 0; i < static_cast<int>(kPerfCounterCount); ++i) api->missing[static_cast<PerfCounter>(i)] = EACCES;
+  for (int i = 0; i < static_cast<int>(kPerfCounterCount); ++i)
+    api->missing[static_cast<PerfCounter>(i)] = EACCES;
   LinuxPerfBackend backend(std::move(api));
   EXPECT_EQ(backend.mode(), PerfMode::unavailable);
   const auto d = backend.diagnostics();

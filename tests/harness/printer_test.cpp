@@ -18,14 +18,18 @@ namespace diescope::harness {
 namespace {
 
 RunResult simulated_run(MeasurementDomain domain = MeasurementDomain::gpu) {
-  Benchmark b("copy", [](State& s) { s.push_metric(MetricValue::integer("algo", 3, "id").with_display_name("algorithm")); });
+  Benchmark b("copy", [](State& s) {
+    s.push_metric(MetricValue::integer("algo", 3, "id").with_display_name("algorithm"));
+  });
   b.domain(domain)
       .timing(TimingMode::cold)
       .int_axis("bytes", {1024})
       .bytes_per_iteration(1 << 30)
       .time_unit(TimeUnit::microsecond)
       .cache_flusher([] { return std::make_unique<testing::CountingFlusher>(std::make_shared<int>(0)); })
-      .backend([] { return std::make_unique<SimulatedGpuBackend>(testing::device_times({0.001, 0.002, 0.003})); })
+      .backend([] {
+        return std::make_unique<SimulatedGpuBackend>(testing::device_times({0.001, 0.002, 0.003}));
+      })
       .stopping({.min_samples = 1, .min_time_s = 0, .max_noise = 0.0, .timeout_s = 100, .max_samples = 3});
   RunResult r = run_point(b, cartesian_product(b.config().axes).front());
   r.family_index = 2;
@@ -125,7 +129,8 @@ TEST(GoogleBenchmarkJson, ClashingMetricNamesAreQualified) {
 }
 
 TEST(JsonPrinter, WritesAFileThatParses) {
-  const auto path = std::filesystem::temp_directory_path() / ("diescope_harness_json_" + std::to_string(::getpid()) + ".json");
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("diescope_harness_json_" + std::to_string(::getpid()) + ".json");
   {
     JsonPrinter printer(path);
     printer.begin(fixed_context());
@@ -145,15 +150,22 @@ TEST(Csv, TidyRowsWithHeader) {
   std::string header, line;
   std::getline(csv, header);
   EXPECT_EQ(header,
-            "name,family,params,domain,backend,timing,section,metric,display_name,unit,origin,count,mean,median,p95,min,"
+            "name,family,params,domain,backend,timing,section,metric,display_name,unit,origin,count,mean,"
+            "median,p95,min,"
             "max,stddev");
   std::getline(csv, line);
-  EXPECT_EQ(line.rfind("copy/bytes:1024,copy,bytes=1024,gpu,simulated-gpu,cold,status,error,\"note, with \"\"quotes\"\"\"", 0), 0u)
+  EXPECT_EQ(
+      line.rfind(
+          "copy/bytes:1024,copy,bytes=1024,gpu,simulated-gpu,cold,status,error,\"note, with \"\"quotes\"\"\"",
+          0),
+      0u)
       << line;
   std::getline(csv, line);
   // mean 0.002 s, median 0.002, p95 0.0029, min 0.001, max 0.003, sd 0.001
-  EXPECT_EQ(line, "copy/bytes:1024,copy,bytes=1024,gpu,simulated-gpu,cold,timing,real_time,time per iteration,s,timed,3,"
-                  "0.002,0.002,0.0029,0.001,0.003,0.001");
+  EXPECT_EQ(
+      line,
+      "copy/bytes:1024,copy,bytes=1024,gpu,simulated-gpu,cold,timing,real_time,time per iteration,s,timed,3,"
+      "0.002,0.002,0.0029,0.001,0.003,0.001");
 }
 
 TEST(Console, ShowsTimingMetricsAndTheDomainsDiagnostics) {
@@ -161,10 +173,11 @@ TEST(Console, ShowsTimingMetricsAndTheDomainsDiagnostics) {
   r.diagnostics.push_back({DiagnosticKind::host_pmu, "low IPC: 0.40"});
   r.host_policy = HostDiagnostics::prefix_host;
   const std::string text = format_console(r);
-  EXPECT_NE(text.find("copy/bytes:1024  [domain mixed, backend simulated-gpu, cold]"), std::string::npos) << text;
+  EXPECT_NE(text.find("copy/bytes:1024  [domain mixed, backend simulated-gpu, cold]"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("3 samples x 1 iteration(s)"), std::string::npos);
   EXPECT_NE(text.find("  counting flusher\n"), std::string::npos);  // cold mode names its flush
-  EXPECT_NE(text.find("2 ms"), std::string::npos);  // the mean, scaled
+  EXPECT_NE(text.find("2 ms"), std::string::npos);                  // the mean, scaled
   EXPECT_NE(text.find("algorithm"), std::string::npos);
   EXPECT_NE(text.find("! [host] low IPC: 0.40"), std::string::npos);
 }

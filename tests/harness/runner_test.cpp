@@ -13,13 +13,15 @@ namespace {
 using testing::CountingFlusher;
 using testing::device_times;
 
-Benchmark cold_gpu(std::string name, std::vector<double> seconds, std::shared_ptr<int> flushes, std::size_t samples) {
+Benchmark cold_gpu(std::string name, std::vector<double> seconds, std::shared_ptr<int> flushes,
+                   std::size_t samples) {
   Benchmark b(std::move(name), [](State&) {});
   b.domain(MeasurementDomain::gpu)
       .timing(TimingMode::cold)
       .cache_flusher([flushes] { return std::make_unique<CountingFlusher>(flushes); })
       .backend([seconds] { return std::make_unique<SimulatedGpuBackend>(device_times(seconds)); })
-      .stopping({.min_samples = 1, .min_time_s = 0, .max_noise = 0.0, .timeout_s = 100, .max_samples = samples});
+      .stopping(
+          {.min_samples = 1, .min_time_s = 0, .max_noise = 0.0, .timeout_s = 100, .max_samples = samples});
   return b;
 }
 
@@ -45,14 +47,15 @@ TEST(SimulatedGpuBackend, DeviceTimeIsTheDurationAndOverheadIsTheRest) {
 
 TEST(Runner, ColdSamplesUseDeviceTimeAndFlushBeforeEach) {
   auto flushes = std::make_shared<int>(0);
-  const RunResult r = run_point(cold_gpu("copy", {0.001, 0.002, 0.003, 0.004, 0.010}, flushes, 5), AxisPoint{});
+  const RunResult r =
+      run_point(cold_gpu("copy", {0.001, 0.002, 0.003, 0.004, 0.010}, flushes, 5), AxisPoint{});
   ASSERT_TRUE(r.ok()) << r.error.value_or("");
   EXPECT_EQ(r.backend, "simulated-gpu");
   EXPECT_EQ(r.iterations_per_sample, 1u);
   EXPECT_EQ(r.time.count, 5u);
-  EXPECT_DOUBLE_EQ(r.time.mean, 0.004);     // 0.020 / 5
+  EXPECT_DOUBLE_EQ(r.time.mean, 0.004);  // 0.020 / 5
   EXPECT_DOUBLE_EQ(r.time.median, 0.003);
-  EXPECT_DOUBLE_EQ(r.time.p95, 0.0088);     // rank 3.8: 0.004 + 0.8 * (0.010 - 0.004)
+  EXPECT_DOUBLE_EQ(r.time.p95, 0.0088);  // rank 3.8: 0.004 + 0.8 * (0.010 - 0.004)
   EXPECT_DOUBLE_EQ(r.time.min, 0.001);
   EXPECT_DOUBLE_EQ(r.time.max, 0.010);
   EXPECT_EQ(r.stop_reason, StopReason::max_samples);
@@ -112,8 +115,8 @@ TEST(Runner, ADeviceErrorBecomesAMetricAndALeftOutSample) {
   const RunResult r = run_point(b, AxisPoint{});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r.failed_samples, 1u);
-  EXPECT_EQ(r.time.count, 3u);                    // samples 0, 2 and 3 kept
-  EXPECT_DOUBLE_EQ(r.time.mean, 0.008 / 3);       // (0.001 + 0.003 + 0.004) / 3
+  EXPECT_EQ(r.time.count, 3u);               // samples 0, 2 and 3 kept
+  EXPECT_DOUBLE_EQ(r.time.mean, 0.008 / 3);  // (0.001 + 0.003 + 0.004) / 3
   const MetricSummary* code = r.find_metric("backend", "cuda_error_code");
   ASSERT_TRUE(code);
   EXPECT_EQ(code->format, MetricFormat::integer);
@@ -143,8 +146,11 @@ TEST(Runner, ThrottledSamplesAreDroppedAndClocksRecorded) {
   // Reference 1980 MHz, threshold 75 % -> 1485 MHz. Clocks per timed sample: 1980, 1000, 1980, 1980.
   auto flushes = std::make_shared<int>(0);
   Benchmark b = cold_gpu("throttle", {0.001, 0.002, 0.003, 0.004}, flushes, 3);
-  b.clock_monitor([] { return std::make_unique<testing::ScriptedClock>(std::vector<double>{1980, 1000, 1980, 1980}, 1980.0); },
-                  ThrottlePolicy{0.75, std::chrono::seconds(0)});
+  b.clock_monitor(
+      [] {
+        return std::make_unique<testing::ScriptedClock>(std::vector<double>{1980, 1000, 1980, 1980}, 1980.0);
+      },
+      ThrottlePolicy{0.75, std::chrono::seconds(0)});
   const RunResult r = run_point(b, AxisPoint{});
   EXPECT_EQ(r.throttled_samples, 1u);
   EXPECT_EQ(r.time.count, 3u);
@@ -155,7 +161,8 @@ TEST(Runner, ThrottledSamplesAreDroppedAndClocksRecorded) {
   EXPECT_DOUBLE_EQ(clock->stats.mean, 1980.0);
   bool named = false;
   for (const std::string& line : r.visible_diagnostics()) {
-    named |= line.find("1 sample(s) dropped") != std::string::npos && line.find("lowest 1000 MHz") != std::string::npos;
+    named |= line.find("1 sample(s) dropped") != std::string::npos &&
+             line.find("lowest 1000 MHz") != std::string::npos;
   }
   EXPECT_TRUE(named);
 }
@@ -163,12 +170,14 @@ TEST(Runner, ThrottledSamplesAreDroppedAndClocksRecorded) {
 TEST(Runner, UnknownReferenceClockTurnsThrottleDetectionOff) {
   auto flushes = std::make_shared<int>(0);
   Benchmark b = cold_gpu("noref", {0.001, 0.002}, flushes, 2);
-  b.clock_monitor([] { return std::make_unique<testing::ScriptedClock>(std::vector<double>{500}, std::nullopt); });
+  b.clock_monitor(
+      [] { return std::make_unique<testing::ScriptedClock>(std::vector<double>{500}, std::nullopt); });
   const RunResult r = run_point(b, AxisPoint{});
   EXPECT_EQ(r.throttled_samples, 0u);
   EXPECT_EQ(r.time.count, 2u);
   bool named = false;
-  for (const std::string& line : r.visible_diagnostics()) named |= line.find("throttle detection is off") != std::string::npos;
+  for (const std::string& line : r.visible_diagnostics())
+    named |= line.find("throttle detection is off") != std::string::npos;
   EXPECT_TRUE(named);
 }
 
@@ -223,7 +232,8 @@ TEST(Runner, AFailingDiagnosticPassIsADiagnosticNotAFailedRun) {
   EXPECT_DOUBLE_EQ(kind->stats.mean, 2.0);  // CounterErrorKind::permission
   EXPECT_DOUBLE_EQ(code->stats.mean, 35.0);
   bool named = false;
-  for (const std::string& line : r.visible_diagnostics()) named |= line.find("restricted to admin users") != std::string::npos;
+  for (const std::string& line : r.visible_diagnostics())
+    named |= line.find("restricted to admin users") != std::string::npos;
   EXPECT_TRUE(named);
 
   Benchmark generic = cold_gpu("g", {0.001, 0.002}, flushes, 2);
@@ -268,7 +278,9 @@ TEST(Runner, StateMetricsJoinBackendMetrics) {
   b.timing(TimingMode::cold)
       .domain(MeasurementDomain::gpu)
       .cache_flusher([] { return std::make_unique<CountingFlusher>(std::make_shared<int>(0)); })
-      .backend([] { return std::make_unique<SimulatedGpuBackend>(device_times({0.001, 0.001})); })
+      .backend([] {
+        return std::make_unique<SimulatedGpuBackend>(device_times({0.001, 0.001}));
+      })
       .stopping({.min_samples = 2, .min_time_s = 0, .max_noise = 0.5, .timeout_s = 100});
   const RunResult r = run_point(b, AxisPoint{});
   ASSERT_EQ(r.time.count, 2u);
@@ -288,10 +300,14 @@ TEST(Runner, RunBenchmarksExpandsAxesFiltersAndReportsEach) {
     void end() override { ++ended; }
   } printer;
   Benchmark b("k", [](State&) {});
-  b.int_axis("n", {1, 2}).string_axis("mode", {"a", "b"}).timing(TimingMode::cold)
+  b.int_axis("n", {1, 2})
+      .string_axis("mode", {"a", "b"})
+      .timing(TimingMode::cold)
       .domain(MeasurementDomain::gpu)
       .cache_flusher([] { return std::make_unique<CountingFlusher>(std::make_shared<int>(0)); })
-      .backend([] { return std::make_unique<SimulatedGpuBackend>(device_times({0.001, 0.001})); })
+      .backend([] {
+        return std::make_unique<SimulatedGpuBackend>(device_times({0.001, 0.001}));
+      })
       .stopping({.min_samples = 2, .min_time_s = 0, .max_noise = 0.5, .timeout_s = 100});
   RunOptions options;
   options.filter = std::regex("mode:b");

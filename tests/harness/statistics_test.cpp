@@ -13,9 +13,9 @@ TEST(Statistics, SummaryOfFiveValuesWithAnOutlier) {
   const std::vector<double> values = {4, 100, 1, 3, 2};  // unsorted on purpose
   const Summary s = summarize(values);
   EXPECT_EQ(s.count, 5u);
-  EXPECT_DOUBLE_EQ(s.mean, 22.0);    // (1 + 2 + 3 + 4 + 100) / 5 = 110 / 5
-  EXPECT_DOUBLE_EQ(s.median, 3.0);   // sorted 1 2 3 4 100: rank 0.5 * 4 = 2 -> 3
-  EXPECT_DOUBLE_EQ(s.p95, 80.8);     // rank 0.95 * 4 = 3.8 -> 4 + 0.8 * (100 - 4)
+  EXPECT_DOUBLE_EQ(s.mean, 22.0);   // (1 + 2 + 3 + 4 + 100) / 5 = 110 / 5
+  EXPECT_DOUBLE_EQ(s.median, 3.0);  // sorted 1 2 3 4 100: rank 0.5 * 4 = 2 -> 3
+  EXPECT_DOUBLE_EQ(s.p95, 80.8);    // rank 0.95 * 4 = 3.8 -> 4 + 0.8 * (100 - 4)
   EXPECT_DOUBLE_EQ(s.min, 1.0);
   EXPECT_DOUBLE_EQ(s.max, 100.0);
   // squared deviations from 22: 441 + 400 + 361 + 324 + 6084 = 7610; / (5 - 1) = 1902.5
@@ -35,7 +35,7 @@ TEST(Statistics, NaNValuesAreLeftOutAndCounted) {
   const std::vector<double> values = {nan, 2, nan, 4};
   const Summary s = summarize(values);
   EXPECT_EQ(s.count, 2u);
-  EXPECT_DOUBLE_EQ(s.mean, 3.0);  // (2 + 4) / 2
+  EXPECT_DOUBLE_EQ(s.mean, 3.0);               // (2 + 4) / 2
   EXPECT_DOUBLE_EQ(s.stddev, std::sqrt(2.0));  // (1 + 1) / (2 - 1)
 }
 

@@ -63,7 +63,8 @@ TEST(StoppingRule, TimeoutStopsANoisySequence) {
 }
 
 TEST(StoppingRule, SampleCapStopsBeforeTimeout) {
-  const StoppingCriteria c{.min_samples = 2, .min_time_s = 0, .max_noise = 0.01, .timeout_s = 100, .max_samples = 3};
+  const StoppingCriteria c{
+      .min_samples = 2, .min_time_s = 0, .max_noise = 0.01, .timeout_s = 100, .max_samples = 3};
   const auto stop = feed(c, {1, 2, 1, 2}, 0.01);
   ASSERT_TRUE(stop);
   EXPECT_EQ(stop->at, 3u);

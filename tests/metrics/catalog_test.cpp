@@ -57,8 +57,10 @@ TEST(Catalog, HostMetricsRowByRow) {
   using P = PeakRule::Kind;
   using S = Scope::Kind;
   const Row rows[] = {
-      {"cpu__cycles_busy.avg.pct_of_peak_sustained_elapsed", MetricType::throughput, Unit::pct, P::fixed, S::system},
-      {"cpu__cycles_user.avg.pct_of_peak_sustained_elapsed", MetricType::throughput, Unit::pct, P::fixed, S::system},
+      {"cpu__cycles_busy.avg.pct_of_peak_sustained_elapsed", MetricType::throughput, Unit::pct, P::fixed,
+       S::system},
+      {"cpu__cycles_user.avg.pct_of_peak_sustained_elapsed", MetricType::throughput, Unit::pct, P::fixed,
+       S::system},
       {"cpu__cycles_kernel.avg.pct_of_peak_sustained_elapsed", MetricType::throughput, Unit::pct, P::fixed,
        S::system},
       {"cpu__cycles_iowait.avg.pct_of_peak_sustained_elapsed", MetricType::throughput, Unit::pct, P::fixed,
@@ -99,10 +101,29 @@ TEST(Catalog, HostMetricsRowByRow) {
 TEST(Catalog, CoversTheMethodsUnitsAndDiagnostics) {
   std::set<std::string_view> labels;
   for (const CatalogEntry& e : catalog()) labels.insert(e.label);
-  for (std::string_view label :
-       {"FP32 (FMA pipe)", "FMA heavy", "FMA lite", "Tensor", "Tensor+FP16", "FP64", "Load/store", "DRAM",
-        "DRAM bytes", "DRAM rate", "DRAM throughput", "DRAM (FBPA)", "L2", "SM active", "Occupancy", "GR active",
-        "Video encoder", "Video decoder", "JPEG decoder", "GPU-Util", "SM clock", "Memory clock", "Power limit"}) {
+  for (std::string_view label : {"FP32 (FMA pipe)",
+                                 "FMA heavy",
+                                 "FMA lite",
+                                 "Tensor",
+                                 "Tensor+FP16",
+                                 "FP64",
+                                 "Load/store",
+                                 "DRAM",
+                                 "DRAM bytes",
+                                 "DRAM rate",
+                                 "DRAM throughput",
+                                 "DRAM (FBPA)",
+                                 "L2",
+                                 "SM active",
+                                 "Occupancy",
+                                 "GR active",
+                                 "Video encoder",
+                                 "Video decoder",
+                                 "JPEG decoder",
+                                 "GPU-Util",
+                                 "SM clock",
+                                 "Memory clock",
+                                 "Power limit"}) {
     EXPECT_TRUE(labels.count(label)) << "no catalog entry labelled " << label;
   }
   // The names the first H200 probe read (docs/method.md#the-first-h200-probe) and Hopper's one-pass set.
@@ -150,13 +171,15 @@ TEST(CatalogLookup, KnownName) {
 }
 
 TEST(CatalogLookup, UnknownNameGetsTheClosestKnownNames) {
-  // Well formed, not in the catalog: "avg" for "sum" is 3 edits from the DRAM unit's name, more from the rest.
+  // Well formed, not in the catalog: "avg" for "sum" is 3 edits from the DRAM unit's name, more from the
+  // rest.
   auto found = lookup_metric("dram__bytes.avg.pct_of_peak_sustained_elapsed");
   ASSERT_FALSE(found.ok());
-  EXPECT_EQ(found.reason().rfind("unknown metric \"dram__bytes.avg.pct_of_peak_sustained_elapsed\"; closest known: "
-                                 "dram__bytes.sum.pct_of_peak_sustained_elapsed, ",
-                                 0),
-            0u)
+  EXPECT_EQ(
+      found.reason().rfind("unknown metric \"dram__bytes.avg.pct_of_peak_sustained_elapsed\"; closest known: "
+                           "dram__bytes.sum.pct_of_peak_sustained_elapsed, ",
+                           0),
+      0u)
       << found.reason();
   EXPECT_EQ(closest_metric_names("mem__usd_bytes", 1), std::vector<std::string_view>{"mem__used_bytes"});
 }
@@ -164,12 +187,13 @@ TEST(CatalogLookup, UnknownNameGetsTheClosestKnownNames) {
 TEST(CatalogLookup, MisspelledSuffixGetsTheParseReasonAndAHint) {
   auto found = lookup_metric("dram__bytes.sum.pct_of_peak_sustained_elapse");  // one letter short
   ASSERT_FALSE(found.ok());
-  EXPECT_EQ(found.reason().rfind("metric name \"dram__bytes.sum.pct_of_peak_sustained_elapse\": unknown submetric "
-                                 "\"pct_of_peak_sustained_elapse\" at column 17 (e.g. per_second, "
-                                 "pct_of_peak_sustained_elapsed; docs/metrics.md lists them); closest known: "
-                                 "dram__bytes.sum.pct_of_peak_sustained_elapsed, ",
-                                 0),
-            0u)
+  EXPECT_EQ(
+      found.reason().rfind("metric name \"dram__bytes.sum.pct_of_peak_sustained_elapse\": unknown submetric "
+                           "\"pct_of_peak_sustained_elapse\" at column 17 (e.g. per_second, "
+                           "pct_of_peak_sustained_elapsed; docs/metrics.md lists them); closest known: "
+                           "dram__bytes.sum.pct_of_peak_sustained_elapsed, ",
+                           0),
+      0u)
       << found.reason();
 }
 
@@ -182,16 +206,18 @@ TEST(CatalogLookup, UnrelatedNameGetsNoHint) {
 TEST(CatalogLookup, MalformedNameGetsTheParseReasonAndAHint) {
   auto found = lookup_metric("mem_used_bytes");
   ASSERT_FALSE(found.ok());
-  EXPECT_EQ(found.reason().rfind("metric name \"mem_used_bytes\": no \"__\" between entity and counter (expected "
-                                 "<entity>__<counter>, e.g. sm__cycles_active); closest known: mem__used_bytes",
-                                 0),
-            0u)
+  EXPECT_EQ(
+      found.reason().rfind("metric name \"mem_used_bytes\": no \"__\" between entity and counter (expected "
+                           "<entity>__<counter>, e.g. sm__cycles_active); closest known: mem__used_bytes",
+                           0),
+      0u)
       << found.reason();
 }
 
 TEST(CatalogDescribe, FixedPeakAndParts) {
-  auto d = describe_metric("TPC.TriageCompute.sm__inst_executed_pipe_fma_realtime.avg.pct_of_peak_sustained_elapsed",
-                           Scope::gpu(0));
+  auto d = describe_metric(
+      "TPC.TriageCompute.sm__inst_executed_pipe_fma_realtime.avg.pct_of_peak_sustained_elapsed",
+      Scope::gpu(0));
   ASSERT_TRUE(d.ok()) << d.reason();
   EXPECT_EQ(d->entity(), "sm");
   EXPECT_EQ(d->counter(), "inst_executed_pipe_fma_realtime");

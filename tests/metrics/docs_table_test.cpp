@@ -49,8 +49,9 @@ TEST(MetricsDoc, CatalogTableMatchesTheCatalog) {
     if (!more_a && !more_b) break;
     if (!more_a || !more_b || a != b) break;
   }
-  ADD_FAILURE() << path << "'s catalog table differs from the catalog at table line " << line << ":\n  doc:     "
-                << a << "\n  catalog: " << b << "\nregenerate it with DIESCOPE_UPDATE_DOCS=1 ctest -R MetricsDoc";
+  ADD_FAILURE() << path << "'s catalog table differs from the catalog at table line " << line
+                << ":\n  doc:     " << a << "\n  catalog: " << b
+                << "\nregenerate it with DIESCOPE_UPDATE_DOCS=1 ctest -R MetricsDoc";
 }
 
 }  // namespace

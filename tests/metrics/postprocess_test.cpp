@@ -103,7 +103,8 @@ TEST(Resample, Refusals) {
 }
 
 TEST(Rates, CountsOverTheTimeSinceThePreviousPoint) {
-  // DRAM bytes per 10 ms sample, as the H200 probe read during its copy phase: 3.95e10 B / 0.01 s = 3.95e12 B/s.
+  // DRAM bytes per 10 ms sample, as the H200 probe read during its copy phase: 3.95e10 B / 0.01 s = 3.95e12
+  // B/s.
   const Series counts = {{0, 100}, {10 * kMs, 3.95e10}, {30 * kMs, 1e6}, {30 * kMs, 5}, {40 * kMs, kNaN}};
   // first: no interval -> NaN; 1e6 B over 20 ms = 5e7 B/s; same timestamp again -> NaN; NaN count -> NaN.
   expect_series(counts_to_rates(counts),
@@ -127,20 +128,21 @@ TEST(Convert, CompatibleUnits) {
 
 TEST(Convert, Refusals) {
   EXPECT_EQ(convert(Series{}, Unit::bytes, Unit::watts).reason(), "cannot convert bytes to watts");
-  EXPECT_EQ(convert(Series{}, Unit::bytes, Unit::bytes_per_second).reason(),
-            "cannot convert bytes to bytes_per_second without the time each value covers; use counts_to_rates");
+  EXPECT_EQ(
+      convert(Series{}, Unit::bytes, Unit::bytes_per_second).reason(),
+      "cannot convert bytes to bytes_per_second without the time each value covers; use counts_to_rates");
 }
 
 TEST(Format, ScalesAndDigits) {
-  EXPECT_EQ(format_value(3.95e10, Unit::bytes), "39.5 GB");          // 3.95e10 / 1e9
+  EXPECT_EQ(format_value(3.95e10, Unit::bytes), "39.5 GB");               // 3.95e10 / 1e9
   EXPECT_EQ(format_value(3.95e12, Unit::bytes_per_second), "3.95 TB/s");  // 3.95e12 / 1e12
-  EXPECT_EQ(format_value(84.97, Unit::pct), "85.0%");                // one decimal, as screens show
-  EXPECT_EQ(format_value(999.6, Unit::bytes), "1.00 kB");            // 3 significant digits reach 1000
+  EXPECT_EQ(format_value(84.97, Unit::pct), "85.0%");                     // one decimal, as screens show
+  EXPECT_EQ(format_value(999.6, Unit::bytes), "1.00 kB");                 // 3 significant digits reach 1000
   EXPECT_EQ(format_value(9.996, Unit::bytes), "10.0 B");
   EXPECT_EQ(format_value(850, Unit::count), "850");
   EXPECT_EQ(format_value(12345678, Unit::count), "12.3 M");
   EXPECT_EQ(format_value(0.5, Unit::ratio), "0.500");
-  EXPECT_EQ(format_value(1987, Unit::mhz), "1987 MHz");              // clocks are never prefixed
+  EXPECT_EQ(format_value(1987, Unit::mhz), "1987 MHz");  // clocks are never prefixed
   EXPECT_EQ(format_value(1.98e9, Unit::hz), "1.98 GHz");
   EXPECT_EQ(format_value(2.5e6, Unit::cycles), "2.50 Mcycles");
   EXPECT_EQ(format_value(1500, Unit::watts), "1.50 kW");
@@ -172,7 +174,8 @@ TEST(Peak, NormalisesWhenAPeakIsKnown) {
   EXPECT_DOUBLE_EQ(percent_of_peak(16e9, described("mem__used_bytes", Scope::system(), inputs)).value, 25);
   // A process at 400% of one core on 8 CPUs: 400/800*100 = 50%.
   EXPECT_DOUBLE_EQ(
-      percent_of_peak(400, described("proc__cycles_active.sum.per_second", Scope::process(1), inputs)).value, 50);
+      percent_of_peak(400, described("proc__cycles_active.sum.per_second", Scope::process(1), inputs)).value,
+      50);
   // Already a percent of peak: unchanged, 84.97/100*100.
   EXPECT_DOUBLE_EQ(
       percent_of_peak(84.97, described("dram__bytes.sum.pct_of_peak_sustained_elapsed", Scope::gpu(0))).value,
@@ -182,9 +185,10 @@ TEST(Peak, NormalisesWhenAPeakIsKnown) {
 TEST(Peak, UnavailableWithTheReason) {
   MaybeValue none = percent_of_peak(3.95e10, described("dram__bytes.sum", Scope::gpu(0)));
   EXPECT_FALSE(none.available());
-  EXPECT_EQ(none.reason,
-            "no peak for dram__bytes.sum: a per-sample total grows with the sample's span; its share of peak is "
-            "dram__bytes.sum.pct_of_peak_sustained_elapsed");
+  EXPECT_EQ(
+      none.reason,
+      "no peak for dram__bytes.sum: a per-sample total grows with the sample's span; its share of peak is "
+      "dram__bytes.sum.pct_of_peak_sustained_elapsed");
 
   PeakInputs inputs;
   inputs.readings["mem__capacity_bytes"] = 64e9;
@@ -206,24 +210,25 @@ TEST(Peak, WholeSeries) {
   ASSERT_TRUE(out.ok());
   expect_series(*out, {{0, 25}, {1, kNaN}, {2, 100}});
 
-  auto refused = percent_of_peak(Series{{0, 1}}, described("disk__read_bytes.sum.per_second",
-                                                            Scope::block_device("sda")));
+  auto refused = percent_of_peak(Series{{0, 1}},
+                                 described("disk__read_bytes.sum.per_second", Scope::block_device("sda")));
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.reason(),
-            "no peak for disk__read_bytes.sum.per_second: no /sys/block source gives a device's rated bandwidth");
+  EXPECT_EQ(
+      refused.reason(),
+      "no peak for disk__read_bytes.sum.per_second: no /sys/block source gives a device's rated bandwidth");
 }
 
 TEST(Panels, ByEntityAndUnitThenSeriesByScope) {
   PeakInputs inputs;
   inputs.readings["mem__capacity_bytes"] = 64e9;
   const std::vector<TaggedSeries> in = {
-      {described("dram__bytes.sum.pct_of_peak_sustained_elapsed", Scope::gpu(0)), {}},       // 0
+      {described("dram__bytes.sum.pct_of_peak_sustained_elapsed", Scope::gpu(0)), {}},         // 0
       {described("cpu__cycles_busy.avg.pct_of_peak_sustained_elapsed", Scope::system()), {}},  // 1
-      {described("dram__bytes.sum.pct_of_peak_sustained_elapsed", Scope::gpu(1)), {}},       // 2
-      {described("dram__bytes.sum", Scope::gpu(0)), {}},                                      // 3
-      {described("proc__rss_bytes", Scope::process(20), inputs), {}},                         // 4
-      {described("proc__rss_bytes", Scope::process(10), inputs), {}},                         // 5
-      {described("proc__vms_bytes", Scope::process(10), inputs), {}},                         // 6
+      {described("dram__bytes.sum.pct_of_peak_sustained_elapsed", Scope::gpu(1)), {}},         // 2
+      {described("dram__bytes.sum", Scope::gpu(0)), {}},                                       // 3
+      {described("proc__rss_bytes", Scope::process(20), inputs), {}},                          // 4
+      {described("proc__rss_bytes", Scope::process(10), inputs), {}},                          // 5
+      {described("proc__vms_bytes", Scope::process(10), inputs), {}},                          // 6
   };
   const std::vector<Panel> panels = group_into_panels(in);
   ASSERT_EQ(panels.size(), 4u);

@@ -18,7 +18,9 @@ class BadInput : public ::testing::Test {
  protected:
   // A file of the small meta's header followed by `records`; records start on line 3.
   // Each file gets a new name: rewriting one file over and over is slow on ext4.
-  std::filesystem::path fresh(const std::string& name) { return dir_ / (std::to_string(++files_) + "-" + name); }
+  std::filesystem::path fresh(const std::string& name) {
+    return dir_ / (std::to_string(++files_) + "-" + name);
+  }
   std::filesystem::path with_records(const std::string& records, const std::string& name = "bad.dsrec") {
     const auto path = fresh(name);
     write_bytes(path, header_ + records);
@@ -46,11 +48,17 @@ class BadInput : public ::testing::Test {
 // Small meta columns: units fp32, dram; diagnostic sm_active; count dram_bytes; engines nvenc, nvdec.
 const std::string kGoodChip = "chip 100 110 1 2 3 4\n";
 
-TEST_F(BadInput, MissingFile) { expect_input_error(dir_ / "nope.dsrec", 0, "no such file"); }
+TEST_F(BadInput, MissingFile) {
+  expect_input_error(dir_ / "nope.dsrec", 0, "no such file");
+}
 
-TEST_F(BadInput, MissingFolder) { expect_input_error(dir_ / "no-folder" / "x.dsrec", 0, "no such file"); }
+TEST_F(BadInput, MissingFolder) {
+  expect_input_error(dir_ / "no-folder" / "x.dsrec", 0, "no such file");
+}
 
-TEST_F(BadInput, Directory) { expect_input_error(dir_.path(), 0, "is a directory"); }
+TEST_F(BadInput, Directory) {
+  expect_input_error(dir_.path(), 0, "is a directory");
+}
 
 TEST_F(BadInput, PipeIsNotWaitedFor) {
   // Opening a FIFO for reading would block until a writer came; the reader refuses it at once.
@@ -59,7 +67,9 @@ TEST_F(BadInput, PipeIsNotWaitedFor) {
   expect_input_error(path, 0, "not a regular file");
 }
 
-TEST_F(BadInput, EmptyFile) { expect_input_error(raw(""), 0, "empty"); }
+TEST_F(BadInput, EmptyFile) {
+  expect_input_error(raw(""), 0, "empty");
+}
 
 TEST_F(BadInput, UnreadableFile) {
   if (::geteuid() == 0) GTEST_SKIP() << "running as root: file permissions do not stop root from reading";
@@ -68,14 +78,24 @@ TEST_F(BadInput, UnreadableFile) {
   expect_input_error(path, 0, "cannot be read");
 }
 
-TEST_F(BadInput, NotARecording) { expect_input_error(raw("hello world\nsecond line\n"), 1, "not a diescope recording"); }
+TEST_F(BadInput, NotARecording) {
+  expect_input_error(raw("hello world\nsecond line\n"), 1, "not a diescope recording");
+}
 
-TEST_F(BadInput, BinaryWithoutNewline) { expect_input_error(raw(std::string("\x7f" "ELF\0\1\2", 7)), 1, "not a diescope recording"); }
+TEST_F(BadInput, BinaryWithoutNewline) {
+  expect_input_error(raw(std::string("\x7f"
+                                     "ELF\0\1\2",
+                                     7)),
+                     1, "not a diescope recording");
+}
 
-TEST_F(BadInput, MagicWithoutVersion) { expect_input_error(raw("diescope-recording\nmeta {}\n"), 1, "not a diescope recording"); }
+TEST_F(BadInput, MagicWithoutVersion) {
+  expect_input_error(raw("diescope-recording\nmeta {}\n"), 1, "not a diescope recording");
+}
 
 TEST_F(BadInput, WrongVersionSaysWhichIsSupported) {
-  const std::string msg = expect_input_error(raw("diescope-recording 2\nmeta {}\n"), 1, "version 2 is not supported");
+  const std::string msg =
+      expect_input_error(raw("diescope-recording 2\nmeta {}\n"), 1, "version 2 is not supported");
   EXPECT_NE(msg.find("reads version 1"), std::string::npos) << msg;
   expect_input_error(raw("diescope-recording 0\n"), 1, "version 0 is not supported");
 }
@@ -91,7 +111,9 @@ TEST_F(BadInput, MetaLineMissing) {
   expect_input_error(raw("diescope-recording 1\n" + kGoodChip), 2, "must be the meta line");
 }
 
-TEST_F(BadInput, MetaNotJson) { expect_input_error(raw("diescope-recording 1\nmeta {\"format_version\": 1,\n"), 2, "not valid JSON"); }
+TEST_F(BadInput, MetaNotJson) {
+  expect_input_error(raw("diescope-recording 1\nmeta {\"format_version\": 1,\n"), 2, "not valid JSON");
+}
 
 TEST_F(BadInput, MetaNumberOutOfRange) {
   // Found by the fuzzer: the JSON parser reports 1e400 as an overflow, not as a syntax error.
@@ -99,7 +121,9 @@ TEST_F(BadInput, MetaNumberOutOfRange) {
   expect_input_error(dir_ / "big.dsrec", 2, "number overflow");
 }
 
-TEST_F(BadInput, MetaNotAnObject) { expect_input_error(raw("diescope-recording 1\nmeta [1, 2]\n"), 2, "must be a JSON object"); }
+TEST_F(BadInput, MetaNotAnObject) {
+  expect_input_error(raw("diescope-recording 1\nmeta [1, 2]\n"), 2, "must be a JSON object");
+}
 
 TEST_F(BadInput, MetaMissingFields) {
   write_bytes(dir_ / "m1.dsrec", header_with("\"host\":\"node-7\",", ""));
@@ -132,8 +156,10 @@ TEST_F(BadInput, UnknownRecordKind) {
 
 TEST_F(BadInput, ChipWithTooFewOrTooManyValues) {
   // The meta's columns need 4 values after the times: 2 units, 1 diagnostic, 1 count.
-  expect_input_error(with_records(kGoodChip + "chip 110 120 1 2 3\n"), 4, "has 3 values after its times where the meta's columns need 4");
-  expect_input_error(with_records("chip 110 120 1 2 3 4 5 6\n"), 3, "has 6 values after its times where the meta's columns need 4");
+  expect_input_error(with_records(kGoodChip + "chip 110 120 1 2 3\n"), 4,
+                     "has 3 values after its times where the meta's columns need 4");
+  expect_input_error(with_records("chip 110 120 1 2 3 4 5 6\n"), 3,
+                     "has 6 values after its times where the meta's columns need 4");
   expect_input_error(with_records("chip 110\n"), 3, "ends before its end time");
   expect_input_error(with_records("chip\n"), 3, "ends before its start time");
 }
@@ -164,8 +190,9 @@ TEST_F(BadInput, UnparsableNumbers) {
 
 TEST_F(BadInput, WholeNumbersAtTheirLimits) {
   // Times and steps are signed 64-bit: -9223372036854775808 .. 9223372036854775807.
-  const auto r = open_recording(with_records(
-      "jump -9223372036854775808 9223372036854775807\njump 0 -9223372036854775808\njump 000000000000000000000012 -0\n"));
+  const auto r =
+      open_recording(with_records("jump -9223372036854775808 9223372036854775807\njump 0 "
+                                  "-9223372036854775808\njump 000000000000000000000012 -0\n"));
   const auto& jumps = r->side().clock_jumps;
   ASSERT_EQ(jumps.size(), 3u);
   EXPECT_EQ(jumps[0].ts_ns, INT64_MIN);
@@ -173,7 +200,8 @@ TEST_F(BadInput, WholeNumbersAtTheirLimits) {
   EXPECT_EQ(jumps[1].step_ns, INT64_MIN);
   EXPECT_EQ(jumps[2].ts_ns, 12);  // leading zeros are fine
   EXPECT_EQ(jumps[2].step_ns, 0);
-  expect_input_error(with_records("jump 1 9223372036854775808\n"), 3, "step '9223372036854775808' is out of range");
+  expect_input_error(with_records("jump 1 9223372036854775808\n"), 3,
+                     "step '9223372036854775808' is out of range");
   expect_input_error(with_records("jump 1 -9223372036854775809\n"), 3, "is out of range");
   expect_input_error(with_records("jump 12345678901234567890 1\n"), 3, "is out of range");
   expect_input_error(with_records("jump - 1\n"), 3, "time '-' is not a whole number");
@@ -231,7 +259,8 @@ TEST_F(BadInput, NanWhereNotAllowed) {
 
 TEST_F(BadInput, NanWhereAllowedReadsAsNan) {
   // Unit, diagnostic, count, clock, power and engine values may be NaN: "not available".
-  const auto path = with_records("chip 100 110 nan nan nan nan\nclock 1 nan nan\npower 1 nan\nengine 1 nan nan\n");
+  const auto path =
+      with_records("chip 100 110 nan nan nan nan\nclock 1 nan nan\npower 1 nan\nengine 1 nan nan\n");
   const auto r = open_recording(path);
   ChipSample c;
   const auto chip = r->stream<ChipSample>();  // the sample's values live in the stream
@@ -250,7 +279,8 @@ TEST_F(BadInput, NanWhereAllowedReadsAsNan) {
 }
 
 TEST_F(BadInput, ChipEndBeforeStart) {
-  expect_input_error(with_records(kGoodChip + "chip 120 119 1 2 3 4\n"), 4, "ends (119 ns) before it starts (120 ns)");
+  expect_input_error(with_records(kGoodChip + "chip 120 119 1 2 3 4\n"), 4,
+                     "ends (119 ns) before it starts (120 ns)");
 }
 
 TEST_F(BadInput, EmptyChipSpanIsAllowed) {
@@ -281,7 +311,8 @@ TEST_F(BadInput, TimesDecreasingWithinAKind) {
     const std::string other = records.rfind("util", 0) == 0 ? "clock 1 1 1\n" : "util 1 1 samples\n";
     const std::string first = records.substr(0, records.find('\n') + 1);
     const std::string second = records.substr(records.find('\n') + 1);
-    const std::string msg = expect_input_error(with_records(first + other + second), 5, "earlier than the previous");
+    const std::string msg =
+        expect_input_error(with_records(first + other + second), 5, "earlier than the previous");
     EXPECT_NE(msg.find("(line 3)"), std::string::npos) << msg;
   }
   // Different kinds may interleave in any order: only each kind's own times must not decrease.
@@ -290,7 +321,8 @@ TEST_F(BadInput, TimesDecreasingWithinAKind) {
 }
 
 TEST_F(BadInput, SecondEnd) {
-  expect_input_error(with_records("end 1 0 exited\nend 2 0 exited\n"), 4, "second end record (the first is on line 3)");
+  expect_input_error(with_records("end 1 0 exited\nend 2 0 exited\n"), 4,
+                     "second end record (the first is on line 3)");
 }
 
 TEST_F(BadInput, BadWordsAndText) {

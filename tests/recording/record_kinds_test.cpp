@@ -20,19 +20,19 @@ static_assert(kind_index<RunEnd> == 11);
 static_assert(kind_index<Mark, SideKinds> == 0);
 static_assert(is_stream_kind<EngineReading> && !is_stream_kind<Note>);
 static_assert(is_record_kind<ClockJump> && !is_record_kind<OwnedChipSample>);
-static_assert(std::is_same_v<Owned<ChipSample>, OwnedChipSample> && std::is_same_v<Owned<UtilSample>, UtilSample>);
+static_assert(std::is_same_v<Owned<ChipSample>, OwnedChipSample> &&
+              std::is_same_v<Owned<UtilSample>, UtilSample>);
 
 TEST(RecordKinds, WordsFollowTheFormatsTableOfRecords) {
   const std::vector<std::string_view> words(kKindWords.begin(), kKindWords.end());
-  EXPECT_EQ(words, (std::vector<std::string_view>{"chip", "util", "clock", "throttle", "power", "engine", "proc",
-                                                   "mark", "counters", "note", "jump", "end"}));
+  EXPECT_EQ(words, (std::vector<std::string_view>{"chip", "util", "clock", "throttle", "power", "engine",
+                                                  "proc", "mark", "counters", "note", "jump", "end"}));
 }
 
 TEST(RecordKinds, WalksVisitEachKindInOrder) {
   std::string side;
-  for_each_kind<SideKinds>([&]<typename Record>(std::type_identity<Record>) {
-    side += std::string(Record::kKindWord) + " ";
-  });
+  for_each_kind<SideKinds>(
+      [&]<typename Record>(std::type_identity<Record>) { side += std::string(Record::kKindWord) + " "; });
   EXPECT_EQ(side, "mark counters note jump end ");
 
   std::string at;
@@ -69,7 +69,7 @@ TEST(RecordKinds, SinkTakesAnOwningFormAsItsRecord) {
   EXPECT_EQ(rec.list<EngineReading>()[0].values, std::vector<double>{9});
   EXPECT_EQ(&rec.side_records.list<Mark>(), &rec.side_records.marks);
   ASSERT_EQ(rec.side_records.marks.size(), 1u);
-  EXPECT_EQ(rec.side_records.last_ts_ns, 110);     // the chip sample's end
+  EXPECT_EQ(rec.side_records.last_ts_ns, 110);        // the chip sample's end
   EXPECT_EQ(rec.side_records.complete_lines, 2 + 3);  // two header lines, three records
 
   EngineReading e;

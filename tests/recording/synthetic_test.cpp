@@ -110,14 +110,16 @@ TEST(Synthetic, JitterAndRoundingStayNearTheValue) {
     // Each value is 40, 60 or 80 times (1 +- 0.01), rounded to 4 digits (at most 0.05/40 = 0.125%
     // more), so within 1.13% of one of them.
     const double tol = 0.01 + 0.00125;
-    const bool near = std::abs(v / 40 - 1) <= tol || std::abs(v / 60 - 1) <= tol || std::abs(v / 80 - 1) <= tol;
+    const bool near =
+        std::abs(v / 40 - 1) <= tol || std::abs(v / 60 - 1) <= tol || std::abs(v / 80 - 1) <= tol;
     EXPECT_TRUE(near) << v;
     any_differs |= (v != 40 && v != 60 && v != 80);
   }
   EXPECT_TRUE(any_differs);
   // Deterministic: the same spec gives the same values.
   const auto again = make_synthetic_recording(spec);
-  for (std::size_t i = 0; i < r->list<ChipSample>().size(); ++i) EXPECT_EQ(r->list<ChipSample>()[i].units[0], again->list<ChipSample>()[i].units[0]);
+  for (std::size_t i = 0; i < r->list<ChipSample>().size(); ++i)
+    EXPECT_EQ(r->list<ChipSample>()[i].units[0], again->list<ChipSample>()[i].units[0]);
 }
 
 TEST(Synthetic, MismatchedSpecIsRejected) {
@@ -166,14 +168,16 @@ TEST(Synthetic, LongRunHasTheAdvertisedRates) {
 }
 
 TEST(Synthetic, BundledRecordingReadsAndHasTheProbeShape) {
-  const std::filesystem::path path = std::filesystem::path(DIESCOPE_SOURCE_DIR) / "data/recordings/h200-probe-shape.dsrec";
+  const std::filesystem::path path =
+      std::filesystem::path(DIESCOPE_SOURCE_DIR) / "data/recordings/h200-probe-shape.dsrec";
   ASSERT_TRUE(std::filesystem::exists(path)) << path;
   EXPECT_LT(std::filesystem::file_size(path), 300u * 1024);
   const auto r = open_recording(path);
   testing::read_everything(*r);
   EXPECT_FALSE(r->side().truncated);
   EXPECT_EQ(r->meta().gpu.model, "NVIDIA H200");
-  if (r->meta().host != "synthetic") GTEST_SKIP() << "the bundled recording is a real one now; shape checks are for the synthetic one";
+  if (r->meta().host != "synthetic")
+    GTEST_SKIP() << "the bundled recording is a real one now; shape checks are for the synthetic one";
   // Still the synthetic one: it must be exactly what the generator makes today.
   TempDir dir;
   write_synthetic_recording(dir / "now.dsrec", h200_probe_shape_spec());

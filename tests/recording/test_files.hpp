@@ -86,7 +86,8 @@ inline RecordingMeta small_meta() {
   m.units[0].note = "mean of the \"two\" halves\nsecond line";
   m.diagnostics = {col("sm_active", "pct", UnitSource::chip, true)};
   m.counts = {col("dram_bytes", "bytes", UnitSource::chip, true)};
-  m.engines = {col("nvenc", "pct", UnitSource::nvml_engine, false), col("nvdec", "pct", UnitSource::nvml_engine, false)};
+  m.engines = {col("nvenc", "pct", UnitSource::nvml_engine, false),
+               col("nvdec", "pct", UnitSource::nvml_engine, false)};
   m.interval_ms = 10;
   m.drain_ms = 1000;
   m.gpu_util_resolution_pct = 1;
@@ -119,14 +120,16 @@ inline void read_everything(const RecordSource& source) {
 
 // Opens and reads `path` whole; expects an InputError for `line` whose message names the file and
 // contains `fragment`. Returns the message.
-inline std::string expect_input_error(const std::filesystem::path& path, long line, const std::string& fragment) {
+inline std::string expect_input_error(const std::filesystem::path& path, long line,
+                                      const std::string& fragment) {
   try {
     const auto source = open_recording(path);
     read_everything(*source);
   } catch (const InputError& e) {
     EXPECT_EQ(e.line(), line) << e.what();
     EXPECT_EQ(e.path(), path.string());
-    const std::string where = line > 0 ? path.string() + ":" + std::to_string(line) + ": " : path.string() + ": ";
+    const std::string where =
+        line > 0 ? path.string() + ":" + std::to_string(line) + ": " : path.string() + ": ";
     EXPECT_EQ(std::string(e.what()).rfind(where, 0), 0u) << e.what();
     EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << "message: " << e.what();
     EXPECT_FALSE(e.fix().empty());

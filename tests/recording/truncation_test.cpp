@@ -81,7 +81,7 @@ TEST(Truncation, EveryCutPointReadsWithoutError) {
     EXPECT_EQ(r->side().truncated, full[n - 1] != '\n') << n;
     TimeNs last_start = 0;
     const long chips = count_chip(*r, last_start);
-    EXPECT_LE(chips, last_chips) << n;  // a shorter prefix never reads more samples
+    EXPECT_LE(chips, last_chips) << n;      // a shorter prefix never reads more samples
     EXPECT_GE(chips, last_chips - 1) << n;  // and loses at most the one it cut
     last_chips = chips;
   }

@@ -35,15 +35,14 @@ class Renderers : public ::testing::Test {
     fs::remove_all(dir);
     fs::create_directories(dir);
   }
-  void TearDown() override {
-    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add);
-  }
+  void TearDown() override { fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add); }
 };
 
 // Records what it was asked to do, to check the multiplexer's order.
 class Probe final : public Renderer {
  public:
-  Probe(std::string name, bool needs, std::vector<std::string>& log) : name_(std::move(name)), needs_(needs), log_(log) {}
+  Probe(std::string name, bool needs, std::vector<std::string>& log)
+      : name_(std::move(name)), needs_(needs), log_(log) {}
   std::string name() const override { return name_; }
   bool needs_recording() const override { return needs_; }
   void render(const ReportInput&) override { log_.push_back(name_); }
@@ -100,7 +99,8 @@ TEST_F(Renderers, JsonRendererWritesTheReportAtomically) {
 }
 
 TEST_F(Renderers, AnUnwritableFolderIsAnErrorThatNamesTheFile) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root writes into read-only folders; this check needs an ordinary user";
+  if (::geteuid() == 0)
+    GTEST_SKIP() << "root writes into read-only folders; this check needs an ordinary user";
   fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec);
   json r = build_report(test::hopper_analysis());
   JsonRenderer renderer(dir / "report.json");
@@ -134,10 +134,11 @@ TEST_F(Renderers, CsvRendererStreamsTheRecording) {
   EXPECT_TRUE(csv.needs_recording());
   csv.render(ReportInput{r, &rec, nullptr});
   // 10 ns samples: 1e-05 ms each. No counters events, so the first is the setup.
-  EXPECT_EQ(read(dir / "samples.csv"),
-            "index,start_ns,end_ns,duration_ms,unit.fp32,die_util_pct,use,drop_reason,window_share\n"
-            "0,0,10,1e-05,5,5,dropped_first,first sample after the counters started: it spans their setup,NaN\n"
-            "1,10,20,1e-05,7,7,used,,NaN\n");
+  EXPECT_EQ(
+      read(dir / "samples.csv"),
+      "index,start_ns,end_ns,duration_ms,unit.fp32,die_util_pct,use,drop_reason,window_share\n"
+      "0,0,10,1e-05,5,5,dropped_first,first sample after the counters started: it spans their setup,NaN\n"
+      "1,10,20,1e-05,7,7,used,,NaN\n");
   EXPECT_THROW(csv.render(ReportInput{r}), UsageError);
 }
 
@@ -150,7 +151,8 @@ class CountingRecording final : public RecordSource {
   const SideRecords& side() const override { return inner.side(); }
   AnyStream open_stream(StreamTag kind) const override {
     if (std::holds_alternative<std::type_identity<ChipSample>>(kind)) ++passes;
-    return open_with(kind, [this]<typename Record>(std::type_identity<Record>) { return inner.stream<Record>(); });
+    return open_with(kind,
+                     [this]<typename Record>(std::type_identity<Record>) { return inner.stream<Record>(); });
   }
   std::string name() const override { return inner.name(); }
 };
@@ -158,7 +160,8 @@ class CountingRecording final : public RecordSource {
 TEST_F(Renderers, SampleRenderersShareOneWalkAndWriteWhatEachWritesAlone) {
   CountingRecording rec;
   rec.inner.meta_data.units = {test::column("fp32", "FP32", "x")};
-  for (TimeNs t = 0; t < 100; t += 10) rec.inner.list<ChipSample>().push_back(OwnedChipSample{t, t + 10, {double(t)}, {}, {}});
+  for (TimeNs t = 0; t < 100; t += 10)
+    rec.inner.list<ChipSample>().push_back(OwnedChipSample{t, t + 10, {double(t)}, {}, {}});
   json r = build_report(test::hopper_analysis());
 
   const fs::path alone = dir / "alone", shared = dir / "shared";

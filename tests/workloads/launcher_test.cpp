@@ -23,7 +23,8 @@ struct TempDir {
 }  // namespace
 
 TEST(WorkloadLauncher, BinaryIsLookedForBesideDiescope) {
-  EXPECT_EQ(workload_binary_beside("/opt/diescope/bin/diescope"), fs::path("/opt/diescope/bin/diescope-workload"));
+  EXPECT_EQ(workload_binary_beside("/opt/diescope/bin/diescope"),
+            fs::path("/opt/diescope/bin/diescope-workload"));
 }
 
 TEST(WorkloadLauncher, CurrentExecutableIsThisTest) {

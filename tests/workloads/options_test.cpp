@@ -55,7 +55,8 @@ TEST(WorkloadOptions, StreamKernelChoice) {
   const auto defaults = parse_as<StreamOptions>({"stream"});
   EXPECT_EQ(defaults.kernels, std::vector{StreamKernel::copy});
   EXPECT_EQ(defaults.elements, std::uint64_t{268435456});  // 2^28 floats = 1 GiB per vector
-  EXPECT_EQ(parse_as<StreamOptions>({"stream", "--kernel", "TRIAD"}).kernels, std::vector{StreamKernel::triad});
+  EXPECT_EQ(parse_as<StreamOptions>({"stream", "--kernel", "TRIAD"}).kernels,
+            std::vector{StreamKernel::triad});
   const auto all = parse_as<StreamOptions>({"stream", "--kernel", "all", "--elements", "4096"});
   EXPECT_EQ(all.kernels, (std::vector{StreamKernel::copy, StreamKernel::triad}));  // copy first
   EXPECT_EQ(all.elements, std::uint64_t{4096});

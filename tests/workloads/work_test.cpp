@@ -8,11 +8,11 @@
 using namespace diescope::workloads;
 
 TEST(WorkloadWork, Fp32LanesPerArchitecture) {
-  EXPECT_EQ(fp32_lanes_per_sm(9, 0).value, 128.0);  // Hopper
-  EXPECT_EQ(fp32_lanes_per_sm(8, 9).value, 128.0);  // Ada
-  EXPECT_EQ(fp32_lanes_per_sm(8, 6).value, 128.0);  // GA10x
-  EXPECT_EQ(fp32_lanes_per_sm(8, 0).value, 64.0);   // GA100
-  EXPECT_EQ(fp32_lanes_per_sm(7, 5).value, 64.0);   // Turing
+  EXPECT_EQ(fp32_lanes_per_sm(9, 0).value, 128.0);   // Hopper
+  EXPECT_EQ(fp32_lanes_per_sm(8, 9).value, 128.0);   // Ada
+  EXPECT_EQ(fp32_lanes_per_sm(8, 6).value, 128.0);   // GA10x
+  EXPECT_EQ(fp32_lanes_per_sm(8, 0).value, 64.0);    // GA100
+  EXPECT_EQ(fp32_lanes_per_sm(7, 5).value, 64.0);    // Turing
   EXPECT_EQ(fp32_lanes_per_sm(12, 0).value, 128.0);  // Blackwell consumer
   const Rate unknown = fp32_lanes_per_sm(6, 1);
   EXPECT_TRUE(std::isnan(unknown.value));

@@ -21,9 +21,9 @@
 namespace diescope::agent {
 
 struct AgentSettings {
-  double poll_ms = 1000;         // NVML reads and counter drains
-  double duty_on_ms = 2000;      // counters on this long ...
-  double duty_period_ms = 60000; // ... at the start of every period (one record per period per GPU)
+  double poll_ms = 1000;          // NVML reads and counter drains
+  double duty_on_ms = 2000;       // counters on this long ...
+  double duty_period_ms = 60000;  // ... at the start of every period (one record per period per GPU)
   const std::vector<CostEntry>* cost_table = nullptr;  // nullptr: the built-in table
 };
 
@@ -37,12 +37,12 @@ struct GpuStatus {
   std::string model;
   std::vector<std::string> unit_keys;  // the unit table's units, in order
   std::vector<std::string> unit_labels;
-  std::optional<AgentRecord> last;     // the latest record
+  std::optional<AgentRecord> last;  // the latest record
   long records = 0;
-  long clock_restarts = 0;             // records abandoned after a wall-clock step or suspend
+  long clock_restarts = 0;  // records abandoned after a wall-clock step or suspend
   long sampler_restarts = 0;
-  double counters_on_total_s = 0;      // measured on-time over every closed record
-  bool counters_on = false;            // now
+  double counters_on_total_s = 0;  // measured on-time over every closed record
+  bool counters_on = false;        // now
 };
 
 class Agent {
@@ -73,7 +73,8 @@ class Agent {
   struct GpuState;
   void start_period(GpuState& g, TimeNs start);
   void absorb(GpuState& g, GpuBatch& batch);
-  std::optional<AgentRecord> close_period(GpuState& g, TimeNs end, const std::vector<std::string>& extra_notes);
+  std::optional<AgentRecord> close_period(GpuState& g, TimeNs end,
+                                          const std::vector<std::string>& extra_notes);
   void restart_all(const ClockEvent& event, TimeNs now);
   void schedule(GpuState& g, TimeNs now);
   bool always_on() const;

@@ -12,16 +12,16 @@ namespace diescope::agent {
 
 // One measured setting: the 95% t-interval of the mean slowdown of a real workload, in percent.
 struct CostEntry {
-  std::string gpu_model;        // NVML's name, e.g. "NVIDIA H200"
-  double interval_ms = 0;       // chip sampling interval the counters ran at
-  double duty_on_ms = 0;        // 0 and 0: counters always on
+  std::string gpu_model;   // NVML's name, e.g. "NVIDIA H200"
+  double interval_ms = 0;  // chip sampling interval the counters ran at
+  double duty_on_ms = 0;   // 0 and 0: counters always on
   double duty_period_ms = 0;
-  double slowdown_lo_pct = 0;   // lower end of the 95% interval
-  double slowdown_hi_pct = 0;   // upper end
-  int rounds = 0;               // interleaved rounds per setting (after a discarded warm-up)
-  double round_s = 0;           // length of one round
-  std::string workload;         // what ran, e.g. "ResNet-50 AMP training"
-  std::string measured;         // where the raw rounds are (bench/results/...) and when
+  double slowdown_lo_pct = 0;  // lower end of the 95% interval
+  double slowdown_hi_pct = 0;  // upper end
+  int rounds = 0;              // interleaved rounds per setting (after a discarded warm-up)
+  double round_s = 0;          // length of one round
+  std::string workload;        // what ran, e.g. "ResNet-50 AMP training"
+  std::string measured;        // where the raw rounds are (bench/results/...) and when
   // An interval that includes zero cannot be told apart from run-to-run noise.
   bool within_noise() const { return slowdown_lo_pct <= 0 && slowdown_hi_pct >= 0; }
 };
@@ -36,7 +36,7 @@ struct CostVerdict {
 
 // The estimate for a record at this GPU model and setting, or the reason there is none. A duty
 // setting of on >= period (or 0/0) means counters always on. `table` defaults to cost_table().
-CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double duty_on_ms, double duty_period_ms,
-                     const std::vector<CostEntry>* table = nullptr);
+CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double duty_on_ms,
+                     double duty_period_ms, const std::vector<CostEntry>* table = nullptr);
 
 }  // namespace diescope::agent

@@ -66,7 +66,7 @@ struct HttpResponse {
 };
 
 // GET http://host:port/path with one connection. For tests and benchmarks.
-HttpResponse http_get(const std::string& host, int port, const std::string& path, const std::string& accept = "",
-                      int timeout_ms = 5000);
+HttpResponse http_get(const std::string& host, int port, const std::string& path,
+                      const std::string& accept = "", int timeout_ms = 5000);
 
 }  // namespace diescope::agent

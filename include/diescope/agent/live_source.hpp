@@ -74,11 +74,11 @@ class SamplerSupervisor {
   collect::ColumnValues values_;
   std::vector<collect::SamplerMessage> messages_;
   bool wanted_ = false;
-  bool stopping_ = false;    // we asked the current child to stop
-  bool saw_off_ = false;     // the current child said "off"
+  bool stopping_ = false;  // we asked the current child to stop
+  bool saw_off_ = false;   // the current child said "off"
   bool saw_error_ = false;
   std::string last_error_;
-  int failures_ = 0;         // consecutive failed children
+  int failures_ = 0;  // consecutive failed children
   TimeNs retry_at_ns_ = 0;
   long starts_ = 0;
   long restarts_ = 0;
@@ -112,7 +112,7 @@ class LiveSource final : public AgentSource {
     std::unique_ptr<GpuTelemetry> telemetry;
     std::unique_ptr<SamplerSupervisor> supervisor;  // null: no counters for this GPU
     RecordingMeta meta;
-    GpuBatch pending;  // produced by set_counters, handed out at the next collect
+    GpuBatch pending;         // produced by set_counters, handed out at the next collect
     TimeNs next_read_ns = 0;  // NVML is read once per poll, however often collect() runs
   };
   std::vector<Gpu> gpus_;
@@ -123,9 +123,9 @@ class LiveSource final : public AgentSource {
 struct LiveOptions {
   double interval_ms = 10;
   double poll_ms = 1000;
-  std::string sampler_executable;              // empty: diescope-cupti beside diescope
+  std::string sampler_executable;  // empty: diescope-cupti beside diescope
   std::vector<std::string> sampler_extra_args;
-  std::vector<int> gpus;                       // empty: every GPU NVML lists
+  std::vector<int> gpus;  // empty: every GPU NVML lists
   SupervisorTiming timing;
   std::function<void(const std::string&)> log;
 };

@@ -15,7 +15,8 @@ namespace diescope::agent {
 enum class ExpositionFormat { prometheus_text, openmetrics };
 
 inline constexpr const char* kPrometheusContentType = "text/plain; version=0.0.4; charset=utf-8";
-inline constexpr const char* kOpenMetricsContentType = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+inline constexpr const char* kOpenMetricsContentType =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 // Which format an Accept header asks for (OpenMetrics only when it is named).
 ExpositionFormat format_for_accept(const std::string& accept);
@@ -27,7 +28,8 @@ struct AgentInfo {
   double poll_ms = 0;
 };
 
-std::string render_metrics(const std::vector<GpuStatus>& gpus, const AgentInfo& info, ExpositionFormat format);
+std::string render_metrics(const std::vector<GpuStatus>& gpus, const AgentInfo& info,
+                           ExpositionFormat format);
 
 // A label value escaped for the exposition formats (backslash, double quote, newline).
 std::string escape_label_value(const std::string& value);

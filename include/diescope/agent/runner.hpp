@@ -15,14 +15,14 @@
 namespace diescope::agent {
 
 struct RunnerOptions {
-  RecordStore* store = nullptr;          // nullptr: records are not stored
-  double retention_days = 30;            // records whose period ended longer ago are deleted; 0 keeps all
-  std::FILE* ndjson = nullptr;           // one JSON line per record, written after the store commits
-  std::optional<ListenAddress> listen;   // nullopt: no /metrics
-  bool linger = false;                   // replay: keep serving after the recording ends, until stopped
-  int stop_fd = -1;                      // readable: stop (a byte names the signal, see below)
+  RecordStore* store = nullptr;              // nullptr: records are not stored
+  double retention_days = 30;                // records whose period ended longer ago are deleted; 0 keeps all
+  std::FILE* ndjson = nullptr;               // one JSON line per record, written after the store commits
+  std::optional<ListenAddress> listen;       // nullopt: no /metrics
+  bool linger = false;                       // replay: keep serving after the recording ends, until stopped
+  int stop_fd = -1;                          // readable: stop (a byte names the signal, see below)
   std::function<std::string()> stop_reason;  // e.g. "SIGTERM"; asked once the stop fd is readable
-  std::function<void(const std::string&)> log;  // one line each, no newline
+  std::function<void(const std::string&)> log;           // one line each, no newline
   std::function<void(const std::string&)> on_listening;  // the bound address, once serving
 };
 

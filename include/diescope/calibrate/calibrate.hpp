@@ -31,10 +31,10 @@ struct CalibrateOptions {
 class CalibrateListener {
  public:
   virtual ~CalibrateListener() = default;
-  virtual void probing() {}                                         // the probe starts
+  virtual void probing() {}                                            // the probe starts
   virtual void planned(const DeviceFacts&, const CalibrationPlan&) {}  // the long part starts
-  virtual void began(const Progress&) {}                            // the workload begins a step or sweep
-  virtual void device_done(double /*seconds*/) {}                   // the workload ended; its outcome is checked next
+  virtual void began(const Progress&) {}                               // the workload begins a step or sweep
+  virtual void device_done(double /*seconds*/) {}  // the workload ended; its outcome is checked next
 };
 
 struct CalibrateResult {
@@ -47,7 +47,8 @@ struct CalibrateResult {
 // list or an --output file that exists; DeviceError, before the long part, when the counters cannot
 // be read or the probe fails, and after it when the workload fails; Error (exit code 3) when the
 // workload's lines are malformed.
-CalibrateResult calibrate_gpu(const CalibrateOptions& options, const collect::Nvml& nvml, CalibrateListener& listener);
+CalibrateResult calibrate_gpu(const CalibrateOptions& options, const collect::Nvml& nvml,
+                              CalibrateListener& listener);
 
 // Writes `file` atomically where `output` says: a name ending in .json that is not a folder is the
 // file itself (its folder created; never over an existing file: UsageError); any other name is a

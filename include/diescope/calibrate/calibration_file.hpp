@@ -55,7 +55,7 @@ struct DeviceModel {
   std::optional<StreamFit> stream;
   std::vector<WorkingSetPoint> working_set;  // the contraction sweep: device_model.cache
   std::optional<CapacityFit> cache;
-  std::vector<WorkingSetPoint> reread;       // the re-read sweep: device_model.cache_reread, written when run
+  std::vector<WorkingSetPoint> reread;  // the re-read sweep: device_model.cache_reread, written when run
   std::optional<CapacityFit> cache_reread;
   std::vector<IssuePoint> issue_points;
   std::optional<IssueRateFit> issue;
@@ -93,11 +93,11 @@ CalibrationFile calibration_from_json(const nlohmann::json& json);
 // The device model's figures that rooflines and reports take their ceilings from, read back from a
 // file's `device_model` object; nullopt where the model has none (not run, or no fit).
 struct ModelCeilings {
-  std::optional<double> dram_bytes_per_s;         // the STREAM ceiling
+  std::optional<double> dram_bytes_per_s;            // the STREAM ceiling
   std::optional<std::int64_t> cache_capacity_bytes;  // a transition's capacity only
-  std::optional<double> cache_bytes_per_s;        // a transition's or all-cached sweep's median rate
-  std::optional<double> issue_ops_per_s;          // the issue-rate fit
-  std::optional<int> fill_threads;                // the launch-fill saturation
+  std::optional<double> cache_bytes_per_s;           // a transition's or all-cached sweep's median rate
+  std::optional<double> issue_ops_per_s;             // the issue-rate fit
+  std::optional<int> fill_threads;                   // the launch-fill saturation
 };
 ModelCeilings model_ceilings(const nlohmann::json& device_model);
 

@@ -31,7 +31,7 @@ namespace diescope::calibrate {
 using workloads::StreamKernel;
 
 inline constexpr std::uint64_t kStreamDefaultElements = std::uint64_t{1} << 26;  // 256 MiB per vector
-inline constexpr std::uint64_t kStreamElementBytes = 4;                            // float
+inline constexpr std::uint64_t kStreamElementBytes = 4;                          // float
 inline constexpr int kStreamDefaultRepeats = 10;
 // A STREAM rate is a DRAM rate only when the vectors one launch touches are this many times the L2:
 // a streaming pass can find at most L2/footprint of its bytes left in cache by the pass before
@@ -55,11 +55,11 @@ struct StreamTiming {
 
 struct StreamKernelRate {
   StreamKernel kernel = StreamKernel::copy;
-  std::uint64_t bytes = 0;         // one launch's bytes
-  double best_seconds = 0;         // the fastest repeat (NaN when none counts)
-  double bytes_per_s = 0;          // bytes / best_seconds (NaN with reason when not a DRAM rate)
-  int repeats = 0;                 // repeats with a positive, finite time
-  std::string reason;              // empty when bytes_per_s is known
+  std::uint64_t bytes = 0;  // one launch's bytes
+  double best_seconds = 0;  // the fastest repeat (NaN when none counts)
+  double bytes_per_s = 0;   // bytes / best_seconds (NaN with reason when not a DRAM rate)
+  int repeats = 0;          // repeats with a positive, finite time
+  std::string reason;       // empty when bytes_per_s is known
 };
 
 struct StreamFit {
@@ -122,8 +122,8 @@ struct CapacityNoTransition {
 struct CapacityTooFewPoints {
   std::string reason;
 };
-using CapacityFit =
-    std::variant<CapacityTransition, CapacityAllCached, CapacityAllSpilled, CapacityNoTransition, CapacityTooFewPoints>;
+using CapacityFit = std::variant<CapacityTransition, CapacityAllCached, CapacityAllSpilled,
+                                 CapacityNoTransition, CapacityTooFewPoints>;
 
 inline constexpr double kMinCapacityContrast = 2;
 
@@ -132,7 +132,8 @@ inline constexpr double kMinCapacityContrast = 2;
 // least the geometric mean of the fastest rate and `dram_rate` (or, without one, of the fastest and
 // slowest rates, which needs a contrast of kMinCapacityContrast). Points whose time is not positive
 // and finite, or whose byte counts are not positive, are left out first.
-CapacityFit fit_capacity(const std::vector<WorkingSetPoint>& points, std::optional<double> dram_rate = std::nullopt);
+CapacityFit fit_capacity(const std::vector<WorkingSetPoint>& points,
+                         std::optional<double> dram_rate = std::nullopt);
 
 // ---------------------------------------------------------------------------------------------
 // Launch fill
@@ -153,7 +154,8 @@ struct LaunchContext {
 enum class FillForm { capped, uncapped };
 
 // P multiprocessors saturating at t threads each. NaN when P, t, B or T is not positive.
-double context_fill(const LaunchContext& context, int multiprocessors, int fill_threads, FillForm form = FillForm::capped);
+double context_fill(const LaunchContext& context, int multiprocessors, int fill_threads,
+                    FillForm form = FillForm::capped);
 // The contexts' scalar operations, each divided by its fill.
 double effective_ops(const std::vector<LaunchContext>& contexts, int multiprocessors, int fill_threads,
                      FillForm form = FillForm::capped);
@@ -172,11 +174,11 @@ struct FillModel {
 // ---------------------------------------------------------------------------------------------
 
 struct IssuePoint {
-  std::int64_t k = 0;           // the reduction extent
-  double scalar_ops = 0;        // scalar operations of the timed kernel
-  double mma_ops = 0;           // tile-MMA operations (0 for the scalar sketch)
-  int kernels = 1;              // kernels the routine shipped
-  double seconds = 0;           // best synchronised time over the repeats
+  std::int64_t k = 0;                   // the reduction extent
+  double scalar_ops = 0;                // scalar operations of the timed kernel
+  double mma_ops = 0;                   // tile-MMA operations (0 for the scalar sketch)
+  int kernels = 1;                      // kernels the routine shipped
+  double seconds = 0;                   // best synchronised time over the repeats
   std::vector<LaunchContext> contexts;  // what a fill model needs to normalise the point
 };
 
@@ -194,7 +196,8 @@ using IssueRateFit = std::variant<IssueFit, IssueUnfittable>;
 // Least-squares line seconds = latency + ops / rate over the points with scalar operations. Under
 // `fill`, each point's operations are divided by its kernel's fill first (the fill-normalised rate,
 // equal to the plain one where every point fills the device).
-IssueRateFit fit_issue_rate(const std::vector<IssuePoint>& points, std::optional<FillModel> fill = std::nullopt);
+IssueRateFit fit_issue_rate(const std::vector<IssuePoint>& points,
+                            std::optional<FillModel> fill = std::nullopt);
 
 // ---------------------------------------------------------------------------------------------
 // Launch-fill fit
@@ -204,18 +207,18 @@ struct LaunchPoint {
   std::string geometry;  // the pinned block tile, e.g. "32x32x8/4x4"
   std::int64_t m = 0, n = 0, k = 0;
   std::vector<LaunchContext> contexts;
-  double seconds = 0;    // best synchronised time over the repeats
+  double seconds = 0;  // best synchronised time over the repeats
 };
 
 struct FillFit {
-  int cores = 0;                 // the P given
-  int saturation = 0;            // the fitted t
-  double rate = 0;               // full-fill scalar rate of the lead geometry, operations/s
-  double max_residual = 0;       // largest relative error over the fitted points
-  int partial_points = 0;        // fitted points below kPartialFill under the fitted t
-  int points = 0;                // points fitted
-  int starved_points = 0;        // points left out as latency-starved
-  std::optional<double> raw_rate;      // the same proportional fit over raw operations
+  int cores = 0;                   // the P given
+  int saturation = 0;              // the fitted t
+  double rate = 0;                 // full-fill scalar rate of the lead geometry, operations/s
+  double max_residual = 0;         // largest relative error over the fitted points
+  int partial_points = 0;          // fitted points below kPartialFill under the fitted t
+  int points = 0;                  // points fitted
+  int starved_points = 0;          // points left out as latency-starved
+  std::optional<double> raw_rate;  // the same proportional fit over raw operations
   std::optional<double> raw_residual;
   std::optional<std::pair<int, double>> uncapped;  // best t under the uncapped form, its largest residual
 };

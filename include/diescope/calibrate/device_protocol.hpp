@@ -71,9 +71,9 @@ class WorkloadLines {
   // Throws Error (exit code 3) for a step or sweep line missing a field.
   std::optional<Begin> read(const std::string& line);
 
-  nlohmann::json device;           // the last "device" line's device object; null when none came
-  std::vector<WorkloadStep> steps; // in the order reported
-  DeviceAnswers sweeps;            // the sweeps' points; its steps stay empty (measure_recorded_steps)
+  nlohmann::json device;            // the last "device" line's device object; null when none came
+  std::vector<WorkloadStep> steps;  // in the order reported
+  DeviceAnswers sweeps;             // the sweeps' points; its steps stay empty (measure_recorded_steps)
 };
 
 // What calibrate knows before it plans: the probe recording's GPU, unit table and units, with the
@@ -104,13 +104,15 @@ MeasuredStep measure_step(const WorkloadStep& step, const std::vector<CounterSam
 // measure_step for each reported step, over the run's recording: each unit's column of the chip
 // samples (DRAM with the dram_bytes count beside it) and NVML's memory clock. A step gets its
 // plan's role; one the plan does not name is reported.
-std::vector<MeasuredStep> measure_recorded_steps(const RecordSource& recording, const std::vector<WorkloadStep>& steps,
+std::vector<MeasuredStep> measure_recorded_steps(const RecordSource& recording,
+                                                 const std::vector<WorkloadStep>& steps,
                                                  const CalibrationPlan& plan);
 
 // "1 min 05 s", "42 s", "0 s".
 std::string format_time_left(double seconds);
 // The progress line for a terminal: "[#######.............]  7/17  ffma 33/132 SMs  about 1 min 05 s left"
-// (bar `bar_width` wide); without a terminal a plain line: "diescope: step 7/17: ffma 33/132 SMs (about 1 min 05 s left)".
+// (bar `bar_width` wide); without a terminal a plain line: "diescope: step 7/17: ffma 33/132 SMs (about 1 min
+// 05 s left)".
 std::string progress_text(const Progress& progress, bool terminal, int bar_width = 24);
 
 // The time a step or sweep should take: planned seconds plus what the device side adds around it

@@ -88,7 +88,8 @@ struct CalibrationBlock {
   std::vector<PassedOver> passed_over;  // files in the folder that were not taken, and why
 };
 
-inline constexpr const char* kNoCalibrationReason = "no calibration file for this GPU model, driver and method";
+inline constexpr const char* kNoCalibrationReason =
+    "no calibration file for this GPU model, driver and method";
 // passed_over lists at most this many files (a folder of thousands is not copied into every report).
 inline constexpr std::size_t kMaxPassedOverListed = 20;
 
@@ -97,7 +98,8 @@ CalibrationBlock block_for(const CandidateFile& chosen, const CalibrationQuery& 
 
 // Looks in `explicit_path` when given (throws InputError when it does not exist), else in
 // `default_dir` (a folder that does not exist just holds no calibration).
-CalibrationBlock find_calibration(const CalibrationQuery& query, const std::optional<std::filesystem::path>& explicit_path,
+CalibrationBlock find_calibration(const CalibrationQuery& query,
+                                  const std::optional<std::filesystem::path>& explicit_path,
                                   const std::optional<std::filesystem::path>& default_dir);
 // The same, from a recording's metadata, with default_calibration_dir().
 CalibrationBlock find_calibration(const RecordingMeta& meta, int method,

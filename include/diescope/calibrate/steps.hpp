@@ -19,22 +19,22 @@ namespace diescope::calibrate {
 
 // What calibrate knows about the device before it runs anything.
 struct DeviceFacts {
-  GpuIdentity gpu;                // model, driver, chip, SMs, L2, compute capability
-  std::string unit_table;         // the unit table the sampler reads, e.g. "hopper-gh100"
-  std::vector<ColumnDef> units;   // its DIE-Util units, with their recipes
+  GpuIdentity gpu;               // model, driver, chip, SMs, L2, compute capability
+  std::string unit_table;        // the unit table the sampler reads, e.g. "hopper-gh100"
+  std::vector<ColumnDef> units;  // its DIE-Util units, with their recipes
 };
 
 // The work each step runs; the device side maps each to a kernel.
 enum class StepWorkload {
-  ffma,       // FFMA loop, one block per loaded SM (fp32, judged)
-  imad,       // integer multiply-add alone (fp32, reported: only the heavy half runs it)
-  ffma_imad,  // FFMA and IMAD mixed (fp32, reported)
-  stream,     // STREAM triad over vectors well past L2 (dram)
-  bf16_mma,   // bf16 mma.sync with a counted FLOP total (tensor, before Hopper)
-  bf16_wgmma, // bf16 warpgroup MMA (wgmma) with a counted FLOP total (tensor, Hopper)
-  dfma,       // DFMA loop (fp64)
-  l1_load,    // 128-bit global loads that hit L1 (ldst; read by either Hopper Load/store counter)
-  l2_read,    // L1-bypassing loads over a buffer that fits L2 (l2)
+  ffma,        // FFMA loop, one block per loaded SM (fp32, judged)
+  imad,        // integer multiply-add alone (fp32, reported: only the heavy half runs it)
+  ffma_imad,   // FFMA and IMAD mixed (fp32, reported)
+  stream,      // STREAM triad over vectors well past L2 (dram)
+  bf16_mma,    // bf16 mma.sync with a counted FLOP total (tensor, before Hopper)
+  bf16_wgmma,  // bf16 warpgroup MMA (wgmma) with a counted FLOP total (tensor, Hopper)
+  dfma,        // DFMA loop (fp64)
+  l1_load,     // 128-bit global loads that hit L1 (ldst; read by either Hopper Load/store counter)
+  l2_read,     // L1-bypassing loads over a buffer that fits L2 (l2)
 };
 std::string_view step_workload_name(StepWorkload workload);
 
@@ -62,8 +62,9 @@ struct WorkingSetPlan {
   int repeats = 10;
 };
 struct IssuePlan {
-  std::int64_t m = 512, n = 512;  // not the working-set sweep's shape, so predicting it is not reading the fit back
-  std::vector<std::int64_t> ks;   // 256 to 32768 in powers of two
+  std::int64_t m = 512,
+               n = 512;  // not the working-set sweep's shape, so predicting it is not reading the fit back
+  std::vector<std::int64_t> ks;  // 256 to 32768 in powers of two
   int repeats = 10;
 };
 struct LaunchGeometry {
@@ -104,7 +105,7 @@ CalibrationPlan plan_calibration(const DeviceFacts& facts, bool quick);
 
 // Where a calibration is, for the progress line (progress_at in calibrate/device_protocol.hpp).
 struct Progress {
-  int index = 0;            // 1-based, of `total`
+  int index = 0;  // 1-based, of `total`
   int total = 0;
   std::string name;         // what is running now
   double seconds_left = 0;  // planned time of this and what follows
@@ -134,8 +135,8 @@ std::vector<MeasuredStep> steps_in_plan_order(const CalibrationPlan& plan, std::
 
 // Judges every unit with steps, fits the device model and returns the whole file to write. Units
 // with a rule but no step (not in the table) are not listed.
-CalibrationFile build_calibration(const DeviceFacts& facts, const CalibrationPlan& plan, const DeviceAnswers& answers,
-                                  const RunInfo& info);
+CalibrationFile build_calibration(const DeviceFacts& facts, const CalibrationPlan& plan,
+                                  const DeviceAnswers& answers, const RunInfo& info);
 
 // Fits the device model from the sweeps' points: the STREAM ceiling, then the cache capacity of
 // both working-set sweeps with that ceiling as the DRAM rate, the launch fill over the device's

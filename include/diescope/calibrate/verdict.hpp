@@ -58,11 +58,11 @@ struct UnitRule {
   double min_tolerance_points = 0;
   // proportional: (highest implied peak / lowest) - 1 <= spread.
   double implied_peak_spread = 0;
-  bool per_sm_cycle = false;               // implied peak per SM per cycle (SM-clocked counters)
+  bool per_sm_cycle = false;                     // implied peak per SM per cycle (SM-clocked counters)
   SteadyClock steady_clock = SteadyClock::none;  // the clock that must hold still across the steps
   std::optional<double> bytes_ratio_tolerance;   // |counted / launched - 1| <= this; nullopt: no byte counter
-  std::optional<double> ceiling_min_pct;   // the full-load reading must reach this; nullopt: recorded only
-  std::string why;                         // why these tolerances (docs/calibration.md argues each)
+  std::optional<double> ceiling_min_pct;  // the full-load reading must reach this; nullopt: recorded only
+  std::string why;                        // why these tolerances (docs/calibration.md argues each)
 };
 
 // FP32 and DRAM as the method defines them, then diescope's checks for Tensor, FP64, Load/store and L2.
@@ -76,13 +76,13 @@ struct Interval {
 
 // What the device side measured for one step. NaN marks what could not be read.
 struct MeasuredStep {
-  std::string unit;   // the unit checked
-  std::string name;   // e.g. "ffma 66/132 SMs"
+  std::string unit;  // the unit checked
+  std::string name;  // e.g. "ffma 66/132 SMs"
   StepRole role = StepRole::judged;
-  int loaded_sms = 0;  // SMs the work ran on
-  int sm_count = 0;    // the device's SMs: the counter's .avg runs over all of them
-  double work = 0;     // counted work over all of work_intervals (the rule's `work`)
-  double peak_per_sm_per_cycle = 0;  // expected_reading: the pipe's peak in the same measure
+  int loaded_sms = 0;                    // SMs the work ran on
+  int sm_count = 0;                      // the device's SMs: the counter's .avg runs over all of them
+  double work = 0;                       // counted work over all of work_intervals (the rule's `work`)
+  double peak_per_sm_per_cycle = 0;      // expected_reading: the pipe's peak in the same measure
   std::vector<Interval> work_intervals;  // the work's own timestamps (GPU timer, on the host timeline)
   Interval counter_window;               // the span the counter reading covers
   double reading_pct = 0;                // the unit's counter over the window, percent of peak
@@ -114,8 +114,8 @@ struct StepCheck {
   StepRole role = StepRole::judged;
   int loaded_sms = 0;
   double coverage = 0;
-  bool counted = false;      // usable: covered, read, and its inputs known
-  std::string not_counted;   // why not, when not
+  bool counted = false;     // usable: covered, read, and its inputs known
+  std::string not_counted;  // why not, when not
   double reading_pct = 0;
   // expected_reading
   double expected_pct = 0;
@@ -123,7 +123,7 @@ struct StepCheck {
   std::optional<bool> within;  // set for counted steps of an expected-reading check
   // proportional
   double implied_peak = 0;
-  double bytes_ratio = 0;      // counted / launched in the window (NaN without a byte counter)
+  double bytes_ratio = 0;  // counted / launched in the window (NaN without a byte counter)
   double sm_clock_mhz = 0;
   double mem_clock_min_mhz = 0, mem_clock_max_mhz = 0;
 };
@@ -131,8 +131,8 @@ struct StepCheck {
 struct UnitCheck {
   std::string unit;
   Verdict verdict = Verdict::inconclusive;
-  std::string reason;           // why, in one line (every failing test, joined)
-  double ceiling_pct = 0;       // the highest counted full-load reading (NaN with ceiling_reason)
+  std::string reason;      // why, in one line (every failing test, joined)
+  double ceiling_pct = 0;  // the highest counted full-load reading (NaN with ceiling_reason)
   std::string ceiling_reason;
   double implied_peak_spread = 0;  // proportional: highest / lowest - 1 (NaN when not computed)
   std::vector<StepCheck> steps;

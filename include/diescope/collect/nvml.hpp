@@ -88,8 +88,8 @@ class Nvml {
   // Throws DeviceError for an index NVML does not list (and when it lists no GPU at all).
   NvmlDevice device(int index) const;
   std::string driver_version() const;
-  std::string library_path() const;    // empty for an injected table
-  std::string bound_symbols() const;   // "nvmlInit_v2 nvmlDeviceGetCount_v2 ..." (what load() chose)
+  std::string library_path() const;   // empty for an injected table
+  std::string bound_symbols() const;  // "nvmlInit_v2 nvmlDeviceGetCount_v2 ..." (what load() chose)
   const nvml_abi::Functions& functions() const { return *functions_; }
 
  private:
@@ -111,9 +111,9 @@ class NvmlDevice {
   NvmlReading sm_clock_mhz() const;
   NvmlReading memory_clock_mhz() const;
   ClockReading clocks(TimeNs now_ns) const;
-  ThrottleReading throttle_reasons(TimeNs now_ns) const;   // mask nullopt when NVML cannot say
-  PowerLimitReading power_limit(TimeNs now_ns) const;      // watts, NaN when unreadable
-  NvmlReading polled_gpu_util() const;                      // nvmlDeviceGetUtilizationRates().gpu
+  ThrottleReading throttle_reasons(TimeNs now_ns) const;  // mask nullopt when NVML cannot say
+  PowerLimitReading power_limit(TimeNs now_ns) const;     // watts, NaN when unreadable
+  NvmlReading polled_gpu_util() const;                    // nvmlDeviceGetUtilizationRates().gpu
   UtilSamplesRead gpu_util_samples(std::uint64_t last_seen_us) const;
 
   // The engines this GPU reports on (probed once per call), and one reading each, in that order.

@@ -140,18 +140,18 @@ ErrorText describe_error(const sampler_msg::Error& error, int device_index);
 
 // How the parent starts one child.
 struct SamplerConfig {
-  std::string executable;                  // diescope-cupti, or a fake speaking the same protocol
-  std::vector<std::string> leading_args;   // e.g. {"sample"} for diescope-cupti
+  std::string executable;                 // diescope-cupti, or a fake speaking the same protocol
+  std::vector<std::string> leading_args;  // e.g. {"sample"} for diescope-cupti
   int device = 0;
   double interval_ms = 10;
   double drain_ms = 1000;
   std::vector<std::string> metrics;
-  std::vector<std::string> extra_args;     // appended last (e.g. "--fake", "--crash-after", "5")
+  std::vector<std::string> extra_args;  // appended last (e.g. "--fake", "--crash-after", "5")
 };
 
 // The child's exit, as the parent saw it.
 struct SamplerExit {
-  bool exited = false;      // exited normally (else killed by a signal)
+  bool exited = false;  // exited normally (else killed by a signal)
   int exit_code = -1;
   int signal = 0;
   bool said_bye = false;

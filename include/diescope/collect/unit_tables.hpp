@@ -22,13 +22,13 @@
 namespace diescope::collect {
 
 struct UnitTable {
-  std::string name;                // recorded as RecordingMeta::unit_table, e.g. "hopper-gh100"
-  std::string architecture;        // "Hopper"
-  std::vector<std::string> chips;  // CUPTI chip names, e.g. "GH100"
+  std::string name;                       // recorded as RecordingMeta::unit_table, e.g. "hopper-gh100"
+  std::string architecture;               // "Hopper"
+  std::vector<std::string> chips;         // CUPTI chip names, e.g. "GH100"
   std::vector<int> compute_capabilities;  // major*10+minor the chips report, e.g. {90}
-  std::string source;              // where the table comes from (the method's earlier tables, or chosen here)
-  std::string note;                // what the table cannot see in one pass, and why
-  std::vector<ColumnDef> units;        // DIE-Util candidates
+  std::string source;            // where the table comes from (the method's earlier tables, or chosen here)
+  std::string note;              // what the table cannot see in one pass, and why
+  std::vector<ColumnDef> units;  // DIE-Util candidates
   std::vector<ColumnDef> diagnostics;  // read beside the units, not part of DIE-Util
   std::vector<ColumnDef> counts;       // raw totals per sample (unit "bytes")
 };
@@ -73,9 +73,9 @@ class ColumnEvaluator {
   std::size_t metric_count_ = 0;
 };
 
-std::string_view unit_flag_name(UnitFlag flag);           // "stand_in_counter", "different_measure"
+std::string_view unit_flag_name(UnitFlag flag);              // "stand_in_counter", "different_measure"
 std::string_view combine_name(UnitRecipe::Combine combine);  // "counter", "mean"
-std::string_view unit_source_name(UnitSource source);      // "chip", "nvml_engine"
+std::string_view unit_source_name(UnitSource source);        // "chip", "nvml_engine"
 
 // docs/units.json, as `diescope units --write` writes it (stable: same tables, same bytes).
 std::string units_json();
@@ -86,11 +86,11 @@ std::string units_json();
 struct ToolRun {
   bool started = false;  // false: the program could not be run (see `error`)
   bool timed_out = false;
-  int exit_code = -1;    // -1 when killed by a signal
+  int exit_code = -1;  // -1 when killed by a signal
   int signal = 0;
   std::string out;
   std::string err;
-  std::string error;     // why it could not be run
+  std::string error;  // why it could not be run
 };
 // Runs argv[0] (a path) with argv, no shell, stdin from /dev/null; kills it after `timeout`.
 ToolRun run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
@@ -99,8 +99,8 @@ struct PassCheck {
   std::string table;
   std::string chip;
   std::size_t metrics = 0;
-  std::optional<int> passes;         // nullopt: CUPTI could not count them (see `error`)
-  std::vector<std::string> rejected; // counters CUPTI does not know on this chip
+  std::optional<int> passes;          // nullopt: CUPTI could not count them (see `error`)
+  std::vector<std::string> rejected;  // counters CUPTI does not know on this chip
   std::string error;
   bool fits() const { return passes && *passes == 1 && rejected.empty(); }
 };

@@ -7,10 +7,10 @@
 
 namespace diescope {
 
-std::int64_t realtime_ns();    // CLOCK_REALTIME: the timeline of every record
-std::int64_t monotonic_ns();   // CLOCK_MONOTONIC: never steps; stops during a suspend
-std::int64_t boottime_ns();    // CLOCK_BOOTTIME: like monotonic, but counts through a suspend
+std::int64_t realtime_ns();       // CLOCK_REALTIME: the timeline of every record
+std::int64_t monotonic_ns();      // CLOCK_MONOTONIC: never steps; stops during a suspend
+std::int64_t boottime_ns();       // CLOCK_BOOTTIME: like monotonic, but counts through a suspend
 std::int64_t monotonic_raw_ns();  // CLOCK_MONOTONIC_RAW: the hardware clock, not slewed by NTP
-std::int64_t thread_cpu_ns();  // CPU time of the calling thread
+std::int64_t thread_cpu_ns();     // CPU time of the calling thread
 
 }  // namespace diescope

@@ -27,8 +27,8 @@ enum class SamplePhase { warmup, calibration, timed };
 
 struct SampleWindow {
   std::chrono::duration<double> host_elapsed{0};  // host wall time from begin() to end(), inclusive
-  std::uint64_t iterations = 1;                    // how many times the benchmark ran its work
-  std::size_t sample_index = 0;                    // index within its phase
+  std::uint64_t iterations = 1;                   // how many times the benchmark ran its work
+  std::size_t sample_index = 0;                   // index within its phase
   SamplePhase phase = SamplePhase::timed;
 };
 

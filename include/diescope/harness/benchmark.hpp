@@ -39,8 +39,12 @@ double seconds_per(TimeUnit unit);
 
 class State {
  public:
-  State(std::uint64_t iterations, std::size_t sample_index, const AxisPoint& axes, bool diagnostic_pass = false)
-      : iterations_(iterations), sample_index_(sample_index), axes_(&axes), diagnostic_pass_(diagnostic_pass) {}
+  State(std::uint64_t iterations, std::size_t sample_index, const AxisPoint& axes,
+        bool diagnostic_pass = false)
+      : iterations_(iterations),
+        sample_index_(sample_index),
+        axes_(&axes),
+        diagnostic_pass_(diagnostic_pass) {}
 
   std::uint64_t iterations() const { return iterations_; }
   std::size_t sample_index() const { return sample_index_; }

@@ -49,8 +49,8 @@ BackendFactory cuda_event_backend(CudaStream stream = nullptr);
 
 // Evicts the GPU's L2 before each cold sample by reading a device buffer twice the L2's size on
 // `stream` (so the read is ordered before the sample's start event). A read leaves only clean lines:
-// a written flush would leave the sample up to one L2 of dirty lines to write back in its window. Throws DeviceError when the
-// device or the buffer is unavailable.
+// a written flush would leave the sample up to one L2 of dirty lines to write back in its window. Throws
+// DeviceError when the device or the buffer is unavailable.
 class CudaL2Flusher final : public CacheFlusher {
  public:
   explicit CudaL2Flusher(CudaStream stream = nullptr);

@@ -42,6 +42,7 @@ std::size_t counter_pass_count(const std::string& chip, const std::vector<Counte
 // A diagnostic pass that collects `metrics` while replaying `workload` (which must finish its work on
 // the device, or leave it queued on the current context, before returning).
 DiagnosticPass counter_replay_pass(std::function<void(State&)> workload,
-                                   std::vector<CounterMetric> metrics = default_gpu_counters(), int device = 0);
+                                   std::vector<CounterMetric> metrics = default_gpu_counters(),
+                                   int device = 0);
 
 }  // namespace diescope::harness

@@ -21,7 +21,8 @@ struct DiagnosticResult {
   std::string section;  // applied to metrics that do not set their own
   std::vector<MetricValue> metrics;
 
-  explicit DiagnosticResult(std::string default_section = "diagnostic") : section(std::move(default_section)) {}
+  explicit DiagnosticResult(std::string default_section = "diagnostic")
+      : section(std::move(default_section)) {}
   DiagnosticResult& push_metric(MetricValue metric);
 };
 
@@ -30,7 +31,10 @@ struct DiagnosticResult {
 class DiagnosticError : public std::runtime_error {
  public:
   DiagnosticError(std::string message, std::string section, std::string metric_name, std::int64_t code)
-      : std::runtime_error(std::move(message)), section_(std::move(section)), metric_name_(std::move(metric_name)), code_(code) {}
+      : std::runtime_error(std::move(message)),
+        section_(std::move(section)),
+        metric_name_(std::move(metric_name)),
+        code_(code) {}
   // The metrics that stand for this failure in reports (section already applied).
   virtual std::vector<MetricValue> metrics() const;
   const std::string& section() const { return section_; }

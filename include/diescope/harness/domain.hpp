@@ -43,6 +43,7 @@ struct Diagnostic {
 };
 
 // The lines a reader sees, after the domain's policy: host-PMU messages kept, dropped or prefixed.
-std::vector<std::string> visible_diagnostics(const std::vector<Diagnostic>& diagnostics, HostDiagnostics policy);
+std::vector<std::string> visible_diagnostics(const std::vector<Diagnostic>& diagnostics,
+                                             HostDiagnostics policy);
 
 }  // namespace diescope::harness

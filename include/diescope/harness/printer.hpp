@@ -73,8 +73,9 @@ struct JsonOptions {
 // run_type, repetitions, repetition_index, threads, iterations, real_time, cpu_time, time_unit and the
 // metrics as counters; aggregates mean, median, stddev, cv, p95, min and max follow each point. A point
 // that failed is written with error_occurred and error_message, as Google Benchmark does.
-nlohmann::ordered_json to_google_benchmark_json(const RunContext& context, const std::vector<RunResult>& results,
-                                        const JsonOptions& options = {});
+nlohmann::ordered_json to_google_benchmark_json(const RunContext& context,
+                                                const std::vector<RunResult>& results,
+                                                const JsonOptions& options = {});
 
 class JsonPrinter final : public Printer {
  public:

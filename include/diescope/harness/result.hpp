@@ -37,8 +37,8 @@ struct RunResult {
   std::vector<double> sample_cpu_seconds;
   std::vector<std::vector<MetricValue>> sample_metrics;
 
-  Summary time;      // over sample_seconds
-  Summary cpu_time;  // over sample_cpu_seconds
+  Summary time;                        // over sample_seconds
+  Summary cpu_time;                    // over sample_cpu_seconds
   std::vector<MetricSummary> metrics;  // timed-sample metrics, then diagnostic-pass metrics
 
   std::size_t warmup_samples = 0;

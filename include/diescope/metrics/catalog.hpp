@@ -16,10 +16,10 @@
 namespace diescope::metrics {
 
 enum class Source {
-  cupti,   // CUPTI PM sampling, device-wide chip counters
-  nvml,    // NVML readings
-  procfs,  // host probes: /proc and /sys
-  derived, // computed by diescope from other catalog metrics (e.g. the mean of the FMA pipe's halves)
+  cupti,    // CUPTI PM sampling, device-wide chip counters
+  nvml,     // NVML readings
+  procfs,   // host probes: /proc and /sys
+  derived,  // computed by diescope from other catalog metrics (e.g. the mean of the FMA pipe's halves)
 };
 std::string_view to_string(Source source);
 
@@ -27,22 +27,23 @@ std::string_view to_string(Source source);
 struct PeakRule {
   enum class Kind { none, fixed, per_cpu, metric };
   Kind kind = Kind::none;
-  double value = 0;               // fixed: the peak; per_cpu: the peak per logical CPU
-  std::string_view metric;        // metric: the catalog name whose reading is the peak
-  std::string_view reason;        // none: why there is no peak
+  double value = 0;         // fixed: the peak; per_cpu: the peak per logical CPU
+  std::string_view metric;  // metric: the catalog name whose reading is the peak
+  std::string_view reason;  // none: why there is no peak
 
   static constexpr PeakRule fixed_at(double v) { return {Kind::fixed, v, {}, {}}; }
   static constexpr PeakRule per_logical_cpu(double v) { return {Kind::per_cpu, v, {}, {}}; }
   static constexpr PeakRule from_metric(std::string_view m) { return {Kind::metric, 0, m, {}}; }
   static constexpr PeakRule unknown(std::string_view why) { return {Kind::none, 0, {}, why}; }
 };
-std::string describe(const PeakRule& rule);  // "100", "100 per logical CPU", "mem__capacity_bytes", "none: ..."
+std::string describe(
+    const PeakRule& rule);  // "100", "100 per logical CPU", "mem__capacity_bytes", "none: ..."
 
 struct CatalogEntry {
   std::string_view name;  // full name in the grammar of name.hpp
   MetricType type;
   Unit unit;
-  Scope::Kind scope;      // the kind of scope its values come with
+  Scope::Kind scope;  // the kind of scope its values come with
   Source source;
   PeakRule peak;
   std::string_view label;  // what people call it: "FP32 (FMA pipe)", "GPU-Util"
@@ -64,14 +65,15 @@ std::vector<std::string_view> closest_metric_names(std::string_view name, std::s
 
 // What resolving a host-dependent peak needs.
 struct PeakInputs {
-  int logical_cpus = 0;                                   // 0: unknown
-  std::map<std::string, double, std::less<>> readings;   // latest value by name, e.g. mem__capacity_bytes
+  int logical_cpus = 0;                                 // 0: unknown
+  std::map<std::string, double, std::less<>> readings;  // latest value by name, e.g. mem__capacity_bytes
 };
 
 // The descriptor for one series of a catalog metric. Refuses unknown names and a scope of the wrong
 // kind (a per-process metric needs Scope::process). A peak that cannot be resolved is absent with
 // the reason, never 0.
-Expected<MetricDescriptor> describe_metric(std::string_view name, const Scope& scope, const PeakInputs& inputs = {});
+Expected<MetricDescriptor> describe_metric(std::string_view name, const Scope& scope,
+                                           const PeakInputs& inputs = {});
 
 // Markdown table of the whole catalog, as docs/metrics.md carries it.
 std::string catalog_markdown_table();

@@ -14,15 +14,15 @@
 namespace diescope::metrics {
 
 enum class Unit {
-  count,             // events, instructions
+  count,  // events, instructions
   bytes,
   bytes_per_second,
-  pct,               // percent: of a peak, or of one CPU core for proc__cycles_active
-  ratio,             // dimensionless fraction
-  hz,                // events per second
+  pct,    // percent: of a peak, or of one CPU core for proc__cycles_active
+  ratio,  // dimensionless fraction
+  hz,     // events per second
   cycles,
-  requests,          // block-device requests in flight
-  mhz,               // clock frequency
+  requests,  // block-device requests in flight
+  mhz,       // clock frequency
   watts,
 };
 
@@ -51,7 +51,7 @@ struct Scope {
 std::string_view to_string(Scope::Kind kind);
 
 struct MetricDescriptor {
-  MetricName name;   // name.full() is the fully qualified name
+  MetricName name;  // name.full() is the fully qualified name
   MetricType type = MetricType::counter;
   Unit unit = Unit::count;
   std::optional<double> peak;  // in `unit`; absent when unknown, with the reason beside it

@@ -17,8 +17,8 @@ struct MetricError {
 template <class T>
 class Expected {
  public:
-  Expected(T value) : state_(std::move(value)) {}                    // NOLINT: implicit on purpose
-  Expected(MetricError error) : state_(std::move(error)) {}          // NOLINT
+  Expected(T value) : state_(std::move(value)) {}            // NOLINT: implicit on purpose
+  Expected(MetricError error) : state_(std::move(error)) {}  // NOLINT
   bool ok() const { return std::holds_alternative<T>(state_); }
   explicit operator bool() const { return ok(); }
   // Throws std::logic_error naming the reason when there is no value: reading it is a bug.

@@ -25,15 +25,15 @@ std::string_view to_string(MetricType type);
 std::string_view to_string(Rollup rollup);
 
 struct MetricName {
-  std::string group;              // CUPTI counter group, "TPC"; empty when absent
-  std::string pass;               // CUPTI pass qualifier, "TriageCompute"; empty when absent
-  std::string entity;             // hardware or host unit: "sm", "dram", "cpu", "proc"
-  std::string counter;            // the event: "cycles_active", "rss_bytes"
+  std::string group;    // CUPTI counter group, "TPC"; empty when absent
+  std::string pass;     // CUPTI pass qualifier, "TriageCompute"; empty when absent
+  std::string entity;   // hardware or host unit: "sm", "dram", "cpu", "proc"
+  std::string counter;  // the event: "cycles_active", "rss_bytes"
   std::optional<Rollup> rollup;
-  std::string submetric;          // "per_second", "pct", "peak_sustained_active.per_second"; empty when absent
+  std::string submetric;  // "per_second", "pct", "peak_sustained_active.per_second"; empty when absent
 
-  std::string base() const;       // qualifiers and entity__counter, without rollup or submetric
-  std::string full() const;       // the whole name; parse(full()) gives this name back
+  std::string base() const;  // qualifiers and entity__counter, without rollup or submetric
+  std::string full() const;  // the whole name; parse(full()) gives this name back
   bool operator==(const MetricName&) const = default;
 };
 

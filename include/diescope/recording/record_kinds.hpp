@@ -19,8 +19,8 @@ struct TypeList {
 };
 
 // The high-rate kinds: each is read through a cursor of its own (RecordSource::stream<R>()).
-using StreamKinds =
-    TypeList<ChipSample, UtilSample, ClockReading, ThrottleReading, PowerLimitReading, EngineReading, ProcessReading>;
+using StreamKinds = TypeList<ChipSample, UtilSample, ClockReading, ThrottleReading, PowerLimitReading,
+                             EngineReading, ProcessReading>;
 // The low-rate kinds: loaded whole when a recording is opened (SideRecords).
 using SideKinds = TypeList<Mark, CountersEvent, Note, ClockJump, RunEnd>;
 
@@ -86,9 +86,9 @@ constexpr void with_kind_at(std::size_t index, F&& f) {
 }
 
 // Each kind's first word on a recording line, by kind index: "chip", "util", ...
-inline constexpr std::array<std::string_view, kKindCount> kKindWords =
-    []<typename... Rs>(TypeList<Rs...>) { return std::array<std::string_view, kKindCount>{Rs::kKindWord...}; }(
-        RecordKinds{});
+inline constexpr std::array<std::string_view, kKindCount> kKindWords = []<typename... Rs>(TypeList<Rs...>) {
+  return std::array<std::string_view, kKindCount>{Rs::kKindWord...};
+}(RecordKinds{});
 
 // ---- owning forms --------------------------------------------------------------------------------
 // A kind whose record holds views (ChipSample, EngineReading) is stored as an owning copy; every
@@ -115,8 +115,11 @@ const R& owned_copy(const R& record) {
   return record;
 }
 inline OwnedChipSample owned_copy(const ChipSample& s) {
-  return OwnedChipSample{s.start_ns, s.end_ns, {s.units.begin(), s.units.end()},
-                         {s.diagnostics.begin(), s.diagnostics.end()}, {s.counts.begin(), s.counts.end()}};
+  return OwnedChipSample{s.start_ns,
+                         s.end_ns,
+                         {s.units.begin(), s.units.end()},
+                         {s.diagnostics.begin(), s.diagnostics.end()},
+                         {s.counts.begin(), s.counts.end()}};
 }
 inline OwnedEngineReading owned_copy(const EngineReading& r) {
   return OwnedEngineReading{r.ts_ns, {r.values.begin(), r.values.end()}};
@@ -128,7 +131,9 @@ const R& view_of(const R& record) {
 inline ChipSample view_of(const OwnedChipSample& s) {
   return ChipSample{s.start_ns, s.end_ns, s.units, s.diagnostics, s.counts};
 }
-inline EngineReading view_of(const OwnedEngineReading& r) { return EngineReading{r.ts_ns, r.values}; }
+inline EngineReading view_of(const OwnedEngineReading& r) {
+  return EngineReading{r.ts_ns, r.values};
+}
 
 // ---- times ---------------------------------------------------------------------------------------
 
@@ -137,15 +142,23 @@ template <typename R>
 TimeNs order_time(const R& record) {
   return record.ts_ns;
 }
-inline TimeNs order_time(const ChipSample& s) { return s.start_ns; }
-inline TimeNs order_time(const OwnedChipSample& s) { return s.start_ns; }
+inline TimeNs order_time(const ChipSample& s) {
+  return s.start_ns;
+}
+inline TimeNs order_time(const OwnedChipSample& s) {
+  return s.start_ns;
+}
 
 // The latest time a record reaches, which a recording's last time follows: a chip sample's end.
 template <typename R>
 TimeNs last_time(const R& record) {
   return record.ts_ns;
 }
-inline TimeNs last_time(const ChipSample& s) { return s.end_ns; }
-inline TimeNs last_time(const OwnedChipSample& s) { return s.end_ns; }
+inline TimeNs last_time(const ChipSample& s) {
+  return s.end_ns;
+}
+inline TimeNs last_time(const OwnedChipSample& s) {
+  return s.end_ns;
+}
 
 }  // namespace diescope

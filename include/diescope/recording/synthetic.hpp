@@ -38,23 +38,23 @@ struct SyntheticPhase {
 };
 
 struct SyntheticSpec {
-  RecordingMeta meta;                // columns, interval and start time of the run
-  TimeNs setup_ns = 0;               // span of the first chip sample; 0: the first sample is regular
+  RecordingMeta meta;   // columns, interval and start time of the run
+  TimeNs setup_ns = 0;  // span of the first chip sample; 0: the first sample is regular
   std::vector<double> setup_units, setup_diagnostics, setup_counts;  // that sample's values
   std::vector<SyntheticPhase> phases;
-  long cycles = 1;                   // the phases play in order this many times
-  double run_seconds = 0;            // above 0: the run (after setup) stops here, cutting the cycles
+  long cycles = 1;         // the phases play in order this many times
+  double run_seconds = 0;  // above 0: the run (after setup) stops here, cutting the cycles
   TimeNs util_period_ns = 200 * kNsPerMs;
   TimeNs clock_period_ns = 100 * kNsPerMs;
   double sm_mhz = 1980;
-  double mem_mhz = 0;                // NaN: not read
+  double mem_mhz = 0;  // NaN: not read
   double power_limit_w = 700;
-  double jitter = 0;                 // relative noise on unit, diagnostic and count values
+  double jitter = 0;  // relative noise on unit, diagnostic and count values
   std::uint64_t seed = 1;
-  int significant_digits = 4;        // 0 keeps full precision
+  int significant_digits = 4;  // 0 keeps full precision
   std::vector<Mark> marks;
-  std::vector<Note> notes;           // written before the first chip sample
-  std::vector<double> engine_values; // one per meta.engines column, written with each clock reading
+  std::vector<Note> notes;            // written before the first chip sample
+  std::vector<double> engine_values;  // one per meta.engines column, written with each clock reading
 };
 
 // Writes the records of `spec` to `sink` in time order. Throws Error when the spec's vectors do not

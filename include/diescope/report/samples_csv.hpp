@@ -57,7 +57,8 @@ struct SamplesCsvStats {
 // window_share (0..1: the part of the sample inside the window; NaN when there is no window).
 class SamplesCsvWriter {
  public:
-  SamplesCsvWriter(const RecordingMeta& meta, const Analysis* analysis, std::function<void(std::string_view)> sink);
+  SamplesCsvWriter(const RecordingMeta& meta, const Analysis* analysis,
+                   std::function<void(std::string_view)> sink);
   void row(const WalkedSample& w);
   SamplesCsvStats finish();
 

@@ -31,7 +31,8 @@ Rate bf16_dense_flop_per_sm_per_cycle(int cc_major, int cc_minor);
 // FFMA kernel: each thread runs `iterations` loop trips of `unroll` x `accumulators` FFMAs.
 std::uint64_t ffma_per_thread(std::uint64_t iterations, std::uint64_t unroll, std::uint64_t accumulators);
 // Warp instructions: every FFMA of a full warp is one instruction. `threads` must be a multiple of 32.
-std::uint64_t ffma_warp_instructions(std::uint64_t fma_per_thread, std::uint64_t threads, std::uint64_t launches);
+std::uint64_t ffma_warp_instructions(std::uint64_t fma_per_thread, std::uint64_t threads,
+                                     std::uint64_t launches);
 // FLOPs: 2 per FMA (a multiply and an add) for every thread of every launch.
 double ffma_flops(std::uint64_t fma_per_thread, std::uint64_t threads, std::uint64_t launches);
 

@@ -49,7 +49,8 @@ std::string fix_for(CUptiResult result) {
   switch (result) {
     case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
     case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
-      return "run as root, or let users read GPU counters (NVreg_RestrictProfilingToAdminUsers=0 in the nvidia "
+      return "run as root, or let users read GPU counters (NVreg_RestrictProfilingToAdminUsers=0 in the "
+             "nvidia "
              "module's options, then reload the driver)";
     case CUPTI_ERROR_HARDWARE_BUSY:
     case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
@@ -63,7 +64,8 @@ std::string fix_for(CUptiResult result) {
     case CUPTI_ERROR_INVALID_DEVICE:
       return "check that nvidia-smi lists the GPU and that its driver is loaded";
     default:
-      return "check the chip and metric names (diescope-cupti list-chips, diescope-cupti list-metrics --chip CHIP) "
+      return "check the chip and metric names (diescope-cupti list-chips, diescope-cupti list-metrics --chip "
+             "CHIP) "
              "and that the driver is as new as the CUDA toolkit whose CUPTI diescope-cupti links";
   }
 }

@@ -43,7 +43,8 @@ std::vector<std::string> read_metric_file(const std::string& path) {
 }  // namespace
 
 int list_chips_main(int argc, char** argv) {
-  CLI::App app{"Lists the chips CUPTI's profiler host API knows (no GPU needed).", "diescope-cupti list-chips"};
+  CLI::App app{"Lists the chips CUPTI's profiler host API knows (no GPU needed).",
+               "diescope-cupti list-chips"};
   if (auto code = parse(app, argc, argv)) return *code;
   for (const auto& chip : supported_chips()) std::printf("%s\n", chip.c_str());
   return 0;
@@ -90,7 +91,8 @@ int passes_main(int argc, char** argv) {
     metrics.insert(metrics.end(), more.begin(), more.end());
   }
   if (metrics.empty()) throw UsageError("no metrics given", "name them, or pass --metrics-file FILE");
-  if (chip.empty() && !device) throw UsageError("no chip given", "pass --chip CHIP (e.g. GH100) or --device N");
+  if (chip.empty() && !device)
+    throw UsageError("no chip given", "pass --chip CHIP (e.g. GH100) or --device N");
 
   std::vector<std::uint8_t> availability;
   std::string source = "host-only";
@@ -102,9 +104,11 @@ int passes_main(int argc, char** argv) {
     }
     chip = counters.chip;
     availability = std::move(counters.availability);
-    source = "device " + std::to_string(*device) + " (" + std::to_string(availability.size()) + " byte image)";
+    source =
+        "device " + std::to_string(*device) + " (" + std::to_string(availability.size()) + " byte image)";
   }
-  std::printf("chip %s\ncounter_availability %s\nmetrics %zu\n", chip.c_str(), source.c_str(), metrics.size());
+  std::printf("chip %s\ncounter_availability %s\nmetrics %zu\n", chip.c_str(), source.c_str(),
+              metrics.size());
   if (each) {
     for (const auto& metric : metrics) {
       PassCount one = count_passes(chip, {metric}, availability);
@@ -115,9 +119,11 @@ int passes_main(int argc, char** argv) {
   for (const auto& name : count.rejected) std::printf("rejected %s\n", name.c_str());
   if (!count.rejected.empty()) {
     std::fflush(stdout);
-    std::fprintf(stderr, "diescope-cupti: error: %zu metric name%s unknown on %s\n  fix: see `diescope-cupti "
-                         "list-metrics --chip %s`\n",
-                 count.rejected.size(), count.rejected.size() == 1 ? " is" : "s are", chip.c_str(), chip.c_str());
+    std::fprintf(stderr,
+                 "diescope-cupti: error: %zu metric name%s unknown on %s\n  fix: see `diescope-cupti "
+                 "list-metrics --chip %s`\n",
+                 count.rejected.size(), count.rejected.size() == 1 ? " is" : "s are", chip.c_str(),
+                 chip.c_str());
     return kExitInput;
   }
   std::printf("passes %zu\n", count.passes);
@@ -134,7 +140,8 @@ int version_main(int argc, char** argv) {
 }
 
 int device_chip_main(int argc, char** argv) {
-  CLI::App app{"Prints a GPU's CUPTI chip name (needs the driver and the GPU).", "diescope-cupti device-chip"};
+  CLI::App app{"Prints a GPU's CUPTI chip name (needs the driver and the GPU).",
+               "diescope-cupti device-chip"};
   int device = 0;
   app.add_option("--device", device, "GPU index")->required();
   if (auto code = parse(app, argc, argv)) return *code;

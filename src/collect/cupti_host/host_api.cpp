@@ -13,13 +13,18 @@
 namespace diescope::cupti_host {
 namespace {
 
-CUpti_Profiler_Host_Object* host(void* object) { return static_cast<CUpti_Profiler_Host_Object*>(object); }
+CUpti_Profiler_Host_Object* host(void* object) {
+  return static_cast<CUpti_Profiler_Host_Object*>(object);
+}
 
 CUpti_MetricType cupti_metric_type(MetricType type) {
   switch (type) {
-    case MetricType::counter: return CUPTI_METRIC_TYPE_COUNTER;
-    case MetricType::ratio: return CUPTI_METRIC_TYPE_RATIO;
-    case MetricType::throughput: return CUPTI_METRIC_TYPE_THROUGHPUT;
+    case MetricType::counter:
+      return CUPTI_METRIC_TYPE_COUNTER;
+    case MetricType::ratio:
+      return CUPTI_METRIC_TYPE_RATIO;
+    case MetricType::throughput:
+      return CUPTI_METRIC_TYPE_THROUGHPUT;
   }
   return CUPTI_METRIC_TYPE_COUNTER;
 }
@@ -34,15 +39,17 @@ std::vector<std::string> supported_chips() {
   return chips;
 }
 
-HostObject::HostObject(std::string chip, const std::vector<std::uint8_t>& availability) : chip_(std::move(chip)) {
+HostObject::HostObject(std::string chip, const std::vector<std::uint8_t>& availability)
+    : chip_(std::move(chip)) {
   auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
   p.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
   p.pChipName = chip_.c_str();
   p.pCounterAvailabilityImage = availability.empty() ? nullptr : availability.data();
   const CUptiResult rc = cuptiProfilerHostInitialize(&p);
   if (rc != CUPTI_SUCCESS) {
-    throw DeviceError("CUPTI's host API does not know chip \"" + chip_ + "\" (" + cupti::result_name(rc) + ")",
-                      "use a name from `diescope-cupti list-chips`, e.g. GH100");
+    throw DeviceError(
+        "CUPTI's host API does not know chip \"" + chip_ + "\" (" + cupti::result_name(rc) + ")",
+        "use a name from `diescope-cupti list-chips`, e.g. GH100");
   }
   object_ = p.pHostObject;
 }

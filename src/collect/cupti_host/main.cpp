@@ -39,7 +39,8 @@ constexpr Entry kEntries[] = {
 };
 
 int usage(FILE* to) {
-  std::fprintf(to, "usage: diescope-cupti <subcommand> [options]   (--help after a subcommand for its options)\n");
+  std::fprintf(
+      to, "usage: diescope-cupti <subcommand> [options]   (--help after a subcommand for its options)\n");
   for (const auto& e : kEntries) std::fprintf(to, "  %-13s %s\n", e.name, e.help);
   return to == stdout ? 0 : diescope::kExitUsage;
 }

@@ -22,11 +22,16 @@ GpuUtilReader::GpuUtilReader(const NvmlDevice& device, TimeNs start_ns)
 
 std::string_view GpuUtilReader::reason_name(Reason reason) {
   switch (reason) {
-    case Reason::none: return "none";
-    case Reason::no_samples: return "no_samples";
-    case Reason::call_missing: return "call_missing";
-    case Reason::repeated_failures: return "repeated_failures";
-    case Reason::no_new_samples: return "no_new_samples";
+    case Reason::none:
+      return "none";
+    case Reason::no_samples:
+      return "no_samples";
+    case Reason::call_missing:
+      return "call_missing";
+    case Reason::repeated_failures:
+      return "repeated_failures";
+    case Reason::no_new_samples:
+      return "no_new_samples";
   }
   return "unknown";
 }
@@ -54,7 +59,8 @@ void GpuUtilReader::read(TimeNs now_ns, std::vector<UtilSample>& out) {
   using Status = UtilSamplesRead::Status;
   switch (got.status) {
     case Status::unsupported:
-      switch_to_polling(Reason::call_missing, now_ns, "the driver cannot give GPU-Util samples (" + got.error + ")");
+      switch_to_polling(Reason::call_missing, now_ns,
+                        "the driver cannot give GPU-Util samples (" + got.error + ")");
       poll(now_ns, out);
       return;
     case Status::failed:
@@ -62,8 +68,9 @@ void GpuUtilReader::read(TimeNs now_ns, std::vector<UtilSample>& out) {
       ++failures_;
       if (failures_ >= kMaxFailures && now_ns - first_failure_ns_ >= kFailureSpanNs) {
         switch_to_polling(Reason::repeated_failures, now_ns,
-                          "reading GPU-Util samples failed " + std::to_string(failures_) + " times in a row over " +
-                              seconds(now_ns - first_failure_ns_) + " (last: " + got.error + ")");
+                          "reading GPU-Util samples failed " + std::to_string(failures_) +
+                              " times in a row over " + seconds(now_ns - first_failure_ns_) +
+                              " (last: " + got.error + ")");
         poll(now_ns, out);
         return;
       }

@@ -42,20 +42,27 @@ std::string why_not(const abi::Functions& f, abi::Return code) {
 std::string fix_for(int code) {
   switch (code) {
     case abi::kErrorDriverNotLoaded:
-      return "load the NVIDIA kernel driver (nvidia-smi should list your GPU); in a container, start it with the "
+      return "load the NVIDIA kernel driver (nvidia-smi should list your GPU); in a container, start it with "
+             "the "
              "GPU passed through (e.g. --gpus all)";
-    case abi::kErrorNoPermission: return "run with permission to open /dev/nvidia*";
-    case abi::kErrorGpuIsLost: return "the GPU fell off the bus: check nvidia-smi and the kernel log";
-    case 18: return "the NVML library and the kernel driver differ in version: reboot, or reinstall the driver";
-    default: return "check that nvidia-smi works on this machine";
+    case abi::kErrorNoPermission:
+      return "run with permission to open /dev/nvidia*";
+    case abi::kErrorGpuIsLost:
+      return "the GPU fell off the bus: check nvidia-smi and the kernel log";
+    case 18:
+      return "the NVML library and the kernel driver differ in version: reboot, or reinstall the driver";
+    default:
+      return "check that nvidia-smi works on this machine";
   }
 }
 
 }  // namespace
 
-NvmlError::NvmlError(std::string call, std::string location, int code, std::string code_name, std::string text)
-    : DeviceError(call + " failed at " + location + ": " + code_name + (text.empty() ? "" : " (" + text + ")"),
-                  fix_for(code)),
+NvmlError::NvmlError(std::string call, std::string location, int code, std::string code_name,
+                     std::string text)
+    : DeviceError(
+          call + " failed at " + location + ": " + code_name + (text.empty() ? "" : " (" + text + ")"),
+          fix_for(code)),
       call_(std::move(call)),
       location_(std::move(location)),
       code_(code),
@@ -63,7 +70,9 @@ NvmlError::NvmlError(std::string call, std::string location, int code, std::stri
 
 // ---- Nvml ----
 
-std::unique_ptr<Nvml> Nvml::load() { return std::unique_ptr<Nvml>(new Nvml(abi::load_library())); }
+std::unique_ptr<Nvml> Nvml::load() {
+  return std::unique_ptr<Nvml>(new Nvml(abi::load_library()));
+}
 
 Nvml::Nvml(std::unique_ptr<abi::Library> library) : library_(std::move(library)) {
   // The table lives in the library object: a non-owning pointer (aliasing an empty owner).
@@ -71,7 +80,9 @@ Nvml::Nvml(std::unique_ptr<abi::Library> library) : library_(std::move(library))
   init();
 }
 
-Nvml::Nvml(std::shared_ptr<const abi::Functions> functions) : functions_(std::move(functions)) { init(); }
+Nvml::Nvml(std::shared_ptr<const abi::Functions> functions) : functions_(std::move(functions)) {
+  init();
+}
 
 void Nvml::init() {
   const auto& f = *functions_;
@@ -80,8 +91,8 @@ void Nvml::init() {
   }
   const abi::Return rc = f.init();
   if (rc != abi::kSuccess) {
-    throw NvmlError(f.init_symbol.empty() ? "nvmlInit_v2" : f.init_symbol, short_location(__FILE__, __LINE__), rc,
-                    abi::return_name(rc), vendor_text(f, rc));
+    throw NvmlError(f.init_symbol.empty() ? "nvmlInit_v2" : f.init_symbol, short_location(__FILE__, __LINE__),
+                    rc, abi::return_name(rc), vendor_text(f, rc));
   }
 }
 
@@ -99,12 +110,14 @@ int Nvml::device_count() const {
 NvmlDevice Nvml::device(int index) const {
   const int count = device_count();
   if (count == 0) {
-    throw DeviceError("NVML found no NVIDIA GPU on this machine",
-                      "check that nvidia-smi lists a GPU; in a container, pass the GPU through (e.g. --gpus all)");
+    throw DeviceError(
+        "NVML found no NVIDIA GPU on this machine",
+        "check that nvidia-smi lists a GPU; in a container, pass the GPU through (e.g. --gpus all)");
   }
   if (index < 0 || index >= count) {
-    throw DeviceError("GPU index " + std::to_string(index) + " does not exist: NVML lists " + std::to_string(count) +
-                          " GPU" + (count == 1 ? " (index 0)" : "s (indexes 0 to " + std::to_string(count - 1) + ")"),
+    throw DeviceError("GPU index " + std::to_string(index) + " does not exist: NVML lists " +
+                          std::to_string(count) + " GPU" +
+                          (count == 1 ? " (index 0)" : "s (indexes 0 to " + std::to_string(count - 1) + ")"),
                       "pick an index that nvidia-smi -L lists");
   }
   abi::Device handle = nullptr;
@@ -118,7 +131,9 @@ std::string Nvml::driver_version() const {
   return buffer;
 }
 
-std::string Nvml::library_path() const { return library_ ? library_->path : std::string(); }
+std::string Nvml::library_path() const {
+  return library_ ? library_->path : std::string();
+}
 
 std::string Nvml::bound_symbols() const {
   const auto& f = *functions_;
@@ -199,14 +214,22 @@ namespace {
 
 double sample_value(int type, const abi::Value& v) {
   switch (type) {
-    case abi::kValueDouble: return v.dVal;
-    case abi::kValueUnsignedInt: return v.uiVal;
-    case abi::kValueUnsignedLong: return static_cast<double>(v.ulVal);
-    case abi::kValueUnsignedLongLong: return static_cast<double>(v.ullVal);
-    case abi::kValueSignedLongLong: return static_cast<double>(v.sllVal);
-    case abi::kValueSignedInt: return v.siVal;
-    case abi::kValueUnsignedShort: return v.usVal;
-    default: return kNaN;
+    case abi::kValueDouble:
+      return v.dVal;
+    case abi::kValueUnsignedInt:
+      return v.uiVal;
+    case abi::kValueUnsignedLong:
+      return static_cast<double>(v.ulVal);
+    case abi::kValueUnsignedLongLong:
+      return static_cast<double>(v.ullVal);
+    case abi::kValueSignedLongLong:
+      return static_cast<double>(v.sllVal);
+    case abi::kValueSignedInt:
+      return v.siVal;
+    case abi::kValueUnsignedShort:
+      return v.usVal;
+    default:
+      return kNaN;
   }
 }
 
@@ -252,7 +275,8 @@ UtilSamplesRead NvmlDevice::gpu_util_samples(std::uint64_t last_seen_us) const {
   if (rc != abi::kSuccess) return classify(rc);
   count = std::min<unsigned>(count, static_cast<unsigned>(buffer.size()));
   buffer.resize(count);
-  std::sort(buffer.begin(), buffer.end(), [](const abi::Sample& a, const abi::Sample& b) { return a.timeStamp < b.timeStamp; });
+  std::sort(buffer.begin(), buffer.end(),
+            [](const abi::Sample& a, const abi::Sample& b) { return a.timeStamp < b.timeStamp; });
   for (const auto& s : buffer) {
     if (s.timeStamp <= last_seen_us) continue;  // NVML returns only newer ones; guard anyway
     const double pct = sample_value(type, s.sampleValue);
@@ -315,9 +339,10 @@ std::vector<ColumnDef> NvmlDevice::engine_columns() const {
                          : engine.key == "nvdec" ? "nvmlDeviceGetDecoderUtilization"
                                                  : "nvmlDeviceGetJpgUtilization"};
     c.counted_by_gpu_util = false;
-    c.note = "NVML's utilisation of this engine over NVML's own recent window, read once a second; each chip "
-             "sample takes the first reading at or after its end. GPU-Util does not count this engine. NVML "
-             "can report an engine the chip does not have as 0% (the encoder on an H200).";
+    c.note =
+        "NVML's utilisation of this engine over NVML's own recent window, read once a second; each chip "
+        "sample takes the first reading at or after its end. GPU-Util does not count this engine. NVML "
+        "can report an engine the chip does not have as 0% (the encoder on an H200).";
     columns.push_back(std::move(c));
   }
   return columns;

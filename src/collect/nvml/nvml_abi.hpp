@@ -31,15 +31,15 @@ inline constexpr Return kErrorUnknown = 999;
 // NVML's symbolic name for a return code ("NVML_ERROR_NOT_SUPPORTED"); "NVML_ERROR_<n>" when unknown.
 std::string return_name(Return code);
 
-struct DeviceTag;              // nvmlDevice_st, opaque
-using Device = DeviceTag*;     // nvmlDevice_t
+struct DeviceTag;           // nvmlDevice_st, opaque
+using Device = DeviceTag*;  // nvmlDevice_t
 
-struct Utilization {           // nvmlUtilization_t
+struct Utilization {  // nvmlUtilization_t
   unsigned int gpu;
   unsigned int memory;
 };
 
-union Value {                  // nvmlValue_t
+union Value {  // nvmlValue_t
   double dVal;
   int siVal;
   unsigned int uiVal;
@@ -56,40 +56,40 @@ inline constexpr int kValueSignedLongLong = 4;
 inline constexpr int kValueSignedInt = 5;
 inline constexpr int kValueUnsignedShort = 6;
 
-struct Sample {                // nvmlSample_t
+struct Sample {                  // nvmlSample_t
   unsigned long long timeStamp;  // microseconds since the Unix epoch
   Value sampleValue;
 };
 static_assert(sizeof(Sample) == 16, "nvmlSample_t is 16 bytes");
 
-struct ProcessInfoV2 {         // nvmlProcessInfo_v2_t, the layout the _v2 and _v3 calls fill
+struct ProcessInfoV2 {  // nvmlProcessInfo_v2_t, the layout the _v2 and _v3 calls fill
   unsigned int pid;
   unsigned long long usedGpuMemory;
   unsigned int gpuInstanceId;
   unsigned int computeInstanceId;
 };
 static_assert(sizeof(ProcessInfoV2) == 24, "nvmlProcessInfo_v2_t is 24 bytes");
-struct ProcessInfoV1 {         // nvmlProcessInfo_v1_t, for drivers with only the unversioned calls
+struct ProcessInfoV1 {  // nvmlProcessInfo_v1_t, for drivers with only the unversioned calls
   unsigned int pid;
   unsigned long long usedGpuMemory;
 };
 static_assert(sizeof(ProcessInfoV1) == 16, "nvmlProcessInfo_v1_t is 16 bytes");
 
-inline constexpr int kClockSm = 1;   // nvmlClockType_t
+inline constexpr int kClockSm = 1;  // nvmlClockType_t
 inline constexpr int kClockMem = 2;
 inline constexpr int kGpuUtilizationSamples = 1;  // nvmlSamplingType_t
-inline constexpr unsigned kNameBuffer = 96;    // NVML_DEVICE_NAME_V2_BUFFER_SIZE
-inline constexpr unsigned kUuidBuffer = 96;    // NVML_DEVICE_UUID_V2_BUFFER_SIZE
-inline constexpr unsigned kDriverBuffer = 80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
+inline constexpr unsigned kNameBuffer = 96;       // NVML_DEVICE_NAME_V2_BUFFER_SIZE
+inline constexpr unsigned kUuidBuffer = 96;       // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+inline constexpr unsigned kDriverBuffer = 80;     // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
 
 // The function table. Required entries are never null once loaded; optional ones are null when the
 // driver lacks them. Tests fill one with fakes.
 struct Functions {
   // Required.
-  Return (*init)() = nullptr;                      // nvmlInit_v2, else nvmlInit
-  Return (*shutdown)() = nullptr;                  // nvmlShutdown
-  const char* (*error_string)(Return) = nullptr;   // nvmlErrorString
-  Return (*device_count)(unsigned*) = nullptr;     // nvmlDeviceGetCount_v2, else nvmlDeviceGetCount
+  Return (*init)() = nullptr;                              // nvmlInit_v2, else nvmlInit
+  Return (*shutdown)() = nullptr;                          // nvmlShutdown
+  const char* (*error_string)(Return) = nullptr;           // nvmlErrorString
+  Return (*device_count)(unsigned*) = nullptr;             // nvmlDeviceGetCount_v2, else nvmlDeviceGetCount
   Return (*handle_by_index)(unsigned, Device*) = nullptr;  // nvmlDeviceGetHandleByIndex_v2, else unversioned
   Return (*name)(Device, char*, unsigned) = nullptr;       // nvmlDeviceGetName
   Return (*uuid)(Device, char*, unsigned) = nullptr;       // nvmlDeviceGetUUID
@@ -97,9 +97,11 @@ struct Functions {
   Return (*utilization_rates)(Device, Utilization*) = nullptr;  // nvmlDeviceGetUtilizationRates
   Return (*clock_info)(Device, int, unsigned*) = nullptr;       // nvmlDeviceGetClockInfo
   // Optional.
-  Return (*samples)(Device, int, unsigned long long, int*, unsigned*, Sample*) = nullptr;  // nvmlDeviceGetSamples
+  Return (*samples)(Device, int, unsigned long long, int*, unsigned*,
+                    Sample*) = nullptr;                        // nvmlDeviceGetSamples
   Return (*compute_capability)(Device, int*, int*) = nullptr;  // nvmlDeviceGetCudaComputeCapability
-  Return (*clock_event_reasons)(Device, unsigned long long*) = nullptr;  // ...ClocksEventReasons, else ...ThrottleReasons
+  Return (*clock_event_reasons)(Device, unsigned long long*) =
+      nullptr;  // ...ClocksEventReasons, else ...ThrottleReasons
   Return (*enforced_power_limit)(Device, unsigned*) = nullptr;  // nvmlDeviceGetEnforcedPowerLimit (mW)
   Return (*encoder_utilization)(Device, unsigned*, unsigned*) = nullptr;  // nvmlDeviceGetEncoderUtilization
   Return (*decoder_utilization)(Device, unsigned*, unsigned*) = nullptr;  // nvmlDeviceGetDecoderUtilization

@@ -27,38 +27,70 @@ std::string bind(void* handle, Fn& target, std::initializer_list<const char*> na
 
 std::string return_name(Return code) {
   switch (code) {
-    case 0: return "NVML_SUCCESS";
-    case 1: return "NVML_ERROR_UNINITIALIZED";
-    case 2: return "NVML_ERROR_INVALID_ARGUMENT";
-    case 3: return "NVML_ERROR_NOT_SUPPORTED";
-    case 4: return "NVML_ERROR_NO_PERMISSION";
-    case 5: return "NVML_ERROR_ALREADY_INITIALIZED";
-    case 6: return "NVML_ERROR_NOT_FOUND";
-    case 7: return "NVML_ERROR_INSUFFICIENT_SIZE";
-    case 8: return "NVML_ERROR_INSUFFICIENT_POWER";
-    case 9: return "NVML_ERROR_DRIVER_NOT_LOADED";
-    case 10: return "NVML_ERROR_TIMEOUT";
-    case 11: return "NVML_ERROR_IRQ_ISSUE";
-    case 12: return "NVML_ERROR_LIBRARY_NOT_FOUND";
-    case 13: return "NVML_ERROR_FUNCTION_NOT_FOUND";
-    case 14: return "NVML_ERROR_CORRUPTED_INFOROM";
-    case 15: return "NVML_ERROR_GPU_IS_LOST";
-    case 16: return "NVML_ERROR_RESET_REQUIRED";
-    case 17: return "NVML_ERROR_OPERATING_SYSTEM";
-    case 18: return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
-    case 19: return "NVML_ERROR_IN_USE";
-    case 20: return "NVML_ERROR_MEMORY";
-    case 21: return "NVML_ERROR_NO_DATA";
-    case 22: return "NVML_ERROR_VGPU_ECC_NOT_SUPPORTED";
-    case 23: return "NVML_ERROR_INSUFFICIENT_RESOURCES";
-    case 24: return "NVML_ERROR_FREQ_NOT_SUPPORTED";
-    case 25: return "NVML_ERROR_ARGUMENT_VERSION_MISMATCH";
-    case 26: return "NVML_ERROR_DEPRECATED";
-    case 27: return "NVML_ERROR_NOT_READY";
-    case 28: return "NVML_ERROR_GPU_NOT_FOUND";
-    case 29: return "NVML_ERROR_INVALID_STATE";
-    case 999: return "NVML_ERROR_UNKNOWN";
-    default: return "NVML_ERROR_" + std::to_string(code);
+    case 0:
+      return "NVML_SUCCESS";
+    case 1:
+      return "NVML_ERROR_UNINITIALIZED";
+    case 2:
+      return "NVML_ERROR_INVALID_ARGUMENT";
+    case 3:
+      return "NVML_ERROR_NOT_SUPPORTED";
+    case 4:
+      return "NVML_ERROR_NO_PERMISSION";
+    case 5:
+      return "NVML_ERROR_ALREADY_INITIALIZED";
+    case 6:
+      return "NVML_ERROR_NOT_FOUND";
+    case 7:
+      return "NVML_ERROR_INSUFFICIENT_SIZE";
+    case 8:
+      return "NVML_ERROR_INSUFFICIENT_POWER";
+    case 9:
+      return "NVML_ERROR_DRIVER_NOT_LOADED";
+    case 10:
+      return "NVML_ERROR_TIMEOUT";
+    case 11:
+      return "NVML_ERROR_IRQ_ISSUE";
+    case 12:
+      return "NVML_ERROR_LIBRARY_NOT_FOUND";
+    case 13:
+      return "NVML_ERROR_FUNCTION_NOT_FOUND";
+    case 14:
+      return "NVML_ERROR_CORRUPTED_INFOROM";
+    case 15:
+      return "NVML_ERROR_GPU_IS_LOST";
+    case 16:
+      return "NVML_ERROR_RESET_REQUIRED";
+    case 17:
+      return "NVML_ERROR_OPERATING_SYSTEM";
+    case 18:
+      return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
+    case 19:
+      return "NVML_ERROR_IN_USE";
+    case 20:
+      return "NVML_ERROR_MEMORY";
+    case 21:
+      return "NVML_ERROR_NO_DATA";
+    case 22:
+      return "NVML_ERROR_VGPU_ECC_NOT_SUPPORTED";
+    case 23:
+      return "NVML_ERROR_INSUFFICIENT_RESOURCES";
+    case 24:
+      return "NVML_ERROR_FREQ_NOT_SUPPORTED";
+    case 25:
+      return "NVML_ERROR_ARGUMENT_VERSION_MISMATCH";
+    case 26:
+      return "NVML_ERROR_DEPRECATED";
+    case 27:
+      return "NVML_ERROR_NOT_READY";
+    case 28:
+      return "NVML_ERROR_GPU_NOT_FOUND";
+    case 29:
+      return "NVML_ERROR_INVALID_STATE";
+    case 999:
+      return "NVML_ERROR_UNKNOWN";
+    default:
+      return "NVML_ERROR_" + std::to_string(code);
   }
 }
 
@@ -79,10 +111,10 @@ std::unique_ptr<Library> load_library() {
     tried += std::string(tried.empty() ? "" : "; ") + (why ? why : name);
   }
   if (!library->handle) {
-    throw DeviceError("the NVIDIA driver's NVML library could not be loaded: libnvidia-ml.so.1 not found (" +
-                          tried + ")",
-                      "install the NVIDIA driver (nvidia-smi should then list your GPU), or add the folder "
-                      "holding libnvidia-ml.so.1 to LD_LIBRARY_PATH");
+    throw DeviceError(
+        "the NVIDIA driver's NVML library could not be loaded: libnvidia-ml.so.1 not found (" + tried + ")",
+        "install the NVIDIA driver (nvidia-smi should then list your GPU), or add the folder "
+        "holding libnvidia-ml.so.1 to LD_LIBRARY_PATH");
   }
   void* h = library->handle;
   Functions& f = library->functions;
@@ -90,7 +122,8 @@ std::unique_ptr<Library> load_library() {
   bind(h, f.shutdown, {"nvmlShutdown"});
   bind(h, f.error_string, {"nvmlErrorString"});
   f.count_symbol = bind(h, f.device_count, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"});
-  f.handle_symbol = bind(h, f.handle_by_index, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
+  f.handle_symbol =
+      bind(h, f.handle_by_index, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"});
   bind(h, f.name, {"nvmlDeviceGetName"});
   bind(h, f.uuid, {"nvmlDeviceGetUUID"});
   bind(h, f.driver_version, {"nvmlSystemGetDriverVersion"});
@@ -123,16 +156,19 @@ std::unique_ptr<Library> load_library() {
   bind(h, f.samples, {"nvmlDeviceGetSamples"});
   bind(h, f.compute_capability, {"nvmlDeviceGetCudaComputeCapability"});
   f.reasons_symbol =
-      bind(h, f.clock_event_reasons, {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
+      bind(h, f.clock_event_reasons,
+           {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
   bind(h, f.enforced_power_limit, {"nvmlDeviceGetEnforcedPowerLimit"});
   bind(h, f.encoder_utilization, {"nvmlDeviceGetEncoderUtilization"});
   bind(h, f.decoder_utilization, {"nvmlDeviceGetDecoderUtilization"});
   bind(h, f.jpg_utilization, {"nvmlDeviceGetJpgUtilization"});
   // Entry layouts differ by version: _v3 and _v2 fill 24-byte entries, the unversioned call 16.
-  f.compute_symbol = bind(h, f.compute_processes,
-                          {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"});
-  f.graphics_symbol = bind(h, f.graphics_processes,
-                           {"nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2"});
+  f.compute_symbol =
+      bind(h, f.compute_processes,
+           {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"});
+  f.graphics_symbol =
+      bind(h, f.graphics_processes,
+           {"nvmlDeviceGetGraphicsRunningProcesses_v3", "nvmlDeviceGetGraphicsRunningProcesses_v2"});
   f.process_entry_size = sizeof(ProcessInfoV2);
   if (!f.compute_processes || !f.graphics_processes) {
     f.compute_symbol = bind(h, f.compute_processes, {"nvmlDeviceGetComputeRunningProcesses"});

@@ -143,7 +143,8 @@ bool StopWatcher::wait(std::int64_t timeout_ms) {
 
 std::optional<sampler_msg::Gap> Continuity::check(std::int64_t start_ns, std::int64_t end_ns) {
   std::optional<sampler_msg::Gap> gap;
-  if (last_end_ns_ && start_ns - *last_end_ns_ > tolerance_ns_) gap = sampler_msg::Gap{*last_end_ns_, start_ns};
+  if (last_end_ns_ && start_ns - *last_end_ns_ > tolerance_ns_)
+    gap = sampler_msg::Gap{*last_end_ns_, start_ns};
   last_end_ns_ = end_ns;
   return gap;
 }
@@ -173,18 +174,19 @@ void Retimer::feed(sampler_msg::Sample sample, std::vector<SamplerMessage>& out)
         send(std::move(held), out);
       }
       retimed_ += count;
-      out.push_back(sampler_msg::Note{"sampler", "retimed " + std::to_string(count) +
-                                                     " samples that CUPTI gave no time: they fill the hole from " +
-                                                     std::to_string(from) + " to " + std::to_string(sample.start_ns) +
-                                                     " ns exactly, one interval each"});
+      out.push_back(sampler_msg::Note{
+          "sampler", "retimed " + std::to_string(count) +
+                         " samples that CUPTI gave no time: they fill the hole from " + std::to_string(from) +
+                         " to " + std::to_string(sample.start_ns) + " ns exactly, one interval each"});
     } else {
       dropped_ += count;
       out.push_back(sampler_msg::Note{
-          "sampler", "dropped " + std::to_string(count) + " samples that CUPTI gave no time: " +
-                         (hole > 0 ? "the hole before the next timed sample holds " +
-                                         std::to_string(static_cast<double>(hole) / static_cast<double>(interval_ns_)) +
-                                         " intervals"
-                                   : std::string("no timed sample before them to place them after"))});
+          "sampler",
+          "dropped " + std::to_string(count) + " samples that CUPTI gave no time: " +
+              (hole > 0 ? "the hole before the next timed sample holds " +
+                              std::to_string(static_cast<double>(hole) / static_cast<double>(interval_ns_)) +
+                              " intervals"
+                        : std::string("no timed sample before them to place them after"))});
     }
     held_.clear();
   }
@@ -194,9 +196,10 @@ void Retimer::feed(sampler_msg::Sample sample, std::vector<SamplerMessage>& out)
 void Retimer::finish(std::vector<SamplerMessage>& out) {
   if (held_.empty()) return;
   dropped_ += static_cast<long>(held_.size());
-  out.push_back(sampler_msg::Note{"sampler", "dropped " + std::to_string(held_.size()) +
-                                                 " samples that CUPTI gave no time at the end of sampling: no "
-                                                 "timed sample followed to place them before"});
+  out.push_back(
+      sampler_msg::Note{"sampler", "dropped " + std::to_string(held_.size()) +
+                                       " samples that CUPTI gave no time at the end of sampling: no "
+                                       "timed sample followed to place them before"});
   held_.clear();
 }
 

@@ -23,11 +23,11 @@ struct Args {
   bool timing = false;       // a "timing" note per drain: where the decode time went
   // Fake only.
   bool fake = false;
-  long crash_after = -1;     // raise SIGSEGV after this many samples
-  std::string fail_with;     // an ErrorKind name: report it and exit
-  long max_samples = -1;     // stop by itself after this many
-  long gap_at = -1;          // skip one sample's time after this many, to show a gap
-  bool blank_each_drain = false;   // like CUPTI's split sample: the first of each later drain has no values
+  long crash_after = -1;            // raise SIGSEGV after this many samples
+  std::string fail_with;            // an ErrorKind name: report it and exit
+  long max_samples = -1;            // stop by itself after this many
+  long gap_at = -1;                 // skip one sample's time after this many, to show a gap
+  bool blank_each_drain = false;    // like CUPTI's split sample: the first of each later drain has no values
   std::string fake_chip = "GH100";  // the chip the fake claims to be (its unit table is chosen by it)
 };
 
@@ -68,8 +68,8 @@ class Continuity {
 // with an older time) where the next timed sample leaves a hole that the run fills exactly: on the
 // H200 at 1 ms, runs of 8 to 152 samples every few seconds, each run's length equal to its hole in
 // intervals (bench/results/sampler/2026-11-29-h200-device-checks/). With a GPU-time trigger every
-// sample lasts one interval, so the retimer places such a run evenly in its hole. A run that does not fit its hole is dropped and
-// the hole reported as a gap. Both are said in a note; nothing is dropped silently.
+// sample lasts one interval, so the retimer places such a run evenly in its hole. A run that does not fit its
+// hole is dropped and the hole reported as a gap. Both are said in a note; nothing is dropped silently.
 class Retimer {
  public:
   explicit Retimer(std::int64_t interval_ns) : interval_ns_(interval_ns), continuity_(interval_ns) {}

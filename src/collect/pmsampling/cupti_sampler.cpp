@@ -45,9 +45,9 @@ namespace m = sampler_msg;
 
 namespace {
 
-constexpr std::int64_t kClockTrustNs = 200'000'000;     // 0.2 s
-constexpr std::size_t kMaxImageBytes = 256ull << 20;    // cap on the decode image
-constexpr double kImageHeadroom = 1.25;                 // a late drain still fits in one decode
+constexpr std::int64_t kClockTrustNs = 200'000'000;   // 0.2 s
+constexpr std::size_t kMaxImageBytes = 256ull << 20;  // cap on the decode image
+constexpr double kImageHeadroom = 1.25;               // a late drain still fits in one decode
 
 struct Failure {
   m::ErrorKind kind;
@@ -90,8 +90,8 @@ void check_acquire(CUptiResult rc, const char* call, const char* file, int line)
   try {
     cupti::check(rc, call, file, line);
   } catch (const cupti::CuptiError& e) {
-    if (rc == CUPTI_ERROR_NOT_COMPATIBLE || rc == CUPTI_ERROR_INVALID_OPERATION || rc == CUPTI_ERROR_HARDWARE ||
-        rc == CUPTI_ERROR_MAX_LIMIT_REACHED) {
+    if (rc == CUPTI_ERROR_NOT_COMPATIBLE || rc == CUPTI_ERROR_INVALID_OPERATION ||
+        rc == CUPTI_ERROR_HARDWARE || rc == CUPTI_ERROR_MAX_LIMIT_REACHED) {
       throw Failure{m::ErrorKind::busy, long(rc),
                     e.cause() + " (another profiler, e.g. Nsight Compute, may hold the counters)"};
     }
@@ -115,7 +115,8 @@ struct Driver {
 
   void load() {
     lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) throw Failure{m::ErrorKind::no_driver, 0, std::string("cannot load libcuda.so.1: ") + dlerror()};
+    if (!lib)
+      throw Failure{m::ErrorKind::no_driver, 0, std::string("cannot load libcuda.so.1: ") + dlerror()};
     auto sym = [&](const char* n) { return dlsym(lib, n); };
     init = reinterpret_cast<decltype(init)>(sym("cuInit"));
     device_count = reinterpret_cast<decltype(device_count)>(sym("cuDeviceGetCount"));
@@ -128,7 +129,8 @@ struct Driver {
     primary_retain = reinterpret_cast<decltype(primary_retain)>(sym("cuDevicePrimaryCtxRetain"));
     ctx_set_current = reinterpret_cast<decltype(ctx_set_current)>(sym("cuCtxSetCurrent"));
     if (!init || !device_count || !device_get || !attribute || !name)
-      throw Failure{m::ErrorKind::no_driver, 0, "libcuda.so.1 lacks basic driver calls; the driver is too old"};
+      throw Failure{m::ErrorKind::no_driver, 0,
+                    "libcuda.so.1 lacks basic driver calls; the driver is too old"};
   }
   std::string describe(CUresult rc) const {
     const char* n = nullptr;
@@ -165,7 +167,9 @@ class Sampler {
   void stop_and_disable(const std::string& reason);
 
  private:
-  std::int64_t interval_ns() const { return static_cast<std::int64_t>(std::llround(args_.interval_ms * 1e6)); }
+  std::int64_t interval_ns() const {
+    return static_cast<std::int64_t>(std::llround(args_.interval_ms * 1e6));
+  }
   void init_image();
   void sync_clock();
   void release();
@@ -189,7 +193,7 @@ class Sampler {
   std::int64_t on_ns_ = 0;
   bool first_sample_ = true;
   std::vector<double> values_;
-  long incomplete_ = 0;       // decodes that left a started sample in the image
+  long incomplete_ = 0;         // decodes that left a started sample in the image
   bool split_pending_ = false;  // the image was re-initialised with a sample half decoded
   long blanked_total_ = 0;
 };
@@ -237,7 +241,8 @@ void Sampler::setup() {
     add(support.confidentialCompute, "confidential computing");
     add(support.cmp, "mining processor");
     add(support.wsl, "WSL");
-    throw Failure{m::ErrorKind::unsupported, 0, why.empty() ? "the driver says PM sampling is unsupported here" : why};
+    throw Failure{m::ErrorKind::unsupported, 0,
+                  why.empty() ? "the driver says PM sampling is unsupported here" : why};
   }
 
   auto chip = DIESCOPE_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
@@ -290,7 +295,8 @@ void Sampler::setup() {
       one.pHostObject = scratch.pHostObject;
       one.ppMetricNames = &metric;
       one.numMetrics = 1;
-      if (cuptiProfilerHostConfigAddMetrics(&one) != CUPTI_SUCCESS) bad += (bad.empty() ? "" : ", ") + std::string(metric);
+      if (cuptiProfilerHostConfigAddMetrics(&one) != CUPTI_SUCCESS)
+        bad += (bad.empty() ? "" : ", ") + std::string(metric);
       auto deinit = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
       deinit.pHostObject = scratch.pHostObject;
       cuptiProfilerHostDeinitialize(&deinit);
@@ -328,8 +334,9 @@ void Sampler::setup() {
     driver_.attribute(&khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device_);
     config.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_SYSCLK_INTERVAL;
     config.samplingInterval = static_cast<std::uint64_t>(args_.interval_ms * std::max(khz, 1000));
-    out_.emit(m::Note{"sampler", chip_ + " has no GPU-time trigger: samples are triggered by the SYS clock and "
-                                         "last about --interval-ms"});
+    out_.emit(m::Note{"sampler", chip_ +
+                                     " has no GPU-time trigger: samples are triggered by the SYS clock and "
+                                     "last about --interval-ms"});
   }
   config.hwBufferAppendMode = args_.keep_latest ? CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST
                                                 : CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
@@ -416,10 +423,11 @@ bool Sampler::drain() {
     CUptiResult rc = cuptiPmSamplingDecodeData(&decode);
     decode_ns += monotonic_ns() - t;
     if (rc == CUPTI_ERROR_OUT_OF_MEMORY || (rc == CUPTI_SUCCESS && decode.overflow)) {
-      out_.emit(m::Overflow{realtime_ns(),
-                            "the counters' hardware buffer overflowed: samples were lost (" +
-                                std::string(rc == CUPTI_SUCCESS ? "decode flagged overflow" : cupti::result_name(rc)) +
-                                "); drain more often (--drain-ms) or sample less often (--interval-ms)"});
+      out_.emit(m::Overflow{
+          realtime_ns(),
+          "the counters' hardware buffer overflowed: samples were lost (" +
+              std::string(rc == CUPTI_SUCCESS ? "decode flagged overflow" : cupti::result_name(rc)) +
+              "); drain more often (--drain-ms) or sample less often (--interval-ms)"});
     }
     if (rc != CUPTI_SUCCESS) {
       out_.emit(m::Note{"sampler", "cuptiPmSamplingDecodeData failed: " + cupti::result_text(rc)});
@@ -453,11 +461,13 @@ bool Sampler::drain() {
       if (first_sample_) {
         first_sample_ = false;
         const std::int64_t miss = gpu_end + offset_ns_ - on_ns_;
-        std::string text = "first sample: gpu start " + std::to_string(gpu_start) + ", end " + std::to_string(gpu_end) +
-                           "; its end is " + std::to_string(miss) + " ns after Start returned on the cuptiGetTimestamp mapping";
+        std::string text = "first sample: gpu start " + std::to_string(gpu_start) + ", end " +
+                           std::to_string(gpu_end) + "; its end is " + std::to_string(miss) +
+                           " ns after Start returned on the cuptiGetTimestamp mapping";
         if (miss > kClockTrustNs || miss < -kClockTrustNs) {
           offset_ns_ = on_ns_ - gpu_end;
-          out_.emit(m::Clock{offset_ns_, interval_ns(), "anchored: the first sample ends when Start returns"});
+          out_.emit(
+              m::Clock{offset_ns_, interval_ns(), "anchored: the first sample ends when Start returns"});
           text += "; re-anchored";
         }
         out_.emit(m::Note{"clock", text});
@@ -471,9 +481,10 @@ bool Sampler::drain() {
         std::fill(out_sample.values.begin(), out_sample.values.end(), std::nan(""));
         ++blanked;
         if (blanked_total_++ == 0) {
-          out_.emit(m::Note{"sampler", "the sample in progress at each drain is split between two decodes and its "
-                                       "counter values are incomplete: it is sent without values (one per drain at "
-                                       "most; each drain message counts them)"});
+          out_.emit(m::Note{"sampler",
+                            "the sample in progress at each drain is split between two decodes and its "
+                            "counter values are incomplete: it is sent without values (one per drain at "
+                            "most; each drain message counts them)"});
         }
       }
       // A sample CUPTI gave no time keeps end <= start here, so the retimer can recognise it.
@@ -498,11 +509,11 @@ bool Sampler::drain() {
   }
   out_.emit(m::Drain{realtime_ns(), emitted, (monotonic_ns() - began) / 1000, blanked});
   if (args_.timing) {
-    out_.emit(m::Note{"timing", "decode_us " + std::to_string(decode_ns / 1000) + " evaluate_us " +
-                                    std::to_string(evaluate_ns / 1000) + " init_us " + std::to_string(init_ns / 1000) +
-                                    " cpu_us " + std::to_string((thread_cpu_ns() - cpu_began) / 1000) +
-                                    " passes " + std::to_string(passes) + " incomplete_seen " +
-                                    std::to_string(incomplete_)});
+    out_.emit(m::Note{"timing",
+                      "decode_us " + std::to_string(decode_ns / 1000) + " evaluate_us " +
+                          std::to_string(evaluate_ns / 1000) + " init_us " + std::to_string(init_ns / 1000) +
+                          " cpu_us " + std::to_string((thread_cpu_ns() - cpu_began) / 1000) + " passes " +
+                          std::to_string(passes) + " incomplete_seen " + std::to_string(incomplete_)});
   }
   out_.flush();
   return ok;
@@ -520,8 +531,10 @@ void Sampler::stop_and_disable(const std::string& reason) {
     stop.pPmSamplingObject = sampling_;
     CUptiResult rc = cuptiPmSamplingStop(&stop);
     started_ = false;
-    if (rc == CUPTI_SUCCESS) drain();
-    else out_.emit(m::Note{"sampler", "cuptiPmSamplingStop failed: " + cupti::result_text(rc)});
+    if (rc == CUPTI_SUCCESS)
+      drain();
+    else
+      out_.emit(m::Note{"sampler", "cuptiPmSamplingStop failed: " + cupti::result_text(rc)});
   }
   finish();
   release();
@@ -540,7 +553,8 @@ void Sampler::release() {
     auto disable = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_Disable_Params);
     disable.pPmSamplingObject = sampling_;
     CUptiResult rc = cuptiPmSamplingDisable(&disable);
-    if (rc != CUPTI_SUCCESS) out_.emit(m::Note{"sampler", "cuptiPmSamplingDisable failed: " + cupti::result_text(rc)});
+    if (rc != CUPTI_SUCCESS)
+      out_.emit(m::Note{"sampler", "cuptiPmSamplingDisable failed: " + cupti::result_text(rc)});
     sampling_ = nullptr;
   }
   if (host_) {

@@ -43,7 +43,7 @@ int fake_sampler_main(int argc, char** argv) {
   out.flush();
 
   child::Continuity continuity(interval_ns);
-  long k = 0;                // samples made so far
+  long k = 0;  // samples made so far
   std::int64_t next_start = setup_start;
   std::int64_t next_end = t0 + interval_ns;  // the first sample spans the setup
   long drains = 0;
@@ -52,7 +52,8 @@ int fake_sampler_main(int argc, char** argv) {
     while (next_end <= now) {
       if (args.max_samples >= 0 && k >= args.max_samples) break;
       m::Sample s{next_start, next_end, {}};
-      for (std::size_t j = 0; j < args.metrics.size(); ++j) s.values.push_back(10.0 * double(j + 1) + double(k % 10));
+      for (std::size_t j = 0; j < args.metrics.size(); ++j)
+        s.values.push_back(10.0 * double(j + 1) + double(k % 10));
       if (args.blank_each_drain && drains > 0 && drained == 0) {
         for (double& v : s.values) v = std::nan("");
         ++blanked;

@@ -190,21 +190,30 @@ std::optional<SamplerMessage> fail(std::string* why, std::string reason) {
 
 std::string_view error_kind_name(m::ErrorKind kind) {
   switch (kind) {
-    case m::ErrorKind::permission: return "permission";
-    case m::ErrorKind::busy: return "busy";
-    case m::ErrorKind::no_driver: return "no_driver";
-    case m::ErrorKind::no_device: return "no_device";
-    case m::ErrorKind::unsupported: return "unsupported";
-    case m::ErrorKind::metrics: return "metrics";
-    case m::ErrorKind::usage: return "usage";
-    case m::ErrorKind::cupti: return "cupti";
+    case m::ErrorKind::permission:
+      return "permission";
+    case m::ErrorKind::busy:
+      return "busy";
+    case m::ErrorKind::no_driver:
+      return "no_driver";
+    case m::ErrorKind::no_device:
+      return "no_device";
+    case m::ErrorKind::unsupported:
+      return "unsupported";
+    case m::ErrorKind::metrics:
+      return "metrics";
+    case m::ErrorKind::usage:
+      return "usage";
+    case m::ErrorKind::cupti:
+      return "cupti";
   }
   return "cupti";
 }
 
 std::optional<m::ErrorKind> error_kind_from_name(std::string_view name) {
-  for (auto kind : {m::ErrorKind::permission, m::ErrorKind::busy, m::ErrorKind::no_driver, m::ErrorKind::no_device,
-                    m::ErrorKind::unsupported, m::ErrorKind::metrics, m::ErrorKind::usage, m::ErrorKind::cupti}) {
+  for (auto kind :
+       {m::ErrorKind::permission, m::ErrorKind::busy, m::ErrorKind::no_driver, m::ErrorKind::no_device,
+        m::ErrorKind::unsupported, m::ErrorKind::metrics, m::ErrorKind::usage, m::ErrorKind::cupti}) {
     if (error_kind_name(kind) == name) return kind;
   }
   return std::nullopt;
@@ -239,8 +248,8 @@ std::optional<SamplerMessage> parse_message(std::string_view line, std::string* 
   }
   if (tag == "device") {
     m::Device d;
-    if (!f.integer(d.index) || !f.integer(d.compute_capability) || !f.integer(d.sm_count) || !f.string(d.uuid) ||
-        !f.string(d.chip))
+    if (!f.integer(d.index) || !f.integer(d.compute_capability) || !f.integer(d.sm_count) ||
+        !f.string(d.uuid) || !f.string(d.chip))
       return fail(why, "bad device");
     if (d.uuid == "-") d.uuid.clear();
     if (d.chip == "-") d.chip.clear();
@@ -272,7 +281,8 @@ std::optional<SamplerMessage> parse_message(std::string_view line, std::string* 
   }
   if (tag == "drain") {
     m::Drain d;
-    if (!f.integer(d.ts_ns) || !f.integer(d.samples) || !f.integer(d.decode_us)) return fail(why, "bad drain");
+    if (!f.integer(d.ts_ns) || !f.integer(d.samples) || !f.integer(d.decode_us))
+      return fail(why, "bad drain");
     if (!f.done() && !f.integer(d.blanked)) return fail(why, "bad drain");
     return d;
   }
@@ -322,10 +332,11 @@ ErrorText describe_error(const m::Error& error, int device_index) {
   const std::string detail = error.text.empty() ? std::string{} : " (" + error.text + ")";
   switch (error.kind) {
     case m::ErrorKind::permission:
-      return {"no permission for GPU performance counters on " + gpu + detail,
-              "run diescope as root, or let every user read the counters: put 'options nvidia "
-              "NVreg_RestrictProfilingToAdminUsers=0' in a file under /etc/modprobe.d/, then reload the nvidia "
-              "driver (or reboot)"};
+      return {
+          "no permission for GPU performance counters on " + gpu + detail,
+          "run diescope as root, or let every user read the counters: put 'options nvidia "
+          "NVreg_RestrictProfilingToAdminUsers=0' in a file under /etc/modprobe.d/, then reload the nvidia "
+          "driver (or reboot)"};
     case m::ErrorKind::busy:
       return {"the performance counters of " + gpu + " are held by another profiler" + detail,
               "stop the other profiler (Nsight Compute, Nsight Systems GPU metrics, DCGM profiling, another "
@@ -334,14 +345,16 @@ ErrorText describe_error(const m::Error& error, int device_index) {
       return {"no NVIDIA driver could be loaded for the chip counters" + detail,
               "install the NVIDIA driver (libcuda.so.1) and check that nvidia-smi lists the GPU"};
     case m::ErrorKind::no_device:
-      return {gpu + " does not exist" + detail, "list the GPUs with nvidia-smi -L and pass an index from it to --gpus"};
+      return {gpu + " does not exist" + detail,
+              "list the GPUs with nvidia-smi -L and pass an index from it to --gpus"};
     case m::ErrorKind::unsupported:
       return {gpu + " cannot sample its performance counters" + detail,
               "PM sampling needs a Turing or newer GPU, not a MIG instance, vGPU without profiling, or "
               "confidential-computing mode; diescope reports GPU-Util only there"};
     case m::ErrorKind::metrics:
       return {"the counter set for " + gpu + " cannot be sampled" + detail,
-              "this is a bug in diescope's unit table for this chip: please report it with 'diescope units' output"};
+              "this is a bug in diescope's unit table for this chip: please report it with 'diescope units' "
+              "output"};
     case m::ErrorKind::usage:
       return {"the counter sampler was started with bad arguments" + detail, "please report this as a bug"};
     case m::ErrorKind::cupti:

@@ -59,8 +59,9 @@ SamplerProcess::SamplerProcess(const SamplerConfig& config) : device_(config.dev
   std::vector<std::string> args;
   args.push_back(config.executable);
   for (const auto& a : config.leading_args) args.push_back(a);
-  args.insert(args.end(), {"--device", std::to_string(config.device), "--interval-ms", number_arg(config.interval_ms),
-                           "--drain-ms", number_arg(config.drain_ms), "--metrics", join_metrics(config.metrics)});
+  args.insert(args.end(),
+              {"--device", std::to_string(config.device), "--interval-ms", number_arg(config.interval_ms),
+               "--drain-ms", number_arg(config.drain_ms), "--metrics", join_metrics(config.metrics)});
   for (const auto& a : config.extra_args) args.push_back(a);
 
   ChildSpec spec;
@@ -76,8 +77,9 @@ SamplerProcess::SamplerProcess(const SamplerConfig& config) : device_(config.dev
   try {
     child_ = ChildProcess(spec);
   } catch (const StartError& e) {
-    throw DeviceError("could not run the counter sampler " + config.executable + ": " + std::strerror(e.system_error()),
-                      "reinstall diescope so that diescope-cupti sits beside diescope, or point DIESCOPE_CUPTI at it");
+    throw DeviceError(
+        "could not run the counter sampler " + config.executable + ": " + std::strerror(e.system_error()),
+        "reinstall diescope so that diescope-cupti sits beside diescope, or point DIESCOPE_CUPTI at it");
   } catch (const Error& e) {
     throw DeviceError(e.cause(), e.fix());  // no pipe: a device-side failure to the callers
   }
@@ -121,7 +123,8 @@ void SamplerProcess::parse_buffer(std::vector<SamplerMessage>& out, bool flush_p
       if (!flush_partial || begin >= out_buffer_.size()) break;
       line = std::string_view(out_buffer_).substr(begin);
       begin = out_buffer_.size();
-      out.push_back(sampler_msg::Note{"protocol", "the sampler's output ended mid-line: '" + std::string(line) + "'"});
+      out.push_back(
+          sampler_msg::Note{"protocol", "the sampler's output ended mid-line: '" + std::string(line) + "'"});
       break;
     }
     line = std::string_view(out_buffer_).substr(begin, nl - begin);
@@ -130,8 +133,8 @@ void SamplerProcess::parse_buffer(std::vector<SamplerMessage>& out, bool flush_p
     std::string why;
     auto message = parse_message(line, &why);
     if (!message) {
-      out.push_back(sampler_msg::Note{"protocol", "unreadable line from the sampler (" + why + "): " +
-                                                      std::string(line.substr(0, 200))});
+      out.push_back(sampler_msg::Note{
+          "protocol", "unreadable line from the sampler (" + why + "): " + std::string(line.substr(0, 200))});
       continue;
     }
     if (std::holds_alternative<sampler_msg::Sample>(*message)) ++samples_received_;
@@ -157,7 +160,8 @@ bool SamplerProcess::pump_for(std::vector<SamplerMessage>& out, std::chrono::mil
   for (;;) {
     bool open = pump(out);
     if (!open || out.size() > before) return open;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return open;
     pollfd fds[2] = {{output_fd(), POLLIN, 0}, {stderr_fd(), POLLIN, 0}};
     ::poll(fds, stderr_fd() >= 0 ? 2 : 1, static_cast<int>(left.count()));
@@ -170,9 +174,13 @@ void SamplerProcess::pump_stderr() {
   if (err_tail_.size() > kStderrTailBytes) err_tail_.erase(0, err_tail_.size() - kStderrTailBytes);
 }
 
-void SamplerProcess::request_stop() { child_.stdin_pipe().reset(); }
+void SamplerProcess::request_stop() {
+  child_.stdin_pipe().reset();
+}
 
-void SamplerProcess::send_signal(int sig) { child_.signal(sig); }
+void SamplerProcess::send_signal(int sig) {
+  child_.signal(sig);
+}
 
 SamplerExit SamplerProcess::wait(std::chrono::milliseconds timeout) {
   if (exit_) return *exit_;

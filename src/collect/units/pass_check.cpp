@@ -42,7 +42,8 @@ ToolRun run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds
   UniqueFd* pipes[2] = {&child.stdout_pipe(), &child.stderr_pipe()};
   std::string* sinks[2] = {&run.out, &run.err};
   while (*pipes[0] || *pipes[1]) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       run.timed_out = true;
       child.signal(SIGKILL);
@@ -103,9 +104,10 @@ PassCheck check_passes(const std::string& diescope_cupti, std::string_view chip,
   } else if (run.exit_code != 0 && check.rejected.empty()) {
     std::string why = run.err;
     while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
-    check.error = why.empty() ? (run.signal ? "diescope-cupti was killed by signal " + std::to_string(run.signal)
-                                            : "diescope-cupti exited with code " + std::to_string(run.exit_code))
-                              : why;
+    check.error = why.empty()
+                      ? (run.signal ? "diescope-cupti was killed by signal " + std::to_string(run.signal)
+                                    : "diescope-cupti exited with code " + std::to_string(run.exit_code))
+                      : why;
   } else if (!check.passes && check.rejected.empty()) {
     check.error = "diescope-cupti printed no pass count";
   }

@@ -17,9 +17,15 @@ constexpr std::string_view kPct = ".avg.pct_of_peak_sustained_elapsed";
 constexpr std::string_view kGroupTpc = "TPC.TriageCompute.";
 constexpr std::string_view kGroupSmA = "SM_A.TriageCompute.";
 
-std::string pct(std::string_view base) { return std::string(base) + std::string(kPct); }
-std::string tpc_group(std::string_view base) { return std::string(kGroupTpc) + pct(base); }
-std::string sm_a_group(std::string_view base) { return std::string(kGroupSmA) + pct(base); }
+std::string pct(std::string_view base) {
+  return std::string(base) + std::string(kPct);
+}
+std::string tpc_group(std::string_view base) {
+  return std::string(kGroupTpc) + pct(base);
+}
+std::string sm_a_group(std::string_view base) {
+  return std::string(kGroupSmA) + pct(base);
+}
 
 const std::string kDramPct = "dram__bytes.sum.pct_of_peak_sustained_elapsed";
 const std::string kDramBytes = "dram__bytes.sum";
@@ -126,7 +132,9 @@ ColumnDef load_store_unit() {
                  kLoadStoreNote);
 }
 
-ColumnDef l2_unit() { return counter("l2", "L2", pct("lts__t_bytes"), {}, kL2Note); }
+ColumnDef l2_unit() {
+  return counter("l2", "L2", pct("lts__t_bytes"), {}, kL2Note);
+}
 
 ColumnDef sm_active_diagnostic() {
   return counter("sm_active", "SM active", pct("sm__cycles_active"), {}, kSmActiveNote);
@@ -139,7 +147,8 @@ ColumnDef occupancy_diagnostic(std::string_view warps_counter = "sm__warps_activ
 
 // The FMA pipe's heavy and lite halves, from their realtime counters.
 ColumnDef fma_heavy_diagnostic() {
-  return counter("fma_heavy", "FMA heavy", pct("sm__inst_executed_pipe_fmaheavy_realtime"), {}, kFmaHeavyNote);
+  return counter("fma_heavy", "FMA heavy", pct("sm__inst_executed_pipe_fmaheavy_realtime"), {},
+                 kFmaHeavyNote);
 }
 ColumnDef fma_lite_diagnostic() {
   return counter("fma_lite", "FMA lite", pct("sm__inst_executed_pipe_fmalite_realtime"), {}, kFmaLiteNote);
@@ -156,15 +165,17 @@ UnitTable hopper_gh100() {
   // stand-in flag (bench/results/units/2026-11-29-h200-every-unit/).
   const std::string group_note =
       " Read in its group-qualified form (CUPTI's TriageCompute counter group), which fits this table's "
-      "one pass where the plain name does not. On the H200 the group form read what the plain counter reads: ";
+      "one pass where the plain name does not. On the H200 the group form read what the plain counter "
+      "reads: ";
   UnitTable t;
   t.name = "hopper-gh100";
   t.architecture = "Hopper";
   t.chips = {"GH100"};
   t.compute_capabilities = {90};
-  t.source = "chosen for diescope with CUPTI's host API "
-             "(bench/results/units/2026-11-29-cpu-one-pass-tables/pm-alternatives.txt); "
-             "no table in the method's seed covers Hopper";
+  t.source =
+      "chosen for diescope with CUPTI's host API "
+      "(bench/results/units/2026-11-29-cpu-one-pass-tables/pm-alternatives.txt); "
+      "no table in the method's seed covers Hopper";
   t.note =
       "What Hopper cannot see in this one pass, and why. PM sampling reads only what fits one pass of the "
       "chip's counter hardware, and CUPTI's host API says these do not fit beside the table: the plain "
@@ -176,25 +187,30 @@ UnitTable hopper_gh100() {
       "counter sm__inst_executed_pipe_lsu (2); and the FP64 tensor (DMMA) sub-pipe counter (2), so FP64 "
       "matrix work cannot be told apart within Tensor. CUPTI does not say which hardware limit a set hits; "
       "the pass counts are what its host API returns for GH100, and the H200's own counter-availability "
-      "image gave the same counts (bench/results/units/2026-11-29-h200-one-pass-check/). Left out although they fit: the "
+      "image gave the same counts (bench/results/units/2026-11-29-h200-one-pass-check/). Left out although "
+      "they fit: the "
       "FMA halves (sm__inst_executed_pipe_fmaheavy and fmalite). Under a busy FMA load they "
       "made CUPTI's decoder spend 327 ms of CPU per 1 s drain (33% of a core with the two alone, "
       "71% with the table), while the table without them cost 1.0% "
       "(bench/results/sampler/2026-11-29-h200-cpu-cost-variants/).";
   t.units = {
-      counter("fp32", "FP32", tpc_group("sm__inst_executed_pipe_fma_realtime"), {},
-              "Warp instructions on the whole FMA pipe (FP32, fp16 and integer multiply-add) as a share of its "
-              "peak issue rate." + group_note +
-                  "98.78% against Nsight Compute's sm__inst_executed_pipe_fma 98.82% on FFMA, and calibrate "
-                  "matched the counted FFMAs within 0.001 point at 132, 66, 33 and 1 SMs "
-                  "(bench/results/calibrate/2026-11-29-h200-mma-sync/)."),
-      counter("tensor", "Tensor", pct("sm__pipe_tensor_cycles_active_realtime"), {},
-              "Cycles the tensor pipe was busy, all precisions. In the H200 probe this counter read 5.3% during "
-              "a plain FFMA kernel that issues no tensor instruction; the cause is unknown, so a few percent "
-              "of Tensor beside busy FMA work is not evidence of tensor-core use. It measures busy time, not "
-              "FLOPs: on bf16 wgmma known work calibrate matched the counted FLOPs at the dense rate (4096 per "
-              "SM per cycle) within 0.003 point at 132, 66 and 33 SMs, while mma.sync kept it busy at 1.5 times "
-              "its FLOPs at that rate (bench/results/calibrate/2026-11-29-h200-mma-sync/ and 2026-11-29-h200-wgmma/)."),
+      counter(
+          "fp32", "FP32", tpc_group("sm__inst_executed_pipe_fma_realtime"), {},
+          "Warp instructions on the whole FMA pipe (FP32, fp16 and integer multiply-add) as a share of its "
+          "peak issue rate." +
+              group_note +
+              "98.78% against Nsight Compute's sm__inst_executed_pipe_fma 98.82% on FFMA, and calibrate "
+              "matched the counted FFMAs within 0.001 point at 132, 66, 33 and 1 SMs "
+              "(bench/results/calibrate/2026-11-29-h200-mma-sync/)."),
+      counter(
+          "tensor", "Tensor", pct("sm__pipe_tensor_cycles_active_realtime"), {},
+          "Cycles the tensor pipe was busy, all precisions. In the H200 probe this counter read 5.3% during "
+          "a plain FFMA kernel that issues no tensor instruction; the cause is unknown, so a few percent "
+          "of Tensor beside busy FMA work is not evidence of tensor-core use. It measures busy time, not "
+          "FLOPs: on bf16 wgmma known work calibrate matched the counted FLOPs at the dense rate (4096 per "
+          "SM per cycle) within 0.003 point at 132, 66 and 33 SMs, while mma.sync kept it busy at 1.5 times "
+          "its FLOPs at that rate (bench/results/calibrate/2026-11-29-h200-mma-sync/ and "
+          "2026-11-29-h200-wgmma/)."),
       counter("fp64", "FP64", tpc_group("sm__pipe_fp64_cycles_active_realtime"), {},
               "Cycles the FP64 pipe was busy. The plain counter needs 2 passes on its own on GH100; whether "
               "FP64 matrix (DMMA) instructions count here or under Tensor has not been checked." +
@@ -203,23 +219,26 @@ UnitTable hopper_gh100() {
                   "matched the counted DFMAs within 0.002 point at 132, 66, 33 and 1 SMs."),
       // Not the other tables' whole-pipe counter: on Hopper that one also counts the tensor core's
       // wgmma operand reads from shared memory (bench/results/units/2026-11-29-h200-lsu-counters/).
-      counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts_mem_lgds"),
-              {UnitFlag::stand_in_counter, UnitFlag::different_measure},
-              "L1's data stage: the wavefronts it processed for local, global and distributed-shared accesses "
-              "(load/store instructions that reach memory beyond the SM), as a share of its peak. It stands in "
-              "for the load/store unit. Hopper's whole-pipe counter l1tex__data_pipe_lsu_wavefronts, which the "
-              "other tables read, also counts the reads the tensor core makes from shared memory for wgmma "
-              "instructions: on the H200, Nsight Compute read it at 94.4% on a cuBLAS bf16 GEMM whose "
-              "shared-memory load and store instructions made only 18.6% and whose global accesses 0.3%, so "
-              "it named Load/store the limiting unit of every wgmma GEMM. Shared-memory load/store traffic "
-              "is left out because no counter that holds it without the tensor core's reads fits this pass "
-              "(2 passes with this table): a kernel limited by shared-memory instructions reads low here. On "
-              "a STREAM copy this counter read 13.33% where the whole-pipe counter read 13.31%."),
-      counter("l1_fill", "L1 fill", sm_a_group("l1tex__m_xbar2l1tex_read_sectors_realtime"), {},
-              "Sectors the crossbar returned from L2 into L1, as a share of L1's receive peak: how busy the "
-              "path that fills L1 is. The plain name is not in GH100's PM-sampling catalog." + group_note +
-                  "5.88% against Nsight Compute's l1tex__m_xbar2l1tex_read_sectors 5.97% on a STREAM copy, and "
-                  "32.79% against 32.62% on a cuBLAS GEMM. No calibrate step checks it against known work."),
+      counter(
+          "ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts_mem_lgds"),
+          {UnitFlag::stand_in_counter, UnitFlag::different_measure},
+          "L1's data stage: the wavefronts it processed for local, global and distributed-shared accesses "
+          "(load/store instructions that reach memory beyond the SM), as a share of its peak. It stands in "
+          "for the load/store unit. Hopper's whole-pipe counter l1tex__data_pipe_lsu_wavefronts, which the "
+          "other tables read, also counts the reads the tensor core makes from shared memory for wgmma "
+          "instructions: on the H200, Nsight Compute read it at 94.4% on a cuBLAS bf16 GEMM whose "
+          "shared-memory load and store instructions made only 18.6% and whose global accesses 0.3%, so "
+          "it named Load/store the limiting unit of every wgmma GEMM. Shared-memory load/store traffic "
+          "is left out because no counter that holds it without the tensor core's reads fits this pass "
+          "(2 passes with this table): a kernel limited by shared-memory instructions reads low here. On "
+          "a STREAM copy this counter read 13.33% where the whole-pipe counter read 13.31%."),
+      counter(
+          "l1_fill", "L1 fill", sm_a_group("l1tex__m_xbar2l1tex_read_sectors_realtime"), {},
+          "Sectors the crossbar returned from L2 into L1, as a share of L1's receive peak: how busy the "
+          "path that fills L1 is. The plain name is not in GH100's PM-sampling catalog." +
+              group_note +
+              "5.88% against Nsight Compute's l1tex__m_xbar2l1tex_read_sectors 5.97% on a STREAM copy, and "
+              "32.79% against 32.62% on a cuBLAS GEMM. No calibrate step checks it against known work."),
       l2_unit(),
       counter("dram", "DRAM", kDramPct, {},
               std::string(kDramNote) +
@@ -241,8 +260,9 @@ UnitTable blackwell_gb20x() {
   t.architecture = "Blackwell";
   t.chips = {"GB202", "GB203", "GB205", "GB206", "GB207"};
   t.compute_capabilities = {120};
-  t.source = "the method's seed (Blackwell, checked there on one GB205), adapted where CUDA 13.0's CUPTI "
-             "counts more passes";
+  t.source =
+      "the method's seed (Blackwell, checked there on one GB205), adapted where CUDA 13.0's CUPTI "
+      "counts more passes";
   t.note =
       "The method reads Blackwell's FP32 from the whole FMA pipe's instruction counter "
       "(sm__inst_executed_pipe_fma_realtime). With CUDA 13.0's CUPTI that counter needs 2 passes on its own "
@@ -298,8 +318,8 @@ UnitTable halves_table(std::string name, std::string architecture, std::vector<s
       l2_unit(),
       counter("dram", "DRAM", kDramPct, {}, kDramNote),
   };
-  t.diagnostics = {sm_active_diagnostic(), occupancy_diagnostic(),
-                   fma_heavy_diagnostic(), fma_lite_diagnostic(), dram_throughput_diagnostic()};
+  t.diagnostics = {sm_active_diagnostic(), occupancy_diagnostic(), fma_heavy_diagnostic(),
+                   fma_lite_diagnostic(), dram_throughput_diagnostic()};
   t.counts = dram_counts();
   return t;
 }
@@ -332,9 +352,10 @@ UnitTable ampere_ga100() {
       "whole-pipe realtime counter, which is read instead. Nothing in this table has been checked on GA100 "
       "hardware.";
   t.units = {
-      counter("fp32", "FP32", pct("sm__inst_executed_pipe_fma_realtime"), {},
-              "Warp instructions on the whole FMA pipe (FP32, fp16 and integer multiply-add) as a share of its "
-              "peak issue rate. Not checked on GA100 hardware."),
+      counter(
+          "fp32", "FP32", pct("sm__inst_executed_pipe_fma_realtime"), {},
+          "Warp instructions on the whole FMA pipe (FP32, fp16 and integer multiply-add) as a share of its "
+          "peak issue rate. Not checked on GA100 hardware."),
       counter("tensor", "Tensor", pct("sm__pipe_tensor_cycles_active_realtime"), {},
               "Cycles the tensor pipe was busy, all precisions."),
       counter("fp64", "FP64", pct("sm__pipe_fp64_cycles_active"), {},
@@ -450,8 +471,9 @@ ColumnEvaluator::ColumnEvaluator(const UnitTable& table, std::span<const std::st
       const auto& counters = def.recipe.counters;
       const bool mean = def.recipe.combine == UnitRecipe::Combine::mean;
       if (counters.size() != (mean ? 2u : 1u)) {
-        throw Error("unit " + def.key + " of table " + table.name + " has " + std::to_string(counters.size()) +
-                        " counters for a " + std::string(combine_name(def.recipe.combine)),
+        throw Error("unit " + def.key + " of table " + table.name + " has " +
+                        std::to_string(counters.size()) + " counters for a " +
+                        std::string(combine_name(def.recipe.combine)),
                     "fix the table: a counter takes one, a mean two", kExitInternal);
       }
       out.push_back(Column{mean, position(counters[0]), mean ? position(counters[1]) : 0});
@@ -483,24 +505,30 @@ void ColumnEvaluator::evaluate(std::span<const double> metric_values, ColumnValu
 
 std::string_view unit_flag_name(UnitFlag flag) {
   switch (flag) {
-    case UnitFlag::stand_in_counter: return "stand_in_counter";
-    case UnitFlag::different_measure: return "different_measure";
+    case UnitFlag::stand_in_counter:
+      return "stand_in_counter";
+    case UnitFlag::different_measure:
+      return "different_measure";
   }
   return "unknown";
 }
 
 std::string_view combine_name(UnitRecipe::Combine combine) {
   switch (combine) {
-    case UnitRecipe::Combine::counter: return "counter";
-    case UnitRecipe::Combine::mean: return "mean";
+    case UnitRecipe::Combine::counter:
+      return "counter";
+    case UnitRecipe::Combine::mean:
+      return "mean";
   }
   return "unknown";
 }
 
 std::string_view unit_source_name(UnitSource source) {
   switch (source) {
-    case UnitSource::chip: return "chip";
-    case UnitSource::nvml_engine: return "nvml_engine";
+    case UnitSource::chip:
+      return "chip";
+    case UnitSource::nvml_engine:
+      return "nvml_engine";
   }
   return "unknown";
 }

@@ -4,7 +4,9 @@
 
 namespace diescope::harness {
 
-std::string cuda_error_name(int code) { return cudaGetErrorName(static_cast<cudaError_t>(code)); }
+std::string cuda_error_name(int code) {
+  return cudaGetErrorName(static_cast<cudaError_t>(code));
+}
 
 CudaEventBackend::CudaEventBackend(CudaStream stream) : stream_(stream) {
   // Creation errors are kept, not thrown: every sample then reports them as cuda_error_code.

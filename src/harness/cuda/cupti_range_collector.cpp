@@ -38,8 +38,8 @@ CounterError counter_error(const cupti::CuptiError& e, CounterErrorKind kind) {
 void check_cuda(cudaError_t e, const char* call) {
   if (e == cudaSuccess) return;
   throw CounterError(CounterErrorKind::setup,
-                     fmt::format("{}: {} ({}); counters need a CUDA GPU and driver", call, cudaGetErrorName(e),
-                                 cudaGetErrorString(e)),
+                     fmt::format("{}: {} ({}); counters need a CUDA GPU and driver", call,
+                                 cudaGetErrorName(e), cudaGetErrorString(e)),
                      e);
 }
 
@@ -93,8 +93,9 @@ CUcontext current_context() {
   using GetCurrent = CUresult (*)(CUcontext*);
   void* function = nullptr;
   cudaDriverEntryPointQueryResult status{};
-  check_cuda(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000, cudaEnableDefault, &status),
-             "looking up cuCtxGetCurrent");
+  check_cuda(
+      cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &function, 12000, cudaEnableDefault, &status),
+      "looking up cuCtxGetCurrent");
   if (!function || status != cudaDriverEntryPointSuccess) {
     throw CounterError(CounterErrorKind::setup, "the driver does not provide cuCtxGetCurrent");
   }
@@ -202,8 +203,12 @@ CuptiRangeCollector::~CuptiRangeCollector() {
   }
 }
 
-const std::string& CuptiRangeCollector::chip() const { return impl_->chip; }
-std::size_t CuptiRangeCollector::passes() const { return impl_->passes; }
+const std::string& CuptiRangeCollector::chip() const {
+  return impl_->chip;
+}
+std::size_t CuptiRangeCollector::passes() const {
+  return impl_->passes;
+}
 
 void CuptiRangeCollector::begin() try {
   auto start = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
@@ -260,7 +265,9 @@ std::vector<MetricValue> CuptiRangeCollector::decode() try {
   std::vector<MetricValue> out;
   for (std::size_t i = 0; i < values.size(); ++i) {
     const CounterMetric& m = s.metrics[i];
-    out.push_back(MetricValue(m.stable_name, values[i], m.unit).with_section("gpu_counters").with_display_name(m.display_name));
+    out.push_back(MetricValue(m.stable_name, values[i], m.unit)
+                      .with_section("gpu_counters")
+                      .with_display_name(m.display_name));
   }
   return out;
 } catch (const cupti::CuptiError& e) {
@@ -280,7 +287,8 @@ DiagnosticPass counter_replay_pass(std::function<void(State&)> workload, std::ve
                                    int device) {
   return [workload = std::move(workload), metrics = std::move(metrics), device](State& state) {
     CuptiRangeCollector collector(metrics, device);
-    return collect_counters(collector, [&] { workload(state); }, collector.passes() + 1);
+    return collect_counters(
+        collector, [&] { workload(state); }, collector.passes() + 1);
   };
 }
 

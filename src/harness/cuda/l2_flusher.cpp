@@ -12,8 +12,9 @@ namespace {
 
 void check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
-  throw DeviceError(fmt::format("L2 flusher: {} failed: {} ({})", what, cudaGetErrorName(e), cudaGetErrorString(e)),
-                    "run on a machine with a CUDA GPU and driver, or use batch timing, which needs no flusher");
+  throw DeviceError(
+      fmt::format("L2 flusher: {} failed: {} ({})", what, cudaGetErrorName(e), cudaGetErrorString(e)),
+      "run on a machine with a CUDA GPU and driver, or use batch timing, which needs no flusher");
 }
 
 }  // namespace
@@ -48,9 +49,10 @@ void CudaL2Flusher::flush() {
 }
 
 std::string CudaL2Flusher::describe() const {
-  return fmt::format("GPU L2 flush: {:.1f} MiB read (2x the {:.1f} MiB L2) before each cold sample, so no dirty line is "
-                     "left for the sample to write back",
-                     static_cast<double>(buffer_bytes_) / (1 << 20), static_cast<double>(l2_bytes_) / (1 << 20));
+  return fmt::format(
+      "GPU L2 flush: {:.1f} MiB read (2x the {:.1f} MiB L2) before each cold sample, so no dirty line is "
+      "left for the sample to write back",
+      static_cast<double>(buffer_bytes_) / (1 << 20), static_cast<double>(l2_bytes_) / (1 << 20));
 }
 
 CacheFlusherFactory cuda_l2_flusher(CudaStream stream) {

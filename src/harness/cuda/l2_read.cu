@@ -12,7 +12,8 @@ namespace {
 __global__ void l2_read_kernel(const uint4* __restrict__ words, unsigned long long count, unsigned* sink) {
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
   unsigned acc = 0;
-  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < count; i += stride) {
     const uint4 w = words[i];
     acc ^= w.x ^ w.y ^ w.z ^ w.w;
   }
@@ -21,7 +22,8 @@ __global__ void l2_read_kernel(const uint4* __restrict__ words, unsigned long lo
 
 }  // namespace
 
-cudaError_t launch_l2_read(const void* buffer, std::size_t bytes, unsigned* sink, int blocks, cudaStream_t stream) {
+cudaError_t launch_l2_read(const void* buffer, std::size_t bytes, unsigned* sink, int blocks,
+                           cudaStream_t stream) {
   l2_read_kernel<<<blocks, 256, 0, stream>>>(static_cast<const uint4*>(buffer), bytes / sizeof(uint4), sink);
   return cudaGetLastError();
 }

@@ -8,6 +8,7 @@
 namespace diescope::harness::detail {
 
 // Reads `bytes` (a multiple of 16) of `buffer` with `blocks` blocks of 256 threads.
-cudaError_t launch_l2_read(const void* buffer, std::size_t bytes, unsigned* sink, int blocks, cudaStream_t stream);
+cudaError_t launch_l2_read(const void* buffer, std::size_t bytes, unsigned* sink, int blocks,
+                           cudaStream_t stream);
 
 }  // namespace diescope::harness::detail

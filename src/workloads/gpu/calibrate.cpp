@@ -33,7 +33,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr double kMarginSeconds = 0.25;      // settling time kept out of the window at each end
+constexpr double kMarginSeconds = 0.25;        // settling time kept out of the window at each end
 constexpr double kLaunchTargetSeconds = 0.02;  // each step launch runs about this long
 constexpr std::uint64_t kStepStreamElements = std::uint64_t{1} << 28;  // 1 GiB per vector for the DRAM step
 constexpr std::uint64_t kL2BufferFloat4s = std::uint64_t{1} << 19;     // 8 MiB: fits any Hopper L2 half
@@ -65,7 +65,9 @@ Rate fp64_warp_instructions_per_sm_per_cycle(int major, int minor) {
   return {std::numeric_limits<double>::quiet_NaN(), "FP64 lanes per SM not tabulated for this GPU"};
 }
 
-json nullable(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json nullable(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
 
 struct StepSpec {
   int index = 0;
@@ -90,11 +92,13 @@ class Calibrator {
     shared_ = shared_bytes_for_one_block_per_sm(device.shared_per_sm, device.reserved_shared_per_block,
                                                 device.shared_per_block_optin);
     if (shared_ == 0)
-      throw DeviceError("cannot hold this GPU to one block per SM: a block may not ask for more than half of an SM's "
-                        "shared memory",
-                        "calibrate on a GPU whose blocks may take over half an SM's shared memory (Volta or newer)");
+      throw DeviceError(
+          "cannot hold this GPU to one block per SM: a block may not ask for more than half of an SM's "
+          "shared memory",
+          "calibrate on a GPU whose blocks may take over half an SM's shared memory (Volta or newer)");
     // Every step kernel must fit exactly one block per SM, so that N blocks load N SMs.
-    auto pin = [this](const std::string& kernel, cudaError_t raised, const std::function<cudaError_t(int*)>& occupancy) {
+    auto pin = [this](const std::string& kernel, cudaError_t raised,
+                      const std::function<cudaError_t(int*)>& occupancy) {
       check(raised, ("raising the " + kernel + " kernel's shared-memory limit").c_str());
       int blocks = 0;
       check(occupancy(&blocks), ("asking the " + kernel + " kernel's occupancy").c_str());
@@ -109,7 +113,8 @@ class Calibrator {
       pin("calibration", calib_set_shared_bytes(k, shared_),
           [this, k](int* b) { return calib_blocks_per_sm(k, b, shared_); });
     if (device.cc_major == 9 && device.cc_minor == 0)  // the wgmma kernel exists for sm_90a alone
-      pin("wgmma", wgmma_set_shared_bytes(shared_), [this](int* b) { return wgmma_blocks_per_sm(b, shared_); });
+      pin("wgmma", wgmma_set_shared_bytes(shared_),
+          [this](int* b) { return wgmma_blocks_per_sm(b, shared_); });
   }
 
   void run_step(const StepSpec& spec);
@@ -143,8 +148,13 @@ StepKernel Calibrator::make_kernel(const StepSpec& spec, DeviceBuffer& sink, Dev
   k.blocks = sms;
   if (spec.workload == "ffma") {
     k.launch = [this, sms, &sink](ClockTally* tally, int iterations) {
-      FfmaArgs args{sink.as<float>(), reinterpret_cast<unsigned*>(sink.as<float>() + static_cast<std::size_t>(device_.sm_count) * kCalibThreads),
-                    tally, iterations, kFfmaMultiplier, kFfmaAddend};
+      FfmaArgs args{sink.as<float>(),
+                    reinterpret_cast<unsigned*>(sink.as<float>() +
+                                                static_cast<std::size_t>(device_.sm_count) * kCalibThreads),
+                    tally,
+                    iterations,
+                    kFfmaMultiplier,
+                    kFfmaAddend};
       check(launch_ffma(args, sms, shared_, stream_.get()), "launching the FFMA kernel");
     };
     k.work = [warps](int it) { return warps * it * kFfmaUnroll * kFfmaAccumulators; };
@@ -178,7 +188,9 @@ StepKernel Calibrator::make_kernel(const StepSpec& spec, DeviceBuffer& sink, Dev
       CalibArgs args{tally, sink.as<float>(), nullptr, 0, iterations};
       check(launch_wgmma(args, sms, shared_, stream_.get()), "launching the wgmma kernel");
     };
-    k.work = [sms](int it) { return static_cast<double>(sms) * kWgmmaWarpgroups * it * kWgmmaPerTrip * kWgmmaFlops; };
+    k.work = [sms](int it) {
+      return static_cast<double>(sms) * kWgmmaWarpgroups * it * kWgmmaPerTrip * kWgmmaFlops;
+    };
     k.peak = bf16_dense_flop_per_sm_per_cycle(device_.cc_major, device_.cc_minor).value;
     k.work_measure = "dense bf16 FLOPs (wgmma.mma_async m64n256k16: 524288 each)";
   } else if (spec.workload == "l1-load") {
@@ -191,10 +203,12 @@ StepKernel Calibrator::make_kernel(const StepSpec& spec, DeviceBuffer& sink, Dev
     k.work_measure = "bytes requested at L2 (16 per thread per .cg load)";
   } else if (spec.workload == "stream-triad") {
     if (!vectors_) {
-      vectors_ = std::make_unique<DeviceBuffer>(3 * kStepStreamElements * sizeof(float), "allocating the STREAM step vectors");
+      vectors_ = std::make_unique<DeviceBuffer>(3 * kStepStreamElements * sizeof(float),
+                                                "allocating the STREAM step vectors");
       float* base = vectors_->as<float>();
       for (int v = 0; v < 3; ++v)
-        check(launch_stream_fill(base + v * kStepStreamElements, kStepStreamElements, 1.0f + static_cast<float>(v), 0.001f, stream_.get()),
+        check(launch_stream_fill(base + v * kStepStreamElements, kStepStreamElements,
+                                 1.0f + static_cast<float>(v), 0.001f, stream_.get()),
               "filling the STREAM step vectors");
     }
     // Blocks of 256 threads for `sms` SMs' worth of resident threads; the grid strides over the vectors.
@@ -221,16 +235,19 @@ void Calibrator::run_step(const StepSpec& spec) {
     throw UsageError("step " + spec.name + " asks for " + std::to_string(spec.loaded_sms) + " SMs of " +
                          std::to_string(device_.sm_count),
                      "rebuild diescope and diescope-workload from the same source");
-  DeviceBuffer sink(static_cast<std::size_t>(device_.sm_count) * kCalibThreads * sizeof(float) * 4 + 4096 * 1024,
-                    "allocating the calibration output");
+  DeviceBuffer sink(
+      static_cast<std::size_t>(device_.sm_count) * kCalibThreads * sizeof(float) * 4 + 4096 * 1024,
+      "allocating the calibration output");
   DeviceBuffer l2_buffer(kL2BufferFloat4s * 16, "allocating the L2 buffer");
-  check(cudaMemsetAsync(l2_buffer.get_void(), 0, kL2BufferFloat4s * 16, stream_.get()), "clearing the L2 buffer");
+  check(cudaMemsetAsync(l2_buffer.get_void(), 0, kL2BufferFloat4s * 16, stream_.get()),
+        "clearing the L2 buffer");
   StepKernel kernel = make_kernel(spec, sink, l2_buffer);
 
   // Size the launches: one warm-up, then one timed launch.
   DeviceBuffer sizing(sizeof(ClockTally), "allocating a clock tally");
   const ClockTally fresh = empty_tally();
-  check(cudaMemcpy(sizing.as<ClockTally>(), &fresh, sizeof fresh, cudaMemcpyHostToDevice), "resetting a clock tally");
+  check(cudaMemcpy(sizing.as<ClockTally>(), &fresh, sizeof fresh, cudaMemcpyHostToDevice),
+        "resetting a clock tally");
   constexpr int kSizingIterations = 256;
   kernel.launch(sizing.as<ClockTally>(), 16);
   Event e0, e1;
@@ -241,22 +258,24 @@ void Calibrator::run_step(const StepSpec& spec) {
   int iterations = 1;
   double launch_s = sizing_s;
   if (kernel.sized_by_iterations) {
-    iterations = static_cast<int>(
-        std::clamp(std::round(kSizingIterations * kLaunchTargetSeconds / sizing_s), 1.0, static_cast<double>(INT_MAX)));
+    iterations = static_cast<int>(std::clamp(std::round(kSizingIterations * kLaunchTargetSeconds / sizing_s),
+                                             1.0, static_cast<double>(INT_MAX)));
     launch_s = sizing_s * iterations / kSizingIterations;
   }
   const std::uint64_t launches = launches_to_fill(spec.seconds + 2 * kMarginSeconds, launch_s);
 
   std::vector<ClockTally> tallies(launches, fresh);
   DeviceBuffer tally_buffer(launches * sizeof(ClockTally), "allocating the clock tallies");
-  check(cudaMemcpy(tally_buffer.as<ClockTally>(), tallies.data(), launches * sizeof(ClockTally), cudaMemcpyHostToDevice),
+  check(cudaMemcpy(tally_buffer.as<ClockTally>(), tallies.data(), launches * sizeof(ClockTally),
+                   cudaMemcpyHostToDevice),
         "resetting the clock tallies");
   const TimerMap map = measure_timer_map(stream_);
 
   // Every launch queued at once: the host blocks only when the launch queue is full, never the GPU.
   for (std::uint64_t i = 0; i < launches; ++i) kernel.launch(tally_buffer.as<ClockTally>() + i, iterations);
   stream_.synchronize("running the calibration step");
-  check(cudaMemcpy(tallies.data(), tally_buffer.as<ClockTally>(), launches * sizeof(ClockTally), cudaMemcpyDeviceToHost),
+  check(cudaMemcpy(tallies.data(), tally_buffer.as<ClockTally>(), launches * sizeof(ClockTally),
+                   cudaMemcpyDeviceToHost),
         "reading the clock tallies");
 
   json intervals = json::array();
@@ -270,7 +289,8 @@ void Calibrator::run_step(const StepSpec& spec) {
     ns += static_cast<double>(t.ns);
   }
   if (short_launches > 0)
-    throw DeviceError(std::to_string(short_launches) + " launches of step " + spec.name + " stamped fewer blocks than launched",
+    throw DeviceError(std::to_string(short_launches) + " launches of step " + spec.name +
+                          " stamped fewer blocks than launched",
                       "check the GPU with nvidia-smi and run again on an idle GPU");
   const std::int64_t first = intervals.front()[0].get<std::int64_t>();
   const std::int64_t last = intervals.back()[1].get<std::int64_t>();
@@ -296,7 +316,8 @@ void Calibrator::run_step(const StepSpec& spec) {
   print_result(line);
 }
 
-std::vector<double> Calibrator::time_harness(const std::string& name, const std::function<void()>& launch, int repeats) {
+std::vector<double> Calibrator::time_harness(const std::string& name, const std::function<void()>& launch,
+                                             int repeats) {
   harness::Benchmark b(name, [&launch](harness::State& state) {
     for (std::uint64_t i = 0; i < state.iterations(); ++i) launch();
   });
@@ -311,7 +332,9 @@ std::vector<double> Calibrator::time_harness(const std::string& name, const std:
       .cache_flusher(harness::cuda_l2_flusher(stream_.get()))
       .stopping(stop);
   const harness::RunResult r = harness::run_point(b, harness::AxisPoint{});
-  if (r.error) throw DeviceError("timing " + name + " failed: " + *r.error, "check the GPU with nvidia-smi and run again");
+  if (r.error)
+    throw DeviceError("timing " + name + " failed: " + *r.error,
+                      "check the GPU with nvidia-smi and run again");
   return r.sample_seconds;
 }
 
@@ -329,7 +352,8 @@ void Calibrator::run_stream(const json& plan) {
   check(launch_stream_fill(c.as<float>(), n, 0.0f, 0.0f, stream_.get()), "filling STREAM c");
   DeviceBuffer tally(sizeof(ClockTally), "allocating a clock tally");
   const ClockTally fresh = empty_tally();
-  check(cudaMemcpy(tally.as<ClockTally>(), &fresh, sizeof fresh, cudaMemcpyHostToDevice), "resetting a clock tally");
+  check(cudaMemcpy(tally.as<ClockTally>(), &fresh, sizeof fresh, cudaMemcpyHostToDevice),
+        "resetting a clock tally");
   cudaStream_t s = stream_.get();
   float *pa = a.as<float>(), *pb = b.as<float>(), *pc = c.as<float>();
   ClockTally* t = tally.as<ClockTally>();
@@ -348,7 +372,8 @@ void Calibrator::run_stream(const json& plan) {
   const int most = std::max(1, device_.max_threads_per_sm / kStreamThreads);
   std::vector<Form> forms;
   for (int g : {1, 2, 3, 4, most})
-    if (g <= most && std::none_of(forms.begin(), forms.end(), [g](const Form& f) { return f.blocks_per_sm == g; }))
+    if (g <= most &&
+        std::none_of(forms.begin(), forms.end(), [g](const Form& f) { return f.blocks_per_sm == g; }))
       forms.push_back(Form{"loop " + std::to_string(g) + "/SM", g, kStreamThreads});
   for (int threads : {128, 1024})
     if (n % (4ull * threads) == 0) forms.push_back(Form{"pass " + std::to_string(threads), 0, threads});
@@ -363,33 +388,50 @@ void Calibrator::run_stream(const json& plan) {
       std::function<void()> launch;
       if (form.blocks_per_sm == 0) {
         launch = [=, threads = form.threads] {
-          check(launch_stream_pass(op, pa, pb, pc, 0.5f, n, threads, s), "launching a one-pass STREAM kernel");
+          check(launch_stream_pass(op, pa, pb, pc, 0.5f, n, threads, s),
+                "launching a one-pass STREAM kernel");
         };
       } else {
         switch (op) {
-          case StreamKernel::copy: launch = [=] { check(launch_stream_copy(pa, pc, n, t, blocks, s), "launching STREAM copy"); }; break;
-          case StreamKernel::scale: launch = [=] { check(launch_stream_scale(pa, pb, 0.5f, n, blocks, s), "launching STREAM scale"); }; break;
-          case StreamKernel::add: launch = [=] { check(launch_stream_add(pa, pb, pc, n, blocks, s), "launching STREAM add"); }; break;
-          case StreamKernel::triad: launch = [=] { check(launch_stream_triad(pa, pb, pc, 0.5f, n, t, blocks, s), "launching STREAM triad"); }; break;
+          case StreamKernel::copy:
+            launch = [=] { check(launch_stream_copy(pa, pc, n, t, blocks, s), "launching STREAM copy"); };
+            break;
+          case StreamKernel::scale:
+            launch = [=] {
+              check(launch_stream_scale(pa, pb, 0.5f, n, blocks, s), "launching STREAM scale");
+            };
+            break;
+          case StreamKernel::add:
+            launch = [=] { check(launch_stream_add(pa, pb, pc, n, blocks, s), "launching STREAM add"); };
+            break;
+          case StreamKernel::triad:
+            launch = [=] {
+              check(launch_stream_triad(pa, pb, pc, 0.5f, n, t, blocks, s), "launching STREAM triad");
+            };
+            break;
         }
       }
       const std::vector<double> seconds = time_harness("stream " + name + " " + form.name, launch, repeats);
       for (double x : seconds) all.push_back(x);
-      const std::uint64_t grid = form.blocks_per_sm == 0 ? n / (4ull * form.threads) : static_cast<std::uint64_t>(blocks);
+      const std::uint64_t grid =
+          form.blocks_per_sm == 0 ? n / (4ull * form.threads) : static_cast<std::uint64_t>(blocks);
       forms_best.push_back(
           {{"kernel", name},
            {"form", form.name},
            {"blocks", grid},
            {"threads_per_block", form.threads},
-           {"best_seconds", seconds.empty() ? json(nullptr) : json(*std::min_element(seconds.begin(), seconds.end()))}});
+           {"best_seconds",
+            seconds.empty() ? json(nullptr) : json(*std::min_element(seconds.begin(), seconds.end()))}});
     }
     points.push_back({{"kernel", name}, {"elements", n}, {"seconds", all}});
   }
-  print_result(json{{"calibrate", "stream"},
-                    {"timing", "diescope::harness cold: CUDA events, L2 flushed before each sample; the fit takes the best "
-                               "repeat over every form"},
-                    {"forms", forms_best},
-                    {"points", points}});
+  print_result(
+      json{{"calibrate", "stream"},
+           {"timing",
+            "diescope::harness cold: CUDA events, L2 flushed before each sample; the fit takes the best "
+            "repeat over every form"},
+           {"forms", forms_best},
+           {"points", points}});
 }
 
 void Calibrator::run_working_set(const json& plan) {
@@ -399,16 +441,20 @@ void Calibrator::run_working_set(const json& plan) {
   DeviceBuffer dy(static_cast<std::size_t>(kmax) * m * sizeof(float), "allocating dy");
   DeviceBuffer x(static_cast<std::size_t>(kmax) * n * sizeof(float), "allocating x");
   DeviceBuffer dw(static_cast<std::size_t>(m) * n * sizeof(float), "allocating dw");
-  check(launch_stream_fill(dy.as<float>(), static_cast<std::uint64_t>(kmax) * m, 0.5f, 0.001f, stream_.get()), "filling dy");
-  check(launch_stream_fill(x.as<float>(), static_cast<std::uint64_t>(kmax) * n, 0.25f, 0.001f, stream_.get()), "filling x");
+  check(launch_stream_fill(dy.as<float>(), static_cast<std::uint64_t>(kmax) * m, 0.5f, 0.001f, stream_.get()),
+        "filling dy");
+  check(launch_stream_fill(x.as<float>(), static_cast<std::uint64_t>(kmax) * n, 0.25f, 0.001f, stream_.get()),
+        "filling x");
   const std::int64_t tiles = static_cast<std::int64_t>(m / kWsTile) * (n / kWsTile);
   int per_sm = 0;
   check(ws_blocks_per_sm(&per_sm), "asking the contraction's occupancy");
-  const std::int64_t resident = std::min<std::int64_t>(tiles, static_cast<std::int64_t>(per_sm) * device_.sm_count);
+  const std::int64_t resident =
+      std::min<std::int64_t>(tiles, static_cast<std::int64_t>(per_sm) * device_.sm_count);
   json points = json::array();
   for (std::int64_t k : ks) {
     const auto launch = [&, k] {
-      check(launch_ws_contraction(dy.as<float>(), x.as<float>(), dw.as<float>(), m, n, static_cast<int>(k), stream_.get()),
+      check(launch_ws_contraction(dy.as<float>(), x.as<float>(), dw.as<float>(), m, n, static_cast<int>(k),
+                                  stream_.get()),
             "launching the working-set contraction");
     };
     const std::vector<double> seconds = time_harness("working-set k=" + std::to_string(k), launch, repeats);
@@ -420,35 +466,40 @@ void Calibrator::run_working_set(const json& plan) {
                       {"distinct_bytes", (k * (m + n) + static_cast<std::int64_t>(m) * n) * 4},
                       {"seconds", best}});
   }
-  print_result(json{{"calibrate", "working_set"},
-                    {"m", m},
-                    {"n", n},
-                    {"blocks", tiles},
-                    {"resident_blocks", resident},
-                    {"working_set_definition", "the seed's: per-block global read bytes (k x 32 floats) x resident blocks"},
-                    {"points", points}});
+  print_result(json{
+      {"calibrate", "working_set"},
+      {"m", m},
+      {"n", n},
+      {"blocks", tiles},
+      {"resident_blocks", resident},
+      {"working_set_definition", "the seed's: per-block global read bytes (k x 32 floats) x resident blocks"},
+      {"points", points}});
 }
 
 // diescope's addition beside the contraction sweep: a buffer re-read with L1-bypassing loads, sized
 // from 8 MiB to 256 MiB, where the distance between two reads of an address is the buffer itself.
 void Calibrator::run_reread(int repeats) {
-  const std::vector<std::int64_t> mib = {8, 16, 24, 32, 40, 44, 48, 52, 56, 60, 64, 72, 80, 96, 128, 192, 256};
+  const std::vector<std::int64_t> mib = {8,  16, 24, 32, 40, 44,  48,  52, 56,
+                                         60, 64, 72, 80, 96, 128, 192, 256};
   const std::int64_t largest = mib.back() << 20;
   DeviceBuffer buffer(static_cast<std::size_t>(largest), "allocating the re-read buffer");
-  check(launch_stream_fill(buffer.as<float>(), static_cast<std::uint64_t>(largest / 4), 1.0f, 0.001f, stream_.get()),
+  check(launch_stream_fill(buffer.as<float>(), static_cast<std::uint64_t>(largest / 4), 1.0f, 0.001f,
+                           stream_.get()),
         "filling the re-read buffer");
   const int blocks = device_.sm_count * std::max(1, device_.max_threads_per_sm / kRereadThreads);
-  DeviceBuffer sink(static_cast<std::size_t>(blocks) * kRereadThreads * sizeof(float), "allocating the re-read output");
+  DeviceBuffer sink(static_cast<std::size_t>(blocks) * kRereadThreads * sizeof(float),
+                    "allocating the re-read output");
   json points = json::array();
   for (std::int64_t size_mib : mib) {
     const std::int64_t bytes = size_mib << 20;
     const int passes = static_cast<int>(std::max<std::int64_t>(4, (std::int64_t{2} << 30) / bytes));
     const auto launch = [&, bytes, passes] {
-      check(launch_reread(buffer.as<float>(), static_cast<std::uint64_t>(bytes / 16), passes, sink.as<float>(), blocks,
-                          stream_.get()),
+      check(launch_reread(buffer.as<float>(), static_cast<std::uint64_t>(bytes / 16), passes,
+                          sink.as<float>(), blocks, stream_.get()),
             "launching the re-read kernel");
     };
-    const std::vector<double> seconds = time_harness("re-read " + std::to_string(size_mib) + " MiB", launch, repeats);
+    const std::vector<double> seconds =
+        time_harness("re-read " + std::to_string(size_mib) + " MiB", launch, repeats);
     const double best = seconds.empty() ? 0.0 : *std::min_element(seconds.begin(), seconds.end());
     points.push_back({{"k", passes},
                       {"working_set_bytes", bytes},
@@ -458,13 +509,15 @@ void Calibrator::run_reread(int repeats) {
   }
   print_result(json{{"calibrate", "reread"},
                     {"blocks", blocks},
-                    {"definition", "k is the passes over the buffer; working set = distinct = the buffer; requested = "
-                                   "passes x buffer (.cg loads, L1 bypassed)"},
+                    {"definition",
+                     "k is the passes over the buffer; working set = distinct = the buffer; requested = "
+                     "passes x buffer (.cg loads, L1 bypassed)"},
                     {"points", points}});
 }
 
 json contexts_json(std::int64_t blocks, int threads, double ops) {
-  return json::array({{{"blocks", blocks}, {"threads_per_block", threads}, {"scalar_ops", ops}, {"mma_ops", 0}}});
+  return json::array(
+      {{{"blocks", blocks}, {"threads_per_block", threads}, {"scalar_ops", ops}, {"mma_ops", 0}}});
 }
 
 void Calibrator::run_issue(const json& plan) {
@@ -503,7 +556,8 @@ void Calibrator::run_launch(const json& plan) {
   const int repeats = plan.at("repeats").get<int>();
   const std::int64_t smax = *std::max_element(sizes.begin(), sizes.end());
   const auto k_for = [&](std::int64_t size, int bk) {
-    const auto k = static_cast<std::int64_t>(target / (2.0 * static_cast<double>(size) * static_cast<double>(size)));
+    const auto k =
+        static_cast<std::int64_t>(target / (2.0 * static_cast<double>(size) * static_cast<double>(size)));
     return std::clamp<std::int64_t>(k / bk * bk, bk, max_k);
   };
   std::size_t floats = 0;  // the largest k x size any point reads
@@ -523,7 +577,8 @@ void Calibrator::run_launch(const json& plan) {
       const std::int64_t k = k_for(size, bk);
       const auto launch = [&, size, k] {
         check(launch_tiled_contraction(bm, bn, bk, tm, tn, dy.as<float>(), x.as<float>(), dw.as<float>(),
-                                       static_cast<int>(size), static_cast<int>(size), static_cast<int>(k), stream_.get()),
+                                       static_cast<int>(size), static_cast<int>(size), static_cast<int>(k),
+                                       stream_.get()),
               "launching the tiled contraction");
       };
       const std::string name = g.at("name").get<std::string>();
@@ -558,33 +613,41 @@ int run_calibrate(const std::vector<std::string>& args) {
   int device_index = 0;
   bool probe = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--plan" && i + 1 < args.size()) plan_path = args[++i];
-    else if (args[i] == "--device" && i + 1 < args.size()) device_index = std::stoi(args[++i]);
-    else if (args[i] == "--probe") probe = true;
+    if (args[i] == "--plan" && i + 1 < args.size())
+      plan_path = args[++i];
+    else if (args[i] == "--device" && i + 1 < args.size())
+      device_index = std::stoi(args[++i]);
+    else if (args[i] == "--probe")
+      probe = true;
     else if (args[i] == "-h" || args[i] == "--help") {
-      std::fputs("diescope-workload calibrate (--probe | --plan FILE) [--device N]\n\n"
-                 "The device side of `diescope calibrate`: runs the plan's steps and sweeps and prints one JSON\n"
-                 "line for each (include/diescope/calibrate/device_protocol.hpp). Run `diescope calibrate`.\n",
-                 stdout);
+      std::fputs(
+          "diescope-workload calibrate (--probe | --plan FILE) [--device N]\n\n"
+          "The device side of `diescope calibrate`: runs the plan's steps and sweeps and prints one JSON\n"
+          "line for each (include/diescope/calibrate/device_protocol.hpp). Run `diescope calibrate`.\n",
+          stdout);
       return 0;
     } else {
-      throw UsageError("unknown argument to calibrate: " + args[i], "run `diescope calibrate`, which starts this");
+      throw UsageError("unknown argument to calibrate: " + args[i],
+                       "run `diescope calibrate`, which starts this");
     }
   }
-  if (!probe && plan_path.empty()) throw UsageError("calibrate needs --plan FILE or --probe", "run `diescope calibrate`");
+  if (!probe && plan_path.empty())
+    throw UsageError("calibrate needs --plan FILE or --probe", "run `diescope calibrate`");
   const DeviceInfo device = open_device(device_index);
   print_result(device_line(device));
   if (probe) return 0;
 
   std::ifstream in(plan_path);
-  if (!in) throw Error("cannot read the calibration plan " + plan_path, "run `diescope calibrate`", kExitInput);
+  if (!in)
+    throw Error("cannot read the calibration plan " + plan_path, "run `diescope calibrate`", kExitInput);
   const json plan = json::parse(in);
   Calibrator calibrator(device);
   print_measure_start();  // the whole calibration is one window for `diescope report` on its recording
   int index = 0;
   for (const json& s : plan.at("steps")) {
-    StepSpec spec{s.at("index").get<int>(), s.at("unit").get<std::string>(), s.at("name").get<std::string>(),
-                  s.at("workload").get<std::string>(), s.at("loaded_sms").get<int>(), s.at("seconds").get<double>()};
+    StepSpec spec{s.at("index").get<int>(),        s.at("unit").get<std::string>(),
+                  s.at("name").get<std::string>(), s.at("workload").get<std::string>(),
+                  s.at("loaded_sms").get<int>(),   s.at("seconds").get<double>()};
     print_begin(spec.index, spec.name);
     calibrator.run_step(spec);
     index = spec.index;

@@ -119,8 +119,8 @@ __global__ void __launch_bounds__(kCalibThreads, 1) mma_bf16_kernel(CalibArgs ar
 // (t + 1024 j + 64 r) mod 2048 of a 32 KiB buffer with .ca (cache in L1), so after the first trip
 // every load is an L1 hit and each quarter-warp reads 128 contiguous bytes. The address moves with
 // the trip so that ptxas cannot hoist the loads out of the loop (the first H200 run, with
-// loop-invariant addresses, read 0.001%: the loads had left the loop). Whole-pipe and local/global Load/store counters both
-// count these (shared-memory loads would count in only the first on Hopper).
+// loop-invariant addresses, read 0.001%: the loads had left the loop). Whole-pipe and local/global Load/store
+// counters both count these (shared-memory loads would count in only the first on Hopper).
 __global__ void __launch_bounds__(kCalibThreads, 1) l1_load_kernel(CalibArgs args) {
   BlockClock clock;
   clock.start();
@@ -130,7 +130,8 @@ __global__ void __launch_bounds__(kCalibThreads, 1) l1_load_kernel(CalibArgs arg
 #pragma unroll
     for (int j = 0; j < kL1LoadsPerTrip; ++j) {
       const unsigned index =
-          (threadIdx.x + 1024u * static_cast<unsigned>(j) + 64u * static_cast<unsigned>(trip)) & (kL1BufferFloat4s - 1);
+          (threadIdx.x + 1024u * static_cast<unsigned>(j) + 64u * static_cast<unsigned>(trip)) &
+          (kL1BufferFloat4s - 1);
       float x, y, z, w;
       asm volatile("ld.global.ca.v4.f32 {%0,%1,%2,%3}, [%4];"
                    : "=f"(x), "=f"(y), "=f"(z), "=f"(w)
@@ -167,26 +168,29 @@ __global__ void __launch_bounds__(kCalibThreads, 1) l2_read_kernel(CalibArgs arg
   clock.stop(args.tally);
 }
 
-__global__ void __launch_bounds__(256) stream_scale_kernel(const float* __restrict__ a, float* __restrict__ b, float s,
-                                                          unsigned long long n) {
+__global__ void __launch_bounds__(256)
+    stream_scale_kernel(const float* __restrict__ a, float* __restrict__ b, float s, unsigned long long n) {
   const unsigned long long n4 = n / 4;
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
   const float4* a4 = reinterpret_cast<const float4*>(a);
   float4* b4 = reinterpret_cast<float4*>(b);
-  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n4; i += stride) {
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n4;
+       i += stride) {
     const float4 v = a4[i];
     b4[i] = make_float4(s * v.x, s * v.y, s * v.z, s * v.w);
   }
 }
 
-__global__ void __launch_bounds__(256) stream_add_kernel(const float* __restrict__ a, const float* __restrict__ b,
-                                                        float* __restrict__ c, unsigned long long n) {
+__global__ void __launch_bounds__(256)
+    stream_add_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c,
+                      unsigned long long n) {
   const unsigned long long n4 = n / 4;
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
   const float4* a4 = reinterpret_cast<const float4*>(a);
   const float4* b4 = reinterpret_cast<const float4*>(b);
   float4* c4 = reinterpret_cast<float4*>(c);
-  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n4; i += stride) {
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n4;
+       i += stride) {
     const float4 u = a4[i], v = b4[i];
     c4[i] = make_float4(u.x + v.x, u.y + v.y, u.z + v.z, u.w + v.w);
   }
@@ -198,8 +202,8 @@ __global__ void __launch_bounds__(256) stream_add_kernel(const float* __restrict
 // (bench/results/calibrate/2026-11-29-h200-stream-forms): the blocks sweep memory in
 // address order.
 template <StreamKernel Op>
-__global__ void stream_pass_kernel(float4* __restrict__ out, const float4* __restrict__ x, const float4* __restrict__ y,
-                                   float s) {
+__global__ void stream_pass_kernel(float4* __restrict__ out, const float4* __restrict__ x,
+                                   const float4* __restrict__ y, float s) {
   const unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const float4 u = x[i];
   if constexpr (Op == StreamKernel::copy) out[i] = u;
@@ -211,9 +215,9 @@ __global__ void stream_pass_kernel(float4* __restrict__ out, const float4* __res
   }
 }
 
-__global__ void __launch_bounds__(kWsTile * kWsTile) ws_contraction_kernel(const float* __restrict__ dy,
-                                                                          const float* __restrict__ x,
-                                                                          float* __restrict__ dw, int m, int n, int k) {
+__global__ void __launch_bounds__(kWsTile* kWsTile)
+    ws_contraction_kernel(const float* __restrict__ dy, const float* __restrict__ x, float* __restrict__ dw,
+                          int m, int n, int k) {
   const int tiles_m = m / kWsTile;
   const int t = blockIdx.x;
   const int ty = threadIdx.x / kWsTile, tx = threadIdx.x % kWsTile;
@@ -221,18 +225,21 @@ __global__ void __launch_bounds__(kWsTile * kWsTile) ws_contraction_kernel(const
   const int i = (t / tiles_m) * kWsTile + tx;
   float acc = 0.0f;
 #pragma unroll 4
-  for (int kk = 0; kk < k; ++kk) acc = fmaf(dy[static_cast<size_t>(kk) * m + o], x[static_cast<size_t>(kk) * n + i], acc);
+  for (int kk = 0; kk < k; ++kk)
+    acc = fmaf(dy[static_cast<size_t>(kk) * m + o], x[static_cast<size_t>(kk) * n + i], acc);
   dw[static_cast<size_t>(o) * n + i] = acc;
 }
 
 __device__ __forceinline__ float4 load_cg(const float4* p) {
   float4 v;
-  asm volatile("ld.global.cg.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  asm volatile("ld.global.cg.v4.f32 {%0,%1,%2,%3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "l"(p));
   return v;
 }
 
-__global__ void __launch_bounds__(kRereadThreads) reread_kernel(const float4* __restrict__ buffer, unsigned long long n4,
-                                                               int passes, float* sink) {
+__global__ void __launch_bounds__(kRereadThreads)
+    reread_kernel(const float4* __restrict__ buffer, unsigned long long n4, int passes, float* sink) {
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
   const unsigned long long g = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   float acc = 0.0f;
@@ -254,10 +261,9 @@ __global__ void __launch_bounds__(kRereadThreads) reread_kernel(const float4* __
 }
 
 template <int BM, int BN, int BK, int TM, int TN>
-__global__ void __launch_bounds__((BM / TM) * (BN / TN)) tiled_contraction_kernel(const float* __restrict__ dy,
-                                                                                  const float* __restrict__ x,
-                                                                                  float* __restrict__ dw, int m, int n,
-                                                                                  int k) {
+__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+    tiled_contraction_kernel(const float* __restrict__ dy, const float* __restrict__ x,
+                             float* __restrict__ dw, int m, int n, int k) {
   constexpr int kThreads = (BM / TM) * (BN / TN);
   __shared__ float as[BK][BM];
   __shared__ float bs[BK][BN];
@@ -287,7 +293,8 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) tiled_contraction_kerne
 #pragma unroll
   for (int r = 0; r < TM; ++r)
 #pragma unroll
-    for (int c = 0; c < TN; ++c) dw[static_cast<size_t>(row0 + tr * TM + r) * n + col0 + tc * TN + c] = acc[r][c];
+    for (int c = 0; c < TN; ++c)
+      dw[static_cast<size_t>(row0 + tr * TM + r) * n + col0 + tc * TN + c] = acc[r][c];
 }
 
 template <class Kernel>
@@ -297,15 +304,33 @@ cudaError_t set_shared(Kernel kernel, std::size_t bytes) {
 
 }  // namespace
 
-#define DIESCOPE_CALIB_DISPATCH(KERNEL, EXPR)         \
-  switch (KERNEL) {                                  \
-    case CalibKernel::imad: { auto k = imad_kernel; return EXPR; }           \
-    case CalibKernel::ffma_imad: { auto k = ffma_imad_kernel; return EXPR; } \
-    case CalibKernel::dfma: { auto k = dfma_kernel; return EXPR; }           \
-    case CalibKernel::mma_bf16: { auto k = mma_bf16_kernel; return EXPR; }   \
-    case CalibKernel::l1_load: { auto k = l1_load_kernel; return EXPR; }     \
-    case CalibKernel::l2_read: { auto k = l2_read_kernel; return EXPR; }     \
-  }                                                  \
+#define DIESCOPE_CALIB_DISPATCH(KERNEL, EXPR) \
+  switch (KERNEL) {                           \
+    case CalibKernel::imad: {                 \
+      auto k = imad_kernel;                   \
+      return EXPR;                            \
+    }                                         \
+    case CalibKernel::ffma_imad: {            \
+      auto k = ffma_imad_kernel;              \
+      return EXPR;                            \
+    }                                         \
+    case CalibKernel::dfma: {                 \
+      auto k = dfma_kernel;                   \
+      return EXPR;                            \
+    }                                         \
+    case CalibKernel::mma_bf16: {             \
+      auto k = mma_bf16_kernel;               \
+      return EXPR;                            \
+    }                                         \
+    case CalibKernel::l1_load: {              \
+      auto k = l1_load_kernel;                \
+      return EXPR;                            \
+    }                                         \
+    case CalibKernel::l2_read: {              \
+      auto k = l2_read_kernel;                \
+      return EXPR;                            \
+    }                                         \
+  }                                           \
   return cudaErrorInvalidValue
 
 cudaError_t calib_set_shared_bytes(CalibKernel kernel, std::size_t shared_bytes) {
@@ -313,37 +338,50 @@ cudaError_t calib_set_shared_bytes(CalibKernel kernel, std::size_t shared_bytes)
 }
 
 cudaError_t calib_blocks_per_sm(CalibKernel kernel, int* blocks, std::size_t shared_bytes) {
-  DIESCOPE_CALIB_DISPATCH(kernel, cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, k, kCalibThreads, shared_bytes));
+  DIESCOPE_CALIB_DISPATCH(
+      kernel, cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, k, kCalibThreads, shared_bytes));
 }
 
 cudaError_t launch_calib(CalibKernel kernel, const CalibArgs& args, int blocks, std::size_t shared_bytes,
                          cudaStream_t stream) {
-  DIESCOPE_CALIB_DISPATCH(kernel, (k<<<blocks, kCalibThreads, shared_bytes, stream>>>(args), cudaGetLastError()));
+  DIESCOPE_CALIB_DISPATCH(kernel,
+                          (k<<<blocks, kCalibThreads, shared_bytes, stream>>>(args), cudaGetLastError()));
 }
 
-cudaError_t launch_stream_scale(const float* a, float* b, float scalar, std::uint64_t n, int blocks, cudaStream_t stream) {
+cudaError_t launch_stream_scale(const float* a, float* b, float scalar, std::uint64_t n, int blocks,
+                                cudaStream_t stream) {
   stream_scale_kernel<<<blocks, 256, 0, stream>>>(a, b, scalar, n);
   return cudaGetLastError();
 }
 
-cudaError_t launch_stream_add(const float* a, const float* b, float* c, std::uint64_t n, int blocks, cudaStream_t stream) {
+cudaError_t launch_stream_add(const float* a, const float* b, float* c, std::uint64_t n, int blocks,
+                              cudaStream_t stream) {
   stream_add_kernel<<<blocks, 256, 0, stream>>>(a, b, c, n);
   return cudaGetLastError();
 }
 
-cudaError_t launch_stream_pass(StreamKernel op, float* a, float* b, float* c, float scalar, std::uint64_t n, int threads,
-                               cudaStream_t stream) {
-  if (threads <= 0 || n % (4ull * threads) != 0 || n / (4ull * threads) > 0x7fffffffull) return cudaErrorInvalidValue;
+cudaError_t launch_stream_pass(StreamKernel op, float* a, float* b, float* c, float scalar, std::uint64_t n,
+                               int threads, cudaStream_t stream) {
+  if (threads <= 0 || n % (4ull * threads) != 0 || n / (4ull * threads) > 0x7fffffffull)
+    return cudaErrorInvalidValue;
   const auto blocks = static_cast<unsigned>(n / (4ull * threads));
   auto* a4 = reinterpret_cast<float4*>(a);
   auto* b4 = reinterpret_cast<float4*>(b);
   auto* c4 = reinterpret_cast<float4*>(c);
   // The four STREAM kernels: copy c = a, scale b = s a, add c = a + b, triad a = b + s c.
   switch (op) {
-    case StreamKernel::copy: stream_pass_kernel<StreamKernel::copy><<<blocks, threads, 0, stream>>>(c4, a4, a4, scalar); break;
-    case StreamKernel::scale: stream_pass_kernel<StreamKernel::scale><<<blocks, threads, 0, stream>>>(b4, a4, a4, scalar); break;
-    case StreamKernel::add: stream_pass_kernel<StreamKernel::add><<<blocks, threads, 0, stream>>>(c4, a4, b4, scalar); break;
-    case StreamKernel::triad: stream_pass_kernel<StreamKernel::triad><<<blocks, threads, 0, stream>>>(a4, b4, c4, scalar); break;
+    case StreamKernel::copy:
+      stream_pass_kernel<StreamKernel::copy><<<blocks, threads, 0, stream>>>(c4, a4, a4, scalar);
+      break;
+    case StreamKernel::scale:
+      stream_pass_kernel<StreamKernel::scale><<<blocks, threads, 0, stream>>>(b4, a4, a4, scalar);
+      break;
+    case StreamKernel::add:
+      stream_pass_kernel<StreamKernel::add><<<blocks, threads, 0, stream>>>(c4, a4, b4, scalar);
+      break;
+    case StreamKernel::triad:
+      stream_pass_kernel<StreamKernel::triad><<<blocks, threads, 0, stream>>>(a4, b4, c4, scalar);
+      break;
   }
   return cudaGetLastError();
 }
@@ -352,19 +390,21 @@ cudaError_t ws_blocks_per_sm(int* blocks) {
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, ws_contraction_kernel, kWsTile * kWsTile, 0);
 }
 
-cudaError_t launch_ws_contraction(const float* dy, const float* x, float* dw, int m, int n, int k, cudaStream_t stream) {
+cudaError_t launch_ws_contraction(const float* dy, const float* x, float* dw, int m, int n, int k,
+                                  cudaStream_t stream) {
   ws_contraction_kernel<<<(m / kWsTile) * (n / kWsTile), kWsTile * kWsTile, 0, stream>>>(dy, x, dw, m, n, k);
   return cudaGetLastError();
 }
 
 cudaError_t launch_reread(const float* buffer, std::uint64_t floats4, int passes, float* sink, int blocks,
                           cudaStream_t stream) {
-  reread_kernel<<<blocks, kRereadThreads, 0, stream>>>(reinterpret_cast<const float4*>(buffer), floats4, passes, sink);
+  reread_kernel<<<blocks, kRereadThreads, 0, stream>>>(reinterpret_cast<const float4*>(buffer), floats4,
+                                                       passes, sink);
   return cudaGetLastError();
 }
 
-cudaError_t launch_tiled_contraction(int bm, int bn, int bk, int tm, int tn, const float* dy, const float* x, float* dw,
-                                     int m, int n, int k, cudaStream_t stream) {
+cudaError_t launch_tiled_contraction(int bm, int bn, int bk, int tm, int tn, const float* dy, const float* x,
+                                     float* dw, int m, int n, int k, cudaStream_t stream) {
   if (bm == 32 && bn == 32 && bk == 8 && tm == 4 && tn == 4) {
     tiled_contraction_kernel<32, 32, 8, 4, 4><<<dim3(n / 32, m / 32), 64, 0, stream>>>(dy, x, dw, m, n, k);
     return cudaGetLastError();

@@ -10,7 +10,9 @@ namespace diescope::workloads::gpu {
 
 namespace {
 
-std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+std::string version_string(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
 
 }  // namespace
 
@@ -18,12 +20,14 @@ void check(cudaError_t status, const char* what) {
   if (status == cudaSuccess) return;
   const std::string detail = std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
   if (status == cudaErrorMemoryAllocation) {
-    throw DeviceError(std::string(what) + " failed: not enough GPU memory (" + detail + ")",
-                      "use a smaller problem size, or free the GPU from other processes (nvidia-smi lists them)");
+    throw DeviceError(
+        std::string(what) + " failed: not enough GPU memory (" + detail + ")",
+        "use a smaller problem size, or free the GPU from other processes (nvidia-smi lists them)");
   }
   if (status == cudaErrorNoKernelImageForDevice || status == cudaErrorUnsupportedPtxVersion) {
-    throw DeviceError(std::string(what) + " failed: this build has no kernel for this GPU (" + detail + ")",
-                      "rebuild with this GPU's architecture in CMAKE_CUDA_ARCHITECTURES, or update the driver");
+    throw DeviceError(
+        std::string(what) + " failed: this build has no kernel for this GPU (" + detail + ")",
+        "rebuild with this GPU's architecture in CMAKE_CUDA_ARCHITECTURES, or update the driver");
   }
   throw DeviceError(std::string(what) + " failed (" + detail + ")",
                     "check the GPU with nvidia-smi; if it reports errors, the GPU or driver needs attention");
@@ -95,11 +99,15 @@ DeviceBuffer::~DeviceBuffer() {
   if (ptr_ != nullptr) cudaFree(ptr_);
 }
 
-Event::Event() { check(cudaEventCreate(&event_), "creating a CUDA event"); }
+Event::Event() {
+  check(cudaEventCreate(&event_), "creating a CUDA event");
+}
 Event::~Event() {
   if (event_ != nullptr) cudaEventDestroy(event_);
 }
-void Event::record(cudaStream_t stream) { check(cudaEventRecord(event_, stream), "recording a CUDA event"); }
+void Event::record(cudaStream_t stream) {
+  check(cudaEventRecord(event_, stream), "recording a CUDA event");
+}
 
 double elapsed_ms(const Event& from, const Event& to) {
   check(cudaEventSynchronize(to.get()), "waiting for the GPU");
@@ -108,10 +116,14 @@ double elapsed_ms(const Event& from, const Event& to) {
   return static_cast<double>(ms);
 }
 
-Stream::Stream() { check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a CUDA stream"); }
+Stream::Stream() {
+  check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a CUDA stream");
+}
 Stream::~Stream() {
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
 }
-void Stream::synchronize(const char* what) { check(cudaStreamSynchronize(stream_), what); }
+void Stream::synchronize(const char* what) {
+  check(cudaStreamSynchronize(stream_), what);
+}
 
 }  // namespace diescope::workloads::gpu

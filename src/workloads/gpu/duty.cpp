@@ -21,18 +21,22 @@ int run_duty(const DutyOptions& options) {
   check(duty_blocks_per_sm(&per_sm), "asking the occupancy of the duty kernel");
   const int blocks = device.sm_count * std::max(1, per_sm);
   const auto on_ns = static_cast<unsigned long long>(std::llround(options.on_ms * 1e6));
-  const auto period = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double, std::milli>(options.period_ms));
+  const auto period = std::chrono::duration_cast<clock::duration>(
+      std::chrono::duration<double, std::milli>(options.period_ms));
   const auto periods = static_cast<std::uint64_t>(
       std::max(1.0, std::round(options.common.seconds * 1000.0 / options.period_ms)));
 
   Stream stream;
-  DeviceBuffer out(static_cast<std::size_t>(blocks) * kDutyThreads * sizeof(float), "allocating the duty output");
+  DeviceBuffer out(static_cast<std::size_t>(blocks) * kDutyThreads * sizeof(float),
+                   "allocating the duty output");
   DeviceBuffer tally(sizeof(ClockTally), "allocating the clock tally");
   // Setup: one busy launch, so module loading stays outside the window.
-  check(launch_duty(out.as<float>(), tally.as<ClockTally>(), on_ns, blocks, stream.get()), "launching the duty kernel");
+  check(launch_duty(out.as<float>(), tally.as<ClockTally>(), on_ns, blocks, stream.get()),
+        "launching the duty kernel");
   stream.synchronize("running the duty warm-up");
   const ClockTally fresh = empty_tally();
-  check(cudaMemcpy(tally.as<ClockTally>(), &fresh, sizeof fresh, cudaMemcpyHostToDevice), "resetting the clock tally");
+  check(cudaMemcpy(tally.as<ClockTally>(), &fresh, sizeof fresh, cudaMemcpyHostToDevice),
+        "resetting the clock tally");
 
   std::vector<Event> on_start(periods), on_end(periods);
   Event window_start, window_end;
@@ -44,9 +48,11 @@ int run_duty(const DutyOptions& options) {
   for (std::uint64_t p = 0; p < periods; ++p) {
     const auto due = t0 + period * static_cast<long>(p);
     std::this_thread::sleep_until(due);
-    worst_late_ms = std::max(worst_late_ms, std::chrono::duration<double, std::milli>(clock::now() - due).count());
+    worst_late_ms =
+        std::max(worst_late_ms, std::chrono::duration<double, std::milli>(clock::now() - due).count());
     on_start[p].record(stream.get());
-    check(launch_duty(out.as<float>(), tally.as<ClockTally>(), on_ns, blocks, stream.get()), "launching the duty kernel");
+    check(launch_duty(out.as<float>(), tally.as<ClockTally>(), on_ns, blocks, stream.get()),
+          "launching the duty kernel");
     on_end[p].record(stream.get());
   }
   std::this_thread::sleep_until(t0 + period * static_cast<long>(periods));
@@ -57,7 +63,8 @@ int run_duty(const DutyOptions& options) {
   double on_s = 0.0;
   for (std::uint64_t p = 0; p < periods; ++p) on_s += elapsed_ms(on_start[p], on_end[p]) / 1000.0;
   ClockTally measured{};
-  check(cudaMemcpy(&measured, tally.as<ClockTally>(), sizeof measured, cudaMemcpyDeviceToHost), "reading the clock tally");
+  check(cudaMemcpy(&measured, tally.as<ClockTally>(), sizeof measured, cudaMemcpyDeviceToHost),
+        "reading the clock tally");
 
   const double achieved = on_fraction(on_s, window_s);
   nlohmann::json result{{"workload", "duty"}, {"schema", 1}, {"device", device_json(device)}};
@@ -67,7 +74,8 @@ int run_duty(const DutyOptions& options) {
                       {"blocks", blocks},
                       {"threads_per_block", kDutyThreads},
                       {"seconds_requested", options.common.seconds}};
-  result["work"] = {{"on_s", on_s}, {"counted", "CUDA-event time of each busy kernel, summed over the periods"}};
+  result["work"] = {{"on_s", on_s},
+                    {"counted", "CUDA-event time of each busy kernel, summed over the periods"}};
   result["time_s"] = window_s;
   result["clock"] = clock_json_from_tally(measured, device.rated_max_sm_clock_mhz);
   nlohmann::json figures;
@@ -77,8 +85,9 @@ int run_duty(const DutyOptions& options) {
   figures["worst_host_lateness_ms"] = worst_late_ms;
   result["result"] = figures;
   print_result(result);
-  print_note(device.name + ": duty " + std::to_string(options.on_ms) + " ms of every " + std::to_string(options.period_ms) +
-             " ms over " + std::to_string(periods) + " periods: on " + std::to_string(100.0 * achieved) + "% (target " +
+  print_note(device.name + ": duty " + std::to_string(options.on_ms) + " ms of every " +
+             std::to_string(options.period_ms) + " ms over " + std::to_string(periods) + " periods: on " +
+             std::to_string(100.0 * achieved) + "% (target " +
              std::to_string(100.0 * options.on_ms / options.period_ms) + "%)");
   return 0;
 }

@@ -27,9 +27,10 @@ namespace {
 constexpr int kCalibrationCalls = 5;
 
 // cublasGemmEx has C++ overloads, so its pointer type is spelled out (the 32-bit-index C entry point).
-using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
-                                    const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
-                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                    const void*, const void*, cudaDataType, int, const void*, cudaDataType,
+                                    int, const void*, void*, cudaDataType, int, cublasComputeType_t,
+                                    cublasGemmAlgo_t);
 
 // The few cuBLAS entry points used, resolved from the shared library.
 class Cublas {
@@ -51,7 +52,8 @@ class Cublas {
                             " toolkit's cuBLAS, or add the folder holding " + soname + " to LD_LIBRARY_PATH");
     }
     link_map* map = nullptr;
-    if (::dlinfo(library_, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr) path_ = map->l_name;
+    if (::dlinfo(library_, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr)
+      path_ = map->l_name;
     create = resolve<decltype(&cublasCreate_v2)>("cublasCreate_v2");
     destroy = resolve<decltype(&cublasDestroy_v2)>("cublasDestroy_v2");
     set_stream = resolve<decltype(&cublasSetStream_v2)>("cublasSetStream_v2");
@@ -95,7 +97,9 @@ class Cublas {
 
 class Handle {
  public:
-  explicit Handle(const Cublas& cublas) : cublas_(cublas) { cublas.check(cublas.create(&handle_), "creating a cuBLAS handle"); }
+  explicit Handle(const Cublas& cublas) : cublas_(cublas) {
+    cublas.check(cublas.create(&handle_), "creating a cuBLAS handle");
+  }
   ~Handle() { cublas_.destroy(handle_); }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
@@ -115,8 +119,9 @@ float bf16_to_float(std::uint16_t bits) {
 
 std::vector<SmStamp> read_stamps(const DeviceBuffer& raw, int count) {
   std::vector<RawStamp> stamps(static_cast<std::size_t>(count));
-  check(cudaMemcpy(stamps.data(), raw.as<RawStamp>(), stamps.size() * sizeof(RawStamp), cudaMemcpyDeviceToHost),
-        "reading clock stamps");
+  check(
+      cudaMemcpy(stamps.data(), raw.as<RawStamp>(), stamps.size() * sizeof(RawStamp), cudaMemcpyDeviceToHost),
+      "reading clock stamps");
   std::vector<SmStamp> out;
   for (const auto& s : stamps) out.push_back({static_cast<int>(s.smid), s.cycles, s.ns});
   return out;
@@ -124,8 +129,8 @@ std::vector<SmStamp> read_stamps(const DeviceBuffer& raw, int count) {
 
 // Checks sampled elements of C (column-major, m x n) against a double-precision dot product of the
 // same bf16 inputs. bf16 output rounds to 2^-8 relative; fp32 accumulation adds far less.
-void verify(const DeviceBuffer& a, const DeviceBuffer& b, const DeviceBuffer& c, std::int64_t m, std::int64_t n,
-            std::int64_t k) {
+void verify(const DeviceBuffer& a, const DeviceBuffer& b, const DeviceBuffer& c, std::int64_t m,
+            std::int64_t n, std::int64_t k) {
   const std::size_t uk = static_cast<std::size_t>(k);
   std::vector<std::uint16_t> row(uk), column(uk);
   for (int s = 0; s < 8; ++s) {
@@ -133,20 +138,24 @@ void verify(const DeviceBuffer& a, const DeviceBuffer& b, const DeviceBuffer& c,
     check(cudaMemcpy2D(row.data(), 2, a.as<std::uint16_t>() + i, static_cast<std::size_t>(m) * 2, 2, uk,
                        cudaMemcpyDeviceToHost),
           "reading a row of A");
-    check(cudaMemcpy(column.data(), b.as<std::uint16_t>() + j * k, uk * 2, cudaMemcpyDeviceToHost), "reading a column of B");
+    check(cudaMemcpy(column.data(), b.as<std::uint16_t>() + j * k, uk * 2, cudaMemcpyDeviceToHost),
+          "reading a column of B");
     std::uint16_t got_bits = 0;
-    check(cudaMemcpy(&got_bits, c.as<std::uint16_t>() + i + j * m, 2, cudaMemcpyDeviceToHost), "reading an element of C");
+    check(cudaMemcpy(&got_bits, c.as<std::uint16_t>() + i + j * m, 2, cudaMemcpyDeviceToHost),
+          "reading an element of C");
     double ref = 0.0, magnitude = 0.0;
     for (std::size_t p = 0; p < uk; ++p) {
-      const double term = static_cast<double>(bf16_to_float(row[p])) * static_cast<double>(bf16_to_float(column[p]));
+      const double term =
+          static_cast<double>(bf16_to_float(row[p])) * static_cast<double>(bf16_to_float(column[p]));
       ref += term;
       magnitude += std::fabs(term);
     }
     const double got = bf16_to_float(got_bits);
     const double tolerance = std::ldexp(std::fabs(ref), -7) + 1e-5 * magnitude;
     if (!(std::fabs(got - ref) <= tolerance)) {
-      throw DeviceError("the GEMM result is wrong at (" + std::to_string(i) + ", " + std::to_string(j) + "): " +
-                            std::to_string(got) + " where a double-precision reference gives " + std::to_string(ref),
+      throw DeviceError("the GEMM result is wrong at (" + std::to_string(i) + ", " + std::to_string(j) +
+                            "): " + std::to_string(got) + " where a double-precision reference gives " +
+                            std::to_string(ref),
                         "check that cuBLAS matches the driver; report this with the GPU model");
     }
   }
@@ -169,8 +178,10 @@ int run_gemm(const GemmOptions& options) {
   DeviceBuffer a(static_cast<std::size_t>(m * k) * 2, "allocating GEMM matrix A");
   DeviceBuffer b(static_cast<std::size_t>(k * n) * 2, "allocating GEMM matrix B");
   DeviceBuffer c(static_cast<std::size_t>(m * n) * 2, "allocating GEMM matrix C");
-  DeviceBuffer stamps_before(static_cast<std::size_t>(device.sm_count) * sizeof(RawStamp), "allocating clock stamps");
-  DeviceBuffer stamps_after(static_cast<std::size_t>(device.sm_count) * sizeof(RawStamp), "allocating clock stamps");
+  DeviceBuffer stamps_before(static_cast<std::size_t>(device.sm_count) * sizeof(RawStamp),
+                             "allocating clock stamps");
+  DeviceBuffer stamps_after(static_cast<std::size_t>(device.sm_count) * sizeof(RawStamp),
+                            "allocating clock stamps");
   Stream stream;
   // Random inputs: zeros would run faster than real data and hide unwritten output.
   check(launch_fill_bf16(a.get_void(), static_cast<std::uint64_t>(m * k), 1u, stream.get()), "filling A");
@@ -183,9 +194,9 @@ int run_gemm(const GemmOptions& options) {
   const float alpha = 1.0f, beta = 0.0f;
   const int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(k);
   auto gemm = [&] {
-    cublas.check(cublas.gemm_ex(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, im, in, ik, &alpha, a.get_void(), CUDA_R_16BF,
-                                im, b.get_void(), CUDA_R_16BF, ik, &beta, c.get_void(), CUDA_R_16BF, im,
-                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+    cublas.check(cublas.gemm_ex(handle.get(), CUBLAS_OP_N, CUBLAS_OP_N, im, in, ik, &alpha, a.get_void(),
+                                CUDA_R_16BF, im, b.get_void(), CUDA_R_16BF, ik, &beta, c.get_void(),
+                                CUDA_R_16BF, im, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                  "cublasGemmEx (bf16 inputs, FP32 compute)");
   };
 
@@ -203,17 +214,20 @@ int run_gemm(const GemmOptions& options) {
   // counter and the global timer just before and just after it: cycles over nanoseconds between the
   // two stamps of one SM is that SM's mean clock over the window.
   print_measure_start();
-  check(launch_clock_stamps(stamps_before.as<RawStamp>(), device.sm_count, stream.get()), "stamping the clock");
+  check(launch_clock_stamps(stamps_before.as<RawStamp>(), device.sm_count, stream.get()),
+        "stamping the clock");
   e0.record(stream.get());
   for (std::uint64_t i = 0; i < calls; ++i) gemm();
   e1.record(stream.get());
-  check(launch_clock_stamps(stamps_after.as<RawStamp>(), device.sm_count, stream.get()), "stamping the clock");
+  check(launch_clock_stamps(stamps_after.as<RawStamp>(), device.sm_count, stream.get()),
+        "stamping the clock");
   const double seconds = elapsed_ms(e0, e1) / 1000.0;
   print_measure_stop();
   stream.synchronize("finishing the GEMM window");
 
   verify(a, b, c, m, n, k);
-  const Rate mhz = clock_mhz_between(read_stamps(stamps_before, device.sm_count), read_stamps(stamps_after, device.sm_count));
+  const Rate mhz = clock_mhz_between(read_stamps(stamps_before, device.sm_count),
+                                     read_stamps(stamps_after, device.sm_count));
   const double flops = gemm_flops(m, n, k) * static_cast<double>(calls);
   const Rate per_sm = bf16_dense_flop_per_sm_per_cycle(device.cc_major, device.cc_minor);
   const double peak = per_sm.value * device.sm_count * mhz.value * 1e6;
@@ -227,12 +241,14 @@ int run_gemm(const GemmOptions& options) {
                       {"cublas_version", version},
                       {"cublas_library", cublas.path()},
                       {"seconds_requested", options.common.seconds}};
-  result["work"] = {{"flops_per_call", gemm_flops(m, n, k)}, {"flops", flops}, {"counted", "2 x m x n x k per call"}};
+  result["work"] = {
+      {"flops_per_call", gemm_flops(m, n, k)}, {"flops", flops}, {"counted", "2 x m x n x k per call"}};
   result["time_s"] = seconds;
   nlohmann::json clock;
   put_rate(clock, "sm_mhz", mhz);
-  clock["source"] = "clock64() over %globaltimer per SM, between a stamp kernel just before the window and one just "
-                    "after it, averaged over the SMs stamped both times";
+  clock["source"] =
+      "clock64() over %globaltimer per SM, between a stamp kernel just before the window and one just "
+      "after it, averaged over the SMs stamped both times";
   clock["rated_max_sm_mhz"] = device.rated_max_sm_clock_mhz;
   result["clock"] = clock;
   nlohmann::json figures;
@@ -244,9 +260,10 @@ int run_gemm(const GemmOptions& options) {
              per_sm.reason.empty() ? "the clock is unknown" : per_sm.reason);
   result["result"] = figures;
   print_result(result);
-  print_note(device.name + ": bf16 GEMM " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + ", " +
-             std::to_string(calls) + " calls in " + std::to_string(seconds) + " s: " +
-             std::to_string(flops / seconds / 1e12) + " TFLOP/s at " + std::to_string(mhz.value) + " MHz");
+  print_note(device.name + ": bf16 GEMM " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+             std::to_string(k) + ", " + std::to_string(calls) + " calls in " + std::to_string(seconds) +
+             " s: " + std::to_string(flops / seconds / 1e12) + " TFLOP/s at " + std::to_string(mhz.value) +
+             " MHz");
   return 0;
 }
 

@@ -39,13 +39,15 @@ __global__ void __launch_bounds__(kFfmaThreads, 1) ffma_kernel(FfmaArgs args) {
 
 __global__ void stream_fill_kernel(float* data, unsigned long long n, float base, float step) {
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride)
     data[i] = base + step * static_cast<float>(i & 1023u);
 }
 
 // Four independent 16-byte loads in flight per thread before the stores.
-__global__ void __launch_bounds__(kStreamThreads) stream_copy_kernel(const float* __restrict__ a, float* __restrict__ b,
-                                                                    unsigned long long n, ClockTally* tally) {
+__global__ void __launch_bounds__(kStreamThreads)
+    stream_copy_kernel(const float* __restrict__ a, float* __restrict__ b, unsigned long long n,
+                       ClockTally* tally) {
   BlockClock clock;
   clock.start();
   const unsigned long long n4 = n / 4;
@@ -61,7 +63,8 @@ __global__ void __launch_bounds__(kStreamThreads) stream_copy_kernel(const float
     b4[i + 3 * stride] = v3;
   }
   for (; i < n4; i += stride) b4[i] = a4[i];
-  const unsigned long long tail = n4 * 4 + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const unsigned long long tail =
+      n4 * 4 + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (tail < n) b[tail] = a[tail];
   __syncthreads();
   clock.stop(tally);
@@ -71,9 +74,9 @@ __device__ __forceinline__ float4 triad4(float4 b, float4 c, float s) {
   return make_float4(b.x + s * c.x, b.y + s * c.y, b.z + s * c.z, b.w + s * c.w);
 }
 
-__global__ void __launch_bounds__(kStreamThreads) stream_triad_kernel(float* __restrict__ a, const float* __restrict__ b,
-                                                                     const float* __restrict__ c, float s,
-                                                                     unsigned long long n, ClockTally* tally) {
+__global__ void __launch_bounds__(kStreamThreads)
+    stream_triad_kernel(float* __restrict__ a, const float* __restrict__ b, const float* __restrict__ c,
+                        float s, unsigned long long n, ClockTally* tally) {
   BlockClock clock;
   clock.start();
   const unsigned long long n4 = n / 4;
@@ -88,7 +91,8 @@ __global__ void __launch_bounds__(kStreamThreads) stream_triad_kernel(float* __r
     a4[i + stride] = triad4(b1, c1, s);
   }
   for (; i < n4; i += stride) a4[i] = triad4(b4[i], c4[i], s);
-  const unsigned long long tail = n4 * 4 + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const unsigned long long tail =
+      n4 * 4 + static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (tail < n) a[tail] = b[tail] + s * c[tail];
   __syncthreads();
   clock.stop(tally);
@@ -96,7 +100,8 @@ __global__ void __launch_bounds__(kStreamThreads) stream_triad_kernel(float* __r
 
 __global__ void fill_bf16_kernel(__nv_bfloat16* data, unsigned long long n, unsigned int seed) {
   const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * blockDim.x;
-  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+  for (unsigned long long i = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
     // A 32-bit integer hash (lowbias32) of index and seed, mapped to [-1, 1).
     unsigned int h = static_cast<unsigned int>(i) ^ static_cast<unsigned int>(i >> 32) * 0x9e3779b9u ^ seed;
     h ^= h >> 16;
@@ -119,7 +124,8 @@ __global__ void clock_stamp_kernel(RawStamp* stamps) {
   }
 }
 
-__global__ void __launch_bounds__(kDutyThreads) duty_kernel(float* out, ClockTally* tally, unsigned long long on_ns) {
+__global__ void __launch_bounds__(kDutyThreads)
+    duty_kernel(float* out, ClockTally* tally, unsigned long long on_ns) {
   BlockClock clock;
   clock.start();
   const unsigned long long t0 = global_ns();
@@ -149,7 +155,8 @@ int fill_blocks(unsigned long long n, int threads) {
 }  // namespace
 
 cudaError_t ffma_set_shared_bytes(std::size_t shared_bytes) {
-  return cudaFuncSetAttribute(ffma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes));
+  return cudaFuncSetAttribute(ffma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(shared_bytes));
 }
 
 cudaError_t ffma_blocks_per_sm(int* blocks, std::size_t shared_bytes) {
@@ -192,7 +199,8 @@ cudaError_t duty_blocks_per_sm(int* blocks) {
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, duty_kernel, kDutyThreads, 0);
 }
 
-cudaError_t launch_duty(float* out, ClockTally* tally, unsigned long long on_ns, int blocks, cudaStream_t stream) {
+cudaError_t launch_duty(float* out, ClockTally* tally, unsigned long long on_ns, int blocks,
+                        cudaStream_t stream) {
   duty_kernel<<<blocks, kDutyThreads, 0, stream>>>(out, tally, on_ns);
   return cudaGetLastError();
 }

@@ -48,10 +48,10 @@ inline constexpr float kFfmaMultiplier = 0.999f;
 inline constexpr float kFfmaAddend = 0.001f;
 
 struct FfmaArgs {
-  float* out;          // one value per thread: the sum of its accumulators
-  unsigned int* smids; // one per block: the SM it ran on
+  float* out;           // one value per thread: the sum of its accumulators
+  unsigned int* smids;  // one per block: the SM it ran on
   ClockTally* tally;
-  int iterations;      // loop trips; each runs kFfmaUnroll x kFfmaAccumulators FFMAs
+  int iterations;  // loop trips; each runs kFfmaUnroll x kFfmaAccumulators FFMAs
   float multiplier;
   float addend;
 };
@@ -76,6 +76,7 @@ cudaError_t launch_clock_stamps(RawStamp* stamps, int blocks, cudaStream_t strea
 // Duty: every thread runs FFMAs until `on_ns` of global time have passed since it started.
 inline constexpr int kDutyThreads = 256;
 cudaError_t duty_blocks_per_sm(int* blocks);
-cudaError_t launch_duty(float* out, ClockTally* tally, unsigned long long on_ns, int blocks, cudaStream_t stream);
+cudaError_t launch_duty(float* out, ClockTally* tally, unsigned long long on_ns, int blocks,
+                        cudaStream_t stream);
 
 }  // namespace diescope::workloads::gpu

@@ -46,8 +46,9 @@ int main(int argc, char** argv) {
     return e.exit_code();
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "diescope-workload: internal error: %s\n  fix: please report this with the command you ran\n",
-                 e.what());
+    std::fprintf(
+        stderr, "diescope-workload: internal error: %s\n  fix: please report this with the command you ran\n",
+        e.what());
     return diescope::kExitInternal;
   }
 }

@@ -28,7 +28,8 @@ void print_note(const std::string& line) {
   std::fflush(stderr);
 }
 
-void put_number(nlohmann::json& into, const std::string& key, double value, const std::string& reason_if_nan) {
+void put_number(nlohmann::json& into, const std::string& key, double value,
+                const std::string& reason_if_nan) {
   if (std::isfinite(value)) {
     into[key] = value;
   } else {
@@ -51,8 +52,9 @@ nlohmann::json clock_json_from_tally(const ClockTally& tally, double rated_max_m
   nlohmann::json clock;
   put_number(clock, "sm_mhz", clock_mhz(static_cast<double>(tally.cycles), static_cast<double>(tally.ns)),
              "the kernels recorded no time");
-  clock["source"] = "clock64() over %globaltimer in thread 0 of every block, from block start to block end, "
-                    "summed over all blocks and launches in the window";
+  clock["source"] =
+      "clock64() over %globaltimer in thread 0 of every block, from block start to block end, "
+      "summed over all blocks and launches in the window";
   clock["blocks_timed"] = tally.blocks;
   if (tally.last_end_ns > tally.first_start_ns) {
     clock["kernel_span_s"] = static_cast<double>(tally.last_end_ns - tally.first_start_ns) * 1e-9;
