@@ -75,7 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::size_t text = 0;
     for (const Note& n : side.notes) text += n.topic.size() + n.text.size();
     for (const CountersEvent& ev : side.counters) text += ev.reason.size();
-    if (side.end) text += side.end->how.size();
+    if (side.end) text += side.end->ending.text.size();
     // Keep the reads from being optimised away.
     if (sum == 12345.678 && text == 7) std::abort();
   } catch (const diescope::InputError&) {

@@ -128,7 +128,7 @@ class StreamingSource final : public RecordSource {
     }
     side_.counters.push_back(CountersEvent{kStart, true, ""});
     side_.marks = {Mark{kStart + 60 * kNsPerSecond, MarkKind::start}, Mark{end_ - 60 * kNsPerSecond, MarkKind::stop}};
-    side_.end = RunEnd{end_, 0, "exited"};
+    side_.end = RunEnd{end_, 0, RunEnding::exit()};
     side_.last_ts_ns = end_;
   }
   std::int64_t samples() const { return samples_; }

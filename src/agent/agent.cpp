@@ -172,7 +172,8 @@ void Agent::absorb(GpuState& g, GpuBatch& batch) {
       }
       // A stop the agent did not ask for (a crash) stays out of the schedule, so the lost time
       // lowers the chip coverage instead of shrinking what the counters were scheduled to cover.
-      if (!e.reason.empty() && e.reason != "agent schedule") g.notes.push_back("counters: stopped: " + e.reason);
+      // Only such a stop has a reason.
+      if (!e.reason.empty()) g.notes.push_back("counters: stopped: " + e.reason);
     }
   }
   for (auto& n : batch.notes) {
@@ -242,7 +243,7 @@ std::optional<AgentRecord> Agent::close_period(GpuState& g, TimeNs end, const st
     if (g.window_end && *g.window_end <= end) p.side_records.counters.push_back(CountersEvent{*g.window_end, false, ""});
     sort_by_ts(p.side_records.counters);
   }
-  p.side_records.end = RunEnd{end, 0, "period end"};
+  p.side_records.end = RunEnd{end, 0, RunEnding::period_end()};
   p.side_records.last_ts_ns = end;
   p.meta_data.start_ns = g.period_start;
 

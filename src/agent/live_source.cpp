@@ -94,9 +94,10 @@ void SamplerSupervisor::handle(const collect::SamplerMessage& message, TimeNs no
     out.counters.push_back(CountersEvent{on->ts_ns, true, ""});
   } else if (const auto* off = std::get_if<m::Off>(&message)) {
     saw_off_ = true;
+    // A stop the agent asked for is a window's ordinary end, with no reason; any other says why.
     std::string reason = off->reason;
-    if (reason.empty() && stopping_) reason = "agent schedule";
-    out.counters.push_back(CountersEvent{off->ts_ns, false, reason.empty() ? "the sampler stopped" : reason});
+    if (reason.empty() && !stopping_) reason = "the sampler stopped";
+    out.counters.push_back(CountersEvent{off->ts_ns, false, std::move(reason)});
   } else if (const auto* metrics = std::get_if<m::Metrics>(&message)) {
     try {
       evaluator_ = std::make_unique<collect::ColumnEvaluator>(*table_, metrics->names);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diescope/core/version.hpp"
+#include "diescope/report/wording.hpp"
 
 namespace diescope::agent {
 
@@ -70,7 +71,7 @@ AgentRecord make_record(const Analysis& analysis, const RecordContext& context) 
     r.window_end_ns = s.end_ns;
   }
   r.die_util_pct = s.die_util_pct;
-  r.die_util_reason = s.die_util_reason;
+  r.die_util_reason = die_util_missing_words(s);
   for (const ColumnSummary& unit : s.units) {
     UnitFigure figure;
     figure.key = unit.key;
@@ -83,25 +84,25 @@ AgentRecord make_record(const Analysis& analysis, const RecordContext& context) 
     r.units.push_back(std::move(figure));
   }
   r.limiting_unit = s.limiting_unit;
-  r.limiting_reason = s.limiting_reason;
+  r.limiting_reason = limiting_unit_missing_words(s);
   r.chip_coverage_pct = s.chip_coverage_pct;
   r.chip_scheduled_s = s.chip_scheduled_s;
   r.chip_coverage_gate = s.partial ? "partial" : "pass";
-  r.partial_wording = s.partial_wording;
+  r.partial_wording = partial_words(s);
   r.samples_read = s.samples_read;
   r.samples_used = s.samples_used;
 
   r.gpu_util_pct = s.gpu_util_pct;
   r.gpu_util_coverage_pct = s.gpu_util_coverage_pct;
-  r.gpu_util_reason = s.gpu_util_reason;
-  r.gpu_util_source = s.gpu_util_source;
+  r.gpu_util_reason = gpu_util_missing_words(s);
+  r.gpu_util_source = gpu_util_from_words(s.gpu_util_from);
   r.gap_pct = tenths_to_pct(s.headline.gap_tenths);
   r.stranded_pct = tenths_to_pct(s.headline.stranded_tenths);
   r.stranded_idle_pct = tenths_to_pct(s.headline.idle_tenths);
   r.stranded_active_pct = tenths_to_pct(s.headline.active_tenths);
   r.gap_within_noise_floor = s.headline.gap_within_noise_floor;
-  r.gap_reason = s.headline.gap_reason;
-  r.split_reason = s.headline.split_reason;
+  r.gap_reason = gap_missing_words(s);
+  r.split_reason = split_missing_words(s);
 
   r.sm_clock = s.sm_clock;
   r.mem_clock = s.mem_clock;
@@ -116,7 +117,9 @@ AgentRecord make_record(const Analysis& analysis, const RecordContext& context) 
 
   r.restart = context.restart;
   for (const Note& note : analysis.notes) r.notes.push_back(note.topic + ": " + note.text);
-  for (const std::string& note : analysis.hygiene.notes) r.notes.push_back("hygiene: " + note);
+  for (const AnalysisFinding& finding : analysis.findings) r.notes.push_back("analysis: " + finding_words(finding));
+  for (const ClockJump& jump : analysis.hygiene.clock_jumps)
+    r.notes.push_back("hygiene: " + clock_jump_words(jump, meta.start_ns));
   for (const std::string& note : context.extra_notes) r.notes.push_back(note);
 
   r.method = analysis.method;

@@ -190,7 +190,7 @@ void ReplaySource::set_counters(std::size_t gpu, bool on, TimeNs now) {
   if (g.on == on) return;
   g.on = on;
   if (on) g.on_since_ns = now;
-  g.pending_events.push_back(CountersEvent{now, on, on ? "" : "agent schedule"});
+  g.pending_events.push_back(CountersEvent{now, on, ""});  // the schedule's own: no reason
 }
 
 bool ReplaySource::ended(TimeNs now) const {

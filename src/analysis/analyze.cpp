@@ -3,10 +3,8 @@
 // while cursors over the GPU-Util and engine streams advance in lockstep with it.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <optional>
-#include <string_view>
 
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/core/error.hpp"
@@ -36,12 +34,6 @@ double die_util_of_sample(std::span<const double> units, std::span<const double>
 }
 
 namespace {
-
-std::string fmt_pct(double pct, int decimals = 1) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f%%", decimals, pct);
-  return buf;
-}
 
 // Running sums of one column over one span.
 struct ColumnSums {
@@ -209,13 +201,11 @@ void choose_limiting_unit(SpanResults& r) {
     return;
   }
   if (r.samples_used == 0) {
-    r.limiting_reason = "no usable chip samples";
+    r.limiting_unit_missing = LimitingUnitMissing::no_usable_samples;
   } else if (!any_busy) {
-    r.limiting_reason = "no unit reached " + fmt_pct(kMinBusyPct, 0) + " of its peak";
+    r.limiting_unit_missing = LimitingUnitMissing::no_busy_unit;
   } else {
-    r.limiting_reason = "the units that reached " + fmt_pct(kMinBusyPct, 0) +
-                        " of their peak had values for under " + fmt_pct(kMinLimitingAvailabilityPct, 0) +
-                        " of the chip-sampled time";
+    r.limiting_unit_missing = LimitingUnitMissing::busy_units_sparse;
   }
 }
 
@@ -232,6 +222,7 @@ SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpa
   const RecordingMeta& meta = source.meta();
   const SideRecords& side = source.side();
   SpanResults r;
+  r.is_window = is_window;
   r.start_ns = sums.span.lo;
   r.end_ns = sums.span.hi;
   r.span_s = seconds(sums.span.length());
@@ -244,7 +235,6 @@ SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpa
 
   // Chip coverage: of the span, or of the time the counters were scheduled to run under duty cycling.
   const bool duty = meta.duty_on_ms > 0 && meta.duty_period_ms > 0;
-  const char* of_what = is_window ? "of the window" : "of the run";
   double basis_ns = static_cast<double>(sums.span.length());
   if (duty) {
     bool has_on_event = false;
@@ -253,20 +243,16 @@ SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpa
                    ? static_cast<double>(scheduled_ns(side.counters, sums.span))
                    : basis_ns * std::min(1.0, meta.duty_on_ms / meta.duty_period_ms);
     r.chip_scheduled_s = basis_ns * 1e-9;
-    of_what = "of their scheduled time";
   }
   if (basis_ns > 0) {
     r.chip_coverage_pct = 100.0 * static_cast<double>(covered) / basis_ns;
     if (r.chip_coverage_pct < kMinChipCoveragePct) {
       r.partial = true;
-      // Rounded to a whole percent, but never shown as the gate's own figure when under it.
-      const long shown = std::min(std::lround(r.chip_coverage_pct), static_cast<long>(kMinChipCoveragePct) - 1);
-      r.partial_wording = "partial (counters covered " + std::to_string(shown) + "% " + of_what + ")";
+      r.partial_cause = PartialCause::low_coverage;
     }
   } else if (sums.span.length() > 0) {
     r.partial = true;
-    r.partial_wording = std::string("partial (the counters were not scheduled to run during the ") +
-                        (is_window ? "window" : "run") + ")";
+    r.partial_cause = PartialCause::not_scheduled;
   }
 
   // Columns.
@@ -280,11 +266,11 @@ SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpa
 
   // DIE-Util: the time-weighted busiest unit; only the mean is clamped.
   if (sums.span.length() <= 0) {
-    r.die_util_reason = is_window ? "the window is empty" : "the run is empty (it ends at or before its start)";
+    r.die_util_missing = DieUtilMissing::empty_span;
   } else if (sums.samples_used == 0) {
-    r.die_util_reason = std::string("no usable chip samples in the ") + (is_window ? "window" : "run");
+    r.die_util_missing = DieUtilMissing::no_usable_samples;
   } else if (sums.die_ns == 0) {
-    r.die_util_reason = "no unit had a value in any usable chip sample";
+    r.die_util_missing = DieUtilMissing::no_unit_value;
   } else {
     r.die_util_pct = std::clamp(sums.die_weighted / static_cast<double>(sums.die_ns), 0.0, 100.0);
   }
@@ -296,14 +282,14 @@ SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpa
     if (sums.util.covered_ns > 0) {
       r.gpu_util_pct = sums.util.weighted / static_cast<double>(sums.util.covered_ns);
     } else {
-      r.gpu_util_reason = "no GPU-Util sample covers the chip-sampled time";
+      r.gpu_util_missing = GpuUtilMissing::not_covered;
     }
   } else {
-    r.gpu_util_reason = "no usable chip samples to compare GPU-Util with";
+    r.gpu_util_missing = GpuUtilMissing::no_usable_samples;
   }
-  if (sums.util.from_samples && sums.util.from_polled) r.gpu_util_source = "samples+polled";
-  else if (sums.util.from_samples) r.gpu_util_source = "samples";
-  else if (sums.util.from_polled) r.gpu_util_source = "polled";
+  if (sums.util.from_samples && sums.util.from_polled) r.gpu_util_from = GpuUtilFrom::samples_and_polled;
+  else if (sums.util.from_samples) r.gpu_util_from = GpuUtilFrom::samples;
+  else if (sums.util.from_polled) r.gpu_util_from = GpuUtilFrom::polled;
 
   // A partial result also gets GPU-Util over the whole span, when NVML covered enough of it.
   r.gpu_util_whole_span_coverage_pct = whole.coverage_pct;
@@ -321,8 +307,6 @@ SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpa
   in.gpu_util_coverage_pct = r.gpu_util_coverage_pct;
   in.die_util_pct = r.die_util_pct;
   in.gpu_util_resolution_pct = meta.gpu_util_resolution_pct;
-  in.gpu_util_reason = r.gpu_util_reason;
-  in.die_util_reason = r.die_util_reason;
   if (r.limiting_unit) {
     const ColumnDef* def = column_of_unit(meta, *r.limiting_unit);
     if (def && !def->counted_by_gpu_util) in.uncounted_limiting_unit = def->label.empty() ? def->key : def->label;
@@ -331,46 +315,26 @@ SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpa
   return r;
 }
 
-// Where a chip sample is broken (docs/method.md, "Which chip samples are used"): an empty span, or
-// a unit or diagnostic that is not a finite number. Found without building text; the words come
-// from broken_reason() only when someone observes the sample.
-struct Breakage {
-  enum class Part { none, empty_span, unit, diagnostic };
-  Part part = Part::none;
-  std::size_t column = 0;
-  explicit operator bool() const { return part != Part::none; }
-};
-
 std::optional<std::size_t> first_not_finite(std::span<const double> values) {
   for (std::size_t i = 0; i < values.size(); ++i)
     if (!std::isfinite(values[i])) return i;
   return std::nullopt;
 }
 
-Breakage breakage_of(const ChipSample& s) {
-  if (s.end_ns <= s.start_ns) return {Breakage::Part::empty_span};
-  if (auto i = first_not_finite(s.units)) return {Breakage::Part::unit, *i};
-  if (auto i = first_not_finite(s.diagnostics)) return {Breakage::Part::diagnostic, *i};
+// Where a chip sample is broken (docs/method.md, "Which chip samples are used"): an empty span, or
+// a unit or diagnostic that is not a finite number.
+SampleBreak breakage_of(const ChipSample& s) {
+  if (s.end_ns <= s.start_ns) return {SampleBreak::Part::empty_span};
+  if (auto i = first_not_finite(s.units)) return {SampleBreak::Part::unit, *i};
+  if (auto i = first_not_finite(s.diagnostics)) return {SampleBreak::Part::diagnostic, *i};
   return {};
 }
-
-std::string broken_reason(Breakage b, const RecordingMeta& meta) {
-  switch (b.part) {
-    case Breakage::Part::empty_span: return "empty span: end is not after start";
-    case Breakage::Part::unit: return "unit " + meta.units[b.column].key + " is not a number";
-    case Breakage::Part::diagnostic: return "diagnostic " + meta.diagnostics[b.column].key + " is not a number";
-    case Breakage::Part::none: break;
-  }
-  return {};
-}
-
-constexpr std::string_view kFirstSampleReason = "first sample after the counters started: it spans their setup";
 
 // The steady window from marks: the first start and the first stop after it.
 WindowResults find_window(const SideRecords& side, Interval run, std::optional<Interval>& window) {
   WindowResults w;
   if (side.marks.empty()) {
-    w.how = "no markers";
+    w.finding = WindowFinding::no_markers;
     return w;
   }
   const Mark* start = nullptr;
@@ -380,7 +344,7 @@ WindowResults find_window(const SideRecords& side, Interval run, std::optional<I
       break;
     }
   if (!start) {
-    w.how = "stop before start: a stop marker with no start marker";
+    w.finding = WindowFinding::stop_without_start;
     return w;
   }
   const Mark* stop = nullptr;
@@ -394,17 +358,16 @@ WindowResults find_window(const SideRecords& side, Interval run, std::optional<I
     stop_earlier = true;
   }
   if (!stop) {
-    w.how = stop_earlier ? "stop before start: no stop marker after the start marker"
-                         : "start without stop: no stop marker after the start marker";
+    w.finding = stop_earlier ? WindowFinding::stop_before_start : WindowFinding::start_without_stop;
     return w;
   }
   Interval clipped{std::max(start->ts_ns, run.lo), std::min(stop->ts_ns, run.hi)};
   if (clipped.length() <= 0) {
-    w.how = "the markers lie outside the run";
+    w.finding = WindowFinding::outside_run;
     return w;
   }
   w.found = true;
-  w.how = "markers";
+  w.finding = WindowFinding::markers;
   window = clipped;
   return w;
 }
@@ -420,25 +383,18 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
   analysis.notes = side.notes;
   analysis.truncated_input = side.truncated;
 
-  auto note = [&](TimeNs ts, std::string text) { analysis.notes.push_back(Note{ts, "analysis", std::move(text)}); };
+  using Finding = AnalysisFinding::Kind;
 
   // The run: from the command's start to its end, or to the last record when it was cut off.
   Interval run{meta.start_ns, side.end ? side.end->ts_ns : side.last_ts_ns};
-  if (!side.end) {
-    char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "the recording has no end record (cut off); the run is taken to end at its last "
-                  "record, %.3f s after the start",
-                  seconds(run.hi - run.lo));
-    note(run.hi, buf);
-  }
-  if (side.truncated) note(side.last_ts_ns, "the recording ends mid-record; everything before it was read");
+  if (!side.end) analysis.findings.push_back({Finding::no_end_record, run.hi, seconds(run.hi - run.lo)});
+  if (side.truncated) analysis.findings.push_back({Finding::truncated, side.last_ts_ns});
 
   std::optional<Interval> window;
   if (options.use_window) {
     analysis.window = find_window(side, run, window);
   } else {
-    analysis.window.how = "not asked for";
+    analysis.window.finding = WindowFinding::not_asked;
   }
 
   std::vector<SpanSums> spans;
@@ -457,7 +413,6 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
 
   const auto& observe = options.observe_sample;
   ObservedSample observed;
-  std::string drop_reason;
 
   auto chip = source.stream<ChipSample>();
   ChipSample s;
@@ -478,7 +433,7 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
     }
     // The first sample after a counters start is dropped whether or not it is broken.
     const bool first = first_rule.is_first(s);
-    const Breakage breakage = first ? Breakage{} : breakage_of(s);
+    const SampleBreak breakage = first ? SampleBreak{} : breakage_of(s);
     const bool broken = static_cast<bool>(breakage);
 
     bool in_any = false;
@@ -501,8 +456,7 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
     if (observe) {
       observed.index = index - 1;
       observed.drop = first ? SampleDrop::first : broken ? SampleDrop::broken : SampleDrop::none;
-      drop_reason = first ? std::string(kFirstSampleReason) : broken_reason(breakage, meta);
-      observed.drop_reason = drop_reason;
+      observed.broken = breakage;
       observed.in_run = in_any;
       observed.engines = engine_values;
       observed.die_util_pct = die;
@@ -539,9 +493,7 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
       util.overlap(lo, hi, sums.util);
     }
   }
-  if (outside > 0) {
-    note(run.lo, std::to_string(outside) + " chip sample(s) lie wholly outside the run and were left out");
-  }
+  if (outside > 0) analysis.findings.push_back({Finding::samples_outside_run, run.lo, 0, outside});
 
   const std::vector<analysis_detail::UtilOverSpan> whole = util.finish_whole_spans();
   analysis.run = finish_span(spans[0], whole[0], source, false);

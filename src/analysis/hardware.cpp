@@ -1,5 +1,4 @@
 // Hardware state over a span (clocks, throttle reasons, power limits) and hygiene.
-#include <cstdio>
 #include <limits>
 #include <memory>
 
@@ -209,16 +208,7 @@ Hygiene hygiene_of(const RecordSource& source) {
                         std::max(hygiene.graphics_holders_max.value_or(0), reading.graphics);
                   hygiene.exited_holders = std::max(hygiene.exited_holders, reading.exited);
                 });
-  const RecordingMeta& meta = source.meta();
-  for (const ClockJump& jump : source.side().clock_jumps) {
-    hygiene.clock_jumps.push_back(jump);
-    char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "the wall clock stepped by %+.3f s at %.3f s into the run; figures over spans that "
-                  "cross it may be wrong",
-                  seconds(jump.step_ns), seconds(jump.ts_ns - meta.start_ns));
-    hygiene.notes.emplace_back(buf);
-  }
+  hygiene.clock_jumps = source.side().clock_jumps;
   return hygiene;
 }
 

@@ -2,7 +2,6 @@
 // "Headline").
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "diescope/analysis/analyze.hpp"
 
@@ -23,19 +22,14 @@ Headline make_headline(const HeadlineInputs& in) {
   if (have_gpu) h.gpu_util_tenths = tenths(in.gpu_util_pct);
 
   if (!have_die) {
-    h.gap_reason = "DIE-Util is not available: " + in.die_util_reason;
+    h.gap_missing = GapMissing::no_die_util;
   } else if (!have_gpu) {
-    h.gap_reason = "GPU-Util is not available: " + in.gpu_util_reason;
+    h.gap_missing = GapMissing::no_gpu_util;
   } else if (!(in.gpu_util_coverage_pct >= kMinGpuUtilCoveragePct)) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf,
-                  "GPU-Util covered %.1f%% of the chip-sampled time, under the %.0f%% needed to "
-                  "compare it with DIE-Util",
-                  in.gpu_util_coverage_pct, kMinGpuUtilCoveragePct);
-    h.gap_reason = buf;
+    h.gap_missing = GapMissing::gpu_util_coverage_low;
   }
-  if (!h.gap_reason.empty()) {
-    h.split_reason = h.gap_reason;
+  if (h.gap_missing != GapMissing::none) {
+    h.split_missing = SplitMissing::no_gap;
     return h;
   }
 
@@ -55,14 +49,8 @@ Headline make_headline(const HeadlineInputs& in) {
     // A real negative gap: the busiest unit is busy while GPU-Util does not see it, so time with
     // nothing running and time with capacity left over can't be told apart.
     h.gap_tenths = gap;
-    h.split_reason = "GPU-Util reads below DIE-Util by more than its noise floor";
-    if (!in.uncounted_limiting_unit.empty()) {
-      h.split_reason += " because the busiest unit, " + in.uncounted_limiting_unit +
-                        ", is one GPU-Util does not count";
-    } else {
-      h.split_reason += " (the busiest unit may be one GPU-Util does not count, such as a video engine)";
-    }
-    h.split_reason += "; idle and active can't be separated";
+    h.split_missing = SplitMissing::negative_gap;
+    h.uncounted_limiting_unit = in.uncounted_limiting_unit;
   }
   return h;
 }

@@ -23,6 +23,7 @@
 #include "diescope/core/error.hpp"
 #include "diescope/core/unique_fd.hpp"
 #include "diescope/recording/reader.hpp"
+#include "diescope/report/wording.hpp"
 #include "diescope/workloads/launcher.hpp"
 
 namespace diescope::calibrate {
@@ -119,8 +120,7 @@ void require_counters(const collect::RunOutcome& outcome) {
 void require_exit(const collect::RunOutcome& outcome) {
   if (outcome.exit_code == 0) return;
   throw DeviceError("the calibration kernels (diescope-workload calibrate) " +
-                        (outcome.how == "exited" ? "exited with code " + std::to_string(outcome.exit_code)
-                                                 : "ended by " + outcome.how) +
+                        run_ending_words(outcome.ending, outcome.exit_code) +
                         "; their message is above",
                     "follow the fix it gives; check the GPU with nvidia-smi");
 }

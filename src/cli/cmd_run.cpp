@@ -18,6 +18,7 @@
 #include "diescope/recording/reader.hpp"
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/report.hpp"
+#include "diescope/report/wording.hpp"
 
 namespace diescope::cli {
 namespace {
@@ -92,8 +93,7 @@ int run_command(const RunCliOptions& cli) {
   const collect::RunOutcome outcome = collect::record_run(options, *nvml);
   std::cout.flush();
 
-  std::cerr << "\ndiescope: the command " << (outcome.how == "exited" ? "exited with code " + std::to_string(outcome.exit_code)
-                                                                     : "ended by " + outcome.how.substr(7))
+  std::cerr << "\ndiescope: the command " << run_ending_words(outcome.ending, outcome.exit_code)
             << (outcome.interrupted ? " (interrupted)" : "") << "\n";
   for (const auto& warning : outcome.warnings) std::cerr << "diescope: warning: " << warning << "\n";
 

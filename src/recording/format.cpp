@@ -1,9 +1,11 @@
 #include <charconv>
 #include <cmath>
+#include <csignal>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "diescope/core/signals.hpp"
 #include "diescope/core/version.hpp"
 #include "diescope/recording/format.hpp"
 #include "format_internal.hpp"
@@ -61,6 +63,36 @@ std::vector<std::string> throttle_reason_names(std::uint64_t mask) {
     names.emplace_back(hex, res.ptr);
   }
   return names;
+}
+
+namespace {
+constexpr std::string_view kExited = "exited";
+constexpr std::string_view kPeriodEnd = "period end";
+constexpr std::string_view kSignalPrefix = "signal ";
+}  // namespace
+
+RunEnding parse_run_ending(std::string_view text) {
+  if (text.empty()) return {};
+  if (text == kExited) return RunEnding::exit();
+  if (text == kPeriodEnd) return RunEnding::period_end();
+  if (text.starts_with(kSignalPrefix)) {
+    // Only a name run_ending_text() would print back the same (an alias such as SIGIOT is other text).
+    const std::string_view name = text.substr(kSignalPrefix.size());
+    for (int number = 1; number < NSIG; ++number)
+      if (signal_name(number) == name) return RunEnding::killed_by(number);
+  }
+  return {RunEnding::Way::other, 0, std::string(text)};
+}
+
+std::string run_ending_text(const RunEnding& ending) {
+  switch (ending.way) {
+    case RunEnding::Way::unstated: return {};
+    case RunEnding::Way::exited: return std::string(kExited);
+    case RunEnding::Way::signal: return std::string(kSignalPrefix) + signal_name(ending.signal);
+    case RunEnding::Way::period_end: return std::string(kPeriodEnd);
+    case RunEnding::Way::other: return ending.text;
+  }
+  return ending.text;
 }
 
 namespace recfmt {

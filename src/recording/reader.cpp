@@ -481,7 +481,7 @@ void parse_fields(Fields& f, const Shared&, ClockJump& out) {
 void parse_fields(Fields& f, const Shared&, RunEnd& out) {
   out.ts_ns = f.time();
   out.exit_code = f.small_integer("exit code");
-  out.how = f.text("description of how the run ended");
+  out.ending = parse_run_ending(f.text("description of how the run ended"));
 }
 
 template <typename Record>

@@ -205,7 +205,7 @@ void generate_synthetic(const SyntheticSpec& spec, RecordSink& sink) {
   readings_until(run_end);
   while (next_mark < spec.marks.size()) sink.write(spec.marks[next_mark++]);
   sink.write(CountersEvent{run_end, false, ""});
-  sink.write(RunEnd{run_end, 0, "exited"});
+  sink.write(RunEnd{run_end, 0, RunEnding::exit()});
 }
 
 void write_synthetic_recording(const std::filesystem::path& path, const SyntheticSpec& spec) {

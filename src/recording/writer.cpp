@@ -253,9 +253,10 @@ void append_fields(std::string& out, const RunEnd& e) {
   recfmt::append_integer(out, e.ts_ns);
   out += ' ';
   recfmt::append_integer(out, e.exit_code);
-  if (!e.how.empty()) {
+  const std::string how = run_ending_text(e.ending);
+  if (!how.empty()) {
     out += ' ';
-    recfmt::append_escaped(out, e.how);
+    recfmt::append_escaped(out, how);
   }
 }
 

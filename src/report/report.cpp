@@ -7,6 +7,8 @@
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
+#include "diescope/recording/format.hpp"
+#include "diescope/report/wording.hpp"
 #include "json_fields.hpp"
 
 namespace diescope {
@@ -106,10 +108,10 @@ std::string or_default(const std::string& s, const char* fallback) { return s.em
 json headline_json(const SpanResults& r, double noise_floor_points) {
   const Headline& h = r.headline;
   json o;
-  std::string gpu_reason = or_default(r.gpu_util_reason, "GPU-Util not available");
-  std::string die_reason = or_default(r.die_util_reason, "DIE-Util not available");
-  std::string gap_reason = or_default(h.gap_reason, "the gap needs both GPU-Util and DIE-Util");
-  std::string split_reason = or_default(h.split_reason, gap_reason.c_str());
+  std::string gpu_reason = or_default(gpu_util_missing_words(r), "GPU-Util not available");
+  std::string die_reason = or_default(die_util_missing_words(r), "DIE-Util not available");
+  std::string gap_reason = or_default(gap_missing_words(r), "the gap needs both GPU-Util and DIE-Util");
+  std::string split_reason = or_default(split_missing_words(r), gap_reason.c_str());
   put_tenths(o, "gpu_util_pct", h.gpu_util_tenths, gpu_reason);
   put_tenths(o, "die_util_pct", h.die_util_tenths, die_reason);
   put_tenths(o, "gap_points", h.gap_tenths, gap_reason);
@@ -143,11 +145,11 @@ json span_json(const SpanResults& r, const Analysis& a) {
   gate["of"] = duty ? "scheduled counter time" : "span";
   gate["passed"] = !r.partial;
   gate["partial"] = r.partial;
-  if (r.partial) gate["wording"] = r.partial_wording;
+  if (r.partial) gate["wording"] = partial_words(r);
   o["chip_coverage_gate"] = gate;
 
   // DIE-Util and its parts.
-  put_number(o, "die_util_pct", r.die_util_pct, or_default(r.die_util_reason, "DIE-Util not available"));
+  put_number(o, "die_util_pct", r.die_util_pct, or_default(die_util_missing_words(r), "DIE-Util not available"));
   json units = json::array();
   json recipes = json::object();
   json flags = json::object();
@@ -172,14 +174,14 @@ json span_json(const SpanResults& r, const Analysis& a) {
     o["limiting_unit_label"] = def ? def->label : *r.limiting_unit;
   } else {
     o["limiting_unit"] = nullptr;
-    o["limiting_unit_reason"] = or_default(r.limiting_reason, "no unit qualifies");
+    o["limiting_unit_reason"] = or_default(limiting_unit_missing_words(r), "no unit qualifies");
   }
   o["limiting_unit_rule"] = json{{"min_availability_pct", kMinLimitingAvailabilityPct}, {"min_busy_pct", kMinBusyPct}};
 
   // GPU-Util over the same time, and its gate.
-  std::string gpu_reason = or_default(r.gpu_util_reason, "GPU-Util not available");
+  std::string gpu_reason = or_default(gpu_util_missing_words(r), "GPU-Util not available");
   put_number(o, "gpu_util_pct", r.gpu_util_pct, gpu_reason);
-  o["gpu_util_source"] = or_default(r.gpu_util_source, "none");
+  o["gpu_util_source"] = or_default(gpu_util_from_words(r.gpu_util_from), "none");
   put_number(o, "gpu_util_coverage_pct", r.gpu_util_coverage_pct, gpu_reason);
   o["gpu_util_coverage_gate"] =
       json{{"min_pct", kMinGpuUtilCoveragePct},
@@ -192,7 +194,7 @@ json span_json(const SpanResults& r, const Analysis& a) {
   // Full-precision difference; the headline's gap follows the rounding and noise-floor rules.
   double raw_gap = r.gpu_util_pct - r.die_util_pct;
   put_number(o, "gap_points", r.headline.gap_tenths ? raw_gap : kNaN,
-             or_default(r.headline.gap_reason, "the gap needs both GPU-Util and DIE-Util"));
+             or_default(gap_missing_words(r), "the gap needs both GPU-Util and DIE-Util"));
   o["headline"] = headline_json(r, meta.gpu_util_resolution_pct / 2);
 
   json rates = json::object();
@@ -221,7 +223,7 @@ json collection_json(const Analysis& a) {
   put_number(o, "interval_ms", m.interval_ms, "not recorded");
   put_number(o, "drain_ms", m.drain_ms, "not recorded");
   put_number(o, "gpu_util_resolution_pct", m.gpu_util_resolution_pct, "not recorded");
-  o["gpu_util_source"] = or_default(a.run.gpu_util_source, "none");
+  o["gpu_util_source"] = or_default(gpu_util_from_words(a.run.gpu_util_from), "none");
   json duty;
   const bool on = std::isfinite(m.duty_period_ms) && std::isfinite(m.duty_on_ms) && m.duty_period_ms > 0 && m.duty_on_ms > 0;
   duty["enabled"] = on;
@@ -250,7 +252,7 @@ json workload_json(const Analysis& a, const ReportContext& ctx) {
   o["command"] = a.meta.command;
   if (ctx.run_end) {
     o["exit_code"] = ctx.run_end->exit_code;
-    o["ended"] = ctx.run_end->how;
+    o["ended"] = run_ending_text(ctx.run_end->ending);  // as the recording's end line reads
   } else {
     o["exit_code"] = nullptr;
     o["exit_code_reason"] = a.truncated_input ? "the recording was cut off before the run ended"
@@ -259,7 +261,7 @@ json workload_json(const Analysis& a, const ReportContext& ctx) {
   return o;
 }
 
-json hygiene_json(const Hygiene& h) {
+json hygiene_json(const Hygiene& h, TimeNs run_start_ns) {
   json o;
   const char* unread = "NVIDIA's process list could not be read";
   put_int(o, "compute_holders_max", h.compute_holders_max.value_or(0), h.compute_holders_max.has_value(), unread);
@@ -268,7 +270,9 @@ json hygiene_json(const Hygiene& h) {
   json jumps = json::array();
   for (const ClockJump& j : h.clock_jumps) jumps.push_back(json{{"ts_ns", j.ts_ns}, {"step_ns", j.step_ns}});
   o["clock_jumps"] = jumps;
-  o["notes"] = h.notes;
+  json notes = json::array();
+  for (const ClockJump& j : h.clock_jumps) notes.push_back(clock_jump_words(j, run_start_ns));
+  o["notes"] = notes;
   return o;
 }
 
@@ -293,7 +297,7 @@ json build_report(const Analysis& a, const ReportContext& ctx) {
 
   json window;
   window["found"] = a.window.found;
-  window["how"] = a.window.how;
+  window["how"] = window_words(a.window.finding);
   if (a.window.found) {
     const SpanResults& w = a.window.results;
     window["start_ns"] = w.start_ns;
@@ -305,10 +309,12 @@ json build_report(const Analysis& a, const ReportContext& ctx) {
   r["window"] = window;
   // The clocks cover the steady window when there is one (docs/method.md#the-steady-window).
   r["hardware"] = a.window.found ? hardware_json(a.window.results, "window") : hardware_json(a.run, "run");
-  r["hygiene"] = hygiene_json(a.hygiene);
+  r["hygiene"] = hygiene_json(a.hygiene, a.meta.start_ns);
 
   json notes = json::array();
   for (const Note& n : a.notes) notes.push_back(json{{"ts_ns", n.ts_ns}, {"topic", n.topic}, {"text", n.text}});
+  for (const AnalysisFinding& f : a.findings)
+    notes.push_back(json{{"ts_ns", f.ts_ns}, {"topic", "analysis"}, {"text", finding_words(f)}});
   if (a.truncated_input)
     notes.push_back(json{{"ts_ns", a.run.end_ns},
                          {"topic", "recording"},

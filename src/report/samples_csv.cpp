@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "diescope/analysis/analyze.hpp"
+#include "diescope/report/wording.hpp"
 
 namespace diescope {
 
@@ -60,9 +61,9 @@ void walk_samples(const RecordSource& source, const Analysis* analysis,
       w.verdict = {SampleUse::outside_run, "outside the run"};
       w.die_util_pct = die_util_of_sample(o.sample->units, {});
     } else if (o.drop == SampleDrop::first) {
-      w.verdict = {SampleUse::dropped_first, std::string(o.drop_reason)};
+      w.verdict = {SampleUse::dropped_first, drop_words(o.drop, o.broken, source.meta())};
     } else if (o.drop == SampleDrop::broken) {
-      w.verdict = {SampleUse::dropped_broken, std::string(o.drop_reason)};
+      w.verdict = {SampleUse::dropped_broken, drop_words(o.drop, o.broken, source.meta())};
     } else {
       w.verdict = {};
       if (!o.engines.empty()) w.engines = o.engines;

@@ -72,7 +72,7 @@ GpuRound evaluate_recording(const fs::path& recording, int gpu_index) {
     g.gpu = analysis.meta.gpu;
     g.verdict = judge_round(analysis);
     g.window_found = analysis.window.found;
-    g.window_how = analysis.window.how;
+    g.window_finding = analysis.window.finding;
     if (analysis.window.found) {
       g.figures = figures_of(analysis, analysis.window.results);
       g.limiting_unit = limiting_label(analysis, analysis.window.results);
@@ -212,7 +212,7 @@ BenchResult run_bench(const BenchOptions& options, const collect::Nvml& nvml, Pr
       break;
     }
     round.exit_code = outcome.exit_code;
-    round.how = outcome.how;
+    round.ending = outcome.ending;
     round.interrupted = outcome.interrupted;
     round.warnings = outcome.warnings;
     for (const collect::GpuRecording& rec : outcome.recordings) {

@@ -7,6 +7,8 @@
 
 #include "diescope/rounds/bench.hpp"
 #include "diescope/core/version.hpp"
+#include "diescope/recording/format.hpp"
+#include "diescope/report/wording.hpp"
 
 namespace diescope::rounds {
 
@@ -51,7 +53,7 @@ json round_gpu_json(const GpuRound& g, const fs::path& base, const LeftOut* left
   if (left_out) o["left_out_because"] = left_out->reason;
   o["counters"] = g.counters;
   if (!g.counters_why.empty()) o["counters_why"] = g.counters_why;
-  o["window"] = json{{"found", g.window_found}, {"how", g.window_how}};
+  o["window"] = json{{"found", g.window_found}, {"how", g.window_finding ? window_words(*g.window_finding) : ""}};
   if (g.headline.is_null()) {
     o["headline"] = nullptr;
     o["headline_reason"] = g.verdict.reason;
@@ -92,7 +94,7 @@ json round_json(const Round& r, const fs::path& base, const std::vector<GpuBench
     o["ended"] = "not started";
   } else {
     o["exit_code"] = r.exit_code;
-    o["ended"] = r.how;
+    o["ended"] = run_ending_text(r.ending);  // as the recording's end line reads
   }
   o["interrupted"] = r.interrupted;
   o["warnings"] = r.warnings;
@@ -252,10 +254,8 @@ std::string describe_round(const Round& round) {
     }
   }
   if (round.gpus.empty()) s = "no GPU was recorded";
-  if (round.how != "exited")
-    s += "; the command ended by " + (round.how.starts_with("signal ") ? round.how.substr(7) : round.how);
-  else if (round.exit_code != 0)
-    s += fmt::format("; the command exited with code {}", round.exit_code);
+  if (round.ending.way != RunEnding::Way::exited || round.exit_code != 0)
+    s += "; the command " + run_ending_words(round.ending, round.exit_code);
   return s;
 }
 
@@ -322,9 +322,7 @@ std::string render_summary(const BenchResult& r) {
         if (!f || !std::isfinite(f->value)) return "n/a";
         return fmt::format(fmt::runtime(fmt_spec), f->value);
       };
-      const std::string exit = !round.failure.empty()  ? "-"
-                               : round.how == "exited" ? std::to_string(round.exit_code)
-                                                       : round.how.substr(round.how.find(' ') + 1);
+      const std::string exit = round.failure.empty() ? run_ending_cell(round.ending, round.exit_code) : "-";
       s += fmt::format("  {:>5}  {:<9} {:>5} {:>9} {:>9} {:>9} {:>8}\n", round.number, kept ? "kept" : "left out", exit,
                        value("span_s", "{:.2f}"), value("gpu_util_pct", "{:.1f}"), value("die_util_pct", "{:.1f}"),
                        value("gap_points", "{:.1f}"));

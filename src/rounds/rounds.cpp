@@ -1,8 +1,8 @@
 #include "diescope/rounds/rounds.hpp"
 
-#include <fmt/core.h>
-
 #include <cmath>
+
+#include "diescope/report/wording.hpp"
 
 namespace diescope::rounds {
 
@@ -22,17 +22,9 @@ std::string label_of(const std::vector<ColumnDef>& columns, const std::string& k
 }  // namespace
 
 Verdict judge_round(const Analysis& analysis) {
-  if (!analysis.window.found) {
-    const std::string& how = analysis.window.how;
-    return {false, "no steady window" + (how.empty() ? std::string() : " (" + how + ")")};
-  }
+  if (!analysis.window.found) return {false, "no steady window (" + window_words(analysis.window.finding) + ")"};
   const SpanResults& w = analysis.window.results;
-  if (w.partial) {
-    std::string why = w.partial_wording.empty()
-                          ? fmt::format("partial (counters covered {:.1f}% of the window)", w.chip_coverage_pct)
-                          : w.partial_wording;
-    return {false, "window " + why};
-  }
+  if (w.partial) return {false, "window " + partial_words(w)};
   return {true, {}};
 }
 

@@ -30,7 +30,7 @@ struct Builder {
   explicit Builder(std::vector<std::string> units, double end_ms = 1000) {
     rec.meta_data.start_ns = T0;
     for (auto& key : units) rec.meta_data.units.push_back(column(key));
-    rec.side_records.end = RunEnd{at_ms(end_ms), 0, "exited"};
+    rec.side_records.end = RunEnd{at_ms(end_ms), 0, RunEnding::exit()};
     rec.side_records.last_ts_ns = at_ms(end_ms);
     // Counters go on at the run's start; the first sample after it (the setup sample) is dropped.
     rec.side_records.counters.push_back(CountersEvent{at_ms(0), true, ""});

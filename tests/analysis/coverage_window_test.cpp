@@ -13,7 +13,7 @@ TEST(ChipCoverage, PartialBelowNinetyPercentWithExactWording) {
   const Analysis a = b.analyze();
   EXPECT_NEAR(a.run.chip_coverage_pct, 70.0, 1e-9);
   EXPECT_TRUE(a.run.partial);
-  EXPECT_EQ(a.run.partial_wording, "partial (counters covered 70% of the run)");
+  EXPECT_EQ(a.run.partial_cause, PartialCause::low_coverage);
   EXPECT_TRUE(std::isnan(a.run.chip_scheduled_s));
 }
 
@@ -24,7 +24,7 @@ TEST(ChipCoverage, NinetyPercentIsNotPartial) {
   const Analysis a = b.analyze();
   EXPECT_NEAR(a.run.chip_coverage_pct, 90.0, 1e-9);
   EXPECT_FALSE(a.run.partial);
-  EXPECT_EQ(a.run.partial_wording, "");
+  EXPECT_EQ(a.run.partial_cause, PartialCause::none);
 }
 
 TEST(ChipCoverage, JustUnderTheGateNeverReadsNinety) {
@@ -33,7 +33,8 @@ TEST(ChipCoverage, JustUnderTheGateNeverReadsNinety) {
   b.sample(100, 996, {10});  // 896 of 1000 ms = 89.6%, which rounds to 90
   const Analysis a = b.analyze();
   EXPECT_TRUE(a.run.partial);
-  EXPECT_EQ(a.run.partial_wording, "partial (counters covered 89% of the run)");
+  EXPECT_NEAR(a.run.chip_coverage_pct, 89.6, 1e-9);  // the report words it 89%, never the gate's 90%
+  EXPECT_EQ(a.run.partial_cause, PartialCause::low_coverage);
 }
 
 TEST(ChipCoverage, PartialRunShowsGpuUtilOverTheWholeRunWhenNvmlCoveredIt) {
@@ -85,7 +86,7 @@ TEST(DutyCycle, GatedAgainstScheduledTime) {
   EXPECT_NEAR(a.run.chip_scheduled_s, 0.6, 1e-12);
   EXPECT_NEAR(a.run.chip_coverage_pct, 75.0, 1e-9);
   EXPECT_TRUE(a.run.partial);
-  EXPECT_EQ(a.run.partial_wording, "partial (counters covered 75% of their scheduled time)");
+  EXPECT_EQ(a.run.partial_cause, PartialCause::low_coverage);
 }
 
 TEST(DutyCycle, DutyRunIsNotPartialWhenItsScheduledTimeIsCovered) {
@@ -118,7 +119,9 @@ Builder window_case() {
 TEST(Window, SamplesCutByTheWindowCountForTheirShare) {
   const Analysis a = window_case().analyze();
   ASSERT_TRUE(a.window.found);
-  EXPECT_EQ(a.window.how, "markers");
+  EXPECT_EQ(a.window.finding, WindowFinding::markers);
+  EXPECT_TRUE(a.window.results.is_window);
+  EXPECT_FALSE(a.run.is_window);
   const SpanResults& w = a.window.results;
   EXPECT_EQ(w.start_ns, at_ms(350));
   EXPECT_EQ(w.end_ns, at_ms(650));
@@ -141,7 +144,8 @@ TEST(Window, HasItsOwnCoverageAndGate) {
   b.rec.list<ChipSample>().erase(b.rec.list<ChipSample>().begin() + 4);
   const Analysis a = b.analyze();
   EXPECT_TRUE(a.window.results.partial);
-  EXPECT_EQ(a.window.results.partial_wording, "partial (counters covered 67% of the window)");
+  EXPECT_NEAR(a.window.results.chip_coverage_pct, 200.0 / 3.0, 1e-9);
+  EXPECT_EQ(a.window.results.partial_cause, PartialCause::low_coverage);
 }
 
 TEST(Window, PartialWindowShowsGpuUtilOverTheWholeWindow) {
@@ -180,19 +184,20 @@ TEST(Window, ReasonsWhenNoneIsFound) {
     for (auto [t, k] : marks) b.mark(t, k);
     const Analysis a = b.analyze();
     EXPECT_FALSE(a.window.found);
-    return a.window.how;
+    return a.window.finding;
   };
-  EXPECT_EQ(how({}), "no markers");
-  EXPECT_EQ(how({{300, MarkKind::start}}).rfind("start without stop", 0), 0u);
-  EXPECT_EQ(how({{300, MarkKind::stop}, {500, MarkKind::start}}).rfind("stop before start", 0), 0u);
-  EXPECT_EQ(how({{300, MarkKind::stop}}).rfind("stop before start", 0), 0u);
+  EXPECT_EQ(how({}), WindowFinding::no_markers);
+  EXPECT_EQ(how({{300, MarkKind::start}}), WindowFinding::start_without_stop);
+  EXPECT_EQ(how({{300, MarkKind::stop}, {500, MarkKind::start}}), WindowFinding::stop_before_start);
+  EXPECT_EQ(how({{300, MarkKind::stop}}), WindowFinding::stop_without_start);
+  EXPECT_EQ(how({{1500, MarkKind::start}, {1600, MarkKind::stop}}), WindowFinding::outside_run);
 
   Builder b = window_case();
   AnalysisOptions no_window;
   no_window.use_window = false;
   const Analysis a = b.analyze(no_window);
   EXPECT_FALSE(a.window.found);
-  EXPECT_EQ(a.window.how, "not asked for");
+  EXPECT_EQ(a.window.finding, WindowFinding::not_asked);
 }
 
 TEST(Rates, SampleCutByTheRunEndCountsForItsShare) {
@@ -205,9 +210,9 @@ TEST(Rates, SampleCutByTheRunEndCountsForItsShare) {
   const Analysis a = b.analyze();
   // (8 x 1000 + 1500) / (0.8 + 0.05) s = 9500 / 0.85 = 11176.47 B/s.
   EXPECT_NEAR(a.run.rates_per_s.at("dram_bytes"), 9500.0 / 0.85, 1e-6);
-  bool noted = false;
-  for (const Note& n : a.notes) noted = noted || n.text.find("1 chip sample(s) lie wholly outside") != std::string::npos;
-  EXPECT_TRUE(noted);
+  ASSERT_EQ(a.findings.size(), 1u);
+  EXPECT_EQ(a.findings[0].kind, AnalysisFinding::Kind::samples_outside_run);
+  EXPECT_EQ(a.findings[0].samples, 1);
 }
 
 TEST(Rates, NaNWhenNoSampleHadTheCount) {

@@ -20,12 +20,12 @@ TEST(GpuUtil, EachSampleCoversTheTimeSinceThePreviousCappedAtOneSecond) {
   // GPU-Util = (40 x 400 + 60 x 200 + 80 x 1000 + 20 x 500) / 2100 = 118000 / 2100 = 56.190476.
   EXPECT_NEAR(a.run.gpu_util_coverage_pct, 2100.0 / 2900.0 * 100.0, 1e-9);
   EXPECT_NEAR(a.run.gpu_util_pct, 118000.0 / 2100.0, 1e-9);
-  EXPECT_EQ(a.run.gpu_util_source, "samples");
+  EXPECT_EQ(a.run.gpu_util_from, GpuUtilFrom::samples);
   // Under 90% coverage: neither the gap nor the split.
   EXPECT_FALSE(a.run.headline.gap_tenths.has_value());
   EXPECT_FALSE(a.run.headline.idle_tenths.has_value());
-  EXPECT_NE(a.run.headline.gap_reason.find("72.4%"), std::string::npos) << a.run.headline.gap_reason;
-  EXPECT_FALSE(a.run.headline.split_reason.empty());
+  EXPECT_EQ(a.run.headline.gap_missing, GapMissing::gpu_util_coverage_low);
+  EXPECT_EQ(a.run.headline.split_missing, SplitMissing::no_gap);
   // GPU-Util itself is still shown, and stranded capacity needs only DIE-Util: 1000 - 100 = 900.
   EXPECT_EQ(a.run.headline.gpu_util_tenths, 562);
   EXPECT_EQ(a.run.headline.stranded_tenths, 900);
@@ -65,7 +65,7 @@ TEST(GpuUtil, SourceSaysPolledOrBoth) {
     b.setup_sample();
     b.samples(100, 9, 100, {10});
     for (int t = 200; t <= 1000; t += 200) b.util(t, 5, UtilSource::polled);
-    EXPECT_EQ(b.analyze().run.gpu_util_source, "polled");
+    EXPECT_EQ(b.analyze().run.gpu_util_from, GpuUtilFrom::polled);
   }
   {
     Builder b({"sm"});
@@ -73,7 +73,7 @@ TEST(GpuUtil, SourceSaysPolledOrBoth) {
     b.samples(100, 9, 100, {10});
     b.util(400, 5, UtilSource::samples);
     b.util(1000, 5, UtilSource::polled);
-    EXPECT_EQ(b.analyze().run.gpu_util_source, "samples+polled");
+    EXPECT_EQ(b.analyze().run.gpu_util_from, GpuUtilFrom::samples_and_polled);
   }
 }
 
@@ -83,9 +83,10 @@ TEST(GpuUtil, NoSamplesGivesNaNWithReason) {
   b.samples(100, 9, 100, {10});
   const Analysis a = b.analyze();
   EXPECT_TRUE(std::isnan(a.run.gpu_util_pct));
-  EXPECT_FALSE(a.run.gpu_util_reason.empty());
+  EXPECT_EQ(a.run.gpu_util_missing, GpuUtilMissing::not_covered);
+  EXPECT_EQ(a.run.gpu_util_from, GpuUtilFrom::none);
   EXPECT_FALSE(a.run.headline.gpu_util_tenths.has_value());
-  EXPECT_NE(a.run.headline.gap_reason.find("GPU-Util is not available"), std::string::npos);
+  EXPECT_EQ(a.run.headline.gap_missing, GapMissing::no_gpu_util);
 }
 
 TEST(GpuUtil, CoverageAtNinetyPercentIsEnoughForTheGap) {

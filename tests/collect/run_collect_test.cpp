@@ -17,6 +17,7 @@
 #include "diescope/collect/run.hpp"
 #include "diescope/collect/unit_tables.hpp"
 #include "diescope/core/error.hpp"
+#include "diescope/recording/format.hpp"
 #include "diescope/recording/reader.hpp"
 #include "nvml_fake.hpp"
 
@@ -89,7 +90,7 @@ TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
   RunOutcome outcome = record_run(o, *nvml_);
 
   EXPECT_EQ(outcome.exit_code, 3);
-  EXPECT_EQ(outcome.how, "exited");
+  EXPECT_EQ(outcome.ending, RunEnding::exit());
   EXPECT_FALSE(outcome.interrupted);
   EXPECT_EQ(teed(), "hello\ndiescope: measure start\ndiescope: measure stop\n");
   ASSERT_EQ(outcome.recordings.size(), 1u);
@@ -183,7 +184,7 @@ TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
 
   // The analysis reads it end to end and finds the marked window.
   Analysis analysis = analyze(*source);
-  EXPECT_TRUE(analysis.window.found) << analysis.window.how;
+  EXPECT_TRUE(analysis.window.found) << static_cast<int>(analysis.window.finding);
   EXPECT_GT(analysis.run.samples_used, 0);
 }
 
@@ -318,12 +319,13 @@ TEST_F(RunCollect, SigtermIsForwardedAndTheRecordingStillEnds) {
   RunOutcome outcome = record_run(o, *nvml_);
   killer.join();
   EXPECT_TRUE(outcome.interrupted);
-  EXPECT_EQ(outcome.how, "signal SIGTERM");
+  EXPECT_EQ(outcome.ending, RunEnding::killed_by(SIGTERM));
   EXPECT_EQ(outcome.exit_code, 128 + SIGTERM);
   EXPECT_LT(outcome.end_ns - outcome.start_ns, 3 * kNsPerSecond);  // it did not sleep its 5 s
   auto source = open_recording(outcome.recordings[0].path);
   ASSERT_TRUE(source->side().end.has_value());
-  EXPECT_EQ(source->side().end->how, "signal SIGTERM");
+  EXPECT_EQ(source->side().end->ending, RunEnding::killed_by(SIGTERM));
+  EXPECT_EQ(run_ending_text(source->side().end->ending), "signal SIGTERM");  // as the end line reads
   EXPECT_EQ(notes_about(*source, "forwarded to the command").size(), 1u);
 }
 

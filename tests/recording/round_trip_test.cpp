@@ -1,5 +1,6 @@
 // Every record kind written by RecordingWriter reads back equal through open_recording, NaN and
 // the sign of zero included; the meta keeps every field.
+#include <csignal>
 #include <limits>
 
 #include "test_files.hpp"
@@ -116,7 +117,7 @@ Written every_kind(TimeNs t0) {
              {t0 + 2, "spaces", "  leading and trailing  "},
              {t0 + 3, "unicode", "caf\xc3\xa9 \xe2\x80\x94 ok"}};
   w.jumps = {{t0 + 50, -2'000'000'000}, {t0 + 60, 150'000'000}};
-  w.end = {t0 + 700'000'000, 130, "signal SIGINT\nthen exit"};
+  w.end = {t0 + 700'000'000, 130, parse_run_ending("signal SIGINT\nthen exit")};
   return w;
 }
 
@@ -249,7 +250,7 @@ TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
   ASSERT_TRUE(side.end.has_value());
   EXPECT_EQ(side.end->ts_ns, w.end.ts_ns);
   EXPECT_EQ(side.end->exit_code, w.end.exit_code);
-  EXPECT_EQ(side.end->how, w.end.how);
+  EXPECT_EQ(side.end->ending, w.end.ending);
   EXPECT_FALSE(side.truncated);
   // 2 header lines + 36 records, each one line.
   EXPECT_EQ(side.complete_lines, 38);
@@ -423,6 +424,20 @@ TEST(RecordingRoundTrip, WholeNumbersOfEveryLength) {
     EXPECT_EQ(r->side().clock_jumps[i].ts_ns, jumps[i].ts_ns) << i;
     EXPECT_EQ(r->side().clock_jumps[i].step_ns, jumps[i].step_ns) << i;
   }
+}
+
+TEST(RunEndingText, KnownWaysParseAndEveryTextPrintsBackAsItWas) {
+  EXPECT_EQ(parse_run_ending(""), RunEnding{});
+  EXPECT_EQ(parse_run_ending("exited"), RunEnding::exit());
+  EXPECT_EQ(parse_run_ending("signal SIGINT"), RunEnding::killed_by(SIGINT));
+  EXPECT_EQ(parse_run_ending("period end"), RunEnding::period_end());
+  EXPECT_EQ(parse_run_ending("replay end").way, RunEnding::Way::other);
+  EXPECT_EQ(parse_run_ending("signal SIGNOPE").way, RunEnding::Way::other);  // no such signal
+  EXPECT_EQ(parse_run_ending("exited ").way, RunEnding::Way::other);
+  EXPECT_EQ(run_ending_text(RunEnding::killed_by(SIGTERM)), "signal SIGTERM");
+  for (const char* text : {"", "exited", "signal SIGINT", "signal SIGSEGV", "period end", "replay end", "signal SIGNOPE",
+                           "signal signal 99", "signal SIGINT\nthen exit", "Exited"})
+    EXPECT_EQ(run_ending_text(parse_run_ending(text)), text) << text;
 }
 
 }  // namespace

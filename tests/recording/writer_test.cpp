@@ -78,9 +78,9 @@ TEST(Writer, RefusesRecordsTheReaderWouldReject) {
   expect_refused([&] { w.write(ProcessReading{t, -2, 0, 0}); });
   expect_refused([&] { w.write(Note{t, "two words", "x"}); });
   expect_refused([&] { w.write(Note{t, "", "x"}); });
-  w.write(RunEnd{t + 200, 0, "exited"});
+  w.write(RunEnd{t + 200, 0, RunEnding::exit()});
   lines = w.lines_written();
-  expect_refused([&] { w.write(RunEnd{t + 300, 0, "exited"}); });
+  expect_refused([&] { w.write(RunEnd{t + 300, 0, RunEnding::exit()}); });
   // Another kind may still be earlier than the chip samples.
   EXPECT_NO_THROW(w.write(UtilSample{t, 5, UtilSource::samples}));
   w.close();

@@ -82,7 +82,7 @@ inline Analysis hopper_analysis() {
   r.limiting_unit = "fp32";
   r.gpu_util_pct = 47.86;
   r.gpu_util_coverage_pct = 100;
-  r.gpu_util_source = "samples";
+  r.gpu_util_from = GpuUtilFrom::samples;
   r.gpu_util_whole_span_coverage_pct = 100;
   r.headline.gpu_util_tenths = 479;
   r.headline.die_util_tenths = 412;
@@ -97,7 +97,7 @@ inline Analysis hopper_analysis() {
   r.power_limit_min_w = 700;
   r.power_limit_max_w = 700;
 
-  a.window.how = "no markers";
+  a.window.finding = WindowFinding::no_markers;
   a.hygiene.compute_holders_max = 0;
   a.hygiene.graphics_holders_max = 0;
   return a;
@@ -110,9 +110,10 @@ inline Analysis hopper_analysis() {
 inline Analysis hopper_analysis_with_window() {
   Analysis a = hopper_analysis();
   a.window.found = true;
-  a.window.how = "markers";
+  a.window.finding = WindowFinding::markers;
   SpanResults& w = a.window.results;
   w = a.run;
+  w.is_window = true;
   w.start_ns = kRunStart + 900'000'000;
   w.end_ns = kRunStart + 2'100'000'000;
   w.span_s = 1.2;

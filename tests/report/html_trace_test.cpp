@@ -40,7 +40,7 @@ MemoryRecording four_samples() {
   m.gpu.chip = "GH100";
   rec.side_records.counters = {CountersEvent{kT0, true, ""}};
   rec.side_records.marks = {Mark{kT0 + 15 * kMs, MarkKind::start}, Mark{kT0 + 35 * kMs, MarkKind::stop}};
-  rec.side_records.end = RunEnd{kT0 + 40 * kMs, 0, "exited"};
+  rec.side_records.end = RunEnd{kT0 + 40 * kMs, 0, RunEnding::exit()};
   rec.side_records.last_ts_ns = kT0 + 40 * kMs;
   rec.list<ChipSample>() = {OwnedChipSample{kT0, kT0 + 10 * kMs, {0.69}, {}, {}},
               OwnedChipSample{kT0 + 10 * kMs, kT0 + 20 * kMs, {50}, {}, {}},

@@ -59,7 +59,7 @@ TEST(ReportJson, NegativeHeadlineFiguresKeepTheirSign) {
   Analysis a = hopper_analysis();
   // A video encode: GPU-Util 8.4, DIE-Util 93.8 -> gap 8.4 - 93.8 = -85.4, stranded 6.2,
   // idle 91.6, active 6.2 - 91.6 = -85.4.
-  a.run.headline = Headline{84, 938, -854, 62, 916, -854, false, "", ""};
+  a.run.headline = Headline{84, 938, -854, 62, 916, -854, false, GapMissing::none, SplitMissing::none, ""};
   json r = build_report(a);
   keep_report("negative_gap", r);
   EXPECT_DOUBLE_EQ(r["results"]["headline"]["gap_points"].get<double>(), -85.4);
@@ -70,13 +70,13 @@ TEST(ReportJson, NaNIsNullWithAReasonNeverZero) {
   Analysis a = hopper_analysis();
   a.run.gpu_util_pct = kNaN;
   a.run.gpu_util_coverage_pct = kNaN;
-  a.run.gpu_util_reason = "no GPU-Util sample covers the chip-sampled time";
-  a.run.gpu_util_source = "";
+  a.run.gpu_util_missing = GpuUtilMissing::not_covered;
+  a.run.gpu_util_from = GpuUtilFrom::none;
   a.run.headline = Headline{};
   a.run.headline.die_util_tenths = 412;
   a.run.headline.stranded_tenths = 588;
-  a.run.headline.gap_reason = "GPU-Util is not available: no GPU-Util sample covers the chip-sampled time";
-  a.run.headline.split_reason = a.run.headline.gap_reason;
+  a.run.headline.gap_missing = GapMissing::no_gpu_util;
+  a.run.headline.split_missing = SplitMissing::no_gap;
   a.run.rates_per_s["dram_bytes"] = kNaN;
   json r = build_report(a);
   keep_report("no_gpu_util", r);
@@ -84,11 +84,12 @@ TEST(ReportJson, NaNIsNullWithAReasonNeverZero) {
   EXPECT_TRUE(res["gpu_util_pct"].is_null());
   EXPECT_EQ(res["gpu_util_pct_reason"], "no GPU-Util sample covers the chip-sampled time");
   EXPECT_TRUE(res["gap_points"].is_null());
-  EXPECT_EQ(res["gap_points_reason"], a.run.headline.gap_reason);
+  const std::string gap_reason = "GPU-Util is not available: no GPU-Util sample covers the chip-sampled time";
+  EXPECT_EQ(res["gap_points_reason"], gap_reason);
   EXPECT_EQ(res["gpu_util_source"], "none");
   EXPECT_TRUE(res["headline"]["gpu_util_pct"].is_null());
   EXPECT_TRUE(res["headline"]["idle_points"].is_null());
-  EXPECT_EQ(res["headline"]["idle_points_reason"], a.run.headline.split_reason);
+  EXPECT_EQ(res["headline"]["idle_points_reason"], gap_reason);
   EXPECT_DOUBLE_EQ(res["headline"]["stranded_points"].get<double>(), 58.8);
   EXPECT_TRUE(res["rates_per_s"]["dram_bytes"].is_null());
   EXPECT_FALSE(res["rates_per_s"]["dram_bytes_reason"].get<std::string>().empty());
@@ -109,17 +110,17 @@ TEST(ReportJson, NaNIsNullWithAReasonNeverZero) {
 TEST(ReportJson, InfiniteFiguresAreNullToo) {
   Analysis a = hopper_analysis();
   a.run.die_util_pct = std::numeric_limits<double>::infinity();
-  a.run.die_util_reason = "broken";
+  a.run.die_util_missing = DieUtilMissing::no_unit_value;
   json r = build_report(a);
   EXPECT_TRUE(r["results"]["die_util_pct"].is_null());
-  EXPECT_EQ(r["results"]["die_util_pct_reason"], "broken");
+  EXPECT_EQ(r["results"]["die_util_pct_reason"], "no unit had a value in any usable chip sample");
 }
 
 TEST(ReportJson, EveryNullHasAReasonBesideIt) {
   // Everything unknown at once: an empty analysis.
   Analysis a;
   a.method = kMethodVersion;
-  a.window.how = "no markers";
+  a.window.finding = WindowFinding::no_markers;
   a.meta.interval_ms = kNaN;
   json r = build_report(a);
   keep_report("empty_analysis", r);
@@ -154,7 +155,7 @@ TEST(ReportJson, CoverageAndItsGate) {
   a.run.chip_covered_s = 2.0;
   a.run.chip_coverage_pct = 100.0 * 2.0 / 3.51;  // 56.98...%
   a.run.partial = true;
-  a.run.partial_wording = "partial (counters covered 57% of the run)";
+  a.run.partial_cause = PartialCause::low_coverage;
   a.run.gpu_util_whole_span_pct = 45.0;
   r = build_report(a);
   keep_report("partial", r);
@@ -208,7 +209,7 @@ TEST(ReportJson, CollectionUnitsRecipesFlagsAndNotes) {
 TEST(ReportJson, NoLimitingUnitSaysWhy) {
   Analysis a = hopper_analysis();
   a.run.limiting_unit.reset();
-  a.run.limiting_reason = "no unit reached 1% of its peak";
+  a.run.limiting_unit_missing = LimitingUnitMissing::no_busy_unit;
   json r = build_report(a);
   keep_report("no_limiting_unit", r);
   EXPECT_TRUE(r["results"]["limiting_unit"].is_null());
@@ -263,7 +264,7 @@ TEST(ReportJson, HardwareClocksThrottleAndPower) {
 
 TEST(ReportJson, CalibrationCostWorkloadAndExpected) {
   Analysis a = hopper_analysis();
-  json r = build_report(a, {"x.dsrec", RunEnd{kRunStart + 3'510'000'000, 0, "exited"}});
+  json r = build_report(a, {"x.dsrec", RunEnd{kRunStart + 3'510'000'000, 0, RunEnding::exit()}});
   EXPECT_EQ(r["calibration"],
             json({{"status", "unvalidated"}, {"reason", "no calibration file for this GPU model, driver and method"}}));
   EXPECT_TRUE(r["cost"]["estimate"].is_null());
@@ -292,7 +293,7 @@ TEST(ReportJson, GpuIdentityAndHygiene) {
   a.hygiene.graphics_holders_max = 2;
   a.hygiene.exited_holders = 1;
   a.hygiene.clock_jumps = {ClockJump{kRunStart + 5, 250'000'000}};
-  a.hygiene.notes = {"the wall clock stepped 0.25 s; numbers across it may be wrong"};
+
   json r = build_report(a);
   keep_report("hygiene", r);
   EXPECT_EQ(r["gpu"]["model"], "NVIDIA H200");
@@ -306,20 +307,27 @@ TEST(ReportJson, GpuIdentityAndHygiene) {
   EXPECT_EQ(h["graphics_holders_max"], 2);
   EXPECT_EQ(h["exited_holders"], 1);
   EXPECT_EQ(h["clock_jumps"], json::array({{{"ts_ns", kRunStart + 5}, {"step_ns", 250'000'000}}}));
-  EXPECT_EQ(h["notes"].size(), 1u);
+  // 5 ns after the start: 0.000 s into the run.
+  EXPECT_EQ(h["notes"], json::array({"the wall clock stepped by +0.250 s at 0.000 s into the run; figures over spans "
+                                     "that cross it may be wrong"}));
 }
 
 TEST(ReportJson, NotesFromTheRecordingAndTheReader) {
   Analysis a = hopper_analysis();
   a.notes = {Note{kRunStart + 1, "sampler", "the counter decoder stopped; samples end here"}};
+  a.findings = {AnalysisFinding{AnalysisFinding::Kind::samples_outside_run, kRunStart, 0, 2}};
   a.truncated_input = true;
   a.meta.method = 2;  // recorded by an older collector
   json r = build_report(a);
   keep_report("notes", r);
-  ASSERT_EQ(r["notes"].size(), 3u);
+  ASSERT_EQ(r["notes"].size(), 4u);
   EXPECT_EQ(r["notes"][0], json({{"ts_ns", kRunStart + 1}, {"topic", "sampler"}, {"text", "the counter decoder stopped; samples end here"}}));
-  EXPECT_EQ(r["notes"][1]["topic"], "recording");
-  EXPECT_EQ(r["notes"][2]["text"], "recorded by a method 2 collector, analysed with method 3");
+  // The analysis's findings follow the recording's notes.
+  EXPECT_EQ(r["notes"][1], json({{"ts_ns", kRunStart},
+                                 {"topic", "analysis"},
+                                 {"text", "2 chip sample(s) lie wholly outside the run and were left out"}}));
+  EXPECT_EQ(r["notes"][2]["topic"], "recording");
+  EXPECT_EQ(r["notes"][3]["text"], "recorded by a method 2 collector, analysed with method 3");
   EXPECT_EQ(r["source"]["truncated"], true);
 }
 

@@ -43,7 +43,7 @@ MemoryRecording seven_samples() {
   m.engines[0].counted_by_gpu_util = false;
   m.start_ns = kT0;
   rec.side_records.counters = {CountersEvent{kT0, true, ""}};
-  rec.side_records.end = RunEnd{kT0 + 700 * kMs, 0, "exited"};
+  rec.side_records.end = RunEnd{kT0 + 700 * kMs, 0, RunEnding::exit()};
   rec.side_records.last_ts_ns = kT0 + 710 * kMs;
   rec.list<ChipSample>() = {chip(0, 614, {0.69, 0.54}, 99, 2.132e9),
               chip(614, 624, {80, 1}, 100, 1e8),

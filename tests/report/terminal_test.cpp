@@ -72,7 +72,7 @@ TEST(Terminal, PartialSaysSoOnItsFirstLineAndDieUtilRow) {
   a.run.chip_covered_s = 2.0;
   a.run.chip_coverage_pct = 100.0 * 2.0 / 3.51;  // 56.98% -> 57.0
   a.run.partial = true;
-  a.run.partial_wording = "partial (counters covered 57% of the run)";
+  a.run.partial_cause = PartialCause::low_coverage;
   a.run.gpu_util_whole_span_pct = 45.04;
   json r = build_report(a);
   keep_report("terminal_partial", r);
@@ -95,7 +95,7 @@ TEST(Terminal, GapWithinTheNoiseFloorReadsZero) {
   // GPU-Util 41.5, DIE-Util 41.2: gap 0.3 < floor 0.5, counted as 0; idle takes all of stranded:
   // stranded 58.8 = idle 58.8 + active 0.0.
   a.run.gpu_util_pct = 41.5;
-  a.run.headline = Headline{415, 412, 0, 588, 588, 0, true, "", ""};
+  a.run.headline = Headline{415, 412, 0, 588, 588, 0, true, GapMissing::none, SplitMissing::none, ""};
   json r = build_report(a);
   keep_report("terminal_noise_floor", r);
   auto lines = split_lines(render_terminal(r));
@@ -108,21 +108,23 @@ TEST(Terminal, MissingFiguresSayWhy) {
   Analysis a = hopper_analysis();
   a.run.gpu_util_pct = kNaN;
   a.run.gpu_util_coverage_pct = kNaN;
-  a.run.gpu_util_source = "";
-  a.run.gpu_util_reason = "no GPU-Util sample covers the chip-sampled time";
+  a.run.gpu_util_from = GpuUtilFrom::none;
+  a.run.gpu_util_missing = GpuUtilMissing::not_covered;
   a.run.headline = Headline{};
   a.run.headline.die_util_tenths = 412;
   a.run.headline.stranded_tenths = 588;
-  a.run.headline.gap_reason = "GPU-Util is not available";
-  a.run.headline.split_reason = "GPU-Util is not available";
+  a.run.headline.gap_missing = GapMissing::no_gpu_util;
+  a.run.headline.split_missing = SplitMissing::no_gap;
   a.run.limiting_unit.reset();
-  a.run.limiting_reason = "no unit reached 1% of its peak";
+  a.run.limiting_unit_missing = LimitingUnitMissing::no_busy_unit;
   json r = build_report(a);
   keep_report("terminal_missing", r);
   auto lines = split_lines(render_terminal(r));
   EXPECT_EQ(lines[1], "  GPU-Util      n/a     no GPU-Util sample covers the chip-sampled time");
-  EXPECT_EQ(lines[3], "  gap           n/a     GPU-Util is not available");
-  EXPECT_EQ(lines[4], "  stranded      58.8    points; idle and active n/a: GPU-Util is not available");
+  EXPECT_EQ(lines[3], "  gap           n/a     GPU-Util is not available: no GPU-Util sample covers the chip-sampled time");
+  EXPECT_EQ(lines[4],
+            "  stranded      58.8    points; idle and active n/a: GPU-Util is not available: no GPU-Util sample covers "
+            "the chip-sampled time");
   EXPECT_EQ(lines[5], "  limiting      none    no unit reached 1% of its peak");
   EXPECT_EQ(lines[6], "  coverage              counters 96.9% of the run (gate 90%); GPU-Util n/a (gate 90%)");
 }
@@ -130,7 +132,7 @@ TEST(Terminal, MissingFiguresSayWhy) {
 TEST(Terminal, NegativeGapIsPrintedWithItsSign) {
   Analysis a = hopper_analysis();
   // GPU-Util 8.4, DIE-Util 93.8 (video encoder): gap -85.4, stranded 6.2 = idle 91.6 + active -85.4.
-  a.run.headline = Headline{84, 938, -854, 62, 916, -854, false, "", ""};
+  a.run.headline = Headline{84, 938, -854, 62, 916, -854, false, GapMissing::none, SplitMissing::none, ""};
   auto lines = split_lines(render(a));
   EXPECT_EQ(lines[3], "  gap           -85.4   points, GPU-Util minus DIE-Util");
   EXPECT_EQ(lines[4], "  stranded      6.2     points = idle 91.6 + active -85.4");
@@ -139,12 +141,14 @@ TEST(Terminal, NegativeGapIsPrintedWithItsSign) {
 TEST(Terminal, NotesAreListedLast) {
   Analysis a = hopper_analysis();
   a.notes = {Note{0, "sampler", "the counter decoder stopped at 2.1 s"}};
-  a.hygiene.notes = {"another process held the GPU"};
+  a.hygiene.clock_jumps = {ClockJump{test::kRunStart + 1'500'000'000, -250'000'000}};
   auto lines = split_lines(render(a));
   ASSERT_GE(lines.size(), 3u);
   EXPECT_EQ(lines[lines.size() - 3], "notes");
   EXPECT_EQ(lines[lines.size() - 2], "  [sampler] the counter decoder stopped at 2.1 s");
-  EXPECT_EQ(lines[lines.size() - 1], "  [hygiene] another process held the GPU");
+  EXPECT_EQ(lines[lines.size() - 1],
+            "  [hygiene] the wall clock stepped by -0.250 s at 1.500 s into the run; figures over spans that cross it may "
+            "be wrong");
 }
 
 TEST(Terminal, ReRenderedReportReadsTheSame) {
@@ -205,14 +209,14 @@ TEST(TerminalGolden, PartialRun) {
   Analysis a = hopper_analysis();
   a.run.chip_coverage_pct = 50;
   a.run.partial = true;
-  a.run.partial_wording = "partial (counters covered 50% of the run)";
+  a.run.partial_cause = PartialCause::low_coverage;
   EXPECT_EQ(golden_mismatch(render(a), kGolden / "partial.txt"), "");
 }
 
 TEST(TerminalGolden, PlaceholdersStillCatchWrongWording) {
   Analysis a = hopper_analysis();
   a.run.partial = true;
-  a.run.partial_wording = "partial (counters covered 50% of the run)";
+  a.run.partial_cause = PartialCause::low_coverage;
   // A partial run does not match the full run's golden file: its first line differs.
   EXPECT_NE(golden_mismatch(render(a), kGolden / "run.txt"), "");
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -81,13 +82,13 @@ TEST(Judge, APartialWholeRunDoesNotMatterWhenTheWindowIsCovered) {
 TEST(Judge, HandBuiltAnalysesFollowTheSameRules) {
   Analysis a;
   a.window.found = false;
-  a.window.how = "start without stop: no stop marker after the start marker";
+  a.window.finding = WindowFinding::start_without_stop;
   EXPECT_EQ(judge_round(a).reason, "no steady window (start without stop: no stop marker after the start marker)");
   a.window.found = true;
+  a.window.results.is_window = true;
   a.window.results.partial = true;
+  a.window.results.partial_cause = PartialCause::low_coverage;
   a.window.results.chip_coverage_pct = 42.4;
-  EXPECT_EQ(judge_round(a).reason, "window partial (counters covered 42.4% of the window)");
-  a.window.results.partial_wording = "partial (counters covered 42% of the window)";
   EXPECT_EQ(judge_round(a).reason, "window partial (counters covered 42% of the window)");
   a.window.results.partial = false;
   EXPECT_TRUE(judge_round(a).kept);
@@ -147,7 +148,7 @@ Round make_round(int number, double die, double gpu, std::string left_out = "") 
   Round r;
   r.number = number;
   r.folder = fs::path("/tmp/bench") / ("round-0" + std::to_string(number));
-  r.how = "exited";
+  r.ending = RunEnding::exit();
   GpuRound g;
   g.gpu_index = 0;
   g.gpu.index = 0;
@@ -157,7 +158,7 @@ Round make_round(int number, double die, double gpu, std::string left_out = "") 
   g.report = r.folder / "gpu0.dsrec.report" / "report.json";
   g.verdict = {left_out.empty(), left_out};
   g.window_found = left_out.rfind("no steady window", 0) != 0;
-  g.window_how = g.window_found ? "markers" : "no markers";
+  g.window_finding = g.window_found ? WindowFinding::markers : WindowFinding::no_markers;
   g.headline = nlohmann::json{{"die_util_pct", die}};
   if (std::isnan(gpu)) {
     g.headline["gpu_util_pct"] = nullptr;
@@ -353,7 +354,7 @@ TEST(Text, RoundLinesAndTheProgressBar) {
   Round exited = rounds[4];
   exited.exit_code = 3;
   EXPECT_EQ(describe_round(exited), "GPU 0 kept (GPU-Util 98.0%, DIE-Util 85.0%); the command exited with code 3");
-  exited.how = "signal SIGSEGV";
+  exited.ending = RunEnding::killed_by(SIGSEGV);
   exited.exit_code = 139;
   EXPECT_EQ(describe_round(exited), "GPU 0 kept (GPU-Util 98.0%, DIE-Util 85.0%); the command ended by SIGSEGV");
   Round failed;

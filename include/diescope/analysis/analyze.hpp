@@ -7,7 +7,7 @@
 #include <functional>
 #include <span>
 #include <string>
-#include <string_view>
+#include <cstddef>
 
 #include "diescope/analysis/result.hpp"
 #include "diescope/recording/source.hpp"
@@ -33,6 +33,14 @@ inline constexpr TimeNs kMaxNvmlPeriodNs = kNsPerSecond;
 // Why the analysis leaves a chip sample out (docs/method.md, "Which chip samples are used").
 enum class SampleDrop { none, first, broken };
 
+// Where a broken sample broke: the first of these that holds.
+struct SampleBreak {
+  enum class Part { none, empty_span, unit, diagnostic };
+  Part part = Part::none;
+  std::size_t column = 0;  // unit or diagnostic: its index in the meta's columns
+  explicit operator bool() const { return part != Part::none; }
+};
+
 // One chip sample as analyze() saw it, for outputs that show every sample (samples.csv, HTML,
 // trace), so that they apply the analysis's own rules rather than copies of them.
 struct ObservedSample {
@@ -40,7 +48,7 @@ struct ObservedSample {
   const ChipSample* sample = nullptr;
   // The drop rules, which do not depend on the run: a sample outside it still gets its verdict.
   SampleDrop drop = SampleDrop::none;
-  std::string_view drop_reason;  // empty when not dropped
+  SampleBreak broken;            // where a broken sample (drop == broken) broke
   bool in_run = false;           // it touches the run; the analysis reads only those
   // The engine reading matched to a sample that is not dropped (the first at or after its end),
   // inside the run or not; empty when none follows or the sample is dropped.
@@ -81,8 +89,6 @@ struct HeadlineInputs {
   double gpu_util_coverage_pct = kNaN;  // share of the chip-sampled time GPU-Util covers
   double die_util_pct = kNaN;           // already clamped to 0..100
   double gpu_util_resolution_pct = 1;   // meta.gpu_util_resolution_pct
-  std::string gpu_util_reason;          // why GPU-Util is NaN, when it is
-  std::string die_util_reason;          // why DIE-Util is NaN, when it is
   // Label of the limiting unit when it is one GPU-Util does not count (a video engine), else empty:
   // names the likely cause of a negative gap.
   std::string uncounted_limiting_unit;

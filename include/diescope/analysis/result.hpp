@@ -1,5 +1,6 @@
 // What the analysis of one recording concludes. Plain data: renderers (report/) print it, nothing
-// here prints. A figure that could not be computed is NaN (or nullopt) beside a reason; never 0.
+// here prints. A figure that could not be computed is NaN (or nullopt) beside a code that says why;
+// never 0. The analysis writes no words: report/wording.hpp words every code.
 #pragma once
 
 #include <cmath>
@@ -25,6 +26,45 @@ struct ColumnSummary {
   double max_sample_pct = kNaN;    // highest single sample, as read (not clamped)
 };
 
+// Why a figure is missing; `none` when it is there.
+enum class DieUtilMissing {
+  none,
+  empty_span,         // the span ends at or before its start
+  no_usable_samples,  // no chip sample in the span was used
+  no_unit_value,      // no unit had a value in any used sample
+};
+enum class LimitingUnitMissing {
+  none,
+  no_usable_samples,
+  no_busy_unit,       // no unit reached kMinBusyPct of its peak
+  busy_units_sparse,  // the busy units had values for under kMinLimitingAvailabilityPct of the time
+};
+enum class GpuUtilMissing {
+  none,
+  no_usable_samples,  // no chip-sampled time to compare GPU-Util over
+  not_covered,        // no GPU-Util sample covers the chip-sampled time
+};
+enum class GapMissing {
+  none,
+  no_die_util,
+  no_gpu_util,
+  gpu_util_coverage_low,  // GPU-Util covered under kMinGpuUtilCoveragePct of the chip-sampled time
+};
+// Why stranded capacity is not split into idle and active.
+enum class SplitMissing {
+  none,
+  no_gap,        // as the gap is missing
+  negative_gap,  // GPU-Util reads below DIE-Util by more than its noise floor
+};
+// Why a span's result is partial (its chip coverage gate).
+enum class PartialCause {
+  none,
+  low_coverage,   // usable chip samples covered under kMinChipCoveragePct
+  not_scheduled,  // duty cycling: the counters were not scheduled to run during the span
+};
+// Which GPU-Util readings a span's figure came from.
+enum class GpuUtilFrom { none, samples, polled, samples_and_polled };
+
 // The headline in whole tenths of a point, computed from rounded inputs so the parts add up:
 // stranded = idle + active, gap = active (docs/method.md#the-headline-gap-stranded-idle-active).
 struct Headline {
@@ -35,8 +75,10 @@ struct Headline {
   std::optional<int> idle_tenths;      // 100 - GPU-Util (nothing running)
   std::optional<int> active_tenths;    // stranded while a kernel ran
   bool gap_within_noise_floor = false; // |gap| <= floor: counted as 0, idle takes all of stranded
-  std::string gap_reason;              // why the gap is missing, when it is
-  std::string split_reason;            // why idle/active are missing, when they are
+  GapMissing gap_missing = GapMissing::none;
+  SplitMissing split_missing = SplitMissing::none;
+  // A negative gap whose busiest unit GPU-Util does not count (a video engine): that unit's label.
+  std::string uncounted_limiting_unit;
 };
 
 struct ClockStats {
@@ -48,6 +90,7 @@ struct ClockStats {
 
 // The figures of one span: the whole run, or the steady window.
 struct SpanResults {
+  bool is_window = false;  // the steady window's results; else the whole run's
   TimeNs start_ns = 0;
   TimeNs end_ns = 0;
   double span_s = 0;
@@ -59,23 +102,23 @@ struct SpanResults {
   std::int64_t dropped_broken = 0;  // NaN unit or diagnostic, empty span, missing end
   double chip_covered_s = 0;        // usable chip samples' time inside the span
   double chip_coverage_pct = kNaN;  // of the span, or of the scheduled counter time under duty
-  double chip_scheduled_s = kNaN;   // time the counters were scheduled to run (duty runs)
+  double chip_scheduled_s = kNaN;   // time the counters were scheduled to run; NaN unless duty-cycled
   bool partial = false;             // chip coverage below the gate
-  std::string partial_wording;      // "partial (counters covered N% of the run)" or empty
+  PartialCause partial_cause = PartialCause::none;
 
   // DIE-Util and its parts.
   double die_util_pct = kNaN;  // time-weighted busiest unit, mean clamped to 0..100
-  std::string die_util_reason;
+  DieUtilMissing die_util_missing = DieUtilMissing::none;
   std::vector<ColumnSummary> units;  // chip units then engines, in table order
   std::vector<ColumnSummary> diagnostics;
   std::optional<std::string> limiting_unit;
-  std::string limiting_reason;  // why there is none
+  LimitingUnitMissing limiting_unit_missing = LimitingUnitMissing::none;
 
   // GPU-Util over the same time as the chip samples.
   double gpu_util_pct = kNaN;
   double gpu_util_coverage_pct = kNaN;  // share of chip-sampled time that GPU-Util covers
-  std::string gpu_util_reason;
-  std::string gpu_util_source;  // "samples", "polled", "samples+polled"
+  GpuUtilMissing gpu_util_missing = GpuUtilMissing::none;
+  GpuUtilFrom gpu_util_from = GpuUtilFrom::none;
   // GPU-Util over the whole span, shown beside a partial result when NVML covered >= 90% of it.
   double gpu_util_whole_span_pct = kNaN;
   double gpu_util_whole_span_coverage_pct = kNaN;
@@ -93,9 +136,20 @@ struct SpanResults {
   double power_limit_max_w = kNaN;
 };
 
+// How the steady window was found, or why it was not (docs/method.md#the-steady-window).
+enum class WindowFinding {
+  not_asked,           // the analysis was asked for the whole run only
+  markers,             // found: the first start marker and the first stop marker after it
+  no_markers,
+  stop_without_start,  // stop markers and no start marker
+  stop_before_start,   // a start marker, with stop markers only before it
+  start_without_stop,  // a start marker and no stop marker
+  outside_run,         // the markers lie outside the run
+};
+
 struct WindowResults {
   bool found = false;
-  std::string how;     // "markers", or why no window was found
+  WindowFinding finding = WindowFinding::not_asked;
   SpanResults results;
 };
 
@@ -103,8 +157,21 @@ struct Hygiene {
   std::optional<int> compute_holders_max;   // nullopt: the process list could not be read
   std::optional<int> graphics_holders_max;
   int exited_holders = 0;
-  std::vector<ClockJump> clock_jumps;
-  std::vector<std::string> notes;
+  std::vector<ClockJump> clock_jumps;  // the report notes each: figures over spans across it may be wrong
+};
+
+// Something the analysis found about the recording itself. The report shows each as a note with
+// topic "analysis", after the recording's own notes.
+struct AnalysisFinding {
+  enum class Kind {
+    no_end_record,        // cut off: the run is taken to end at its last record
+    truncated,            // the recording ends mid-record
+    samples_outside_run,  // chip samples wholly outside the run, left out
+  };
+  Kind kind = Kind::no_end_record;
+  TimeNs ts_ns = 0;
+  double run_s = 0;          // no_end_record: from the run's start to its last record
+  std::int64_t samples = 0;  // samples_outside_run: how many
 };
 
 struct Analysis {
@@ -114,6 +181,7 @@ struct Analysis {
   WindowResults window;
   Hygiene hygiene;
   std::vector<Note> notes;  // from the recording (sampler stopped, GPU-Util fallback, ...)
+  std::vector<AnalysisFinding> findings;
   bool truncated_input = false;
 };
 

@@ -55,7 +55,7 @@ struct GpuRecording {
 
 struct RunOutcome {
   int exit_code = 0;        // the command's; 128+N when a signal N ended it
-  std::string how;          // "exited", "signal SIGINT", ...
+  RunEnding ending;         // exited, or the signal that ended it
   bool interrupted = false; // diescope received SIGINT or SIGTERM
   TimeNs start_ns = 0;
   TimeNs end_ns = 0;

@@ -7,12 +7,21 @@
 #include <string_view>
 #include <vector>
 
+#include "diescope/recording/records.hpp"
+
 namespace diescope {
 
 // The file extension diescope gives recordings.
 inline constexpr std::string_view kRecordingExtension = ".dsrec";
 // The first word of a recording's first line; the format version follows it.
 inline constexpr std::string_view kRecordingMagic = "diescope-recording";
+
+// The HOW text of an end record (docs/recording-format.md, "Records"): "exited", "signal SIGINT"
+// (the signal's name as signal_name() gives it), "period end", empty when unstated. Any other text
+// parses as RunEnding::Way::other and prints back as it was: run_ending_text(parse_run_ending(t))
+// == t for every t.
+RunEnding parse_run_ending(std::string_view text);
+std::string run_ending_text(const RunEnding& ending);
 
 // The name of one NVML clock-event reason bit (records.hpp ThrottleBit), e.g. "sw_power_cap";
 // empty for a bit without a name.

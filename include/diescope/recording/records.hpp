@@ -197,12 +197,32 @@ struct ClockJump {
   TimeNs step_ns = 0;
 };
 
+// How the measured run ended. An end record stores it as text (format.hpp, run_ending_text());
+// the report words it for people (report/wording.hpp).
+struct RunEnding {
+  enum class Way {
+    unstated,    // the recording does not say
+    exited,      // the command exited (its code is the end record's)
+    signal,      // a signal ended it
+    period_end,  // the agent closed one of its periods (never written to a file)
+    other,       // words another writer chose, kept as they are
+  };
+  Way way = Way::unstated;
+  int signal = 0;    // Way::signal: the signal's number
+  std::string text;  // Way::other: the recorded words
+
+  static RunEnding exit() { return {Way::exited, 0, {}}; }
+  static RunEnding killed_by(int signal_number) { return {Way::signal, signal_number, {}}; }
+  static RunEnding period_end() { return {Way::period_end, 0, {}}; }
+  bool operator==(const RunEnding&) const = default;
+};
+
 // The measured run ended.
 struct RunEnd {
   static constexpr std::string_view kKindWord = "end";
   TimeNs ts_ns = 0;
   int exit_code = 0;
-  std::string how;  // "exited", "signal SIGINT", "replay end", ...
+  RunEnding ending;
 };
 
 }  // namespace diescope

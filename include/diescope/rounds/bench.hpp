@@ -38,7 +38,7 @@ struct GpuRound {
   std::filesystem::path report;  // report.json; empty when the recording could not be analysed
   Verdict verdict;
   bool window_found = false;
-  std::string window_how;
+  std::optional<WindowFinding> window_finding;  // nullopt when the recording could not be analysed
   bool counters = false;                     // chip samples were recorded
   std::string counters_why;                  // why not, or why they stopped early
   std::optional<std::string> limiting_unit;  // label, over the window
@@ -54,7 +54,7 @@ struct Round {
   std::filesystem::path folder;
   double duration_s = 0;
   int exit_code = 0;         // the command's
-  std::string how;           // "exited", "signal SIGINT", ...
+  RunEnding ending;          // exited, or the signal that ended it
   bool interrupted = false;  // diescope was sent SIGINT or SIGTERM during the round
   std::string failure;       // the run could not be made (the error's cause); empty otherwise
   std::vector<std::string> warnings;

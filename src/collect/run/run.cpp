@@ -604,7 +604,7 @@ void Runner::loop() {
         for (auto& gpu : gpus_)
           if (gpu.sampler && !gpu.sampler_done) gpu.sampler->request_stop();
         outcome_.exit_code = status->shell_code();
-        outcome_.how = status->exited() ? "exited" : "signal " + signal_name(status->signal());
+        outcome_.ending = status->exited() ? RunEnding::exit() : RunEnding::killed_by(status->signal());
         read_command_output(outcome_.end_ns);
         // Engines are read once a second, so one more reading covers the command's last second.
         for (auto& gpu : gpus_) read_engines(gpu, outcome_.end_ns);
@@ -671,7 +671,7 @@ RunOutcome Runner::run() {
       note(gpu, now, "sampler", std::to_string(gpu.blanked) + " of " + std::to_string(gpu.samples) +
                                     " chip samples were split between two decodes and came without values; the "
                                     "analysis leaves them out");
-    gpu.writer->write(RunEnd{outcome_.end_ns, outcome_.exit_code, outcome_.how});
+    gpu.writer->write(RunEnd{outcome_.end_ns, outcome_.exit_code, outcome_.ending});
     gpu.writer->close();
   }
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
