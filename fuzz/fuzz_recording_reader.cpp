@@ -44,8 +44,7 @@ struct InputFile {
 template <typename Record, typename Stream>
 void drain(Stream stream) {
   Record r;
-  while (stream->next(r)) {
-  }
+  while (stream->next(r)) {}
 }
 
 }  // namespace

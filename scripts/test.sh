@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # The repository stands alone: no reference outside it, no broken citation or results path.
 bash scripts/check-references.sh
+# Every C++ and CUDA file is formatted as .clang-format says.
+bash scripts/check-format.sh
 cmake --preset ci
 cmake --build --preset ci
 ctest --preset ci -j2

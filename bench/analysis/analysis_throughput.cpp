@@ -91,7 +91,8 @@ class ChipGen final : public RecordStream<ChipSample> {
 template <typename Record, typename Fill>
 class PeriodicGen final : public RecordStream<Record> {
  public:
-  PeriodicGen(TimeNs first, TimeNs period, TimeNs end, Fill fill) : t_(first), period_(period), end_(end), fill_(fill) {}
+  PeriodicGen(TimeNs first, TimeNs period, TimeNs end, Fill fill)
+      : t_(first), period_(period), end_(end), fill_(fill) {}
   bool next(Record& out) override {
     if (t_ > end_) return false;
     fill_(t_, out);
@@ -127,7 +128,8 @@ class StreamingSource final : public RecordSource {
       e.counted_by_gpu_util = false;
     }
     side_.counters.push_back(CountersEvent{kStart, true, ""});
-    side_.marks = {Mark{kStart + 60 * kNsPerSecond, MarkKind::start}, Mark{end_ - 60 * kNsPerSecond, MarkKind::stop}};
+    side_.marks = {Mark{kStart + 60 * kNsPerSecond, MarkKind::start},
+                   Mark{end_ - 60 * kNsPerSecond, MarkKind::stop}};
     side_.end = RunEnd{end_, 0, RunEnding::exit()};
     side_.last_ts_ns = end_;
   }
@@ -135,7 +137,9 @@ class StreamingSource final : public RecordSource {
 
   const RecordingMeta& meta() const override { return meta_; }
   const SideRecords& side() const override { return side_; }
-  StreamPtr<ChipSample> make(std::type_identity<ChipSample>) const { return std::make_unique<ChipGen>(samples_); }
+  StreamPtr<ChipSample> make(std::type_identity<ChipSample>) const {
+    return std::make_unique<ChipGen>(samples_);
+  }
   StreamPtr<UtilSample> make(std::type_identity<UtilSample>) const {
     return periodic<UtilSample>(kStart + 200 * kNsPerMs, 200 * kNsPerMs, end_, [](TimeNs t, UtilSample& u) {
       u.ts_ns = t;
@@ -163,11 +167,12 @@ class StreamingSource final : public RecordSource {
     });
   }
   StreamPtr<EngineReading> make(std::type_identity<EngineReading>) const {
-    return periodic<EngineReading>(kStart + 100 * kNsPerMs, 100 * kNsPerMs, end_, [](TimeNs t, EngineReading& r) {
-      static const double values[kEngines] = {0, std::nan("")};  // nvdec unreadable, as on some boards
-      r.ts_ns = t;
-      r.values = values;
-    });
+    return periodic<EngineReading>(
+        kStart + 100 * kNsPerMs, 100 * kNsPerMs, end_, [](TimeNs t, EngineReading& r) {
+          static const double values[kEngines] = {0, std::nan("")};  // nvdec unreadable, as on some boards
+          r.ts_ns = t;
+          r.values = values;
+        });
   }
   StreamPtr<ProcessReading> make(std::type_identity<ProcessReading>) const {
     return periodic<ProcessReading>(kStart, 1000 * kNsPerMs, end_, [](TimeNs t, ProcessReading& r) {
@@ -211,11 +216,12 @@ int report(const char* mode, double hours, const RecordSource& source, std::int6
                  static_cast<long long>(samples));
     return 1;
   }
-  std::printf("%-6s hours=%-5g samples=%-9lld analyse_s=%-8.3f samples_per_s=%-10.0f peak_rss_mib=%-7.1f "
-              "die_util=%.2f gpu_util=%.2f limiting=%s window_samples=%lld\n",
-              mode, hours, static_cast<long long>(read), secs, static_cast<double>(read) / secs, peak_rss_mib(),
-              a.run.die_util_pct, a.run.gpu_util_pct, a.run.limiting_unit.value_or("none").c_str(),
-              static_cast<long long>(a.window.results.samples_read));
+  std::printf(
+      "%-6s hours=%-5g samples=%-9lld analyse_s=%-8.3f samples_per_s=%-10.0f peak_rss_mib=%-7.1f "
+      "die_util=%.2f gpu_util=%.2f limiting=%s window_samples=%lld\n",
+      mode, hours, static_cast<long long>(read), secs, static_cast<double>(read) / secs, peak_rss_mib(),
+      a.run.die_util_pct, a.run.gpu_util_pct, a.run.limiting_unit.value_or("none").c_str(),
+      static_cast<long long>(a.window.results.samples_read));
   return 0;
 }
 

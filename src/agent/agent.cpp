@@ -13,7 +13,9 @@ namespace diescope::agent {
 
 namespace {
 
-TimeNs ms_to_ns(double ms) { return static_cast<TimeNs>(std::llround(ms * 1e6)); }
+TimeNs ms_to_ns(double ms) {
+  return static_cast<TimeNs>(std::llround(ms * 1e6));
+}
 
 // Records from the source are trusted only inside [period start, now + this]: anything else was
 // timed before a clock step (or by a sampler child still draining from before one).
@@ -48,7 +50,8 @@ void validate_settings(const AgentSettings& s) {
     throw UsageError("--poll-ms must be at least 10 ms", "e.g. --poll-ms 1000 (the default)");
   }
   if (!(s.duty_period_ms > 0) || !std::isfinite(s.duty_period_ms)) {
-    throw UsageError("--duty-period-ms must be a positive number of milliseconds", "e.g. --duty-period-ms 60000");
+    throw UsageError("--duty-period-ms must be a positive number of milliseconds",
+                     "e.g. --duty-period-ms 60000");
   }
   if (!(s.duty_on_ms > 0) || !std::isfinite(s.duty_on_ms)) {
     throw UsageError("--duty-on-ms must be a positive number of milliseconds",
@@ -68,8 +71,8 @@ struct Agent::GpuState {
   TimeNs period_start = 0;
   TimeNs period_end = 0;
 
-  bool requested_on = false;  // the agent asked for the counters and has not asked them off
-  bool window_done = false;   // this period's window has been switched off
+  bool requested_on = false;           // the agent asked for the counters and has not asked them off
+  bool window_done = false;            // this period's window has been switched off
   std::optional<TimeNs> window_start;  // the first confirmed start in this period
   std::optional<TimeNs> window_end;    // when the agent switched them off
 
@@ -77,8 +80,8 @@ struct Agent::GpuState {
   TimeNs hot_since = 0;
   TimeNs on_ns = 0;  // measured on-time inside this period
 
-  std::optional<Restart> restart;    // for the next record
-  std::vector<std::string> notes;    // for this period's record
+  std::optional<Restart> restart;  // for the next record
+  std::vector<std::string> notes;  // for this period's record
 };
 
 Agent::Agent(AgentSource& source, Clock& clock, AgentSettings settings)
@@ -123,7 +126,9 @@ Agent::Agent(AgentSource& source, Clock& clock, AgentSettings settings)
 
 Agent::~Agent() = default;
 
-bool Agent::always_on() const { return settings_.duty_on_ms >= settings_.duty_period_ms; }
+bool Agent::always_on() const {
+  return settings_.duty_on_ms >= settings_.duty_period_ms;
+}
 
 void Agent::start_period(GpuState& g, TimeNs start) {
   g.period = g.staged ? std::move(g.staged) : std::make_unique<MemoryRecording>();
@@ -149,8 +154,10 @@ void Agent::absorb(GpuState& g, GpuBatch& batch) {
   for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
     for (auto& r : batch.list<Record>()) {
       bool keep = false;
-      if constexpr (std::is_same_v<Record, ChipSample>) keep = r.end_ns > lo && r.end_ns <= hi;  // by its end
-      else keep = inside(r.ts_ns);
+      if constexpr (std::is_same_v<Record, ChipSample>)
+        keep = r.end_ns > lo && r.end_ns <= hi;  // by its end
+      else
+        keep = inside(r.ts_ns);
       if (keep) p.list<Record>().push_back(std::move(r));
     }
   });
@@ -183,7 +190,8 @@ void Agent::absorb(GpuState& g, GpuBatch& batch) {
   batch.clear();
 }
 
-std::optional<AgentRecord> Agent::close_period(GpuState& g, TimeNs end, const std::vector<std::string>& extra_notes) {
+std::optional<AgentRecord> Agent::close_period(GpuState& g, TimeNs end,
+                                               const std::vector<std::string>& extra_notes) {
   MemoryRecording& p = *g.period;
   auto next = std::make_unique<MemoryRecording>();
 
@@ -191,8 +199,9 @@ std::optional<AgentRecord> Agent::close_period(GpuState& g, TimeNs end, const st
   // straddles it goes to both (each analysis counts the part inside its own span).
   auto& chip = p.list<ChipSample>();
   auto& next_chip = next->list<ChipSample>();
-  std::stable_sort(chip.begin(), chip.end(),
-                   [](const OwnedChipSample& a, const OwnedChipSample& b) { return a.start_ns < b.start_ns; });
+  std::stable_sort(chip.begin(), chip.end(), [](const OwnedChipSample& a, const OwnedChipSample& b) {
+    return a.start_ns < b.start_ns;
+  });
   std::vector<OwnedChipSample> keep;
   keep.reserve(chip.size());
   for (auto& s : chip) {
@@ -206,7 +215,8 @@ std::optional<AgentRecord> Agent::close_period(GpuState& g, TimeNs end, const st
   chip = std::move(keep);
   // Every other stream: readings, of which the next period also keeps the one that held at its start.
   for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
-    if constexpr (!std::is_same_v<Record, ChipSample>) split_readings(p.list<Record>(), next->list<Record>(), end);
+    if constexpr (!std::is_same_v<Record, ChipSample>)
+      split_readings(p.list<Record>(), next->list<Record>(), end);
   });
   // Except the process lists: the next period counts only the holders seen inside it (hygiene takes
   // the most over every reading).
@@ -240,7 +250,8 @@ std::optional<AgentRecord> Agent::close_period(GpuState& g, TimeNs end, const st
     const TimeNs stop = g.window_end ? std::min(*g.window_end, end) : end;
     p.side_records.marks.push_back(Mark{*g.window_start, MarkKind::start});
     p.side_records.marks.push_back(Mark{std::max(stop, *g.window_start), MarkKind::stop});
-    if (g.window_end && *g.window_end <= end) p.side_records.counters.push_back(CountersEvent{*g.window_end, false, ""});
+    if (g.window_end && *g.window_end <= end)
+      p.side_records.counters.push_back(CountersEvent{*g.window_end, false, ""});
     sort_by_ts(p.side_records.counters);
   }
   p.side_records.end = RunEnd{end, 0, RunEnding::period_end()};
@@ -284,8 +295,9 @@ void Agent::restart_all(const ClockEvent& event, TimeNs now) {
                "; the record in progress was abandoned and this one started afresh";
     } else {
       r.kind = "wall_clock_step";
-      r.text = "the wall clock stepped by " + seconds_text(event.step_ns) +
-               " against the monotonic clock; the record in progress was abandoned and this one started afresh";
+      r.text =
+          "the wall clock stepped by " + seconds_text(event.step_ns) +
+          " against the monotonic clock; the record in progress was abandoned and this one started afresh";
     }
     g.restart = r;
     g.notes.clear();
@@ -400,7 +412,9 @@ std::vector<AgentRecord> Agent::finish(const std::string& why) {
   for (auto& g : gpus_) {
     status_[g->index].counters_on = false;
     if (!g->window_start || now_ns_ <= g->period_start) continue;
-    if (auto r = close_period(*g, now_ns_, {"agent: stopped (" + why + ") before the period ended; this period is cut short"})) {
+    if (auto r = close_period(
+            *g, now_ns_,
+            {"agent: stopped (" + why + ") before the period ended; this period is cut short"})) {
       ++status_[g->index].records;
       status_[g->index].last = *r;
       records.push_back(std::move(*r));
@@ -415,7 +429,8 @@ TimeNs Agent::next_due_ns() const {
   TimeNs due = next_poll_ns_;
   for (const auto& g : gpus_) {
     due = std::min(due, g->period_end);
-    if (g->requested_on && !always_on()) due = std::min(due, g->period_start + ms_to_ns(settings_.duty_on_ms));
+    if (g->requested_on && !always_on())
+      due = std::min(due, g->period_start + ms_to_ns(settings_.duty_on_ms));
   }
   return due;
 }

@@ -40,7 +40,9 @@ SamplerSupervisor::~SamplerSupervisor() {
   }
 }
 
-int SamplerSupervisor::fd() const { return child_ && !child_->output_closed() ? child_->output_fd() : -1; }
+int SamplerSupervisor::fd() const {
+  return child_ && !child_->output_closed() ? child_->output_fd() : -1;
+}
 
 void SamplerSupervisor::set_wanted(bool on, TimeNs now, GpuBatch& out) {
   wanted_ = on;
@@ -61,17 +63,20 @@ void SamplerSupervisor::start(TimeNs now, GpuBatch& out) {
     child_ = std::make_unique<collect::SamplerProcess>(config_);
   } catch (const Error& e) {
     ++failures_;
-    const TimeNs backoff = std::min(timing_.backoff_max_ns, timing_.backoff_initial_ns << std::min(failures_ - 1, 20));
+    const TimeNs backoff =
+        std::min(timing_.backoff_max_ns, timing_.backoff_initial_ns << std::min(failures_ - 1, 20));
     retry_at_ns_ = now + backoff;
-    out.notes.push_back(Note{now, "sampler", "cannot start the counter sampler: " + e.cause() + "; trying again in " +
-                                                 seconds_text(backoff)});
+    out.notes.push_back(Note{
+        now, "sampler",
+        "cannot start the counter sampler: " + e.cause() + "; trying again in " + seconds_text(backoff)});
     return;
   }
   ++starts_;
   if (after_failure) {
     ++restarts_;
-    out.notes.push_back(Note{now, "sampler", "restarted the counter sampler (restart " + std::to_string(restarts_) +
-                                                 ", after " + std::to_string(failures_) + " failure(s))"});
+    out.notes.push_back(Note{now, "sampler",
+                             "restarted the counter sampler (restart " + std::to_string(restarts_) +
+                                 ", after " + std::to_string(failures_) + " failure(s))"});
   }
   stopping_ = false;
   saw_off_ = false;
@@ -102,18 +107,20 @@ void SamplerSupervisor::handle(const collect::SamplerMessage& message, TimeNs no
     try {
       evaluator_ = std::make_unique<collect::ColumnEvaluator>(*table_, metrics->names);
     } catch (const Error& e) {
-      out.notes.push_back(Note{now, "sampler", "the sampler's metrics do not fit the unit table: " + e.cause()});
+      out.notes.push_back(
+          Note{now, "sampler", "the sampler's metrics do not fit the unit table: " + e.cause()});
     }
   } else if (const auto* device = std::get_if<m::Device>(&message)) {
     if (!expected_uuid_.empty() && device->uuid != expected_uuid_) {
-      out.notes.push_back(Note{now, "sampler",
-                               "the sampler's device " + std::to_string(device->index) + " is " + device->uuid +
-                                   ", not NVML's " + expected_uuid_ +
-                                   " (CUDA and NVML order GPUs differently; set CUDA_DEVICE_ORDER=PCI_BUS_ID)"});
+      out.notes.push_back(Note{
+          now, "sampler",
+          "the sampler's device " + std::to_string(device->index) + " is " + device->uuid + ", not NVML's " +
+              expected_uuid_ + " (CUDA and NVML order GPUs differently; set CUDA_DEVICE_ORDER=PCI_BUS_ID)"});
     }
   } else if (const auto* gap = std::get_if<m::Gap>(&message)) {
-    out.notes.push_back(Note{gap->from_ns, "sampler",
-                             "samples lost: nothing covers " + seconds_text(gap->to_ns - gap->from_ns) + " of time"});
+    out.notes.push_back(
+        Note{gap->from_ns, "sampler",
+             "samples lost: nothing covers " + seconds_text(gap->to_ns - gap->from_ns) + " of time"});
   } else if (const auto* overflow = std::get_if<m::Overflow>(&message)) {
     out.notes.push_back(Note{overflow->ts_ns, "sampler", "the counter buffer overflowed: " + overflow->text});
   } else if (const auto* note = std::get_if<m::Note>(&message)) {
@@ -127,7 +134,8 @@ void SamplerSupervisor::handle(const collect::SamplerMessage& message, TimeNs no
 }
 
 void SamplerSupervisor::reap(TimeNs now, GpuBatch& out) {
-  const collect::SamplerExit exit = child_->wait(std::chrono::milliseconds(timing_.stop_timeout_ns / kNsPerMs));
+  const collect::SamplerExit exit =
+      child_->wait(std::chrono::milliseconds(timing_.stop_timeout_ns / kNsPerMs));
   // Messages read while waiting.
   messages_.clear();
   child_->pump(messages_);
@@ -143,7 +151,8 @@ void SamplerSupervisor::reap(TimeNs now, GpuBatch& out) {
   }
   // It failed: a crash of NVIDIA's decoder, an error, or a child that ended on its own.
   ++failures_;
-  const TimeNs backoff = std::min(timing_.backoff_max_ns, timing_.backoff_initial_ns << std::min(failures_ - 1, 20));
+  const TimeNs backoff =
+      std::min(timing_.backoff_max_ns, timing_.backoff_initial_ns << std::min(failures_ - 1, 20));
   retry_at_ns_ = now + backoff;
   std::string what = "the counter sampler " + exit.describe();
   if (!exit.stderr_tail.empty()) {
@@ -339,10 +348,11 @@ std::unique_ptr<AgentSource> make_live_source(const LiveOptions& options) {
   if (indices.empty())
     for (int i = 0; i < count; ++i) indices.push_back(i);
   if (indices.empty()) {
-    throw DeviceError("NVML lists no GPU on this host", "run the agent on a host with an NVIDIA GPU, or use --replay FILE");
+    throw DeviceError("NVML lists no GPU on this host",
+                      "run the agent on a host with an NVIDIA GPU, or use --replay FILE");
   }
-  std::string executable = options.sampler_executable.empty() ? collect::find_sampler_executable()
-                                                              : options.sampler_executable;
+  std::string executable =
+      options.sampler_executable.empty() ? collect::find_sampler_executable() : options.sampler_executable;
   if (executable.empty() && options.log) {
     options.log("diescope-cupti was not found beside diescope (nor in $DIESCOPE_CUPTI): no chip counters");
   }
@@ -350,8 +360,9 @@ std::unique_ptr<AgentSource> make_live_source(const LiveOptions& options) {
   std::vector<LiveGpu> gpus;
   for (int index : indices) {
     if (index < 0 || index >= count) {
-      throw DeviceError("GPU " + std::to_string(index) + " does not exist (NVML lists " + std::to_string(count) + ")",
-                        "pass indices from 0 to " + std::to_string(count - 1) + " to --gpus");
+      throw DeviceError(
+          "GPU " + std::to_string(index) + " does not exist (NVML lists " + std::to_string(count) + ")",
+          "pass indices from 0 to " + std::to_string(count - 1) + " to --gpus");
     }
     LiveGpu g;
     g.telemetry = std::make_unique<NvmlTelemetry>(nvml, index, start);
@@ -362,7 +373,8 @@ std::unique_ptr<AgentSource> make_live_source(const LiveOptions& options) {
     g.sampler.extra_args = options.sampler_extra_args;
     gpus.push_back(std::move(g));
   }
-  return std::make_unique<LiveSource>(std::move(gpus), options.interval_ms, options.poll_ms, options.timing, options.log);
+  return std::make_unique<LiveSource>(std::move(gpus), options.interval_ms, options.poll_ms, options.timing,
+                                      options.log);
 }
 
 }  // namespace diescope::agent

@@ -12,12 +12,16 @@ namespace {
 
 using nlohmann::json;
 
-double tenths_to_pct(const std::optional<int>& tenths) { return tenths ? *tenths / 10.0 : kNaN; }
+double tenths_to_pct(const std::optional<int>& tenths) {
+  return tenths ? *tenths / 10.0 : kNaN;
+}
 
 const char* flag_name(UnitFlag flag) {
   switch (flag) {
-    case UnitFlag::stand_in_counter: return "stand_in_counter";
-    case UnitFlag::different_measure: return "different_measure";
+    case UnitFlag::stand_in_counter:
+      return "stand_in_counter";
+    case UnitFlag::different_measure:
+      return "different_measure";
   }
   return "unknown";
 }
@@ -31,7 +35,9 @@ const ColumnDef* find_column(const RecordingMeta& meta, const std::string& key) 
 }
 
 // NaN has no JSON form: it becomes null, and its reason travels in the field beside it.
-json number(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+json number(double value) {
+  return std::isfinite(value) ? json(value) : json(nullptr);
+}
 
 json clock_json(const ClockStats& c) {
   return json{{"min_mhz", number(c.min_mhz)},
@@ -110,14 +116,15 @@ AgentRecord make_record(const Analysis& analysis, const RecordContext& context) 
   r.power_limit_min_w = s.power_limit_min_w;
   r.power_limit_max_w = s.power_limit_max_w;
 
-  const CostVerdict cost = cost_for(meta.gpu.model, meta.interval_ms, meta.duty_on_ms, meta.duty_period_ms,
-                                    context.cost_table);
+  const CostVerdict cost =
+      cost_for(meta.gpu.model, meta.interval_ms, meta.duty_on_ms, meta.duty_period_ms, context.cost_table);
   r.cost = cost.estimate;
   r.cost_reason = cost.reason;
 
   r.restart = context.restart;
   for (const Note& note : analysis.notes) r.notes.push_back(note.topic + ": " + note.text);
-  for (const AnalysisFinding& finding : analysis.findings) r.notes.push_back("analysis: " + finding_words(finding));
+  for (const AnalysisFinding& finding : analysis.findings)
+    r.notes.push_back("analysis: " + finding_words(finding));
   for (const ClockJump& jump : analysis.hygiene.clock_jumps)
     r.notes.push_back("hygiene: " + clock_jump_words(jump, meta.start_ns));
   for (const std::string& note : context.extra_notes) r.notes.push_back(note);
@@ -163,11 +170,15 @@ nlohmann::json record_to_json(const AgentRecord& r) {
       {"schema", r.schema},
       {"method", r.method},
       {"tool_version", r.tool_version},
-      {"gpu", json{{"index", r.gpu_index}, {"uuid", r.gpu_uuid}, {"model", r.gpu_model}, {"chip", r.chip},
+      {"gpu", json{{"index", r.gpu_index},
+                   {"uuid", r.gpu_uuid},
+                   {"model", r.gpu_model},
+                   {"chip", r.chip},
                    {"unit_table", r.unit_table}}},
       {"source", r.source},
       {"period", json{{"start_ns", r.period_start_ns}, {"end_ns", r.period_end_ns}}},
-      {"window", json{{"start_ns", optional_json(r.window_start_ns)}, {"end_ns", optional_json(r.window_end_ns)}}},
+      {"window",
+       json{{"start_ns", optional_json(r.window_start_ns)}, {"end_ns", optional_json(r.window_end_ns)}}},
       {"counters_on_s", r.counters_on_s},
       {"settings", json{{"duty_on_ms", r.duty_on_ms},
                         {"duty_period_ms", r.duty_period_ms},
@@ -206,6 +217,8 @@ nlohmann::json record_to_json(const AgentRecord& r) {
   return out;
 }
 
-std::string record_to_ndjson(const AgentRecord& record) { return record_to_json(record).dump(); }
+std::string record_to_ndjson(const AgentRecord& record) {
+  return record_to_json(record).dump();
+}
 
 }  // namespace diescope::agent

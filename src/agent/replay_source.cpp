@@ -25,7 +25,9 @@ struct Cursor {
   void advance() { has = stream && stream->next(next); }
 };
 
-TimeNs ts_of(const ChipSample& s) { return std::max(s.start_ns, s.end_ns); }  // handed out once ended
+TimeNs ts_of(const ChipSample& s) {
+  return std::max(s.start_ns, s.end_ns);
+}  // handed out once ended
 template <typename Record>
 TimeNs ts_of(const Record& r) {
   return r.ts_ns;
@@ -45,8 +47,8 @@ struct ReplaySource::Gpu {
   std::vector<CountersEvent> pending_events;  // the agent's own on/off, handed out at the next collect
 
   PerKind<std::tuple, Cursor, StreamKinds> cursors;  // one per stream kind
-  std::size_t next_event = 0;  // side().counters
-  std::size_t next_note = 0;   // side().notes
+  std::size_t next_event = 0;                        // side().counters
+  std::size_t next_note = 0;                         // side().notes
 
   void open_streams() {
     for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
@@ -61,7 +63,8 @@ struct ReplaySource::Gpu {
     for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
       any = any || std::get<Cursor<Record>>(cursors).has;
     });
-    return !any && next_event >= recording->side().counters.size() && next_note >= recording->side().notes.size();
+    return !any && next_event >= recording->side().counters.size() &&
+           next_note >= recording->side().notes.size();
   }
 
   // Hands out every record whose (shifted) time is at or before `now`.
@@ -91,7 +94,8 @@ struct ReplaySource::Gpu {
       const CountersEvent& e = side.counters[next_event++];
       // The recording's own starts pass through while the agent's counters are on: the sample
       // after each spans a setup. Its stops do not: the agent's schedule decides when they are off.
-      if (e.on && on) out.counters.push_back(CountersEvent{std::max(e.ts_ns + offset_ns, on_since_ns), true, ""});
+      if (e.on && on)
+        out.counters.push_back(CountersEvent{std::max(e.ts_ns + offset_ns, on_since_ns), true, ""});
     }
     while (next_note < side.notes.size() && side.notes[next_note].ts_ns <= limit) {
       Note n = side.notes[next_note++];
@@ -142,7 +146,8 @@ void ReplaySource::init(const ClockReadings& start) {
     g.rec_start_ns = g.meta.start_ns;
     g.rec_end_ns = rec.side().end ? rec.side().end->ts_ns : rec.side().last_ts_ns;
     if (g.rec_end_ns <= g.rec_start_ns) {
-      throw InputError(rec.name(), 0, "the recording ends at or before its start, so there is nothing to replay",
+      throw InputError(rec.name(), 0,
+                       "the recording ends at or before its start, so there is nothing to replay",
                        "replay a recording that holds at least one chip sample after its start");
     }
     g.offset_ns = origin_ns_ - g.rec_start_ns;
@@ -155,8 +160,12 @@ void ReplaySource::init(const ClockReadings& start) {
   }
 }
 
-std::size_t ReplaySource::gpu_count() const { return gpus_.size(); }
-const RecordingMeta& ReplaySource::meta(std::size_t gpu) const { return gpus_.at(gpu)->meta; }
+std::size_t ReplaySource::gpu_count() const {
+  return gpus_.size();
+}
+const RecordingMeta& ReplaySource::meta(std::size_t gpu) const {
+  return gpus_.at(gpu)->meta;
+}
 
 TimeNs ReplaySource::now_ns(const ClockReadings& clocks) {
   const double elapsed = static_cast<double>(clocks.monotonic_ns - mono0_ns_) * speed_;
@@ -214,6 +223,8 @@ void ReplaySource::shutdown(TimeNs now, std::vector<GpuBatch>& out) {
   }
 }
 
-bool ReplaySource::counters_on(std::size_t gpu) const { return gpus_.at(gpu)->on; }
+bool ReplaySource::counters_on(std::size_t gpu) const {
+  return gpus_.at(gpu)->on;
+}
 
 }  // namespace diescope::agent

@@ -177,7 +177,8 @@ ColumnSummary summarize_column(const ColumnDef& def, const ColumnSums& sums, Tim
   summary.key = def.key;
   summary.available_s = seconds(sums.available_ns);
   if (covered_ns > 0)
-    summary.availability_pct = 100.0 * static_cast<double>(sums.available_ns) / static_cast<double>(covered_ns);
+    summary.availability_pct =
+        100.0 * static_cast<double>(sums.available_ns) / static_cast<double>(covered_ns);
   if (sums.available_ns > 0) {
     summary.mean_pct = sums.weighted / static_cast<double>(sums.available_ns);
     summary.max_sample_pct = sums.max_value;
@@ -217,8 +218,8 @@ const ColumnDef* column_of_unit(const RecordingMeta& meta, const std::string& ke
   return nullptr;
 }
 
-SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpan& whole, const RecordSource& source,
-                        bool is_window) {
+SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpan& whole,
+                        const RecordSource& source, bool is_window) {
   const RecordingMeta& meta = source.meta();
   const SideRecords& side = source.side();
   SpanResults r;
@@ -239,9 +240,8 @@ SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpa
   if (duty) {
     bool has_on_event = false;
     for (const CountersEvent& e : side.counters) has_on_event = has_on_event || e.on;
-    basis_ns = has_on_event
-                   ? static_cast<double>(scheduled_ns(side.counters, sums.span))
-                   : basis_ns * std::min(1.0, meta.duty_on_ms / meta.duty_period_ms);
+    basis_ns = has_on_event ? static_cast<double>(scheduled_ns(side.counters, sums.span))
+                            : basis_ns * std::min(1.0, meta.duty_on_ms / meta.duty_period_ms);
     r.chip_scheduled_s = basis_ns * 1e-9;
   }
   if (basis_ns > 0) {
@@ -278,7 +278,8 @@ SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpa
 
   // GPU-Util over the same time as the usable chip samples.
   if (covered > 0) {
-    r.gpu_util_coverage_pct = 100.0 * static_cast<double>(sums.util.covered_ns) / static_cast<double>(covered);
+    r.gpu_util_coverage_pct =
+        100.0 * static_cast<double>(sums.util.covered_ns) / static_cast<double>(covered);
     if (sums.util.covered_ns > 0) {
       r.gpu_util_pct = sums.util.weighted / static_cast<double>(sums.util.covered_ns);
     } else {
@@ -287,13 +288,17 @@ SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpa
   } else {
     r.gpu_util_missing = GpuUtilMissing::no_usable_samples;
   }
-  if (sums.util.from_samples && sums.util.from_polled) r.gpu_util_from = GpuUtilFrom::samples_and_polled;
-  else if (sums.util.from_samples) r.gpu_util_from = GpuUtilFrom::samples;
-  else if (sums.util.from_polled) r.gpu_util_from = GpuUtilFrom::polled;
+  if (sums.util.from_samples && sums.util.from_polled)
+    r.gpu_util_from = GpuUtilFrom::samples_and_polled;
+  else if (sums.util.from_samples)
+    r.gpu_util_from = GpuUtilFrom::samples;
+  else if (sums.util.from_polled)
+    r.gpu_util_from = GpuUtilFrom::polled;
 
   // A partial result also gets GPU-Util over the whole span, when NVML covered enough of it.
   r.gpu_util_whole_span_coverage_pct = whole.coverage_pct;
-  if (r.partial && whole.coverage_pct >= kMinWholeSpanGpuUtilCoveragePct) r.gpu_util_whole_span_pct = whole.pct;
+  if (r.partial && whole.coverage_pct >= kMinWholeSpanGpuUtilCoveragePct)
+    r.gpu_util_whole_span_pct = whole.pct;
 
   // Counted rates: share-weighted counts over the time the samples that had them cover.
   for (std::size_t i = 0; i < meta.counts.size(); ++i) {
@@ -309,7 +314,8 @@ SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpa
   in.gpu_util_resolution_pct = meta.gpu_util_resolution_pct;
   if (r.limiting_unit) {
     const ColumnDef* def = column_of_unit(meta, *r.limiting_unit);
-    if (def && !def->counted_by_gpu_util) in.uncounted_limiting_unit = def->label.empty() ? def->key : def->label;
+    if (def && !def->counted_by_gpu_util)
+      in.uncounted_limiting_unit = def->label.empty() ? def->key : def->label;
   }
   r.headline = make_headline(in);
   return r;
@@ -406,7 +412,8 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
   EngineMatcher engines(source, meta.engines.size());
   std::vector<Interval> span_intervals;
   for (const SpanSums& sums : spans) span_intervals.push_back(sums.span);
-  analysis_detail::UtilWindow util(analysis_detail::UtilBooker(source.stream<UtilSample>(), source.name()), span_intervals);
+  analysis_detail::UtilWindow util(analysis_detail::UtilBooker(source.stream<UtilSample>(), source.name()),
+                                   span_intervals);
   const std::size_t n_units = meta.units.size();
   const std::size_t n_diags = meta.diagnostics.size();
   const std::size_t n_counts = meta.counts.size();
@@ -423,13 +430,15 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
   while (chip && chip->next(s)) {
     ++index;
     if (s.start_ns < prev_start) {
-      throw InputError(source.name(), 0, "chip sample " + std::to_string(index) + " starts before the one before it",
+      throw InputError(source.name(), 0,
+                       "chip sample " + std::to_string(index) + " starts before the one before it",
                        "recordings keep each record kind in time order; re-record or repair the file");
     }
     prev_start = s.start_ns;
     if (s.units.size() != n_units || s.diagnostics.size() != n_diags || s.counts.size() != n_counts) {
-      throw InputError(source.name(), 0, "chip sample " + std::to_string(index) + " has the wrong number of columns",
-                       "each chip sample needs one value per unit, diagnostic and count column of the metadata");
+      throw InputError(
+          source.name(), 0, "chip sample " + std::to_string(index) + " has the wrong number of columns",
+          "each chip sample needs one value per unit, diagnostic and count column of the metadata");
     }
     // The first sample after a counters start is dropped whether or not it is broken.
     const bool first = first_rule.is_first(s);
@@ -441,9 +450,12 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
       if (!sums.touches(s)) continue;
       in_any = true;
       ++sums.samples_read;
-      if (first) ++sums.dropped_first;
-      else if (broken) ++sums.dropped_broken;
-      else ++sums.samples_used;
+      if (first)
+        ++sums.dropped_first;
+      else if (broken)
+        ++sums.dropped_broken;
+      else
+        ++sums.samples_used;
     }
 
     // An observer also sees samples outside the run matched to engines. That cannot move a match
@@ -481,7 +493,8 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
         sums.die_ns += dt;
       }
       for (std::size_t u = 0; u < n_units; ++u) sums.units[u].add(s.units[u], dt);
-      for (std::size_t e = 0; e < engine_values.size(); ++e) sums.units[n_units + e].add(engine_values[e], dt);
+      for (std::size_t e = 0; e < engine_values.size(); ++e)
+        sums.units[n_units + e].add(engine_values[e], dt);
       for (std::size_t d = 0; d < n_diags; ++d) sums.diagnostics[d].add(s.diagnostics[d], dt);
       // A sample cut by the span counts for the share of it inside.
       const double share = static_cast<double>(dt) / duration;

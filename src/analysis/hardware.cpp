@@ -14,9 +14,10 @@ namespace {
 
 void check_order(const RecordSource& source, const char* kind, long index, TimeNs ts, TimeNs prev) {
   if (index > 1 && ts < prev) {
-    throw InputError(source.name(), 0,
-                     std::string(kind) + " reading " + std::to_string(index) + " is earlier than the one before it",
-                     "recordings keep each record kind in time order; re-record or repair the file");
+    throw InputError(
+        source.name(), 0,
+        std::string(kind) + " reading " + std::to_string(index) + " is earlier than the one before it",
+        "recordings keep each record kind in time order; re-record or repair the file");
   }
 }
 
@@ -29,13 +30,15 @@ struct RangeStats {
   int readings = 0;
 };
 
-ClockStats clock_stats(const RangeStats& r) { return ClockStats{r.min, r.max, r.mean, r.readings}; }
+ClockStats clock_stats(const RangeStats& r) {
+  return ClockStats{r.min, r.max, r.mean, r.readings};
+}
 
 // Reads one stream in time order, checking that order, and hands each reading to `take`. Stops
 // after the first reading past `last_needed`: nothing later can matter.
 template <typename Reading, typename Take>
-void read_in_order(const RecordSource& source, std::unique_ptr<RecordStream<Reading>> stream, const char* kind,
-                   TimeNs last_needed, Take take) {
+void read_in_order(const RecordSource& source, std::unique_ptr<RecordStream<Reading>> stream,
+                   const char* kind, TimeNs last_needed, Take take) {
   Reading reading;
   long index = 0;
   TimeNs prev = 0;
@@ -178,12 +181,14 @@ void hardware_over(const RecordSource& source, const std::vector<HardwareSpan>& 
       mem_clock[i].add(r.ts_ns, r.mem_mhz);
     }
   });
-  read_in_order(source, source.stream<PowerLimitReading>(), "power limit", last_end, [&](const PowerLimitReading& r) {
-    for (HeldStats& p : power_limit) p.add(r.ts_ns, r.limit_w);
-  });
-  read_in_order(source, source.stream<ThrottleReading>(), "throttle", last_end, [&](const ThrottleReading& r) {
-    for (ThrottleUnion& u : throttle) u.add(r);
-  });
+  read_in_order(source, source.stream<PowerLimitReading>(), "power limit", last_end,
+                [&](const PowerLimitReading& r) {
+                  for (HeldStats& p : power_limit) p.add(r.ts_ns, r.limit_w);
+                });
+  read_in_order(source, source.stream<ThrottleReading>(), "throttle", last_end,
+                [&](const ThrottleReading& r) {
+                  for (ThrottleUnion& u : throttle) u.add(r);
+                });
   for (std::size_t i = 0; i < spans.size(); ++i) {
     SpanResults& out = *spans[i].out;
     out.sm_clock = clock_stats(sm_clock[i].finish());
@@ -198,16 +203,16 @@ void hardware_over(const RecordSource& source, const std::vector<HardwareSpan>& 
 Hygiene hygiene_of(const RecordSource& source) {
   Hygiene hygiene;
   // Every process reading counts, however late.
-  read_in_order(source, source.stream<ProcessReading>(), "process", std::numeric_limits<TimeNs>::max(),
-                [&](const ProcessReading& reading) {
-                  // -1 means the list could not be read at that time: it says nothing about the count.
-                  if (reading.compute >= 0)
-                    hygiene.compute_holders_max = std::max(hygiene.compute_holders_max.value_or(0), reading.compute);
-                  if (reading.graphics >= 0)
-                    hygiene.graphics_holders_max =
-                        std::max(hygiene.graphics_holders_max.value_or(0), reading.graphics);
-                  hygiene.exited_holders = std::max(hygiene.exited_holders, reading.exited);
-                });
+  read_in_order(
+      source, source.stream<ProcessReading>(), "process", std::numeric_limits<TimeNs>::max(),
+      [&](const ProcessReading& reading) {
+        // -1 means the list could not be read at that time: it says nothing about the count.
+        if (reading.compute >= 0)
+          hygiene.compute_holders_max = std::max(hygiene.compute_holders_max.value_or(0), reading.compute);
+        if (reading.graphics >= 0)
+          hygiene.graphics_holders_max = std::max(hygiene.graphics_holders_max.value_or(0), reading.graphics);
+        hygiene.exited_holders = std::max(hygiene.exited_holders, reading.exited);
+      });
   hygiene.clock_jumps = source.side().clock_jumps;
   return hygiene;
 }

@@ -8,7 +8,9 @@
 namespace diescope {
 
 namespace {
-int tenths(double pct) { return static_cast<int>(std::lround(pct * 10.0)); }
+int tenths(double pct) {
+  return static_cast<int>(std::lround(pct * 10.0));
+}
 }  // namespace
 
 Headline make_headline(const HeadlineInputs& in) {

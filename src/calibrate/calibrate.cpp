@@ -120,14 +120,14 @@ void require_counters(const collect::RunOutcome& outcome) {
 void require_exit(const collect::RunOutcome& outcome) {
   if (outcome.exit_code == 0) return;
   throw DeviceError("the calibration kernels (diescope-workload calibrate) " +
-                        run_ending_words(outcome.ending, outcome.exit_code) +
-                        "; their message is above",
+                        run_ending_words(outcome.ending, outcome.exit_code) + "; their message is above",
                     "follow the fix it gives; check the GPU with nvidia-smi");
 }
 
 }  // namespace
 
-CalibrateResult calibrate_gpu(const CalibrateOptions& options, const collect::Nvml& nvml, CalibrateListener& listener) {
+CalibrateResult calibrate_gpu(const CalibrateOptions& options, const collect::Nvml& nvml,
+                              CalibrateListener& listener) {
   if (options.gpu < 0 || options.gpu >= nvml.device_count())
     throw UsageError(fmt::format("--gpus {}: this machine has {} GPU{}", options.gpu, nvml.device_count(),
                                  nvml.device_count() == 1 ? "" : "s"),
@@ -156,8 +156,10 @@ CalibrateResult calibrate_gpu(const CalibrateOptions& options, const collect::Nv
       run_reading_lines(probe, nvml, [&probe_lines](const std::string& line) { probe_lines.read(line); });
   require_exit(probed);
   require_counters(probed);
-  DeviceFacts facts = device_facts(open_recording(probed.recordings.front().path)->meta(), probe_lines.device);
-  if (facts.gpu.sm_count <= 0) throw DeviceError("the GPU's SM count could not be read", "check the GPU with nvidia-smi");
+  DeviceFacts facts =
+      device_facts(open_recording(probed.recordings.front().path)->meta(), probe_lines.device);
+  if (facts.gpu.sm_count <= 0)
+    throw DeviceError("the GPU's SM count could not be read", "check the GPU with nvidia-smi");
 
   // 2. The plan and the run.
   const CalibrationPlan plan = plan_calibration(facts, options.quick);
@@ -203,7 +205,8 @@ CalibrateResult calibrate_gpu(const CalibrateOptions& options, const collect::Nv
 fs::path write_calibration_output(const CalibrationFile& file, const std::string& output) {
   if (!output.empty() && fs::path(output).extension() == ".json" && !fs::is_directory(output)) {
     const fs::path path = output;
-    if (fs::exists(path)) throw UsageError("--output " + output + " exists", "name a new file, or a folder to write into");
+    if (fs::exists(path))
+      throw UsageError("--output " + output + " exists", "name a new file, or a folder to write into");
     if (path.has_parent_path()) fs::create_directories(path.parent_path());
     write_file_atomically(path, dump_calibration(file));
     return path;

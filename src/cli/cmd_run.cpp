@@ -60,8 +60,8 @@ void report_one(const collect::GpuRecording& rec, bool use_window, bool several,
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec)
-    throw Error("cannot create the report folder " + out.string() + ": " + ec.message(), "choose another --report folder",
-                kExitInput);
+    throw Error("cannot create the report folder " + out.string() + ": " + ec.message(),
+                "choose another --report folder", kExitInput);
   if (several) std::cout << "\nGPU " << rec.index << "\n";
   MultiRenderer renderers;
   renderers.add(std::make_unique<TerminalRenderer>(std::cout));
@@ -98,22 +98,26 @@ int run_command(const RunCliOptions& cli) {
   for (const auto& warning : outcome.warnings) std::cerr << "diescope: warning: " << warning << "\n";
 
   const bool several = outcome.recordings.size() > 1;
-  for (const auto& rec : outcome.recordings) report_one(rec, cli.window == "markers", several,
-                 cli.calibration.empty() ? std::nullopt : std::optional<fs::path>(cli.calibration));
+  for (const auto& rec : outcome.recordings)
+    report_one(rec, cli.window == "markers", several,
+               cli.calibration.empty() ? std::nullopt : std::optional<fs::path>(cli.calibration));
   return outcome.exit_code;
 }
 
 std::function<int()> setup_run(CLI::App& sub) {
   auto opt = std::make_shared<RunCliOptions>();
   sub.add_option("--interval-ms", opt->interval_ms, "chip counter sample interval in ms (default 10)");
-  sub.add_option("--drain-ms", opt->drain_ms, "how often the counter buffer is decoded, in ms (default 1000)");
+  sub.add_option("--drain-ms", opt->drain_ms,
+                 "how often the counter buffer is decoded, in ms (default 1000)");
   sub.add_option("--window", opt->window,
                  "markers: also summarise the steady window between the lines 'diescope: measure start' and "
                  "'diescope: measure stop' that the command prints (default none)")
       ->check(CLI::IsMember({"markers", "none"}));
-  sub.add_option("--report", opt->report_dir,
-                 "folder for the recordings (gpu<N>.dsrec) and their reports (default diescope-run-<date>-<time>)");
-  sub.add_option("--gpus", opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)")
+  sub.add_option(
+      "--report", opt->report_dir,
+      "folder for the recordings (gpu<N>.dsrec) and their reports (default diescope-run-<date>-<time>)");
+  sub.add_option("--gpus", opt->gpus,
+                 "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)")
       ->delimiter(',');
   sub.add_option("--calibration", opt->calibration, "a calibration file or folder from `diescope calibrate`");
   sub.add_option("command", opt->command, "the command to measure, after --")->required();
@@ -122,7 +126,8 @@ std::function<int()> setup_run(CLI::App& sub) {
 }
 
 const CommandRegistrar registrar{
-    Command{"run", 10, setup_run, "run a command and measure every GPU: GPU-Util beside DIE-Util, the gap, the report"}};
+    Command{"run", 10, setup_run,
+            "run a command and measure every GPU: GPU-Util beside DIE-Util, the gap, the report"}};
 
 }  // namespace
 }  // namespace diescope::cli

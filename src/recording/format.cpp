@@ -86,11 +86,16 @@ RunEnding parse_run_ending(std::string_view text) {
 
 std::string run_ending_text(const RunEnding& ending) {
   switch (ending.way) {
-    case RunEnding::Way::unstated: return {};
-    case RunEnding::Way::exited: return std::string(kExited);
-    case RunEnding::Way::signal: return std::string(kSignalPrefix) + signal_name(ending.signal);
-    case RunEnding::Way::period_end: return std::string(kPeriodEnd);
-    case RunEnding::Way::other: return ending.text;
+    case RunEnding::Way::unstated:
+      return {};
+    case RunEnding::Way::exited:
+      return std::string(kExited);
+    case RunEnding::Way::signal:
+      return std::string(kSignalPrefix) + signal_name(ending.signal);
+    case RunEnding::Way::period_end:
+      return std::string(kPeriodEnd);
+    case RunEnding::Way::other:
+      return ending.text;
   }
   return ending.text;
 }
@@ -122,10 +127,17 @@ void append_integer(std::string& out, std::int64_t value) {
 void append_escaped(std::string& out, std::string_view text) {
   for (char c : text) {
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      default: out += c;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        out += c;
     }
   }
 }
@@ -142,10 +154,17 @@ std::string unescape(std::string_view text, std::string& out) {
     if (i + 1 == text.size()) return "the text ends with a lone backslash";
     const char e = text[++i];
     switch (e) {
-      case '\\': out += '\\'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      default: return "unknown escape '\\" + excerpt(std::string_view(&e, 1)) + "' (only \\\\, \\n and \\r)";
+      case '\\':
+        out += '\\';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      default:
+        return "unknown escape '\\" + excerpt(std::string_view(&e, 1)) + "' (only \\\\, \\n and \\r)";
     }
   }
   return {};
@@ -168,27 +187,33 @@ namespace {
 using nlohmann::json;
 using ojson = nlohmann::ordered_json;  // written in the order the format document lists the fields
 
-const char* combine_name(UnitRecipe::Combine c) { return c == UnitRecipe::Combine::mean ? "mean" : "counter"; }
-const char* source_name(UnitSource s) { return s == UnitSource::nvml_engine ? "nvml_engine" : "chip"; }
+const char* combine_name(UnitRecipe::Combine c) {
+  return c == UnitRecipe::Combine::mean ? "mean" : "counter";
+}
+const char* source_name(UnitSource s) {
+  return s == UnitSource::nvml_engine ? "nvml_engine" : "chip";
+}
 const char* flag_name(UnitFlag f) {
   return f == UnitFlag::different_measure ? "different_measure" : "stand_in_counter";
 }
 
 // JSON has no NaN: a double that is not available is written as null.
-ojson number_or_null(double v) { return std::isnan(v) ? ojson(nullptr) : ojson(v); }
+ojson number_or_null(double v) {
+  return std::isnan(v) ? ojson(nullptr) : ojson(v);
+}
 
 ojson column_to_json(const ColumnDef& c) {
   ojson flags = ojson::array();
   for (UnitFlag f : c.flags) flags.push_back(flag_name(f));
   return ojson{{"key", c.key},
-              {"label", c.label},
-              {"metric", c.metric},
-              {"recipe", {{"combine", combine_name(c.recipe.combine)}, {"counters", c.recipe.counters}}},
-              {"source", source_name(c.source)},
-              {"flags", flags},
-              {"note", c.note},
-              {"counted_by_gpu_util", c.counted_by_gpu_util},
-              {"unit", c.unit}};
+               {"label", c.label},
+               {"metric", c.metric},
+               {"recipe", {{"combine", combine_name(c.recipe.combine)}, {"counters", c.recipe.counters}}},
+               {"source", source_name(c.source)},
+               {"flags", flags},
+               {"note", c.note},
+               {"counted_by_gpu_util", c.counted_by_gpu_util},
+               {"unit", c.unit}};
 }
 
 ojson columns_to_json(const std::vector<ColumnDef>& cols) {
@@ -202,8 +227,9 @@ class Fields {
  public:
   Fields(const json& object, std::string where) : object_(object), where_(std::move(where)) {
     if (!object_.is_object())
-      throw MetaProblem((where_.empty() ? std::string("the meta") : "'" + where_.substr(0, where_.size() - 1) + "'") +
-                        " must be a JSON object");
+      throw MetaProblem(
+          (where_.empty() ? std::string("the meta") : "'" + where_.substr(0, where_.size() - 1) + "'") +
+          " must be a JSON object");
   }
   const json& at(const char* key) const {
     const auto it = object_.find(key);
@@ -274,7 +300,8 @@ ColumnDef column_from_json(const json& j, const std::string& where) {
   else if (combine == "mean")
     c.recipe.combine = UnitRecipe::Combine::mean;
   else
-    throw MetaProblem(recipe.name("combine") + " must be \"counter\" or \"mean\", not \"" + excerpt(combine) + "\"");
+    throw MetaProblem(recipe.name("combine") + " must be \"counter\" or \"mean\", not \"" + excerpt(combine) +
+                      "\"");
   c.recipe.counters = recipe.strings("counters");
   const std::string source = f.string("source");
   if (source == "chip")
@@ -282,7 +309,8 @@ ColumnDef column_from_json(const json& j, const std::string& where) {
   else if (source == "nvml_engine")
     c.source = UnitSource::nvml_engine;
   else
-    throw MetaProblem(f.name("source") + " must be \"chip\" or \"nvml_engine\", not \"" + excerpt(source) + "\"");
+    throw MetaProblem(f.name("source") + " must be \"chip\" or \"nvml_engine\", not \"" + excerpt(source) +
+                      "\"");
   for (const std::string& flag : f.strings("flags")) {
     if (flag == "stand_in_counter")
       c.flags.push_back(UnitFlag::stand_in_counter);
@@ -321,7 +349,8 @@ void validate_meta(const RecordingMeta& meta) {
     for (std::size_t i = 0; i < cols.size(); ++i) {
       const std::string where = std::string(group) + "[" + std::to_string(i) + "]";
       if (!is_word(cols[i].key))
-        throw MetaProblem("'" + where + ".key' must be one word without spaces, not \"" + excerpt(cols[i].key) + "\"");
+        throw MetaProblem("'" + where + ".key' must be one word without spaces, not \"" +
+                          excerpt(cols[i].key) + "\"");
       if (!keys.insert(cols[i].key).second)
         throw MetaProblem("column key \"" + excerpt(cols[i].key) + "\" (" + where + ") is used twice");
       if (cols[i].unit.empty()) throw MetaProblem("'" + where + ".unit' must not be empty");
@@ -340,39 +369,37 @@ void validate_meta(const RecordingMeta& meta) {
   check_positive_or_nan(meta.gpu_util_resolution_pct, "gpu_util_resolution_pct");
   if (!(std::isfinite(meta.duty_on_ms) && std::isfinite(meta.duty_period_ms) && meta.duty_on_ms >= 0 &&
         meta.duty_period_ms >= 0 && meta.duty_on_ms <= meta.duty_period_ms))
-    throw MetaProblem("'duty_on_ms' and 'duty_period_ms' must be numbers with 0 <= duty_on_ms <= duty_period_ms");
+    throw MetaProblem(
+        "'duty_on_ms' and 'duty_period_ms' must be numbers with 0 <= duty_on_ms <= duty_period_ms");
   if (meta.run_type != "single" && meta.run_type != "round" && meta.run_type != "sustained")
-    throw MetaProblem("'run_type' must be \"single\", \"round\" or \"sustained\", not \"" + excerpt(meta.run_type) + "\"");
+    throw MetaProblem("'run_type' must be \"single\", \"round\" or \"sustained\", not \"" +
+                      excerpt(meta.run_type) + "\"");
 }
 
 std::string meta_to_json(const RecordingMeta& meta) {
   validate_meta(meta);
-  const ojson gpu{{"index", meta.gpu.index},
-                 {"uuid", meta.gpu.uuid},
-                 {"model", meta.gpu.model},
-                 {"chip", meta.gpu.chip},
-                 {"driver", meta.gpu.driver},
-                 {"compute_capability", meta.gpu.compute_capability},
-                 {"l2_bytes", meta.gpu.l2_bytes},
-                 {"sm_count", meta.gpu.sm_count}};
+  const ojson gpu{{"index", meta.gpu.index},       {"uuid", meta.gpu.uuid},
+                  {"model", meta.gpu.model},       {"chip", meta.gpu.chip},
+                  {"driver", meta.gpu.driver},     {"compute_capability", meta.gpu.compute_capability},
+                  {"l2_bytes", meta.gpu.l2_bytes}, {"sm_count", meta.gpu.sm_count}};
   const ojson j{{"format_version", kRecordingFormatVersion},
-               {"tool_version", meta.tool_version},
-               {"method", meta.method},
-               {"gpu", gpu},
-               {"unit_table", meta.unit_table},
-               {"units", columns_to_json(meta.units)},
-               {"diagnostics", columns_to_json(meta.diagnostics)},
-               {"counts", columns_to_json(meta.counts)},
-               {"engines", columns_to_json(meta.engines)},
-               {"interval_ms", meta.interval_ms},
-               {"drain_ms", number_or_null(meta.drain_ms)},
-               {"gpu_util_resolution_pct", number_or_null(meta.gpu_util_resolution_pct)},
-               {"start_ns", meta.start_ns},
-               {"run_type", meta.run_type},
-               {"command", meta.command},
-               {"host", meta.host},
-               {"duty_on_ms", meta.duty_on_ms},
-               {"duty_period_ms", meta.duty_period_ms}};
+                {"tool_version", meta.tool_version},
+                {"method", meta.method},
+                {"gpu", gpu},
+                {"unit_table", meta.unit_table},
+                {"units", columns_to_json(meta.units)},
+                {"diagnostics", columns_to_json(meta.diagnostics)},
+                {"counts", columns_to_json(meta.counts)},
+                {"engines", columns_to_json(meta.engines)},
+                {"interval_ms", meta.interval_ms},
+                {"drain_ms", number_or_null(meta.drain_ms)},
+                {"gpu_util_resolution_pct", number_or_null(meta.gpu_util_resolution_pct)},
+                {"start_ns", meta.start_ns},
+                {"run_type", meta.run_type},
+                {"command", meta.command},
+                {"host", meta.host},
+                {"duty_on_ms", meta.duty_on_ms},
+                {"duty_period_ms", meta.duty_period_ms}};
   // Invalid UTF-8 in a string (a command's argv can hold anything) is replaced, not fatal.
   return j.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }

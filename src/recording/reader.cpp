@@ -51,26 +51,43 @@ struct Shared {
 
 std::string syntax(std::type_identity<ChipSample>, const RecordingMeta& meta) {
   return "chip START_NS END_NS, then one value per column of the meta: " + std::to_string(meta.units.size()) +
-         " units, " + std::to_string(meta.diagnostics.size()) + " diagnostics, " + std::to_string(meta.counts.size()) +
-         " counts";
+         " units, " + std::to_string(meta.diagnostics.size()) + " diagnostics, " +
+         std::to_string(meta.counts.size()) + " counts";
 }
-std::string syntax(std::type_identity<UtilSample>, const RecordingMeta&) { return "util TIME_NS PCT samples|polled"; }
-std::string syntax(std::type_identity<ClockReading>, const RecordingMeta&) { return "clock TIME_NS SM_MHZ MEM_MHZ"; }
+std::string syntax(std::type_identity<UtilSample>, const RecordingMeta&) {
+  return "util TIME_NS PCT samples|polled";
+}
+std::string syntax(std::type_identity<ClockReading>, const RecordingMeta&) {
+  return "clock TIME_NS SM_MHZ MEM_MHZ";
+}
 std::string syntax(std::type_identity<ThrottleReading>, const RecordingMeta&) {
   return "throttle TIME_NS REASONS (names joined by commas, - for none, ? for unknown)";
 }
-std::string syntax(std::type_identity<PowerLimitReading>, const RecordingMeta&) { return "power TIME_NS LIMIT_W"; }
+std::string syntax(std::type_identity<PowerLimitReading>, const RecordingMeta&) {
+  return "power TIME_NS LIMIT_W";
+}
 std::string syntax(std::type_identity<EngineReading>, const RecordingMeta& meta) {
-  return "engine TIME_NS, then one value per engine of the meta (" + std::to_string(meta.engines.size()) + ")";
+  return "engine TIME_NS, then one value per engine of the meta (" + std::to_string(meta.engines.size()) +
+         ")";
 }
 std::string syntax(std::type_identity<ProcessReading>, const RecordingMeta&) {
   return "proc TIME_NS COMPUTE GRAPHICS EXITED";
 }
-std::string syntax(std::type_identity<Mark>, const RecordingMeta&) { return "mark TIME_NS start|stop"; }
-std::string syntax(std::type_identity<CountersEvent>, const RecordingMeta&) { return "counters TIME_NS on|off [REASON]"; }
-std::string syntax(std::type_identity<Note>, const RecordingMeta&) { return "note TIME_NS TOPIC [TEXT]"; }
-std::string syntax(std::type_identity<ClockJump>, const RecordingMeta&) { return "jump TIME_NS STEP_NS"; }
-std::string syntax(std::type_identity<RunEnd>, const RecordingMeta&) { return "end TIME_NS EXIT_CODE [HOW]"; }
+std::string syntax(std::type_identity<Mark>, const RecordingMeta&) {
+  return "mark TIME_NS start|stop";
+}
+std::string syntax(std::type_identity<CountersEvent>, const RecordingMeta&) {
+  return "counters TIME_NS on|off [REASON]";
+}
+std::string syntax(std::type_identity<Note>, const RecordingMeta&) {
+  return "note TIME_NS TOPIC [TEXT]";
+}
+std::string syntax(std::type_identity<ClockJump>, const RecordingMeta&) {
+  return "jump TIME_NS STEP_NS";
+}
+std::string syntax(std::type_identity<RunEnd>, const RecordingMeta&) {
+  return "end TIME_NS EXIT_CODE [HOW]";
+}
 
 // The syntax of the kind at `kind` (its index in RecordKinds).
 std::string syntax_of(std::size_t kind, const RecordingMeta& meta) {
@@ -169,11 +186,13 @@ class Fields {
 
   [[noreturn]] void fail(const std::string& what) const {
     throw InputError(shared_.file->path, line_number_, what,
-                     "a " + std::string(kKindWords[kind_]) + " line reads: " + syntax_of(kind_, shared_.meta) + " (" +
-                         kFormatDoc + "); correct or delete line " + std::to_string(line_number_));
+                     "a " + std::string(kKindWords[kind_]) +
+                         " line reads: " + syntax_of(kind_, shared_.meta) + " (" + kFormatDoc +
+                         "); correct or delete line " + std::to_string(line_number_));
   }
 
-  [[noreturn]] void fail_number(NumStatus status, const char* p, const std::string& what, const char* expected) const {
+  [[noreturn]] void fail_number(NumStatus status, const char* p, const std::string& what,
+                                const char* expected) const {
     if (status == NumStatus::missing)
       fail("the " + std::string(kKindWords[kind_]) + " line ends before its " + what);
     const std::string tok = recfmt::excerpt(token_at(p, e_));
@@ -202,7 +221,9 @@ class Fields {
     double v = 0;
     const NumStatus s = parse_field(p_, e_, v);
     if (s != NumStatus::ok) fail_number(s, at, what, "a number");
-    if (std::isinf(v)) fail("the " + what + " is infinite ('" + recfmt::excerpt(token_at(at, e_)) + "'); write nan for a value that could not be read");
+    if (std::isinf(v))
+      fail("the " + what + " is infinite ('" + recfmt::excerpt(token_at(at, e_)) +
+           "'); write nan for a value that could not be read");
     if (std::isnan(v) && !nan_allowed) fail("the " + what + " is NaN, which it may not be");
     return v;
   }
@@ -219,14 +240,17 @@ class Fields {
   std::string text(const char* what) {
     if (p_ == e_) return {};
     std::string out;
-    const std::string problem = recfmt::unescape(std::string_view(p_ + 1, static_cast<std::size_t>(e_ - p_ - 1)), out);
+    const std::string problem =
+        recfmt::unescape(std::string_view(p_ + 1, static_cast<std::size_t>(e_ - p_ - 1)), out);
     if (!problem.empty()) fail("the " + std::string(what) + ": " + problem);
     p_ = e_;
     return out;
   }
   void finish() {
     while (p_ != e_ && is_separator(*p_)) ++p_;
-    if (p_ != e_) fail("the " + std::string(kKindWords[kind_]) + " line has a field too many: '" + recfmt::excerpt(token_at(p_, e_)) + "'");
+    if (p_ != e_)
+      fail("the " + std::string(kKindWords[kind_]) + " line has a field too many: '" +
+           recfmt::excerpt(token_at(p_, e_)) + "'");
   }
   const char* position() const { return p_; }
   const char* line_end() const { return e_; }
@@ -244,18 +268,19 @@ class Fields {
                               TimeNs prev_ts) {
   const std::string k(kKindWords[kind]);
   throw InputError(shared.file->path, line,
-                   "this " + k + " record's time " + std::to_string(ts) + " ns is earlier than the previous " + k +
-                       " record's " + std::to_string(prev_ts) + " ns (line " + std::to_string(prev_line) +
-                       "); times must not decrease within a kind",
+                   "this " + k + " record's time " + std::to_string(ts) +
+                       " ns is earlier than the previous " + k + " record's " + std::to_string(prev_ts) +
+                       " ns (line " + std::to_string(prev_line) + "); times must not decrease within a kind",
                    "the recording was reordered or edited: sort each kind's lines by time, or delete line " +
                        std::to_string(line));
 }
 
 [[noreturn]] void span_error(const Shared& shared, long line, TimeNs start, TimeNs end) {
-  throw InputError(shared.file->path, line,
-                   "this chip sample ends (" + std::to_string(end) + " ns) before it starts (" + std::to_string(start) +
-                       " ns)",
-                   "a chip sample's END_NS must be at least its START_NS; correct or delete line " + std::to_string(line));
+  throw InputError(
+      shared.file->path, line,
+      "this chip sample ends (" + std::to_string(end) + " ns) before it starts (" + std::to_string(start) +
+          " ns)",
+      "a chip sample's END_NS must be at least its START_NS; correct or delete line " + std::to_string(line));
 }
 
 // Checks one kind's time order as lines arrive.
@@ -279,7 +304,8 @@ bool has_kind(std::string_view line, std::string_view word) {
 // The lines of one kind, in file order, through a reader of their own.
 class KindCursor {
  public:
-  KindCursor(std::shared_ptr<const Shared> shared, std::size_t kind) : shared_(std::move(shared)), kind_(kind) {}
+  KindCursor(std::shared_ptr<const Shared> shared, std::size_t kind)
+      : shared_(std::move(shared)), kind_(kind) {}
   bool next(std::string_view& line) {
     const KindRange& range = shared_->ranges[kind_];
     if (range.count == 0 || seen_ == range.count) return false;
@@ -308,7 +334,8 @@ class KindCursor {
 
 class ChipCursor final : public RecordStream<ChipSample> {
  public:
-  explicit ChipCursor(std::shared_ptr<const Shared> shared) : cursor_(std::move(shared), kind_index<ChipSample>) {
+  explicit ChipCursor(std::shared_ptr<const Shared> shared)
+      : cursor_(std::move(shared), kind_index<ChipSample>) {
     const RecordingMeta& m = cursor_.shared().meta;
     units_ = m.units.size();
     diagnostics_ = m.diagnostics.size();
@@ -333,10 +360,12 @@ class ChipCursor final : public RecordStream<ChipSample> {
         f.fail_number(s, at, "value of " + shared.chip_column_names[i], "a number");
       }
       if (std::isinf(values_[i])) [[unlikely]]
-        f.fail("the value of " + shared.chip_column_names[i] + " is infinite; write nan for a value that could not be read");
+        f.fail("the value of " + shared.chip_column_names[i] +
+               " is infinite; write nan for a value that could not be read");
     }
     while (p != e && is_separator(*p)) ++p;
-    if (p != e) [[unlikely]] wrong_count(f, p, values_.size());
+    if (p != e) [[unlikely]]
+      wrong_count(f, p, values_.size());
     if (end < start) span_error(shared, n, start, end);
     order_.see(shared, kind_index<ChipSample>, n, start);
     const std::span<const double> all(values_);
@@ -359,8 +388,8 @@ class ChipCursor final : public RecordStream<ChipSample> {
       ++found;
       while (p != e && !is_separator(*p)) ++p;
     }
-    f.fail("the chip line has " + std::to_string(found) + " values after its times where the meta's columns need " +
-           std::to_string(values_.size()));
+    f.fail("the chip line has " + std::to_string(found) +
+           " values after its times where the meta's columns need " + std::to_string(values_.size()));
   }
 
   KindCursor cursor_;
@@ -374,7 +403,8 @@ class ChipCursor final : public RecordStream<ChipSample> {
 template <typename Record>
 class LineCursor final : public RecordStream<Record> {
  public:
-  explicit LineCursor(std::shared_ptr<const Shared> shared) : cursor_(std::move(shared), kind_index<Record>) {}
+  explicit LineCursor(std::shared_ptr<const Shared> shared)
+      : cursor_(std::move(shared), kind_index<Record>) {}
   bool next(Record& out) override;
 
  private:
@@ -385,7 +415,8 @@ class LineCursor final : public RecordStream<Record> {
 void parse_fields(Fields& f, const Shared&, UtilSample& out) {
   out.ts_ns = f.time();
   out.pct = f.number("GPU-Util percent", /*nan_allowed=*/false);
-  if (out.pct < 0 || out.pct > 100) f.fail("the GPU-Util percent " + number_text(out.pct) + " is outside 0..100");
+  if (out.pct < 0 || out.pct > 100)
+    f.fail("the GPU-Util percent " + number_text(out.pct) + " is outside 0..100");
   const std::string_view source = f.word("source");
   if (source == "samples")
     out.source = UtilSource::samples;
@@ -425,7 +456,8 @@ void parse_fields(Fields& f, const Shared&, ThrottleReading& out) {
       std::uint64_t bits = 0;
       const char* end = name.data() + name.size();
       const bool hex = name.size() > 2 && name[0] == '0' && name[1] == 'x';
-      const auto res = hex ? std::from_chars(name.data() + 2, end, bits, 16) : std::from_chars_result{name.data(), std::errc::invalid_argument};
+      const auto res = hex ? std::from_chars(name.data() + 2, end, bits, 16)
+                           : std::from_chars_result{name.data(), std::errc::invalid_argument};
       if (!hex || res.ec != std::errc{} || res.ptr != end)
         f.fail("unknown throttle reason '" + recfmt::excerpt(name) +
                "'; known reasons are gpu_idle, applications_clocks, sw_power_cap, hw_slowdown, sync_boost, "
@@ -455,14 +487,16 @@ void parse_fields(Fields& f, const Shared&, ProcessReading& out) {
 void parse_fields(Fields& f, const Shared&, Mark& out) {
   out.ts_ns = f.time();
   const std::string_view w = f.word("start or stop");
-  if (w != "start" && w != "stop") f.fail("the mark '" + recfmt::excerpt(w) + "' is neither 'start' nor 'stop'");
+  if (w != "start" && w != "stop")
+    f.fail("the mark '" + recfmt::excerpt(w) + "' is neither 'start' nor 'stop'");
   out.kind = w == "start" ? MarkKind::start : MarkKind::stop;
 }
 
 void parse_fields(Fields& f, const Shared&, CountersEvent& out) {
   out.ts_ns = f.time();
   const std::string_view w = f.word("on or off");
-  if (w != "on" && w != "off") f.fail("the counters state '" + recfmt::excerpt(w) + "' is neither 'on' nor 'off'");
+  if (w != "on" && w != "off")
+    f.fail("the counters state '" + recfmt::excerpt(w) + "' is neither 'on' nor 'off'");
   out.on = w == "on";
   out.reason = f.text("reason");
 }
@@ -498,7 +532,8 @@ bool LineCursor<Record>::next(Record& out) {
 
 class EngineCursor final : public RecordStream<EngineReading> {
  public:
-  explicit EngineCursor(std::shared_ptr<const Shared> shared) : cursor_(std::move(shared), kind_index<EngineReading>) {
+  explicit EngineCursor(std::shared_ptr<const Shared> shared)
+      : cursor_(std::move(shared), kind_index<EngineReading>) {
     values_.resize(cursor_.shared().meta.engines.size());
   }
   bool next(EngineReading& out) override {
@@ -515,7 +550,8 @@ class EngineCursor final : public RecordStream<EngineReading> {
       values_[i] = f.number("value of engine '" + shared.meta.engines[i].key + "'", true);
     }
     if (!token_at(f.position(), f.line_end()).empty())
-      f.fail("the engine line has more values than the meta's " + std::to_string(values_.size()) + " engines");
+      f.fail("the engine line has more values than the meta's " + std::to_string(values_.size()) +
+             " engines");
     order_.see(shared, kind_index<EngineReading>, n, out.ts_ns);
     out.values = values_;
     return true;
@@ -537,8 +573,9 @@ class EmptyStream final : public RecordStream<Record> {
 
 [[noreturn]] void not_a_recording(const std::string& path, std::string_view first_line) {
   throw InputError(path, 1,
-                   "not a diescope recording: the first line reads '" + recfmt::excerpt(first_line) + "' where '" +
-                       std::string(kRecordingMagic) + " " + std::to_string(kRecordingFormatVersion) + "' was expected",
+                   "not a diescope recording: the first line reads '" + recfmt::excerpt(first_line) +
+                       "' where '" + std::string(kRecordingMagic) + " " +
+                       std::to_string(kRecordingFormatVersion) + "' was expected",
                    "pass a recording written by diescope (a " + std::string(kRecordingExtension) +
                        " file); other tools can write one as " + kFormatDoc + " describes");
 }
@@ -555,7 +592,8 @@ void check_first_line(const std::string& path, std::string_view line) {
   if (version != kRecordingFormatVersion)
     throw InputError(path, 1,
                      "recording format version " + std::to_string(version) +
-                         " is not supported; this diescope reads version " + std::to_string(kRecordingFormatVersion),
+                         " is not supported; this diescope reads version " +
+                         std::to_string(kRecordingFormatVersion),
                      version > kRecordingFormatVersion
                          ? "read it with the newer diescope that wrote it, or upgrade diescope"
                          : "read it with the older diescope that wrote it, or record the run again");
@@ -572,9 +610,12 @@ class FileRecording final : public RecordSource {
  private:
   AnyStream open_stream(StreamTag kind) const override {
     return open_with(kind, [this]<typename Record>(std::type_identity<Record>) -> StreamPtr<Record> {
-      if constexpr (std::is_same_v<Record, ChipSample>) return std::make_unique<ChipCursor>(shared_);
-      else if constexpr (std::is_same_v<Record, EngineReading>) return std::make_unique<EngineCursor>(shared_);
-      else return std::make_unique<LineCursor<Record>>(shared_);
+      if constexpr (std::is_same_v<Record, ChipSample>)
+        return std::make_unique<ChipCursor>(shared_);
+      else if constexpr (std::is_same_v<Record, EngineReading>)
+        return std::make_unique<EngineCursor>(shared_);
+      else
+        return std::make_unique<LineCursor<Record>>(shared_);
     });
   }
   void read_records(LineReader& reader, Shared& shared);
@@ -605,7 +646,8 @@ std::shared_ptr<const OpenFile> open_file(const std::string& path, std::int64_t&
   auto file = std::make_shared<const OpenFile>(path, fd);
   struct stat st {};
   if (::fstat(fd, &st) != 0)
-    throw InputError(path, 0, std::string("cannot be read: ") + std::strerror(errno), "check the path and the file");
+    throw InputError(path, 0, std::string("cannot be read: ") + std::strerror(errno),
+                     "check the path and the file");
   if (S_ISDIR(st.st_mode))
     throw InputError(path, 0, "is a directory, not a recording",
                      "pass a recording file (" + std::string(kRecordingExtension) + ") inside it instead");
@@ -626,7 +668,8 @@ FileRecording::FileRecording(const std::filesystem::path& path) {
   shared->file = open_file(path.string(), size);
   const std::string& name = shared->file->path;
   // The whole file as it is now; a line that is still being written is left for later readers.
-  LineReader reader(shared->file, 0, size, 1, std::min<std::size_t>(kCursorBufferBytes, static_cast<std::size_t>(size) + 1),
+  LineReader reader(shared->file, 0, size, 1,
+                    std::min<std::size_t>(kCursorBufferBytes, static_cast<std::size_t>(size) + 1),
                     /*strict_limit=*/false);
   std::string_view line;
   if (!reader.next(line)) {
@@ -635,7 +678,8 @@ FileRecording::FileRecording(const std::filesystem::path& path) {
     const ssize_t n = ::pread(shared->file->fd, head, sizeof head, 0);
     const std::string_view start(head, n > 0 ? static_cast<std::size_t>(n) : 0);
     // Cut off while writing "diescope-recording 1\n"?
-    const std::string magic_line = std::string(kRecordingMagic) + " " + std::to_string(kRecordingFormatVersion);
+    const std::string magic_line =
+        std::string(kRecordingMagic) + " " + std::to_string(kRecordingFormatVersion);
     if (!start.empty() && std::string_view(magic_line).substr(0, start.size()) == start)
       throw InputError(name, 1, "the recording was cut off in its first line",
                        "the writer stopped before it wrote anything usable; record the run again");
@@ -644,18 +688,21 @@ FileRecording::FileRecording(const std::filesystem::path& path) {
   check_first_line(name, line);
   if (!reader.next(line)) {
     throw InputError(name, 2,
-                     reader.tail_bytes() > 0 ? "the recording was cut off in its meta line"
-                                             : "the recording ends after its first line; the meta line is missing",
+                     reader.tail_bytes() > 0
+                         ? "the recording was cut off in its meta line"
+                         : "the recording ends after its first line; the meta line is missing",
                      "the writer stopped before it wrote anything usable; record the run again");
   }
   if (!has_kind(line, "meta"))
-    throw InputError(name, 2, "line 2 must be the meta line ('meta {...}'), not '" + recfmt::excerpt(line) + "'",
+    throw InputError(name, 2,
+                     "line 2 must be the meta line ('meta {...}'), not '" + recfmt::excerpt(line) + "'",
                      std::string("see ") + kFormatDoc + " for the meta line's fields");
   try {
     shared->meta = recfmt::meta_from_json(line.substr(4));
   } catch (const recfmt::MetaProblem& e) {
-    throw InputError(name, 2, e.what(),
-                     std::string("the meta line must be one JSON object with every field ") + kFormatDoc + " lists");
+    throw InputError(
+        name, 2, e.what(),
+        std::string("the meta line must be one JSON object with every field ") + kFormatDoc + " lists");
   }
   if (shared->meta.format_version != kRecordingFormatVersion)
     throw InputError(name, 2,
@@ -689,19 +736,21 @@ void FileRecording::read_records(LineReader& reader, Shared& shared) {
     while (word_end < line.size() && !is_separator(line[word_end])) ++word_end;
     if (word_end == 0) {
       if (line.find_first_not_of(" \t") == std::string_view::npos) continue;  // blank line
-      throw InputError(shared.file->path, n, "the line starts with a space or tab where its record kind should be",
-                       "start each record with its kind (chip, util, ...); correct or delete line " + std::to_string(n));
+      throw InputError(
+          shared.file->path, n, "the line starts with a space or tab where its record kind should be",
+          "start each record with its kind (chip, util, ...); correct or delete line " + std::to_string(n));
     }
     if (line[0] == '#') {
       continue;  // comment
     }
     const std::optional<std::size_t> kind = recfmt::kind_of_word(line.substr(0, word_end));
     if (!kind)
-      throw InputError(shared.file->path, n,
-                       "unknown record kind '" + recfmt::excerpt(line.substr(0, word_end)) +
-                           "'; known kinds are " + known_kinds(),
-                       "the file may come from a newer diescope (upgrade) or was damaged; correct or delete line " +
-                           std::to_string(n));
+      throw InputError(
+          shared.file->path, n,
+          "unknown record kind '" + recfmt::excerpt(line.substr(0, word_end)) + "'; known kinds are " +
+              known_kinds(),
+          "the file may come from a newer diescope (upgrade) or was damaged; correct or delete line " +
+              std::to_string(n));
     const std::size_t k = *kind;
     KindRange& range = shared.ranges[k];
     if (range.count++ == 0) {
@@ -723,7 +772,8 @@ void FileRecording::read_records(LineReader& reader, Shared& shared) {
 }
 
 template <typename Record>
-TimeNs FileRecording::read_line(Fields& f, const Shared& shared, long line_number, long& end_line, TimeNs& latest) {
+TimeNs FileRecording::read_line(Fields& f, const Shared& shared, long line_number, long& end_line,
+                                TimeNs& latest) {
   if constexpr (std::is_same_v<Record, ChipSample>) {
     const TimeNs start = f.time("start time");
     const TimeNs end = f.time("end time");

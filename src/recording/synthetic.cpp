@@ -15,7 +15,9 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-TimeNs seconds_to_ns(double s) { return static_cast<TimeNs>(std::llround(s * 1e9)); }
+TimeNs seconds_to_ns(double s) {
+  return static_cast<TimeNs>(std::llround(s * 1e9));
+}
 
 // splitmix64: small, fast and the same on every platform (std distributions are not).
 class Noise {
@@ -94,7 +96,12 @@ class Timeline {
  private:
   Segment phase_segment(std::size_t i, TimeNs begin) const {
     const SyntheticPhase& p = spec_.phases[i];
-    return Segment{&p.units, &p.diagnostics, &p.count_rates, nullptr, p.gpu_util_pct, begin,
+    return Segment{&p.units,
+                   &p.diagnostics,
+                   &p.count_rates,
+                   nullptr,
+                   p.gpu_util_pct,
+                   begin,
                    std::min(run_end_, begin + seconds_to_ns(p.seconds))};
   }
   const SyntheticSpec& spec_;
@@ -123,7 +130,8 @@ void generate_synthetic(const SyntheticSpec& spec, RecordSink& sink) {
     check_sizes(p.diagnostics, nd, "phase " + p.name + " diagnostics");
     check_sizes(p.count_rates, nc, "phase " + p.name + " count rates");
     if (seconds_to_ns(p.seconds) <= 0)
-      throw Error("synthetic phase " + p.name + " has no duration", "give every phase seconds > 0", kExitInternal);
+      throw Error("synthetic phase " + p.name + " has no duration", "give every phase seconds > 0",
+                  kExitInternal);
     cycle_ns += seconds_to_ns(p.seconds);
   }
   if (spec.setup_ns > 0) {
@@ -152,7 +160,8 @@ void generate_synthetic(const SyntheticSpec& spec, RecordSink& sink) {
 
   // The low-rate readings up to time t, in time order per kind.
   auto readings_until = [&](TimeNs t) {
-    while (next_mark < spec.marks.size() && spec.marks[next_mark].ts_ns <= t) sink.write(spec.marks[next_mark++]);
+    while (next_mark < spec.marks.size() && spec.marks[next_mark].ts_ns <= t)
+      sink.write(spec.marks[next_mark++]);
     while (spec.clock_period_ns > 0 && next_clock <= t && next_clock < run_end) {
       const Segment& s = clock_time.at(next_clock);
       sink.write(ClockReading{next_clock, spec.sm_mhz, spec.mem_mhz});
@@ -162,8 +171,9 @@ void generate_synthetic(const SyntheticSpec& spec, RecordSink& sink) {
     }
     while (spec.util_period_ns > 0 && next_util <= t && next_util <= run_end) {
       double busy = 0;
-      util_time.overlaps(next_util - spec.util_period_ns, next_util,
-                         [&](const Segment& s, TimeNs ns) { busy += s.gpu_util_pct * static_cast<double>(ns); });
+      util_time.overlaps(next_util - spec.util_period_ns, next_util, [&](const Segment& s, TimeNs ns) {
+        busy += s.gpu_util_pct * static_cast<double>(ns);
+      });
       const double pct = std::clamp(std::round(busy / static_cast<double>(spec.util_period_ns)), 0.0, 100.0);
       sink.write(UtilSample{next_util, pct, UtilSource::samples});
       next_util += spec.util_period_ns;
@@ -186,8 +196,9 @@ void generate_synthetic(const SyntheticSpec& spec, RecordSink& sink) {
       for (std::size_t i = 0; i < nu; ++i) units[i] += (*s.units)[i] * w;
       for (std::size_t i = 0; i < nd; ++i) diagnostics[i] += (*s.diagnostics)[i] * w;
       for (std::size_t i = 0; i < nc; ++i)
-        counts[i] += s.count_rates ? (*s.count_rates)[i] * static_cast<double>(ns) * 1e-9
-                                   : (*s.counts)[i] * static_cast<double>(ns) / static_cast<double>(s.end - s.begin);
+        counts[i] += s.count_rates
+                         ? (*s.count_rates)[i] * static_cast<double>(ns) * 1e-9
+                         : (*s.counts)[i] * static_cast<double>(ns) / static_cast<double>(s.end - s.begin);
     });
     for (double& v : units) v = jittered(v, true);
     for (double& v : diagnostics) v = jittered(v, true);
@@ -265,13 +276,15 @@ RecordingMeta synthetic_hopper_meta() {
   m.unit_table = "synthetic-hopper";
   m.units = {
       column("fp32", "FP32", std::string("sm__inst_executed_pipe_fma") + kPct, "FMA pipe as a whole"),
-      column("tensor", "Tensor", std::string("sm__pipe_tensor_cycles_active_realtime") + kPct, "tensor pipe, realtime"),
+      column("tensor", "Tensor", std::string("sm__pipe_tensor_cycles_active_realtime") + kPct,
+             "tensor pipe, realtime"),
       column("dram", "DRAM", "dram__bytes.sum.pct_of_peak_sustained_elapsed", "bytes moved to and from DRAM"),
       column("l2", "L2", "lts__t_bytes.sum.pct_of_peak_sustained_elapsed", "bytes through the L2 slices"),
   };
   m.diagnostics = {
       column("sm_active", "SM active", std::string("sm__cycles_active") + kPct, "SMs with work resident"),
-      column("gr_active", "GR active", std::string("gr__cycles_active") + kPct, "graphics/compute engine busy"),
+      column("gr_active", "GR active", std::string("gr__cycles_active") + kPct,
+             "graphics/compute engine busy"),
   };
   m.counts = {column("dram_bytes", "DRAM bytes", "dram__bytes.sum", "bytes moved per sample", "bytes")};
   m.interval_ms = 10;
@@ -313,7 +326,8 @@ SyntheticSpec h200_probe_shape_spec() {
   s.notes = {
       Note{t0, "synthetic",
            "generated by diescope (src/recording/synthetic.cpp, h200_probe_shape_spec) with the shape of one "
-           "PM-sampling probe run on an H200 (shared/reference/pmsampling-probe-h200-output.txt); not a measurement"},
+           "PM-sampling probe run on an H200 (shared/reference/pmsampling-probe-h200-output.txt); not a "
+           "measurement"},
       Note{t0, "clock", "memory clock not read: the probe did not record it"},
   };
   return s;
@@ -326,16 +340,20 @@ SyntheticSpec long_run_spec(double hours) {
   m.command = {"synthetic-long-run"};
   m.units = {
       column("fp32", "FP32", std::string("sm__inst_executed_pipe_fma") + kPct, "FMA pipe as a whole"),
-      column("fma_heavy", "FMA heavy", std::string("sm__inst_executed_pipe_fmaheavy") + kPct, "heavy half of the FMA pipe"),
-      column("fma_lite", "FMA lite", std::string("sm__inst_executed_pipe_fmalite") + kPct, "lite half of the FMA pipe"),
-      column("tensor", "Tensor", std::string("sm__pipe_tensor_cycles_active_realtime") + kPct, "tensor pipe, realtime"),
+      column("fma_heavy", "FMA heavy", std::string("sm__inst_executed_pipe_fmaheavy") + kPct,
+             "heavy half of the FMA pipe"),
+      column("fma_lite", "FMA lite", std::string("sm__inst_executed_pipe_fmalite") + kPct,
+             "lite half of the FMA pipe"),
+      column("tensor", "Tensor", std::string("sm__pipe_tensor_cycles_active_realtime") + kPct,
+             "tensor pipe, realtime"),
       column("fp64", "FP64", std::string("sm__inst_executed_pipe_fp64") + kPct, "FP64 pipe"),
       column("alu", "ALU", std::string("sm__inst_executed_pipe_alu") + kPct, "integer and logic pipe"),
       column("dram", "DRAM", "dram__bytes.sum.pct_of_peak_sustained_elapsed", "bytes moved to and from DRAM"),
       column("l2", "L2", "lts__t_bytes.sum.pct_of_peak_sustained_elapsed", "bytes through the L2 slices"),
   };
   m.diagnostics = {
-      column("gr_active", "GR active", std::string("gr__cycles_active") + kPct, "graphics/compute engine busy"),
+      column("gr_active", "GR active", std::string("gr__cycles_active") + kPct,
+             "graphics/compute engine busy"),
       column("warps_active", "Warps active", std::string("sm__warps_active") + kPct, "achieved occupancy"),
   };
   // Units: fp32 fma_heavy fma_lite tensor fp64 alu dram l2; diagnostics: gr_active warps_active.

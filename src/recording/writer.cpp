@@ -20,10 +20,13 @@ namespace {
 // Lines are handed to the OS when this much is buffered, and on flush().
 constexpr std::size_t kFlushBytes = 1 << 20;
 
-std::string system_reason(int err) { return std::strerror(err); }
+std::string system_reason(int err) {
+  return std::strerror(err);
+}
 
 std::string fix_for_write_error(int err) {
-  if (err == ENOSPC || err == EDQUOT) return "free space on that disk, or write the recording to another disk";
+  if (err == ENOSPC || err == EDQUOT)
+    return "free space on that disk, or write the recording to another disk";
   if (err == EROFS) return "write the recording to a writable folder";
   return "check the disk and the folder, or write the recording to another path";
 }
@@ -109,7 +112,8 @@ namespace {
 
 using Reject = std::function<void(const std::string&)>;
 
-void check_values(const std::span<const double> values, std::size_t expected, const char* what, const Reject& reject) {
+void check_values(const std::span<const double> values, std::size_t expected, const char* what,
+                  const Reject& reject) {
   if (values.size() != expected)
     reject(std::string(what) + ": " + std::to_string(values.size()) + " values where the meta declares " +
            std::to_string(expected) + " columns");
@@ -122,7 +126,8 @@ void check_fields(const ChipSample& s, const RecordingMeta& meta, const Reject& 
   check_values(s.diagnostics, meta.diagnostics.size(), "chip sample diagnostics", reject);
   check_values(s.counts, meta.counts.size(), "chip sample counts", reject);
   if (s.end_ns < s.start_ns)
-    reject("chip sample ends (" + std::to_string(s.end_ns) + " ns) before it starts (" + std::to_string(s.start_ns) + " ns)");
+    reject("chip sample ends (" + std::to_string(s.end_ns) + " ns) before it starts (" +
+           std::to_string(s.start_ns) + " ns)");
 }
 void append_fields(std::string& out, const ChipSample& s) {
   recfmt::append_integer(out, s.start_ns);
@@ -138,7 +143,8 @@ void append_fields(std::string& out, const ChipSample& s) {
 
 void check_fields(const UtilSample& s, const RecordingMeta&, const Reject& reject) {
   if (!(s.pct >= 0 && s.pct <= 100))
-    reject("GPU-Util " + std::to_string(s.pct) + " is not a number from 0 to 100 (an unreadable poll is left out)");
+    reject("GPU-Util " + std::to_string(s.pct) +
+           " is not a number from 0 to 100 (an unreadable poll is left out)");
 }
 void append_fields(std::string& out, const UtilSample& s) {
   recfmt::append_integer(out, s.ts_ns);
@@ -178,7 +184,8 @@ void append_fields(std::string& out, const ThrottleReading& r) {
 }
 
 void check_fields(const PowerLimitReading& r, const RecordingMeta&, const Reject& reject) {
-  if (std::isinf(r.limit_w) || r.limit_w < 0) reject("power limit " + std::to_string(r.limit_w) + " W is infinite or negative");
+  if (std::isinf(r.limit_w) || r.limit_w < 0)
+    reject("power limit " + std::to_string(r.limit_w) + " W is infinite or negative");
 }
 void append_fields(std::string& out, const PowerLimitReading& r) {
   recfmt::append_integer(out, r.ts_ns);
@@ -291,8 +298,8 @@ void RecordingWriter::flush() {
       const int err = errno;
       // Keep what was not written, so a later flush can retry once space is freed.
       buffer_.erase(0, done);
-      throw Error("writing recording " + path_.string() + " failed: " + system_reason(err), fix_for_write_error(err),
-                  kExitInput);
+      throw Error("writing recording " + path_.string() + " failed: " + system_reason(err),
+                  fix_for_write_error(err), kExitInput);
     }
     done += static_cast<std::size_t>(n);
   }

@@ -21,12 +21,15 @@ const char* kCalibrationReason = "no calibration file for this GPU model, driver
 const char* kCostReason =
     "run reports carry no cost estimate: the measured slowdowns cover counters run by the agent "
     "on one GPU model, at 10 ms, on mains power";
-const char* kExpectedReason = "no measured result backs an expected value for this workload and architecture yet";
+const char* kExpectedReason =
+    "no measured result backs an expected value for this workload and architecture yet";
 
 const char* flag_name(UnitFlag flag) {
   switch (flag) {
-    case UnitFlag::stand_in_counter: return "stand_in_counter";
-    case UnitFlag::different_measure: return "different_measure";
+    case UnitFlag::stand_in_counter:
+      return "stand_in_counter";
+    case UnitFlag::different_measure:
+      return "different_measure";
   }
   return "unknown";
 }
@@ -103,7 +106,9 @@ json hardware_json(const SpanResults& r, const char* covers) {
   return o;
 }
 
-std::string or_default(const std::string& s, const char* fallback) { return s.empty() ? fallback : s; }
+std::string or_default(const std::string& s, const char* fallback) {
+  return s.empty() ? fallback : s;
+}
 
 json headline_json(const SpanResults& r, double noise_floor_points) {
   const Headline& h = r.headline;
@@ -138,8 +143,9 @@ json span_json(const SpanResults& r, const Analysis& a) {
   put_number(o, "chip_covered_s", r.chip_covered_s, "not computed");
   put_number(o, "chip_coverage_pct", r.chip_coverage_pct, "the span has no length");
   bool duty = meta.duty_period_ms > 0 && meta.duty_on_ms > 0;
-  put_number(o, "chip_scheduled_s", r.chip_scheduled_s,
-             duty ? "the counters' schedule is not known" : "counters always on: coverage is of the whole span");
+  put_number(
+      o, "chip_scheduled_s", r.chip_scheduled_s,
+      duty ? "the counters' schedule is not known" : "counters always on: coverage is of the whole span");
   json gate;
   gate["min_pct"] = kMinChipCoveragePct;
   gate["of"] = duty ? "scheduled counter time" : "span";
@@ -149,7 +155,8 @@ json span_json(const SpanResults& r, const Analysis& a) {
   o["chip_coverage_gate"] = gate;
 
   // DIE-Util and its parts.
-  put_number(o, "die_util_pct", r.die_util_pct, or_default(die_util_missing_words(r), "DIE-Util not available"));
+  put_number(o, "die_util_pct", r.die_util_pct,
+             or_default(die_util_missing_words(r), "DIE-Util not available"));
   json units = json::array();
   json recipes = json::object();
   json flags = json::object();
@@ -165,7 +172,8 @@ json span_json(const SpanResults& r, const Analysis& a) {
   o["unit_recipes"] = recipes;
   o["unit_flags"] = flags;
   json diagnostics = json::array();
-  for (const ColumnSummary& s : r.diagnostics) diagnostics.push_back(column_json(s, find_column(meta.diagnostics, s.key)));
+  for (const ColumnSummary& s : r.diagnostics)
+    diagnostics.push_back(column_json(s, find_column(meta.diagnostics, s.key)));
   o["diagnostics"] = diagnostics;
 
   if (r.limiting_unit) {
@@ -176,16 +184,17 @@ json span_json(const SpanResults& r, const Analysis& a) {
     o["limiting_unit"] = nullptr;
     o["limiting_unit_reason"] = or_default(limiting_unit_missing_words(r), "no unit qualifies");
   }
-  o["limiting_unit_rule"] = json{{"min_availability_pct", kMinLimitingAvailabilityPct}, {"min_busy_pct", kMinBusyPct}};
+  o["limiting_unit_rule"] =
+      json{{"min_availability_pct", kMinLimitingAvailabilityPct}, {"min_busy_pct", kMinBusyPct}};
 
   // GPU-Util over the same time, and its gate.
   std::string gpu_reason = or_default(gpu_util_missing_words(r), "GPU-Util not available");
   put_number(o, "gpu_util_pct", r.gpu_util_pct, gpu_reason);
   o["gpu_util_source"] = or_default(gpu_util_from_words(r.gpu_util_from), "none");
   put_number(o, "gpu_util_coverage_pct", r.gpu_util_coverage_pct, gpu_reason);
-  o["gpu_util_coverage_gate"] =
-      json{{"min_pct", kMinGpuUtilCoveragePct},
-           {"passed", std::isfinite(r.gpu_util_coverage_pct) && r.gpu_util_coverage_pct >= kMinGpuUtilCoveragePct}};
+  o["gpu_util_coverage_gate"] = json{{"min_pct", kMinGpuUtilCoveragePct},
+                                     {"passed", std::isfinite(r.gpu_util_coverage_pct) &&
+                                                    r.gpu_util_coverage_pct >= kMinGpuUtilCoveragePct}};
   put_number(o, "gpu_util_whole_span_pct", r.gpu_util_whole_span_pct,
              r.partial ? "NVML covered less than 90% of the span" : "shown only beside a partial result");
   put_number(o, "gpu_util_whole_span_coverage_pct", r.gpu_util_whole_span_coverage_pct,
@@ -198,7 +207,8 @@ json span_json(const SpanResults& r, const Analysis& a) {
   o["headline"] = headline_json(r, meta.gpu_util_resolution_pct / 2);
 
   json rates = json::object();
-  for (const auto& [key, value] : r.rates_per_s) put_number(rates, key, value, "no raw count in the usable samples");
+  for (const auto& [key, value] : r.rates_per_s)
+    put_number(rates, key, value, "no raw count in the usable samples");
   o["rates_per_s"] = rates;
   return o;
 }
@@ -225,7 +235,8 @@ json collection_json(const Analysis& a) {
   put_number(o, "gpu_util_resolution_pct", m.gpu_util_resolution_pct, "not recorded");
   o["gpu_util_source"] = or_default(gpu_util_from_words(a.run.gpu_util_from), "none");
   json duty;
-  const bool on = std::isfinite(m.duty_period_ms) && std::isfinite(m.duty_on_ms) && m.duty_period_ms > 0 && m.duty_on_ms > 0;
+  const bool on = std::isfinite(m.duty_period_ms) && std::isfinite(m.duty_on_ms) && m.duty_period_ms > 0 &&
+                  m.duty_on_ms > 0;
   duty["enabled"] = on;
   if (on) {
     duty["on_ms"] = m.duty_on_ms;
@@ -264,8 +275,10 @@ json workload_json(const Analysis& a, const ReportContext& ctx) {
 json hygiene_json(const Hygiene& h, TimeNs run_start_ns) {
   json o;
   const char* unread = "NVIDIA's process list could not be read";
-  put_int(o, "compute_holders_max", h.compute_holders_max.value_or(0), h.compute_holders_max.has_value(), unread);
-  put_int(o, "graphics_holders_max", h.graphics_holders_max.value_or(0), h.graphics_holders_max.has_value(), unread);
+  put_int(o, "compute_holders_max", h.compute_holders_max.value_or(0), h.compute_holders_max.has_value(),
+          unread);
+  put_int(o, "graphics_holders_max", h.graphics_holders_max.value_or(0), h.graphics_holders_max.has_value(),
+          unread);
   o["exited_holders"] = h.exited_holders;
   json jumps = json::array();
   for (const ClockJump& j : h.clock_jumps) jumps.push_back(json{{"ts_ns", j.ts_ns}, {"step_ns", j.step_ns}});
@@ -312,40 +325,44 @@ json build_report(const Analysis& a, const ReportContext& ctx) {
   r["hygiene"] = hygiene_json(a.hygiene, a.meta.start_ns);
 
   json notes = json::array();
-  for (const Note& n : a.notes) notes.push_back(json{{"ts_ns", n.ts_ns}, {"topic", n.topic}, {"text", n.text}});
+  for (const Note& n : a.notes)
+    notes.push_back(json{{"ts_ns", n.ts_ns}, {"topic", n.topic}, {"text", n.text}});
   for (const AnalysisFinding& f : a.findings)
     notes.push_back(json{{"ts_ns", f.ts_ns}, {"topic", "analysis"}, {"text", finding_words(f)}});
   if (a.truncated_input)
-    notes.push_back(json{{"ts_ns", a.run.end_ns},
-                         {"topic", "recording"},
-                         {"text", "the recording was cut off mid-record; it was read up to its last complete record"}});
+    notes.push_back(
+        json{{"ts_ns", a.run.end_ns},
+             {"topic", "recording"},
+             {"text", "the recording was cut off mid-record; it was read up to its last complete record"}});
   if (a.meta.method != 0 && a.meta.method != a.method)
     notes.push_back(json{{"ts_ns", a.run.start_ns},
                          {"topic", "method"},
-                         {"text", "recorded by a method " + std::to_string(a.meta.method) + " collector, analysed with method " +
-                                      std::to_string(a.method)}});
+                         {"text", "recorded by a method " + std::to_string(a.meta.method) +
+                                      " collector, analysed with method " + std::to_string(a.method)}});
   r["notes"] = notes;
 
-  r["calibration"] = ctx.calibration ? *ctx.calibration : json{{"status", "unvalidated"}, {"reason", kCalibrationReason}};
+  r["calibration"] =
+      ctx.calibration ? *ctx.calibration : json{{"status", "unvalidated"}, {"reason", kCalibrationReason}};
   r["cost"] = json{{"estimate", nullptr}, {"reason", kCostReason}};
   r["workload"] = workload_json(a, ctx);
-  r["expected"] = json{{"workload", r["workload"]["name"]},
-                       {"architecture", a.meta.gpu.chip},
-                       {"die_util_pct", nullptr},
-                       {"gpu_util_pct", nullptr},
-                       {"gap_points", nullptr},
-                       {"reason", kExpectedReason}};
-  if (r["expected"]["workload"].is_null()) r["expected"]["workload_reason"] = "the recording names no measured command";
+  r["expected"] = json{
+      {"workload", r["workload"]["name"]}, {"architecture", a.meta.gpu.chip}, {"die_util_pct", nullptr},
+      {"gpu_util_pct", nullptr},           {"gap_points", nullptr},           {"reason", kExpectedReason}};
+  if (r["expected"]["workload"].is_null())
+    r["expected"]["workload_reason"] = "the recording names no measured command";
   return r;
 }
 
-std::string dump_report(const json& report) { return report.dump(2) + "\n"; }
+std::string dump_report(const json& report) {
+  return report.dump(2) + "\n";
+}
 
 json load_report(const std::filesystem::path& path) {
   const std::string name = path.string();
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
-    throw InputError(name, 0, "no such file", "check the path; a report is the report.json that `diescope report` writes");
+    throw InputError(name, 0, "no such file",
+                     "check the path; a report is the report.json that `diescope report` writes");
   if (std::filesystem::is_directory(path, ec))
     throw InputError(name, 0, "is a folder, not a report", "name the report.json inside it");
   std::ifstream in(path, std::ios::binary);

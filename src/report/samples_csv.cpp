@@ -36,10 +36,14 @@ void append_number(std::string& line, double v) {
 
 const char* use_name(SampleUse use) {
   switch (use) {
-    case SampleUse::used: return "used";
-    case SampleUse::dropped_first: return "dropped_first";
-    case SampleUse::dropped_broken: return "dropped_broken";
-    case SampleUse::outside_run: return "outside_run";
+    case SampleUse::used:
+      return "used";
+    case SampleUse::dropped_first:
+      return "dropped_first";
+    case SampleUse::dropped_broken:
+      return "dropped_broken";
+    case SampleUse::outside_run:
+      return "outside_run";
   }
   return "unknown";
 }
@@ -118,10 +122,18 @@ void SamplesCsvWriter::row(const WalkedSample& w) {
 
   ++stats_.rows;
   switch (w.verdict.use) {
-    case SampleUse::used: ++stats_.used; break;
-    case SampleUse::dropped_first: ++stats_.dropped_first; break;
-    case SampleUse::dropped_broken: ++stats_.dropped_broken; break;
-    case SampleUse::outside_run: ++stats_.outside_run; break;
+    case SampleUse::used:
+      ++stats_.used;
+      break;
+    case SampleUse::dropped_first:
+      ++stats_.dropped_first;
+      break;
+    case SampleUse::dropped_broken:
+      ++stats_.dropped_broken;
+      break;
+    case SampleUse::outside_run:
+      ++stats_.outside_run;
+      break;
   }
 }
 

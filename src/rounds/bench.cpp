@@ -40,8 +40,8 @@ void create_folder(const fs::path& folder) {
   std::error_code ec;
   fs::create_directories(folder, ec);
   if (ec)
-    throw Error("cannot create the folder " + folder.string() + ": " + ec.message(), "choose another --report folder",
-                kExitInput);
+    throw Error("cannot create the folder " + folder.string() + ": " + ec.message(),
+                "choose another --report folder", kExitInput);
 }
 
 void write_results(BenchResult& result) {
@@ -61,7 +61,8 @@ GpuRound evaluate_recording(const fs::path& recording, int gpu_index) {
     AnalysisOptions options;
     options.use_window = true;
     const Analysis analysis = analyze(*source, options);
-    const nlohmann::json report = build_report(analysis, ReportContext{recording.string(), source->side().end});
+    const nlohmann::json report =
+        build_report(analysis, ReportContext{recording.string(), source->side().end});
     const fs::path out = fs::path(recording.string() + ".report");
     create_folder(out);
     MultiRenderer renderers;
@@ -92,7 +93,8 @@ std::vector<GpuBench> summarise_rounds(const std::vector<Round>& rounds) {
   std::vector<int> indexes;
   for (const Round& r : rounds)
     for (const GpuRound& g : r.gpus)
-      if (std::find(indexes.begin(), indexes.end(), g.gpu_index) == indexes.end()) indexes.push_back(g.gpu_index);
+      if (std::find(indexes.begin(), indexes.end(), g.gpu_index) == indexes.end())
+        indexes.push_back(g.gpu_index);
   std::sort(indexes.begin(), indexes.end());
 
   std::vector<GpuBench> out;
@@ -127,13 +129,14 @@ std::vector<GpuBench> summarise_rounds(const std::vector<Round>& rounds) {
     // Figure order: as the first kept round lists them, then any that only later rounds have.
     for (const auto& [number, g] : kept)
       for (const Figure& f : g->figures)
-        if (std::none_of(b.figures.begin(), b.figures.end(), [&](const FigureStats& s) { return s.key == f.key; }))
+        if (std::none_of(b.figures.begin(), b.figures.end(),
+                         [&](const FigureStats& s) { return s.key == f.key; }))
           b.figures.push_back(FigureStats{f.key, f.label, f.unit, f.group, {}, {}});
     for (FigureStats& stats : b.figures) {
       std::vector<double> values;
       for (const auto& [number, g] : kept) {
-        auto it =
-            std::find_if(g->figures.begin(), g->figures.end(), [&](const Figure& f) { return f.key == stats.key; });
+        auto it = std::find_if(g->figures.begin(), g->figures.end(),
+                               [&](const Figure& f) { return f.key == stats.key; });
         if (it != g->figures.end() && std::isfinite(it->value))
           values.push_back(it->value);
         else
@@ -149,7 +152,8 @@ std::vector<GpuBench> summarise_rounds(const std::vector<Round>& rounds) {
 
 BenchResult run_bench(const BenchOptions& options, const collect::Nvml& nvml, ProgressSink& progress) {
   if (options.rounds < 1)
-    throw UsageError(fmt::format("{} rounds requested", options.rounds), "ask for at least 2 rounds with --rounds");
+    throw UsageError(fmt::format("{} rounds requested", options.rounds),
+                     "ask for at least 2 rounds with --rounds");
   BenchResult result;
   result.command = options.run.command;
   result.workload = options.workload;
@@ -244,7 +248,8 @@ std::string too_few_rounds(const BenchResult& result) {
     if (b.enough) continue;
     if (!message.empty()) message += "; ";
     message += fmt::format("GPU {} kept {} of {} round{}, and the statistics need at least {}", b.gpu_index,
-                           b.kept.size(), result.rounds.size(), result.rounds.size() == 1 ? "" : "s", kMinKeptRounds);
+                           b.kept.size(), result.rounds.size(), result.rounds.size() == 1 ? "" : "s",
+                           kMinKeptRounds);
   }
   return message;
 }

@@ -34,7 +34,8 @@ std::string relative_to(const fs::path& path, const fs::path& base) {
 }
 
 json gpu_identity_json(const GpuIdentity& g) {
-  return json{{"index", g.index}, {"uuid", g.uuid}, {"model", g.model}, {"chip", g.chip}, {"driver", g.driver}};
+  return json{
+      {"index", g.index}, {"uuid", g.uuid}, {"model", g.model}, {"chip", g.chip}, {"driver", g.driver}};
 }
 
 // `left_out`: the bench's decision for this GPU in this round (the round's own verdict, or a reason
@@ -53,7 +54,8 @@ json round_gpu_json(const GpuRound& g, const fs::path& base, const LeftOut* left
   if (left_out) o["left_out_because"] = left_out->reason;
   o["counters"] = g.counters;
   if (!g.counters_why.empty()) o["counters_why"] = g.counters_why;
-  o["window"] = json{{"found", g.window_found}, {"how", g.window_finding ? window_words(*g.window_finding) : ""}};
+  o["window"] =
+      json{{"found", g.window_found}, {"how", g.window_finding ? window_words(*g.window_finding) : ""}};
   if (g.headline.is_null()) {
     o["headline"] = nullptr;
     o["headline_reason"] = g.verdict.reason;
@@ -167,7 +169,8 @@ Scale scale_for(const FigureStats& s) {
 // Percentages, points, MHz and seconds with two decimals; scaled rates with three.
 std::string format_value(double v, const FigureStats& s, const Scale& scale) {
   if (!std::isfinite(v)) return "n/a";
-  std::string text = s.unit.ends_with("/s") ? fmt::format("{:.3f}", v / scale.divisor) : fmt::format("{:.2f}", v);
+  std::string text =
+      s.unit.ends_with("/s") ? fmt::format("{:.3f}", v / scale.divisor) : fmt::format("{:.2f}", v);
   // A tiny negative (an interval's low end around 0) must not read "-0.00".
   if (text.starts_with("-") && text.find_first_not_of("-0.") == std::string::npos) text.erase(0, 1);
   return text;
@@ -226,12 +229,13 @@ json bench_json(const BenchResult& r) {
   o["end_ns"] = r.end_ns;
   o["interrupted"] = r.interrupted;
   if (!r.stopped_because.empty()) o["stopped_because"] = r.stopped_because;
-  o["rule"] = json{{"min_kept_rounds", kMinKeptRounds},
-                   {"interval_level", kIntervalLevel},
-                   {"interval", "mean +- t(0.975, n-1) * sd / sqrt(n) over the kept rounds that have the figure"},
-                   {"left_out_when",
-                    json::array({"the steady window is missing", "the window's chip coverage is partial (under 90%)",
-                                 "the run failed or was interrupted", "the recording could not be analysed"})}};
+  o["rule"] =
+      json{{"min_kept_rounds", kMinKeptRounds},
+           {"interval_level", kIntervalLevel},
+           {"interval", "mean +- t(0.975, n-1) * sd / sqrt(n) over the kept rounds that have the figure"},
+           {"left_out_when",
+            json::array({"the steady window is missing", "the window's chip coverage is partial (under 90%)",
+                         "the run failed or was interrupted", "the recording could not be analysed"})}};
   json rounds = json::array();
   for (const Round& round : r.rounds) rounds.push_back(round_json(round, base, r.gpus));
   o["rounds"] = rounds;
@@ -250,7 +254,8 @@ std::string describe_round(const Round& round) {
       s += fmt::format("GPU {} kept ({}, {})", g.gpu_index, headline_figure(g, "gpu_util_pct", "GPU-Util"),
                        headline_figure(g, "die_util_pct", "DIE-Util"));
     } else {
-      s += fmt::format("GPU {} left out: {}", g.gpu_index, round.interrupted ? "interrupted" : g.verdict.reason);
+      s += fmt::format("GPU {} left out: {}", g.gpu_index,
+                       round.interrupted ? "interrupted" : g.verdict.reason);
     }
   }
   if (round.gpus.empty()) s = "no GPU was recorded";
@@ -278,14 +283,15 @@ void StreamProgress::round_started(int round, int rounds) {
     eta = fmt::format(", about {:.0f} s left", left);
   }
   out_ << "\r\033[K" << progress_bar(round - 1, rounds, 30)
-       << fmt::format(" round {}/{} running ({:.0f} s so far{})", round, rounds, elapsed_s_, eta) << std::flush;
+       << fmt::format(" round {}/{} running ({:.0f} s so far{})", round, rounds, elapsed_s_, eta)
+       << std::flush;
 }
 
 void StreamProgress::round_finished(const Round& round, int rounds) {
   ++finished_;
   elapsed_s_ += round.duration_s;
-  const std::string line =
-      fmt::format("round {}/{} done in {:.1f} s: {}", round.number, rounds, round.duration_s, describe_round(round));
+  const std::string line = fmt::format("round {}/{} done in {:.1f} s: {}", round.number, rounds,
+                                       round.duration_s, describe_round(round));
   if (!terminal_) {
     out_ << "diescope bench: " << line << "\n" << std::flush;
     return;
@@ -323,15 +329,16 @@ std::string render_summary(const BenchResult& r) {
         return fmt::format(fmt::runtime(fmt_spec), f->value);
       };
       const std::string exit = round.failure.empty() ? run_ending_cell(round.ending, round.exit_code) : "-";
-      s += fmt::format("  {:>5}  {:<9} {:>5} {:>9} {:>9} {:>9} {:>8}\n", round.number, kept ? "kept" : "left out", exit,
-                       value("span_s", "{:.2f}"), value("gpu_util_pct", "{:.1f}"), value("die_util_pct", "{:.1f}"),
+      s += fmt::format("  {:>5}  {:<9} {:>5} {:>9} {:>9} {:>9} {:>8}\n", round.number,
+                       kept ? "kept" : "left out", exit, value("span_s", "{:.2f}"),
+                       value("gpu_util_pct", "{:.1f}"), value("die_util_pct", "{:.1f}"),
                        value("gap_points", "{:.1f}"));
     }
     for (const LeftOut& l : b.left_out) s += fmt::format("  round {} left out: {}\n", l.round, l.reason);
 
     if (b.kept.empty()) continue;
-    s += fmt::format("\n  {:<28} {:>3} {:>10} {:>9} {:>10} {:>10}   {}\n", "over the kept rounds", "n", "mean", "sd",
-                     "min", "max", "95% interval (t)");
+    s += fmt::format("\n  {:<28} {:>3} {:>10} {:>9} {:>10} {:>10}   {}\n", "over the kept rounds", "n",
+                     "mean", "sd", "min", "max", "95% interval (t)");
     std::string group;
     for (const FigureStats& f : b.figures) {
       if (f.group != group && f.group != "headline") s += "\n";
@@ -342,8 +349,8 @@ std::string render_summary(const BenchResult& r) {
       const std::string interval = std::isfinite(m.low) ? shown(m.low) + " .. " + shown(m.high) : "n/a";
       std::string label = figure_label(f, scale);
       if (label.size() > 28) label = label.substr(0, 27) + "~";
-      s += fmt::format("  {:<28} {:>3} {:>10} {:>9} {:>10} {:>10}   {}", label, m.n, shown(m.mean), shown(m.sd),
-                       shown(m.min), shown(m.max), interval);
+      s += fmt::format("  {:<28} {:>3} {:>10} {:>9} {:>10} {:>10}   {}", label, m.n, shown(m.mean),
+                       shown(m.sd), shown(m.min), shown(m.max), interval);
       if (!f.missing_in.empty()) {
         std::string rounds;
         for (int n : f.missing_in) rounds += (rounds.empty() ? "" : ",") + std::to_string(n);

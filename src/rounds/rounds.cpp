@@ -22,7 +22,8 @@ std::string label_of(const std::vector<ColumnDef>& columns, const std::string& k
 }  // namespace
 
 Verdict judge_round(const Analysis& analysis) {
-  if (!analysis.window.found) return {false, "no steady window (" + window_words(analysis.window.finding) + ")"};
+  if (!analysis.window.found)
+    return {false, "no steady window (" + window_words(analysis.window.finding) + ")"};
   const SpanResults& w = analysis.window.results;
   if (w.partial) return {false, "window " + partial_words(w)};
   return {true, {}};

@@ -78,8 +78,10 @@ TEST(SamplerSupervisor, RestartsACrashedSamplerWithADoublingBackoff) {
   // A crash is a stop of the counters, with its reason; every child's start is an "on".
   int ons = 0, crash_offs = 0;
   for (const CountersEvent& e : batch.counters) {
-    if (e.on) ++ons;
-    else if (e.reason.find("SIGSEGV") != std::string::npos) ++crash_offs;
+    if (e.on)
+      ++ons;
+    else if (e.reason.find("SIGSEGV") != std::string::npos)
+      ++crash_offs;
   }
   EXPECT_EQ(ons, static_cast<int>(sup.starts()));
   EXPECT_GE(crash_offs, 3);

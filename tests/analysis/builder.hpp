@@ -10,7 +10,9 @@
 namespace diescope::testing {
 
 inline constexpr TimeNs T0 = 1'750'000'000LL * kNsPerSecond;
-inline constexpr TimeNs at_ms(double ms) { return T0 + static_cast<TimeNs>(ms * 1e6); }
+inline constexpr TimeNs at_ms(double ms) {
+  return T0 + static_cast<TimeNs>(ms * 1e6);
+}
 
 inline ColumnDef column(std::string key, UnitSource source = UnitSource::chip, bool counted = true,
                         std::string unit = "pct") {
@@ -54,7 +56,8 @@ struct Builder {
     s.start_ns = at_ms(from_ms);
     s.end_ns = at_ms(to_ms);
     s.units = std::move(units);
-    s.diagnostics = diags.empty() ? std::vector<double>(rec.meta_data.diagnostics.size(), 0.0) : std::move(diags);
+    s.diagnostics =
+        diags.empty() ? std::vector<double>(rec.meta_data.diagnostics.size(), 0.0) : std::move(diags);
     s.counts = counts.empty() ? std::vector<double>(rec.meta_data.counts.size(), 0.0) : std::move(counts);
     rec.list<ChipSample>().push_back(std::move(s));
     return *this;

@@ -11,10 +11,10 @@ TEST(GpuUtil, EachSampleCoversTheTimeSinceThePreviousCappedAtOneSecond) {
   Builder b({"sm"}, 3000);
   b.setup_sample();
   b.samples(100, 29, 100, {10});  // usable chip time [100, 3000) = 2900 ms
-  b.util(500, 40);   // first: (500 - 1000, 500] -> overlaps chip time [100, 500) = 400 ms
-  b.util(700, 60);   // (500, 700] = 200 ms
-  b.util(2500, 80);  // (max(700, 2500 - 1000), 2500] = (1500, 2500] = 1000 ms, not 1800
-  b.util(3000, 20);  // (2500, 3000] = 500 ms
+  b.util(500, 40);                // first: (500 - 1000, 500] -> overlaps chip time [100, 500) = 400 ms
+  b.util(700, 60);                // (500, 700] = 200 ms
+  b.util(2500, 80);               // (max(700, 2500 - 1000), 2500] = (1500, 2500] = 1000 ms, not 1800
+  b.util(3000, 20);               // (2500, 3000] = 500 ms
   const Analysis a = b.analyze();
   // Covered: 400 + 200 + 1000 + 500 = 2100 of 2900 ms = 72.41%.
   // GPU-Util = (40 x 400 + 60 x 200 + 80 x 1000 + 20 x 500) / 2100 = 118000 / 2100 = 56.190476.

@@ -22,7 +22,7 @@ TEST(Clocks, LowestHighestAndTimeWeightedMean) {
   b.clock(400, 2000, 5000);
   b.clock(700, kNaNv, kNaNv);  // unreadable: skipped, 2000 holds on
   b.clock(800, 1500, 6000);
-  b.clock(1200, 500, 500);     // after the run: not used
+  b.clock(1200, 500, 500);  // after the run: not used
   const Analysis a = b.analyze();
   // SM: 1000 for [0,400), 2000 for [400,800), 1500 for [800,1000):
   // (1000 x 400 + 2000 x 400 + 1500 x 200) / 1000 = 1500.

@@ -17,9 +17,9 @@ TEST(Drops, FirstSampleAfterEachCountersStartIsDropped) {
   // Counters on at 0 (builder), off at 400, on again at 500.
   b.rec.side_records.counters.push_back(CountersEvent{at_ms(400), false, ""});
   b.rec.side_records.counters.push_back(CountersEvent{at_ms(500), true, ""});
-  b.sample(0, 100, {90});       // first after the start at 0: dropped
+  b.sample(0, 100, {90});        // first after the start at 0: dropped
   b.samples(100, 3, 100, {20});  // [100, 400)
-  b.sample(500, 600, {90});     // first after the start at 500: dropped
+  b.sample(500, 600, {90});      // first after the start at 500: dropped
   b.samples(600, 4, 100, {20});  // [600, 1000)
   const Analysis a = b.analyze();
   // 9 samples read, 2 dropped as first, 7 used over 7 x 100 ms = 0.7 s. Every used sample reads 20.
@@ -46,14 +46,14 @@ TEST(Drops, WithoutCountersEventsTheRecordingsFirstSampleIsDropped) {
 TEST(Drops, BrokenSamplesDroppedButANaNCountLeavesTheSampleIn) {
   Builder b({"sm"});
   b.diagnostics({"sm_active"}).counts({"dram_bytes"});
-  b.sample(0, 100, {50}, {1}, {0});                 // first: dropped as first, not as broken
-  b.sample(100, 200, {kNaNv}, {1}, {5000});          // NaN unit: broken
-  b.sample(200, 300, {50}, {kNaNv}, {5000});         // NaN diagnostic: broken
-  b.sample(300, 300, {50}, {1}, {5000});             // empty span: broken
-  b.sample(300, 400, {40}, {1}, {kNaNv});            // NaN raw count: used
-  b.sample(400, 500, {20}, {1}, {1000});             // used
-  b.sample(500, 600, {kInf}, {1}, {1000});           // infinite unit: broken (not a percentage)
-  b.sample(600, 590, {50}, {1}, {1000});             // ends before it starts: broken
+  b.sample(0, 100, {50}, {1}, {0});           // first: dropped as first, not as broken
+  b.sample(100, 200, {kNaNv}, {1}, {5000});   // NaN unit: broken
+  b.sample(200, 300, {50}, {kNaNv}, {5000});  // NaN diagnostic: broken
+  b.sample(300, 300, {50}, {1}, {5000});      // empty span: broken
+  b.sample(300, 400, {40}, {1}, {kNaNv});     // NaN raw count: used
+  b.sample(400, 500, {20}, {1}, {1000});      // used
+  b.sample(500, 600, {kInf}, {1}, {1000});    // infinite unit: broken (not a percentage)
+  b.sample(600, 590, {50}, {1}, {1000});      // ends before it starts: broken
   const Analysis a = b.analyze();
   EXPECT_EQ(a.run.samples_read, 8);
   EXPECT_EQ(a.run.dropped_first, 1);
@@ -129,10 +129,10 @@ TEST(Engines, MatchedToFirstReadingAtOrAfterSampleEndAndAveragedWhereAvailable) 
   b.engines({"nvenc"});
   b.setup_sample();
   b.samples(100, 4, 100, {10});  // ends at 200, 300, 400, 500
-  b.engine(200, {90});     // at the end of sample 1: matched to it
-  b.engine(350, {kNaNv});  // first at or after 300: sample 2's engine is unavailable
-  b.engine(450, {50});     // sample 3
-  b.engine(520, {70});     // sample 4
+  b.engine(200, {90});           // at the end of sample 1: matched to it
+  b.engine(350, {kNaNv});        // first at or after 300: sample 2's engine is unavailable
+  b.engine(450, {50});           // sample 3
+  b.engine(520, {70});           // sample 4
   const Analysis a = b.analyze();
   const ColumnSummary& nvenc = unit_named(a.run, "nvenc");
   // Available in 3 of 4 samples: 300 of 400 ms = 75%, mean (90 + 50 + 70) / 3 = 70.

@@ -38,9 +38,8 @@ class RunCollect : public ::testing::Test {
  protected:
   void SetUp() override {
     nvml_ = std::make_unique<Nvml>(fake_nvml::fake_functions());
-    dir_ = fs::temp_directory_path() /
-           ("diescope-run-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("diescope-run-test-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     out_path_ = dir_ / "stdout.txt";
@@ -85,8 +84,9 @@ class RunCollect : public ::testing::Test {
 };
 
 TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
-  auto o = options({"/bin/sh", "-c",
-                    "echo hello; echo 'diescope: measure start'; sleep 0.4; echo 'diescope: measure stop'; exit 3"});
+  auto o = options(
+      {"/bin/sh", "-c",
+       "echo hello; echo 'diescope: measure start'; sleep 0.4; echo 'diescope: measure stop'; exit 3"});
   RunOutcome outcome = record_run(o, *nvml_);
 
   EXPECT_EQ(outcome.exit_code, 3);
@@ -264,7 +264,8 @@ TEST_F(RunCollect, AFailingWriterLeavesNoCommandRunning) {
   // and the measured command must be killed and reaped, not left running for 30 s.
   const fs::path pid_file = dir_ / "command.pid";
   auto o = options({"/bin/sh", "-c", "echo $$ > '" + pid_file.string() + "'; exec sleep 30"});
-  struct sigaction ignore {}, previous_xfsz {};
+  struct sigaction ignore {
+  }, previous_xfsz{};
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGXFSZ, &ignore, &previous_xfsz);  // past the limit write() fails (EFBIG) instead
   rlimit previous_limit{};
@@ -312,7 +313,8 @@ TEST_F(RunCollect, SigtermIsForwardedAndTheRecordingStillEnds) {
   // Signal only once the run has opened its recording: its handler is installed by then.
   const fs::path recording = o.output_dir / "gpu0.dsrec";
   std::thread killer([recording] {
-    for (int i = 0; i < 1000 && !fs::exists(recording); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (int i = 0; i < 1000 && !fs::exists(recording); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     ::kill(::getpid(), SIGTERM);
   });
@@ -335,7 +337,7 @@ TEST(RunMarkers, WholeLinesOnlyInAnySplit) {
   auto on = [&](MarkKind k) { seen.push_back(k); };
   scanner.feed("noise\ndiescope: meas", on);
   scanner.feed("ure start\r\nxdiescope: measure stop\n", on);  // the second is not a whole line
-  scanner.feed("diescope: measure stop", on);                   // not ended yet
+  scanner.feed("diescope: measure stop", on);                  // not ended yet
   EXPECT_EQ(seen, std::vector<MarkKind>{MarkKind::start});
   scanner.feed("\n", on);
   EXPECT_EQ(seen, (std::vector<MarkKind>{MarkKind::start, MarkKind::stop}));

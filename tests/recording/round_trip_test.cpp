@@ -87,7 +87,8 @@ struct Written {
   RunEnd end;
 };
 
-static_assert(kKindCount == 12, "every_kind() and the round trip below write every record kind: add the new one");
+static_assert(kKindCount == 12,
+              "every_kind() and the round trip below write every record kind: add the new one");
 
 Written every_kind(TimeNs t0) {
   Written w;
@@ -99,13 +100,16 @@ Written every_kind(TimeNs t0) {
       {t0 + 624'150'000, t0 + 624'150'000, {-0.0, 1.0 / 3.0}, {tiny}, {huge}},  // empty span is allowed
       {t0 + 624'150'000, t0 + 634'150'000, {0.1 + 0.2, 1e-300}, {kNaN}, {3.95e10}},
   };
-  w.util = {{t0 + 1, 0, UtilSource::samples}, {t0 + 200'000'000, 99, UtilSource::polled}, {t0 + 200'000'000, 12.5, UtilSource::samples}};
+  w.util = {{t0 + 1, 0, UtilSource::samples},
+            {t0 + 200'000'000, 99, UtilSource::polled},
+            {t0 + 200'000'000, 12.5, UtilSource::samples}};
   w.clock = {{t0, 1980, kNaN}, {t0 + 100'000'000, kNaN, 3201}, {t0 + 200'000'000, 1755.5, 1593}};
-  w.throttle = {{t0, std::nullopt},
-                {t0 + 1, std::uint64_t{0}},
-                {t0 + 2, std::uint64_t{throttle_gpu_idle}},
-                {t0 + 3, std::uint64_t{throttle_sw_power_cap | throttle_hw_thermal | throttle_display_clocks}},
-                {t0 + 4, std::uint64_t{0x400 | 0x8000'0000'0000'0000ULL | throttle_sync_boost}}};  // unnamed bits too
+  w.throttle = {
+      {t0, std::nullopt},
+      {t0 + 1, std::uint64_t{0}},
+      {t0 + 2, std::uint64_t{throttle_gpu_idle}},
+      {t0 + 3, std::uint64_t{throttle_sw_power_cap | throttle_hw_thermal | throttle_display_clocks}},
+      {t0 + 4, std::uint64_t{0x400 | 0x8000'0000'0000'0000ULL | throttle_sync_boost}}};  // unnamed bits too
   w.power = {{t0, 700}, {t0 + 5, kNaN}, {t0 + 6, 612.25}};
   w.engine = {{t0, {0, kNaN}}, {t0 + 100'000'000, {93.8, 4}}};
   w.process = {{t0, 0, 0, 0}, {t0 + 1, -1, -1, 3}, {t0 + 2, 2, 1, 0}};
@@ -161,7 +165,8 @@ TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
     ASSERT_EQ(c.units.size(), 2u);
     ASSERT_EQ(c.diagnostics.size(), 1u);
     ASSERT_EQ(c.counts.size(), 1u);
-    for (std::size_t k = 0; k < 2; ++k) EXPECT_TRUE(same_value(c.units[k], w.chip[i].units[k])) << i << " " << c.units[k];
+    for (std::size_t k = 0; k < 2; ++k)
+      EXPECT_TRUE(same_value(c.units[k], w.chip[i].units[k])) << i << " " << c.units[k];
     EXPECT_TRUE(same_value(c.diagnostics[0], w.chip[i].diagnostics[0])) << i;
     EXPECT_TRUE(same_value(c.counts[0], w.chip[i].counts[0])) << i;
     if (i < w.util.size()) {
@@ -272,7 +277,9 @@ TEST(RecordingRoundTrip, NanIsWrittenAsNanAndThrottleReasonsAsNames) {
     out.write(Note{t0, "x", "a\nb\\c"});
   }
   const std::string text = testing::read_bytes(path);
-  EXPECT_NE(text.find("\nchip 1700000000000000000 1700000000010000000 nan 1.5 nan 2e+10\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nchip 1700000000000000000 1700000000010000000 nan 1.5 nan 2e+10\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("\nthrottle 1700000000000000000 gpu_idle,sw_power_cap,0x200\n"), std::string::npos);
   EXPECT_NE(text.find("\nthrottle 1700000000000000001 -\n"), std::string::npos);
   EXPECT_NE(text.find("\nthrottle 1700000000000000002 ?\n"), std::string::npos);
@@ -350,7 +357,8 @@ namespace {
 
 TEST(RecordingRoundTrip, DocumentedExampleReads) {
   // docs/recording-format.md shows other tools how to write a recording; its example must read.
-  const std::string doc = testing::read_bytes(std::filesystem::path(DIESCOPE_SOURCE_DIR) / "docs/recording-format.md");
+  const std::string doc =
+      testing::read_bytes(std::filesystem::path(DIESCOPE_SOURCE_DIR) / "docs/recording-format.md");
   const std::size_t section = doc.find("## Example");
   ASSERT_NE(section, std::string::npos);
   const std::size_t begin = doc.find("```text\n", section);
@@ -435,8 +443,8 @@ TEST(RunEndingText, KnownWaysParseAndEveryTextPrintsBackAsItWas) {
   EXPECT_EQ(parse_run_ending("signal SIGNOPE").way, RunEnding::Way::other);  // no such signal
   EXPECT_EQ(parse_run_ending("exited ").way, RunEnding::Way::other);
   EXPECT_EQ(run_ending_text(RunEnding::killed_by(SIGTERM)), "signal SIGTERM");
-  for (const char* text : {"", "exited", "signal SIGINT", "signal SIGSEGV", "period end", "replay end", "signal SIGNOPE",
-                           "signal signal 99", "signal SIGINT\nthen exit", "Exited"})
+  for (const char* text : {"", "exited", "signal SIGINT", "signal SIGSEGV", "period end", "replay end",
+                           "signal SIGNOPE", "signal signal 99", "signal SIGINT\nthen exit", "Exited"})
     EXPECT_EQ(run_ending_text(parse_run_ending(text)), text) << text;
 }
 

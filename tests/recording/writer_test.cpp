@@ -66,15 +66,15 @@ TEST(Writer, RefusesRecordsTheReaderWouldReject) {
     }
     EXPECT_EQ(w.lines_written(), lines);
   };
-  expect_refused([&] { w.write(ChipSample{t + 110, t + 120, three, one, one}); });      // wrong unit count
-  expect_refused([&] { w.write(ChipSample{t + 110, t + 120, two, one, inf_one}); });    // inf count
-  expect_refused([&] { w.write(ChipSample{t + 110, t + 109, two, one, one}); });        // ends before start
-  expect_refused([&] { w.write(ChipSample{t + 99, t + 120, two, one, one}); });         // earlier than last chip
+  expect_refused([&] { w.write(ChipSample{t + 110, t + 120, three, one, one}); });    // wrong unit count
+  expect_refused([&] { w.write(ChipSample{t + 110, t + 120, two, one, inf_one}); });  // inf count
+  expect_refused([&] { w.write(ChipSample{t + 110, t + 109, two, one, one}); });      // ends before start
+  expect_refused([&] { w.write(ChipSample{t + 99, t + 120, two, one, one}); });  // earlier than last chip
   expect_refused([&] { w.write(UtilSample{t, kNaN, UtilSource::samples}); });
   expect_refused([&] { w.write(UtilSample{t, 100.5, UtilSource::samples}); });
   expect_refused([&] { w.write(ClockReading{t, kInf, 1}); });
   expect_refused([&] { w.write(PowerLimitReading{t, -kInf}); });
-  expect_refused([&] { w.write(EngineReading{t, one}); });                              // 2 engines in meta
+  expect_refused([&] { w.write(EngineReading{t, one}); });  // 2 engines in meta
   expect_refused([&] { w.write(ProcessReading{t, -2, 0, 0}); });
   expect_refused([&] { w.write(Note{t, "two words", "x"}); });
   expect_refused([&] { w.write(Note{t, "", "x"}); });

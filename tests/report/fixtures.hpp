@@ -25,7 +25,8 @@ inline ColumnDef column(std::string key, std::string label, std::string metric, 
   return c;
 }
 
-inline ColumnSummary summary(std::string key, double mean, double available_s, double availability, double max) {
+inline ColumnSummary summary(std::string key, double mean, double available_s, double availability,
+                             double max) {
   ColumnSummary s;
   s.key = std::move(key);
   s.mean_pct = mean;
@@ -50,11 +51,13 @@ inline Analysis hopper_analysis() {
   m.method = 3;
   m.gpu = GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159", 90, 52'428'800, 132};
   m.unit_table = "hopper-gh100";
-  m.units = {column("fp32", "FP32", "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_elapsed",
-                    "the FMA pipe's instruction counter"),
-             column("tensor", "Tensor", "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed"),
-             column("dram", "DRAM", "dram__bytes.sum.pct_of_peak_sustained_elapsed", "bytes moved, a share of bandwidth"),
-             column("l2", "L2", "lts__t_bytes.sum.pct_of_peak_sustained_elapsed")};
+  m.units = {
+      column("fp32", "FP32", "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_elapsed",
+             "the FMA pipe's instruction counter"),
+      column("tensor", "Tensor", "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed"),
+      column("dram", "DRAM", "dram__bytes.sum.pct_of_peak_sustained_elapsed",
+             "bytes moved, a share of bandwidth"),
+      column("l2", "L2", "lts__t_bytes.sum.pct_of_peak_sustained_elapsed")};
   m.units[3].flags = {UnitFlag::stand_in_counter};
   m.diagnostics = {column("sm_active", "SM active", "gr__cycles_active.avg.pct_of_peak_sustained_elapsed")};
   m.counts = {column("dram_bytes", "DRAM bytes", "dram__bytes.sum")};

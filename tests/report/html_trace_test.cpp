@@ -43,10 +43,11 @@ MemoryRecording four_samples() {
   rec.side_records.end = RunEnd{kT0 + 40 * kMs, 0, RunEnding::exit()};
   rec.side_records.last_ts_ns = kT0 + 40 * kMs;
   rec.list<ChipSample>() = {OwnedChipSample{kT0, kT0 + 10 * kMs, {0.69}, {}, {}},
-              OwnedChipSample{kT0 + 10 * kMs, kT0 + 20 * kMs, {50}, {}, {}},
-              OwnedChipSample{kT0 + 20 * kMs, kT0 + 30 * kMs, {100}, {}, {}},
-              OwnedChipSample{kT0 + 30 * kMs, kT0 + 40 * kMs, {20}, {}, {}}};
-  rec.list<UtilSample>() = {UtilSample{kT0 + 20 * kMs, 100, UtilSource::samples}, UtilSample{kT0 + 40 * kMs, 50, UtilSource::samples}};
+                            OwnedChipSample{kT0 + 10 * kMs, kT0 + 20 * kMs, {50}, {}, {}},
+                            OwnedChipSample{kT0 + 20 * kMs, kT0 + 30 * kMs, {100}, {}, {}},
+                            OwnedChipSample{kT0 + 30 * kMs, kT0 + 40 * kMs, {20}, {}, {}}};
+  rec.list<UtilSample>() = {UtilSample{kT0 + 20 * kMs, 100, UtilSource::samples},
+                            UtilSample{kT0 + 40 * kMs, 50, UtilSource::samples}};
   return rec;
 }
 
@@ -84,12 +85,14 @@ TEST_F(HtmlAndTrace, HtmlTimelineHasTheBinnedValues) {
   EXPECT_NE(page.find("<polyline class=\"gpu\" points=\"50.0,10.0 520.0,10.0 520.0,150.0 990.0,150.0\"/>"),
             std::string::npos);
   // The window [15, 35) ms: x from 50 + 940 x 0.375 = 402.5 to 50 + 940 x 0.875 = 872.5.
-  EXPECT_NE(page.find("<rect class=\"window\" x=\"402.5\" y=\"10\" width=\"470.0\" height=\"280\"/>"), std::string::npos);
+  EXPECT_NE(page.find("<rect class=\"window\" x=\"402.5\" y=\"10\" width=\"470.0\" height=\"280\"/>"),
+            std::string::npos);
   // Ticks every 10 ms over 40 ms.
   EXPECT_NE(page.find(">0.04 s</text>"), std::string::npos);
   // The headline is on the page: used samples cover 30 of the run's 40 ms, 75%, so it is partial.
-  EXPECT_NE(page.find("<pre>diescope: partial (counters covered 75% of the run): NVIDIA H200 (GH100, driver "),
-            std::string::npos);
+  EXPECT_NE(
+      page.find("<pre>diescope: partial (counters covered 75% of the run): NVIDIA H200 (GH100, driver "),
+      std::string::npos);
 }
 
 TEST_F(HtmlAndTrace, HtmlLineBreaksWhereThereIsNoValue) {

@@ -124,7 +124,8 @@ TEST(ReportJson, EveryNullHasAReasonBesideIt) {
   a.meta.interval_ms = kNaN;
   json r = build_report(a);
   keep_report("empty_analysis", r);
-  std::function<void(const json&, const std::string&)> walk = [&](const json& node, const std::string& where) {
+  std::function<void(const json&, const std::string&)> walk = [&](const json& node,
+                                                                  const std::string& where) {
     if (node.is_object()) {
       for (auto it = node.begin(); it != node.end(); ++it) {
         if (it->is_null()) {
@@ -202,7 +203,8 @@ TEST(ReportJson, CollectionUnitsRecipesFlagsAndNotes) {
   EXPECT_EQ(res["limiting_unit_label"], "FP32");
   EXPECT_EQ(res["limiting_unit_rule"], json({{"min_availability_pct", 90.0}, {"min_busy_pct", 1.0}}));
   EXPECT_EQ(res["rates_per_s"]["dram_bytes"], 1.1e12);
-  EXPECT_EQ(res["samples"], json({{"read", 293}, {"used", 292}, {"dropped_first", 1}, {"dropped_broken", 0}}));
+  EXPECT_EQ(res["samples"],
+            json({{"read", 293}, {"used", 292}, {"dropped_first", 1}, {"dropped_broken", 0}}));
   EXPECT_EQ(res["diagnostics"][0]["key"], "sm_active");
 }
 
@@ -237,7 +239,8 @@ TEST(ReportJson, WindowAbsentOrPresent) {
   EXPECT_DOUBLE_EQ(r["results"]["headline"]["die_util_pct"].get<double>(), 41.2);
   // Clocks and throttle reasons cover the window when there is one.
   EXPECT_EQ(r["hardware"]["covers"], "window");
-  EXPECT_EQ(r["hardware"]["sm_clock_mhz"], json({{"min", 1980.0}, {"max", 1980.0}, {"mean", 1980.0}, {"readings", 12}}));
+  EXPECT_EQ(r["hardware"]["sm_clock_mhz"],
+            json({{"min", 1980.0}, {"max", 1980.0}, {"mean", 1980.0}, {"readings", 12}}));
   EXPECT_EQ(r["hardware"]["throttle_reasons"], json::array());
 }
 
@@ -266,7 +269,8 @@ TEST(ReportJson, CalibrationCostWorkloadAndExpected) {
   Analysis a = hopper_analysis();
   json r = build_report(a, {"x.dsrec", RunEnd{kRunStart + 3'510'000'000, 0, RunEnding::exit()}});
   EXPECT_EQ(r["calibration"],
-            json({{"status", "unvalidated"}, {"reason", "no calibration file for this GPU model, driver and method"}}));
+            json({{"status", "unvalidated"},
+                  {"reason", "no calibration file for this GPU model, driver and method"}}));
   EXPECT_TRUE(r["cost"]["estimate"].is_null());
   EXPECT_EQ(r["cost"]["reason"].get<std::string>().rfind("run reports carry no cost estimate: ", 0), 0u);
   EXPECT_EQ(r["workload"]["name"], "probe");
@@ -308,8 +312,9 @@ TEST(ReportJson, GpuIdentityAndHygiene) {
   EXPECT_EQ(h["exited_holders"], 1);
   EXPECT_EQ(h["clock_jumps"], json::array({{{"ts_ns", kRunStart + 5}, {"step_ns", 250'000'000}}}));
   // 5 ns after the start: 0.000 s into the run.
-  EXPECT_EQ(h["notes"], json::array({"the wall clock stepped by +0.250 s at 0.000 s into the run; figures over spans "
-                                     "that cross it may be wrong"}));
+  EXPECT_EQ(h["notes"],
+            json::array({"the wall clock stepped by +0.250 s at 0.000 s into the run; figures over spans "
+                         "that cross it may be wrong"}));
 }
 
 TEST(ReportJson, NotesFromTheRecordingAndTheReader) {
@@ -321,7 +326,9 @@ TEST(ReportJson, NotesFromTheRecordingAndTheReader) {
   json r = build_report(a);
   keep_report("notes", r);
   ASSERT_EQ(r["notes"].size(), 4u);
-  EXPECT_EQ(r["notes"][0], json({{"ts_ns", kRunStart + 1}, {"topic", "sampler"}, {"text", "the counter decoder stopped; samples end here"}}));
+  EXPECT_EQ(r["notes"][0], json({{"ts_ns", kRunStart + 1},
+                                 {"topic", "sampler"},
+                                 {"text", "the counter decoder stopped; samples end here"}}));
   // The analysis's findings follow the recording's notes.
   EXPECT_EQ(r["notes"][1], json({{"ts_ns", kRunStart},
                                  {"topic", "analysis"},

@@ -45,14 +45,12 @@ MemoryRecording seven_samples() {
   rec.side_records.counters = {CountersEvent{kT0, true, ""}};
   rec.side_records.end = RunEnd{kT0 + 700 * kMs, 0, RunEnding::exit()};
   rec.side_records.last_ts_ns = kT0 + 710 * kMs;
-  rec.list<ChipSample>() = {chip(0, 614, {0.69, 0.54}, 99, 2.132e9),
-              chip(614, 624, {80, 1}, 100, 1e8),
-              chip(624, 634, {kNaN, 2}, 100, 1e8),
-              chip(634, 634, {10, 20}, 100, 1e8),
-              chip(634, 644, {10, 20}, kNaN, 1e8),
-              chip(644, 654, {10, 20}, 50, kNaN),
-              chip(700, 710, {10, 20}, 50, 1e8)};
-  rec.list<EngineReading>() = {OwnedEngineReading{kT0 + 630 * kMs, {90}}, OwnedEngineReading{kT0 + 660 * kMs, {kNaN}}};
+  rec.list<ChipSample>() = {chip(0, 614, {0.69, 0.54}, 99, 2.132e9), chip(614, 624, {80, 1}, 100, 1e8),
+                            chip(624, 634, {kNaN, 2}, 100, 1e8),     chip(634, 634, {10, 20}, 100, 1e8),
+                            chip(634, 644, {10, 20}, kNaN, 1e8),     chip(644, 654, {10, 20}, 50, kNaN),
+                            chip(700, 710, {10, 20}, 50, 1e8)};
+  rec.list<EngineReading>() = {OwnedEngineReading{kT0 + 630 * kMs, {90}},
+                               OwnedEngineReading{kT0 + 660 * kMs, {kNaN}}};
   return rec;
 }
 
@@ -89,8 +87,10 @@ TEST(SamplesCsv, OneRowPerSampleAsReadWithItsVerdict) {
       "first sample after the counters started: it spans their setup,0\n"
       "1,1614000000,1624000000,10,80,1,100,100000000,90,90,used,,0\n"
       "2,1624000000,1634000000,10,NaN,2,100,100000000,NaN,2,dropped_broken,unit fp32 is not a number,0\n"
-      "3,1634000000,1634000000,0,10,20,100,100000000,NaN,20,dropped_broken,empty span: end is not after start,NaN\n"
-      "4,1634000000,1644000000,10,10,20,NaN,100000000,NaN,20,dropped_broken,diagnostic sm_active is not a number,0.4\n"
+      "3,1634000000,1634000000,0,10,20,100,100000000,NaN,20,dropped_broken,empty span: end is not after "
+      "start,NaN\n"
+      "4,1634000000,1644000000,10,10,20,NaN,100000000,NaN,20,dropped_broken,diagnostic sm_active is not a "
+      "number,0.4\n"
       "5,1644000000,1654000000,10,10,20,50,NaN,NaN,20,used,,1\n"
       "6,1700000000,1710000000,10,10,20,50,100000000,NaN,20,outside_run,outside the run,0\n";
   EXPECT_EQ(csv, want);
@@ -154,7 +154,8 @@ TEST(SamplesCsv, StreamsInBoundedPieces) {
   MemoryRecording rec;
   rec.meta_data.units = {column("fp32", "FP32", "x")};
   for (TimeNs i = 0; i < 20'000; ++i)
-    rec.list<ChipSample>().push_back(OwnedChipSample{kT0 + i * 10 * kMs, kT0 + (i + 1) * 10 * kMs, {42.5}, {}, {}});
+    rec.list<ChipSample>().push_back(
+        OwnedChipSample{kT0 + i * 10 * kMs, kT0 + (i + 1) * 10 * kMs, {42.5}, {}, {}});
   std::size_t pieces = 0, largest = 0, total = 0;
   SamplesCsvStats stats = write_samples_csv(rec, nullptr, [&](std::string_view p) {
     ++pieces;

@@ -19,7 +19,9 @@ using test::split_lines;
 
 const std::filesystem::path kGolden = std::filesystem::path(DIESCOPE_SOURCE_DIR) / "tests/report/golden";
 
-std::string render(const Analysis& a) { return render_terminal(build_report(a)); }
+std::string render(const Analysis& a) {
+  return render_terminal(build_report(a));
+}
 
 TEST(Terminal, ExactHeadlineOfAFullRun) {
   // Figures from hopper_analysis(): GPU-Util 47.9, DIE-Util 41.2, gap 47.9 - 41.2 = 6.7,
@@ -32,7 +34,8 @@ TEST(Terminal, ExactHeadlineOfAFullRun) {
       "  gap           6.7     points, GPU-Util minus DIE-Util\n"
       "  stranded      58.8    points = idle 52.1 + active 6.7\n"
       "  limiting      FP32    29.9% of peak\n"
-      "  coverage              counters 96.9% of the run (gate 90%); GPU-Util 100.0% of counter time (gate 90%)\n"
+      "  coverage              counters 96.9% of the run (gate 90%); GPU-Util 100.0% of counter time (gate "
+      "90%)\n"
       "  calibration           unvalidated: no calibration file for this GPU model, driver and method\n"
       "\n"
       "  units            mean  available  peak sample\n"
@@ -59,11 +62,13 @@ TEST(Terminal, WindowSectionHasItsOwnFigures) {
       "  gap           14.0    points, GPU-Util minus DIE-Util\n"
       "  stranded      15.0    points = idle 1.0 + active 14.0\n"
       "  limiting      FP32    85.0% of peak\n"
-      "  coverage              counters 100.0% of the window (gate 90%); GPU-Util 100.0% of counter time (gate 90%)\n";
+      "  coverage              counters 100.0% of the window (gate 90%); GPU-Util 100.0% of counter time "
+      "(gate 90%)\n";
   ASSERT_GE(out.size(), want_window.size());
   EXPECT_EQ(out.substr(out.size() - want_window.size()), want_window);
   // The clocks cover the window: a steady 1980 MHz there.
-  EXPECT_NE(out.find("  clocks                over the steady window: SM 1980 MHz; memory 3201 MHz\n"), std::string::npos);
+  EXPECT_NE(out.find("  clocks                over the steady window: SM 1980 MHz; memory 3201 MHz\n"),
+            std::string::npos);
   EXPECT_NE(out.find("  throttle              none; power limit 700 W\n"), std::string::npos);
 }
 
@@ -78,16 +83,20 @@ TEST(Terminal, PartialSaysSoOnItsFirstLineAndDieUtilRow) {
   keep_report("terminal_partial", r);
   auto lines = split_lines(render_terminal(r));
   ASSERT_GE(lines.size(), 7u);
-  EXPECT_EQ(lines[0],
-            "diescope: partial (counters covered 57% of the run): NVIDIA H200 (GH100, driver 580.159), single run, "
-            "3.51 s, method 3");
+  EXPECT_EQ(
+      lines[0],
+      "diescope: partial (counters covered 57% of the run): NVIDIA H200 (GH100, driver 580.159), single run, "
+      "3.51 s, method 3");
   EXPECT_EQ(lines[1],
-            "  GPU-Util      47.9%   nvidia-smi's figure (samples), over the time the counters cover; whole run 45.0%");
-  EXPECT_EQ(lines[2],
-            "  DIE-Util      41.2%   partial (counters covered 57% of the run); busiest unit per sample (max-unit, "
-            "experimental)");
+            "  GPU-Util      47.9%   nvidia-smi's figure (samples), over the time the counters cover; whole "
+            "run 45.0%");
+  EXPECT_EQ(
+      lines[2],
+      "  DIE-Util      41.2%   partial (counters covered 57% of the run); busiest unit per sample (max-unit, "
+      "experimental)");
   EXPECT_EQ(lines[6],
-            "  coverage              counters 57.0% of the run (gate 90%); GPU-Util 100.0% of counter time (gate 90%)");
+            "  coverage              counters 57.0% of the run (gate 90%); GPU-Util 100.0% of counter time "
+            "(gate 90%)");
 }
 
 TEST(Terminal, GapWithinTheNoiseFloorReadsZero) {
@@ -100,7 +109,8 @@ TEST(Terminal, GapWithinTheNoiseFloorReadsZero) {
   keep_report("terminal_noise_floor", r);
   auto lines = split_lines(render_terminal(r));
   // Raw gap 41.5 - 41.234567 = 0.265433 -> 0.3.
-  EXPECT_EQ(lines[3], "  gap           0.0     points: 0.3 is within GPU-Util's noise floor (0.5), so it counts as 0");
+  EXPECT_EQ(lines[3],
+            "  gap           0.0     points: 0.3 is within GPU-Util's noise floor (0.5), so it counts as 0");
   EXPECT_EQ(lines[4], "  stranded      58.8    points = idle 58.8 + active 0.0");
 }
 
@@ -121,12 +131,16 @@ TEST(Terminal, MissingFiguresSayWhy) {
   keep_report("terminal_missing", r);
   auto lines = split_lines(render_terminal(r));
   EXPECT_EQ(lines[1], "  GPU-Util      n/a     no GPU-Util sample covers the chip-sampled time");
-  EXPECT_EQ(lines[3], "  gap           n/a     GPU-Util is not available: no GPU-Util sample covers the chip-sampled time");
+  EXPECT_EQ(
+      lines[3],
+      "  gap           n/a     GPU-Util is not available: no GPU-Util sample covers the chip-sampled time");
   EXPECT_EQ(lines[4],
-            "  stranded      58.8    points; idle and active n/a: GPU-Util is not available: no GPU-Util sample covers "
+            "  stranded      58.8    points; idle and active n/a: GPU-Util is not available: no GPU-Util "
+            "sample covers "
             "the chip-sampled time");
   EXPECT_EQ(lines[5], "  limiting      none    no unit reached 1% of its peak");
-  EXPECT_EQ(lines[6], "  coverage              counters 96.9% of the run (gate 90%); GPU-Util n/a (gate 90%)");
+  EXPECT_EQ(lines[6],
+            "  coverage              counters 96.9% of the run (gate 90%); GPU-Util n/a (gate 90%)");
 }
 
 TEST(Terminal, NegativeGapIsPrintedWithItsSign) {
@@ -147,7 +161,8 @@ TEST(Terminal, NotesAreListedLast) {
   EXPECT_EQ(lines[lines.size() - 3], "notes");
   EXPECT_EQ(lines[lines.size() - 2], "  [sampler] the counter decoder stopped at 2.1 s");
   EXPECT_EQ(lines[lines.size() - 1],
-            "  [hygiene] the wall clock stepped by -0.250 s at 1.500 s into the run; figures over spans that cross it may "
+            "  [hygiene] the wall clock stepped by -0.250 s at 1.500 s into the run; figures over spans that "
+            "cross it may "
             "be wrong");
 }
 
@@ -168,16 +183,18 @@ TEST(Terminal, RendererWritesToItsStream) {
 TEST(Terminal, CalibrationLineNamesUnitsByVerdict) {
   Analysis a = hopper_analysis();
   ReportContext ctx;
-  ctx.calibration = json{{"status", "partial"},
-                         {"reason", "a full calibration in which some units passed"},
-                         {"units", {{"dram", "pass"}, {"fp32", "pass"}, {"tensor", "no_check"}, {"l2", "fail"}}}};
+  ctx.calibration =
+      json{{"status", "partial"},
+           {"reason", "a full calibration in which some units passed"},
+           {"units", {{"dram", "pass"}, {"fp32", "pass"}, {"tensor", "no_check"}, {"l2", "fail"}}}};
   json r = build_report(a, ctx);
   keep_report("terminal_calibration", r);
   auto lines = split_lines(render_terminal(r));
   // Units in the report's order (FP32, Tensor, DRAM, L2), grouped pass, fail, inconclusive, no check.
-  EXPECT_EQ(lines[7],
-            "  calibration           partial: a full calibration in which some units passed; passed FP32, DRAM; "
-            "failed L2; no check Tensor");
+  EXPECT_EQ(
+      lines[7],
+      "  calibration           partial: a full calibration in which some units passed; passed FP32, DRAM; "
+      "failed L2; no check Tensor");
 }
 
 // A reason written by calibrate's lookup already names the units by verdict: the line does not
@@ -186,13 +203,15 @@ TEST(Terminal, CalibrationLineNamesUnitsByVerdict) {
 TEST(Terminal, CalibrationLineDoesNotRepeatTheLookupsUnitList) {
   Analysis a = hopper_analysis();
   ReportContext ctx;
-  ctx.calibration = json{{"status", "partial"},
-                         {"reason", "full calibration of 2026-11-29T17:47:42Z: passed FP32, DRAM; failed L2; no check Tensor"},
-                         {"units", {{"dram", "pass"}, {"fp32", "pass"}, {"tensor", "no_check"}, {"l2", "fail"}}}};
+  ctx.calibration = json{
+      {"status", "partial"},
+      {"reason", "full calibration of 2026-11-29T17:47:42Z: passed FP32, DRAM; failed L2; no check Tensor"},
+      {"units", {{"dram", "pass"}, {"fp32", "pass"}, {"tensor", "no_check"}, {"l2", "fail"}}}};
   json r = build_report(a, ctx);
   auto lines = split_lines(render_terminal(r));
   EXPECT_EQ(lines[7],
-            "  calibration           partial: full calibration of 2026-11-29T17:47:42Z: passed FP32, DRAM; failed L2; "
+            "  calibration           partial: full calibration of 2026-11-29T17:47:42Z: passed FP32, DRAM; "
+            "failed L2; "
             "no check Tensor");
 }
 

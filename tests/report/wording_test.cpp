@@ -20,9 +20,12 @@ TEST(Wording, WindowFindings) {
   EXPECT_EQ(window_words(WindowFinding::markers), "markers");
   EXPECT_EQ(window_words(WindowFinding::not_asked), "not asked for");
   EXPECT_EQ(window_words(WindowFinding::no_markers), "no markers");
-  EXPECT_EQ(window_words(WindowFinding::stop_without_start), "stop before start: a stop marker with no start marker");
-  EXPECT_EQ(window_words(WindowFinding::stop_before_start), "stop before start: no stop marker after the start marker");
-  EXPECT_EQ(window_words(WindowFinding::start_without_stop), "start without stop: no stop marker after the start marker");
+  EXPECT_EQ(window_words(WindowFinding::stop_without_start),
+            "stop before start: a stop marker with no start marker");
+  EXPECT_EQ(window_words(WindowFinding::stop_before_start),
+            "stop before start: no stop marker after the start marker");
+  EXPECT_EQ(window_words(WindowFinding::start_without_stop),
+            "start without stop: no stop marker after the start marker");
   EXPECT_EQ(window_words(WindowFinding::outside_run), "the markers lie outside the run");
 }
 
@@ -60,7 +63,8 @@ TEST(Wording, MissingGpuUtilGapAndSplit) {
 
   s.headline.gap_missing = GapMissing::no_gpu_util;
   s.headline.split_missing = SplitMissing::no_gap;
-  EXPECT_EQ(gap_missing_words(s), "GPU-Util is not available: no usable chip samples to compare GPU-Util with");
+  EXPECT_EQ(gap_missing_words(s),
+            "GPU-Util is not available: no usable chip samples to compare GPU-Util with");
   EXPECT_EQ(split_missing_words(s), gap_missing_words(s));  // the split is missing for the gap's reason
 
   s.die_util_missing = DieUtilMissing::no_unit_value;
@@ -70,20 +74,23 @@ TEST(Wording, MissingGpuUtilGapAndSplit) {
   // 2100 of 2900 ms: 72.41% to one decimal.
   s.gpu_util_coverage_pct = 2100.0 / 2900.0 * 100.0;
   s.headline.gap_missing = GapMissing::gpu_util_coverage_low;
-  EXPECT_EQ(gap_missing_words(s),
-            "GPU-Util covered 72.4% of the chip-sampled time, under the 90% needed to compare it with DIE-Util");
+  EXPECT_EQ(
+      gap_missing_words(s),
+      "GPU-Util covered 72.4% of the chip-sampled time, under the 90% needed to compare it with DIE-Util");
 }
 
 TEST(Wording, NegativeGapNamesTheUncountedUnitWhenThereIsOne) {
   SpanResults s = span(false);
   s.headline.split_missing = SplitMissing::negative_gap;
-  EXPECT_EQ(split_missing_words(s),
-            "GPU-Util reads below DIE-Util by more than its noise floor (the busiest unit may be one GPU-Util does "
-            "not count, such as a video engine); idle and active can't be separated");
+  EXPECT_EQ(
+      split_missing_words(s),
+      "GPU-Util reads below DIE-Util by more than its noise floor (the busiest unit may be one GPU-Util does "
+      "not count, such as a video engine); idle and active can't be separated");
   s.headline.uncounted_limiting_unit = "NVENC";
-  EXPECT_EQ(split_missing_words(s),
-            "GPU-Util reads below DIE-Util by more than its noise floor because the busiest unit, NVENC, is one "
-            "GPU-Util does not count; idle and active can't be separated");
+  EXPECT_EQ(
+      split_missing_words(s),
+      "GPU-Util reads below DIE-Util by more than its noise floor because the busiest unit, NVENC, is one "
+      "GPU-Util does not count; idle and active can't be separated");
 }
 
 TEST(Wording, PartialRoundsToAWholePercentBelowTheGate) {
@@ -115,17 +122,19 @@ TEST(Wording, GpuUtilSources) {
 }
 
 TEST(Wording, FindingsAndClockJumps) {
-  EXPECT_EQ(finding_words({AnalysisFinding::Kind::no_end_record, 0, 0.8}),
-            "the recording has no end record (cut off); the run is taken to end at its last record, 0.800 s after "
-            "the start");
+  EXPECT_EQ(
+      finding_words({AnalysisFinding::Kind::no_end_record, 0, 0.8}),
+      "the recording has no end record (cut off); the run is taken to end at its last record, 0.800 s after "
+      "the start");
   EXPECT_EQ(finding_words({AnalysisFinding::Kind::truncated, 0}),
             "the recording ends mid-record; everything before it was read");
   EXPECT_EQ(finding_words({AnalysisFinding::Kind::samples_outside_run, 0, 0, 1}),
             "1 chip sample(s) lie wholly outside the run and were left out");
   // +2 s at 500 ms after a start at 1000 ns.
-  EXPECT_EQ(clock_jump_words(ClockJump{1000 + 500'000'000, 2'000'000'000}, 1000),
-            "the wall clock stepped by +2.000 s at 0.500 s into the run; figures over spans that cross it may be "
-            "wrong");
+  EXPECT_EQ(
+      clock_jump_words(ClockJump{1000 + 500'000'000, 2'000'000'000}, 1000),
+      "the wall clock stepped by +2.000 s at 0.500 s into the run; figures over spans that cross it may be "
+      "wrong");
 }
 
 TEST(Wording, DroppedSamples) {
@@ -136,8 +145,10 @@ TEST(Wording, DroppedSamples) {
   meta.diagnostics.resize(1);
   meta.diagnostics[0].key = "sm_active";
   EXPECT_EQ(drop_words(SampleDrop::none, {}, meta), "");
-  EXPECT_EQ(drop_words(SampleDrop::first, {}, meta), "first sample after the counters started: it spans their setup");
-  EXPECT_EQ(drop_words(SampleDrop::broken, {SampleBreak::Part::empty_span}, meta), "empty span: end is not after start");
+  EXPECT_EQ(drop_words(SampleDrop::first, {}, meta),
+            "first sample after the counters started: it spans their setup");
+  EXPECT_EQ(drop_words(SampleDrop::broken, {SampleBreak::Part::empty_span}, meta),
+            "empty span: end is not after start");
   EXPECT_EQ(drop_words(SampleDrop::broken, {SampleBreak::Part::unit, 1}, meta), "unit dram is not a number");
   EXPECT_EQ(drop_words(SampleDrop::broken, {SampleBreak::Part::diagnostic, 0}, meta),
             "diagnostic sm_active is not a number");

@@ -83,7 +83,8 @@ TEST(Judge, HandBuiltAnalysesFollowTheSameRules) {
   Analysis a;
   a.window.found = false;
   a.window.finding = WindowFinding::start_without_stop;
-  EXPECT_EQ(judge_round(a).reason, "no steady window (start without stop: no stop marker after the start marker)");
+  EXPECT_EQ(judge_round(a).reason,
+            "no steady window (start without stop: no stop marker after the start marker)");
   a.window.found = true;
   a.window.results.is_window = true;
   a.window.results.partial = true;
@@ -179,8 +180,8 @@ Round make_round(int number, double die, double gpu, std::string left_out = "") 
 std::vector<Round> five_rounds() {
   // Kept: 1, 4, 5 with DIE-Util 81, 83, 85; GPU-Util 96, NaN, 98. Left out: 2 (no window), 3 (partial).
   return {make_round(1, 81, 96), make_round(2, 10, 50, "no steady window (no markers)"),
-          make_round(3, 20, 60, "window partial (counters covered 50% of the window)"), make_round(4, 83, kNaN),
-          make_round(5, 85, 98)};
+          make_round(3, 20, 60, "window partial (counters covered 50% of the window)"),
+          make_round(4, 83, kNaN), make_round(5, 85, 98)};
 }
 
 const FigureStats& stats_of(const GpuBench& b, const std::string& key) {
@@ -336,7 +337,9 @@ TEST(Text, SummaryTableNamesLeftOutRoundsAndTheInterval) {
   const std::string s = render_summary(r);
   EXPECT_NE(s.find("3 of 5 rounds kept"), std::string::npos) << s;
   EXPECT_NE(s.find("round 2 left out: no steady window (no markers)"), std::string::npos) << s;
-  EXPECT_NE(s.find("round 3 left out: window partial (counters covered 50% of the window)"), std::string::npos) << s;
+  EXPECT_NE(s.find("round 3 left out: window partial (counters covered 50% of the window)"),
+            std::string::npos)
+      << s;
   // DIE-Util: n 3, mean 83.00, sd 2.00, 95% interval 83 -+ 4.968 = 78.03 .. 87.97.
   EXPECT_NE(s.find("78.03 .. 87.97"), std::string::npos) << s;
   EXPECT_NE(s.find("(n/a in round 4)"), std::string::npos) << s;
@@ -353,10 +356,12 @@ TEST(Text, RoundLinesAndTheProgressBar) {
   EXPECT_EQ(describe_round(rounds[1]), "GPU 0 left out: no steady window (no markers)");
   Round exited = rounds[4];
   exited.exit_code = 3;
-  EXPECT_EQ(describe_round(exited), "GPU 0 kept (GPU-Util 98.0%, DIE-Util 85.0%); the command exited with code 3");
+  EXPECT_EQ(describe_round(exited),
+            "GPU 0 kept (GPU-Util 98.0%, DIE-Util 85.0%); the command exited with code 3");
   exited.ending = RunEnding::killed_by(SIGSEGV);
   exited.exit_code = 139;
-  EXPECT_EQ(describe_round(exited), "GPU 0 kept (GPU-Util 98.0%, DIE-Util 85.0%); the command ended by SIGSEGV");
+  EXPECT_EQ(describe_round(exited),
+            "GPU 0 kept (GPU-Util 98.0%, DIE-Util 85.0%); the command ended by SIGSEGV");
   Round failed;
   failed.failure = "command not found: ./app";
   EXPECT_EQ(describe_round(failed), "could not run: command not found: ./app");

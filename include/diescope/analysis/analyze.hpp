@@ -48,8 +48,8 @@ struct ObservedSample {
   const ChipSample* sample = nullptr;
   // The drop rules, which do not depend on the run: a sample outside it still gets its verdict.
   SampleDrop drop = SampleDrop::none;
-  SampleBreak broken;            // where a broken sample (drop == broken) broke
-  bool in_run = false;           // it touches the run; the analysis reads only those
+  SampleBreak broken;   // where a broken sample (drop == broken) broke
+  bool in_run = false;  // it touches the run; the analysis reads only those
   // The engine reading matched to a sample that is not dropped (the first at or after its end),
   // inside the run or not; empty when none follows or the sample is dropped.
   std::span<const double> engines;

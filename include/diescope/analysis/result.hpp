@@ -70,11 +70,11 @@ enum class GpuUtilFrom { none, samples, polled, samples_and_polled };
 struct Headline {
   std::optional<int> gpu_util_tenths;
   std::optional<int> die_util_tenths;
-  std::optional<int> gap_tenths;       // GPU-Util - DIE-Util; negative gaps are kept
-  std::optional<int> stranded_tenths;  // 100 - DIE-Util
-  std::optional<int> idle_tenths;      // 100 - GPU-Util (nothing running)
-  std::optional<int> active_tenths;    // stranded while a kernel ran
-  bool gap_within_noise_floor = false; // |gap| <= floor: counted as 0, idle takes all of stranded
+  std::optional<int> gap_tenths;        // GPU-Util - DIE-Util; negative gaps are kept
+  std::optional<int> stranded_tenths;   // 100 - DIE-Util
+  std::optional<int> idle_tenths;       // 100 - GPU-Util (nothing running)
+  std::optional<int> active_tenths;     // stranded while a kernel ran
+  bool gap_within_noise_floor = false;  // |gap| <= floor: counted as 0, idle takes all of stranded
   GapMissing gap_missing = GapMissing::none;
   SplitMissing split_missing = SplitMissing::none;
   // A negative gap whose busiest unit GPU-Util does not count (a video engine): that unit's label.
@@ -138,8 +138,8 @@ struct SpanResults {
 
 // How the steady window was found, or why it was not (docs/method.md#the-steady-window).
 enum class WindowFinding {
-  not_asked,           // the analysis was asked for the whole run only
-  markers,             // found: the first start marker and the first stop marker after it
+  not_asked,  // the analysis was asked for the whole run only
+  markers,    // found: the first start marker and the first stop marker after it
   no_markers,
   stop_without_start,  // stop markers and no start marker
   stop_before_start,   // a start marker, with stop markers only before it
@@ -154,7 +154,7 @@ struct WindowResults {
 };
 
 struct Hygiene {
-  std::optional<int> compute_holders_max;   // nullopt: the process list could not be read
+  std::optional<int> compute_holders_max;  // nullopt: the process list could not be read
   std::optional<int> graphics_holders_max;
   int exited_holders = 0;
   std::vector<ClockJump> clock_jumps;  // the report notes each: figures over spans across it may be wrong

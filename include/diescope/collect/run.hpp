@@ -1,7 +1,8 @@
 // `diescope run`'s collector: starts the counter sampler for each chosen GPU, runs the measured
 // command with its stdout teed through, and streams everything into one recording per GPU while a
 // 100 ms loop watches the command, signals, clocks and throttle reasons, and once a second NVML's
-// GPU-Util samples, the power limit, the video engines and the process lists. Analysis and the report come after (cmd_run.cpp).
+// GPU-Util samples, the power limit, the video engines and the process lists. Analysis and the report come
+// after (cmd_run.cpp).
 //
 // Order of a run:
 //   1. samplers start on every chosen GPU and are waited for until they sample (or fail: no
@@ -30,19 +31,19 @@ namespace diescope::collect {
 class Nvml;
 
 struct RunOptions {
-  std::vector<std::string> command;       // argv of the measured command
-  double interval_ms = 10;                // chip sample interval
-  double drain_ms = 1000;                 // how often the sampler decodes its buffer
-  std::optional<std::vector<int>> gpus;   // NVML indexes; nullopt: every GPU
-  std::filesystem::path output_dir;       // gpu<N>.dsrec go here (created if missing)
-  std::string sampler_executable;         // empty: find_sampler_executable()
+  std::vector<std::string> command;      // argv of the measured command
+  double interval_ms = 10;               // chip sample interval
+  double drain_ms = 1000;                // how often the sampler decodes its buffer
+  std::optional<std::vector<int>> gpus;  // NVML indexes; nullopt: every GPU
+  std::filesystem::path output_dir;      // gpu<N>.dsrec go here (created if missing)
+  std::string sampler_executable;        // empty: find_sampler_executable()
   std::vector<std::string> sampler_leading_args = {"sample"};
   std::vector<std::string> sampler_extra_args;  // tests: {"--fake", ...}
-  double poll_ms = 100;                   // the NVML / command loop
-  double end_wait_ms = 1000;              // wait for a GPU-Util sample at or after the end
+  double poll_ms = 100;                         // the NVML / command loop
+  double end_wait_ms = 1000;                    // wait for a GPU-Util sample at or after the end
   double sampler_start_timeout_ms = 60'000;
-  int stdout_fd = 1;                      // where the command's stdout is copied
-  std::string run_type = "single";        // each recording's meta.run_type: "single", or "round" (bench)
+  int stdout_fd = 1;                // where the command's stdout is copied
+  std::string run_type = "single";  // each recording's meta.run_type: "single", or "round" (bench)
 };
 
 struct GpuRecording {
@@ -54,9 +55,9 @@ struct GpuRecording {
 };
 
 struct RunOutcome {
-  int exit_code = 0;        // the command's; 128+N when a signal N ended it
-  RunEnding ending;         // exited, or the signal that ended it
-  bool interrupted = false; // diescope received SIGINT or SIGTERM
+  int exit_code = 0;         // the command's; 128+N when a signal N ended it
+  RunEnding ending;          // exited, or the signal that ended it
+  bool interrupted = false;  // diescope received SIGINT or SIGTERM
   TimeNs start_ns = 0;
   TimeNs end_ns = 0;
   std::vector<GpuRecording> recordings;

@@ -44,23 +44,23 @@ enum class UnitSource {
 
 // One column of a recording: a DIE-Util unit, a diagnostic, or a raw count.
 struct ColumnDef {
-  std::string key;          // stable identifier, e.g. "fp32", "dram", "nvenc"
-  std::string label;        // shown to people, e.g. "FP32", "DRAM"
-  std::string metric;       // metric-model name (docs/metrics.md), e.g. "dram__bytes.sum"
-  UnitRecipe recipe;        // how it was read
+  std::string key;     // stable identifier, e.g. "fp32", "dram", "nvenc"
+  std::string label;   // shown to people, e.g. "FP32", "DRAM"
+  std::string metric;  // metric-model name (docs/metrics.md), e.g. "dram__bytes.sum"
+  UnitRecipe recipe;   // how it was read
   UnitSource source = UnitSource::chip;
   std::vector<UnitFlag> flags;
-  std::string note;         // what a reader must know to trust it
+  std::string note;                 // what a reader must know to trust it
   bool counted_by_gpu_util = true;  // false for units GPU-Util does not see (video engines)
-  std::string unit = "pct"; // "pct" (of peak) for units and diagnostics; "bytes" etc. for counts
+  std::string unit = "pct";         // "pct" (of peak) for units and diagnostics; "bytes" etc. for counts
 };
 
 struct GpuIdentity {
   int index = -1;
   std::string uuid;
-  std::string model;        // "NVIDIA H200"
-  std::string chip;         // CUPTI chip name, "GH100"
-  std::string driver;       // "580.159"
+  std::string model;           // "NVIDIA H200"
+  std::string chip;            // CUPTI chip name, "GH100"
+  std::string driver;          // "580.159"
   int compute_capability = 0;  // major*10+minor, 90 for Hopper
   std::int64_t l2_bytes = 0;   // 0 when unknown
   int sm_count = 0;
@@ -70,7 +70,7 @@ struct GpuIdentity {
 struct RecordingMeta {
   int format_version = 1;
   std::string tool_version;
-  int method = 0;                      // method version of the collector that wrote it
+  int method = 0;  // method version of the collector that wrote it
   GpuIdentity gpu;
   std::string unit_table;              // name of the unit table, e.g. "hopper-gh100"
   std::vector<ColumnDef> units;        // DIE-Util candidates read from the chip, one value per chip sample
@@ -163,9 +163,9 @@ struct OwnedEngineReading {
 struct ProcessReading {
   static constexpr std::string_view kKindWord = "proc";
   TimeNs ts_ns = 0;
-  int compute = -1;   // -1: the list could not be read
+  int compute = -1;  // -1: the list could not be read
   int graphics = -1;
-  int exited = 0;     // holders that exited before they could be traced
+  int exited = 0;  // holders that exited before they could be traced
 };
 
 enum class MarkKind { start, stop };

@@ -39,10 +39,10 @@ struct GpuRound {
   Verdict verdict;
   bool window_found = false;
   std::optional<WindowFinding> window_finding;  // nullopt when the recording could not be analysed
-  bool counters = false;                     // chip samples were recorded
-  std::string counters_why;                  // why not, or why they stopped early
-  std::optional<std::string> limiting_unit;  // label, over the window
-  std::vector<Figure> figures;               // over the window; empty when there is none
+  bool counters = false;                        // chip samples were recorded
+  std::string counters_why;                     // why not, or why they stopped early
+  std::optional<std::string> limiting_unit;     // label, over the window
+  std::vector<Figure> figures;                  // over the window; empty when there is none
   // The report's rounded headline over the window, or over the run when there is no window
   // (headline_covers says which: "window" or "run"); null when the recording could not be analysed.
   nlohmann::json headline;

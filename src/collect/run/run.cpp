@@ -28,8 +28,8 @@ namespace m = sampler_msg;
 
 namespace {
 
-constexpr TimeNs kClockStepNs = 100 * kNsPerMs;          // a wall-clock step this large is a jump
-constexpr TimeNs kSlowPollNs = kNsPerSecond;             // NVML reads that need not run every tick
+constexpr TimeNs kClockStepNs = 100 * kNsPerMs;  // a wall-clock step this large is a jump
+constexpr TimeNs kSlowPollNs = kNsPerSecond;     // NVML reads that need not run every tick
 constexpr TimeNs kSamplerStopTimeoutNs = 10 * kNsPerSecond;
 constexpr std::size_t kMaxMarkerLine = 256;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -50,7 +50,8 @@ std::string last_line(const std::string& text) {
   auto end = text.find_last_not_of("\n\r ");
   if (end == std::string::npos) return {};
   auto begin = text.find_last_of('\n', end);
-  return text.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
+  return text.substr(begin == std::string::npos ? 0 : begin + 1,
+                     end + 1 - (begin == std::string::npos ? 0 : begin + 1));
 }
 
 const UnitTable* table_for_compute_capability(int cc) {
@@ -72,10 +73,10 @@ struct Gpu {
   std::vector<std::string> metrics;  // the order the sampler sends values in
   std::optional<ColumnEvaluator> evaluator;
   std::unique_ptr<SamplerProcess> sampler;
-  bool sampling = false;       // the sampler said "on"
-  bool sampler_done = true;    // no sampler, or it ended and was reaped
+  bool sampling = false;     // the sampler said "on"
+  bool sampler_done = true;  // no sampler, or it ended and was reaped
   bool counters_off_written = false;
-  std::string counters_why;    // why the counters are missing or stopped early
+  std::string counters_why;             // why the counters are missing or stopped early
   std::vector<SamplerMessage> pending;  // arrived before the recording was opened
 
   std::unique_ptr<RecordingWriter> writer;
@@ -159,18 +160,21 @@ void Runner::note_all(TimeNs now, const std::string& topic, const std::string& t
 void Runner::choose_gpus() {
   const int count = nvml_.device_count();
   if (count <= 0)
-    throw DeviceError("the NVIDIA driver lists no GPU", "check that nvidia-smi lists the GPU and its driver is loaded");
+    throw DeviceError("the NVIDIA driver lists no GPU",
+                      "check that nvidia-smi lists the GPU and its driver is loaded");
   if (opt_.gpus) {
     for (int index : *opt_.gpus) {
       if (index < 0 || index >= count) {
-        throw UsageError("--gpus names GPU " + std::to_string(index) + ", which does not exist: this machine has " +
-                             std::to_string(count) + " GPU" + (count == 1 ? "" : "s") + " (index" +
+        throw UsageError("--gpus names GPU " + std::to_string(index) +
+                             ", which does not exist: this machine has " + std::to_string(count) + " GPU" +
+                             (count == 1 ? "" : "s") + " (index" +
                              (count == 1 ? " 0" : "es 0 to " + std::to_string(count - 1)) + ")",
                          "pass indexes that nvidia-smi -L lists, e.g. --gpus 0");
       }
       if (std::find(indexes_.begin(), indexes_.end(), index) == indexes_.end()) indexes_.push_back(index);
     }
-    if (indexes_.empty()) throw UsageError("--gpus names no GPU", "pass one or more indexes, e.g. --gpus 0,1");
+    if (indexes_.empty())
+      throw UsageError("--gpus names no GPU", "pass one or more indexes, e.g. --gpus 0,1");
   } else {
     for (int i = 0; i < count; ++i) indexes_.push_back(i);
   }
@@ -196,16 +200,18 @@ void Runner::start_samplers() {
   for (auto& gpu : gpus_) {
     gpu.table = table_for_compute_capability(gpu.identity.compute_capability);
     if (!gpu.table) {
-      gpu.counters_why = "no unit table for compute capability " + std::to_string(gpu.identity.compute_capability / 10) +
-                         "." + std::to_string(gpu.identity.compute_capability % 10) +
+      gpu.counters_why = "no unit table for compute capability " +
+                         std::to_string(gpu.identity.compute_capability / 10) + "." +
+                         std::to_string(gpu.identity.compute_capability % 10) +
                          ": diescope does not know this GPU's counters, so it reports GPU-Util only";
       warn("GPU " + std::to_string(gpu.identity.index) + ": " + gpu.counters_why);
       continue;
     }
     if (sampler_path_.empty()) {
-      throw DeviceError("diescope-cupti, the program that reads the chip counters, is not beside diescope",
-                        "reinstall diescope so that diescope-cupti sits in the same folder, or point DIESCOPE_CUPTI "
-                        "at it");
+      throw DeviceError(
+          "diescope-cupti, the program that reads the chip counters, is not beside diescope",
+          "reinstall diescope so that diescope-cupti sits in the same folder, or point DIESCOPE_CUPTI "
+          "at it");
     }
     gpu.metrics = table_metrics(*gpu.table);
     start_sampler(gpu);
@@ -217,9 +223,10 @@ void Runner::handle_start_message(Gpu& gpu, SamplerMessage& message) {
     gpu.identity.chip = device->chip;
     if (device->sm_count > 0) gpu.identity.sm_count = device->sm_count;
     if (!device->uuid.empty() && !gpu.identity.uuid.empty() && device->uuid != gpu.identity.uuid) {
-      gpu.pending.push_back(m::Note{"sampler", "CUDA device " + std::to_string(device->index) + " is " + device->uuid +
-                                                   " but NVML's GPU " + std::to_string(gpu.identity.index) + " is " +
-                                                   gpu.identity.uuid + ": the counters may be another GPU's"});
+      gpu.pending.push_back(
+          m::Note{"sampler", "CUDA device " + std::to_string(device->index) + " is " + device->uuid +
+                                 " but NVML's GPU " + std::to_string(gpu.identity.index) + " is " +
+                                 gpu.identity.uuid + ": the counters may be another GPU's"});
     }
     const auto& chips = gpu.table->chips;
     if (std::find(chips.begin(), chips.end(), device->chip) == chips.end()) {
@@ -307,8 +314,8 @@ void Runner::wait_for_samplers() {
         SamplerExit exit = gpu.sampler->wait(std::chrono::seconds(5));
         gpu.sampler_done = true;
         gpu.counters_why = "the counter sampler did not start sampling within " +
-                           std::to_string(static_cast<int>(opt_.sampler_start_timeout_ms / 1000)) + " s (it " +
-                           exit.describe() + ")";
+                           std::to_string(static_cast<int>(opt_.sampler_start_timeout_ms / 1000)) +
+                           " s (it " + exit.describe() + ")";
         warn("GPU " + std::to_string(gpu.identity.index) + ": " + gpu.counters_why);
       }
       return;
@@ -352,7 +359,8 @@ void Runner::open_recordings() {
       }
     }
     const TimeNs now = stamp();
-    if (!gpu.counters_why.empty() && !gpu.sampling) note(gpu, now, "sampler", "no chip counters: " + gpu.counters_why);
+    if (!gpu.counters_why.empty() && !gpu.sampling)
+      note(gpu, now, "sampler", "no chip counters: " + gpu.counters_why);
     std::vector<SamplerMessage> pending;
     pending.swap(gpu.pending);
     for (const auto& message : pending) handle(gpu, message, now);
@@ -365,8 +373,9 @@ void Runner::handle(Gpu& gpu, const SamplerMessage& message, TimeNs now) {
         using T = std::decay_t<decltype(msg)>;
         if constexpr (std::is_same_v<T, m::Hello>) {
           if (msg.version != kSamplerProtocolVersion)
-            note(gpu, now, "sampler", "the sampler speaks protocol " + std::to_string(msg.version) + ", diescope " +
-                                          std::to_string(kSamplerProtocolVersion));
+            note(gpu, now, "sampler",
+                 "the sampler speaks protocol " + std::to_string(msg.version) + ", diescope " +
+                     std::to_string(kSamplerProtocolVersion));
         } else if constexpr (std::is_same_v<T, m::Metrics>) {
           if (msg.names != gpu.metrics && gpu.table) {
             gpu.metrics = msg.names;
@@ -381,28 +390,31 @@ void Runner::handle(Gpu& gpu, const SamplerMessage& message, TimeNs now) {
         } else if constexpr (std::is_same_v<T, m::Clock>) {
           note(gpu, now, "clock",
                "chip sample times: GPU timestamps moved onto CLOCK_REALTIME by " + msg.method + " (offset " +
-                   std::to_string(msg.offset_ns) + " ns, within " + std::to_string(msg.uncertainty_ns) + " ns)");
+                   std::to_string(msg.offset_ns) + " ns, within " + std::to_string(msg.uncertainty_ns) +
+                   " ns)");
         } else if constexpr (std::is_same_v<T, m::On>) {
           gpu.sampling = true;
           gpu.writer->write(CountersEvent{msg.ts_ns, true, ""});
         } else if constexpr (std::is_same_v<T, m::Sample>) {
           if (!gpu.evaluator) return;
           if (msg.start_ns < gpu.last_chip_start) {
-            note(gpu, now, "sampler", "a chip sample out of time order was left out (start " +
-                                          std::to_string(msg.start_ns) + " ns)");
+            note(gpu, now, "sampler",
+                 "a chip sample out of time order was left out (start " + std::to_string(msg.start_ns) +
+                     " ns)");
             return;
           }
           std::vector<double> values = msg.values;
           for (double& v : values)
             if (std::isinf(v)) v = kNaN;  // unreadable, never infinite
           if (values.size() != gpu.metrics.size()) {
-            note(gpu, now, "protocol", "a chip sample with " + std::to_string(values.size()) + " values where " +
-                                           std::to_string(gpu.metrics.size()) + " were expected was left out");
+            note(gpu, now, "protocol",
+                 "a chip sample with " + std::to_string(values.size()) + " values where " +
+                     std::to_string(gpu.metrics.size()) + " were expected was left out");
             return;
           }
           gpu.evaluator->evaluate(values, gpu.values);
-          gpu.writer->write(OwnedChipSample{msg.start_ns, std::max(msg.end_ns, msg.start_ns), gpu.values.units,
-                                            gpu.values.diagnostics, gpu.values.counts});
+          gpu.writer->write(OwnedChipSample{msg.start_ns, std::max(msg.end_ns, msg.start_ns),
+                                            gpu.values.units, gpu.values.diagnostics, gpu.values.counts});
           gpu.last_chip_start = msg.start_ns;
           gpu.last_sample_end = msg.end_ns;
           ++gpu.samples;
@@ -416,8 +428,9 @@ void Runner::handle(Gpu& gpu, const SamplerMessage& message, TimeNs now) {
             warn("GPU " + std::to_string(gpu.identity.index) + ": " + msg.text);
           }
         } else if constexpr (std::is_same_v<T, m::Gap>) {
-          note(gpu, now, "sampler", "chip samples lost from " + std::to_string(msg.from_ns) + " to " +
-                                        std::to_string(msg.to_ns) + " ns (" + ms_text(msg.to_ns - msg.from_ns) + ")");
+          note(gpu, now, "sampler",
+               "chip samples lost from " + std::to_string(msg.from_ns) + " to " + std::to_string(msg.to_ns) +
+                   " ns (" + ms_text(msg.to_ns - msg.from_ns) + ")");
         } else if constexpr (std::is_same_v<T, m::Note>) {
           if (msg.topic != "timing") note(gpu, now, msg.topic, msg.text);
         } else if constexpr (std::is_same_v<T, m::Off>) {
@@ -451,15 +464,16 @@ void Runner::sampler_ended(Gpu& gpu, TimeNs now) {
   if (!exit.exited) why += " (NVIDIA's counter decoder runs inside it)";
   if (!tail.empty()) why += "; its last words: " + tail;
   if (gpu.counters_why.empty()) gpu.counters_why = why;
-  const std::string where = gpu.samples > 0 ? "chip samples stop at " + std::to_string(gpu.last_sample_end) + " ns, after " +
-                                                  std::to_string(gpu.samples) + " samples"
+  const std::string where = gpu.samples > 0 ? "chip samples stop at " + std::to_string(gpu.last_sample_end) +
+                                                  " ns, after " + std::to_string(gpu.samples) + " samples"
                                             : "no chip sample arrived";
   note(gpu, now, "sampler", why + "; " + where);
   if (!gpu.counters_off_written && gpu.sampling) {
     gpu.writer->write(CountersEvent{now, false, why});
     gpu.counters_off_written = true;
   }
-  warn("GPU " + std::to_string(gpu.identity.index) + ": " + why + "; the report covers the samples that arrived");
+  warn("GPU " + std::to_string(gpu.identity.index) + ": " + why +
+       "; the report covers the samples that arrived");
 }
 
 void Runner::pump_sampler(Gpu& gpu, TimeNs now) {
@@ -521,9 +535,11 @@ void Runner::handle_signals() {
     const int send = signals_forwarded_ >= 3 ? SIGKILL : sig;
     if (!from_terminal || send == SIGKILL) command_.signal(send);
     note_all(now, "run",
-             "diescope received " + signal_name(sig) + (from_terminal ? " from the terminal (the command got it too)" : "") +
-                 (send == SIGKILL ? "; the command was killed (SIGKILL) after the third" :
-                  from_terminal   ? "" : "; forwarded to the command"));
+             "diescope received " + signal_name(sig) +
+                 (from_terminal ? " from the terminal (the command got it too)" : "") +
+                 (send == SIGKILL ? "; the command was killed (SIGKILL) after the third"
+                  : from_terminal ? ""
+                                  : "; forwarded to the command"));
   }
 }
 
@@ -666,11 +682,13 @@ RunOutcome Runner::run() {
       gpu.writer->write(CountersEvent{now, false, gpu.counters_why});
       gpu.counters_off_written = true;
     }
-    if (outcome_.interrupted) note(gpu, now, "run", "the run was interrupted; the recording ends with the command");
+    if (outcome_.interrupted)
+      note(gpu, now, "run", "the run was interrupted; the recording ends with the command");
     if (gpu.blanked > 0)
-      note(gpu, now, "sampler", std::to_string(gpu.blanked) + " of " + std::to_string(gpu.samples) +
-                                    " chip samples were split between two decodes and came without values; the "
-                                    "analysis leaves them out");
+      note(gpu, now, "sampler",
+           std::to_string(gpu.blanked) + " of " + std::to_string(gpu.samples) +
+               " chip samples were split between two decodes and came without values; the "
+               "analysis leaves them out");
     gpu.writer->write(RunEnd{outcome_.end_ns, outcome_.exit_code, outcome_.ending});
     gpu.writer->close();
   }
@@ -700,14 +718,18 @@ void MarkerScanner::feed(std::string_view bytes, const std::function<void(MarkKi
     if (!overlong_) {
       std::string_view line = line_;
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (line == "diescope: measure start") on_mark(MarkKind::start);
-      else if (line == "diescope: measure stop") on_mark(MarkKind::stop);
+      if (line == "diescope: measure start")
+        on_mark(MarkKind::start);
+      else if (line == "diescope: measure stop")
+        on_mark(MarkKind::stop);
     }
     line_.clear();
     overlong_ = false;
   }
 }
 
-RunOutcome record_run(const RunOptions& options, const Nvml& nvml) { return Runner(options, nvml).run(); }
+RunOutcome record_run(const RunOptions& options, const Nvml& nvml) {
+  return Runner(options, nvml).run();
+}
 
 }  // namespace diescope::collect
