@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const InputFile file;
   file.write(data, size);
   try {
-    const auto source = diescope::open_recording(file.path);
+    const auto source = diescope::recording::open_recording(file.path);
     using namespace diescope;
     // Touch what the analysis touches: every sample's values and every side record.
     ChipSample c;
@@ -77,7 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (side.end) text += side.end->ending.text.size();
     // Keep the reads from being optimised away.
     if (sum == 12345.678 && text == 7) std::abort();
-  } catch (const diescope::InputError&) {
+  } catch (const diescope::core::InputError&) {
     // The expected answer to bad input.
   }
   return 0;

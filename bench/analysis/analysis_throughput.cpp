@@ -26,9 +26,9 @@ namespace {
 
 using namespace diescope;
 
-constexpr TimeNs kStart = 1'750'000'000LL * kNsPerSecond;
-constexpr TimeNs kInterval = 10 * kNsPerMs;
-constexpr TimeNs kSetup = 614 * kNsPerMs;
+constexpr recording::TimeNs kStart = 1'750'000'000LL * recording::kNsPerSecond;
+constexpr recording::TimeNs kInterval = 10 * recording::kNsPerMs;
+constexpr recording::TimeNs kSetup = 614 * recording::kNsPerMs;
 constexpr int kUnits = 8;
 constexpr int kDiags = 2;
 constexpr int kEngines = 2;
@@ -45,25 +45,25 @@ struct XorShift {
 };
 
 // A 60 s cycle: 20 s compute-bound, 10 s input-bound, 10 s idle, 20 s memory-bound.
-const double* phase_units(TimeNs t) {
+const double* phase_units(recording::TimeNs t) {
   static const double compute[kUnits] = {85, 20, 30, 25, 10, 5, 40, 2};
   static const double input[kUnits] = {20, 5, 10, 8, 3, 1, 12, 0.5};
   static const double idle[kUnits] = {0, 0, 0.2, 0.1, 0, 0, 0, 0};
   static const double memory[kUnits] = {10, 2, 82, 60, 5, 1, 30, 1};
-  const TimeNs into = (t / kNsPerSecond) % 60;
+  const recording::TimeNs into = (t / recording::kNsPerSecond) % 60;
   if (into < 20) return compute;
   if (into < 30) return input;
   if (into < 40) return idle;
   return memory;
 }
 
-class ChipGen final : public RecordStream<ChipSample> {
+class ChipGen final : public recording::RecordStream<recording::ChipSample> {
  public:
   explicit ChipGen(std::int64_t n) : n_(n) {}
-  bool next(ChipSample& out) override {
+  bool next(recording::ChipSample& out) override {
     if (i_ >= n_) return false;
-    const TimeNs start = i_ == 0 ? kStart : kStart + kSetup + (i_ - 1) * kInterval;
-    const TimeNs end = i_ == 0 ? kStart + kSetup : start + kInterval;
+    const recording::TimeNs start = i_ == 0 ? kStart : kStart + kSetup + (i_ - 1) * kInterval;
+    const recording::TimeNs end = i_ == 0 ? kStart + kSetup : start + kInterval;
     const double* base = phase_units(start - kStart);
     for (int u = 0; u < kUnits; ++u) units_[u] = base[u] * (1.0 + 0.02 * rng_.uniform());
     diags_[0] = std::min(100.0, base[0] + 10);
@@ -89,9 +89,9 @@ class ChipGen final : public RecordStream<ChipSample> {
 
 // A stream of readings every `period` from the start to `end`.
 template <typename Record, typename Fill>
-class PeriodicGen final : public RecordStream<Record> {
+class PeriodicGen final : public recording::RecordStream<Record> {
  public:
-  PeriodicGen(TimeNs first, TimeNs period, TimeNs end, Fill fill)
+  PeriodicGen(recording::TimeNs first, recording::TimeNs period, recording::TimeNs end, Fill fill)
       : t_(first), period_(period), end_(end), fill_(fill) {}
   bool next(Record& out) override {
     if (t_ > end_) return false;
@@ -101,17 +101,18 @@ class PeriodicGen final : public RecordStream<Record> {
   }
 
  private:
-  TimeNs t_, period_, end_;
+  recording::TimeNs t_, period_, end_;
   Fill fill_;
 };
 
 template <typename Record, typename Fill>
-std::unique_ptr<RecordStream<Record>> periodic(TimeNs first, TimeNs period, TimeNs end, Fill fill) {
+std::unique_ptr<recording::RecordStream<Record>> periodic(recording::TimeNs first, recording::TimeNs period,
+                                                          recording::TimeNs end, Fill fill) {
   return std::make_unique<PeriodicGen<Record, Fill>>(first, period, end, fill);
 }
 
 // A RecordSource that synthesises every stream on demand; nothing is held but the current record.
-class StreamingSource final : public RecordSource {
+class StreamingSource final : public recording::RecordSource {
  public:
   explicit StreamingSource(double hours) {
     samples_ = 1 + static_cast<std::int64_t>(std::llround(hours * 3600.0 * 100.0));
@@ -124,63 +125,71 @@ class StreamingSource final : public RecordSource {
     meta_.counts = {column("dram_bytes")};
     meta_.engines = {column("nvenc"), column("nvdec")};
     for (auto& e : meta_.engines) {
-      e.source = UnitSource::nvml_engine;
+      e.source = recording::UnitSource::nvml_engine;
       e.counted_by_gpu_util = false;
     }
-    side_.counters.push_back(CountersEvent{kStart, true, ""});
-    side_.marks = {Mark{kStart + 60 * kNsPerSecond, MarkKind::start},
-                   Mark{end_ - 60 * kNsPerSecond, MarkKind::stop}};
-    side_.end = RunEnd{end_, 0, RunEnding::exit()};
+    side_.counters.push_back(recording::CountersEvent{kStart, true, ""});
+    side_.marks = {recording::Mark{kStart + 60 * recording::kNsPerSecond, recording::MarkKind::start},
+                   recording::Mark{end_ - 60 * recording::kNsPerSecond, recording::MarkKind::stop}};
+    side_.end = recording::RunEnd{end_, 0, recording::RunEnding::exit()};
     side_.last_ts_ns = end_;
   }
   std::int64_t samples() const { return samples_; }
 
-  const RecordingMeta& meta() const override { return meta_; }
-  const SideRecords& side() const override { return side_; }
-  StreamPtr<ChipSample> make(std::type_identity<ChipSample>) const {
+  const recording::RecordingMeta& meta() const override { return meta_; }
+  const recording::SideRecords& side() const override { return side_; }
+  recording::StreamPtr<recording::ChipSample> make(std::type_identity<recording::ChipSample>) const {
     return std::make_unique<ChipGen>(samples_);
   }
-  StreamPtr<UtilSample> make(std::type_identity<UtilSample>) const {
-    return periodic<UtilSample>(kStart + 200 * kNsPerMs, 200 * kNsPerMs, end_, [](TimeNs t, UtilSample& u) {
-      u.ts_ns = t;
-      u.pct = phase_units(t - kStart)[0] > 1 ? 99 : 0;
-      u.source = UtilSource::samples;
-    });
+  recording::StreamPtr<recording::UtilSample> make(std::type_identity<recording::UtilSample>) const {
+    return periodic<recording::UtilSample>(kStart + 200 * recording::kNsPerMs, 200 * recording::kNsPerMs,
+                                           end_, [](recording::TimeNs t, recording::UtilSample& u) {
+                                             u.ts_ns = t;
+                                             u.pct = phase_units(t - kStart)[0] > 1 ? 99 : 0;
+                                             u.source = recording::UtilSource::samples;
+                                           });
   }
-  StreamPtr<ClockReading> make(std::type_identity<ClockReading>) const {
-    return periodic<ClockReading>(kStart, 100 * kNsPerMs, end_, [](TimeNs t, ClockReading& c) {
-      c.ts_ns = t;
-      c.sm_mhz = phase_units(t - kStart)[0] > 1 ? 1980 : 345;
-      c.mem_mhz = 3201;
-    });
+  recording::StreamPtr<recording::ClockReading> make(std::type_identity<recording::ClockReading>) const {
+    return periodic<recording::ClockReading>(kStart, 100 * recording::kNsPerMs, end_,
+                                             [](recording::TimeNs t, recording::ClockReading& c) {
+                                               c.ts_ns = t;
+                                               c.sm_mhz = phase_units(t - kStart)[0] > 1 ? 1980 : 345;
+                                               c.mem_mhz = 3201;
+                                             });
   }
-  StreamPtr<ThrottleReading> make(std::type_identity<ThrottleReading>) const {
-    return periodic<ThrottleReading>(kStart, 100 * kNsPerMs, end_, [](TimeNs t, ThrottleReading& r) {
-      r.ts_ns = t;
-      r.mask = phase_units(t - kStart)[0] > 1 ? 0 : std::uint64_t{throttle_gpu_idle};
-    });
+  recording::StreamPtr<recording::ThrottleReading> make(
+      std::type_identity<recording::ThrottleReading>) const {
+    return periodic<recording::ThrottleReading>(
+        kStart, 100 * recording::kNsPerMs, end_, [](recording::TimeNs t, recording::ThrottleReading& r) {
+          r.ts_ns = t;
+          r.mask = phase_units(t - kStart)[0] > 1 ? 0 : std::uint64_t{recording::throttle_gpu_idle};
+        });
   }
-  StreamPtr<PowerLimitReading> make(std::type_identity<PowerLimitReading>) const {
-    return periodic<PowerLimitReading>(kStart, 1000 * kNsPerMs, end_, [](TimeNs t, PowerLimitReading& r) {
-      r.ts_ns = t;
-      r.limit_w = 700;
-    });
+  recording::StreamPtr<recording::PowerLimitReading> make(
+      std::type_identity<recording::PowerLimitReading>) const {
+    return periodic<recording::PowerLimitReading>(kStart, 1000 * recording::kNsPerMs, end_,
+                                                  [](recording::TimeNs t, recording::PowerLimitReading& r) {
+                                                    r.ts_ns = t;
+                                                    r.limit_w = 700;
+                                                  });
   }
-  StreamPtr<EngineReading> make(std::type_identity<EngineReading>) const {
-    return periodic<EngineReading>(
-        kStart + 100 * kNsPerMs, 100 * kNsPerMs, end_, [](TimeNs t, EngineReading& r) {
+  recording::StreamPtr<recording::EngineReading> make(std::type_identity<recording::EngineReading>) const {
+    return periodic<recording::EngineReading>(
+        kStart + 100 * recording::kNsPerMs, 100 * recording::kNsPerMs, end_,
+        [](recording::TimeNs t, recording::EngineReading& r) {
           static const double values[kEngines] = {0, std::nan("")};  // nvdec unreadable, as on some boards
           r.ts_ns = t;
           r.values = values;
         });
   }
-  StreamPtr<ProcessReading> make(std::type_identity<ProcessReading>) const {
-    return periodic<ProcessReading>(kStart, 1000 * kNsPerMs, end_, [](TimeNs t, ProcessReading& r) {
-      r.ts_ns = t;
-      r.compute = 1;
-      r.graphics = 0;
-      r.exited = 0;
-    });
+  recording::StreamPtr<recording::ProcessReading> make(std::type_identity<recording::ProcessReading>) const {
+    return periodic<recording::ProcessReading>(kStart, 1000 * recording::kNsPerMs, end_,
+                                               [](recording::TimeNs t, recording::ProcessReading& r) {
+                                                 r.ts_ns = t;
+                                                 r.compute = 1;
+                                                 r.graphics = 0;
+                                                 r.exited = 0;
+                                               });
   }
   std::string name() const override { return "<synthetic stream>"; }
   AnyStream open_stream(StreamTag kind) const override {
@@ -188,16 +197,16 @@ class StreamingSource final : public RecordSource {
   }
 
  private:
-  static ColumnDef column(const char* key) {
-    ColumnDef c;
+  static recording::ColumnDef column(const char* key) {
+    recording::ColumnDef c;
     c.key = key;
     c.label = key;
     return c;
   }
-  RecordingMeta meta_;
-  SideRecords side_;
+  recording::RecordingMeta meta_;
+  recording::SideRecords side_;
   std::int64_t samples_ = 0;
-  TimeNs end_ = 0;
+  recording::TimeNs end_ = 0;
 };
 
 double peak_rss_mib() {
@@ -206,9 +215,9 @@ double peak_rss_mib() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
-int report(const char* mode, double hours, const RecordSource& source, std::int64_t samples) {
+int report(const char* mode, double hours, const recording::RecordSource& source, std::int64_t samples) {
   const auto t0 = std::chrono::steady_clock::now();
-  const Analysis a = analyze(source);
+  const analysis::Analysis a = analysis::analyze(source);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::int64_t read = a.run.samples_read;
   if (samples >= 0 && read != samples) {
@@ -238,14 +247,18 @@ void time_stream(const char* name, Open open) {
 }
 
 int scan(const char* path) {
-  auto source = open_recording(path);
-  time_stream<ChipSample>("chip", [&] { return source->stream<ChipSample>(); });
-  time_stream<UtilSample>("util", [&] { return source->stream<UtilSample>(); });
-  time_stream<ClockReading>("clocks", [&] { return source->stream<ClockReading>(); });
-  time_stream<ThrottleReading>("throttle", [&] { return source->stream<ThrottleReading>(); });
-  time_stream<PowerLimitReading>("power", [&] { return source->stream<PowerLimitReading>(); });
-  time_stream<EngineReading>("engines", [&] { return source->stream<EngineReading>(); });
-  time_stream<ProcessReading>("processes", [&] { return source->stream<ProcessReading>(); });
+  auto source = recording::open_recording(path);
+  time_stream<recording::ChipSample>("chip", [&] { return source->stream<recording::ChipSample>(); });
+  time_stream<recording::UtilSample>("util", [&] { return source->stream<recording::UtilSample>(); });
+  time_stream<recording::ClockReading>("clocks", [&] { return source->stream<recording::ClockReading>(); });
+  time_stream<recording::ThrottleReading>("throttle",
+                                          [&] { return source->stream<recording::ThrottleReading>(); });
+  time_stream<recording::PowerLimitReading>("power",
+                                            [&] { return source->stream<recording::PowerLimitReading>(); });
+  time_stream<recording::EngineReading>("engines",
+                                        [&] { return source->stream<recording::EngineReading>(); });
+  time_stream<recording::ProcessReading>("processes",
+                                         [&] { return source->stream<recording::ProcessReading>(); });
   return 0;
 }
 
@@ -269,14 +282,14 @@ int main(int argc, char** argv) {
     if (mode == "write" && argc == 4) {
       const double hours = std::atof(argv[2]);
       const auto t0 = std::chrono::steady_clock::now();
-      write_synthetic_recording(argv[3], long_run_spec(hours));
+      write_synthetic_recording(argv[3], recording::long_run_spec(hours));
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::printf("write  hours=%-5g write_s=%.3f peak_rss_mib=%.1f\n", hours, secs, peak_rss_mib());
       return 0;
     }
     if (mode == "file" && argc == 3) {
       const auto t0 = std::chrono::steady_clock::now();
-      auto source = open_recording(argv[2]);
+      auto source = recording::open_recording(argv[2]);
       const double open_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::printf("open   path=%s open_s=%.3f\n", argv[2], open_s);
       const double hours = static_cast<double>(source->side().last_ts_ns - source->meta().start_ns) / 3.6e12;
@@ -284,7 +297,7 @@ int main(int argc, char** argv) {
     }
     if (mode == "scan" && argc == 3) return scan(argv[2]);
     return usage();
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     std::fprintf(stderr, "analysis_throughput: error: %s\n  fix: %s\n", e.cause().c_str(), e.fix().c_str());
     return e.exit_code();
   }

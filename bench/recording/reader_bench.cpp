@@ -40,11 +40,11 @@ const std::filesystem::path& recording(bool with_diagnostics_and_counts) {
   static std::filesystem::path paths[2];
   std::filesystem::path& path = paths[with_diagnostics_and_counts ? 1 : 0];
   if (path.empty()) {
-    SyntheticSpec spec = long_run_spec(kSeconds / 3600);
+    recording::SyntheticSpec spec = recording::long_run_spec(kSeconds / 3600);
     if (!with_diagnostics_and_counts) {
       spec.meta.diagnostics.clear();
       spec.meta.counts.clear();
-      for (SyntheticPhase& p : spec.phases) {
+      for (recording::SyntheticPhase& p : spec.phases) {
         p.diagnostics.clear();
         p.count_rates.clear();
       }
@@ -59,12 +59,12 @@ const std::filesystem::path& recording(bool with_diagnostics_and_counts) {
 
 void chip_stream(benchmark::State& state, bool full) {
   const auto& path = recording(full);
-  const auto source = open_recording(path);
+  const auto source = recording::open_recording(path);
   std::int64_t samples = 0;
   double sum = 0;
   for (auto _ : state) {
-    auto stream = source->stream<ChipSample>();
-    ChipSample c;
+    auto stream = source->stream<recording::ChipSample>();
+    recording::ChipSample c;
     while (stream->next(c)) {
       sum += c.units[7];
       ++samples;
@@ -88,7 +88,7 @@ void BM_OpenRecording(benchmark::State& state) {
   const auto& path = recording(true);
   long lines = 0;
   for (auto _ : state) {
-    const auto source = open_recording(path);
+    const auto source = recording::open_recording(path);
     lines = source->side().complete_lines;
     benchmark::DoNotOptimize(source->side().last_ts_ns);
   }
@@ -98,11 +98,11 @@ void BM_OpenRecording(benchmark::State& state) {
 
 void BM_UtilStream(benchmark::State& state) {
   const auto& path = recording(true);
-  const auto source = open_recording(path);
+  const auto source = recording::open_recording(path);
   std::int64_t readings = 0;
   for (auto _ : state) {
-    auto stream = source->stream<UtilSample>();
-    UtilSample u;
+    auto stream = source->stream<recording::UtilSample>();
+    recording::UtilSample u;
     while (stream->next(u)) ++readings;
   }
   state.SetItemsProcessed(readings);

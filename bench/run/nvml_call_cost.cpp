@@ -17,10 +17,10 @@ namespace {
 
 void time_call(const std::string& name, int calls, const std::function<void()>& call) {
   call();  // the first call may bind lazily
-  const std::int64_t wall0 = diescope::monotonic_ns(), cpu0 = diescope::thread_cpu_ns();
+  const std::int64_t wall0 = diescope::core::monotonic_ns(), cpu0 = diescope::core::thread_cpu_ns();
   for (int i = 0; i < calls; ++i) call();
-  const double wall_us = double(diescope::monotonic_ns() - wall0) / calls / 1e3;
-  const double cpu_us = double(diescope::thread_cpu_ns() - cpu0) / calls / 1e3;
+  const double wall_us = double(diescope::core::monotonic_ns() - wall0) / calls / 1e3;
+  const double cpu_us = double(diescope::core::thread_cpu_ns() - cpu0) / calls / 1e3;
   std::printf("%-34s %10.1f %10.1f\n", name.c_str(), wall_us, cpu_us);
 }
 
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     for (const auto& engine : device.engines())
       time_call("engine " + engine.key, calls, [&] { (void)device.engine_utilization(engine); });
     time_call("process lists", calls / 10, [&] { (void)device.processes(0); });
-  } catch (const diescope::Error& e) {
+  } catch (const diescope::core::Error& e) {
     std::fprintf(stderr, "nvml_call_cost: %s\n", e.what());
     return 4;
   }

@@ -6,6 +6,8 @@
 #include <limits>
 #include <type_traits>
 
+#include <fmt/format.h>
+
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/core/error.hpp"
 
@@ -13,13 +15,13 @@ namespace diescope::agent {
 
 namespace {
 
-TimeNs ms_to_ns(double ms) {
-  return static_cast<TimeNs>(std::llround(ms * 1e6));
+recording::TimeNs ms_to_ns(double ms) {
+  return static_cast<recording::TimeNs>(std::llround(ms * 1e6));
 }
 
 // Records from the source are trusted only inside [period start, now + this]: anything else was
 // timed before a clock step (or by a sampler child still draining from before one).
-constexpr TimeNs kFutureSlackNs = kMaxClockSkewNs;
+constexpr recording::TimeNs kFutureSlackNs = kMaxClockSkewNs;
 
 template <typename R>
 void sort_by_ts(std::vector<R>& v) {
@@ -29,7 +31,7 @@ void sort_by_ts(std::vector<R>& v) {
 // Moves the readings timed after `end` to `next`; keeps the last one at or before `end` in both,
 // so the next period knows what held at its start (GPU-Util booking, clocks that did not change).
 template <typename R>
-void split_readings(std::vector<R>& current, std::vector<R>& next, TimeNs end) {
+void split_readings(std::vector<R>& current, std::vector<R>& next, recording::TimeNs end) {
   sort_by_ts(current);
   auto first_after = std::find_if(current.begin(), current.end(), [&](const R& r) { return r.ts_ns > end; });
   if (first_after != current.begin()) next.push_back(*(first_after - 1));
@@ -37,48 +39,47 @@ void split_readings(std::vector<R>& current, std::vector<R>& next, TimeNs end) {
   current.erase(first_after, current.end());
 }
 
-std::string seconds_text(TimeNs ns) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%+.3f s", static_cast<double>(ns) * 1e-9);
-  return buf;
+std::string seconds_text(recording::TimeNs ns) {
+  return fmt::format("{:+.3f} s", static_cast<double>(ns) * 1e-9);
 }
 
 }  // namespace
 
 void validate_settings(const AgentSettings& s) {
   if (!(s.poll_ms >= 10) || !std::isfinite(s.poll_ms)) {
-    throw UsageError("--poll-ms must be at least 10 ms", "e.g. --poll-ms 1000 (the default)");
+    throw core::UsageError("--poll-ms must be at least 10 ms", "e.g. --poll-ms 1000 (the default)");
   }
   if (!(s.duty_period_ms > 0) || !std::isfinite(s.duty_period_ms)) {
-    throw UsageError("--duty-period-ms must be a positive number of milliseconds",
-                     "e.g. --duty-period-ms 60000");
+    throw core::UsageError("--duty-period-ms must be a positive number of milliseconds",
+                           "e.g. --duty-period-ms 60000");
   }
   if (!(s.duty_on_ms > 0) || !std::isfinite(s.duty_on_ms)) {
-    throw UsageError("--duty-on-ms must be a positive number of milliseconds",
-                     "e.g. --duty-on-ms 2000; set it to the period for counters always on");
+    throw core::UsageError("--duty-on-ms must be a positive number of milliseconds",
+                           "e.g. --duty-on-ms 2000; set it to the period for counters always on");
   }
   if (s.duty_period_ms < s.poll_ms) {
-    throw UsageError("the duty period (--duty-period-ms) is shorter than the poll interval (--poll-ms)",
-                     "make the period at least one poll long, e.g. --duty-period-ms 60000 --poll-ms 1000");
+    throw core::UsageError(
+        "the duty period (--duty-period-ms) is shorter than the poll interval (--poll-ms)",
+        "make the period at least one poll long, e.g. --duty-period-ms 60000 --poll-ms 1000");
   }
 }
 
 struct Agent::GpuState {
   std::size_t index = 0;
-  RecordingMeta meta;  // the source's, with the agent's duty settings
-  std::unique_ptr<MemoryRecording> period;
-  std::unique_ptr<MemoryRecording> staged;  // records already timed in the next period
-  TimeNs period_start = 0;
-  TimeNs period_end = 0;
+  recording::RecordingMeta meta;  // the source's, with the agent's duty settings
+  std::unique_ptr<recording::MemoryRecording> period;
+  std::unique_ptr<recording::MemoryRecording> staged;  // records already timed in the next period
+  recording::TimeNs period_start = 0;
+  recording::TimeNs period_end = 0;
 
-  bool requested_on = false;           // the agent asked for the counters and has not asked them off
-  bool window_done = false;            // this period's window has been switched off
-  std::optional<TimeNs> window_start;  // the first confirmed start in this period
-  std::optional<TimeNs> window_end;    // when the agent switched them off
+  bool requested_on = false;  // the agent asked for the counters and has not asked them off
+  bool window_done = false;   // this period's window has been switched off
+  std::optional<recording::TimeNs> window_start;  // the first confirmed start in this period
+  std::optional<recording::TimeNs> window_end;    // when the agent switched them off
 
   bool hot = false;  // the counters may be on: from the agent's request to the confirmed stop
-  TimeNs hot_since = 0;
-  TimeNs on_ns = 0;  // measured on-time inside this period
+  recording::TimeNs hot_since = 0;
+  recording::TimeNs on_ns = 0;  // measured on-time inside this period
 
   std::optional<Restart> restart;  // for the next record
   std::vector<std::string> notes;  // for this period's record
@@ -108,11 +109,11 @@ Agent::Agent(AgentSource& source, Clock& clock, AgentSettings settings)
     st.index = g->meta.gpu.index;
     st.uuid = g->meta.gpu.uuid;
     st.model = g->meta.gpu.model;
-    for (const ColumnDef& c2 : g->meta.units) {
+    for (const recording::ColumnDef& c2 : g->meta.units) {
       st.unit_keys.push_back(c2.key);
       st.unit_labels.push_back(c2.label.empty() ? c2.key : c2.label);
     }
-    for (const ColumnDef& c2 : g->meta.engines) {
+    for (const recording::ColumnDef& c2 : g->meta.engines) {
       st.unit_keys.push_back(c2.key);
       st.unit_labels.push_back(c2.label.empty() ? c2.key : c2.label);
     }
@@ -130,8 +131,8 @@ bool Agent::always_on() const {
   return settings_.duty_on_ms >= settings_.duty_period_ms;
 }
 
-void Agent::start_period(GpuState& g, TimeNs start) {
-  g.period = g.staged ? std::move(g.staged) : std::make_unique<MemoryRecording>();
+void Agent::start_period(GpuState& g, recording::TimeNs start) {
+  g.period = g.staged ? std::move(g.staged) : std::make_unique<recording::MemoryRecording>();
   g.staged.reset();
   g.period->meta_data = g.meta;
   g.period->meta_data.start_ns = start;
@@ -147,21 +148,21 @@ void Agent::start_period(GpuState& g, TimeNs start) {
 }
 
 void Agent::absorb(GpuState& g, GpuBatch& batch) {
-  const TimeNs lo = g.period_start;
-  const TimeNs hi = now_ns_ + kFutureSlackNs;
-  MemoryRecording& p = *g.period;
-  auto inside = [&](TimeNs ts) { return ts >= lo && ts <= hi; };
-  for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
+  const recording::TimeNs lo = g.period_start;
+  const recording::TimeNs hi = now_ns_ + kFutureSlackNs;
+  recording::MemoryRecording& p = *g.period;
+  auto inside = [&](recording::TimeNs ts) { return ts >= lo && ts <= hi; };
+  recording::for_each_kind<recording::StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
     for (auto& r : batch.list<Record>()) {
       bool keep = false;
-      if constexpr (std::is_same_v<Record, ChipSample>)
+      if constexpr (std::is_same_v<Record, recording::ChipSample>)
         keep = r.end_ns > lo && r.end_ns <= hi;  // by its end
       else
         keep = inside(r.ts_ns);
       if (keep) p.list<Record>().push_back(std::move(r));
     }
   });
-  for (const CountersEvent& e : batch.counters) {
+  for (const recording::CountersEvent& e : batch.counters) {
     if (e.on) {
       if (!g.hot) {  // a start the agent did not ask for in this stretch (a sampler restart)
         g.hot = true;
@@ -172,8 +173,8 @@ void Agent::absorb(GpuState& g, GpuBatch& batch) {
       p.side_records.counters.push_back(e);  // the sample after it spans a setup and is dropped
     } else {
       if (g.hot) {
-        const TimeNs from = std::max(g.hot_since, lo);
-        const TimeNs to = std::min(std::max(e.ts_ns, from), std::max(now_ns_, from));
+        const recording::TimeNs from = std::max(g.hot_since, lo);
+        const recording::TimeNs to = std::min(std::max(e.ts_ns, from), std::max(now_ns_, from));
         g.on_ns += to - from;
         g.hot = false;
       }
@@ -190,19 +191,20 @@ void Agent::absorb(GpuState& g, GpuBatch& batch) {
   batch.clear();
 }
 
-std::optional<AgentRecord> Agent::close_period(GpuState& g, TimeNs end,
+std::optional<AgentRecord> Agent::close_period(GpuState& g, recording::TimeNs end,
                                                const std::vector<std::string>& extra_notes) {
-  MemoryRecording& p = *g.period;
-  auto next = std::make_unique<MemoryRecording>();
+  recording::MemoryRecording& p = *g.period;
+  auto next = std::make_unique<recording::MemoryRecording>();
 
   // Chip samples: those that start at or after the end belong to the next period; one that
   // straddles it goes to both (each analysis counts the part inside its own span).
-  auto& chip = p.list<ChipSample>();
-  auto& next_chip = next->list<ChipSample>();
-  std::stable_sort(chip.begin(), chip.end(), [](const OwnedChipSample& a, const OwnedChipSample& b) {
-    return a.start_ns < b.start_ns;
-  });
-  std::vector<OwnedChipSample> keep;
+  auto& chip = p.list<recording::ChipSample>();
+  auto& next_chip = next->list<recording::ChipSample>();
+  std::stable_sort(chip.begin(), chip.end(),
+                   [](const recording::OwnedChipSample& a, const recording::OwnedChipSample& b) {
+                     return a.start_ns < b.start_ns;
+                   });
+  std::vector<recording::OwnedChipSample> keep;
   keep.reserve(chip.size());
   for (auto& s : chip) {
     if (s.start_ns >= end) {
@@ -214,32 +216,33 @@ std::optional<AgentRecord> Agent::close_period(GpuState& g, TimeNs end,
   }
   chip = std::move(keep);
   // Every other stream: readings, of which the next period also keeps the one that held at its start.
-  for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
-    if constexpr (!std::is_same_v<Record, ChipSample>)
+  recording::for_each_kind<recording::StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
+    if constexpr (!std::is_same_v<Record, recording::ChipSample>)
       split_readings(p.list<Record>(), next->list<Record>(), end);
   });
   // Except the process lists: the next period counts only the holders seen inside it (hygiene takes
   // the most over every reading).
-  auto& next_process = next->list<ProcessReading>();
+  auto& next_process = next->list<recording::ProcessReading>();
   if (!next_process.empty() && next_process.front().ts_ns <= end) next_process.erase(next_process.begin());
   sort_by_ts(p.side_records.counters);
   {
     auto& ev = p.side_records.counters;
-    auto it = std::find_if(ev.begin(), ev.end(), [&](const CountersEvent& e) { return e.ts_ns > end; });
+    auto it =
+        std::find_if(ev.begin(), ev.end(), [&](const recording::CountersEvent& e) { return e.ts_ns > end; });
     next->side_records.counters.assign(it, ev.end());
     ev.erase(it, ev.end());
   }
   sort_by_ts(p.side_records.notes);
   {
     auto& nv = p.side_records.notes;
-    auto it = std::find_if(nv.begin(), nv.end(), [&](const Note& n) { return n.ts_ns > end; });
+    auto it = std::find_if(nv.begin(), nv.end(), [&](const recording::Note& n) { return n.ts_ns > end; });
     next->side_records.notes.assign(std::make_move_iterator(it), std::make_move_iterator(nv.end()));
     nv.erase(it, nv.end());
   }
 
   // Measured on-time up to the end; counters still on carry into the next period.
   if (g.hot) {
-    const TimeNs from = std::max(g.hot_since, g.period_start);
+    const recording::TimeNs from = std::max(g.hot_since, g.period_start);
     if (end > from) g.on_ns += end - from;
     g.hot_since = end;
   }
@@ -247,14 +250,15 @@ std::optional<AgentRecord> Agent::close_period(GpuState& g, TimeNs end,
   // The chip window is the analysis's steady window.
   const bool had_window = g.window_start.has_value();
   if (had_window) {
-    const TimeNs stop = g.window_end ? std::min(*g.window_end, end) : end;
-    p.side_records.marks.push_back(Mark{*g.window_start, MarkKind::start});
-    p.side_records.marks.push_back(Mark{std::max(stop, *g.window_start), MarkKind::stop});
+    const recording::TimeNs stop = g.window_end ? std::min(*g.window_end, end) : end;
+    p.side_records.marks.push_back(recording::Mark{*g.window_start, recording::MarkKind::start});
+    p.side_records.marks.push_back(
+        recording::Mark{std::max(stop, *g.window_start), recording::MarkKind::stop});
     if (g.window_end && *g.window_end <= end)
-      p.side_records.counters.push_back(CountersEvent{*g.window_end, false, ""});
+      p.side_records.counters.push_back(recording::CountersEvent{*g.window_end, false, ""});
     sort_by_ts(p.side_records.counters);
   }
-  p.side_records.end = RunEnd{end, 0, RunEnding::period_end()};
+  p.side_records.end = recording::RunEnd{end, 0, recording::RunEnding::period_end()};
   p.side_records.last_ts_ns = end;
   p.meta_data.start_ns = g.period_start;
 
@@ -268,7 +272,7 @@ std::optional<AgentRecord> Agent::close_period(GpuState& g, TimeNs end,
   if (!had_window) ctx.extra_notes.push_back("counters: they did not come on in this period");
   for (const auto& n : extra_notes) ctx.extra_notes.push_back(n);
 
-  const Analysis analysis = analyze(p);
+  const analysis::Analysis analysis = analysis::analyze(p);
   AgentRecord record = make_record(analysis, ctx);
 
   GpuStatus& st = status_[g.index];
@@ -279,7 +283,7 @@ std::optional<AgentRecord> Agent::close_period(GpuState& g, TimeNs end,
   return record;
 }
 
-void Agent::restart_all(const ClockEvent& event, TimeNs now) {
+void Agent::restart_all(const ClockEvent& event, recording::TimeNs now) {
   for (auto& gp : gpus_) {
     GpuState& g = *gp;
     if (g.requested_on) {
@@ -308,8 +312,8 @@ void Agent::restart_all(const ClockEvent& event, TimeNs now) {
   }
 }
 
-void Agent::schedule(GpuState& g, TimeNs now) {
-  const TimeNs window_end = g.period_start + ms_to_ns(settings_.duty_on_ms);
+void Agent::schedule(GpuState& g, recording::TimeNs now) {
+  const recording::TimeNs window_end = g.period_start + ms_to_ns(settings_.duty_on_ms);
   const bool want = always_on() || (!g.window_done && now < window_end);
   if (want && !g.requested_on) {
     source_.set_counters(g.index, true, now);
@@ -335,26 +339,26 @@ std::vector<AgentRecord> Agent::step() {
   const ClockReadings c = clock_.read();
   const ClockEvent event = watch_.check(c);
   if (event.kind != ClockEvent::Kind::none) source_.rebase(c);
-  TimeNs now = source_.now_ns(c);
+  recording::TimeNs now = source_.now_ns(c);
   now_ns_ = now;
   if (event.kind != ClockEvent::Kind::none) restart_all(event, now);
 
   source_.collect(now, batches_);
   for (auto& g : gpus_) absorb(*g, batches_[g->index]);
 
-  const TimeNs period = ms_to_ns(settings_.duty_period_ms);
+  const recording::TimeNs period = ms_to_ns(settings_.duty_period_ms);
   const bool over = source_.ended(now);
-  const TimeNs close_until = over ? std::min(now, source_.end_ns()) : now;
+  const recording::TimeNs close_until = over ? std::min(now, source_.end_ns()) : now;
   for (auto& gp : gpus_) {
     GpuState& g = *gp;
     while (close_until >= g.period_end) {
-      const TimeNs end = g.period_end;
+      const recording::TimeNs end = g.period_end;
       if (auto r = close_period(g, end, {})) {
         ++status_[g.index].records;
         status_[g.index].last = *r;
         records.push_back(std::move(*r));
       }
-      TimeNs next_start = end;
+      recording::TimeNs next_start = end;
       if (close_until >= end + period) {
         // The agent did not run for at least a whole period (stopped, or starved of CPU).
         g.notes.push_back("agent: it did not run from " + seconds_text(end - g.meta.start_ns).substr(1) +
@@ -375,7 +379,7 @@ std::vector<AgentRecord> Agent::step() {
   }
   if (over) {
     // The recording is over: close what is left of each period at its end, with a note.
-    const TimeNs end = std::min(now, source_.end_ns());
+    const recording::TimeNs end = std::min(now, source_.end_ns());
     for (auto& g : gpus_) {
       if (g->requested_on) source_.set_counters(g->index, false, end);
       g->requested_on = false;
@@ -424,9 +428,9 @@ std::vector<AgentRecord> Agent::finish(const std::string& why) {
   return records;
 }
 
-TimeNs Agent::next_due_ns() const {
-  if (ended_) return std::numeric_limits<TimeNs>::max();
-  TimeNs due = next_poll_ns_;
+recording::TimeNs Agent::next_due_ns() const {
+  if (ended_) return std::numeric_limits<recording::TimeNs>::max();
+  recording::TimeNs due = next_poll_ns_;
   for (const auto& g : gpus_) {
     due = std::min(due, g->period_end);
     if (g->requested_on && !always_on())

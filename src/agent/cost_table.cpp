@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <fmt/format.h>
+
 namespace diescope::agent {
 
 const std::vector<CostEntry>& cost_table() {
@@ -40,14 +42,8 @@ bool same_ms(double a, double b) {
 }
 
 std::string setting_text(double interval_ms, double on_ms, double period_ms) {
-  char buf[160];
-  if (always_on(on_ms, period_ms)) {
-    std::snprintf(buf, sizeof buf, "counters always on at %g ms", interval_ms);
-  } else {
-    std::snprintf(buf, sizeof buf, "counters on %g ms of every %g ms at %g ms", on_ms, period_ms,
-                  interval_ms);
-  }
-  return buf;
+  if (always_on(on_ms, period_ms)) return fmt::format("counters always on at {:g} ms", interval_ms);
+  return fmt::format("counters on {:g} ms of every {:g} ms at {:g} ms", on_ms, period_ms, interval_ms);
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ constexpr std::size_t kMaxConnections = 64;
 constexpr std::int64_t kRequestTimeoutMs = 5000;
 
 std::int64_t now_ms() {
-  return monotonic_ns() / 1'000'000;
+  return core::monotonic_ns() / 1'000'000;
 }
 
 const char* reason_phrase(int status) {
@@ -69,7 +69,7 @@ std::string header_value(const std::string& head, const std::string& name) {
 }
 
 struct Connection {
-  UniqueFd fd;
+  core::UniqueFd fd;
   std::string in;
   std::string out;
   std::size_t sent = 0;
@@ -98,24 +98,26 @@ ListenAddress parse_listen_address(const std::string& text) {
   if (!text.empty() && text.front() == '[') {
     const auto close = text.find(']');
     if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
-      throw UsageError("cannot read the listen address '" + text + "'", fix);
+      throw core::UsageError("cannot read the listen address '" + text + "'", fix);
     }
     a.host = text.substr(1, close - 1);
     port_text = text.substr(close + 2);
   } else {
     const auto colon = text.rfind(':');
-    if (colon == std::string::npos) throw UsageError("the listen address '" + text + "' has no port", fix);
+    if (colon == std::string::npos)
+      throw core::UsageError("the listen address '" + text + "' has no port", fix);
     a.host = text.substr(0, colon);
     port_text = text.substr(colon + 1);
     if (a.host.find(':') != std::string::npos) {
-      throw UsageError("the listen address '" + text + "' looks like IPv6 without brackets", fix);
+      throw core::UsageError("the listen address '" + text + "' looks like IPv6 without brackets", fix);
     }
   }
   if (a.host.empty()) a.host = "127.0.0.1";
   char* end = nullptr;
   const long port = std::strtol(port_text.c_str(), &end, 10);
   if (port_text.empty() || *end != '\0' || port < 0 || port > 65535) {
-    throw UsageError("the port in the listen address '" + text + "' is not a number from 0 to 65535", fix);
+    throw core::UsageError("the port in the listen address '" + text + "' is not a number from 0 to 65535",
+                           fix);
   }
   a.port = static_cast<int>(port);
   return a;
@@ -132,12 +134,12 @@ MetricsServer::MetricsServer(const ListenAddress& address, Handler handler) : ha
       (address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host) + ":" +
       port_text;
   if (int rc = getaddrinfo(address.host.c_str(), port_text.c_str(), &hints, &found); rc != 0) {
-    throw UsageError("cannot resolve the listen address " + shown + ": " + gai_strerror(rc),
-                     "use a numeric address, e.g. --listen 127.0.0.1:9402");
+    throw core::UsageError("cannot resolve the listen address " + shown + ": " + gai_strerror(rc),
+                           "use a numeric address, e.g. --listen 127.0.0.1:9402");
   }
   std::string why;
   for (addrinfo* ai = found; ai; ai = ai->ai_next) {
-    UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
+    core::UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
     if (!fd) continue;
     const int one = 1;
     setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -149,10 +151,10 @@ MetricsServer::MetricsServer(const ListenAddress& address, Handler handler) : ha
   }
   freeaddrinfo(found);
   if (!listen_fd_) {
-    throw DeviceError("cannot listen on " + shown + ": " + why,
-                      "choose a free port with --listen ADDR:PORT, or stop whatever holds this one");
+    throw core::DeviceError("cannot listen on " + shown + ": " + why,
+                            "choose a free port with --listen ADDR:PORT, or stop whatever holds this one");
   }
-  set_nonblocking(listen_fd_.get());
+  core::set_nonblocking(listen_fd_.get());
   sockaddr_storage bound{};
   socklen_t len = sizeof bound;
   getsockname(listen_fd_.get(), reinterpret_cast<sockaddr*>(&bound), &len);
@@ -169,11 +171,11 @@ MetricsServer::MetricsServer(const ListenAddress& address, Handler handler) : ha
     bound_ = std::string(host) + ":" + std::to_string(port_);
   }
   try {
-    wake_ = make_pipe("the metrics server");
-  } catch (const Error& e) {
-    throw DeviceError(e.cause(), e.fix());
+    wake_ = core::make_pipe("the metrics server");
+  } catch (const core::Error& e) {
+    throw core::DeviceError(e.cause(), e.fix());
   }
-  set_nonblocking(wake_.write.get());
+  core::set_nonblocking(wake_.write.get());
   thread_ = std::thread([this] { serve(); });
 }
 
@@ -276,7 +278,7 @@ void MetricsServer::serve() {
     // New connections.
     if (fds[1].revents & POLLIN) {
       for (;;) {
-        UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+        core::UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
         if (!fd) break;
         if (conns.size() >= kMaxConnections) continue;  // refused: closed at once
         const int one = 1;
@@ -298,7 +300,8 @@ HttpResponse http_get(const std::string& host, int port, const std::string& path
     r.error = "cannot resolve " + host;
     return r;
   }
-  const UniqueFd socket_fd(::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol));
+  const core::UniqueFd socket_fd(
+      ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol));
   const int fd = socket_fd.get();
   if (fd < 0) {
     freeaddrinfo(found);

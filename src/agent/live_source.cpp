@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "diescope/collect/nvml.hpp"
 #include "diescope/core/clock.hpp"
 #include "diescope/core/error.hpp"
@@ -17,10 +19,8 @@ namespace m = collect::sampler_msg;
 
 namespace {
 
-std::string seconds_text(TimeNs ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ns) * 1e-9);
-  return buf;
+std::string seconds_text(recording::TimeNs ns) {
+  return fmt::format("{:.1f} s", static_cast<double>(ns) * 1e-9);
 }
 
 }  // namespace
@@ -36,7 +36,7 @@ SamplerSupervisor::SamplerSupervisor(collect::SamplerConfig config, const collec
 SamplerSupervisor::~SamplerSupervisor() {
   if (child_) {
     child_->request_stop();
-    child_->wait(std::chrono::milliseconds(timing_.stop_timeout_ns / kNsPerMs));
+    child_->wait(std::chrono::milliseconds(timing_.stop_timeout_ns / recording::kNsPerMs));
   }
 }
 
@@ -44,7 +44,7 @@ int SamplerSupervisor::fd() const {
   return child_ && !child_->output_closed() ? child_->output_fd() : -1;
 }
 
-void SamplerSupervisor::set_wanted(bool on, TimeNs now, GpuBatch& out) {
+void SamplerSupervisor::set_wanted(bool on, recording::TimeNs now, GpuBatch& out) {
   wanted_ = on;
   if (!on) {
     if (child_ && !stopping_) {
@@ -56,17 +56,17 @@ void SamplerSupervisor::set_wanted(bool on, TimeNs now, GpuBatch& out) {
   if (!child_ && now >= retry_at_ns_) start(now, out);
 }
 
-void SamplerSupervisor::start(TimeNs now, GpuBatch& out) {
+void SamplerSupervisor::start(recording::TimeNs now, GpuBatch& out) {
   if (!table_ || config_.executable.empty()) return;
   const bool after_failure = failures_ > 0;
   try {
     child_ = std::make_unique<collect::SamplerProcess>(config_);
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     ++failures_;
-    const TimeNs backoff =
+    const recording::TimeNs backoff =
         std::min(timing_.backoff_max_ns, timing_.backoff_initial_ns << std::min(failures_ - 1, 20));
     retry_at_ns_ = now + backoff;
-    out.notes.push_back(Note{
+    out.notes.push_back(recording::Note{
         now, "sampler",
         "cannot start the counter sampler: " + e.cause() + "; trying again in " + seconds_text(backoff)});
     return;
@@ -74,9 +74,10 @@ void SamplerSupervisor::start(TimeNs now, GpuBatch& out) {
   ++starts_;
   if (after_failure) {
     ++restarts_;
-    out.notes.push_back(Note{now, "sampler",
-                             "restarted the counter sampler (restart " + std::to_string(restarts_) +
-                                 ", after " + std::to_string(failures_) + " failure(s))"});
+    out.notes.push_back(recording::Note{now, "sampler",
+                                        "restarted the counter sampler (restart " +
+                                            std::to_string(restarts_) + ", after " +
+                                            std::to_string(failures_) + " failure(s))"});
   }
   stopping_ = false;
   saw_off_ = false;
@@ -84,58 +85,60 @@ void SamplerSupervisor::start(TimeNs now, GpuBatch& out) {
   evaluator_.reset();
 }
 
-void SamplerSupervisor::handle(const collect::SamplerMessage& message, TimeNs now, GpuBatch& out) {
+void SamplerSupervisor::handle(const collect::SamplerMessage& message, recording::TimeNs now, GpuBatch& out) {
   if (const auto* s = std::get_if<m::Sample>(&message)) {
     if (!evaluator_) return;
     evaluator_->evaluate(s->values, values_);
-    OwnedChipSample o;
+    recording::OwnedChipSample o;
     o.start_ns = s->start_ns;
     o.end_ns = s->end_ns;
     o.units = values_.units;
     o.diagnostics = values_.diagnostics;
     o.counts = values_.counts;
-    out.list<ChipSample>().push_back(std::move(o));
+    out.list<recording::ChipSample>().push_back(std::move(o));
   } else if (const auto* on = std::get_if<m::On>(&message)) {
-    out.counters.push_back(CountersEvent{on->ts_ns, true, ""});
+    out.counters.push_back(recording::CountersEvent{on->ts_ns, true, ""});
   } else if (const auto* off = std::get_if<m::Off>(&message)) {
     saw_off_ = true;
     // A stop the agent asked for is a window's ordinary end, with no reason; any other says why.
     std::string reason = off->reason;
     if (reason.empty() && !stopping_) reason = "the sampler stopped";
-    out.counters.push_back(CountersEvent{off->ts_ns, false, std::move(reason)});
+    out.counters.push_back(recording::CountersEvent{off->ts_ns, false, std::move(reason)});
   } else if (const auto* metrics = std::get_if<m::Metrics>(&message)) {
     try {
       evaluator_ = std::make_unique<collect::ColumnEvaluator>(*table_, metrics->names);
-    } catch (const Error& e) {
+    } catch (const core::Error& e) {
       out.notes.push_back(
-          Note{now, "sampler", "the sampler's metrics do not fit the unit table: " + e.cause()});
+          recording::Note{now, "sampler", "the sampler's metrics do not fit the unit table: " + e.cause()});
     }
   } else if (const auto* device = std::get_if<m::Device>(&message)) {
     if (!expected_uuid_.empty() && device->uuid != expected_uuid_) {
-      out.notes.push_back(Note{
+      out.notes.push_back(recording::Note{
           now, "sampler",
           "the sampler's device " + std::to_string(device->index) + " is " + device->uuid + ", not NVML's " +
               expected_uuid_ + " (CUDA and NVML order GPUs differently; set CUDA_DEVICE_ORDER=PCI_BUS_ID)"});
     }
   } else if (const auto* gap = std::get_if<m::Gap>(&message)) {
-    out.notes.push_back(
-        Note{gap->from_ns, "sampler",
-             "samples lost: nothing covers " + seconds_text(gap->to_ns - gap->from_ns) + " of time"});
+    out.notes.push_back(recording::Note{
+        gap->from_ns, "sampler",
+        "samples lost: nothing covers " + seconds_text(gap->to_ns - gap->from_ns) + " of time"});
   } else if (const auto* overflow = std::get_if<m::Overflow>(&message)) {
-    out.notes.push_back(Note{overflow->ts_ns, "sampler", "the counter buffer overflowed: " + overflow->text});
+    out.notes.push_back(
+        recording::Note{overflow->ts_ns, "sampler", "the counter buffer overflowed: " + overflow->text});
   } else if (const auto* note = std::get_if<m::Note>(&message)) {
-    if (note->topic != "clock") out.notes.push_back(Note{now, "sampler " + note->topic, note->text});
+    if (note->topic != "clock")
+      out.notes.push_back(recording::Note{now, "sampler " + note->topic, note->text});
   } else if (const auto* error = std::get_if<m::Error>(&message)) {
     saw_error_ = true;
     const collect::ErrorText text = collect::describe_error(*error, config_.device);
     last_error_ = text.cause + " (fix: " + text.fix + ")";
-    out.notes.push_back(Note{now, "sampler", last_error_});
+    out.notes.push_back(recording::Note{now, "sampler", last_error_});
   }
 }
 
-void SamplerSupervisor::reap(TimeNs now, GpuBatch& out) {
+void SamplerSupervisor::reap(recording::TimeNs now, GpuBatch& out) {
   const collect::SamplerExit exit =
-      child_->wait(std::chrono::milliseconds(timing_.stop_timeout_ns / kNsPerMs));
+      child_->wait(std::chrono::milliseconds(timing_.stop_timeout_ns / recording::kNsPerMs));
   // Messages read while waiting.
   messages_.clear();
   child_->pump(messages_);
@@ -151,7 +154,7 @@ void SamplerSupervisor::reap(TimeNs now, GpuBatch& out) {
   }
   // It failed: a crash of NVIDIA's decoder, an error, or a child that ended on its own.
   ++failures_;
-  const TimeNs backoff =
+  const recording::TimeNs backoff =
       std::min(timing_.backoff_max_ns, timing_.backoff_initial_ns << std::min(failures_ - 1, 20));
   retry_at_ns_ = now + backoff;
   std::string what = "the counter sampler " + exit.describe();
@@ -160,13 +163,13 @@ void SamplerSupervisor::reap(TimeNs now, GpuBatch& out) {
     std::replace(tail.begin(), tail.end(), '\n', ' ');
     what += " (stderr: " + tail.substr(tail.size() > 300 ? tail.size() - 300 : 0) + ")";
   }
-  if (!saw_off_) out.counters.push_back(CountersEvent{now, false, what});
-  out.notes.push_back(Note{now, "sampler",
-                           what + (wanted_ ? "; restarting it in " + seconds_text(backoff)
-                                           : "; it will be started again at the next window")});
+  if (!saw_off_) out.counters.push_back(recording::CountersEvent{now, false, what});
+  out.notes.push_back(recording::Note{now, "sampler",
+                                      what + (wanted_ ? "; restarting it in " + seconds_text(backoff)
+                                                      : "; it will be started again at the next window")});
 }
 
-void SamplerSupervisor::pump(TimeNs now, GpuBatch& out) {
+void SamplerSupervisor::pump(recording::TimeNs now, GpuBatch& out) {
   if (child_) {
     messages_.clear();
     const bool open = child_->pump(messages_);
@@ -181,7 +184,7 @@ void SamplerSupervisor::pump(TimeNs now, GpuBatch& out) {
   if (!child_ && wanted_ && now >= retry_at_ns_) start(now, out);
 }
 
-void SamplerSupervisor::stop_and_wait(TimeNs now, GpuBatch& out) {
+void SamplerSupervisor::stop_and_wait(recording::TimeNs now, GpuBatch& out) {
   wanted_ = false;
   if (!child_) return;
   if (!stopping_) {
@@ -193,20 +196,20 @@ void SamplerSupervisor::stop_and_wait(TimeNs now, GpuBatch& out) {
     messages_.clear();
     const bool open = child_->pump_for(messages_, std::chrono::milliseconds(100));
     for (const auto& message : messages_) handle(message, now, out);
-    if (!open) reap(realtime_ns(), out);
+    if (!open) reap(core::realtime_ns(), out);
   }
-  if (child_) reap(realtime_ns(), out);  // wait() kills it past the timeout
+  if (child_) reap(core::realtime_ns(), out);  // wait() kills it past the timeout
 }
 
 // ---- LiveSource ----
 
 LiveSource::LiveSource(std::vector<LiveGpu> gpus, double interval_ms, double poll_ms, SupervisorTiming timing,
                        std::function<void(const std::string&)> log)
-    : poll_ns_(static_cast<TimeNs>(poll_ms * 1e6)), log_(std::move(log)) {
+    : poll_ns_(static_cast<recording::TimeNs>(poll_ms * 1e6)), log_(std::move(log)) {
   for (LiveGpu& in : gpus) {
     Gpu g;
-    g.meta.tool_version = kToolVersion;
-    g.meta.method = kMethodVersion;
+    g.meta.tool_version = core::kToolVersion;
+    g.meta.method = core::kMethodVersion;
     g.meta.gpu = in.telemetry->identity();
     g.meta.engines = in.telemetry->engine_columns();
     g.meta.interval_ms = interval_ms;
@@ -234,7 +237,7 @@ LiveSource::LiveSource(std::vector<LiveGpu> gpus, double interval_ms, double pol
 
 LiveSource::~LiveSource() = default;
 
-void LiveSource::collect(TimeNs now, std::vector<GpuBatch>& out) {
+void LiveSource::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     Gpu& g = gpus_[i];
     GpuBatch& batch = out.at(i);
@@ -249,12 +252,12 @@ void LiveSource::collect(TimeNs now, std::vector<GpuBatch>& out) {
       g.telemetry->read(now, batch);
       g.next_read_ns = now + poll_ns_;
     }
-    for (const Note& n : batch.notes)
+    for (const recording::Note& n : batch.notes)
       if (log_ && n.topic == "sampler") log_("GPU " + std::to_string(g.meta.gpu.index) + ": " + n.text);
   }
 }
 
-void LiveSource::set_counters(std::size_t gpu, bool on, TimeNs now) {
+void LiveSource::set_counters(std::size_t gpu, bool on, recording::TimeNs now) {
   Gpu& g = gpus_.at(gpu);
   if (g.supervisor) g.supervisor->set_wanted(on, now, g.pending);
 }
@@ -266,7 +269,7 @@ std::vector<int> LiveSource::wait_fds() const {
   return fds;
 }
 
-void LiveSource::shutdown(TimeNs now, std::vector<GpuBatch>& out) {
+void LiveSource::shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) {
   // Ask every child first, then wait: they stop in parallel.
   for (std::size_t i = 0; i < gpus_.size(); ++i)
     if (gpus_[i].supervisor) gpus_[i].supervisor->set_wanted(false, now, gpus_[i].pending);
@@ -296,7 +299,7 @@ namespace {
 
 class NvmlTelemetry final : public GpuTelemetry {
  public:
-  NvmlTelemetry(std::shared_ptr<collect::Nvml> nvml, int index, TimeNs start)
+  NvmlTelemetry(std::shared_ptr<collect::Nvml> nvml, int index, recording::TimeNs start)
       : nvml_(std::move(nvml)), device_(nvml_->device(index)), util_(device_, start) {
     identity_ = device_.identity();
     identity_.index = index;
@@ -304,31 +307,32 @@ class NvmlTelemetry final : public GpuTelemetry {
     engines_ = device_.engines();
     engine_columns_ = device_.engine_columns();
   }
-  GpuIdentity identity() const override { return identity_; }
-  std::vector<ColumnDef> engine_columns() const override { return engine_columns_; }
-  void read(TimeNs now, GpuBatch& out) override {
+  recording::GpuIdentity identity() const override { return identity_; }
+  std::vector<recording::ColumnDef> engine_columns() const override { return engine_columns_; }
+  void read(recording::TimeNs now, GpuBatch& out) override {
     const bool was_polling = util_.polling();
-    util_.read(now, out.list<UtilSample>());
-    if (!was_polling && util_.polling()) out.notes.push_back(Note{now, "gpu_util", util_.reason_text()});
-    out.list<ClockReading>().push_back(device_.clocks(now));
-    out.list<ThrottleReading>().push_back(device_.throttle_reasons(now));
-    out.list<PowerLimitReading>().push_back(device_.power_limit(now));
+    util_.read(now, out.list<recording::UtilSample>());
+    if (!was_polling && util_.polling())
+      out.notes.push_back(recording::Note{now, "gpu_util", util_.reason_text()});
+    out.list<recording::ClockReading>().push_back(device_.clocks(now));
+    out.list<recording::ThrottleReading>().push_back(device_.throttle_reasons(now));
+    out.list<recording::PowerLimitReading>().push_back(device_.power_limit(now));
     if (!engines_.empty()) {
-      OwnedEngineReading e;
+      recording::OwnedEngineReading e;
       e.ts_ns = now;
       for (const auto& engine : engines_) e.values.push_back(device_.engine_utilization(engine).value);
-      out.list<EngineReading>().push_back(std::move(e));
+      out.list<recording::EngineReading>().push_back(std::move(e));
     }
-    out.list<ProcessReading>().push_back(device_.processes(now));
+    out.list<recording::ProcessReading>().push_back(device_.processes(now));
   }
 
  private:
   std::shared_ptr<collect::Nvml> nvml_;
   collect::NvmlDevice device_;
   collect::GpuUtilReader util_;
-  GpuIdentity identity_;
+  recording::GpuIdentity identity_;
   std::vector<collect::NvmlEngine> engines_;
-  std::vector<ColumnDef> engine_columns_;
+  std::vector<recording::ColumnDef> engine_columns_;
 };
 
 const collect::UnitTable* table_for(int compute_capability) {
@@ -348,19 +352,19 @@ std::unique_ptr<AgentSource> make_live_source(const LiveOptions& options) {
   if (indices.empty())
     for (int i = 0; i < count; ++i) indices.push_back(i);
   if (indices.empty()) {
-    throw DeviceError("NVML lists no GPU on this host",
-                      "run the agent on a host with an NVIDIA GPU, or use --replay FILE");
+    throw core::DeviceError("NVML lists no GPU on this host",
+                            "run the agent on a host with an NVIDIA GPU, or use --replay FILE");
   }
   std::string executable =
       options.sampler_executable.empty() ? collect::find_sampler_executable() : options.sampler_executable;
   if (executable.empty() && options.log) {
     options.log("diescope-cupti was not found beside diescope (nor in $DIESCOPE_CUPTI): no chip counters");
   }
-  const TimeNs start = realtime_ns();
+  const recording::TimeNs start = core::realtime_ns();
   std::vector<LiveGpu> gpus;
   for (int index : indices) {
     if (index < 0 || index >= count) {
-      throw DeviceError(
+      throw core::DeviceError(
           "GPU " + std::to_string(index) + " does not exist (NVML lists " + std::to_string(count) + ")",
           "pass indices from 0 to " + std::to_string(count - 1) + " to --gpus");
     }

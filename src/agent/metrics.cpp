@@ -116,8 +116,8 @@ std::string render_metrics(const std::vector<GpuStatus>& gpus, const AgentInfo& 
                            ExpositionFormat format) {
   Writer w(format);
   w.family("diescope_agent_info", "gauge", "The agent's version, method and record schema (value 1).");
-  w.sample({{"version", kToolVersion},
-            {"method", std::to_string(kMethodVersion)},
+  w.sample({{"version", core::kToolVersion},
+            {"method", std::to_string(core::kMethodVersion)},
             {"record_schema", std::to_string(kAgentRecordSchema)},
             {"source", info.source}},
            1);

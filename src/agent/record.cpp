@@ -13,23 +13,23 @@ namespace {
 using nlohmann::json;
 
 double tenths_to_pct(const std::optional<int>& tenths) {
-  return tenths ? *tenths / 10.0 : kNaN;
+  return tenths ? *tenths / 10.0 : analysis::kNaN;
 }
 
-const char* flag_name(UnitFlag flag) {
+const char* flag_name(recording::UnitFlag flag) {
   switch (flag) {
-    case UnitFlag::stand_in_counter:
+    case recording::UnitFlag::stand_in_counter:
       return "stand_in_counter";
-    case UnitFlag::different_measure:
+    case recording::UnitFlag::different_measure:
       return "different_measure";
   }
   return "unknown";
 }
 
-const ColumnDef* find_column(const RecordingMeta& meta, const std::string& key) {
-  for (const ColumnDef& c : meta.units)
+const recording::ColumnDef* find_column(const recording::RecordingMeta& meta, const std::string& key) {
+  for (const recording::ColumnDef& c : meta.units)
     if (c.key == key) return &c;
-  for (const ColumnDef& c : meta.engines)
+  for (const recording::ColumnDef& c : meta.engines)
     if (c.key == key) return &c;
   return nullptr;
 }
@@ -39,7 +39,7 @@ json number(double value) {
   return std::isfinite(value) ? json(value) : json(nullptr);
 }
 
-json clock_json(const ClockStats& c) {
+json clock_json(const analysis::ClockStats& c) {
   return json{{"min_mhz", number(c.min_mhz)},
               {"max_mhz", number(c.max_mhz)},
               {"mean_mhz", number(c.mean_mhz)},
@@ -53,8 +53,8 @@ json optional_json(const std::optional<T>& value) {
 
 }  // namespace
 
-AgentRecord make_record(const Analysis& analysis, const RecordContext& context) {
-  const RecordingMeta& meta = analysis.meta;
+AgentRecord make_record(const analysis::Analysis& analysis, const RecordContext& context) {
+  const recording::RecordingMeta& meta = analysis.meta;
   AgentRecord r;
   r.gpu_index = meta.gpu.index;
   r.gpu_uuid = meta.gpu.uuid;
@@ -71,44 +71,44 @@ AgentRecord make_record(const Analysis& analysis, const RecordContext& context) 
   r.poll_ms = context.poll_ms;
 
   const bool windowed = analysis.window.found;
-  const SpanResults& s = windowed ? analysis.window.results : analysis.run;
+  const analysis::SpanResults& s = windowed ? analysis.window.results : analysis.run;
   if (windowed) {
     r.window_start_ns = s.start_ns;
     r.window_end_ns = s.end_ns;
   }
   r.die_util_pct = s.die_util_pct;
-  r.die_util_reason = die_util_missing_words(s);
-  for (const ColumnSummary& unit : s.units) {
+  r.die_util_reason = report::die_util_missing_words(s);
+  for (const analysis::ColumnSummary& unit : s.units) {
     UnitFigure figure;
     figure.key = unit.key;
     figure.mean_pct = unit.mean_pct;
     figure.availability_pct = unit.availability_pct;
-    if (const ColumnDef* def = find_column(meta, unit.key)) {
+    if (const recording::ColumnDef* def = find_column(meta, unit.key)) {
       figure.label = def->label;
-      for (UnitFlag flag : def->flags) figure.flags.emplace_back(flag_name(flag));
+      for (recording::UnitFlag flag : def->flags) figure.flags.emplace_back(flag_name(flag));
     }
     r.units.push_back(std::move(figure));
   }
   r.limiting_unit = s.limiting_unit;
-  r.limiting_reason = limiting_unit_missing_words(s);
+  r.limiting_reason = report::limiting_unit_missing_words(s);
   r.chip_coverage_pct = s.chip_coverage_pct;
   r.chip_scheduled_s = s.chip_scheduled_s;
   r.chip_coverage_gate = s.partial ? "partial" : "pass";
-  r.partial_wording = partial_words(s);
+  r.partial_wording = report::partial_words(s);
   r.samples_read = s.samples_read;
   r.samples_used = s.samples_used;
 
   r.gpu_util_pct = s.gpu_util_pct;
   r.gpu_util_coverage_pct = s.gpu_util_coverage_pct;
-  r.gpu_util_reason = gpu_util_missing_words(s);
-  r.gpu_util_source = gpu_util_from_words(s.gpu_util_from);
+  r.gpu_util_reason = report::gpu_util_missing_words(s);
+  r.gpu_util_source = report::gpu_util_from_words(s.gpu_util_from);
   r.gap_pct = tenths_to_pct(s.headline.gap_tenths);
   r.stranded_pct = tenths_to_pct(s.headline.stranded_tenths);
   r.stranded_idle_pct = tenths_to_pct(s.headline.idle_tenths);
   r.stranded_active_pct = tenths_to_pct(s.headline.active_tenths);
   r.gap_within_noise_floor = s.headline.gap_within_noise_floor;
-  r.gap_reason = gap_missing_words(s);
-  r.split_reason = split_missing_words(s);
+  r.gap_reason = report::gap_missing_words(s);
+  r.split_reason = report::split_missing_words(s);
 
   r.sm_clock = s.sm_clock;
   r.mem_clock = s.mem_clock;
@@ -122,16 +122,16 @@ AgentRecord make_record(const Analysis& analysis, const RecordContext& context) 
   r.cost_reason = cost.reason;
 
   r.restart = context.restart;
-  for (const Note& note : analysis.notes) r.notes.push_back(note.topic + ": " + note.text);
-  for (const AnalysisFinding& finding : analysis.findings)
-    r.notes.push_back("analysis: " + finding_words(finding));
-  for (const ClockJump& jump : analysis.hygiene.clock_jumps)
-    r.notes.push_back("hygiene: " + clock_jump_words(jump, meta.start_ns));
+  for (const recording::Note& note : analysis.notes) r.notes.push_back(note.topic + ": " + note.text);
+  for (const analysis::AnalysisFinding& finding : analysis.findings)
+    r.notes.push_back("analysis: " + report::finding_words(finding));
+  for (const recording::ClockJump& jump : analysis.hygiene.clock_jumps)
+    r.notes.push_back("hygiene: " + report::clock_jump_words(jump, meta.start_ns));
   for (const std::string& note : context.extra_notes) r.notes.push_back(note);
 
   r.method = analysis.method;
   r.schema = kAgentRecordSchema;
-  r.tool_version = kToolVersion;
+  r.tool_version = core::kToolVersion;
   return r;
 }
 

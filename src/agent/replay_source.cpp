@@ -15,43 +15,44 @@ namespace {
 // One stream of a recording with its next record held back until the timeline reaches it.
 template <typename Record>
 struct Cursor {
-  std::unique_ptr<RecordStream<Record>> stream;
+  std::unique_ptr<recording::RecordStream<Record>> stream;
   Record next{};
   bool has = false;
-  void open(std::unique_ptr<RecordStream<Record>> s) {
+  void open(std::unique_ptr<recording::RecordStream<Record>> s) {
     stream = std::move(s);
     advance();
   }
   void advance() { has = stream && stream->next(next); }
 };
 
-TimeNs ts_of(const ChipSample& s) {
+recording::TimeNs ts_of(const recording::ChipSample& s) {
   return std::max(s.start_ns, s.end_ns);
 }  // handed out once ended
 template <typename Record>
-TimeNs ts_of(const Record& r) {
+recording::TimeNs ts_of(const Record& r) {
   return r.ts_ns;
 }
 
 }  // namespace
 
 struct ReplaySource::Gpu {
-  std::unique_ptr<RecordSource> recording;
-  RecordingMeta meta;
-  TimeNs rec_start_ns = 0;
-  TimeNs rec_end_ns = 0;
-  TimeNs offset_ns = 0;  // added to every recording time
+  std::unique_ptr<recording::RecordSource> recording;
+  recording::RecordingMeta meta;
+  recording::TimeNs rec_start_ns = 0;
+  recording::TimeNs rec_end_ns = 0;
+  recording::TimeNs offset_ns = 0;  // added to every recording time
   bool exhausted = false;
   bool on = false;
-  TimeNs on_since_ns = 0;
-  std::vector<CountersEvent> pending_events;  // the agent's own on/off, handed out at the next collect
+  recording::TimeNs on_since_ns = 0;
+  std::vector<recording::CountersEvent>
+      pending_events;  // the agent's own on/off, handed out at the next collect
 
-  PerKind<std::tuple, Cursor, StreamKinds> cursors;  // one per stream kind
-  std::size_t next_event = 0;                        // side().counters
-  std::size_t next_note = 0;                         // side().notes
+  recording::PerKind<std::tuple, Cursor, recording::StreamKinds> cursors;  // one per stream kind
+  std::size_t next_event = 0;                                              // side().counters
+  std::size_t next_note = 0;                                               // side().notes
 
   void open_streams() {
-    for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
+    recording::for_each_kind<recording::StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
       std::get<Cursor<Record>>(cursors).open(recording->stream<Record>());
     });
     next_event = 0;
@@ -60,7 +61,7 @@ struct ReplaySource::Gpu {
 
   bool streams_done() const {
     bool any = false;
-    for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
+    recording::for_each_kind<recording::StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
       any = any || std::get<Cursor<Record>>(cursors).has;
     });
     return !any && next_event >= recording->side().counters.size() &&
@@ -68,17 +69,17 @@ struct ReplaySource::Gpu {
   }
 
   // Hands out every record whose (shifted) time is at or before `now`.
-  void emit_until(TimeNs now, GpuBatch& out) {
-    const TimeNs limit = now - offset_ns;  // in the recording's own time
-    for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
+  void emit_until(recording::TimeNs now, GpuBatch& out) {
+    const recording::TimeNs limit = now - offset_ns;  // in the recording's own time
+    recording::for_each_kind<recording::StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
       Cursor<Record>& cursor = std::get<Cursor<Record>>(cursors);
       for (; cursor.has && ts_of(cursor.next) <= limit; cursor.advance()) {
-        if constexpr (std::is_same_v<Record, ChipSample>) {
+        if constexpr (std::is_same_v<Record, recording::ChipSample>) {
           // Chip samples only while the agent's counters are on, from the first that ends after it
           // switched them on.
-          const ChipSample& s = cursor.next;
+          const recording::ChipSample& s = cursor.next;
           if (!on || s.end_ns + offset_ns <= on_since_ns) continue;
-          OwnedChipSample o = owned_copy(s);
+          recording::OwnedChipSample o = owned_copy(s);
           o.start_ns += offset_ns;
           o.end_ns += offset_ns;
           out.list<Record>().push_back(std::move(o));
@@ -89,16 +90,17 @@ struct ReplaySource::Gpu {
         }
       }
     });
-    const SideRecords& side = recording->side();
+    const recording::SideRecords& side = recording->side();
     while (next_event < side.counters.size() && side.counters[next_event].ts_ns <= limit) {
-      const CountersEvent& e = side.counters[next_event++];
+      const recording::CountersEvent& e = side.counters[next_event++];
       // The recording's own starts pass through while the agent's counters are on: the sample
       // after each spans a setup. Its stops do not: the agent's schedule decides when they are off.
       if (e.on && on)
-        out.counters.push_back(CountersEvent{std::max(e.ts_ns + offset_ns, on_since_ns), true, ""});
+        out.counters.push_back(
+            recording::CountersEvent{std::max(e.ts_ns + offset_ns, on_since_ns), true, ""});
     }
     while (next_note < side.notes.size() && side.notes[next_note].ts_ns <= limit) {
-      Note n = side.notes[next_note++];
+      recording::Note n = side.notes[next_note++];
       n.ts_ns += offset_ns;
       n.topic = "replay " + n.topic;
       out.notes.push_back(std::move(n));
@@ -109,25 +111,26 @@ struct ReplaySource::Gpu {
 ReplaySource::ReplaySource(const ReplayOptions& options, const ClockReadings& start)
     : speed_(options.speed), loop_(options.loop) {
   if (options.files.empty()) {
-    throw UsageError("replay needs at least one recording", "pass --replay FILE (once per GPU to replay)");
+    throw core::UsageError("replay needs at least one recording",
+                           "pass --replay FILE (once per GPU to replay)");
   }
   for (const auto& path : options.files) {
     auto gpu = std::make_unique<Gpu>();
-    gpu->recording = open_recording(path);
+    gpu->recording = recording::open_recording(path);
     gpus_.push_back(std::move(gpu));
   }
   init(start);
 }
 
-ReplaySource::ReplaySource(std::vector<std::unique_ptr<RecordSource>> recordings, double speed, bool loop,
-                           const ClockReadings& start)
+ReplaySource::ReplaySource(std::vector<std::unique_ptr<recording::RecordSource>> recordings, double speed,
+                           bool loop, const ClockReadings& start)
     : speed_(speed), loop_(loop) {
   for (auto& recording : recordings) {
     auto gpu = std::make_unique<Gpu>();
     gpu->recording = std::move(recording);
     gpus_.push_back(std::move(gpu));
   }
-  if (gpus_.empty()) throw UsageError("replay needs at least one recording", "pass --replay FILE");
+  if (gpus_.empty()) throw core::UsageError("replay needs at least one recording", "pass --replay FILE");
   init(start);
 }
 
@@ -135,20 +138,21 @@ ReplaySource::~ReplaySource() = default;
 
 void ReplaySource::init(const ClockReadings& start) {
   if (!(speed_ > 0) || !std::isfinite(speed_)) {
-    throw UsageError("--replay-speed must be a positive number", "e.g. --replay-speed 1 (real time) or 10");
+    throw core::UsageError("--replay-speed must be a positive number",
+                           "e.g. --replay-speed 1 (real time) or 10");
   }
   mono0_ns_ = start.monotonic_ns;
   origin_ns_ = gpus_.front()->recording->meta().start_ns;
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     Gpu& g = *gpus_[i];
-    const RecordSource& rec = *g.recording;
+    const recording::RecordSource& rec = *g.recording;
     g.meta = rec.meta();
     g.rec_start_ns = g.meta.start_ns;
     g.rec_end_ns = rec.side().end ? rec.side().end->ts_ns : rec.side().last_ts_ns;
     if (g.rec_end_ns <= g.rec_start_ns) {
-      throw InputError(rec.name(), 0,
-                       "the recording ends at or before its start, so there is nothing to replay",
-                       "replay a recording that holds at least one chip sample after its start");
+      throw core::InputError(rec.name(), 0,
+                             "the recording ends at or before its start, so there is nothing to replay",
+                             "replay a recording that holds at least one chip sample after its start");
     }
     g.offset_ns = origin_ns_ - g.rec_start_ns;
     // Each replayed file is one GPU of the replayed host, indexed in the order given.
@@ -163,20 +167,20 @@ void ReplaySource::init(const ClockReadings& start) {
 std::size_t ReplaySource::gpu_count() const {
   return gpus_.size();
 }
-const RecordingMeta& ReplaySource::meta(std::size_t gpu) const {
+const recording::RecordingMeta& ReplaySource::meta(std::size_t gpu) const {
   return gpus_.at(gpu)->meta;
 }
 
-TimeNs ReplaySource::now_ns(const ClockReadings& clocks) {
+recording::TimeNs ReplaySource::now_ns(const ClockReadings& clocks) {
   const double elapsed = static_cast<double>(clocks.monotonic_ns - mono0_ns_) * speed_;
-  return origin_ns_ + static_cast<TimeNs>(std::llround(elapsed));
+  return origin_ns_ + static_cast<recording::TimeNs>(std::llround(elapsed));
 }
 
-void ReplaySource::collect(TimeNs now, std::vector<GpuBatch>& out) {
+void ReplaySource::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     Gpu& g = *gpus_[i];
     GpuBatch& batch = out.at(i);
-    for (const CountersEvent& e : g.pending_events) batch.counters.push_back(e);
+    for (const recording::CountersEvent& e : g.pending_events) batch.counters.push_back(e);
     g.pending_events.clear();
     for (;;) {
       if (g.exhausted) break;
@@ -194,31 +198,31 @@ void ReplaySource::collect(TimeNs now, std::vector<GpuBatch>& out) {
   }
 }
 
-void ReplaySource::set_counters(std::size_t gpu, bool on, TimeNs now) {
+void ReplaySource::set_counters(std::size_t gpu, bool on, recording::TimeNs now) {
   Gpu& g = *gpus_.at(gpu);
   if (g.on == on) return;
   g.on = on;
   if (on) g.on_since_ns = now;
-  g.pending_events.push_back(CountersEvent{now, on, ""});  // the schedule's own: no reason
+  g.pending_events.push_back(recording::CountersEvent{now, on, ""});  // the schedule's own: no reason
 }
 
-bool ReplaySource::ended(TimeNs now) const {
+bool ReplaySource::ended(recording::TimeNs now) const {
   if (loop_) return false;
   for (const auto& g : gpus_)
     if (!g->exhausted && now < g->rec_end_ns + g->offset_ns) return false;
   return true;
 }
 
-TimeNs ReplaySource::end_ns() const {
-  TimeNs end = origin_ns_;
+recording::TimeNs ReplaySource::end_ns() const {
+  recording::TimeNs end = origin_ns_;
   for (const auto& g : gpus_) end = std::max(end, g->rec_end_ns + g->offset_ns);
   return end;
 }
 
-void ReplaySource::shutdown(TimeNs now, std::vector<GpuBatch>& out) {
+void ReplaySource::shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) {
   for (std::size_t i = 0; i < gpus_.size(); ++i) set_counters(i, false, now);
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
-    for (const CountersEvent& e : gpus_[i]->pending_events) out.at(i).counters.push_back(e);
+    for (const recording::CountersEvent& e : gpus_[i]->pending_events) out.at(i).counters.push_back(e);
     gpus_[i]->pending_events.clear();
   }
 }

@@ -13,7 +13,7 @@ namespace diescope::agent {
 
 namespace {
 
-constexpr TimeNs kRetentionEveryNs = 3600 * kNsPerSecond;
+constexpr recording::TimeNs kRetentionEveryNs = 3600 * recording::kNsPerSecond;
 
 }  // namespace
 
@@ -51,12 +51,12 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
     if (options.on_listening) options.on_listening(server->address());
   }
 
-  TimeNs last_retention_mono = 0;
+  recording::TimeNs last_retention_mono = 0;
   auto apply_retention = [&] {
     if (!options.store || !(options.retention_days > 0)) return;
     // Against the source's timeline: a replayed recording's records are as old as the recording.
-    const TimeNs cutoff =
-        agent.now_ns() - static_cast<TimeNs>(std::llround(options.retention_days * 86400.0 * 1e9));
+    const recording::TimeNs cutoff =
+        agent.now_ns() - static_cast<recording::TimeNs>(std::llround(options.retention_days * 86400.0 * 1e9));
     try {
       const long deleted = options.store->delete_before(cutoff);
       if (deleted > 0)
@@ -65,7 +65,7 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
     } catch (const std::exception& e) {
       log(std::string("retention failed: ") + e.what());
     }
-    last_retention_mono = monotonic_ns();
+    last_retention_mono = core::monotonic_ns();
   };
 
   auto write = [&](std::vector<AgentRecord>& records) {
@@ -89,19 +89,19 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
   apply_retention();
   std::string stopped_by;
   const double speed = agent.source().speed();
-  const TimeNs poll_wall_ns = static_cast<TimeNs>(agent.settings().poll_ms * 1e6);
+  const recording::TimeNs poll_wall_ns = static_cast<recording::TimeNs>(agent.settings().poll_ms * 1e6);
   for (;;) {
     std::vector<AgentRecord> records = agent.step();
     write(records);
     publish();
-    if (monotonic_ns() - last_retention_mono >= kRetentionEveryNs) apply_retention();
+    if (core::monotonic_ns() - last_retention_mono >= kRetentionEveryNs) apply_retention();
 
     if (agent.ended() && !options.linger) break;
-    TimeNs wait_ns = poll_wall_ns;
+    recording::TimeNs wait_ns = poll_wall_ns;
     if (!agent.ended()) {
-      const TimeNs until_due = agent.next_due_ns() - agent.now_ns();
-      wait_ns =
-          std::clamp<TimeNs>(static_cast<TimeNs>(static_cast<double>(until_due) / speed), 0, poll_wall_ns);
+      const recording::TimeNs until_due = agent.next_due_ns() - agent.now_ns();
+      wait_ns = std::clamp<recording::TimeNs>(
+          static_cast<recording::TimeNs>(static_cast<double>(until_due) / speed), 0, poll_wall_ns);
     }
     std::vector<pollfd> fds;
     if (options.stop_fd >= 0) fds.push_back({options.stop_fd, POLLIN, 0});
@@ -109,7 +109,7 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
     if (watch_source)
       for (int fd : agent.source().wait_fds()) fds.push_back({fd, POLLIN, 0});
     // Round up to the next millisecond so the loop never spins just short of a due time.
-    const int timeout_ms = static_cast<int>((wait_ns + kNsPerMs - 1) / kNsPerMs);
+    const int timeout_ms = static_cast<int>((wait_ns + recording::kNsPerMs - 1) / recording::kNsPerMs);
     const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
     if (ready < 0 && errno != EINTR) break;
     if (options.stop_fd >= 0 && fds[0].revents) {

@@ -110,8 +110,9 @@ RecordStore::RecordStore(const std::filesystem::path& path) : path_(path) {
     const std::string why = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);
     db_ = nullptr;
-    throw InputError(path.string(), 0, "cannot open the record store: " + why,
-                     "check that the directory exists and is writable, or choose another with --db PATH");
+    throw core::InputError(
+        path.string(), 0, "cannot open the record store: " + why,
+        "check that the directory exists and is writable, or choose another with --db PATH");
   }
   sqlite3_busy_timeout(db_, 5000);
   // Another process (sqlite3, a dashboard) may read while the agent writes: WAL lets them.
@@ -170,8 +171,8 @@ void RecordStore::exec(const char* sql) const {
 }
 
 void RecordStore::fail(const std::string& what, const std::string& fix) const {
-  throw InputError(path_.string(), 0, what,
-                   fix.empty() ? "check free space and permissions of the database's directory" : fix);
+  throw core::InputError(path_.string(), 0, what,
+                         fix.empty() ? "check free space and permissions of the database's directory" : fix);
 }
 
 void RecordStore::add(std::vector<AgentRecord>& records) {
@@ -268,7 +269,7 @@ void RecordStore::add(std::vector<AgentRecord>& records) {
   }
 }
 
-long RecordStore::delete_before(TimeNs cutoff_ns) {
+long RecordStore::delete_before(recording::TimeNs cutoff_ns) {
   exec("BEGIN IMMEDIATE");
   Statement del(db_, "DELETE FROM records WHERE period_end_ns < ?1");
   if (!del.ok()) {

@@ -11,11 +11,11 @@
 #include "diescope/core/version.hpp"
 #include "internal.hpp"
 
-namespace diescope {
+namespace diescope::analysis {
 
-using analysis_detail::Interval;
-using analysis_detail::overlap_ns;
-using analysis_detail::seconds;
+using detail::Interval;
+using detail::overlap_ns;
+using detail::seconds;
 
 double die_util_of_sample(std::span<const double> units, std::span<const double> engines) {
   double busiest = -std::numeric_limits<double>::infinity();
@@ -38,10 +38,10 @@ namespace {
 // Running sums of one column over one span.
 struct ColumnSums {
   double weighted = 0;  // value x ns
-  TimeNs available_ns = 0;
+  recording::TimeNs available_ns = 0;
   double max_value = -std::numeric_limits<double>::infinity();
 
-  void add(double value, TimeNs ns) {
+  void add(double value, recording::TimeNs ns) {
     if (!std::isfinite(value)) return;
     weighted += value * static_cast<double>(ns);
     available_ns += ns;
@@ -56,16 +56,16 @@ struct SpanSums {
   std::int64_t samples_used = 0;
   std::int64_t dropped_first = 0;
   std::int64_t dropped_broken = 0;
-  TimeNs covered_ns = 0;
+  recording::TimeNs covered_ns = 0;
   double die_weighted = 0;
-  TimeNs die_ns = 0;
+  recording::TimeNs die_ns = 0;
   std::vector<ColumnSums> units;  // chip units, then engines
   std::vector<ColumnSums> diagnostics;
-  std::vector<double> count_sum;  // share-weighted counts
-  std::vector<TimeNs> count_ns;   // time covered by samples that had the count
-  analysis_detail::UtilWindow::Overlap util;
+  std::vector<double> count_sum;            // share-weighted counts
+  std::vector<recording::TimeNs> count_ns;  // time covered by samples that had the count
+  detail::UtilWindow::Overlap util;
 
-  SpanSums(Interval s, const RecordingMeta& meta)
+  SpanSums(Interval s, const recording::RecordingMeta& meta)
       : span(s),
         units(meta.units.size() + meta.engines.size()),
         diagnostics(meta.diagnostics.size()),
@@ -73,7 +73,7 @@ struct SpanSums {
         count_ns(meta.counts.size(), 0) {}
 
   // Whether a sample belongs to this span: it overlaps it, or (empty sample) starts inside it.
-  bool touches(const ChipSample& s) const {
+  bool touches(const recording::ChipSample& s) const {
     if (s.end_ns > s.start_ns) return s.start_ns < span.hi && s.end_ns > span.lo;
     return s.start_ns >= span.lo && s.start_ns < span.hi;
   }
@@ -82,15 +82,15 @@ struct SpanSums {
 // Which chip sample is the first after a counters start (docs/method.md, "Drops").
 class FirstSampleRule {
  public:
-  explicit FirstSampleRule(const std::vector<CountersEvent>& events) {
-    for (const CountersEvent& e : events)
+  explicit FirstSampleRule(const std::vector<recording::CountersEvent>& events) {
+    for (const recording::CountersEvent& e : events)
       if (e.on) on_times_.push_back(e.ts_ns);
     std::sort(on_times_.begin(), on_times_.end());
     // With no counters events the recording's own first sample spans the setup.
     pending_ = on_times_.empty();
   }
-  bool is_first(const ChipSample& s) {
-    const TimeNs end = std::max(s.start_ns, s.end_ns);
+  bool is_first(const recording::ChipSample& s) {
+    const recording::TimeNs end = std::max(s.start_ns, s.end_ns);
     while (next_ < on_times_.size() && on_times_[next_] < end) {
       pending_ = true;
       ++next_;
@@ -101,7 +101,7 @@ class FirstSampleRule {
   }
 
  private:
-  std::vector<TimeNs> on_times_;
+  std::vector<recording::TimeNs> on_times_;
   std::size_t next_ = 0;
   bool pending_ = false;
 };
@@ -109,14 +109,14 @@ class FirstSampleRule {
 // Matches each chip sample to the first engine reading at or after its end.
 class EngineMatcher {
  public:
-  EngineMatcher(const RecordSource& source, std::size_t columns)
+  EngineMatcher(const recording::RecordSource& source, std::size_t columns)
       : source_name_(source.name()), columns_(columns) {
-    if (columns_ > 0) stream_ = source.stream<EngineReading>();
+    if (columns_ > 0) stream_ = source.stream<recording::EngineReading>();
     done_ = !stream_;
   }
-  std::span<const double> match(TimeNs sample_end) {
+  std::span<const double> match(recording::TimeNs sample_end) {
     while (!done_ && (!have_ || ts_ < sample_end)) {
-      EngineReading reading;
+      recording::EngineReading reading;
       if (!stream_->next(reading)) {
         done_ = true;
         have_ = false;
@@ -124,16 +124,17 @@ class EngineMatcher {
       }
       ++index_;
       if (have_ && reading.ts_ns < ts_) {
-        throw InputError(source_name_, 0,
-                         "engine reading " + std::to_string(index_) + " is earlier than the one before it",
-                         "recordings keep each record kind in time order; re-record or repair the file");
+        throw core::InputError(
+            source_name_, 0,
+            "engine reading " + std::to_string(index_) + " is earlier than the one before it",
+            "recordings keep each record kind in time order; re-record or repair the file");
       }
       if (reading.values.size() != columns_) {
-        throw InputError(source_name_, 0,
-                         "engine reading " + std::to_string(index_) + " has " +
-                             std::to_string(reading.values.size()) + " values for " +
-                             std::to_string(columns_) + " engine columns",
-                         "each engine reading needs one value per engine column of the metadata");
+        throw core::InputError(source_name_, 0,
+                               "engine reading " + std::to_string(index_) + " has " +
+                                   std::to_string(reading.values.size()) + " values for " +
+                                   std::to_string(columns_) + " engine columns",
+                               "each engine reading needs one value per engine column of the metadata");
       }
       ts_ = reading.ts_ns;
       values_.assign(reading.values.begin(), reading.values.end());
@@ -146,20 +147,20 @@ class EngineMatcher {
  private:
   std::string source_name_;
   std::size_t columns_;
-  std::unique_ptr<RecordStream<EngineReading>> stream_;
+  std::unique_ptr<recording::RecordStream<recording::EngineReading>> stream_;
   std::vector<double> values_;
-  TimeNs ts_ = 0;
+  recording::TimeNs ts_ = 0;
   bool have_ = false;
   bool done_ = true;
   long index_ = 0;
 };
 
 // Scheduled counter time inside a span: the union of counters-on intervals (on until the next off).
-TimeNs scheduled_ns(const std::vector<CountersEvent>& events, Interval span) {
-  TimeNs total = 0;
+recording::TimeNs scheduled_ns(const std::vector<recording::CountersEvent>& events, Interval span) {
+  recording::TimeNs total = 0;
   bool on = false;
-  TimeNs since = 0;
-  for (const CountersEvent& e : events) {
+  recording::TimeNs since = 0;
+  for (const recording::CountersEvent& e : events) {
     if (e.on && !on) {
       on = true;
       since = e.ts_ns;
@@ -172,7 +173,8 @@ TimeNs scheduled_ns(const std::vector<CountersEvent>& events, Interval span) {
   return total;
 }
 
-ColumnSummary summarize_column(const ColumnDef& def, const ColumnSums& sums, TimeNs covered_ns) {
+ColumnSummary summarize_column(const recording::ColumnDef& def, const ColumnSums& sums,
+                               recording::TimeNs covered_ns) {
   ColumnSummary summary;
   summary.key = def.key;
   summary.available_s = seconds(sums.available_ns);
@@ -210,18 +212,18 @@ void choose_limiting_unit(SpanResults& r) {
   }
 }
 
-const ColumnDef* column_of_unit(const RecordingMeta& meta, const std::string& key) {
-  for (const ColumnDef& c : meta.units)
+const recording::ColumnDef* column_of_unit(const recording::RecordingMeta& meta, const std::string& key) {
+  for (const recording::ColumnDef& c : meta.units)
     if (c.key == key) return &c;
-  for (const ColumnDef& c : meta.engines)
+  for (const recording::ColumnDef& c : meta.engines)
     if (c.key == key) return &c;
   return nullptr;
 }
 
-SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpan& whole,
-                        const RecordSource& source, bool is_window) {
-  const RecordingMeta& meta = source.meta();
-  const SideRecords& side = source.side();
+SpanResults finish_span(const SpanSums& sums, const detail::UtilOverSpan& whole,
+                        const recording::RecordSource& source, bool is_window) {
+  const recording::RecordingMeta& meta = source.meta();
+  const recording::SideRecords& side = source.side();
   SpanResults r;
   r.is_window = is_window;
   r.start_ns = sums.span.lo;
@@ -232,14 +234,14 @@ SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpa
   r.dropped_first = sums.dropped_first;
   r.dropped_broken = sums.dropped_broken;
   r.chip_covered_s = seconds(sums.covered_ns);
-  const TimeNs covered = sums.covered_ns;
+  const recording::TimeNs covered = sums.covered_ns;
 
   // Chip coverage: of the span, or of the time the counters were scheduled to run under duty cycling.
   const bool duty = meta.duty_on_ms > 0 && meta.duty_period_ms > 0;
   double basis_ns = static_cast<double>(sums.span.length());
   if (duty) {
     bool has_on_event = false;
-    for (const CountersEvent& e : side.counters) has_on_event = has_on_event || e.on;
+    for (const recording::CountersEvent& e : side.counters) has_on_event = has_on_event || e.on;
     basis_ns = has_on_event ? static_cast<double>(scheduled_ns(side.counters, sums.span))
                             : basis_ns * std::min(1.0, meta.duty_on_ms / meta.duty_period_ms);
     r.chip_scheduled_s = basis_ns * 1e-9;
@@ -258,7 +260,7 @@ SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpa
   // Columns.
   const std::size_t chip_units = meta.units.size();
   for (std::size_t i = 0; i < sums.units.size(); ++i) {
-    const ColumnDef& def = i < chip_units ? meta.units[i] : meta.engines[i - chip_units];
+    const recording::ColumnDef& def = i < chip_units ? meta.units[i] : meta.engines[i - chip_units];
     r.units.push_back(summarize_column(def, sums.units[i], covered));
   }
   for (std::size_t i = 0; i < sums.diagnostics.size(); ++i)
@@ -313,7 +315,7 @@ SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpa
   in.die_util_pct = r.die_util_pct;
   in.gpu_util_resolution_pct = meta.gpu_util_resolution_pct;
   if (r.limiting_unit) {
-    const ColumnDef* def = column_of_unit(meta, *r.limiting_unit);
+    const recording::ColumnDef* def = column_of_unit(meta, *r.limiting_unit);
     if (def && !def->counted_by_gpu_util)
       in.uncounted_limiting_unit = def->label.empty() ? def->key : def->label;
   }
@@ -329,7 +331,7 @@ std::optional<std::size_t> first_not_finite(std::span<const double> values) {
 
 // Where a chip sample is broken (docs/method.md, "Which chip samples are used"): an empty span, or
 // a unit or diagnostic that is not a finite number.
-SampleBreak breakage_of(const ChipSample& s) {
+SampleBreak breakage_of(const recording::ChipSample& s) {
   if (s.end_ns <= s.start_ns) return {SampleBreak::Part::empty_span};
   if (auto i = first_not_finite(s.units)) return {SampleBreak::Part::unit, *i};
   if (auto i = first_not_finite(s.diagnostics)) return {SampleBreak::Part::diagnostic, *i};
@@ -337,15 +339,15 @@ SampleBreak breakage_of(const ChipSample& s) {
 }
 
 // The steady window from marks: the first start and the first stop after it.
-WindowResults find_window(const SideRecords& side, Interval run, std::optional<Interval>& window) {
+WindowResults find_window(const recording::SideRecords& side, Interval run, std::optional<Interval>& window) {
   WindowResults w;
   if (side.marks.empty()) {
     w.finding = WindowFinding::no_markers;
     return w;
   }
-  const Mark* start = nullptr;
-  for (const Mark& m : side.marks)
-    if (m.kind == MarkKind::start) {
+  const recording::Mark* start = nullptr;
+  for (const recording::Mark& m : side.marks)
+    if (m.kind == recording::MarkKind::start) {
       start = &m;
       break;
     }
@@ -353,10 +355,10 @@ WindowResults find_window(const SideRecords& side, Interval run, std::optional<I
     w.finding = WindowFinding::stop_without_start;
     return w;
   }
-  const Mark* stop = nullptr;
+  const recording::Mark* stop = nullptr;
   bool stop_earlier = false;
-  for (const Mark& m : side.marks) {
-    if (m.kind != MarkKind::stop) continue;
+  for (const recording::Mark& m : side.marks) {
+    if (m.kind != recording::MarkKind::stop) continue;
     if (m.ts_ns > start->ts_ns) {
       stop = &m;
       break;
@@ -380,11 +382,11 @@ WindowResults find_window(const SideRecords& side, Interval run, std::optional<I
 
 }  // namespace
 
-Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
-  const RecordingMeta& meta = source.meta();
-  const SideRecords& side = source.side();
+Analysis analyze(const recording::RecordSource& source, const AnalysisOptions& options) {
+  const recording::RecordingMeta& meta = source.meta();
+  const recording::SideRecords& side = source.side();
   Analysis analysis;
-  analysis.method = kMethodVersion;
+  analysis.method = core::kMethodVersion;
   analysis.meta = meta;
   analysis.notes = side.notes;
   analysis.truncated_input = side.truncated;
@@ -412,8 +414,8 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
   EngineMatcher engines(source, meta.engines.size());
   std::vector<Interval> span_intervals;
   for (const SpanSums& sums : spans) span_intervals.push_back(sums.span);
-  analysis_detail::UtilWindow util(analysis_detail::UtilBooker(source.stream<UtilSample>(), source.name()),
-                                   span_intervals);
+  detail::UtilWindow util(detail::UtilBooker(source.stream<recording::UtilSample>(), source.name()),
+                          span_intervals);
   const std::size_t n_units = meta.units.size();
   const std::size_t n_diags = meta.diagnostics.size();
   const std::size_t n_counts = meta.counts.size();
@@ -421,22 +423,22 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
   const auto& observe = options.observe_sample;
   ObservedSample observed;
 
-  auto chip = source.stream<ChipSample>();
-  ChipSample s;
+  auto chip = source.stream<recording::ChipSample>();
+  recording::ChipSample s;
   observed.sample = &s;
   long index = 0;
-  TimeNs prev_start = std::numeric_limits<TimeNs>::min();
+  recording::TimeNs prev_start = std::numeric_limits<recording::TimeNs>::min();
   std::int64_t outside = 0;
   while (chip && chip->next(s)) {
     ++index;
     if (s.start_ns < prev_start) {
-      throw InputError(source.name(), 0,
-                       "chip sample " + std::to_string(index) + " starts before the one before it",
-                       "recordings keep each record kind in time order; re-record or repair the file");
+      throw core::InputError(source.name(), 0,
+                             "chip sample " + std::to_string(index) + " starts before the one before it",
+                             "recordings keep each record kind in time order; re-record or repair the file");
     }
     prev_start = s.start_ns;
     if (s.units.size() != n_units || s.diagnostics.size() != n_diags || s.counts.size() != n_counts) {
-      throw InputError(
+      throw core::InputError(
           source.name(), 0, "chip sample " + std::to_string(index) + " has the wrong number of columns",
           "each chip sample needs one value per unit, diagnostic and count column of the metadata");
     }
@@ -483,10 +485,10 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
     const double duration = static_cast<double>(s.end_ns - s.start_ns);
 
     for (SpanSums& sums : spans) {
-      const TimeNs lo = std::max(s.start_ns, sums.span.lo);
-      const TimeNs hi = std::min(s.end_ns, sums.span.hi);
+      const recording::TimeNs lo = std::max(s.start_ns, sums.span.lo);
+      const recording::TimeNs hi = std::min(s.end_ns, sums.span.hi);
       if (hi <= lo) continue;
-      const TimeNs dt = hi - lo;
+      const recording::TimeNs dt = hi - lo;
       sums.covered_ns += dt;
       if (std::isfinite(die)) {
         sums.die_weighted += die * static_cast<double>(dt);
@@ -508,16 +510,16 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
   }
   if (outside > 0) analysis.findings.push_back({Finding::samples_outside_run, run.lo, 0, outside});
 
-  const std::vector<analysis_detail::UtilOverSpan> whole = util.finish_whole_spans();
+  const std::vector<detail::UtilOverSpan> whole = util.finish_whole_spans();
   analysis.run = finish_span(spans[0], whole[0], source, false);
-  std::vector<analysis_detail::HardwareSpan> hardware{{run, &analysis.run}};
+  std::vector<detail::HardwareSpan> hardware{{run, &analysis.run}};
   if (window) {
     analysis.window.results = finish_span(spans[1], whole[1], source, true);
     hardware.push_back({*window, &analysis.window.results});
   }
-  analysis_detail::hardware_over(source, hardware);
-  analysis.hygiene = analysis_detail::hygiene_of(source);
+  detail::hardware_over(source, hardware);
+  analysis.hygiene = detail::hygiene_of(source);
   return analysis;
 }
 
-}  // namespace diescope
+}  // namespace diescope::analysis

@@ -3,27 +3,29 @@
 #include "diescope/core/error.hpp"
 #include "internal.hpp"
 
-namespace diescope::analysis_detail {
+namespace diescope::analysis::detail {
 
-UtilBooker::UtilBooker(std::unique_ptr<RecordStream<UtilSample>> stream, std::string source_name)
+UtilBooker::UtilBooker(std::unique_ptr<recording::RecordStream<recording::UtilSample>> stream,
+                       std::string source_name)
     : stream_(std::move(stream)), source_name_(std::move(source_name)) {}
 
 bool UtilBooker::next(BookedUtil& out) {
-  UtilSample sample;
+  recording::UtilSample sample;
   if (!stream_ || !stream_->next(sample)) return false;
   ++index_;
   if (have_prev_ && sample.ts_ns < prev_ts_) {
-    throw InputError(source_name_, 0,
-                     "GPU-Util sample " + std::to_string(index_) + " is earlier than the one before it",
-                     "recordings keep each record kind in time order; re-record or repair the file");
+    throw core::InputError(source_name_, 0,
+                           "GPU-Util sample " + std::to_string(index_) + " is earlier than the one before it",
+                           "recordings keep each record kind in time order; re-record or repair the file");
   }
   if (!std::isfinite(sample.pct)) {
-    throw InputError(source_name_, 0, "GPU-Util sample " + std::to_string(index_) + " is not a number",
-                     "an unreadable GPU-Util poll must be left out of the recording, not written as NaN");
+    throw core::InputError(
+        source_name_, 0, "GPU-Util sample " + std::to_string(index_) + " is not a number",
+        "an unreadable GPU-Util poll must be left out of the recording, not written as NaN");
   }
   // A sample describes the time since the previous one, but never more than NVML's longest
   // averaging period; the first one has no previous and gets the longest period.
-  const TimeNs earliest = sample.ts_ns - kMaxNvmlPeriodNs;
+  const recording::TimeNs earliest = sample.ts_ns - kMaxNvmlPeriodNs;
   out.lo = have_prev_ ? std::max(prev_ts_, earliest) : earliest;
   out.hi = sample.ts_ns;
   out.pct = sample.pct;
@@ -46,7 +48,7 @@ bool UtilWindow::load_next() {
     return false;
   }
   for (std::size_t i = 0; i < whole_spans_.size(); ++i) {
-    const TimeNs o = overlap_ns(whole_spans_[i].lo, whole_spans_[i].hi, booked.lo, booked.hi);
+    const recording::TimeNs o = overlap_ns(whole_spans_[i].lo, whole_spans_[i].hi, booked.lo, booked.hi);
     whole_weighted_[i] += booked.pct * static_cast<double>(o);
     whole_covered_[i] += o;
   }
@@ -54,7 +56,7 @@ bool UtilWindow::load_next() {
   return true;
 }
 
-void UtilWindow::prepare(TimeNs lo, TimeNs hi) {
+void UtilWindow::prepare(recording::TimeNs lo, recording::TimeNs hi) {
   while (!live_.empty() && live_.front().hi <= lo) live_.pop_front();
   // Booked spans do not overlap and come in order, so once one ends at or after `hi` no later one
   // can start before it.
@@ -64,14 +66,14 @@ void UtilWindow::prepare(TimeNs lo, TimeNs hi) {
   }
 }
 
-void UtilWindow::overlap(TimeNs lo, TimeNs hi, Overlap& acc) const {
+void UtilWindow::overlap(recording::TimeNs lo, recording::TimeNs hi, Overlap& acc) const {
   for (const BookedUtil& booked : live_) {
     if (booked.lo >= hi) break;
-    const TimeNs o = overlap_ns(lo, hi, booked.lo, booked.hi);
+    const recording::TimeNs o = overlap_ns(lo, hi, booked.lo, booked.hi);
     if (o <= 0) continue;
     acc.weighted += booked.pct * static_cast<double>(o);
     acc.covered_ns += o;
-    if (booked.source == UtilSource::samples)
+    if (booked.source == recording::UtilSource::samples)
       acc.from_samples = true;
     else
       acc.from_polled = true;
@@ -85,7 +87,7 @@ std::vector<UtilOverSpan> UtilWindow::finish_whole_spans() {
   }
   std::vector<UtilOverSpan> result(whole_spans_.size());
   for (std::size_t i = 0; i < whole_spans_.size(); ++i) {
-    const TimeNs length = whole_spans_[i].length();
+    const recording::TimeNs length = whole_spans_[i].length();
     if (length <= 0) continue;
     result[i].coverage_pct = 100.0 * static_cast<double>(whole_covered_[i]) / static_cast<double>(length);
     if (whole_covered_[i] > 0) result[i].pct = whole_weighted_[i] / static_cast<double>(whole_covered_[i]);
@@ -93,14 +95,15 @@ std::vector<UtilOverSpan> UtilWindow::finish_whole_spans() {
   return result;
 }
 
-}  // namespace diescope::analysis_detail
+}  // namespace diescope::analysis::detail
 
-namespace diescope {
+namespace diescope::analysis {
 
-void for_each_booked_util(const RecordSource& source, const std::function<void(const BookedUtil&)>& visit) {
-  analysis_detail::UtilBooker booker(source.stream<UtilSample>(), source.name());
+void for_each_booked_util(const recording::RecordSource& source,
+                          const std::function<void(const BookedUtil&)>& visit) {
+  detail::UtilBooker booker(source.stream<recording::UtilSample>(), source.name());
   BookedUtil booked;
   while (booker.next(booked)) visit(booked);
 }
 
-}  // namespace diescope
+}  // namespace diescope::analysis

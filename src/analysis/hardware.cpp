@@ -7,14 +7,15 @@
 #include "diescope/recording/format.hpp"
 #include "internal.hpp"
 
-namespace diescope {
+namespace diescope::analysis {
 
-namespace analysis_detail {
+namespace detail {
 namespace {
 
-void check_order(const RecordSource& source, const char* kind, long index, TimeNs ts, TimeNs prev) {
+void check_order(const recording::RecordSource& source, const char* kind, long index, recording::TimeNs ts,
+                 recording::TimeNs prev) {
   if (index > 1 && ts < prev) {
-    throw InputError(
+    throw core::InputError(
         source.name(), 0,
         std::string(kind) + " reading " + std::to_string(index) + " is earlier than the one before it",
         "recordings keep each record kind in time order; re-record or repair the file");
@@ -37,11 +38,12 @@ ClockStats clock_stats(const RangeStats& r) {
 // Reads one stream in time order, checking that order, and hands each reading to `take`. Stops
 // after the first reading past `last_needed`: nothing later can matter.
 template <typename Reading, typename Take>
-void read_in_order(const RecordSource& source, std::unique_ptr<RecordStream<Reading>> stream,
-                   const char* kind, TimeNs last_needed, Take take) {
+void read_in_order(const recording::RecordSource& source,
+                   std::unique_ptr<recording::RecordStream<Reading>> stream, const char* kind,
+                   recording::TimeNs last_needed, Take take) {
   Reading reading;
   long index = 0;
-  TimeNs prev = 0;
+  recording::TimeNs prev = 0;
   while (stream && stream->next(reading)) {
     check_order(source, kind, ++index, reading.ts_ns, prev);
     prev = reading.ts_ns;
@@ -57,7 +59,7 @@ class HeldStats {
  public:
   explicit HeldStats(Interval span) : span_(span) {}
 
-  void add(TimeNs ts, double value) {
+  void add(recording::TimeNs ts, double value) {
     if (!std::isfinite(value)) return;
     if (ts > span_.hi) {
       if (!have_after_) {
@@ -85,8 +87,8 @@ class HeldStats {
   }
 
  private:
-  void close_prev(TimeNs until) {
-    const TimeNs from = std::max(prev_ts_, span_.lo);
+  void close_prev(recording::TimeNs until) {
+    const recording::TimeNs from = std::max(prev_ts_, span_.lo);
     if (until > from) {
       weighted_ += prev_ * static_cast<double>(until - from);
       held_ns_ += until - from;
@@ -103,12 +105,12 @@ class HeldStats {
 
   Interval span_;
   bool have_prev_ = false;
-  TimeNs prev_ts_ = 0;
+  recording::TimeNs prev_ts_ = 0;
   double prev_ = 0;
   bool have_after_ = false;
   double after_ = 0;
   double weighted_ = 0;
-  TimeNs held_ns_ = 0;
+  recording::TimeNs held_ns_ = 0;
   double min_ = std::numeric_limits<double>::infinity();
   double max_ = -std::numeric_limits<double>::infinity();
   double plain_sum_ = 0;
@@ -120,7 +122,7 @@ class HeldStats {
 class ThrottleUnion {
  public:
   explicit ThrottleUnion(Interval span) : span_(span) {}
-  void add(const ThrottleReading& reading) {
+  void add(const recording::ThrottleReading& reading) {
     if (reading.ts_ns < span_.lo) {
       before_ = reading;
     } else if (reading.ts_ns <= span_.hi) {
@@ -135,7 +137,7 @@ class ThrottleUnion {
   }
   std::optional<std::vector<std::string>> finish() {
     if (!any_inside_) {
-      const ThrottleReading* nearest = nullptr;
+      const recording::ThrottleReading* nearest = nullptr;
       if (before_ && after_) {
         nearest = (span_.lo - before_->ts_ns) <= (after_->ts_ns - span_.hi) ? &*before_ : &*after_;
       } else if (before_) {
@@ -149,7 +151,7 @@ class ThrottleUnion {
       }
     }
     if (!known_) return std::nullopt;
-    return throttle_reason_names(mask_);
+    return recording::throttle_reason_names(mask_);
   }
 
  private:
@@ -157,15 +159,15 @@ class ThrottleUnion {
   bool any_inside_ = false;
   bool known_ = false;
   std::uint64_t mask_ = 0;
-  std::optional<ThrottleReading> before_, after_;
+  std::optional<recording::ThrottleReading> before_, after_;
 };
 
 }  // namespace
 
-void hardware_over(const RecordSource& source, const std::vector<HardwareSpan>& spans) {
+void hardware_over(const recording::RecordSource& source, const std::vector<HardwareSpan>& spans) {
   if (spans.empty()) return;
   // Only the first reading after the latest span's end can matter.
-  TimeNs last_end = spans.front().span.hi;
+  recording::TimeNs last_end = spans.front().span.hi;
   for (const HardwareSpan& h : spans) last_end = std::max(last_end, h.span.hi);
   std::vector<HeldStats> sm_clock, mem_clock, power_limit;
   std::vector<ThrottleUnion> throttle;
@@ -175,18 +177,19 @@ void hardware_over(const RecordSource& source, const std::vector<HardwareSpan>& 
     power_limit.emplace_back(h.span);
     throttle.emplace_back(h.span);
   }
-  read_in_order(source, source.stream<ClockReading>(), "clock", last_end, [&](const ClockReading& r) {
-    for (std::size_t i = 0; i < spans.size(); ++i) {
-      sm_clock[i].add(r.ts_ns, r.sm_mhz);
-      mem_clock[i].add(r.ts_ns, r.mem_mhz);
-    }
-  });
-  read_in_order(source, source.stream<PowerLimitReading>(), "power limit", last_end,
-                [&](const PowerLimitReading& r) {
+  read_in_order(source, source.stream<recording::ClockReading>(), "clock", last_end,
+                [&](const recording::ClockReading& r) {
+                  for (std::size_t i = 0; i < spans.size(); ++i) {
+                    sm_clock[i].add(r.ts_ns, r.sm_mhz);
+                    mem_clock[i].add(r.ts_ns, r.mem_mhz);
+                  }
+                });
+  read_in_order(source, source.stream<recording::PowerLimitReading>(), "power limit", last_end,
+                [&](const recording::PowerLimitReading& r) {
                   for (HeldStats& p : power_limit) p.add(r.ts_ns, r.limit_w);
                 });
-  read_in_order(source, source.stream<ThrottleReading>(), "throttle", last_end,
-                [&](const ThrottleReading& r) {
+  read_in_order(source, source.stream<recording::ThrottleReading>(), "throttle", last_end,
+                [&](const recording::ThrottleReading& r) {
                   for (ThrottleUnion& u : throttle) u.add(r);
                 });
   for (std::size_t i = 0; i < spans.size(); ++i) {
@@ -200,12 +203,12 @@ void hardware_over(const RecordSource& source, const std::vector<HardwareSpan>& 
   }
 }
 
-Hygiene hygiene_of(const RecordSource& source) {
+Hygiene hygiene_of(const recording::RecordSource& source) {
   Hygiene hygiene;
   // Every process reading counts, however late.
   read_in_order(
-      source, source.stream<ProcessReading>(), "process", std::numeric_limits<TimeNs>::max(),
-      [&](const ProcessReading& reading) {
+      source, source.stream<recording::ProcessReading>(), "process",
+      std::numeric_limits<recording::TimeNs>::max(), [&](const recording::ProcessReading& reading) {
         // -1 means the list could not be read at that time: it says nothing about the count.
         if (reading.compute >= 0)
           hygiene.compute_holders_max = std::max(hygiene.compute_holders_max.value_or(0), reading.compute);
@@ -217,5 +220,5 @@ Hygiene hygiene_of(const RecordSource& source) {
   return hygiene;
 }
 
-}  // namespace analysis_detail
-}  // namespace diescope
+}  // namespace detail
+}  // namespace diescope::analysis

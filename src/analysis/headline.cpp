@@ -5,7 +5,7 @@
 
 #include "diescope/analysis/analyze.hpp"
 
-namespace diescope {
+namespace diescope::analysis {
 
 namespace {
 int tenths(double pct) {
@@ -57,4 +57,4 @@ Headline make_headline(const HeadlineInputs& in) {
   return h;
 }
 
-}  // namespace diescope
+}  // namespace diescope::analysis

@@ -12,37 +12,38 @@
 #include "diescope/analysis/result.hpp"
 #include "diescope/recording/source.hpp"
 
-namespace diescope::analysis_detail {
+namespace diescope::analysis::detail {
 
 // A half-open stretch of time [lo, hi). Empty when hi <= lo.
 struct Interval {
-  TimeNs lo = 0;
-  TimeNs hi = 0;
-  TimeNs length() const { return hi > lo ? hi - lo : 0; }
+  recording::TimeNs lo = 0;
+  recording::TimeNs hi = 0;
+  recording::TimeNs length() const { return hi > lo ? hi - lo : 0; }
 };
 
-inline TimeNs overlap_ns(TimeNs a_lo, TimeNs a_hi, TimeNs b_lo, TimeNs b_hi) {
-  const TimeNs lo = std::max(a_lo, b_lo);
-  const TimeNs hi = std::min(a_hi, b_hi);
+inline recording::TimeNs overlap_ns(recording::TimeNs a_lo, recording::TimeNs a_hi, recording::TimeNs b_lo,
+                                    recording::TimeNs b_hi) {
+  const recording::TimeNs lo = std::max(a_lo, b_lo);
+  const recording::TimeNs hi = std::min(a_hi, b_hi);
   return hi > lo ? hi - lo : 0;
 }
 
-inline double seconds(TimeNs ns) {
+inline double seconds(recording::TimeNs ns) {
   return static_cast<double>(ns) * 1e-9;
 }
 
 // Turns the GPU-Util stream into booked spans, one at a time, in time order.
 class UtilBooker {
  public:
-  UtilBooker(std::unique_ptr<RecordStream<UtilSample>> stream, std::string source_name);
+  UtilBooker(std::unique_ptr<recording::RecordStream<recording::UtilSample>> stream, std::string source_name);
   // The next booked span; false at the end of the stream.
   bool next(BookedUtil& out);
 
  private:
-  std::unique_ptr<RecordStream<UtilSample>> stream_;
+  std::unique_ptr<recording::RecordStream<recording::UtilSample>> stream_;
   std::string source_name_;
   bool have_prev_ = false;
-  TimeNs prev_ts_ = 0;
+  recording::TimeNs prev_ts_ = 0;
   long index_ = 0;
 };
 
@@ -61,15 +62,15 @@ class UtilWindow {
   // whole-span GPU-Util needs no second pass over the stream.
   UtilWindow(UtilBooker booker, std::vector<Interval> whole_spans);
   // Make every booked span that overlaps [lo, hi) available; lo never decreases between calls.
-  void prepare(TimeNs lo, TimeNs hi);
+  void prepare(recording::TimeNs lo, recording::TimeNs hi);
   struct Overlap {
     double weighted = 0;  // pct x ns
-    TimeNs covered_ns = 0;
+    recording::TimeNs covered_ns = 0;
     bool from_samples = false;
     bool from_polled = false;
   };
   // Overlap of the prepared spans with [lo, hi), which must lie inside the last prepare() range.
-  void overlap(TimeNs lo, TimeNs hi, Overlap& acc) const;
+  void overlap(recording::TimeNs lo, recording::TimeNs hi, Overlap& acc) const;
   // Reads the rest of the stream and returns GPU-Util over each whole span, in the order given.
   std::vector<UtilOverSpan> finish_whole_spans();
 
@@ -81,7 +82,7 @@ class UtilWindow {
   bool done_ = false;
   std::vector<Interval> whole_spans_;
   std::vector<double> whole_weighted_;
-  std::vector<TimeNs> whole_covered_;
+  std::vector<recording::TimeNs> whole_covered_;
 };
 
 // Clocks, throttle reasons and power limits over each span (docs/method.md, "Hardware state"), one
@@ -90,9 +91,9 @@ struct HardwareSpan {
   Interval span;
   SpanResults* out = nullptr;
 };
-void hardware_over(const RecordSource& source, const std::vector<HardwareSpan>& spans);
+void hardware_over(const recording::RecordSource& source, const std::vector<HardwareSpan>& spans);
 
 // Other holders of the GPU and clock jumps over the whole recording.
-Hygiene hygiene_of(const RecordSource& source);
+Hygiene hygiene_of(const recording::RecordSource& source);
 
-}  // namespace diescope::analysis_detail
+}  // namespace diescope::analysis::detail

@@ -37,8 +37,8 @@ class Scratch {
   explicit Scratch(bool keep) : keep_(keep) {
     std::string pattern = (fs::temp_directory_path() / "diescope-calibrate-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr)
-      throw Error("cannot create a scratch folder under " + fs::temp_directory_path().string(),
-                  "set TMPDIR to a writable folder", kExitInput);
+      throw core::Error("cannot create a scratch folder under " + fs::temp_directory_path().string(),
+                        "set TMPDIR to a writable folder", core::kExitInput);
     dir_ = pattern;
   }
   ~Scratch() {
@@ -59,7 +59,7 @@ class Scratch {
 // from either side are rethrown here after both have finished.
 collect::RunOutcome run_reading_lines(collect::RunOptions options, const collect::Nvml& nvml,
                                       const std::function<void(const std::string&)>& on_line) {
-  Pipe pipe = make_pipe("the calibration workload's output");
+  core::Pipe pipe = core::make_pipe("the calibration workload's output");
   options.stdout_fd = pipe.write.get();
   collect::RunOutcome outcome;
   std::exception_ptr run_error, line_error;
@@ -98,7 +98,8 @@ collect::RunOutcome run_reading_lines(collect::RunOptions options, const collect
 // The counters must be readable: a calibration without them is no calibration.
 void require_counters(const collect::RunOutcome& outcome) {
   if (outcome.recordings.empty())
-    throw DeviceError("the run recorded no GPU", "check that nvidia-smi lists the GPU given with --gpus");
+    throw core::DeviceError("the run recorded no GPU",
+                            "check that nvidia-smi lists the GPU given with --gpus");
   const collect::GpuRecording& rec = outcome.recordings.front();
   if (rec.counters) return;
   std::string cause = rec.counters_why, fix = "run `diescope calibrate` again once the counters are free";
@@ -114,14 +115,15 @@ void require_counters(const collect::RunOutcome& outcome) {
       fix.resize(fix.size() - again.size());
     fix += " and run `diescope calibrate` again";
   }
-  throw DeviceError("cannot calibrate: the chip's counters could not be read: " + cause, fix);
+  throw core::DeviceError("cannot calibrate: the chip's counters could not be read: " + cause, fix);
 }
 
 void require_exit(const collect::RunOutcome& outcome) {
   if (outcome.exit_code == 0) return;
-  throw DeviceError("the calibration kernels (diescope-workload calibrate) " +
-                        run_ending_words(outcome.ending, outcome.exit_code) + "; their message is above",
-                    "follow the fix it gives; check the GPU with nvidia-smi");
+  throw core::DeviceError("the calibration kernels (diescope-workload calibrate) " +
+                              report::run_ending_words(outcome.ending, outcome.exit_code) +
+                              "; their message is above",
+                          "follow the fix it gives; check the GPU with nvidia-smi");
 }
 
 }  // namespace
@@ -129,9 +131,9 @@ void require_exit(const collect::RunOutcome& outcome) {
 CalibrateResult calibrate_gpu(const CalibrateOptions& options, const collect::Nvml& nvml,
                               CalibrateListener& listener) {
   if (options.gpu < 0 || options.gpu >= nvml.device_count())
-    throw UsageError(fmt::format("--gpus {}: this machine has {} GPU{}", options.gpu, nvml.device_count(),
-                                 nvml.device_count() == 1 ? "" : "s"),
-                     "give one GPU index as nvidia-smi numbers them (default 0)");
+    throw core::UsageError(fmt::format("--gpus {}: this machine has {} GPU{}", options.gpu,
+                                       nvml.device_count(), nvml.device_count() == 1 ? "" : "s"),
+                           "give one GPU index as nvidia-smi numbers them (default 0)");
   const fs::path workload = !options.workload.empty()
                                 ? options.workload
                                 : workloads::find_workload_binary(workloads::current_executable());
@@ -157,17 +159,17 @@ CalibrateResult calibrate_gpu(const CalibrateOptions& options, const collect::Nv
   require_exit(probed);
   require_counters(probed);
   DeviceFacts facts =
-      device_facts(open_recording(probed.recordings.front().path)->meta(), probe_lines.device);
+      device_facts(recording::open_recording(probed.recordings.front().path)->meta(), probe_lines.device);
   if (facts.gpu.sm_count <= 0)
-    throw DeviceError("the GPU's SM count could not be read", "check the GPU with nvidia-smi");
+    throw core::DeviceError("the GPU's SM count could not be read", "check the GPU with nvidia-smi");
 
   // 2. The plan and the run.
   const CalibrationPlan plan = plan_calibration(facts, options.quick);
   if (plan.steps.empty())
-    throw DeviceError("unit table " + facts.unit_table + " has no unit that calibrate can check",
-                      "calibrate a GPU whose unit table reads FP32 or DRAM");
+    throw core::DeviceError("unit table " + facts.unit_table + " has no unit that calibrate can check",
+                            "calibrate a GPU whose unit table reads FP32 or DRAM");
   const fs::path plan_path = scratch.dir() / "plan.json";
-  write_file_atomically(plan_path, plan_request_json(plan).dump(2));
+  core::write_file_atomically(plan_path, plan_request_json(plan).dump(2));
   listener.planned(facts, plan);
 
   collect::RunOptions run = base;
@@ -176,19 +178,19 @@ CalibrateResult calibrate_gpu(const CalibrateOptions& options, const collect::Nv
   WorkloadLines lines;
   std::ofstream lines_kept;  // the workload's own lines, for people checking a calibration
   if (options.keep) lines_kept.open(scratch.dir() / "workload.jsonl");
-  const std::int64_t started_ns = monotonic_ns();
+  const std::int64_t started_ns = core::monotonic_ns();
   const collect::RunOutcome outcome = run_reading_lines(run, nvml, [&](const std::string& line) {
     if (lines_kept.is_open()) lines_kept << line << '\n';
     if (const auto begin = lines.read(line)) listener.began(progress_at(plan, begin->index, begin->name));
   });
   lines_kept.close();
-  listener.device_done(static_cast<double>(monotonic_ns() - started_ns) / 1e9);
+  listener.device_done(static_cast<double>(core::monotonic_ns() - started_ns) / 1e9);
   require_counters(outcome);
   require_exit(outcome);
 
   // 3. Each step's counter window and reading, from the recording; then judge, fit and write.
-  const auto recording = open_recording(outcome.recordings.front().path);
-  const RecordingMeta& meta = recording->meta();
+  const auto recording = recording::open_recording(outcome.recordings.front().path);
+  const recording::RecordingMeta& meta = recording->meta();
   DeviceAnswers answers = std::move(lines.sweeps);
   answers.steps = measure_recorded_steps(*recording, lines.steps, plan);
   facts.gpu.chip = meta.gpu.chip.empty() ? facts.gpu.chip : meta.gpu.chip;
@@ -206,16 +208,16 @@ fs::path write_calibration_output(const CalibrationFile& file, const std::string
   if (!output.empty() && fs::path(output).extension() == ".json" && !fs::is_directory(output)) {
     const fs::path path = output;
     if (fs::exists(path))
-      throw UsageError("--output " + output + " exists", "name a new file, or a folder to write into");
+      throw core::UsageError("--output " + output + " exists", "name a new file, or a folder to write into");
     if (path.has_parent_path()) fs::create_directories(path.parent_path());
-    write_file_atomically(path, dump_calibration(file));
+    core::write_file_atomically(path, dump_calibration(file));
     return path;
   }
   if (!output.empty()) return write_calibration(file, output);
   const std::optional<fs::path> dir = default_calibration_dir();
   if (!dir)
-    throw UsageError("no folder for calibration files: neither XDG_DATA_HOME nor HOME is set",
-                     "give --output PATH, or set HOME");
+    throw core::UsageError("no folder for calibration files: neither XDG_DATA_HOME nor HOME is set",
+                           "give --output PATH, or set HOME");
   return write_calibration(file, *dir);
 }
 

@@ -73,14 +73,14 @@ bool get_bool(const json& object, const char* key, const std::string& prefix) {
   return v.get<bool>();
 }
 
-UnitRecipe parse_recipe(const json& j, const std::string& path) {
+recording::UnitRecipe parse_recipe(const json& j, const std::string& path) {
   if (!j.is_object()) bad_field(path, "an object");
-  UnitRecipe r;
+  recording::UnitRecipe r;
   const std::string combine = get_string(j, "combine", path + ".");
   if (combine == "counter")
-    r.combine = UnitRecipe::Combine::counter;
+    r.combine = recording::UnitRecipe::Combine::counter;
   else if (combine == "mean")
-    r.combine = UnitRecipe::Combine::mean;
+    r.combine = recording::UnitRecipe::Combine::mean;
   else
     throw CalibrationFormatError(
         fmt::format("field {}.combine is \"{}\", not \"counter\" or \"mean\"", path, combine));
@@ -90,7 +90,7 @@ UnitRecipe parse_recipe(const json& j, const std::string& path) {
     if (!c.is_string() || c.get<std::string>().empty()) bad_field(path + ".counters[]", "a counter name");
     r.counters.push_back(c.get<std::string>());
   }
-  const std::size_t want = r.combine == UnitRecipe::Combine::mean ? 2 : 1;
+  const std::size_t want = r.combine == recording::UnitRecipe::Combine::mean ? 2 : 1;
   if (r.counters.size() != want)
     throw CalibrationFormatError(fmt::format("field {}.counters has {} name(s); \"{}\" takes {}", path,
                                              r.counters.size(), combine, want));
@@ -319,20 +319,21 @@ json fill_json(const DeviceModel& m) {
 
 }  // namespace
 
-std::string recipe_text(const UnitRecipe& recipe) {
-  if (recipe.combine == UnitRecipe::Combine::mean && recipe.counters.size() == 2)
+std::string recipe_text(const recording::UnitRecipe& recipe) {
+  if (recipe.combine == recording::UnitRecipe::Combine::mean && recipe.counters.size() == 2)
     return "mean of " + recipe.counters[0] + " and " + recipe.counters[1];
-  std::string out = recipe.combine == UnitRecipe::Combine::mean ? "mean of" : "counter";
+  std::string out = recipe.combine == recording::UnitRecipe::Combine::mean ? "mean of" : "counter";
   for (const std::string& c : recipe.counters) out += " " + c;
   return out;
 }
 
-json recipe_json(const UnitRecipe& recipe) {
-  return json{{"combine", recipe.combine == UnitRecipe::Combine::mean ? "mean" : "counter"},
+json recipe_json(const recording::UnitRecipe& recipe) {
+  return json{{"combine", recipe.combine == recording::UnitRecipe::Combine::mean ? "mean" : "counter"},
               {"counters", recipe.counters}};
 }
 
-CalibratedUnit calibrated_unit(const ColumnDef& column, const UnitRule& rule, const UnitCheck& check) {
+CalibratedUnit calibrated_unit(const recording::ColumnDef& column, const UnitRule& rule,
+                               const UnitCheck& check) {
   CalibratedUnit u;
   u.key = column.key;
   u.label = column.label;
@@ -561,14 +562,14 @@ fs::path write_calibration(const CalibrationFile& file, const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec)
-    throw Error(fmt::format("cannot create the calibration folder {}: {}", dir.string(), ec.message()),
-                "check that its parent is writable, or set XDG_DATA_HOME to a folder you can write",
-                kExitInput);
+    throw core::Error(fmt::format("cannot create the calibration folder {}: {}", dir.string(), ec.message()),
+                      "check that its parent is writable, or set XDG_DATA_HOME to a folder you can write",
+                      core::kExitInput);
   const std::string name = calibration_file_name(file);
   fs::path path = dir / name;
   const std::string stem = name.substr(0, name.size() - 5);  // without ".json"
   for (int n = 2; fs::exists(path, ec); ++n) path = dir / fmt::format("{}-{}.json", stem, n);
-  write_file_atomically(path, dump_calibration(file));
+  core::write_file_atomically(path, dump_calibration(file));
   return path;
 }
 

@@ -18,8 +18,9 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kStepOverheadSeconds = 0.8;
 
 [[noreturn]] void bad_field(const std::string& what, const std::string& field) {
-  throw Error("the calibration workload's " + what + " line has no usable field \"" + field + "\"",
-              "rebuild diescope and diescope-workload from the same source and run again", kExitInput);
+  throw core::Error("the calibration workload's " + what + " line has no usable field \"" + field + "\"",
+                    "rebuild diescope and diescope-workload from the same source and run again",
+                    core::kExitInput);
 }
 
 const nlohmann::json& field(const nlohmann::json& j, const std::string& what, const std::string& key) {
@@ -53,7 +54,7 @@ std::string text(const nlohmann::json& j, const std::string& what, const std::st
 Interval interval(const nlohmann::json& v, const std::string& what, const std::string& key) {
   if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer())
     bad_field(what, key);
-  return Interval{v[0].get<TimeNs>(), v[1].get<TimeNs>()};
+  return Interval{v[0].get<recording::TimeNs>(), v[1].get<recording::TimeNs>()};
 }
 const nlohmann::json& points(const nlohmann::json& line, const std::string& what) {
   const nlohmann::json& p = field(line, what, "points");
@@ -220,7 +221,7 @@ std::optional<WorkloadLines::Begin> WorkloadLines::read(const std::string& line)
   return std::nullopt;
 }
 
-DeviceFacts device_facts(const RecordingMeta& probe, const nlohmann::json& device) {
+DeviceFacts device_facts(const recording::RecordingMeta& probe, const nlohmann::json& device) {
   DeviceFacts facts;
   facts.gpu = probe.gpu;
   facts.unit_table = probe.unit_table;
@@ -234,10 +235,10 @@ DeviceFacts device_facts(const RecordingMeta& probe, const nlohmann::json& devic
   return facts;
 }
 
-std::vector<MeasuredStep> measure_recorded_steps(const RecordSource& recording,
+std::vector<MeasuredStep> measure_recorded_steps(const recording::RecordSource& recording,
                                                  const std::vector<WorkloadStep>& steps,
                                                  const CalibrationPlan& plan) {
-  const RecordingMeta& meta = recording.meta();
+  const recording::RecordingMeta& meta = recording.meta();
   std::map<std::string, std::size_t> unit_column;
   for (std::size_t i = 0; i < meta.units.size(); ++i) unit_column[meta.units[i].key] = i;
   std::optional<std::size_t> bytes_column;
@@ -245,8 +246,8 @@ std::vector<MeasuredStep> measure_recorded_steps(const RecordSource& recording,
     if (meta.counts[i].key == "dram_bytes") bytes_column = i;
   std::map<std::string, std::vector<CounterSample>> samples;
   {
-    auto stream = recording.stream<ChipSample>();
-    ChipSample s;
+    auto stream = recording.stream<recording::ChipSample>();
+    recording::ChipSample s;
     while (stream->next(s)) {
       const double bytes = bytes_column && *bytes_column < s.counts.size() ? s.counts[*bytes_column] : kNaN;
       for (const auto& [key, column] : unit_column)
@@ -256,8 +257,8 @@ std::vector<MeasuredStep> measure_recorded_steps(const RecordSource& recording,
   }
   std::vector<MemClockReading> clocks;
   {
-    auto stream = recording.stream<ClockReading>();
-    ClockReading c;
+    auto stream = recording.stream<recording::ClockReading>();
+    recording::ClockReading c;
     while (stream->next(c)) clocks.push_back({c.ts_ns, c.mem_mhz});
   }
   std::vector<MeasuredStep> measured;
@@ -286,7 +287,7 @@ MeasuredStep measure_step(const WorkloadStep& step, const std::vector<CounterSam
   m.counted_bytes = kNaN;
   m.mem_clock_min_mhz = m.mem_clock_max_mhz = kNaN;
 
-  TimeNs first = 0, last = 0;
+  recording::TimeNs first = 0, last = 0;
   double weighted = 0, duration = 0, bytes = 0;
   bool have = false, bytes_known = true;
   for (const CounterSample& s : samples) {

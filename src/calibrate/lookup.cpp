@@ -17,12 +17,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool same_recipe(const UnitRecipe& a, const UnitRecipe& b) {
+bool same_recipe(const recording::UnitRecipe& a, const recording::UnitRecipe& b) {
   return a.combine == b.combine && a.counters == b.counters;
 }
 
-const ColumnDef* find_unit(const std::vector<ColumnDef>& units, const std::string& key) {
-  for (const ColumnDef& c : units)
+const recording::ColumnDef* find_unit(const std::vector<recording::ColumnDef>& units,
+                                      const std::string& key) {
+  for (const recording::ColumnDef& c : units)
     if (c.key == key) return &c;
   return nullptr;
 }
@@ -36,7 +37,7 @@ std::string parse_message(const json::parse_error& e) {
 
 std::vector<UnitCalibration> unchecked_units(const CalibrationQuery& query, const std::string& why) {
   std::vector<UnitCalibration> out;
-  for (const ColumnDef& c : query.units)
+  for (const recording::ColumnDef& c : query.units)
     out.push_back(UnitCalibration{c.key, c.label, Verdict::no_check, std::nullopt, why});
   return out;
 }
@@ -140,7 +141,7 @@ CalibrationBlock scan_folder(const fs::path& dir, const CalibrationQuery& query)
 
 }  // namespace
 
-CalibrationQuery calibration_query(const RecordingMeta& meta, int method) {
+CalibrationQuery calibration_query(const recording::RecordingMeta& meta, int method) {
   CalibrationQuery q;
   q.gpu_model = meta.gpu.model;
   q.driver = meta.gpu.driver;
@@ -159,7 +160,7 @@ std::optional<std::string> misfit(const CalibrationFile& file, const Calibration
   if (file.method != query.method) return fmt::format("method {} vs {}", file.method, query.method);
   if (file.units.empty()) return std::string("the file lists no unit it checked");
   for (const CalibratedUnit& u : file.units) {
-    const ColumnDef* mine = find_unit(query.units, u.key);
+    const recording::ColumnDef* mine = find_unit(query.units, u.key);
     if (mine == nullptr) return fmt::format("unit {} is not a unit of this report", u.key);
     if (!same_recipe(u.recipe, mine->recipe))
       return fmt::format("unit {} read as {} vs {}", u.key, recipe_text(u.recipe), recipe_text(mine->recipe));
@@ -258,7 +259,7 @@ CalibrationBlock block_for(const CandidateFile& chosen, const CalibrationQuery& 
                                    f.date,
                                    f.quick};
   int passed = 0;
-  for (const ColumnDef& c : query.units) {
+  for (const recording::ColumnDef& c : query.units) {
     UnitCalibration u{c.key, c.label, Verdict::no_check, std::nullopt, {}};
     const auto it = std::find_if(f.units.begin(), f.units.end(),
                                  [&c](const CalibratedUnit& cu) { return cu.key == c.key; });
@@ -298,7 +299,7 @@ CalibrationBlock find_calibration(const CalibrationQuery& query, const std::opti
   if (explicit_path) {
     const fs::path& p = *explicit_path;
     if (!fs::exists(p, ec))
-      throw InputError(
+      throw core::InputError(
           p.string(), 0, "no such file or folder",
           "name a calibration file, or the folder that holds them (diescope calibrate writes them to " +
               (default_dir ? default_dir->string() : std::string("~/.local/share/diescope/calibrations")) +
@@ -320,7 +321,7 @@ CalibrationBlock find_calibration(const CalibrationQuery& query, const std::opti
   return scan_folder(*default_dir, query);
 }
 
-CalibrationBlock find_calibration(const RecordingMeta& meta, int method,
+CalibrationBlock find_calibration(const recording::RecordingMeta& meta, int method,
                                   const std::optional<fs::path>& explicit_path) {
   return find_calibration(calibration_query(meta, method), explicit_path, default_calibration_dir());
 }

@@ -90,7 +90,7 @@ CalibrationPlan plan_calibration(const DeviceFacts& facts, bool quick) {
   plan.quick = quick;
   const int sms = facts.gpu.sm_count;
   const double seconds = quick ? kQuickStepSeconds : kFullStepSeconds;
-  for (const ColumnDef& unit : facts.units) {
+  for (const recording::ColumnDef& unit : facts.units) {
     const std::optional<StepWorkload> w = judged_workload(unit.key, facts.gpu.compute_capability);
     if (!w || unit_rule(unit.key) == nullptr) continue;
     for (int load : load_ladder(sms, quick))
@@ -112,7 +112,7 @@ CalibrationPlan plan_calibration(const DeviceFacts& facts, bool quick) {
   return plan;
 }
 
-DeviceModel fit_device_model(DeviceModel m, const GpuIdentity& gpu) {
+DeviceModel fit_device_model(DeviceModel m, const recording::GpuIdentity& gpu) {
   if (!m.stream_timings.empty()) m.stream = fit_stream(m.stream_timings, gpu.l2_bytes);
   std::optional<double> dram;
   if (m.stream && std::isfinite(m.stream->bandwidth_bytes_per_s)) dram = m.stream->bandwidth_bytes_per_s;
@@ -170,8 +170,8 @@ CalibrationFile build_calibration(const DeviceFacts& facts, const CalibrationPla
 
   CalibrationFile file;
   file.schema = kCalibrationSchemaVersion;
-  file.method = kMethodVersion;
-  file.tool_version = kToolVersion;
+  file.method = core::kMethodVersion;
+  file.tool_version = core::kToolVersion;
   file.commit = info.commit;
   file.date = info.date;
   file.quick = plan.quick;
@@ -179,7 +179,7 @@ CalibrationFile build_calibration(const DeviceFacts& facts, const CalibrationPla
       facts.gpu.model,    facts.gpu.driver,  facts.gpu.chip, facts.gpu.uuid, facts.gpu.compute_capability,
       facts.gpu.sm_count, facts.gpu.l2_bytes};
   file.unit_table = facts.unit_table;
-  for (const ColumnDef& unit : facts.units) {
+  for (const recording::ColumnDef& unit : facts.units) {
     const UnitRule* rule = unit_rule(unit.key);
     if (rule == nullptr) continue;
     const bool has_steps = std::any_of(measured.begin(), measured.end(),

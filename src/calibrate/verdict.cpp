@@ -190,8 +190,8 @@ double union_ns(const std::vector<Interval>& work) {
 double covered_ns(const std::vector<Interval>& work, Interval window) {
   double total = 0;
   for (Interval i : merged(work)) {
-    const TimeNs from = std::max(i.start_ns, window.start_ns);
-    const TimeNs to = std::min(i.end_ns, window.end_ns);
+    const recording::TimeNs from = std::max(i.start_ns, window.start_ns);
+    const recording::TimeNs to = std::min(i.end_ns, window.end_ns);
     if (to > from) total += static_cast<double>(to - from);
   }
   return total;

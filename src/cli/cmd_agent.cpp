@@ -60,14 +60,16 @@ int run(const AgentArgs& a) {
   settings.duty_period_ms = a.duty_period_ms;
   agent::validate_settings(settings);
   if (!(a.retention_days >= 0)) {
-    throw UsageError("--retention-days must be 0 (keep everything) or more", "e.g. --retention-days 30");
+    throw core::UsageError("--retention-days must be 0 (keep everything) or more",
+                           "e.g. --retention-days 30");
   }
   if (!a.replay.empty() && (a.sampler.size() || !a.sampler_args.empty() || !a.gpus.empty())) {
-    throw UsageError("--sampler, --sampler-arg and --gpus are for live monitoring, not --replay",
-                     "drop them, or drop --replay to monitor this host's GPUs");
+    throw core::UsageError("--sampler, --sampler-arg and --gpus are for live monitoring, not --replay",
+                           "drop them, or drop --replay to monitor this host's GPUs");
   }
   if (a.replay.empty() && (a.replay_loop || a.linger || a.replay_speed != 1.0)) {
-    throw UsageError("--replay-speed, --replay-loop and --linger need --replay FILE", "add --replay FILE");
+    throw core::UsageError("--replay-speed, --replay-loop and --linger need --replay FILE",
+                           "add --replay FILE");
   }
   std::optional<agent::ListenAddress> listen;
   if (!a.no_listen) listen = agent::parse_listen_address(a.listen);
@@ -82,7 +84,7 @@ int run(const AgentArgs& a) {
 
   // SIGTERM and SIGINT stop the agent cleanly (counters off, last records written); a scraper
   // that hangs up must not kill it (SIGPIPE ignored).
-  SignalSelfPipe stop_signals({SIGTERM, SIGINT}, {SIGPIPE});
+  core::SignalSelfPipe stop_signals({SIGTERM, SIGINT}, {SIGPIPE});
 
   agent::SystemClock clock;
   std::unique_ptr<agent::AgentSource> source;
@@ -118,7 +120,7 @@ int run(const AgentArgs& a) {
   run_options.stop_fd = stop_signals.fd();
   run_options.stop_reason = [&stop_signals] {
     const auto caught = stop_signals.next();
-    return caught ? signal_name(caught->number) : std::string("stop requested");
+    return caught ? core::signal_name(caught->number) : std::string("stop requested");
   };
   run_options.log = log_line;
   return agent::run_agent(core, run_options);

@@ -46,21 +46,22 @@ std::string default_bench_dir() {
 std::vector<std::string> round_command(const BenchCliOptions& cli) {
   if (cli.workload.empty()) {
     if (cli.command.empty())
-      throw UsageError(
+      throw core::UsageError(
           "no command to bench",
           "put it after --, e.g. diescope bench --rounds 5 -- ./app, or bench a bundled workload with "
           "--workload stream");
     return cli.command;
   }
   if (!workloads::is_workload(cli.workload))
-    throw UsageError("unknown workload '" + cli.workload + "'", "choose one of: ffma, stream, gemm, duty");
+    throw core::UsageError("unknown workload '" + cli.workload + "'",
+                           "choose one of: ffma, stream, gemm, duty");
   // Check the workload's own arguments now, not once per round.
   std::vector<std::string> args{cli.workload};
   args.insert(args.end(), cli.command.begin(), cli.command.end());
   const workloads::ParsedCommand parsed = workloads::parse_command_line(args);
   if (!parsed.options)
-    throw UsageError("--help was given as the workload's argument",
-                     "see `diescope workload " + cli.workload + " --help`, then bench without --help");
+    throw core::UsageError("--help was given as the workload's argument",
+                           "see `diescope workload " + cli.workload + " --help`, then bench without --help");
   const fs::path self = workloads::current_executable();
   workloads::find_workload_binary(self);  // throws, naming where it looked, when it is not built
   std::vector<std::string> command{self.string(), "workload"};
@@ -70,16 +71,16 @@ std::vector<std::string> round_command(const BenchCliOptions& cli) {
 
 int bench_command(const BenchCliOptions& cli) {
   if (cli.rounds < rounds::kMinKeptRounds || cli.rounds > 10'000)
-    throw UsageError(
+    throw core::UsageError(
         fmt::format("--rounds {} is out of range", cli.rounds),
         fmt::format("give from {} to 10000 rounds: the spread needs at least {} kept rounds (default 5)",
                     rounds::kMinKeptRounds, rounds::kMinKeptRounds));
   if (!(cli.interval_ms >= 0.1 && cli.interval_ms <= 10'000))
-    throw UsageError(fmt::format("--interval-ms {} is out of range", cli.interval_ms),
-                     "give a sample interval from 0.1 to 10000 ms (default 10)");
+    throw core::UsageError(fmt::format("--interval-ms {} is out of range", cli.interval_ms),
+                           "give a sample interval from 0.1 to 10000 ms (default 10)");
   if (!(cli.drain_ms >= 10 && cli.drain_ms <= 60'000))
-    throw UsageError(fmt::format("--drain-ms {} is out of range", cli.drain_ms),
-                     "give a drain period from 10 to 60000 ms (default 1000)");
+    throw core::UsageError(fmt::format("--drain-ms {} is out of range", cli.drain_ms),
+                           "give a drain period from 10 to 60000 ms (default 1000)");
 
   rounds::BenchOptions options;
   options.rounds = cli.rounds;
@@ -103,11 +104,11 @@ int bench_command(const BenchCliOptions& cli) {
   std::cout << rounds::render_summary(result) << std::flush;
 
   if (result.failure)
-    throw Error(result.stopped_because + "; bench.json holds the rounds before it", result.failure->fix,
-                result.failure->exit_code);
+    throw core::Error(result.stopped_because + "; bench.json holds the rounds before it", result.failure->fix,
+                      result.failure->exit_code);
   if (result.interrupted)
-    throw Error(result.stopped_because + "; bench.json holds the rounds finished before it",
-                "run the bench again and let it finish", 130);
+    throw core::Error(result.stopped_because + "; bench.json holds the rounds finished before it",
+                      "run the bench again and let it finish", 130);
   const std::string too_few = rounds::too_few_rounds(result);
   if (!too_few.empty()) {
     bool no_window = false, partial = false;
@@ -127,7 +128,7 @@ int bench_command(const BenchCliOptions& cli) {
           "the counters covered under 90% of the window: read the notes in the rounds' reports (another "
           "profiler "
           "holding the counters, the sampler stopping) and run again";
-    throw Error(too_few, fix, rounds::kExitTooFewRounds);
+    throw core::Error(too_few, fix, rounds::kExitTooFewRounds);
   }
   return 0;
 }

@@ -47,7 +47,7 @@ const std::set<std::string> kDefaultFormats = {"terminal", "json", "csv"};
   std::string fix = candidates.empty()
                         ? "name a recording (.dsrec) or a report.json"
                         : "name a file inside it, e.g. `diescope report " + candidates.front() + "`";
-  throw InputError(dir.string(), 0, "is a folder, not a recording or a report", fix);
+  throw core::InputError(dir.string(), 0, "is a folder, not a recording or a report", fix);
 }
 
 bool wants(const std::set<std::string>& formats, const char* name) {
@@ -58,35 +58,35 @@ fs::path output_folder(const ReportOptions& opt, const fs::path& input) {
   fs::path out = opt.out.empty() ? fs::path(input.string() + ".report") : fs::path(opt.out);
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec))
-    throw UsageError("--out " + out.string() + " is a file, not a folder",
-                     "name a folder (it is created if missing)");
+    throw core::UsageError("--out " + out.string() + " is a file, not a folder",
+                           "name a folder (it is created if missing)");
   fs::create_directories(out, ec);
   if (ec)
-    throw Error("cannot create the folder " + out.string() + ": " + ec.message(),
-                "choose another folder with --out", kExitInput);
+    throw core::Error("cannot create the folder " + out.string() + ": " + ec.message(),
+                      "choose another folder with --out", core::kExitInput);
   return out;
 }
 
 int rerender(const ReportOptions& opt, const std::set<std::string>& formats, const fs::path& input) {
   if (opt.no_window)
-    throw UsageError("--no-window re-analyses, and a report.json holds no samples",
-                     "run `diescope report --no-window` on the recording the report came from");
-  nlohmann::json report = load_report(input);
-  MultiRenderer renderers;
-  if (wants(formats, "terminal")) renderers.add(std::make_unique<TerminalRenderer>(std::cout));
+    throw core::UsageError("--no-window re-analyses, and a report.json holds no samples",
+                           "run `diescope report --no-window` on the recording the report came from");
+  nlohmann::json report = report::load_report(input);
+  report::MultiRenderer renderers;
+  if (wants(formats, "terminal")) renderers.add(std::make_unique<report::TerminalRenderer>(std::cout));
   // These show each sample; the multiplexer refuses them, naming the fix, before anything runs.
-  if (wants(formats, "csv")) renderers.add(std::make_unique<CsvRenderer>("samples.csv"));
-  if (wants(formats, "html")) renderers.add(std::make_unique<HtmlRenderer>("report.html"));
-  if (wants(formats, "trace")) renderers.add(std::make_unique<TraceRenderer>("trace.json"));
+  if (wants(formats, "csv")) renderers.add(std::make_unique<report::CsvRenderer>("samples.csv"));
+  if (wants(formats, "html")) renderers.add(std::make_unique<report::HtmlRenderer>("report.html"));
+  if (wants(formats, "trace")) renderers.add(std::make_unique<report::TraceRenderer>("trace.json"));
   if (formats.count("json")) {
     fs::path out = opt.out.empty() ? input.parent_path() : output_folder(opt, input);
-    renderers.add(std::make_unique<JsonRenderer>(out / "report.json"));
+    renderers.add(std::make_unique<report::JsonRenderer>(out / "report.json"));
   }
   try {
-    renderers.render(ReportInput{report});
+    renderers.render(report::ReportInput{report});
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(input.string(), 0, std::string("not a complete report: ") + e.what(),
-                     "re-create it with `diescope report RECORDING`");
+    throw core::InputError(input.string(), 0, std::string("not a complete report: ") + e.what(),
+                           "re-create it with `diescope report RECORDING`");
   }
   return 0;
 }
@@ -102,40 +102,40 @@ int run_report(const ReportOptions& opt) {
     return rerender(opt, formats.empty() ? std::set<std::string>{"terminal"} : formats, input);
   if (formats.empty()) formats = kDefaultFormats;
 
-  std::unique_ptr<RecordSource> source = open_recording(input);
-  AnalysisOptions analysis_options;
+  std::unique_ptr<recording::RecordSource> source = recording::open_recording(input);
+  analysis::AnalysisOptions analysis_options;
   analysis_options.use_window = !opt.no_window;
-  const Analysis analysis = analyze(*source, analysis_options);
-  ReportContext context{input.string(), source->side().end};
+  const analysis::Analysis analysis = analyze(*source, analysis_options);
+  report::ReportContext context{input.string(), source->side().end};
   // The calibration that fits this recording's GPU model, driver, method and unit recipes.
   context.calibration = calibrate::calibration_block_json(calibrate::find_calibration(
       analysis.meta, analysis.method,
       opt.calibration.empty() ? std::nullopt : std::optional<fs::path>(opt.calibration)));
   const nlohmann::json report = build_report(analysis, context);
 
-  MultiRenderer renderers;
+  report::MultiRenderer renderers;
   std::vector<fs::path> written;
-  if (wants(formats, "terminal")) renderers.add(std::make_unique<TerminalRenderer>(std::cout));
+  if (wants(formats, "terminal")) renderers.add(std::make_unique<report::TerminalRenderer>(std::cout));
   if (formats.size() > formats.count("terminal")) {
     const fs::path out = output_folder(opt, input);
     if (wants(formats, "json")) {
-      renderers.add(std::make_unique<JsonRenderer>(out / "report.json"));
+      renderers.add(std::make_unique<report::JsonRenderer>(out / "report.json"));
       written.push_back(out / "report.json");
     }
     if (wants(formats, "csv")) {
-      renderers.add(std::make_unique<CsvRenderer>(out / "samples.csv"));
+      renderers.add(std::make_unique<report::CsvRenderer>(out / "samples.csv"));
       written.push_back(out / "samples.csv");
     }
     if (wants(formats, "html")) {
-      renderers.add(std::make_unique<HtmlRenderer>(out / "report.html"));
+      renderers.add(std::make_unique<report::HtmlRenderer>(out / "report.html"));
       written.push_back(out / "report.html");
     }
     if (wants(formats, "trace")) {
-      renderers.add(std::make_unique<TraceRenderer>(out / "trace.json"));
+      renderers.add(std::make_unique<report::TraceRenderer>(out / "trace.json"));
       written.push_back(out / "trace.json");
     }
   }
-  renderers.render(ReportInput{report, source.get(), &analysis});
+  renderers.render(report::ReportInput{report, source.get(), &analysis});
   if (!written.empty()) {
     std::string list;
     for (const fs::path& p : written) list += (list.empty() ? "" : ", ") + p.string();

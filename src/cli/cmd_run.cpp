@@ -47,11 +47,11 @@ std::string default_report_dir() {
 // Analyses one recording and writes its report beside it; prints the headline.
 void report_one(const collect::GpuRecording& rec, bool use_window, bool several,
                 const std::optional<fs::path>& calibration_path) {
-  std::unique_ptr<RecordSource> source = open_recording(rec.path);
-  AnalysisOptions options;
+  std::unique_ptr<recording::RecordSource> source = recording::open_recording(rec.path);
+  analysis::AnalysisOptions options;
   options.use_window = use_window;
-  const Analysis analysis = analyze(*source, options);
-  ReportContext context{rec.path.string(), source->side().end};
+  const analysis::Analysis analysis = analyze(*source, options);
+  report::ReportContext context{rec.path.string(), source->side().end};
   // The calibration that fits this GPU model, driver, method and unit recipes (docs/calibration.md).
   context.calibration = calibrate::calibration_block_json(
       calibrate::find_calibration(analysis.meta, analysis.method, calibration_path));
@@ -60,27 +60,27 @@ void report_one(const collect::GpuRecording& rec, bool use_window, bool several,
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec)
-    throw Error("cannot create the report folder " + out.string() + ": " + ec.message(),
-                "choose another --report folder", kExitInput);
+    throw core::Error("cannot create the report folder " + out.string() + ": " + ec.message(),
+                      "choose another --report folder", core::kExitInput);
   if (several) std::cout << "\nGPU " << rec.index << "\n";
-  MultiRenderer renderers;
-  renderers.add(std::make_unique<TerminalRenderer>(std::cout));
-  renderers.add(std::make_unique<JsonRenderer>(out / "report.json"));
-  renderers.add(std::make_unique<CsvRenderer>(out / "samples.csv"));
-  renderers.render(ReportInput{report, source.get(), &analysis});
+  report::MultiRenderer renderers;
+  renderers.add(std::make_unique<report::TerminalRenderer>(std::cout));
+  renderers.add(std::make_unique<report::JsonRenderer>(out / "report.json"));
+  renderers.add(std::make_unique<report::CsvRenderer>(out / "samples.csv"));
+  renderers.render(report::ReportInput{report, source.get(), &analysis});
   std::cout << "recording " << rec.path.string() << ", report " << (out / "report.json").string() << "\n";
 }
 
 int run_command(const RunCliOptions& cli) {
   if (!(cli.interval_ms >= 0.1 && cli.interval_ms <= 10'000))
-    throw UsageError(fmt::format("--interval-ms {} is out of range", cli.interval_ms),
-                     "give a sample interval from 0.1 to 10000 ms (default 10)");
+    throw core::UsageError(fmt::format("--interval-ms {} is out of range", cli.interval_ms),
+                           "give a sample interval from 0.1 to 10000 ms (default 10)");
   if (!(cli.drain_ms >= 10 && cli.drain_ms <= 60'000))
-    throw UsageError(fmt::format("--drain-ms {} is out of range", cli.drain_ms),
-                     "give a drain period from 10 to 60000 ms (default 1000)");
+    throw core::UsageError(fmt::format("--drain-ms {} is out of range", cli.drain_ms),
+                           "give a drain period from 10 to 60000 ms (default 1000)");
   if (!cli.calibration.empty() && !fs::exists(cli.calibration))
-    throw UsageError("--calibration " + cli.calibration + " does not exist",
-                     "name a calibration file or folder written by `diescope calibrate`");
+    throw core::UsageError("--calibration " + cli.calibration + " does not exist",
+                           "name a calibration file or folder written by `diescope calibrate`");
 
   collect::RunOptions options;
   options.command = cli.command;
@@ -93,7 +93,7 @@ int run_command(const RunCliOptions& cli) {
   const collect::RunOutcome outcome = collect::record_run(options, *nvml);
   std::cout.flush();
 
-  std::cerr << "\ndiescope: the command " << run_ending_words(outcome.ending, outcome.exit_code)
+  std::cerr << "\ndiescope: the command " << report::run_ending_words(outcome.ending, outcome.exit_code)
             << (outcome.interrupted ? " (interrupted)" : "") << "\n";
   for (const auto& warning : outcome.warnings) std::cerr << "diescope: warning: " << warning << "\n";
 

@@ -31,16 +31,16 @@ struct UnitsOptions {
   double probe_seconds = 2;
 };
 
-std::string recipe_text(const ColumnDef& c) {
-  if (c.recipe.combine == UnitRecipe::Combine::mean) {
+std::string recipe_text(const recording::ColumnDef& c) {
+  if (c.recipe.combine == recording::UnitRecipe::Combine::mean) {
     return "mean(" + c.recipe.counters.at(0) + ", " + c.recipe.counters.at(1) + ")";
   }
   return c.recipe.counters.empty() ? std::string("?") : c.recipe.counters.front();
 }
 
-std::string flags_text(const ColumnDef& c) {
+std::string flags_text(const recording::ColumnDef& c) {
   std::string out;
-  for (UnitFlag f : c.flags) out += (out.empty() ? " [" : ", ") + std::string(unit_flag_name(f));
+  for (recording::UnitFlag f : c.flags) out += (out.empty() ? " [" : ", ") + std::string(unit_flag_name(f));
   return out.empty() ? out : out + "]";
 }
 
@@ -49,7 +49,7 @@ int print_tables() {
     std::string chips;
     for (const auto& chip : table.chips) chips += (chips.empty() ? "" : " ") + chip;
     fmt::print("{} ({}; chips {})\n", table.name, table.architecture, chips);
-    auto section = [](const char* title, const std::vector<ColumnDef>& columns) {
+    auto section = [](const char* title, const std::vector<recording::ColumnDef>& columns) {
       if (columns.empty()) return;
       fmt::print("  {}\n", title);
       for (const auto& c : columns) fmt::print("    {:<16} {}{}\n", c.label, recipe_text(c), flags_text(c));
@@ -65,7 +65,7 @@ int print_tables() {
 std::string require_cupti_tool(const std::string& given) {
   std::string path = given.empty() ? find_diescope_cupti() : given;
   if (path.empty()) {
-    throw DeviceError(
+    throw core::DeviceError(
         "diescope-cupti was not found beside diescope (it holds the CUPTI code)",
         "build it (cmake --build BUILD --target diescope-cupti), point DIESCOPE_CUPTI at it, or pass "
         "--cupti PATH");
@@ -107,8 +107,9 @@ int check_passes_command(const UnitsOptions& options) {
                                  std::chrono::seconds(120));
     device_chip = field(run.out, "chip");
     if (run.exit_code != 0 || device_chip->empty()) {
-      throw DeviceError("could not read GPU " + std::to_string(*options.device) + "'s chip: " + run.err,
-                        "check that nvidia-smi lists the GPU, or drop --device to check on the host only");
+      throw core::DeviceError(
+          "could not read GPU " + std::to_string(*options.device) + "'s chip: " + run.err,
+          "check that nvidia-smi lists the GPU, or drop --device to check on the host only");
     }
   }
 
@@ -188,14 +189,14 @@ int nvml_probe(const UnitsOptions& options) {
   fmt::print("library {}\nsymbols {}\ndriver {}\ngpus {}\n", nvml->library_path(), nvml->bound_symbols(),
              nvml->driver_version(), nvml->device_count());
   NvmlDevice device = nvml->device(options.gpu);
-  const GpuIdentity id = device.identity();
+  const recording::GpuIdentity id = device.identity();
   fmt::print("gpu {}: {} {} compute capability {}.{}\n", id.index, id.model, id.uuid,
              id.compute_capability / 10, id.compute_capability % 10);
   fmt::print("sm clock {}\nmemory clock {}\n", reading_text(device.sm_clock_mhz(), "MHz"),
              reading_text(device.memory_clock_mhz(), "MHz"));
-  const PowerLimitReading power = device.power_limit(realtime_ns());
+  const recording::PowerLimitReading power = device.power_limit(core::realtime_ns());
   fmt::print("enforced power limit {:g} W\n", power.limit_w);
-  const ThrottleReading reasons = device.throttle_reasons(realtime_ns());
+  const recording::ThrottleReading reasons = device.throttle_reasons(core::realtime_ns());
   if (reasons.mask)
     fmt::print("clock event reasons 0x{:x}\n", *reasons.mask);
   else
@@ -204,22 +205,22 @@ int nvml_probe(const UnitsOptions& options) {
   fmt::print("engines {}\n", engines.size());
   for (const auto& e : engines)
     fmt::print("  {} ({}): {}\n", e.key, e.label, reading_text(device.engine_utilization(e), "%"));
-  const ProcessReading processes = device.processes(realtime_ns());
+  const recording::ProcessReading processes = device.processes(core::realtime_ns());
   fmt::print("processes compute {} graphics {}\n", processes.compute, processes.graphics);
   fmt::print("polled gpu util {}\n", reading_text(device.polled_gpu_util(), "%"));
 
-  const TimeNs start = realtime_ns();
+  const recording::TimeNs start = core::realtime_ns();
   GpuUtilReader reader(device, start);
-  std::vector<UtilSample> samples;
+  std::vector<recording::UtilSample> samples;
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::duration<double>(options.probe_seconds);
   while (std::chrono::steady_clock::now() < deadline) {
-    reader.read(realtime_ns(), samples);
+    reader.read(core::realtime_ns(), samples);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   fmt::print("gpu util over {:g} s: {} readings ({})\n", options.probe_seconds, samples.size(),
              reader.polling() ? "polled: " + reader.reason_text() : std::string("NVML samples"));
-  TimeNs previous = 0;
+  recording::TimeNs previous = 0;
   for (const auto& s : samples) {
     fmt::print("  {:+.3f} s  {:g} %{}\n", static_cast<double>(s.ts_ns - start) / 1e9, s.pct,
                previous ? fmt::format("  (+{:.0f} ms)", static_cast<double>(s.ts_ns - previous) / 1e6) : "");
@@ -247,13 +248,14 @@ std::function<int()> setup_units(CLI::App& sub) {
       ->check(CLI::Range(0.1, 60.0));
   return [options]() -> int {
     if (options->device && !options->check)
-      throw UsageError("--device needs --check-passes", "add --check-passes");
+      throw core::UsageError("--device needs --check-passes", "add --check-passes");
     if (!options->counters_of.empty()) {
       const UnitTable* table = unit_table_by_name(options->counters_of);
       if (!table) {
         std::string names;
         for (const auto& t : unit_tables()) names += (names.empty() ? "" : ", ") + t.name;
-        throw UsageError("no unit table named '" + options->counters_of + "'", "choose one of: " + names);
+        throw core::UsageError("no unit table named '" + options->counters_of + "'",
+                               "choose one of: " + names);
       }
       for (const auto& m : table_metrics(*table)) fmt::print("{}\n", m);
       return 0;
@@ -261,7 +263,7 @@ std::function<int()> setup_units(CLI::App& sub) {
     int code = 0;
     bool did = false;
     if (!options->write_path.empty()) {
-      write_file_atomically(options->write_path, units_json());
+      core::write_file_atomically(options->write_path, units_json());
       fmt::print(stderr, "wrote {}\n", options->write_path);
       did = true;
     }

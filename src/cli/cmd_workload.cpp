@@ -18,10 +18,11 @@ std::function<int()> setup_workload(CLI::App& sub) {
   return [&sub]() -> int {
     const std::vector<std::string> args = sub.remaining();
     if (args.empty()) {
-      throw UsageError("name the workload to run", "diescope workload ffma|stream|gemm|duty [--help]");
+      throw core::UsageError("name the workload to run", "diescope workload ffma|stream|gemm|duty [--help]");
     }
     if (!workloads::is_workload(args.front())) {
-      throw UsageError("unknown workload '" + args.front() + "'", "choose one of: ffma, stream, gemm, duty");
+      throw core::UsageError("unknown workload '" + args.front() + "'",
+                             "choose one of: ffma, stream, gemm, duty");
     }
     const auto binary = workloads::find_workload_binary(workloads::current_executable());
     workloads::exec_workload(binary, args);

@@ -25,8 +25,9 @@ int run_main(int argc, char** argv) {
       "was, from its own hardware counters. diescope reports both over the same time, the gap between\n"
       "them and where the stranded capacity went.",
       "diescope"};
-  app.set_version_flag("--version", fmt::format("diescope {} (method {}, report schema {})", kToolVersion,
-                                                kMethodVersion, kReportSchemaVersion));
+  app.set_version_flag("--version",
+                       fmt::format("diescope {} (method {}, report schema {})", core::kToolVersion,
+                                   core::kMethodVersion, core::kReportSchemaVersion));
   app.require_subcommand(1, 1);
   app.fallthrough(false);
 
@@ -43,12 +44,12 @@ int run_main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
-    return code == 0 ? 0 : kExitUsage;
+    return code == 0 ? 0 : core::kExitUsage;
   }
   for (auto& [sub, action] : actions) {
     if (sub->parsed()) return action();
   }
-  return kExitInternal;
+  return core::kExitInternal;
 }
 
 }  // namespace
@@ -57,13 +58,13 @@ int run_main(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return diescope::cli::run_main(argc, argv);
-  } catch (const diescope::Error& e) {
+  } catch (const diescope::core::Error& e) {
     std::fprintf(stderr, "diescope: error: %s\n", e.cause().c_str());
     if (!e.fix().empty()) std::fprintf(stderr, "  fix: %s\n", e.fix().c_str());
     return e.exit_code();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "diescope: internal error: %s\n  fix: please report this with the command you ran\n",
                  e.what());
-    return diescope::kExitInternal;
+    return diescope::core::kExitInternal;
   }
 }

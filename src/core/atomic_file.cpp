@@ -9,7 +9,7 @@
 
 #include "diescope/core/error.hpp"
 
-namespace diescope {
+namespace diescope::core {
 
 namespace {
 constexpr std::size_t kBufferBytes = 1 << 16;
@@ -87,4 +87,4 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   writer.commit();
 }
 
-}  // namespace diescope
+}  // namespace diescope::core

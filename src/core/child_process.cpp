@@ -17,7 +17,7 @@
 
 extern char** environ;
 
-namespace diescope {
+namespace diescope::core {
 
 namespace {
 
@@ -259,4 +259,4 @@ ExitStatus ChildProcess::stop(std::chrono::milliseconds grace) {
   return *status_;
 }
 
-}  // namespace diescope
+}  // namespace diescope::core

@@ -2,7 +2,7 @@
 
 #include <ctime>
 
-namespace diescope {
+namespace diescope::core {
 
 namespace {
 
@@ -30,4 +30,4 @@ std::int64_t thread_cpu_ns() {
   return read_clock(CLOCK_THREAD_CPUTIME_ID);
 }
 
-}  // namespace diescope
+}  // namespace diescope::core

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace diescope {
+namespace diescope::core {
 
 namespace {
 
@@ -79,4 +79,4 @@ std::optional<CaughtSignal> SignalSelfPipe::next() {
   }
 }
 
-}  // namespace diescope
+}  // namespace diescope::core

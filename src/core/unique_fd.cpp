@@ -9,7 +9,7 @@
 
 #include "diescope/core/error.hpp"
 
-namespace diescope {
+namespace diescope::core {
 
 void UniqueFd::reset(int fd) noexcept {
   // close() is not retried on EINTR: on Linux the descriptor is released either way.
@@ -30,4 +30,4 @@ void set_nonblocking(int fd) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-}  // namespace diescope
+}  // namespace diescope::core

@@ -16,29 +16,30 @@ const AxisValue& AxisPoint::find(std::string_view axis) const {
   for (const auto& [name, value] : values_) {
     if (name == axis) return value;
   }
-  throw UsageError("the benchmark asked for axis '" + std::string(axis) + "', which it does not declare",
-                   "declare it with int_axis, float_axis or string_axis, or fix the name");
+  throw core::UsageError(
+      "the benchmark asked for axis '" + std::string(axis) + "', which it does not declare",
+      "declare it with int_axis, float_axis or string_axis, or fix the name");
 }
 
 std::int64_t AxisPoint::get_int(std::string_view axis) const {
   const AxisValue& v = find(axis);
   if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
-  throw UsageError("axis '" + std::string(axis) + "' is not an integer axis",
-                   "read it with get_double or get_string");
+  throw core::UsageError("axis '" + std::string(axis) + "' is not an integer axis",
+                         "read it with get_double or get_string");
 }
 
 double AxisPoint::get_double(std::string_view axis) const {
   const AxisValue& v = find(axis);
   if (const auto* d = std::get_if<double>(&v)) return *d;
   if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
-  throw UsageError("axis '" + std::string(axis) + "' is a string axis", "read it with get_string");
+  throw core::UsageError("axis '" + std::string(axis) + "' is a string axis", "read it with get_string");
 }
 
 const std::string& AxisPoint::get_string(std::string_view axis) const {
   const AxisValue& v = find(axis);
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  throw UsageError("axis '" + std::string(axis) + "' is not a string axis",
-                   "read it with get_int or get_double");
+  throw core::UsageError("axis '" + std::string(axis) + "' is not a string axis",
+                         "read it with get_int or get_double");
 }
 
 std::string AxisPoint::name_suffix() const {

@@ -68,7 +68,7 @@ void CsvPrinter::report(const RunResult& result) {
   results_.push_back(result);
 }
 void CsvPrinter::end() {
-  write_file_atomically(path_, to_csv(results_));
+  core::write_file_atomically(path_, to_csv(results_));
 }
 
 }  // namespace diescope::harness

@@ -115,7 +115,7 @@ nlohmann::ordered_json to_google_benchmark_json(const RunContext& c, const std::
                     {"library_build_type", "debug"},
 #endif
                     {"library", "diescope::harness"},
-                    {"diescope_version", kToolVersion}};
+                    {"diescope_version", core::kToolVersion}};
   json benchmarks = json::array();
   for (const RunResult& r : results) {
     if (!r.ok()) {
@@ -216,7 +216,7 @@ void JsonPrinter::report(const RunResult& result) {
   results_.push_back(result);
 }
 void JsonPrinter::end() {
-  write_file_atomically(path_, to_google_benchmark_json(context_, results_, options_).dump(2) + "\n");
+  core::write_file_atomically(path_, to_google_benchmark_json(context_, results_, options_).dump(2) + "\n");
 }
 
 }  // namespace diescope::harness

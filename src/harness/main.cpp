@@ -36,7 +36,7 @@ int bench_main(int argc, char** argv, const std::vector<Benchmark>& benchmarks) 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : kExitUsage;
+    return app.exit(e) == 0 ? 0 : core::kExitUsage;
   }
 
   RunOptions options;
@@ -48,7 +48,7 @@ int bench_main(int argc, char** argv, const std::vector<Benchmark>& benchmarks) 
       std::cerr << "diescope-bench: error: --filter '" << filter << "' is not a regular expression ("
                 << e.what()
                 << ")\n  fix: pass an ECMAScript regular expression, e.g. --filter 'copy/bytes:.*'\n";
-      return kExitUsage;
+      return core::kExitUsage;
     }
   }
   if (*min_samples || *min_time || *max_noise || *timeout || *max_samples) {
@@ -74,7 +74,7 @@ int bench_main(int argc, char** argv, const std::vector<Benchmark>& benchmarks) 
   std::vector<RunResult> results;
   try {
     results = run_benchmarks(benchmarks, printer, options);
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     std::cerr << "diescope-bench: error: " << e.cause() << "\n  fix: " << e.fix() << "\n";
     return e.exit_code();
   }
@@ -82,7 +82,7 @@ int bench_main(int argc, char** argv, const std::vector<Benchmark>& benchmarks) 
     std::cerr << "diescope-bench: error: no benchmark matched"
               << (filter.empty() ? "" : " --filter '" + filter + "'")
               << "\n  fix: list the names with --list\n";
-    return kExitUsage;
+    return core::kExitUsage;
   }
   std::string failed;
   for (const RunResult& r : results) {

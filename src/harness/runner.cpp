@@ -28,7 +28,7 @@ constexpr double kOutlierFractionWorthNaming = 0.05;
 constexpr std::uint64_t kMaxBatchIterations = std::uint64_t{1} << 40;
 
 double thread_cpu_seconds() {
-  return static_cast<double>(thread_cpu_ns()) * 1e-9;
+  return static_cast<double>(core::thread_cpu_ns()) * 1e-9;
 }
 
 struct Window {

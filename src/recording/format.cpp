@@ -10,7 +10,7 @@
 #include "diescope/recording/format.hpp"
 #include "format_internal.hpp"
 
-namespace diescope {
+namespace diescope::recording {
 
 namespace {
 
@@ -79,7 +79,7 @@ RunEnding parse_run_ending(std::string_view text) {
     // Only a name run_ending_text() would print back the same (an alias such as SIGIOT is other text).
     const std::string_view name = text.substr(kSignalPrefix.size());
     for (int number = 1; number < NSIG; ++number)
-      if (signal_name(number) == name) return RunEnding::killed_by(number);
+      if (core::signal_name(number) == name) return RunEnding::killed_by(number);
   }
   return {RunEnding::Way::other, 0, std::string(text)};
 }
@@ -91,7 +91,7 @@ std::string run_ending_text(const RunEnding& ending) {
     case RunEnding::Way::exited:
       return std::string(kExited);
     case RunEnding::Way::signal:
-      return std::string(kSignalPrefix) + signal_name(ending.signal);
+      return std::string(kSignalPrefix) + core::signal_name(ending.signal);
     case RunEnding::Way::period_end:
       return std::string(kPeriodEnd);
     case RunEnding::Way::other:
@@ -382,7 +382,7 @@ std::string meta_to_json(const RecordingMeta& meta) {
                   {"model", meta.gpu.model},       {"chip", meta.gpu.chip},
                   {"driver", meta.gpu.driver},     {"compute_capability", meta.gpu.compute_capability},
                   {"l2_bytes", meta.gpu.l2_bytes}, {"sm_count", meta.gpu.sm_count}};
-  const ojson j{{"format_version", kRecordingFormatVersion},
+  const ojson j{{"format_version", core::kRecordingFormatVersion},
                 {"tool_version", meta.tool_version},
                 {"method", meta.method},
                 {"gpu", gpu},
@@ -444,4 +444,4 @@ RecordingMeta meta_from_json(std::string_view text) {
 }
 
 }  // namespace recfmt
-}  // namespace diescope
+}  // namespace diescope::recording

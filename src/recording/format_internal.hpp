@@ -11,7 +11,7 @@
 #include "diescope/recording/record_kinds.hpp"
 #include "diescope/recording/records.hpp"
 
-namespace diescope::recfmt {
+namespace diescope::recording::recfmt {
 
 // The index in RecordKinds (record_kinds.hpp) of the kind whose lines start with `word`.
 std::optional<std::size_t> kind_of_word(std::string_view word);
@@ -44,4 +44,4 @@ void validate_meta(const RecordingMeta& meta);
 // Up to `max` characters of `text` with anything unprintable shown as '?', for messages.
 std::string excerpt(std::string_view text, std::size_t max = 40);
 
-}  // namespace diescope::recfmt
+}  // namespace diescope::recording::recfmt

@@ -8,7 +8,7 @@
 
 #include "diescope/core/error.hpp"
 
-namespace diescope::recfmt {
+namespace diescope::recording::recfmt {
 
 OpenFile::~OpenFile() {
   if (fd >= 0) ::close(fd);
@@ -59,9 +59,9 @@ void LineReader::fill() {
   }
   if (end_ == capacity_) {
     if (capacity_ >= kMaxLineBytes)
-      throw InputError(file_->path, line_number_ + 1,
-                       "the line is longer than " + std::to_string(kMaxLineBytes >> 20) + " MiB",
-                       "this is not a recording diescope wrote; check the file");
+      throw core::InputError(file_->path, line_number_ + 1,
+                             "the line is longer than " + std::to_string(kMaxLineBytes >> 20) + " MiB",
+                             "this is not a recording diescope wrote; check the file");
     const std::size_t bigger = std::min(capacity_ * 2, kMaxLineBytes);
     std::unique_ptr<char[]> grown(new char[bigger]);
     std::memcpy(grown.get(), buf_.get(), end_);
@@ -76,13 +76,13 @@ void LineReader::fill() {
   } while (n < 0 && errno == EINTR);
   if (n < 0) {
     const int err = errno;
-    throw InputError(file_->path, 0, std::string("reading failed: ") + std::strerror(err),
-                     "check the disk, or copy the recording elsewhere and read the copy");
+    throw core::InputError(file_->path, 0, std::string("reading failed: ") + std::strerror(err),
+                           "check the disk, or copy the recording elsewhere and read the copy");
   }
   if (n == 0) {
     if (strict_limit_)
-      throw InputError(file_->path, 0, "the file became shorter while it was being read",
-                       "do not change a recording while reading it; copy it first and read the copy");
+      throw core::InputError(file_->path, 0, "the file became shorter while it was being read",
+                             "do not change a recording while reading it; copy it first and read the copy");
     eof_ = true;
     return;
   }
@@ -91,4 +91,4 @@ void LineReader::fill() {
   if (file_pos_ >= limit_) eof_ = true;
 }
 
-}  // namespace diescope::recfmt
+}  // namespace diescope::recording::recfmt

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace diescope::recfmt {
+namespace diescope::recording::recfmt {
 
 // An open recording file; closed when the last reader lets go of it.
 struct OpenFile {
@@ -57,4 +57,4 @@ class LineReader {
   std::size_t tail_bytes_ = 0;
 };
 
-}  // namespace diescope::recfmt
+}  // namespace diescope::recording::recfmt

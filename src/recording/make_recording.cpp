@@ -17,20 +17,20 @@ int main(int argc, char** argv) {
   try {
     const std::string what = argc > 1 ? argv[1] : "";
     if (what == "probe-shape" && argc == 3) {
-      diescope::write_synthetic_recording(argv[2], diescope::h200_probe_shape_spec());
+      diescope::recording::write_synthetic_recording(argv[2], diescope::recording::h200_probe_shape_spec());
     } else if (what == "long" && argc == 4) {
       char* end = nullptr;
       const double hours = std::strtod(argv[2], &end);
       if (end == argv[2] || *end != '\0' || !(hours > 0)) {
         std::fprintf(stderr, "diescope-make-recording: HOURS must be a number above 0\n%s", usage.c_str());
-        return diescope::kExitUsage;
+        return diescope::core::kExitUsage;
       }
-      diescope::write_synthetic_recording(argv[3], diescope::long_run_spec(hours));
+      diescope::recording::write_synthetic_recording(argv[3], diescope::recording::long_run_spec(hours));
     } else {
       std::fputs(usage.c_str(), stderr);
-      return diescope::kExitUsage;
+      return diescope::core::kExitUsage;
     }
-  } catch (const diescope::Error& e) {
+  } catch (const diescope::core::Error& e) {
     std::fprintf(stderr, "diescope-make-recording: error: %s\n  fix: %s\n", e.cause().c_str(),
                  e.fix().c_str());
     return e.exit_code();

@@ -1,6 +1,6 @@
 #include "diescope/recording/memory_recording.hpp"
 
-namespace diescope {
+namespace diescope::recording {
 
 namespace {
 
@@ -28,4 +28,4 @@ RecordSource::AnyStream MemoryRecording::open_stream(StreamTag kind) const {
   });
 }
 
-}  // namespace diescope
+}  // namespace diescope::recording

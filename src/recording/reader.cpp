@@ -18,7 +18,7 @@
 #include "format_internal.hpp"
 #include "line_reader.hpp"
 
-namespace diescope {
+namespace diescope::recording {
 
 namespace {
 
@@ -185,10 +185,10 @@ class Fields {
         line_number_(line_number) {}
 
   [[noreturn]] void fail(const std::string& what) const {
-    throw InputError(shared_.file->path, line_number_, what,
-                     "a " + std::string(kKindWords[kind_]) +
-                         " line reads: " + syntax_of(kind_, shared_.meta) + " (" + kFormatDoc +
-                         "); correct or delete line " + std::to_string(line_number_));
+    throw core::InputError(shared_.file->path, line_number_, what,
+                           "a " + std::string(kKindWords[kind_]) +
+                               " line reads: " + syntax_of(kind_, shared_.meta) + " (" + kFormatDoc +
+                               "); correct or delete line " + std::to_string(line_number_));
   }
 
   [[noreturn]] void fail_number(NumStatus status, const char* p, const std::string& what,
@@ -267,16 +267,17 @@ class Fields {
 [[noreturn]] void order_error(const Shared& shared, std::size_t kind, long line, TimeNs ts, long prev_line,
                               TimeNs prev_ts) {
   const std::string k(kKindWords[kind]);
-  throw InputError(shared.file->path, line,
-                   "this " + k + " record's time " + std::to_string(ts) +
-                       " ns is earlier than the previous " + k + " record's " + std::to_string(prev_ts) +
-                       " ns (line " + std::to_string(prev_line) + "); times must not decrease within a kind",
-                   "the recording was reordered or edited: sort each kind's lines by time, or delete line " +
-                       std::to_string(line));
+  throw core::InputError(
+      shared.file->path, line,
+      "this " + k + " record's time " + std::to_string(ts) + " ns is earlier than the previous " + k +
+          " record's " + std::to_string(prev_ts) + " ns (line " + std::to_string(prev_line) +
+          "); times must not decrease within a kind",
+      "the recording was reordered or edited: sort each kind's lines by time, or delete line " +
+          std::to_string(line));
 }
 
 [[noreturn]] void span_error(const Shared& shared, long line, TimeNs start, TimeNs end) {
-  throw InputError(
+  throw core::InputError(
       shared.file->path, line,
       "this chip sample ends (" + std::to_string(end) + " ns) before it starts (" + std::to_string(start) +
           " ns)",
@@ -572,12 +573,12 @@ class EmptyStream final : public RecordStream<Record> {
 // ---- opening: header, meta, side records and every line's kind and times -------------------------
 
 [[noreturn]] void not_a_recording(const std::string& path, std::string_view first_line) {
-  throw InputError(path, 1,
-                   "not a diescope recording: the first line reads '" + recfmt::excerpt(first_line) +
-                       "' where '" + std::string(kRecordingMagic) + " " +
-                       std::to_string(kRecordingFormatVersion) + "' was expected",
-                   "pass a recording written by diescope (a " + std::string(kRecordingExtension) +
-                       " file); other tools can write one as " + kFormatDoc + " describes");
+  throw core::InputError(path, 1,
+                         "not a diescope recording: the first line reads '" + recfmt::excerpt(first_line) +
+                             "' where '" + std::string(kRecordingMagic) + " " +
+                             std::to_string(core::kRecordingFormatVersion) + "' was expected",
+                         "pass a recording written by diescope (a " + std::string(kRecordingExtension) +
+                             " file); other tools can write one as " + kFormatDoc + " describes");
 }
 
 void check_first_line(const std::string& path, std::string_view line) {
@@ -589,14 +590,14 @@ void check_first_line(const std::string& path, std::string_view line) {
   if (parse_field(p, e, version) != NumStatus::ok) not_a_recording(path, line);
   while (p != e && is_separator(*p)) ++p;
   if (p != e) not_a_recording(path, line);
-  if (version != kRecordingFormatVersion)
-    throw InputError(path, 1,
-                     "recording format version " + std::to_string(version) +
-                         " is not supported; this diescope reads version " +
-                         std::to_string(kRecordingFormatVersion),
-                     version > kRecordingFormatVersion
-                         ? "read it with the newer diescope that wrote it, or upgrade diescope"
-                         : "read it with the older diescope that wrote it, or record the run again");
+  if (version != core::kRecordingFormatVersion)
+    throw core::InputError(path, 1,
+                           "recording format version " + std::to_string(version) +
+                               " is not supported; this diescope reads version " +
+                               std::to_string(core::kRecordingFormatVersion),
+                           version > core::kRecordingFormatVersion
+                               ? "read it with the newer diescope that wrote it, or upgrade diescope"
+                               : "read it with the older diescope that wrote it, or record the run again");
 }
 
 class FileRecording final : public RecordSource {
@@ -635,28 +636,30 @@ std::shared_ptr<const OpenFile> open_file(const std::string& path, std::int64_t&
   if (fd < 0) {
     const int err = errno;
     if (err == ENOENT || err == ENOTDIR)
-      throw InputError(path, 0, "no such file",
-                       "check the path; diescope run and diescope agent print where they write recordings");
+      throw core::InputError(
+          path, 0, "no such file",
+          "check the path; diescope run and diescope agent print where they write recordings");
     if (err == EACCES || err == EPERM)
-      throw InputError(path, 0, std::string("cannot be read: ") + std::strerror(err),
-                       "give yourself read permission (chmod u+r) or run as a user who can read it");
-    throw InputError(path, 0, std::string("cannot be opened: ") + std::strerror(err),
-                     "check the path and the file");
+      throw core::InputError(path, 0, std::string("cannot be read: ") + std::strerror(err),
+                             "give yourself read permission (chmod u+r) or run as a user who can read it");
+    throw core::InputError(path, 0, std::string("cannot be opened: ") + std::strerror(err),
+                           "check the path and the file");
   }
   auto file = std::make_shared<const OpenFile>(path, fd);
   struct stat st {};
   if (::fstat(fd, &st) != 0)
-    throw InputError(path, 0, std::string("cannot be read: ") + std::strerror(errno),
-                     "check the path and the file");
+    throw core::InputError(path, 0, std::string("cannot be read: ") + std::strerror(errno),
+                           "check the path and the file");
   if (S_ISDIR(st.st_mode))
-    throw InputError(path, 0, "is a directory, not a recording",
-                     "pass a recording file (" + std::string(kRecordingExtension) + ") inside it instead");
+    throw core::InputError(
+        path, 0, "is a directory, not a recording",
+        "pass a recording file (" + std::string(kRecordingExtension) + ") inside it instead");
   if (!S_ISREG(st.st_mode))
-    throw InputError(path, 0, "is not a regular file (a pipe or device cannot be read more than once)",
-                     "save the recording to a file first and pass that file");
+    throw core::InputError(path, 0, "is not a regular file (a pipe or device cannot be read more than once)",
+                           "save the recording to a file first and pass that file");
   if (st.st_size == 0)
-    throw InputError(path, 0, "the file is empty, not a recording",
-                     "pass a recording diescope wrote; an empty file means the writer never started");
+    throw core::InputError(path, 0, "the file is empty, not a recording",
+                           "pass a recording diescope wrote; an empty file means the writer never started");
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   size = st.st_size;
   return file;
@@ -679,36 +682,37 @@ FileRecording::FileRecording(const std::filesystem::path& path) {
     const std::string_view start(head, n > 0 ? static_cast<std::size_t>(n) : 0);
     // Cut off while writing "diescope-recording 1\n"?
     const std::string magic_line =
-        std::string(kRecordingMagic) + " " + std::to_string(kRecordingFormatVersion);
+        std::string(kRecordingMagic) + " " + std::to_string(core::kRecordingFormatVersion);
     if (!start.empty() && std::string_view(magic_line).substr(0, start.size()) == start)
-      throw InputError(name, 1, "the recording was cut off in its first line",
-                       "the writer stopped before it wrote anything usable; record the run again");
+      throw core::InputError(name, 1, "the recording was cut off in its first line",
+                             "the writer stopped before it wrote anything usable; record the run again");
     not_a_recording(name, start);
   }
   check_first_line(name, line);
   if (!reader.next(line)) {
-    throw InputError(name, 2,
-                     reader.tail_bytes() > 0
-                         ? "the recording was cut off in its meta line"
-                         : "the recording ends after its first line; the meta line is missing",
-                     "the writer stopped before it wrote anything usable; record the run again");
+    throw core::InputError(name, 2,
+                           reader.tail_bytes() > 0
+                               ? "the recording was cut off in its meta line"
+                               : "the recording ends after its first line; the meta line is missing",
+                           "the writer stopped before it wrote anything usable; record the run again");
   }
   if (!has_kind(line, "meta"))
-    throw InputError(name, 2,
-                     "line 2 must be the meta line ('meta {...}'), not '" + recfmt::excerpt(line) + "'",
-                     std::string("see ") + kFormatDoc + " for the meta line's fields");
+    throw core::InputError(name, 2,
+                           "line 2 must be the meta line ('meta {...}'), not '" + recfmt::excerpt(line) + "'",
+                           std::string("see ") + kFormatDoc + " for the meta line's fields");
   try {
     shared->meta = recfmt::meta_from_json(line.substr(4));
   } catch (const recfmt::MetaProblem& e) {
-    throw InputError(
+    throw core::InputError(
         name, 2, e.what(),
         std::string("the meta line must be one JSON object with every field ") + kFormatDoc + " lists");
   }
-  if (shared->meta.format_version != kRecordingFormatVersion)
-    throw InputError(name, 2,
-                     "the meta's format_version " + std::to_string(shared->meta.format_version) +
-                         " differs from line 1's version " + std::to_string(kRecordingFormatVersion),
-                     "make the two versions agree");
+  if (shared->meta.format_version != core::kRecordingFormatVersion)
+    throw core::InputError(name, 2,
+                           "the meta's format_version " + std::to_string(shared->meta.format_version) +
+                               " differs from line 1's version " +
+                               std::to_string(core::kRecordingFormatVersion),
+                           "make the two versions agree");
   const RecordingMeta& m = shared->meta;
   for (const ColumnDef& c : m.units) shared->chip_column_names.push_back("unit '" + c.key + "'");
   for (const ColumnDef& c : m.diagnostics) shared->chip_column_names.push_back("diagnostic '" + c.key + "'");
@@ -736,7 +740,7 @@ void FileRecording::read_records(LineReader& reader, Shared& shared) {
     while (word_end < line.size() && !is_separator(line[word_end])) ++word_end;
     if (word_end == 0) {
       if (line.find_first_not_of(" \t") == std::string_view::npos) continue;  // blank line
-      throw InputError(
+      throw core::InputError(
           shared.file->path, n, "the line starts with a space or tab where its record kind should be",
           "start each record with its kind (chip, util, ...); correct or delete line " + std::to_string(n));
     }
@@ -745,7 +749,7 @@ void FileRecording::read_records(LineReader& reader, Shared& shared) {
     }
     const std::optional<std::size_t> kind = recfmt::kind_of_word(line.substr(0, word_end));
     if (!kind)
-      throw InputError(
+      throw core::InputError(
           shared.file->path, n,
           "unknown record kind '" + recfmt::excerpt(line.substr(0, word_end)) + "'; known kinds are " +
               known_kinds(),
@@ -790,9 +794,9 @@ TimeNs FileRecording::read_line(Fields& f, const Shared& shared, long line_numbe
     latest = record.ts_ns;
     if constexpr (std::is_same_v<Record, RunEnd>) {
       if (side_.end)
-        throw InputError(shared.file->path, line_number,
-                         "a second end record (the first is on line " + std::to_string(end_line) + ")",
-                         "a run ends once; delete one of the two end lines");
+        throw core::InputError(shared.file->path, line_number,
+                               "a second end record (the first is on line " + std::to_string(end_line) + ")",
+                               "a run ends once; delete one of the two end lines");
       end_line = line_number;
       side_.end = std::move(record);
     } else {
@@ -808,4 +812,4 @@ std::unique_ptr<RecordSource> open_recording(const std::filesystem::path& path) 
   return std::make_unique<FileRecording>(path);
 }
 
-}  // namespace diescope
+}  // namespace diescope::recording

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace diescope {
+namespace diescope::recording {
 
 MemorySink::MemorySink(MemoryRecording& recording) : recording_(recording) {
   // As a file holding only its two header lines would read.
@@ -33,4 +33,4 @@ void MemorySink::add(const Record& record) {
   saw(last_time(record));  // a chip sample's end, never before its start
 }
 
-}  // namespace diescope
+}  // namespace diescope::recording

@@ -9,7 +9,7 @@
 #include "diescope/core/version.hpp"
 #include "diescope/recording/writer.hpp"
 
-namespace diescope {
+namespace diescope::recording {
 
 namespace {
 
@@ -112,9 +112,9 @@ class Timeline {
 
 void check_sizes(const std::vector<double>& v, std::size_t want, const std::string& what) {
   if (v.size() != want)
-    throw Error("synthetic recording spec: " + what + " has " + std::to_string(v.size()) +
-                    " values where the meta has " + std::to_string(want) + " columns",
-                "make the spec's value lists match the meta's columns", kExitInternal);
+    throw core::Error("synthetic recording spec: " + what + " has " + std::to_string(v.size()) +
+                          " values where the meta has " + std::to_string(want) + " columns",
+                      "make the spec's value lists match the meta's columns", core::kExitInternal);
 }
 
 }  // namespace
@@ -122,7 +122,8 @@ void check_sizes(const std::vector<double>& v, std::size_t want, const std::stri
 void generate_synthetic(const SyntheticSpec& spec, RecordSink& sink) {
   const RecordingMeta& meta = spec.meta;
   if (spec.phases.empty())
-    throw Error("synthetic recording spec has no phases", "give it at least one phase", kExitInternal);
+    throw core::Error("synthetic recording spec has no phases", "give it at least one phase",
+                      core::kExitInternal);
   const std::size_t nu = meta.units.size(), nd = meta.diagnostics.size(), nc = meta.counts.size();
   TimeNs cycle_ns = 0;
   for (const SyntheticPhase& p : spec.phases) {
@@ -130,8 +131,8 @@ void generate_synthetic(const SyntheticSpec& spec, RecordSink& sink) {
     check_sizes(p.diagnostics, nd, "phase " + p.name + " diagnostics");
     check_sizes(p.count_rates, nc, "phase " + p.name + " count rates");
     if (seconds_to_ns(p.seconds) <= 0)
-      throw Error("synthetic phase " + p.name + " has no duration", "give every phase seconds > 0",
-                  kExitInternal);
+      throw core::Error("synthetic phase " + p.name + " has no duration", "give every phase seconds > 0",
+                        core::kExitInternal);
     cycle_ns += seconds_to_ns(p.seconds);
   }
   if (spec.setup_ns > 0) {
@@ -269,9 +270,9 @@ GpuIdentity synthetic_h200() {
 
 RecordingMeta synthetic_hopper_meta() {
   RecordingMeta m;
-  m.format_version = kRecordingFormatVersion;
-  m.tool_version = kToolVersion;
-  m.method = kMethodVersion;
+  m.format_version = core::kRecordingFormatVersion;
+  m.tool_version = core::kToolVersion;
+  m.method = core::kMethodVersion;
   m.gpu = synthetic_h200();
   m.unit_table = "synthetic-hopper";
   m.units = {
@@ -373,4 +374,4 @@ SyntheticSpec long_run_spec(double hours) {
   return s;
 }
 
-}  // namespace diescope
+}  // namespace diescope::recording

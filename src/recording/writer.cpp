@@ -13,7 +13,7 @@
 #include "diescope/recording/format.hpp"
 #include "format_internal.hpp"
 
-namespace diescope {
+namespace diescope::recording {
 
 namespace {
 
@@ -39,23 +39,24 @@ RecordingWriter::RecordingWriter(std::filesystem::path path, const RecordingMeta
   try {
     meta_json = recfmt::meta_to_json(meta_);
   } catch (const recfmt::MetaProblem& e) {
-    throw Error("cannot write recording " + path_.string() + ": its meta is invalid: " + e.what(),
-                "this is a bug in the program that made the meta; please report it", kExitInternal);
+    throw core::Error("cannot write recording " + path_.string() + ": its meta is invalid: " + e.what(),
+                      "this is a bug in the program that made the meta; please report it",
+                      core::kExitInternal);
   }
-  meta_.format_version = kRecordingFormatVersion;
+  meta_.format_version = core::kRecordingFormatVersion;
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) {
     const int err = errno;
-    throw Error("cannot create recording " + path_.string() + ": " + system_reason(err),
-                err == EACCES || err == EROFS || err == ENOENT || err == ENOTDIR || err == EISDIR
-                    ? "check that the folder exists and is writable, or choose another output path"
-                    : fix_for_write_error(err),
-                kExitInput);
+    throw core::Error("cannot create recording " + path_.string() + ": " + system_reason(err),
+                      err == EACCES || err == EROFS || err == ENOENT || err == ENOTDIR || err == EISDIR
+                          ? "check that the folder exists and is writable, or choose another output path"
+                          : fix_for_write_error(err),
+                      core::kExitInput);
   }
   buffer_.reserve(kFlushBytes + 4096);
   buffer_ += kRecordingMagic;
   buffer_ += ' ';
-  recfmt::append_integer(buffer_, kRecordingFormatVersion);
+  recfmt::append_integer(buffer_, core::kRecordingFormatVersion);
   append_line_end();
   buffer_ += "meta ";
   buffer_ += meta_json;
@@ -79,15 +80,16 @@ RecordingWriter::~RecordingWriter() {
 
 void RecordingWriter::check_open() const {
   if (fd_ < 0)
-    throw Error("cannot write to recording " + path_.string() + ": it is already closed",
-                "this is a bug in the program writing it; please report it", kExitInternal);
+    throw core::Error("cannot write to recording " + path_.string() + ": it is already closed",
+                      "this is a bug in the program writing it; please report it", core::kExitInternal);
 }
 
 void RecordingWriter::reject(const std::string& what) const {
-  throw Error("refusing to write an invalid record to " + path_.string() + ": " + what,
-              "this is a bug in the collector that produced it (a value that could not be read must be NaN "
-              "with a note, and times must not decrease); please report it",
-              kExitInternal);
+  throw core::Error(
+      "refusing to write an invalid record to " + path_.string() + ": " + what,
+      "this is a bug in the collector that produced it (a value that could not be read must be NaN "
+      "with a note, and times must not decrease); please report it",
+      core::kExitInternal);
 }
 
 void RecordingWriter::stamp(std::size_t kind, TimeNs ts) {
@@ -298,8 +300,8 @@ void RecordingWriter::flush() {
       const int err = errno;
       // Keep what was not written, so a later flush can retry once space is freed.
       buffer_.erase(0, done);
-      throw Error("writing recording " + path_.string() + " failed: " + system_reason(err),
-                  fix_for_write_error(err), kExitInput);
+      throw core::Error("writing recording " + path_.string() + " failed: " + system_reason(err),
+                        fix_for_write_error(err), core::kExitInput);
     }
     done += static_cast<std::size_t>(n);
   }
@@ -321,11 +323,11 @@ void RecordingWriter::close() {
   const int close_err = errno;
   fd_ = -1;
   if (synced != 0 && sync_err != EINVAL)  // EINVAL: a file (e.g. a pipe) that cannot be synced
-    throw Error("saving recording " + path_.string() + " to disk failed: " + system_reason(sync_err),
-                fix_for_write_error(sync_err), kExitInput);
+    throw core::Error("saving recording " + path_.string() + " to disk failed: " + system_reason(sync_err),
+                      fix_for_write_error(sync_err), core::kExitInput);
   if (closed != 0)
-    throw Error("closing recording " + path_.string() + " failed: " + system_reason(close_err),
-                fix_for_write_error(close_err), kExitInput);
+    throw core::Error("closing recording " + path_.string() + " failed: " + system_reason(close_err),
+                      fix_for_write_error(close_err), core::kExitInput);
 }
 
-}  // namespace diescope
+}  // namespace diescope::recording

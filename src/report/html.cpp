@@ -11,7 +11,7 @@
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/samples_csv.hpp"
 
-namespace diescope {
+namespace diescope::report {
 
 using nlohmann::json;
 
@@ -47,14 +47,14 @@ std::string escape(std::string_view s) {
 // Time-weighted means over equal slices of [lo, hi).
 class Bins {
  public:
-  Bins(TimeNs lo, TimeNs hi, int n)
+  Bins(recording::TimeNs lo, recording::TimeNs hi, int n)
       : lo_(lo),
         width_(static_cast<double>(hi - lo) / n),
         n_(n),
         weighted_(static_cast<std::size_t>(n), 0.0),
         covered_(static_cast<std::size_t>(n), 0.0) {}
 
-  void add(TimeNs a, TimeNs b, double value) {
+  void add(recording::TimeNs a, recording::TimeNs b, double value) {
     if (!std::isfinite(value) || b <= a || width_ <= 0) return;
     const double fa = static_cast<double>(a - lo_), fb = static_cast<double>(b - lo_);
     int i = std::max(0, static_cast<int>(std::floor(fa / width_)));
@@ -75,7 +75,7 @@ class Bins {
   int size() const { return n_; }
 
  private:
-  TimeNs lo_;
+  recording::TimeNs lo_;
   double width_;
   int n_;
   std::vector<double> weighted_, covered_;
@@ -165,8 +165,9 @@ const char* kStyle =
 }  // namespace
 
 struct HtmlRenderer::State {
-  State(TimeNs lo_ns, TimeNs hi_ns, int bins) : lo(lo_ns), hi(hi_ns), die(lo_ns, hi_ns, bins) {}
-  TimeNs lo, hi;
+  State(recording::TimeNs lo_ns, recording::TimeNs hi_ns, int bins)
+      : lo(lo_ns), hi(hi_ns), die(lo_ns, hi_ns, bins) {}
+  recording::TimeNs lo, hi;
   Bins die;  // DIE-Util from the used samples, as the analysis weighs them
 };
 
@@ -175,8 +176,8 @@ HtmlRenderer::~HtmlRenderer() = default;
 
 void HtmlRenderer::begin(const ReportInput& input) {
   const json& results = input.report.at("results");
-  const TimeNs lo = results.at("start_ns").get<TimeNs>();
-  const TimeNs hi = std::max(lo + 1, results.at("end_ns").get<TimeNs>());
+  const recording::TimeNs lo = results.at("start_ns").get<recording::TimeNs>();
+  const recording::TimeNs hi = std::max(lo + 1, results.at("end_ns").get<recording::TimeNs>());
   state_ = std::make_unique<State>(lo, hi, std::max(1, bins_));
 }
 
@@ -186,18 +187,21 @@ void HtmlRenderer::sample(const WalkedSample& w) {
 
 void HtmlRenderer::finish(const ReportInput& input) {
   const json& report = input.report;
-  const TimeNs lo = state_->lo, hi = state_->hi;
+  const recording::TimeNs lo = state_->lo, hi = state_->hi;
   const double span_s = static_cast<double>(hi - lo) / 1e9;
   const int bins = std::max(1, bins_);
   const Bins& die = state_->die;
   // GPU-Util over the time the analysis books each NVML sample to.
   Bins util(lo, hi, bins);
-  for_each_booked_util(*input.recording, [&](const BookedUtil& b) { util.add(b.lo, b.hi, b.pct); });
+  analysis::for_each_booked_util(*input.recording,
+                                 [&](const analysis::BookedUtil& b) { util.add(b.lo, b.hi, b.pct); });
   std::optional<std::pair<double, double>> window;
   const json& w = report.at("window");
   if (w.value("found", false)) {
-    const double a = static_cast<double>(w.at("start_ns").get<TimeNs>() - lo) / static_cast<double>(hi - lo);
-    const double b = static_cast<double>(w.at("end_ns").get<TimeNs>() - lo) / static_cast<double>(hi - lo);
+    const double a =
+        static_cast<double>(w.at("start_ns").get<recording::TimeNs>() - lo) / static_cast<double>(hi - lo);
+    const double b =
+        static_cast<double>(w.at("end_ns").get<recording::TimeNs>() - lo) / static_cast<double>(hi - lo);
     window = std::make_pair(std::clamp(a, 0.0, 1.0), std::clamp(b, 0.0, 1.0));
   }
 
@@ -221,8 +225,8 @@ void HtmlRenderer::finish(const ReportInput& input) {
       "Single samples above 100% are drawn at 100%.</p>\n";
   html += svg(die, util, span_s, window);
   html += "</body>\n</html>\n";
-  write_file_atomically(path_, html);
+  core::write_file_atomically(path_, html);
   state_.reset();
 }
 
-}  // namespace diescope
+}  // namespace diescope::report

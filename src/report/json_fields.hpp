@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace diescope {
+namespace diescope::report {
 
 inline void put_null(nlohmann::json& o, const std::string& key, std::string_view reason) {
   o[key] = nullptr;
@@ -41,4 +41,4 @@ inline void put_tenths(nlohmann::json& o, const std::string& key, const std::opt
     put_null(o, key, reason);
 }
 
-}  // namespace diescope
+}  // namespace diescope::report

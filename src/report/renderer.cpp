@@ -7,13 +7,13 @@
 #include "diescope/report/report.hpp"
 #include "diescope/report/samples_csv.hpp"
 
-namespace diescope {
+namespace diescope::report {
 
 namespace {
 
 [[noreturn]] void throw_no_recording(const Renderer& r) {
-  throw UsageError("the " + r.name() + " output shows each sample, and a report.json holds none",
-                   "run `diescope report` on the recording itself for that output");
+  throw core::UsageError("the " + r.name() + " output shows each sample, and a report.json holds none",
+                         "run `diescope report` on the recording itself for that output");
 }
 
 }  // namespace
@@ -59,12 +59,12 @@ void SampleRenderer::render(const ReportInput& input) {
 }
 
 void JsonRenderer::render(const ReportInput& input) {
-  write_file_atomically(path_, dump_report(input.report));
+  core::write_file_atomically(path_, dump_report(input.report));
 }
 
 struct CsvRenderer::State {
   explicit State(const std::filesystem::path& path) : file(path) {}
-  AtomicFileWriter file;
+  core::AtomicFileWriter file;
   std::optional<SamplesCsvWriter> csv;
 };
 
@@ -88,4 +88,4 @@ void CsvRenderer::finish(const ReportInput&) {
   state_.reset();
 }
 
-}  // namespace diescope
+}  // namespace diescope::report

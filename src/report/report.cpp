@@ -11,7 +11,7 @@
 #include "diescope/report/wording.hpp"
 #include "json_fields.hpp"
 
-namespace diescope {
+namespace diescope::report {
 
 using nlohmann::json;
 
@@ -24,43 +24,44 @@ const char* kCostReason =
 const char* kExpectedReason =
     "no measured result backs an expected value for this workload and architecture yet";
 
-const char* flag_name(UnitFlag flag) {
+const char* flag_name(recording::UnitFlag flag) {
   switch (flag) {
-    case UnitFlag::stand_in_counter:
+    case recording::UnitFlag::stand_in_counter:
       return "stand_in_counter";
-    case UnitFlag::different_measure:
+    case recording::UnitFlag::different_measure:
       return "different_measure";
   }
   return "unknown";
 }
 
-const char* source_name(UnitSource source) {
-  return source == UnitSource::nvml_engine ? "nvml_engine" : "chip";
+const char* source_name(recording::UnitSource source) {
+  return source == recording::UnitSource::nvml_engine ? "nvml_engine" : "chip";
 }
 
-json recipe_json(const UnitRecipe& recipe) {
-  return json{{"combine", recipe.combine == UnitRecipe::Combine::mean ? "mean" : "counter"},
+json recipe_json(const recording::UnitRecipe& recipe) {
+  return json{{"combine", recipe.combine == recording::UnitRecipe::Combine::mean ? "mean" : "counter"},
               {"counters", recipe.counters}};
 }
 
-json flags_json(const std::vector<UnitFlag>& flags) {
+json flags_json(const std::vector<recording::UnitFlag>& flags) {
   json out = json::array();
-  for (UnitFlag f : flags) out.push_back(flag_name(f));
+  for (recording::UnitFlag f : flags) out.push_back(flag_name(f));
   return out;
 }
 
-const ColumnDef* find_column(const std::vector<ColumnDef>& columns, const std::string& key) {
-  for (const ColumnDef& c : columns)
+const recording::ColumnDef* find_column(const std::vector<recording::ColumnDef>& columns,
+                                        const std::string& key) {
+  for (const recording::ColumnDef& c : columns)
     if (c.key == key) return &c;
   return nullptr;
 }
 
-const ColumnDef* find_unit(const RecordingMeta& meta, const std::string& key) {
-  if (const ColumnDef* c = find_column(meta.units, key)) return c;
+const recording::ColumnDef* find_unit(const recording::RecordingMeta& meta, const std::string& key) {
+  if (const recording::ColumnDef* c = find_column(meta.units, key)) return c;
   return find_column(meta.engines, key);
 }
 
-json column_json(const ColumnSummary& s, const ColumnDef* def) {
+json column_json(const analysis::ColumnSummary& s, const recording::ColumnDef* def) {
   json o;
   o["key"] = s.key;
   o["label"] = def ? def->label : s.key;
@@ -77,7 +78,7 @@ json column_json(const ColumnSummary& s, const ColumnDef* def) {
   return o;
 }
 
-json clock_json(const ClockStats& c) {
+json clock_json(const analysis::ClockStats& c) {
   json o;
   const char* none = "no reading of this clock in this span";
   put_number(o, "min", c.min_mhz, none);
@@ -87,7 +88,7 @@ json clock_json(const ClockStats& c) {
   return o;
 }
 
-json hardware_json(const SpanResults& r, const char* covers) {
+json hardware_json(const analysis::SpanResults& r, const char* covers) {
   json o;
   o["covers"] = covers;
   o["sm_clock_mhz"] = clock_json(r.sm_clock);
@@ -110,8 +111,8 @@ std::string or_default(const std::string& s, const char* fallback) {
   return s.empty() ? fallback : s;
 }
 
-json headline_json(const SpanResults& r, double noise_floor_points) {
-  const Headline& h = r.headline;
+json headline_json(const analysis::SpanResults& r, double noise_floor_points) {
+  const analysis::Headline& h = r.headline;
   json o;
   std::string gpu_reason = or_default(gpu_util_missing_words(r), "GPU-Util not available");
   std::string die_reason = or_default(die_util_missing_words(r), "DIE-Util not available");
@@ -128,8 +129,8 @@ json headline_json(const SpanResults& r, double noise_floor_points) {
   return o;
 }
 
-json span_json(const SpanResults& r, const Analysis& a) {
-  const RecordingMeta& meta = a.meta;
+json span_json(const analysis::SpanResults& r, const analysis::Analysis& a) {
+  const recording::RecordingMeta& meta = a.meta;
   json o;
   o["start_ns"] = r.start_ns;
   o["end_ns"] = r.end_ns;
@@ -147,7 +148,7 @@ json span_json(const SpanResults& r, const Analysis& a) {
       o, "chip_scheduled_s", r.chip_scheduled_s,
       duty ? "the counters' schedule is not known" : "counters always on: coverage is of the whole span");
   json gate;
-  gate["min_pct"] = kMinChipCoveragePct;
+  gate["min_pct"] = analysis::kMinChipCoveragePct;
   gate["of"] = duty ? "scheduled counter time" : "span";
   gate["passed"] = !r.partial;
   gate["partial"] = r.partial;
@@ -160,8 +161,8 @@ json span_json(const SpanResults& r, const Analysis& a) {
   json units = json::array();
   json recipes = json::object();
   json flags = json::object();
-  for (const ColumnSummary& s : r.units) {
-    const ColumnDef* def = find_unit(meta, s.key);
+  for (const analysis::ColumnSummary& s : r.units) {
+    const recording::ColumnDef* def = find_unit(meta, s.key);
     units.push_back(column_json(s, def));
     if (def) {
       recipes[s.key] = recipe_json(def->recipe);
@@ -172,29 +173,30 @@ json span_json(const SpanResults& r, const Analysis& a) {
   o["unit_recipes"] = recipes;
   o["unit_flags"] = flags;
   json diagnostics = json::array();
-  for (const ColumnSummary& s : r.diagnostics)
+  for (const analysis::ColumnSummary& s : r.diagnostics)
     diagnostics.push_back(column_json(s, find_column(meta.diagnostics, s.key)));
   o["diagnostics"] = diagnostics;
 
   if (r.limiting_unit) {
     o["limiting_unit"] = *r.limiting_unit;
-    const ColumnDef* def = find_unit(meta, *r.limiting_unit);
+    const recording::ColumnDef* def = find_unit(meta, *r.limiting_unit);
     o["limiting_unit_label"] = def ? def->label : *r.limiting_unit;
   } else {
     o["limiting_unit"] = nullptr;
     o["limiting_unit_reason"] = or_default(limiting_unit_missing_words(r), "no unit qualifies");
   }
-  o["limiting_unit_rule"] =
-      json{{"min_availability_pct", kMinLimitingAvailabilityPct}, {"min_busy_pct", kMinBusyPct}};
+  o["limiting_unit_rule"] = json{{"min_availability_pct", analysis::kMinLimitingAvailabilityPct},
+                                 {"min_busy_pct", analysis::kMinBusyPct}};
 
   // GPU-Util over the same time, and its gate.
   std::string gpu_reason = or_default(gpu_util_missing_words(r), "GPU-Util not available");
   put_number(o, "gpu_util_pct", r.gpu_util_pct, gpu_reason);
   o["gpu_util_source"] = or_default(gpu_util_from_words(r.gpu_util_from), "none");
   put_number(o, "gpu_util_coverage_pct", r.gpu_util_coverage_pct, gpu_reason);
-  o["gpu_util_coverage_gate"] = json{{"min_pct", kMinGpuUtilCoveragePct},
-                                     {"passed", std::isfinite(r.gpu_util_coverage_pct) &&
-                                                    r.gpu_util_coverage_pct >= kMinGpuUtilCoveragePct}};
+  o["gpu_util_coverage_gate"] =
+      json{{"min_pct", analysis::kMinGpuUtilCoveragePct},
+           {"passed", std::isfinite(r.gpu_util_coverage_pct) &&
+                          r.gpu_util_coverage_pct >= analysis::kMinGpuUtilCoveragePct}};
   put_number(o, "gpu_util_whole_span_pct", r.gpu_util_whole_span_pct,
              r.partial ? "NVML covered less than 90% of the span" : "shown only beside a partial result");
   put_number(o, "gpu_util_whole_span_coverage_pct", r.gpu_util_whole_span_coverage_pct,
@@ -202,7 +204,7 @@ json span_json(const SpanResults& r, const Analysis& a) {
 
   // Full-precision difference; the headline's gap follows the rounding and noise-floor rules.
   double raw_gap = r.gpu_util_pct - r.die_util_pct;
-  put_number(o, "gap_points", r.headline.gap_tenths ? raw_gap : kNaN,
+  put_number(o, "gap_points", r.headline.gap_tenths ? raw_gap : analysis::kNaN,
              or_default(gap_missing_words(r), "the gap needs both GPU-Util and DIE-Util"));
   o["headline"] = headline_json(r, meta.gpu_util_resolution_pct / 2);
 
@@ -213,7 +215,7 @@ json span_json(const SpanResults& r, const Analysis& a) {
   return o;
 }
 
-json gpu_json(const GpuIdentity& g) {
+json gpu_json(const recording::GpuIdentity& g) {
   json o;
   put_int(o, "index", g.index, g.index >= 0, "the recording does not give the GPU's index");
   o["uuid"] = g.uuid;
@@ -226,8 +228,8 @@ json gpu_json(const GpuIdentity& g) {
   return o;
 }
 
-json collection_json(const Analysis& a) {
-  const RecordingMeta& m = a.meta;
+json collection_json(const analysis::Analysis& a) {
+  const recording::RecordingMeta& m = a.meta;
   json o;
   o["unit_table"] = m.unit_table;
   put_number(o, "interval_ms", m.interval_ms, "not recorded");
@@ -252,7 +254,7 @@ std::string basename_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-json workload_json(const Analysis& a, const ReportContext& ctx) {
+json workload_json(const analysis::Analysis& a, const ReportContext& ctx) {
   json o;
   if (!a.meta.command.empty()) {
     o["name"] = basename_of(a.meta.command.front());
@@ -272,7 +274,7 @@ json workload_json(const Analysis& a, const ReportContext& ctx) {
   return o;
 }
 
-json hygiene_json(const Hygiene& h, TimeNs run_start_ns) {
+json hygiene_json(const analysis::Hygiene& h, recording::TimeNs run_start_ns) {
   json o;
   const char* unread = "NVIDIA's process list could not be read";
   put_int(o, "compute_holders_max", h.compute_holders_max.value_or(0), h.compute_holders_max.has_value(),
@@ -281,21 +283,22 @@ json hygiene_json(const Hygiene& h, TimeNs run_start_ns) {
           unread);
   o["exited_holders"] = h.exited_holders;
   json jumps = json::array();
-  for (const ClockJump& j : h.clock_jumps) jumps.push_back(json{{"ts_ns", j.ts_ns}, {"step_ns", j.step_ns}});
+  for (const recording::ClockJump& j : h.clock_jumps)
+    jumps.push_back(json{{"ts_ns", j.ts_ns}, {"step_ns", j.step_ns}});
   o["clock_jumps"] = jumps;
   json notes = json::array();
-  for (const ClockJump& j : h.clock_jumps) notes.push_back(clock_jump_words(j, run_start_ns));
+  for (const recording::ClockJump& j : h.clock_jumps) notes.push_back(clock_jump_words(j, run_start_ns));
   o["notes"] = notes;
   return o;
 }
 
 }  // namespace
 
-json build_report(const Analysis& a, const ReportContext& ctx) {
+json build_report(const analysis::Analysis& a, const ReportContext& ctx) {
   json r;
-  r["schema"] = kReportSchemaVersion;
+  r["schema"] = core::kReportSchemaVersion;
   r["method"] = a.method;
-  r["tool"] = json{{"name", "diescope"}, {"version", kToolVersion}};
+  r["tool"] = json{{"name", "diescope"}, {"version", core::kToolVersion}};
   r["run_type"] = a.meta.run_type;
   r["source"] = json{{"recording", ctx.recording.empty() ? "<memory>" : ctx.recording},
                      {"format_version", a.meta.format_version},
@@ -312,7 +315,7 @@ json build_report(const Analysis& a, const ReportContext& ctx) {
   window["found"] = a.window.found;
   window["how"] = window_words(a.window.finding);
   if (a.window.found) {
-    const SpanResults& w = a.window.results;
+    const analysis::SpanResults& w = a.window.results;
     window["start_ns"] = w.start_ns;
     window["end_ns"] = w.end_ns;
     window["start_s"] = static_cast<double>(w.start_ns - a.run.start_ns) / 1e9;
@@ -325,9 +328,9 @@ json build_report(const Analysis& a, const ReportContext& ctx) {
   r["hygiene"] = hygiene_json(a.hygiene, a.meta.start_ns);
 
   json notes = json::array();
-  for (const Note& n : a.notes)
+  for (const recording::Note& n : a.notes)
     notes.push_back(json{{"ts_ns", n.ts_ns}, {"topic", n.topic}, {"text", n.text}});
-  for (const AnalysisFinding& f : a.findings)
+  for (const analysis::AnalysisFinding& f : a.findings)
     notes.push_back(json{{"ts_ns", f.ts_ns}, {"topic", "analysis"}, {"text", finding_words(f)}});
   if (a.truncated_input)
     notes.push_back(
@@ -361,12 +364,12 @@ json load_report(const std::filesystem::path& path) {
   const std::string name = path.string();
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
-    throw InputError(name, 0, "no such file",
-                     "check the path; a report is the report.json that `diescope report` writes");
+    throw core::InputError(name, 0, "no such file",
+                           "check the path; a report is the report.json that `diescope report` writes");
   if (std::filesystem::is_directory(path, ec))
-    throw InputError(name, 0, "is a folder, not a report", "name the report.json inside it");
+    throw core::InputError(name, 0, "is a folder, not a report", "name the report.json inside it");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(name, 0, "cannot be opened", "check that it is readable");
+  if (!in) throw core::InputError(name, 0, "cannot be opened", "check that it is readable");
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();
@@ -379,16 +382,16 @@ json load_report(const std::filesystem::path& path) {
     std::size_t upto = std::min<std::size_t>(e.byte, text.size());
     for (std::size_t i = 0; i + 1 < upto; ++i)
       if (text[i] == '\n') ++line;
-    throw InputError(name, line, "not valid JSON", "re-create it with `diescope report RECORDING`");
+    throw core::InputError(name, line, "not valid JSON", "re-create it with `diescope report RECORDING`");
   }
   if (!report.is_object() || !report.contains("schema") || !report.contains("results"))
-    throw InputError(name, 0, "JSON, but not a diescope report (no schema or results field)",
-                     "pass a report.json written by `diescope report`, or the recording itself");
-  if (!report["schema"].is_number_integer() || report["schema"].get<int>() != kReportSchemaVersion)
-    throw InputError(name, 0,
-                     "report schema " + report["schema"].dump() + ", this diescope reads schema " +
-                         std::to_string(kReportSchemaVersion),
-                     "re-analyse the recording with this diescope: `diescope report RECORDING`");
+    throw core::InputError(name, 0, "JSON, but not a diescope report (no schema or results field)",
+                           "pass a report.json written by `diescope report`, or the recording itself");
+  if (!report["schema"].is_number_integer() || report["schema"].get<int>() != core::kReportSchemaVersion)
+    throw core::InputError(name, 0,
+                           "report schema " + report["schema"].dump() + ", this diescope reads schema " +
+                               std::to_string(core::kReportSchemaVersion),
+                           "re-analyse the recording with this diescope: `diescope report RECORDING`");
   return report;
 }
 
@@ -398,4 +401,4 @@ std::string format_tenths(int tenths) {
   return sign + std::to_string(mag / 10) + "." + std::to_string(mag % 10);
 }
 
-}  // namespace diescope
+}  // namespace diescope::report

@@ -10,7 +10,7 @@
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/report/wording.hpp"
 
-namespace diescope {
+namespace diescope::report {
 
 namespace {
 
@@ -50,23 +50,23 @@ const char* use_name(SampleUse use) {
 
 }  // namespace
 
-void walk_samples(const RecordSource& source, const Analysis* analysis,
+void walk_samples(const recording::RecordSource& source, const analysis::Analysis* analysis,
                   const std::function<void(const WalkedSample&)>& visit) {
-  const std::vector<double> unmatched(source.meta().engines.size(), kNaN);
+  const std::vector<double> unmatched(source.meta().engines.size(), analysis::kNaN);
   WalkedSample w;
-  AnalysisOptions options;
+  analysis::AnalysisOptions options;
   options.use_window = false;  // the verdicts are the run's; the window changes none of them
-  options.observe_sample = [&](const ObservedSample& o) {
+  options.observe_sample = [&](const analysis::ObservedSample& o) {
     w.index = o.index;
     w.sample = o.sample;
     w.engines = unmatched;
     w.die_util_pct = o.die_util_pct;
     if (analysis && !o.in_run) {
       w.verdict = {SampleUse::outside_run, "outside the run"};
-      w.die_util_pct = die_util_of_sample(o.sample->units, {});
-    } else if (o.drop == SampleDrop::first) {
+      w.die_util_pct = analysis::die_util_of_sample(o.sample->units, {});
+    } else if (o.drop == analysis::SampleDrop::first) {
       w.verdict = {SampleUse::dropped_first, drop_words(o.drop, o.broken, source.meta())};
-    } else if (o.drop == SampleDrop::broken) {
+    } else if (o.drop == analysis::SampleDrop::broken) {
       w.verdict = {SampleUse::dropped_broken, drop_words(o.drop, o.broken, source.meta())};
     } else {
       w.verdict = {};
@@ -77,14 +77,14 @@ void walk_samples(const RecordSource& source, const Analysis* analysis,
   analyze(source, options);
 }
 
-SamplesCsvWriter::SamplesCsvWriter(const RecordingMeta& meta, const Analysis* analysis,
+SamplesCsvWriter::SamplesCsvWriter(const recording::RecordingMeta& meta, const analysis::Analysis* analysis,
                                    std::function<void(std::string_view)> sink)
     : sink_(std::move(sink)) {
   std::string header = "index,start_ns,end_ns,duration_ms";
-  for (const ColumnDef& c : meta.units) header += "," + csv_field("unit." + c.key);
-  for (const ColumnDef& c : meta.diagnostics) header += "," + csv_field("diag." + c.key);
-  for (const ColumnDef& c : meta.counts) header += "," + csv_field("count." + c.key);
-  for (const ColumnDef& c : meta.engines) header += "," + csv_field("engine." + c.key);
+  for (const recording::ColumnDef& c : meta.units) header += "," + csv_field("unit." + c.key);
+  for (const recording::ColumnDef& c : meta.diagnostics) header += "," + csv_field("diag." + c.key);
+  for (const recording::ColumnDef& c : meta.counts) header += "," + csv_field("count." + c.key);
+  for (const recording::ColumnDef& c : meta.engines) header += "," + csv_field("engine." + c.key);
   header += ",die_util_pct,use,drop_reason,window_share\n";
   sink_(header);
   window_ = analysis && analysis->window.found;
@@ -95,7 +95,7 @@ SamplesCsvWriter::SamplesCsvWriter(const RecordingMeta& meta, const Analysis* an
 }
 
 void SamplesCsvWriter::row(const WalkedSample& w) {
-  const ChipSample& s = *w.sample;
+  const recording::ChipSample& s = *w.sample;
   line_.clear();
   fmt::format_to(std::back_inserter(line_), "{},{},{}", w.index, s.start_ns, s.end_ns);
   append_number(line_, static_cast<double>(s.end_ns - s.start_ns) / 1e6);
@@ -107,9 +107,9 @@ void SamplesCsvWriter::row(const WalkedSample& w) {
   line_ += ',';
   line_ += use_name(w.verdict.use);
   line_ += ',' + csv_field(w.verdict.reason);
-  double share = kNaN;
+  double share = analysis::kNaN;
   if (window_ && s.end_ns > s.start_ns) {
-    TimeNs overlap = std::min(s.end_ns, window_end_) - std::max(s.start_ns, window_start_);
+    recording::TimeNs overlap = std::min(s.end_ns, window_end_) - std::max(s.start_ns, window_start_);
     share = overlap > 0 ? static_cast<double>(overlap) / static_cast<double>(s.end_ns - s.start_ns) : 0.0;
   }
   append_number(line_, share);
@@ -143,11 +143,11 @@ SamplesCsvStats SamplesCsvWriter::finish() {
   return stats_;
 }
 
-SamplesCsvStats write_samples_csv(const RecordSource& source, const Analysis* analysis,
+SamplesCsvStats write_samples_csv(const recording::RecordSource& source, const analysis::Analysis* analysis,
                                   const std::function<void(std::string_view)>& sink) {
   SamplesCsvWriter csv(source.meta(), analysis, sink);
   walk_samples(source, analysis, [&csv](const WalkedSample& w) { csv.row(w); });
   return csv.finish();
 }
 
-}  // namespace diescope
+}  // namespace diescope::report

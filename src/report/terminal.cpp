@@ -8,7 +8,7 @@
 
 #include "diescope/report/renderer.hpp"
 
-namespace diescope {
+namespace diescope::report {
 
 using nlohmann::json;
 
@@ -292,4 +292,4 @@ void TerminalRenderer::render(const ReportInput& input) {
   out_ << render_terminal(input.report) << std::flush;
 }
 
-}  // namespace diescope
+}  // namespace diescope::report

@@ -8,7 +8,7 @@
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/samples_csv.hpp"
 
-namespace diescope {
+namespace diescope::report {
 
 using nlohmann::json;
 
@@ -21,12 +21,12 @@ constexpr int kPhasesThread = 2;   // the steady window, notes
 // Streams events into the file, comma-separated inside the traceEvents array.
 class EventWriter {
  public:
-  EventWriter(AtomicFileWriter& file, TimeNs origin) : file_(file), origin_(origin) {}
-  double us(TimeNs ns) const { return static_cast<double>(ns - origin_) / 1e3; }
+  EventWriter(core::AtomicFileWriter& file, recording::TimeNs origin) : file_(file), origin_(origin) {}
+  double us(recording::TimeNs ns) const { return static_cast<double>(ns - origin_) / 1e3; }
 
   // `quoted_name` is the track's name as a JSON string (quoted once per track, not per event): the
   // counters are nearly all of a trace, so they are formatted directly.
-  void counter(const std::string& quoted_name, TimeNs ts, double value) {
+  void counter(const std::string& quoted_name, recording::TimeNs ts, double value) {
     if (!std::isfinite(value)) return;  // no value: the track is left as it was, never drawn as 0
     buffer_ += first_ ? "\n" : ",\n";
     first_ = false;
@@ -35,16 +35,17 @@ class EventWriter {
                    us(ts), value);
     if (buffer_.size() > (1 << 16)) flush();
   }
-  void slice(int tid, const std::string& name, TimeNs start, TimeNs end, json args = json::object()) {
+  void slice(int tid, const std::string& name, recording::TimeNs start, recording::TimeNs end,
+             json args = json::object()) {
     event(json{{"ph", "X"},
                {"pid", kPid},
                {"tid", tid},
                {"name", name},
                {"ts", us(start)},
-               {"dur", static_cast<double>(std::max<TimeNs>(end - start, 0)) / 1e3},
+               {"dur", static_cast<double>(std::max<recording::TimeNs>(end - start, 0)) / 1e3},
                {"args", std::move(args)}});
   }
-  void instant(int tid, const std::string& name, TimeNs ts, json args) {
+  void instant(int tid, const std::string& name, recording::TimeNs ts, json args) {
     event(json{{"ph", "i"},
                {"s", "t"},
                {"pid", kPid},
@@ -65,22 +66,23 @@ class EventWriter {
   }
 
  private:
-  AtomicFileWriter& file_;
-  TimeNs origin_;
+  core::AtomicFileWriter& file_;
+  recording::TimeNs origin_;
   std::string buffer_;
   bool first_ = true;
 };
 
 // A counter track's name, quoted as JSON.
-std::string track(const ColumnDef& c, const char* kind) {
+std::string track(const recording::ColumnDef& c, const char* kind) {
   return json(std::string(kind) + (c.label.empty() ? c.key : c.label) + " %").dump();
 }
 
 }  // namespace
 
 struct TraceRenderer::State {
-  explicit State(const std::filesystem::path& path, TimeNs origin) : file(path), out(file, origin) {}
-  AtomicFileWriter file;
+  explicit State(const std::filesystem::path& path, recording::TimeNs origin)
+      : file(path), out(file, origin) {}
+  core::AtomicFileWriter file;
   EventWriter out;
   std::vector<std::string> unit_tracks, diag_tracks, engine_tracks;
 };
@@ -90,12 +92,12 @@ TraceRenderer::~TraceRenderer() = default;
 
 void TraceRenderer::begin(const ReportInput& input) {
   const json& report = input.report;
-  const RecordSource& source = *input.recording;
-  const RecordingMeta& meta = source.meta();
-  const TimeNs origin = report.at("results").at("start_ns").get<TimeNs>();
+  const recording::RecordSource& source = *input.recording;
+  const recording::RecordingMeta& meta = source.meta();
+  const recording::TimeNs origin = report.at("results").at("start_ns").get<recording::TimeNs>();
 
   state_ = std::make_unique<State>(path_, origin);
-  AtomicFileWriter& file = state_->file;
+  core::AtomicFileWriter& file = state_->file;
   file.write("{\"displayTimeUnit\":\"ms\",\"otherData\":");
   file.write(json{
       {"schema", report.value("schema", 0)},
@@ -125,9 +127,9 @@ void TraceRenderer::begin(const ReportInput& input) {
                  {"name", "thread_name"},
                  {"args", {{"name", "window and notes"}}}});
 
-  for (const ColumnDef& c : meta.units) state_->unit_tracks.push_back(track(c, "unit "));
-  for (const ColumnDef& c : meta.diagnostics) state_->diag_tracks.push_back(track(c, "diag "));
-  for (const ColumnDef& c : meta.engines) state_->engine_tracks.push_back(track(c, "engine "));
+  for (const recording::ColumnDef& c : meta.units) state_->unit_tracks.push_back(track(c, "unit "));
+  for (const recording::ColumnDef& c : meta.diagnostics) state_->diag_tracks.push_back(track(c, "diag "));
+  for (const recording::ColumnDef& c : meta.engines) state_->engine_tracks.push_back(track(c, "engine "));
 }
 
 // Chip samples: a counter value at each used sample's start; dropped samples as slices.
@@ -136,7 +138,7 @@ void TraceRenderer::sample(const WalkedSample& w) {
   const std::vector<std::string>& unit_tracks = state_->unit_tracks;
   const std::vector<std::string>& diag_tracks = state_->diag_tracks;
   const std::vector<std::string>& engine_tracks = state_->engine_tracks;
-  const ChipSample& s = *w.sample;
+  const recording::ChipSample& s = *w.sample;
   if (w.verdict.use != SampleUse::used) {
     out.slice(kSamplesThread, std::string("dropped: ") + w.verdict.reason, s.start_ns, s.end_ns,
               json{{"index", w.index}});
@@ -153,19 +155,20 @@ void TraceRenderer::sample(const WalkedSample& w) {
 
 void TraceRenderer::finish(const ReportInput& input) {
   const json& report = input.report;
-  const RecordSource& source = *input.recording;
-  AtomicFileWriter& file = state_->file;
+  const recording::RecordSource& source = *input.recording;
+  core::AtomicFileWriter& file = state_->file;
   EventWriter& out = state_->out;
 
   // GPU-Util from the start of the time the analysis books each NVML sample to.
-  for_each_booked_util(source, [&](const BookedUtil& b) { out.counter(R"("GPU-Util %")", b.lo, b.pct); });
+  analysis::for_each_booked_util(
+      source, [&](const analysis::BookedUtil& b) { out.counter(R"("GPU-Util %")", b.lo, b.pct); });
 
   const json& window = report.at("window");
   if (window.value("found", false))
-    out.slice(kPhasesThread, "steady window", window.at("start_ns").get<TimeNs>(),
-              window.at("end_ns").get<TimeNs>(), json{{"how", window.value("how", "")}});
+    out.slice(kPhasesThread, "steady window", window.at("start_ns").get<recording::TimeNs>(),
+              window.at("end_ns").get<recording::TimeNs>(), json{{"how", window.value("how", "")}});
   for (const json& n : report.at("notes"))
-    out.instant(kPhasesThread, n.value("topic", "note"), n.at("ts_ns").get<TimeNs>(),
+    out.instant(kPhasesThread, n.value("topic", "note"), n.at("ts_ns").get<recording::TimeNs>(),
                 json{{"text", n.value("text", "")}});
 
   out.flush();
@@ -174,4 +177,4 @@ void TraceRenderer::finish(const ReportInput& input) {
   state_.reset();
 }
 
-}  // namespace diescope
+}  // namespace diescope::report

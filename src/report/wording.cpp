@@ -7,104 +7,104 @@
 
 #include "diescope/core/signals.hpp"
 
-namespace diescope {
+namespace diescope::report {
 
 namespace {
 
-const char* span_name(const SpanResults& span) {
+const char* span_name(const analysis::SpanResults& span) {
   return span.is_window ? "window" : "run";
 }
 
 }  // namespace
 
-std::string window_words(WindowFinding finding) {
+std::string window_words(analysis::WindowFinding finding) {
   switch (finding) {
-    case WindowFinding::not_asked:
+    case analysis::WindowFinding::not_asked:
       return "not asked for";
-    case WindowFinding::markers:
+    case analysis::WindowFinding::markers:
       return "markers";
-    case WindowFinding::no_markers:
+    case analysis::WindowFinding::no_markers:
       return "no markers";
-    case WindowFinding::stop_without_start:
+    case analysis::WindowFinding::stop_without_start:
       return "stop before start: a stop marker with no start marker";
-    case WindowFinding::stop_before_start:
+    case analysis::WindowFinding::stop_before_start:
       return "stop before start: no stop marker after the start marker";
-    case WindowFinding::start_without_stop:
+    case analysis::WindowFinding::start_without_stop:
       return "start without stop: no stop marker after the start marker";
-    case WindowFinding::outside_run:
+    case analysis::WindowFinding::outside_run:
       return "the markers lie outside the run";
   }
   return {};
 }
 
-std::string die_util_missing_words(const SpanResults& span) {
+std::string die_util_missing_words(const analysis::SpanResults& span) {
   switch (span.die_util_missing) {
-    case DieUtilMissing::none:
+    case analysis::DieUtilMissing::none:
       return {};
-    case DieUtilMissing::empty_span:
+    case analysis::DieUtilMissing::empty_span:
       return span.is_window ? "the window is empty" : "the run is empty (it ends at or before its start)";
-    case DieUtilMissing::no_usable_samples:
+    case analysis::DieUtilMissing::no_usable_samples:
       return fmt::format("no usable chip samples in the {}", span_name(span));
-    case DieUtilMissing::no_unit_value:
+    case analysis::DieUtilMissing::no_unit_value:
       return "no unit had a value in any usable chip sample";
   }
   return {};
 }
 
-std::string limiting_unit_missing_words(const SpanResults& span) {
+std::string limiting_unit_missing_words(const analysis::SpanResults& span) {
   switch (span.limiting_unit_missing) {
-    case LimitingUnitMissing::none:
+    case analysis::LimitingUnitMissing::none:
       return {};
-    case LimitingUnitMissing::no_usable_samples:
+    case analysis::LimitingUnitMissing::no_usable_samples:
       return "no usable chip samples";
-    case LimitingUnitMissing::no_busy_unit:
-      return fmt::format("no unit reached {:.0f}% of its peak", kMinBusyPct);
-    case LimitingUnitMissing::busy_units_sparse:
+    case analysis::LimitingUnitMissing::no_busy_unit:
+      return fmt::format("no unit reached {:.0f}% of its peak", analysis::kMinBusyPct);
+    case analysis::LimitingUnitMissing::busy_units_sparse:
       return fmt::format(
           "the units that reached {:.0f}% of their peak had values for under {:.0f}% of the "
           "chip-sampled time",
-          kMinBusyPct, kMinLimitingAvailabilityPct);
+          analysis::kMinBusyPct, analysis::kMinLimitingAvailabilityPct);
   }
   return {};
 }
 
-std::string gpu_util_missing_words(const SpanResults& span) {
+std::string gpu_util_missing_words(const analysis::SpanResults& span) {
   switch (span.gpu_util_missing) {
-    case GpuUtilMissing::none:
+    case analysis::GpuUtilMissing::none:
       return {};
-    case GpuUtilMissing::no_usable_samples:
+    case analysis::GpuUtilMissing::no_usable_samples:
       return "no usable chip samples to compare GPU-Util with";
-    case GpuUtilMissing::not_covered:
+    case analysis::GpuUtilMissing::not_covered:
       return "no GPU-Util sample covers the chip-sampled time";
   }
   return {};
 }
 
-std::string gap_missing_words(const SpanResults& span) {
+std::string gap_missing_words(const analysis::SpanResults& span) {
   switch (span.headline.gap_missing) {
-    case GapMissing::none:
+    case analysis::GapMissing::none:
       return {};
-    case GapMissing::no_die_util:
+    case analysis::GapMissing::no_die_util:
       return "DIE-Util is not available: " + die_util_missing_words(span);
-    case GapMissing::no_gpu_util:
+    case analysis::GapMissing::no_gpu_util:
       return "GPU-Util is not available: " + gpu_util_missing_words(span);
-    case GapMissing::gpu_util_coverage_low:
+    case analysis::GapMissing::gpu_util_coverage_low:
       return fmt::format(
           "GPU-Util covered {:.1f}% of the chip-sampled time, under the {:.0f}% needed to compare it "
           "with DIE-Util",
-          span.gpu_util_coverage_pct, kMinGpuUtilCoveragePct);
+          span.gpu_util_coverage_pct, analysis::kMinGpuUtilCoveragePct);
   }
   return {};
 }
 
-std::string split_missing_words(const SpanResults& span) {
-  const Headline& h = span.headline;
+std::string split_missing_words(const analysis::SpanResults& span) {
+  const analysis::Headline& h = span.headline;
   switch (h.split_missing) {
-    case SplitMissing::none:
+    case analysis::SplitMissing::none:
       return {};
-    case SplitMissing::no_gap:
+    case analysis::SplitMissing::no_gap:
       return gap_missing_words(span);
-    case SplitMissing::negative_gap: {
+    case analysis::SplitMissing::negative_gap: {
       std::string words = "GPU-Util reads below DIE-Util by more than its noise floor";
       if (!h.uncounted_limiting_unit.empty())
         words +=
@@ -117,99 +117,101 @@ std::string split_missing_words(const SpanResults& span) {
   return {};
 }
 
-std::string partial_words(const SpanResults& span) {
+std::string partial_words(const analysis::SpanResults& span) {
   if (!span.partial) return {};
-  if (span.partial_cause == PartialCause::not_scheduled)
+  if (span.partial_cause == analysis::PartialCause::not_scheduled)
     return fmt::format("partial (the counters were not scheduled to run during the {})", span_name(span));
   // Rounded to a whole percent, but never shown as the gate's own figure when under it.
   const long shown =
-      std::min(std::lround(span.chip_coverage_pct), static_cast<long>(kMinChipCoveragePct) - 1);
+      std::min(std::lround(span.chip_coverage_pct), static_cast<long>(analysis::kMinChipCoveragePct) - 1);
   // Under duty cycling the coverage is of the time the counters were scheduled to run.
   const std::string of_what = std::isnan(span.chip_scheduled_s) ? fmt::format("of the {}", span_name(span))
                                                                 : "of their scheduled time";
   return fmt::format("partial (counters covered {}% {})", shown, of_what);
 }
 
-std::string gpu_util_from_words(GpuUtilFrom from) {
+std::string gpu_util_from_words(analysis::GpuUtilFrom from) {
   switch (from) {
-    case GpuUtilFrom::none:
+    case analysis::GpuUtilFrom::none:
       return {};
-    case GpuUtilFrom::samples:
+    case analysis::GpuUtilFrom::samples:
       return "samples";
-    case GpuUtilFrom::polled:
+    case analysis::GpuUtilFrom::polled:
       return "polled";
-    case GpuUtilFrom::samples_and_polled:
+    case analysis::GpuUtilFrom::samples_and_polled:
       return "samples+polled";
   }
   return {};
 }
 
-std::string finding_words(const AnalysisFinding& finding) {
+std::string finding_words(const analysis::AnalysisFinding& finding) {
   switch (finding.kind) {
-    case AnalysisFinding::Kind::no_end_record:
+    case analysis::AnalysisFinding::Kind::no_end_record:
       return fmt::format(
           "the recording has no end record (cut off); the run is taken to end at its last record, "
           "{:.3f} s after the start",
           finding.run_s);
-    case AnalysisFinding::Kind::truncated:
+    case analysis::AnalysisFinding::Kind::truncated:
       return "the recording ends mid-record; everything before it was read";
-    case AnalysisFinding::Kind::samples_outside_run:
+    case analysis::AnalysisFinding::Kind::samples_outside_run:
       return fmt::format("{} chip sample(s) lie wholly outside the run and were left out", finding.samples);
   }
   return {};
 }
 
-std::string clock_jump_words(const ClockJump& jump, TimeNs run_start_ns) {
+std::string clock_jump_words(const recording::ClockJump& jump, recording::TimeNs run_start_ns) {
   return fmt::format(
       "the wall clock stepped by {:+.3f} s at {:.3f} s into the run; figures over spans that cross "
       "it may be wrong",
       static_cast<double>(jump.step_ns) * 1e-9, static_cast<double>(jump.ts_ns - run_start_ns) * 1e-9);
 }
 
-std::string drop_words(SampleDrop drop, const SampleBreak& broken, const RecordingMeta& meta) {
-  if (drop == SampleDrop::first) return "first sample after the counters started: it spans their setup";
-  if (drop != SampleDrop::broken) return {};
+std::string drop_words(analysis::SampleDrop drop, const analysis::SampleBreak& broken,
+                       const recording::RecordingMeta& meta) {
+  if (drop == analysis::SampleDrop::first)
+    return "first sample after the counters started: it spans their setup";
+  if (drop != analysis::SampleDrop::broken) return {};
   switch (broken.part) {
-    case SampleBreak::Part::empty_span:
+    case analysis::SampleBreak::Part::empty_span:
       return "empty span: end is not after start";
-    case SampleBreak::Part::unit:
+    case analysis::SampleBreak::Part::unit:
       return "unit " + meta.units[broken.column].key + " is not a number";
-    case SampleBreak::Part::diagnostic:
+    case analysis::SampleBreak::Part::diagnostic:
       return "diagnostic " + meta.diagnostics[broken.column].key + " is not a number";
-    case SampleBreak::Part::none:
+    case analysis::SampleBreak::Part::none:
       break;
   }
   return {};
 }
 
-std::string run_ending_words(const RunEnding& ending, int exit_code) {
+std::string run_ending_words(const recording::RunEnding& ending, int exit_code) {
   switch (ending.way) {
-    case RunEnding::Way::exited:
+    case recording::RunEnding::Way::exited:
       return fmt::format("exited with code {}", exit_code);
-    case RunEnding::Way::signal:
-      return "ended by " + signal_name(ending.signal);
-    case RunEnding::Way::period_end:
+    case recording::RunEnding::Way::signal:
+      return "ended by " + core::signal_name(ending.signal);
+    case recording::RunEnding::Way::period_end:
       return "ended with the agent's period";
-    case RunEnding::Way::other:
+    case recording::RunEnding::Way::other:
       return "ended by " + ending.text;
-    case RunEnding::Way::unstated:
+    case recording::RunEnding::Way::unstated:
       break;
   }
   return fmt::format("ended with code {}", exit_code);
 }
 
-std::string run_ending_cell(const RunEnding& ending, int exit_code) {
+std::string run_ending_cell(const recording::RunEnding& ending, int exit_code) {
   switch (ending.way) {
-    case RunEnding::Way::signal:
-      return signal_name(ending.signal);
-    case RunEnding::Way::other:
+    case recording::RunEnding::Way::signal:
+      return core::signal_name(ending.signal);
+    case recording::RunEnding::Way::other:
       return ending.text;
-    case RunEnding::Way::exited:
-    case RunEnding::Way::period_end:
-    case RunEnding::Way::unstated:
+    case recording::RunEnding::Way::exited:
+    case recording::RunEnding::Way::period_end:
+    case recording::RunEnding::Way::unstated:
       break;
   }
   return std::to_string(exit_code);
 }
 
-}  // namespace diescope
+}  // namespace diescope::report

@@ -40,13 +40,13 @@ void create_folder(const fs::path& folder) {
   std::error_code ec;
   fs::create_directories(folder, ec);
   if (ec)
-    throw Error("cannot create the folder " + folder.string() + ": " + ec.message(),
-                "choose another --report folder", kExitInput);
+    throw core::Error("cannot create the folder " + folder.string() + ": " + ec.message(),
+                      "choose another --report folder", core::kExitInput);
 }
 
 void write_results(BenchResult& result) {
   result.gpus = summarise_rounds(result.rounds);
-  write_file_atomically(result.bench_json, bench_json(result).dump(2) + "\n");
+  core::write_file_atomically(result.bench_json, bench_json(result).dump(2) + "\n");
 }
 
 }  // namespace
@@ -57,18 +57,18 @@ GpuRound evaluate_recording(const fs::path& recording, int gpu_index) {
   g.recording = recording;
   g.headline = nullptr;
   try {
-    std::unique_ptr<RecordSource> source = open_recording(recording);
-    AnalysisOptions options;
+    std::unique_ptr<recording::RecordSource> source = recording::open_recording(recording);
+    analysis::AnalysisOptions options;
     options.use_window = true;
-    const Analysis analysis = analyze(*source, options);
+    const analysis::Analysis analysis = analyze(*source, options);
     const nlohmann::json report =
-        build_report(analysis, ReportContext{recording.string(), source->side().end});
+        build_report(analysis, report::ReportContext{recording.string(), source->side().end});
     const fs::path out = fs::path(recording.string() + ".report");
     create_folder(out);
-    MultiRenderer renderers;
-    renderers.add(std::make_unique<JsonRenderer>(out / "report.json"));
-    renderers.add(std::make_unique<CsvRenderer>(out / "samples.csv"));
-    renderers.render(ReportInput{report, source.get(), &analysis});
+    report::MultiRenderer renderers;
+    renderers.add(std::make_unique<report::JsonRenderer>(out / "report.json"));
+    renderers.add(std::make_unique<report::CsvRenderer>(out / "samples.csv"));
+    renderers.render(report::ReportInput{report, source.get(), &analysis});
     g.report = out / "report.json";
     g.gpu = analysis.meta.gpu;
     g.verdict = judge_round(analysis);
@@ -83,7 +83,7 @@ GpuRound evaluate_recording(const fs::path& recording, int gpu_index) {
       g.headline = report["results"]["headline"];
       g.headline_covers = "run";
     }
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     g.verdict = {false, "its recording could not be analysed: " + e.cause()};
   }
   return g;
@@ -152,8 +152,8 @@ std::vector<GpuBench> summarise_rounds(const std::vector<Round>& rounds) {
 
 BenchResult run_bench(const BenchOptions& options, const collect::Nvml& nvml, ProgressSink& progress) {
   if (options.rounds < 1)
-    throw UsageError(fmt::format("{} rounds requested", options.rounds),
-                     "ask for at least 2 rounds with --rounds");
+    throw core::UsageError(fmt::format("{} rounds requested", options.rounds),
+                           "ask for at least 2 rounds with --rounds");
   BenchResult result;
   result.command = options.run.command;
   result.workload = options.workload;
@@ -163,14 +163,15 @@ BenchResult run_bench(const BenchOptions& options, const collect::Nvml& nvml, Pr
   result.bench_json = options.output_dir / "bench.json";
   std::error_code ec;
   if (fs::exists(result.bench_json, ec))
-    throw UsageError("the folder " + options.output_dir.string() + " already holds a bench (bench.json)",
-                     "choose another --report folder, or remove that one");
+    throw core::UsageError(
+        "the folder " + options.output_dir.string() + " already holds a bench (bench.json)",
+        "choose another --report folder, or remove that one");
   create_folder(options.output_dir);
 
   // SIGINT/SIGTERM between rounds stop the bench; during a round record_run takes them (forwarding
   // them to the command) and hands them back afterwards.
-  SignalSelfPipe stop_signals({SIGINT, SIGTERM});
-  result.start_ns = realtime_ns();
+  core::SignalSelfPipe stop_signals({SIGINT, SIGTERM});
+  result.start_ns = core::realtime_ns();
   const int width = std::max(2, digits(options.rounds));
   for (int k = 1; k <= options.rounds; ++k) {
     if (const auto caught = stop_signals.next()) {
@@ -185,13 +186,13 @@ BenchResult run_bench(const BenchOptions& options, const collect::Nvml& nvml, Pr
     collect::RunOptions run = options.run;
     run.output_dir = round.folder;
     run.run_type = "round";
-    UniqueFd log;
+    core::UniqueFd log;
     if (!options.show_output) {
       const fs::path log_path = round.folder / "stdout.log";
       log.reset(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
       if (!log)
-        throw Error("cannot create " + log_path.string() + ": " + std::strerror(errno),
-                    "choose another --report folder", kExitInput);
+        throw core::Error("cannot create " + log_path.string() + ": " + std::strerror(errno),
+                          "choose another --report folder", core::kExitInput);
       run.stdout_fd = log.get();
     }
     if (options.adjust_round) options.adjust_round(k, run);
@@ -204,7 +205,7 @@ BenchResult run_bench(const BenchOptions& options, const collect::Nvml& nvml, Pr
     collect::RunOutcome outcome;
     try {
       outcome = collect::record_run(run, nvml);
-    } catch (const Error& e) {
+    } catch (const core::Error& e) {
       // Setup failures repeat every round (no permission, no command): stop, keep what was measured.
       round.failure = e.cause();
       round.duration_s = seconds_since();
@@ -227,7 +228,7 @@ BenchResult run_bench(const BenchOptions& options, const collect::Nvml& nvml, Pr
     }
     round.duration_s = seconds_since();
     result.rounds.push_back(std::move(round));
-    result.end_ns = realtime_ns();
+    result.end_ns = core::realtime_ns();
     write_results(result);
     progress.round_finished(result.rounds.back(), options.rounds);
     if (outcome.interrupted) {
@@ -236,7 +237,7 @@ BenchResult run_bench(const BenchOptions& options, const collect::Nvml& nvml, Pr
       break;
     }
   }
-  result.end_ns = realtime_ns();
+  result.end_ns = core::realtime_ns();
   write_results(result);
   return result;
 }

@@ -33,7 +33,7 @@ std::string relative_to(const fs::path& path, const fs::path& base) {
   return rel.empty() || rel.native().starts_with("..") ? path.string() : rel.string();
 }
 
-json gpu_identity_json(const GpuIdentity& g) {
+json gpu_identity_json(const recording::GpuIdentity& g) {
   return json{
       {"index", g.index}, {"uuid", g.uuid}, {"model", g.model}, {"chip", g.chip}, {"driver", g.driver}};
 }
@@ -54,8 +54,8 @@ json round_gpu_json(const GpuRound& g, const fs::path& base, const LeftOut* left
   if (left_out) o["left_out_because"] = left_out->reason;
   o["counters"] = g.counters;
   if (!g.counters_why.empty()) o["counters_why"] = g.counters_why;
-  o["window"] =
-      json{{"found", g.window_found}, {"how", g.window_finding ? window_words(*g.window_finding) : ""}};
+  o["window"] = json{{"found", g.window_found},
+                     {"how", g.window_finding ? report::window_words(*g.window_finding) : ""}};
   if (g.headline.is_null()) {
     o["headline"] = nullptr;
     o["headline_reason"] = g.verdict.reason;
@@ -211,8 +211,8 @@ json bench_json(const BenchResult& r) {
   json o;
   o["schema"] = kBenchSchemaVersion;
   o["kind"] = "diescope-bench";
-  o["tool"] = json{{"name", "diescope"}, {"version", kToolVersion}};
-  o["method"] = kMethodVersion;
+  o["tool"] = json{{"name", "diescope"}, {"version", core::kToolVersion}};
+  o["method"] = core::kMethodVersion;
   o["command"] = r.command;
   if (r.workload) {
     o["workload"] = *r.workload;
@@ -259,8 +259,8 @@ std::string describe_round(const Round& round) {
     }
   }
   if (round.gpus.empty()) s = "no GPU was recorded";
-  if (round.ending.way != RunEnding::Way::exited || round.exit_code != 0)
-    s += "; the command " + run_ending_words(round.ending, round.exit_code);
+  if (round.ending.way != recording::RunEnding::Way::exited || round.exit_code != 0)
+    s += "; the command " + report::run_ending_words(round.ending, round.exit_code);
   return s;
 }
 
@@ -328,7 +328,8 @@ std::string render_summary(const BenchResult& r) {
         if (!f || !std::isfinite(f->value)) return "n/a";
         return fmt::format(fmt::runtime(fmt_spec), f->value);
       };
-      const std::string exit = round.failure.empty() ? run_ending_cell(round.ending, round.exit_code) : "-";
+      const std::string exit =
+          round.failure.empty() ? report::run_ending_cell(round.ending, round.exit_code) : "-";
       s += fmt::format("  {:>5}  {:<9} {:>5} {:>9} {:>9} {:>9} {:>8}\n", round.number,
                        kept ? "kept" : "left out", exit, value("span_s", "{:.2f}"),
                        value("gpu_util_pct", "{:.1f}"), value("die_util_pct", "{:.1f}"),

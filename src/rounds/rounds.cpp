@@ -8,38 +8,39 @@ namespace diescope::rounds {
 
 namespace {
 
-const ColumnDef* find_column(const std::vector<ColumnDef>& columns, const std::string& key) {
-  for (const ColumnDef& c : columns)
+const recording::ColumnDef* find_column(const std::vector<recording::ColumnDef>& columns,
+                                        const std::string& key) {
+  for (const recording::ColumnDef& c : columns)
     if (c.key == key) return &c;
   return nullptr;
 }
 
-std::string label_of(const std::vector<ColumnDef>& columns, const std::string& key) {
-  const ColumnDef* def = find_column(columns, key);
+std::string label_of(const std::vector<recording::ColumnDef>& columns, const std::string& key) {
+  const recording::ColumnDef* def = find_column(columns, key);
   return def && !def->label.empty() ? def->label : key;
 }
 
 }  // namespace
 
-Verdict judge_round(const Analysis& analysis) {
+Verdict judge_round(const analysis::Analysis& analysis) {
   if (!analysis.window.found)
-    return {false, "no steady window (" + window_words(analysis.window.finding) + ")"};
-  const SpanResults& w = analysis.window.results;
-  if (w.partial) return {false, "window " + partial_words(w)};
+    return {false, "no steady window (" + report::window_words(analysis.window.finding) + ")"};
+  const analysis::SpanResults& w = analysis.window.results;
+  if (w.partial) return {false, "window " + report::partial_words(w)};
   return {true, {}};
 }
 
-std::vector<Figure> figures_of(const Analysis& analysis, const SpanResults& span) {
-  const RecordingMeta& meta = analysis.meta;
-  const Headline& h = span.headline;
+std::vector<Figure> figures_of(const analysis::Analysis& analysis, const analysis::SpanResults& span) {
+  const recording::RecordingMeta& meta = analysis.meta;
+  const analysis::Headline& h = span.headline;
   std::vector<Figure> out;
 
   const double gpu = span.gpu_util_pct;
   const double die = span.die_util_pct;
   const bool have_gap = h.gap_tenths.has_value();
-  const double gap = have_gap ? gpu - die : kNaN;
-  const double stranded = std::isfinite(die) ? 100.0 - die : kNaN;
-  double idle = kNaN, active = kNaN;
+  const double gap = have_gap ? gpu - die : analysis::kNaN;
+  const double stranded = std::isfinite(die) ? 100.0 - die : analysis::kNaN;
+  double idle = analysis::kNaN, active = analysis::kNaN;
   if (have_gap && h.gap_within_noise_floor) {
     idle = stranded;
     active = 0;
@@ -59,28 +60,29 @@ std::vector<Figure> figures_of(const Analysis& analysis, const SpanResults& span
   out.push_back({"sm_clock_mhz", "SM clock", "MHz", "clock", span.sm_clock.mean_mhz});
   out.push_back({"mem_clock_mhz", "Memory clock", "MHz", "clock", span.mem_clock.mean_mhz});
 
-  for (const ColumnSummary& s : span.units) {
+  for (const analysis::ColumnSummary& s : span.units) {
     const std::string label =
         find_column(meta.units, s.key) ? label_of(meta.units, s.key) : label_of(meta.engines, s.key);
     out.push_back({"unit." + s.key, label, "%", "unit", s.mean_pct});
   }
-  for (const ColumnSummary& s : span.diagnostics)
+  for (const analysis::ColumnSummary& s : span.diagnostics)
     out.push_back({"diagnostic." + s.key, label_of(meta.diagnostics, s.key), "%", "diagnostic", s.mean_pct});
   // Rates in the recording's column order (rates_per_s is a map); any the meta does not name after.
   std::vector<std::string> rate_keys;
-  for (const ColumnDef& c : meta.counts)
+  for (const recording::ColumnDef& c : meta.counts)
     if (span.rates_per_s.count(c.key)) rate_keys.push_back(c.key);
   for (const auto& [key, value] : span.rates_per_s)
     if (!find_column(meta.counts, key)) rate_keys.push_back(key);
   for (const std::string& key : rate_keys) {
-    const ColumnDef* def = find_column(meta.counts, key);
+    const recording::ColumnDef* def = find_column(meta.counts, key);
     const std::string unit = (def && !def->unit.empty() ? def->unit : std::string("count")) + "/s";
     out.push_back({"rate." + key, label_of(meta.counts, key), unit, "rate", span.rates_per_s.at(key)});
   }
   return out;
 }
 
-std::optional<std::string> limiting_label(const Analysis& analysis, const SpanResults& span) {
+std::optional<std::string> limiting_label(const analysis::Analysis& analysis,
+                                          const analysis::SpanResults& span) {
   if (!span.limiting_unit) return std::nullopt;
   const std::string& key = *span.limiting_unit;
   if (find_column(analysis.meta.units, key)) return label_of(analysis.meta.units, key);

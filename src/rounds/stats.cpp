@@ -18,7 +18,7 @@ constexpr std::array<double, 30> kT975 = {
 }  // namespace
 
 double t_quantile_975(int df) {
-  if (df < 1) return kNaN;
+  if (df < 1) return analysis::kNaN;
   if (df <= static_cast<int>(kT975.size())) return kT975[static_cast<std::size_t>(df - 1)];
   // Cornish-Fisher expansion of Student's t quantile around the normal one (Abramowitz & Stegun
   // 26.7.5), four terms; at df = 30 it already agrees with the table to 1e-6.

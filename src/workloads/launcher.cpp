@@ -24,8 +24,8 @@ std::filesystem::path current_executable() {
   std::error_code ec;
   auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) {
-    throw Error("cannot find diescope's own executable through /proc/self/exe: " + ec.message(),
-                "run diescope on Linux with /proc mounted", kExitInternal);
+    throw core::Error("cannot find diescope's own executable through /proc/self/exe: " + ec.message(),
+                      "run diescope on Linux with /proc mounted", core::kExitInternal);
   }
   return path;
 }
@@ -38,13 +38,14 @@ std::filesystem::path find_workload_binary(const std::filesystem::path& self_exe
   const auto path = workload_binary_beside(self_exe);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
-    throw Error("the bundled workloads are not installed: " + path.string() + " does not exist", kBuildFix,
-                kExitDevice);
+    throw core::Error("the bundled workloads are not installed: " + path.string() + " does not exist",
+                      kBuildFix, core::kExitDevice);
   }
   if (::access(path.c_str(), X_OK) != 0) {
-    throw Error("the bundled workloads cannot run: " + path.string() + " is not executable (" +
-                    std::strerror(errno) + ")",
-                "make it executable (chmod +x) or rebuild it; " + std::string(kBuildFix), kExitDevice);
+    throw core::Error("the bundled workloads cannot run: " + path.string() + " is not executable (" +
+                          std::strerror(errno) + ")",
+                      "make it executable (chmod +x) or rebuild it; " + std::string(kBuildFix),
+                      core::kExitDevice);
   }
   return path;
 }
@@ -61,7 +62,8 @@ void exec_workload(const std::filesystem::path& binary, const std::vector<std::s
   std::fflush(stderr);
   ::execv(binary.c_str(), argv.data());
   const int err = errno;
-  throw Error("cannot start " + binary.string() + ": " + std::strerror(err), kBuildFix, kExitDevice);
+  throw core::Error("cannot start " + binary.string() + ": " + std::strerror(err), kBuildFix,
+                    core::kExitDevice);
 }
 
 }  // namespace diescope::workloads

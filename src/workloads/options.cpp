@@ -143,13 +143,13 @@ WorkloadParser duty_parser() {
   add_common(*app, options->common);
   return {std::move(app), [options]() -> WorkloadOptions {
             if (options->on_ms > options->period_ms) {
-              throw UsageError("--on-ms " + number(options->on_ms) + " is longer than --period-ms " +
-                                   number(options->period_ms),
-                               "give an on-time no longer than the period");
+              throw core::UsageError("--on-ms " + number(options->on_ms) + " is longer than --period-ms " +
+                                         number(options->period_ms),
+                                     "give an on-time no longer than the period");
             }
             if (options->common.seconds < options->period_ms / 1000.0) {
-              throw UsageError("--seconds is shorter than one period",
-                               "give --seconds at least --period-ms / 1000");
+              throw core::UsageError("--seconds is shorter than one period",
+                                     "give --seconds at least --period-ms / 1000");
             }
             return *options;
           }};
@@ -172,7 +172,8 @@ ParsedCommand parse_command_line(const std::vector<std::string>& args) {
   }
   parsed.name = args.front();
   if (!is_workload(parsed.name)) {
-    throw UsageError("unknown workload '" + parsed.name + "'", "choose one of: ffma, stream, gemm, duty");
+    throw core::UsageError("unknown workload '" + parsed.name + "'",
+                           "choose one of: ffma, stream, gemm, duty");
   }
   WorkloadParser parser = parser_for(parsed.name);
   // CLI11 takes its arguments in reverse order.
@@ -183,7 +184,7 @@ ParsedCommand parse_command_line(const std::vector<std::string>& args) {
     parsed.help = parser.app->help();
     return parsed;
   } catch (const CLI::ParseError& e) {
-    throw UsageError(std::string(e.what()), "see `diescope workload " + parsed.name + " --help`");
+    throw core::UsageError(std::string(e.what()), "see `diescope workload " + parsed.name + " --help`");
   }
   parsed.options = parser.finish();
   return parsed;

@@ -48,7 +48,7 @@ TEST(AgentCli, ReplayWritesRecordsToTheStoreAndStdout) {
   const auto record = nlohmann::json::parse(lines[0]);
 
   // The same DIE-Util as the method's analysis of the whole recording, run here independently.
-  const Analysis expected = analyze(*open_recording(kRecording));
+  const analysis::Analysis expected = analysis::analyze(*recording::open_recording(kRecording));
   ASSERT_TRUE(std::isfinite(expected.run.die_util_pct));
   EXPECT_DOUBLE_EQ(record["chip"]["die_util_pct"].get<double>(), expected.run.die_util_pct);
   EXPECT_EQ(record["chip"]["samples_used"].get<long>(), expected.run.samples_used);

@@ -20,12 +20,12 @@ const collect::UnitTable& test_table() {
     t.name = "test-two-units";
     t.chips = {"FAKE"};
     t.compute_capabilities = {90};
-    ColumnDef a;
+    recording::ColumnDef a;
     a.key = "a";
     a.label = "A";
     a.metric = "m_a";
     a.recipe.counters = {"m_a"};
-    ColumnDef b = a;
+    recording::ColumnDef b = a;
     b.key = "b";
     b.label = "B";
     b.metric = "m_b";
@@ -46,23 +46,23 @@ collect::SamplerConfig fake_config(std::vector<std::string> extra) {
   return c;
 }
 
-bool any_note(const std::vector<Note>& notes, const std::string& text) {
-  for (const Note& n : notes)
+bool any_note(const std::vector<recording::Note>& notes, const std::string& text) {
+  for (const recording::Note& n : notes)
     if (n.text.find(text) != std::string::npos) return true;
   return false;
 }
 
 TEST(SamplerSupervisor, RestartsACrashedSamplerWithADoublingBackoff) {
   SupervisorTiming timing;
-  timing.backoff_initial_ns = 100 * kNsPerMs;
-  timing.backoff_max_ns = 400 * kNsPerMs;
+  timing.backoff_initial_ns = 100 * recording::kNsPerMs;
+  timing.backoff_max_ns = 400 * recording::kNsPerMs;
   SamplerSupervisor sup(fake_config({"--crash-after", "10"}), &test_table(), "GPU-fake-0", timing);
   GpuBatch batch;
-  sup.set_wanted(true, realtime_ns(), batch);
+  sup.set_wanted(true, core::realtime_ns(), batch);
   EXPECT_EQ(sup.starts(), 1);
   const auto deadline = std::chrono::steady_clock::now() + 1600ms;
   while (std::chrono::steady_clock::now() < deadline) {
-    sup.pump(realtime_ns(), batch);
+    sup.pump(core::realtime_ns(), batch);
     std::this_thread::sleep_for(5ms);
   }
   // Each child crashes after 10 samples; it is restarted after 0.1 s, then 0.2 s, then 0.4 s
@@ -77,7 +77,7 @@ TEST(SamplerSupervisor, RestartsACrashedSamplerWithADoublingBackoff) {
   EXPECT_TRUE(any_note(batch.notes, "restarted the counter sampler"));
   // A crash is a stop of the counters, with its reason; every child's start is an "on".
   int ons = 0, crash_offs = 0;
-  for (const CountersEvent& e : batch.counters) {
+  for (const recording::CountersEvent& e : batch.counters) {
     if (e.on)
       ++ons;
     else if (e.reason.find("SIGSEGV") != std::string::npos)
@@ -86,31 +86,31 @@ TEST(SamplerSupervisor, RestartsACrashedSamplerWithADoublingBackoff) {
   EXPECT_EQ(ons, static_cast<int>(sup.starts()));
   EXPECT_GE(crash_offs, 3);
   // Samples arrive with the fake's values: unit a is metric 0, 10 + k%10; unit b 20 + k%10.
-  ASSERT_GE(batch.list<ChipSample>().size(), 30u);
-  EXPECT_EQ(batch.list<ChipSample>()[3].units.size(), 2u);
-  EXPECT_DOUBLE_EQ(batch.list<ChipSample>()[3].units[0], 13);
-  EXPECT_DOUBLE_EQ(batch.list<ChipSample>()[3].units[1], 23);
+  ASSERT_GE(batch.list<recording::ChipSample>().size(), 30u);
+  EXPECT_EQ(batch.list<recording::ChipSample>()[3].units.size(), 2u);
+  EXPECT_DOUBLE_EQ(batch.list<recording::ChipSample>()[3].units[0], 13);
+  EXPECT_DOUBLE_EQ(batch.list<recording::ChipSample>()[3].units[1], 23);
   GpuBatch last;
-  sup.stop_and_wait(realtime_ns(), last);
+  sup.stop_and_wait(core::realtime_ns(), last);
   EXPECT_FALSE(sup.running());
 }
 
 TEST(SamplerSupervisor, ACleanStopDisablesTheCountersAndIsNoFailure) {
   SupervisorTiming timing;
-  timing.backoff_initial_ns = 100 * kNsPerMs;
+  timing.backoff_initial_ns = 100 * recording::kNsPerMs;
   SamplerSupervisor sup(fake_config({}), &test_table(), "GPU-fake-0", timing);
   GpuBatch batch;
-  sup.set_wanted(true, realtime_ns(), batch);
+  sup.set_wanted(true, core::realtime_ns(), batch);
   const auto until = std::chrono::steady_clock::now() + 150ms;
   while (std::chrono::steady_clock::now() < until) {
-    sup.pump(realtime_ns(), batch);
+    sup.pump(core::realtime_ns(), batch);
     std::this_thread::sleep_for(5ms);
   }
   EXPECT_TRUE(sup.running());
-  sup.set_wanted(false, realtime_ns(), batch);
+  sup.set_wanted(false, core::realtime_ns(), batch);
   const auto stop_deadline = std::chrono::steady_clock::now() + 3s;
   while (sup.running() && std::chrono::steady_clock::now() < stop_deadline) {
-    sup.pump(realtime_ns(), batch);
+    sup.pump(core::realtime_ns(), batch);
     std::this_thread::sleep_for(5ms);
   }
   EXPECT_FALSE(sup.running());
@@ -119,13 +119,13 @@ TEST(SamplerSupervisor, ACleanStopDisablesTheCountersAndIsNoFailure) {
   ASSERT_FALSE(batch.counters.empty());
   EXPECT_FALSE(batch.counters.back().on);
   EXPECT_EQ(batch.counters.back().reason, "");  // the agent asked: an ordinary stop
-  EXPECT_GE(batch.list<ChipSample>().size(), 10u);
+  EXPECT_GE(batch.list<recording::ChipSample>().size(), 10u);
 }
 
 TEST(SamplerSupervisor, NoTableMeansNoChild) {
   SamplerSupervisor sup(fake_config({}), nullptr, "", {});
   GpuBatch batch;
-  sup.set_wanted(true, realtime_ns(), batch);
+  sup.set_wanted(true, core::realtime_ns(), batch);
   EXPECT_FALSE(sup.running());
   EXPECT_EQ(sup.starts(), 0);
 }
@@ -133,18 +133,19 @@ TEST(SamplerSupervisor, NoTableMeansNoChild) {
 // NVML stand-in: GPU-Util 50 stamped at each read, SM clock 1500 MHz.
 class FakeTelemetry final : public GpuTelemetry {
  public:
-  GpuIdentity identity() const override {
-    GpuIdentity id;
+  recording::GpuIdentity identity() const override {
+    recording::GpuIdentity id;
     id.index = 0;
     id.uuid = "GPU-fake-0";
     id.model = "diescope fake GPU";
     id.compute_capability = 90;
     return id;
   }
-  std::vector<ColumnDef> engine_columns() const override { return {}; }
-  void read(TimeNs now, GpuBatch& out) override {
-    out.list<UtilSample>().push_back(UtilSample{now, 50, UtilSource::samples});
-    out.list<ClockReading>().push_back(ClockReading{now, 1500, 2619});
+  std::vector<recording::ColumnDef> engine_columns() const override { return {}; }
+  void read(recording::TimeNs now, GpuBatch& out) override {
+    out.list<recording::UtilSample>().push_back(
+        recording::UtilSample{now, 50, recording::UtilSource::samples});
+    out.list<recording::ClockReading>().push_back(recording::ClockReading{now, 1500, 2619});
   }
 };
 
@@ -154,7 +155,7 @@ TEST(LiveSource, AgentRecordsSayTheSamplerCrashedAndWasRestarted) {
   gpus[0].table = &test_table();
   gpus[0].sampler = fake_config({"--crash-after", "40"});
   SupervisorTiming timing;
-  timing.backoff_initial_ns = 100 * kNsPerMs;
+  timing.backoff_initial_ns = 100 * recording::kNsPerMs;
   LiveSource source(std::move(gpus), 2, 50, timing);
   SystemClock clock;
   AgentSettings settings;

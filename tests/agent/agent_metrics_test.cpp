@@ -139,9 +139,9 @@ TEST(HttpServer, ListenAddressesParse) {
   EXPECT_EQ(a.host, "::1");
   a = parse_listen_address(":9000");
   EXPECT_EQ(a.host, "127.0.0.1");
-  EXPECT_THROW(parse_listen_address("9402"), UsageError);
-  EXPECT_THROW(parse_listen_address("127.0.0.1:99999"), UsageError);
-  EXPECT_THROW(parse_listen_address("::1:80"), UsageError);
+  EXPECT_THROW(parse_listen_address("9402"), core::UsageError);
+  EXPECT_THROW(parse_listen_address("127.0.0.1:99999"), core::UsageError);
+  EXPECT_THROW(parse_listen_address("::1:80"), core::UsageError);
 }
 
 TEST(HttpServer, BusyPortIsADeviceErrorNamingIt) {
@@ -150,7 +150,7 @@ TEST(HttpServer, BusyPortIsADeviceErrorNamingIt) {
     MetricsServer second(parse_listen_address("127.0.0.1:" + std::to_string(first.port())),
                          [](const std::string&) { return HttpReply{}; });
     FAIL() << "bound a port that is in use";
-  } catch (const DeviceError& e) {
+  } catch (const core::DeviceError& e) {
     EXPECT_NE(e.cause().find(std::to_string(first.port())), std::string::npos);
   }
 }

@@ -75,7 +75,7 @@ TEST(AgentPrometheus, PrometheusQueryReturnsTheRecordingsDieUtil) {
                             (dir / "prometheus.log").string());
   ASSERT_TRUE(prometheus.started());
 
-  const Analysis expected = analyze(*open_recording(kRecording));
+  const analysis::Analysis expected = analysis::analyze(*recording::open_recording(kRecording));
   ASSERT_TRUE(std::isfinite(expected.run.die_util_pct));
 
   // Poll Prometheus until its latest scrape holds the record (the replay ends after ~1.8 s).

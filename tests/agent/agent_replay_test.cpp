@@ -16,26 +16,26 @@ namespace {
 
 using testing::FakeClock;
 
-constexpr TimeNs kMs = kNsPerMs;
-constexpr TimeNs kS = kNsPerSecond;
+constexpr recording::TimeNs kMs = recording::kNsPerMs;
+constexpr recording::TimeNs kS = recording::kNsPerSecond;
 
 struct Rig {
   FakeClock clock;
   std::unique_ptr<ReplaySource> source;
   std::unique_ptr<Agent> agent;
-  TimeNs origin = 0;
+  recording::TimeNs origin = 0;
 
   Rig(double seconds, AgentSettings settings, double speed = 1.0) {
-    std::vector<std::unique_ptr<RecordSource>> recs;
+    std::vector<std::unique_ptr<recording::RecordSource>> recs;
     recs.push_back(testing::steady_recording(seconds));
     source = std::make_unique<ReplaySource>(std::move(recs), speed, false, clock.read());
     origin = source->origin_ns();
     agent = std::make_unique<Agent>(*source, clock, settings);
   }
   // Steps every `step` of wall time until `until` of wall time has passed since the start.
-  std::vector<AgentRecord> run(TimeNs until, TimeNs step = 500 * kMs) {
+  std::vector<AgentRecord> run(recording::TimeNs until, recording::TimeNs step = 500 * kMs) {
     std::vector<AgentRecord> all;
-    for (TimeNs t = 0; t < until && !agent->ended(); t += step) {
+    for (recording::TimeNs t = 0; t < until && !agent->ended(); t += step) {
       clock.advance(step);
       for (auto& r : agent->step()) all.push_back(std::move(r));
     }
@@ -94,7 +94,7 @@ TEST(AgentReplay, OneRecordPerPeriodWithTheChipWindowsFigures) {
   EXPECT_DOUBLE_EQ(r.duty_on_ms, 2000);
   EXPECT_DOUBLE_EQ(r.duty_period_ms, 5000);
   EXPECT_DOUBLE_EQ(r.interval_ms, 10);
-  EXPECT_EQ(r.method, kMethodVersion);
+  EXPECT_EQ(r.method, core::kMethodVersion);
   EXPECT_EQ(r.schema, kAgentRecordSchema);
   EXPECT_FALSE(r.cost);
   // 2000 of 5000 ms is not a setting the H200 rows of the cost table hold.
@@ -237,9 +237,9 @@ TEST(AgentReplay, FinishDisablesTheCountersAndClosesTheWindow) {
 }
 
 TEST(AgentReplay, SettingsThatCannotRunAreUsageErrors) {
-  EXPECT_THROW(validate_settings(duty(0, 1000)), UsageError);
-  EXPECT_THROW(validate_settings(duty(100, 0)), UsageError);
-  EXPECT_THROW(validate_settings(duty(100, 500, 1000)), UsageError);  // period shorter than a poll
+  EXPECT_THROW(validate_settings(duty(0, 1000)), core::UsageError);
+  EXPECT_THROW(validate_settings(duty(100, 0)), core::UsageError);
+  EXPECT_THROW(validate_settings(duty(100, 500, 1000)), core::UsageError);  // period shorter than a poll
   EXPECT_NO_THROW(validate_settings(duty(2000, 60000, 1000)));
 }
 

@@ -25,23 +25,23 @@ fs::path temp_db(const std::string& name) {
   return p;
 }
 
-AgentRecord sample_record(TimeNs end_ns) {
+AgentRecord sample_record(recording::TimeNs end_ns) {
   AgentRecord r;
   r.gpu_index = 1;
   r.gpu_uuid = "GPU-test";
   r.gpu_model = "NVIDIA H200";
   r.source = "replay";
-  r.period_start_ns = end_ns - 60 * kNsPerSecond;
+  r.period_start_ns = end_ns - 60 * recording::kNsPerSecond;
   r.period_end_ns = end_ns;
   r.window_start_ns = r.period_start_ns;
-  r.window_end_ns = r.period_start_ns + 2 * kNsPerSecond;
+  r.window_end_ns = r.period_start_ns + 2 * recording::kNsPerSecond;
   r.counters_on_s = 2.0;
   r.duty_on_ms = 2000;
   r.duty_period_ms = 30000;
   r.die_util_pct = 60;
-  r.gpu_util_pct = kNaN;  // not available: stored as NULL with its reason
+  r.gpu_util_pct = analysis::kNaN;  // not available: stored as NULL with its reason
   r.gpu_util_reason = "no GPU-Util sample covers the chip-sampled time";
-  r.units = {UnitFigure{"fp32", "FP32", 60, 100, {}}, UnitFigure{"dram", "DRAM", kNaN, 0, {}}};
+  r.units = {UnitFigure{"fp32", "FP32", 60, 100, {}}, UnitFigure{"dram", "DRAM", analysis::kNaN, 0, {}}};
   r.limiting_unit = "fp32";
   r.chip_coverage_gate = "pass";
   r.cost_reason =
@@ -80,8 +80,8 @@ TEST(RecordStore, RecordsReadBackWithSql) {
 TEST(RecordStore, RetentionDeletesOldRecordsAndTheirUnits) {
   const fs::path p = temp_db("b.db");
   RecordStore store(p);
-  const TimeNs day = 86400 * kNsPerSecond;
-  const TimeNs now = 2'000'000'000'000'000'000;
+  const recording::TimeNs day = 86400 * recording::kNsPerSecond;
+  const recording::TimeNs now = 2'000'000'000'000'000'000;
   std::vector<AgentRecord> records = {sample_record(now - 40 * day), sample_record(now - 31 * day),
                                       sample_record(now - 29 * day), sample_record(now)};
   store.add(records);
@@ -117,13 +117,13 @@ TEST(RecordStore, RefusesADatabaseThatIsNotAStore) {
   try {
     RecordStore store(p);
     FAIL() << "opened a database that is not a store";
-  } catch (const InputError& e) {
+  } catch (const core::InputError& e) {
     EXPECT_NE(e.cause().find("not a diescope record store"), std::string::npos) << e.cause();
   }
 }
 
 TEST(RecordStore, UnopenablePathNamesTheFix) {
-  EXPECT_THROW(RecordStore("/proc/diescope-cannot-be-here/agent.db"), InputError);
+  EXPECT_THROW(RecordStore("/proc/diescope-cannot-be-here/agent.db"), core::InputError);
 }
 
 // The cost rule (docs/method.md#measurement-cost): an estimate only for a model, interval and

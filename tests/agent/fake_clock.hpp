@@ -7,22 +7,22 @@ namespace diescope::agent::testing {
 
 class FakeClock final : public Clock {
  public:
-  explicit FakeClock(TimeNs realtime0 = 1'800'000'000 * kNsPerSecond) {
+  explicit FakeClock(recording::TimeNs realtime0 = 1'800'000'000 * recording::kNsPerSecond) {
     now_.realtime_ns = realtime0;
-    now_.monotonic_ns = 1000 * kNsPerSecond;
-    now_.boottime_ns = 1000 * kNsPerSecond;
+    now_.monotonic_ns = 1000 * recording::kNsPerSecond;
+    now_.boottime_ns = 1000 * recording::kNsPerSecond;
   }
   ClockReadings read() override { return now_; }
   // Time passes normally on every clock.
-  void advance(TimeNs ns) {
+  void advance(recording::TimeNs ns) {
     now_.realtime_ns += ns;
     now_.monotonic_ns += ns;
     now_.boottime_ns += ns;
   }
   // Someone sets the wall clock: only realtime moves.
-  void step_wall(TimeNs ns) { now_.realtime_ns += ns; }
+  void step_wall(recording::TimeNs ns) { now_.realtime_ns += ns; }
   // The machine sleeps: monotonic stands still, boottime and realtime move on.
-  void suspend(TimeNs ns) {
+  void suspend(recording::TimeNs ns) {
     now_.realtime_ns += ns;
     now_.boottime_ns += ns;
   }

@@ -22,20 +22,20 @@ class RunningProgram {
   // stdout, and stderr unless `stderr_path` names a file for it, go to pipes; stdin is /dev/null.
   // started() is false when the program could not be started.
   explicit RunningProgram(std::vector<std::string> argv, const std::string& stderr_path = "") {
-    ChildSpec spec;
+    core::ChildSpec spec;
     spec.argv = std::move(argv);
-    spec.in = Stdio::null();
-    spec.out = Stdio::pipe();
-    UniqueFd stderr_file;
+    spec.in = core::Stdio::null();
+    spec.out = core::Stdio::pipe();
+    core::UniqueFd stderr_file;
     if (stderr_path.empty()) {
-      spec.err = Stdio::pipe();
+      spec.err = core::Stdio::pipe();
     } else {
       stderr_file.reset(::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-      spec.err = Stdio::from_fd(stderr_file.get());
+      spec.err = core::Stdio::from_fd(stderr_file.get());
     }
     try {
-      child_ = ChildProcess(spec);
-    } catch (const Error& e) {
+      child_ = core::ChildProcess(spec);
+    } catch (const core::Error& e) {
       start_error_ = e.cause();
     }
   }
@@ -64,7 +64,7 @@ class RunningProgram {
 
   void signal(int sig) { child_.signal(sig); }
   // How it ended, or nullopt while it still runs after `timeout`.
-  std::optional<ExitStatus> wait(std::chrono::milliseconds timeout) {
+  std::optional<core::ExitStatus> wait(std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
       if (auto status = child_.try_wait()) return status;
@@ -74,7 +74,7 @@ class RunningProgram {
   }
 
  private:
-  static std::optional<std::string> next_line(UniqueFd& fd, std::string& buf,
+  static std::optional<std::string> next_line(core::UniqueFd& fd, std::string& buf,
                                               std::chrono::milliseconds timeout, std::string* keep) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
@@ -100,7 +100,7 @@ class RunningProgram {
     }
   }
 
-  ChildProcess child_;  // killed and reaped if a test ends while it runs
+  core::ChildProcess child_;  // killed and reaped if a test ends while it runs
   std::string start_error_;
   std::string out_buf_, err_buf_, err_all_;
 };

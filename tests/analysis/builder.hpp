@@ -9,14 +9,15 @@
 
 namespace diescope::testing {
 
-inline constexpr TimeNs T0 = 1'750'000'000LL * kNsPerSecond;
-inline constexpr TimeNs at_ms(double ms) {
-  return T0 + static_cast<TimeNs>(ms * 1e6);
+inline constexpr recording::TimeNs T0 = 1'750'000'000LL * recording::kNsPerSecond;
+inline constexpr recording::TimeNs at_ms(double ms) {
+  return T0 + static_cast<recording::TimeNs>(ms * 1e6);
 }
 
-inline ColumnDef column(std::string key, UnitSource source = UnitSource::chip, bool counted = true,
-                        std::string unit = "pct") {
-  ColumnDef c;
+inline recording::ColumnDef column(std::string key,
+                                   recording::UnitSource source = recording::UnitSource::chip,
+                                   bool counted = true, std::string unit = "pct") {
+  recording::ColumnDef c;
   c.key = key;
   c.label = key;
   c.source = source;
@@ -27,39 +28,41 @@ inline ColumnDef column(std::string key, UnitSource source = UnitSource::chip, b
 
 // A recording whose run is [0, end_ms) after T0, with the given columns.
 struct Builder {
-  MemoryRecording rec;
+  recording::MemoryRecording rec;
 
   explicit Builder(std::vector<std::string> units, double end_ms = 1000) {
     rec.meta_data.start_ns = T0;
     for (auto& key : units) rec.meta_data.units.push_back(column(key));
-    rec.side_records.end = RunEnd{at_ms(end_ms), 0, RunEnding::exit()};
+    rec.side_records.end = recording::RunEnd{at_ms(end_ms), 0, recording::RunEnding::exit()};
     rec.side_records.last_ts_ns = at_ms(end_ms);
     // Counters go on at the run's start; the first sample after it (the setup sample) is dropped.
-    rec.side_records.counters.push_back(CountersEvent{at_ms(0), true, ""});
+    rec.side_records.counters.push_back(recording::CountersEvent{at_ms(0), true, ""});
   }
   Builder& diagnostics(std::vector<std::string> keys) {
     for (auto& key : keys) rec.meta_data.diagnostics.push_back(column(key));
     return *this;
   }
   Builder& counts(std::vector<std::string> keys) {
-    for (auto& key : keys) rec.meta_data.counts.push_back(column(key, UnitSource::chip, true, "bytes"));
+    for (auto& key : keys)
+      rec.meta_data.counts.push_back(column(key, recording::UnitSource::chip, true, "bytes"));
     return *this;
   }
   Builder& engines(std::vector<std::string> keys) {
-    for (auto& key : keys) rec.meta_data.engines.push_back(column(key, UnitSource::nvml_engine, false));
+    for (auto& key : keys)
+      rec.meta_data.engines.push_back(column(key, recording::UnitSource::nvml_engine, false));
     return *this;
   }
   // One chip sample [from_ms, to_ms).
   Builder& sample(double from_ms, double to_ms, std::vector<double> units, std::vector<double> diags = {},
                   std::vector<double> counts = {}) {
-    OwnedChipSample s;
+    recording::OwnedChipSample s;
     s.start_ns = at_ms(from_ms);
     s.end_ns = at_ms(to_ms);
     s.units = std::move(units);
     s.diagnostics =
         diags.empty() ? std::vector<double>(rec.meta_data.diagnostics.size(), 0.0) : std::move(diags);
     s.counts = counts.empty() ? std::vector<double>(rec.meta_data.counts.size(), 0.0) : std::move(counts);
-    rec.list<ChipSample>().push_back(std::move(s));
+    rec.list<recording::ChipSample>().push_back(std::move(s));
     return *this;
   }
   // `n` back-to-back samples of `len_ms` from `from_ms`, all with the same unit values.
@@ -71,8 +74,8 @@ struct Builder {
   Builder& setup_sample(double from_ms = 0, double to_ms = 100) {
     return sample(from_ms, to_ms, std::vector<double>(rec.meta_data.units.size(), 50.0));
   }
-  Builder& util(double ts_ms, double pct, UtilSource source = UtilSource::samples) {
-    rec.list<UtilSample>().push_back(UtilSample{at_ms(ts_ms), pct, source});
+  Builder& util(double ts_ms, double pct, recording::UtilSource source = recording::UtilSource::samples) {
+    rec.list<recording::UtilSample>().push_back(recording::UtilSample{at_ms(ts_ms), pct, source});
     return *this;
   }
   // GPU-Util samples every `step_ms` from `from_ms` to `to_ms` inclusive.
@@ -81,29 +84,32 @@ struct Builder {
     return *this;
   }
   Builder& engine(double ts_ms, std::vector<double> values) {
-    rec.list<EngineReading>().push_back(OwnedEngineReading{at_ms(ts_ms), std::move(values)});
+    rec.list<recording::EngineReading>().push_back(
+        recording::OwnedEngineReading{at_ms(ts_ms), std::move(values)});
     return *this;
   }
-  Builder& mark(double ts_ms, MarkKind kind) {
-    rec.side_records.marks.push_back(Mark{at_ms(ts_ms), kind});
+  Builder& mark(double ts_ms, recording::MarkKind kind) {
+    rec.side_records.marks.push_back(recording::Mark{at_ms(ts_ms), kind});
     return *this;
   }
   Builder& clock(double ts_ms, double sm, double mem) {
-    rec.list<ClockReading>().push_back(ClockReading{at_ms(ts_ms), sm, mem});
+    rec.list<recording::ClockReading>().push_back(recording::ClockReading{at_ms(ts_ms), sm, mem});
     return *this;
   }
   Builder& throttle(double ts_ms, std::optional<std::uint64_t> mask) {
-    rec.list<ThrottleReading>().push_back(ThrottleReading{at_ms(ts_ms), mask});
+    rec.list<recording::ThrottleReading>().push_back(recording::ThrottleReading{at_ms(ts_ms), mask});
     return *this;
   }
   Builder& power(double ts_ms, double watts) {
-    rec.list<PowerLimitReading>().push_back(PowerLimitReading{at_ms(ts_ms), watts});
+    rec.list<recording::PowerLimitReading>().push_back(recording::PowerLimitReading{at_ms(ts_ms), watts});
     return *this;
   }
-  Analysis analyze(AnalysisOptions options = {}) const { return diescope::analyze(rec, options); }
+  analysis::Analysis analyze(analysis::AnalysisOptions options = {}) const {
+    return diescope::analysis::analyze(rec, options);
+  }
 };
 
-inline const ColumnSummary& unit_named(const SpanResults& r, const std::string& key) {
+inline const analysis::ColumnSummary& unit_named(const analysis::SpanResults& r, const std::string& key) {
   for (const auto& u : r.units)
     if (u.key == key) return u;
   throw std::runtime_error("no unit " + key);

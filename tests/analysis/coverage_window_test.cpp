@@ -10,10 +10,10 @@ TEST(ChipCoverage, PartialBelowNinetyPercentWithExactWording) {
   Builder b({"sm"});
   b.setup_sample();
   b.samples(100, 7, 100, {10});  // usable [100, 800) = 700 ms of the 1000 ms run
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   EXPECT_NEAR(a.run.chip_coverage_pct, 70.0, 1e-9);
   EXPECT_TRUE(a.run.partial);
-  EXPECT_EQ(a.run.partial_cause, PartialCause::low_coverage);
+  EXPECT_EQ(a.run.partial_cause, analysis::PartialCause::low_coverage);
   EXPECT_TRUE(std::isnan(a.run.chip_scheduled_s));
 }
 
@@ -21,20 +21,20 @@ TEST(ChipCoverage, NinetyPercentIsNotPartial) {
   Builder b({"sm"});
   b.setup_sample();
   b.samples(100, 9, 100, {10});  // 900 of 1000 ms
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   EXPECT_NEAR(a.run.chip_coverage_pct, 90.0, 1e-9);
   EXPECT_FALSE(a.run.partial);
-  EXPECT_EQ(a.run.partial_cause, PartialCause::none);
+  EXPECT_EQ(a.run.partial_cause, analysis::PartialCause::none);
 }
 
 TEST(ChipCoverage, JustUnderTheGateNeverReadsNinety) {
   Builder b({"sm"});
   b.setup_sample();
   b.sample(100, 996, {10});  // 896 of 1000 ms = 89.6%, which rounds to 90
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   EXPECT_TRUE(a.run.partial);
   EXPECT_NEAR(a.run.chip_coverage_pct, 89.6, 1e-9);  // the report words it 89%, never the gate's 90%
-  EXPECT_EQ(a.run.partial_cause, PartialCause::low_coverage);
+  EXPECT_EQ(a.run.partial_cause, analysis::PartialCause::low_coverage);
 }
 
 TEST(ChipCoverage, PartialRunShowsGpuUtilOverTheWholeRunWhenNvmlCoveredIt) {
@@ -44,7 +44,7 @@ TEST(ChipCoverage, PartialRunShowsGpuUtilOverTheWholeRunWhenNvmlCoveredIt) {
   b.util_every(100, 800, 100, 40);
   b.util(900, 80);
   b.util(1000, 80);  // (800, 1000] at 80: no chip sample there
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   // Over the chip time GPU-Util is 40; over the whole run (the first reading books [0, 100) too)
   // (40 x 800 + 80 x 200) / 1000 = 48, with NVML covering 100% of it.
   EXPECT_NEAR(a.run.gpu_util_pct, 40.0, 1e-9);
@@ -57,7 +57,7 @@ TEST(ChipCoverage, NoWholeRunGpuUtilWhenNvmlCoveredUnderNinetyPercent) {
   b.setup_sample();
   b.samples(100, 7, 100, {10});
   b.util_every(100, 800, 100, 40);  // covers [0, 800): 80% of the run
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   EXPECT_NEAR(a.run.gpu_util_whole_span_coverage_pct, 80.0, 1e-9);
   EXPECT_TRUE(std::isnan(a.run.gpu_util_whole_span_pct));
 }
@@ -70,8 +70,8 @@ Builder duty_case(double sample_ms) {
   auto& events = b.rec.side_records.counters;
   events.clear();
   for (int k = 0; k < 3; ++k) {
-    events.push_back(CountersEvent{at_ms(1000.0 * k), true, ""});
-    events.push_back(CountersEvent{at_ms(1000.0 * k + 200), false, "duty"});
+    events.push_back(recording::CountersEvent{at_ms(1000.0 * k), true, ""});
+    events.push_back(recording::CountersEvent{at_ms(1000.0 * k + 200), false, "duty"});
     const int n = static_cast<int>(200 / sample_ms);
     b.samples(1000.0 * k, n, sample_ms, {30});
   }
@@ -79,18 +79,18 @@ Builder duty_case(double sample_ms) {
 }
 
 TEST(DutyCycle, GatedAgainstScheduledTime) {
-  const Analysis a = duty_case(50).analyze();
+  const analysis::Analysis a = duty_case(50).analyze();
   // Scheduled 3 x 200 = 600 ms. Each window: 4 samples of 50 ms, the first dropped: 150 ms.
   // 450 / 600 = 75% -> partial.
   EXPECT_EQ(a.run.dropped_first, 3);
   EXPECT_NEAR(a.run.chip_scheduled_s, 0.6, 1e-12);
   EXPECT_NEAR(a.run.chip_coverage_pct, 75.0, 1e-9);
   EXPECT_TRUE(a.run.partial);
-  EXPECT_EQ(a.run.partial_cause, PartialCause::low_coverage);
+  EXPECT_EQ(a.run.partial_cause, analysis::PartialCause::low_coverage);
 }
 
 TEST(DutyCycle, DutyRunIsNotPartialWhenItsScheduledTimeIsCovered) {
-  const Analysis a = duty_case(10).analyze();
+  const analysis::Analysis a = duty_case(10).analyze();
   // 20 samples of 10 ms per window, first dropped: 190 ms. 570 / 600 = 95% of scheduled time,
   // though only 570 / 3000 = 19% of the run.
   EXPECT_NEAR(a.run.chip_coverage_pct, 95.0, 1e-9);
@@ -112,17 +112,17 @@ Builder window_case() {
   b.sample(700, 800, {0}, {}, {0});
   b.sample(800, 900, {0}, {}, {0});
   b.sample(900, 1000, {0}, {}, {0});
-  b.mark(350, MarkKind::start).mark(650, MarkKind::stop);
+  b.mark(350, recording::MarkKind::start).mark(650, recording::MarkKind::stop);
   return b;
 }
 
 TEST(Window, SamplesCutByTheWindowCountForTheirShare) {
-  const Analysis a = window_case().analyze();
+  const analysis::Analysis a = window_case().analyze();
   ASSERT_TRUE(a.window.found);
-  EXPECT_EQ(a.window.finding, WindowFinding::markers);
+  EXPECT_EQ(a.window.finding, analysis::WindowFinding::markers);
   EXPECT_TRUE(a.window.results.is_window);
   EXPECT_FALSE(a.run.is_window);
-  const SpanResults& w = a.window.results;
+  const analysis::SpanResults& w = a.window.results;
   EXPECT_EQ(w.start_ns, at_ms(350));
   EXPECT_EQ(w.end_ns, at_ms(650));
   EXPECT_EQ(w.samples_read, 4);
@@ -141,19 +141,20 @@ TEST(Window, SamplesCutByTheWindowCountForTheirShare) {
 TEST(Window, HasItsOwnCoverageAndGate) {
   Builder b = window_case();
   // Remove [400, 500): the window keeps 50 + 100 + 50 = 200 of its 300 ms = 66.7%.
-  b.rec.list<ChipSample>().erase(b.rec.list<ChipSample>().begin() + 4);
-  const Analysis a = b.analyze();
+  b.rec.list<recording::ChipSample>().erase(b.rec.list<recording::ChipSample>().begin() + 4);
+  const analysis::Analysis a = b.analyze();
   EXPECT_TRUE(a.window.results.partial);
   EXPECT_NEAR(a.window.results.chip_coverage_pct, 200.0 / 3.0, 1e-9);
-  EXPECT_EQ(a.window.results.partial_cause, PartialCause::low_coverage);
+  EXPECT_EQ(a.window.results.partial_cause, analysis::PartialCause::low_coverage);
 }
 
 TEST(Window, PartialWindowShowsGpuUtilOverTheWholeWindow) {
   Builder b = window_case();
-  b.rec.list<ChipSample>().erase(b.rec.list<ChipSample>().begin() + 4);  // no chip sample in [400, 500)
+  b.rec.list<recording::ChipSample>().erase(b.rec.list<recording::ChipSample>().begin() +
+                                            4);  // no chip sample in [400, 500)
   b.util_every(100, 400, 100, 40).util(500, 90).util_every(600, 1000, 100, 40);
-  const Analysis a = b.analyze();
-  const SpanResults& w = a.window.results;
+  const analysis::Analysis a = b.analyze();
+  const analysis::SpanResults& w = a.window.results;
   // Over the window's chip time ([350,400), [500,650)) every booked value is 40.
   EXPECT_NEAR(w.gpu_util_pct, 40.0, 1e-9);
   // Over the whole window [350, 650): 50 ms at 40, (400,500] at 90, 150 ms at 40:
@@ -169,35 +170,40 @@ TEST(Window, FirstStartAndTheStopFollowingIt) {
   Builder b({"sm"});
   b.setup_sample();
   b.samples(100, 9, 100, {10});
-  b.mark(200, MarkKind::start).mark(300, MarkKind::start).mark(500, MarkKind::stop).mark(800, MarkKind::stop);
-  const Analysis a = b.analyze();
+  b.mark(200, recording::MarkKind::start)
+      .mark(300, recording::MarkKind::start)
+      .mark(500, recording::MarkKind::stop)
+      .mark(800, recording::MarkKind::stop);
+  const analysis::Analysis a = b.analyze();
   ASSERT_TRUE(a.window.found);
   EXPECT_EQ(a.window.results.start_ns, at_ms(200));
   EXPECT_EQ(a.window.results.end_ns, at_ms(500));
 }
 
 TEST(Window, ReasonsWhenNoneIsFound) {
-  auto how = [](std::vector<std::pair<double, MarkKind>> marks) {
+  auto how = [](std::vector<std::pair<double, recording::MarkKind>> marks) {
     Builder b({"sm"});
     b.setup_sample();
     b.samples(100, 9, 100, {10});
     for (auto [t, k] : marks) b.mark(t, k);
-    const Analysis a = b.analyze();
+    const analysis::Analysis a = b.analyze();
     EXPECT_FALSE(a.window.found);
     return a.window.finding;
   };
-  EXPECT_EQ(how({}), WindowFinding::no_markers);
-  EXPECT_EQ(how({{300, MarkKind::start}}), WindowFinding::start_without_stop);
-  EXPECT_EQ(how({{300, MarkKind::stop}, {500, MarkKind::start}}), WindowFinding::stop_before_start);
-  EXPECT_EQ(how({{300, MarkKind::stop}}), WindowFinding::stop_without_start);
-  EXPECT_EQ(how({{1500, MarkKind::start}, {1600, MarkKind::stop}}), WindowFinding::outside_run);
+  EXPECT_EQ(how({}), analysis::WindowFinding::no_markers);
+  EXPECT_EQ(how({{300, recording::MarkKind::start}}), analysis::WindowFinding::start_without_stop);
+  EXPECT_EQ(how({{300, recording::MarkKind::stop}, {500, recording::MarkKind::start}}),
+            analysis::WindowFinding::stop_before_start);
+  EXPECT_EQ(how({{300, recording::MarkKind::stop}}), analysis::WindowFinding::stop_without_start);
+  EXPECT_EQ(how({{1500, recording::MarkKind::start}, {1600, recording::MarkKind::stop}}),
+            analysis::WindowFinding::outside_run);
 
   Builder b = window_case();
-  AnalysisOptions no_window;
+  analysis::AnalysisOptions no_window;
   no_window.use_window = false;
-  const Analysis a = b.analyze(no_window);
+  const analysis::Analysis a = b.analyze(no_window);
   EXPECT_FALSE(a.window.found);
-  EXPECT_EQ(a.window.finding, WindowFinding::not_asked);
+  EXPECT_EQ(a.window.finding, analysis::WindowFinding::not_asked);
 }
 
 TEST(Rates, SampleCutByTheRunEndCountsForItsShare) {
@@ -207,11 +213,11 @@ TEST(Rates, SampleCutByTheRunEndCountsForItsShare) {
   for (int i = 1; i < 9; ++i) b.sample(100.0 * i, 100.0 * (i + 1), {0}, {}, {1000});
   b.sample(900, 1000, {0}, {}, {3000});   // half inside the run: 1500 bytes over 50 ms
   b.sample(1000, 1100, {0}, {}, {9000});  // wholly after the run: left out
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   // (8 x 1000 + 1500) / (0.8 + 0.05) s = 9500 / 0.85 = 11176.47 B/s.
   EXPECT_NEAR(a.run.rates_per_s.at("dram_bytes"), 9500.0 / 0.85, 1e-6);
   ASSERT_EQ(a.findings.size(), 1u);
-  EXPECT_EQ(a.findings[0].kind, AnalysisFinding::Kind::samples_outside_run);
+  EXPECT_EQ(a.findings[0].kind, analysis::AnalysisFinding::Kind::samples_outside_run);
   EXPECT_EQ(a.findings[0].samples, 1);
 }
 
@@ -220,7 +226,7 @@ TEST(Rates, NaNWhenNoSampleHadTheCount) {
   b.counts({"dram_bytes"});
   b.sample(0, 100, {0}, {}, {1});
   b.sample(100, 200, {0}, {}, {std::numeric_limits<double>::quiet_NaN()});
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   EXPECT_TRUE(std::isnan(a.run.rates_per_s.at("dram_bytes")));
 }
 

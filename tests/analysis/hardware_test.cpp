@@ -23,7 +23,7 @@ TEST(Clocks, LowestHighestAndTimeWeightedMean) {
   b.clock(700, kNaNv, kNaNv);  // unreadable: skipped, 2000 holds on
   b.clock(800, 1500, 6000);
   b.clock(1200, 500, 500);  // after the run: not used
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   // SM: 1000 for [0,400), 2000 for [400,800), 1500 for [800,1000):
   // (1000 x 400 + 2000 x 400 + 1500 x 200) / 1000 = 1500.
   EXPECT_NEAR(a.run.sm_clock.mean_mhz, 1500.0, 1e-9);
@@ -37,10 +37,10 @@ TEST(Clocks, LowestHighestAndTimeWeightedMean) {
 TEST(Clocks, WindowGetsTheReadingHoldingIntoIt) {
   Builder b = with_samples();
   b.clock(0, 1000, 5000).clock(400, 2000, 5000).clock(800, 1500, 6000);
-  b.mark(500, MarkKind::start).mark(700, MarkKind::stop);
-  const Analysis a = b.analyze();
+  b.mark(500, recording::MarkKind::start).mark(700, recording::MarkKind::stop);
+  const analysis::Analysis a = b.analyze();
   // Only the 400 ms reading (2000 MHz) holds over [500, 700).
-  const ClockStats& w = a.window.results.sm_clock;
+  const analysis::ClockStats& w = a.window.results.sm_clock;
   EXPECT_EQ(w.readings, 1);
   EXPECT_EQ(w.min_mhz, 2000.0);
   EXPECT_EQ(w.max_mhz, 2000.0);
@@ -48,18 +48,18 @@ TEST(Clocks, WindowGetsTheReadingHoldingIntoIt) {
 }
 
 TEST(Clocks, NoReadingsGiveNaN) {
-  const Analysis a = with_samples().analyze();
+  const analysis::Analysis a = with_samples().analyze();
   EXPECT_EQ(a.run.sm_clock.readings, 0);
   EXPECT_TRUE(std::isnan(a.run.sm_clock.mean_mhz));
 }
 
 TEST(Throttle, UnionOfReasonsOverTheSpan) {
   Builder b = with_samples();
-  b.throttle(100, throttle_sw_power_cap);
+  b.throttle(100, recording::throttle_sw_power_cap);
   b.throttle(500, 0);
-  b.throttle(900, throttle_hw_thermal | throttle_sw_power_cap);
-  b.throttle(1500, throttle_hw_slowdown);  // after the run
-  const Analysis a = b.analyze();
+  b.throttle(900, recording::throttle_hw_thermal | recording::throttle_sw_power_cap);
+  b.throttle(1500, recording::throttle_hw_slowdown);  // after the run
+  const analysis::Analysis a = b.analyze();
   ASSERT_TRUE(a.run.throttle_reasons.has_value());
   // 0x4 | 0 | 0x44 = 0x44: sw_power_cap and hw_thermal, in bit order.
   EXPECT_EQ(*a.run.throttle_reasons, (std::vector<std::string>{"sw_power_cap", "hw_thermal"}));
@@ -69,7 +69,7 @@ TEST(Throttle, EmptyMeansNothingLimitedAndNulloptMeansUnknown) {
   {
     Builder b = with_samples();
     b.throttle(100, 0).throttle(600, 0);
-    const Analysis a = b.analyze();
+    const analysis::Analysis a = b.analyze();
     ASSERT_TRUE(a.run.throttle_reasons.has_value());
     EXPECT_TRUE(a.run.throttle_reasons->empty());
   }
@@ -81,7 +81,7 @@ TEST(Throttle, EmptyMeansNothingLimitedAndNulloptMeansUnknown) {
   {
     // One unknown read beside a known one: the known one speaks.
     Builder b = with_samples();
-    b.throttle(100, std::nullopt).throttle(600, throttle_sw_thermal);
+    b.throttle(100, std::nullopt).throttle(600, recording::throttle_sw_thermal);
     EXPECT_EQ(*b.analyze().run.throttle_reasons, std::vector<std::string>{"sw_thermal"});
   }
   EXPECT_FALSE(with_samples().analyze().run.throttle_reasons.has_value());
@@ -90,30 +90,31 @@ TEST(Throttle, EmptyMeansNothingLimitedAndNulloptMeansUnknown) {
 TEST(Throttle, ShortWindowTakesTheNearestReading) {
   {
     Builder b = with_samples();
-    b.throttle(500, throttle_sw_power_cap).throttle(600, throttle_hw_slowdown);
-    b.mark(510, MarkKind::start).mark(560, MarkKind::stop);
+    b.throttle(500, recording::throttle_sw_power_cap).throttle(600, recording::throttle_hw_slowdown);
+    b.mark(510, recording::MarkKind::start).mark(560, recording::MarkKind::stop);
     // No read inside [510, 560]; 10 ms before it vs 40 ms after: the earlier one.
     EXPECT_EQ(*b.analyze().window.results.throttle_reasons, std::vector<std::string>{"sw_power_cap"});
   }
   {
     Builder b = with_samples();
-    b.throttle(400, throttle_sw_power_cap).throttle(570, throttle_hw_slowdown);
-    b.mark(510, MarkKind::start).mark(560, MarkKind::stop);
+    b.throttle(400, recording::throttle_sw_power_cap).throttle(570, recording::throttle_hw_slowdown);
+    b.mark(510, recording::MarkKind::start).mark(560, recording::MarkKind::stop);
     // 110 ms before vs 10 ms after: the later one.
     EXPECT_EQ(*b.analyze().window.results.throttle_reasons, std::vector<std::string>{"hw_slowdown"});
   }
 }
 
 TEST(Throttle, NamesOfBits) {
-  EXPECT_EQ(throttle_reason_names(0x1 | 0x100), (std::vector<std::string>{"gpu_idle", "display_clocks"}));
-  EXPECT_EQ(throttle_reason_names(0x400), std::vector<std::string>{"0x400"});
-  EXPECT_TRUE(throttle_reason_names(0).empty());
+  EXPECT_EQ(recording::throttle_reason_names(0x1 | 0x100),
+            (std::vector<std::string>{"gpu_idle", "display_clocks"}));
+  EXPECT_EQ(recording::throttle_reason_names(0x400), std::vector<std::string>{"0x400"});
+  EXPECT_TRUE(recording::throttle_reason_names(0).empty());
 }
 
 TEST(PowerLimit, RangeOverTheSpan) {
   Builder b = with_samples();
   b.power(0, 100).power(500, 120).power(600, kNaNv).power(2000, 90);
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   // 100 and 120 in the run; NaN skipped; 90 comes after the run.
   EXPECT_EQ(a.run.power_limit_min_w, 100.0);
   EXPECT_EQ(a.run.power_limit_max_w, 120.0);
@@ -121,11 +122,11 @@ TEST(PowerLimit, RangeOverTheSpan) {
 
 TEST(Hygiene, MostHoldersInOneReadAndExited) {
   Builder b = with_samples();
-  b.rec.list<ProcessReading>().push_back(ProcessReading{at_ms(100), 1, 0, 0});
-  b.rec.list<ProcessReading>().push_back(ProcessReading{at_ms(200), -1, -1, 0});
-  b.rec.list<ProcessReading>().push_back(ProcessReading{at_ms(300), 3, 1, 2});
-  b.rec.list<ProcessReading>().push_back(ProcessReading{at_ms(400), 2, 0, 1});
-  const Analysis a = b.analyze();
+  b.rec.list<recording::ProcessReading>().push_back(recording::ProcessReading{at_ms(100), 1, 0, 0});
+  b.rec.list<recording::ProcessReading>().push_back(recording::ProcessReading{at_ms(200), -1, -1, 0});
+  b.rec.list<recording::ProcessReading>().push_back(recording::ProcessReading{at_ms(300), 3, 1, 2});
+  b.rec.list<recording::ProcessReading>().push_back(recording::ProcessReading{at_ms(400), 2, 0, 1});
+  const analysis::Analysis a = b.analyze();
   EXPECT_EQ(a.hygiene.compute_holders_max, 3);
   EXPECT_EQ(a.hygiene.graphics_holders_max, 1);
   EXPECT_EQ(a.hygiene.exited_holders, 2);
@@ -133,25 +134,25 @@ TEST(Hygiene, MostHoldersInOneReadAndExited) {
 
 TEST(Hygiene, UnreadableProcessListIsNullopt) {
   Builder b = with_samples();
-  b.rec.list<ProcessReading>().push_back(ProcessReading{at_ms(100), -1, -1, 0});
-  const Analysis a = b.analyze();
+  b.rec.list<recording::ProcessReading>().push_back(recording::ProcessReading{at_ms(100), -1, -1, 0});
+  const analysis::Analysis a = b.analyze();
   EXPECT_FALSE(a.hygiene.compute_holders_max.has_value());
   EXPECT_FALSE(a.hygiene.graphics_holders_max.has_value());
 }
 
 TEST(Hygiene, ClockJumpsListed) {
   Builder b = with_samples();
-  b.rec.side_records.clock_jumps.push_back(ClockJump{at_ms(500), 2 * kNsPerSecond});
-  const Analysis a = b.analyze();
+  b.rec.side_records.clock_jumps.push_back(recording::ClockJump{at_ms(500), 2 * recording::kNsPerSecond});
+  const analysis::Analysis a = b.analyze();
   ASSERT_EQ(a.hygiene.clock_jumps.size(), 1u);
-  EXPECT_EQ(a.hygiene.clock_jumps[0].step_ns, 2 * kNsPerSecond);
+  EXPECT_EQ(a.hygiene.clock_jumps[0].step_ns, 2 * recording::kNsPerSecond);
   EXPECT_EQ(a.hygiene.clock_jumps[0].ts_ns, at_ms(500));
 }
 
 TEST(Notes, RecordingNotesAreCarried) {
   Builder b = with_samples();
-  b.rec.side_records.notes.push_back(Note{at_ms(300), "sampler", "counter decoder crashed"});
-  const Analysis a = b.analyze();
+  b.rec.side_records.notes.push_back(recording::Note{at_ms(300), "sampler", "counter decoder crashed"});
+  const analysis::Analysis a = b.analyze();
   ASSERT_FALSE(a.notes.empty());
   EXPECT_EQ(a.notes[0].topic, "sampler");
   EXPECT_EQ(a.notes[0].text, "counter decoder crashed");
@@ -159,7 +160,7 @@ TEST(Notes, RecordingNotesAreCarried) {
 
 TEST(Span, RunEndsAtTheEndRecord) {
   Builder b = with_samples();
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   // meta.start_ns = T0, end at 1000 ms.
   EXPECT_EQ(a.run.start_ns, T0);
   EXPECT_EQ(a.run.end_ns, at_ms(1000));
@@ -172,27 +173,27 @@ TEST(Span, CutOffRecordingEndsAtItsLastRecordWithANote) {
   b.rec.side_records.end.reset();
   b.rec.side_records.last_ts_ns = at_ms(800);
   b.rec.side_records.truncated = true;
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   EXPECT_EQ(a.run.end_ns, at_ms(800));
   // Samples [100, 800) usable: 700 of 800 ms = 87.5% -> partial.
   EXPECT_NEAR(a.run.chip_coverage_pct, 87.5, 1e-9);
   EXPECT_TRUE(a.truncated_input);
   ASSERT_EQ(a.findings.size(), 3u);
-  EXPECT_EQ(a.findings[0].kind, AnalysisFinding::Kind::no_end_record);
+  EXPECT_EQ(a.findings[0].kind, analysis::AnalysisFinding::Kind::no_end_record);
   EXPECT_EQ(a.findings[0].ts_ns, at_ms(800));
   EXPECT_NEAR(a.findings[0].run_s, 0.8, 1e-12);
-  EXPECT_EQ(a.findings[1].kind, AnalysisFinding::Kind::truncated);
+  EXPECT_EQ(a.findings[1].kind, analysis::AnalysisFinding::Kind::truncated);
   // The samples [800, 900) and [900, 1000) lie after the run's cut-off end.
-  EXPECT_EQ(a.findings[2].kind, AnalysisFinding::Kind::samples_outside_run);
+  EXPECT_EQ(a.findings[2].kind, analysis::AnalysisFinding::Kind::samples_outside_run);
   EXPECT_EQ(a.findings[2].samples, 2);
   EXPECT_TRUE(a.notes.empty());  // the recording's own notes only
 }
 
 TEST(Span, EmptyRunHasNoDieUtilAndSaysWhy) {
   Builder b({"sm"}, 0);
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   EXPECT_TRUE(std::isnan(a.run.die_util_pct));
-  EXPECT_EQ(a.run.die_util_missing, DieUtilMissing::empty_span);
+  EXPECT_EQ(a.run.die_util_missing, analysis::DieUtilMissing::empty_span);
   EXPECT_FALSE(a.run.headline.die_util_tenths.has_value());
 }
 

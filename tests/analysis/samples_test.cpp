@@ -15,13 +15,13 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 TEST(Drops, FirstSampleAfterEachCountersStartIsDropped) {
   Builder b({"sm"});
   // Counters on at 0 (builder), off at 400, on again at 500.
-  b.rec.side_records.counters.push_back(CountersEvent{at_ms(400), false, ""});
-  b.rec.side_records.counters.push_back(CountersEvent{at_ms(500), true, ""});
+  b.rec.side_records.counters.push_back(recording::CountersEvent{at_ms(400), false, ""});
+  b.rec.side_records.counters.push_back(recording::CountersEvent{at_ms(500), true, ""});
   b.sample(0, 100, {90});        // first after the start at 0: dropped
   b.samples(100, 3, 100, {20});  // [100, 400)
   b.sample(500, 600, {90});      // first after the start at 500: dropped
   b.samples(600, 4, 100, {20});  // [600, 1000)
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   // 9 samples read, 2 dropped as first, 7 used over 7 x 100 ms = 0.7 s. Every used sample reads 20.
   EXPECT_EQ(a.run.samples_read, 9);
   EXPECT_EQ(a.run.dropped_first, 2);
@@ -36,7 +36,7 @@ TEST(Drops, WithoutCountersEventsTheRecordingsFirstSampleIsDropped) {
   b.rec.side_records.counters.clear();
   b.sample(0, 100, {90});
   b.samples(100, 9, 100, {20});
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   // Only the first of 10 samples goes: 9 used at 20.
   EXPECT_EQ(a.run.dropped_first, 1);
   EXPECT_EQ(a.run.samples_used, 9);
@@ -54,7 +54,7 @@ TEST(Drops, BrokenSamplesDroppedButANaNCountLeavesTheSampleIn) {
   b.sample(400, 500, {20}, {1}, {1000});      // used
   b.sample(500, 600, {kInf}, {1}, {1000});    // infinite unit: broken (not a percentage)
   b.sample(600, 590, {50}, {1}, {1000});      // ends before it starts: broken
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   EXPECT_EQ(a.run.samples_read, 8);
   EXPECT_EQ(a.run.dropped_first, 1);
   EXPECT_EQ(a.run.dropped_broken, 5);
@@ -69,13 +69,13 @@ TEST(DieUtil, OfSampleIsTheBusiestAvailableUnitAsRead) {
   const std::vector<double> units{30, 105, kNaNv};
   const std::vector<double> engines{kNaNv, 60};
   // max(30, 105, 60) = 105: not clamped, NaN skipped.
-  EXPECT_EQ(die_util_of_sample(units, engines), 105.0);
+  EXPECT_EQ(analysis::die_util_of_sample(units, engines), 105.0);
   const std::vector<double> low{10};
   const std::vector<double> busy_engine{70};
-  EXPECT_EQ(die_util_of_sample(low, busy_engine), 70.0);
-  EXPECT_TRUE(std::isnan(die_util_of_sample({}, {})));
+  EXPECT_EQ(analysis::die_util_of_sample(low, busy_engine), 70.0);
+  EXPECT_TRUE(std::isnan(analysis::die_util_of_sample({}, {})));
   const std::vector<double> all_nan{kNaNv};
-  EXPECT_TRUE(std::isnan(die_util_of_sample(all_nan, all_nan)));
+  EXPECT_TRUE(std::isnan(analysis::die_util_of_sample(all_nan, all_nan)));
 }
 
 TEST(DieUtil, TimeWeightedWithIdleSamples) {
@@ -84,7 +84,7 @@ TEST(DieUtil, TimeWeightedWithIdleSamples) {
   b.sample(100, 200, {90});  // 100 ms at 90
   b.sample(200, 400, {0});   // 200 ms idle
   b.sample(400, 500, {30});  // 100 ms at 30
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   // (90 x 100 + 0 x 200 + 30 x 100) / 400 = 12000 / 400 = 30 (an unweighted mean would give 40).
   EXPECT_NEAR(a.run.die_util_pct, 30.0, 1e-12);
 }
@@ -94,7 +94,7 @@ TEST(DieUtil, MaxPerSampleThenAverage) {
   b.setup_sample();
   b.sample(100, 200, {80, 10});
   b.sample(200, 300, {10, 60});
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   // Per sample: max(80,10) = 80, max(10,60) = 60 -> DIE-Util 70. Unit means: fp32 45, dram 35.
   EXPECT_NEAR(a.run.die_util_pct, 70.0, 1e-12);
   EXPECT_NEAR(unit_named(a.run, "fp32").mean_pct, 45.0, 1e-12);
@@ -107,7 +107,7 @@ TEST(DieUtil, MeanClampedSingleSamplesNot) {
   b.setup_sample();
   b.sample(100, 200, {104});
   b.sample(200, 300, {102});
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   // Mean of 104 and 102 is 103, clamped to 100; the unit's own figures stay as read.
   EXPECT_NEAR(a.run.die_util_pct, 100.0, 1e-12);
   EXPECT_NEAR(unit_named(a.run, "fp32").mean_pct, 103.0, 1e-12);
@@ -119,7 +119,7 @@ TEST(DieUtil, UnitReadingAroundItsPeakIsNotPulledDown) {
   b.setup_sample();
   b.sample(100, 200, {101});
   b.sample(200, 300, {99});
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   // Unclamped samples average (101 + 99) / 2 = 100. Clamping each first would give 99.5.
   EXPECT_NEAR(a.run.die_util_pct, 100.0, 1e-12);
 }
@@ -133,8 +133,8 @@ TEST(Engines, MatchedToFirstReadingAtOrAfterSampleEndAndAveragedWhereAvailable) 
   b.engine(350, {kNaNv});        // first at or after 300: sample 2's engine is unavailable
   b.engine(450, {50});           // sample 3
   b.engine(520, {70});           // sample 4
-  const Analysis a = b.analyze();
-  const ColumnSummary& nvenc = unit_named(a.run, "nvenc");
+  const analysis::Analysis a = b.analyze();
+  const analysis::ColumnSummary& nvenc = unit_named(a.run, "nvenc");
   // Available in 3 of 4 samples: 300 of 400 ms = 75%, mean (90 + 50 + 70) / 3 = 70.
   // Unavailable-as-zero would have given (90 + 0 + 50 + 70) / 4 = 52.5.
   EXPECT_NEAR(nvenc.available_s, 0.3, 1e-12);
@@ -150,7 +150,7 @@ TEST(Engines, NoReadingAfterASampleMeansUnavailable) {
   b.setup_sample();
   b.samples(100, 2, 100, {10});  // ends at 200 and 300
   b.engine(250, {80});           // matched to the first only
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   // nvdec available 100 of 200 ms; DIE-Util (80 + 10) / 2 = 45.
   EXPECT_NEAR(unit_named(a.run, "nvdec").availability_pct, 50.0, 1e-9);
   EXPECT_NEAR(a.run.die_util_pct, 45.0, 1e-12);
@@ -170,7 +170,7 @@ Builder limiting_case(int nvenc_available_of_10, double sm_value, double nvenc_v
 }
 
 TEST(LimitingUnit, UnitAvailableFor80PercentIsNeverLimiting) {
-  const Analysis a = limiting_case(8, 40, 95).analyze();
+  const analysis::Analysis a = limiting_case(8, 40, 95).analyze();
   // nvenc: mean 95 over 800 of 1000 ms (80%) -> not eligible; sm (40, 100%) is the limiting unit.
   EXPECT_NEAR(unit_named(a.run, "nvenc").availability_pct, 80.0, 1e-9);
   EXPECT_EQ(a.run.limiting_unit, "sm");
@@ -179,7 +179,7 @@ TEST(LimitingUnit, UnitAvailableFor80PercentIsNeverLimiting) {
 }
 
 TEST(LimitingUnit, UnitAvailableFor90PercentIsEligible) {
-  const Analysis a = limiting_case(9, 40, 95).analyze();
+  const analysis::Analysis a = limiting_case(9, 40, 95).analyze();
   // 900 of 1000 ms = 90%: at the threshold, eligible; 95 > 40.
   EXPECT_EQ(a.run.limiting_unit, "nvenc");
 }
@@ -188,30 +188,30 @@ TEST(LimitingUnit, NoneWhenNoUnitReachesOnePercent) {
   Builder b({"fp32", "dram"});
   b.setup_sample();
   b.samples(100, 9, 100, {0.5, 0.9});
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   // Means 0.5 and 0.9, both under 1% of peak.
   EXPECT_FALSE(a.run.limiting_unit.has_value());
-  EXPECT_EQ(a.run.limiting_unit_missing, LimitingUnitMissing::no_busy_unit);
+  EXPECT_EQ(a.run.limiting_unit_missing, analysis::LimitingUnitMissing::no_busy_unit);
 }
 
 TEST(LimitingUnit, NoneWhenBusyUnitsAreUnderTheAvailabilityRule) {
-  const Analysis a = limiting_case(8, 0.5, 50).analyze();
+  const analysis::Analysis a = limiting_case(8, 0.5, 50).analyze();
   // sm 0.5 (idle), nvenc 50 but available 80%: nothing qualifies.
   EXPECT_FALSE(a.run.limiting_unit.has_value());
-  EXPECT_EQ(a.run.limiting_unit_missing, LimitingUnitMissing::busy_units_sparse);
+  EXPECT_EQ(a.run.limiting_unit_missing, analysis::LimitingUnitMissing::busy_units_sparse);
 }
 
 TEST(Input, ChipSamplesOutOfOrderAreRejected) {
   Builder b({"sm"});
   b.sample(200, 300, {1});
   b.sample(100, 200, {1});
-  EXPECT_THROW(b.analyze(), InputError);
+  EXPECT_THROW(b.analyze(), core::InputError);
 }
 
 TEST(Input, WrongColumnCountIsRejected) {
   Builder b({"sm", "dram"});
   b.sample(100, 200, {1});
-  EXPECT_THROW(b.analyze(), InputError);
+  EXPECT_THROW(b.analyze(), core::InputError);
 }
 
 }  // namespace

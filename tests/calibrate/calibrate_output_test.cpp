@@ -47,9 +47,9 @@ TEST(CalibrateOutput, AJsonNameIsTheFileAndIsNeverOverwritten) {
   try {
     write_calibration_output(h200_file("2026-12-01T00:00:00Z"), path.string());
     FAIL() << "wrote over " << path;
-  } catch (const UsageError& e) {
+  } catch (const core::UsageError& e) {
     EXPECT_EQ(e.cause(), "--output " + path.string() + " exists");
-    EXPECT_EQ(e.exit_code(), kExitUsage);
+    EXPECT_EQ(e.exit_code(), core::kExitUsage);
   }
   EXPECT_EQ(read_text(path), dump_calibration(h200_file()));  // untouched
 }
@@ -79,7 +79,7 @@ TEST(CalibrateOutput, NoNameIsTheDefaultFolder) {
   try {
     write_calibration_output(h200_file(), "");
     FAIL() << "wrote without a folder";
-  } catch (const UsageError& e) {
+  } catch (const core::UsageError& e) {
     EXPECT_EQ(e.cause(), "no folder for calibration files: neither XDG_DATA_HOME nor HOME is set");
     EXPECT_EQ(e.fix(), "give --output PATH, or set HOME");
   }

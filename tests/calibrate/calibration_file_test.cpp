@@ -16,7 +16,8 @@ using nlohmann::json;
 TEST(CalibrationFile, RoundTripsThroughJson) {
   CalibrationFile f = h200_file();
   f.units.push_back(checked("tensor", Verdict::inconclusive, std::nullopt));
-  f.units.back().recipe = UnitRecipe{UnitRecipe::Combine::mean, {"a.avg.pct", "b.avg.pct"}};
+  f.units.back().recipe =
+      recording::UnitRecipe{recording::UnitRecipe::Combine::mean, {"a.avg.pct", "b.avg.pct"}};
   f.device_model = json{{"stream", json{{"bandwidth_bytes_per_s", 4.0e12}}}};
   const std::string text = dump_calibration(f);
   ASSERT_EQ(text.back(), '\n');
@@ -38,7 +39,7 @@ TEST(CalibrationFile, RoundTripsThroughJson) {
   EXPECT_EQ(back.units[0].key, "fp32");
   EXPECT_EQ(back.units[0].verdict, Verdict::pass);
   EXPECT_DOUBLE_EQ(back.units[0].ceiling_pct.value(), 98.8);
-  EXPECT_EQ(back.units[2].recipe.combine, UnitRecipe::Combine::mean);
+  EXPECT_EQ(back.units[2].recipe.combine, recording::UnitRecipe::Combine::mean);
   EXPECT_EQ(back.units[2].recipe.counters, (std::vector<std::string>{"a.avg.pct", "b.avg.pct"}));
   EXPECT_FALSE(back.units[2].ceiling_pct.has_value());
   EXPECT_EQ(back.device_model["stream"]["bandwidth_bytes_per_s"], 4.0e12);
@@ -143,9 +144,9 @@ TEST(CalibrationWriter, UnwritableFolderIsAnError) {
   try {
     write_calibration(h200_file(), dir / "file" / "calibrations");
     FAIL() << "wrote under a file";
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     EXPECT_NE(e.cause().find("cannot create the calibration folder"), std::string::npos) << e.cause();
-    EXPECT_EQ(e.exit_code(), kExitInput);
+    EXPECT_EQ(e.exit_code(), core::kExitInput);
   }
 }
 

@@ -15,12 +15,12 @@ namespace diescope::calibrate {
 namespace {
 
 using nlohmann::json;
-constexpr TimeNs kMs = 1'000'000;
-constexpr TimeNs kT0 = 1'764'000'000'000'000'000;  // a realtime origin in 2025, in ns
+constexpr recording::TimeNs kMs = 1'000'000;
+constexpr recording::TimeNs kT0 = 1'764'000'000'000'000'000;  // a realtime origin in 2025, in ns
 
 DeviceFacts h200_facts() {
   DeviceFacts f;
-  f.gpu = GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90, 52'428'800, 132};
+  f.gpu = recording::GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90, 52'428'800, 132};
   f.unit_table = "hopper-gh100";
   f.units = test::h200_units();
   return f;
@@ -28,9 +28,9 @@ DeviceFacts h200_facts() {
 
 // A step line as the workload prints it: `launches` of 20 ms back to back with 2 us gaps from kT0,
 // window 250 ms in from each end.
-json step_line(int launches, double work, TimeNs gap_ns = 2000) {
+json step_line(int launches, double work, recording::TimeNs gap_ns = 2000) {
   json intervals = json::array();
-  TimeNs t = kT0;
+  recording::TimeNs t = kT0;
   for (int i = 0; i < launches; ++i) {
     intervals.push_back({t, t + 20 * kMs});
     t += 20 * kMs + gap_ns;
@@ -50,9 +50,11 @@ json step_line(int launches, double work, TimeNs gap_ns = 2000) {
 }
 
 // 10 ms samples from `from` to `to` reading `value`, `bytes` each.
-std::vector<CounterSample> samples(TimeNs from, TimeNs to, double value, double bytes = std::nan("")) {
+std::vector<CounterSample> samples(recording::TimeNs from, recording::TimeNs to, double value,
+                                   double bytes = std::nan("")) {
   std::vector<CounterSample> out;
-  for (TimeNs t = from; t + 10 * kMs <= to; t += 10 * kMs) out.push_back({t, t + 10 * kMs, value, bytes});
+  for (recording::TimeNs t = from; t + 10 * kMs <= to; t += 10 * kMs)
+    out.push_back({t, t + 10 * kMs, value, bytes});
   return out;
 }
 
@@ -89,13 +91,13 @@ TEST(DeviceProtocol, AStepLineMissingAFieldIsNamed) {
   try {
     parse_workload_step(line);
     FAIL() << "no throw";
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     EXPECT_NE(std::string(e.cause()).find("\"window\""), std::string::npos) << e.cause();
-    EXPECT_EQ(e.exit_code(), kExitInput);
+    EXPECT_EQ(e.exit_code(), core::kExitInput);
   }
   line = step_line(3, 1e9);
   line["work"] = "lots";
-  EXPECT_THROW(parse_workload_step(line), Error);
+  EXPECT_THROW(parse_workload_step(line), core::Error);
 }
 
 TEST(DeviceProtocol, ParsesTheSweeps) {
@@ -109,7 +111,7 @@ TEST(DeviceProtocol, ParsesTheSweeps) {
   EXPECT_EQ(t[0].seconds.size(), 2u);
   EXPECT_THROW(
       parse_stream_timings(json{{"points", {{{"kernel", "memcpy"}, {"elements", 1}, {"seconds", {1}}}}}}),
-      Error);
+      core::Error);
 
   const json ws{{"points",
                  {{{"k", 256},
@@ -233,13 +235,13 @@ TEST(DeviceProtocol, WorkloadLinesSortTheOutput) {
   // A step line missing a field stops the calibration, naming it.
   json broken = step_line(3, 1e9);
   broken.erase("launches");
-  EXPECT_THROW(lines.read(broken.dump()), Error);
+  EXPECT_THROW(lines.read(broken.dump()), core::Error);
 }
 
 TEST(DeviceProtocol, DeviceFactsTakeTheWorkloadsSmsAndL2) {
-  RecordingMeta probe;
-  probe.gpu =
-      GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90, 0, 0};  // NVML gave no SMs or L2
+  recording::RecordingMeta probe;
+  probe.gpu = recording::GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90,
+                                     0, 0};  // NVML gave no SMs or L2
   probe.unit_table = "hopper-gh100";
   probe.units = test::h200_units();
   const DeviceFacts facts = device_facts(probe, json{{"sm_count", 132}, {"l2_bytes", 52'428'800}});
@@ -256,15 +258,15 @@ TEST(DeviceProtocol, DeviceFactsTakeTheWorkloadsSmsAndL2) {
 TEST(DeviceProtocol, StepsAreMeasuredFromTheRecording) {
   // A recording with FP32 and DRAM columns and the DRAM byte count: 10 ms samples over the steps'
   // 1.2 s of work, FP32 reading 80%, DRAM 60% with 1e8 bytes each.
-  MemoryRecording recording;
+  recording::MemoryRecording recording;
   recording.meta_data.units = {test::unit_column("fp32", "FP32", "fma"),
                                test::unit_column("dram", "DRAM", "dram")};
-  ColumnDef bytes;
+  recording::ColumnDef bytes;
   bytes.key = "dram_bytes";
   recording.meta_data.counts = {bytes};
   for (const CounterSample& s : samples(kT0, kT0 + 1200 * kMs, 0))
-    recording.list<ChipSample>().push_back({s.start_ns, s.end_ns, {80, 60}, {}, {1e8}});
-  recording.list<ClockReading>() = {{kT0 + 500 * kMs, 1980, 2619}, {kT0 + 700 * kMs, 1980, 3201}};
+    recording.list<recording::ChipSample>().push_back({s.start_ns, s.end_ns, {80, 60}, {}, {1e8}});
+  recording.list<recording::ClockReading>() = {{kT0 + 500 * kMs, 1980, 2619}, {kT0 + 700 * kMs, 1980, 3201}};
 
   WorkloadStep ffma = parse_workload_step(step_line(60, 6e9));
   WorkloadStep triad = ffma;

@@ -15,17 +15,17 @@ namespace diescope::calibrate::test {
 
 namespace fs = std::filesystem;
 
-inline ColumnDef unit_column(std::string key, std::string label, std::string counter) {
-  ColumnDef c;
+inline recording::ColumnDef unit_column(std::string key, std::string label, std::string counter) {
+  recording::ColumnDef c;
   c.key = std::move(key);
   c.label = std::move(label);
   c.metric = counter;
-  c.recipe = UnitRecipe{UnitRecipe::Combine::counter, {std::move(counter)}};
+  c.recipe = recording::UnitRecipe{recording::UnitRecipe::Combine::counter, {std::move(counter)}};
   return c;
 }
 
 // The units of an H200 report, as the Hopper table reads them (names shortened: only equality matters).
-inline std::vector<ColumnDef> h200_units() {
+inline std::vector<recording::ColumnDef> h200_units() {
   return {unit_column("fp32", "FP32", "TPC.TriageCompute.sm__inst_executed_pipe_fma_realtime.avg.pct"),
           unit_column("tensor", "Tensor", "sm__pipe_tensor_cycles_active_realtime.avg.pct"),
           unit_column("fp64", "FP64", "TPC.TriageCompute.sm__pipe_fp64_cycles_active_realtime.avg.pct"),
@@ -40,15 +40,15 @@ inline CalibrationQuery h200_query(std::string driver = "580.159.04") {
   return CalibrationQuery{"NVIDIA H200", std::move(driver), 3, h200_units()};
 }
 
-inline const ColumnDef& column_of(const std::string& key) {
-  static const std::vector<ColumnDef> units = h200_units();
-  for (const ColumnDef& c : units)
+inline const recording::ColumnDef& column_of(const std::string& key) {
+  static const std::vector<recording::ColumnDef> units = h200_units();
+  for (const recording::ColumnDef& c : units)
     if (c.key == key) return c;
   throw std::runtime_error("no unit " + key);
 }
 
 inline CalibratedUnit checked(const std::string& key, Verdict verdict, std::optional<double> ceiling) {
-  const ColumnDef& c = column_of(key);
+  const recording::ColumnDef& c = column_of(key);
   CalibratedUnit u;
   u.key = c.key;
   u.label = c.label;

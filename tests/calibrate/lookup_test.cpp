@@ -131,9 +131,9 @@ TEST(Lookup, MissingPathIsAnError) {
   try {
     find_calibration(h200_query(), missing, std::nullopt);
     FAIL() << "a missing --calibration path was accepted";
-  } catch (const InputError& e) {
+  } catch (const core::InputError& e) {
     EXPECT_EQ(e.cause(), missing.string() + ": no such file or folder");
-    EXPECT_EQ(e.exit_code(), kExitInput);
+    EXPECT_EQ(e.exit_code(), core::kExitInput);
     EXPECT_NE(e.fix().find("leave out --calibration"), std::string::npos);
   }
 }
@@ -167,7 +167,8 @@ TEST(Lookup, ANamedFileThatDoesNotFitSaysTheFirstWayFileValueFirst) {
   EXPECT_EQ(named_reason(m), "calibration file " + m.string() + " not taken: method 2 vs 3");
 
   CalibrationFile other_recipe = h200_file();
-  other_recipe.units[1].recipe = UnitRecipe{UnitRecipe::Combine::counter, {"dram__throughput.avg.pct"}};
+  other_recipe.units[1].recipe =
+      recording::UnitRecipe{recording::UnitRecipe::Combine::counter, {"dram__throughput.avg.pct"}};
   const fs::path r = put(dir, "recipe.json", other_recipe);
   EXPECT_EQ(named_reason(r), "calibration file " + r.string() +
                                  " not taken: unit dram read as counter dram__throughput.avg.pct vs counter "

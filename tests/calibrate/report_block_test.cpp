@@ -16,11 +16,11 @@ namespace fs = std::filesystem;
 
 // A full calibration of the report fixture's GPU (NVIDIA H200, driver 580.159) that checked FP32 and
 // DRAM, read the way the fixture reads them.
-CalibrationFile fixture_calibration(const RecordingMeta& meta) {
+CalibrationFile fixture_calibration(const recording::RecordingMeta& meta) {
   CalibrationFile f = test::h200_file();
   f.gpu.driver = meta.gpu.driver;
   f.units.clear();
-  for (const ColumnDef& c : meta.units) {
+  for (const recording::ColumnDef& c : meta.units) {
     if (c.key != "fp32" && c.key != "dram") continue;
     CalibratedUnit u;
     u.key = c.key;
@@ -34,11 +34,11 @@ CalibrationFile fixture_calibration(const RecordingMeta& meta) {
 }
 
 TEST(ReportCalibration, FoundFileFillsTheBlock) {
-  const Analysis a = diescope::test::hopper_analysis();
+  const analysis::Analysis a = diescope::test::hopper_analysis();
   const fs::path dir = test::scratch("report-block");
   const fs::path path = test::write_text(dir / "h200.json", dump_calibration(fixture_calibration(a.meta)));
 
-  ReportContext ctx;
+  report::ReportContext ctx;
   ctx.recording = "<memory>";
   ctx.calibration = calibration_block_json(find_calibration(a.meta, a.method, path));
   const json r = build_report(a, ctx);
@@ -57,14 +57,14 @@ TEST(ReportCalibration, FoundFileFillsTheBlock) {
 }
 
 TEST(ReportCalibration, NoFittingFileKeepsTheRunGoing) {
-  const Analysis a = diescope::test::hopper_analysis();
+  const analysis::Analysis a = diescope::test::hopper_analysis();
   const fs::path dir = test::scratch("report-block-none");
   CalibrationFile other = fixture_calibration(a.meta);
   other.gpu.driver = "610.57.04";
   test::write_text(dir / "other-driver.json", dump_calibration(other));
   test::write_text(dir / "truncated.json", "{\"kind\": \"diescope-calibration\", \"sch");
 
-  ReportContext ctx;
+  report::ReportContext ctx;
   ctx.calibration = calibration_block_json(find_calibration(a.meta, a.method, dir));
   const json r = build_report(a, ctx);
   const json& cal = r["calibration"];
@@ -77,7 +77,7 @@ TEST(ReportCalibration, NoFittingFileKeepsTheRunGoing) {
 }
 
 TEST(ReportCalibration, WithoutALookupTheReportSaysUnvalidated) {
-  const json r = build_report(diescope::test::hopper_analysis());
+  const json r = report::build_report(diescope::test::hopper_analysis());
   EXPECT_EQ(r["calibration"],
             (json{{"status", "unvalidated"},
                   {"reason", "no calibration file for this GPU model, driver and method"}}));

@@ -18,7 +18,7 @@ using nlohmann::json;
 
 DeviceFacts h200_facts() {
   DeviceFacts f;
-  f.gpu = GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90, 52'428'800, 132};
+  f.gpu = recording::GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90, 52'428'800, 132};
   f.unit_table = "hopper-gh100";
   f.units = h200_units();
   return f;
@@ -103,7 +103,7 @@ class DeclaredDevice {
     s.role = plan.role;
     s.loaded_sms = plan.loaded_sms;
     s.sm_count = 132;
-    const auto length = static_cast<TimeNs>(plan.seconds * 1e9);
+    const auto length = static_cast<recording::TimeNs>(plan.seconds * 1e9);
     s.counter_window = {clock_, clock_ + length};
     s.work_intervals = {{clock_ - 1'000'000, clock_ + length + 1'000'000}};  // queued work spans the window
     clock_ += length + 10'000'000;
@@ -201,7 +201,7 @@ class DeclaredDevice {
     return points;
   }
 
-  TimeNs clock_ = 1'800'000'000'000'000'000;
+  recording::TimeNs clock_ = 1'800'000'000'000'000'000;
 };
 
 std::string verdict_of(const CalibrationFile& f, const std::string& key) {

@@ -9,7 +9,7 @@
 namespace diescope::calibrate {
 namespace {
 
-constexpr TimeNs kSecond = 1'000'000'000;
+constexpr recording::TimeNs kSecond = 1'000'000'000;
 // An H200-like device: 132 SMs, FMA pipe 4 warp instructions per SM per cycle, 1980 MHz.
 // Capacity of the device per second: 132 x 4 x 1.98e9 = 1.04544e12 warp instructions.
 constexpr double kFmaPerSecond = 132 * 4 * 1.98e9;

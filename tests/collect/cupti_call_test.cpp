@@ -8,7 +8,7 @@
 
 #include "cupti_call.hpp"
 
-namespace diescope::cupti {
+namespace diescope::collect::cupti {
 namespace {
 
 // Stands in for a CUPTI call: returns what it is told to.
@@ -38,7 +38,7 @@ TEST(CuptiCall, AFailureNamesTheCallItsFileAndLineAndCuptisName) {
     EXPECT_EQ(e.cause().find('\n'), std::string::npos) << "one line, as the sampler's protocol needs";
     // The fix says how to get the permission; the exit code is a device failure's.
     EXPECT_NE(e.fix().find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos) << e.fix();
-    EXPECT_EQ(e.exit_code(), kExitDevice);
+    EXPECT_EQ(e.exit_code(), core::kExitDevice);
   }
 }
 
@@ -59,4 +59,4 @@ TEST(CuptiCall, ParamsAreZeroedWithTheirSizeSet) {
 }
 
 }  // namespace
-}  // namespace diescope::cupti
+}  // namespace diescope::collect::cupti

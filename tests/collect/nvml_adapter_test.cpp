@@ -34,7 +34,7 @@ TEST(NvmlAdapter, InitFailureNamesCallCodeAndFix) {
     EXPECT_EQ(e.code_name(), "NVML_ERROR_DRIVER_NOT_LOADED");
     EXPECT_NE(e.cause().find("Driver Not Loaded"), std::string::npos) << e.cause();
     EXPECT_NE(e.fix().find("kernel driver"), std::string::npos) << e.fix();
-    EXPECT_EQ(e.exit_code(), kExitDevice);
+    EXPECT_EQ(e.exit_code(), core::kExitDevice);
   }
 }
 
@@ -45,14 +45,14 @@ TEST(NvmlAdapter, NoGpuAndBadIndexAreClearDeviceErrors) {
   try {
     nvml.device(0);
     FAIL();
-  } catch (const DeviceError& e) {
+  } catch (const core::DeviceError& e) {
     EXPECT_NE(e.cause().find("no NVIDIA GPU"), std::string::npos) << e.cause();
   }
   state().devices = 2;
   try {
     nvml.device(5);
     FAIL();
-  } catch (const DeviceError& e) {
+  } catch (const core::DeviceError& e) {
     EXPECT_NE(e.cause().find("GPU index 5 does not exist: NVML lists 2 GPUs (indexes 0 to 1)"),
               std::string::npos)
         << e.cause();
@@ -79,7 +79,7 @@ TEST(NvmlAdapter, FailedCallThrowsWithCallFileLineAndVendorName) {
 TEST(NvmlAdapter, Identity) {
   auto functions = fake_functions();
   Nvml nvml(functions);
-  GpuIdentity id = nvml.device(0).identity();
+  recording::GpuIdentity id = nvml.device(0).identity();
   EXPECT_EQ(id.index, 0);
   EXPECT_EQ(id.model, "NVIDIA H200");
   EXPECT_EQ(id.uuid, "GPU-00000000-1111-2222-3333-444444444444");
@@ -93,12 +93,12 @@ TEST(NvmlAdapter, ClocksPowerAndReasons) {
   auto functions = fake_functions();
   Nvml nvml(functions);
   NvmlDevice device = nvml.device(0);
-  ClockReading clocks = device.clocks(42);
+  recording::ClockReading clocks = device.clocks(42);
   EXPECT_EQ(clocks.ts_ns, 42);
   EXPECT_EQ(clocks.sm_mhz, 1980);
   EXPECT_EQ(clocks.mem_mhz, 3201);
   EXPECT_EQ(device.power_limit(1).limit_w, 700.0);  // 700000 mW / 1000
-  EXPECT_EQ(device.throttle_reasons(1).mask, std::optional<std::uint64_t>(throttle_sw_power_cap));
+  EXPECT_EQ(device.throttle_reasons(1).mask, std::optional<std::uint64_t>(recording::throttle_sw_power_cap));
 
   state().clock_result = abi::kErrorNotSupported;
   NvmlReading sm = device.sm_clock_mhz();
@@ -139,9 +139,9 @@ TEST(NvmlAdapter, EnginesTheChipHasAndTheirReadings) {
   EXPECT_TRUE(std::isnan(failed.value));
   EXPECT_NE(failed.why.find("NVML_ERROR_UNKNOWN"), std::string::npos);
 
-  std::vector<ColumnDef> columns = device.engine_columns();
+  std::vector<recording::ColumnDef> columns = device.engine_columns();
   ASSERT_EQ(columns.size(), 2u);  // nvdec still counts as present: only NOT_SUPPORTED removes it
-  EXPECT_EQ(columns[0].source, UnitSource::nvml_engine);
+  EXPECT_EQ(columns[0].source, recording::UnitSource::nvml_engine);
   EXPECT_FALSE(columns[0].counted_by_gpu_util);
   EXPECT_EQ(columns[1].metric, "nvjpg__utilization.pct");
 }
@@ -153,7 +153,7 @@ TEST(NvmlAdapter, ProcessCountsAreDistinctPids) {
   EXPECT_EQ(device.processes(1).compute, 0);
   state().compute_pids = {100, 200, 200, 300};  // 3 distinct holders
   state().graphics_pids = {7};
-  ProcessReading r = device.processes(5);
+  recording::ProcessReading r = device.processes(5);
   EXPECT_EQ(r.ts_ns, 5);
   EXPECT_EQ(r.compute, 3);
   EXPECT_EQ(r.graphics, 1);
@@ -174,7 +174,7 @@ TEST(NvmlAdapter, SamplesConvertMicrosecondsToNanosecondsAndKeepWholePercents) {
   // Sorted oldest first; 1795959362582009 us * 1000 = 1795959362582009000 ns.
   EXPECT_EQ(read.samples[0].ts_ns, 1795959362582009000);
   EXPECT_EQ(read.samples[0].pct, 98);
-  EXPECT_EQ(read.samples[0].source, UtilSource::samples);
+  EXPECT_EQ(read.samples[0].source, recording::UtilSource::samples);
   EXPECT_EQ(read.newest_us, 1795959362782163u);
 
   // Only newer than last seen; none newer is "none", not a failure.
@@ -216,11 +216,11 @@ TEST(NvmlAdapter, NoDriverGivesClearError) {
   try {
     auto nvml = Nvml::load();
     FAIL() << "load() succeeded without a driver";
-  } catch (const DeviceError& e) {
+  } catch (const core::DeviceError& e) {
     EXPECT_NE(e.cause().find("libnvidia-ml.so.1 not found"), std::string::npos) << e.cause();
     EXPECT_NE(e.fix().find("install the NVIDIA driver"), std::string::npos) << e.fix();
     EXPECT_NE(e.fix().find("LD_LIBRARY_PATH"), std::string::npos) << e.fix();
-    EXPECT_EQ(e.exit_code(), kExitDevice);
+    EXPECT_EQ(e.exit_code(), core::kExitDevice);
   }
 }
 

@@ -19,7 +19,7 @@ std::unique_ptr<Nvml> load_or_skip(std::string& why) {
       return nullptr;
     }
     return nvml;
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     why = e.cause();
     return nullptr;
   }
@@ -30,17 +30,17 @@ TEST(NvmlGpu, IdentityClocksAndLimits) {
   auto nvml = load_or_skip(why);
   if (!nvml) GTEST_SKIP() << "no GPU here: " << why;
   NvmlDevice device = nvml->device(0);
-  GpuIdentity id = device.identity();
+  recording::GpuIdentity id = device.identity();
   EXPECT_FALSE(id.model.empty());
   EXPECT_EQ(id.uuid.rfind("GPU-", 0), 0u) << id.uuid;
   EXPECT_FALSE(id.driver.empty());
   EXPECT_GE(id.compute_capability, 75);  // Turing or newer
-  ClockReading clocks = device.clocks(realtime_ns());
+  recording::ClockReading clocks = device.clocks(core::realtime_ns());
   EXPECT_GT(clocks.sm_mhz, 0);
   EXPECT_GT(clocks.mem_mhz, 0);
-  EXPECT_GT(device.power_limit(realtime_ns()).limit_w, 0);
-  EXPECT_TRUE(device.throttle_reasons(realtime_ns()).mask.has_value());
-  ProcessReading processes = device.processes(realtime_ns());
+  EXPECT_GT(device.power_limit(core::realtime_ns()).limit_w, 0);
+  EXPECT_TRUE(device.throttle_reasons(core::realtime_ns()).mask.has_value());
+  recording::ProcessReading processes = device.processes(core::realtime_ns());
   EXPECT_GE(processes.compute, 0);
   EXPECT_GE(processes.graphics, 0);
 }
@@ -50,12 +50,12 @@ TEST(NvmlGpu, GpuUtilSamplesArriveAndAreInPercent) {
   auto nvml = load_or_skip(why);
   if (!nvml) GTEST_SKIP() << "no GPU here: " << why;
   NvmlDevice device = nvml->device(0);
-  const TimeNs start = realtime_ns();
+  const recording::TimeNs start = core::realtime_ns();
   GpuUtilReader reader(device, start);
-  std::vector<UtilSample> out;
+  std::vector<recording::UtilSample> out;
   // NVML keeps a sample about every 200 ms on the GPUs seen so far: 1.5 s of reads must bring some.
   for (int i = 0; i < 15; ++i) {
-    reader.read(realtime_ns(), out);
+    reader.read(core::realtime_ns(), out);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_FALSE(reader.polling()) << reader.reason_text();
@@ -64,8 +64,9 @@ TEST(NvmlGpu, GpuUtilSamplesArriveAndAreInPercent) {
     EXPECT_GE(s.pct, 0);
     EXPECT_LE(s.pct, 100);
     EXPECT_EQ(s.pct, std::floor(s.pct));  // whole percents
-    EXPECT_GT(s.ts_ns, start - 2 * kNsPerSecond);
-    EXPECT_LT(s.ts_ns, realtime_ns() + kNsPerSecond);  // NVML's stamps are on the host's wall clock
+    EXPECT_GT(s.ts_ns, start - 2 * recording::kNsPerSecond);
+    EXPECT_LT(s.ts_ns,
+              core::realtime_ns() + recording::kNsPerSecond);  // NVML's stamps are on the host's wall clock
   }
 }
 

@@ -14,11 +14,11 @@ using fake_nvml::state;
 using fake_nvml::util_sample;
 using Reason = GpuUtilReader::Reason;
 
-constexpr TimeNs T0 = 1'800'000'000'000'000'000;  // an arbitrary 2027 host time
-constexpr TimeNs kMs = kNsPerMs;
-constexpr TimeNs kS = kNsPerSecond;
+constexpr recording::TimeNs T0 = 1'800'000'000'000'000'000;  // an arbitrary 2027 host time
+constexpr recording::TimeNs kMs = recording::kNsPerMs;
+constexpr recording::TimeNs kS = recording::kNsPerSecond;
 // NVML stamps in us for host time T0 + offset.
-constexpr unsigned long long us(TimeNs offset_ns) {
+constexpr unsigned long long us(recording::TimeNs offset_ns) {
   return static_cast<unsigned long long>((T0 + offset_ns) / 1000);
 }
 
@@ -27,13 +27,13 @@ struct Harness {
   std::unique_ptr<Nvml> nvml;
   std::unique_ptr<NvmlDevice> device;
   std::unique_ptr<GpuUtilReader> reader;
-  std::vector<UtilSample> out;
+  std::vector<recording::UtilSample> out;
   void start() {
     nvml = std::make_unique<Nvml>(functions);
     device = std::make_unique<NvmlDevice>(nvml->device(0));
     reader = std::make_unique<GpuUtilReader>(*device, T0);
   }
-  void read_at(TimeNs offset) { reader->read(T0 + offset, out); }
+  void read_at(recording::TimeNs offset) { reader->read(T0 + offset, out); }
 };
 
 TEST(GpuUtilReader, ReadsNewSamplesOnlyAndDropsThoseBeforeTheRun) {
@@ -69,7 +69,7 @@ TEST(GpuUtilReader, SwitchesWhenTheGpuReportsNoSamples) {
   EXPECT_EQ(h.reader->switched_at_ns(), T0 + 100 * kMs);
   // The same read already polls, so no gap opens.
   ASSERT_EQ(h.out.size(), 1u);
-  EXPECT_EQ(h.out[0].source, UtilSource::polled);
+  EXPECT_EQ(h.out[0].source, recording::UtilSource::polled);
   EXPECT_EQ(h.out[0].ts_ns, T0 + 100 * kMs);
   EXPECT_EQ(h.out[0].pct, 73);
   // For good: samples appearing later are not read again.
@@ -77,7 +77,7 @@ TEST(GpuUtilReader, SwitchesWhenTheGpuReportsNoSamples) {
   const std::size_t queries = state().last_seen_args.size();
   h.read_at(200 * kMs);
   EXPECT_EQ(state().last_seen_args.size(), queries);
-  EXPECT_EQ(h.out.back().source, UtilSource::polled);
+  EXPECT_EQ(h.out.back().source, recording::UtilSource::polled);
 }
 
 TEST(GpuUtilReader, SwitchesWhenTheDriverLacksTheCall) {
@@ -89,7 +89,7 @@ TEST(GpuUtilReader, SwitchesWhenTheDriverLacksTheCall) {
   EXPECT_NE(h.reader->reason_text().find("nvmlDeviceGetSamples"), std::string::npos)
       << h.reader->reason_text();
   ASSERT_EQ(h.out.size(), 1u);
-  EXPECT_EQ(h.out[0].source, UtilSource::polled);
+  EXPECT_EQ(h.out[0].source, recording::UtilSource::polled);
 }
 
 TEST(GpuUtilReader, SwitchesWhenTheCallIsNotSupported) {
@@ -167,7 +167,7 @@ TEST(GpuUtilReader, SwitchesWhenNoNewSampleArrivesForTenSeconds) {
   EXPECT_EQ(h.reader->reason(), Reason::no_new_samples);
   EXPECT_EQ(h.reader->switched_at_ns(), T0 + 10100 * kMs);
   EXPECT_NE(h.reader->reason_text().find("for 10.0 s"), std::string::npos) << h.reader->reason_text();
-  EXPECT_EQ(h.out.back().source, UtilSource::polled);
+  EXPECT_EQ(h.out.back().source, recording::UtilSource::polled);
 }
 
 TEST(GpuUtilReader, AnOldSampleOnTheFirstReadStartsTheTenSecondClock) {

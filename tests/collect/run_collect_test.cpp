@@ -27,7 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 
 template <class Record>
-int count_records(std::unique_ptr<RecordStream<Record>> stream) {
+int count_records(std::unique_ptr<recording::RecordStream<Record>> stream) {
   Record r{};
   int n = 0;
   while (stream->next(r)) ++n;
@@ -71,8 +71,9 @@ class RunCollect : public ::testing::Test {
     s << in.rdbuf();
     return s.str();
   }
-  static std::vector<Note> notes_about(const RecordSource& source, const std::string& text) {
-    std::vector<Note> found;
+  static std::vector<recording::Note> notes_about(const recording::RecordSource& source,
+                                                  const std::string& text) {
+    std::vector<recording::Note> found;
     for (const auto& n : source.side().notes)
       if (n.text.find(text) != std::string::npos) found.push_back(n);
     return found;
@@ -90,7 +91,7 @@ TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
   RunOutcome outcome = record_run(o, *nvml_);
 
   EXPECT_EQ(outcome.exit_code, 3);
-  EXPECT_EQ(outcome.ending, RunEnding::exit());
+  EXPECT_EQ(outcome.ending, recording::RunEnding::exit());
   EXPECT_FALSE(outcome.interrupted);
   EXPECT_EQ(teed(), "hello\ndiescope: measure start\ndiescope: measure stop\n");
   ASSERT_EQ(outcome.recordings.size(), 1u);
@@ -100,8 +101,8 @@ TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
   // 0.4 s at 5 ms is 80 samples while the command sleeps, plus the setup sample and the last drain.
   EXPECT_GE(rec.samples, 60);
 
-  auto source = open_recording(rec.path);
-  const RecordingMeta& meta = source->meta();
+  auto source = recording::open_recording(rec.path);
+  const recording::RecordingMeta& meta = source->meta();
   EXPECT_EQ(meta.unit_table, "hopper-gh100");
   EXPECT_EQ(meta.gpu.chip, "GH100");
   EXPECT_EQ(meta.gpu.model, "NVIDIA H200");
@@ -109,12 +110,12 @@ TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
   EXPECT_EQ(meta.start_ns, outcome.start_ns);
   EXPECT_EQ(meta.interval_ms, 5);
 
-  const SideRecords& side = source->side();
+  const recording::SideRecords& side = source->side();
   ASSERT_EQ(side.marks.size(), 2u);
-  EXPECT_EQ(side.marks[0].kind, MarkKind::start);
-  EXPECT_EQ(side.marks[1].kind, MarkKind::stop);
+  EXPECT_EQ(side.marks[0].kind, recording::MarkKind::start);
+  EXPECT_EQ(side.marks[1].kind, recording::MarkKind::stop);
   // The command sleeps 0.4 s between its markers; the marks are timed when the lines arrive.
-  EXPECT_GE(side.marks[1].ts_ns - side.marks[0].ts_ns, 350 * kNsPerMs);
+  EXPECT_GE(side.marks[1].ts_ns - side.marks[0].ts_ns, 350 * recording::kNsPerMs);
   ASSERT_EQ(side.counters.size(), 2u);
   EXPECT_TRUE(side.counters[0].on);
   EXPECT_FALSE(side.counters[1].on);
@@ -133,15 +134,15 @@ TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
     auto at = std::find(metrics.begin(), metrics.end(), name) - metrics.begin();
     return 10.0 * double(at + 1) + double(k % 10);
   };
-  auto chips = source->stream<ChipSample>();
-  ChipSample sample;
+  auto chips = source->stream<recording::ChipSample>();
+  recording::ChipSample sample;
   long k = 0;
-  TimeNs previous_end = 0;
+  recording::TimeNs previous_end = 0;
   while (chips->next(sample)) {
     ASSERT_EQ(sample.units.size(), meta.units.size());
     for (std::size_t u = 0; u < meta.units.size(); ++u) {
       const auto& recipe = meta.units[u].recipe;
-      double expected = recipe.combine == UnitRecipe::Combine::mean
+      double expected = recipe.combine == recording::UnitRecipe::Combine::mean
                             ? (metric_value(recipe.counters[0], k) + metric_value(recipe.counters[1], k)) / 2
                             : metric_value(recipe.counters[0], k);
       EXPECT_DOUBLE_EQ(sample.units[u], expected) << "sample " << k << " unit " << meta.units[u].key;
@@ -155,20 +156,20 @@ TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
   EXPECT_EQ(k, rec.samples);
 
   // The fake driver keeps no GPU-Util samples: the reader polls (97%) and says why in a note.
-  auto util = source->stream<UtilSample>();
-  UtilSample u;
+  auto util = source->stream<recording::UtilSample>();
+  recording::UtilSample u;
   int polled = 0;
   while (util->next(u)) {
     EXPECT_EQ(u.pct, 97);
-    EXPECT_EQ(u.source, UtilSource::polled);
+    EXPECT_EQ(u.source, recording::UtilSource::polled);
     ++polled;
   }
   EXPECT_GE(polled, 10);  // every 20 ms over 0.4 s
   bool util_note = false;
   for (const auto& n : side.notes) util_note = util_note || n.topic == "gpu_util";
   EXPECT_TRUE(util_note);
-  auto clocks = source->stream<ClockReading>();
-  ClockReading clock;
+  auto clocks = source->stream<recording::ClockReading>();
+  recording::ClockReading clock;
   ASSERT_TRUE(clocks->next(clock));
   EXPECT_EQ(clock.sm_mhz, 1980);
 
@@ -178,12 +179,12 @@ TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
   int clock_readings = 1;
   while (clocks->next(clock)) ++clock_readings;
   EXPECT_GE(clock_readings, 15);
-  EXPECT_EQ(count_records(source->stream<EngineReading>()), 2);
-  EXPECT_EQ(count_records(source->stream<PowerLimitReading>()), 1);
-  EXPECT_EQ(count_records(source->stream<ProcessReading>()), 1);
+  EXPECT_EQ(count_records(source->stream<recording::EngineReading>()), 2);
+  EXPECT_EQ(count_records(source->stream<recording::PowerLimitReading>()), 1);
+  EXPECT_EQ(count_records(source->stream<recording::ProcessReading>()), 1);
 
   // The analysis reads it end to end and finds the marked window.
-  Analysis analysis = analyze(*source);
+  analysis::Analysis analysis = analysis::analyze(*source);
   EXPECT_TRUE(analysis.window.found) << static_cast<int>(analysis.window.finding);
   EXPECT_GT(analysis.run.samples_used, 0);
 }
@@ -198,7 +199,7 @@ TEST_F(RunCollect, SamplerCrashKeepsItsSamplesAndSaysWhyTheyStop) {
   ASSERT_FALSE(outcome.warnings.empty());
   EXPECT_NE(outcome.warnings[0].find("SIGSEGV"), std::string::npos);
 
-  auto source = open_recording(outcome.recordings[0].path);
+  auto source = recording::open_recording(outcome.recordings[0].path);
   auto notes = notes_about(*source, "killed by signal SIGSEGV");
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0].topic, "sampler");
@@ -209,24 +210,24 @@ TEST_F(RunCollect, SamplerCrashKeepsItsSamplesAndSaysWhyTheyStop) {
   EXPECT_NE(counters[1].reason.find("SIGSEGV"), std::string::npos);
   ASSERT_TRUE(source->side().end.has_value());
   // The 5 samples cover 25 ms of a 0.5 s run: the analysis marks the result partial.
-  Analysis analysis = analyze(*source);
+  analysis::Analysis analysis = analysis::analyze(*source);
   EXPECT_TRUE(analysis.run.partial);
 }
 
 TEST_F(RunCollect, SamplesSplitByADecodeAreCountedAndLeftOut) {
   auto o = options({"/bin/sh", "-c", "sleep 0.3"}, {"--blank-each-drain"});
   RunOutcome outcome = record_run(o, *nvml_);
-  auto source = open_recording(outcome.recordings[0].path);
+  auto source = recording::open_recording(outcome.recordings[0].path);
   // The fake blanks the first sample of every drain after the first: count them in the recording.
   long nan_samples = 0;
-  auto chips = source->stream<ChipSample>();
-  ChipSample sample;
+  auto chips = source->stream<recording::ChipSample>();
+  recording::ChipSample sample;
   while (chips->next(sample)) nan_samples += std::isnan(sample.units[0]) ? 1 : 0;
   ASSERT_GT(nan_samples, 0);
   auto notes = notes_about(*source, "split between two decodes");
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_EQ(notes[0].text.substr(0, notes[0].text.find(' ')), std::to_string(nan_samples));
-  Analysis analysis = analyze(*source);
+  analysis::Analysis analysis = analysis::analyze(*source);
   EXPECT_GE(analysis.run.dropped_broken, 1);
 }
 
@@ -237,12 +238,12 @@ TEST_F(RunCollect, CountersHeldElsewhereLeaveAGpuUtilOnlyRunThatSaysWhy) {
   EXPECT_FALSE(outcome.recordings[0].counters);
   ASSERT_FALSE(outcome.warnings.empty());
   EXPECT_NE(outcome.warnings[0].find("held by another profiler"), std::string::npos);
-  auto source = open_recording(outcome.recordings[0].path);
+  auto source = recording::open_recording(outcome.recordings[0].path);
   EXPECT_EQ(notes_about(*source, "held by another profiler").size(), 1u);
-  ChipSample sample;
-  EXPECT_FALSE(source->stream<ChipSample>()->next(sample));
-  UtilSample util;
-  EXPECT_TRUE(source->stream<UtilSample>()->next(util));  // GPU-Util is still recorded
+  recording::ChipSample sample;
+  EXPECT_FALSE(source->stream<recording::ChipSample>()->next(sample));
+  recording::UtilSample util;
+  EXPECT_TRUE(source->stream<recording::UtilSample>()->next(util));  // GPU-Util is still recorded
 }
 
 TEST_F(RunCollect, NoPermissionStopsBeforeTheCommandRuns) {
@@ -251,10 +252,10 @@ TEST_F(RunCollect, NoPermissionStopsBeforeTheCommandRuns) {
   try {
     record_run(o, *nvml_);
     FAIL() << "no permission must stop the run";
-  } catch (const DeviceError& e) {
+  } catch (const core::DeviceError& e) {
     EXPECT_EQ(e.cause(), "no permission for GPU performance counters on GPU 0 (fake sampler asked to fail)");
     EXPECT_NE(e.fix().find("NVreg_RestrictProfilingToAdminUsers=0"), std::string::npos);
-    EXPECT_EQ(e.exit_code(), kExitDevice);
+    EXPECT_EQ(e.exit_code(), core::kExitDevice);
   }
   EXPECT_FALSE(fs::exists(touched));
 }
@@ -274,7 +275,7 @@ TEST_F(RunCollect, AFailingWriterLeavesNoCommandRunning) {
   limit.rlim_cur = 64 * 1024;  // the meta fits; a few seconds of 5 ms samples do not
   ::setrlimit(RLIMIT_FSIZE, &limit);
   const auto began = std::chrono::steady_clock::now();
-  EXPECT_THROW(record_run(o, *nvml_), Error);
+  EXPECT_THROW(record_run(o, *nvml_), core::Error);
   ::setrlimit(RLIMIT_FSIZE, &previous_limit);
   ::sigaction(SIGXFSZ, &previous_xfsz, nullptr);
   EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(20));
@@ -291,7 +292,7 @@ TEST_F(RunCollect, CommandNotFoundIsExit127) {
   try {
     record_run(o, *nvml_);
     FAIL() << "a missing command must throw";
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     EXPECT_EQ(e.cause(), "command not found: diescope-no-such-command-xyz");
     EXPECT_EQ(e.exit_code(), 127);
   }
@@ -303,7 +304,7 @@ TEST_F(RunCollect, GpuIndexThatDoesNotExistIsAUsageError) {
   try {
     record_run(o, *nvml_);
     FAIL() << "GPU 3 does not exist on a one-GPU machine";
-  } catch (const UsageError& e) {
+  } catch (const core::UsageError& e) {
     EXPECT_EQ(e.cause(), "--gpus names GPU 3, which does not exist: this machine has 1 GPU (index 0)");
   }
 }
@@ -321,26 +322,26 @@ TEST_F(RunCollect, SigtermIsForwardedAndTheRecordingStillEnds) {
   RunOutcome outcome = record_run(o, *nvml_);
   killer.join();
   EXPECT_TRUE(outcome.interrupted);
-  EXPECT_EQ(outcome.ending, RunEnding::killed_by(SIGTERM));
+  EXPECT_EQ(outcome.ending, recording::RunEnding::killed_by(SIGTERM));
   EXPECT_EQ(outcome.exit_code, 128 + SIGTERM);
-  EXPECT_LT(outcome.end_ns - outcome.start_ns, 3 * kNsPerSecond);  // it did not sleep its 5 s
-  auto source = open_recording(outcome.recordings[0].path);
+  EXPECT_LT(outcome.end_ns - outcome.start_ns, 3 * recording::kNsPerSecond);  // it did not sleep its 5 s
+  auto source = recording::open_recording(outcome.recordings[0].path);
   ASSERT_TRUE(source->side().end.has_value());
-  EXPECT_EQ(source->side().end->ending, RunEnding::killed_by(SIGTERM));
+  EXPECT_EQ(source->side().end->ending, recording::RunEnding::killed_by(SIGTERM));
   EXPECT_EQ(run_ending_text(source->side().end->ending), "signal SIGTERM");  // as the end line reads
   EXPECT_EQ(notes_about(*source, "forwarded to the command").size(), 1u);
 }
 
 TEST(RunMarkers, WholeLinesOnlyInAnySplit) {
   MarkerScanner scanner;
-  std::vector<MarkKind> seen;
-  auto on = [&](MarkKind k) { seen.push_back(k); };
+  std::vector<recording::MarkKind> seen;
+  auto on = [&](recording::MarkKind k) { seen.push_back(k); };
   scanner.feed("noise\ndiescope: meas", on);
   scanner.feed("ure start\r\nxdiescope: measure stop\n", on);  // the second is not a whole line
   scanner.feed("diescope: measure stop", on);                  // not ended yet
-  EXPECT_EQ(seen, std::vector<MarkKind>{MarkKind::start});
+  EXPECT_EQ(seen, std::vector<recording::MarkKind>{recording::MarkKind::start});
   scanner.feed("\n", on);
-  EXPECT_EQ(seen, (std::vector<MarkKind>{MarkKind::start, MarkKind::stop}));
+  EXPECT_EQ(seen, (std::vector<recording::MarkKind>{recording::MarkKind::start, recording::MarkKind::stop}));
   scanner.feed(std::string(1000, 'x') + "diescope: measure start\n", on);  // an overlong line is not a marker
   EXPECT_EQ(seen.size(), 2u);
 }

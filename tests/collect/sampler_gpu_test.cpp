@@ -24,7 +24,7 @@ TEST(SamplerGpu, SamplesDeviceWideAndStopsCleanly) {
   config.interval_ms = 10;
   config.drain_ms = 100;
   config.metrics = {"gr__cycles_active.avg.pct_of_peak_sustained_elapsed", "dram__bytes.sum"};
-  const TimeNs started = realtime_ns();
+  const recording::TimeNs started = core::realtime_ns();
   SamplerProcess child(config);
   std::vector<SamplerMessage> messages;
   const auto deadline = std::chrono::steady_clock::now() + 20s;
@@ -49,7 +49,7 @@ TEST(SamplerGpu, SamplesDeviceWideAndStopsCleanly) {
   for (const auto& message : messages)
     if (auto* x = std::get_if<m::Sample>(&message)) s.push_back(*x);
   ASSERT_GE(s.size(), 40u);
-  const TimeNs ended = realtime_ns();
+  const recording::TimeNs ended = core::realtime_ns();
   for (std::size_t k = 1; k < s.size(); ++k) {
     if (s[k].end_ns <= s[k].start_ns) continue;  // untimed (the retimer places runs; a lone one may stay)
     EXPECT_EQ(s[k].values.size(), 2u);

@@ -125,7 +125,7 @@ TEST(SamplerProcess, BadArgumentsAreAUsageError) {
   ASSERT_NE(error, nullptr);
   EXPECT_EQ(error->kind, m::ErrorKind::usage);
   EXPECT_EQ(error->text, "--interval-ms must be at least 0.01 (got '0')");
-  EXPECT_EQ(exit.exit_code, kExitUsage);
+  EXPECT_EQ(exit.exit_code, core::kExitUsage);
 }
 
 TEST(SamplerProcess, LostSampleShowsAsAGap) {
@@ -159,7 +159,7 @@ TEST(SamplerProcess, MissingExecutableIsADeviceErrorWithAFix) {
   try {
     SamplerProcess child(config);
     FAIL() << "a missing sampler must throw";
-  } catch (const DeviceError& e) {
+  } catch (const core::DeviceError& e) {
     EXPECT_NE(e.cause().find("could not run the counter sampler /nonexistent/diescope-cupti"),
               std::string::npos);
     EXPECT_NE(e.fix().find("DIESCOPE_CUPTI"), std::string::npos);

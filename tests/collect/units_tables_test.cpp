@@ -41,7 +41,7 @@ TEST(UnitTables, RecipesAreOneCounterOrTheMeanOfTwoReadAsPercentOfPeak) {
   for (const auto& table : unit_tables()) {
     for (const auto* columns : {&table.units, &table.diagnostics}) {
       for (const auto& c : *columns) {
-        const std::size_t want = c.recipe.combine == UnitRecipe::Combine::mean ? 2 : 1;
+        const std::size_t want = c.recipe.combine == recording::UnitRecipe::Combine::mean ? 2 : 1;
         ASSERT_EQ(c.recipe.counters.size(), want) << table.name << "/" << c.key;
         EXPECT_EQ(c.unit, "pct") << c.key;
         for (const auto& counter : c.recipe.counters) {
@@ -85,7 +85,7 @@ TEST(UnitTables, EveryArchitectureTheMethodNamesIsCovered) {
 }
 
 TEST(UnitTables, DiagnosticsTheMethodAsksForWhereTheyFit) {
-  auto keys = [](const std::vector<ColumnDef>& columns) {
+  auto keys = [](const std::vector<recording::ColumnDef>& columns) {
     std::set<std::string> out;
     for (const auto& c : columns) out.insert(c.key);
     return out;
@@ -110,7 +110,7 @@ TEST(UnitTables, DiagnosticsTheMethodAsksForWhereTheyFit) {
 }
 
 TEST(UnitTables, FlagsFollowTheMethod) {
-  auto unit = [](const char* table, const char* key) -> const ColumnDef& {
+  auto unit = [](const char* table, const char* key) -> const recording::ColumnDef& {
     for (const auto& c : unit_table_by_name(table)->units)
       if (c.key == key) return c;
     throw std::runtime_error(std::string("no unit ") + key + " in " + table);
@@ -118,12 +118,15 @@ TEST(UnitTables, FlagsFollowTheMethod) {
   // Turing's Tensor+FP16 and DRAM (fbpa) measure something else; Load/store is a stand-in everywhere,
   // and on Hopper also a different measure (it leaves shared memory out, because Hopper's whole-pipe
   // counter counts wgmma operand reads); Hopper's group-qualified forms, checked, carry none.
-  EXPECT_EQ(unit("turing-tu10x", "tensor_fp16").flags, std::vector<UnitFlag>{UnitFlag::different_measure});
-  EXPECT_EQ(unit("turing-tu10x", "dram").flags, std::vector<UnitFlag>{UnitFlag::different_measure});
+  EXPECT_EQ(unit("turing-tu10x", "tensor_fp16").flags,
+            std::vector<recording::UnitFlag>{recording::UnitFlag::different_measure});
+  EXPECT_EQ(unit("turing-tu10x", "dram").flags,
+            std::vector<recording::UnitFlag>{recording::UnitFlag::different_measure});
   for (const auto& table : unit_tables()) {
     const auto expected = table.name == "hopper-gh100"
-                              ? std::vector<UnitFlag>{UnitFlag::stand_in_counter, UnitFlag::different_measure}
-                              : std::vector<UnitFlag>{UnitFlag::stand_in_counter};
+                              ? std::vector<recording::UnitFlag>{recording::UnitFlag::stand_in_counter,
+                                                                 recording::UnitFlag::different_measure}
+                              : std::vector<recording::UnitFlag>{recording::UnitFlag::stand_in_counter};
     EXPECT_EQ(unit(table.name.c_str(), "ldst").flags, expected) << table.name;
   }
   for (const auto& c : unit_table_by_name("hopper-gh100")->units) {
@@ -154,7 +157,7 @@ TEST(UnitTables, TableMetricsListsEachCounterOnce) {
 }
 
 TEST(UnitTables, ApplyFillsTheRecordingMeta) {
-  RecordingMeta meta;
+  recording::RecordingMeta meta;
   const UnitTable& table = *unit_table_by_name("hopper-gh100");
   apply_unit_table(table, meta);
   EXPECT_EQ(meta.unit_table, "hopper-gh100");
@@ -205,8 +208,8 @@ TEST(ColumnEvaluator, AnyMetricOrderAndClearErrors) {
   EXPECT_EQ(out.counts[0], 0);  // dram__bytes.sum is last of 9 in table order, so first reversed
 
   order.pop_back();
-  EXPECT_THROW(ColumnEvaluator(table, order), Error);
-  EXPECT_THROW(evaluator.evaluate(std::vector<double>(3, 0.0), out), Error);
+  EXPECT_THROW(ColumnEvaluator(table, order), core::Error);
+  EXPECT_THROW(evaluator.evaluate(std::vector<double>(3, 0.0), out), core::Error);
 }
 
 }  // namespace

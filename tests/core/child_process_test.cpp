@@ -16,14 +16,14 @@ namespace {
 
 using namespace std::chrono_literals;
 
-ChildSpec shell(const std::string& script) {
-  ChildSpec spec;
+core::ChildSpec shell(const std::string& script) {
+  core::ChildSpec spec;
   spec.argv = {"/bin/sh", "-c", script};
   return spec;
 }
 
 // Everything the child writes to the pipe until it closes it.
-std::string read_all(UniqueFd& fd) {
+std::string read_all(core::UniqueFd& fd) {
   std::string out;
   char chunk[256];
   for (;;) {
@@ -40,15 +40,15 @@ std::string read_all(UniqueFd& fd) {
 }
 
 TEST(ExitStatus, ShellCodesAndDescriptions) {
-  EXPECT_EQ(ExitStatus::exited_with(3).shell_code(), 3);
-  EXPECT_EQ(ExitStatus::killed_by(SIGTERM).shell_code(), 128 + 15);
-  EXPECT_EQ(ExitStatus::exited_with(3).describe(), "exited with code 3");
-  EXPECT_EQ(ExitStatus::killed_by(SIGSEGV).describe(), "killed by signal SIGSEGV (Segmentation fault)");
+  EXPECT_EQ(core::ExitStatus::exited_with(3).shell_code(), 3);
+  EXPECT_EQ(core::ExitStatus::killed_by(SIGTERM).shell_code(), 128 + 15);
+  EXPECT_EQ(core::ExitStatus::exited_with(3).describe(), "exited with code 3");
+  EXPECT_EQ(core::ExitStatus::killed_by(SIGSEGV).describe(), "killed by signal SIGSEGV (Segmentation fault)");
 }
 
 TEST(ChildProcess, ReturnsTheExitCode) {
-  ChildProcess child(shell("exit 3"));
-  const ExitStatus status = child.wait();
+  core::ChildProcess child(shell("exit 3"));
+  const core::ExitStatus status = child.wait();
   EXPECT_TRUE(status.exited());
   EXPECT_EQ(status.code(), 3);
   EXPECT_FALSE(child.running());
@@ -56,28 +56,28 @@ TEST(ChildProcess, ReturnsTheExitCode) {
 }
 
 TEST(ChildProcess, ReturnsTheSignalThatKilledIt) {
-  ChildProcess child(shell("kill -9 $$"));
-  const ExitStatus status = child.wait();
+  core::ChildProcess child(shell("kill -9 $$"));
+  const core::ExitStatus status = child.wait();
   EXPECT_FALSE(status.exited());
   EXPECT_EQ(status.signal(), SIGKILL);
   EXPECT_EQ(status.shell_code(), 137);
 }
 
 TEST(ChildProcess, TryWaitIsEmptyWhileItRuns) {
-  ChildProcess child(shell("exec sleep 5"));
+  core::ChildProcess child(shell("exec sleep 5"));
   EXPECT_FALSE(child.try_wait());
   EXPECT_TRUE(child.running());
   child.signal(SIGTERM);
-  EXPECT_EQ(child.wait(), ExitStatus::killed_by(SIGTERM));
+  EXPECT_EQ(child.wait(), core::ExitStatus::killed_by(SIGTERM));
 }
 
 TEST(ChildProcess, ACommandNotFoundSaysWhyAndHowToFixIt) {
-  ChildSpec spec;
+  core::ChildSpec spec;
   spec.argv = {"diescope-no-such-command-xyz"};
   try {
-    ChildProcess child(spec);
+    core::ChildProcess child(spec);
     FAIL() << "a missing command started";
-  } catch (const StartError& e) {
+  } catch (const core::StartError& e) {
     EXPECT_EQ(e.cause(), "command not found: diescope-no-such-command-xyz");
     EXPECT_EQ(e.fix(), "check its spelling, or give its path; it is looked up in PATH");
     EXPECT_EQ(e.exit_code(), 127);
@@ -85,28 +85,28 @@ TEST(ChildProcess, ACommandNotFoundSaysWhyAndHowToFixIt) {
   }
   spec.argv = {"/nonexistent/tool"};
   try {
-    ChildProcess child(spec);
+    core::ChildProcess child(spec);
     FAIL() << "a missing path started";
-  } catch (const StartError& e) {
+  } catch (const core::StartError& e) {
     EXPECT_EQ(e.cause(), "command not found: /nonexistent/tool");
     EXPECT_EQ(e.fix(), "check the path: no such file");
   }
 }
 
 TEST(ChildProcess, FindsCommandsLikeExecvp) {
-  EXPECT_EQ(find_executable("/bin/sh"), "/bin/sh");
-  EXPECT_FALSE(find_executable("sh").empty());
-  EXPECT_TRUE(find_executable("/nonexistent/tool").empty());
-  EXPECT_TRUE(find_executable("/tmp").empty());  // a folder is not a command
-  EXPECT_TRUE(find_executable("").empty());
+  EXPECT_EQ(core::find_executable("/bin/sh"), "/bin/sh");
+  EXPECT_FALSE(core::find_executable("sh").empty());
+  EXPECT_TRUE(core::find_executable("/nonexistent/tool").empty());
+  EXPECT_TRUE(core::find_executable("/tmp").empty());  // a folder is not a command
+  EXPECT_TRUE(core::find_executable("").empty());
 }
 
 TEST(ChildProcess, DestructorKillsAndReapsARunningChild) {
   pid_t pid = -1;
   {
-    ChildSpec spec = shell("exec sleep 30");
+    core::ChildSpec spec = shell("exec sleep 30");
     spec.stop_grace = 100ms;
-    ChildProcess child(spec);
+    core::ChildProcess child(spec);
     pid = child.pid();
     ASSERT_GT(pid, 0);
     EXPECT_EQ(::kill(pid, 0), 0);  // alive
@@ -122,10 +122,10 @@ TEST(ChildProcess, DestructorKillsAChildThatIgnoresSigterm) {
   pid_t pid = -1;
   {
     // The shell prints once its trap is set, so SIGTERM cannot arrive before it.
-    ChildSpec spec = shell("trap '' TERM; echo ready; while :; do sleep 0.01; done");
-    spec.out = Stdio::pipe();
+    core::ChildSpec spec = shell("trap '' TERM; echo ready; while :; do sleep 0.01; done");
+    spec.out = core::Stdio::pipe();
     spec.stop_grace = 100ms;
-    ChildProcess child(spec);
+    core::ChildProcess child(spec);
     pid = child.pid();
     char byte = 0;
     while (::read(child.stdout_pipe().get(), &byte, 1) != 1) ::usleep(1000);
@@ -135,16 +135,16 @@ TEST(ChildProcess, DestructorKillsAChildThatIgnoresSigterm) {
 }
 
 TEST(ChildProcess, StopSendsSigtermFirst) {
-  ChildProcess child(shell("exec sleep 30"));
-  EXPECT_EQ(child.stop(5s), ExitStatus::killed_by(SIGTERM));
+  core::ChildProcess child(shell("exec sleep 30"));
+  EXPECT_EQ(child.stop(5s), core::ExitStatus::killed_by(SIGTERM));
 }
 
 TEST(ChildProcess, PipesCarryItsStandardStreams) {
-  ChildSpec spec = shell("read line; echo \"out:$line\"; echo err >&2");
-  spec.in = Stdio::pipe();
-  spec.out = Stdio::pipe();
-  spec.err = Stdio::pipe();
-  ChildProcess child(spec);
+  core::ChildSpec spec = shell("read line; echo \"out:$line\"; echo err >&2");
+  spec.in = core::Stdio::pipe();
+  spec.out = core::Stdio::pipe();
+  spec.err = core::Stdio::pipe();
+  core::ChildProcess child(spec);
   ASSERT_EQ(::write(child.stdin_pipe().get(), "hello\n", 6), 6);
   child.stdin_pipe().reset();
   EXPECT_EQ(read_all(child.stdout_pipe()), "out:hello\n");
@@ -153,20 +153,20 @@ TEST(ChildProcess, PipesCarryItsStandardStreams) {
 }
 
 TEST(ChildProcess, StdinFromDevNullReadsNothing) {
-  ChildSpec spec = shell("cat; echo done");
-  spec.in = Stdio::null();
-  spec.out = Stdio::pipe();
-  ChildProcess child(spec);
+  core::ChildSpec spec = shell("cat; echo done");
+  spec.in = core::Stdio::null();
+  spec.out = core::Stdio::pipe();
+  core::ChildProcess child(spec);
   EXPECT_EQ(read_all(child.stdout_pipe()), "done\n");
 }
 
 TEST(ChildProcess, SetsAndUnsetsEnvironmentVariables) {
   ::setenv("DIESCOPE_TEST_UNSET_ME", "present", 1);
-  ChildSpec spec = shell("echo \"${DIESCOPE_TEST_SET:-none} ${DIESCOPE_TEST_UNSET_ME:-none}\"");
-  spec.out = Stdio::pipe();
+  core::ChildSpec spec = shell("echo \"${DIESCOPE_TEST_SET:-none} ${DIESCOPE_TEST_UNSET_ME:-none}\"");
+  spec.out = core::Stdio::pipe();
   spec.set_env = {{"DIESCOPE_TEST_SET", "yes"}};
   spec.unset_env = {"DIESCOPE_TEST_UNSET_ME"};
-  ChildProcess child(spec);
+  core::ChildProcess child(spec);
   EXPECT_EQ(read_all(child.stdout_pipe()), "yes none\n");
   ::unsetenv("DIESCOPE_TEST_UNSET_ME");
 }
@@ -177,15 +177,15 @@ TEST(ChildProcess, StartsWithDefaultSignalDispositions) {
   }, previous{};
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &ignore, &previous);
-  ChildProcess child(shell("kill -PIPE $$; exit 0"));
-  EXPECT_EQ(child.wait(), ExitStatus::killed_by(SIGPIPE));
+  core::ChildProcess child(shell("kill -PIPE $$; exit 0"));
+  EXPECT_EQ(child.wait(), core::ExitStatus::killed_by(SIGPIPE));
   ::sigaction(SIGPIPE, &previous, nullptr);
 }
 
 TEST(ChildProcess, AMovedChildIsOwnedOnce) {
-  ChildProcess first(shell("exit 4"));
+  core::ChildProcess first(shell("exit 4"));
   const pid_t pid = first.pid();
-  ChildProcess second(std::move(first));
+  core::ChildProcess second(std::move(first));
   EXPECT_EQ(first.pid(), -1);
   EXPECT_FALSE(first.running());
   EXPECT_EQ(second.pid(), pid);

@@ -21,13 +21,13 @@ bool readable(int fd) {
 }
 
 TEST(SignalName, NamesSignalsTheWayTheShellDoes) {
-  EXPECT_EQ(signal_name(SIGINT), "SIGINT");
-  EXPECT_EQ(signal_name(SIGTERM), "SIGTERM");
-  EXPECT_EQ(signal_name(9999), "signal 9999");
+  EXPECT_EQ(core::signal_name(SIGINT), "SIGINT");
+  EXPECT_EQ(core::signal_name(SIGTERM), "SIGTERM");
+  EXPECT_EQ(core::signal_name(9999), "signal 9999");
 }
 
 TEST(SignalSelfPipe, ACaughtSignalMakesTheFdReadable) {
-  SignalSelfPipe signals({SIGUSR1});
+  core::SignalSelfPipe signals({SIGUSR1});
   EXPECT_FALSE(readable(signals.fd()));
   EXPECT_FALSE(signals.next());
   ::raise(SIGUSR1);
@@ -44,7 +44,7 @@ TEST(SignalSelfPipe, RestoresTheHandlerItReplaced) {
   std::signal(SIGUSR2, old_handler);
   g_old_handler_saw = 0;
   {
-    SignalSelfPipe signals({SIGUSR2}, {SIGPIPE});
+    core::SignalSelfPipe signals({SIGUSR2}, {SIGPIPE});
     ::raise(SIGUSR2);
     EXPECT_EQ(g_old_handler_saw, 0);
     EXPECT_TRUE(signals.next());
@@ -61,9 +61,9 @@ TEST(SignalSelfPipe, RestoresTheHandlerItReplaced) {
 }
 
 TEST(SignalSelfPipe, NestedPipesHandSignalsBackOnDestruction) {
-  SignalSelfPipe outer({SIGUSR1});
+  core::SignalSelfPipe outer({SIGUSR1});
   {
-    SignalSelfPipe inner({SIGUSR1});
+    core::SignalSelfPipe inner({SIGUSR1});
     ::raise(SIGUSR1);
     EXPECT_TRUE(inner.next());
     EXPECT_FALSE(outer.next());

@@ -14,10 +14,10 @@ bool is_open(int fd) {
 }
 
 TEST(UniqueFd, ClosesOnDestruction) {
-  const Pipe pipe = make_pipe("the test");
+  const core::Pipe pipe = core::make_pipe("the test");
   int fd = -1;
   {
-    UniqueFd owner(::dup(pipe.write.get()));
+    core::UniqueFd owner(::dup(pipe.write.get()));
     fd = owner.get();
     ASSERT_GE(fd, 0);
     EXPECT_TRUE(is_open(fd));
@@ -26,16 +26,16 @@ TEST(UniqueFd, ClosesOnDestruction) {
 }
 
 TEST(UniqueFd, AMovedFromOneIsEmptyAndClosesNothing) {
-  Pipe pipe = make_pipe("the test");
+  core::Pipe pipe = core::make_pipe("the test");
   const int fd = pipe.write.get();
-  UniqueFd moved(std::move(pipe.write));
+  core::UniqueFd moved(std::move(pipe.write));
   EXPECT_EQ(pipe.write.get(), -1);
   EXPECT_FALSE(pipe.write);
   pipe.write.reset();  // an empty one closes nothing
   EXPECT_TRUE(is_open(fd));
   EXPECT_EQ(moved.get(), fd);
 
-  UniqueFd assigned;
+  core::UniqueFd assigned;
   assigned = std::move(moved);
   EXPECT_FALSE(moved);
   EXPECT_EQ(assigned.get(), fd);
@@ -46,9 +46,9 @@ TEST(UniqueFd, AMovedFromOneIsEmptyAndClosesNothing) {
 
 TEST(UniqueFd, ClosedExactlyOnce) {
   // The read end sees end of file once the only write end is closed, and not before.
-  Pipe pipe = make_pipe("the test");
-  set_nonblocking(pipe.read.get());
-  UniqueFd second_owner(std::move(pipe.write));
+  core::Pipe pipe = core::make_pipe("the test");
+  core::set_nonblocking(pipe.read.get());
+  core::UniqueFd second_owner(std::move(pipe.write));
   char byte = 0;
   EXPECT_EQ(::read(pipe.read.get(), &byte, 1), -1);  // EAGAIN: a writer is still open
   const int fd = second_owner.get();
@@ -56,14 +56,14 @@ TEST(UniqueFd, ClosedExactlyOnce) {
   EXPECT_EQ(::read(pipe.read.get(), &byte, 1), 0);
   // The number is handed out again (the lowest free one); a second close by the stale owner would
   // close the new descriptor.
-  UniqueFd reused(::dup(pipe.read.get()));
+  core::UniqueFd reused(::dup(pipe.read.get()));
   second_owner.reset();
   EXPECT_TRUE(is_open(reused.get()));
   if (reused.get() != fd) GTEST_LOG_(INFO) << "the closed number was not reused; the check above is weaker";
 }
 
 TEST(UniqueFd, ReleaseGivesUpOwnership) {
-  Pipe pipe = make_pipe("the test");
+  core::Pipe pipe = core::make_pipe("the test");
   const int fd = pipe.write.release();
   EXPECT_FALSE(pipe.write);
   EXPECT_TRUE(is_open(fd));

@@ -31,11 +31,11 @@ TEST(Axes, NoAxesIsOnePointAnEmptyAxisIsNone) {
 
 TEST(Axes, WrongNameOrTypeIsAUsageError) {
   const AxisPoint p({{"n", std::int64_t{3}}});
-  EXPECT_THROW(p.get_int("m"), UsageError);
-  EXPECT_THROW(p.get_string("n"), UsageError);
+  EXPECT_THROW(p.get_int("m"), core::UsageError);
+  EXPECT_THROW(p.get_string("n"), core::UsageError);
   try {
     p.get_int("bytes");
-  } catch (const UsageError& e) {
+  } catch (const core::UsageError& e) {
     EXPECT_NE(e.cause().find("'bytes'"), std::string::npos);
     EXPECT_FALSE(e.fix().empty());
   }

@@ -33,7 +33,7 @@ TEST(CudaWithoutGpu, EventBackendReportsTheErrorAsAMetric) {
 
 TEST(CudaWithoutGpu, FlusherAndCollectorThrowTypedErrors) {
   if (gpu_present()) GTEST_SKIP() << "a GPU is present: the gpu-labelled tests cover this machine";
-  EXPECT_THROW(CudaL2Flusher{}, DeviceError);
+  EXPECT_THROW(CudaL2Flusher{}, core::DeviceError);
   try {
     CuptiRangeCollector collector;
     FAIL() << "a collector without a GPU";

@@ -34,7 +34,7 @@ TEST(MetricsDoc, CatalogTableMatchesTheCatalog) {
   const std::string expected = catalog_markdown_table();
 
   if (shown != expected && std::getenv("DIESCOPE_UPDATE_DOCS")) {
-    write_file_atomically(path, doc.substr(0, table_start) + expected + doc.substr(end));
+    core::write_file_atomically(path, doc.substr(0, table_start) + expected + doc.substr(end));
     GTEST_SKIP() << "rewrote the catalog table in " << path;
   }
   if (shown == expected) return;

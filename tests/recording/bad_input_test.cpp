@@ -191,8 +191,8 @@ TEST_F(BadInput, UnparsableNumbers) {
 TEST_F(BadInput, WholeNumbersAtTheirLimits) {
   // Times and steps are signed 64-bit: -9223372036854775808 .. 9223372036854775807.
   const auto r =
-      open_recording(with_records("jump -9223372036854775808 9223372036854775807\njump 0 "
-                                  "-9223372036854775808\njump 000000000000000000000012 -0\n"));
+      recording::open_recording(with_records("jump -9223372036854775808 9223372036854775807\njump 0 "
+                                             "-9223372036854775808\njump 000000000000000000000012 -0\n"));
   const auto& jumps = r->side().clock_jumps;
   ASSERT_EQ(jumps.size(), 3u);
   EXPECT_EQ(jumps[0].ts_ns, INT64_MIN);
@@ -261,19 +261,19 @@ TEST_F(BadInput, NanWhereAllowedReadsAsNan) {
   // Unit, diagnostic, count, clock, power and engine values may be NaN: "not available".
   const auto path =
       with_records("chip 100 110 nan nan nan nan\nclock 1 nan nan\npower 1 nan\nengine 1 nan nan\n");
-  const auto r = open_recording(path);
-  ChipSample c;
-  const auto chip = r->stream<ChipSample>();  // the sample's values live in the stream
+  const auto r = recording::open_recording(path);
+  recording::ChipSample c;
+  const auto chip = r->stream<recording::ChipSample>();  // the sample's values live in the stream
   ASSERT_TRUE(chip->next(c));
   for (double v : {c.units[0], c.units[1], c.diagnostics[0], c.counts[0]}) EXPECT_TRUE(std::isnan(v));
-  ClockReading k;
-  ASSERT_TRUE(r->stream<ClockReading>()->next(k));
+  recording::ClockReading k;
+  ASSERT_TRUE(r->stream<recording::ClockReading>()->next(k));
   EXPECT_TRUE(std::isnan(k.sm_mhz) && std::isnan(k.mem_mhz));
-  PowerLimitReading p;
-  ASSERT_TRUE(r->stream<PowerLimitReading>()->next(p));
+  recording::PowerLimitReading p;
+  ASSERT_TRUE(r->stream<recording::PowerLimitReading>()->next(p));
   EXPECT_TRUE(std::isnan(p.limit_w));
-  EngineReading e;
-  const auto engines = r->stream<EngineReading>();
+  recording::EngineReading e;
+  const auto engines = r->stream<recording::EngineReading>();
   ASSERT_TRUE(engines->next(e));
   EXPECT_TRUE(std::isnan(e.values[0]) && std::isnan(e.values[1]));
 }
@@ -284,9 +284,9 @@ TEST_F(BadInput, ChipEndBeforeStart) {
 }
 
 TEST_F(BadInput, EmptyChipSpanIsAllowed) {
-  const auto r = open_recording(with_records("chip 100 100 1 2 3 4\n"));
-  ChipSample c;
-  const auto chip = r->stream<ChipSample>();
+  const auto r = recording::open_recording(with_records("chip 100 100 1 2 3 4\n"));
+  recording::ChipSample c;
+  const auto chip = r->stream<recording::ChipSample>();
   ASSERT_TRUE(chip->next(c));
   EXPECT_EQ(c.end_ns - c.start_ns, 0);
 }
@@ -317,7 +317,7 @@ TEST_F(BadInput, TimesDecreasingWithinAKind) {
   }
   // Different kinds may interleave in any order: only each kind's own times must not decrease.
   const auto ok = with_records("util 500 1 samples\nchip 100 110 1 2 3 4\nclock 50 1 1\n", "ok.dsrec");
-  EXPECT_NO_THROW(testing::read_everything(*open_recording(ok)));
+  EXPECT_NO_THROW(testing::read_everything(*recording::open_recording(ok)));
 }
 
 TEST_F(BadInput, SecondEnd) {
@@ -343,14 +343,14 @@ TEST_F(BadInput, BadWordsAndText) {
 TEST_F(BadInput, ErrorInAStreamSurfacesWhenThatStreamIsRead) {
   // The opening pass checks kinds and times; a cursor checks its own lines' values.
   const auto path = with_records(kGoodChip + "chip 110 120 1 oops 3 4\n");
-  const auto r = open_recording(path);
-  auto chip = r->stream<ChipSample>();
-  ChipSample c;
+  const auto r = recording::open_recording(path);
+  auto chip = r->stream<recording::ChipSample>();
+  recording::ChipSample c;
   ASSERT_TRUE(chip->next(c));
   try {
     chip->next(c);
     FAIL() << "no error";
-  } catch (const InputError& e) {
+  } catch (const core::InputError& e) {
     EXPECT_EQ(e.line(), 4);
   }
 }

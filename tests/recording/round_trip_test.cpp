@@ -14,7 +14,8 @@ using testing::TempDir;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-void expect_same_columns(const std::vector<ColumnDef>& a, const std::vector<ColumnDef>& b) {
+void expect_same_columns(const std::vector<recording::ColumnDef>& a,
+                         const std::vector<recording::ColumnDef>& b) {
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].key, b[i].key);
@@ -32,14 +33,14 @@ void expect_same_columns(const std::vector<ColumnDef>& a, const std::vector<Colu
 
 TEST(RecordingRoundTrip, MetaKeepsEveryField) {
   TempDir dir;
-  RecordingMeta m = small_meta();
+  recording::RecordingMeta m = small_meta();
   m.drain_ms = kNaN;  // not available travels as JSON null
   {
-    RecordingWriter w(dir / "meta.dsrec", m);
+    recording::RecordingWriter w(dir / "meta.dsrec", m);
     w.close();
   }
-  const auto r = open_recording(dir / "meta.dsrec");
-  const RecordingMeta& got = r->meta();
+  const auto r = recording::open_recording(dir / "meta.dsrec");
+  const recording::RecordingMeta& got = r->meta();
   EXPECT_EQ(got.format_version, 1);
   EXPECT_EQ(got.tool_version, m.tool_version);
   EXPECT_EQ(got.method, m.method);
@@ -73,24 +74,24 @@ TEST(RecordingRoundTrip, MetaKeepsEveryField) {
 }
 
 struct Written {
-  std::vector<OwnedChipSample> chip;
-  std::vector<UtilSample> util;
-  std::vector<ClockReading> clock;
-  std::vector<ThrottleReading> throttle;
-  std::vector<PowerLimitReading> power;
-  std::vector<OwnedEngineReading> engine;
-  std::vector<ProcessReading> process;
-  std::vector<Mark> marks;
-  std::vector<CountersEvent> counters;
-  std::vector<Note> notes;
-  std::vector<ClockJump> jumps;
-  RunEnd end;
+  std::vector<recording::OwnedChipSample> chip;
+  std::vector<recording::UtilSample> util;
+  std::vector<recording::ClockReading> clock;
+  std::vector<recording::ThrottleReading> throttle;
+  std::vector<recording::PowerLimitReading> power;
+  std::vector<recording::OwnedEngineReading> engine;
+  std::vector<recording::ProcessReading> process;
+  std::vector<recording::Mark> marks;
+  std::vector<recording::CountersEvent> counters;
+  std::vector<recording::Note> notes;
+  std::vector<recording::ClockJump> jumps;
+  recording::RunEnd end;
 };
 
-static_assert(kKindCount == 12,
+static_assert(recording::kKindCount == 12,
               "every_kind() and the round trip below write every record kind: add the new one");
 
-Written every_kind(TimeNs t0) {
+Written every_kind(recording::TimeNs t0) {
   Written w;
   const double tiny = std::numeric_limits<double>::denorm_min();
   const double huge = std::numeric_limits<double>::max();
@@ -100,20 +101,21 @@ Written every_kind(TimeNs t0) {
       {t0 + 624'150'000, t0 + 624'150'000, {-0.0, 1.0 / 3.0}, {tiny}, {huge}},  // empty span is allowed
       {t0 + 624'150'000, t0 + 634'150'000, {0.1 + 0.2, 1e-300}, {kNaN}, {3.95e10}},
   };
-  w.util = {{t0 + 1, 0, UtilSource::samples},
-            {t0 + 200'000'000, 99, UtilSource::polled},
-            {t0 + 200'000'000, 12.5, UtilSource::samples}};
+  w.util = {{t0 + 1, 0, recording::UtilSource::samples},
+            {t0 + 200'000'000, 99, recording::UtilSource::polled},
+            {t0 + 200'000'000, 12.5, recording::UtilSource::samples}};
   w.clock = {{t0, 1980, kNaN}, {t0 + 100'000'000, kNaN, 3201}, {t0 + 200'000'000, 1755.5, 1593}};
-  w.throttle = {
-      {t0, std::nullopt},
-      {t0 + 1, std::uint64_t{0}},
-      {t0 + 2, std::uint64_t{throttle_gpu_idle}},
-      {t0 + 3, std::uint64_t{throttle_sw_power_cap | throttle_hw_thermal | throttle_display_clocks}},
-      {t0 + 4, std::uint64_t{0x400 | 0x8000'0000'0000'0000ULL | throttle_sync_boost}}};  // unnamed bits too
+  w.throttle = {{t0, std::nullopt},
+                {t0 + 1, std::uint64_t{0}},
+                {t0 + 2, std::uint64_t{recording::throttle_gpu_idle}},
+                {t0 + 3, std::uint64_t{recording::throttle_sw_power_cap | recording::throttle_hw_thermal |
+                                       recording::throttle_display_clocks}},
+                {t0 + 4, std::uint64_t{0x400 | 0x8000'0000'0000'0000ULL |
+                                       recording::throttle_sync_boost}}};  // unnamed bits too
   w.power = {{t0, 700}, {t0 + 5, kNaN}, {t0 + 6, 612.25}};
   w.engine = {{t0, {0, kNaN}}, {t0 + 100'000'000, {93.8, 4}}};
   w.process = {{t0, 0, 0, 0}, {t0 + 1, -1, -1, 3}, {t0 + 2, 2, 1, 0}};
-  w.marks = {{t0 + 10, MarkKind::start}, {t0 + 20, MarkKind::stop}};
+  w.marks = {{t0 + 10, recording::MarkKind::start}, {t0 + 20, recording::MarkKind::stop}};
   w.counters = {{t0, true, ""}, {t0 + 30, false, "sampler failed: CUPTI_ERROR_X"}, {t0 + 40, true, ""}};
   w.notes = {{t0, "sampler", "plain text"},
              {t0, "gpu_util", "multi\nline\r\ntext with a \\ backslash and\ttab"},
@@ -121,17 +123,17 @@ Written every_kind(TimeNs t0) {
              {t0 + 2, "spaces", "  leading and trailing  "},
              {t0 + 3, "unicode", "caf\xc3\xa9 \xe2\x80\x94 ok"}};
   w.jumps = {{t0 + 50, -2'000'000'000}, {t0 + 60, 150'000'000}};
-  w.end = {t0 + 700'000'000, 130, parse_run_ending("signal SIGINT\nthen exit")};
+  w.end = {t0 + 700'000'000, 130, recording::parse_run_ending("signal SIGINT\nthen exit")};
   return w;
 }
 
 TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
   TempDir dir;
-  const RecordingMeta meta = small_meta();
+  const recording::RecordingMeta meta = small_meta();
   const Written w = every_kind(meta.start_ns);
   const auto path = dir / "all.dsrec";
   {
-    RecordingWriter out(path, meta);
+    recording::RecordingWriter out(path, meta);
     // Kinds interleaved, as a live collector writes them; each kind stays in time order.
     for (std::size_t i = 0; i < 5; ++i) {
       if (i < w.chip.size()) out.write(w.chip[i]);
@@ -150,14 +152,14 @@ TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
     EXPECT_EQ(out.lines_written(), 2 + 4 + 3 + 3 + 5 + 3 + 2 + 3 + 2 + 3 + 5 + 2 + 1);
     out.close();
   }
-  const auto r = open_recording(path);
+  const auto r = recording::open_recording(path);
   EXPECT_EQ(r->name(), path.string());
 
   // Streams are independent cursors: read chip samples and GPU-Util alternately.
-  auto chip = r->stream<ChipSample>();
-  auto util = r->stream<UtilSample>();
-  ChipSample c;
-  UtilSample u;
+  auto chip = r->stream<recording::ChipSample>();
+  auto util = r->stream<recording::UtilSample>();
+  recording::ChipSample c;
+  recording::UtilSample u;
   for (std::size_t i = 0; i < w.chip.size(); ++i) {
     ASSERT_TRUE(chip->next(c)) << i;
     EXPECT_EQ(c.start_ns, w.chip[i].start_ns);
@@ -180,9 +182,9 @@ TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
   EXPECT_FALSE(chip->next(c));  // stays at the end
   EXPECT_FALSE(util->next(u));
 
-  ClockReading k;
-  auto clocks = r->stream<ClockReading>();
-  for (const ClockReading& want : w.clock) {
+  recording::ClockReading k;
+  auto clocks = r->stream<recording::ClockReading>();
+  for (const recording::ClockReading& want : w.clock) {
     ASSERT_TRUE(clocks->next(k));
     EXPECT_EQ(k.ts_ns, want.ts_ns);
     EXPECT_TRUE(same_value(k.sm_mhz, want.sm_mhz));
@@ -190,27 +192,27 @@ TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
   }
   EXPECT_FALSE(clocks->next(k));
 
-  ThrottleReading t;
-  auto throttles = r->stream<ThrottleReading>();
-  for (const ThrottleReading& want : w.throttle) {
+  recording::ThrottleReading t;
+  auto throttles = r->stream<recording::ThrottleReading>();
+  for (const recording::ThrottleReading& want : w.throttle) {
     ASSERT_TRUE(throttles->next(t));
     EXPECT_EQ(t.ts_ns, want.ts_ns);
     EXPECT_EQ(t.mask, want.mask);
   }
   EXPECT_FALSE(throttles->next(t));
 
-  PowerLimitReading p;
-  auto power = r->stream<PowerLimitReading>();
-  for (const PowerLimitReading& want : w.power) {
+  recording::PowerLimitReading p;
+  auto power = r->stream<recording::PowerLimitReading>();
+  for (const recording::PowerLimitReading& want : w.power) {
     ASSERT_TRUE(power->next(p));
     EXPECT_EQ(p.ts_ns, want.ts_ns);
     EXPECT_TRUE(same_value(p.limit_w, want.limit_w));
   }
   EXPECT_FALSE(power->next(p));
 
-  EngineReading e;
-  auto engines = r->stream<EngineReading>();
-  for (const OwnedEngineReading& want : w.engine) {
+  recording::EngineReading e;
+  auto engines = r->stream<recording::EngineReading>();
+  for (const recording::OwnedEngineReading& want : w.engine) {
     ASSERT_TRUE(engines->next(e));
     EXPECT_EQ(e.ts_ns, want.ts_ns);
     ASSERT_EQ(e.values.size(), 2u);
@@ -218,9 +220,9 @@ TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
   }
   EXPECT_FALSE(engines->next(e));
 
-  ProcessReading pr;
-  auto procs = r->stream<ProcessReading>();
-  for (const ProcessReading& want : w.process) {
+  recording::ProcessReading pr;
+  auto procs = r->stream<recording::ProcessReading>();
+  for (const recording::ProcessReading& want : w.process) {
     ASSERT_TRUE(procs->next(pr));
     EXPECT_EQ(pr.ts_ns, want.ts_ns);
     EXPECT_EQ(pr.compute, want.compute);
@@ -229,7 +231,7 @@ TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
   }
   EXPECT_FALSE(procs->next(pr));
 
-  const SideRecords& side = r->side();
+  const recording::SideRecords& side = r->side();
   ASSERT_EQ(side.marks.size(), w.marks.size());
   for (std::size_t i = 0; i < w.marks.size(); ++i) {
     EXPECT_EQ(side.marks[i].ts_ns, w.marks[i].ts_ns);
@@ -264,17 +266,18 @@ TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
 
 TEST(RecordingRoundTrip, NanIsWrittenAsNanAndThrottleReasonsAsNames) {
   TempDir dir;
-  const RecordingMeta meta = small_meta();
+  const recording::RecordingMeta meta = small_meta();
   const auto path = dir / "text.dsrec";
-  const TimeNs t0 = meta.start_ns;
+  const recording::TimeNs t0 = meta.start_ns;
   {
-    RecordingWriter out(path, meta);
+    recording::RecordingWriter out(path, meta);
     const std::vector<double> units{kNaN, 1.5}, diag{-kNaN}, counts{2e10};
-    out.write(ChipSample{t0, t0 + 10'000'000, units, diag, counts});
-    out.write(ThrottleReading{t0, std::uint64_t{throttle_gpu_idle | throttle_sw_power_cap | 0x200}});
-    out.write(ThrottleReading{t0 + 1, std::uint64_t{0}});
-    out.write(ThrottleReading{t0 + 2, std::nullopt});
-    out.write(Note{t0, "x", "a\nb\\c"});
+    out.write(recording::ChipSample{t0, t0 + 10'000'000, units, diag, counts});
+    out.write(recording::ThrottleReading{
+        t0, std::uint64_t{recording::throttle_gpu_idle | recording::throttle_sw_power_cap | 0x200}});
+    out.write(recording::ThrottleReading{t0 + 1, std::uint64_t{0}});
+    out.write(recording::ThrottleReading{t0 + 2, std::nullopt});
+    out.write(recording::Note{t0, "x", "a\nb\\c"});
   }
   const std::string text = testing::read_bytes(path);
   EXPECT_NE(text.find("\nchip 1700000000000000000 1700000000010000000 nan 1.5 nan 2e+10\n"),
@@ -290,7 +293,7 @@ TEST(RecordingRoundTrip, NanIsWrittenAsNanAndThrottleReasonsAsNames) {
 TEST(RecordingRoundTrip, ReaderAcceptsWhatOtherToolsMayWrite) {
   // Tabs and runs of spaces between fields, CRLF line ends, comments and blank lines, uppercase NaN.
   TempDir dir;
-  const RecordingMeta meta = small_meta();
+  const recording::RecordingMeta meta = small_meta();
   std::string text = testing::header_for(meta, dir);
   text +=
       "# written by hand\n"
@@ -300,9 +303,9 @@ TEST(RecordingRoundTrip, ReaderAcceptsWhatOtherToolsMayWrite) {
       "util 150 98 polled\r\n";
   const auto path = dir / "hand.dsrec";
   testing::write_bytes(path, text);
-  const auto r = open_recording(path);
-  ChipSample c;
-  auto chip = r->stream<ChipSample>();
+  const auto r = recording::open_recording(path);
+  recording::ChipSample c;
+  auto chip = r->stream<recording::ChipSample>();
   ASSERT_TRUE(chip->next(c));
   EXPECT_EQ(c.start_ns, 100);
   EXPECT_EQ(c.end_ns, 200);
@@ -311,22 +314,24 @@ TEST(RecordingRoundTrip, ReaderAcceptsWhatOtherToolsMayWrite) {
   EXPECT_EQ(c.diagnostics[0], 3);
   EXPECT_EQ(c.counts[0], 4000);
   EXPECT_FALSE(chip->next(c));
-  UtilSample u;
-  auto util = r->stream<UtilSample>();
+  recording::UtilSample u;
+  auto util = r->stream<recording::UtilSample>();
   ASSERT_TRUE(util->next(u));
   EXPECT_EQ(u.pct, 98);
-  EXPECT_EQ(u.source, UtilSource::polled);
+  EXPECT_EQ(u.source, recording::UtilSource::polled);
   EXPECT_EQ(r->side().complete_lines, 7);
   EXPECT_EQ(r->side().last_ts_ns, 200);  // the chip sample's end
 }
 
 TEST(RecordingRoundTrip, ThrottleNamesCoverNvmlBits) {
-  EXPECT_EQ(throttle_reason_name(throttle_hw_power_brake), "hw_power_brake");
-  EXPECT_EQ(throttle_reason_bit("sw_thermal"), std::optional<std::uint64_t>(throttle_sw_thermal));
-  EXPECT_FALSE(throttle_reason_bit("hot").has_value());
+  EXPECT_EQ(throttle_reason_name(recording::throttle_hw_power_brake), "hw_power_brake");
+  EXPECT_EQ(recording::throttle_reason_bit("sw_thermal"),
+            std::optional<std::uint64_t>(recording::throttle_sw_thermal));
+  EXPECT_FALSE(recording::throttle_reason_bit("hot").has_value());
   // 0x1 | 0x4 | 0x1000 (no name) -> two names and the rest in hex.
-  EXPECT_EQ(throttle_reason_names(0x1005), (std::vector<std::string>{"gpu_idle", "sw_power_cap", "0x1000"}));
-  EXPECT_TRUE(throttle_reason_names(0).empty());
+  EXPECT_EQ(recording::throttle_reason_names(0x1005),
+            (std::vector<std::string>{"gpu_idle", "sw_power_cap", "0x1000"}));
+  EXPECT_TRUE(recording::throttle_reason_names(0).empty());
 }
 
 }  // namespace
@@ -341,7 +346,7 @@ TEST(RecordingRoundTrip, FuzzSeedsAreValidRecordings) {
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(corpus)) {
     SCOPED_TRACE(entry.path().string());
-    const auto r = open_recording(entry.path());
+    const auto r = recording::open_recording(entry.path());
     EXPECT_NO_THROW(testing::read_everything(*r));
     EXPECT_FALSE(r->side().truncated);
     ++files;
@@ -367,19 +372,19 @@ TEST(RecordingRoundTrip, DocumentedExampleReads) {
   ASSERT_NE(end, std::string::npos);
   testing::TempDir dir;
   testing::write_bytes(dir / "example.dsrec", doc.substr(begin + 8, end - begin - 8));
-  const auto r = open_recording(dir / "example.dsrec");
+  const auto r = recording::open_recording(dir / "example.dsrec");
   EXPECT_EQ(r->meta().units.size(), 2u);
   EXPECT_EQ(r->meta().engines.size(), 1u);
   long chips = 0;
-  ChipSample c;
-  auto s = r->stream<ChipSample>();
+  recording::ChipSample c;
+  auto s = r->stream<recording::ChipSample>();
   ASSERT_TRUE(s->next(c));
   EXPECT_EQ(c.end_ns - c.start_ns, 614'150'000);  // the setup sample
   for (chips = 1; s->next(c);) ++chips;
   EXPECT_EQ(chips, 4);
   long utils = 0;
-  UtilSample u;
-  for (auto us = r->stream<UtilSample>(); us->next(u);) ++utils;
+  recording::UtilSample u;
+  for (auto us = r->stream<recording::UtilSample>(); us->next(u);) ++utils;
   EXPECT_EQ(utils, 3);
   testing::read_everything(*r);
   EXPECT_EQ(r->side().marks.size(), 2u);
@@ -398,9 +403,9 @@ TEST(RecordingRoundTrip, WholeNumbersOfEveryLength) {
   // The reader parses integers eight digits at a time where it can: check every length from 1 to
   // 19 digits, both signs, against the writer's std::to_chars text.
   testing::TempDir dir;
-  const RecordingMeta meta = testing::small_meta();
+  const recording::RecordingMeta meta = testing::small_meta();
   const auto path = dir / "ints.dsrec";
-  std::vector<ClockJump> jumps;
+  std::vector<recording::ClockJump> jumps;
   std::uint64_t state = 12345;
   auto next = [&] {
     state += 0x9E3779B97F4A7C15ULL;
@@ -409,24 +414,24 @@ TEST(RecordingRoundTrip, WholeNumbersOfEveryLength) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
   };
-  TimeNs ts = -4'000'000'000'000'000'000;
+  recording::TimeNs ts = -4'000'000'000'000'000'000;
   for (int digits = 1; digits <= 19; ++digits) {
     for (int k = 0; k < 40; ++k) {
       std::uint64_t bound = 1;
       for (int d = 0; d < digits; ++d) bound *= 10;  // 10^19 still fits in 64 unsigned bits
       auto v = static_cast<std::int64_t>(next() % (digits == 19 ? (std::uint64_t{1} << 63) : bound));
       if (k % 2 == 1) v = -v;
-      ts += static_cast<TimeNs>(next() % 1'000'000'000'000'000);
+      ts += static_cast<recording::TimeNs>(next() % 1'000'000'000'000'000);
       jumps.push_back({ts, v});
     }
   }
   jumps.push_back({ts, INT64_MAX});
   jumps.push_back({ts, INT64_MIN});
   {
-    RecordingWriter w(path, meta);
-    for (const ClockJump& j : jumps) w.write(j);
+    recording::RecordingWriter w(path, meta);
+    for (const recording::ClockJump& j : jumps) w.write(j);
   }
-  const auto r = open_recording(path);
+  const auto r = recording::open_recording(path);
   ASSERT_EQ(r->side().clock_jumps.size(), jumps.size());
   for (std::size_t i = 0; i < jumps.size(); ++i) {
     EXPECT_EQ(r->side().clock_jumps[i].ts_ns, jumps[i].ts_ns) << i;
@@ -435,17 +440,18 @@ TEST(RecordingRoundTrip, WholeNumbersOfEveryLength) {
 }
 
 TEST(RunEndingText, KnownWaysParseAndEveryTextPrintsBackAsItWas) {
-  EXPECT_EQ(parse_run_ending(""), RunEnding{});
-  EXPECT_EQ(parse_run_ending("exited"), RunEnding::exit());
-  EXPECT_EQ(parse_run_ending("signal SIGINT"), RunEnding::killed_by(SIGINT));
-  EXPECT_EQ(parse_run_ending("period end"), RunEnding::period_end());
-  EXPECT_EQ(parse_run_ending("replay end").way, RunEnding::Way::other);
-  EXPECT_EQ(parse_run_ending("signal SIGNOPE").way, RunEnding::Way::other);  // no such signal
-  EXPECT_EQ(parse_run_ending("exited ").way, RunEnding::Way::other);
-  EXPECT_EQ(run_ending_text(RunEnding::killed_by(SIGTERM)), "signal SIGTERM");
+  EXPECT_EQ(recording::parse_run_ending(""), recording::RunEnding{});
+  EXPECT_EQ(recording::parse_run_ending("exited"), recording::RunEnding::exit());
+  EXPECT_EQ(recording::parse_run_ending("signal SIGINT"), recording::RunEnding::killed_by(SIGINT));
+  EXPECT_EQ(recording::parse_run_ending("period end"), recording::RunEnding::period_end());
+  EXPECT_EQ(recording::parse_run_ending("replay end").way, recording::RunEnding::Way::other);
+  EXPECT_EQ(recording::parse_run_ending("signal SIGNOPE").way,
+            recording::RunEnding::Way::other);  // no such signal
+  EXPECT_EQ(recording::parse_run_ending("exited ").way, recording::RunEnding::Way::other);
+  EXPECT_EQ(run_ending_text(recording::RunEnding::killed_by(SIGTERM)), "signal SIGTERM");
   for (const char* text : {"", "exited", "signal SIGINT", "signal SIGSEGV", "period end", "replay end",
                            "signal SIGNOPE", "signal signal 99", "signal SIGINT\nthen exit", "Exited"})
-    EXPECT_EQ(run_ending_text(parse_run_ending(text)), text) << text;
+    EXPECT_EQ(run_ending_text(recording::parse_run_ending(text)), text) << text;
 }
 
 }  // namespace

@@ -55,8 +55,8 @@ inline bool same_value(double a, double b) {
 }
 
 // A small meta with every kind of column: 2 units, 1 diagnostic, 1 count, 2 engines.
-inline RecordingMeta small_meta() {
-  RecordingMeta m;
+inline recording::RecordingMeta small_meta() {
+  recording::RecordingMeta m;
   m.tool_version = "test";
   m.method = 3;
   m.gpu.index = 1;
@@ -68,8 +68,8 @@ inline RecordingMeta small_meta() {
   m.gpu.l2_bytes = 52428800;
   m.gpu.sm_count = 132;
   m.unit_table = "hopper-test";
-  auto col = [](std::string key, std::string unit, UnitSource source, bool counted) {
-    ColumnDef c;
+  auto col = [](std::string key, std::string unit, recording::UnitSource source, bool counted) {
+    recording::ColumnDef c;
     c.key = key;
     c.label = "Label of " + key;
     c.metric = "sm__" + key + ".avg.pct_of_peak_sustained_elapsed";
@@ -79,15 +79,16 @@ inline RecordingMeta small_meta() {
     c.counted_by_gpu_util = counted;
     return c;
   };
-  m.units = {col("fp32", "pct", UnitSource::chip, true), col("dram", "pct", UnitSource::chip, true)};
-  m.units[0].recipe.combine = UnitRecipe::Combine::mean;
+  m.units = {col("fp32", "pct", recording::UnitSource::chip, true),
+             col("dram", "pct", recording::UnitSource::chip, true)};
+  m.units[0].recipe.combine = recording::UnitRecipe::Combine::mean;
   m.units[0].recipe.counters = {"sm__inst_executed_pipe_fmaheavy", "sm__inst_executed_pipe_fmalite"};
-  m.units[0].flags = {UnitFlag::stand_in_counter, UnitFlag::different_measure};
+  m.units[0].flags = {recording::UnitFlag::stand_in_counter, recording::UnitFlag::different_measure};
   m.units[0].note = "mean of the \"two\" halves\nsecond line";
-  m.diagnostics = {col("sm_active", "pct", UnitSource::chip, true)};
-  m.counts = {col("dram_bytes", "bytes", UnitSource::chip, true)};
-  m.engines = {col("nvenc", "pct", UnitSource::nvml_engine, false),
-               col("nvdec", "pct", UnitSource::nvml_engine, false)};
+  m.diagnostics = {col("sm_active", "pct", recording::UnitSource::chip, true)};
+  m.counts = {col("dram_bytes", "bytes", recording::UnitSource::chip, true)};
+  m.engines = {col("nvenc", "pct", recording::UnitSource::nvml_engine, false),
+               col("nvdec", "pct", recording::UnitSource::nvml_engine, false)};
   m.interval_ms = 10;
   m.drain_ms = 1000;
   m.gpu_util_resolution_pct = 1;
@@ -101,18 +102,18 @@ inline RecordingMeta small_meta() {
 }
 
 // The first two lines of a recording with `meta`, exactly as the writer makes them.
-inline std::string header_for(const RecordingMeta& meta, const TempDir& dir) {
+inline std::string header_for(const recording::RecordingMeta& meta, const TempDir& dir) {
   const auto path = dir / "header.dsrec";
   {
-    RecordingWriter w(path, meta);
+    recording::RecordingWriter w(path, meta);
     w.close();
   }
   return read_bytes(path);
 }
 
 // Reads every stream of a recording to its end (what the analysis does).
-inline void read_everything(const RecordSource& source) {
-  for_each_kind<StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
+inline void read_everything(const recording::RecordSource& source) {
+  recording::for_each_kind<recording::StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
     Record r;
     for (auto s = source.stream<Record>(); s->next(r);) {}
   });
@@ -123,9 +124,9 @@ inline void read_everything(const RecordSource& source) {
 inline std::string expect_input_error(const std::filesystem::path& path, long line,
                                       const std::string& fragment) {
   try {
-    const auto source = open_recording(path);
+    const auto source = recording::open_recording(path);
     read_everything(*source);
-  } catch (const InputError& e) {
+  } catch (const core::InputError& e) {
     EXPECT_EQ(e.line(), line) << e.what();
     EXPECT_EQ(e.path(), path.string());
     const std::string where =
@@ -133,7 +134,7 @@ inline std::string expect_input_error(const std::filesystem::path& path, long li
     EXPECT_EQ(std::string(e.what()).rfind(where, 0), 0u) << e.what();
     EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << "message: " << e.what();
     EXPECT_FALSE(e.fix().empty());
-    EXPECT_EQ(e.exit_code(), kExitInput);
+    EXPECT_EQ(e.exit_code(), core::kExitInput);
     return e.what();
   }
   ADD_FAILURE() << "no InputError for " << path << " (expected line " << line << ", '" << fragment << "')";

@@ -13,10 +13,11 @@
 
 namespace diescope::test {
 
-inline constexpr TimeNs kRunStart = 1'700'000'000'000'000'000;
+inline constexpr recording::TimeNs kRunStart = 1'700'000'000'000'000'000;
 
-inline ColumnDef column(std::string key, std::string label, std::string metric, std::string note = "") {
-  ColumnDef c;
+inline recording::ColumnDef column(std::string key, std::string label, std::string metric,
+                                   std::string note = "") {
+  recording::ColumnDef c;
   c.key = std::move(key);
   c.label = std::move(label);
   c.metric = metric;
@@ -25,9 +26,9 @@ inline ColumnDef column(std::string key, std::string label, std::string metric, 
   return c;
 }
 
-inline ColumnSummary summary(std::string key, double mean, double available_s, double availability,
-                             double max) {
-  ColumnSummary s;
+inline analysis::ColumnSummary summary(std::string key, double mean, double available_s, double availability,
+                                       double max) {
+  analysis::ColumnSummary s;
   s.key = std::move(key);
   s.mean_pct = mean;
   s.available_s = available_s;
@@ -42,14 +43,14 @@ inline ColumnSummary summary(std::string key, double mean, double available_s, d
 //   stranded = 100 - 41.2  = 58.8  (588)
 //   idle     = 100 - 47.9  = 52.1  (521), active = 58.8 - 52.1 = 6.7 (67): 521 + 67 = 588
 //   chip coverage 3.40 s of 3.51 s = 96.866...%, above the 90% gate
-inline Analysis hopper_analysis() {
-  Analysis a;
+inline analysis::Analysis hopper_analysis() {
+  analysis::Analysis a;
   a.method = 3;
-  RecordingMeta& m = a.meta;
+  recording::RecordingMeta& m = a.meta;
   m.format_version = 1;
   m.tool_version = "0.1.0";
   m.method = 3;
-  m.gpu = GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159", 90, 52'428'800, 132};
+  m.gpu = recording::GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159", 90, 52'428'800, 132};
   m.unit_table = "hopper-gh100";
   m.units = {
       column("fp32", "FP32", "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_elapsed",
@@ -58,7 +59,7 @@ inline Analysis hopper_analysis() {
       column("dram", "DRAM", "dram__bytes.sum.pct_of_peak_sustained_elapsed",
              "bytes moved, a share of bandwidth"),
       column("l2", "L2", "lts__t_bytes.sum.pct_of_peak_sustained_elapsed")};
-  m.units[3].flags = {UnitFlag::stand_in_counter};
+  m.units[3].flags = {recording::UnitFlag::stand_in_counter};
   m.diagnostics = {column("sm_active", "SM active", "gr__cycles_active.avg.pct_of_peak_sustained_elapsed")};
   m.counts = {column("dram_bytes", "DRAM bytes", "dram__bytes.sum")};
   m.counts[0].unit = "bytes";
@@ -69,7 +70,7 @@ inline Analysis hopper_analysis() {
   m.command = {"/usr/bin/probe", "--phases"};
   m.host = "h200-test";
 
-  SpanResults& r = a.run;
+  analysis::SpanResults& r = a.run;
   r.start_ns = kRunStart;
   r.end_ns = kRunStart + 3'510'000'000;
   r.span_s = 3.51;
@@ -80,12 +81,12 @@ inline Analysis hopper_analysis() {
   r.chip_coverage_pct = 100.0 * 3.40 / 3.51;
   r.die_util_pct = 41.234567;
   r.units = {summary("fp32", 29.87, 3.40, 100, 84.98), summary("tensor", 1.8, 3.40, 100, 5.311),
-             summary("dram", 22.61, 3.40, 100, 82.26), summary("l2", kNaN, 0, 0, kNaN)};
+             summary("dram", 22.61, 3.40, 100, 82.26), summary("l2", analysis::kNaN, 0, 0, analysis::kNaN)};
   r.diagnostics = {summary("sm_active", 40.1, 3.40, 100, 100)};
   r.limiting_unit = "fp32";
   r.gpu_util_pct = 47.86;
   r.gpu_util_coverage_pct = 100;
-  r.gpu_util_from = GpuUtilFrom::samples;
+  r.gpu_util_from = analysis::GpuUtilFrom::samples;
   r.gpu_util_whole_span_coverage_pct = 100;
   r.headline.gpu_util_tenths = 479;
   r.headline.die_util_tenths = 412;
@@ -94,13 +95,13 @@ inline Analysis hopper_analysis() {
   r.headline.idle_tenths = 521;
   r.headline.active_tenths = 67;
   r.rates_per_s = {{"dram_bytes", 1.1e12}};
-  r.sm_clock = ClockStats{1755, 1980, 1961.4, 35};
-  r.mem_clock = ClockStats{3201, 3201, 3201, 35};
+  r.sm_clock = analysis::ClockStats{1755, 1980, 1961.4, 35};
+  r.mem_clock = analysis::ClockStats{3201, 3201, 3201, 35};
   r.throttle_reasons = std::vector<std::string>{"gpu_idle"};
   r.power_limit_min_w = 700;
   r.power_limit_max_w = 700;
 
-  a.window.finding = WindowFinding::no_markers;
+  a.window.finding = analysis::WindowFinding::no_markers;
   a.hygiene.compute_holders_max = 0;
   a.hygiene.graphics_holders_max = 0;
   return a;
@@ -110,11 +111,11 @@ inline Analysis hopper_analysis() {
 //   window DIE-Util 84.97 -> 85.0 (850), GPU-Util 99.0 (990)
 //   gap 99.0 - 85.0 = 14.0 (140), stranded 100 - 85.0 = 15.0 (150), idle 100 - 99.0 = 1.0 (10),
 //   active 15.0 - 1.0 = 14.0 (140)
-inline Analysis hopper_analysis_with_window() {
-  Analysis a = hopper_analysis();
+inline analysis::Analysis hopper_analysis_with_window() {
+  analysis::Analysis a = hopper_analysis();
   a.window.found = true;
-  a.window.finding = WindowFinding::markers;
-  SpanResults& w = a.window.results;
+  a.window.finding = analysis::WindowFinding::markers;
+  analysis::SpanResults& w = a.window.results;
   w = a.run;
   w.is_window = true;
   w.start_ns = kRunStart + 900'000'000;
@@ -127,7 +128,7 @@ inline Analysis hopper_analysis_with_window() {
   w.chip_coverage_pct = 100;
   w.die_util_pct = 84.97;
   w.units = {summary("fp32", 84.97, 1.2, 100, 84.98), summary("tensor", 5.3, 1.2, 100, 5.311),
-             summary("dram", 0.001, 1.2, 100, 0.002), summary("l2", kNaN, 0, 0, kNaN)};
+             summary("dram", 0.001, 1.2, 100, 0.002), summary("l2", analysis::kNaN, 0, 0, analysis::kNaN)};
   w.gpu_util_pct = 99.0;
   w.headline.gpu_util_tenths = 990;
   w.headline.die_util_tenths = 850;
@@ -135,7 +136,7 @@ inline Analysis hopper_analysis_with_window() {
   w.headline.stranded_tenths = 150;
   w.headline.idle_tenths = 10;
   w.headline.active_tenths = 140;
-  w.sm_clock = ClockStats{1980, 1980, 1980, 12};
+  w.sm_clock = analysis::ClockStats{1980, 1980, 1980, 12};
   w.throttle_reasons = std::vector<std::string>{};
   return a;
 }
@@ -148,7 +149,7 @@ inline std::filesystem::path test_reports_dir() {
 }
 
 inline void keep_report(const std::string& name, const nlohmann::json& report) {
-  std::ofstream(test_reports_dir() / (name + ".json")) << dump_report(report);
+  std::ofstream(test_reports_dir() / (name + ".json")) << report::dump_report(report);
 }
 
 }  // namespace diescope::test

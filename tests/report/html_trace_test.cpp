@@ -17,8 +17,8 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-constexpr TimeNs kT0 = 1'000'000'000;
-constexpr TimeNs kMs = kNsPerMs;
+constexpr recording::TimeNs kT0 = 1'000'000'000;
+constexpr recording::TimeNs kMs = recording::kNsPerMs;
 
 std::string read(const fs::path& p) {
   std::ifstream in(p);
@@ -30,24 +30,27 @@ std::string read(const fs::path& p) {
 // A 40 ms run (T0 = 1 s): the counters start at T0, so sample [0, 10) ms is the setup and dropped;
 // then FP32 reads 50, 100 and 20 over [10, 20), [20, 30) and [30, 40). NVML GPU-Util reads 100 at
 // 20 ms (standing for the second before it) and 50 at 40 ms (for (20, 40]). Markers at 15 and 35 ms.
-MemoryRecording four_samples() {
-  MemoryRecording rec;
-  RecordingMeta& m = rec.meta_data;
+recording::MemoryRecording four_samples() {
+  recording::MemoryRecording rec;
+  recording::RecordingMeta& m = rec.meta_data;
   m.units = {test::column("fp32", "FP32", "sm__inst_executed_pipe_fma")};
   m.start_ns = kT0;
   m.gpu.index = 0;
   m.gpu.model = "NVIDIA H200";
   m.gpu.chip = "GH100";
-  rec.side_records.counters = {CountersEvent{kT0, true, ""}};
-  rec.side_records.marks = {Mark{kT0 + 15 * kMs, MarkKind::start}, Mark{kT0 + 35 * kMs, MarkKind::stop}};
-  rec.side_records.end = RunEnd{kT0 + 40 * kMs, 0, RunEnding::exit()};
+  rec.side_records.counters = {recording::CountersEvent{kT0, true, ""}};
+  rec.side_records.marks = {recording::Mark{kT0 + 15 * kMs, recording::MarkKind::start},
+                            recording::Mark{kT0 + 35 * kMs, recording::MarkKind::stop}};
+  rec.side_records.end = recording::RunEnd{kT0 + 40 * kMs, 0, recording::RunEnding::exit()};
   rec.side_records.last_ts_ns = kT0 + 40 * kMs;
-  rec.list<ChipSample>() = {OwnedChipSample{kT0, kT0 + 10 * kMs, {0.69}, {}, {}},
-                            OwnedChipSample{kT0 + 10 * kMs, kT0 + 20 * kMs, {50}, {}, {}},
-                            OwnedChipSample{kT0 + 20 * kMs, kT0 + 30 * kMs, {100}, {}, {}},
-                            OwnedChipSample{kT0 + 30 * kMs, kT0 + 40 * kMs, {20}, {}, {}}};
-  rec.list<UtilSample>() = {UtilSample{kT0 + 20 * kMs, 100, UtilSource::samples},
-                            UtilSample{kT0 + 40 * kMs, 50, UtilSource::samples}};
+  rec.list<recording::ChipSample>() = {
+      recording::OwnedChipSample{kT0, kT0 + 10 * kMs, {0.69}, {}, {}},
+      recording::OwnedChipSample{kT0 + 10 * kMs, kT0 + 20 * kMs, {50}, {}, {}},
+      recording::OwnedChipSample{kT0 + 20 * kMs, kT0 + 30 * kMs, {100}, {}, {}},
+      recording::OwnedChipSample{kT0 + 30 * kMs, kT0 + 40 * kMs, {20}, {}, {}}};
+  rec.list<recording::UtilSample>() = {
+      recording::UtilSample{kT0 + 20 * kMs, 100, recording::UtilSource::samples},
+      recording::UtilSample{kT0 + 40 * kMs, 50, recording::UtilSource::samples}};
   return rec;
 }
 
@@ -56,22 +59,22 @@ class HtmlAndTrace : public ::testing::Test {
   // One folder per test: ctest runs each test in its own process, two at a time.
   fs::path dir = fs::path(DIESCOPE_BINARY_DIR) / "report-html-trace-test" /
                  ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  MemoryRecording rec = four_samples();
-  Analysis analysis;
+  recording::MemoryRecording rec = four_samples();
+  analysis::Analysis analysis;
   json report;
   void SetUp() override {
     fs::remove_all(dir);
     fs::create_directories(dir);
-    analysis = analyze(rec);
-    report = build_report(analysis, {"four.dsrec", rec.side_records.end});
+    analysis = analysis::analyze(rec);
+    report = report::build_report(analysis, {"four.dsrec", rec.side_records.end});
     test::keep_report("four_samples", report);
   }
 };
 
 TEST_F(HtmlAndTrace, HtmlTimelineHasTheBinnedValues) {
-  HtmlRenderer html(dir / "report.html", 4);
+  report::HtmlRenderer html(dir / "report.html", 4);
   EXPECT_TRUE(html.needs_recording());
-  html.render(ReportInput{report, &rec, &analysis});
+  html.render(report::ReportInput{report, &rec, &analysis});
   std::string page = read(dir / "report.html");
   // Four bins of 10 ms over the plot's x from 50 to 990: edges at 50, 285, 520, 755, 990.
   // y = 290 - 2.8 x pct: 50% -> 150, 100% -> 10, 20% -> 234.
@@ -96,11 +99,11 @@ TEST_F(HtmlAndTrace, HtmlTimelineHasTheBinnedValues) {
 }
 
 TEST_F(HtmlAndTrace, HtmlLineBreaksWhereThereIsNoValue) {
-  rec.list<ChipSample>()[2].units = {kNaN};  // [20, 30) ms is now broken and dropped
-  analysis = analyze(rec);
-  report = build_report(analysis);
-  HtmlRenderer html(dir / "report.html", 4);
-  html.render(ReportInput{report, &rec, &analysis});
+  rec.list<recording::ChipSample>()[2].units = {analysis::kNaN};  // [20, 30) ms is now broken and dropped
+  analysis = analysis::analyze(rec);
+  report = report::build_report(analysis);
+  report::HtmlRenderer html(dir / "report.html", 4);
+  html.render(report::ReportInput{report, &rec, &analysis});
   std::string page = read(dir / "report.html");
   // Bin 1 (50%) and bin 3 (20%) are separate lines: y 150 from x 285 to 520, y 234 from 755 to 990.
   EXPECT_NE(page.find("<polyline class=\"die\" points=\"285.0,150.0 520.0,150.0\"/>\n"
@@ -109,8 +112,8 @@ TEST_F(HtmlAndTrace, HtmlLineBreaksWhereThereIsNoValue) {
 }
 
 TEST_F(HtmlAndTrace, HtmlIsSelfContained) {
-  HtmlRenderer html(dir / "report.html");
-  html.render(ReportInput{report, &rec, &analysis});
+  report::HtmlRenderer html(dir / "report.html");
+  html.render(report::ReportInput{report, &rec, &analysis});
   std::string page = read(dir / "report.html");
   ASSERT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   for (const char* external : {"http:", "https:", "src=", "href=", "<link", "<script", "url(", "@import"})
@@ -121,16 +124,16 @@ TEST_F(HtmlAndTrace, HtmlIsSelfContained) {
 
 TEST_F(HtmlAndTrace, HtmlEscapesText) {
   report["source"]["recording"] = "<b>&\"x\".dsrec";
-  HtmlRenderer html(dir / "report.html");
-  html.render(ReportInput{report, &rec, &analysis});
+  report::HtmlRenderer html(dir / "report.html");
+  html.render(report::ReportInput{report, &rec, &analysis});
   std::string page = read(dir / "report.html");
   EXPECT_EQ(page.find("<b>&"), std::string::npos);
   EXPECT_NE(page.find("&lt;b&gt;&amp;&quot;x&quot;.dsrec"), std::string::npos);
 }
 
 TEST_F(HtmlAndTrace, TraceHasCounterTracksSlicesAndNotes) {
-  TraceRenderer trace(dir / "trace.json");
-  trace.render(ReportInput{report, &rec, &analysis});
+  report::TraceRenderer trace(dir / "trace.json");
+  trace.render(report::ReportInput{report, &rec, &analysis});
   json t = json::parse(read(dir / "trace.json"));
   EXPECT_EQ(t["displayTimeUnit"], "ms");
   EXPECT_EQ(t["otherData"]["time_origin_ns"], kT0);
@@ -164,10 +167,10 @@ TEST_F(HtmlAndTrace, TraceHasCounterTracksSlicesAndNotes) {
 }
 
 TEST_F(HtmlAndTrace, BothNeedTheRecording) {
-  HtmlRenderer html(dir / "report.html");
-  TraceRenderer trace(dir / "trace.json");
-  EXPECT_THROW(html.render(ReportInput{report}), UsageError);
-  EXPECT_THROW(trace.render(ReportInput{report}), UsageError);
+  report::HtmlRenderer html(dir / "report.html");
+  report::TraceRenderer trace(dir / "trace.json");
+  EXPECT_THROW(html.render(report::ReportInput{report}), core::UsageError);
+  EXPECT_THROW(trace.render(report::ReportInput{report}), core::UsageError);
   EXPECT_FALSE(fs::exists(dir / "report.html"));
   EXPECT_FALSE(fs::exists(dir / "trace.json"));
 }

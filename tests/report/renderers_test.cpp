@@ -39,13 +39,13 @@ class Renderers : public ::testing::Test {
 };
 
 // Records what it was asked to do, to check the multiplexer's order.
-class Probe final : public Renderer {
+class Probe final : public report::Renderer {
  public:
   Probe(std::string name, bool needs, std::vector<std::string>& log)
       : name_(std::move(name)), needs_(needs), log_(log) {}
   std::string name() const override { return name_; }
   bool needs_recording() const override { return needs_; }
-  void render(const ReportInput&) override { log_.push_back(name_); }
+  void render(const report::ReportInput&) override { log_.push_back(name_); }
 
  private:
   std::string name_;
@@ -55,29 +55,29 @@ class Probe final : public Renderer {
 
 TEST_F(Renderers, MultiRendererRunsEachInOrder) {
   std::vector<std::string> log;
-  MultiRenderer multi;
+  report::MultiRenderer multi;
   EXPECT_TRUE(multi.empty());
   multi.add(std::make_unique<Probe>("a", false, log));
   multi.add(std::make_unique<Probe>("b", true, log));
   multi.add(std::make_unique<Probe>("c", false, log));
   EXPECT_EQ(multi.name(), "a+b+c");
   EXPECT_TRUE(multi.needs_recording());
-  json r = build_report(test::hopper_analysis());
-  MemoryRecording rec;
-  multi.render(ReportInput{r, &rec, nullptr});
+  json r = report::build_report(test::hopper_analysis());
+  recording::MemoryRecording rec;
+  multi.render(report::ReportInput{r, &rec, nullptr});
   EXPECT_EQ(log, (std::vector<std::string>{"a", "b", "c"}));
 }
 
 TEST_F(Renderers, WithoutARecordingNothingRunsWhenOneNeedsIt) {
   std::vector<std::string> log;
-  MultiRenderer multi;
+  report::MultiRenderer multi;
   multi.add(std::make_unique<Probe>("a", false, log));
   multi.add(std::make_unique<Probe>("csv", true, log));
-  json r = build_report(test::hopper_analysis());
+  json r = report::build_report(test::hopper_analysis());
   try {
-    multi.render(ReportInput{r});
+    multi.render(report::ReportInput{r});
     FAIL() << "expected a UsageError";
-  } catch (const UsageError& e) {
+  } catch (const core::UsageError& e) {
     EXPECT_NE(e.cause().find("csv"), std::string::npos);
     EXPECT_FALSE(e.fix().empty());
   }
@@ -85,10 +85,10 @@ TEST_F(Renderers, WithoutARecordingNothingRunsWhenOneNeedsIt) {
 }
 
 TEST_F(Renderers, JsonRendererWritesTheReportAtomically) {
-  json r = build_report(test::hopper_analysis_with_window());
-  JsonRenderer renderer(dir / "report.json");
-  renderer.render(ReportInput{r});
-  EXPECT_EQ(read(dir / "report.json"), dump_report(r));
+  json r = report::build_report(test::hopper_analysis_with_window());
+  report::JsonRenderer renderer(dir / "report.json");
+  renderer.render(report::ReportInput{r});
+  EXPECT_EQ(read(dir / "report.json"), report::dump_report(r));
   // Nothing but the report is left in the folder (no temporary).
   std::size_t files = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
@@ -102,12 +102,12 @@ TEST_F(Renderers, AnUnwritableFolderIsAnErrorThatNamesTheFile) {
   if (::geteuid() == 0)
     GTEST_SKIP() << "root writes into read-only folders; this check needs an ordinary user";
   fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec);
-  json r = build_report(test::hopper_analysis());
-  JsonRenderer renderer(dir / "report.json");
+  json r = report::build_report(test::hopper_analysis());
+  report::JsonRenderer renderer(dir / "report.json");
   try {
-    renderer.render(ReportInput{r});
+    renderer.render(report::ReportInput{r});
     FAIL() << "expected an Error";
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     EXPECT_NE(e.cause().find((dir / "report.json").string()), std::string::npos);
   }
 }
@@ -116,9 +116,9 @@ TEST_F(Renderers, AFailedWriteLeavesTheOldFileWhole) {
   // The destination is a folder that cannot be replaced by a file: the rename fails, and the
   // temporary is removed.
   fs::create_directories(dir / "report.json" / "inside");
-  json r = build_report(test::hopper_analysis());
-  JsonRenderer renderer(dir / "report.json");
-  EXPECT_THROW(renderer.render(ReportInput{r}), Error);
+  json r = report::build_report(test::hopper_analysis());
+  report::JsonRenderer renderer(dir / "report.json");
+  EXPECT_THROW(renderer.render(report::ReportInput{r}), core::Error);
   EXPECT_TRUE(fs::is_directory(dir / "report.json" / "inside"));
   std::size_t entries = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
@@ -126,31 +126,32 @@ TEST_F(Renderers, AFailedWriteLeavesTheOldFileWhole) {
 }
 
 TEST_F(Renderers, CsvRendererStreamsTheRecording) {
-  MemoryRecording rec;
+  recording::MemoryRecording rec;
   rec.meta_data.units = {test::column("fp32", "FP32", "x")};
-  rec.list<ChipSample>() = {OwnedChipSample{0, 10, {5}, {}, {}}, OwnedChipSample{10, 20, {7}, {}, {}}};
-  json r = build_report(test::hopper_analysis());
-  CsvRenderer csv(dir / "samples.csv");
+  rec.list<recording::ChipSample>() = {recording::OwnedChipSample{0, 10, {5}, {}, {}},
+                                       recording::OwnedChipSample{10, 20, {7}, {}, {}}};
+  json r = report::build_report(test::hopper_analysis());
+  report::CsvRenderer csv(dir / "samples.csv");
   EXPECT_TRUE(csv.needs_recording());
-  csv.render(ReportInput{r, &rec, nullptr});
+  csv.render(report::ReportInput{r, &rec, nullptr});
   // 10 ns samples: 1e-05 ms each. No counters events, so the first is the setup.
   EXPECT_EQ(
       read(dir / "samples.csv"),
       "index,start_ns,end_ns,duration_ms,unit.fp32,die_util_pct,use,drop_reason,window_share\n"
       "0,0,10,1e-05,5,5,dropped_first,first sample after the counters started: it spans their setup,NaN\n"
       "1,10,20,1e-05,7,7,used,,NaN\n");
-  EXPECT_THROW(csv.render(ReportInput{r}), UsageError);
+  EXPECT_THROW(csv.render(report::ReportInput{r}), core::UsageError);
 }
 
 // A MemoryRecording that counts the passes over its chip samples.
-class CountingRecording final : public RecordSource {
+class CountingRecording final : public recording::RecordSource {
  public:
-  MemoryRecording inner;
+  recording::MemoryRecording inner;
   mutable int passes = 0;
-  const RecordingMeta& meta() const override { return inner.meta(); }
-  const SideRecords& side() const override { return inner.side(); }
+  const recording::RecordingMeta& meta() const override { return inner.meta(); }
+  const recording::SideRecords& side() const override { return inner.side(); }
   AnyStream open_stream(StreamTag kind) const override {
-    if (std::holds_alternative<std::type_identity<ChipSample>>(kind)) ++passes;
+    if (std::holds_alternative<std::type_identity<recording::ChipSample>>(kind)) ++passes;
     return open_with(kind,
                      [this]<typename Record>(std::type_identity<Record>) { return inner.stream<Record>(); });
   }
@@ -160,24 +161,25 @@ class CountingRecording final : public RecordSource {
 TEST_F(Renderers, SampleRenderersShareOneWalkAndWriteWhatEachWritesAlone) {
   CountingRecording rec;
   rec.inner.meta_data.units = {test::column("fp32", "FP32", "x")};
-  for (TimeNs t = 0; t < 100; t += 10)
-    rec.inner.list<ChipSample>().push_back(OwnedChipSample{t, t + 10, {double(t)}, {}, {}});
-  json r = build_report(test::hopper_analysis());
+  for (recording::TimeNs t = 0; t < 100; t += 10)
+    rec.inner.list<recording::ChipSample>().push_back(
+        recording::OwnedChipSample{t, t + 10, {double(t)}, {}, {}});
+  json r = report::build_report(test::hopper_analysis());
 
   const fs::path alone = dir / "alone", shared = dir / "shared";
   fs::create_directories(alone);
   fs::create_directories(shared);
-  CsvRenderer(alone / "samples.csv").render(ReportInput{r, &rec, nullptr});
-  HtmlRenderer(alone / "report.html").render(ReportInput{r, &rec, nullptr});
-  TraceRenderer(alone / "trace.json").render(ReportInput{r, &rec, nullptr});
+  report::CsvRenderer(alone / "samples.csv").render(report::ReportInput{r, &rec, nullptr});
+  report::HtmlRenderer(alone / "report.html").render(report::ReportInput{r, &rec, nullptr});
+  report::TraceRenderer(alone / "trace.json").render(report::ReportInput{r, &rec, nullptr});
   EXPECT_EQ(rec.passes, 3);  // one walk each
 
   rec.passes = 0;
-  MultiRenderer multi;
-  multi.add(std::make_unique<CsvRenderer>(shared / "samples.csv"));
-  multi.add(std::make_unique<HtmlRenderer>(shared / "report.html"));
-  multi.add(std::make_unique<TraceRenderer>(shared / "trace.json"));
-  multi.render(ReportInput{r, &rec, nullptr});
+  report::MultiRenderer multi;
+  multi.add(std::make_unique<report::CsvRenderer>(shared / "samples.csv"));
+  multi.add(std::make_unique<report::HtmlRenderer>(shared / "report.html"));
+  multi.add(std::make_unique<report::TraceRenderer>(shared / "trace.json"));
+  multi.render(report::ReportInput{r, &rec, nullptr});
   EXPECT_EQ(rec.passes, 1);
   for (const char* name : {"samples.csv", "report.html", "trace.json"}) {
     EXPECT_FALSE(read(shared / name).empty()) << name;
@@ -191,7 +193,7 @@ TEST(AtomicFileWriter, NothingAppearsUntilCommit) {
   fs::create_directories(dir);
   {
     std::ofstream(dir / "out.txt") << "old";
-    AtomicFileWriter w(dir / "out.txt");
+    core::AtomicFileWriter w(dir / "out.txt");
     w.write("new");
     EXPECT_EQ(read(dir / "out.txt"), "old");
   }  // dropped without commit: the old file stays, the temporary goes
@@ -200,7 +202,7 @@ TEST(AtomicFileWriter, NothingAppearsUntilCommit) {
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
   EXPECT_EQ(entries, 1u);
   {
-    AtomicFileWriter w(dir / "out.txt");
+    core::AtomicFileWriter w(dir / "out.txt");
     std::string big(200'000, 'x');  // more than the writer's buffer
     w.write(big);
     w.write("y");

@@ -20,18 +20,18 @@ using test::keep_report;
 using test::kRunStart;
 
 TEST(ReportJson, CarriesSchemaAndMethodVersions) {
-  json r = build_report(hopper_analysis(), {"probe.dsrec", {}});
+  json r = report::build_report(hopper_analysis(), {"probe.dsrec", {}});
   keep_report("versions", r);
-  EXPECT_EQ(r["schema"], kReportSchemaVersion);
+  EXPECT_EQ(r["schema"], core::kReportSchemaVersion);
   EXPECT_EQ(r["method"], 3);
-  EXPECT_EQ(r["tool"]["version"], kToolVersion);
+  EXPECT_EQ(r["tool"]["version"], core::kToolVersion);
   EXPECT_EQ(r["run_type"], "single");
   EXPECT_EQ(r["source"]["recording"], "probe.dsrec");
   EXPECT_EQ(r["die_util_algorithm"], json({{"name", "max-unit"}, {"status", "experimental"}}));
 }
 
 TEST(ReportJson, HeadlineInPointsWithOneDecimalBesideFullPrecision) {
-  json r = build_report(hopper_analysis());
+  json r = report::build_report(hopper_analysis());
   keep_report("headline", r);
   const json& h = r["results"]["headline"];
   // Tenths from the fixture: 479, 412, 67, 588, 521, 67.
@@ -50,35 +50,36 @@ TEST(ReportJson, HeadlineInPointsWithOneDecimalBesideFullPrecision) {
   // 47.86 - 41.234567 = 6.625433
   EXPECT_NEAR(r["results"]["gap_points"].get<double>(), 6.625433, 1e-12);
   // In the dumped text too: full precision survives the round trip.
-  json back = json::parse(dump_report(r));
+  json back = json::parse(report::dump_report(r));
   EXPECT_EQ(back["results"]["die_util_pct"].get<double>(), 41.234567);
   EXPECT_EQ(back["results"]["headline"]["die_util_pct"].dump(), "41.2");
 }
 
 TEST(ReportJson, NegativeHeadlineFiguresKeepTheirSign) {
-  Analysis a = hopper_analysis();
+  analysis::Analysis a = hopper_analysis();
   // A video encode: GPU-Util 8.4, DIE-Util 93.8 -> gap 8.4 - 93.8 = -85.4, stranded 6.2,
   // idle 91.6, active 6.2 - 91.6 = -85.4.
-  a.run.headline = Headline{84, 938, -854, 62, 916, -854, false, GapMissing::none, SplitMissing::none, ""};
-  json r = build_report(a);
+  a.run.headline = analysis::Headline{
+      84, 938, -854, 62, 916, -854, false, analysis::GapMissing::none, analysis::SplitMissing::none, ""};
+  json r = report::build_report(a);
   keep_report("negative_gap", r);
   EXPECT_DOUBLE_EQ(r["results"]["headline"]["gap_points"].get<double>(), -85.4);
   EXPECT_DOUBLE_EQ(r["results"]["headline"]["active_points"].get<double>(), -85.4);
 }
 
 TEST(ReportJson, NaNIsNullWithAReasonNeverZero) {
-  Analysis a = hopper_analysis();
-  a.run.gpu_util_pct = kNaN;
-  a.run.gpu_util_coverage_pct = kNaN;
-  a.run.gpu_util_missing = GpuUtilMissing::not_covered;
-  a.run.gpu_util_from = GpuUtilFrom::none;
-  a.run.headline = Headline{};
+  analysis::Analysis a = hopper_analysis();
+  a.run.gpu_util_pct = analysis::kNaN;
+  a.run.gpu_util_coverage_pct = analysis::kNaN;
+  a.run.gpu_util_missing = analysis::GpuUtilMissing::not_covered;
+  a.run.gpu_util_from = analysis::GpuUtilFrom::none;
+  a.run.headline = analysis::Headline{};
   a.run.headline.die_util_tenths = 412;
   a.run.headline.stranded_tenths = 588;
-  a.run.headline.gap_missing = GapMissing::no_gpu_util;
-  a.run.headline.split_missing = SplitMissing::no_gap;
-  a.run.rates_per_s["dram_bytes"] = kNaN;
-  json r = build_report(a);
+  a.run.headline.gap_missing = analysis::GapMissing::no_gpu_util;
+  a.run.headline.split_missing = analysis::SplitMissing::no_gap;
+  a.run.rates_per_s["dram_bytes"] = analysis::kNaN;
+  json r = report::build_report(a);
   keep_report("no_gpu_util", r);
   const json& res = r["results"];
   EXPECT_TRUE(res["gpu_util_pct"].is_null());
@@ -100,7 +101,7 @@ TEST(ReportJson, NaNIsNullWithAReasonNeverZero) {
   EXPECT_EQ(l2["mean_pct_reason"], "never available in this span");
   EXPECT_EQ(l2["availability_pct"], 0);
   // Valid JSON without NaN or Infinity anywhere in the text.
-  std::string text = dump_report(r);
+  std::string text = report::dump_report(r);
   EXPECT_EQ(text.find("NaN"), std::string::npos);
   EXPECT_EQ(text.find("nan"), std::string::npos);
   EXPECT_EQ(text.find("Infinity"), std::string::npos);
@@ -108,21 +109,21 @@ TEST(ReportJson, NaNIsNullWithAReasonNeverZero) {
 }
 
 TEST(ReportJson, InfiniteFiguresAreNullToo) {
-  Analysis a = hopper_analysis();
+  analysis::Analysis a = hopper_analysis();
   a.run.die_util_pct = std::numeric_limits<double>::infinity();
-  a.run.die_util_missing = DieUtilMissing::no_unit_value;
-  json r = build_report(a);
+  a.run.die_util_missing = analysis::DieUtilMissing::no_unit_value;
+  json r = report::build_report(a);
   EXPECT_TRUE(r["results"]["die_util_pct"].is_null());
   EXPECT_EQ(r["results"]["die_util_pct_reason"], "no unit had a value in any usable chip sample");
 }
 
 TEST(ReportJson, EveryNullHasAReasonBesideIt) {
   // Everything unknown at once: an empty analysis.
-  Analysis a;
-  a.method = kMethodVersion;
-  a.window.finding = WindowFinding::no_markers;
-  a.meta.interval_ms = kNaN;
-  json r = build_report(a);
+  analysis::Analysis a;
+  a.method = core::kMethodVersion;
+  a.window.finding = analysis::WindowFinding::no_markers;
+  a.meta.interval_ms = analysis::kNaN;
+  json r = report::build_report(a);
   keep_report("empty_analysis", r);
   std::function<void(const json&, const std::string&)> walk = [&](const json& node,
                                                                   const std::string& where) {
@@ -145,8 +146,8 @@ TEST(ReportJson, EveryNullHasAReasonBesideIt) {
 }
 
 TEST(ReportJson, CoverageAndItsGate) {
-  Analysis a = hopper_analysis();
-  json r = build_report(a);
+  analysis::Analysis a = hopper_analysis();
+  json r = report::build_report(a);
   // 3.40 / 3.51 = 0.968660968...
   EXPECT_NEAR(r["results"]["chip_coverage_pct"].get<double>(), 96.8660968660969, 1e-9);
   EXPECT_EQ(r["results"]["chip_coverage_gate"],
@@ -156,9 +157,9 @@ TEST(ReportJson, CoverageAndItsGate) {
   a.run.chip_covered_s = 2.0;
   a.run.chip_coverage_pct = 100.0 * 2.0 / 3.51;  // 56.98...%
   a.run.partial = true;
-  a.run.partial_cause = PartialCause::low_coverage;
+  a.run.partial_cause = analysis::PartialCause::low_coverage;
   a.run.gpu_util_whole_span_pct = 45.0;
-  r = build_report(a);
+  r = report::build_report(a);
   keep_report("partial", r);
   const json& gate = r["results"]["chip_coverage_gate"];
   EXPECT_EQ(gate["passed"], false);
@@ -168,24 +169,25 @@ TEST(ReportJson, CoverageAndItsGate) {
 }
 
 TEST(ReportJson, DutyCycledCollection) {
-  Analysis a = hopper_analysis();
+  analysis::Analysis a = hopper_analysis();
   a.meta.duty_on_ms = 2000;
   a.meta.duty_period_ms = 10000;
   a.run.chip_scheduled_s = 0.7;
-  json r = build_report(a);
+  json r = report::build_report(a);
   keep_report("duty", r);
   // 2000 / 10000 = 20% of each period scheduled.
   EXPECT_EQ(r["collection"]["duty"],
             json({{"enabled", true}, {"on_ms", 2000.0}, {"period_ms", 10000.0}, {"scheduled_pct", 20.0}}));
   EXPECT_EQ(r["results"]["chip_coverage_gate"]["of"], "scheduled counter time");
   EXPECT_EQ(r["results"]["chip_scheduled_s"], 0.7);
-  EXPECT_EQ(build_report(hopper_analysis())["collection"]["duty"], json({{"enabled", false}}));
+  EXPECT_EQ(report::build_report(hopper_analysis())["collection"]["duty"], json({{"enabled", false}}));
 }
 
 TEST(ReportJson, CollectionUnitsRecipesFlagsAndNotes) {
-  Analysis a = hopper_analysis();
-  a.meta.units[0].recipe = UnitRecipe{UnitRecipe::Combine::mean, {"sm__pipe_fma_heavy", "sm__pipe_fma_lite"}};
-  json r = build_report(a);
+  analysis::Analysis a = hopper_analysis();
+  a.meta.units[0].recipe = recording::UnitRecipe{recording::UnitRecipe::Combine::mean,
+                                                 {"sm__pipe_fma_heavy", "sm__pipe_fma_lite"}};
+  json r = report::build_report(a);
   const json& c = r["collection"];
   EXPECT_EQ(c["interval_ms"], 10.0);
   EXPECT_EQ(c["drain_ms"], 1000.0);
@@ -209,10 +211,10 @@ TEST(ReportJson, CollectionUnitsRecipesFlagsAndNotes) {
 }
 
 TEST(ReportJson, NoLimitingUnitSaysWhy) {
-  Analysis a = hopper_analysis();
+  analysis::Analysis a = hopper_analysis();
   a.run.limiting_unit.reset();
-  a.run.limiting_unit_missing = LimitingUnitMissing::no_busy_unit;
-  json r = build_report(a);
+  a.run.limiting_unit_missing = analysis::LimitingUnitMissing::no_busy_unit;
+  json r = report::build_report(a);
   keep_report("no_limiting_unit", r);
   EXPECT_TRUE(r["results"]["limiting_unit"].is_null());
   EXPECT_EQ(r["results"]["limiting_unit_reason"], "no unit reached 1% of its peak");
@@ -220,11 +222,11 @@ TEST(ReportJson, NoLimitingUnitSaysWhy) {
 }
 
 TEST(ReportJson, WindowAbsentOrPresent) {
-  json r = build_report(hopper_analysis());
+  json r = report::build_report(hopper_analysis());
   EXPECT_EQ(r["window"], json({{"found", false}, {"how", "no markers"}}));
   EXPECT_EQ(r["hardware"]["covers"], "run");
 
-  r = build_report(hopper_analysis_with_window());
+  r = report::build_report(hopper_analysis_with_window());
   keep_report("window", r);
   const json& w = r["window"];
   EXPECT_EQ(w["found"], true);
@@ -245,18 +247,18 @@ TEST(ReportJson, WindowAbsentOrPresent) {
 }
 
 TEST(ReportJson, HardwareClocksThrottleAndPower) {
-  Analysis a = hopper_analysis();
-  json r = build_report(a);
+  analysis::Analysis a = hopper_analysis();
+  json r = report::build_report(a);
   const json& hw = r["hardware"];
   EXPECT_EQ(hw["sm_clock_mhz"], json({{"min", 1755.0}, {"max", 1980.0}, {"mean", 1961.4}, {"readings", 35}}));
   EXPECT_EQ(hw["throttle_reasons"], json({"gpu_idle"}));
   EXPECT_EQ(hw["power_limit_w"], json({{"min", 700.0}, {"max", 700.0}}));
 
   a.run.throttle_reasons.reset();
-  a.run.mem_clock = ClockStats{};
-  a.run.power_limit_min_w = kNaN;
-  a.run.power_limit_max_w = kNaN;
-  r = build_report(a);
+  a.run.mem_clock = analysis::ClockStats{};
+  a.run.power_limit_min_w = analysis::kNaN;
+  a.run.power_limit_max_w = analysis::kNaN;
+  r = report::build_report(a);
   keep_report("hardware_unknown", r);
   EXPECT_TRUE(r["hardware"]["throttle_reasons"].is_null());
   EXPECT_EQ(r["hardware"]["throttle_reasons_reason"], "NVML could not say why the clocks were held");
@@ -266,8 +268,9 @@ TEST(ReportJson, HardwareClocksThrottleAndPower) {
 }
 
 TEST(ReportJson, CalibrationCostWorkloadAndExpected) {
-  Analysis a = hopper_analysis();
-  json r = build_report(a, {"x.dsrec", RunEnd{kRunStart + 3'510'000'000, 0, RunEnding::exit()}});
+  analysis::Analysis a = hopper_analysis();
+  json r = report::build_report(
+      a, {"x.dsrec", recording::RunEnd{kRunStart + 3'510'000'000, 0, recording::RunEnding::exit()}});
   EXPECT_EQ(r["calibration"],
             json({{"status", "unvalidated"},
                   {"reason", "no calibration file for this GPU model, driver and method"}}));
@@ -284,7 +287,7 @@ TEST(ReportJson, CalibrationCostWorkloadAndExpected) {
   EXPECT_TRUE(r["expected"]["gap_points"].is_null());
 
   a.meta.command.clear();
-  r = build_report(a);
+  r = report::build_report(a);
   keep_report("no_command", r);
   EXPECT_TRUE(r["workload"]["name"].is_null());
   EXPECT_TRUE(r["workload"]["exit_code"].is_null());
@@ -292,13 +295,13 @@ TEST(ReportJson, CalibrationCostWorkloadAndExpected) {
 }
 
 TEST(ReportJson, GpuIdentityAndHygiene) {
-  Analysis a = hopper_analysis();
+  analysis::Analysis a = hopper_analysis();
   a.hygiene.compute_holders_max.reset();
   a.hygiene.graphics_holders_max = 2;
   a.hygiene.exited_holders = 1;
-  a.hygiene.clock_jumps = {ClockJump{kRunStart + 5, 250'000'000}};
+  a.hygiene.clock_jumps = {recording::ClockJump{kRunStart + 5, 250'000'000}};
 
-  json r = build_report(a);
+  json r = report::build_report(a);
   keep_report("hygiene", r);
   EXPECT_EQ(r["gpu"]["model"], "NVIDIA H200");
   EXPECT_EQ(r["gpu"]["chip"], "GH100");
@@ -318,12 +321,13 @@ TEST(ReportJson, GpuIdentityAndHygiene) {
 }
 
 TEST(ReportJson, NotesFromTheRecordingAndTheReader) {
-  Analysis a = hopper_analysis();
-  a.notes = {Note{kRunStart + 1, "sampler", "the counter decoder stopped; samples end here"}};
-  a.findings = {AnalysisFinding{AnalysisFinding::Kind::samples_outside_run, kRunStart, 0, 2}};
+  analysis::Analysis a = hopper_analysis();
+  a.notes = {recording::Note{kRunStart + 1, "sampler", "the counter decoder stopped; samples end here"}};
+  a.findings = {
+      analysis::AnalysisFinding{analysis::AnalysisFinding::Kind::samples_outside_run, kRunStart, 0, 2}};
   a.truncated_input = true;
   a.meta.method = 2;  // recorded by an older collector
-  json r = build_report(a);
+  json r = report::build_report(a);
   keep_report("notes", r);
   ASSERT_EQ(r["notes"].size(), 4u);
   EXPECT_EQ(r["notes"][0], json({{"ts_ns", kRunStart + 1},
@@ -354,9 +358,9 @@ class LoadReport : public ::testing::Test {
   // The InputError's message, or "" when none was thrown.
   static std::string error_of(const std::filesystem::path& p) {
     try {
-      load_report(p);
-    } catch (const InputError& e) {
-      EXPECT_EQ(e.exit_code(), kExitInput);
+      report::load_report(p);
+    } catch (const core::InputError& e) {
+      EXPECT_EQ(e.exit_code(), core::kExitInput);
       EXPECT_FALSE(e.fix().empty());
       return e.cause();
     }
@@ -365,9 +369,9 @@ class LoadReport : public ::testing::Test {
 };
 
 TEST_F(LoadReport, RoundTripsADumpedReport) {
-  json r = build_report(hopper_analysis_with_window());
-  auto p = write("report.json", dump_report(r));
-  EXPECT_EQ(load_report(p), r);
+  json r = report::build_report(hopper_analysis_with_window());
+  auto p = write("report.json", report::dump_report(r));
+  EXPECT_EQ(report::load_report(p), r);
 }
 
 TEST_F(LoadReport, NamesTheFileAndLineOfEachProblem) {
@@ -380,19 +384,19 @@ TEST_F(LoadReport, NamesTheFileAndLineOfEachProblem) {
   EXPECT_EQ(error_of(empty), empty.string() + ":1: not valid JSON");
   auto other = write("other.json", "{\"name\": \"not a report\"}");
   EXPECT_NE(error_of(other).find("not a diescope report"), std::string::npos);
-  json r = build_report(hopper_analysis());
+  json r = report::build_report(hopper_analysis());
   r["schema"] = 2;
   auto old = write("old.json", r.dump());
   EXPECT_EQ(error_of(old), old.string() + ": report schema 2, this diescope reads schema 3");
 }
 
 TEST(FormatTenths, OneDecimalWithSign) {
-  EXPECT_EQ(format_tenths(849), "84.9");
-  EXPECT_EQ(format_tenths(0), "0.0");
-  EXPECT_EQ(format_tenths(5), "0.5");
-  EXPECT_EQ(format_tenths(-5), "-0.5");
-  EXPECT_EQ(format_tenths(-854), "-85.4");
-  EXPECT_EQ(format_tenths(1000), "100.0");
+  EXPECT_EQ(report::format_tenths(849), "84.9");
+  EXPECT_EQ(report::format_tenths(0), "0.0");
+  EXPECT_EQ(report::format_tenths(5), "0.5");
+  EXPECT_EQ(report::format_tenths(-5), "-0.5");
+  EXPECT_EQ(report::format_tenths(-854), "-85.4");
+  EXPECT_EQ(report::format_tenths(1000), "100.0");
 }
 
 }  // namespace

@@ -16,11 +16,13 @@ namespace {
 using test::column;
 using test::split_lines;
 
-constexpr TimeNs kT0 = 1'000'000'000;
-constexpr TimeNs kMs = kNsPerMs;
+constexpr recording::TimeNs kT0 = 1'000'000'000;
+constexpr recording::TimeNs kMs = recording::kNsPerMs;
 
-OwnedChipSample chip(TimeNs start_ms, TimeNs end_ms, std::vector<double> units, double diag, double count) {
-  return OwnedChipSample{kT0 + start_ms * kMs, kT0 + end_ms * kMs, std::move(units), {diag}, {count}};
+recording::OwnedChipSample chip(recording::TimeNs start_ms, recording::TimeNs end_ms,
+                                std::vector<double> units, double diag, double count) {
+  return recording::OwnedChipSample{
+      kT0 + start_ms * kMs, kT0 + end_ms * kMs, std::move(units), {diag}, {count}};
 }
 
 // Seven samples, one of each kind (times in ms after T0 = 1 s):
@@ -32,31 +34,34 @@ OwnedChipSample chip(TimeNs start_ms, TimeNs end_ms, std::vector<double> units, 
 //   5 [644, 654)  count NaN (a missing count leaves it in); engine reading at 660 is NaN
 //                 -> used, DIE-Util max(10, 20) = 20
 //   6 [700, 710)  after the run's end at 700                           -> outside the run
-MemoryRecording seven_samples() {
-  MemoryRecording rec;
-  RecordingMeta& m = rec.meta_data;
+recording::MemoryRecording seven_samples() {
+  recording::MemoryRecording rec;
+  recording::RecordingMeta& m = rec.meta_data;
   m.units = {column("fp32", "FP32", "sm__inst_executed_pipe_fma"), column("dram", "DRAM", "dram__bytes")};
   m.diagnostics = {column("sm_active", "SM active", "gr__cycles_active")};
   m.counts = {column("dram_bytes", "DRAM bytes", "dram__bytes.sum")};
   m.engines = {column("nvenc", "NVENC", "nvml_encoder")};
-  m.engines[0].source = UnitSource::nvml_engine;
+  m.engines[0].source = recording::UnitSource::nvml_engine;
   m.engines[0].counted_by_gpu_util = false;
   m.start_ns = kT0;
-  rec.side_records.counters = {CountersEvent{kT0, true, ""}};
-  rec.side_records.end = RunEnd{kT0 + 700 * kMs, 0, RunEnding::exit()};
+  rec.side_records.counters = {recording::CountersEvent{kT0, true, ""}};
+  rec.side_records.end = recording::RunEnd{kT0 + 700 * kMs, 0, recording::RunEnding::exit()};
   rec.side_records.last_ts_ns = kT0 + 710 * kMs;
-  rec.list<ChipSample>() = {chip(0, 614, {0.69, 0.54}, 99, 2.132e9), chip(614, 624, {80, 1}, 100, 1e8),
-                            chip(624, 634, {kNaN, 2}, 100, 1e8),     chip(634, 634, {10, 20}, 100, 1e8),
-                            chip(634, 644, {10, 20}, kNaN, 1e8),     chip(644, 654, {10, 20}, 50, kNaN),
-                            chip(700, 710, {10, 20}, 50, 1e8)};
-  rec.list<EngineReading>() = {OwnedEngineReading{kT0 + 630 * kMs, {90}},
-                               OwnedEngineReading{kT0 + 660 * kMs, {kNaN}}};
+  rec.list<recording::ChipSample>() = {chip(0, 614, {0.69, 0.54}, 99, 2.132e9),
+                                       chip(614, 624, {80, 1}, 100, 1e8),
+                                       chip(624, 634, {analysis::kNaN, 2}, 100, 1e8),
+                                       chip(634, 634, {10, 20}, 100, 1e8),
+                                       chip(634, 644, {10, 20}, analysis::kNaN, 1e8),
+                                       chip(644, 654, {10, 20}, 50, analysis::kNaN),
+                                       chip(700, 710, {10, 20}, 50, 1e8)};
+  rec.list<recording::EngineReading>() = {recording::OwnedEngineReading{kT0 + 630 * kMs, {90}},
+                                          recording::OwnedEngineReading{kT0 + 660 * kMs, {analysis::kNaN}}};
   return rec;
 }
 
 // The run [0, 700) ms and a steady window [640, 700) ms, as an analysis would give them.
-Analysis run_and_window() {
-  Analysis a;
+analysis::Analysis run_and_window() {
+  analysis::Analysis a;
   a.run.start_ns = kT0;
   a.run.end_ns = kT0 + 700 * kMs;
   a.window.found = true;
@@ -65,17 +70,19 @@ Analysis run_and_window() {
   return a;
 }
 
-std::string csv_of(const RecordSource& rec, const Analysis* a, SamplesCsvStats* stats = nullptr) {
+std::string csv_of(const recording::RecordSource& rec, const analysis::Analysis* a,
+                   report::SamplesCsvStats* stats = nullptr) {
   std::string out;
-  SamplesCsvStats s = write_samples_csv(rec, a, [&](std::string_view piece) { out += piece; });
+  report::SamplesCsvStats s =
+      report::write_samples_csv(rec, a, [&](std::string_view piece) { out += piece; });
   if (stats) *stats = s;
   return out;
 }
 
 TEST(SamplesCsv, OneRowPerSampleAsReadWithItsVerdict) {
-  MemoryRecording rec = seven_samples();
-  Analysis a = run_and_window();
-  SamplesCsvStats stats;
+  recording::MemoryRecording rec = seven_samples();
+  analysis::Analysis a = run_and_window();
+  report::SamplesCsvStats stats;
   std::string csv = csv_of(rec, &a, &stats);
   // window_share: sample 4 [634, 644) overlaps the window [640, 700) for 4 of 10 ms = 0.4;
   // sample 5 lies inside it (1); the empty sample has no share (NaN); the others 0.
@@ -102,9 +109,9 @@ TEST(SamplesCsv, OneRowPerSampleAsReadWithItsVerdict) {
 }
 
 TEST(SamplesCsv, VerdictsAddUpToTheAnalysisCounts) {
-  MemoryRecording rec = seven_samples();
-  Analysis a = analyze(rec);
-  SamplesCsvStats stats;
+  recording::MemoryRecording rec = seven_samples();
+  analysis::Analysis a = analysis::analyze(rec);
+  report::SamplesCsvStats stats;
   std::string csv = csv_of(rec, &a, &stats);
   // The analysis reads the six samples that touch the run; the seventh is outside it.
   EXPECT_EQ(a.run.samples_read, stats.rows - stats.outside_run);
@@ -116,7 +123,7 @@ TEST(SamplesCsv, VerdictsAddUpToTheAnalysisCounts) {
 }
 
 TEST(SamplesCsv, WithoutCountersEventsTheFirstSampleIsTheSetup) {
-  MemoryRecording rec = seven_samples();
+  recording::MemoryRecording rec = seven_samples();
   rec.side_records.counters.clear();
   auto lines = split_lines(csv_of(rec, nullptr));
   ASSERT_EQ(lines.size(), 8u);
@@ -127,14 +134,14 @@ TEST(SamplesCsv, WithoutCountersEventsTheFirstSampleIsTheSetup) {
 }
 
 TEST(SamplesCsv, EachCountersStartDropsTheSampleAfterIt) {
-  MemoryRecording rec = seven_samples();
+  recording::MemoryRecording rec = seven_samples();
   // A restart at 630 ms: sample 2 [624, 634) is the first to end after it.
-  rec.side_records.counters.push_back(CountersEvent{kT0 + 630 * kMs, true, ""});
+  rec.side_records.counters.push_back(recording::CountersEvent{kT0 + 630 * kMs, true, ""});
   auto lines = split_lines(csv_of(rec, nullptr));
   EXPECT_NE(lines[3].find(",dropped_first,first sample"), std::string::npos);  // sample 2
   EXPECT_NE(lines[2].find(",used,"), std::string::npos);                       // sample 1
-  Analysis a = analyze(rec);
-  SamplesCsvStats stats;
+  analysis::Analysis a = analysis::analyze(rec);
+  report::SamplesCsvStats stats;
   csv_of(rec, &a, &stats);
   EXPECT_EQ(a.run.dropped_first, stats.dropped_first);
   EXPECT_EQ(a.run.dropped_broken, stats.dropped_broken);
@@ -142,7 +149,7 @@ TEST(SamplesCsv, EachCountersStartDropsTheSampleAfterIt) {
 }
 
 TEST(SamplesCsv, FieldsWithCommasAreQuoted) {
-  MemoryRecording rec = seven_samples();
+  recording::MemoryRecording rec = seven_samples();
   rec.meta_data.units[0].key = "fp32,heavy";
   auto lines = split_lines(csv_of(rec, nullptr));
   EXPECT_EQ(lines[0].rfind("index,start_ns,end_ns,duration_ms,\"unit.fp32,heavy\",unit.dram,", 0), 0u);
@@ -151,13 +158,13 @@ TEST(SamplesCsv, FieldsWithCommasAreQuoted) {
 
 TEST(SamplesCsv, StreamsInBoundedPieces) {
   // 20,000 samples of 10 ms: the writer hands the text on in pieces of about 64 KiB, never whole.
-  MemoryRecording rec;
+  recording::MemoryRecording rec;
   rec.meta_data.units = {column("fp32", "FP32", "x")};
-  for (TimeNs i = 0; i < 20'000; ++i)
-    rec.list<ChipSample>().push_back(
-        OwnedChipSample{kT0 + i * 10 * kMs, kT0 + (i + 1) * 10 * kMs, {42.5}, {}, {}});
+  for (recording::TimeNs i = 0; i < 20'000; ++i)
+    rec.list<recording::ChipSample>().push_back(
+        recording::OwnedChipSample{kT0 + i * 10 * kMs, kT0 + (i + 1) * 10 * kMs, {42.5}, {}, {}});
   std::size_t pieces = 0, largest = 0, total = 0;
-  SamplesCsvStats stats = write_samples_csv(rec, nullptr, [&](std::string_view p) {
+  report::SamplesCsvStats stats = report::write_samples_csv(rec, nullptr, [&](std::string_view p) {
     ++pieces;
     largest = std::max(largest, p.size());
     total += p.size();

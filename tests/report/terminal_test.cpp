@@ -19,8 +19,8 @@ using test::split_lines;
 
 const std::filesystem::path kGolden = std::filesystem::path(DIESCOPE_SOURCE_DIR) / "tests/report/golden";
 
-std::string render(const Analysis& a) {
-  return render_terminal(build_report(a));
+std::string render(const analysis::Analysis& a) {
+  return report::render_terminal(report::build_report(a));
 }
 
 TEST(Terminal, ExactHeadlineOfAFullRun) {
@@ -73,15 +73,15 @@ TEST(Terminal, WindowSectionHasItsOwnFigures) {
 }
 
 TEST(Terminal, PartialSaysSoOnItsFirstLineAndDieUtilRow) {
-  Analysis a = hopper_analysis();
+  analysis::Analysis a = hopper_analysis();
   a.run.chip_covered_s = 2.0;
   a.run.chip_coverage_pct = 100.0 * 2.0 / 3.51;  // 56.98% -> 57.0
   a.run.partial = true;
-  a.run.partial_cause = PartialCause::low_coverage;
+  a.run.partial_cause = analysis::PartialCause::low_coverage;
   a.run.gpu_util_whole_span_pct = 45.04;
-  json r = build_report(a);
+  json r = report::build_report(a);
   keep_report("terminal_partial", r);
-  auto lines = split_lines(render_terminal(r));
+  auto lines = split_lines(report::render_terminal(r));
   ASSERT_GE(lines.size(), 7u);
   EXPECT_EQ(
       lines[0],
@@ -100,14 +100,15 @@ TEST(Terminal, PartialSaysSoOnItsFirstLineAndDieUtilRow) {
 }
 
 TEST(Terminal, GapWithinTheNoiseFloorReadsZero) {
-  Analysis a = hopper_analysis();
+  analysis::Analysis a = hopper_analysis();
   // GPU-Util 41.5, DIE-Util 41.2: gap 0.3 < floor 0.5, counted as 0; idle takes all of stranded:
   // stranded 58.8 = idle 58.8 + active 0.0.
   a.run.gpu_util_pct = 41.5;
-  a.run.headline = Headline{415, 412, 0, 588, 588, 0, true, GapMissing::none, SplitMissing::none, ""};
-  json r = build_report(a);
+  a.run.headline = analysis::Headline{
+      415, 412, 0, 588, 588, 0, true, analysis::GapMissing::none, analysis::SplitMissing::none, ""};
+  json r = report::build_report(a);
   keep_report("terminal_noise_floor", r);
-  auto lines = split_lines(render_terminal(r));
+  auto lines = split_lines(report::render_terminal(r));
   // Raw gap 41.5 - 41.234567 = 0.265433 -> 0.3.
   EXPECT_EQ(lines[3],
             "  gap           0.0     points: 0.3 is within GPU-Util's noise floor (0.5), so it counts as 0");
@@ -115,21 +116,21 @@ TEST(Terminal, GapWithinTheNoiseFloorReadsZero) {
 }
 
 TEST(Terminal, MissingFiguresSayWhy) {
-  Analysis a = hopper_analysis();
-  a.run.gpu_util_pct = kNaN;
-  a.run.gpu_util_coverage_pct = kNaN;
-  a.run.gpu_util_from = GpuUtilFrom::none;
-  a.run.gpu_util_missing = GpuUtilMissing::not_covered;
-  a.run.headline = Headline{};
+  analysis::Analysis a = hopper_analysis();
+  a.run.gpu_util_pct = analysis::kNaN;
+  a.run.gpu_util_coverage_pct = analysis::kNaN;
+  a.run.gpu_util_from = analysis::GpuUtilFrom::none;
+  a.run.gpu_util_missing = analysis::GpuUtilMissing::not_covered;
+  a.run.headline = analysis::Headline{};
   a.run.headline.die_util_tenths = 412;
   a.run.headline.stranded_tenths = 588;
-  a.run.headline.gap_missing = GapMissing::no_gpu_util;
-  a.run.headline.split_missing = SplitMissing::no_gap;
+  a.run.headline.gap_missing = analysis::GapMissing::no_gpu_util;
+  a.run.headline.split_missing = analysis::SplitMissing::no_gap;
   a.run.limiting_unit.reset();
-  a.run.limiting_unit_missing = LimitingUnitMissing::no_busy_unit;
-  json r = build_report(a);
+  a.run.limiting_unit_missing = analysis::LimitingUnitMissing::no_busy_unit;
+  json r = report::build_report(a);
   keep_report("terminal_missing", r);
-  auto lines = split_lines(render_terminal(r));
+  auto lines = split_lines(report::render_terminal(r));
   EXPECT_EQ(lines[1], "  GPU-Util      n/a     no GPU-Util sample covers the chip-sampled time");
   EXPECT_EQ(
       lines[3],
@@ -144,18 +145,19 @@ TEST(Terminal, MissingFiguresSayWhy) {
 }
 
 TEST(Terminal, NegativeGapIsPrintedWithItsSign) {
-  Analysis a = hopper_analysis();
+  analysis::Analysis a = hopper_analysis();
   // GPU-Util 8.4, DIE-Util 93.8 (video encoder): gap -85.4, stranded 6.2 = idle 91.6 + active -85.4.
-  a.run.headline = Headline{84, 938, -854, 62, 916, -854, false, GapMissing::none, SplitMissing::none, ""};
+  a.run.headline = analysis::Headline{
+      84, 938, -854, 62, 916, -854, false, analysis::GapMissing::none, analysis::SplitMissing::none, ""};
   auto lines = split_lines(render(a));
   EXPECT_EQ(lines[3], "  gap           -85.4   points, GPU-Util minus DIE-Util");
   EXPECT_EQ(lines[4], "  stranded      6.2     points = idle 91.6 + active -85.4");
 }
 
 TEST(Terminal, NotesAreListedLast) {
-  Analysis a = hopper_analysis();
-  a.notes = {Note{0, "sampler", "the counter decoder stopped at 2.1 s"}};
-  a.hygiene.clock_jumps = {ClockJump{test::kRunStart + 1'500'000'000, -250'000'000}};
+  analysis::Analysis a = hopper_analysis();
+  a.notes = {recording::Note{0, "sampler", "the counter decoder stopped at 2.1 s"}};
+  a.hygiene.clock_jumps = {recording::ClockJump{test::kRunStart + 1'500'000'000, -250'000'000}};
   auto lines = split_lines(render(a));
   ASSERT_GE(lines.size(), 3u);
   EXPECT_EQ(lines[lines.size() - 3], "notes");
@@ -167,29 +169,29 @@ TEST(Terminal, NotesAreListedLast) {
 }
 
 TEST(Terminal, ReRenderedReportReadsTheSame) {
-  json r = build_report(hopper_analysis_with_window());
-  json back = json::parse(dump_report(r));
-  EXPECT_EQ(render_terminal(back), render_terminal(r));
+  json r = report::build_report(hopper_analysis_with_window());
+  json back = json::parse(report::dump_report(r));
+  EXPECT_EQ(report::render_terminal(back), report::render_terminal(r));
 }
 
 TEST(Terminal, RendererWritesToItsStream) {
-  json r = build_report(hopper_analysis());
+  json r = report::build_report(hopper_analysis());
   std::ostringstream out;
-  TerminalRenderer terminal(out);
-  terminal.render(ReportInput{r});
-  EXPECT_EQ(out.str(), render_terminal(r));
+  report::TerminalRenderer terminal(out);
+  terminal.render(report::ReportInput{r});
+  EXPECT_EQ(out.str(), report::render_terminal(r));
 }
 
 TEST(Terminal, CalibrationLineNamesUnitsByVerdict) {
-  Analysis a = hopper_analysis();
-  ReportContext ctx;
+  analysis::Analysis a = hopper_analysis();
+  report::ReportContext ctx;
   ctx.calibration =
       json{{"status", "partial"},
            {"reason", "a full calibration in which some units passed"},
            {"units", {{"dram", "pass"}, {"fp32", "pass"}, {"tensor", "no_check"}, {"l2", "fail"}}}};
   json r = build_report(a, ctx);
   keep_report("terminal_calibration", r);
-  auto lines = split_lines(render_terminal(r));
+  auto lines = split_lines(report::render_terminal(r));
   // Units in the report's order (FP32, Tensor, DRAM, L2), grouped pass, fail, inconclusive, no check.
   EXPECT_EQ(
       lines[7],
@@ -201,14 +203,14 @@ TEST(Terminal, CalibrationLineNamesUnitsByVerdict) {
 // repeat them (it did: "passed FP32 ...; passed FP32 ..." in
 // bench/results/calibrate/2026-11-29-h200-mma-sync/run-lookup.txt).
 TEST(Terminal, CalibrationLineDoesNotRepeatTheLookupsUnitList) {
-  Analysis a = hopper_analysis();
-  ReportContext ctx;
+  analysis::Analysis a = hopper_analysis();
+  report::ReportContext ctx;
   ctx.calibration = json{
       {"status", "partial"},
       {"reason", "full calibration of 2026-11-29T17:47:42Z: passed FP32, DRAM; failed L2; no check Tensor"},
       {"units", {{"dram", "pass"}, {"fp32", "pass"}, {"tensor", "no_check"}, {"l2", "fail"}}}};
   json r = build_report(a, ctx);
-  auto lines = split_lines(render_terminal(r));
+  auto lines = split_lines(report::render_terminal(r));
   EXPECT_EQ(lines[7],
             "  calibration           partial: full calibration of 2026-11-29T17:47:42Z: passed FP32, DRAM; "
             "failed L2; "
@@ -225,17 +227,17 @@ TEST(TerminalGolden, RunWithWindow) {
 }
 
 TEST(TerminalGolden, PartialRun) {
-  Analysis a = hopper_analysis();
+  analysis::Analysis a = hopper_analysis();
   a.run.chip_coverage_pct = 50;
   a.run.partial = true;
-  a.run.partial_cause = PartialCause::low_coverage;
+  a.run.partial_cause = analysis::PartialCause::low_coverage;
   EXPECT_EQ(golden_mismatch(render(a), kGolden / "partial.txt"), "");
 }
 
 TEST(TerminalGolden, PlaceholdersStillCatchWrongWording) {
-  Analysis a = hopper_analysis();
+  analysis::Analysis a = hopper_analysis();
   a.run.partial = true;
-  a.run.partial_cause = PartialCause::low_coverage;
+  a.run.partial_cause = analysis::PartialCause::low_coverage;
   // A partial run does not match the full run's golden file: its first line differs.
   EXPECT_NE(golden_mismatch(render(a), kGolden / "run.txt"), "");
 }

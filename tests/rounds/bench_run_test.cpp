@@ -127,7 +127,7 @@ TEST_F(BenchRun, FiveRoundsWithOneMissingWindowAndOnePartialRound) {
   fs::create_directories(reports);
   for (int k = 1; k <= 5; ++k) {
     const fs::path round = dir_ / ("round-0" + std::to_string(k));
-    auto source = open_recording(round / "gpu0.dsrec");
+    auto source = recording::open_recording(round / "gpu0.dsrec");
     EXPECT_EQ(source->meta().run_type, "round");
     const fs::path report = round / "gpu0.dsrec.report" / "report.json";
     const nlohmann::json rep = nlohmann::json::parse(read_text(report));
@@ -153,7 +153,7 @@ TEST_F(BenchRun, ASecondBenchIntoTheSameFolderIsRefused) {
   try {
     run_bench(options(kSteady, 2), *nvml_, progress);
     FAIL() << "a folder holding bench.json must not be reused";
-  } catch (const UsageError& e) {
+  } catch (const core::UsageError& e) {
     EXPECT_NE(e.cause().find("already holds a bench"), std::string::npos);
   }
 }
@@ -172,7 +172,7 @@ TEST_F(BenchRun, ACommandThatCannotRunStopsAtTheFirstRound) {
   try {
     run_bench(o, *nvml_, progress);
     FAIL() << "a missing command must throw";
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     EXPECT_EQ(e.exit_code(), 127);
   }
   EXPECT_EQ(progress.finished, std::vector<int>{1});

@@ -28,7 +28,7 @@ dt::Builder steady_run(double gpu_util = 98, double dram = 80, int samples = 9) 
   for (int i = 0; i < samples; ++i) b.sample(100 + i * 100, 200 + i * 100, {10, dram}, {}, {4e11});
   b.util_every(0, 1000, 100, gpu_util);
   for (double t = 0; t <= 1000; t += 100) b.clock(t, 1980, 3201);
-  b.mark(200, MarkKind::start).mark(800, MarkKind::stop);
+  b.mark(200, recording::MarkKind::start).mark(800, recording::MarkKind::stop);
   return b;
 }
 
@@ -36,11 +36,11 @@ double figure(const std::vector<Figure>& figures, const std::string& key) {
   for (const Figure& f : figures)
     if (f.key == key) return f.value;
   ADD_FAILURE() << "no figure " << key;
-  return kNaN;
+  return analysis::kNaN;
 }
 
 TEST(Judge, KeepsARoundWithAFullyCoveredWindow) {
-  const Analysis a = steady_run().analyze();
+  const analysis::Analysis a = steady_run().analyze();
   ASSERT_TRUE(a.window.found);
   const Verdict v = judge_round(a);
   EXPECT_TRUE(v.kept);
@@ -73,22 +73,22 @@ TEST(Judge, LeavesOutARoundWhoseWindowIsPartial) {
 TEST(Judge, APartialWholeRunDoesNotMatterWhenTheWindowIsCovered) {
   // Samples end at 800 ms with the window; the run to 1000 ms is covered 700/1000 = 70%: partial run,
   // full window. Only the window counts for a bench.
-  const Analysis a = steady_run(98, 80, 7).analyze();
+  const analysis::Analysis a = steady_run(98, 80, 7).analyze();
   EXPECT_TRUE(a.run.partial);
   EXPECT_FALSE(a.window.results.partial);
   EXPECT_TRUE(judge_round(a).kept);
 }
 
 TEST(Judge, HandBuiltAnalysesFollowTheSameRules) {
-  Analysis a;
+  analysis::Analysis a;
   a.window.found = false;
-  a.window.finding = WindowFinding::start_without_stop;
+  a.window.finding = analysis::WindowFinding::start_without_stop;
   EXPECT_EQ(judge_round(a).reason,
             "no steady window (start without stop: no stop marker after the start marker)");
   a.window.found = true;
   a.window.results.is_window = true;
   a.window.results.partial = true;
-  a.window.results.partial_cause = PartialCause::low_coverage;
+  a.window.results.partial_cause = analysis::PartialCause::low_coverage;
   a.window.results.chip_coverage_pct = 42.4;
   EXPECT_EQ(judge_round(a).reason, "window partial (counters covered 42% of the window)");
   a.window.results.partial = false;
@@ -96,7 +96,7 @@ TEST(Judge, HandBuiltAnalysesFollowTheSameRules) {
 }
 
 TEST(Figures, HeadlineUnitsRatesAndClocksOverTheWindow) {
-  const Analysis a = steady_run().analyze();
+  const analysis::Analysis a = steady_run().analyze();
   const std::vector<Figure> f = figures_of(a, a.window.results);
   // GPU-Util 98, DIE-Util = busiest unit = DRAM 80; gap 98 - 80 = 18; stranded 100 - 80 = 20, of which
   // idle 100 - 98 = 2 and active = the gap, 18.
@@ -127,7 +127,7 @@ TEST(Figures, WithinTheNoiseFloorIdleTakesAllOfStranded) {
   // as 0 in the headline, so active is 0 and idle takes all of stranded, 20; the gap itself stays 0.4.
   dt::Builder b = steady_run(80.4, 80);
   b.rec.meta_data.gpu_util_resolution_pct = 1;
-  const Analysis a = b.analyze();
+  const analysis::Analysis a = b.analyze();
   const std::vector<Figure> f = figures_of(a, a.window.results);
   EXPECT_NEAR(figure(f, "gap_points"), 0.4, 1e-9);
   EXPECT_NEAR(figure(f, "idle_points"), 20.0, 1e-9);
@@ -136,7 +136,7 @@ TEST(Figures, WithinTheNoiseFloorIdleTakesAllOfStranded) {
 
 TEST(Figures, ANegativeGapLeavesTheSplitUnavailable) {
   // GPU-Util 50 below DIE-Util 80: gap -30, idle and active can't be told apart.
-  const Analysis a = steady_run(50, 80).analyze();
+  const analysis::Analysis a = steady_run(50, 80).analyze();
   const std::vector<Figure> f = figures_of(a, a.window.results);
   EXPECT_NEAR(figure(f, "gap_points"), -30.0, 1e-9);
   EXPECT_NEAR(figure(f, "stranded_points"), 20.0, 1e-9);
@@ -149,7 +149,7 @@ Round make_round(int number, double die, double gpu, std::string left_out = "") 
   Round r;
   r.number = number;
   r.folder = fs::path("/tmp/bench") / ("round-0" + std::to_string(number));
-  r.ending = RunEnding::exit();
+  r.ending = recording::RunEnding::exit();
   GpuRound g;
   g.gpu_index = 0;
   g.gpu.index = 0;
@@ -159,7 +159,7 @@ Round make_round(int number, double die, double gpu, std::string left_out = "") 
   g.report = r.folder / "gpu0.dsrec.report" / "report.json";
   g.verdict = {left_out.empty(), left_out};
   g.window_found = left_out.rfind("no steady window", 0) != 0;
-  g.window_finding = g.window_found ? WindowFinding::markers : WindowFinding::no_markers;
+  g.window_finding = g.window_found ? analysis::WindowFinding::markers : analysis::WindowFinding::no_markers;
   g.headline = nlohmann::json{{"die_util_pct", die}};
   if (std::isnan(gpu)) {
     g.headline["gpu_util_pct"] = nullptr;
@@ -181,7 +181,7 @@ std::vector<Round> five_rounds() {
   // Kept: 1, 4, 5 with DIE-Util 81, 83, 85; GPU-Util 96, NaN, 98. Left out: 2 (no window), 3 (partial).
   return {make_round(1, 81, 96), make_round(2, 10, 50, "no steady window (no markers)"),
           make_round(3, 20, 60, "window partial (counters covered 50% of the window)"),
-          make_round(4, 83, kNaN), make_round(5, 85, 98)};
+          make_round(4, 83, analysis::kNaN), make_round(5, 85, 98)};
 }
 
 const FigureStats& stats_of(const GpuBench& b, const std::string& key) {
@@ -266,7 +266,7 @@ BenchResult five_round_result(const fs::path& folder) {
   r.interval_ms = 10;
   r.drain_ms = 1000;
   r.start_ns = dt::T0;
-  r.end_ns = dt::T0 + 60 * kNsPerSecond;
+  r.end_ns = dt::T0 + 60 * recording::kNsPerSecond;
   r.bench_json = folder / "bench.json";
   r.rounds = five_rounds();
   for (Round& round : r.rounds) {
@@ -310,7 +310,7 @@ TEST(BenchJson, NamesKeptAndLeftOutRoundsWithStatisticsAndRelativePaths) {
   EXPECT_DOUBLE_EQ(die["mean"].get<double>(), 83.0);
   EXPECT_DOUBLE_EQ(die["sd"].get<double>(), 2.0);
   // Kept for the schema test (tests/rounds/validate_bench.py).
-  write_file_atomically(r.bench_json, j.dump(2) + "\n");
+  core::write_file_atomically(r.bench_json, j.dump(2) + "\n");
 }
 
 TEST(BenchJson, OneKeptRoundHasNullSpreadWithAReason) {
@@ -329,7 +329,7 @@ TEST(BenchJson, OneKeptRoundHasNullSpreadWithAReason) {
   EXPECT_TRUE(gpu["sd"].is_null());
   EXPECT_EQ(gpu["sd_reason"], "one kept round has a value: no spread");
   EXPECT_EQ(j["stopped_because"], "interrupted during round 2");
-  write_file_atomically(r.bench_json, j.dump(2) + "\n");
+  core::write_file_atomically(r.bench_json, j.dump(2) + "\n");
 }
 
 TEST(Text, SummaryTableNamesLeftOutRoundsAndTheInterval) {
@@ -358,7 +358,7 @@ TEST(Text, RoundLinesAndTheProgressBar) {
   exited.exit_code = 3;
   EXPECT_EQ(describe_round(exited),
             "GPU 0 kept (GPU-Util 98.0%, DIE-Util 85.0%); the command exited with code 3");
-  exited.ending = RunEnding::killed_by(SIGSEGV);
+  exited.ending = recording::RunEnding::killed_by(SIGSEGV);
   exited.exit_code = 139;
   EXPECT_EQ(describe_round(exited),
             "GPU 0 kept (GPU-Util 98.0%, DIE-Util 85.0%); the command ended by SIGSEGV");

@@ -36,10 +36,10 @@ TEST(WorkloadLauncher, MissingBinaryNamesThePathAndTheFix) {
   try {
     find_workload_binary(dir.path / "diescope");
     FAIL() << "a missing diescope-workload was accepted";
-  } catch (const diescope::Error& e) {
+  } catch (const diescope::core::Error& e) {
     EXPECT_NE(e.cause().find((dir.path / "diescope-workload").string()), std::string::npos) << e.cause();
     EXPECT_NE(e.fix().find("diescope-workload"), std::string::npos) << e.fix();
-    EXPECT_EQ(e.exit_code(), diescope::kExitDevice);
+    EXPECT_EQ(e.exit_code(), diescope::core::kExitDevice);
   }
 }
 
@@ -51,7 +51,7 @@ TEST(WorkloadLauncher, NonExecutableBinaryIsRefused) {
   try {
     find_workload_binary(dir.path / "diescope");
     FAIL() << "a non-executable diescope-workload was accepted";
-  } catch (const diescope::Error& e) {
+  } catch (const diescope::core::Error& e) {
     EXPECT_NE(e.cause().find("not executable"), std::string::npos) << e.cause();
   }
   fs::permissions(binary, fs::perms::owner_all);
@@ -64,7 +64,7 @@ TEST(WorkloadLauncher, FailedExecThrowsInsteadOfReturning) {
   try {
     exec_workload(dir.path, {"ffma"});
     FAIL() << "exec_workload returned without an error";
-  } catch (const diescope::Error& e) {
+  } catch (const diescope::core::Error& e) {
     EXPECT_NE(e.cause().find("cannot start " + dir.path.string()), std::string::npos) << e.cause();
   }
 }

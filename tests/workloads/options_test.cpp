@@ -17,7 +17,7 @@ T parse_as(const std::vector<std::string>& args) {
 int usage_exit_code(const std::vector<std::string>& args) {
   try {
     parse_command_line(args);
-  } catch (const diescope::UsageError& e) {
+  } catch (const diescope::core::UsageError& e) {
     EXPECT_FALSE(e.fix().empty());
     return e.exit_code();
   }
@@ -41,14 +41,14 @@ TEST(WorkloadOptions, FfmaTakesSmsSecondsAndDevice) {
 }
 
 TEST(WorkloadOptions, BadValuesAreUsageErrors) {
-  EXPECT_EQ(usage_exit_code({"ffma", "--sms", "0"}), diescope::kExitUsage);
-  EXPECT_EQ(usage_exit_code({"ffma", "--seconds", "-1"}), diescope::kExitUsage);
-  EXPECT_EQ(usage_exit_code({"ffma", "--seconds", "abc"}), diescope::kExitUsage);
-  EXPECT_EQ(usage_exit_code({"ffma", "--frobnicate"}), diescope::kExitUsage);
-  EXPECT_EQ(usage_exit_code({"gemm", "--m", "0"}), diescope::kExitUsage);
-  EXPECT_EQ(usage_exit_code({"stream", "--elements", "10"}), diescope::kExitUsage);
-  EXPECT_EQ(usage_exit_code({"stream", "--kernel", "scale"}), diescope::kExitUsage);
-  EXPECT_EQ(usage_exit_code({"bogus"}), diescope::kExitUsage);
+  EXPECT_EQ(usage_exit_code({"ffma", "--sms", "0"}), diescope::core::kExitUsage);
+  EXPECT_EQ(usage_exit_code({"ffma", "--seconds", "-1"}), diescope::core::kExitUsage);
+  EXPECT_EQ(usage_exit_code({"ffma", "--seconds", "abc"}), diescope::core::kExitUsage);
+  EXPECT_EQ(usage_exit_code({"ffma", "--frobnicate"}), diescope::core::kExitUsage);
+  EXPECT_EQ(usage_exit_code({"gemm", "--m", "0"}), diescope::core::kExitUsage);
+  EXPECT_EQ(usage_exit_code({"stream", "--elements", "10"}), diescope::core::kExitUsage);
+  EXPECT_EQ(usage_exit_code({"stream", "--kernel", "scale"}), diescope::core::kExitUsage);
+  EXPECT_EQ(usage_exit_code({"bogus"}), diescope::core::kExitUsage);
 }
 
 TEST(WorkloadOptions, StreamKernelChoice) {
@@ -82,11 +82,11 @@ TEST(WorkloadOptions, DutyOnTimeMustFitThePeriod) {
   try {
     parse_command_line({"duty", "--on-ms", "150", "--period-ms", "100"});
     FAIL() << "an on-time longer than the period was accepted";
-  } catch (const diescope::UsageError& e) {
+  } catch (const diescope::core::UsageError& e) {
     EXPECT_NE(e.cause().find("--on-ms 150 is longer than --period-ms 100"), std::string::npos) << e.cause();
   }
   // 0.05 s cannot hold one 100 ms period.
-  EXPECT_EQ(usage_exit_code({"duty", "--seconds", "0.05", "--period-ms", "100"}), diescope::kExitUsage);
+  EXPECT_EQ(usage_exit_code({"duty", "--seconds", "0.05", "--period-ms", "100"}), diescope::core::kExitUsage);
 }
 
 TEST(WorkloadOptions, HelpIsReturnedNotRun) {

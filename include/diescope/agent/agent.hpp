@@ -60,9 +60,9 @@ class Agent {
   std::vector<AgentRecord> finish(const std::string& why);
 
   // The source time of the next thing due (a poll, the end of a chip window or of a period).
-  TimeNs next_due_ns() const;
+  recording::TimeNs next_due_ns() const;
   // Source time of the latest step.
-  TimeNs now_ns() const { return now_ns_; }
+  recording::TimeNs now_ns() const { return now_ns_; }
   // Replay only: the recording is over and its last period has been closed.
   bool ended() const { return ended_; }
   const std::vector<GpuStatus>& status() const { return status_; }
@@ -71,12 +71,12 @@ class Agent {
 
  private:
   struct GpuState;
-  void start_period(GpuState& g, TimeNs start);
+  void start_period(GpuState& g, recording::TimeNs start);
   void absorb(GpuState& g, GpuBatch& batch);
-  std::optional<AgentRecord> close_period(GpuState& g, TimeNs end,
+  std::optional<AgentRecord> close_period(GpuState& g, recording::TimeNs end,
                                           const std::vector<std::string>& extra_notes);
-  void restart_all(const ClockEvent& event, TimeNs now);
-  void schedule(GpuState& g, TimeNs now);
+  void restart_all(const ClockEvent& event, recording::TimeNs now);
+  void schedule(GpuState& g, recording::TimeNs now);
   bool always_on() const;
 
   AgentSource& source_;
@@ -86,8 +86,8 @@ class Agent {
   std::vector<std::unique_ptr<GpuState>> gpus_;
   std::vector<GpuStatus> status_;
   std::vector<GpuBatch> batches_;
-  TimeNs now_ns_ = 0;
-  TimeNs next_poll_ns_ = 0;
+  recording::TimeNs now_ns_ = 0;
+  recording::TimeNs next_poll_ns_ = 0;
   bool ended_ = false;
 };
 

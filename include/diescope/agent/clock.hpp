@@ -8,9 +8,9 @@ namespace diescope::agent {
 
 // One reading of the host's clocks, all in ns.
 struct ClockReadings {
-  TimeNs realtime_ns = 0;   // CLOCK_REALTIME: what records are timed on
-  TimeNs monotonic_ns = 0;  // CLOCK_MONOTONIC: never steps, stops during suspend
-  TimeNs boottime_ns = 0;   // CLOCK_BOOTTIME: like monotonic, but keeps counting through suspend
+  recording::TimeNs realtime_ns = 0;   // CLOCK_REALTIME: what records are timed on
+  recording::TimeNs monotonic_ns = 0;  // CLOCK_MONOTONIC: never steps, stops during suspend
+  recording::TimeNs boottime_ns = 0;   // CLOCK_BOOTTIME: like monotonic, but keeps counting through suspend
 };
 
 class Clock {
@@ -26,14 +26,15 @@ class SystemClock final : public Clock {
 };
 
 // A step larger than this between two reads restarts the agent's record (docs/method.md#known-limits).
-inline constexpr TimeNs kMaxClockSkewNs = 100 * kNsPerMs;
+inline constexpr recording::TimeNs kMaxClockSkewNs = 100 * recording::kNsPerMs;
 
 // What ClockWatch saw between two reads.
 struct ClockEvent {
   enum class Kind { none, wall_step, suspend };
   Kind kind = Kind::none;
-  TimeNs step_ns = 0;  // wall step: how far the wall clock moved against boottime; suspend: its length
-  TimeNs at_realtime_ns = 0;
+  recording::TimeNs step_ns =
+      0;  // wall step: how far the wall clock moved against boottime; suspend: its length
+  recording::TimeNs at_realtime_ns = 0;
 };
 
 // Compares successive readings. A suspend shows as boottime running ahead of monotonic; a wall step
@@ -41,14 +42,14 @@ struct ClockEvent {
 // as a step). NTP slewing moves realtime by well under 0.1 s between two polls and is not an event.
 class ClockWatch {
  public:
-  explicit ClockWatch(TimeNs max_skew_ns = kMaxClockSkewNs) : max_skew_ns_(max_skew_ns) {}
+  explicit ClockWatch(recording::TimeNs max_skew_ns = kMaxClockSkewNs) : max_skew_ns_(max_skew_ns) {}
   ClockEvent check(const ClockReadings& now);
 
  private:
-  TimeNs max_skew_ns_;
+  recording::TimeNs max_skew_ns_;
   bool have_prev_ = false;
-  TimeNs prev_real_minus_boot_ = 0;
-  TimeNs prev_boot_minus_mono_ = 0;
+  recording::TimeNs prev_real_minus_boot_ = 0;
+  recording::TimeNs prev_boot_minus_mono_ = 0;
 };
 
 }  // namespace diescope::agent

@@ -50,8 +50,8 @@ class MetricsServer {
  private:
   void serve();
   Handler handler_;
-  UniqueFd listen_fd_;
-  Pipe wake_;  // a byte on it stops the server's thread
+  core::UniqueFd listen_fd_;
+  core::Pipe wake_;  // a byte on it stops the server's thread
   int port_ = 0;
   std::string bound_;
   std::atomic<long> served_{0};

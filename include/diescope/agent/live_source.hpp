@@ -22,17 +22,18 @@ namespace diescope::agent {
 class GpuTelemetry {
  public:
   virtual ~GpuTelemetry() = default;
-  virtual GpuIdentity identity() const = 0;
-  virtual std::vector<ColumnDef> engine_columns() const = 0;
+  virtual recording::GpuIdentity identity() const = 0;
+  virtual std::vector<recording::ColumnDef> engine_columns() const = 0;
   // Appends what is new since the previous read (GPU-Util samples, one clock, throttle, power,
   // engine and process reading) and notes (e.g. the switch to polled GPU-Util).
-  virtual void read(TimeNs now, GpuBatch& out) = 0;
+  virtual void read(recording::TimeNs now, GpuBatch& out) = 0;
 };
 
 struct SupervisorTiming {
-  TimeNs backoff_initial_ns = kNsPerSecond;
-  TimeNs backoff_max_ns = 60 * kNsPerSecond;
-  TimeNs stop_timeout_ns = 5 * kNsPerSecond;  // a child that does not stop by then is killed
+  recording::TimeNs backoff_initial_ns = recording::kNsPerSecond;
+  recording::TimeNs backoff_max_ns = 60 * recording::kNsPerSecond;
+  recording::TimeNs stop_timeout_ns =
+      5 * recording::kNsPerSecond;  // a child that does not stop by then is killed
 };
 
 // Starts, stops and restarts one GPU's sampler child and turns its messages into records.
@@ -47,23 +48,23 @@ class SamplerSupervisor {
 
   // The agent wants the counters on (start a child now, or after a running one has stopped or the
   // backoff has passed) or off (ask the child to stop).
-  void set_wanted(bool on, TimeNs now, GpuBatch& out);
+  void set_wanted(bool on, recording::TimeNs now, GpuBatch& out);
   // Reads the child's messages, notices its end, restarts it when due.
-  void pump(TimeNs now, GpuBatch& out);
+  void pump(recording::TimeNs now, GpuBatch& out);
   // Stops the child and waits (up to the stop timeout) for it to end.
-  void stop_and_wait(TimeNs now, GpuBatch& out);
+  void stop_and_wait(recording::TimeNs now, GpuBatch& out);
 
   int fd() const;  // the child's output, -1 when none
   bool wanted() const { return wanted_; }
   bool running() const { return child_ != nullptr; }
   long starts() const { return starts_; }
   long restarts() const { return restarts_; }  // starts after a failure
-  TimeNs retry_at_ns() const { return retry_at_ns_; }
+  recording::TimeNs retry_at_ns() const { return retry_at_ns_; }
 
  private:
-  void start(TimeNs now, GpuBatch& out);
-  void handle(const collect::SamplerMessage& message, TimeNs now, GpuBatch& out);
-  void reap(TimeNs now, GpuBatch& out);
+  void start(recording::TimeNs now, GpuBatch& out);
+  void handle(const collect::SamplerMessage& message, recording::TimeNs now, GpuBatch& out);
+  void reap(recording::TimeNs now, GpuBatch& out);
 
   collect::SamplerConfig config_;
   const collect::UnitTable* table_;
@@ -79,7 +80,7 @@ class SamplerSupervisor {
   bool saw_error_ = false;
   std::string last_error_;
   int failures_ = 0;  // consecutive failed children
-  TimeNs retry_at_ns_ = 0;
+  recording::TimeNs retry_at_ns_ = 0;
   long starts_ = 0;
   long restarts_ = 0;
 };
@@ -98,12 +99,12 @@ class LiveSource final : public AgentSource {
 
   std::string kind() const override { return "live"; }
   std::size_t gpu_count() const override { return gpus_.size(); }
-  const RecordingMeta& meta(std::size_t gpu) const override { return gpus_.at(gpu).meta; }
-  TimeNs now_ns(const ClockReadings& clocks) override { return clocks.realtime_ns; }
-  void collect(TimeNs now, std::vector<GpuBatch>& out) override;
-  void set_counters(std::size_t gpu, bool on, TimeNs now) override;
+  const recording::RecordingMeta& meta(std::size_t gpu) const override { return gpus_.at(gpu).meta; }
+  recording::TimeNs now_ns(const ClockReadings& clocks) override { return clocks.realtime_ns; }
+  void collect(recording::TimeNs now, std::vector<GpuBatch>& out) override;
+  void set_counters(std::size_t gpu, bool on, recording::TimeNs now) override;
   std::vector<int> wait_fds() const override;
-  void shutdown(TimeNs now, std::vector<GpuBatch>& out) override;
+  void shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) override;
   long sampler_restarts(std::size_t gpu) const override;
   bool counters_on(std::size_t gpu) const override;
 
@@ -111,12 +112,12 @@ class LiveSource final : public AgentSource {
   struct Gpu {
     std::unique_ptr<GpuTelemetry> telemetry;
     std::unique_ptr<SamplerSupervisor> supervisor;  // null: no counters for this GPU
-    RecordingMeta meta;
-    GpuBatch pending;         // produced by set_counters, handed out at the next collect
-    TimeNs next_read_ns = 0;  // NVML is read once per poll, however often collect() runs
+    recording::RecordingMeta meta;
+    GpuBatch pending;                    // produced by set_counters, handed out at the next collect
+    recording::TimeNs next_read_ns = 0;  // NVML is read once per poll, however often collect() runs
   };
   std::vector<Gpu> gpus_;
-  TimeNs poll_ns_ = 0;
+  recording::TimeNs poll_ns_ = 0;
   std::function<void(const std::string&)> log_;
 };
 

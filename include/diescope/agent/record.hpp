@@ -22,16 +22,16 @@ inline constexpr int kAgentRecordSchema = 1;
 struct UnitFigure {
   std::string key;
   std::string label;
-  double mean_pct = kNaN;
-  double availability_pct = kNaN;
+  double mean_pct = analysis::kNaN;
+  double availability_pct = analysis::kNaN;
   std::vector<std::string> flags;  // stand_in_counter, different_measure
 };
 
 // Why the previous record was abandoned and this one started afresh.
 struct Restart {
   std::string kind;  // "wall_clock_step", "suspend"
-  TimeNs step_ns = 0;
-  TimeNs at_ns = 0;  // when the agent noticed it (wall clock after the step)
+  recording::TimeNs step_ns = 0;
+  recording::TimeNs at_ns = 0;  // when the agent noticed it (wall clock after the step)
   std::string text;
 };
 
@@ -46,10 +46,10 @@ struct AgentRecord {
   std::string source;  // "live" or "replay"
 
   // The period and its chip window (ns, CLOCK_REALTIME or the recording's timeline in replay).
-  TimeNs period_start_ns = 0;
-  TimeNs period_end_ns = 0;
-  std::optional<TimeNs> window_start_ns;  // nullopt: the counters were never on in this period
-  std::optional<TimeNs> window_end_ns;
+  recording::TimeNs period_start_ns = 0;
+  recording::TimeNs period_end_ns = 0;
+  std::optional<recording::TimeNs> window_start_ns;  // nullopt: the counters were never on in this period
+  std::optional<recording::TimeNs> window_end_ns;
   double counters_on_s = 0;  // measured: from asking for the counters to their confirmed stop
 
   // Settings.
@@ -59,37 +59,37 @@ struct AgentRecord {
   double poll_ms = 1000;
 
   // The chip window's results.
-  double die_util_pct = kNaN;
+  double die_util_pct = analysis::kNaN;
   std::string die_util_reason;
   std::vector<UnitFigure> units;
   std::optional<std::string> limiting_unit;
   std::string limiting_reason;
-  double chip_coverage_pct = kNaN;
-  double chip_scheduled_s = kNaN;
+  double chip_coverage_pct = analysis::kNaN;
+  double chip_scheduled_s = analysis::kNaN;
   std::string chip_coverage_gate;  // "pass" or "partial"
   std::string partial_wording;
   std::int64_t samples_read = 0;
   std::int64_t samples_used = 0;
 
   // GPU-Util over the same time, and the headline (whole tenths turned back into percent).
-  double gpu_util_pct = kNaN;
-  double gpu_util_coverage_pct = kNaN;
+  double gpu_util_pct = analysis::kNaN;
+  double gpu_util_coverage_pct = analysis::kNaN;
   std::string gpu_util_reason;
   std::string gpu_util_source;
-  double gap_pct = kNaN;
-  double stranded_pct = kNaN;
-  double stranded_idle_pct = kNaN;
-  double stranded_active_pct = kNaN;
+  double gap_pct = analysis::kNaN;
+  double stranded_pct = analysis::kNaN;
+  double stranded_idle_pct = analysis::kNaN;
+  double stranded_active_pct = analysis::kNaN;
   bool gap_within_noise_floor = false;
   std::string gap_reason;
   std::string split_reason;
 
   // Hardware over the chip window.
-  ClockStats sm_clock;
-  ClockStats mem_clock;
+  analysis::ClockStats sm_clock;
+  analysis::ClockStats mem_clock;
   std::optional<std::vector<std::string>> throttle_reasons;
-  double power_limit_min_w = kNaN;
-  double power_limit_max_w = kNaN;
+  double power_limit_min_w = analysis::kNaN;
+  double power_limit_max_w = analysis::kNaN;
 
   // Cost: the estimate or the reason there is none.
   std::optional<CostEntry> cost;
@@ -114,7 +114,7 @@ struct RecordContext {
 
 // Builds the record from the analysis of one period whose chip window is the analysis's steady
 // window (marks at the counters' on and off); without a window it takes the whole period.
-AgentRecord make_record(const Analysis& analysis, const RecordContext& context);
+AgentRecord make_record(const analysis::Analysis& analysis, const RecordContext& context);
 
 nlohmann::json record_to_json(const AgentRecord& record);
 // One line, no newline.

@@ -30,23 +30,23 @@ class ReplaySource final : public AgentSource {
   // Opens every file (InputError when one cannot be read) at the moment of `start`.
   ReplaySource(const ReplayOptions& options, const ClockReadings& start);
   // For tests: recordings already open.
-  ReplaySource(std::vector<std::unique_ptr<RecordSource>> recordings, double speed, bool loop,
+  ReplaySource(std::vector<std::unique_ptr<recording::RecordSource>> recordings, double speed, bool loop,
                const ClockReadings& start);
   ~ReplaySource() override;
 
   std::string kind() const override { return "replay"; }
   std::size_t gpu_count() const override;
-  const RecordingMeta& meta(std::size_t gpu) const override;
-  TimeNs now_ns(const ClockReadings& clocks) override;
+  const recording::RecordingMeta& meta(std::size_t gpu) const override;
+  recording::TimeNs now_ns(const ClockReadings& clocks) override;
   double speed() const override { return speed_; }
-  void collect(TimeNs now, std::vector<GpuBatch>& out) override;
-  void set_counters(std::size_t gpu, bool on, TimeNs now) override;
-  bool ended(TimeNs now) const override;
-  TimeNs end_ns() const override;
-  void shutdown(TimeNs now, std::vector<GpuBatch>& out) override;
+  void collect(recording::TimeNs now, std::vector<GpuBatch>& out) override;
+  void set_counters(std::size_t gpu, bool on, recording::TimeNs now) override;
+  bool ended(recording::TimeNs now) const override;
+  recording::TimeNs end_ns() const override;
+  void shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) override;
   bool counters_on(std::size_t gpu) const override;
   // The timeline's start (the first recording's start).
-  TimeNs origin_ns() const { return origin_ns_; }
+  recording::TimeNs origin_ns() const { return origin_ns_; }
 
  private:
   struct Gpu;
@@ -54,8 +54,8 @@ class ReplaySource final : public AgentSource {
   std::vector<std::unique_ptr<Gpu>> gpus_;
   double speed_ = 1.0;
   bool loop_ = false;
-  TimeNs origin_ns_ = 0;
-  TimeNs mono0_ns_ = 0;
+  recording::TimeNs origin_ns_ = 0;
+  recording::TimeNs mono0_ns_ = 0;
 };
 
 }  // namespace diescope::agent

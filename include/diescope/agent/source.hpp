@@ -14,9 +14,10 @@ namespace diescope::agent {
 
 // The records one GPU produced since the previous collect, each kind in time order: every stream
 // kind (list<R>()), plus the counters events and notes.
-struct GpuBatch : StreamRecords {
-  std::vector<CountersEvent> counters;  // the counters actually started or stopped (ts as measured)
-  std::vector<Note> notes;
+struct GpuBatch : recording::StreamRecords {
+  std::vector<recording::CountersEvent>
+      counters;  // the counters actually started or stopped (ts as measured)
+  std::vector<recording::Note> notes;
   void clear() { *this = GpuBatch{}; }
 };
 
@@ -26,28 +27,28 @@ class AgentSource {
   virtual std::string kind() const = 0;  // "live" or "replay"
   virtual std::size_t gpu_count() const = 0;
   // Identity and columns of one GPU (start_ns and the duty fields are the agent's to set).
-  virtual const RecordingMeta& meta(std::size_t gpu) const = 0;
+  virtual const recording::RecordingMeta& meta(std::size_t gpu) const = 0;
 
   // The source's timeline at the moment of `clocks`: the wall clock (live) or the recording's own
   // time (replay, which runs `speed()` recording seconds per monotonic second).
-  virtual TimeNs now_ns(const ClockReadings& clocks) = 0;
+  virtual recording::TimeNs now_ns(const ClockReadings& clocks) = 0;
   virtual double speed() const { return 1.0; }
   // After a wall-clock step or a suspend: re-anchor the timeline (live: nothing to do).
   virtual void rebase(const ClockReadings& /*clocks*/) {}
 
   // Everything read up to `now`, appended to out[gpu] (out has gpu_count() entries).
-  virtual void collect(TimeNs now, std::vector<GpuBatch>& out) = 0;
+  virtual void collect(recording::TimeNs now, std::vector<GpuBatch>& out) = 0;
   // Enables (on) or disables (off) one GPU's counters. Disabling means the counters are switched
   // off, not paused (pausing saves nothing: docs/method.md#measurement-cost). The change shows as a
   // CountersEvent in a later collect, timed when it took effect.
-  virtual void set_counters(std::size_t gpu, bool on, TimeNs now) = 0;
+  virtual void set_counters(std::size_t gpu, bool on, recording::TimeNs now) = 0;
   // File descriptors worth waking for (a sampler child's output); collect soon after one is readable.
   virtual std::vector<int> wait_fds() const { return {}; }
   // Replay: the recording is over at `end_ns()`, and nothing more will come.
-  virtual bool ended(TimeNs /*now*/) const { return false; }
-  virtual TimeNs end_ns() const { return 0; }
+  virtual bool ended(recording::TimeNs /*now*/) const { return false; }
+  virtual recording::TimeNs end_ns() const { return 0; }
   // Disables every GPU's counters and waits (bounded) for them to confirm; the agent is stopping.
-  virtual void shutdown(TimeNs now, std::vector<GpuBatch>& out) = 0;
+  virtual void shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) = 0;
   // Times the counter sampler had to be restarted after it failed, per GPU (live only).
   virtual long sampler_restarts(std::size_t /*gpu*/) const { return 0; }
   // Whether a GPU's counters are on (or being started) now.

@@ -31,7 +31,7 @@ class RecordStore {
   // Stores the records in one transaction and sets their ids. Throws Error on failure (disk full).
   void add(std::vector<AgentRecord>& records);
   // Deletes records whose period ended before `cutoff_ns` (and their units). Returns how many.
-  long delete_before(TimeNs cutoff_ns);
+  long delete_before(recording::TimeNs cutoff_ns);
   long count() const;
   const std::filesystem::path& path() const { return path_; }
 

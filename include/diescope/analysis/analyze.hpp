@@ -12,7 +12,7 @@
 #include "diescope/analysis/result.hpp"
 #include "diescope/recording/source.hpp"
 
-namespace diescope {
+namespace diescope::analysis {
 
 // The method's thresholds (docs/method.md#thresholds-at-a-glance). Chosen, not measured.
 // A unit must have a value for at least this share of the usable chip time to be the limiting unit.
@@ -28,7 +28,7 @@ inline constexpr double kMinChipCoveragePct = 90.0;
 inline constexpr double kMinWholeSpanGpuUtilCoveragePct = 90.0;
 // An NVML GPU-Util sample is booked to at most this long before its timestamp (NVML's longest
 // documented averaging period).
-inline constexpr TimeNs kMaxNvmlPeriodNs = kNsPerSecond;
+inline constexpr recording::TimeNs kMaxNvmlPeriodNs = recording::kNsPerSecond;
 
 // Why the analysis leaves a chip sample out (docs/method.md, "Which chip samples are used").
 enum class SampleDrop { none, first, broken };
@@ -45,7 +45,7 @@ struct SampleBreak {
 // trace), so that they apply the analysis's own rules rather than copies of them.
 struct ObservedSample {
   std::int64_t index = 0;  // position in the chip-sample stream, from 0
-  const ChipSample* sample = nullptr;
+  const recording::ChipSample* sample = nullptr;
   // The drop rules, which do not depend on the run: a sample outside it still gets its verdict.
   SampleDrop drop = SampleDrop::none;
   SampleBreak broken;   // where a broken sample (drop == broken) broke
@@ -63,7 +63,7 @@ struct AnalysisOptions {
 };
 
 // Throws InputError when a stream breaks the RecordSource promises (time order, column counts).
-Analysis analyze(const RecordSource& source, const AnalysisOptions& options = {});
+Analysis analyze(const recording::RecordSource& source, const AnalysisOptions& options = {});
 
 // DIE-Util of one sample: the busiest available unit, as read (not clamped). NaN when no unit is
 // available. `engines` holds the engine values matched to this sample (may be empty). Non-finite
@@ -73,15 +73,16 @@ double die_util_of_sample(std::span<const double> units, std::span<const double>
 // One NVML GPU-Util sample booked to the time it describes: (max(previous ts, ts - 1 s), ts]
 // (docs/method.md, "GPU-Util").
 struct BookedUtil {
-  TimeNs lo = 0;
-  TimeNs hi = 0;
+  recording::TimeNs lo = 0;
+  recording::TimeNs hi = 0;
   double pct = 0;
-  UtilSource source = UtilSource::samples;
+  recording::UtilSource source = recording::UtilSource::samples;
 };
 
 // Books every GPU-Util sample of the recording in time order, by the rule analyze() weighs them
 // with; for outputs that draw GPU-Util over time. Throws InputError as analyze() would.
-void for_each_booked_util(const RecordSource& source, const std::function<void(const BookedUtil&)>& visit);
+void for_each_booked_util(const recording::RecordSource& source,
+                          const std::function<void(const BookedUtil&)>& visit);
 
 // What the headline is computed from; analyze() fills it from a span's results.
 struct HeadlineInputs {
@@ -98,4 +99,4 @@ struct HeadlineInputs {
 // the noise floor (half of GPU-Util's resolution) applied to the gap.
 Headline make_headline(const HeadlineInputs& in);
 
-}  // namespace diescope
+}  // namespace diescope::analysis

@@ -13,7 +13,7 @@
 
 #include "diescope/recording/records.hpp"
 
-namespace diescope {
+namespace diescope::analysis {
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -91,8 +91,8 @@ struct ClockStats {
 // The figures of one span: the whole run, or the steady window.
 struct SpanResults {
   bool is_window = false;  // the steady window's results; else the whole run's
-  TimeNs start_ns = 0;
-  TimeNs end_ns = 0;
+  recording::TimeNs start_ns = 0;
+  recording::TimeNs end_ns = 0;
   double span_s = 0;
 
   // Chip samples.
@@ -157,7 +157,8 @@ struct Hygiene {
   std::optional<int> compute_holders_max;  // nullopt: the process list could not be read
   std::optional<int> graphics_holders_max;
   int exited_holders = 0;
-  std::vector<ClockJump> clock_jumps;  // the report notes each: figures over spans across it may be wrong
+  std::vector<recording::ClockJump>
+      clock_jumps;  // the report notes each: figures over spans across it may be wrong
 };
 
 // Something the analysis found about the recording itself. The report shows each as a note with
@@ -169,20 +170,20 @@ struct AnalysisFinding {
     samples_outside_run,  // chip samples wholly outside the run, left out
   };
   Kind kind = Kind::no_end_record;
-  TimeNs ts_ns = 0;
+  recording::TimeNs ts_ns = 0;
   double run_s = 0;          // no_end_record: from the run's start to its last record
   std::int64_t samples = 0;  // samples_outside_run: how many
 };
 
 struct Analysis {
   int method = 0;
-  RecordingMeta meta;
+  recording::RecordingMeta meta;
   SpanResults run;
   WindowResults window;
   Hygiene hygiene;
-  std::vector<Note> notes;  // from the recording (sampler stopped, GPU-Util fallback, ...)
+  std::vector<recording::Note> notes;  // from the recording (sampler stopped, GPU-Util fallback, ...)
   std::vector<AnalysisFinding> findings;
   bool truncated_input = false;
 };
 
-}  // namespace diescope
+}  // namespace diescope::analysis

@@ -39,9 +39,9 @@ struct CalibrationGpu {
 };
 
 struct CalibratedUnit {
-  std::string key;    // unit key, "fp32"
-  std::string label;  // "FP32"
-  UnitRecipe recipe;  // how the unit was read: a report's unit must be read the same way
+  std::string key;               // unit key, "fp32"
+  std::string label;             // "FP32"
+  recording::UnitRecipe recipe;  // how the unit was read: a report's unit must be read the same way
   Verdict verdict = Verdict::inconclusive;
   std::string reason;
   std::optional<double> ceiling_pct;  // the reading at full load; nullopt with ceiling_reason
@@ -106,11 +106,12 @@ std::optional<std::int64_t> parse_utc_date(std::string_view text);
 std::string format_utc_date(std::int64_t seconds_since_epoch);
 
 // How a unit's recipe prints: "counter X" or "mean of X and Y".
-std::string recipe_text(const UnitRecipe& recipe);
-nlohmann::json recipe_json(const UnitRecipe& recipe);
+std::string recipe_text(const recording::UnitRecipe& recipe);
+nlohmann::json recipe_json(const recording::UnitRecipe& recipe);
 
 // A checked unit as the file stores it, from its column and its check.
-CalibratedUnit calibrated_unit(const ColumnDef& column, const UnitRule& rule, const UnitCheck& check);
+CalibratedUnit calibrated_unit(const recording::ColumnDef& column, const UnitRule& rule,
+                               const UnitCheck& check);
 nlohmann::json device_model_json(const DeviceModel& model);
 
 // The diescope source commit this binary was configured from ("unknown" outside a git checkout).

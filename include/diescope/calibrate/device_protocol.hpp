@@ -79,17 +79,17 @@ class WorkloadLines {
 // What calibrate knows before it plans: the probe recording's GPU, unit table and units, with the
 // SM count and L2 size from the workload's device line where it gives them as integers (CUDA's
 // figures, which NVML may not have).
-DeviceFacts device_facts(const RecordingMeta& probe, const nlohmann::json& device);
+DeviceFacts device_facts(const recording::RecordingMeta& probe, const nlohmann::json& device);
 
 // One chip sample as the calibration reads it: the unit's value (percent of peak) and the byte
 // count beside it (NaN when none).
 struct CounterSample {
-  TimeNs start_ns = 0, end_ns = 0;
+  recording::TimeNs start_ns = 0, end_ns = 0;
   double value = 0;
   double bytes = 0;
 };
 struct MemClockReading {
-  TimeNs ts_ns = 0;
+  recording::TimeNs ts_ns = 0;
   double mem_mhz = 0;
 };
 
@@ -104,7 +104,7 @@ MeasuredStep measure_step(const WorkloadStep& step, const std::vector<CounterSam
 // measure_step for each reported step, over the run's recording: each unit's column of the chip
 // samples (DRAM with the dram_bytes count beside it) and NVML's memory clock. A step gets its
 // plan's role; one the plan does not name is reported.
-std::vector<MeasuredStep> measure_recorded_steps(const RecordSource& recording,
+std::vector<MeasuredStep> measure_recorded_steps(const recording::RecordSource& recording,
                                                  const std::vector<WorkloadStep>& steps,
                                                  const CalibrationPlan& plan);
 

@@ -34,10 +34,10 @@ struct CalibrationQuery {
   std::string gpu_model;
   std::string driver;
   int method = 0;
-  std::vector<ColumnDef> units;  // the report's DIE-Util units: chip units, then NVML engines
+  std::vector<recording::ColumnDef> units;  // the report's DIE-Util units: chip units, then NVML engines
 };
 // From a recording's metadata and the method the report is analysed with.
-CalibrationQuery calibration_query(const RecordingMeta& meta, int method);
+CalibrationQuery calibration_query(const recording::RecordingMeta& meta, int method);
 
 // One file looked at.
 struct CandidateFile {
@@ -102,7 +102,7 @@ CalibrationBlock find_calibration(const CalibrationQuery& query,
                                   const std::optional<std::filesystem::path>& explicit_path,
                                   const std::optional<std::filesystem::path>& default_dir);
 // The same, from a recording's metadata, with default_calibration_dir().
-CalibrationBlock find_calibration(const RecordingMeta& meta, int method,
+CalibrationBlock find_calibration(const recording::RecordingMeta& meta, int method,
                                   const std::optional<std::filesystem::path>& explicit_path = std::nullopt);
 
 // The report's `calibration` object (docs/report.schema.json).

@@ -19,9 +19,9 @@ namespace diescope::calibrate {
 
 // What calibrate knows about the device before it runs anything.
 struct DeviceFacts {
-  GpuIdentity gpu;               // model, driver, chip, SMs, L2, compute capability
-  std::string unit_table;        // the unit table the sampler reads, e.g. "hopper-gh100"
-  std::vector<ColumnDef> units;  // its DIE-Util units, with their recipes
+  recording::GpuIdentity gpu;               // model, driver, chip, SMs, L2, compute capability
+  std::string unit_table;                   // the unit table the sampler reads, e.g. "hopper-gh100"
+  std::vector<recording::ColumnDef> units;  // its DIE-Util units, with their recipes
 };
 
 // The work each step runs; the device side maps each to a kernel.
@@ -141,6 +141,6 @@ CalibrationFile build_calibration(const DeviceFacts& facts, const CalibrationPla
 // Fits the device model from the sweeps' points: the STREAM ceiling, then the cache capacity of
 // both working-set sweeps with that ceiling as the DRAM rate, the launch fill over the device's
 // SMs, and the issue rate normalised by the fitted fill where there is one.
-DeviceModel fit_device_model(DeviceModel points, const GpuIdentity& gpu);
+DeviceModel fit_device_model(DeviceModel points, const recording::GpuIdentity& gpu);
 
 }  // namespace diescope::calibrate

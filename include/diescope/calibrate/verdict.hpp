@@ -70,8 +70,8 @@ const std::vector<UnitRule>& unit_rules();
 const UnitRule* unit_rule(std::string_view unit);
 
 struct Interval {
-  TimeNs start_ns = 0;
-  TimeNs end_ns = 0;
+  recording::TimeNs start_ns = 0;
+  recording::TimeNs end_ns = 0;
 };
 
 // What the device side measured for one step. NaN marks what could not be read.

@@ -24,7 +24,7 @@ struct DeviceTag;
 }  // namespace nvml_abi
 
 // An NVML call that failed: the call, where it was made, NVML's name for the code and its own text.
-class NvmlError : public DeviceError {
+class NvmlError : public core::DeviceError {
  public:
   NvmlError(std::string call, std::string location, int code, std::string code_name, std::string vendor_text);
   const std::string& call() const { return call_; }
@@ -65,9 +65,10 @@ struct UtilSamplesRead {
     failed,       // any other failure
   };
   Status status = Status::ok;
-  std::vector<UtilSample> samples;  // oldest first, ts in ns, source samples, pct in whole percents
-  std::uint64_t newest_us = 0;      // the newest NVML timestamp seen (pass it back next time)
-  std::string error;                // for unsupported and failed
+  std::vector<recording::UtilSample>
+      samples;                  // oldest first, ts in ns, source samples, pct in whole percents
+  std::uint64_t newest_us = 0;  // the newest NVML timestamp seen (pass it back next time)
+  std::string error;            // for unsupported and failed
 };
 
 class NvmlDevice;
@@ -106,25 +107,26 @@ class NvmlDevice {
 
   // Name, UUID, driver, compute capability. chip, l2_bytes and sm_count are left unknown (empty, 0):
   // NVML does not report them; the counter sampler does.
-  GpuIdentity identity() const;
+  recording::GpuIdentity identity() const;
 
   NvmlReading sm_clock_mhz() const;
   NvmlReading memory_clock_mhz() const;
-  ClockReading clocks(TimeNs now_ns) const;
-  ThrottleReading throttle_reasons(TimeNs now_ns) const;  // mask nullopt when NVML cannot say
-  PowerLimitReading power_limit(TimeNs now_ns) const;     // watts, NaN when unreadable
-  NvmlReading polled_gpu_util() const;                    // nvmlDeviceGetUtilizationRates().gpu
+  recording::ClockReading clocks(recording::TimeNs now_ns) const;
+  recording::ThrottleReading throttle_reasons(
+      recording::TimeNs now_ns) const;  // mask nullopt when NVML cannot say
+  recording::PowerLimitReading power_limit(recording::TimeNs now_ns) const;  // watts, NaN when unreadable
+  NvmlReading polled_gpu_util() const;  // nvmlDeviceGetUtilizationRates().gpu
   UtilSamplesRead gpu_util_samples(std::uint64_t last_seen_us) const;
 
   // The engines this GPU reports on (probed once per call), and one reading each, in that order.
   std::vector<NvmlEngine> engines() const;
   NvmlReading engine_utilization(const NvmlEngine& engine) const;
   // Engine columns for RecordingMeta::engines (source nvml_engine, not counted by GPU-Util).
-  std::vector<ColumnDef> engine_columns() const;
+  std::vector<recording::ColumnDef> engine_columns() const;
 
   // Other processes holding the GPU: distinct pids on the compute and graphics lists; -1 when a list
   // could not be read.
-  ProcessReading processes(TimeNs now_ns) const;
+  recording::ProcessReading processes(recording::TimeNs now_ns) const;
 
  private:
   const nvml_abi::Functions& fn() const { return nvml_->functions(); }
@@ -145,34 +147,34 @@ class GpuUtilReader {
  public:
   enum class Reason { none, no_samples, call_missing, repeated_failures, no_new_samples };
   static constexpr int kMaxFailures = 3;
-  static constexpr TimeNs kFailureSpanNs = 7 * kNsPerSecond;
-  static constexpr TimeNs kStaleNs = 10 * kNsPerSecond;
+  static constexpr recording::TimeNs kFailureSpanNs = 7 * recording::kNsPerSecond;
+  static constexpr recording::TimeNs kStaleNs = 10 * recording::kNsPerSecond;
 
-  GpuUtilReader(const NvmlDevice& device, TimeNs start_ns);
+  GpuUtilReader(const NvmlDevice& device, recording::TimeNs start_ns);
   // Call with the host time, at least every few seconds (the driver keeps its samples a while):
   // `run` calls it once a second, and at every poll once it polls. Appends new readings, oldest first.
-  void read(TimeNs now_ns, std::vector<UtilSample>& out);
+  void read(recording::TimeNs now_ns, std::vector<recording::UtilSample>& out);
 
   bool polling() const { return reason_ != Reason::none; }
   Reason reason() const { return reason_; }
   const std::string& reason_text() const { return reason_text_; }  // for a Note with topic "gpu_util"
-  TimeNs switched_at_ns() const { return switched_at_ns_; }
+  recording::TimeNs switched_at_ns() const { return switched_at_ns_; }
   static std::string_view reason_name(Reason reason);
 
  private:
-  void switch_to_polling(Reason reason, TimeNs now_ns, std::string detail);
-  void poll(TimeNs now_ns, std::vector<UtilSample>& out);
+  void switch_to_polling(Reason reason, recording::TimeNs now_ns, std::string detail);
+  void poll(recording::TimeNs now_ns, std::vector<recording::UtilSample>& out);
 
   const NvmlDevice* device_;
-  TimeNs start_ns_;
+  recording::TimeNs start_ns_;
   bool first_read_ = true;
   std::uint64_t last_seen_us_ = 0;
-  TimeNs last_new_sample_ns_;
+  recording::TimeNs last_new_sample_ns_;
   int failures_ = 0;
-  TimeNs first_failure_ns_ = 0;
+  recording::TimeNs first_failure_ns_ = 0;
   Reason reason_ = Reason::none;
   std::string reason_text_;
-  TimeNs switched_at_ns_ = 0;
+  recording::TimeNs switched_at_ns_ = 0;
 };
 
 }  // namespace diescope::collect

@@ -55,11 +55,11 @@ struct GpuRecording {
 };
 
 struct RunOutcome {
-  int exit_code = 0;         // the command's; 128+N when a signal N ended it
-  RunEnding ending;          // exited, or the signal that ended it
-  bool interrupted = false;  // diescope received SIGINT or SIGTERM
-  TimeNs start_ns = 0;
-  TimeNs end_ns = 0;
+  int exit_code = 0;            // the command's; 128+N when a signal N ended it
+  recording::RunEnding ending;  // exited, or the signal that ended it
+  bool interrupted = false;     // diescope received SIGINT or SIGTERM
+  recording::TimeNs start_ns = 0;
+  recording::TimeNs end_ns = 0;
   std::vector<GpuRecording> recordings;
   std::vector<std::string> warnings;  // for the user: counters unavailable, sampler crashed, ...
 };
@@ -75,7 +75,7 @@ RunOutcome record_run(const RunOptions& options, const Nvml& nvml);
 class MarkerScanner {
  public:
   // Feeds bytes; calls `on_mark` for each complete marker line.
-  void feed(std::string_view bytes, const std::function<void(MarkKind)>& on_mark);
+  void feed(std::string_view bytes, const std::function<void(recording::MarkKind)>& on_mark);
 
  private:
   std::string line_;

@@ -61,38 +61,38 @@ struct Metrics {
   std::vector<std::string> names;
 };
 struct Clock {
-  TimeNs offset_ns = 0;       // realtime = gpu + offset
-  TimeNs uncertainty_ns = 0;  // half-width of the bracket the offset was measured in
+  recording::TimeNs offset_ns = 0;       // realtime = gpu + offset
+  recording::TimeNs uncertainty_ns = 0;  // half-width of the bracket the offset was measured in
   std::string method;
 };
 struct On {
-  TimeNs ts_ns = 0;
+  recording::TimeNs ts_ns = 0;
 };
 struct Sample {
-  TimeNs start_ns = 0;
-  TimeNs end_ns = 0;
+  recording::TimeNs start_ns = 0;
+  recording::TimeNs end_ns = 0;
   std::vector<double> values;  // one per metric, in the "metrics" order
 };
 struct Drain {
-  TimeNs ts_ns = 0;
+  recording::TimeNs ts_ns = 0;
   long samples = 0;
   long decode_us = 0;
   long blanked = 0;  // samples in this drain sent with NaN values: a decode split them
 };
 struct Overflow {
-  TimeNs ts_ns = 0;
+  recording::TimeNs ts_ns = 0;
   std::string text;
 };
 struct Gap {
-  TimeNs from_ns = 0;
-  TimeNs to_ns = 0;
+  recording::TimeNs from_ns = 0;
+  recording::TimeNs to_ns = 0;
 };
 struct Note {
   std::string topic;
   std::string text;
 };
 struct Off {
-  TimeNs ts_ns = 0;
+  recording::TimeNs ts_ns = 0;
   std::string reason;
 };
 
@@ -199,10 +199,10 @@ class SamplerProcess {
   long samples_received() const { return samples_received_; }
 
  private:
-  void read_into_buffer(UniqueFd& fd, std::string& buffer, bool& closed);
+  void read_into_buffer(core::UniqueFd& fd, std::string& buffer, bool& closed);
   void parse_buffer(std::vector<SamplerMessage>& out, bool flush_partial);
 
-  ChildProcess child_;  // its stdin says "stop" by closing; its stdout carries the protocol
+  core::ChildProcess child_;  // its stdin says "stop" by closing; its stdout carries the protocol
   int device_ = 0;
   std::string out_buffer_;
   std::vector<SamplerMessage> pending_;  // read by wait(), handed out by the next pump()

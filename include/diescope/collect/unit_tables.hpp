@@ -26,11 +26,11 @@ struct UnitTable {
   std::string architecture;               // "Hopper"
   std::vector<std::string> chips;         // CUPTI chip names, e.g. "GH100"
   std::vector<int> compute_capabilities;  // major*10+minor the chips report, e.g. {90}
-  std::string source;            // where the table comes from (the method's earlier tables, or chosen here)
-  std::string note;              // what the table cannot see in one pass, and why
-  std::vector<ColumnDef> units;  // DIE-Util candidates
-  std::vector<ColumnDef> diagnostics;  // read beside the units, not part of DIE-Util
-  std::vector<ColumnDef> counts;       // raw totals per sample (unit "bytes")
+  std::string source;  // where the table comes from (the method's earlier tables, or chosen here)
+  std::string note;    // what the table cannot see in one pass, and why
+  std::vector<recording::ColumnDef> units;        // DIE-Util candidates
+  std::vector<recording::ColumnDef> diagnostics;  // read beside the units, not part of DIE-Util
+  std::vector<recording::ColumnDef> counts;       // raw totals per sample (unit "bytes")
 };
 
 // Every table, in a fixed order (newest architecture first).
@@ -45,7 +45,7 @@ const UnitTable* unit_table_by_name(std::string_view name);
 std::vector<std::string> table_metrics(const UnitTable& table);
 
 // Sets the unit-related fields of a recording's metadata (unit_table, units, diagnostics, counts).
-void apply_unit_table(const UnitTable& table, RecordingMeta& meta);
+void apply_unit_table(const UnitTable& table, recording::RecordingMeta& meta);
 
 // One sample's column values, in the table's column order.
 struct ColumnValues {
@@ -73,9 +73,9 @@ class ColumnEvaluator {
   std::size_t metric_count_ = 0;
 };
 
-std::string_view unit_flag_name(UnitFlag flag);              // "stand_in_counter", "different_measure"
-std::string_view combine_name(UnitRecipe::Combine combine);  // "counter", "mean"
-std::string_view unit_source_name(UnitSource source);        // "chip", "nvml_engine"
+std::string_view unit_flag_name(recording::UnitFlag flag);  // "stand_in_counter", "different_measure"
+std::string_view combine_name(recording::UnitRecipe::Combine combine);  // "counter", "mean"
+std::string_view unit_source_name(recording::UnitSource source);        // "chip", "nvml_engine"
 
 // docs/units.json, as `diescope units --write` writes it (stable: same tables, same bytes).
 std::string units_json();

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace diescope {
+namespace diescope::core {
 
 // Throws Error naming the path and the system's reason on failure; the temporary is removed.
 void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
@@ -34,4 +34,4 @@ class AtomicFileWriter {
   std::string buffer_;
 };
 
-}  // namespace diescope
+}  // namespace diescope::core

@@ -15,7 +15,7 @@
 #include "diescope/core/error.hpp"
 #include "diescope/core/unique_fd.hpp"
 
-namespace diescope {
+namespace diescope::core {
 
 // Where a program is found the way execvp finds it: a name with '/' is used as it is, any other is
 // looked up in $PATH. A regular, executable file only. Empty when there is none.
@@ -130,4 +130,4 @@ class ChildProcess {
   UniqueFd stdin_, stdout_, stderr_;
 };
 
-}  // namespace diescope
+}  // namespace diescope::core

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace diescope {
+namespace diescope::core {
 
 std::int64_t realtime_ns();       // CLOCK_REALTIME: the timeline of every record
 std::int64_t monotonic_ns();      // CLOCK_MONOTONIC: never steps; stops during a suspend
@@ -13,4 +13,4 @@ std::int64_t boottime_ns();       // CLOCK_BOOTTIME: like monotonic, but counts 
 std::int64_t monotonic_raw_ns();  // CLOCK_MONOTONIC_RAW: the hardware clock, not slewed by NTP
 std::int64_t thread_cpu_ns();     // CPU time of the calling thread
 
-}  // namespace diescope
+}  // namespace diescope::core

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace diescope {
+namespace diescope::core {
 
 // Exit codes the command line uses for its own failures (a measured command's code is passed through).
 inline constexpr int kExitUsage = 2;      // bad flag or argument
@@ -54,4 +54,4 @@ class DeviceError : public Error {
   DeviceError(std::string cause, std::string fix) : Error(std::move(cause), std::move(fix), kExitDevice) {}
 };
 
-}  // namespace diescope
+}  // namespace diescope::core

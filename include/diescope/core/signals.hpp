@@ -11,7 +11,7 @@
 
 #include "diescope/core/unique_fd.hpp"
 
-namespace diescope {
+namespace diescope::core {
 
 // "SIGINT"; "signal 99" for a number the C library has no name for.
 std::string signal_name(int number);
@@ -45,4 +45,4 @@ class SignalSelfPipe {
   std::vector<std::pair<int, int>> previous_targets_;  // (signal, the write end it went to before)
 };
 
-}  // namespace diescope
+}  // namespace diescope::core

@@ -3,7 +3,7 @@
 
 #include <string_view>
 
-namespace diescope {
+namespace diescope::core {
 
 // Owns one file descriptor. Move-only; a moved-from UniqueFd is empty (get() == -1) and closes
 // nothing.
@@ -48,4 +48,4 @@ Pipe make_pipe(std::string_view purpose);
 // Reads and writes on `fd` return EAGAIN instead of blocking.
 void set_nonblocking(int fd);
 
-}  // namespace diescope
+}  // namespace diescope::core

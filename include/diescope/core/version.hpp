@@ -3,7 +3,7 @@
 // change with file formats only.
 #pragma once
 
-namespace diescope {
+namespace diescope::core {
 
 inline constexpr const char* kToolVersion = "0.1.0";
 // diescope's method starts at version 3; docs/method.md#method-versions says what changes it.
@@ -11,4 +11,4 @@ inline constexpr int kMethodVersion = 3;
 inline constexpr int kReportSchemaVersion = 3;
 inline constexpr int kRecordingFormatVersion = 1;
 
-}  // namespace diescope
+}  // namespace diescope::core

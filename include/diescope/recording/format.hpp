@@ -9,7 +9,7 @@
 
 #include "diescope/recording/records.hpp"
 
-namespace diescope {
+namespace diescope::recording {
 
 // The file extension diescope gives recordings.
 inline constexpr std::string_view kRecordingExtension = ".dsrec";
@@ -31,4 +31,4 @@ std::optional<std::uint64_t> throttle_reason_bit(std::string_view name);
 // Every reason in `mask`, lowest bit first; bits without a name appear as one "0x..." entry at the end.
 std::vector<std::string> throttle_reason_names(std::uint64_t mask);
 
-}  // namespace diescope
+}  // namespace diescope::recording

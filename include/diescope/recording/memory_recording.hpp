@@ -9,7 +9,7 @@
 #include "diescope/recording/record_kinds.hpp"
 #include "diescope/recording/source.hpp"
 
-namespace diescope {
+namespace diescope::recording {
 
 template <typename Record>
 using OwnedVector = std::vector<Owned<Record>>;
@@ -46,4 +46,4 @@ class MemoryRecording final : public RecordSource, public StreamRecords {
   AnyStream open_stream(StreamTag kind) const override;
 };
 
-}  // namespace diescope
+}  // namespace diescope::recording

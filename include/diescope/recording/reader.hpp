@@ -16,9 +16,9 @@
 
 #include "diescope/recording/source.hpp"
 
-namespace diescope {
+namespace diescope::recording {
 
 // Throws InputError for a missing, unreadable, empty or malformed file, or a directory.
 std::unique_ptr<RecordSource> open_recording(const std::filesystem::path& path);
 
-}  // namespace diescope
+}  // namespace diescope::recording

@@ -11,7 +11,7 @@
 
 #include "diescope/recording/records.hpp"
 
-namespace diescope {
+namespace diescope::recording {
 
 template <typename... Ts>
 struct TypeList {
@@ -161,4 +161,4 @@ inline TimeNs last_time(const OwnedChipSample& s) {
   return s.end_ns;
 }
 
-}  // namespace diescope
+}  // namespace diescope::recording

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-namespace diescope {
+namespace diescope::recording {
 
 using TimeNs = std::int64_t;
 inline constexpr TimeNs kNsPerMs = 1'000'000;
@@ -225,4 +225,4 @@ struct RunEnd {
   RunEnding ending;
 };
 
-}  // namespace diescope
+}  // namespace diescope::recording

@@ -10,7 +10,7 @@
 #include "diescope/recording/record_kinds.hpp"
 #include "diescope/recording/records.hpp"
 
-namespace diescope {
+namespace diescope::recording {
 
 template <typename Record>
 using RecordPtr = const Record*;
@@ -53,4 +53,4 @@ class MemorySink final : public RecordSink {
   bool any_record_ = false;
 };
 
-}  // namespace diescope
+}  // namespace diescope::recording

@@ -15,7 +15,7 @@
 #include "diescope/recording/record_kinds.hpp"
 #include "diescope/recording/records.hpp"
 
-namespace diescope {
+namespace diescope::recording {
 
 // A forward-only stream of one record kind, in time order. next() fills `out` and returns false at
 // the end. Views inside `out` stay valid until the following call. Throws InputError on a bad record.
@@ -74,4 +74,4 @@ class RecordSource {
   }
 };
 
-}  // namespace diescope
+}  // namespace diescope::recording

@@ -26,7 +26,7 @@
 #include "diescope/recording/records.hpp"
 #include "diescope/recording/sink.hpp"
 
-namespace diescope {
+namespace diescope::recording {
 
 struct SyntheticPhase {
   std::string name;
@@ -76,4 +76,4 @@ SyntheticSpec h200_probe_shape_spec();
 // pattern of compute, input-bound, idle and memory-bound phases with 2% jitter.
 SyntheticSpec long_run_spec(double hours = 24);
 
-}  // namespace diescope
+}  // namespace diescope::recording

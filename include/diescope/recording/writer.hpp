@@ -16,7 +16,7 @@
 #include "diescope/recording/records.hpp"
 #include "diescope/recording/sink.hpp"
 
-namespace diescope {
+namespace diescope::recording {
 
 class RecordingWriter final : public RecordSink {
  public:
@@ -61,4 +61,4 @@ class RecordingWriter final : public RecordSink {
   std::array<bool, kKindCount> have_ts_{};
 };
 
-}  // namespace diescope
+}  // namespace diescope::recording

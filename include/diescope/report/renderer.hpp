@@ -14,15 +14,15 @@
 #include "diescope/analysis/result.hpp"
 #include "diescope/recording/source.hpp"
 
-namespace diescope {
+namespace diescope::report {
 
 struct WalkedSample;  // samples_csv.hpp
 
 struct ReportInput {
   const nlohmann::json& report;
   // Present when the report was made from a recording now; null when re-rendering a report.json.
-  const RecordSource* recording = nullptr;
-  const Analysis* analysis = nullptr;
+  const recording::RecordSource* recording = nullptr;
+  const analysis::Analysis* analysis = nullptr;
 };
 
 class Renderer {
@@ -143,4 +143,4 @@ class TraceRenderer final : public SampleRenderer {
   std::unique_ptr<State> state_;
 };
 
-}  // namespace diescope
+}  // namespace diescope::report

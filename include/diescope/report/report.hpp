@@ -15,18 +15,18 @@
 #include "diescope/analysis/result.hpp"
 #include "diescope/recording/records.hpp"
 
-namespace diescope {
+namespace diescope::report {
 
 // What the report needs beyond the analysis itself.
 struct ReportContext {
-  std::string recording;          // where the analysis came from: a path, or "<memory>"
-  std::optional<RunEnd> run_end;  // how the measured run ended, when the recording says
+  std::string recording;                     // where the analysis came from: a path, or "<memory>"
+  std::optional<recording::RunEnd> run_end;  // how the measured run ended, when the recording says
   // The `calibration` object, as calibrate's lookup builds it (calibrate/lookup.hpp:
   // calibration_block_json(find_calibration(...))). Unset: "unvalidated", no calibration looked up.
   std::optional<nlohmann::json> calibration = std::nullopt;
 };
 
-nlohmann::json build_report(const Analysis& analysis, const ReportContext& context = {});
+nlohmann::json build_report(const analysis::Analysis& analysis, const ReportContext& context = {});
 
 // The file form: two-space indented, newline at the end.
 std::string dump_report(const nlohmann::json& report);
@@ -38,4 +38,4 @@ nlohmann::json load_report(const std::filesystem::path& path);
 // One decimal, as every screen shows figures ("84.9"); "n/a" for null.
 std::string format_tenths(int tenths);
 
-}  // namespace diescope
+}  // namespace diescope::report

@@ -16,7 +16,7 @@
 #include "diescope/analysis/result.hpp"
 #include "diescope/recording/source.hpp"
 
-namespace diescope {
+namespace diescope::report {
 
 enum class SampleUse { used, dropped_first, dropped_broken, outside_run };
 
@@ -28,12 +28,12 @@ struct SampleVerdict {
 // One chip sample as the report's per-sample outputs see it.
 struct WalkedSample {
   std::int64_t index = 0;  // position in the chip-sample stream
-  const ChipSample* sample = nullptr;
+  const recording::ChipSample* sample = nullptr;
   SampleVerdict verdict;
   // The engine reading matched to a used sample (the first at or after its end), one value per
   // engine column; all NaN for dropped samples and when no reading followed.
   std::span<const double> engines;
-  double die_util_pct = kNaN;  // busiest available unit, engines included; not clamped
+  double die_util_pct = analysis::kNaN;  // busiest available unit, engines included; not clamped
 };
 
 // Streams every chip sample through `visit` with its verdict, matched engines and DIE-Util, as
@@ -41,7 +41,7 @@ struct WalkedSample {
 // these verdicts add up to the analysis's own counts. With `analysis` null there is no run to be
 // outside of: every sample gets the verdict of the drop rules alone. A sample outside the run is
 // shown unmatched to engines, as the analysis never reads it.
-void walk_samples(const RecordSource& source, const Analysis* analysis,
+void walk_samples(const recording::RecordSource& source, const analysis::Analysis* analysis,
                   const std::function<void(const WalkedSample&)>& visit);
 
 struct SamplesCsvStats {
@@ -57,7 +57,7 @@ struct SamplesCsvStats {
 // window_share (0..1: the part of the sample inside the window; NaN when there is no window).
 class SamplesCsvWriter {
  public:
-  SamplesCsvWriter(const RecordingMeta& meta, const Analysis* analysis,
+  SamplesCsvWriter(const recording::RecordingMeta& meta, const analysis::Analysis* analysis,
                    std::function<void(std::string_view)> sink);
   void row(const WalkedSample& w);
   SamplesCsvStats finish();
@@ -65,13 +65,13 @@ class SamplesCsvWriter {
  private:
   std::function<void(std::string_view)> sink_;
   bool window_ = false;
-  TimeNs window_start_ = 0, window_end_ = 0;
+  recording::TimeNs window_start_ = 0, window_end_ = 0;
   SamplesCsvStats stats_;
   std::string out_, line_;
 };
 
 // The whole CSV: walk_samples() through a SamplesCsvWriter.
-SamplesCsvStats write_samples_csv(const RecordSource& source, const Analysis* analysis,
+SamplesCsvStats write_samples_csv(const recording::RecordSource& source, const analysis::Analysis* analysis,
                                   const std::function<void(std::string_view)>& sink);
 
-}  // namespace diescope
+}  // namespace diescope::report

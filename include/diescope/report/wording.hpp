@@ -9,37 +9,38 @@
 #include "diescope/analysis/result.hpp"
 #include "diescope/recording/records.hpp"
 
-namespace diescope {
+namespace diescope::report {
 
 // How the steady window was found, or why it was not: "markers", "no markers", ...
-std::string window_words(WindowFinding finding);
+std::string window_words(analysis::WindowFinding finding);
 
 // Why one of a span's figures is missing; empty when it is there.
-std::string die_util_missing_words(const SpanResults& span);
-std::string limiting_unit_missing_words(const SpanResults& span);
-std::string gpu_util_missing_words(const SpanResults& span);
-std::string gap_missing_words(const SpanResults& span);
-std::string split_missing_words(const SpanResults& span);
+std::string die_util_missing_words(const analysis::SpanResults& span);
+std::string limiting_unit_missing_words(const analysis::SpanResults& span);
+std::string gpu_util_missing_words(const analysis::SpanResults& span);
+std::string gap_missing_words(const analysis::SpanResults& span);
+std::string split_missing_words(const analysis::SpanResults& span);
 
 // "partial (counters covered 61% of the run)"; empty when the span passed its coverage gate.
-std::string partial_words(const SpanResults& span);
+std::string partial_words(const analysis::SpanResults& span);
 
 // Where GPU-Util came from: "samples", "polled", "samples+polled"; empty when from neither.
-std::string gpu_util_from_words(GpuUtilFrom from);
+std::string gpu_util_from_words(analysis::GpuUtilFrom from);
 
 // A finding of the analysis, as the text of its note.
-std::string finding_words(const AnalysisFinding& finding);
+std::string finding_words(const analysis::AnalysisFinding& finding);
 
 // A clock jump, as the text of its hygiene note; `run_start_ns` is the recording's start.
-std::string clock_jump_words(const ClockJump& jump, TimeNs run_start_ns);
+std::string clock_jump_words(const recording::ClockJump& jump, recording::TimeNs run_start_ns);
 
 // Why a chip sample was left out: "first sample after the counters started: ...", "unit fp32 is not a
 // number", ...; empty for a sample that was used.
-std::string drop_words(SampleDrop drop, const SampleBreak& broken, const RecordingMeta& meta);
+std::string drop_words(analysis::SampleDrop drop, const analysis::SampleBreak& broken,
+                       const recording::RecordingMeta& meta);
 
 // How a run ended, for people: "exited with code 3", "ended by SIGINT".
-std::string run_ending_words(const RunEnding& ending, int exit_code);
+std::string run_ending_words(const recording::RunEnding& ending, int exit_code);
 // The same in a table's cell: the exit code, or the signal's name ("3", "SIGINT").
-std::string run_ending_cell(const RunEnding& ending, int exit_code);
+std::string run_ending_cell(const recording::RunEnding& ending, int exit_code);
 
-}  // namespace diescope
+}  // namespace diescope::report

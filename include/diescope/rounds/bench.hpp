@@ -33,16 +33,16 @@ inline constexpr int kExitTooFewRounds = 1;
 // One GPU in one round.
 struct GpuRound {
   int gpu_index = -1;
-  GpuIdentity gpu;
+  recording::GpuIdentity gpu;
   std::filesystem::path recording;
   std::filesystem::path report;  // report.json; empty when the recording could not be analysed
   Verdict verdict;
   bool window_found = false;
-  std::optional<WindowFinding> window_finding;  // nullopt when the recording could not be analysed
-  bool counters = false;                        // chip samples were recorded
-  std::string counters_why;                     // why not, or why they stopped early
-  std::optional<std::string> limiting_unit;     // label, over the window
-  std::vector<Figure> figures;                  // over the window; empty when there is none
+  std::optional<analysis::WindowFinding> window_finding;  // nullopt when the recording could not be analysed
+  bool counters = false;                                  // chip samples were recorded
+  std::string counters_why;                               // why not, or why they stopped early
+  std::optional<std::string> limiting_unit;               // label, over the window
+  std::vector<Figure> figures;                            // over the window; empty when there is none
   // The report's rounded headline over the window, or over the run when there is no window
   // (headline_covers says which: "window" or "run"); null when the recording could not be analysed.
   nlohmann::json headline;
@@ -53,10 +53,10 @@ struct Round {
   int number = 0;  // 1-based
   std::filesystem::path folder;
   double duration_s = 0;
-  int exit_code = 0;         // the command's
-  RunEnding ending;          // exited, or the signal that ended it
-  bool interrupted = false;  // diescope was sent SIGINT or SIGTERM during the round
-  std::string failure;       // the run could not be made (the error's cause); empty otherwise
+  int exit_code = 0;            // the command's
+  recording::RunEnding ending;  // exited, or the signal that ended it
+  bool interrupted = false;     // diescope was sent SIGINT or SIGTERM during the round
+  std::string failure;          // the run could not be made (the error's cause); empty otherwise
   std::vector<std::string> warnings;
   std::vector<GpuRound> gpus;
 };
@@ -74,7 +74,7 @@ struct LeftOut {
 
 struct GpuBench {
   int gpu_index = -1;
-  GpuIdentity gpu;
+  recording::GpuIdentity gpu;
   std::vector<int> kept;
   std::vector<LeftOut> left_out;
   std::vector<FigureStats> figures;
@@ -98,8 +98,8 @@ struct BenchResult {
   int rounds_requested = 0;
   double interval_ms = 0;
   double drain_ms = 0;
-  TimeNs start_ns = 0;
-  TimeNs end_ns = 0;
+  recording::TimeNs start_ns = 0;
+  recording::TimeNs end_ns = 0;
   bool interrupted = false;     // stopped early by SIGINT/SIGTERM
   std::string stopped_because;  // why fewer rounds than requested ran; empty when all ran
   std::vector<Round> rounds;

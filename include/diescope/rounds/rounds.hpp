@@ -20,7 +20,7 @@ struct Figure {
   std::string label;  // "GPU-Util", "DRAM", "DRAM bytes", ...
   std::string unit;   // "%", "points", "MHz", "s", "bytes/s", ...
   std::string group;  // "headline", "unit", "diagnostic", "rate", "clock", "window"
-  double value = kNaN;
+  double value = analysis::kNaN;
 };
 
 struct Verdict {
@@ -29,7 +29,7 @@ struct Verdict {
 };
 
 // Kept when the steady window was found and its chip coverage passed the gate.
-Verdict judge_round(const Analysis& analysis);
+Verdict judge_round(const analysis::Analysis& analysis);
 
 // The figures of a span, in a fixed order: the headline (GPU-Util, DIE-Util, gap, stranded, its
 // idle and active parts), the window's length and chip coverage, the SM and memory clocks' means,
@@ -39,9 +39,10 @@ Verdict judge_round(const Analysis& analysis);
 // the headline's split rule at full precision: within the noise floor active is 0 and idle takes
 // all of stranded; above it idle is 100 - GPU-Util and active the gap; below it (a real negative
 // gap) or without a gap both are NaN.
-std::vector<Figure> figures_of(const Analysis& analysis, const SpanResults& span);
+std::vector<Figure> figures_of(const analysis::Analysis& analysis, const analysis::SpanResults& span);
 
 // The limiting unit's label in a span, or nullopt when there is none.
-std::optional<std::string> limiting_label(const Analysis& analysis, const SpanResults& span);
+std::optional<std::string> limiting_label(const analysis::Analysis& analysis,
+                                          const analysis::SpanResults& span);
 
 }  // namespace diescope::rounds

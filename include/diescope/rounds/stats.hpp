@@ -23,15 +23,15 @@ inline constexpr double kNormalQuantile975 = 1.959963984540054;
 
 struct Summary {
   int n = 0;
-  double mean = kNaN;
-  double sd = kNaN;  // sample standard deviation (n-1 in the denominator)
-  double min = kNaN;
-  double max = kNaN;
-  double t = kNaN;           // t_quantile_975(n-1)
-  double half_width = kNaN;  // t * sd / sqrt(n)
-  double low = kNaN;         // mean - half_width
-  double high = kNaN;        // mean + half_width
-  std::string reason;        // why sd and the interval (or everything) are NaN, when they are
+  double mean = analysis::kNaN;
+  double sd = analysis::kNaN;  // sample standard deviation (n-1 in the denominator)
+  double min = analysis::kNaN;
+  double max = analysis::kNaN;
+  double t = analysis::kNaN;           // t_quantile_975(n-1)
+  double half_width = analysis::kNaN;  // t * sd / sqrt(n)
+  double low = analysis::kNaN;         // mean - half_width
+  double high = analysis::kNaN;        // mean + half_width
+  std::string reason;                  // why sd and the interval (or everything) are NaN, when they are
 };
 
 // Summarises finite values (the caller leaves out rounds without a value). n = 0: all NaN;

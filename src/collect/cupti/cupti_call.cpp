@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-namespace diescope::cupti {
+namespace diescope::collect::cupti {
 
 namespace {
 
@@ -96,4 +96,4 @@ std::size_t pass_count(std::vector<std::uint8_t>& image) {
   return passes.numOfPasses;
 }
 
-}  // namespace diescope::cupti
+}  // namespace diescope::collect::cupti

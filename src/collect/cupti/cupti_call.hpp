@@ -15,12 +15,12 @@
 
 #include "diescope/core/error.hpp"
 
-namespace diescope::cupti {
+namespace diescope::collect::cupti {
 
 // A CUPTI call that did not return CUPTI_SUCCESS. The cause reads
 // "cuptiProfilerInitialize(&params) failed at cupti_sampler.cpp:241: CUPTI_ERROR_... (CUPTI's text)";
 // the fix follows from the result (permission, a busy counter unit, a chip or metric name, ...).
-class CuptiError : public DeviceError {
+class CuptiError : public core::DeviceError {
  public:
   CuptiError(CUptiResult result, std::string call, std::string location);
   CUptiResult result() const { return result_; }
@@ -58,8 +58,8 @@ std::vector<std::uint8_t> config_image(CUpti_Profiler_Host_Object* host);
 // The hardware passes a configuration image needs. Throws CuptiError.
 std::size_t pass_count(std::vector<std::uint8_t>& image);
 
-}  // namespace diescope::cupti
+}  // namespace diescope::collect::cupti
 
-#define DIESCOPE_CUPTI_CHECK(call) ::diescope::cupti::check((call), #call, __FILE__, __LINE__)
+#define DIESCOPE_CUPTI_CHECK(call) ::diescope::collect::cupti::check((call), #call, __FILE__, __LINE__)
 // A zeroed `type` (e.g. CUpti_Profiler_Initialize_Params) with its structSize set.
-#define DIESCOPE_CUPTI_PARAMS(type) ::diescope::cupti::make_params<type>(type##_STRUCT_SIZE)
+#define DIESCOPE_CUPTI_PARAMS(type) ::diescope::collect::cupti::make_params<type>(type##_STRUCT_SIZE)

@@ -11,7 +11,7 @@
 
 #include <cupti_version.h>
 
-namespace diescope::cupti_host {
+namespace diescope::collect::cupti_host {
 namespace {
 
 // Parses a subcommand's options; returns the exit code to leave with, or nullopt to go on.
@@ -20,14 +20,14 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    return code == 0 ? 0 : kExitUsage;
+    return code == 0 ? 0 : core::kExitUsage;
   }
   return std::nullopt;
 }
 
 std::vector<std::string> read_metric_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw InputError(path, 0, "cannot be read", "give a file with one metric name per line");
+  if (!in) throw core::InputError(path, 0, "cannot be read", "give a file with one metric name per line");
   std::vector<std::string> names;
   std::string line;
   while (std::getline(in, line)) {
@@ -90,17 +90,18 @@ int passes_main(int argc, char** argv) {
     auto more = read_metric_file(metrics_file);
     metrics.insert(metrics.end(), more.begin(), more.end());
   }
-  if (metrics.empty()) throw UsageError("no metrics given", "name them, or pass --metrics-file FILE");
+  if (metrics.empty()) throw core::UsageError("no metrics given", "name them, or pass --metrics-file FILE");
   if (chip.empty() && !device)
-    throw UsageError("no chip given", "pass --chip CHIP (e.g. GH100) or --device N");
+    throw core::UsageError("no chip given", "pass --chip CHIP (e.g. GH100) or --device N");
 
   std::vector<std::uint8_t> availability;
   std::string source = "host-only";
   if (device) {
     DeviceCounters counters = read_device_counters(*device);
     if (!chip.empty() && chip != counters.chip) {
-      throw UsageError("--chip " + chip + " but GPU " + std::to_string(*device) + " is a " + counters.chip,
-                       "drop --chip, or name the GPU's own chip");
+      throw core::UsageError(
+          "--chip " + chip + " but GPU " + std::to_string(*device) + " is a " + counters.chip,
+          "drop --chip, or name the GPU's own chip");
     }
     chip = counters.chip;
     availability = std::move(counters.availability);
@@ -124,7 +125,7 @@ int passes_main(int argc, char** argv) {
                  "list-metrics --chip %s`\n",
                  count.rejected.size(), count.rejected.size() == 1 ? " is" : "s are", chip.c_str(),
                  chip.c_str());
-    return kExitInput;
+    return core::kExitInput;
   }
   std::printf("passes %zu\n", count.passes);
   return 0;
@@ -149,4 +150,4 @@ int device_chip_main(int argc, char** argv) {
   return 0;
 }
 
-}  // namespace diescope::cupti_host
+}  // namespace diescope::collect::cupti_host

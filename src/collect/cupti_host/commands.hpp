@@ -2,7 +2,7 @@
 // Each takes argv starting at its own name and returns the process's exit code.
 #pragma once
 
-namespace diescope::cupti_host {
+namespace diescope::collect::cupti_host {
 
 int list_chips_main(int argc, char** argv);    // list-chips
 int list_metrics_main(int argc, char** argv);  // list-metrics --chip CHIP [--kind counter|ratio|throughput]
@@ -11,4 +11,4 @@ int version_main(int argc, char** argv);       // version: CUPTI's API version
 int device_chip_main(int argc,
                      char** argv);  // device-chip --device N: the GPU's CUPTI chip name (needs a GPU)
 
-}  // namespace diescope::cupti_host
+}  // namespace diescope::collect::cupti_host

@@ -10,7 +10,7 @@
 
 #include "cupti_call.hpp"
 
-namespace diescope::cupti_host {
+namespace diescope::collect::cupti_host {
 namespace {
 
 CUpti_Profiler_Host_Object* host(void* object) {
@@ -47,7 +47,7 @@ HostObject::HostObject(std::string chip, const std::vector<std::uint8_t>& availa
   p.pCounterAvailabilityImage = availability.empty() ? nullptr : availability.data();
   const CUptiResult rc = cuptiProfilerHostInitialize(&p);
   if (rc != CUPTI_SUCCESS) {
-    throw DeviceError(
+    throw core::DeviceError(
         "CUPTI's host API does not know chip \"" + chip_ + "\" (" + cupti::result_name(rc) + ")",
         "use a name from `diescope-cupti list-chips`, e.g. GH100");
   }
@@ -105,8 +105,9 @@ PassCount count_passes(const std::string& chip, const std::vector<std::string>& 
     if (!one.add_metrics({metric})) count.rejected.push_back(metric);
   }
   if (count.rejected.empty()) {
-    throw DeviceError("CUPTI refused the metric set on " + chip + " although it accepts each metric alone",
-                      "report this with the metric list; try fewer metrics");
+    throw core::DeviceError(
+        "CUPTI refused the metric set on " + chip + " although it accepts each metric alone",
+        "report this with the metric list; try fewer metrics");
   }
   return count;
 }
@@ -115,8 +116,8 @@ DeviceCounters read_device_counters(int device_index) {
   // The driver is loaded at run time so that the host-only commands work where it is absent.
   void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!cuda) {
-    throw DeviceError(std::string("the CUDA driver could not be loaded (") + dlerror() + ")",
-                      "install the NVIDIA driver, or drop --device to count passes on the host only");
+    throw core::DeviceError(std::string("the CUDA driver could not be loaded (") + dlerror() + ")",
+                            "install the NVIDIA driver, or drop --device to count passes on the host only");
   }
   using InitFn = int (*)(unsigned);
   using CountFn = int (*)(int*);
@@ -129,18 +130,19 @@ DeviceCounters read_device_counters(int device_index) {
   auto retain = reinterpret_cast<RetainFn>(dlsym(cuda, "cuDevicePrimaryCtxRetain"));
   auto set_current = reinterpret_cast<SetFn>(dlsym(cuda, "cuCtxSetCurrent"));
   if (!init || !count || !get || !retain || !set_current) {
-    throw DeviceError("libcuda.so.1 lacks basic driver calls", "update the NVIDIA driver");
+    throw core::DeviceError("libcuda.so.1 lacks basic driver calls", "update the NVIDIA driver");
   }
   if (int rc = init(0); rc != 0) {
-    throw DeviceError("cuInit failed with CUDA error " + std::to_string(rc) + " (100 means no GPU)",
-                      "check that nvidia-smi lists a GPU");
+    throw core::DeviceError("cuInit failed with CUDA error " + std::to_string(rc) + " (100 means no GPU)",
+                            "check that nvidia-smi lists a GPU");
   }
   int devices = 0;
   count(&devices);
   if (device_index < 0 || device_index >= devices) {
-    throw DeviceError("GPU index " + std::to_string(device_index) + " does not exist: the driver lists " +
-                          std::to_string(devices) + " GPU" + (devices == 1 ? "" : "s"),
-                      "pick an index from nvidia-smi -L");
+    throw core::DeviceError("GPU index " + std::to_string(device_index) +
+                                " does not exist: the driver lists " + std::to_string(devices) + " GPU" +
+                                (devices == 1 ? "" : "s"),
+                            "pick an index from nvidia-smi -L");
   }
   // Counter availability wants a context on some drivers; the primary one is the cheapest to hold.
   int device = 0;
@@ -164,4 +166,4 @@ DeviceCounters read_device_counters(int device_index) {
   return out;
 }
 
-}  // namespace diescope::cupti_host
+}  // namespace diescope::collect::cupti_host

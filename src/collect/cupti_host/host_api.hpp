@@ -12,7 +12,7 @@
 #include "diescope/metrics/name.hpp"
 
 // A failing CUPTI call throws cupti::CuptiError (src/collect/cupti/cupti_call.hpp), a DeviceError.
-namespace diescope::cupti_host {
+namespace diescope::collect::cupti_host {
 
 using metrics::MetricType;
 
@@ -54,4 +54,4 @@ struct DeviceCounters {
 };
 DeviceCounters read_device_counters(int device_index);
 
-}  // namespace diescope::cupti_host
+}  // namespace diescope::collect::cupti_host

@@ -28,11 +28,12 @@ struct Entry {
 };
 
 constexpr Entry kEntries[] = {
-    {"list-chips", diescope::cupti_host::list_chips_main, "chips CUPTI's host API knows"},
-    {"list-metrics", diescope::cupti_host::list_metrics_main, "a chip's PM-sampling base metrics"},
-    {"passes", diescope::cupti_host::passes_main, "counter passes a metric set needs on a chip"},
-    {"version", diescope::cupti_host::version_main, "the CUPTI API version in use"},
-    {"device-chip", diescope::cupti_host::device_chip_main, "a GPU's CUPTI chip name (needs the GPU)"},
+    {"list-chips", diescope::collect::cupti_host::list_chips_main, "chips CUPTI's host API knows"},
+    {"list-metrics", diescope::collect::cupti_host::list_metrics_main, "a chip's PM-sampling base metrics"},
+    {"passes", diescope::collect::cupti_host::passes_main, "counter passes a metric set needs on a chip"},
+    {"version", diescope::collect::cupti_host::version_main, "the CUPTI API version in use"},
+    {"device-chip", diescope::collect::cupti_host::device_chip_main,
+     "a GPU's CUPTI chip name (needs the GPU)"},
 #ifdef DIESCOPE_WITH_SAMPLER
     {"sample", diescope::collect::sampler_main, "PM sampling on one GPU, streamed to the parent (internal)"},
 #endif
@@ -42,7 +43,7 @@ int usage(FILE* to) {
   std::fprintf(
       to, "usage: diescope-cupti <subcommand> [options]   (--help after a subcommand for its options)\n");
   for (const auto& e : kEntries) std::fprintf(to, "  %-13s %s\n", e.name, e.help);
-  return to == stdout ? 0 : diescope::kExitUsage;
+  return to == stdout ? 0 : diescope::core::kExitUsage;
 }
 
 }  // namespace
@@ -54,13 +55,13 @@ int main(int argc, char** argv) {
     for (const auto& e : kEntries) {
       if (std::strcmp(argv[1], e.name) == 0) return e.run(argc - 1, argv + 1);
     }
-  } catch (const diescope::Error& e) {
+  } catch (const diescope::core::Error& e) {
     std::fprintf(stderr, "diescope-cupti: error: %s\n", e.cause().c_str());
     if (!e.fix().empty()) std::fprintf(stderr, "  fix: %s\n", e.fix().c_str());
     return e.exit_code();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "diescope-cupti: internal error: %s\n", e.what());
-    return diescope::kExitInternal;
+    return diescope::core::kExitInternal;
   }
   std::fprintf(stderr, "diescope-cupti: error: unknown subcommand '%s'\n", argv[1]);
   return usage(stderr);

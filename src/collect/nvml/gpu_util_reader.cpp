@@ -9,15 +9,15 @@ namespace {
 
 // NVML averages a sample over at most 1 s before its timestamp; older samples describe time
 // before the reader started and are left out.
-constexpr TimeNs kLongestNvmlPeriodNs = kNsPerSecond;
+constexpr recording::TimeNs kLongestNvmlPeriodNs = recording::kNsPerSecond;
 
-std::string seconds(TimeNs ns) {
-  return fmt::format("{:.1f} s", static_cast<double>(ns) / static_cast<double>(kNsPerSecond));
+std::string seconds(recording::TimeNs ns) {
+  return fmt::format("{:.1f} s", static_cast<double>(ns) / static_cast<double>(recording::kNsPerSecond));
 }
 
 }  // namespace
 
-GpuUtilReader::GpuUtilReader(const NvmlDevice& device, TimeNs start_ns)
+GpuUtilReader::GpuUtilReader(const NvmlDevice& device, recording::TimeNs start_ns)
     : device_(&device), start_ns_(start_ns), last_new_sample_ns_(start_ns) {}
 
 std::string_view GpuUtilReader::reason_name(Reason reason) {
@@ -36,7 +36,7 @@ std::string_view GpuUtilReader::reason_name(Reason reason) {
   return "unknown";
 }
 
-void GpuUtilReader::switch_to_polling(Reason reason, TimeNs now_ns, std::string detail) {
+void GpuUtilReader::switch_to_polling(Reason reason, recording::TimeNs now_ns, std::string detail) {
   reason_ = reason;
   switched_at_ns_ = now_ns;
   reason_text_ = "GPU " + std::to_string(device_->index()) + ": " + detail +
@@ -45,12 +45,13 @@ void GpuUtilReader::switch_to_polling(Reason reason, TimeNs now_ns, std::string 
                  "an estimate";
 }
 
-void GpuUtilReader::poll(TimeNs now_ns, std::vector<UtilSample>& out) {
+void GpuUtilReader::poll(recording::TimeNs now_ns, std::vector<recording::UtilSample>& out) {
   const NvmlReading reading = device_->polled_gpu_util();
-  if (reading.ok()) out.push_back(UtilSample{now_ns, reading.value, UtilSource::polled});
+  if (reading.ok())
+    out.push_back(recording::UtilSample{now_ns, reading.value, recording::UtilSource::polled});
 }
 
-void GpuUtilReader::read(TimeNs now_ns, std::vector<UtilSample>& out) {
+void GpuUtilReader::read(recording::TimeNs now_ns, std::vector<recording::UtilSample>& out) {
   if (polling()) {
     poll(now_ns, out);
     return;

@@ -87,7 +87,7 @@ Nvml::Nvml(std::shared_ptr<const abi::Functions> functions) : functions_(std::mo
 void Nvml::init() {
   const auto& f = *functions_;
   if (!f.init || !f.shutdown || !f.device_count || !f.handle_by_index) {
-    throw DeviceError("the NVML function table lacks a required call", "update the NVIDIA driver");
+    throw core::DeviceError("the NVML function table lacks a required call", "update the NVIDIA driver");
   }
   const abi::Return rc = f.init();
   if (rc != abi::kSuccess) {
@@ -110,15 +110,15 @@ int Nvml::device_count() const {
 NvmlDevice Nvml::device(int index) const {
   const int count = device_count();
   if (count == 0) {
-    throw DeviceError(
+    throw core::DeviceError(
         "NVML found no NVIDIA GPU on this machine",
         "check that nvidia-smi lists a GPU; in a container, pass the GPU through (e.g. --gpus all)");
   }
   if (index < 0 || index >= count) {
-    throw DeviceError("GPU index " + std::to_string(index) + " does not exist: NVML lists " +
-                          std::to_string(count) + " GPU" +
-                          (count == 1 ? " (index 0)" : "s (indexes 0 to " + std::to_string(count - 1) + ")"),
-                      "pick an index that nvidia-smi -L lists");
+    throw core::DeviceError(
+        "GPU index " + std::to_string(index) + " does not exist: NVML lists " + std::to_string(count) +
+            " GPU" + (count == 1 ? " (index 0)" : "s (indexes 0 to " + std::to_string(count - 1) + ")"),
+        "pick an index that nvidia-smi -L lists");
   }
   abi::Device handle = nullptr;
   DS_NVML_CHECK(*functions_, functions_->handle_by_index(static_cast<unsigned>(index), &handle));
@@ -151,8 +151,8 @@ std::string Nvml::bound_symbols() const {
 NvmlDevice::NvmlDevice(const Nvml& nvml, int index, abi::DeviceTag* handle)
     : nvml_(&nvml), index_(index), handle_(handle) {}
 
-GpuIdentity NvmlDevice::identity() const {
-  GpuIdentity id;
+recording::GpuIdentity NvmlDevice::identity() const {
+  recording::GpuIdentity id;
   id.index = index_;
   char name[abi::kNameBuffer] = {};
   DS_NVML_CHECK(fn(), fn().name(handle_, name, sizeof name));
@@ -182,20 +182,20 @@ NvmlReading NvmlDevice::memory_clock_mhz() const {
   return {static_cast<double>(mhz), {}};
 }
 
-ClockReading NvmlDevice::clocks(TimeNs now_ns) const {
-  return ClockReading{now_ns, sm_clock_mhz().value, memory_clock_mhz().value};
+recording::ClockReading NvmlDevice::clocks(recording::TimeNs now_ns) const {
+  return recording::ClockReading{now_ns, sm_clock_mhz().value, memory_clock_mhz().value};
 }
 
-ThrottleReading NvmlDevice::throttle_reasons(TimeNs now_ns) const {
-  ThrottleReading reading{now_ns, std::nullopt};
+recording::ThrottleReading NvmlDevice::throttle_reasons(recording::TimeNs now_ns) const {
+  recording::ThrottleReading reading{now_ns, std::nullopt};
   if (!fn().clock_event_reasons) return reading;
   unsigned long long mask = 0;
   if (fn().clock_event_reasons(handle_, &mask) == abi::kSuccess) reading.mask = mask;
   return reading;
 }
 
-PowerLimitReading NvmlDevice::power_limit(TimeNs now_ns) const {
-  PowerLimitReading reading{now_ns, kNaN};
+recording::PowerLimitReading NvmlDevice::power_limit(recording::TimeNs now_ns) const {
+  recording::PowerLimitReading reading{now_ns, kNaN};
   unsigned milliwatts = 0;
   if (fn().enforced_power_limit && fn().enforced_power_limit(handle_, &milliwatts) == abi::kSuccess) {
     reading.limit_w = milliwatts / 1000.0;
@@ -281,7 +281,8 @@ UtilSamplesRead NvmlDevice::gpu_util_samples(std::uint64_t last_seen_us) const {
     if (s.timeStamp <= last_seen_us) continue;  // NVML returns only newer ones; guard anyway
     const double pct = sample_value(type, s.sampleValue);
     if (std::isnan(pct)) continue;
-    read.samples.push_back(UtilSample{static_cast<TimeNs>(s.timeStamp) * 1000, pct, UtilSource::samples});
+    read.samples.push_back(recording::UtilSample{static_cast<recording::TimeNs>(s.timeStamp) * 1000, pct,
+                                                 recording::UtilSource::samples});
     read.newest_us = std::max<std::uint64_t>(read.newest_us, s.timeStamp);
   }
   return read;
@@ -325,16 +326,16 @@ NvmlReading NvmlDevice::engine_utilization(const NvmlEngine& engine) const {
   return {static_cast<double>(pct), {}};
 }
 
-std::vector<ColumnDef> NvmlDevice::engine_columns() const {
-  std::vector<ColumnDef> columns;
+std::vector<recording::ColumnDef> NvmlDevice::engine_columns() const {
+  std::vector<recording::ColumnDef> columns;
   for (const auto& engine : engines()) {
-    ColumnDef c;
+    recording::ColumnDef c;
     c.key = engine.key;
     c.label = engine.label;
     c.metric = engine.metric;
-    c.source = UnitSource::nvml_engine;
+    c.source = recording::UnitSource::nvml_engine;
     // The recipe names the NVML call the value comes from, as a chip unit's names its counters.
-    c.recipe.combine = UnitRecipe::Combine::counter;
+    c.recipe.combine = recording::UnitRecipe::Combine::counter;
     c.recipe.counters = {engine.key == "nvenc"   ? "nvmlDeviceGetEncoderUtilization"
                          : engine.key == "nvdec" ? "nvmlDeviceGetDecoderUtilization"
                                                  : "nvmlDeviceGetJpgUtilization"};
@@ -380,8 +381,8 @@ int count_processes(const abi::Functions& f, abi::Device device,
 
 }  // namespace
 
-ProcessReading NvmlDevice::processes(TimeNs now_ns) const {
-  ProcessReading reading;
+recording::ProcessReading NvmlDevice::processes(recording::TimeNs now_ns) const {
+  recording::ProcessReading reading;
   reading.ts_ns = now_ns;
   reading.compute = count_processes(fn(), handle_, fn().compute_processes);
   reading.graphics = count_processes(fn(), handle_, fn().graphics_processes);

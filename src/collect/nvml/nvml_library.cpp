@@ -111,7 +111,7 @@ std::unique_ptr<Library> load_library() {
     tried += std::string(tried.empty() ? "" : "; ") + (why ? why : name);
   }
   if (!library->handle) {
-    throw DeviceError(
+    throw core::DeviceError(
         "the NVIDIA driver's NVML library could not be loaded: libnvidia-ml.so.1 not found (" + tried + ")",
         "install the NVIDIA driver (nvidia-smi should then list your GPU), or add the folder "
         "holding libnvidia-ml.so.1 to LD_LIBRARY_PATH");
@@ -148,8 +148,9 @@ std::unique_ptr<Library> load_library() {
   };
   for (const auto& r : required) {
     if (!r.bound) {
-      throw DeviceError(library->path + " lacks " + r.name + ", which diescope needs (the driver is too old)",
-                        "update the NVIDIA driver");
+      throw core::DeviceError(
+          library->path + " lacks " + r.name + ", which diescope needs (the driver is too old)",
+          "update the NVIDIA driver");
     }
   }
 

@@ -108,14 +108,14 @@ std::optional<Args> parse_args(int argc, char** argv, std::string& why) {
 StopWatcher::StopWatcher() : signals_({SIGTERM, SIGINT, SIGHUP}, {SIGPIPE}) {}
 
 bool StopWatcher::wait(std::int64_t timeout_ms) {
-  const std::int64_t deadline = monotonic_ns() + timeout_ms * 1'000'000;
+  const std::int64_t deadline = core::monotonic_ns() + timeout_ms * 1'000'000;
   while (!stop_) {
     if (const auto caught = signals_.next()) {
       stop_ = true;
-      reason_ = "signal " + signal_name(caught->number);
+      reason_ = "signal " + core::signal_name(caught->number);
       break;
     }
-    const std::int64_t left_ms = (deadline - monotonic_ns() + 999'999) / 1'000'000;
+    const std::int64_t left_ms = (deadline - core::monotonic_ns() + 999'999) / 1'000'000;
     if (left_ms <= 0) break;
     pollfd fds[2] = {{0, POLLIN, 0}, {signals_.fd(), POLLIN, 0}};
     int ready = ::poll(fds, 2, static_cast<int>(left_ms));

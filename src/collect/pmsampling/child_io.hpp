@@ -45,7 +45,7 @@ class StopWatcher {
   std::string reason() const { return reason_; }
 
  private:
-  SignalSelfPipe signals_;
+  core::SignalSelfPipe signals_;
   bool stop_ = false;
   std::string reason_;
   std::string stdin_buffer_;

@@ -376,9 +376,9 @@ void Sampler::sync_clock() {
   std::int64_t best_width = INT64_MAX;
   for (int attempt = 0; attempt < 7; ++attempt) {
     std::uint64_t gpu = 0;
-    const std::int64_t before = realtime_ns();
+    const std::int64_t before = core::realtime_ns();
     DIESCOPE_CUPTI_CHECK(cuptiGetTimestamp(&gpu));
-    const std::int64_t after = realtime_ns();
+    const std::int64_t after = core::realtime_ns();
     if (after - before < best_width) {
       best_width = after - before;
       offset_ns_ = before + (after - before) / 2 - static_cast<std::int64_t>(gpu);
@@ -389,9 +389,9 @@ void Sampler::sync_clock() {
   std::uint64_t gpu = 0;
   cuptiGetTimestamp(&gpu);
   out_.emit(m::Note{"clock", "cuptiGetTimestamp " + std::to_string(gpu) + ", CLOCK_REALTIME " +
-                                 std::to_string(realtime_ns()) + ", CLOCK_MONOTONIC " +
-                                 std::to_string(monotonic_ns()) + ", CLOCK_MONOTONIC_RAW " +
-                                 std::to_string(monotonic_raw_ns())});
+                                 std::to_string(core::realtime_ns()) + ", CLOCK_MONOTONIC " +
+                                 std::to_string(core::monotonic_ns()) + ", CLOCK_MONOTONIC_RAW " +
+                                 std::to_string(core::monotonic_raw_ns())});
 }
 
 void Sampler::start() {
@@ -400,14 +400,14 @@ void Sampler::start() {
   start.pPmSamplingObject = sampling_;
   CHECK_ACQUIRE(cuptiPmSamplingStart(&start));
   started_ = true;
-  on_ns_ = realtime_ns();
+  on_ns_ = core::realtime_ns();
   out_.emit(m::On{on_ns_});
   out_.flush();
 }
 
 bool Sampler::drain() {
-  const std::int64_t began = monotonic_ns();
-  const std::int64_t cpu_began = thread_cpu_ns();
+  const std::int64_t began = core::monotonic_ns();
+  const std::int64_t cpu_began = core::thread_cpu_ns();
   std::int64_t decode_ns = 0, evaluate_ns = 0, init_ns = 0;
   long emitted = 0;
   long blanked = 0;
@@ -419,12 +419,12 @@ bool Sampler::drain() {
     decode.pPmSamplingObject = sampling_;
     decode.pCounterDataImage = image_.data();
     decode.counterDataImageSize = image_.size();
-    std::int64_t t = monotonic_ns();
+    std::int64_t t = core::monotonic_ns();
     CUptiResult rc = cuptiPmSamplingDecodeData(&decode);
-    decode_ns += monotonic_ns() - t;
+    decode_ns += core::monotonic_ns() - t;
     if (rc == CUPTI_ERROR_OUT_OF_MEMORY || (rc == CUPTI_SUCCESS && decode.overflow)) {
       out_.emit(m::Overflow{
-          realtime_ns(),
+          core::realtime_ns(),
           "the counters' hardware buffer overflowed: samples were lost (" +
               std::string(rc == CUPTI_SUCCESS ? "decode flagged overflow" : cupti::result_name(rc)) +
               "); drain more often (--drain-ms) or sample less often (--interval-ms)"});
@@ -438,7 +438,7 @@ bool Sampler::drain() {
     info.pCounterDataImage = image_.data();
     info.counterDataImageSize = image_.size();
     DIESCOPE_CUPTI_CHECK(cuptiPmSamplingGetCounterDataInfo(&info));
-    t = monotonic_ns();
+    t = core::monotonic_ns();
     for (std::size_t i = 0; i < info.numCompletedSamples; ++i) {
       auto sample = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
       sample.pPmSamplingObject = sampling_;
@@ -491,7 +491,7 @@ bool Sampler::drain() {
       retimer_.feed(std::move(out_sample), ready);
       ++emitted;
     }
-    evaluate_ns += monotonic_ns() - t;
+    evaluate_ns += core::monotonic_ns() - t;
     for (auto& message : ready) out_.emit(message);
     ready.clear();
     if (info.numCompletedSamples > 0) split_pending_ = false;
@@ -499,21 +499,21 @@ bool Sampler::drain() {
       ++incomplete_;
       split_pending_ = true;
     }
-    t = monotonic_ns();
+    t = core::monotonic_ns();
     init_image();
-    init_ns += monotonic_ns() - t;
+    init_ns += core::monotonic_ns() - t;
     if (decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) {
       ++passes;
       break;
     }
   }
-  out_.emit(m::Drain{realtime_ns(), emitted, (monotonic_ns() - began) / 1000, blanked});
+  out_.emit(m::Drain{core::realtime_ns(), emitted, (core::monotonic_ns() - began) / 1000, blanked});
   if (args_.timing) {
-    out_.emit(m::Note{"timing",
-                      "decode_us " + std::to_string(decode_ns / 1000) + " evaluate_us " +
-                          std::to_string(evaluate_ns / 1000) + " init_us " + std::to_string(init_ns / 1000) +
-                          " cpu_us " + std::to_string((thread_cpu_ns() - cpu_began) / 1000) + " passes " +
-                          std::to_string(passes) + " incomplete_seen " + std::to_string(incomplete_)});
+    out_.emit(m::Note{
+        "timing", "decode_us " + std::to_string(decode_ns / 1000) + " evaluate_us " +
+                      std::to_string(evaluate_ns / 1000) + " init_us " + std::to_string(init_ns / 1000) +
+                      " cpu_us " + std::to_string((core::thread_cpu_ns() - cpu_began) / 1000) + " passes " +
+                      std::to_string(passes) + " incomplete_seen " + std::to_string(incomplete_)});
   }
   out_.flush();
   return ok;
@@ -538,7 +538,7 @@ void Sampler::stop_and_disable(const std::string& reason) {
   }
   finish();
   release();
-  out_.emit(m::Off{realtime_ns(), reason});
+  out_.emit(m::Off{core::realtime_ns(), reason});
   out_.flush();
 }
 
@@ -578,7 +578,7 @@ int sampler_main(int argc, char** argv) {
   if (!args) {
     out.emit(m::Error{m::ErrorKind::usage, 0, why});
     out.flush();
-    return kExitUsage;
+    return core::kExitUsage;
   }
   child::StopWatcher stop;
   Sampler sampler(*args, out);
@@ -594,10 +594,10 @@ int sampler_main(int argc, char** argv) {
     std::string reason;
     // Drains keep a fixed period: the time a drain takes is not added to the wait after it.
     const auto period_ns = static_cast<std::int64_t>(args->drain_ms * 1e6);
-    std::int64_t next_drain = monotonic_ns() + period_ns;
-    while (!stop.wait((next_drain - monotonic_ns()) / 1'000'000)) {
+    std::int64_t next_drain = core::monotonic_ns() + period_ns;
+    while (!stop.wait((next_drain - core::monotonic_ns()) / 1'000'000)) {
       next_drain += period_ns;
-      if (next_drain < monotonic_ns()) next_drain = monotonic_ns() + period_ns;  // fell behind
+      if (next_drain < core::monotonic_ns()) next_drain = core::monotonic_ns() + period_ns;  // fell behind
       if (!sampler.drain()) {
         reason = "the counter session broke (see the notes before this)";
         break;
@@ -612,11 +612,11 @@ int sampler_main(int argc, char** argv) {
     out.emit(m::Error{failure.kind, failure.code, failure.text});
     out.flush();
     // The destructor stops and disables whatever was enabled.
-    return kExitDevice;
+    return core::kExitDevice;
   } catch (const cupti::CuptiError& e) {
     out.emit(m::Error{classify(e.result()), long(e.result()), e.cause()});
     out.flush();
-    return kExitDevice;
+    return core::kExitDevice;
   }
   out.emit(m::Bye{out.samples()});
   out.flush();

@@ -22,7 +22,7 @@ int fake_sampler_main(int argc, char** argv) {
   if (!parsed) {
     out.emit(m::Error{m::ErrorKind::usage, 0, why});
     out.flush();
-    return kExitUsage;
+    return core::kExitUsage;
   }
   const child::Args& args = *parsed;
   if (!args.fail_with.empty()) {
@@ -31,14 +31,14 @@ int fake_sampler_main(int argc, char** argv) {
     return 3;
   }
   child::StopWatcher stop;
-  const std::int64_t setup_start = realtime_ns();
+  const std::int64_t setup_start = core::realtime_ns();
   out.emit(m::Device{args.device, 90, 132, "GPU-fake-" + std::to_string(args.device), args.fake_chip,
                      "diescope fake GPU"});
   out.emit(m::Metrics{args.metrics});
   out.emit(m::Clock{0, 0, "fake: samples are timed on the host clock"});
 
   const auto interval_ns = static_cast<std::int64_t>(args.interval_ms * 1e6);
-  const std::int64_t t0 = realtime_ns();
+  const std::int64_t t0 = core::realtime_ns();
   out.emit(m::On{t0});
   out.flush();
 
@@ -78,15 +78,15 @@ int fake_sampler_main(int argc, char** argv) {
 
   std::string reason;
   while (!stop.wait(static_cast<std::int64_t>(args.drain_ms))) {
-    if (!emit_ready(realtime_ns())) break;
+    if (!emit_ready(core::realtime_ns())) break;
     if (args.max_samples >= 0 && k >= args.max_samples) {
       reason = "reached --max-samples";
       break;
     }
   }
-  if (stop.stop_requested()) emit_ready(realtime_ns());
+  if (stop.stop_requested()) emit_ready(core::realtime_ns());
   if (reason.empty()) reason = stop.stop_requested() ? "" : "the parent stopped reading";
-  out.emit(m::Off{realtime_ns(), reason});
+  out.emit(m::Off{core::realtime_ns(), reason});
   out.emit(m::Bye{out.samples()});
   out.flush();
   return 0;

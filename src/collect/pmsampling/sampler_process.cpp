@@ -35,9 +35,9 @@ std::string number_arg(double value) {
 std::string SamplerExit::describe() const {
   std::string out;
   if (exited) {
-    out = ExitStatus::exited_with(exit_code).describe();
+    out = core::ExitStatus::exited_with(exit_code).describe();
   } else if (signal > 0) {
-    out = ExitStatus::killed_by(signal).describe();
+    out = core::ExitStatus::killed_by(signal).describe();
   } else {
     out = "ended in an unknown way";
   }
@@ -64,24 +64,24 @@ SamplerProcess::SamplerProcess(const SamplerConfig& config) : device_(config.dev
                "--drain-ms", number_arg(config.drain_ms), "--metrics", join_metrics(config.metrics)});
   for (const auto& a : config.extra_args) args.push_back(a);
 
-  ChildSpec spec;
+  core::ChildSpec spec;
   spec.argv = std::move(args);
-  spec.in = Stdio::pipe();
-  spec.out = Stdio::pipe();
-  spec.err = Stdio::pipe();
+  spec.in = core::Stdio::pipe();
+  spec.out = core::Stdio::pipe();
+  spec.err = core::Stdio::pipe();
   // CUDA device indexes in PCI order, as NVML numbers them, over every GPU.
   spec.set_env = {{"CUDA_DEVICE_ORDER", "PCI_BUS_ID"}};
   spec.unset_env = {"CUDA_VISIBLE_DEVICES"};
   spec.own_process_group = true;
   spec.parent_death_signal = SIGTERM;
   try {
-    child_ = ChildProcess(spec);
-  } catch (const StartError& e) {
-    throw DeviceError(
+    child_ = core::ChildProcess(spec);
+  } catch (const core::StartError& e) {
+    throw core::DeviceError(
         "could not run the counter sampler " + config.executable + ": " + std::strerror(e.system_error()),
         "reinstall diescope so that diescope-cupti sits beside diescope, or point DIESCOPE_CUPTI at it");
-  } catch (const Error& e) {
-    throw DeviceError(e.cause(), e.fix());  // no pipe: a device-side failure to the callers
+  } catch (const core::Error& e) {
+    throw core::DeviceError(e.cause(), e.fix());  // no pipe: a device-side failure to the callers
   }
 }
 
@@ -93,7 +93,7 @@ SamplerProcess::~SamplerProcess() {
   }
 }
 
-void SamplerProcess::read_into_buffer(UniqueFd& fd, std::string& buffer, bool& closed) {
+void SamplerProcess::read_into_buffer(core::UniqueFd& fd, std::string& buffer, bool& closed) {
   closed = false;
   if (!fd) {
     closed = true;
@@ -190,7 +190,7 @@ SamplerExit SamplerProcess::wait(std::chrono::milliseconds timeout) {
     return result;
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::optional<ExitStatus> status;
+  std::optional<core::ExitStatus> status;
   for (;;) {
     status = child_.try_wait();
     if (status) break;

@@ -11,6 +11,8 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/run.hpp"
 #include "diescope/collect/sampler.hpp"
@@ -28,16 +30,15 @@ namespace m = sampler_msg;
 
 namespace {
 
-constexpr TimeNs kClockStepNs = 100 * kNsPerMs;  // a wall-clock step this large is a jump
-constexpr TimeNs kSlowPollNs = kNsPerSecond;     // NVML reads that need not run every tick
-constexpr TimeNs kSamplerStopTimeoutNs = 10 * kNsPerSecond;
+constexpr recording::TimeNs kClockStepNs =
+    100 * recording::kNsPerMs;                                      // a wall-clock step this large is a jump
+constexpr recording::TimeNs kSlowPollNs = recording::kNsPerSecond;  // NVML reads that need not run every tick
+constexpr recording::TimeNs kSamplerStopTimeoutNs = 10 * recording::kNsPerSecond;
 constexpr std::size_t kMaxMarkerLine = 256;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string ms_text(TimeNs ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(ns) / 1e6);
-  return buf;
+std::string ms_text(recording::TimeNs ns) {
+  return fmt::format("{:.1f} ms", static_cast<double>(ns) / 1e6);
 }
 
 std::string one_word(std::string topic) {
@@ -68,7 +69,7 @@ struct Gpu {
   Gpu(const Nvml& nvml, int index) : device(nvml.device(index)), identity(device.identity()) {}
 
   NvmlDevice device;
-  GpuIdentity identity;
+  recording::GpuIdentity identity;
   const UnitTable* table = nullptr;
   std::vector<std::string> metrics;  // the order the sampler sends values in
   std::optional<ColumnEvaluator> evaluator;
@@ -79,17 +80,17 @@ struct Gpu {
   std::string counters_why;             // why the counters are missing or stopped early
   std::vector<SamplerMessage> pending;  // arrived before the recording was opened
 
-  std::unique_ptr<RecordingWriter> writer;
+  std::unique_ptr<recording::RecordingWriter> writer;
   std::unique_ptr<GpuUtilReader> util;
   bool util_note_written = false;
-  TimeNs last_util_ts = 0;
+  recording::TimeNs last_util_ts = 0;
   std::vector<NvmlEngine> engines;
   std::vector<double> engine_values;
-  TimeNs last_chip_start = INT64_MIN;
+  recording::TimeNs last_chip_start = INT64_MIN;
   ColumnValues values;
   long samples = 0;
   long blanked = 0;  // samples the sampler sent without values (split by a decode)
-  TimeNs last_sample_end = 0;
+  recording::TimeNs last_sample_end = 0;
   bool overflow_warned = false;
 };
 
@@ -106,17 +107,17 @@ class Runner {
   void handle_start_message(Gpu& gpu, SamplerMessage& message);
   void open_recordings();
   void loop();
-  void tick(TimeNs now, bool ended);
-  void read_engines(Gpu& gpu, TimeNs now);
-  void pump_sampler(Gpu& gpu, TimeNs now);
-  void handle(Gpu& gpu, const SamplerMessage& message, TimeNs now);
-  void sampler_ended(Gpu& gpu, TimeNs now);
-  void read_command_output(TimeNs now);
+  void tick(recording::TimeNs now, bool ended);
+  void read_engines(Gpu& gpu, recording::TimeNs now);
+  void pump_sampler(Gpu& gpu, recording::TimeNs now);
+  void handle(Gpu& gpu, const SamplerMessage& message, recording::TimeNs now);
+  void sampler_ended(Gpu& gpu, recording::TimeNs now);
+  void read_command_output(recording::TimeNs now);
   void handle_signals();
-  void note(Gpu& gpu, TimeNs now, const std::string& topic, const std::string& text);
-  void note_all(TimeNs now, const std::string& topic, const std::string& text);
+  void note(Gpu& gpu, recording::TimeNs now, const std::string& topic, const std::string& text);
+  void note_all(recording::TimeNs now, const std::string& topic, const std::string& text);
   void warn(const std::string& text);
-  TimeNs stamp();  // host time that never goes backwards
+  recording::TimeNs stamp();  // host time that never goes backwards
 
   const RunOptions& opt_;
   const Nvml& nvml_;
@@ -127,20 +128,20 @@ class Runner {
 
   // SIGINT and SIGTERM are forwarded to the command; SIGCHLD wakes the loop; a closed stdout must
   // not kill the run (SIGPIPE ignored). Set up when run() starts, before any child.
-  std::optional<SignalSelfPipe> signals_;
+  std::optional<core::SignalSelfPipe> signals_;
   // Killed and reaped by its destructor if run() ends by an exception (a full disk under a writer).
-  ChildProcess command_;
+  core::ChildProcess command_;
   bool command_running_ = false;
   int signals_forwarded_ = 0;
   MarkerScanner markers_;
   bool stdout_broken_ = false;
-  TimeNs last_stamp_ = 0;
-  TimeNs last_real_ = 0, last_mono_ = 0;
-  TimeNs last_slow_poll_ = 0;
+  recording::TimeNs last_stamp_ = 0;
+  recording::TimeNs last_real_ = 0, last_mono_ = 0;
+  recording::TimeNs last_slow_poll_ = 0;
 };
 
-TimeNs Runner::stamp() {
-  last_stamp_ = std::max(last_stamp_, realtime_ns());
+recording::TimeNs Runner::stamp() {
+  last_stamp_ = std::max(last_stamp_, core::realtime_ns());
   return last_stamp_;
 }
 
@@ -149,32 +150,32 @@ void Runner::warn(const std::string& text) {
     outcome_.warnings.push_back(text);
 }
 
-void Runner::note(Gpu& gpu, TimeNs now, const std::string& topic, const std::string& text) {
-  if (gpu.writer) gpu.writer->write(Note{now, one_word(topic), text});
+void Runner::note(Gpu& gpu, recording::TimeNs now, const std::string& topic, const std::string& text) {
+  if (gpu.writer) gpu.writer->write(recording::Note{now, one_word(topic), text});
 }
 
-void Runner::note_all(TimeNs now, const std::string& topic, const std::string& text) {
+void Runner::note_all(recording::TimeNs now, const std::string& topic, const std::string& text) {
   for (auto& gpu : gpus_) note(gpu, now, topic, text);
 }
 
 void Runner::choose_gpus() {
   const int count = nvml_.device_count();
   if (count <= 0)
-    throw DeviceError("the NVIDIA driver lists no GPU",
-                      "check that nvidia-smi lists the GPU and its driver is loaded");
+    throw core::DeviceError("the NVIDIA driver lists no GPU",
+                            "check that nvidia-smi lists the GPU and its driver is loaded");
   if (opt_.gpus) {
     for (int index : *opt_.gpus) {
       if (index < 0 || index >= count) {
-        throw UsageError("--gpus names GPU " + std::to_string(index) +
-                             ", which does not exist: this machine has " + std::to_string(count) + " GPU" +
-                             (count == 1 ? "" : "s") + " (index" +
-                             (count == 1 ? " 0" : "es 0 to " + std::to_string(count - 1)) + ")",
-                         "pass indexes that nvidia-smi -L lists, e.g. --gpus 0");
+        throw core::UsageError("--gpus names GPU " + std::to_string(index) +
+                                   ", which does not exist: this machine has " + std::to_string(count) +
+                                   " GPU" + (count == 1 ? "" : "s") + " (index" +
+                                   (count == 1 ? " 0" : "es 0 to " + std::to_string(count - 1)) + ")",
+                               "pass indexes that nvidia-smi -L lists, e.g. --gpus 0");
       }
       if (std::find(indexes_.begin(), indexes_.end(), index) == indexes_.end()) indexes_.push_back(index);
     }
     if (indexes_.empty())
-      throw UsageError("--gpus names no GPU", "pass one or more indexes, e.g. --gpus 0,1");
+      throw core::UsageError("--gpus names no GPU", "pass one or more indexes, e.g. --gpus 0,1");
   } else {
     for (int i = 0; i < count; ++i) indexes_.push_back(i);
   }
@@ -208,7 +209,7 @@ void Runner::start_samplers() {
       continue;
     }
     if (sampler_path_.empty()) {
-      throw DeviceError(
+      throw core::DeviceError(
           "diescope-cupti, the program that reads the chip counters, is not beside diescope",
           "reinstall diescope so that diescope-cupti sits in the same folder, or point DIESCOPE_CUPTI "
           "at it");
@@ -252,7 +253,7 @@ void Runner::handle_start_message(Gpu& gpu, SamplerMessage& message) {
     if (error->kind == m::ErrorKind::permission || error->kind == m::ErrorKind::no_driver) {
       for (auto& other : gpus_)
         if (other.sampler) other.sampler->request_stop();
-      throw DeviceError(text.cause, text.fix);
+      throw core::DeviceError(text.cause, text.fix);
     }
     gpu.counters_why = text.cause + "; " + text.fix;
     warn(text.cause + " (" + text.fix + ")");
@@ -263,7 +264,8 @@ void Runner::handle_start_message(Gpu& gpu, SamplerMessage& message) {
 }
 
 void Runner::wait_for_samplers() {
-  const TimeNs deadline = monotonic_ns() + static_cast<TimeNs>(opt_.sampler_start_timeout_ms * 1e6);
+  const recording::TimeNs deadline =
+      core::monotonic_ns() + static_cast<recording::TimeNs>(opt_.sampler_start_timeout_ms * 1e6);
   for (;;) {
     bool waiting = false;
     std::vector<pollfd> fds;
@@ -301,12 +303,12 @@ void Runner::wait_for_samplers() {
       if (caught->number == SIGCHLD) continue;
       for (auto& gpu : gpus_)
         if (gpu.sampler && !gpu.sampler_done) gpu.sampler->request_stop();
-      throw Error("interrupted (" + signal_name(caught->number) +
-                      ") while the counters were being set up; the command was not started",
-                  "run again and let the setup finish (about a second)", 128 + caught->number);
+      throw core::Error("interrupted (" + core::signal_name(caught->number) +
+                            ") while the counters were being set up; the command was not started",
+                        "run again and let the setup finish (about a second)", 128 + caught->number);
     }
     fds.push_back(pollfd{signals_->fd(), POLLIN, 0});
-    const TimeNs left = deadline - monotonic_ns();
+    const recording::TimeNs left = deadline - core::monotonic_ns();
     if (left <= 0) {
       for (auto& gpu : gpus_) {
         if (!gpu.sampler || gpu.sampling || gpu.sampler_done) continue;
@@ -320,7 +322,8 @@ void Runner::wait_for_samplers() {
       }
       return;
     }
-    ::poll(fds.data(), fds.size(), static_cast<int>(std::min<TimeNs>(left / kNsPerMs + 1, 200)));
+    ::poll(fds.data(), fds.size(),
+           static_cast<int>(std::min<recording::TimeNs>(left / recording::kNsPerMs + 1, 200)));
   }
 }
 
@@ -328,14 +331,14 @@ void Runner::open_recordings() {
   std::error_code ec;
   std::filesystem::create_directories(opt_.output_dir, ec);
   if (ec)
-    throw Error("cannot create the folder " + opt_.output_dir.string() + ": " + ec.message(),
-                "choose another folder with --report", kExitInput);
+    throw core::Error("cannot create the folder " + opt_.output_dir.string() + ": " + ec.message(),
+                      "choose another folder with --report", core::kExitInput);
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   for (auto& gpu : gpus_) {
-    RecordingMeta meta;
-    meta.tool_version = kToolVersion;
-    meta.method = kMethodVersion;
+    recording::RecordingMeta meta;
+    meta.tool_version = core::kToolVersion;
+    meta.method = core::kMethodVersion;
     meta.gpu = gpu.identity;
     if (gpu.table) apply_unit_table(*gpu.table, meta);
     gpu.engines = gpu.device.engines();
@@ -348,17 +351,17 @@ void Runner::open_recordings() {
     meta.command = opt_.command;
     meta.host = host;
     const auto path = opt_.output_dir / ("gpu" + std::to_string(gpu.identity.index) + ".dsrec");
-    gpu.writer = std::make_unique<RecordingWriter>(path, meta);
+    gpu.writer = std::make_unique<recording::RecordingWriter>(path, meta);
     gpu.util = std::make_unique<GpuUtilReader>(gpu.device, outcome_.start_ns);
     outcome_.recordings.push_back(GpuRecording{gpu.identity.index, path, false, {}, 0});
     if (gpu.table && !gpu.metrics.empty()) {
       try {
         gpu.evaluator.emplace(*gpu.table, gpu.metrics);
-      } catch (const Error& e) {
+      } catch (const core::Error& e) {
         gpu.counters_why = std::string("the unit table cannot read the sampler's values: ") + e.what();
       }
     }
-    const TimeNs now = stamp();
+    const recording::TimeNs now = stamp();
     if (!gpu.counters_why.empty() && !gpu.sampling)
       note(gpu, now, "sampler", "no chip counters: " + gpu.counters_why);
     std::vector<SamplerMessage> pending;
@@ -367,7 +370,7 @@ void Runner::open_recordings() {
   }
 }
 
-void Runner::handle(Gpu& gpu, const SamplerMessage& message, TimeNs now) {
+void Runner::handle(Gpu& gpu, const SamplerMessage& message, recording::TimeNs now) {
   std::visit(
       [&](const auto& msg) {
         using T = std::decay_t<decltype(msg)>;
@@ -381,7 +384,7 @@ void Runner::handle(Gpu& gpu, const SamplerMessage& message, TimeNs now) {
             gpu.metrics = msg.names;
             try {
               gpu.evaluator.emplace(*gpu.table, gpu.metrics);
-            } catch (const Error& e) {
+            } catch (const core::Error& e) {
               gpu.evaluator.reset();
               gpu.counters_why = std::string("the sampler's metrics do not make the unit table: ") + e.what();
               note(gpu, now, "sampler", gpu.counters_why);
@@ -394,7 +397,7 @@ void Runner::handle(Gpu& gpu, const SamplerMessage& message, TimeNs now) {
                    " ns)");
         } else if constexpr (std::is_same_v<T, m::On>) {
           gpu.sampling = true;
-          gpu.writer->write(CountersEvent{msg.ts_ns, true, ""});
+          gpu.writer->write(recording::CountersEvent{msg.ts_ns, true, ""});
         } else if constexpr (std::is_same_v<T, m::Sample>) {
           if (!gpu.evaluator) return;
           if (msg.start_ns < gpu.last_chip_start) {
@@ -413,8 +416,9 @@ void Runner::handle(Gpu& gpu, const SamplerMessage& message, TimeNs now) {
             return;
           }
           gpu.evaluator->evaluate(values, gpu.values);
-          gpu.writer->write(OwnedChipSample{msg.start_ns, std::max(msg.end_ns, msg.start_ns),
-                                            gpu.values.units, gpu.values.diagnostics, gpu.values.counts});
+          gpu.writer->write(recording::OwnedChipSample{msg.start_ns, std::max(msg.end_ns, msg.start_ns),
+                                                       gpu.values.units, gpu.values.diagnostics,
+                                                       gpu.values.counts});
           gpu.last_chip_start = msg.start_ns;
           gpu.last_sample_end = msg.end_ns;
           ++gpu.samples;
@@ -435,7 +439,7 @@ void Runner::handle(Gpu& gpu, const SamplerMessage& message, TimeNs now) {
           if (msg.topic != "timing") note(gpu, now, msg.topic, msg.text);
         } else if constexpr (std::is_same_v<T, m::Off>) {
           if (!gpu.counters_off_written) {
-            gpu.writer->write(CountersEvent{msg.ts_ns, false, msg.reason});
+            gpu.writer->write(recording::CountersEvent{msg.ts_ns, false, msg.reason});
             gpu.counters_off_written = true;
           }
         } else if constexpr (std::is_same_v<T, m::Error>) {
@@ -452,7 +456,7 @@ void Runner::handle(Gpu& gpu, const SamplerMessage& message, TimeNs now) {
       message);
 }
 
-void Runner::sampler_ended(Gpu& gpu, TimeNs now) {
+void Runner::sampler_ended(Gpu& gpu, recording::TimeNs now) {
   SamplerExit exit = gpu.sampler->wait(std::chrono::seconds(2));
   std::vector<SamplerMessage> rest;
   gpu.sampler->pump(rest);  // what wait() read while it waited
@@ -469,14 +473,14 @@ void Runner::sampler_ended(Gpu& gpu, TimeNs now) {
                                             : "no chip sample arrived";
   note(gpu, now, "sampler", why + "; " + where);
   if (!gpu.counters_off_written && gpu.sampling) {
-    gpu.writer->write(CountersEvent{now, false, why});
+    gpu.writer->write(recording::CountersEvent{now, false, why});
     gpu.counters_off_written = true;
   }
   warn("GPU " + std::to_string(gpu.identity.index) + ": " + why +
        "; the report covers the samples that arrived");
 }
 
-void Runner::pump_sampler(Gpu& gpu, TimeNs now) {
+void Runner::pump_sampler(Gpu& gpu, recording::TimeNs now) {
   if (!gpu.sampler || gpu.sampler_done) return;
   std::vector<SamplerMessage> got;
   const bool open = gpu.sampler->pump(got);
@@ -484,8 +488,8 @@ void Runner::pump_sampler(Gpu& gpu, TimeNs now) {
   if (!open) sampler_ended(gpu, now);
 }
 
-void Runner::read_command_output(TimeNs now) {
-  UniqueFd& command_stdout = command_.stdout_pipe();
+void Runner::read_command_output(recording::TimeNs now) {
+  core::UniqueFd& command_stdout = command_.stdout_pipe();
   if (!command_stdout) return;
   char chunk[65536];
   for (;;) {
@@ -509,8 +513,8 @@ void Runner::read_command_output(TimeNs now) {
           }
         }
       }
-      markers_.feed(bytes, [&](MarkKind kind) {
-        for (auto& gpu : gpus_) gpu.writer->write(Mark{now, kind});
+      markers_.feed(bytes, [&](recording::MarkKind kind) {
+        for (auto& gpu : gpus_) gpu.writer->write(recording::Mark{now, kind});
       });
       continue;
     }
@@ -528,14 +532,14 @@ void Runner::handle_signals() {
     const bool from_terminal = caught->from_kernel;
     if (sig == SIGCHLD) continue;  // the loop's try_wait sees it
     outcome_.interrupted = true;
-    const TimeNs now = stamp();
+    const recording::TimeNs now = stamp();
     if (!command_running_) continue;
     // The terminal already delivered it to the command; a third one ends the command for good.
     ++signals_forwarded_;
     const int send = signals_forwarded_ >= 3 ? SIGKILL : sig;
     if (!from_terminal || send == SIGKILL) command_.signal(send);
     note_all(now, "run",
-             "diescope received " + signal_name(sig) +
+             "diescope received " + core::signal_name(sig) +
                  (from_terminal ? " from the terminal (the command got it too)" : "") +
                  (send == SIGKILL ? "; the command was killed (SIGKILL) after the third"
                   : from_terminal ? ""
@@ -543,14 +547,14 @@ void Runner::handle_signals() {
   }
 }
 
-void Runner::tick(TimeNs now, bool ended) {
+void Runner::tick(recording::TimeNs now, bool ended) {
   // Wall-clock steps against the monotonic clock.
-  const TimeNs mono = monotonic_ns();
-  const TimeNs real = realtime_ns();
+  const recording::TimeNs mono = core::monotonic_ns();
+  const recording::TimeNs real = core::realtime_ns();
   if (last_mono_ != 0) {
-    const TimeNs step = (real - last_real_) - (mono - last_mono_);
+    const recording::TimeNs step = (real - last_real_) - (mono - last_mono_);
     if (std::llabs(step) > kClockStepNs)
-      for (auto& gpu : gpus_) gpu.writer->write(ClockJump{now, step});
+      for (auto& gpu : gpus_) gpu.writer->write(recording::ClockJump{now, step});
   }
   last_mono_ = mono;
   last_real_ = real;
@@ -563,7 +567,7 @@ void Runner::tick(TimeNs now, bool ended) {
   if (slow_due) last_slow_poll_ = now;
   for (auto& gpu : gpus_) {
     if (slow_due || ended || gpu.util->polling()) {
-      std::vector<UtilSample> util;
+      std::vector<recording::UtilSample> util;
       gpu.util->read(now, util);
       for (const auto& sample : util) {
         if (sample.ts_ns < gpu.last_util_ts) continue;  // never out of order in a recording
@@ -585,17 +589,17 @@ void Runner::tick(TimeNs now, bool ended) {
   }
 }
 
-void Runner::read_engines(Gpu& gpu, TimeNs now) {
+void Runner::read_engines(Gpu& gpu, recording::TimeNs now) {
   if (gpu.engines.empty()) return;
   for (std::size_t i = 0; i < gpu.engines.size(); ++i)
     gpu.engine_values[i] = gpu.device.engine_utilization(gpu.engines[i]).value;
-  gpu.writer->write(OwnedEngineReading{now, gpu.engine_values});
+  gpu.writer->write(recording::OwnedEngineReading{now, gpu.engine_values});
 }
 
 void Runner::loop() {
-  const auto poll_ns = static_cast<TimeNs>(opt_.poll_ms * 1e6);
-  TimeNs next_tick = monotonic_ns();
-  TimeNs end_mono = 0;  // when the command ended, on the monotonic clock
+  const auto poll_ns = static_cast<recording::TimeNs>(opt_.poll_ms * 1e6);
+  recording::TimeNs next_tick = core::monotonic_ns();
+  recording::TimeNs end_mono = 0;  // when the command ended, on the monotonic clock
   for (;;) {
     // Wait for output, a signal, or the next tick.
     std::vector<pollfd> fds;
@@ -603,47 +607,49 @@ void Runner::loop() {
     if (command_.stdout_pipe()) fds.push_back(pollfd{command_.stdout_pipe().get(), POLLIN, 0});
     for (auto& gpu : gpus_)
       if (gpu.sampler && !gpu.sampler_done) fds.push_back(pollfd{gpu.sampler->output_fd(), POLLIN, 0});
-    const TimeNs wait_ns = std::max<TimeNs>(0, next_tick - monotonic_ns());
-    ::poll(fds.data(), fds.size(), static_cast<int>((wait_ns + kNsPerMs - 1) / kNsPerMs));
+    const recording::TimeNs wait_ns = std::max<recording::TimeNs>(0, next_tick - core::monotonic_ns());
+    ::poll(fds.data(), fds.size(),
+           static_cast<int>((wait_ns + recording::kNsPerMs - 1) / recording::kNsPerMs));
 
     handle_signals();
-    TimeNs now = stamp();
+    recording::TimeNs now = stamp();
     read_command_output(now);
     for (auto& gpu : gpus_) pump_sampler(gpu, now);
 
     if (command_running_) {
-      if (const std::optional<ExitStatus> status = command_.try_wait()) {
+      if (const std::optional<core::ExitStatus> status = command_.try_wait()) {
         command_running_ = false;
         outcome_.end_ns = stamp();
-        end_mono = monotonic_ns();
+        end_mono = core::monotonic_ns();
         // Counters off as soon as the command ends: each sampler stops, drains and disables.
         for (auto& gpu : gpus_)
           if (gpu.sampler && !gpu.sampler_done) gpu.sampler->request_stop();
         outcome_.exit_code = status->shell_code();
-        outcome_.ending = status->exited() ? RunEnding::exit() : RunEnding::killed_by(status->signal());
+        outcome_.ending = status->exited() ? recording::RunEnding::exit()
+                                           : recording::RunEnding::killed_by(status->signal());
         read_command_output(outcome_.end_ns);
         // Engines are read once a second, so one more reading covers the command's last second.
         for (auto& gpu : gpus_) read_engines(gpu, outcome_.end_ns);
       }
     }
 
-    if (monotonic_ns() >= next_tick) {
+    if (core::monotonic_ns() >= next_tick) {
       tick(stamp(), !command_running_);
       next_tick += poll_ns;
-      if (next_tick < monotonic_ns()) next_tick = monotonic_ns() + poll_ns;
+      if (next_tick < core::monotonic_ns()) next_tick = core::monotonic_ns() + poll_ns;
     }
 
     if (!command_running_) {
-      const TimeNs since_end = monotonic_ns() - end_mono;
+      const recording::TimeNs since_end = core::monotonic_ns() - end_mono;
       bool samplers_done = true;
       for (auto& gpu : gpus_) {
         if (!gpu.sampler || gpu.sampler_done) continue;
         samplers_done = false;
-        if (since_end > kSamplerStopTimeoutNs + static_cast<TimeNs>(opt_.drain_ms * 1e6)) {
+        if (since_end > kSamplerStopTimeoutNs + static_cast<recording::TimeNs>(opt_.drain_ms * 1e6)) {
           gpu.sampler->send_signal(SIGKILL);  // it did not stop: sampler_ended() says so
         }
       }
-      bool util_done = since_end >= static_cast<TimeNs>(opt_.end_wait_ms * 1e6);
+      bool util_done = since_end >= static_cast<recording::TimeNs>(opt_.end_wait_ms * 1e6);
       if (!util_done) {
         util_done = true;
         for (auto& gpu : gpus_)
@@ -658,28 +664,29 @@ void Runner::loop() {
 
 RunOutcome Runner::run() {
   if (opt_.command.empty())
-    throw UsageError("no command to run", "put the command after --, e.g. diescope run -- python train.py");
+    throw core::UsageError("no command to run",
+                           "put the command after --, e.g. diescope run -- python train.py");
   choose_gpus();
-  resolve_command(opt_.command[0]);  // a missing command fails before any counter is switched on
+  core::resolve_command(opt_.command[0]);  // a missing command fails before any counter is switched on
   signals_.emplace(std::initializer_list<int>{SIGINT, SIGTERM, SIGCHLD}, std::initializer_list<int>{SIGPIPE});
   start_samplers();
   wait_for_samplers();
 
   outcome_.start_ns = stamp();
   open_recordings();
-  ChildSpec command;
+  core::ChildSpec command;
   command.argv = opt_.command;
-  command.out = Stdio::pipe();  // teed to opt_.stdout_fd and scanned for window markers
-  command_ = ChildProcess(command);
+  command.out = core::Stdio::pipe();  // teed to opt_.stdout_fd and scanned for window markers
+  command_ = core::ChildProcess(command);
   command_running_ = true;
   last_slow_poll_ = 0;
   loop();
 
-  const TimeNs now = stamp();
+  const recording::TimeNs now = stamp();
   for (auto& gpu : gpus_) {
     if (gpu.sampler && !gpu.sampler_done) sampler_ended(gpu, now);
     if (gpu.sampling && !gpu.counters_off_written) {
-      gpu.writer->write(CountersEvent{now, false, gpu.counters_why});
+      gpu.writer->write(recording::CountersEvent{now, false, gpu.counters_why});
       gpu.counters_off_written = true;
     }
     if (outcome_.interrupted)
@@ -689,7 +696,7 @@ RunOutcome Runner::run() {
            std::to_string(gpu.blanked) + " of " + std::to_string(gpu.samples) +
                " chip samples were split between two decodes and came without values; the "
                "analysis leaves them out");
-    gpu.writer->write(RunEnd{outcome_.end_ns, outcome_.exit_code, outcome_.ending});
+    gpu.writer->write(recording::RunEnd{outcome_.end_ns, outcome_.exit_code, outcome_.ending});
     gpu.writer->close();
   }
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
@@ -703,7 +710,7 @@ RunOutcome Runner::run() {
 
 }  // namespace
 
-void MarkerScanner::feed(std::string_view bytes, const std::function<void(MarkKind)>& on_mark) {
+void MarkerScanner::feed(std::string_view bytes, const std::function<void(recording::MarkKind)>& on_mark) {
   for (char c : bytes) {
     if (c != '\n') {
       if (overlong_) continue;
@@ -719,9 +726,9 @@ void MarkerScanner::feed(std::string_view bytes, const std::function<void(MarkKi
       std::string_view line = line_;
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       if (line == "diescope: measure start")
-        on_mark(MarkKind::start);
+        on_mark(recording::MarkKind::start);
       else if (line == "diescope: measure stop")
-        on_mark(MarkKind::stop);
+        on_mark(recording::MarkKind::stop);
     }
     line_.clear();
     overlong_ = false;

@@ -20,18 +20,18 @@ ToolRun run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds
     run.error = "no program to run";
     return run;
   }
-  ChildSpec spec;
+  core::ChildSpec spec;
   spec.argv = argv;
-  spec.in = Stdio::null();
-  spec.out = Stdio::pipe();
-  spec.err = Stdio::pipe();
-  ChildProcess child;
+  spec.in = core::Stdio::null();
+  spec.out = core::Stdio::pipe();
+  spec.err = core::Stdio::pipe();
+  core::ChildProcess child;
   try {
-    child = ChildProcess(spec);
-  } catch (const StartError& e) {
+    child = core::ChildProcess(spec);
+  } catch (const core::StartError& e) {
     run.error = "could not run " + argv[0] + ": " + std::strerror(e.system_error());
     return run;
-  } catch (const Error& e) {
+  } catch (const core::Error& e) {
     run.error = e.cause();
     return run;
   }
@@ -39,7 +39,7 @@ ToolRun run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds
 
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   char buffer[4096];
-  UniqueFd* pipes[2] = {&child.stdout_pipe(), &child.stderr_pipe()};
+  core::UniqueFd* pipes[2] = {&child.stdout_pipe(), &child.stderr_pipe()};
   std::string* sinks[2] = {&run.out, &run.err};
   while (*pipes[0] || *pipes[1]) {
     const auto left =
@@ -62,7 +62,7 @@ ToolRun run_tool(const std::vector<std::string>& argv, std::chrono::milliseconds
       }
     }
   }
-  const ExitStatus status = child.wait();
+  const core::ExitStatus status = child.wait();
   if (status.exited()) {
     run.exit_code = status.code();
   } else {

@@ -34,32 +34,32 @@ const std::string kDramBytes = "dram__bytes.sum";
 // in the model's grammar (docs/metrics.md).
 const std::string kFmaHalvesMetric = "sm__pipe_fma_halves_mean.avg.pct_of_peak_sustained_elapsed";
 
-ColumnDef counter(std::string key, std::string label, std::string metric, std::vector<UnitFlag> flags,
-                  std::string note) {
-  ColumnDef c;
+recording::ColumnDef counter(std::string key, std::string label, std::string metric,
+                             std::vector<recording::UnitFlag> flags, std::string note) {
+  recording::ColumnDef c;
   c.key = std::move(key);
   c.label = std::move(label);
   c.metric = metric;
-  c.recipe = UnitRecipe{UnitRecipe::Combine::counter, {std::move(metric)}};
+  c.recipe = recording::UnitRecipe{recording::UnitRecipe::Combine::counter, {std::move(metric)}};
   c.flags = std::move(flags);
   c.note = std::move(note);
   return c;
 }
 
-ColumnDef mean_of(std::string key, std::string label, std::string metric, std::string a, std::string b,
-                  std::vector<UnitFlag> flags, std::string note) {
-  ColumnDef c;
+recording::ColumnDef mean_of(std::string key, std::string label, std::string metric, std::string a,
+                             std::string b, std::vector<recording::UnitFlag> flags, std::string note) {
+  recording::ColumnDef c;
   c.key = std::move(key);
   c.label = std::move(label);
   c.metric = std::move(metric);
-  c.recipe = UnitRecipe{UnitRecipe::Combine::mean, {std::move(a), std::move(b)}};
+  c.recipe = recording::UnitRecipe{recording::UnitRecipe::Combine::mean, {std::move(a), std::move(b)}};
   c.flags = std::move(flags);
   c.note = std::move(note);
   return c;
 }
 
-ColumnDef bytes_count(std::string key, std::string label, std::string metric, std::string note) {
-  ColumnDef c = counter(std::move(key), std::move(label), std::move(metric), {}, std::move(note));
+recording::ColumnDef bytes_count(std::string key, std::string label, std::string metric, std::string note) {
+  recording::ColumnDef c = counter(std::move(key), std::move(label), std::move(metric), {}, std::move(note));
   c.unit = "bytes";
   return c;
 }
@@ -121,40 +121,40 @@ const char* const kFp64InstNote =
 
 const char* const kFmaLiteNote = "The FMA pipe's lite half (FP32 and fp16 only). Diagnostic.";
 
-std::vector<ColumnDef> dram_counts() {
+std::vector<recording::ColumnDef> dram_counts() {
   return {bytes_count("dram_bytes", "DRAM bytes", kDramBytes, kDramBytesNote)};
 }
 
 // ---- Columns that read the same counter with the same note in several tables ----
 
-ColumnDef load_store_unit() {
-  return counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts"), {UnitFlag::stand_in_counter},
-                 kLoadStoreNote);
+recording::ColumnDef load_store_unit() {
+  return counter("ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts"),
+                 {recording::UnitFlag::stand_in_counter}, kLoadStoreNote);
 }
 
-ColumnDef l2_unit() {
+recording::ColumnDef l2_unit() {
   return counter("l2", "L2", pct("lts__t_bytes"), {}, kL2Note);
 }
 
-ColumnDef sm_active_diagnostic() {
+recording::ColumnDef sm_active_diagnostic() {
   return counter("sm_active", "SM active", pct("sm__cycles_active"), {}, kSmActiveNote);
 }
 
 // `warps_counter`: the chip's resident-warps counter (per SM or per TPC).
-ColumnDef occupancy_diagnostic(std::string_view warps_counter = "sm__warps_active_realtime") {
+recording::ColumnDef occupancy_diagnostic(std::string_view warps_counter = "sm__warps_active_realtime") {
   return counter("occupancy", "Occupancy", pct(warps_counter), {}, kOccupancyNote);
 }
 
 // The FMA pipe's heavy and lite halves, from their realtime counters.
-ColumnDef fma_heavy_diagnostic() {
+recording::ColumnDef fma_heavy_diagnostic() {
   return counter("fma_heavy", "FMA heavy", pct("sm__inst_executed_pipe_fmaheavy_realtime"), {},
                  kFmaHeavyNote);
 }
-ColumnDef fma_lite_diagnostic() {
+recording::ColumnDef fma_lite_diagnostic() {
   return counter("fma_lite", "FMA lite", pct("sm__inst_executed_pipe_fmalite_realtime"), {}, kFmaLiteNote);
 }
 
-ColumnDef dram_throughput_diagnostic() {
+recording::ColumnDef dram_throughput_diagnostic() {
   return counter("dram_throughput", "DRAM throughput", pct("dram__throughput"), {}, kDramThroughputNote);
 }
 
@@ -221,7 +221,7 @@ UnitTable hopper_gh100() {
       // wgmma operand reads from shared memory (bench/results/units/2026-11-29-h200-lsu-counters/).
       counter(
           "ldst", "Load/store", pct("l1tex__data_pipe_lsu_wavefronts_mem_lgds"),
-          {UnitFlag::stand_in_counter, UnitFlag::different_measure},
+          {recording::UnitFlag::stand_in_counter, recording::UnitFlag::different_measure},
           "L1's data stage: the wavefronts it processed for local, global and distributed-shared accesses "
           "(load/store instructions that reach memory beyond the SM), as a share of its peak. It stands in "
           "for the load/store unit. Hopper's whole-pipe counter l1tex__data_pipe_lsu_wavefronts, which the "
@@ -272,7 +272,7 @@ UnitTable blackwell_gb20x() {
       "GB20x's FP64 pipe runs at a small fraction of its FP32 rate.";
   t.units = {
       mean_of("fp32", "FP32", kFmaHalvesMetric, pct("sm__inst_executed_pipe_fmaheavy_realtime"),
-              pct("sm__inst_executed_pipe_fmalite_realtime"), {UnitFlag::stand_in_counter},
+              pct("sm__inst_executed_pipe_fmalite_realtime"), {recording::UnitFlag::stand_in_counter},
               std::string(kFmaHalvesNote) +
                   " On Blackwell the method's direct counter is the whole pipe's, which matched FFMA work in "
                   "every GB205 sweep row; it does not fit this pass with CUDA 13.0's CUPTI, hence the flag."),
@@ -387,13 +387,13 @@ UnitTable turing_tu10x() {
       counter("fp32", "FP32", pct("sm__inst_executed_pipe_fma_realtime"), {},
               "The FMA pipe's instruction counter, as on Blackwell. Not checked on Turing hardware."),
       counter("tensor_fp16", "Tensor+FP16", pct("sm__pipe_shared_cycles_active_realtime"),
-              {UnitFlag::different_measure},
+              {recording::UnitFlag::different_measure},
               "The pipe tensor cores share with fp16 math, so it reads above tensor work alone whenever fp16 "
               "math runs. TU116 and TU117 have no tensor cores: there it is fp16 math only."),
       counter("fp64", "FP64", pct("sm__inst_executed_pipe_fp64"), {}, kFp64InstNote),
       load_store_unit(),
       l2_unit(),
-      counter("dram", "DRAM", pct("fbpa__throughput"), {UnitFlag::different_measure},
+      counter("dram", "DRAM", pct("fbpa__throughput"), {recording::UnitFlag::different_measure},
               "Framebuffer partition throughput: how busy the memory controllers were, not a share of DRAM "
               "bandwidth. Neither DRAM bytes nor dram__throughput fits one pass here."),
   };
@@ -432,7 +432,7 @@ const UnitTable* unit_table_by_name(std::string_view name) {
 
 std::vector<std::string> table_metrics(const UnitTable& table) {
   std::vector<std::string> metrics;
-  auto add = [&](const std::vector<ColumnDef>& columns) {
+  auto add = [&](const std::vector<recording::ColumnDef>& columns) {
     for (const auto& column : columns) {
       for (const auto& name : column.recipe.counters) {
         if (std::find(metrics.begin(), metrics.end(), name) == metrics.end()) metrics.push_back(name);
@@ -445,7 +445,7 @@ std::vector<std::string> table_metrics(const UnitTable& table) {
   return metrics;
 }
 
-void apply_unit_table(const UnitTable& table, RecordingMeta& meta) {
+void apply_unit_table(const UnitTable& table, recording::RecordingMeta& meta) {
   meta.unit_table = table.name;
   meta.units = table.units;
   meta.diagnostics = table.diagnostics;
@@ -461,20 +461,21 @@ ColumnEvaluator::ColumnEvaluator(const UnitTable& table, std::span<const std::st
   auto position = [&](const std::string& name) {
     auto it = index.find(name);
     if (it == index.end()) {
-      throw Error("unit table " + table.name + " needs counter " + name + ", which the sample does not carry",
-                  "configure the sampler with table_metrics(table)", kExitInternal);
+      throw core::Error(
+          "unit table " + table.name + " needs counter " + name + ", which the sample does not carry",
+          "configure the sampler with table_metrics(table)", core::kExitInternal);
     }
     return it->second;
   };
-  auto build = [&](const std::vector<ColumnDef>& defs, std::vector<Column>& out) {
+  auto build = [&](const std::vector<recording::ColumnDef>& defs, std::vector<Column>& out) {
     for (const auto& def : defs) {
       const auto& counters = def.recipe.counters;
-      const bool mean = def.recipe.combine == UnitRecipe::Combine::mean;
+      const bool mean = def.recipe.combine == recording::UnitRecipe::Combine::mean;
       if (counters.size() != (mean ? 2u : 1u)) {
-        throw Error("unit " + def.key + " of table " + table.name + " has " +
-                        std::to_string(counters.size()) + " counters for a " +
-                        std::string(combine_name(def.recipe.combine)),
-                    "fix the table: a counter takes one, a mean two", kExitInternal);
+        throw core::Error("unit " + def.key + " of table " + table.name + " has " +
+                              std::to_string(counters.size()) + " counters for a " +
+                              std::string(combine_name(def.recipe.combine)),
+                          "fix the table: a counter takes one, a mean two", core::kExitInternal);
       }
       out.push_back(Column{mean, position(counters[0]), mean ? position(counters[1]) : 0});
     }
@@ -486,9 +487,9 @@ ColumnEvaluator::ColumnEvaluator(const UnitTable& table, std::span<const std::st
 
 void ColumnEvaluator::evaluate(std::span<const double> metric_values, ColumnValues& out) const {
   if (metric_values.size() != metric_count_) {
-    throw Error("a sample carries " + std::to_string(metric_values.size()) + " counter values where " +
-                    std::to_string(metric_count_) + " were configured",
-                "this is a bug in the sampler: please report it", kExitInternal);
+    throw core::Error("a sample carries " + std::to_string(metric_values.size()) + " counter values where " +
+                          std::to_string(metric_count_) + " were configured",
+                      "this is a bug in the sampler: please report it", core::kExitInternal);
   }
   auto fill = [&](const std::vector<Column>& columns, std::vector<double>& values) {
     values.resize(columns.size());
@@ -503,31 +504,31 @@ void ColumnEvaluator::evaluate(std::span<const double> metric_values, ColumnValu
   fill(counts_, out.counts);
 }
 
-std::string_view unit_flag_name(UnitFlag flag) {
+std::string_view unit_flag_name(recording::UnitFlag flag) {
   switch (flag) {
-    case UnitFlag::stand_in_counter:
+    case recording::UnitFlag::stand_in_counter:
       return "stand_in_counter";
-    case UnitFlag::different_measure:
+    case recording::UnitFlag::different_measure:
       return "different_measure";
   }
   return "unknown";
 }
 
-std::string_view combine_name(UnitRecipe::Combine combine) {
+std::string_view combine_name(recording::UnitRecipe::Combine combine) {
   switch (combine) {
-    case UnitRecipe::Combine::counter:
+    case recording::UnitRecipe::Combine::counter:
       return "counter";
-    case UnitRecipe::Combine::mean:
+    case recording::UnitRecipe::Combine::mean:
       return "mean";
   }
   return "unknown";
 }
 
-std::string_view unit_source_name(UnitSource source) {
+std::string_view unit_source_name(recording::UnitSource source) {
   switch (source) {
-    case UnitSource::chip:
+    case recording::UnitSource::chip:
       return "chip";
-    case UnitSource::nvml_engine:
+    case recording::UnitSource::nvml_engine:
       return "nvml_engine";
   }
   return "unknown";

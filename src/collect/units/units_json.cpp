@@ -8,9 +8,9 @@
 namespace diescope::collect {
 namespace {
 
-nlohmann::ordered_json column_json(const ColumnDef& column) {
+nlohmann::ordered_json column_json(const recording::ColumnDef& column) {
   nlohmann::ordered_json flags = nlohmann::ordered_json::array();
-  for (UnitFlag flag : column.flags) flags.push_back(unit_flag_name(flag));
+  for (recording::UnitFlag flag : column.flags) flags.push_back(unit_flag_name(flag));
   return {
       {"key", column.key},
       {"label", column.label},
@@ -24,7 +24,7 @@ nlohmann::ordered_json column_json(const ColumnDef& column) {
   };
 }
 
-nlohmann::ordered_json columns_json(const std::vector<ColumnDef>& columns) {
+nlohmann::ordered_json columns_json(const std::vector<recording::ColumnDef>& columns) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& column : columns) out.push_back(column_json(column));
   return out;
@@ -50,7 +50,7 @@ std::string units_json() {
   }
   nlohmann::ordered_json doc = {
       {"generated_by", "diescope units --write docs/units.json (do not edit by hand)"},
-      {"method", kMethodVersion},
+      {"method", core::kMethodVersion},
       {"read_as",
        "Each unit is one chip counter, or the mean of two, read by CUPTI PM sampling as a percent of the "
        "sustained peak CUPTI defines for that counter on the chip (.avg.pct_of_peak_sustained_elapsed; "

@@ -25,7 +25,7 @@ constexpr const char* kRangeName = "diescope";
 // unless CUPTI's result says permission or an unknown metric. The message keeps the call, its
 // file:line, CUPTI's name for the result and what to do about it. The collector's public functions
 // translate at their boundary, so its callers see CounterError only.
-CounterError counter_error(const cupti::CuptiError& e, CounterErrorKind kind) {
+CounterError counter_error(const collect::cupti::CuptiError& e, CounterErrorKind kind) {
   if (e.result() == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES ||
       e.result() == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES) {
     kind = CounterErrorKind::permission;
@@ -70,10 +70,10 @@ class HostObject {
     add.numMetrics = names.size();
     try {
       DIESCOPE_CUPTI_CHECK(cuptiProfilerHostConfigAddMetrics(&add));
-    } catch (const cupti::CuptiError& e) {
+    } catch (const collect::cupti::CuptiError& e) {
       throw counter_error(e, CounterErrorKind::metric);  // most likely a name this chip lacks
     }
-    return cupti::config_image(object_);
+    return collect::cupti::config_image(object_);
   }
 
   CUpti_Profiler_Host_Object* get() const { return object_; }
@@ -150,7 +150,7 @@ CuptiRangeCollector::CuptiRangeCollector(std::vector<CounterMetric> metrics, int
 
   s.host = std::make_unique<HostObject>(s.chip, s.availability.data());
   s.config = s.host->config_image(s.names);
-  s.passes = cupti::pass_count(s.config);
+  s.passes = collect::cupti::pass_count(s.config);
 
   auto enable = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
   enable.ctx = context;
@@ -186,7 +186,7 @@ CuptiRangeCollector::CuptiRangeCollector(std::vector<CounterMetric> metrics, int
   config.passIndex = 0;
   config.targetNestingLevel = 1;
   DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerSetConfig(&config));
-} catch (const cupti::CuptiError& e) {
+} catch (const collect::cupti::CuptiError& e) {
   throw counter_error(e, CounterErrorKind::setup);
 }
 
@@ -218,7 +218,7 @@ void CuptiRangeCollector::begin() try {
   push.pRangeProfilerObject = impl_->range_profiler;
   push.pRangeName = kRangeName;
   DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
-} catch (const cupti::CuptiError& e) {
+} catch (const collect::cupti::CuptiError& e) {
   throw counter_error(e, CounterErrorKind::collection);
 }
 
@@ -234,7 +234,7 @@ bool CuptiRangeCollector::end() try {
   stop.pRangeProfilerObject = impl_->range_profiler;
   DIESCOPE_CUPTI_CHECK(cuptiRangeProfilerStop(&stop));
   return stop.isAllPassSubmitted != 0;
-} catch (const cupti::CuptiError& e) {
+} catch (const collect::cupti::CuptiError& e) {
   throw counter_error(e, CounterErrorKind::collection);
 }
 
@@ -270,7 +270,7 @@ std::vector<MetricValue> CuptiRangeCollector::decode() try {
                       .with_display_name(m.display_name));
   }
   return out;
-} catch (const cupti::CuptiError& e) {
+} catch (const collect::cupti::CuptiError& e) {
   throw counter_error(e, CounterErrorKind::collection);
 }
 
@@ -278,8 +278,8 @@ std::size_t counter_pass_count(const std::string& chip, const std::vector<Counte
   std::vector<const char*> names = profiler_names(metrics);
   HostObject host(chip, nullptr);
   std::vector<std::uint8_t> config = host.config_image(names);
-  return cupti::pass_count(config);
-} catch (const cupti::CuptiError& e) {
+  return collect::cupti::pass_count(config);
+} catch (const collect::cupti::CuptiError& e) {
   throw counter_error(e, CounterErrorKind::setup);
 }
 

@@ -12,7 +12,7 @@ namespace {
 
 void check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
-  throw DeviceError(
+  throw core::DeviceError(
       fmt::format("L2 flusher: {} failed: {} ({})", what, cudaGetErrorName(e), cudaGetErrorString(e)),
       "run on a machine with a CUDA GPU and driver, or use batch timing, which needs no flusher");
 }

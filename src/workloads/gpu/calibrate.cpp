@@ -47,10 +47,10 @@ TimerMap measure_timer_map(Stream& stream) {
   DeviceBuffer stamps(sizeof(RawStamp), "allocating a timer stamp");
   TimerMap best{0, std::numeric_limits<std::int64_t>::max()};
   for (int i = 0; i < 16; ++i) {
-    const std::int64_t before = realtime_ns();
+    const std::int64_t before = core::realtime_ns();
     check(launch_clock_stamps(stamps.as<RawStamp>(), 1, stream.get()), "launching the timer stamp kernel");
     stream.synchronize("running the timer stamp kernel");
-    const std::int64_t after = realtime_ns();
+    const std::int64_t after = core::realtime_ns();
     RawStamp s{};
     check(cudaMemcpy(&s, stamps.as<RawStamp>(), sizeof s, cudaMemcpyDeviceToHost), "reading the timer stamp");
     const std::int64_t half = (after - before) / 2;
@@ -92,7 +92,7 @@ class Calibrator {
     shared_ = shared_bytes_for_one_block_per_sm(device.shared_per_sm, device.reserved_shared_per_block,
                                                 device.shared_per_block_optin);
     if (shared_ == 0)
-      throw DeviceError(
+      throw core::DeviceError(
           "cannot hold this GPU to one block per SM: a block may not ask for more than half of an SM's "
           "shared memory",
           "calibrate on a GPU whose blocks may take over half an SM's shared memory (Volta or newer)");
@@ -103,9 +103,9 @@ class Calibrator {
       int blocks = 0;
       check(occupancy(&blocks), ("asking the " + kernel + " kernel's occupancy").c_str());
       if (blocks != 1)
-        throw DeviceError("the " + kernel + " kernel fits " + std::to_string(blocks) +
-                              " blocks per SM where exactly 1 is needed to load a chosen number of SMs",
-                          "report this with the GPU model");
+        throw core::DeviceError("the " + kernel + " kernel fits " + std::to_string(blocks) +
+                                    " blocks per SM where exactly 1 is needed to load a chosen number of SMs",
+                                "report this with the GPU model");
     };
     pin("FFMA", ffma_set_shared_bytes(shared_), [this](int* b) { return ffma_blocks_per_sm(b, shared_); });
     for (CalibKernel k : {CalibKernel::imad, CalibKernel::ffma_imad, CalibKernel::dfma, CalibKernel::mma_bf16,
@@ -182,8 +182,8 @@ StepKernel Calibrator::make_kernel(const StepSpec& spec, DeviceBuffer& sink, Dev
     k.work_measure = "dense bf16 FLOPs (mma.sync m16n8k16: 4096 each)";
   } else if (spec.workload == "bf16-wgmma") {
     if (device_.cc_major != 9 || device_.cc_minor != 0)
-      throw UsageError("the bf16-wgmma step needs compute capability 9.0 (Hopper's sm_90a)",
-                       "rebuild diescope and diescope-workload from the same source");
+      throw core::UsageError("the bf16-wgmma step needs compute capability 9.0 (Hopper's sm_90a)",
+                             "rebuild diescope and diescope-workload from the same source");
     k.launch = [this, sms, &sink](ClockTally* tally, int iterations) {
       CalibArgs args{tally, sink.as<float>(), nullptr, 0, iterations};
       check(launch_wgmma(args, sms, shared_, stream_.get()), "launching the wgmma kernel");
@@ -224,17 +224,17 @@ StepKernel Calibrator::make_kernel(const StepSpec& spec, DeviceBuffer& sink, Dev
     k.sized_by_iterations = false;
     k.blocks = blocks;
   } else {
-    throw UsageError("unknown calibration workload \"" + spec.workload + "\"",
-                     "rebuild diescope and diescope-workload from the same source");
+    throw core::UsageError("unknown calibration workload \"" + spec.workload + "\"",
+                           "rebuild diescope and diescope-workload from the same source");
   }
   return k;
 }
 
 void Calibrator::run_step(const StepSpec& spec) {
   if (spec.loaded_sms < 1 || spec.loaded_sms > device_.sm_count)
-    throw UsageError("step " + spec.name + " asks for " + std::to_string(spec.loaded_sms) + " SMs of " +
-                         std::to_string(device_.sm_count),
-                     "rebuild diescope and diescope-workload from the same source");
+    throw core::UsageError("step " + spec.name + " asks for " + std::to_string(spec.loaded_sms) + " SMs of " +
+                               std::to_string(device_.sm_count),
+                           "rebuild diescope and diescope-workload from the same source");
   DeviceBuffer sink(
       static_cast<std::size_t>(device_.sm_count) * kCalibThreads * sizeof(float) * 4 + 4096 * 1024,
       "allocating the calibration output");
@@ -289,9 +289,9 @@ void Calibrator::run_step(const StepSpec& spec) {
     ns += static_cast<double>(t.ns);
   }
   if (short_launches > 0)
-    throw DeviceError(std::to_string(short_launches) + " launches of step " + spec.name +
-                          " stamped fewer blocks than launched",
-                      "check the GPU with nvidia-smi and run again on an idle GPU");
+    throw core::DeviceError(std::to_string(short_launches) + " launches of step " + spec.name +
+                                " stamped fewer blocks than launched",
+                            "check the GPU with nvidia-smi and run again on an idle GPU");
   const std::int64_t first = intervals.front()[0].get<std::int64_t>();
   const std::int64_t last = intervals.back()[1].get<std::int64_t>();
   const auto margin = static_cast<std::int64_t>(kMarginSeconds * 1e9);
@@ -333,8 +333,8 @@ std::vector<double> Calibrator::time_harness(const std::string& name, const std:
       .stopping(stop);
   const harness::RunResult r = harness::run_point(b, harness::AxisPoint{});
   if (r.error)
-    throw DeviceError("timing " + name + " failed: " + *r.error,
-                      "check the GPU with nvidia-smi and run again");
+    throw core::DeviceError("timing " + name + " failed: " + *r.error,
+                            "check the GPU with nvidia-smi and run again");
   return r.sample_seconds;
 }
 
@@ -627,19 +627,20 @@ int run_calibrate(const std::vector<std::string>& args) {
           stdout);
       return 0;
     } else {
-      throw UsageError("unknown argument to calibrate: " + args[i],
-                       "run `diescope calibrate`, which starts this");
+      throw core::UsageError("unknown argument to calibrate: " + args[i],
+                             "run `diescope calibrate`, which starts this");
     }
   }
   if (!probe && plan_path.empty())
-    throw UsageError("calibrate needs --plan FILE or --probe", "run `diescope calibrate`");
+    throw core::UsageError("calibrate needs --plan FILE or --probe", "run `diescope calibrate`");
   const DeviceInfo device = open_device(device_index);
   print_result(device_line(device));
   if (probe) return 0;
 
   std::ifstream in(plan_path);
   if (!in)
-    throw Error("cannot read the calibration plan " + plan_path, "run `diescope calibrate`", kExitInput);
+    throw core::Error("cannot read the calibration plan " + plan_path, "run `diescope calibrate`",
+                      core::kExitInput);
   const json plan = json::parse(in);
   Calibrator calibrator(device);
   print_measure_start();  // the whole calibration is one window for `diescope report` on its recording

@@ -20,39 +20,41 @@ void check(cudaError_t status, const char* what) {
   if (status == cudaSuccess) return;
   const std::string detail = std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
   if (status == cudaErrorMemoryAllocation) {
-    throw DeviceError(
+    throw core::DeviceError(
         std::string(what) + " failed: not enough GPU memory (" + detail + ")",
         "use a smaller problem size, or free the GPU from other processes (nvidia-smi lists them)");
   }
   if (status == cudaErrorNoKernelImageForDevice || status == cudaErrorUnsupportedPtxVersion) {
-    throw DeviceError(
+    throw core::DeviceError(
         std::string(what) + " failed: this build has no kernel for this GPU (" + detail + ")",
         "rebuild with this GPU's architecture in CMAKE_CUDA_ARCHITECTURES, or update the driver");
   }
-  throw DeviceError(std::string(what) + " failed (" + detail + ")",
-                    "check the GPU with nvidia-smi; if it reports errors, the GPU or driver needs attention");
+  throw core::DeviceError(
+      std::string(what) + " failed (" + detail + ")",
+      "check the GPU with nvidia-smi; if it reports errors, the GPU or driver needs attention");
 }
 
 DeviceInfo open_device(int index) {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status == cudaErrorNoDevice || (status == cudaSuccess && count == 0)) {
-    throw DeviceError("no CUDA GPU found on this machine",
-                      "run the workload on a machine with an NVIDIA GPU (nvidia-smi should list it)");
+    throw core::DeviceError("no CUDA GPU found on this machine",
+                            "run the workload on a machine with an NVIDIA GPU (nvidia-smi should list it)");
   }
   if (status == cudaErrorInsufficientDriver) {
     int runtime = 0;
     cudaRuntimeGetVersion(&runtime);
-    throw DeviceError("the NVIDIA driver is missing or too old for CUDA " + version_string(runtime) +
-                          ", which this binary was built with",
-                      "install an NVIDIA driver that supports CUDA " + version_string(runtime) +
-                          " or newer and check that nvidia-smi works");
+    throw core::DeviceError("the NVIDIA driver is missing or too old for CUDA " + version_string(runtime) +
+                                ", which this binary was built with",
+                            "install an NVIDIA driver that supports CUDA " + version_string(runtime) +
+                                " or newer and check that nvidia-smi works");
   }
   check(status, "counting CUDA devices");
   if (index < 0 || index >= count) {
-    throw UsageError("GPU index " + std::to_string(index) + " does not exist: this machine has " +
-                         std::to_string(count) + " CUDA device" + (count == 1 ? "" : "s"),
-                     "use --device 0" + (count > 1 ? " to " + std::to_string(count - 1) : std::string()));
+    throw core::UsageError(
+        "GPU index " + std::to_string(index) + " does not exist: this machine has " + std::to_string(count) +
+            " CUDA device" + (count == 1 ? "" : "s"),
+        "use --device 0" + (count > 1 ? " to " + std::to_string(count - 1) : std::string()));
   }
   check(cudaSetDevice(index), "selecting the CUDA device");
   check(cudaFree(nullptr), "creating the CUDA context");

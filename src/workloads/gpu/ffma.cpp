@@ -45,14 +45,14 @@ int run_ffma(const FfmaOptions& options) {
   const DeviceInfo device = open_device(options.common.device);
   const int sms = options.sms == 0 ? device.sm_count : options.sms;
   if (sms > device.sm_count) {
-    throw UsageError("--sms " + std::to_string(sms) + " is more than the " + std::to_string(device.sm_count) +
-                         " SMs of " + device.name,
-                     "choose --sms between 1 and " + std::to_string(device.sm_count));
+    throw core::UsageError("--sms " + std::to_string(sms) + " is more than the " +
+                               std::to_string(device.sm_count) + " SMs of " + device.name,
+                           "choose --sms between 1 and " + std::to_string(device.sm_count));
   }
   const std::uint64_t shared = shared_bytes_for_one_block_per_sm(
       device.shared_per_sm, device.reserved_shared_per_block, device.shared_per_block_optin);
   if (shared == 0) {
-    throw DeviceError(
+    throw core::DeviceError(
         "cannot hold this GPU to one FFMA block per SM: a block may not ask for more than half of an "
         "SM's shared memory",
         "use the whole GPU (leave out --sms)");
@@ -61,9 +61,9 @@ int run_ffma(const FfmaOptions& options) {
   int blocks_per_sm = 0;
   check(ffma_blocks_per_sm(&blocks_per_sm, shared), "asking the occupancy of the FFMA kernel");
   if (blocks_per_sm != 1) {
-    throw DeviceError("the FFMA kernel fits " + std::to_string(blocks_per_sm) +
-                          " blocks per SM where exactly 1 is needed to load a chosen number of SMs",
-                      "report this with the GPU model; use the whole GPU meanwhile");
+    throw core::DeviceError("the FFMA kernel fits " + std::to_string(blocks_per_sm) +
+                                " blocks per SM where exactly 1 is needed to load a chosen number of SMs",
+                            "report this with the GPU model; use the whole GPU meanwhile");
   }
 
   Stream stream;
@@ -85,18 +85,19 @@ int run_ffma(const FfmaOptions& options) {
        {std::uint64_t{0}, std::uint64_t{kFfmaThreads - 1}, threads - kFfmaThreads, threads - 1}) {
     const float expected = host_thread_result(static_cast<unsigned>(t % kFfmaThreads), kCheckIterations);
     if (std::memcmp(&expected, &results[t], sizeof(float)) != 0) {
-      throw DeviceError("the FFMA kernel computed " + std::to_string(results[t]) + " for thread " +
-                            std::to_string(t) + " where the host computed " + std::to_string(expected),
-                        "the GPU or this build miscomputes FMAs; report this with the GPU model");
+      throw core::DeviceError("the FFMA kernel computed " + std::to_string(results[t]) + " for thread " +
+                                  std::to_string(t) + " where the host computed " + std::to_string(expected),
+                              "the GPU or this build miscomputes FMAs; report this with the GPU model");
     }
   }
   std::vector<unsigned> seen(static_cast<std::size_t>(sms));
   check(cudaMemcpy(seen.data(), smids.as<unsigned>(), seen.size() * sizeof(unsigned), cudaMemcpyDeviceToHost),
         "reading the SM ids");
   if (count_distinct(seen) != static_cast<std::size_t>(sms)) {
-    throw DeviceError(std::to_string(sms) + " FFMA blocks ran on only " +
-                          std::to_string(count_distinct(seen)) + " distinct SMs",
-                      "another process may be using the GPU (nvidia-smi lists them); run on an idle GPU");
+    throw core::DeviceError(
+        std::to_string(sms) + " FFMA blocks ran on only " + std::to_string(count_distinct(seen)) +
+            " distinct SMs",
+        "another process may be using the GPU (nvidia-smi lists them); run on an idle GPU");
   }
 
   Event e0, e1;
@@ -190,7 +191,7 @@ int run_ffma(const FfmaOptions& options) {
              " MHz; expected FMA pipe " + std::to_string(device_pct) + "% of the device (" +
              std::to_string(loaded_pct) + "% of the loaded SMs)");
   if (distinct != static_cast<std::size_t>(sms)) {
-    throw DeviceError(
+    throw core::DeviceError(
         std::to_string(sms) + " FFMA blocks ran on only " + std::to_string(distinct) + " distinct SMs",
         "another process may be using the GPU (nvidia-smi lists them); run on an idle GPU");
   }

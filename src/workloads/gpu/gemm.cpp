@@ -47,9 +47,10 @@ class Cublas {
       tried += "\n    " + candidate + ": " + (why != nullptr ? why : "not found");
     }
     if (library_ == nullptr) {
-      throw DeviceError("cuBLAS (" + soname + ") could not be loaded for the gemm workload; tried:" + tried,
-                        "install the CUDA " + std::to_string(CUBLAS_VER_MAJOR) +
-                            " toolkit's cuBLAS, or add the folder holding " + soname + " to LD_LIBRARY_PATH");
+      throw core::DeviceError(
+          "cuBLAS (" + soname + ") could not be loaded for the gemm workload; tried:" + tried,
+          "install the CUDA " + std::to_string(CUBLAS_VER_MAJOR) +
+              " toolkit's cuBLAS, or add the folder holding " + soname + " to LD_LIBRARY_PATH");
     }
     link_map* map = nullptr;
     if (::dlinfo(library_, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr)
@@ -70,8 +71,9 @@ class Cublas {
   const std::string& path() const { return path_; }
   void check(cublasStatus_t status, const char* what) const {
     if (status == CUBLAS_STATUS_SUCCESS) return;
-    throw DeviceError(std::string(what) + " failed (" + status_name(status) + ")",
-                      "check the GPU with nvidia-smi and that cuBLAS matches the driver's CUDA version");
+    throw core::DeviceError(
+        std::string(what) + " failed (" + status_name(status) + ")",
+        "check the GPU with nvidia-smi and that cuBLAS matches the driver's CUDA version");
   }
 
   decltype(&cublasCreate_v2) create = nullptr;
@@ -86,8 +88,8 @@ class Cublas {
   F resolve(const char* name) {
     void* symbol = ::dlsym(library_, name);
     if (symbol == nullptr) {
-      throw DeviceError("cuBLAS at " + path_ + " has no " + name,
-                        "install the CUDA " + std::to_string(CUBLAS_VER_MAJOR) + " toolkit's cuBLAS");
+      throw core::DeviceError("cuBLAS at " + path_ + " has no " + name,
+                              "install the CUDA " + std::to_string(CUBLAS_VER_MAJOR) + " toolkit's cuBLAS");
     }
     return reinterpret_cast<F>(symbol);
   }
@@ -153,10 +155,10 @@ void verify(const DeviceBuffer& a, const DeviceBuffer& b, const DeviceBuffer& c,
     const double got = bf16_to_float(got_bits);
     const double tolerance = std::ldexp(std::fabs(ref), -7) + 1e-5 * magnitude;
     if (!(std::fabs(got - ref) <= tolerance)) {
-      throw DeviceError("the GEMM result is wrong at (" + std::to_string(i) + ", " + std::to_string(j) +
-                            "): " + std::to_string(got) + " where a double-precision reference gives " +
-                            std::to_string(ref),
-                        "check that cuBLAS matches the driver; report this with the GPU model");
+      throw core::DeviceError("the GEMM result is wrong at (" + std::to_string(i) + ", " + std::to_string(j) +
+                                  "): " + std::to_string(got) + " where a double-precision reference gives " +
+                                  std::to_string(ref),
+                              "check that cuBLAS matches the driver; report this with the GPU model");
     }
   }
 }
@@ -171,9 +173,10 @@ int run_gemm(const GemmOptions& options) {
   std::size_t free_bytes = 0, total_bytes = 0;
   check(cudaMemGetInfo(&free_bytes, &total_bytes), "reading free GPU memory");
   if (static_cast<double>(elements * 2) > 0.9 * static_cast<double>(free_bytes)) {
-    throw UsageError("the matrices need " + std::to_string((elements * 2) >> 20) + " MiB, more than the " +
-                         std::to_string(free_bytes >> 20) + " MiB free on " + device.name,
-                     "use smaller --m, --n and --k");
+    throw core::UsageError("the matrices need " + std::to_string((elements * 2) >> 20) +
+                               " MiB, more than the " + std::to_string(free_bytes >> 20) + " MiB free on " +
+                               device.name,
+                           "use smaller --m, --n and --k");
   }
   DeviceBuffer a(static_cast<std::size_t>(m * k) * 2, "allocating GEMM matrix A");
   DeviceBuffer b(static_cast<std::size_t>(k * n) * 2, "allocating GEMM matrix B");

@@ -39,7 +39,7 @@ int run(const std::vector<std::string>& args) {
 int main(int argc, char** argv) {
   try {
     return run(std::vector<std::string>(argv + 1, argv + argc));
-  } catch (const diescope::Error& e) {
+  } catch (const diescope::core::Error& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "diescope-workload: error: %s\n", e.cause().c_str());
     if (!e.fix().empty()) std::fprintf(stderr, "  fix: %s\n", e.fix().c_str());
@@ -49,6 +49,6 @@ int main(int argc, char** argv) {
     std::fprintf(
         stderr, "diescope-workload: internal error: %s\n  fix: please report this with the command you ran\n",
         e.what());
-    return diescope::kExitInternal;
+    return diescope::core::kExitInternal;
   }
 }

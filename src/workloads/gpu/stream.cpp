@@ -46,11 +46,11 @@ void verify(StreamKernel kernel, const Vectors& v) {
                         ? b[i] == a[i]
                         : std::fabs(a[i] - (b[i] + kTriadScalar * c[i])) <= 1e-6f * std::fabs(a[i]);
     if (!ok) {
-      throw DeviceError("STREAM " + std::string(stream_kernel_name(kernel)) +
-                            " wrote a wrong value (sample " + std::to_string(i) +
-                            ": a=" + std::to_string(a[i]) + " b=" + std::to_string(b[i]) +
-                            " c=" + std::to_string(c[i]) + ")",
-                        "the GPU or this build computes STREAM wrongly; report this with the GPU model");
+      throw core::DeviceError(
+          "STREAM " + std::string(stream_kernel_name(kernel)) + " wrote a wrong value (sample " +
+              std::to_string(i) + ": a=" + std::to_string(a[i]) + " b=" + std::to_string(b[i]) +
+              " c=" + std::to_string(c[i]) + ")",
+          "the GPU or this build computes STREAM wrongly; report this with the GPU model");
     }
   }
 }
@@ -134,13 +134,13 @@ int run_stream(const StreamOptions& options) {
   std::size_t free_bytes = 0, total_bytes = 0;
   check(cudaMemGetInfo(&free_bytes, &total_bytes), "reading free GPU memory");
   if (static_cast<double>(3 * vector_bytes) > 0.9 * static_cast<double>(free_bytes)) {
-    throw UsageError("three vectors of " + std::to_string(n) + " floats need " +
-                         std::to_string(3 * vector_bytes >> 20) + " MiB, more than the " +
-                         std::to_string(free_bytes >> 20) + " MiB free on " + device.name,
-                     "use --elements " +
-                         std::to_string(static_cast<std::uint64_t>(0.9 * static_cast<double>(free_bytes)) /
-                                        (3 * sizeof(float))) +
-                         " or fewer");
+    throw core::UsageError(
+        "three vectors of " + std::to_string(n) + " floats need " + std::to_string(3 * vector_bytes >> 20) +
+            " MiB, more than the " + std::to_string(free_bytes >> 20) + " MiB free on " + device.name,
+        "use --elements " +
+            std::to_string(static_cast<std::uint64_t>(0.9 * static_cast<double>(free_bytes)) /
+                           (3 * sizeof(float))) +
+            " or fewer");
   }
   DeviceBuffer a(vector_bytes, "allocating STREAM vector a");
   DeviceBuffer b(vector_bytes, "allocating STREAM vector b");
