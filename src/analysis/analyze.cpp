@@ -321,19 +321,24 @@ SpanResults finish_span(const SpanSums& sums, const analysis_detail::UtilOverSpa
   return r;
 }
 
-std::optional<std::size_t> first_not_finite(std::span<const double> values) {
-  for (std::size_t i = 0; i < values.size(); ++i)
-    if (!std::isfinite(values[i])) return i;
-  return std::nullopt;
+// The first value no counter can produce (docs/method.md#which-chip-samples-are-used): not a finite
+// number, below 0, or above kMaxPctOfPeak of the counter's peak.
+SampleBreak first_impossible(SampleBreak::Part part, std::span<const double> values) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double v = values[i];
+    if (!std::isfinite(v)) return {part, i, SampleBreak::Value::not_finite};
+    if (v < 0) return {part, i, SampleBreak::Value::negative, v};
+    if (v > kMaxPctOfPeak) return {part, i, SampleBreak::Value::above_peak, v};
+  }
+  return {};
 }
 
-// Where a chip sample is broken (docs/method.md, "Which chip samples are used"): an empty span, or
-// a unit or diagnostic that is not a finite number.
+// Where a chip sample is broken (docs/method.md#which-chip-samples-are-used): an empty span, or a
+// unit or diagnostic that is not a finite number, is negative or is above kMaxPctOfPeak.
 SampleBreak breakage_of(const ChipSample& s) {
   if (s.end_ns <= s.start_ns) return {SampleBreak::Part::empty_span};
-  if (auto i = first_not_finite(s.units)) return {SampleBreak::Part::unit, *i};
-  if (auto i = first_not_finite(s.diagnostics)) return {SampleBreak::Part::diagnostic, *i};
-  return {};
+  if (SampleBreak b = first_impossible(SampleBreak::Part::unit, s.units)) return b;
+  return first_impossible(SampleBreak::Part::diagnostic, s.diagnostics);
 }
 
 // The steady window from marks: the first start and the first stop after it.
@@ -427,6 +432,7 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
   long index = 0;
   TimeNs prev_start = std::numeric_limits<TimeNs>::min();
   std::int64_t outside = 0;
+  std::int64_t impossible = 0;  // in the run, left out for a value no counter can produce
   while (chip && chip->next(s)) {
     ++index;
     if (s.start_ns < prev_start) {
@@ -478,6 +484,9 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
       ++outside;
       continue;
     }
+    if (broken && breakage.part != SampleBreak::Part::empty_span &&
+        breakage.value != SampleBreak::Value::not_finite)
+      ++impossible;
     if (first || broken) continue;
     util.prepare(s.start_ns, s.end_ns);
     const double duration = static_cast<double>(s.end_ns - s.start_ns);
@@ -507,6 +516,7 @@ Analysis analyze(const RecordSource& source, const AnalysisOptions& options) {
     }
   }
   if (outside > 0) analysis.findings.push_back({Finding::samples_outside_run, run.lo, 0, outside});
+  if (impossible > 0) analysis.findings.push_back({Finding::impossible_values, run.lo, 0, impossible});
 
   const std::vector<analysis_detail::UtilOverSpan> whole = util.finish_whole_spans();
   analysis.run = finish_span(spans[0], whole[0], source, false);

@@ -155,6 +155,11 @@ std::string finding_words(const AnalysisFinding& finding) {
       return "the recording ends mid-record; everything before it was read";
     case AnalysisFinding::Kind::samples_outside_run:
       return fmt::format("{} chip sample(s) lie wholly outside the run and were left out", finding.samples);
+    case AnalysisFinding::Kind::impossible_values:
+      return fmt::format(
+          "{} chip sample(s) hold a value no counter can produce (below 0% or above {:g}% of peak) and "
+          "were left out as broken",
+          finding.samples, kMaxPctOfPeak);
   }
   return {};
 }
@@ -166,6 +171,23 @@ std::string clock_jump_words(const ClockJump& jump, TimeNs run_start_ns) {
       static_cast<double>(jump.step_ns) * 1e-9, static_cast<double>(jump.ts_ns - run_start_ns) * 1e-9);
 }
 
+namespace {
+
+std::string value_words(const SampleBreak& broken) {
+  switch (broken.value) {
+    case SampleBreak::Value::not_finite:
+      return " is not a number";
+    case SampleBreak::Value::negative:
+      return fmt::format(" reads {:g}%, below 0", broken.read);
+    case SampleBreak::Value::above_peak:
+      return fmt::format(" reads {:g}%, above the {:g}% of peak no counter can exceed", broken.read,
+                         kMaxPctOfPeak);
+  }
+  return {};
+}
+
+}  // namespace
+
 std::string drop_words(SampleDrop drop, const SampleBreak& broken, const RecordingMeta& meta) {
   if (drop == SampleDrop::first) return "first sample after the counters started: it spans their setup";
   if (drop != SampleDrop::broken) return {};
@@ -173,9 +195,9 @@ std::string drop_words(SampleDrop drop, const SampleBreak& broken, const Recordi
     case SampleBreak::Part::empty_span:
       return "empty span: end is not after start";
     case SampleBreak::Part::unit:
-      return "unit " + meta.units[broken.column].key + " is not a number";
+      return "unit " + meta.units[broken.column].key + value_words(broken);
     case SampleBreak::Part::diagnostic:
-      return "diagnostic " + meta.diagnostics[broken.column].key + " is not a number";
+      return "diagnostic " + meta.diagnostics[broken.column].key + value_words(broken);
     case SampleBreak::Part::none:
       break;
   }
