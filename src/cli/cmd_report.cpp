@@ -203,9 +203,10 @@ std::function<int()> setup_report(CLI::App& sub) {
           },
           ""));
   sub.add_option(
-      "--calibration", opt->calibration,
-      "a calibration file or folder from `diescope calibrate` (default: the calibrations folder under "
-      "$XDG_DATA_HOME/diescope or ~/.local/share/diescope)");
+         "--calibration", opt->calibration,
+         "a calibration file or folder from `diescope calibrate` (default: the calibrations folder under "
+         "$XDG_DATA_HOME/diescope or ~/.local/share/diescope)")
+      ->type_name("PATH");
   sub.add_flag("--no-window", opt->no_window,
                "summarise the whole run only, even when the recording has window markers");
   return [opt]() { return run_report(*opt); };

@@ -120,7 +120,8 @@ std::function<int()> setup_run(CLI::App& sub) {
            {"--report"})
       ->type_name("DIR");
   add_gpu_list(sub, opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)");
-  sub.add_option("--calibration", opt->calibration, "a calibration file or folder from `diescope calibrate`");
+  sub.add_option("--calibration", opt->calibration, "a calibration file or folder from `diescope calibrate`")
+      ->type_name("PATH");
   sub.add_option("command", opt->command, "the command to measure, after --")->required();
   sub.footer("Example: diescope run --window markers -- diescope workload ffma\n");
   return [opt]() { return run_command(*opt); };

@@ -229,24 +229,23 @@ CLI::Option* add_gpu_list(CLI::App& sub, std::vector<int>& target, const std::st
 }
 
 CLI::Option* add_one_gpu(CLI::App& sub, std::optional<int>& target, const std::string& description) {
+  // One value, so --help shows no "..."; a comma list is split here only to say it names several.
   Spellings spellings;
-  auto set = [&target, spellings](const std::string& name, const std::vector<std::string>& values) mutable {
+  auto set = [&target, spellings](const std::string& name, const std::string& value) {
     spellings.given(name);
-    if (values.size() != 1)
-      throw UsageError(name + " names " + std::to_string(values.size()) + " GPUs; this command takes one",
+    const auto gpus = static_cast<std::size_t>(std::count(value.begin(), value.end(), ',')) + 1;
+    if (gpus != 1)
+      throw UsageError(name + " names " + std::to_string(gpus) + " GPUs; this command takes one",
                        "give one GPU index, e.g. --gpus 0, and run the command once per GPU");
-    target = parse_gpu_index(name, values.front());
+    target = parse_gpu_index(name, value);
   };
-  CLI::Option* opt = sub.add_option_function<std::vector<std::string>>(
-      "--gpus", [set](const std::vector<std::string>& v) mutable { set("--gpus", v); }, description);
-  opt->delimiter(',')->allow_extra_args(false)->type_name("N");
-  for (const std::string alias : {"--gpu", "--device"}) {
-    sub.add_option_function<std::vector<std::string>>(
-           alias, [set, alias](const std::vector<std::string>& v) mutable { set(alias, v); }, "")
-        ->delimiter(',')
-        ->allow_extra_args(false)
+  CLI::Option* opt = sub.add_option_function<std::string>(
+      "--gpus", [set](const std::string& v) { set("--gpus", v); }, description);
+  opt->type_name("N");
+  for (const std::string alias : {"--gpu", "--device"})
+    sub.add_option_function<std::string>(
+           alias, [set, alias](const std::string& v) { set(alias, v); }, "")
         ->group("");
-  }
   return opt;
 }
 
