@@ -162,11 +162,11 @@ std::function<int()> setup_agent(CLI::App& sub) {
   add_number(sub, "--retention-days", args->retention_days,
              "delete records older than this (default 30; 0 keeps all)");
   sub.add_flag("--ndjson", args->ndjson, "also print each record as one JSON line on standard output");
-  CLI::Option* listen =
-      add_text(sub, "--listen", args->listen,
-               "serve /metrics on ADDR:PORT (default 127.0.0.1:9402: this host only, where "
-               "Prometheus exporters usually bind every interface; 0.0.0.0:9402 serves every "
-               "interface)");
+  CLI::Option* listen = add_text(
+      sub, "--listen", args->listen,
+      "serve /metrics on ADDR:PORT (default 127.0.0.1:9402; :PORT alone binds 127.0.0.1 too: this host "
+      "only, where Prometheus exporters usually bind every interface; 0.0.0.0:9402 serves every "
+      "interface)");
   listen->type_name("ADDR:PORT");
   sub.add_flag("--no-listen", args->no_listen, "serve no /metrics endpoint");
   sub.add_option("--sampler", args->sampler,
