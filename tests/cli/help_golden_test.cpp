@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
 
 #include "cli/run_diescope.hpp"
 
@@ -75,6 +77,29 @@ TEST(HelpConvention, OneNamePerConcept) {
     EXPECT_NE(run_diescope({command, "--help"}).out.find("--gpus"), std::string::npos) << command;
   for (const char* command : {"run", "bench", "agent"})
     EXPECT_NE(run_diescope({command, "--help"}).out.find("--drain-ms"), std::string::npos) << command;
+}
+
+// --help and the docs in step: every option a command's --help lists is named in the README or in
+// docs/ (as "--name" not followed by more of a name, so --gpu does not count for --gpus).
+TEST(HelpConvention, EveryListedOptionIsDocumented) {
+  std::string docs = read_all(fs::path(DIESCOPE_SOURCE_DIR) / "README.md");
+  for (const auto& entry : fs::directory_iterator(fs::path(DIESCOPE_SOURCE_DIR) / "docs"))
+    if (entry.path().extension() == ".md") docs += read_all(entry.path());
+  const std::regex listed("^  (--[a-z][a-z-]*)");
+  for (const char* command : {"run", "bench", "report", "calibrate", "agent", "units"}) {
+    const Ran ran = run_diescope({command, "--help"});
+    std::istringstream lines(ran.out);
+    int options = 0;
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, listed)) continue;
+      ++options;
+      const std::regex named(m[1].str() + "([^a-z-]|$)");
+      EXPECT_TRUE(std::regex_search(docs, named))
+          << command << " " << m[1] << " is in --help but not in the docs";
+    }
+    EXPECT_GT(options, 0) << command;
+  }
 }
 
 }  // namespace
