@@ -137,6 +137,9 @@ class EngineMatcher {
       }
       ts_ = reading.ts_ns;
       values_.assign(reading.values.begin(), reading.values.end());
+      // An engine value no reading can take is unavailable, as NaN is (docs/method.md#die-util).
+      for (double& v : values_)
+        if (v < 0 || v > kMaxPctOfPeak) v = kNaN;
       have_ = true;
     }
     if (!have_) return {};

@@ -118,6 +118,25 @@ TEST(Drops, WhereAnImpossibleSampleBrokeIsObserved) {
   EXPECT_EQ(seen[2].read, -0.5);
 }
 
+TEST(Engines, AnImpossibleEngineValueIsUnavailableNotBusiest) {
+  Builder b({"sm"});
+  b.engines({"nvenc"});
+  b.setup_sample();
+  b.sample(100, 200, {40});
+  b.engine(200, {5000});  // matched to the sample ending at 200: impossible, so unavailable
+  b.sample(200, 300, {40});
+  b.engine(300, {-3});  // likewise
+  b.sample(300, 400, {40});
+  b.engine(400, {60});  // a reading
+  const Analysis a = b.analyze();
+  // The chip samples all stay: DIE-Util = (40 + 40 + 60) / 3 = 46.67; the engine is available for
+  // one of three samples, with mean 60 there.
+  EXPECT_EQ(a.run.samples_used, 3);
+  EXPECT_NEAR(a.run.die_util_pct, 140.0 / 3.0, 1e-9);
+  EXPECT_NEAR(unit_named(a.run, "nvenc").mean_pct, 60.0, 1e-9);
+  EXPECT_NEAR(unit_named(a.run, "nvenc").availability_pct, 100.0 / 3.0, 1e-9);
+}
+
 TEST(DieUtil, OfSampleIsTheBusiestAvailableUnitAsRead) {
   const std::vector<double> units{30, 105, kNaNv};
   const std::vector<double> engines{kNaNv, 60};
