@@ -26,6 +26,7 @@ render() {  # render BIN RECORDING OUTDIR: every format plus what the command pr
   local bin=$1 recording=$2 out=$3 rc=0
   mkdir -p "$out"
   # A fixed working folder and relative paths keep the paths written into the reports identical.
+  # --out, the old spelling of --output, is the one every build before and after the rename takes.
   (cd "$PWD" && "$bin" report "$recording" --format terminal,json,csv,html,trace --out "$out/report" \
      >"$out/stdout.txt" 2>"$out/stderr.txt") || rc=$?
   echo "$rc" >"$out/exit-code.txt"

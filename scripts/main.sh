@@ -8,4 +8,4 @@ bash scripts/setup.sh
 cmake --preset release >/dev/null
 cmake --build --preset release --target diescope
 recording=${1:-data/recordings/h200/resnet50.dsrec}
-build/release/bin/diescope report "$recording" --out build/release/bundled-report
+build/release/bin/diescope report "$recording" --output build/release/bundled-report

@@ -47,7 +47,7 @@ std::string seconds_text(recording::TimeNs ns) {
 
 void validate_settings(const AgentSettings& s) {
   if (!(s.poll_ms >= 10) || !std::isfinite(s.poll_ms)) {
-    throw core::UsageError("--poll-ms must be at least 10 ms", "e.g. --poll-ms 1000 (the default)");
+    throw core::UsageError("--drain-ms must be at least 10 ms", "e.g. --drain-ms 1000 (the default)");
   }
   if (!(s.duty_period_ms > 0) || !std::isfinite(s.duty_period_ms)) {
     throw core::UsageError("--duty-period-ms must be a positive number of milliseconds",
@@ -59,8 +59,8 @@ void validate_settings(const AgentSettings& s) {
   }
   if (s.duty_period_ms < s.poll_ms) {
     throw core::UsageError(
-        "the duty period (--duty-period-ms) is shorter than the poll interval (--poll-ms)",
-        "make the period at least one poll long, e.g. --duty-period-ms 60000 --poll-ms 1000");
+        "the duty period (--duty-period-ms) is shorter than the drain interval (--drain-ms)",
+        "make the period at least one drain long, e.g. --duty-period-ms 60000 --drain-ms 1000");
   }
 }
 

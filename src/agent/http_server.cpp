@@ -138,6 +138,7 @@ MetricsServer::MetricsServer(const ListenAddress& address, Handler handler) : ha
                            "use a numeric address, e.g. --listen 127.0.0.1:9402");
   }
   std::string why;
+  int bind_errno = 0;
   for (addrinfo* ai = found; ai; ai = ai->ai_next) {
     core::UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
     if (!fd) continue;
@@ -147,12 +148,28 @@ MetricsServer::MetricsServer(const ListenAddress& address, Handler handler) : ha
       listen_fd_ = std::move(fd);
       break;
     }
+    bind_errno = errno;
     why = std::strerror(errno);
   }
   freeaddrinfo(found);
   if (!listen_fd_) {
-    throw core::DeviceError("cannot listen on " + shown + ": " + why,
-                            "choose a free port with --listen ADDR:PORT, or stop whatever holds this one");
+    // The fix depends on why: a port in use, an address this host does not have, a privileged port.
+    if (bind_errno == EADDRNOTAVAIL)
+      throw core::DeviceError(
+          "cannot listen on " + shown + ": " + address.host + " is not an address of this host",
+          "listen on one of this host's addresses (see `ip addr`), 0.0.0.0:" + port_text +
+              " for every interface, or 127.0.0.1:" + port_text + " for this host only");
+    if (bind_errno == EACCES)
+      throw core::DeviceError(
+          "cannot listen on " + shown + ": " + why,
+          "ports under 1024 need root or CAP_NET_BIND_SERVICE; choose a port from 1024, e.g. "
+          "--listen " +
+              address.host + ":9402");
+    throw core::DeviceError(
+        "cannot listen on " + shown + ": " + why,
+        bind_errno == EADDRINUSE
+            ? "choose a free port with --listen ADDR:PORT, or stop whatever holds this one"
+            : "check the address with `ip addr`, or use --listen 127.0.0.1:9402");
   }
   core::set_nonblocking(listen_fd_.get());
   sockaddr_storage bound{};

@@ -1,6 +1,8 @@
 #include "diescope/agent/store.hpp"
 
 #include <cmath>
+#include <cstring>
+#include <fstream>
 #include <sqlite3.h>
 
 #include "diescope/core/error.hpp"
@@ -103,6 +105,18 @@ RecordStore::RecordStore(const std::filesystem::path& path) : path_(path) {
   if (path.has_parent_path()) {
     std::error_code ec;
     std::filesystem::create_directories(path.parent_path(), ec);
+  }
+  // A file that is there but not SQLite is named as such, not blamed on WAL or free space: every
+  // SQLite database starts with these 16 bytes (its file format's header string).
+  {
+    static constexpr char kHeader[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f',
+                                         'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
+    std::ifstream in(path, std::ios::binary);
+    char head[sizeof kHeader] = {};
+    if (in && in.read(head, sizeof head).gcount() > 0 && std::memcmp(head, kHeader, sizeof head) != 0) {
+      throw core::InputError(path.string(), 0, "is not an SQLite database, so not a diescope record store",
+                             "point --db at a new file or at a store the agent wrote");
+    }
   }
   const int rc = sqlite3_open_v2(path.c_str(), &db_,
                                  SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);

@@ -138,6 +138,9 @@ class EngineMatcher {
       }
       ts_ = reading.ts_ns;
       values_.assign(reading.values.begin(), reading.values.end());
+      // An engine value no reading can take is unavailable, as NaN is (docs/method.md#die-util).
+      for (double& v : values_)
+        if (v < 0 || v > kMaxPctOfPeak) v = kNaN;
       have_ = true;
     }
     if (!have_) return {};
@@ -323,19 +326,24 @@ SpanResults finish_span(const SpanSums& sums, const detail::UtilOverSpan& whole,
   return r;
 }
 
-std::optional<std::size_t> first_not_finite(std::span<const double> values) {
-  for (std::size_t i = 0; i < values.size(); ++i)
-    if (!std::isfinite(values[i])) return i;
-  return std::nullopt;
+// The first value no counter can produce (docs/method.md#which-chip-samples-are-used): not a finite
+// number, below 0, or above kMaxPctOfPeak of the counter's peak.
+SampleBreak first_impossible(SampleBreak::Part part, std::span<const double> values) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double v = values[i];
+    if (!std::isfinite(v)) return {part, i, SampleBreak::Value::not_finite};
+    if (v < 0) return {part, i, SampleBreak::Value::negative, v};
+    if (v > kMaxPctOfPeak) return {part, i, SampleBreak::Value::above_peak, v};
+  }
+  return {};
 }
 
-// Where a chip sample is broken (docs/method.md, "Which chip samples are used"): an empty span, or
-// a unit or diagnostic that is not a finite number.
+// Where a chip sample is broken (docs/method.md#which-chip-samples-are-used): an empty span, or a
+// unit or diagnostic that is not a finite number, is negative or is above kMaxPctOfPeak.
 SampleBreak breakage_of(const recording::ChipSample& s) {
   if (s.end_ns <= s.start_ns) return {SampleBreak::Part::empty_span};
-  if (auto i = first_not_finite(s.units)) return {SampleBreak::Part::unit, *i};
-  if (auto i = first_not_finite(s.diagnostics)) return {SampleBreak::Part::diagnostic, *i};
-  return {};
+  if (SampleBreak b = first_impossible(SampleBreak::Part::unit, s.units)) return b;
+  return first_impossible(SampleBreak::Part::diagnostic, s.diagnostics);
 }
 
 // The steady window from marks: the first start and the first stop after it.
@@ -429,6 +437,7 @@ Analysis analyze(const recording::RecordSource& source, const AnalysisOptions& o
   long index = 0;
   recording::TimeNs prev_start = std::numeric_limits<recording::TimeNs>::min();
   std::int64_t outside = 0;
+  std::int64_t impossible = 0;  // in the run, left out for a value no counter can produce
   while (chip && chip->next(s)) {
     ++index;
     if (s.start_ns < prev_start) {
@@ -480,6 +489,9 @@ Analysis analyze(const recording::RecordSource& source, const AnalysisOptions& o
       ++outside;
       continue;
     }
+    if (broken && breakage.part != SampleBreak::Part::empty_span &&
+        breakage.value != SampleBreak::Value::not_finite)
+      ++impossible;
     if (first || broken) continue;
     util.prepare(s.start_ns, s.end_ns);
     const double duration = static_cast<double>(s.end_ns - s.start_ns);
@@ -509,6 +521,7 @@ Analysis analyze(const recording::RecordSource& source, const AnalysisOptions& o
     }
   }
   if (outside > 0) analysis.findings.push_back({Finding::samples_outside_run, run.lo, 0, outside});
+  if (impossible > 0) analysis.findings.push_back({Finding::impossible_values, run.lo, 0, impossible});
 
   const std::vector<detail::UtilOverSpan> whole = util.finish_whole_spans();
   analysis.run = finish_span(spans[0], whole[0], source, false);

@@ -293,24 +293,47 @@ CalibrationBlock block_for(const CandidateFile& chosen, const CalibrationQuery& 
   return b;
 }
 
+namespace {
+
+[[noreturn]] void refuse_missing(const fs::path& p, const std::optional<fs::path>& default_dir) {
+  throw core::InputError(
+      p.string(), 0, "no such file or folder",
+      "name a calibration file, or the folder that holds them (diescope calibrate writes them to " +
+          (default_dir ? default_dir->string() : std::string("~/.local/share/diescope/calibrations")) +
+          "); or leave out --calibration");
+}
+
+// A named file that is not a calibration is refused as a missing one is
+// (docs/calibration.md#how-a-report-finds-its-calibration); one for another GPU or method is a valid
+// file that does not fit, and the report says so.
+void refuse_unreadable(const fs::path& p, const CandidateFile& c) {
+  if (c.unreadable.empty()) return;
+  throw core::InputError(
+      p.string(), 0, "could not be read as a calibration file: " + c.unreadable,
+      "name a file written by `diescope calibrate`, or the folder that holds them; or leave out "
+      "--calibration");
+}
+
+}  // namespace
+
+void check_calibration_path(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) refuse_missing(path, default_calibration_dir());
+  if (!fs::is_directory(path, ec))
+    refuse_unreadable(path, examine_calibration_file(path, CalibrationQuery{}));
+}
+
 CalibrationBlock find_calibration(const CalibrationQuery& query, const std::optional<fs::path>& explicit_path,
                                   const std::optional<fs::path>& default_dir) {
   std::error_code ec;
   if (explicit_path) {
     const fs::path& p = *explicit_path;
-    if (!fs::exists(p, ec))
-      throw core::InputError(
-          p.string(), 0, "no such file or folder",
-          "name a calibration file, or the folder that holds them (diescope calibrate writes them to " +
-              (default_dir ? default_dir->string() : std::string("~/.local/share/diescope/calibrations")) +
-              "); or leave out --calibration");
+    if (!fs::exists(p, ec)) refuse_missing(p, default_dir);
     if (fs::is_directory(p, ec)) return scan_folder(p, query);
     const CandidateFile c = examine_calibration_file(p, query);
     if (c.fits()) return block_for(c, query);
-    return no_file(query,
-                   c.unreadable.empty()
-                       ? fmt::format("calibration file {} not taken: {}", p.string(), c.misfit)
-                       : fmt::format("calibration file {} could not be read: {}", p.string(), c.unreadable));
+    refuse_unreadable(p, c);
+    return no_file(query, fmt::format("calibration file {} not taken: {}", p.string(), c.misfit));
   }
   if (!default_dir)
     return no_file(query, std::string(kNoCalibrationReason) +

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "command.hpp"
+#include "options.hpp"
 #include "diescope/agent/agent.hpp"
 #include "diescope/agent/live_source.hpp"
 #include "diescope/agent/replay_source.hpp"
@@ -34,6 +35,8 @@ struct AgentArgs {
   bool ndjson = false;
   std::string listen = "127.0.0.1:9402";
   bool no_listen = false;
+  bool db_given = false;      // --db was on the command line (even as "")
+  bool listen_given = false;  // --listen was on the command line
   std::string sampler;
   std::vector<std::string> sampler_args;
   std::vector<int> gpus;
@@ -59,6 +62,20 @@ int run(const AgentArgs& a) {
   settings.duty_on_ms = a.duty_on_ms;
   settings.duty_period_ms = a.duty_period_ms;
   agent::validate_settings(settings);
+  // Replay and live alike (run and bench refuse the same values).
+  if (!(a.interval_ms >= 0.1 && a.interval_ms <= 10'000))
+    throw core::UsageError(fmt::format("--interval-ms {:g} is out of range", a.interval_ms),
+                           "give a sample interval from 0.1 to 10000 ms (default 10)");
+  if (a.db_given && a.db.empty())
+    throw core::UsageError(
+        "--db was given an empty path",
+        "name the record store's file, e.g. --db /var/lib/diescope/agent.db; leave --db out for "
+        "the default, or use --no-db to keep no store");
+  if (a.no_db && a.db_given)
+    throw core::UsageError("--no-db and --db " + a.db + " contradict each other", "keep one of them");
+  if (a.no_listen && a.listen_given)
+    throw core::UsageError("--no-listen and --listen " + a.listen + " contradict each other",
+                           "keep one of them");
   if (!(a.retention_days >= 0)) {
     throw core::UsageError("--retention-days must be 0 (keep everything) or more",
                            "e.g. --retention-days 30");
@@ -107,7 +124,7 @@ int run(const AgentArgs& a) {
     source = agent::make_live_source(options);
     log_line(fmt::format("monitoring {} GPU(s)", source->gpu_count()));
   }
-  log_line(fmt::format("counters on {} ms of every {} ms; poll every {} ms",
+  log_line(fmt::format("counters on {} ms of every {} ms; drain every {} ms",
                        std::min(a.duty_on_ms, a.duty_period_ms), a.duty_period_ms, a.poll_ms));
 
   agent::Agent core(*source, clock, settings);
@@ -130,31 +147,42 @@ std::function<int()> setup_agent(CLI::App& sub) {
   auto args = std::make_shared<AgentArgs>();
   sub.add_option("--replay", args->replay,
                  "play this recording instead of reading GPUs (repeat: one per GPU)");
-  sub.add_option("--replay-speed", args->replay_speed,
-                 "recording seconds per second (default 1: its own pace)");
+  add_number(sub, "--replay-speed", args->replay_speed,
+             "recording seconds per second (default 1: its own pace)");
   sub.add_flag("--replay-loop", args->replay_loop, "start the recording over when it ends");
   sub.add_flag("--linger", args->linger, "after the replay ends, keep serving /metrics until stopped");
-  sub.add_option("--poll-ms", args->poll_ms,
-                 "NVML reads and counter drains every this many ms (default 1000)");
-  sub.add_option("--duty-on-ms", args->duty_on_ms,
-                 "counters on this long at the start of each period (default 2000; = period: always on)");
-  sub.add_option("--duty-period-ms", args->duty_period_ms, "one record per GPU per period (default 60000)");
-  sub.add_option("--interval-ms", args->interval_ms,
-                 "chip sampling interval while the counters are on (default 10)");
-  sub.add_option("--db", args->db,
-                 "SQLite record store (default $DIESCOPE_AGENT_DB, /var/lib/diescope/agent.db as root, else "
-                 "~/.local/state/diescope/agent.db)");
+  add_number(sub, "--drain-ms", args->poll_ms,
+             "NVML reads and counter buffer decoding every this many ms (default 1000)", {"--poll-ms"});
+  add_number(sub, "--duty-on-ms", args->duty_on_ms,
+             "counters on this long at the start of each period (default 2000; = period: always on)");
+  add_number(sub, "--duty-period-ms", args->duty_period_ms, "one record per GPU per period (default 60000)");
+  add_number(sub, "--interval-ms", args->interval_ms,
+             "chip sampling interval while the counters are on (default 10)");
+  CLI::Option* db = add_text(sub, "--db", args->db,
+                             "SQLite record store (default $DIESCOPE_AGENT_DB, /var/lib/diescope/agent.db as "
+                             "root, else ~/.local/state/diescope/agent.db)");
+  db->type_name("PATH");
   sub.add_flag("--no-db", args->no_db, "keep no record store");
-  sub.add_option("--retention-days", args->retention_days,
-                 "delete records older than this (default 30; 0 keeps all)");
+  add_number(sub, "--retention-days", args->retention_days,
+             "delete records older than this (default 30; 0 keeps all)");
   sub.add_flag("--ndjson", args->ndjson, "also print each record as one JSON line on standard output");
-  sub.add_option("--listen", args->listen, "serve /metrics on ADDR:PORT (default 127.0.0.1:9402)");
+  CLI::Option* listen = add_text(
+      sub, "--listen", args->listen,
+      "serve /metrics on ADDR:PORT (default 127.0.0.1:9402; :PORT alone binds 127.0.0.1 too: this host "
+      "only, where Prometheus exporters usually bind every interface; 0.0.0.0:9402 serves every "
+      "interface)");
+  listen->type_name("ADDR:PORT");
   sub.add_flag("--no-listen", args->no_listen, "serve no /metrics endpoint");
   sub.add_option("--sampler", args->sampler,
                  "counter sampler executable (default: diescope-cupti beside diescope)");
   sub.add_option("--sampler-arg", args->sampler_args, "extra argument for the sampler (repeat), e.g. --fake");
-  sub.add_option("--gpus", args->gpus, "monitor only these GPU indices (default: every GPU)")->delimiter(',');
-  return [args] { return run(*args); };
+  add_gpu_list(sub, args->gpus,
+               "monitor only these GPU indexes, as nvidia-smi numbers them (default: every GPU)");
+  return [args, db, listen] {
+    args->db_given = db->count() > 0;
+    args->listen_given = listen->count() > 0;
+    return run(*args);
+  };
 }
 
 const CommandRegistrar registrar{

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "options.hpp"
 #include "diescope/rounds/bench.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/core/error.hpp"
@@ -135,16 +136,16 @@ int bench_command(const BenchCliOptions& cli) {
 
 std::function<int()> setup_bench(CLI::App& sub) {
   auto opt = std::make_shared<BenchCliOptions>();
-  sub.add_option("--rounds", opt->rounds, "rounds of `diescope run` (default 5; at least 2)");
-  sub.add_option("--interval-ms", opt->interval_ms, "chip counter sample interval in ms (default 10)");
-  sub.add_option("--drain-ms", opt->drain_ms,
-                 "how often the counter buffer is decoded, in ms (default 1000)");
-  sub.add_option(
-      "--report", opt->report_dir,
-      "folder for bench.json and the rounds' recordings and reports (default diescope-bench-<date>-<time>)");
-  sub.add_option("--gpus", opt->gpus,
-                 "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)")
-      ->delimiter(',');
+  add_whole(sub, "--rounds", opt->rounds, "rounds of `diescope run` (default 5; at least 2)");
+  add_number(sub, "--interval-ms", opt->interval_ms, "chip counter sample interval in ms (default 10)");
+  add_number(sub, "--drain-ms", opt->drain_ms,
+             "how often the counter buffer is decoded, in ms (default 1000)", {"--poll-ms"});
+  add_text(sub, "--output", opt->report_dir,
+           "folder for bench.json and the rounds' recordings and reports (default "
+           "diescope-bench-<date>-<time> in the current folder)",
+           {"--report"})
+      ->type_name("DIR");
+  add_gpu_list(sub, opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)");
   sub.add_option(
       "--workload", opt->workload,
       "bench a bundled workload (ffma, stream, gemm, duty); arguments after -- go to the workload");

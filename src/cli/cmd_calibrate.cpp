@@ -5,11 +5,13 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/core.h>
 
 #include "command.hpp"
+#include "options.hpp"
 #include "diescope/calibrate/calibrate.hpp"
 #include "diescope/calibrate/device_protocol.hpp"
 #include "diescope/collect/nvml.hpp"
@@ -44,9 +46,11 @@ class StderrListener final : public calibrate::CalibrateListener {
 struct CalibrateCliOptions {
   calibrate::CalibrateOptions run;
   bool json = false;  // print the file instead of the summary
+  std::optional<int> gpu;
 };
 
-int calibrate_command(const CalibrateCliOptions& cli) {
+int calibrate_command(CalibrateCliOptions cli) {
+  if (cli.gpu) cli.run.gpu = *cli.gpu;
   const std::unique_ptr<collect::Nvml> nvml = collect::Nvml::load();  // no driver: DeviceError with the fix
   StderrListener listener(::isatty(STDERR_FILENO) != 0);
   const calibrate::CalibrateResult result = calibrate::calibrate_gpu(cli.run, *nvml, listener);
@@ -70,10 +74,12 @@ std::function<int()> setup_calibrate(CLI::App& sub) {
       "--quick", opt->run.quick,
       "a setup check in under a minute: every SM and a quarter for 2 s per unit, STREAM with 3 repeats, no "
       "sweeps; reports treat it as unvalidated");
-  sub.add_option("--gpus", opt->run.gpu, "the GPU to calibrate, as nvidia-smi numbers it (default 0)");
-  sub.add_option("--output", opt->run.output,
-                 "a .json file to write, or a folder (default $XDG_DATA_HOME/diescope/calibrations or "
-                 "~/.local/share/diescope/calibrations)");
+  add_one_gpu(sub, opt->gpu, "the GPU to calibrate, as nvidia-smi numbers it (default 0)");
+  add_text(sub, "--output", opt->run.output,
+           "a .json file to write, or a folder (default $XDG_DATA_HOME/diescope/calibrations or "
+           "~/.local/share/diescope/calibrations)",
+           {"--out", "--report"})
+      ->type_name("PATH");
   sub.add_flag("--json", opt->json, "print the calibration file on stdout instead of the summary");
   sub.add_flag("--keep", opt->run.keep,
                "keep the counter recording and the kernels' own lines in a scratch folder");

@@ -1,16 +1,21 @@
 // `diescope report PATH`: re-analyses a recording, or re-renders a report.json.
-// From a recording it prints the headline and writes report.json and samples.csv into --out
-// (default: <recording>.report/ beside it); report.html and trace.json on request. From a
-// report.json it prints the headline again (or writes it again with --format json).
+// From a recording it prints the headline and writes report.json and samples.csv into --output
+// (default: <recording's file name>.report/ in the current folder, docs/report.md); report.html and
+// trace.json on request. From a report.json it prints the headline again (or writes it again with
+// --format json).
 #include <fmt/core.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <optional>
 #include <iostream>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "command.hpp"
+#include "options.hpp"
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/calibrate/lookup.hpp"
 #include "diescope/core/error.hpp"
@@ -54,16 +59,27 @@ bool wants(const std::set<std::string>& formats, const char* name) {
   return formats.count(name) > 0 || formats.count("all") > 0;
 }
 
+// The default output folder is in the current folder, named after the recording, so that a report
+// of a recording in a read-only or shared place (the bundled ones, a colleague's run) lands where
+// the user is (docs/report.md).
+fs::path default_output_folder(const fs::path& input) {
+  return input.filename().string() + ".report";
+}
+
 fs::path output_folder(const ReportOptions& opt, const fs::path& input) {
-  fs::path out = opt.out.empty() ? fs::path(input.string() + ".report") : fs::path(opt.out);
+  fs::path out = opt.out.empty() ? default_output_folder(input) : fs::path(opt.out);
   std::error_code ec;
   if (fs::exists(out, ec) && !fs::is_directory(out, ec))
-    throw core::UsageError("--out " + out.string() + " is a file, not a folder",
+    throw core::UsageError("--output " + out.string() + " is a file, not a folder",
                            "name a folder (it is created if missing)");
   fs::create_directories(out, ec);
+  if (!ec && ::access(out.c_str(), W_OK) != 0) ec = std::error_code(errno, std::generic_category());
   if (ec)
-    throw core::Error("cannot create the folder " + out.string() + ": " + ec.message(),
-                      "choose another folder with --out", core::kExitInput);
+    throw core::Error(
+        "cannot write the report into " + out.string() + ": " + ec.message(),
+        "choose a folder you can write with --output DIR, or print the headline alone with --format "
+        "terminal",
+        core::kExitInput);
   return out;
 }
 
@@ -92,6 +108,14 @@ int rerender(const ReportOptions& opt, const std::set<std::string>& formats, con
 }
 
 int run_report(const ReportOptions& opt) {
+  if (opt.input == "-")
+    throw core::UsageError(
+        "report reads a recording from a file, not from standard input ('-')",
+        "save it to a file first (e.g. `cat > run.dsrec`), then `diescope report run.dsrec`");
+  if (opt.out == "-")
+    throw core::UsageError(
+        "--output - would make a folder named '-': report.json and samples.csv go into a folder",
+        "name a folder, e.g. --output run-report; for the headline alone use --format terminal");
   const fs::path input = opt.input;
   std::set<std::string> formats(opt.formats.begin(), opt.formats.end());
 
@@ -115,27 +139,40 @@ int run_report(const ReportOptions& opt) {
 
   report::MultiRenderer renderers;
   std::vector<fs::path> written;
+  // The headline renders first and is always printed; a folder that cannot be written is an error
+  // after it.
   if (wants(formats, "terminal")) renderers.add(std::make_unique<report::TerminalRenderer>(std::cout));
+  std::optional<core::Error> folder_error;
   if (formats.size() > formats.count("terminal")) {
-    const fs::path out = output_folder(opt, input);
-    if (wants(formats, "json")) {
-      renderers.add(std::make_unique<report::JsonRenderer>(out / "report.json"));
-      written.push_back(out / "report.json");
-    }
-    if (wants(formats, "csv")) {
-      renderers.add(std::make_unique<report::CsvRenderer>(out / "samples.csv"));
-      written.push_back(out / "samples.csv");
-    }
-    if (wants(formats, "html")) {
-      renderers.add(std::make_unique<report::HtmlRenderer>(out / "report.html"));
-      written.push_back(out / "report.html");
-    }
-    if (wants(formats, "trace")) {
-      renderers.add(std::make_unique<report::TraceRenderer>(out / "trace.json"));
-      written.push_back(out / "trace.json");
+    try {
+      const fs::path out = output_folder(opt, input);
+      if (wants(formats, "json")) {
+        renderers.add(std::make_unique<report::JsonRenderer>(out / "report.json"));
+        written.push_back(out / "report.json");
+      }
+      if (wants(formats, "csv")) {
+        renderers.add(std::make_unique<report::CsvRenderer>(out / "samples.csv"));
+        written.push_back(out / "samples.csv");
+      }
+      if (wants(formats, "html")) {
+        renderers.add(std::make_unique<report::HtmlRenderer>(out / "report.html"));
+        written.push_back(out / "report.html");
+      }
+      if (wants(formats, "trace")) {
+        renderers.add(std::make_unique<report::TraceRenderer>(out / "trace.json"));
+        written.push_back(out / "trace.json");
+      }
+    } catch (const core::Error& e) {
+      if (!wants(formats, "terminal")) throw;
+      folder_error = e;
+      written.clear();
     }
   }
   renderers.render(report::ReportInput{report, source.get(), &analysis});
+  if (folder_error) {
+    std::cout.flush();
+    throw *folder_error;
+  }
   if (!written.empty()) {
     std::string list;
     for (const fs::path& p : written) list += (list.empty() ? "" : ", ") + p.string();
@@ -148,19 +185,31 @@ std::function<int()> setup_report(CLI::App& sub) {
   auto opt = std::make_shared<ReportOptions>();
   sub.add_option("PATH", opt->input, "a recording (.dsrec) to analyse, or a report.json to print again")
       ->required();
-  sub.add_option("--out", opt->out,
-                 "folder for report.json and samples.csv (default: <recording>.report/ beside it)");
+  add_text(sub, "--output", opt->out,
+           "folder for report.json and samples.csv (default: <recording's file name>.report/ in the current "
+           "folder)",
+           {"--out", "--report"})
+      ->type_name("DIR");
   sub.add_option(
          "--format", opt->formats,
          "what to produce: terminal (the headline), json (report.json), csv (samples.csv), html "
          "(report.html, a self-contained page with a timeline), trace (trace.json for Perfetto) or all; "
          "repeat or separate with commas (default: terminal,json,csv)")
       ->delimiter(',')
-      ->check(CLI::IsMember(kFormats));
+      ->type_name("LIST")
+      ->check(CLI::Validator(
+          [](std::string& name) -> std::string {
+            if (kFormats.count(name)) return {};
+            return "'" + name + "' is not a format" +
+                   did_you_mean(name, std::vector<std::string>(kFormats.begin(), kFormats.end())) +
+                   " (terminal, json, csv, html, trace, all)";
+          },
+          ""));
   sub.add_option(
-      "--calibration", opt->calibration,
-      "a calibration file or folder from `diescope calibrate` (default: the calibrations folder under "
-      "$XDG_DATA_HOME/diescope or ~/.local/share/diescope)");
+         "--calibration", opt->calibration,
+         "a calibration file or folder from `diescope calibrate` (default: the calibrations folder under "
+         "$XDG_DATA_HOME/diescope or ~/.local/share/diescope)")
+      ->type_name("PATH");
   sub.add_flag("--no-window", opt->no_window,
                "summarise the whole run only, even when the recording has window markers");
   return [opt]() { return run_report(*opt); };

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "options.hpp"
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/calibrate/lookup.hpp"
 #include "diescope/collect/nvml.hpp"
@@ -61,7 +62,7 @@ void report_one(const collect::GpuRecording& rec, bool use_window, bool several,
   fs::create_directories(out, ec);
   if (ec)
     throw core::Error("cannot create the report folder " + out.string() + ": " + ec.message(),
-                      "choose another --report folder", core::kExitInput);
+                      "choose another --output folder", core::kExitInput);
   if (several) std::cout << "\nGPU " << rec.index << "\n";
   report::MultiRenderer renderers;
   renderers.add(std::make_unique<report::TerminalRenderer>(std::cout));
@@ -78,9 +79,9 @@ int run_command(const RunCliOptions& cli) {
   if (!(cli.drain_ms >= 10 && cli.drain_ms <= 60'000))
     throw core::UsageError(fmt::format("--drain-ms {} is out of range", cli.drain_ms),
                            "give a drain period from 10 to 60000 ms (default 1000)");
-  if (!cli.calibration.empty() && !fs::exists(cli.calibration))
-    throw core::UsageError("--calibration " + cli.calibration + " does not exist",
-                           "name a calibration file or folder written by `diescope calibrate`");
+  // A missing or unreadable calibration file is refused before anything is measured, as `report`
+  // refuses it (docs/calibration.md#how-a-report-finds-its-calibration).
+  if (!cli.calibration.empty()) calibrate::check_calibration_path(cli.calibration);
 
   collect::RunOptions options;
   options.command = cli.command;
@@ -106,20 +107,21 @@ int run_command(const RunCliOptions& cli) {
 
 std::function<int()> setup_run(CLI::App& sub) {
   auto opt = std::make_shared<RunCliOptions>();
-  sub.add_option("--interval-ms", opt->interval_ms, "chip counter sample interval in ms (default 10)");
-  sub.add_option("--drain-ms", opt->drain_ms,
-                 "how often the counter buffer is decoded, in ms (default 1000)");
+  add_number(sub, "--interval-ms", opt->interval_ms, "chip counter sample interval in ms (default 10)");
+  add_number(sub, "--drain-ms", opt->drain_ms,
+             "how often the counter buffer is decoded, in ms (default 1000)", {"--poll-ms"});
   sub.add_option("--window", opt->window,
                  "markers: also summarise the steady window between the lines 'diescope: measure start' and "
                  "'diescope: measure stop' that the command prints (default none)")
       ->check(CLI::IsMember({"markers", "none"}));
-  sub.add_option(
-      "--report", opt->report_dir,
-      "folder for the recordings (gpu<N>.dsrec) and their reports (default diescope-run-<date>-<time>)");
-  sub.add_option("--gpus", opt->gpus,
-                 "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)")
-      ->delimiter(',');
-  sub.add_option("--calibration", opt->calibration, "a calibration file or folder from `diescope calibrate`");
+  add_text(sub, "--output", opt->report_dir,
+           "folder for the recordings (gpu<N>.dsrec) and their reports (default diescope-run-<date>-<time> "
+           "in the current folder)",
+           {"--report"})
+      ->type_name("DIR");
+  add_gpu_list(sub, opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)");
+  sub.add_option("--calibration", opt->calibration, "a calibration file or folder from `diescope calibrate`")
+      ->type_name("PATH");
   sub.add_option("command", opt->command, "the command to measure, after --")->required();
   sub.footer("Example: diescope run --window markers -- diescope workload ffma\n");
   return [opt]() { return run_command(*opt); };

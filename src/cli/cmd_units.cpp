@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "command.hpp"
+#include "options.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/unit_tables.hpp"
 #include "diescope/core/atomic_file.hpp"
@@ -24,10 +25,9 @@ struct UnitsOptions {
   std::string write_path;
   bool check = false;
   std::string cupti;
-  std::optional<int> device;
+  std::optional<int> device;  // --gpus N: the GPU for --check-passes and --nvml-probe
   std::string counters_of;
   bool nvml_probe = false;
-  int gpu = 0;
   double probe_seconds = 2;
 };
 
@@ -109,7 +109,7 @@ int check_passes_command(const UnitsOptions& options) {
     if (run.exit_code != 0 || device_chip->empty()) {
       throw core::DeviceError(
           "could not read GPU " + std::to_string(*options.device) + "'s chip: " + run.err,
-          "check that nvidia-smi lists the GPU, or drop --device to check on the host only");
+          "check that nvidia-smi lists the GPU, or drop --gpus to check on the host only");
     }
   }
 
@@ -188,7 +188,7 @@ int nvml_probe(const UnitsOptions& options) {
   auto nvml = Nvml::load();
   fmt::print("library {}\nsymbols {}\ndriver {}\ngpus {}\n", nvml->library_path(), nvml->bound_symbols(),
              nvml->driver_version(), nvml->device_count());
-  NvmlDevice device = nvml->device(options.gpu);
+  NvmlDevice device = nvml->device(options.device.value_or(0));
   const recording::GpuIdentity id = device.identity();
   fmt::print("gpu {}: {} {} compute capability {}.{}\n", id.index, id.model, id.uuid,
              id.compute_capability / 10, id.compute_capability % 10);
@@ -237,18 +237,22 @@ std::function<int()> setup_units(CLI::App& sub) {
       "check through CUPTI's host API that every table fits one counter pass on every chip it lists");
   sub.add_option("--cupti", options->cupti,
                  "path to diescope-cupti (default: beside diescope, or $DIESCOPE_CUPTI)");
-  sub.add_option("--device", options->device,
-                 "with --check-passes: count on this GPU with its counter availability (needs the GPU)");
   sub.add_option("--counters", options->counters_of,
                  "print one table's counters, one per line (e.g. hopper-gh100)");
   sub.add_flag("--nvml-probe", options->nvml_probe,
                "print what NVML reports for a GPU: identity, clocks, engines, processes, GPU-Util samples");
-  sub.add_option("--gpu", options->gpu, "GPU index for --nvml-probe")->check(CLI::NonNegativeNumber);
-  sub.add_option("--probe-seconds", options->probe_seconds, "how long --nvml-probe reads GPU-Util")
-      ->check(CLI::Range(0.1, 60.0));
+  add_one_gpu(sub, options->device,
+              "the GPU for --check-passes (count with its own counter availability) or --nvml-probe "
+              "(default 0)");
+  add_number(sub, "--probe-seconds", options->probe_seconds,
+             "how long --nvml-probe reads GPU-Util, 0.1 to 60 s (default 2)");
   return [options]() -> int {
-    if (options->device && !options->check)
-      throw core::UsageError("--device needs --check-passes", "add --check-passes");
+    if (options->device && !options->check && !options->nvml_probe)
+      throw core::UsageError("--gpus needs --check-passes or --nvml-probe",
+                             "add one of them, or drop --gpus");
+    if (!(options->probe_seconds >= 0.1 && options->probe_seconds <= 60))
+      throw core::UsageError(fmt::format("--probe-seconds {:g} is out of range", options->probe_seconds),
+                             "give 0.1 to 60 seconds (default 2)");
     if (!options->counters_of.empty()) {
       const UnitTable* table = unit_table_by_name(options->counters_of);
       if (!table) {

@@ -1,5 +1,6 @@
 // `diescope workload NAME [args]`: runs a bundled GPU workload by replacing this process with the
 // diescope-workload executable beside diescope (kept apart so diescope itself needs no CUDA runtime).
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,11 @@ std::function<int()> setup_workload(CLI::App& sub) {
     if (args.empty()) {
       throw core::UsageError("name the workload to run", "diescope workload ffma|stream|gemm|duty [--help]");
     }
-    if (!workloads::is_workload(args.front())) {
-      throw core::UsageError("unknown workload '" + args.front() + "'",
-                             "choose one of: ffma, stream, gemm, duty");
+    // The options are checked, and --help answered, here: neither needs the CUDA executable.
+    const workloads::ParsedCommand parsed = workloads::parse_command_line(args);
+    if (!parsed.options) {
+      std::cout << parsed.help << std::flush;
+      return 0;
     }
     const auto binary = workloads::find_workload_binary(workloads::current_executable());
     workloads::exec_workload(binary, args);

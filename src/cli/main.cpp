@@ -4,9 +4,13 @@
 #include <cstdio>
 #include <fmt/core.h>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "command.hpp"
+#include "options.hpp"
 #include "diescope/core/error.hpp"
+#include "diescope/core/printable.hpp"
 #include "diescope/core/version.hpp"
 
 namespace diescope::cli {
@@ -40,11 +44,14 @@ int run_main(int argc, char** argv) {
     actions[sub] = command.setup(*sub);
   }
 
+  // Every refusal is the project's own message: the cause, the closest valid name, the fix, exit 2.
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  check_command_name(app, args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : core::kExitUsage;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    throw usage_error_for(app, e, args);
   }
   for (auto& [sub, action] : actions) {
     if (sub->parsed()) return action();
@@ -59,12 +66,13 @@ int main(int argc, char** argv) {
   try {
     return diescope::cli::run_main(argc, argv);
   } catch (const diescope::core::Error& e) {
-    std::fprintf(stderr, "diescope: error: %s\n", e.cause().c_str());
-    if (!e.fix().empty()) std::fprintf(stderr, "  fix: %s\n", e.fix().c_str());
+    // A cause may quote a file's bytes: shown, never sent to the terminal as they are.
+    std::fprintf(stderr, "diescope: error: %s\n", diescope::core::printable(e.cause()).c_str());
+    if (!e.fix().empty()) std::fprintf(stderr, "  fix: %s\n", diescope::core::printable(e.fix()).c_str());
     return e.exit_code();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "diescope: internal error: %s\n  fix: please report this with the command you ran\n",
-                 e.what());
+                 diescope::core::printable(e.what()).c_str());
     return diescope::core::kExitInternal;
   }
 }

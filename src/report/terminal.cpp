@@ -6,6 +6,7 @@
 #include <ostream>
 #include <string>
 
+#include "diescope/core/printable.hpp"
 #include "diescope/report/renderer.hpp"
 
 namespace diescope::report {
@@ -285,7 +286,8 @@ std::string render_terminal(const json& report) {
     for (const json& n : notes) out += fmt::format("  [{}] {}\n", text(n, "topic"), text(n, "text"));
     for (const json& n : hygiene_notes) out += fmt::format("  [hygiene] {}\n", n.get<std::string>());
   }
-  return out;
+  // Names and notes come from the recording: its control bytes are shown, never sent to the terminal.
+  return core::printable(out);
 }
 
 void TerminalRenderer::render(const ReportInput& input) {

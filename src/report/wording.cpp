@@ -155,6 +155,11 @@ std::string finding_words(const analysis::AnalysisFinding& finding) {
       return "the recording ends mid-record; everything before it was read";
     case analysis::AnalysisFinding::Kind::samples_outside_run:
       return fmt::format("{} chip sample(s) lie wholly outside the run and were left out", finding.samples);
+    case analysis::AnalysisFinding::Kind::impossible_values:
+      return fmt::format(
+          "{} chip sample(s) hold a value no counter can produce (below 0% or above {:g}% of peak) and "
+          "were left out as broken",
+          finding.samples, analysis::kMaxPctOfPeak);
   }
   return {};
 }
@@ -166,6 +171,23 @@ std::string clock_jump_words(const recording::ClockJump& jump, recording::TimeNs
       static_cast<double>(jump.step_ns) * 1e-9, static_cast<double>(jump.ts_ns - run_start_ns) * 1e-9);
 }
 
+namespace {
+
+std::string value_words(const analysis::SampleBreak& broken) {
+  switch (broken.value) {
+    case analysis::SampleBreak::Value::not_finite:
+      return " is not a number";
+    case analysis::SampleBreak::Value::negative:
+      return fmt::format(" reads {:g}%, below 0", broken.read);
+    case analysis::SampleBreak::Value::above_peak:
+      return fmt::format(" reads {:g}%, above the {:g}% of peak no counter can exceed", broken.read,
+                         analysis::kMaxPctOfPeak);
+  }
+  return {};
+}
+
+}  // namespace
+
 std::string drop_words(analysis::SampleDrop drop, const analysis::SampleBreak& broken,
                        const recording::RecordingMeta& meta) {
   if (drop == analysis::SampleDrop::first)
@@ -175,9 +197,9 @@ std::string drop_words(analysis::SampleDrop drop, const analysis::SampleBreak& b
     case analysis::SampleBreak::Part::empty_span:
       return "empty span: end is not after start";
     case analysis::SampleBreak::Part::unit:
-      return "unit " + meta.units[broken.column].key + " is not a number";
+      return "unit " + meta.units[broken.column].key + value_words(broken);
     case analysis::SampleBreak::Part::diagnostic:
-      return "diagnostic " + meta.diagnostics[broken.column].key + " is not a number";
+      return "diagnostic " + meta.diagnostics[broken.column].key + value_words(broken);
     case analysis::SampleBreak::Part::none:
       break;
   }

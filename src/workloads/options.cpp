@@ -57,9 +57,20 @@ void add_common(CLI::App& app, CommonOptions& common) {
   app.add_option("--seconds", common.seconds, "length of the measured window in seconds")
       ->check(CLI::Range(0.01, 86400.0))
       ->capture_default_str();
-  app.add_option("--device", common.device, "CUDA device index")
-      ->check(CLI::NonNegativeNumber)
+  // --gpus as in every diescope command (this one takes one GPU); --gpu and --device are hidden aliases.
+  const CLI::Validator gpu_index(
+      [](std::string& text) -> std::string {
+        const bool digits =
+            !text.empty() && text.size() < 10 && text.find_first_not_of("0123456789") == std::string::npos;
+        return digits ? std::string() : "'" + text + "' is not a GPU index (a whole number from 0)";
+      },
+      "");
+  app.add_option("--gpus", common.device, "the GPU to run on, as CUDA numbers it")
+      ->check(gpu_index)
+      ->type_name("N")
       ->capture_default_str();
+  for (const char* alias : {"--gpu", "--device"})
+    app.add_option(alias, common.device)->check(gpu_index)->group("");
 }
 
 std::unique_ptr<CLI::App> make_app(const std::string& name, const std::string& description) {

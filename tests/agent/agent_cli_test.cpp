@@ -72,7 +72,7 @@ TEST(AgentCli, SigtermStopsWithTheCountersDisabled) {
   const fs::path dir = temp_dir("sigterm");
   const fs::path db = dir / "agent.db";
   RunningProgram agent({kDiescope, "agent", "--replay", kRecording, "--replay-loop", "--replay-speed", "2",
-                        "--duty-on-ms", "500", "--duty-period-ms", "1000", "--poll-ms", "250", "--db",
+                        "--duty-on-ms", "500", "--duty-period-ms", "1000", "--drain-ms", "250", "--db",
                         db.string(), "--ndjson", "--no-listen"});
   ASSERT_TRUE(agent.started());
   ASSERT_TRUE(agent.read_line(10s)) << "no record came: " << agent.stderr_text();

@@ -1,6 +1,7 @@
 // Chip samples: drops, per-sample DIE-Util, its time-weighted mean, engines, the limiting unit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "builder.hpp"
@@ -63,6 +64,78 @@ TEST(Drops, BrokenSamplesDroppedButANaNCountLeavesTheSampleIn) {
   EXPECT_NEAR(a.run.die_util_pct, 30.0, 1e-12);
   // The rate leaves out only the NaN count: 1000 bytes over the 0.1 s of the sample that had it.
   EXPECT_NEAR(a.run.rates_per_s.at("dram_bytes"), 10000.0, 1e-6);
+}
+
+TEST(Drops, ValuesNoCounterCanProduceBreakTheSample) {
+  // The case, by hand: FP32 46 and DRAM 20 for 4 x 10 ms, one of them with FP32 at 5000%.
+  Builder b({"fp32", "dram"});
+  b.diagnostics({"sm_active"});
+  b.setup_sample();
+  b.sample(100, 110, {46, 20}, {50});
+  b.sample(110, 120, {5000, 20}, {50});  // far above any peak: broken
+  b.sample(120, 130, {46, 20}, {50});
+  b.sample(130, 140, {46, -5}, {50});     // negative: broken
+  b.sample(140, 150, {46, 20}, {1e308});  // a diagnostic too: broken
+  b.sample(150, 160, {46, 20}, {50});
+  b.sample(160, 170, {analysis::kMaxPctOfPeak, 20}, {50});  // at the bound: a reading, used
+  b.sample(170, 180, {0, -0.0}, {0});                       // zero (and negative zero) is a reading
+  const analysis::Analysis a = b.analyze();
+  EXPECT_EQ(a.run.samples_read, 9);
+  EXPECT_EQ(a.run.dropped_first, 1);
+  EXPECT_EQ(a.run.dropped_broken, 3);
+  EXPECT_EQ(a.run.samples_used, 5);
+  // Used: 46, 46, 46, 200 and 0, 10 ms each. DIE-Util = (3 x 46 + 200 + 0) / 5 = 338 / 5 = 67.6.
+  // Had the 5000% sample counted, it would read (338 + 5000) / 6 = 889.7, clamped to 100.
+  EXPECT_NEAR(a.run.die_util_pct, 67.6, 1e-9);
+  // FP32's mean is the same 67.6; DRAM's (20 x 4 + 0) / 5 = 16, never -5 in it.
+  EXPECT_NEAR(unit_named(a.run, "fp32").mean_pct, 67.6, 1e-9);
+  EXPECT_NEAR(unit_named(a.run, "dram").mean_pct, 16.0, 1e-9);
+  EXPECT_EQ(a.run.limiting_unit, "fp32");
+  // Counted in the notes: three samples, each with a value no counter can produce.
+  const auto finding =
+      std::find_if(a.findings.begin(), a.findings.end(), [](const analysis::AnalysisFinding& f) {
+        return f.kind == analysis::AnalysisFinding::Kind::impossible_values;
+      });
+  ASSERT_NE(finding, a.findings.end());
+  EXPECT_EQ(finding->samples, 3);
+}
+
+TEST(Drops, WhereAnImpossibleSampleBrokeIsObserved) {
+  Builder b({"fp32", "dram"});
+  b.setup_sample();
+  b.sample(100, 110, {46, 201});
+  b.sample(110, 120, {-0.5, 20});
+  std::vector<analysis::SampleBreak> seen;
+  analysis::AnalysisOptions options;
+  options.observe_sample = [&seen](const analysis::ObservedSample& o) { seen.push_back(o.broken); };
+  b.analyze(options);
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[1].part, analysis::SampleBreak::Part::unit);
+  EXPECT_EQ(seen[1].column, 1u);
+  EXPECT_EQ(seen[1].value, analysis::SampleBreak::Value::above_peak);
+  EXPECT_EQ(seen[1].read, 201.0);
+  EXPECT_EQ(seen[2].column, 0u);
+  EXPECT_EQ(seen[2].value, analysis::SampleBreak::Value::negative);
+  EXPECT_EQ(seen[2].read, -0.5);
+}
+
+TEST(Engines, AnImpossibleEngineValueIsUnavailableNotBusiest) {
+  Builder b({"sm"});
+  b.engines({"nvenc"});
+  b.setup_sample();
+  b.sample(100, 200, {40});
+  b.engine(200, {5000});  // matched to the sample ending at 200: impossible, so unavailable
+  b.sample(200, 300, {40});
+  b.engine(300, {-3});  // likewise
+  b.sample(300, 400, {40});
+  b.engine(400, {60});  // a reading
+  const analysis::Analysis a = b.analyze();
+  // The chip samples all stay: DIE-Util = (40 + 40 + 60) / 3 = 46.67; the engine is available for
+  // one of three samples, with mean 60 there.
+  EXPECT_EQ(a.run.samples_used, 3);
+  EXPECT_NEAR(a.run.die_util_pct, 140.0 / 3.0, 1e-9);
+  EXPECT_NEAR(unit_named(a.run, "nvenc").mean_pct, 60.0, 1e-9);
+  EXPECT_NEAR(unit_named(a.run, "nvenc").availability_pct, 100.0 / 3.0, 1e-9);
 }
 
 TEST(DieUtil, OfSampleIsTheBusiestAvailableUnitAsRead) {

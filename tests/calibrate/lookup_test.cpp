@@ -139,8 +139,15 @@ TEST(Lookup, MissingPathIsAnError) {
 }
 
 // The reason a named file gives.
+// A named file that cannot be read as a calibration is refused like a missing one: its cause.
 std::string named_reason(const fs::path& path, const CalibrationQuery& q = h200_query()) {
-  const CalibrationBlock b = find_calibration(q, path, std::nullopt);
+  CalibrationBlock b;
+  try {
+    b = find_calibration(q, path, std::nullopt);
+  } catch (const core::InputError& e) {
+    EXPECT_EQ(e.exit_code(), core::kExitInput);
+    return e.cause();
+  }
   EXPECT_EQ(b.status, "unvalidated");
   EXPECT_FALSE(b.file.has_value());
   return b.reason;
@@ -220,7 +227,7 @@ TEST(BadInput, EachBadFileNamedExplicitlySaysWhich) {
   const BadFiles b = make_bad_files("bad-named");
   const CalibrationQuery q = h200_query();
   auto unreadable = [](const fs::path& p, const std::string& why) {
-    return "calibration file " + p.string() + " could not be read: " + why;
+    return p.string() + ": could not be read as a calibration file: " + why;
   };
   EXPECT_EQ(
       named_reason(b.truncated, q),
@@ -294,8 +301,10 @@ TEST(BadInput, AMalformedFieldIsNamed) {
   json j = calibration_to_json(h200_file());
   j["units"][0].erase("recipe");
   const fs::path p = write_text(dir / "malformed.json", j.dump());
-  EXPECT_EQ(named_reason(p), "calibration file " + p.string() +
-                                 " could not be read: field units[0].recipe is missing or not an object");
+  EXPECT_EQ(named_reason(p),
+            p.string() +
+                ": could not be read as a calibration file: field units[0].recipe is missing or not "
+                "an object");
 }
 
 }  // namespace

@@ -21,8 +21,9 @@ def check(cond, what):
         print(f"FAIL: {what}")
 
 
-def run(diescope, *args):
-    return subprocess.run([str(diescope), "report", *map(str, args)], capture_output=True, text=True, timeout=120)
+def run(diescope, *args, cwd=None):
+    return subprocess.run([str(diescope), "report", *map(str, args)], capture_output=True, text=True, timeout=120,
+                          cwd=cwd)
 
 
 def main():
@@ -34,7 +35,7 @@ def main():
     scratch.mkdir(parents=True)
 
     # The bundled recording: headline, report.json, samples.csv.
-    r = run(diescope, recording, "--out", out)
+    r = run(diescope, recording, "--output", out)
     check(r.returncode == 0, f"exit code {r.returncode} on the bundled recording: {r.stderr}")
     lines = r.stdout.splitlines()
     first = lines[0] if lines else ""
@@ -76,26 +77,28 @@ def main():
     headline = r.stdout[: r.stdout.rfind("\nwrote ")]
     check(again.stdout.rstrip("\n") == headline.rstrip("\n"), "re-rendered headline differs from the original")
 
-    # --no-window, and the default output folder beside the recording.
+    # --no-window, and the default output folder <file name>.report/ in the current folder.
     copy = scratch / "copy.dsrec"
     shutil.copy(recording, copy)
-    nw = run(diescope, copy, "--no-window", "--format", "json")
+    (scratch / "cwd").mkdir()
+    nw = run(diescope, copy, "--no-window", "--format", "json", cwd=scratch / "cwd")
     check(nw.returncode == 0, f"--no-window exit code {nw.returncode}: {nw.stderr}")
-    default_out = scratch / "copy.dsrec.report" / "report.json"
-    check(default_out.is_file(), "default output folder <recording>.report/")
+    default_out = scratch / "cwd" / "copy.dsrec.report" / "report.json"
+    check(default_out.is_file(), "default output folder <file name>.report/ in the current folder")
+    check(not (scratch / "copy.dsrec.report").exists(), "nothing written beside the recording")
     if default_out.is_file():
         check(json.loads(default_out.read_text())["window"]["how"] == "not asked for", "--no-window reaches the analysis")
         (reports / "cli" / "no-window").mkdir(parents=True, exist_ok=True)
         shutil.copy(default_out, reports / "cli" / "no-window" / "report.json")
-    check(not (scratch / "copy.dsrec.report" / "samples.csv").exists(), "--format json writes no samples.csv")
+    check(not (scratch / "cwd" / "copy.dsrec.report" / "samples.csv").exists(), "--format json writes no samples.csv")
     check(nw.stdout.startswith("wrote "), "--format json prints no headline")
 
     # --format terminal writes nothing.
-    t = run(diescope, copy, "--format", "terminal", "--out", scratch / "terminal-only")
+    t = run(diescope, copy, "--format", "terminal", "--output", scratch / "terminal-only")
     check(t.returncode == 0 and not (scratch / "terminal-only").exists(), "--format terminal creates no folder")
 
     # report.html and trace.json on request.
-    ht = run(diescope, copy, "--format", "html,trace", "--out", scratch / "html-trace")
+    ht = run(diescope, copy, "--format", "html,trace", "--output", scratch / "html-trace")
     check(ht.returncode == 0, f"--format html,trace exit code {ht.returncode}: {ht.stderr}")
     page = (scratch / "html-trace" / "report.html").read_text() if (scratch / "html-trace" / "report.html").exists() else ""
     check(page.startswith("<!DOCTYPE html>") and "<svg " in page, "report.html with an SVG timeline")
@@ -126,7 +129,7 @@ def main():
         (scratch / "reordered.dsrec", "reordered.dsrec"),
     ]
     for path, names in cases:
-        e = run(diescope, path, "--out", scratch / "never")
+        e = run(diescope, path, "--output", scratch / "never")
         err = e.stderr.splitlines()
         check(e.returncode not in (0, 70) and e.returncode > 0, f"{path.name}: exit code {e.returncode}")
         check(len(err) == 2 and err[0].startswith("diescope: error: ") and names in err[0],

@@ -157,6 +157,17 @@ TEST(Wording, DroppedSamples) {
   EXPECT_EQ(
       report::drop_words(analysis::SampleDrop::broken, {analysis::SampleBreak::Part::diagnostic, 0}, meta),
       "diagnostic sm_active is not a number");
+  EXPECT_EQ(report::drop_words(
+                analysis::SampleDrop::broken,
+                {analysis::SampleBreak::Part::unit, 0, analysis::SampleBreak::Value::above_peak, 5000}, meta),
+            "unit fp32 reads 5000%, above the 200% of peak no counter can exceed");
+  EXPECT_EQ(report::drop_words(
+                analysis::SampleDrop::broken,
+                {analysis::SampleBreak::Part::unit, 1, analysis::SampleBreak::Value::negative, -5}, meta),
+            "unit dram reads -5%, below 0");
+  EXPECT_EQ(report::finding_words({analysis::AnalysisFinding::Kind::impossible_values, 0, 0, 3}),
+            "3 chip sample(s) hold a value no counter can produce (below 0% or above 200% of peak) and were "
+            "left out as broken");
 }
 
 TEST(Wording, RunEndingsForPeopleAndTables) {

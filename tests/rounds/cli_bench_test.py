@@ -74,7 +74,7 @@ def main():
 
         # Three kept rounds: exit 0, plain progress lines (stderr is a pipe), the summary, bench.json.
         out = os.path.join(bench_dir, "cli_three_rounds")
-        r = run(["bench", "--rounds", "3", *FAST, "--report", out, "--", "/bin/sh", "-c", STEADY], env)
+        r = run(["bench", "--rounds", "3", *FAST, "--output", out, "--", "/bin/sh", "-c", STEADY], env)
         detail = f"exit {r.returncode}\n--- stdout:\n{r.stdout}\n--- stderr:\n{r.stderr}"
         check("three rounds: exit 0", r.returncode == 0, detail)
         check("three rounds: progress lines", "diescope bench: round 1/3 started" in r.stderr
@@ -96,12 +96,12 @@ def main():
             check("three rounds: files", False, repr(e))
 
         # A second bench into the same folder is refused.
-        r = run(["bench", "--rounds", "2", *FAST, "--report", out, "--", "/bin/sh", "-c", STEADY], env)
+        r = run(["bench", "--rounds", "2", *FAST, "--output", out, "--", "/bin/sh", "-c", STEADY], env)
         check("reused folder", r.returncode == 2 and "already holds a bench" in r.stderr, r.stderr)
 
         # No markers: every round left out; exit 1 with the fix; bench.json still written.
         out = os.path.join(bench_dir, "cli_no_markers")
-        r = run(["bench", "--rounds", "2", *FAST, "--report", out, "--show-output", "--", "/bin/sh", "-c",
+        r = run(["bench", "--rounds", "2", *FAST, "--output", out, "--show-output", "--", "/bin/sh", "-c",
                  "echo working; sleep 0.2"], env)
         detail = f"exit {r.returncode}\n--- stdout:\n{r.stdout}\n--- stderr:\n{r.stderr}"
         check("no markers: exit 1", r.returncode == 1, detail)
@@ -129,7 +129,7 @@ def main():
 
         reader = threading.Thread(target=drain)
         reader.start()
-        p = subprocess.run([diescope, "bench", "--rounds", "2", *FAST, "--report", out, "--", "/bin/sh", "-c", STEADY],
+        p = subprocess.run([diescope, "bench", "--rounds", "2", *FAST, "--output", out, "--", "/bin/sh", "-c", STEADY],
                            cwd=scratch, env=env, stdout=subprocess.PIPE, stderr=slave, text=True, timeout=120)
         os.close(slave)
         reader.join(timeout=10)
@@ -140,7 +140,7 @@ def main():
 
         # SIGINT to diescope during round 2: forwarded, the bench stops after it, exit 130.
         out = os.path.join(bench_dir, "cli_interrupted")
-        p = subprocess.Popen([diescope, "bench", "--rounds", "5", *FAST, "--report", out, "--", "/bin/sh", "-c",
+        p = subprocess.Popen([diescope, "bench", "--rounds", "5", *FAST, "--output", out, "--", "/bin/sh", "-c",
                               "echo 'diescope: measure start'; sleep 1; echo 'diescope: measure stop'"],
                              cwd=scratch, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.time() + 60

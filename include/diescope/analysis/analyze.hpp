@@ -29,6 +29,10 @@ inline constexpr double kMinWholeSpanGpuUtilCoveragePct = 90.0;
 // An NVML GPU-Util sample is booked to at most this long before its timestamp (NVML's longest
 // documented averaging period).
 inline constexpr recording::TimeNs kMaxNvmlPeriodNs = recording::kNsPerSecond;
+// A chip unit or diagnostic (a percent of its counter's sustained peak) above this, or below 0, is no
+// reading: the sample is broken (docs/method.md#which-chip-samples-are-used). No unit does twice
+// what it can sustain.
+inline constexpr double kMaxPctOfPeak = 200.0;
 
 // Why the analysis leaves a chip sample out (docs/method.md, "Which chip samples are used").
 enum class SampleDrop { none, first, broken };
@@ -36,8 +40,12 @@ enum class SampleDrop { none, first, broken };
 // Where a broken sample broke: the first of these that holds.
 struct SampleBreak {
   enum class Part { none, empty_span, unit, diagnostic };
+  // What was wrong with a unit's or diagnostic's value (docs/method.md#which-chip-samples-are-used).
+  enum class Value { not_finite, negative, above_peak };
   Part part = Part::none;
   std::size_t column = 0;  // unit or diagnostic: its index in the meta's columns
+  Value value = Value::not_finite;
+  double read = 0;  // negative or above_peak: the value as read
   explicit operator bool() const { return part != Part::none; }
 };
 

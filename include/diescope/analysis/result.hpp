@@ -168,11 +168,12 @@ struct AnalysisFinding {
     no_end_record,        // cut off: the run is taken to end at its last record
     truncated,            // the recording ends mid-record
     samples_outside_run,  // chip samples wholly outside the run, left out
+    impossible_values,    // chip samples in the run with a value no counter can produce, left out
   };
   Kind kind = Kind::no_end_record;
   recording::TimeNs ts_ns = 0;
   double run_s = 0;          // no_end_record: from the run's start to its last record
-  std::int64_t samples = 0;  // samples_outside_run: how many
+  std::int64_t samples = 0;  // samples_outside_run, impossible_values: how many
 };
 
 struct Analysis {

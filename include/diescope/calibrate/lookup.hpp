@@ -96,7 +96,12 @@ inline constexpr std::size_t kMaxPassedOverListed = 20;
 // The block for a chosen file: status, reason and every unit's verdict and ceiling.
 CalibrationBlock block_for(const CandidateFile& chosen, const CalibrationQuery& query);
 
-// Looks in `explicit_path` when given (throws InputError when it does not exist), else in
+// Throws InputError for a --calibration path that does not exist, or names a file that cannot be read
+// as a calibration file; a folder, or a file for another GPU, passes. `run` checks before it measures.
+void check_calibration_path(const std::filesystem::path& path);
+
+// Looks in `explicit_path` when given (throws InputError when it does not exist, or is a file that
+// cannot be read as a calibration), else in
 // `default_dir` (a folder that does not exist just holds no calibration).
 CalibrationBlock find_calibration(const CalibrationQuery& query,
                                   const std::optional<std::filesystem::path>& explicit_path,

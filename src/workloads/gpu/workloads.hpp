@@ -1,5 +1,5 @@
 // The four bundled workloads. Each returns the process exit code, prints its window markers and JSON
-// result line on stdout, and throws diescope::Error with a cause and a fix when it cannot run.
+// result line on stdout, and throws core::Error with a cause and a fix when it cannot run.
 #pragma once
 
 #include <string>
