@@ -52,6 +52,7 @@ struct PlotOptions {
   TableOptions table;
   std::vector<std::string> csvs;
   std::vector<std::string> exports;  // NAME=FILE
+  std::string driver;                // of the GPU the exports were made on; default this machine's
 };
 
 std::string read_text(const fs::path& path) {
@@ -245,6 +246,9 @@ int plot_command(const PlotOptions& o) {
       throw UsageError("--from-export " + item + " is not NAME=FILE", "give --from-export NAME=R.raw.csv");
     const std::string path = item.substr(eq + 1);
     tables.push_back(rows_from_export(parse_raw_export(read_text(path), path), item.substr(0, eq), path));
+    // An export does not record the driver; the calibration lookup matches it (docs/roofline.md#ceilings).
+    const std::string driver = o.driver.empty() ? driver_version() : o.driver;
+    for (Row& r : tables.back()) r.driver = driver;
   }
   TableOptions table = o.table;
   if (table.output.empty()) table.output = "roofline";
@@ -274,7 +278,8 @@ std::function<int()> setup_roofline(CLI::App& sub) {
   CLI::App* p = sub.add_subcommand("profile", "profile targets with Nsight Compute and plot their rooflines");
   p->add_option("--profiler", profile->profiler, "the profiler backend")->capture_default_str();
   p->add_option("-O", profile->settings,
-                "a backend setting NAME=VALUE, repeatable: ncu=PATH, metrics=A,B, ncu-arg=ARG, aslr=on|off");
+                "a backend setting NAME=VALUE, repeatable: ncu=PATH, metrics=A,B, ncu-arg=ARG, aslr=on|off")
+      ->allow_extra_args(false);  // one value per -O: what follows is a target
   p->add_option("--timeout", profile->timeout_s, "seconds each target may take under the profiler")
       ->capture_default_str();
   p->add_flag("--force", profile->force, "profile again where a report is there already");
@@ -289,6 +294,8 @@ std::function<int()> setup_roofline(CLI::App& sub) {
   CLI::App* q = sub.add_subcommand("plot", "plot roofline tables again: concatenate, filter, aggregate");
   q->add_option("--from-csv", plot->csvs, "roofline.csv tables (deduplicated on executable and launch)");
   q->add_option("--from-export", plot->exports, "NAME=FILE: an `ncu --import --csv --page raw` export");
+  q->add_option("--driver", plot->driver,
+                "the driver the exports were made under, for the calibration lookup (default: this machine's)");
   add_table_options(*q, plot->table, "roofline");
   return [profile, plot, p]() {
     if (p->parsed()) {
