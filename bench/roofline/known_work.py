@@ -5,7 +5,8 @@
 
 PROFILE_DIR holds roofline-launches.csv and each target's <name>.ncu.log (the workload's own JSON
 lines are in it). For each workload, the last launch of its main kernel is compared with the work
-one such launch does by the workload's own count:
+one such launch does by the workload's own count (and the distance to the roof of the kernel's
+longest launch is given beside it):
   ffma   2 x ffma_per_thread_per_launch x threads            against work fp32
   triad  bytes_per_launch                                     against bytes dram
   gemm   flops_per_call (2 m n k)                             against work tensor bf16
@@ -38,7 +39,8 @@ def main():
     rows = list(csv.DictReader(open(os.path.join(d, "roofline-launches.csv"))))
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(["workload", "kernel", "launch", "measure", "ncu", "counted", "ratio", "counted as",
-                  "performance [FLOP/s]", "roof from", "of roof [%]"])
+                  "performance [FLOP/s]", "roof from", "of roof [%]", "launches",
+                  "longest launch: duration [s]", "longest launch: of roof [%]"])
     for name, (kernel, column) in MAIN.items():
         lines = []
         for line in open(os.path.join(d, name + ".ncu.log"), errors="replace"):
@@ -50,12 +52,15 @@ def main():
         mine = [r for r in rows if r["executable"] == name and kernel in r["kernel"]]
         want, how = counted(name, lines)
         if not mine or want is None:
-            out.writerow([name, kernel, "", column, "", "", "", "not found", "", "", ""])
+            out.writerow([name, kernel, "", column, "", "", "", "not found", "", "", "", "", "", ""])
             continue
         r = mine[-1]
         got = float(r[column])
+        longest = max(mine, key=lambda x: float(x["duration [s]"]))
         out.writerow([name, r["kernel"][:60], r["launch [id]"], column, f"{got:.6g}", f"{want:.6g}",
-                      f"{got / want:.5f}", how, r["performance [FLOP/s]"], r["roof from"], r["of roof [%]"]])
+                      f"{got / want:.5f}", how, f'{float(r["performance [FLOP/s]"]):.4g}', r["roof from"],
+                      f'{float(r["of roof [%]"]):.1f}', len(mine), longest["duration [s]"],
+                      f'{float(longest["of roof [%]"]):.1f}'])
 
 
 if __name__ == "__main__":

@@ -83,8 +83,20 @@ std::string machine_name() {
   return ::uname(&u) == 0 ? std::string(u.machine) : std::string("x86_64");
 }
 
-// Region filter, aggregation, measured ceilings; then the table, the SVG and the HTML page.
-int finish_table(std::vector<Row> rows, const TableOptions& o, bool lookup_ceilings) {
+// The calibration's ceilings for the GPU and driver of the rows (docs/roofline.md#ceilings).
+void apply_measured_ceilings(std::vector<Row>& rows, const std::string& calibration) {
+  if (rows.empty()) return;
+  const std::optional<fs::path> explicit_path =
+      calibration.empty() ? std::nullopt : std::optional<fs::path>(calibration);
+  const MeasuredCeilings c = find_measured_ceilings(rows.front().gpu, rows.front().driver, explicit_path);
+  if (!c.found)
+    warn("no measured ceilings (" + c.source +
+         "): only counter peaks are drawn; run `diescope calibrate` on this GPU, or pass --calibration PATH");
+  apply_ceilings(rows, c);
+}
+
+// Region filter and aggregation; then the table, the SVG and the HTML page.
+int finish_table(std::vector<Row> rows, const TableOptions& o) {
   const Aggregate how = parse_aggregate(o.aggregate);
   const ColorBy color_by = parse_color_by(o.color_by);
   std::optional<std::regex> keep;
@@ -95,15 +107,6 @@ int finish_table(std::vector<Row> rows, const TableOptions& o, bool lookup_ceili
       throw UsageError("--region " + o.region + " is not a regular expression (" + e.what() + ")",
                        "give an ECMAScript regular expression, e.g. --region 'forward|backward'");
     }
-  }
-  if (lookup_ceilings && !rows.empty()) {
-    const std::optional<fs::path> explicit_path =
-        o.calibration.empty() ? std::nullopt : std::optional<fs::path>(o.calibration);
-    const MeasuredCeilings c = find_measured_ceilings(rows.front().gpu, rows.front().driver, explicit_path);
-    if (!c.found)
-      warn("no measured ceilings (" + c.source +
-           "): only counter peaks are drawn; run `diescope calibrate` on this GPU, or pass --calibration PATH");
-    apply_ceilings(rows, c);
   }
   std::vector<std::string> warnings;
   rows = filter_regions(std::move(rows), keep, warnings);
@@ -208,7 +211,12 @@ int profile_command(const ProfileOptions& o) {
       continue;
     }
     try {
-      std::vector<Row> got = rows_from_export(parse_raw_export(read_text(raw), raw.string()), t.name, raw.string());
+      const RawExport parsed = parse_raw_export(read_text(raw), raw.string());
+      for (const std::string& m : missing_metrics(parsed, settings.metrics))
+        warn(t.name + ": ncu does not know the metric " + m +
+             " (its export has no such column; ncu leaves an unknown metric out without failing): check the "
+             "name with `ncu --query-metrics` (a metric needs its suffix, e.g. .sum or .avg.per_second)");
+      std::vector<Row> got = rows_from_export(parsed, t.name, raw.string());
       if (got.empty()) {
         skip("the report holds no kernel launch", "check that the target launches kernels on this GPU");
         continue;
@@ -223,8 +231,9 @@ int profile_command(const ProfileOptions& o) {
   TableOptions table = o.table;
   table.output = dir.string();
   if (!rows.empty()) {
+    apply_measured_ceilings(rows, table.calibration);
     write_file_atomically(dir / "roofline-launches.csv", table_csv(rows));
-    finish_table(std::move(rows), table, true);
+    finish_table(std::move(rows), table);
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::cerr << fmt::format("diescope roofline: {} of {} targets profiled in {:.1f} s\n", targets.size() - failed,
@@ -252,7 +261,10 @@ int plot_command(const PlotOptions& o) {
   }
   TableOptions table = o.table;
   if (table.output.empty()) table.output = "roofline";
-  const int rc = finish_table(concatenate(tables), table, !o.exports.empty() || !o.table.calibration.empty());
+  std::vector<Row> rows = concatenate(tables);
+  // A table keeps the ceilings it was written with unless --calibration names others; an export has none.
+  if (!o.exports.empty() || !o.table.calibration.empty()) apply_measured_ceilings(rows, o.table.calibration);
+  const int rc = finish_table(std::move(rows), table);
   std::cerr << fmt::format("diescope roofline: plotted in {:.3f} s\n",
                            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return rc;

@@ -211,6 +211,13 @@ RawExport parse_raw_export(std::string_view text, const std::string& path) {
   return raw;
 }
 
+std::vector<std::string> missing_metrics(const RawExport& raw, const std::vector<std::string>& asked) {
+  std::vector<std::string> missing;
+  for (const std::string& m : asked)
+    if (std::find(raw.header.begin(), raw.header.end(), m) == raw.header.end()) missing.push_back(m);
+  return missing;
+}
+
 std::string push_pop_region(std::string_view cell) {
   const auto items = quoted_items(cell);
   return items.empty() ? "" : range_name(items.back(), 1);

@@ -178,6 +178,13 @@ TEST(NcuExport, ANumberThatIsNotOneNamesItsLine) {
   }
 }
 
+TEST(NcuExport, AMetricNcuDoesNotKnowHasNoColumn) {
+  const std::string path = fixture_path("h200-ffma.raw.csv");
+  const RawExport raw = parse_raw_export(read_file(path), path);
+  EXPECT_EQ(missing_metrics(raw, {"dram__bytes.sum", "sm__no_such_counter.sum"}),
+            (std::vector<std::string>{"sm__no_such_counter.sum"}));
+}
+
 TEST(NcuExport, EveryMetricTheTableReadsIsAskedFor) {
   const auto& m = ncu_metrics();
   for (const char* name : {"gpu__time_duration.sum", "dram__bytes.sum.peak_sustained",

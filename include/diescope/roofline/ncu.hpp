@@ -30,6 +30,10 @@ RawExport parse_raw_export(std::string_view text, const std::string& path);
 // target. Throws InputError for a missing required column or a number that is not one.
 std::vector<Row> rows_from_export(const RawExport& raw, const std::string& executable, const std::string& path);
 
+// The metrics asked for that have no column in the export: ncu leaves out a metric it does not know
+// without failing (docs/roofline.md#bad-input).
+std::vector<std::string> missing_metrics(const RawExport& raw, const std::vector<std::string>& asked);
+
 // "3584  \"<default domain>:forward:none:...\"" (push/pop column) and " \"2:<default domain>:backward:...\""
 // (start/end column) -> the innermost range's name ("forward", "backward"); empty when none.
 std::string push_pop_region(std::string_view cell);
