@@ -33,6 +33,7 @@ namespace fs = std::filesystem;
 struct TableOptions {
   std::string output;
   std::string region;
+  std::string kernel;
   std::string aggregate = "none";
   std::string color_by = "executable";
   std::string calibration;
@@ -99,15 +100,17 @@ void apply_measured_ceilings(std::vector<Row>& rows, const std::string& calibrat
 int finish_table(std::vector<Row> rows, const TableOptions& o) {
   const Aggregate how = parse_aggregate(o.aggregate);
   const ColorBy color_by = parse_color_by(o.color_by);
-  std::optional<std::regex> keep;
-  if (!o.region.empty()) {
+  auto regex = [](const std::string& flag, const std::string& text) {
     try {
-      keep = std::regex(o.region);
+      return std::regex(text);
     } catch (const std::regex_error& e) {
-      throw UsageError("--region " + o.region + " is not a regular expression (" + e.what() + ")",
-                       "give an ECMAScript regular expression, e.g. --region 'forward|backward'");
+      throw UsageError(flag + " " + text + " is not a regular expression (" + e.what() + ")",
+                       "give an ECMAScript regular expression, e.g. " + flag + " 'forward|backward'");
     }
-  }
+  };
+  std::optional<std::regex> keep;
+  if (!o.region.empty()) keep = regex("--region", o.region);
+  if (!o.kernel.empty()) rows = filter_kernels(std::move(rows), regex("--kernel", o.kernel));
   std::vector<std::string> warnings;
   rows = filter_regions(std::move(rows), keep, warnings);
   for (const auto& w : warnings) warn(w);
@@ -274,6 +277,7 @@ void add_table_options(CLI::App& app, TableOptions& o, const std::string& defaul
   app.add_option("--output", o.output, "the folder for roofline.csv, roofline.svg and roofline.html (default " +
                                            default_output + ")");
   app.add_option("--region", o.region, "keep only NVTX regions that match this regular expression");
+  app.add_option("--kernel", o.kernel, "keep only kernels whose name matches this regular expression");
   app.add_option("--aggregate", o.aggregate,
                  "none (one row per launch), sum (one per executable and region: work and time added) or "
                  "dominant (per executable and region, the kernel with the most time)")

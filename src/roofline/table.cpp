@@ -181,6 +181,12 @@ std::vector<Row> filter_regions(std::vector<Row> rows, const std::optional<std::
   return out;
 }
 
+std::vector<Row> filter_kernels(std::vector<Row> rows, const std::regex& kernel) {
+  rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const Row& r) { return !std::regex_search(r.kernel, kernel); }),
+             rows.end());
+  return rows;
+}
+
 Aggregate parse_aggregate(std::string_view text) {
   if (text == "none") return Aggregate::none;
   if (text == "sum") return Aggregate::sum;

@@ -120,6 +120,14 @@ TEST(Table, RegionRegexKeepsMatchingRegions) {
   EXPECT_TRUE(warnings.empty());
 }
 
+TEST(Table, KernelRegexKeepsMatchingKernels) {
+  const auto kept = filter_kernels({row("t", "", "ffma_kernel(FfmaArgs)", 1, 1, 1, 0),
+                                    row("t", "", "l2_read_kernel(const uint4 *)", 1, 1, 1, 1)},
+                                   std::regex("ffma|dfma"));
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].launch, 0);
+}
+
 TEST(Table, SumAddsWorkAndTimePerExecutableAndRegionAndRecomputesIntensity) {
   // forward: kernel a twice (1 s, 10 FLOP, 5 B each; the second at 1 GHz), kernel b once (1.5 s, 4 FLOP, 1 B)
   Row a2 = row("t", "forward", "a", 1, 10, 5, 3);

@@ -94,6 +94,9 @@ double pct_of_roof(const Row& r);  // performance / roof x 100
 std::vector<Row> filter_regions(std::vector<Row> rows, const std::optional<std::regex>& keep,
                                 std::vector<std::string>& warnings);
 
+// Keeps the rows whose kernel name matches `kernel` (std::regex_search).
+std::vector<Row> filter_kernels(std::vector<Row> rows, const std::regex& kernel);
+
 enum class Aggregate { none, sum, dominant };
 Aggregate parse_aggregate(std::string_view text);  // throws UsageError
 // docs/roofline.md#aggregation. sum: one row per executable and region, work and time added;
