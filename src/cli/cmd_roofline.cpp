@@ -124,8 +124,8 @@ int finish_table(std::vector<Row> rows, const TableOptions& o) {
   write_file_atomically(dir / "roofline.csv", table_csv(rows));
   write_file_atomically(dir / "roofline.svg", render_svg(rows, plot));
   write_file_atomically(dir / "roofline.html", render_html(rows, plot));
-  fmt::print("{:<22} {:<12} {:<44} {:<12} {:>12} {:>16} {:>8}\n", "executable", "region", "kernel", "precision",
-             "performance", "roof", "of roof");
+  fmt::print("{:<22} {:<12} {:<44} {:<12} {:>12} {:>16} {:>8}\n", "executable", "region", "kernel",
+             "precision", "performance", "roof", "of roof");
   for (const Row& r : rows) {
     const auto p = dominant_precision(r);
     const Roof roof = binding_roof(r);
@@ -159,17 +159,20 @@ int profile_command(const ProfileOptions& o) {
                      "give --force to profile again, or --skip-profile to use the reports already there");
   const NcuSettings settings = parse_backend_settings(o.profiler, o.settings);
   if (o.positionals.empty())
-    throw UsageError("no target to profile", "give executables, or -- CMD ARGS (one command with its arguments)");
+    throw UsageError("no target to profile",
+                     "give executables, or -- CMD ARGS (one command with its arguments)");
   // ncu also exports reports, so --skip-profile needs it too.
   const std::string ncu = find_executable(settings.ncu.empty() ? "ncu" : settings.ncu);
   if (ncu.empty())
-    throw Error(settings.ncu.empty() ? "ncu (Nsight Compute's command line) is not on PATH"
-                                     : "-O ncu=" + settings.ncu + " is not an executable file",
-                "install Nsight Compute (the CUDA toolkit has it: /usr/local/cuda/bin/ncu) and put it on PATH, "
-                "or pass -O ncu=PATH",
-                127);
+    throw Error(
+        settings.ncu.empty() ? "ncu (Nsight Compute's command line) is not on PATH"
+                             : "-O ncu=" + settings.ncu + " is not an executable file",
+        "install Nsight Compute (the CUDA toolkit has it: /usr/local/cuda/bin/ncu) and put it on PATH, "
+        "or pass -O ncu=PATH",
+        127);
   const bool one_command = had_separator();
-  const std::vector<Target> targets = one_command ? make_targets({}, o.positionals) : make_targets(o.positionals, {});
+  const std::vector<Target> targets =
+      one_command ? make_targets({}, o.positionals) : make_targets(o.positionals, {});
   const fs::path dir(o.table.output);
   fs::create_directories(dir);
   const std::string machine = machine_name();
@@ -191,24 +194,25 @@ int profile_command(const ProfileOptions& o) {
       }
       fs::path log = base;
       log += ".ncu.log";
-      std::cerr << "diescope roofline: profiling " << t.name << (t.google_benchmark ? " (Google Benchmark)" : "")
-                << "\n";
-      const ProfileOutcome out =
-          run_profiler(ncu_command(ncu, settings, t, base, machine), log, std::chrono::duration<double>(o.timeout_s));
+      std::cerr << "diescope roofline: profiling " << t.name
+                << (t.google_benchmark ? " (Google Benchmark)" : "") << "\n";
+      const ProfileOutcome out = run_profiler(ncu_command(ncu, settings, t, base, machine), log,
+                                              std::chrono::duration<double>(o.timeout_s));
       if (!out.ok) {
         skip(out.cause, out.fix);
         continue;
       }
       std::cerr << fmt::format("diescope roofline: {} profiled in {:.1f} s\n", t.name, out.seconds);
     } else if (!fs::exists(report)) {
-      skip("--skip-profile, and there is no " + report.string(), "profile it first (leave out --skip-profile)");
+      skip("--skip-profile, and there is no " + report.string(),
+           "profile it first (leave out --skip-profile)");
       continue;
     }
     fs::path raw = base;
     raw += ".raw.csv";
-    const ProfileOutcome exported = run_profiler(
-        {ncu, "--import", report.string(), "--csv", "--page", "raw", "--print-units", "base"}, raw,
-        std::chrono::seconds(300));
+    const ProfileOutcome exported =
+        run_profiler({ncu, "--import", report.string(), "--csv", "--page", "raw", "--print-units", "base"},
+                     raw, std::chrono::seconds(300));
     if (!exported.ok) {
       skip("exporting " + report.string() + " failed: " + exported.cause, exported.fix);
       continue;
@@ -239,8 +243,8 @@ int profile_command(const ProfileOptions& o) {
     finish_table(std::move(rows), table);
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::cerr << fmt::format("diescope roofline: {} of {} targets profiled in {:.1f} s\n", targets.size() - failed,
-                           targets.size(), seconds);
+  std::cerr << fmt::format("diescope roofline: {} of {} targets profiled in {:.1f} s\n",
+                           targets.size() - failed, targets.size(), seconds);
   if (failed > 0 && static_cast<std::size_t>(failed) == targets.size())
     throw Error("no target could be profiled", "see the messages above, one per target", kExitInput);
   return failed > 0 ? 1 : 0;
@@ -274,8 +278,9 @@ int plot_command(const PlotOptions& o) {
 }
 
 void add_table_options(CLI::App& app, TableOptions& o, const std::string& default_output) {
-  app.add_option("--output", o.output, "the folder for roofline.csv, roofline.svg and roofline.html (default " +
-                                           default_output + ")");
+  app.add_option(
+      "--output", o.output,
+      "the folder for roofline.csv, roofline.svg and roofline.html (default " + default_output + ")");
   app.add_option("--region", o.region, "keep only NVTX regions that match this regular expression");
   app.add_option("--kernel", o.kernel, "keep only kernels whose name matches this regular expression");
   app.add_option("--aggregate", o.aggregate,
@@ -310,8 +315,9 @@ std::function<int()> setup_roofline(CLI::App& sub) {
   CLI::App* q = sub.add_subcommand("plot", "plot roofline tables again: concatenate, filter, aggregate");
   q->add_option("--from-csv", plot->csvs, "roofline.csv tables (deduplicated on executable and launch)");
   q->add_option("--from-export", plot->exports, "NAME=FILE: an `ncu --import --csv --page raw` export");
-  q->add_option("--driver", plot->driver,
-                "the driver the exports were made under, for the calibration lookup (default: this machine's)");
+  q->add_option(
+      "--driver", plot->driver,
+      "the driver the exports were made under, for the calibration lookup (default: this machine's)");
   add_table_options(*q, plot->table, "roofline");
   return [profile, plot, p]() {
     if (p->parsed()) {
@@ -323,8 +329,9 @@ std::function<int()> setup_roofline(CLI::App& sub) {
   };
 }
 
-const CommandRegistrar registrar{Command{"roofline", 60, setup_roofline,
-                                         "per-kernel rooflines from Nsight Compute against the measured ceilings"}};
+const CommandRegistrar registrar{
+    Command{"roofline", 60, setup_roofline,
+            "per-kernel rooflines from Nsight Compute against the measured ceilings"}};
 
 }  // namespace
 }  // namespace diescope::cli

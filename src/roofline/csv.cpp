@@ -72,7 +72,8 @@ Column array_col(const std::string& name, const std::string& unit, Array Row::*f
           [field, key](Row& r, const std::string& s) { (r.*field)[index(key)] = cell_number(s); }};
 }
 
-Column derived(const std::string& name, const std::string& unit, std::function<std::string(const Row&)> write) {
+Column derived(const std::string& name, const std::string& unit,
+               std::function<std::string(const Row&)> write) {
   return {name, unit, std::move(write), nullptr};
 }
 
@@ -95,9 +96,11 @@ const std::vector<Column>& columns() {
     for (Level l : kAllLevels)
       c.push_back(array_col(std::string(level_name(l)) + " clock", "Hz", &Row::level_hz, l));
     for (Precision p : kAllPrecisions)
-      c.push_back(array_col("work " + std::string(precision_name(p)), std::string(precision_unit(p)), &Row::flop, p));
+      c.push_back(
+          array_col("work " + std::string(precision_name(p)), std::string(precision_unit(p)), &Row::flop, p));
     c.push_back(number_col("tensor instructions", "inst", &Row::tensor_inst));
-    for (Level l : kAllLevels) c.push_back(array_col("bytes " + std::string(level_name(l)), "B", &Row::bytes, l));
+    for (Level l : kAllLevels)
+      c.push_back(array_col("bytes " + std::string(level_name(l)), "B", &Row::bytes, l));
     for (Precision p : kAllPrecisions)
       c.push_back(array_col("counter peak " + std::string(precision_name(p)),
                             std::string(precision_unit(p)) + "/cycle", &Row::peak_flop_per_cycle, p));
@@ -113,7 +116,8 @@ const std::vector<Column>& columns() {
     c.push_back(text_col("calibration", &Row::calibration));
     // Derived: written for people, recomputed on reading (docs/roofline.md#derived).
     for (Precision p : kAllPrecisions)
-      c.push_back(derived("counter ceiling " + std::string(precision_name(p)), std::string(precision_unit(p)) + "/s",
+      c.push_back(derived("counter ceiling " + std::string(precision_name(p)),
+                          std::string(precision_unit(p)) + "/s",
                           [p](const Row& r) { return num(counter_peak_flop_per_s(r, p)); }));
     for (Level l : kAllLevels)
       c.push_back(derived("counter ceiling " + std::string(level_name(l)), "B/s",
@@ -237,16 +241,16 @@ std::vector<Row> parse_table_csv(std::string_view text, const std::string& path)
     if (!complete)
       throw InputError(path, line_no, "the file ends in the middle of this line (truncated?)", fix);
     if (fields.size() != layout.size())
-      throw InputError(path, line_no, fmt::format("{} fields where the header has {}", fields.size(), layout.size()),
-                       fix);
+      throw InputError(path, line_no,
+                       fmt::format("{} fields where the header has {}", fields.size(), layout.size()), fix);
     Row r;
     for (std::size_t i = 0; i < layout.size(); ++i) {
       if (!layout[i]->read) continue;
       try {
         layout[i]->read(r, fields[i]);
       } catch (const std::exception&) {
-        throw InputError(path, line_no, "column \"" + layout[i]->name + "\" holds \"" + fields[i] + "\", not a number",
-                         fix);
+        throw InputError(path, line_no,
+                         "column \"" + layout[i]->name + "\" holds \"" + fields[i] + "\", not a number", fix);
       }
     }
     rows.push_back(std::move(r));

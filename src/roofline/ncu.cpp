@@ -35,13 +35,16 @@ struct ScalarRule {
 };
 const ScalarRule kScalarRules[] = {
     {Precision::fp16, "smsp__sass_thread_inst_executed_op_hadd_pred_on.sum",
-     "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum", "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
+     "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum",
+     "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
      "sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained"},
     {Precision::fp32, "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
-     "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+     "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+     "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
      "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"},
     {Precision::fp64, "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum",
-     "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum", "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+     "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum",
+     "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
      "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained"},
 };
 
@@ -63,7 +66,8 @@ const TensorRule kTensorRules[] = {
      "sm__ops_path_tensor_src_fp8_sparsity_off.sum.peak_sustained"},
     {Precision::tensor_int8, "sm__ops_path_tensor_src_int8.sum",
      "sm__ops_path_tensor_op_igmma_src_int8_sparsity_off.sum.peak_sustained"},
-    {Precision::tensor_fp64, "sm__ops_path_tensor_src_fp64.sum", "sm__ops_path_tensor_src_fp64.sum.peak_sustained"},
+    {Precision::tensor_fp64, "sm__ops_path_tensor_src_fp64.sum",
+     "sm__ops_path_tensor_src_fp64.sum.peak_sustained"},
 };
 
 struct LevelRule {
@@ -75,7 +79,8 @@ struct LevelRule {
 const LevelRule kLevelRules[] = {
     {Level::dram, "dram__bytes.sum", "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"},
     {Level::l2, "lts__t_bytes.sum", "lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second"},
-    {Level::l1, "l1tex__t_bytes.sum", "l1tex__t_bytes.sum.peak_sustained", "l1tex__cycles_elapsed.avg.per_second"},
+    {Level::l1, "l1tex__t_bytes.sum", "l1tex__t_bytes.sum.peak_sustained",
+     "l1tex__cycles_elapsed.avg.per_second"},
 };
 
 constexpr const char* kDuration = "gpu__time_duration.sum";
@@ -87,13 +92,35 @@ constexpr const char* kStartEnd = "Id:Domain:Start/Stop_Range:PL_Type:PL_Value:C
 
 // A unit ncu prints -> the factor to the base unit (s, Hz, byte, count).
 std::optional<double> unit_factor(std::string unit) {
-  static const std::map<std::string, double> kFactors = {
-      {"", 1},          {"inst", 1},        {"cycle", 1},      {"ns", 1e-9},       {"nsecond", 1e-9},
-      {"us", 1e-6},     {"usecond", 1e-6},  {"ms", 1e-3},      {"msecond", 1e-3},  {"s", 1},
-      {"second", 1},    {"hz", 1},          {"khz", 1e3},      {"mhz", 1e6},       {"ghz", 1e9},
-      {"byte", 1},      {"kbyte", 1e3},     {"mbyte", 1e6},    {"gbyte", 1e9},     {"tbyte", 1e12},
-      {"kinst", 1e3},   {"minst", 1e6},     {"ginst", 1e9},    {"inst/cycle", 1},  {"byte/cycle", 1},
-      {"kbyte/cycle", 1e3}, {"mbyte/cycle", 1e6}, {"kinst/cycle", 1e3}, {"minst/cycle", 1e6}};
+  static const std::map<std::string, double> kFactors = {{"", 1},
+                                                         {"inst", 1},
+                                                         {"cycle", 1},
+                                                         {"ns", 1e-9},
+                                                         {"nsecond", 1e-9},
+                                                         {"us", 1e-6},
+                                                         {"usecond", 1e-6},
+                                                         {"ms", 1e-3},
+                                                         {"msecond", 1e-3},
+                                                         {"s", 1},
+                                                         {"second", 1},
+                                                         {"hz", 1},
+                                                         {"khz", 1e3},
+                                                         {"mhz", 1e6},
+                                                         {"ghz", 1e9},
+                                                         {"byte", 1},
+                                                         {"kbyte", 1e3},
+                                                         {"mbyte", 1e6},
+                                                         {"gbyte", 1e9},
+                                                         {"tbyte", 1e12},
+                                                         {"kinst", 1e3},
+                                                         {"minst", 1e6},
+                                                         {"ginst", 1e9},
+                                                         {"inst/cycle", 1},
+                                                         {"byte/cycle", 1},
+                                                         {"kbyte/cycle", 1e3},
+                                                         {"mbyte/cycle", 1e6},
+                                                         {"kinst/cycle", 1e3},
+                                                         {"minst/cycle", 1e6}};
   std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
   const auto it = kFactors.find(unit);
   if (it == kFactors.end()) return std::nullopt;
@@ -191,8 +218,8 @@ RawExport parse_raw_export(std::string_view text, const std::string& path) {
     }
     if (fields.size() != raw.header.size())
       throw InputError(path, line_no,
-                       fmt::format("{} fields where the header has {} (a truncated or edited export?)", fields.size(),
-                                   raw.header.size()),
+                       fmt::format("{} fields where the header has {} (a truncated or edited export?)",
+                                   fields.size(), raw.header.size()),
                        "export the report again: ncu --import R.ncu-rep --csv --page raw --print-units base");
     if (!have_units) {
       raw.units = std::move(fields);
@@ -228,7 +255,8 @@ std::string start_end_region(std::string_view cell) {
   return items.empty() ? "" : range_name(items.back(), 2);
 }
 
-std::vector<Row> rows_from_export(const RawExport& raw, const std::string& executable, const std::string& path) {
+std::vector<Row> rows_from_export(const RawExport& raw, const std::string& executable,
+                                  const std::string& path) {
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < raw.header.size(); ++i) col.emplace(raw.header[i], i);
   const std::string fix =
@@ -237,7 +265,8 @@ std::vector<Row> rows_from_export(const RawExport& raw, const std::string& execu
   auto require = [&](const std::string& name) {
     const auto it = col.find(name);
     if (it == col.end())
-      throw InputError(path, 1, "column " + name + " is missing: the report was made without that metric", fix);
+      throw InputError(path, 1, "column " + name + " is missing: the report was made without that metric",
+                       fix);
     return it->second;
   };
   auto optional_col = [&](const std::string& name) -> std::optional<std::size_t> {
@@ -250,8 +279,9 @@ std::vector<Row> rows_from_export(const RawExport& raw, const std::string& execu
     if (!factors[c]) {
       const auto f = unit_factor(raw.units[c]);
       if (!f)
-        throw InputError(path, 2, "unit \"" + raw.units[c] + "\" of " + raw.header[c] + " is not one diescope reads",
-                         "export with base units: ncu --import R.ncu-rep --csv --page raw --print-units base");
+        throw InputError(
+            path, 2, "unit \"" + raw.units[c] + "\" of " + raw.header[c] + " is not one diescope reads",
+            "export with base units: ncu --import R.ncu-rep --csv --page raw --print-units base");
       factors[c] = *f;
     }
     return *factors[c];
@@ -260,8 +290,8 @@ std::vector<Row> rows_from_export(const RawExport& raw, const std::string& execu
   const std::size_t c_id = require("ID"), c_kernel = require("Kernel Name"), c_duration = require(kDuration),
                     c_sm = require(kSmClock);
   const auto c_block = optional_col("Block Size"), c_grid = optional_col("Grid Size"),
-             c_gpu = optional_col(kGpuName), c_push = optional_col(kPushPop), c_start = optional_col(kStartEnd),
-             c_tensor_inst = optional_col(kTensorInst);
+             c_gpu = optional_col(kGpuName), c_push = optional_col(kPushPop),
+             c_start = optional_col(kStartEnd), c_tensor_inst = optional_col(kTensorInst);
   for (const auto& r : kScalarRules) {
     require(r.add);
     require(r.mul);
@@ -277,8 +307,9 @@ std::vector<Row> rows_from_export(const RawExport& raw, const std::string& execu
     auto number = [&](std::size_t c) {
       const auto v = parse_number(f[c]);
       if (!v)
-        throw InputError(path, line, raw.header[c] + " is \"" + f[c] + "\", not a number",
-                         "export the report again: ncu --import R.ncu-rep --csv --page raw --print-units base");
+        throw InputError(
+            path, line, raw.header[c] + " is \"" + f[c] + "\", not a number",
+            "export the report again: ncu --import R.ncu-rep --csv --page raw --print-units base");
       return *v * factor(c);
     };
     auto number_if = [&](const char* name) {

@@ -117,9 +117,11 @@ std::vector<RoofLine> plot_roofs(const std::vector<Row>& rows) {
     const std::string unit = std::string(precision_unit(p)) + "/s";
     const double m = median(measured), c = median(counter);
     if (std::isfinite(m))
-      roofs.push_back({fmt::format("{} {} (diescope calibrate)", precision_name(p), si(m, unit)), true, true, m});
+      roofs.push_back(
+          {fmt::format("{} {} (diescope calibrate)", precision_name(p), si(m, unit)), true, true, m});
     if (std::isfinite(c))
-      roofs.push_back({fmt::format("{} {} (counter peak x clock)", precision_name(p), si(c, unit)), true, false, c});
+      roofs.push_back(
+          {fmt::format("{} {} (counter peak x clock)", precision_name(p), si(c, unit)), true, false, c});
   }
   for (Level l : kAllLevels) {
     bool used = false;
@@ -133,9 +135,11 @@ std::vector<RoofLine> plot_roofs(const std::vector<Row>& rows) {
     const double m = median(measured), c = median(counter);
     const char* measured_source = l == Level::dram ? "STREAM, diescope calibrate" : "diescope calibrate";
     if (std::isfinite(m))
-      roofs.push_back({fmt::format("{} {} ({})", level_name(l), si(m, "B/s"), measured_source), false, true, m});
+      roofs.push_back(
+          {fmt::format("{} {} ({})", level_name(l), si(m, "B/s"), measured_source), false, true, m});
     if (std::isfinite(c))
-      roofs.push_back({fmt::format("{} {} (counter peak x clock)", level_name(l), si(c, "B/s")), false, false, c});
+      roofs.push_back(
+          {fmt::format("{} {} (counter peak x clock)", level_name(l), si(c, "B/s")), false, false, c});
   }
   return roofs;
 }
@@ -153,8 +157,8 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
   for (const Row& r : rows) {
     const double x = intensity(r, Level::dram), y = performance(r);
     const std::string group = options.color_by == ColorBy::executable ? r.executable
-                              : r.region.empty()                       ? std::string("(no region)")
-                                                                       : r.region;
+                              : r.region.empty()                      ? std::string("(no region)")
+                                                                      : r.region;
     if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
     if (!std::isfinite(x) || !std::isfinite(y) || x <= 0 || y <= 0) {
       ++unplotted;
@@ -164,14 +168,15 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
   }
   double max_compute = 0, max_bw = 0, min_bw = std::numeric_limits<double>::infinity();
   for (const RoofLine& l : roofs) {
-    if (l.compute) max_compute = std::max(max_compute, l.value);
+    if (l.compute)
+      max_compute = std::max(max_compute, l.value);
     else {
       max_bw = std::max(max_bw, l.value);
       min_bw = std::min(min_bw, l.value);
     }
   }
-  double xmin = std::numeric_limits<double>::infinity(), xmax = 0, ymin = std::numeric_limits<double>::infinity(),
-         ymax = max_compute;
+  double xmin = std::numeric_limits<double>::infinity(), xmax = 0,
+         ymin = std::numeric_limits<double>::infinity(), ymax = max_compute;
   for (const Point& p : points) {
     xmin = std::min(xmin, p.x);
     xmax = std::max(xmax, p.x);
@@ -243,20 +248,24 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
     const char* dash = l.measured ? "" : R"( stroke-dasharray="6 4")";
     const char* colour = l.compute ? "#222" : "#8a3b12";
     if (l.compute) {
-      const double x0 = max_bw > 0 ? std::max(std::pow(10.0, sx.lo), l.value / max_bw) : std::pow(10.0, sx.lo);
-      s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1.5"{}/>)"
-                       "\n",
-                       sx(x0), sy(l.value), kRight, sy(l.value), colour, dash);
+      const double x0 =
+          max_bw > 0 ? std::max(std::pow(10.0, sx.lo), l.value / max_bw) : std::pow(10.0, sx.lo);
+      s += fmt::format(
+          R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1.5"{}/>)"
+          "\n",
+          sx(x0), sy(l.value), kRight, sy(l.value), colour, dash);
       // Measured labels above their roof, counter peaks below theirs: the two are often close.
-      labels += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end" fill="{}">{}</text>)"
-                            "\n",
-                            kRight - 4, l.measured ? sy(l.value) - 3 : sy(l.value) + 11, colour, escape(l.label));
+      labels +=
+          fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end" fill="{}">{}</text>)"
+                      "\n",
+                      kRight - 4, l.measured ? sy(l.value) - 3 : sy(l.value) + 11, colour, escape(l.label));
     } else {
       const double x0 = std::pow(10.0, sx.lo);
       const double x1 = max_compute > 0 ? max_compute / l.value : std::pow(10.0, sx.hi);
-      s += fmt::format(R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1.5"{}/>)"
-                       "\n",
-                       sx(x0), sy(x0 * l.value), sx(x1), sy(x1 * l.value), colour, dash);
+      s += fmt::format(
+          R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1.5"{}/>)"
+          "\n",
+          sx(x0), sy(x0 * l.value), sx(x1), sy(x1 * l.value), colour, dash);
       // Bandwidth labels stack at the lower left, each with a sample of its line.
       const double ly = kBottom - 10 - 14 * label_row++;
       labels += fmt::format(
@@ -269,7 +278,8 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
   // Points.
   const bool label_points = points.size() <= kMaxLabelledPoints;
   for (const Point& p : points) {
-    const auto g = static_cast<std::size_t>(std::find(groups.begin(), groups.end(), p.group) - groups.begin());
+    const auto g =
+        static_cast<std::size_t>(std::find(groups.begin(), groups.end(), p.group) - groups.begin());
     const char* colour = kPalette[g % std::size(kPalette)];
     s += fmt::format(
         R"(<circle class="pt" cx="{:.1f}" cy="{:.1f}" r="4.5" fill="{}" fill-opacity="0.85" stroke="#222" stroke-width="0.5"><title>{}</title></circle>)"
@@ -289,7 +299,8 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
     ly += 16;
     s += fmt::format(R"(<circle cx="{}" cy="{}" r="4.5" fill="{}"/><text x="{}" y="{}">{}</text>)"
                      "\n",
-                     kRight + 22, ly - 4, kPalette[g % std::size(kPalette)], kRight + 32, ly, escape(groups[g]));
+                     kRight + 22, ly - 4, kPalette[g % std::size(kPalette)], kRight + 32, ly,
+                     escape(groups[g]));
   }
   ly += 28;
   s += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#222" stroke-width="1.5"/>)"
@@ -297,10 +308,11 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
                    "\n",
                    kRight + 16, ly - 4, kRight + 40, kRight + 46, ly);
   ly += 16;
-  s += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#222" stroke-width="1.5" stroke-dasharray="6 4"/>)"
-                   R"(<text x="{3}" y="{4}">counter peak x clock (ncu)</text>)"
-                   "\n",
-                   kRight + 16, ly - 4, kRight + 40, kRight + 46, ly);
+  s += fmt::format(
+      R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#222" stroke-width="1.5" stroke-dasharray="6 4"/>)"
+      R"(<text x="{3}" y="{4}">counter peak x clock (ncu)</text>)"
+      "\n",
+      kRight + 16, ly - 4, kRight + 40, kRight + 46, ly);
   ly += 24;
   s += fmt::format(R"(<text x="{}" y="{}">{} points{}</text>)"
                    "\n",
@@ -311,13 +323,16 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
 }
 
 std::string render_html(const std::vector<Row>& rows, const PlotOptions& options) {
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escape(options.title) +
-                  "</title>\n<style>body{font-family:sans-serif;margin:16px}table{border-collapse:collapse;font-size:"
-                  "12px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.t{text-align:left}"
-                  "</style></head><body>\n";
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escape(options.title) +
+      "</title>\n<style>body{font-family:sans-serif;margin:16px}table{border-collapse:collapse;font-size:"
+      "12px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.t{text-align:left}"
+      "</style></head><body>\n";
   h += render_svg(rows, options);
-  h += "<p>Solid roofs: ceilings measured by <code>diescope calibrate</code>; dashed: Nsight Compute's counter peak "
-       "per cycle times the clock the unit ran at (median over the rows). docs/roofline.md says how each figure is "
+  h += "<p>Solid roofs: ceilings measured by <code>diescope calibrate</code>; dashed: Nsight Compute's "
+       "counter peak "
+       "per cycle times the clock the unit ran at (median over the rows). docs/roofline.md says how each "
+       "figure is "
        "made.</p>\n";
   h += "<table><tr><th>executable</th><th>region</th><th>kernel</th><th>launches</th><th>duration [s]</th>"
        "<th>precision</th><th>work [FLOP]</th><th>DRAM [B]</th><th>intensity DRAM [FLOP/B]</th>"
@@ -327,12 +342,14 @@ std::string render_html(const std::vector<Row>& rows, const PlotOptions& options
     const Roof roof = binding_roof(r);
     h += fmt::format(
         "<tr><td class=t>{}</td><td class=t>{}</td><td class=t>{}</td><td>{}</td><td>{:.4g}</td><td "
-        "class=t>{}</td><td>{:.4g}</td><td>{:.4g}</td><td>{:.4g}</td><td>{}</td><td>{}</td><td class=t>{}</td><td>{:."
+        "class=t>{}</td><td>{:.4g}</td><td>{:.4g}</td><td>{:.4g}</td><td>{}</td><td>{}</td><td "
+        "class=t>{}</td><td>{:."
         "1f}</td></tr>\n",
         escape(r.executable), escape(r.region), escape(short_kernel(r.kernel)), r.launches, r.duration_s,
         p ? precision_name(*p) : "", dominant_flop(r), r.bytes[index(Level::dram)], intensity(r, Level::dram),
         si(performance(r), "FLOP/s"), si(roof.flop_per_s, "FLOP/s"),
-        roof.which.empty() ? "" : roof.which + (roof.measured ? " (measured)" : " (counter peak)"), pct_of_roof(r));
+        roof.which.empty() ? "" : roof.which + (roof.measured ? " (measured)" : " (counter peak)"),
+        pct_of_roof(r));
   }
   h += "</table>\n</body></html>\n";
   return h;

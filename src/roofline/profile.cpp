@@ -1,12 +1,12 @@
 #include "diescope/roofline/profile.hpp"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <csignal>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -61,17 +61,18 @@ NcuSettings parse_backend_settings(const std::string& profiler, const std::vecto
   for (const std::string& item : settings) {
     const std::size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw UsageError("-O " + item + " is not NAME=VALUE", "give -O NAME=VALUE; " + profiler +
-                                                                  " takes: " + joined(valid));
+      throw UsageError("-O " + item + " is not NAME=VALUE",
+                       "give -O NAME=VALUE; " + profiler + " takes: " + joined(valid));
     const std::string name = item.substr(0, eq), value = item.substr(eq + 1);
     if (std::find(valid.begin(), valid.end(), name) == valid.end()) {
       std::string owner;
       for (const auto& [other, names] : backends())
         if (other != profiler && std::find(names.begin(), names.end(), name) != names.end()) owner = other;
-      throw UsageError(
-          owner.empty() ? "-O " + name + " is not a setting of the " + profiler + " backend"
-                        : "-O " + name + " belongs to the " + owner + " backend, not " + profiler,
-          "the " + profiler + " backend takes: " + joined(valid) + " (docs/roofline.md#backend-settings)");
+      throw UsageError(owner.empty()
+                           ? fmt::format("-O {} is not a setting of the {} backend", name, profiler)
+                           : fmt::format("-O {} belongs to the {} backend, not {}", name, owner, profiler),
+                       fmt::format("the {} backend takes: {} (docs/roofline.md#backend-settings)", profiler,
+                                   joined(valid)));
     }
     if (name == "ncu") {
       s.ncu = value;
@@ -105,7 +106,8 @@ bool is_google_benchmark(const std::filesystem::path& executable) {
   return false;
 }
 
-std::vector<Target> make_targets(const std::vector<std::string>& executables, const std::vector<std::string>& command) {
+std::vector<Target> make_targets(const std::vector<std::string>& executables,
+                                 const std::vector<std::string>& command) {
   std::vector<std::vector<std::string>> argvs;
   if (!command.empty()) argvs.push_back(command);
   for (const auto& e : executables) argvs.push_back({e});
@@ -134,8 +136,9 @@ std::vector<std::string> ncu_command(const std::string& ncu, const NcuSettings& 
   for (const auto& m : ncu_metrics()) metrics += (metrics.empty() ? "" : ",") + m;
   for (const auto& m : s.metrics) metrics += "," + m;
   // docs/roofline.md#profiling: clocks as found (the calibration measured them so), NVTX on.
-  std::vector<std::string> argv = {ncu,       "--clock-control",      "none",  "--nvtx", "--metrics",
-                                   metrics,   "--export",             report_base.string(), "--force-overwrite"};
+  std::vector<std::string> argv = {ncu,        "--clock-control",    "none",
+                                   "--nvtx",   "--metrics",          metrics,
+                                   "--export", report_base.string(), "--force-overwrite"};
   argv.insert(argv.end(), s.ncu_args.begin(), s.ncu_args.end());
   if (!s.aslr) argv.insert(argv.end(), {"setarch", machine, "-R"});
   argv.insert(argv.end(), t.argv.begin(), t.argv.end());
@@ -143,7 +146,7 @@ std::vector<std::string> ncu_command(const std::string& ncu, const NcuSettings& 
     std::filesystem::path json = report_base;
     json += ".benchmark.json";
     argv.push_back("--benchmark_out=" + json.string());
-    argv.push_back("--benchmark_out_format=json");
+    argv.emplace_back("--benchmark_out_format=json");
   }
   return argv;
 }
@@ -153,7 +156,8 @@ ProfileOutcome run_profiler(const std::vector<std::string>& argv, const std::fil
   ProfileOutcome out;
   const auto start = std::chrono::steady_clock::now();
   UniqueFd log_fd(::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!log_fd) throw Error("cannot write " + log.string(), "check that the output folder is writable", kExitInput);
+  if (!log_fd)
+    throw Error("cannot write " + log.string(), "check that the output folder is writable", kExitInput);
   ChildSpec spec;
   spec.argv = argv;
   spec.in = Stdio::null();
@@ -171,8 +175,9 @@ ProfileOutcome run_profiler(const std::vector<std::string>& argv, const std::fil
       child.stop(std::chrono::milliseconds(1000));
       out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       out.cause = fmt::format("timed out after {:g} s and was stopped", timeout.count());
-      out.fix = "give it more time with --timeout S, or make the run shorter (fewer steps or launches: "
-                "-O ncu-arg=--launch-count=N profiles only the first N launches)";
+      out.fix =
+          "give it more time with --timeout S, or make the run shorter (fewer steps or launches: "
+          "-O ncu-arg=--launch-count=N profiles only the first N launches)";
       return out;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

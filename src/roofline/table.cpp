@@ -165,10 +165,11 @@ std::vector<Row> filter_regions(std::vector<Row> rows, const std::optional<std::
   }
   for (const std::string& exe : order) {
     if (with_regions.count(exe) == 0)
-      warnings.push_back(exe +
-                         ": no launch is inside an NVTX region, so every launch is kept (Nsight Compute names a "
-                         "region only for launches inside an NVTX range; mark the code you want with "
-                         "nvtxRangePush/Pop or nvtxRangeStart/End to keep only that)");
+      warnings.push_back(
+          exe +
+          ": no launch is inside an NVTX region, so every launch is kept (Nsight Compute names a "
+          "region only for launches inside an NVTX range; mark the code you want with "
+          "nvtxRangePush/Pop or nvtxRangeStart/End to keep only that)");
   }
   std::vector<Row> out;
   out.reserve(rows.size());
@@ -182,7 +183,8 @@ std::vector<Row> filter_regions(std::vector<Row> rows, const std::optional<std::
 }
 
 std::vector<Row> filter_kernels(std::vector<Row> rows, const std::regex& kernel) {
-  rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const Row& r) { return !std::regex_search(r.kernel, kernel); }),
+  rows.erase(std::remove_if(rows.begin(), rows.end(),
+                            [&](const Row& r) { return !std::regex_search(r.kernel, kernel); }),
              rows.end());
   return rows;
 }

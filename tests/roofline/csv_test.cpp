@@ -19,7 +19,9 @@ TEST(Csv, HeadersCarryUnitsAndTheTableRoundTrips) {
   rows[3].driver = "580.159.04";
   const std::string text = table_csv(rows);
   const std::string header = text.substr(0, text.find('\n'));
-  EXPECT_EQ(header.rfind("executable,kernel,launch [id],region,grid,block,launches,gpu,driver,duration [s],", 0), 0u)
+  EXPECT_EQ(
+      header.rfind("executable,kernel,launch [id],region,grid,block,launches,gpu,driver,duration [s],", 0),
+      0u)
       << header;
   EXPECT_NE(header.find("work tensor bf16 [FLOP]"), std::string::npos);
   EXPECT_NE(header.find("work tensor int8 [OP]"), std::string::npos);
@@ -54,7 +56,8 @@ TEST(Csv, DerivedColumnsAreWrittenForPeople) {
   const std::string text = table_csv({rows[0]});
   const std::string line = text.substr(text.find('\n') + 1);
   // precision, then the three intensities: 2^29 FLOP over 3,208,256,768 dram bytes
-  EXPECT_NE(line.find(",fp32," + fmt::format("{}", 536870912.0 / 3208256768.0) + ","), std::string::npos) << line;
+  EXPECT_NE(line.find(",fp32," + fmt::format("{}", 536870912.0 / 3208256768.0) + ","), std::string::npos)
+      << line;
   EXPECT_NE(line.find("dram (counter peak)"), std::string::npos);
 }
 

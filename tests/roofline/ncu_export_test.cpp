@@ -104,8 +104,10 @@ TEST(NcuExport, RegionsComeFromTheLaunchingThreadsRangeElseAStartEndRange) {
 }
 
 TEST(NcuExport, RangeNamesMayHoldColonsAndNestingTakesTheInnermost) {
-  EXPECT_EQ(push_pop_region(R"(77  "<default domain>:step:none:none:none:none:none:none" "<default domain>:conv:a:none:none:none:none:none:none" )"),
-            "conv:a");
+  EXPECT_EQ(
+      push_pop_region(
+          R"(77  "<default domain>:step:none:none:none:none:none:none" "<default domain>:conv:a:none:none:none:none:none:none" )"),
+      "conv:a");
   EXPECT_EQ(start_end_region(R"( "5:<default domain>:phase 2:none:none:none:none:none:none")"), "phase 2");
 }
 
@@ -114,14 +116,20 @@ TEST(NcuExport, UnitsOtherThanBaseAreScaled) {
       "==PROF== note\n"
       "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"sm__cycles_elapsed.avg.per_second\","
       "\"dram__bytes.sum\",\"lts__t_bytes.sum\",\"l1tex__t_bytes.sum\""
-      ",\"smsp__sass_thread_inst_executed_op_hadd_pred_on.sum\",\"smsp__sass_thread_inst_executed_op_hmul_pred_on.sum\""
-      ",\"smsp__sass_thread_inst_executed_op_hfma_pred_on.sum\",\"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum\""
-      ",\"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum\",\"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum\""
-      ",\"smsp__sass_thread_inst_executed_op_dadd_pred_on.sum\",\"smsp__sass_thread_inst_executed_op_dmul_pred_on.sum\""
+      ",\"smsp__sass_thread_inst_executed_op_hadd_pred_on.sum\",\"smsp__sass_thread_inst_executed_op_hmul_"
+      "pred_on.sum\""
+      ",\"smsp__sass_thread_inst_executed_op_hfma_pred_on.sum\",\"smsp__sass_thread_inst_executed_op_fadd_"
+      "pred_on.sum\""
+      ",\"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum\",\"smsp__sass_thread_inst_executed_op_ffma_"
+      "pred_on.sum\""
+      ",\"smsp__sass_thread_inst_executed_op_dadd_pred_on.sum\",\"smsp__sass_thread_inst_executed_op_dmul_"
+      "pred_on.sum\""
       ",\"smsp__sass_thread_inst_executed_op_dfma_pred_on.sum\"\n"
-      "\"\",\"\",\"ms\",\"Ghz\",\"Gbyte\",\"Mbyte\",\"Kbyte\",\"inst\",\"inst\",\"inst\",\"inst\",\"inst\",\"Minst\","
+      "\"\",\"\",\"ms\",\"Ghz\",\"Gbyte\",\"Mbyte\",\"Kbyte\",\"inst\",\"inst\",\"inst\",\"inst\",\"inst\","
+      "\"Minst\","
       "\"inst\",\"inst\",\"inst\"\n"
-      "\"7\",\"k\",\"1.404992\",\"1.575366\",\"1.383630\",\"8.5\",\"49.024\",\"0\",\"0\",\"0\",\"0\",\"0\",\"2.5\","
+      "\"7\",\"k\",\"1.404992\",\"1.575366\",\"1.383630\",\"8.5\",\"49.024\",\"0\",\"0\",\"0\",\"0\",\"0\","
+      "\"2.5\","
       "\"0\",\"0\",\"0\"\n";
   const auto rows = rows_from_export(parse_raw_export(text, "x.csv"), "x", "x.csv");
   ASSERT_EQ(rows.size(), 1u);
@@ -160,7 +168,8 @@ TEST(NcuExport, AMissingMetricColumnIsNamed) {
     rows_from_export(parse_raw_export(read_file(path), path), "resnet", path);
     FAIL() << "no error";
   } catch (const InputError& e) {
-    EXPECT_NE(e.cause().find("column sm__cycles_elapsed.avg.per_second is missing"), std::string::npos) << e.cause();
+    EXPECT_NE(e.cause().find("column sm__cycles_elapsed.avg.per_second is missing"), std::string::npos)
+        << e.cause();
   }
 }
 
@@ -187,8 +196,9 @@ TEST(NcuExport, AMetricNcuDoesNotKnowHasNoColumn) {
 
 TEST(NcuExport, EveryMetricTheTableReadsIsAskedFor) {
   const auto& m = ncu_metrics();
-  for (const char* name : {"gpu__time_duration.sum", "dram__bytes.sum.peak_sustained",
-                           "sm__ops_path_tensor_src_bf16_dst_fp32.sum", "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum"})
+  for (const char* name :
+       {"gpu__time_duration.sum", "dram__bytes.sum.peak_sustained",
+        "sm__ops_path_tensor_src_bf16_dst_fp32.sum", "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum"})
     EXPECT_NE(std::find(m.begin(), m.end(), name), m.end()) << name;
 }
 

@@ -46,11 +46,13 @@ TEST(Plot, RoofsAreThePrecisionsAndLevelsInUseMeasuredAndCounted) {
   for (const auto& r : roofs) labels.push_back(r.label);
   // STREAM from the calibration file; the counter peak: 1504 B/cycle x the median DRAM clock of the
   // three rows (3,196,015,424.16; 3,199,357,982.46; 3,199,393,525.89 Hz) = 4.81 TB/s.
-  EXPECT_NE(std::find(labels.begin(), labels.end(), "dram 4.45 TB/s (STREAM, diescope calibrate)"), labels.end());
+  EXPECT_NE(std::find(labels.begin(), labels.end(), "dram 4.45 TB/s (STREAM, diescope calibrate)"),
+            labels.end());
   EXPECT_NE(std::find(labels.begin(), labels.end(), "dram 4.81 TB/s (counter peak x clock)"), labels.end());
   // fp32: 98.81% x 33,792 FLOP/cycle x 1979.9 MHz = 66.1 TFLOP/s measured; bf16 tensor 947.6 TFLOP/s.
   EXPECT_NE(std::find(labels.begin(), labels.end(), "fp32 66.1 TFLOP/s (diescope calibrate)"), labels.end());
-  EXPECT_NE(std::find(labels.begin(), labels.end(), "tensor bf16 948 TFLOP/s (diescope calibrate)"), labels.end());
+  EXPECT_NE(std::find(labels.begin(), labels.end(), "tensor bf16 948 TFLOP/s (diescope calibrate)"),
+            labels.end());
   // No fp64 or tf32 work in these rows: no roof for them. The L1 has no measured ceiling.
   for (const auto& l : labels) {
     EXPECT_EQ(l.find("fp64"), std::string::npos) << l;

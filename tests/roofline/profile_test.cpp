@@ -70,11 +70,12 @@ TEST(Profile, TheNcuCommandProfilesWithNvtxAtTheClocksFoundWithoutAslr) {
   s.ncu_args = {"--launch-count=2"};
   const auto argv = ncu_command("/usr/bin/ncu", s, t, "out/b", "x86_64");
   const std::vector<std::string> head(argv.begin(), argv.begin() + 5);
-  EXPECT_EQ(head, (std::vector<std::string>{"/usr/bin/ncu", "--clock-control", "none", "--nvtx", "--metrics"}));
+  EXPECT_EQ(head,
+            (std::vector<std::string>{"/usr/bin/ncu", "--clock-control", "none", "--nvtx", "--metrics"}));
   const std::vector<std::string> tail(argv.begin() + 6, argv.end());
-  EXPECT_EQ(tail, (std::vector<std::string>{"--export", "out/b", "--force-overwrite", "--launch-count=2", "setarch",
-                                            "x86_64", "-R", "./b", "--x", "--benchmark_out=out/b.benchmark.json",
-                                            "--benchmark_out_format=json"}));
+  EXPECT_EQ(tail, (std::vector<std::string>{
+                      "--export", "out/b", "--force-overwrite", "--launch-count=2", "setarch", "x86_64", "-R",
+                      "./b", "--x", "--benchmark_out=out/b.benchmark.json", "--benchmark_out_format=json"}));
   s.aslr = true;
   t.google_benchmark = false;
   const auto with_aslr = ncu_command("ncu", s, t, "out/b", "x86_64");
@@ -94,12 +95,14 @@ TEST(Profile, AProfilerThatOutlivesItsTimeoutIsStoppedWithItsChildren) {
 
 TEST(Profile, NcusErrorLineIsTheCause) {
   const fs::path dir = scratch("fail");
-  const ProfileOutcome out = run_profiler(
-      {"/bin/sh", "-c", "echo '==PROF== Connected'; echo '==ERROR== Failed to find metric nope__x.sum'; exit 1"},
-      dir / "log", std::chrono::seconds(20));
+  const ProfileOutcome out =
+      run_profiler({"/bin/sh", "-c",
+                    "echo '==PROF== Connected'; echo '==ERROR== Failed to find metric nope__x.sum'; exit 1"},
+                   dir / "log", std::chrono::seconds(20));
   EXPECT_FALSE(out.ok);
-  EXPECT_EQ(out.cause,
-            "ncu does not know a metric asked for: Failed to find metric nope__x.sum (ncu exited with code 1)");
+  EXPECT_EQ(
+      out.cause,
+      "ncu does not know a metric asked for: Failed to find metric nope__x.sum (ncu exited with code 1)");
   EXPECT_NE(out.fix.find("log"), std::string::npos);
   EXPECT_TRUE(run_profiler({"/bin/sh", "-c", "echo fine"}, dir / "log2", std::chrono::seconds(20)).ok);
 }

@@ -57,7 +57,8 @@ TEST(Table, CalibrationCeilingsArePercentOfTheCounterPeakAtTheCalibrationsClock)
   EXPECT_DOUBLE_EQ(*c.dram_bytes_per_s, 4452551862360.51);
   EXPECT_FALSE(c.l2_bytes_per_s.has_value());
 
-  std::vector<Row> rows = {fixture_rows("h200-gemm.raw.csv", "gemm")[3], fixture_rows("h200-triad.raw.csv", "t")[0]};
+  std::vector<Row> rows = {fixture_rows("h200-gemm.raw.csv", "gemm")[3],
+                           fixture_rows("h200-triad.raw.csv", "t")[0]};
   apply_ceilings(rows, c);
   EXPECT_DOUBLE_EQ(rows[0].measured_flop_per_s[index(Precision::tensor_bf16)],
                    0.9995083345371698 * 540672.0 * 1753.559571464631e6);  // 947.6 TFLOP/s
@@ -78,7 +79,8 @@ TEST(Table, TheLookupFindsTheFileForThisGpuAndDriverOnly) {
   EXPECT_TRUE(hit.found);
   const MeasuredCeilings other = find_measured_ceilings("NVIDIA A100-SXM4-80GB", "580.159.04", kCalibration);
   EXPECT_FALSE(other.found);
-  EXPECT_NE(other.source.find("GPU model NVIDIA H200 vs NVIDIA A100-SXM4-80GB"), std::string::npos) << other.source;
+  EXPECT_NE(other.source.find("GPU model NVIDIA H200 vs NVIDIA A100-SXM4-80GB"), std::string::npos)
+      << other.source;
 }
 
 Row row(const std::string& exe, const std::string& region, const std::string& kernel, double seconds,
@@ -100,8 +102,8 @@ Row row(const std::string& exe, const std::string& region, const std::string& ke
 
 TEST(Table, LaunchesOutsideEveryRegionAreDroppedUnlessTheExecutableHasNone) {
   std::vector<std::string> warnings;
-  const auto kept = filter_regions({row("train", "forward", "a", 1, 1, 1, 0), row("train", "", "init", 1, 1, 1, 1),
-                                    row("bench", "", "k", 1, 1, 1, 0)},
+  const auto kept = filter_regions({row("train", "forward", "a", 1, 1, 1, 0),
+                                    row("train", "", "init", 1, 1, 1, 1), row("bench", "", "k", 1, 1, 1, 0)},
                                    std::nullopt, warnings);
   ASSERT_EQ(kept.size(), 2u);
   EXPECT_EQ(kept[0].kernel, "a");
@@ -112,9 +114,10 @@ TEST(Table, LaunchesOutsideEveryRegionAreDroppedUnlessTheExecutableHasNone) {
 
 TEST(Table, RegionRegexKeepsMatchingRegions) {
   std::vector<std::string> warnings;
-  const auto kept = filter_regions({row("t", "forward", "a", 1, 1, 1, 0), row("t", "backward", "b", 1, 1, 1, 1),
-                                    row("t", "optimizer", "c", 1, 1, 1, 2)},
-                                   std::regex("ward$"), warnings);
+  const auto kept =
+      filter_regions({row("t", "forward", "a", 1, 1, 1, 0), row("t", "backward", "b", 1, 1, 1, 1),
+                      row("t", "optimizer", "c", 1, 1, 1, 2)},
+                     std::regex("ward$"), warnings);
   ASSERT_EQ(kept.size(), 2u);
   EXPECT_EQ(kept[1].region, "backward");
   EXPECT_TRUE(warnings.empty());
@@ -132,7 +135,8 @@ TEST(Table, SumAddsWorkAndTimePerExecutableAndRegionAndRecomputesIntensity) {
   // forward: kernel a twice (1 s, 10 FLOP, 5 B each; the second at 1 GHz), kernel b once (1.5 s, 4 FLOP, 1 B)
   Row a2 = row("t", "forward", "a", 1, 10, 5, 3);
   a2.sm_hz = 1e9;
-  const std::vector<Row> rows = {row("t", "forward", "a", 1, 10, 5, 1), row("t", "forward", "b", 1.5, 4, 1, 2), a2,
+  const std::vector<Row> rows = {row("t", "forward", "a", 1, 10, 5, 1),
+                                 row("t", "forward", "b", 1.5, 4, 1, 2), a2,
                                  row("t", "backward", "c", 4, 8, 2, 4)};
   const auto sum = aggregate(rows, Aggregate::sum);
   ASSERT_EQ(sum.size(), 2u);

@@ -28,7 +28,8 @@ RawExport parse_raw_export(std::string_view text, const std::string& path);
 
 // One row per launch, the work in FLOPs and bytes (docs/roofline.md#flops); `executable` names the
 // target. Throws InputError for a missing required column or a number that is not one.
-std::vector<Row> rows_from_export(const RawExport& raw, const std::string& executable, const std::string& path);
+std::vector<Row> rows_from_export(const RawExport& raw, const std::string& executable,
+                                  const std::string& path);
 
 // The metrics asked for that have no column in the export: ncu leaves out a metric it does not know
 // without failing (docs/roofline.md#bad-input).

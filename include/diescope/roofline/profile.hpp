@@ -12,10 +12,10 @@ namespace diescope::roofline {
 
 // Backend settings from -O NAME=VALUE (docs/roofline.md#backend-settings).
 struct NcuSettings {
-  std::string ncu;                     // the ncu to run ("" = from PATH)
-  std::vector<std::string> metrics;    // added to the table's own
-  std::vector<std::string> ncu_args;   // passed to ncu before the target
-  bool aslr = false;                   // true: leave address-space randomisation on
+  std::string ncu;                    // the ncu to run ("" = from PATH)
+  std::vector<std::string> metrics;   // added to the table's own
+  std::vector<std::string> ncu_args;  // passed to ncu before the target
+  bool aslr = false;                  // true: leave address-space randomisation on
 };
 // Throws UsageError for an unknown name, a name of another backend, or a bad value; the message
 // lists the valid names.
@@ -27,7 +27,8 @@ struct Target {
   bool google_benchmark = false;  // its JSON goes to DIR/<name>.benchmark.json
 };
 // `-- CMD ARGS` is one target; otherwise each executable is one (names made unique with -2, -3).
-std::vector<Target> make_targets(const std::vector<std::string>& executables, const std::vector<std::string>& command);
+std::vector<Target> make_targets(const std::vector<std::string>& executables,
+                                 const std::vector<std::string>& command);
 // Whether the file is a Google Benchmark binary: it holds the library's flag name
 // "benchmark_out_format" (docs/roofline.md#profiling).
 bool is_google_benchmark(const std::filesystem::path& executable);

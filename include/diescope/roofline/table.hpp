@@ -15,7 +15,17 @@ namespace diescope::roofline {
 
 // Where FLOPs are counted (docs/roofline.md#flops). The CUDA-core precisions come from executed SASS
 // thread instructions, the tensor ones from the tensor path's math operations.
-enum class Precision { fp16, fp32, fp64, tensor_fp16, tensor_bf16, tensor_tf32, tensor_fp8, tensor_int8, tensor_fp64 };
+enum class Precision {
+  fp16,
+  fp32,
+  fp64,
+  tensor_fp16,
+  tensor_bf16,
+  tensor_tf32,
+  tensor_fp8,
+  tensor_int8,
+  tensor_fp64
+};
 inline constexpr std::size_t kPrecisions = 9;
 inline constexpr std::array<Precision, kPrecisions> kAllPrecisions = {
     Precision::fp16,        Precision::fp32,        Precision::fp64,
@@ -45,17 +55,17 @@ PerLevel nan_per_level();
 
 // One row. "Not available" is NaN (a metric the report lacks, a ceiling with no calibration).
 struct Row {
-  std::string executable;  // the target's name (the file name of what was profiled)
-  std::string kernel;      // the kernel's (demangled) name as ncu prints it
-  std::int64_t launch = 0;  // ncu's launch ID; for an aggregated row the first launch of the group
-  std::string region;       // the NVTX region (docs/roofline.md#regions); empty: outside every region
-  std::string grid, block;  // "(x, y, z)"; empty for an aggregated row of several shapes
+  std::string executable;     // the target's name (the file name of what was profiled)
+  std::string kernel;         // the kernel's (demangled) name as ncu prints it
+  std::int64_t launch = 0;    // ncu's launch ID; for an aggregated row the first launch of the group
+  std::string region;         // the NVTX region (docs/roofline.md#regions); empty: outside every region
+  std::string grid, block;    // "(x, y, z)"; empty for an aggregated row of several shapes
   std::int64_t launches = 1;  // launches this row stands for
   std::string gpu;            // "NVIDIA H200"
   std::string driver;         // "580.159.04": what the calibration lookup matches; empty when unknown
   double duration_s = 0;      // gpu__time_duration.sum (summed for an aggregated row)
 
-  double sm_hz = 0;                      // sm__cycles_elapsed.avg.per_second
+  double sm_hz = 0;                     // sm__cycles_elapsed.avg.per_second
   PerLevel level_hz = nan_per_level();  // dram__ / lts__ / l1tex__cycles_elapsed.avg.per_second
   PerPrecision flop = nan_per_precision();
   double tensor_inst = 0;  // sm__inst_executed_pipe_tensor.sum: warp instructions on the tensor pipe
@@ -71,13 +81,13 @@ struct Row {
 };
 
 // Derived figures (docs/roofline.md#derived), computed from a row, never stored apart from it.
-double counter_peak_flop_per_s(const Row& r, Precision p);   // peak per cycle x sm_hz
-double counter_peak_bytes_per_s(const Row& r, Level l);      // peak per cycle x that level's clock
+double counter_peak_flop_per_s(const Row& r, Precision p);  // peak per cycle x sm_hz
+double counter_peak_bytes_per_s(const Row& r, Level l);     // peak per cycle x that level's clock
 // The precision with the most FLOPs; nullopt when the row has none.
 std::optional<Precision> dominant_precision(const Row& r);
-double dominant_flop(const Row& r);           // FLOPs of the dominant precision (0 when none)
-double intensity(const Row& r, Level l);      // dominant FLOPs / bytes at l (NaN without bytes)
-double performance(const Row& r);             // dominant FLOPs / duration
+double dominant_flop(const Row& r);       // FLOPs of the dominant precision (0 when none)
+double intensity(const Row& r, Level l);  // dominant FLOPs / bytes at l (NaN without bytes)
+double performance(const Row& r);         // dominant FLOPs / duration
 // The lowest roof over the dominant precision's compute ceiling and intensity x bandwidth at every
 // level; measured ceilings where the calibration has them, else counter peaks.
 struct Roof {
