@@ -183,5 +183,36 @@ TEST(Table, ARowWithoutFlopsHasNoRoof) {
   EXPECT_TRUE(std::isnan(binding_roof(r).flop_per_s));
 }
 
+// Twelve launches of a ResNet-50 training step (batch 32) profiled on the H200 by `diescope roofline
+// profile`: the first four of forward (push/pop on the main thread), of backward (a start/end range:
+// autograd launches them from its own thread) and of the optimizer.
+TEST(Table, ResNetLaunchesFallInTheirRegionsAndAddUp) {
+  const auto rows = fixture_rows("h200-resnet50.raw.csv", "resnet50_steps.py");
+  ASSERT_EQ(rows.size(), 12u);
+  for (std::size_t i = 0; i < 12; ++i)
+    EXPECT_EQ(rows[i].region, i < 4 ? "forward" : i < 8 ? "backward" : "optimizer") << i;
+  // The first convolution, 7x7x3 -> 64 at stride 2 over 224x224: 2 N P Q K (C R S) with the
+  // reduction C R S = 147 padded to 160 by the implicit GEMM.
+  const Row& conv = rows[2];
+  EXPECT_EQ(conv.kernel.rfind("sm80_xmma_fprop_implicit_gemm", 0), 0u) << conv.kernel;
+  EXPECT_DOUBLE_EQ(conv.flop[index(Precision::tensor_tf32)], 2.0 * 32 * 112 * 112 * 64 * 160);
+  EXPECT_EQ(dominant_precision(conv), Precision::tensor_tf32);
+
+  std::vector<std::string> warnings;
+  const auto sum = aggregate(filter_regions(rows, std::nullopt, warnings), Aggregate::sum);
+  EXPECT_TRUE(warnings.empty());
+  ASSERT_EQ(sum.size(), 3u);
+  EXPECT_EQ(sum[0].region, "forward");
+  EXPECT_EQ(sum[0].launches, 4);
+  EXPECT_DOUBLE_EQ(sum[0].duration_s, (66496.0 + 2912 + 188704 + 52800) * 1e-9);
+  EXPECT_DOUBLE_EQ(sum[0].bytes[index(Level::dram)], 21431552.0 + 47104 + 97869312 + 183528960);
+  EXPECT_DOUBLE_EQ(sum[0].flop[index(Precision::tensor_tf32)], 2.0 * 32 * 112 * 112 * 64 * 160);
+  EXPECT_EQ(sum[1].launches, 4);
+  EXPECT_EQ(sum[2].region, "optimizer");
+  // The forward region's kernel with the most time is the convolution (188.7 us of 310.9).
+  const auto dom = aggregate(rows, Aggregate::dominant);
+  EXPECT_EQ(dom[0].kernel, conv.kernel);
+}
+
 }  // namespace
 }  // namespace diescope::roofline
