@@ -43,6 +43,7 @@ struct ProfileOptions {
   TableOptions table;
   std::string profiler = "ncu";
   std::vector<std::string> settings;
+  std::string gpus;
   double timeout_s = 600;
   bool force = false;
   bool skip_profile = false;
@@ -157,7 +158,8 @@ int profile_command(const ProfileOptions& o) {
   if (o.force && o.skip_profile)
     throw UsageError("--force and --skip-profile ask for opposite things",
                      "give --force to profile again, or --skip-profile to use the reports already there");
-  const NcuSettings settings = parse_backend_settings(o.profiler, o.settings);
+  NcuSettings settings = parse_backend_settings(o.profiler, o.settings);
+  settings.gpus = o.gpus;
   if (o.positionals.empty())
     throw UsageError("no target to profile",
                      "give executables, or -- CMD ARGS (one command with its arguments)");
@@ -301,6 +303,7 @@ std::function<int()> setup_roofline(CLI::App& sub) {
   p->add_option("-O", profile->settings,
                 "a backend setting NAME=VALUE, repeatable: ncu=PATH, metrics=A,B, ncu-arg=ARG, aslr=on|off")
       ->allow_extra_args(false);  // one value per -O: what follows is a target
+  p->add_option("--gpus", profile->gpus, "the GPUs to profile on, as ncu numbers them (default: every GPU)");
   p->add_option("--timeout", profile->timeout_s, "seconds each target may take under the profiler")
       ->capture_default_str();
   p->add_flag("--force", profile->force, "profile again where a report is there already");

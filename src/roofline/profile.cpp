@@ -139,6 +139,7 @@ std::vector<std::string> ncu_command(const std::string& ncu, const NcuSettings& 
   std::vector<std::string> argv = {ncu,        "--clock-control",    "none",
                                    "--nvtx",   "--metrics",          metrics,
                                    "--export", report_base.string(), "--force-overwrite"};
+  if (!s.gpus.empty()) argv.insert(argv.end(), {"--devices", s.gpus});
   argv.insert(argv.end(), s.ncu_args.begin(), s.ncu_args.end());
   if (!s.aslr) argv.insert(argv.end(), {"setarch", machine, "-R"});
   argv.insert(argv.end(), t.argv.begin(), t.argv.end());

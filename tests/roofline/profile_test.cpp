@@ -77,9 +77,13 @@ TEST(Profile, TheNcuCommandProfilesWithNvtxAtTheClocksFoundWithoutAslr) {
                       "--export", "out/b", "--force-overwrite", "--launch-count=2", "setarch", "x86_64", "-R",
                       "./b", "--x", "--benchmark_out=out/b.benchmark.json", "--benchmark_out_format=json"}));
   s.aslr = true;
+  s.gpus = "1";
   t.google_benchmark = false;
   const auto with_aslr = ncu_command("ncu", s, t, "out/b", "x86_64");
   EXPECT_EQ(std::find(with_aslr.begin(), with_aslr.end(), "setarch"), with_aslr.end());
+  const auto devices = std::find(with_aslr.begin(), with_aslr.end(), "--devices");
+  ASSERT_NE(devices, with_aslr.end());
+  EXPECT_EQ(*(devices + 1), "1");
 }
 
 TEST(Profile, AProfilerThatOutlivesItsTimeoutIsStoppedWithItsChildren) {

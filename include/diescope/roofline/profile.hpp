@@ -16,6 +16,7 @@ struct NcuSettings {
   std::vector<std::string> metrics;   // added to the table's own
   std::vector<std::string> ncu_args;  // passed to ncu before the target
   bool aslr = false;                  // true: leave address-space randomisation on
+  std::string gpus;                   // --gpus LIST: ncu --devices LIST (empty: every GPU)
 };
 // Throws UsageError for an unknown name, a name of another backend, or a bad value; the message
 // lists the valid names.
