@@ -43,23 +43,25 @@ TEST_P(HelpGolden, MatchesTheCommittedText) {
       << "; if the change is meant, regenerate with DIESCOPE_UPDATE_GOLDEN=1 and review the diff";
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryCommand, HelpGolden,
-                         ::testing::Values(HelpCase{"diescope.txt", {"--help"}},
-                                           HelpCase{"run.txt", {"run", "--help"}},
-                                           HelpCase{"bench.txt", {"bench", "--help"}},
-                                           HelpCase{"report.txt", {"report", "--help"}},
-                                           HelpCase{"calibrate.txt", {"calibrate", "--help"}},
-                                           HelpCase{"workload.txt", {"workload", "--help"}},
-                                           HelpCase{"workload-ffma.txt", {"workload", "ffma", "--help"}},
-                                           HelpCase{"agent.txt", {"agent", "--help"}},
-                                           HelpCase{"units.txt", {"units", "--help"}}),
-                         [](const ::testing::TestParamInfo<HelpCase>& param) {
-                           std::string name = param.param.file;
-                           name = name.substr(0, name.find('.'));
-                           for (char& ch : name)
-                             if (ch == '-') ch = '_';
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    EveryCommand, HelpGolden,
+    ::testing::Values(HelpCase{"diescope.txt", {"--help"}}, HelpCase{"run.txt", {"run", "--help"}},
+                      HelpCase{"bench.txt", {"bench", "--help"}},
+                      HelpCase{"report.txt", {"report", "--help"}},
+                      HelpCase{"calibrate.txt", {"calibrate", "--help"}},
+                      HelpCase{"workload.txt", {"workload", "--help"}},
+                      HelpCase{"workload-ffma.txt", {"workload", "ffma", "--help"}},
+                      HelpCase{"agent.txt", {"agent", "--help"}}, HelpCase{"units.txt", {"units", "--help"}},
+                      HelpCase{"roofline.txt", {"roofline", "--help"}},
+                      HelpCase{"roofline-profile.txt", {"roofline", "profile", "--help"}},
+                      HelpCase{"roofline-plot.txt", {"roofline", "plot", "--help"}}),
+    [](const ::testing::TestParamInfo<HelpCase>& param) {
+      std::string name = param.param.file;
+      name = name.substr(0, name.find('.'));
+      for (char& ch : name)
+        if (ch == '-') ch = '_';
+      return name;
+    });
 
 // The convention itself, so that a golden file regenerated without care still cannot bring back a
 // second name: no command lists an old spelling, and every command that takes an output folder or

@@ -1,0 +1,54 @@
+// `diescope roofline profile`: each target profiled by the backend one after another, a target that
+// fails or times out named and skipped (docs/roofline.md#profiling).
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace diescope::roofline {
+
+// Backend settings from -O NAME=VALUE (docs/roofline.md#backend-settings).
+struct NcuSettings {
+  std::string ncu;                    // the ncu to run ("" = from PATH)
+  std::vector<std::string> metrics;   // added to the table's own
+  std::vector<std::string> ncu_args;  // passed to ncu before the target
+  bool aslr = false;                  // true: leave address-space randomisation on
+  std::string gpus;                   // --gpus LIST: ncu --devices LIST (empty: every GPU)
+};
+// Throws UsageError for an unknown name, a name of another backend, or a bad value; the message
+// lists the valid names.
+NcuSettings parse_backend_settings(const std::string& profiler, const std::vector<std::string>& settings);
+
+struct Target {
+  std::string name;               // file name of the output: DIR/<name>.ncu-rep
+  std::vector<std::string> argv;  // the command
+  bool google_benchmark = false;  // its JSON goes to DIR/<name>.benchmark.json
+};
+// `-- CMD ARGS` is one target; otherwise each executable is one (names made unique with -2, -3).
+std::vector<Target> make_targets(const std::vector<std::string>& executables,
+                                 const std::vector<std::string>& command);
+// Whether the file is a Google Benchmark binary: it holds the library's flag name
+// "benchmark_out_format" (docs/roofline.md#profiling).
+bool is_google_benchmark(const std::filesystem::path& executable);
+
+// The ncu command line for one target.
+std::vector<std::string> ncu_command(const std::string& ncu, const NcuSettings& s, const Target& t,
+                                     const std::filesystem::path& report_base, const std::string& machine);
+
+// How one target's profiling ended.
+struct ProfileOutcome {
+  bool ok = false;
+  std::string cause;  // when not ok: one sentence
+  std::string fix;
+  double seconds = 0;
+};
+// Runs ncu for one target, its output to `log`; stops it (its whole process group) after `timeout`.
+ProfileOutcome run_profiler(const std::vector<std::string>& argv, const std::filesystem::path& log,
+                            std::chrono::duration<double> timeout);
+// The cause ncu's log gives for a failure (its first ==ERROR== line, a target's crash), or empty.
+std::string ncu_failure_cause(const std::string& log_text);
+
+}  // namespace diescope::roofline

@@ -1,0 +1,345 @@
+// `diescope roofline profile|plot`: per-kernel rooflines from Nsight Compute against the ceilings
+// `diescope calibrate` measured (docs/roofline.md).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <sys/utsname.h>
+
+#include "command.hpp"
+#include "diescope/core/atomic_file.hpp"
+#include "diescope/core/child_process.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/roofline/csv.hpp"
+#include "diescope/roofline/ncu.hpp"
+#include "diescope/roofline/plot.hpp"
+#include "diescope/roofline/profile.hpp"
+#include "diescope/roofline/table.hpp"
+
+namespace diescope::cli {
+namespace {
+
+using namespace diescope::roofline;
+namespace fs = std::filesystem;
+
+struct TableOptions {
+  std::string output;
+  std::string region;
+  std::string kernel;
+  std::string aggregate = "none";
+  std::string color_by = "executable";
+  std::string calibration;
+};
+
+struct ProfileOptions {
+  TableOptions table;
+  std::string profiler = "ncu";
+  std::vector<std::string> settings;
+  std::string gpus;
+  double timeout_s = 600;
+  bool force = false;
+  bool skip_profile = false;
+  std::vector<std::string> positionals;
+};
+
+struct PlotOptions {
+  TableOptions table;
+  std::vector<std::string> csvs;
+  std::vector<std::string> exports;  // NAME=FILE
+  std::string driver;                // of the GPU the exports were made on; default this machine's
+};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw core::Error("cannot read " + path.string(), "check that the file exists and is readable",
+                      core::kExitInput);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void warn(const std::string& what) {
+  std::cerr << "diescope roofline: warning: " << what << "\n";
+}
+
+// "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..." -> "580.159.04"; empty without a driver.
+std::string driver_version() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string line;
+  if (!std::getline(in, line)) return "";
+  static const std::regex kVersion(R"(Kernel Module\s+(?:for\s+\S+\s+)?([0-9]+(?:\.[0-9]+)+))");
+  std::smatch m;
+  return std::regex_search(line, m, kVersion) ? m[1].str() : "";
+}
+
+std::string machine_name() {
+  utsname u{};
+  return ::uname(&u) == 0 ? std::string(u.machine) : std::string("x86_64");
+}
+
+// The calibration's ceilings for the GPU and driver of the rows (docs/roofline.md#ceilings).
+void apply_measured_ceilings(std::vector<Row>& rows, const std::string& calibration) {
+  if (rows.empty()) return;
+  const std::optional<fs::path> explicit_path =
+      calibration.empty() ? std::nullopt : std::optional<fs::path>(calibration);
+  const MeasuredCeilings c = find_measured_ceilings(rows.front().gpu, rows.front().driver, explicit_path);
+  if (!c.found)
+    warn("no measured ceilings (" + c.source +
+         "): only counter peaks are drawn; run `diescope calibrate` on this GPU, or pass --calibration PATH");
+  apply_ceilings(rows, c);
+}
+
+// Region filter and aggregation; then the table, the SVG and the HTML page.
+int finish_table(std::vector<Row> rows, const TableOptions& o) {
+  const Aggregate how = parse_aggregate(o.aggregate);
+  const ColorBy color_by = parse_color_by(o.color_by);
+  auto regex = [](const std::string& flag, const std::string& text) {
+    try {
+      return std::regex(text);
+    } catch (const std::regex_error& e) {
+      throw core::UsageError(flag + " " + text + " is not a regular expression (" + e.what() + ")",
+                             "give an ECMAScript regular expression, e.g. " + flag + " 'forward|backward'");
+    }
+  };
+  std::optional<std::regex> keep;
+  if (!o.region.empty()) keep = regex("--region", o.region);
+  if (!o.kernel.empty()) rows = filter_kernels(std::move(rows), regex("--kernel", o.kernel));
+  std::vector<std::string> warnings;
+  rows = filter_regions(std::move(rows), keep, warnings);
+  for (const auto& w : warnings) warn(w);
+  rows = aggregate(rows, how);
+  const fs::path dir(o.output);
+  fs::create_directories(dir);
+  roofline::PlotOptions plot;
+  plot.color_by = color_by;
+  plot.title = fmt::format("Roofline: {} rows{}", rows.size(),
+                           how == Aggregate::none ? "" : fmt::format(" (aggregate {})", o.aggregate));
+  core::write_file_atomically(dir / "roofline.csv", table_csv(rows));
+  core::write_file_atomically(dir / "roofline.svg", render_svg(rows, plot));
+  core::write_file_atomically(dir / "roofline.html", render_html(rows, plot));
+  fmt::print("{:<22} {:<12} {:<44} {:<12} {:>12} {:>16} {:>8}\n", "executable", "region", "kernel",
+             "precision", "performance", "roof", "of roof");
+  for (const Row& r : rows) {
+    const auto p = dominant_precision(r);
+    const Roof roof = binding_roof(r);
+    std::string kernel = r.kernel.size() > 44 ? r.kernel.substr(0, 43) + "~" : r.kernel;
+    fmt::print("{:<22} {:<12} {:<44} {:<12} {:>12} {:>16} {:>7.1f}%\n", r.executable, r.region, kernel,
+               p ? precision_name(*p) : "-", si(performance(r), "FLOP/s"),
+               roof.which.empty() ? "-" : roof.which + (roof.measured ? " meas." : " peak"), pct_of_roof(r));
+  }
+  fmt::print("wrote {}, roofline.svg, roofline.html\n", (dir / "roofline.csv").string());
+  return 0;
+}
+
+// Whether `--` came after `roofline profile` on the command line: then the positionals are one
+// command with its arguments, not several executables. CLI11 does not keep the separator, so it is
+// read back from the kernel's copy of argv.
+bool had_separator() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string arg;
+  bool after_profile = false;
+  while (std::getline(in, arg, '\0')) {
+    if (arg == "profile") after_profile = true;
+    if (after_profile && arg == "--") return true;
+  }
+  return false;
+}
+
+int profile_command(const ProfileOptions& o) {
+  const auto started = std::chrono::steady_clock::now();
+  if (o.force && o.skip_profile)
+    throw core::UsageError(
+        "--force and --skip-profile ask for opposite things",
+        "give --force to profile again, or --skip-profile to use the reports already there");
+  NcuSettings settings = parse_backend_settings(o.profiler, o.settings);
+  settings.gpus = o.gpus;
+  if (o.positionals.empty())
+    throw core::UsageError("no target to profile",
+                           "give executables, or -- CMD ARGS (one command with its arguments)");
+  // ncu also exports reports, so --skip-profile needs it too.
+  const std::string ncu = core::find_executable(settings.ncu.empty() ? "ncu" : settings.ncu);
+  if (ncu.empty())
+    throw core::Error(
+        settings.ncu.empty() ? "ncu (Nsight Compute's command line) is not on PATH"
+                             : "-O ncu=" + settings.ncu + " is not an executable file",
+        "install Nsight Compute (the CUDA toolkit has it: /usr/local/cuda/bin/ncu) and put it on PATH, "
+        "or pass -O ncu=PATH",
+        127);
+  const bool one_command = had_separator();
+  const std::vector<Target> targets =
+      one_command ? make_targets({}, o.positionals) : make_targets(o.positionals, {});
+  const fs::path dir(o.table.output);
+  fs::create_directories(dir);
+  const std::string machine = machine_name();
+  std::vector<Row> rows;
+  int failed = 0;
+  for (const Target& t : targets) {
+    const fs::path base = dir / t.name;
+    fs::path report = base;
+    report += ".ncu-rep";
+    auto skip = [&](const std::string& cause, const std::string& fix) {
+      ++failed;
+      std::cerr << "diescope roofline: " << t.name << ": skipped: " << cause << "\n  fix: " << fix << "\n";
+    };
+    if (!o.skip_profile) {
+      if (fs::exists(report) && !o.force) {
+        skip(report.string() + " is there already",
+             "give --force to profile again, or --skip-profile to use it as it is");
+        continue;
+      }
+      fs::path log = base;
+      log += ".ncu.log";
+      std::cerr << "diescope roofline: profiling " << t.name
+                << (t.google_benchmark ? " (Google Benchmark)" : "") << "\n";
+      const ProfileOutcome out = run_profiler(ncu_command(ncu, settings, t, base, machine), log,
+                                              std::chrono::duration<double>(o.timeout_s));
+      if (!out.ok) {
+        skip(out.cause, out.fix);
+        continue;
+      }
+      std::cerr << fmt::format("diescope roofline: {} profiled in {:.1f} s\n", t.name, out.seconds);
+    } else if (!fs::exists(report)) {
+      skip("--skip-profile, and there is no " + report.string(),
+           "profile it first (leave out --skip-profile)");
+      continue;
+    }
+    fs::path raw = base;
+    raw += ".raw.csv";
+    const ProfileOutcome exported =
+        run_profiler({ncu, "--import", report.string(), "--csv", "--page", "raw", "--print-units", "base"},
+                     raw, std::chrono::seconds(300));
+    if (!exported.ok) {
+      skip("exporting " + report.string() + " failed: " + exported.cause, exported.fix);
+      continue;
+    }
+    try {
+      const RawExport parsed = parse_raw_export(read_text(raw), raw.string());
+      for (const std::string& m : missing_metrics(parsed, settings.metrics))
+        warn(t.name + ": ncu does not know the metric " + m +
+             " (its export has no such column; ncu leaves an unknown metric out without failing): check the "
+             "name with `ncu --query-metrics` (a metric needs its suffix, e.g. .sum or .avg.per_second)");
+      std::vector<Row> got = rows_from_export(parsed, t.name, raw.string());
+      if (got.empty()) {
+        skip("the report holds no kernel launch", "check that the target launches kernels on this GPU");
+        continue;
+      }
+      rows.insert(rows.end(), got.begin(), got.end());
+    } catch (const core::Error& e) {
+      skip(e.cause(), e.fix());
+    }
+  }
+  const std::string driver = driver_version();
+  for (Row& r : rows) r.driver = driver;
+  TableOptions table = o.table;
+  table.output = dir.string();
+  if (!rows.empty()) {
+    apply_measured_ceilings(rows, table.calibration);
+    core::write_file_atomically(dir / "roofline-launches.csv", table_csv(rows));
+    finish_table(std::move(rows), table);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::cerr << fmt::format("diescope roofline: {} of {} targets profiled in {:.1f} s\n",
+                           targets.size() - failed, targets.size(), seconds);
+  if (failed > 0 && static_cast<std::size_t>(failed) == targets.size())
+    throw core::Error("no target could be profiled", "see the messages above, one per target",
+                      core::kExitInput);
+  return failed > 0 ? 1 : 0;
+}
+
+int plot_command(const PlotOptions& o) {
+  const auto started = std::chrono::steady_clock::now();
+  if (o.csvs.empty() && o.exports.empty())
+    throw core::UsageError("nothing to plot",
+                           "give --from-csv TABLE.csv ... or --from-export NAME=R.raw.csv ...");
+  std::vector<std::vector<Row>> tables;
+  for (const auto& path : o.csvs) tables.push_back(parse_table_csv(read_text(path), path));
+  for (const auto& item : o.exports) {
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw core::UsageError("--from-export " + item + " is not NAME=FILE",
+                             "give --from-export NAME=R.raw.csv");
+    const std::string path = item.substr(eq + 1);
+    tables.push_back(rows_from_export(parse_raw_export(read_text(path), path), item.substr(0, eq), path));
+    // An export does not record the driver; the calibration lookup matches it (docs/roofline.md#ceilings).
+    const std::string driver = o.driver.empty() ? driver_version() : o.driver;
+    for (Row& r : tables.back()) r.driver = driver;
+  }
+  TableOptions table = o.table;
+  if (table.output.empty()) table.output = "roofline";
+  std::vector<Row> rows = concatenate(tables);
+  // A table keeps the ceilings it was written with unless --calibration names others; an export has none.
+  if (!o.exports.empty() || !o.table.calibration.empty()) apply_measured_ceilings(rows, o.table.calibration);
+  const int rc = finish_table(std::move(rows), table);
+  std::cerr << fmt::format("diescope roofline: plotted in {:.3f} s\n",
+                           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  return rc;
+}
+
+void add_table_options(CLI::App& app, TableOptions& o, const std::string& default_output) {
+  app.add_option(
+      "--output", o.output,
+      "the folder for roofline.csv, roofline.svg and roofline.html (default " + default_output + ")");
+  app.add_option("--region", o.region, "keep only NVTX regions that match this regular expression");
+  app.add_option("--kernel", o.kernel, "keep only kernels whose name matches this regular expression");
+  app.add_option("--aggregate", o.aggregate,
+                 "none (one row per launch), sum (one per executable and region: work and time added) or "
+                 "dominant (per executable and region, the kernel with the most time)")
+      ->capture_default_str();
+  app.add_option("--color-by", o.color_by, "colour points by executable or region")->capture_default_str();
+  app.add_option("--calibration", o.calibration,
+                 "a calibration file or folder (default: the folder `diescope calibrate` writes to)");
+}
+
+std::function<int()> setup_roofline(CLI::App& sub) {
+  auto profile = std::make_shared<ProfileOptions>();
+  auto plot = std::make_shared<PlotOptions>();
+  sub.require_subcommand(1, 1);
+  CLI::App* p = sub.add_subcommand("profile", "profile targets with Nsight Compute and plot their rooflines");
+  p->add_option("--profiler", profile->profiler, "the profiler backend")->capture_default_str();
+  p->add_option("-O", profile->settings,
+                "a backend setting NAME=VALUE, repeatable: ncu=PATH, metrics=A,B, ncu-arg=ARG, aslr=on|off")
+      ->allow_extra_args(false);  // one value per -O: what follows is a target
+  p->add_option("--gpus", profile->gpus, "the GPUs to profile on, as ncu numbers them (default: every GPU)");
+  p->add_option("--timeout", profile->timeout_s, "seconds each target may take under the profiler")
+      ->capture_default_str();
+  p->add_flag("--force", profile->force, "profile again where a report is there already");
+  p->add_flag("--skip-profile", profile->skip_profile, "use the reports already in the output folder");
+  add_table_options(*p, profile->table, "roofline");
+  p->add_option("targets", profile->positionals, "EXECUTABLE... or -- CMD ARGS");
+  p->footer(
+      "Each target runs under `ncu --nvtx --clock-control none` with the table's metrics, address-space\n"
+      "randomisation off (setarch -R) unless -O aslr=on, to DIR/<name>.ncu-rep. A target that fails or\n"
+      "times out is named and skipped. docs/roofline.md says how every figure is made.\n\n"
+      "Example: diescope roofline profile --output rl -- python3 train.py --steps 2\n");
+  CLI::App* q = sub.add_subcommand("plot", "plot roofline tables again: concatenate, filter, aggregate");
+  q->add_option("--from-csv", plot->csvs, "roofline.csv tables (deduplicated on executable and launch)");
+  q->add_option("--from-export", plot->exports, "NAME=FILE: an `ncu --import --csv --page raw` export");
+  q->add_option(
+      "--driver", plot->driver,
+      "the driver the exports were made under, for the calibration lookup (default: this machine's)");
+  add_table_options(*q, plot->table, "roofline");
+  return [profile, plot, p]() {
+    if (p->parsed()) {
+      ProfileOptions o = *profile;
+      if (o.table.output.empty()) o.table.output = "roofline";
+      return profile_command(o);
+    }
+    return plot_command(*plot);
+  };
+}
+
+const CommandRegistrar registrar{
+    Command{"roofline", 60, setup_roofline,
+            "per-kernel rooflines from Nsight Compute against the measured ceilings"}};
+
+}  // namespace
+}  // namespace diescope::cli

@@ -1,0 +1,358 @@
+#include "diescope/roofline/plot.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "diescope/core/error.hpp"
+
+namespace diescope::roofline {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// Plot geometry, in SVG user units.
+constexpr double kWidth = 1000, kHeight = 640;
+constexpr double kLeft = 90, kRight = 760, kTop = 40, kBottom = 560;
+// Above this many points, points are not labelled (labels would cover the plot).
+constexpr std::size_t kMaxLabelledPoints = 40;
+const char* const kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+
+std::string escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+double median(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x) || x <= 0; }), v.end());
+  if (v.empty()) return kNaN;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+// A kernel name cut to its function name: "void ns::k<int>(float *)" -> "ns::k<int>", at most 60 characters.
+std::string short_kernel(const std::string& k) {
+  std::string s = k;
+  if (s.rfind("void ", 0) == 0) s = s.substr(5);
+  int depth = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '<') ++depth;
+    if (s[i] == '>') --depth;
+    if (s[i] == '(' && depth == 0) {
+      s = s.substr(0, i);
+      break;
+    }
+  }
+  if (s.size() > 60) s = s.substr(0, 59) + "~";
+  return s;
+}
+
+std::string point_label(const Row& r) {
+  // A summed row stands for a whole region: its name says enough.
+  if (!r.region.empty() && r.kernel.find(" kernels; most time: ") != std::string::npos) return r.region;
+  if (!r.region.empty()) return r.region + ": " + short_kernel(r.kernel);
+  return short_kernel(r.kernel);
+}
+
+struct Scale {
+  double lo, hi, a, b;  // log10 range -> pixel range
+  double operator()(double v) const { return a + (std::log10(v) - lo) / (hi - lo) * (b - a); }
+};
+
+}  // namespace
+
+ColorBy parse_color_by(std::string_view text) {
+  if (text == "executable") return ColorBy::executable;
+  if (text == "region") return ColorBy::region;
+  throw core::UsageError("--color-by " + std::string(text) + " is not one of executable, region",
+                         "give --color-by executable or --color-by region");
+}
+
+std::string si(double value, std::string_view unit) {
+  if (!std::isfinite(value)) return "n/a";
+  static const std::pair<double, const char*> kPrefixes[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"},
+                                                             {1e3, "k"},  {1, ""},     {1e-3, "m"}};
+  for (const auto& [f, p] : kPrefixes) {
+    if (std::fabs(value) >= f) return fmt::format("{:.3g} {}{}", value / f, p, unit);
+  }
+  return fmt::format("{:.3g} {}", value, unit);
+}
+
+std::vector<RoofLine> plot_roofs(const std::vector<Row>& rows) {
+  // docs/roofline.md#the-plot
+  std::vector<RoofLine> roofs;
+  for (Precision p : kAllPrecisions) {
+    bool used = false;
+    std::vector<double> counter, measured;
+    for (const Row& r : rows) {
+      if (std::isfinite(r.flop[index(p)]) && r.flop[index(p)] > 0) used = true;
+      counter.push_back(counter_peak_flop_per_s(r, p));
+      measured.push_back(r.measured_flop_per_s[index(p)]);
+    }
+    if (!used) continue;
+    const std::string unit = std::string(precision_unit(p)) + "/s";
+    const double m = median(measured), c = median(counter);
+    if (std::isfinite(m))
+      roofs.push_back(
+          {fmt::format("{} {} (diescope calibrate)", precision_name(p), si(m, unit)), true, true, m});
+    if (std::isfinite(c))
+      roofs.push_back(
+          {fmt::format("{} {} (counter peak x clock)", precision_name(p), si(c, unit)), true, false, c});
+  }
+  for (Level l : kAllLevels) {
+    bool used = false;
+    std::vector<double> counter, measured;
+    for (const Row& r : rows) {
+      if (std::isfinite(r.bytes[index(l)]) && r.bytes[index(l)] > 0) used = true;
+      counter.push_back(counter_peak_bytes_per_s(r, l));
+      measured.push_back(r.measured_bytes_per_s[index(l)]);
+    }
+    if (!used) continue;
+    const double m = median(measured), c = median(counter);
+    const char* measured_source = l == Level::dram ? "STREAM, diescope calibrate" : "diescope calibrate";
+    if (std::isfinite(m))
+      roofs.push_back(
+          {fmt::format("{} {} ({})", level_name(l), si(m, "B/s"), measured_source), false, true, m});
+    if (std::isfinite(c))
+      roofs.push_back(
+          {fmt::format("{} {} (counter peak x clock)", level_name(l), si(c, "B/s")), false, false, c});
+  }
+  return roofs;
+}
+
+std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options) {
+  const std::vector<RoofLine> roofs = plot_roofs(rows);
+  // Points: x = intensity at DRAM, y = performance (docs/roofline.md#the-plot).
+  struct Point {
+    double x, y;
+    std::string group, label;
+  };
+  std::vector<Point> points;
+  std::size_t unplotted = 0;
+  std::vector<std::string> groups;
+  for (const Row& r : rows) {
+    const double x = intensity(r, Level::dram), y = performance(r);
+    const std::string group = options.color_by == ColorBy::executable ? r.executable
+                              : r.region.empty()                      ? std::string("(no region)")
+                                                                      : r.region;
+    if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
+    if (!std::isfinite(x) || !std::isfinite(y) || x <= 0 || y <= 0) {
+      ++unplotted;
+      continue;
+    }
+    points.push_back({x, y, group, point_label(r)});
+  }
+  double max_compute = 0, max_bw = 0, min_bw = std::numeric_limits<double>::infinity();
+  for (const RoofLine& l : roofs) {
+    if (l.compute)
+      max_compute = std::max(max_compute, l.value);
+    else {
+      max_bw = std::max(max_bw, l.value);
+      min_bw = std::min(min_bw, l.value);
+    }
+  }
+  double xmin = std::numeric_limits<double>::infinity(), xmax = 0,
+         ymin = std::numeric_limits<double>::infinity(), ymax = max_compute;
+  for (const Point& p : points) {
+    xmin = std::min(xmin, p.x);
+    xmax = std::max(xmax, p.x);
+    ymin = std::min(ymin, p.y);
+    ymax = std::max(ymax, p.y);
+  }
+  for (const RoofLine& l : roofs) {
+    if (!l.compute || max_bw <= 0) continue;
+    const double ridge = l.value / max_bw;  // where the roof meets the highest bandwidth
+    xmin = std::min(xmin, ridge);
+    xmax = std::max(xmax, l.value / min_bw);
+  }
+  if (!std::isfinite(xmin) || xmax <= 0) {
+    xmin = 0.01;
+    xmax = 100;
+  }
+  if (!std::isfinite(ymin) || ymax <= 0) {
+    ymin = 1e9;
+    ymax = 1e15;
+  }
+  const Scale sx{std::floor(std::log10(xmin)) - 1, std::ceil(std::log10(xmax)) + 1, kLeft, kRight};
+  const double ylo_data = std::min(ymin, max_bw > 0 ? std::pow(10.0, sx.lo) * min_bw : ymin);
+  const Scale sy{std::floor(std::log10(ylo_data)), std::ceil(std::log10(ymax * 1.5)), kBottom, kTop};
+
+  std::string s = fmt::format(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" font-family="sans-serif" font-size="11">)"
+      "\n",
+      kWidth, kHeight);
+  s += fmt::format(R"(<rect width="{}" height="{}" fill="white"/>)"
+                   "\n",
+                   kWidth, kHeight);
+  s += fmt::format(R"(<text x="{}" y="22" font-size="15" font-weight="bold">{}</text>)"
+                   "\n",
+                   kLeft, escape(options.title));
+  s += fmt::format(R"(<clipPath id="area"><rect x="{}" y="{}" width="{}" height="{}"/></clipPath>)"
+                   "\n",
+                   kLeft, kTop, kRight - kLeft, kBottom - kTop);
+  // Axes and decade grid.
+  for (double e = sx.lo; e <= sx.hi + 1e-9; e += 1) {
+    const double x = sx(std::pow(10.0, e));
+    s += fmt::format(R"(<line x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="#e4e4e4"/>)"
+                     R"(<text x="{0:.1f}" y="{3}" text-anchor="middle">{4}</text>)"
+                     "\n",
+                     x, kTop, kBottom, kBottom + 16, si(std::pow(10.0, e), ""));
+  }
+  for (double e = sy.lo; e <= sy.hi + 1e-9; e += 1) {
+    const double y = sy(std::pow(10.0, e));
+    s += fmt::format(R"(<line x1="{1}" y1="{0:.1f}" x2="{2}" y2="{0:.1f}" stroke="#e4e4e4"/>)"
+                     R"(<text x="{3}" y="{4:.1f}" text-anchor="end">{5}</text>)"
+                     "\n",
+                     y, kLeft, kRight, kLeft - 6, y + 4, si(std::pow(10.0, e), "FLOP/s"));
+  }
+  s += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#333"/>)"
+                   "\n",
+                   kLeft, kTop, kRight - kLeft, kBottom - kTop);
+  s += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">arithmetic intensity at DRAM [FLOP/B]</text>)"
+                   "\n",
+                   (kLeft + kRight) / 2, kBottom + 36);
+  s += fmt::format(
+      R"~(<text x="18" y="{0}" text-anchor="middle" transform="rotate(-90 18 {0})">performance [FLOP/s] (dominant precision)</text>)~"
+      "\n",
+      (kTop + kBottom) / 2);
+  // Roofs: measured solid, counter peaks dashed.
+  s += R"~(<g clip-path="url(#area)">)~"
+       "\n";
+  int label_row = 0;
+  std::string labels;
+  for (const RoofLine& l : roofs) {
+    const char* dash = l.measured ? "" : R"( stroke-dasharray="6 4")";
+    const char* colour = l.compute ? "#222" : "#8a3b12";
+    if (l.compute) {
+      const double x0 =
+          max_bw > 0 ? std::max(std::pow(10.0, sx.lo), l.value / max_bw) : std::pow(10.0, sx.lo);
+      s += fmt::format(
+          R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1.5"{}/>)"
+          "\n",
+          sx(x0), sy(l.value), kRight, sy(l.value), colour, dash);
+      // Measured labels above their roof, counter peaks below theirs: the two are often close.
+      labels +=
+          fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end" fill="{}">{}</text>)"
+                      "\n",
+                      kRight - 4, l.measured ? sy(l.value) - 3 : sy(l.value) + 11, colour, escape(l.label));
+    } else {
+      const double x0 = std::pow(10.0, sx.lo);
+      const double x1 = max_compute > 0 ? max_compute / l.value : std::pow(10.0, sx.hi);
+      s += fmt::format(
+          R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1.5"{}/>)"
+          "\n",
+          sx(x0), sy(x0 * l.value), sx(x1), sy(x1 * l.value), colour, dash);
+      // Bandwidth labels stack at the lower left, each with a sample of its line.
+      const double ly = kBottom - 10 - 14 * label_row++;
+      labels += fmt::format(
+          R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1.5"{}/><text x="{:.1f}" y="{:.1f}" fill="{}">{}</text>)"
+          "\n",
+          kLeft + 250, ly - 4, kLeft + 275, ly - 4, colour, dash, kLeft + 280, ly, colour, escape(l.label));
+    }
+  }
+  s += "</g>\n" + labels;
+  // Points.
+  const bool label_points = points.size() <= kMaxLabelledPoints;
+  for (const Point& p : points) {
+    const auto g =
+        static_cast<std::size_t>(std::find(groups.begin(), groups.end(), p.group) - groups.begin());
+    const char* colour = kPalette[g % std::size(kPalette)];
+    s += fmt::format(
+        R"(<circle class="pt" cx="{:.1f}" cy="{:.1f}" r="4.5" fill="{}" fill-opacity="0.85" stroke="#222" stroke-width="0.5"><title>{}</title></circle>)"
+        "\n",
+        sx(p.x), sy(p.y), colour, escape(p.group + " | " + p.label));
+    if (label_points)
+      s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="9" fill="#333">{}</text>)"
+                       "\n",
+                       sx(p.x) + 6, sy(p.y) - 5, escape(p.label));
+  }
+  // Legend.
+  double ly = kTop + 10;
+  s += fmt::format(R"(<text x="{}" y="{}" font-weight="bold">{}</text>)"
+                   "\n",
+                   kRight + 16, ly, options.color_by == ColorBy::executable ? "executable" : "region");
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    ly += 16;
+    s += fmt::format(R"(<circle cx="{}" cy="{}" r="4.5" fill="{}"/><text x="{}" y="{}">{}</text>)"
+                     "\n",
+                     kRight + 22, ly - 4, kPalette[g % std::size(kPalette)], kRight + 32, ly,
+                     escape(groups[g]));
+  }
+  ly += 28;
+  s += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#222" stroke-width="1.5"/>)"
+                   R"(<text x="{3}" y="{4}">measured ceiling (diescope calibrate)</text>)"
+                   "\n",
+                   kRight + 16, ly - 4, kRight + 40, kRight + 46, ly);
+  ly += 16;
+  s += fmt::format(
+      R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#222" stroke-width="1.5" stroke-dasharray="6 4"/>)"
+      R"(<text x="{3}" y="{4}">counter peak x clock (ncu)</text>)"
+      "\n",
+      kRight + 16, ly - 4, kRight + 40, kRight + 46, ly);
+  ly += 24;
+  s += fmt::format(R"(<text x="{}" y="{}">{} points{}</text>)"
+                   "\n",
+                   kRight + 16, ly, points.size(),
+                   unplotted > 0 ? fmt::format("; {} without FLOPs or DRAM bytes not drawn", unplotted) : "");
+  s += "</svg>\n";
+  return s;
+}
+
+std::string render_html(const std::vector<Row>& rows, const PlotOptions& options) {
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escape(options.title) +
+      "</title>\n<style>body{font-family:sans-serif;margin:16px}table{border-collapse:collapse;font-size:"
+      "12px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.t{text-align:left}"
+      "</style></head><body>\n";
+  h += render_svg(rows, options);
+  h += "<p>Solid roofs: ceilings measured by <code>diescope calibrate</code>; dashed: Nsight Compute's "
+       "counter peak "
+       "per cycle times the clock the unit ran at (median over the rows). docs/roofline.md says how each "
+       "figure is "
+       "made.</p>\n";
+  h += "<table><tr><th>executable</th><th>region</th><th>kernel</th><th>launches</th><th>duration [s]</th>"
+       "<th>precision</th><th>work [FLOP]</th><th>DRAM [B]</th><th>intensity DRAM [FLOP/B]</th>"
+       "<th>performance [FLOP/s]</th><th>roof [FLOP/s]</th><th>roof from</th><th>of roof [%]</th></tr>\n";
+  for (const Row& r : rows) {
+    const auto p = dominant_precision(r);
+    const Roof roof = binding_roof(r);
+    h += fmt::format(
+        "<tr><td class=t>{}</td><td class=t>{}</td><td class=t>{}</td><td>{}</td><td>{:.4g}</td><td "
+        "class=t>{}</td><td>{:.4g}</td><td>{:.4g}</td><td>{:.4g}</td><td>{}</td><td>{}</td><td "
+        "class=t>{}</td><td>{:."
+        "1f}</td></tr>\n",
+        escape(r.executable), escape(r.region), escape(short_kernel(r.kernel)), r.launches, r.duration_s,
+        p ? precision_name(*p) : "", dominant_flop(r), r.bytes[index(Level::dram)], intensity(r, Level::dram),
+        si(performance(r), "FLOP/s"), si(roof.flop_per_s, "FLOP/s"),
+        roof.which.empty() ? "" : roof.which + (roof.measured ? " (measured)" : " (counter peak)"),
+        pct_of_roof(r));
+  }
+  h += "</table>\n</body></html>\n";
+  return h;
+}
+
+}  // namespace diescope::roofline

@@ -1,0 +1,221 @@
+#include "diescope/roofline/profile.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <csignal>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "diescope/core/child_process.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/core/unique_fd.hpp"
+#include "diescope/roofline/ncu.hpp"
+
+namespace diescope::roofline {
+
+namespace {
+
+// Every backend and the settings it takes (docs/roofline.md#backend-settings).
+const std::map<std::string, std::vector<std::string>>& backends() {
+  static const std::map<std::string, std::vector<std::string>> b = {
+      {"ncu", {"ncu", "metrics", "ncu-arg", "aslr"}},
+  };
+  return b;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+NcuSettings parse_backend_settings(const std::string& profiler, const std::vector<std::string>& settings) {
+  const auto backend = backends().find(profiler);
+  if (backend == backends().end()) {
+    std::vector<std::string> names;
+    for (const auto& [name, _] : backends()) names.push_back(name);
+    throw core::UsageError("--profiler " + profiler + " is not a profiler diescope drives",
+                           "give --profiler " + joined(names));
+  }
+  const std::vector<std::string>& valid = backend->second;
+  NcuSettings s;
+  for (const std::string& item : settings) {
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw core::UsageError("-O " + item + " is not NAME=VALUE",
+                             "give -O NAME=VALUE; " + profiler + " takes: " + joined(valid));
+    const std::string name = item.substr(0, eq), value = item.substr(eq + 1);
+    if (std::find(valid.begin(), valid.end(), name) == valid.end()) {
+      std::string owner;
+      for (const auto& [other, names] : backends())
+        if (other != profiler && std::find(names.begin(), names.end(), name) != names.end()) owner = other;
+      throw core::UsageError(
+          owner.empty() ? fmt::format("-O {} is not a setting of the {} backend", name, profiler)
+                        : fmt::format("-O {} belongs to the {} backend, not {}", name, owner, profiler),
+          fmt::format("the {} backend takes: {} (docs/roofline.md#backend-settings)", profiler,
+                      joined(valid)));
+    }
+    if (name == "ncu") {
+      s.ncu = value;
+    } else if (name == "metrics") {
+      for (auto& m : split_commas(value)) s.metrics.push_back(m);
+    } else if (name == "ncu-arg") {
+      s.ncu_args.push_back(value);
+    } else if (name == "aslr") {
+      if (value != "on" && value != "off")
+        throw core::UsageError("-O aslr=" + value + " is not on or off", "give -O aslr=on or -O aslr=off");
+      s.aslr = value == "on";
+    }
+  }
+  return s;
+}
+
+bool is_google_benchmark(const std::filesystem::path& executable) {
+  std::ifstream in(executable, std::ios::binary);
+  if (!in) return false;
+  static const std::string kMarker = "benchmark_out_format";
+  std::string carry;
+  std::vector<char> buf(1 << 20);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    std::string chunk = carry + std::string(buf.data(), got);
+    if (chunk.find(kMarker) != std::string::npos) return true;
+    carry = chunk.substr(chunk.size() > kMarker.size() ? chunk.size() - kMarker.size() : 0);
+  }
+  return false;
+}
+
+std::vector<Target> make_targets(const std::vector<std::string>& executables,
+                                 const std::vector<std::string>& command) {
+  std::vector<std::vector<std::string>> argvs;
+  if (!command.empty()) argvs.push_back(command);
+  for (const auto& e : executables) argvs.push_back({e});
+  std::map<std::string, int> used;
+  std::vector<Target> targets;
+  for (auto& argv : argvs) {
+    std::string base = std::filesystem::path(argv.front()).filename().string();
+    // A script run by an interpreter is named for the script: "python3 train.py" -> train.py.
+    if ((base.rfind("python", 0) == 0 || base == "bash" || base == "sh") && argv.size() > 1 &&
+        argv[1].rfind('-', 0) != 0)
+      base = std::filesystem::path(argv[1]).filename().string();
+    const int n = ++used[base];
+    Target t;
+    t.name = n == 1 ? base : fmt::format("{}-{}", base, n);
+    const std::string resolved = core::find_executable(argv.front());
+    t.google_benchmark = !resolved.empty() && is_google_benchmark(resolved);
+    t.argv = std::move(argv);
+    targets.push_back(std::move(t));
+  }
+  return targets;
+}
+
+std::vector<std::string> ncu_command(const std::string& ncu, const NcuSettings& s, const Target& t,
+                                     const std::filesystem::path& report_base, const std::string& machine) {
+  std::string metrics;
+  for (const auto& m : ncu_metrics()) metrics += (metrics.empty() ? "" : ",") + m;
+  for (const auto& m : s.metrics) metrics += "," + m;
+  // docs/roofline.md#profiling: clocks as found (the calibration measured them so), NVTX on.
+  std::vector<std::string> argv = {ncu,        "--clock-control",    "none",
+                                   "--nvtx",   "--metrics",          metrics,
+                                   "--export", report_base.string(), "--force-overwrite"};
+  if (!s.gpus.empty()) argv.insert(argv.end(), {"--devices", s.gpus});
+  argv.insert(argv.end(), s.ncu_args.begin(), s.ncu_args.end());
+  if (!s.aslr) argv.insert(argv.end(), {"setarch", machine, "-R"});
+  argv.insert(argv.end(), t.argv.begin(), t.argv.end());
+  if (t.google_benchmark) {
+    std::filesystem::path json = report_base;
+    json += ".benchmark.json";
+    argv.push_back("--benchmark_out=" + json.string());
+    argv.emplace_back("--benchmark_out_format=json");
+  }
+  return argv;
+}
+
+ProfileOutcome run_profiler(const std::vector<std::string>& argv, const std::filesystem::path& log,
+                            std::chrono::duration<double> timeout) {
+  ProfileOutcome out;
+  const auto start = std::chrono::steady_clock::now();
+  core::UniqueFd log_fd(::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!log_fd)
+    throw core::Error("cannot write " + log.string(), "check that the output folder is writable",
+                      core::kExitInput);
+  core::ChildSpec spec;
+  spec.argv = argv;
+  spec.in = core::Stdio::null();
+  spec.out = core::Stdio::from_fd(log_fd.get());
+  spec.err = core::Stdio::from_fd(log_fd.get());
+  spec.own_process_group = true;  // so a timeout stops ncu and the target together
+  spec.parent_death_signal = SIGTERM;
+  core::ChildProcess child(spec);
+  std::optional<core::ExitStatus> status;
+  while (!(status = child.try_wait())) {
+    if (std::chrono::steady_clock::now() - start > timeout) {
+      ::kill(-child.pid(), SIGTERM);
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      ::kill(-child.pid(), SIGKILL);
+      child.stop(std::chrono::milliseconds(1000));
+      out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      out.cause = fmt::format("timed out after {:g} s and was stopped", timeout.count());
+      out.fix =
+          "give it more time with --timeout S, or make the run shorter (fewer steps or launches: "
+          "-O ncu-arg=--launch-count=N profiles only the first N launches)";
+      return out;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string cause = ncu_failure_cause(text.str());
+  if (status->exited() && status->code() == 0 && cause.empty()) {
+    out.ok = true;
+    return out;
+  }
+  out.cause = cause.empty() ? "ncu " + status->describe() : cause + " (ncu " + status->describe() + ")";
+  out.fix = "see " + log.string() + " for the whole output";
+  return out;
+}
+
+std::string ncu_failure_cause(const std::string& log_text) {
+  std::istringstream in(log_text);
+  std::string line, first_error;
+  bool no_kernels = false, crashed = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("==ERROR==", 0) == 0 && first_error.empty()) first_error = line.substr(10);
+    if (line.find("No kernels were profiled") != std::string::npos) no_kernels = true;
+    if (line.find("terminated") != std::string::npos && line.rfind("==", 0) == 0) crashed = true;
+  }
+  if (!first_error.empty()) {
+    const std::string unknown = "Failed to find metric";
+    if (first_error.find(unknown) != std::string::npos)
+      return "ncu does not know a metric asked for: " + first_error;
+    return "ncu: " + first_error;
+  }
+  if (crashed) return "the target ended abnormally under ncu";
+  if (no_kernels) return "ncu profiled no kernel: the target launched none (or none the filters kept)";
+  return "";
+}
+
+}  // namespace diescope::roofline

@@ -1,0 +1,276 @@
+#include "diescope/roofline/table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "diescope/core/error.hpp"
+
+namespace diescope::roofline {
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// NaN + x stays NaN only when both are NaN: a metric one launch lacks does not hide the others'.
+double add_available(double a, double b) {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  return a + b;
+}
+}  // namespace
+
+std::string_view precision_name(Precision p) {
+  switch (p) {
+    case Precision::fp16:
+      return "fp16";
+    case Precision::fp32:
+      return "fp32";
+    case Precision::fp64:
+      return "fp64";
+    case Precision::tensor_fp16:
+      return "tensor fp16";
+    case Precision::tensor_bf16:
+      return "tensor bf16";
+    case Precision::tensor_tf32:
+      return "tensor tf32";
+    case Precision::tensor_fp8:
+      return "tensor fp8";
+    case Precision::tensor_int8:
+      return "tensor int8";
+    case Precision::tensor_fp64:
+      return "tensor fp64";
+  }
+  return "?";
+}
+
+std::string_view precision_unit(Precision p) {
+  return p == Precision::tensor_int8 ? "OP" : "FLOP";
+}
+
+bool is_tensor(Precision p) {
+  return index(p) >= index(Precision::tensor_fp16);
+}
+
+std::string_view level_name(Level l) {
+  switch (l) {
+    case Level::dram:
+      return "dram";
+    case Level::l2:
+      return "l2";
+    case Level::l1:
+      return "l1";
+  }
+  return "?";
+}
+
+PerPrecision nan_per_precision() {
+  PerPrecision a{};
+  a.fill(kNaN);
+  return a;
+}
+
+PerLevel nan_per_level() {
+  PerLevel a{};
+  a.fill(kNaN);
+  return a;
+}
+
+double counter_peak_flop_per_s(const Row& r, Precision p) {
+  return r.peak_flop_per_cycle[index(p)] * r.sm_hz;
+}
+
+double counter_peak_bytes_per_s(const Row& r, Level l) {
+  return r.peak_bytes_per_cycle[index(l)] * r.level_hz[index(l)];
+}
+
+std::optional<Precision> dominant_precision(const Row& r) {
+  std::optional<Precision> best;
+  double most = 0;
+  for (Precision p : kAllPrecisions) {
+    const double f = r.flop[index(p)];
+    if (std::isfinite(f) && f > most) {
+      most = f;
+      best = p;
+    }
+  }
+  return best;
+}
+
+double dominant_flop(const Row& r) {
+  const auto p = dominant_precision(r);
+  return p ? r.flop[index(*p)] : 0.0;
+}
+
+double intensity(const Row& r, Level l) {
+  const double b = r.bytes[index(l)];
+  if (!std::isfinite(b) || b <= 0) return kNaN;
+  return dominant_flop(r) / b;
+}
+
+double performance(const Row& r) {
+  if (!(r.duration_s > 0)) return kNaN;
+  return dominant_flop(r) / r.duration_s;
+}
+
+namespace {
+// The measured ceiling when the calibration gave one, else the counter peak.
+std::pair<double, bool> compute_ceiling(const Row& r, Precision p) {
+  const double m = r.measured_flop_per_s[index(p)];
+  if (std::isfinite(m) && m > 0) return {m, true};
+  return {counter_peak_flop_per_s(r, p), false};
+}
+std::pair<double, bool> bandwidth_ceiling(const Row& r, Level l) {
+  const double m = r.measured_bytes_per_s[index(l)];
+  if (std::isfinite(m) && m > 0) return {m, true};
+  return {counter_peak_bytes_per_s(r, l), false};
+}
+}  // namespace
+
+Roof binding_roof(const Row& r) {
+  Roof roof{kNaN, "", false};
+  const auto p = dominant_precision(r);
+  if (!p) return roof;
+  const auto [compute, measured] = compute_ceiling(r, *p);
+  if (std::isfinite(compute) && compute > 0) roof = Roof{compute, std::string(precision_name(*p)), measured};
+  for (Level l : kAllLevels) {
+    const double ai = intensity(r, l);
+    const auto [bw, bw_measured] = bandwidth_ceiling(r, l);
+    if (!std::isfinite(ai) || !std::isfinite(bw) || bw <= 0) continue;
+    const double cap = ai * bw;
+    if (std::isnan(roof.flop_per_s) || cap < roof.flop_per_s)
+      roof = Roof{cap, std::string(level_name(l)), bw_measured};
+  }
+  return roof;
+}
+
+double pct_of_roof(const Row& r) {
+  const Roof roof = binding_roof(r);
+  return performance(r) / roof.flop_per_s * 100.0;
+}
+
+std::vector<Row> filter_regions(std::vector<Row> rows, const std::optional<std::regex>& keep,
+                                std::vector<std::string>& warnings) {
+  // docs/roofline.md#regions
+  std::set<std::string> with_regions, seen;
+  std::vector<std::string> order;
+  for (const Row& r : rows) {
+    if (seen.insert(r.executable).second) order.push_back(r.executable);
+    if (!r.region.empty()) with_regions.insert(r.executable);
+  }
+  for (const std::string& exe : order) {
+    if (with_regions.count(exe) == 0)
+      warnings.push_back(
+          exe +
+          ": no launch is inside an NVTX region, so every launch is kept (Nsight Compute names a "
+          "region only for launches inside an NVTX range; mark the code you want with "
+          "nvtxRangePush/Pop or nvtxRangeStart/End to keep only that)");
+  }
+  std::vector<Row> out;
+  out.reserve(rows.size());
+  for (Row& r : rows) {
+    const bool has_regions = with_regions.count(r.executable) > 0;
+    if (has_regions && r.region.empty()) continue;
+    if (keep && !std::regex_search(r.region, *keep)) continue;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<Row> filter_kernels(std::vector<Row> rows, const std::regex& kernel) {
+  rows.erase(std::remove_if(rows.begin(), rows.end(),
+                            [&](const Row& r) { return !std::regex_search(r.kernel, kernel); }),
+             rows.end());
+  return rows;
+}
+
+Aggregate parse_aggregate(std::string_view text) {
+  if (text == "none") return Aggregate::none;
+  if (text == "sum") return Aggregate::sum;
+  if (text == "dominant") return Aggregate::dominant;
+  throw core::UsageError("--aggregate " + std::string(text) + " is not one of sum, dominant, none",
+                         "give --aggregate sum, --aggregate dominant or --aggregate none");
+}
+
+namespace {
+
+// Adds `b` into `a`: work, bytes and time add; clocks are time-weighted means; peaks per cycle and
+// measured ceilings are the GPU's and stay (docs/roofline.md#aggregation).
+void accumulate(Row& a, const Row& b) {
+  const double ta = a.duration_s, tb = b.duration_s, t = ta + tb;
+  auto mean = [&](double x, double y) {
+    if (std::isnan(x)) return y;
+    if (std::isnan(y)) return x;
+    return t > 0 ? (x * ta + y * tb) / t : x;
+  };
+  a.sm_hz = mean(a.sm_hz, b.sm_hz);
+  for (Level l : kAllLevels) {
+    a.level_hz[index(l)] = mean(a.level_hz[index(l)], b.level_hz[index(l)]);
+    a.bytes[index(l)] = add_available(a.bytes[index(l)], b.bytes[index(l)]);
+  }
+  for (Precision p : kAllPrecisions) a.flop[index(p)] = add_available(a.flop[index(p)], b.flop[index(p)]);
+  a.tensor_inst += b.tensor_inst;
+  a.duration_s = t;
+  a.launches += b.launches;
+  a.launch = std::min(a.launch, b.launch);
+  if (a.grid != b.grid) a.grid.clear();
+  if (a.block != b.block) a.block.clear();
+}
+
+}  // namespace
+
+std::vector<Row> aggregate(const std::vector<Row>& rows, Aggregate how) {
+  if (how == Aggregate::none) return rows;
+  using Key = std::pair<std::string, std::string>;  // executable, region
+  std::map<Key, std::size_t> group_of;
+  std::vector<Key> order;
+  std::vector<Row> sums;
+  // dominant: per group, per kernel name, the kernel's launches added
+  std::vector<std::map<std::string, Row>> per_kernel;
+  for (const Row& r : rows) {
+    const Key key{r.executable, r.region};
+    auto [it, fresh] = group_of.emplace(key, sums.size());
+    if (fresh) {
+      order.push_back(key);
+      sums.push_back(r);
+      per_kernel.emplace_back();
+      per_kernel.back().emplace(r.kernel, r);
+      continue;
+    }
+    accumulate(sums[it->second], r);
+    auto& kernels = per_kernel[it->second];
+    auto [k, new_kernel] = kernels.emplace(r.kernel, r);
+    if (!new_kernel) accumulate(k->second, r);
+  }
+  std::vector<Row> out;
+  for (std::size_t g = 0; g < sums.size(); ++g) {
+    const auto& kernels = per_kernel[g];
+    const auto best = std::max_element(kernels.begin(), kernels.end(), [](const auto& x, const auto& y) {
+      return x.second.duration_s < y.second.duration_s;
+    });
+    if (how == Aggregate::sum) {
+      Row s = sums[g];
+      s.kernel = fmt::format("{} kernels; most time: {}", kernels.size(), best->first);
+      out.push_back(std::move(s));
+    } else {
+      out.push_back(best->second);
+    }
+  }
+  return out;
+}
+
+std::vector<Row> concatenate(const std::vector<std::vector<Row>>& tables) {
+  std::set<std::pair<std::string, std::int64_t>> seen;
+  std::vector<Row> out;
+  for (const auto& t : tables)
+    for (const Row& r : t)
+      if (seen.emplace(r.executable, r.launch).second) out.push_back(r);
+  return out;
+}
+
+}  // namespace diescope::roofline

@@ -1,0 +1,107 @@
+// The tidy CSV: `name [unit]` headers, round trip, and bad tables named by file:line.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "diescope/core/error.hpp"
+#include "diescope/roofline/csv.hpp"
+#include "fixtures.hpp"
+
+namespace diescope::roofline {
+namespace {
+
+using test::fixture_rows;
+
+TEST(Csv, HeadersCarryUnitsAndTheTableRoundTrips) {
+  auto rows = fixture_rows("h200-gemm.raw.csv", "gemm");
+  rows[3].region = "step, \"warm\"";  // a comma and quotes survive
+  rows[3].driver = "580.159.04";
+  const std::string text = table_csv(rows);
+  const std::string header = text.substr(0, text.find('\n'));
+  EXPECT_EQ(
+      header.rfind("executable,kernel,launch [id],region,grid,block,launches,gpu,driver,duration [s],", 0),
+      0u)
+      << header;
+  EXPECT_NE(header.find("work tensor bf16 [FLOP]"), std::string::npos);
+  EXPECT_NE(header.find("work tensor int8 [OP]"), std::string::npos);
+  EXPECT_NE(header.find("bytes dram [B]"), std::string::npos);
+  EXPECT_NE(header.find("intensity dram [FLOP/B]"), std::string::npos);
+  EXPECT_NE(header.find("of roof [%]"), std::string::npos);
+
+  const auto back = parse_table_csv(text, "t.csv");
+  ASSERT_EQ(back.size(), rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(back[i].kernel, rows[i].kernel);
+    EXPECT_EQ(back[i].region, rows[i].region);
+    EXPECT_EQ(back[i].launch, rows[i].launch);
+    EXPECT_EQ(back[i].grid, rows[i].grid);
+    EXPECT_EQ(back[i].driver, rows[i].driver);
+    EXPECT_EQ(back[i].duration_s, rows[i].duration_s);
+    EXPECT_EQ(back[i].sm_hz, rows[i].sm_hz);
+    for (Precision p : kAllPrecisions) {
+      EXPECT_EQ(std::isnan(back[i].flop[index(p)]), std::isnan(rows[i].flop[index(p)]));
+      if (!std::isnan(rows[i].flop[index(p)])) {
+        EXPECT_EQ(back[i].flop[index(p)], rows[i].flop[index(p)]);
+      }
+    }
+    for (Level l : kAllLevels) EXPECT_EQ(back[i].bytes[index(l)], rows[i].bytes[index(l)]);
+  }
+  // Written again, the same bytes: nothing derived was read back.
+  EXPECT_EQ(table_csv(back), text);
+}
+
+TEST(Csv, DerivedColumnsAreWrittenForPeople) {
+  const auto rows = fixture_rows("h200-triad.raw.csv", "triad");
+  const std::string text = table_csv({rows[0]});
+  const std::string line = text.substr(text.find('\n') + 1);
+  // precision, then the three intensities: 2^29 FLOP over 3,208,256,768 dram bytes
+  EXPECT_NE(line.find(",fp32," + fmt::format("{}", 536870912.0 / 3208256768.0) + ","), std::string::npos)
+      << line;
+  EXPECT_NE(line.find("dram (counter peak)"), std::string::npos);
+}
+
+TEST(Csv, ATruncatedTableNamesTheFileAndLine) {
+  const auto rows = fixture_rows("h200-dfma.raw.csv", "dfma");
+  std::string text = table_csv(rows);
+  text.resize(text.size() - 30);
+  try {
+    parse_table_csv(text, "a.csv");
+    FAIL() << "no error";
+  } catch (const core::InputError& e) {
+    EXPECT_EQ(e.cause().rfind("a.csv:4: the file ends in the middle of this line", 0), 0u) << e.cause();
+  }
+}
+
+TEST(Csv, AMalformedCellNamesItsColumn) {
+  std::string text = table_csv(fixture_rows("h200-dfma.raw.csv", "dfma"));
+  const std::size_t second = text.find('\n') + 1;
+  const std::size_t cell = text.find(",\"(132, 1, 1)\"", second);
+  ASSERT_NE(cell, std::string::npos);
+  // the launches column, after grid and block
+  std::string bad = text;
+  const std::size_t launches = bad.find(",1,NVIDIA", second);
+  ASSERT_NE(launches, std::string::npos);
+  bad.replace(launches, 2, ",one");
+  try {
+    parse_table_csv(bad, "b.csv");
+    FAIL() << "no error";
+  } catch (const core::InputError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_NE(e.cause().find("column \"launches\" holds \"one\""), std::string::npos) << e.cause();
+  }
+}
+
+TEST(Csv, AnUnknownOrMissingColumnIsAnError) {
+  EXPECT_THROW(parse_table_csv("executable,colour\n", "c.csv"), core::InputError);
+  EXPECT_THROW(parse_table_csv("executable,kernel\n", "c.csv"), core::InputError);
+  EXPECT_THROW(parse_table_csv("", "empty.csv"), core::InputError);
+}
+
+TEST(Csv, FieldsSplitWithQuotes) {
+  EXPECT_EQ(split_csv_line(R"(a,"b, c","d ""e""",)"), (std::vector<std::string>{"a", "b, c", "d \"e\"", ""}));
+  EXPECT_THROW(split_csv_line(R"(a,"b)"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace diescope::roofline
