@@ -201,7 +201,7 @@ TEST(Terminal, CalibrationLineNamesUnitsByVerdict) {
 
 // A reason written by calibrate's lookup already names the units by verdict: the line does not
 // repeat them (it did: "passed FP32 ...; passed FP32 ..." in
-// bench/results/calibrate/2026-11-29-h200-mma-sync/run-lookup.txt).
+// bench/results/calibrate/2026-11-29-h200-mma-sync/outputs.txt, run-lookup).
 TEST(Terminal, CalibrationLineDoesNotRepeatTheLookupsUnitList) {
   analysis::Analysis a = hopper_analysis();
   report::ReportContext ctx;
