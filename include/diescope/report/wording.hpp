@@ -27,6 +27,11 @@ std::string partial_words(const analysis::SpanResults& span);
 // Where GPU-Util came from: "samples", "polled", "samples+polled"; empty when from neither.
 std::string gpu_util_from_words(analysis::GpuUtilFrom from);
 
+// What time a span's GPU-Util covers: "the time the counters cover", or "the whole run (no usable
+// chip samples)" when it stands alone (docs/method.md#gpu-util-without-chip-samples); empty when
+// there is no GPU-Util.
+std::string gpu_util_covers_words(const analysis::SpanResults& span);
+
 // A finding of the analysis, as the text of its note.
 std::string finding_words(const analysis::AnalysisFinding& finding);
 
