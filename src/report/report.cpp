@@ -286,6 +286,7 @@ json hygiene_json(const analysis::Hygiene& h, recording::TimeNs run_start_ns) {
   put_int(o, "graphics_holders_max", h.graphics_holders_max.value_or(0), h.graphics_holders_max.has_value(),
           unread);
   o["exited_holders"] = h.exited_holders;
+  if (const std::string shared = shared_gpu_words(h); !shared.empty()) o["shared"] = shared;
   json jumps = json::array();
   for (const recording::ClockJump& j : h.clock_jumps)
     jumps.push_back(json{{"ts_ns", j.ts_ns}, {"step_ns", j.step_ns}});

@@ -268,6 +268,10 @@ std::string render_terminal(const json& report) {
   out += span_block(results, "run");
   const json& cal = report.at("calibration");
   out += row("calibration", "", calibration_text(cal, results));
+  // Other processes on the GPU belong in the headline: every chip figure includes their work
+  // (docs/method.md#shared-gpus-in-the-headline).
+  if (const std::string shared = text(report.at("hygiene"), "shared"); !shared.empty())
+    out += row("shared GPU", "", shared);
   out += "\n";
   out += units_block(results);
   out += hardware_block(report.at("hardware"));

@@ -158,6 +158,19 @@ std::string gpu_util_covers_words(const analysis::SpanResults& span) {
   return fmt::format("the whole {} (no usable chip samples)", span_name(span));
 }
 
+std::string shared_gpu_words(const analysis::Hygiene& hygiene) {
+  // The lists count every holder, the measured command's processes included, and record no PIDs or
+  // names: two or more at once is what says another may have shared the counters
+  // (docs/method.md#shared-gpus-in-the-headline).
+  const int compute = hygiene.compute_holders_max.value_or(0);
+  const int graphics = hygiene.graphics_holders_max.value_or(0);
+  if (compute + graphics < 2) return {};
+  return fmt::format(
+      "up to {} compute and {} graphics processes held the GPU at once (the measured command's "
+      "included); chip figures are device-wide: the counters see every process on the GPU",
+      compute, graphics);
+}
+
 std::string finding_words(const analysis::AnalysisFinding& finding) {
   switch (finding.kind) {
     case analysis::AnalysisFinding::Kind::no_end_record:

@@ -199,6 +199,29 @@ TEST(Terminal, GpuUtilWithoutChipSamplesIsOverTheWholeRunAndWindow) {
   EXPECT_EQ(report::render_terminal(json::parse(report::dump_report(r))), text);
 }
 
+// Another process on the GPU: the headline says so right after the calibration line, as report.json's
+// hygiene does (docs/method.md#shared-gpus-in-the-headline).
+TEST(Terminal, OtherProcessesOnTheGpuAreInTheHeadline) {
+  analysis::Analysis a = hopper_analysis();
+  a.hygiene.compute_holders_max = 3;
+  a.hygiene.graphics_holders_max = 1;
+  json r = report::build_report(a);
+  keep_report("terminal_shared_gpu", r);
+  const std::string words =
+      "up to 3 compute and 1 graphics processes held the GPU at once (the measured command's included); "
+      "chip figures are device-wide: the counters see every process on the GPU";
+  EXPECT_EQ(r["hygiene"]["shared"], words);
+  auto lines = split_lines(report::render_terminal(r));
+  ASSERT_GT(lines.size(), 8u);
+  EXPECT_EQ(lines[7].rfind("  calibration", 0), 0u);
+  EXPECT_EQ(lines[8], "  shared GPU            " + words);
+
+  // One holder at most (the measured command): no such line, and no field.
+  json alone = report::build_report(hopper_analysis());
+  EXPECT_FALSE(alone["hygiene"].contains("shared"));
+  EXPECT_EQ(report::render_terminal(alone).find("shared GPU"), std::string::npos);
+}
+
 TEST(Terminal, NegativeGapIsPrintedWithItsSign) {
   analysis::Analysis a = hopper_analysis();
   // GPU-Util 8.4, DIE-Util 93.8 (video encoder): gap -85.4, stranded 6.2 = idle 91.6 + active -85.4.

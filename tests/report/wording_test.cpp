@@ -147,6 +147,21 @@ TEST(Wording, WhatTimeGpuUtilCovers) {
   EXPECT_EQ(report::gpu_util_covers_words(s), "the whole window (no usable chip samples)");
 }
 
+TEST(Wording, SharedGpu) {
+  analysis::Hygiene h;
+  EXPECT_EQ(report::shared_gpu_words(h), "");  // the lists could not be read
+  h.compute_holders_max = 1;
+  h.graphics_holders_max = 0;
+  EXPECT_EQ(report::shared_gpu_words(h), "");  // one holder: the measured command alone, or nothing else
+  h.compute_holders_max = 2;
+  EXPECT_EQ(report::shared_gpu_words(h),
+            "up to 2 compute and 0 graphics processes held the GPU at once (the measured command's "
+            "included); chip figures are device-wide: the counters see every process on the GPU");
+  h.compute_holders_max = 1;
+  h.graphics_holders_max = 1;
+  EXPECT_NE(report::shared_gpu_words(h), "");
+}
+
 TEST(Wording, FindingsAndClockJumps) {
   EXPECT_EQ(
       report::finding_words({analysis::AnalysisFinding::Kind::no_end_record, 0, 0.8}),

@@ -32,6 +32,10 @@ std::string gpu_util_from_words(analysis::GpuUtilFrom from);
 // there is no GPU-Util.
 std::string gpu_util_covers_words(const analysis::SpanResults& span);
 
+// When NVIDIA's process lists showed two or more processes holding the GPU at once, what that means
+// for the chip figures (docs/method.md#shared-gpus-in-the-headline); empty otherwise.
+std::string shared_gpu_words(const analysis::Hygiene& hygiene);
+
 // A finding of the analysis, as the text of its note.
 std::string finding_words(const analysis::AnalysisFinding& finding);
 
