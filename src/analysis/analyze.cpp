@@ -281,7 +281,11 @@ SpanResults finish_span(const SpanSums& sums, const detail::UtilOverSpan& whole,
   }
   choose_limiting_unit(r);
 
-  // GPU-Util over the same time as the usable chip samples.
+  // GPU-Util over the same time as the usable chip samples. With no usable chip time (the counters
+  // held by another tool, or never scheduled) it is NVML's GPU-Util over the whole span, under the
+  // whole-span coverage rule (docs/method.md#gpu-util-without-chip-samples).
+  bool from_samples = sums.util.from_samples;
+  bool from_polled = sums.util.from_polled;
   if (covered > 0) {
     r.gpu_util_coverage_pct =
         100.0 * static_cast<double>(sums.util.covered_ns) / static_cast<double>(covered);
@@ -290,14 +294,18 @@ SpanResults finish_span(const SpanSums& sums, const detail::UtilOverSpan& whole,
     } else {
       r.gpu_util_missing = GpuUtilMissing::not_covered;
     }
+  } else if (whole.coverage_pct >= kMinWholeSpanGpuUtilCoveragePct) {
+    r.gpu_util_pct = whole.pct;
+    from_samples = whole.from_samples;
+    from_polled = whole.from_polled;
   } else {
     r.gpu_util_missing = GpuUtilMissing::no_usable_samples;
   }
-  if (sums.util.from_samples && sums.util.from_polled)
+  if (from_samples && from_polled)
     r.gpu_util_from = GpuUtilFrom::samples_and_polled;
-  else if (sums.util.from_samples)
+  else if (from_samples)
     r.gpu_util_from = GpuUtilFrom::samples;
-  else if (sums.util.from_polled)
+  else if (from_polled)
     r.gpu_util_from = GpuUtilFrom::polled;
 
   // A partial result also gets GPU-Util over the whole span, when NVML covered enough of it.

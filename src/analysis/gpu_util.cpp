@@ -39,7 +39,8 @@ UtilWindow::UtilWindow(UtilBooker booker, std::vector<Interval> whole_spans)
     : booker_(std::move(booker)),
       whole_spans_(std::move(whole_spans)),
       whole_weighted_(whole_spans_.size(), 0.0),
-      whole_covered_(whole_spans_.size(), 0) {}
+      whole_covered_(whole_spans_.size(), 0),
+      whole_from_(whole_spans_.size()) {}
 
 bool UtilWindow::load_next() {
   BookedUtil booked;
@@ -51,6 +52,11 @@ bool UtilWindow::load_next() {
     const recording::TimeNs o = overlap_ns(whole_spans_[i].lo, whole_spans_[i].hi, booked.lo, booked.hi);
     whole_weighted_[i] += booked.pct * static_cast<double>(o);
     whole_covered_[i] += o;
+    if (o <= 0) continue;
+    if (booked.source == recording::UtilSource::samples)
+      whole_from_[i].from_samples = true;
+    else
+      whole_from_[i].from_polled = true;
   }
   live_.push_back(booked);
   return true;
@@ -85,7 +91,7 @@ std::vector<UtilOverSpan> UtilWindow::finish_whole_spans() {
   while (!done_) {
     if (load_next()) live_.clear();
   }
-  std::vector<UtilOverSpan> result(whole_spans_.size());
+  std::vector<UtilOverSpan> result = whole_from_;
   for (std::size_t i = 0; i < whole_spans_.size(); ++i) {
     const recording::TimeNs length = whole_spans_[i].length();
     if (length <= 0) continue;

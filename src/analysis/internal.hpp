@@ -54,6 +54,8 @@ class UtilBooker {
 struct UtilOverSpan {
   double pct = kNaN;
   double coverage_pct = kNaN;
+  bool from_samples = false;  // some booked span inside came from NVML's timestamped samples
+  bool from_polled = false;   // some came from polling
 };
 
 class UtilWindow {
@@ -83,6 +85,7 @@ class UtilWindow {
   std::vector<Interval> whole_spans_;
   std::vector<double> whole_weighted_;
   std::vector<recording::TimeNs> whole_covered_;
+  std::vector<UtilOverSpan> whole_from_;  // only from_samples and from_polled are kept here
 };
 
 // Clocks, throttle reasons and power limits over each span (docs/method.md, "Hardware state"), one

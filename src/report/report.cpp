@@ -191,8 +191,12 @@ json span_json(const analysis::SpanResults& r, const analysis::Analysis& a) {
   // GPU-Util over the same time, and its gate.
   std::string gpu_reason = or_default(gpu_util_missing_words(r), "GPU-Util not available");
   put_number(o, "gpu_util_pct", r.gpu_util_pct, gpu_reason);
+  if (const std::string covers = gpu_util_covers_words(r); !covers.empty()) o["gpu_util_covers"] = covers;
   o["gpu_util_source"] = or_default(gpu_util_from_words(r.gpu_util_from), "none");
-  put_number(o, "gpu_util_coverage_pct", r.gpu_util_coverage_pct, gpu_reason);
+  // Standing alone over the whole span, GPU-Util has no chip-sampled time to cover a share of.
+  put_number(
+      o, "gpu_util_coverage_pct", r.gpu_util_coverage_pct,
+      std::isfinite(r.gpu_util_pct) ? "no chip-sampled time: GPU-Util is over the whole span" : gpu_reason);
   o["gpu_util_coverage_gate"] =
       json{{"min_pct", analysis::kMinGpuUtilCoveragePct},
            {"passed", std::isfinite(r.gpu_util_coverage_pct) &&
@@ -282,6 +286,7 @@ json hygiene_json(const analysis::Hygiene& h, recording::TimeNs run_start_ns) {
   put_int(o, "graphics_holders_max", h.graphics_holders_max.value_or(0), h.graphics_holders_max.has_value(),
           unread);
   o["exited_holders"] = h.exited_holders;
+  if (const std::string shared = shared_gpu_words(h); !shared.empty()) o["shared"] = shared;
   json jumps = json::array();
   for (const recording::ClockJump& j : h.clock_jumps)
     jumps.push_back(json{{"ts_ns", j.ts_ns}, {"step_ns", j.step_ns}});

@@ -75,9 +75,12 @@ std::string span_block(const json& r, const char* span_word) {
   {
     std::string rest;
     if (number(h, "gpu_util_pct")) {
-      rest = fmt::format("nvidia-smi's figure ({}), over the time the counters cover",
-                         text(r, "gpu_util_source", "none"));
-      if (partial) {
+      // A report without `gpu_util_covers` predates GPU-Util over the whole span: it covers counter
+      // time (docs/method.md#gpu-util-without-chip-samples).
+      rest = fmt::format("nvidia-smi's figure ({}), over {}", text(r, "gpu_util_source", "none"),
+                         text(r, "gpu_util_covers", "the time the counters cover"));
+      // Beside a partial result, unless GPU-Util already is over the whole span.
+      if (partial && number(r, "chip_covered_s").value_or(0.0) > 0) {
         if (auto whole = number(r, "gpu_util_whole_span_pct"))
           rest += fmt::format("; whole {} {}%", span_word, one_decimal(*whole));
       }
@@ -145,10 +148,11 @@ std::string span_block(const json& r, const char* span_word) {
                           gate.value("of", "span") == "span" ? span_word : "scheduled counter time")
             : "counters n/a: " + reason(r, "chip_coverage_pct");
     chip += fmt::format(" (gate {:g}%)", gate.value("min_pct", 90.0));
-    std::string util =
-        number(r, "gpu_util_coverage_pct")
-            ? fmt::format("GPU-Util {}% of counter time", one_decimal(*number(r, "gpu_util_coverage_pct")))
-            : "GPU-Util n/a";
+    std::string util = "GPU-Util n/a";
+    if (auto c = number(r, "gpu_util_coverage_pct"))
+      util = fmt::format("GPU-Util {}% of counter time", one_decimal(*c));
+    else if (auto whole = number(r, "gpu_util_whole_span_coverage_pct"); whole && number(h, "gpu_util_pct"))
+      util = fmt::format("GPU-Util {}% of the {}", one_decimal(*whole), span_word);
     util += fmt::format(" (gate {:g}%)", r.at("gpu_util_coverage_gate").value("min_pct", 90.0));
     out += row("coverage", "", chip + "; " + util);
   }
@@ -264,6 +268,10 @@ std::string render_terminal(const json& report) {
   out += span_block(results, "run");
   const json& cal = report.at("calibration");
   out += row("calibration", "", calibration_text(cal, results));
+  // Other processes on the GPU belong in the headline: every chip figure includes their work
+  // (docs/method.md#shared-gpus-in-the-headline).
+  if (const std::string shared = text(report.at("hygiene"), "shared"); !shared.empty())
+    out += row("shared GPU", "", shared);
   out += "\n";
   out += units_block(results);
   out += hardware_block(report.at("hardware"));

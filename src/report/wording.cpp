@@ -73,6 +73,14 @@ std::string gpu_util_missing_words(const analysis::SpanResults& span) {
     case analysis::GpuUtilMissing::none:
       return {};
     case analysis::GpuUtilMissing::no_usable_samples:
+      // Without chip time GPU-Util stands alone over the whole span when NVML covered enough of it
+      // (docs/method.md#gpu-util-without-chip-samples).
+      if (std::isfinite(span.gpu_util_whole_span_coverage_pct))
+        return fmt::format(
+            "no usable chip samples, and NVML's GPU-Util covered {:.1f}% of the {}, under the {:.0f}% "
+            "needed to give it over the whole {}",
+            span.gpu_util_whole_span_coverage_pct, span_name(span), analysis::kMinWholeSpanGpuUtilCoveragePct,
+            span_name(span));
       return "no usable chip samples to compare GPU-Util with";
     case analysis::GpuUtilMissing::not_covered:
       return "no GPU-Util sample covers the chip-sampled time";
@@ -142,6 +150,25 @@ std::string gpu_util_from_words(analysis::GpuUtilFrom from) {
       return "samples+polled";
   }
   return {};
+}
+
+std::string gpu_util_covers_words(const analysis::SpanResults& span) {
+  if (!std::isfinite(span.gpu_util_pct)) return {};
+  if (span.chip_covered_s > 0) return "the time the counters cover";
+  return fmt::format("the whole {} (no usable chip samples)", span_name(span));
+}
+
+std::string shared_gpu_words(const analysis::Hygiene& hygiene) {
+  // The lists count every holder, the measured command's processes included, and record no PIDs or
+  // names: two or more at once is what says another may have shared the counters
+  // (docs/method.md#shared-gpus-in-the-headline).
+  const int compute = hygiene.compute_holders_max.value_or(0);
+  const int graphics = hygiene.graphics_holders_max.value_or(0);
+  if (compute + graphics < 2) return {};
+  return fmt::format(
+      "up to {} compute and {} graphics processes held the GPU at once (the measured command's "
+      "included); chip figures are device-wide: the counters see every process on the GPU",
+      compute, graphics);
 }
 
 std::string finding_words(const analysis::AnalysisFinding& finding) {

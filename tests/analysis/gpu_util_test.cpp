@@ -110,6 +110,51 @@ TEST(GpuUtil, CoverageAtNinetyPercentIsEnoughForTheGap) {
   EXPECT_FALSE(a.run.headline.gap_tenths.has_value());
 }
 
+// The counters held by another tool: no chip sample at all, only NVML's polled GPU-Util
+// (docs/method.md#gpu-util-without-chip-samples).
+Builder counters_held() {
+  Builder b({"sm"}, 1000);
+  b.rec.side_records.counters.clear();  // the counters never went on
+  b.mark(250, recording::MarkKind::start).mark(750, recording::MarkKind::stop);
+  b.util(300, 81, recording::UtilSource::polled);   // (-700, 300]: the run's [0, 300), 300 ms
+  b.util(500, 92, recording::UtilSource::polled);   // (300, 500], 200 ms
+  b.util(1000, 74, recording::UtilSource::polled);  // (500, 1000], 500 ms
+  return b;
+}
+
+TEST(GpuUtil, WithoutChipSamplesIsOverTheWholeSpan) {
+  const analysis::Analysis a = counters_held().analyze();
+  // Run: (81 x 300 + 92 x 200 + 74 x 500) / 1000 = 79700 / 1000 = 79.7, NVML covering all of it.
+  EXPECT_NEAR(a.run.gpu_util_pct, 79.7, 1e-9);
+  EXPECT_EQ(a.run.gpu_util_missing, analysis::GpuUtilMissing::none);
+  EXPECT_EQ(a.run.gpu_util_from, analysis::GpuUtilFrom::polled);
+  EXPECT_TRUE(std::isnan(a.run.gpu_util_coverage_pct));  // no chip time to cover a share of
+  EXPECT_NEAR(a.run.gpu_util_whole_span_pct, 79.7, 1e-9);
+  EXPECT_EQ(a.run.headline.gpu_util_tenths, 797);
+  // DIE-Util and everything that needs it stay missing, for DIE-Util's reason.
+  EXPECT_FALSE(a.run.headline.die_util_tenths.has_value());
+  EXPECT_EQ(a.run.die_util_missing, analysis::DieUtilMissing::no_usable_samples);
+  EXPECT_EQ(a.run.headline.gap_missing, analysis::GapMissing::no_die_util);
+  EXPECT_FALSE(a.run.headline.stranded_tenths.has_value());
+  // Window [250, 750): (81 x 50 + 92 x 200 + 74 x 250) / 500 = 40950 / 500 = 81.9.
+  ASSERT_TRUE(a.window.found);
+  EXPECT_NEAR(a.window.results.gpu_util_pct, 81.9, 1e-9);
+  EXPECT_EQ(a.window.results.headline.gpu_util_tenths, 819);
+  EXPECT_NEAR(a.window.results.gpu_util_whole_span_pct, 81.9, 1e-9);
+}
+
+TEST(GpuUtil, WithoutChipSamplesNeedsNvmlOverMostOfTheSpan) {
+  Builder b({"sm"}, 1000);
+  b.rec.side_records.counters.clear();
+  b.util(500, 92, recording::UtilSource::polled);  // (-500, 500]: half of the run
+  const analysis::Analysis a = b.analyze();
+  EXPECT_NEAR(a.run.gpu_util_whole_span_coverage_pct, 50.0, 1e-9);
+  EXPECT_TRUE(std::isnan(a.run.gpu_util_pct));
+  EXPECT_EQ(a.run.gpu_util_missing, analysis::GpuUtilMissing::no_usable_samples);
+  EXPECT_FALSE(a.run.headline.gpu_util_tenths.has_value());
+  EXPECT_EQ(a.run.gpu_util_from, analysis::GpuUtilFrom::none);
+}
+
 TEST(GpuUtil, OutOfOrderOrNaNSamplesAreInputErrors) {
   {
     Builder b({"sm"});

@@ -2,6 +2,8 @@
 // re-rendered report.json reading the same as the original.
 #include <gtest/gtest.h>
 
+#include "diescope/analysis/analyze.hpp"
+#include "diescope/recording/memory_recording.hpp"
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/report.hpp"
 #include "fixtures.hpp"
@@ -15,6 +17,7 @@ using test::golden_mismatch;
 using test::hopper_analysis;
 using test::hopper_analysis_with_window;
 using test::keep_report;
+using test::kRunStart;
 using test::split_lines;
 
 const std::filesystem::path kGolden = std::filesystem::path(DIESCOPE_SOURCE_DIR) / "tests/report/golden";
@@ -142,6 +145,81 @@ TEST(Terminal, MissingFiguresSayWhy) {
   EXPECT_EQ(lines[5], "  limiting      none    no unit reached 1% of its peak");
   EXPECT_EQ(lines[6],
             "  coverage              counters 96.9% of the run (gate 90%); GPU-Util n/a (gate 90%)");
+}
+
+// The counters held by another tool (ncu profiling another process): a recording with NVML's polled
+// GPU-Util and no chip sample. GPU-Util is given over the whole run and window
+// (docs/method.md#gpu-util-without-chip-samples), in report.json and on the terminal alike.
+TEST(Terminal, GpuUtilWithoutChipSamplesIsOverTheWholeRunAndWindow) {
+  constexpr recording::TimeNs kMs = 1'000'000;
+  recording::MemoryRecording rec;
+  rec.meta_data = hopper_analysis().meta;
+  rec.side_records.end = recording::RunEnd{kRunStart + 1500 * kMs, 0, recording::RunEnding::exit()};
+  rec.side_records.last_ts_ns = kRunStart + 1500 * kMs;
+  rec.side_records.marks = {{kRunStart + 300 * kMs, recording::MarkKind::start},
+                            {kRunStart + 1200 * kMs, recording::MarkKind::stop}};
+  const auto polled = recording::UtilSource::polled;
+  rec.list<recording::UtilSample>() = {{kRunStart + 500 * kMs, 81, polled},    // the run's [0, 500)
+                                       {kRunStart + 900 * kMs, 92, polled},    // (500, 900]
+                                       {kRunStart + 1500 * kMs, 67, polled}};  // (900, 1500]
+  const analysis::Analysis a = analysis::analyze(rec);
+  json r = report::build_report(a);
+  keep_report("terminal_gpu_util_without_chip_samples", r);
+
+  // Run: (81 x 500 + 92 x 400 + 67 x 600) / 1500 = 117500 / 1500 = 78.333... -> 78.3.
+  EXPECT_NEAR(r["results"]["gpu_util_pct"].get<double>(), 117500.0 / 1500.0, 1e-9);
+  EXPECT_NEAR(r["results"]["gpu_util_whole_span_pct"].get<double>(), 117500.0 / 1500.0, 1e-9);
+  EXPECT_DOUBLE_EQ(r["results"]["headline"]["gpu_util_pct"].get<double>(), 78.3);
+  EXPECT_EQ(r["results"]["gpu_util_covers"], "the whole run (no usable chip samples)");
+  EXPECT_EQ(r["results"]["gpu_util_source"], "polled");
+  EXPECT_TRUE(r["results"]["headline"]["die_util_pct"].is_null());
+  // Window [300, 1200): (81 x 200 + 92 x 400 + 67 x 300) / 900 = 73100 / 900 = 81.222... -> 81.2.
+  const json& w = r["window"]["results"];
+  EXPECT_NEAR(w["gpu_util_pct"].get<double>(), 73100.0 / 900.0, 1e-9);
+  EXPECT_DOUBLE_EQ(w["headline"]["gpu_util_pct"].get<double>(), 81.2);
+  EXPECT_EQ(w["gpu_util_covers"], "the whole window (no usable chip samples)");
+
+  const std::string text = report::render_terminal(r);
+  auto lines = split_lines(text);
+  EXPECT_EQ(
+      lines[1],
+      "  GPU-Util      78.3%   nvidia-smi's figure (polled), over the whole run (no usable chip samples)");
+  EXPECT_EQ(
+      lines[2],
+      "  DIE-Util      n/a     partial (counters covered 0% of the run); no usable chip samples in the run");
+  EXPECT_EQ(
+      lines[6],
+      "  coverage              counters 0.0% of the run (gate 90%); GPU-Util 100.0% of the run (gate 90%)");
+  EXPECT_NE(
+      text.find("  GPU-Util      81.2%   nvidia-smi's figure (polled), over the whole window (no usable chip "
+                "samples)\n"),
+      std::string::npos)
+      << text;
+  // The re-rendered report.json reads the same.
+  EXPECT_EQ(report::render_terminal(json::parse(report::dump_report(r))), text);
+}
+
+// Another process on the GPU: the headline says so right after the calibration line, as report.json's
+// hygiene does (docs/method.md#shared-gpus-in-the-headline).
+TEST(Terminal, OtherProcessesOnTheGpuAreInTheHeadline) {
+  analysis::Analysis a = hopper_analysis();
+  a.hygiene.compute_holders_max = 3;
+  a.hygiene.graphics_holders_max = 1;
+  json r = report::build_report(a);
+  keep_report("terminal_shared_gpu", r);
+  const std::string words =
+      "up to 3 compute and 1 graphics processes held the GPU at once (the measured command's included); "
+      "chip figures are device-wide: the counters see every process on the GPU";
+  EXPECT_EQ(r["hygiene"]["shared"], words);
+  auto lines = split_lines(report::render_terminal(r));
+  ASSERT_GT(lines.size(), 8u);
+  EXPECT_EQ(lines[7].rfind("  calibration", 0), 0u);
+  EXPECT_EQ(lines[8], "  shared GPU            " + words);
+
+  // One holder at most (the measured command): no such line, and no field.
+  json alone = report::build_report(hopper_analysis());
+  EXPECT_FALSE(alone["hygiene"].contains("shared"));
+  EXPECT_EQ(report::render_terminal(alone).find("shared GPU"), std::string::npos);
 }
 
 TEST(Terminal, NegativeGapIsPrintedWithItsSign) {

@@ -60,6 +60,17 @@ TEST(Wording, MissingGpuUtilGapAndSplit) {
   EXPECT_EQ(report::gpu_util_missing_words(s), "no GPU-Util sample covers the chip-sampled time");
   s.gpu_util_missing = analysis::GpuUtilMissing::no_usable_samples;
   EXPECT_EQ(report::gpu_util_missing_words(s), "no usable chip samples to compare GPU-Util with");
+  {
+    // Without chip samples, NVML's coverage of the span decides
+    // (docs/method.md#gpu-util-without-chip-samples).
+    analysis::SpanResults w = span(true);
+    w.gpu_util_missing = analysis::GpuUtilMissing::no_usable_samples;
+    w.gpu_util_whole_span_coverage_pct = 50;
+    EXPECT_EQ(
+        report::gpu_util_missing_words(w),
+        "no usable chip samples, and NVML's GPU-Util covered 50.0% of the window, under the 90% needed to "
+        "give it over the whole window");
+  }
 
   s.headline.gap_missing = analysis::GapMissing::no_gpu_util;
   s.headline.split_missing = analysis::SplitMissing::no_gap;
@@ -122,6 +133,33 @@ TEST(Wording, GpuUtilSources) {
   EXPECT_EQ(report::gpu_util_from_words(analysis::GpuUtilFrom::samples), "samples");
   EXPECT_EQ(report::gpu_util_from_words(analysis::GpuUtilFrom::polled), "polled");
   EXPECT_EQ(report::gpu_util_from_words(analysis::GpuUtilFrom::samples_and_polled), "samples+polled");
+}
+
+TEST(Wording, WhatTimeGpuUtilCovers) {
+  analysis::SpanResults s = span(false);
+  EXPECT_EQ(report::gpu_util_covers_words(s), "");  // no GPU-Util
+  s.gpu_util_pct = 47.0;
+  s.chip_covered_s = 3.4;
+  EXPECT_EQ(report::gpu_util_covers_words(s), "the time the counters cover");
+  s.chip_covered_s = 0;
+  EXPECT_EQ(report::gpu_util_covers_words(s), "the whole run (no usable chip samples)");
+  s.is_window = true;
+  EXPECT_EQ(report::gpu_util_covers_words(s), "the whole window (no usable chip samples)");
+}
+
+TEST(Wording, SharedGpu) {
+  analysis::Hygiene h;
+  EXPECT_EQ(report::shared_gpu_words(h), "");  // the lists could not be read
+  h.compute_holders_max = 1;
+  h.graphics_holders_max = 0;
+  EXPECT_EQ(report::shared_gpu_words(h), "");  // one holder: the measured command alone, or nothing else
+  h.compute_holders_max = 2;
+  EXPECT_EQ(report::shared_gpu_words(h),
+            "up to 2 compute and 0 graphics processes held the GPU at once (the measured command's "
+            "included); chip figures are device-wide: the counters see every process on the GPU");
+  h.compute_holders_max = 1;
+  h.graphics_holders_max = 1;
+  EXPECT_NE(report::shared_gpu_words(h), "");
 }
 
 TEST(Wording, FindingsAndClockJumps) {

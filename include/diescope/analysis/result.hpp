@@ -41,7 +41,8 @@ enum class LimitingUnitMissing {
 };
 enum class GpuUtilMissing {
   none,
-  no_usable_samples,  // no chip-sampled time to compare GPU-Util over
+  no_usable_samples,  // no chip-sampled time, and NVML covered under kMinWholeSpanGpuUtilCoveragePct
+                      // of the span
   not_covered,        // no GPU-Util sample covers the chip-sampled time
 };
 enum class GapMissing {
@@ -114,7 +115,8 @@ struct SpanResults {
   std::optional<std::string> limiting_unit;
   LimitingUnitMissing limiting_unit_missing = LimitingUnitMissing::none;
 
-  // GPU-Util over the same time as the chip samples.
+  // GPU-Util over the same time as the chip samples; with no usable chip time, over the whole span
+  // (docs/method.md#gpu-util-without-chip-samples).
   double gpu_util_pct = kNaN;
   double gpu_util_coverage_pct = kNaN;  // share of chip-sampled time that GPU-Util covers
   GpuUtilMissing gpu_util_missing = GpuUtilMissing::none;

@@ -27,6 +27,15 @@ std::string partial_words(const analysis::SpanResults& span);
 // Where GPU-Util came from: "samples", "polled", "samples+polled"; empty when from neither.
 std::string gpu_util_from_words(analysis::GpuUtilFrom from);
 
+// What time a span's GPU-Util covers: "the time the counters cover", or "the whole run (no usable
+// chip samples)" when it stands alone (docs/method.md#gpu-util-without-chip-samples); empty when
+// there is no GPU-Util.
+std::string gpu_util_covers_words(const analysis::SpanResults& span);
+
+// When NVIDIA's process lists showed two or more processes holding the GPU at once, what that means
+// for the chip figures (docs/method.md#shared-gpus-in-the-headline); empty otherwise.
+std::string shared_gpu_words(const analysis::Hygiene& hygiene);
+
 // A finding of the analysis, as the text of its note.
 std::string finding_words(const analysis::AnalysisFinding& finding);
 
