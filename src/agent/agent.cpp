@@ -269,7 +269,7 @@ std::optional<AgentRecord> Agent::close_period(GpuState& g, recording::TimeNs en
   ctx.restart = g.restart;
   ctx.cost_table = settings_.cost_table;
   ctx.extra_notes = g.notes;
-  if (!had_window) ctx.extra_notes.push_back("counters: they did not come on in this period");
+  if (!had_window) ctx.extra_notes.emplace_back("counters: they did not come on in this period");
   for (const auto& n : extra_notes) ctx.extra_notes.push_back(n);
 
   const analysis::Analysis analysis = analysis::analyze(p);

@@ -271,8 +271,8 @@ std::vector<int> LiveSource::wait_fds() const {
 
 void LiveSource::shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) {
   // Ask every child first, then wait: they stop in parallel.
-  for (std::size_t i = 0; i < gpus_.size(); ++i)
-    if (gpus_[i].supervisor) gpus_[i].supervisor->set_wanted(false, now, gpus_[i].pending);
+  for (Gpu& g : gpus_)
+    if (g.supervisor) g.supervisor->set_wanted(false, now, g.pending);
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     Gpu& g = gpus_[i];
     GpuBatch& batch = out.at(i);

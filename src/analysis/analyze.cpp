@@ -429,6 +429,7 @@ Analysis analyze(const recording::RecordSource& source, const AnalysisOptions& o
   FirstSampleRule first_rule(side.counters);
   EngineMatcher engines(source, meta.engines.size());
   std::vector<Interval> span_intervals;
+  span_intervals.reserve(spans.size());
   for (const SpanSums& sums : spans) span_intervals.push_back(sums.span);
   detail::UtilWindow util(detail::UtilBooker(source.stream<recording::UtilSample>(), source.name()),
                           span_intervals);

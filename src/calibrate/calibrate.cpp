@@ -206,7 +206,7 @@ CalibrateResult calibrate_gpu(const CalibrateOptions& options, const collect::Nv
 
 fs::path write_calibration_output(const CalibrationFile& file, const std::string& output) {
   if (!output.empty() && fs::path(output).extension() == ".json" && !fs::is_directory(output)) {
-    const fs::path path = output;
+    fs::path path = output;
     if (fs::exists(path))
       throw core::UsageError("--output " + output + " exists", "name a new file, or a folder to write into");
     if (path.has_parent_path()) fs::create_directories(path.parent_path());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <set>
 
@@ -41,7 +42,9 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
 
 std::string loads_text(const std::set<int>& loads) {
   std::vector<std::string> parts;
-  for (auto it = loads.rbegin(); it != loads.rend(); ++it) parts.push_back(std::to_string(*it));
+  parts.reserve(loads.size());
+  std::transform(loads.rbegin(), loads.rend(), std::back_inserter(parts),
+                 [](int load) { return std::to_string(load); });
   return join(parts, ", ");
 }
 

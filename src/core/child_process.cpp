@@ -42,7 +42,12 @@ std::vector<std::string> child_environment(const ChildSpec& spec) {
   };
   for (char** entry = environ; entry && *entry; ++entry)
     if (!changed(*entry)) env.emplace_back(*entry);
-  for (const auto& [name, value] : spec.set_env) env.push_back(name + "=" + value);
+  for (const auto& [name, value] : spec.set_env) {
+    std::string entry = name;
+    entry += '=';
+    entry += value;
+    env.push_back(std::move(entry));
+  }
   return env;
 }
 
@@ -88,7 +93,9 @@ std::string find_executable(const std::string& name) {
     const auto colon = path.find(':', begin);
     std::string dir = path.substr(begin, colon == std::string::npos ? std::string::npos : colon - begin);
     if (dir.empty()) dir = ".";
-    std::string candidate = dir + "/" + name;
+    std::string candidate = std::move(dir);
+    candidate += '/';
+    candidate += name;
     if (is_runnable_file(candidate)) return candidate;
     if (colon == std::string::npos) break;
     begin = colon + 1;

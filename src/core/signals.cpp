@@ -63,10 +63,10 @@ SignalSelfPipe::SignalSelfPipe(std::initializer_list<int> caught, std::initializ
 
 SignalSelfPipe::~SignalSelfPipe() {
   // Dispositions first, then the table, so no handler writes to this pipe once it is closed.
-  for (auto it = previous_actions_.rbegin(); it != previous_actions_.rend(); ++it)
-    ::sigaction(it->first, &it->second, nullptr);
-  for (auto it = previous_targets_.rbegin(); it != previous_targets_.rend(); ++it)
-    g_write_end_plus_one[it->first].store(it->second);
+  for (std::size_t i = previous_actions_.size(); i-- > 0;)
+    ::sigaction(previous_actions_[i].first, &previous_actions_[i].second, nullptr);
+  for (std::size_t i = previous_targets_.size(); i-- > 0;)
+    g_write_end_plus_one[previous_targets_[i].first].store(previous_targets_[i].second);
 }
 
 std::optional<CaughtSignal> SignalSelfPipe::next() {

@@ -35,7 +35,7 @@ std::string_view to_string(CounterErrorKind kind) {
   return "unknown";
 }
 
-CounterError::CounterError(CounterErrorKind kind, std::string message, std::int64_t vendor_code)
+CounterError::CounterError(CounterErrorKind kind, const std::string& message, std::int64_t vendor_code)
     : DiagnosticError("GPU counters (" + std::string(to_string(kind)) + "): " + message, "gpu_counters",
                       "gpu_counter_error", static_cast<std::int64_t>(kind)),
       kind_(kind),

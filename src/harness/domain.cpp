@@ -48,9 +48,7 @@ std::vector<std::string> visible_diagnostics(const std::vector<Diagnostic>& diag
                                              HostDiagnostics policy) {
   std::vector<std::string> lines;
   for (const Diagnostic& d : diagnostics) {
-    if (d.kind != DiagnosticKind::host_pmu) {
-      lines.push_back(d.message);
-    } else if (policy == HostDiagnostics::show) {
+    if (d.kind != DiagnosticKind::host_pmu || policy == HostDiagnostics::show) {
       lines.push_back(d.message);
     } else if (policy == HostDiagnostics::prefix_host) {
       lines.push_back("[host] " + d.message);

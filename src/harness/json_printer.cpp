@@ -53,10 +53,16 @@ std::vector<std::string> counter_names(const RunResult& r) {
   for (const MetricSummary& m : r.metrics) {
     std::string name = m.key.name;
     if ((by_name[name] > 1 && !m.key.section.empty()) || kReservedKeys.count(name)) {
-      name = (m.key.section.empty() ? "custom" : m.key.section) + "." + m.key.name;
+      name = m.key.section.empty() ? std::string("custom") : m.key.section;
+      name += '.';
+      name += m.key.name;
     }
-    if (by_section_name[m.key.section + "." + m.key.name] > 1) name += "[" + m.key.unit + "]";
-    if (taken.count(name)) name = "diagnostic." + name;
+    if (by_section_name[m.key.section + "." + m.key.name] > 1) {
+      name += '[';
+      name += m.key.unit;
+      name += ']';
+    }
+    if (taken.count(name)) name.insert(0, "diagnostic.");
     taken.insert(name);
     names.push_back(name);
   }

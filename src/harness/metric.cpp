@@ -48,7 +48,7 @@ void MetricAggregator::add(const MetricValue& value, MetricOrigin origin) {
   MetricKey key{value.section, value.name, value.unit};
   auto [it, inserted] = index_.try_emplace(key, series_.size());
   if (inserted) {
-    series_.push_back({key, Series{value.display_name, value.format, origin, {}}});
+    series_.emplace_back(key, Series{value.display_name, value.format, origin, {}});
   }
   Series& series = series_[it->second].second;
   // The first non-empty display name wins; a later sample cannot relabel the row.

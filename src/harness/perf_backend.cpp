@@ -117,7 +117,7 @@ std::optional<int> perf_event_paranoid() {
 
 // Why perf_event_open said no, in words a reader can act on.
 std::string explain_errno(int error) {
-  const std::string name = std::strerror(error);
+  std::string name = std::strerror(error);
   switch (error) {
     case ENOENT:
     case EOPNOTSUPP:
@@ -304,7 +304,7 @@ void LinuxPerfBackend::collect(const SampleWindow& window, SampleMeasurement& ou
   }
 
   const double iterations = static_cast<double>(std::max<std::uint64_t>(window.iterations, 1));
-  auto push = [&](MetricValue m) { out.metrics.push_back(m.with_section("host_pmu")); };
+  auto push = [&](const MetricValue& m) { out.metrics.push_back(m.with_section("host_pmu")); };
   const auto& cycles = value[slot(PerfCounter::cycles)];
   const auto& instructions = value[slot(PerfCounter::instructions)];
   if (cycles)

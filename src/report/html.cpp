@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "diescope/core/printable.hpp"
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/core/atomic_file.hpp"
 #include "diescope/report/renderer.hpp"
@@ -22,26 +23,7 @@ constexpr double kWidth = 1000, kHeight = 320;
 constexpr double kLeft = 50, kRight = 990, kTop = 10, kBottom = 290;
 
 std::string escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+  return core::markup_escaped(s);
 }
 
 // Time-weighted means over equal slices of [lo, hi).

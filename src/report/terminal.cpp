@@ -181,7 +181,7 @@ std::string units_block(const json& r) {
     if (key.size() > 7 && key.ends_with("_reason")) continue;
     std::string v = value.is_number() ? fmt::format("{:.3g} per second", value.get<double>())
                                       : "n/a: " + reason(rates, key.c_str());
-    out += row("rate", "", key + ": " + v);
+    out += row("rate", "", fmt::format("{}: {}", key, v));
   }
   return out;
 }

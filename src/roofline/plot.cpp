@@ -1,3 +1,4 @@
+#include "diescope/core/printable.hpp"
 #include "diescope/roofline/plot.hpp"
 
 #include <fmt/format.h>
@@ -24,26 +25,7 @@ const char* const kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59
                                 "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 
 std::string escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+  return core::markup_escaped(s);
 }
 
 double median(std::vector<double> v) {

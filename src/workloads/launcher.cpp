@@ -35,7 +35,7 @@ std::filesystem::path workload_binary_beside(const std::filesystem::path& self_e
 }
 
 std::filesystem::path find_workload_binary(const std::filesystem::path& self_exe) {
-  const auto path = workload_binary_beside(self_exe);
+  auto path = workload_binary_beside(self_exe);
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     throw core::Error("the bundled workloads are not installed: " + path.string() + " does not exist",
@@ -56,6 +56,7 @@ void exec_workload(const std::filesystem::path& binary, const std::vector<std::s
   owned.push_back(binary.string());
   owned.insert(owned.end(), args.begin(), args.end());
   std::vector<char*> argv;
+  argv.reserve(owned.size() + 1);
   for (auto& a : owned) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::fflush(stdout);

@@ -93,8 +93,8 @@ int stream_vectors_written(StreamKernel) {
 }
 
 std::uint64_t stream_bytes(StreamKernel kernel, std::uint64_t elements, std::uint64_t element_bytes) {
-  const auto vectors =
-      static_cast<std::uint64_t>(stream_vectors_read(kernel) + stream_vectors_written(kernel));
+  const auto vectors = static_cast<std::uint64_t>(stream_vectors_read(kernel)) +
+                       static_cast<std::uint64_t>(stream_vectors_written(kernel));
   return checked_mul(checked_mul(vectors, elements), element_bytes);
 }
 

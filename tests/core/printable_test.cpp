@@ -27,5 +27,12 @@ TEST(Printable, C1ControlsInUtf8AreShown) {
   EXPECT_EQ(core::printable("\xc2\xa0"), "\xc2\xa0");
 }
 
+TEST(MarkupEscaped, TheFourMarkupCharactersBecomeEntities) {
+  // "a<b & \"c\">d" -> a &lt; b, &amp;, &quot;c&quot;, &gt; d; every other byte as it was.
+  EXPECT_EQ(core::markup_escaped("a<b & \"c\">d"), "a&lt;b &amp; &quot;c&quot;&gt;d");
+  EXPECT_EQ(core::markup_escaped("plain 'text' é"), "plain 'text' é");
+  EXPECT_EQ(core::markup_escaped(""), "");
+}
+
 }  // namespace
 }  // namespace diescope

@@ -26,7 +26,8 @@ struct DeviceTag;
 // An NVML call that failed: the call, where it was made, NVML's name for the code and its own text.
 class NvmlError : public core::DeviceError {
  public:
-  NvmlError(std::string call, std::string location, int code, std::string code_name, std::string vendor_text);
+  NvmlError(std::string call, std::string location, int code, std::string code_name,
+            const std::string& vendor_text);
   const std::string& call() const { return call_; }
   const std::string& location() const { return location_; }
   int code() const { return code_; }
@@ -162,7 +163,7 @@ class GpuUtilReader {
   static std::string_view reason_name(Reason reason);
 
  private:
-  void switch_to_polling(Reason reason, recording::TimeNs now_ns, std::string detail);
+  void switch_to_polling(Reason reason, recording::TimeNs now_ns, const std::string& detail);
   void poll(recording::TimeNs now_ns, std::vector<recording::UtilSample>& out);
 
   const NvmlDevice* device_;

@@ -70,7 +70,7 @@ std::string_view to_string(CounterErrorKind kind);
 class CounterError : public DiagnosticError {
  public:
   // `vendor_code`: the profiler's own result code (CUPTI's CUptiResult), 0 when there is none.
-  CounterError(CounterErrorKind kind, std::string message, std::int64_t vendor_code = 0);
+  CounterError(CounterErrorKind kind, const std::string& message, std::int64_t vendor_code = 0);
   CounterErrorKind kind() const { return kind_; }
   std::int64_t vendor_code() const { return vendor_code_; }
   // gpu_counter_error (the kind) and, when known, gpu_counter_error_code (the vendor code), as

@@ -73,6 +73,7 @@ std::vector<std::string> HostObject::base_metrics(MetricType type) const {
 
 bool HostObject::add_metrics(const std::vector<std::string>& metrics) {
   std::vector<const char*> names;
+  names.reserve(metrics.size());
   for (const auto& m : metrics) names.push_back(m.c_str());
   auto p = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
   p.pHostObject = host(object_);

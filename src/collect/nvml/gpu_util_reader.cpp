@@ -36,7 +36,7 @@ std::string_view GpuUtilReader::reason_name(Reason reason) {
   return "unknown";
 }
 
-void GpuUtilReader::switch_to_polling(Reason reason, recording::TimeNs now_ns, std::string detail) {
+void GpuUtilReader::switch_to_polling(Reason reason, recording::TimeNs now_ns, const std::string& detail) {
   reason_ = reason;
   switched_at_ns_ = now_ns;
   reason_text_ = "GPU " + std::to_string(device_->index()) + ": " + detail +

@@ -59,7 +59,7 @@ std::string fix_for(int code) {
 }  // namespace
 
 NvmlError::NvmlError(std::string call, std::string location, int code, std::string code_name,
-                     std::string text)
+                     const std::string& text)
     : DeviceError(
           call + " failed at " + location + ": " + code_name + (text.empty() ? "" : " (" + text + ")"),
           fix_for(code)),

@@ -150,9 +150,9 @@ std::optional<sampler_msg::Gap> Continuity::check(std::int64_t start_ns, std::in
 }
 
 void Retimer::send(sampler_msg::Sample sample, std::vector<SamplerMessage>& out) {
-  if (auto gap = continuity_.check(sample.start_ns, sample.end_ns)) out.push_back(*gap);
+  if (auto gap = continuity_.check(sample.start_ns, sample.end_ns)) out.emplace_back(*gap);
   last_end_ns_ = sample.end_ns;
-  out.push_back(std::move(sample));
+  out.emplace_back(std::move(sample));
 }
 
 void Retimer::feed(sampler_msg::Sample sample, std::vector<SamplerMessage>& out) {
@@ -174,13 +174,13 @@ void Retimer::feed(sampler_msg::Sample sample, std::vector<SamplerMessage>& out)
         send(std::move(held), out);
       }
       retimed_ += count;
-      out.push_back(sampler_msg::Note{
+      out.emplace_back(sampler_msg::Note{
           "sampler", "retimed " + std::to_string(count) +
                          " samples that CUPTI gave no time: they fill the hole from " + std::to_string(from) +
                          " to " + std::to_string(sample.start_ns) + " ns exactly, one interval each"});
     } else {
       dropped_ += count;
-      out.push_back(sampler_msg::Note{
+      out.emplace_back(sampler_msg::Note{
           "sampler",
           "dropped " + std::to_string(count) + " samples that CUPTI gave no time: " +
               (hole > 0 ? "the hole before the next timed sample holds " +
@@ -196,7 +196,7 @@ void Retimer::feed(sampler_msg::Sample sample, std::vector<SamplerMessage>& out)
 void Retimer::finish(std::vector<SamplerMessage>& out) {
   if (held_.empty()) return;
   dropped_ += static_cast<long>(held_.size());
-  out.push_back(
+  out.emplace_back(
       sampler_msg::Note{"sampler", "dropped " + std::to_string(held_.size()) +
                                        " samples that CUPTI gave no time at the end of sampling: no "
                                        "timed sample followed to place them before"});

@@ -123,7 +123,7 @@ void SamplerProcess::parse_buffer(std::vector<SamplerMessage>& out, bool flush_p
       if (!flush_partial || begin >= out_buffer_.size()) break;
       line = std::string_view(out_buffer_).substr(begin);
       begin = out_buffer_.size();
-      out.push_back(
+      out.emplace_back(
           sampler_msg::Note{"protocol", "the sampler's output ended mid-line: '" + std::string(line) + "'"});
       break;
     }
@@ -133,7 +133,7 @@ void SamplerProcess::parse_buffer(std::vector<SamplerMessage>& out, bool flush_p
     std::string why;
     auto message = parse_message(line, &why);
     if (!message) {
-      out.push_back(sampler_msg::Note{
+      out.emplace_back(sampler_msg::Note{
           "protocol", "unreadable line from the sampler (" + why + "): " + std::string(line.substr(0, 200))});
       continue;
     }

@@ -224,7 +224,7 @@ void Runner::handle_start_message(Gpu& gpu, SamplerMessage& message) {
     gpu.identity.chip = device->chip;
     if (device->sm_count > 0) gpu.identity.sm_count = device->sm_count;
     if (!device->uuid.empty() && !gpu.identity.uuid.empty() && device->uuid != gpu.identity.uuid) {
-      gpu.pending.push_back(
+      gpu.pending.emplace_back(
           m::Note{"sampler", "CUDA device " + std::to_string(device->index) + " is " + device->uuid +
                                  " but NVML's GPU " + std::to_string(gpu.identity.index) + " is " +
                                  gpu.identity.uuid + ": the counters may be another GPU's"});

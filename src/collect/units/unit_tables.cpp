@@ -298,7 +298,7 @@ UnitTable blackwell_gb20x() {
 // ---- Ada (AD10x) and Ampere (GA10x): the halves' mean ----
 
 UnitTable halves_table(std::string name, std::string architecture, std::vector<std::string> chips,
-                       std::vector<int> ccs, std::string tensor_counter, std::string tensor_note) {
+                       std::vector<int> ccs, const std::string& tensor_counter, std::string tensor_note) {
   UnitTable t;
   t.name = std::move(name);
   t.architecture = std::move(architecture);

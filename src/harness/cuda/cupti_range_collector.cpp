@@ -84,6 +84,7 @@ class HostObject {
 
 std::vector<const char*> profiler_names(const std::vector<CounterMetric>& metrics) {
   std::vector<const char*> names;
+  names.reserve(metrics.size());
   for (const CounterMetric& m : metrics) names.push_back(m.profiler_name.c_str());
   return names;
 }

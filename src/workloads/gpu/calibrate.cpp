@@ -97,8 +97,8 @@ class Calibrator {
           "shared memory",
           "calibrate on a GPU whose blocks may take over half an SM's shared memory (Volta or newer)");
     // Every step kernel must fit exactly one block per SM, so that N blocks load N SMs.
-    auto pin = [this](const std::string& kernel, cudaError_t raised,
-                      const std::function<cudaError_t(int*)>& occupancy) {
+    auto pin = [](const std::string& kernel, cudaError_t raised,
+                  const std::function<cudaError_t(int*)>& occupancy) {
       check(raised, ("raising the " + kernel + " kernel's shared-memory limit").c_str());
       int blocks = 0;
       check(occupancy(&blocks), ("asking the " + kernel + " kernel's occupancy").c_str());

@@ -2,8 +2,10 @@
 // SM's shared memory, so the occupancy calculator allows one block per SM and N blocks land on N
 // different SMs; the kernel records each block's %smid and the run fails if any SM held two.
 #include <algorithm>
+#include <bit>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <set>
 #include <vector>
@@ -84,7 +86,8 @@ int run_ffma(const FfmaOptions& options) {
   for (std::uint64_t t :
        {std::uint64_t{0}, std::uint64_t{kFfmaThreads - 1}, threads - kFfmaThreads, threads - 1}) {
     const float expected = host_thread_result(static_cast<unsigned>(t % kFfmaThreads), kCheckIterations);
-    if (std::memcmp(&expected, &results[t], sizeof(float)) != 0) {
+    // Bit for bit: the kernel and the host do the same FMAs in the same order.
+    if (std::bit_cast<std::uint32_t>(expected) != std::bit_cast<std::uint32_t>(results[t])) {
       throw core::DeviceError("the FFMA kernel computed " + std::to_string(results[t]) + " for thread " +
                                   std::to_string(t) + " where the host computed " + std::to_string(expected),
                               "the GPU or this build miscomputes FMAs; report this with the GPU model");

@@ -125,6 +125,7 @@ std::vector<SmStamp> read_stamps(const DeviceBuffer& raw, int count) {
       cudaMemcpy(stamps.data(), raw.as<RawStamp>(), stamps.size() * sizeof(RawStamp), cudaMemcpyDeviceToHost),
       "reading clock stamps");
   std::vector<SmStamp> out;
+  out.reserve(stamps.size());
   for (const auto& s : stamps) out.push_back({static_cast<int>(s.smid), s.cycles, s.ns});
   return out;
 }
