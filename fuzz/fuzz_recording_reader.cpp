@@ -54,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   file.write(data, size);
   try {
     const auto source = diescope::recording::open_recording(file.path);
-    using namespace diescope;
+    using namespace diescope::recording;
     // Touch what the analysis touches: every sample's values and every side record.
     ChipSample c;
     double sum = 0;
