@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,7 @@ class NvmlDevice {
   recording::ThrottleReading throttle_reasons(
       recording::TimeNs now_ns) const;  // mask nullopt when NVML cannot say
   recording::PowerLimitReading power_limit(recording::TimeNs now_ns) const;  // watts, NaN when unreadable
+  NvmlReading power_draw_w() const;  // nvmlDeviceGetPowerUsage, in watts (top shows it; not recorded)
   NvmlReading polled_gpu_util() const;  // nvmlDeviceGetUtilizationRates().gpu
   UtilSamplesRead gpu_util_samples(std::uint64_t last_seen_us) const;
 
@@ -128,6 +130,9 @@ class NvmlDevice {
   // Other processes holding the GPU: distinct pids on the compute and graphics lists; -1 when a list
   // could not be read.
   recording::ProcessReading processes(recording::TimeNs now_ns) const;
+  // The distinct pids on the compute and graphics lists, ascending; nullopt when neither list could
+  // be read. NVML's pids are the host's: in a container they may name no process of its own.
+  std::optional<std::vector<unsigned>> process_ids() const;
 
  private:
   const nvml_abi::Functions& fn() const { return nvml_->functions(); }

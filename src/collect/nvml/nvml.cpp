@@ -203,6 +203,14 @@ recording::PowerLimitReading NvmlDevice::power_limit(recording::TimeNs now_ns) c
   return reading;
 }
 
+NvmlReading NvmlDevice::power_draw_w() const {
+  if (!fn().power_usage) return {kNaN, "the driver lacks nvmlDeviceGetPowerUsage"};
+  unsigned milliwatts = 0;
+  const abi::Return rc = fn().power_usage(handle_, &milliwatts);
+  if (rc != abi::kSuccess) return {kNaN, why_not(fn(), rc)};
+  return {milliwatts / 1000.0, {}};
+}
+
 NvmlReading NvmlDevice::polled_gpu_util() const {
   abi::Utilization util{};
   const abi::Return rc = fn().utilization_rates(handle_, &util);
@@ -351,14 +359,14 @@ std::vector<recording::ColumnDef> NvmlDevice::engine_columns() const {
 
 namespace {
 
-// Distinct pids on one process list; -1 when it cannot be read.
-int count_processes(const abi::Functions& f, abi::Device device,
-                    abi::Return (*list)(abi::Device, unsigned*, void*)) {
-  if (!list) return -1;
+// The distinct pids on one process list; nullopt when it cannot be read.
+std::optional<std::set<unsigned>> list_processes(const abi::Functions& f, abi::Device device,
+                                                 abi::Return (*list)(abi::Device, unsigned*, void*)) {
+  if (!list) return std::nullopt;
   unsigned count = 0;
   abi::Return rc = list(device, &count, nullptr);
-  if (rc == abi::kSuccess) return 0;  // no buffer needed: nothing holds the GPU
-  if (rc != abi::kErrorInsufficientSize) return -1;
+  if (rc == abi::kSuccess) return std::set<unsigned>{};  // no buffer needed: nothing holds the GPU
+  if (rc != abi::kErrorInsufficientSize) return std::nullopt;
   const std::size_t stride = f.process_entry_size;
   for (int attempt = 0; attempt < 3; ++attempt) {
     // Room for a few newcomers; twice the bytes so that no entry layout can overrun the buffer.
@@ -367,16 +375,23 @@ int count_processes(const abi::Functions& f, abi::Device device,
     count = capacity;
     rc = list(device, &count, buffer.data());
     if (rc == abi::kErrorInsufficientSize) continue;
-    if (rc != abi::kSuccess) return -1;
+    if (rc != abi::kSuccess) return std::nullopt;
     std::set<unsigned> pids;
     for (unsigned i = 0; i < std::min(count, capacity); ++i) {
       unsigned pid = 0;
       std::memcpy(&pid, buffer.data() + i * stride, sizeof pid);  // pid is every layout's first field
       pids.insert(pid);
     }
-    return static_cast<int>(pids.size());
+    return pids;
   }
-  return -1;
+  return std::nullopt;
+}
+
+// Distinct pids on one process list; -1 when it cannot be read.
+int count_processes(const abi::Functions& f, abi::Device device,
+                    abi::Return (*list)(abi::Device, unsigned*, void*)) {
+  const auto pids = list_processes(f, device, list);
+  return pids ? static_cast<int>(pids->size()) : -1;
 }
 
 }  // namespace
@@ -387,6 +402,16 @@ recording::ProcessReading NvmlDevice::processes(recording::TimeNs now_ns) const 
   reading.compute = count_processes(fn(), handle_, fn().compute_processes);
   reading.graphics = count_processes(fn(), handle_, fn().graphics_processes);
   return reading;
+}
+
+std::optional<std::vector<unsigned>> NvmlDevice::process_ids() const {
+  const auto compute = list_processes(fn(), handle_, fn().compute_processes);
+  const auto graphics = list_processes(fn(), handle_, fn().graphics_processes);
+  if (!compute && !graphics) return std::nullopt;
+  std::set<unsigned> all;
+  if (compute) all.insert(compute->begin(), compute->end());
+  if (graphics) all.insert(graphics->begin(), graphics->end());
+  return std::vector<unsigned>(all.begin(), all.end());
 }
 
 }  // namespace diescope::collect

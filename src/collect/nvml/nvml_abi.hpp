@@ -103,6 +103,7 @@ struct Functions {
   Return (*clock_event_reasons)(Device, unsigned long long*) =
       nullptr;  // ...ClocksEventReasons, else ...ThrottleReasons
   Return (*enforced_power_limit)(Device, unsigned*) = nullptr;  // nvmlDeviceGetEnforcedPowerLimit (mW)
+  Return (*power_usage)(Device, unsigned*) = nullptr;           // nvmlDeviceGetPowerUsage (mW)
   Return (*encoder_utilization)(Device, unsigned*, unsigned*) = nullptr;  // nvmlDeviceGetEncoderUtilization
   Return (*decoder_utilization)(Device, unsigned*, unsigned*) = nullptr;  // nvmlDeviceGetDecoderUtilization
   Return (*jpg_utilization)(Device, unsigned*, unsigned*) = nullptr;      // nvmlDeviceGetJpgUtilization

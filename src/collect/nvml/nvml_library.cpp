@@ -160,6 +160,7 @@ std::unique_ptr<Library> load_library() {
       bind(h, f.clock_event_reasons,
            {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
   bind(h, f.enforced_power_limit, {"nvmlDeviceGetEnforcedPowerLimit"});
+  bind(h, f.power_usage, {"nvmlDeviceGetPowerUsage"});
   bind(h, f.encoder_utilization, {"nvmlDeviceGetEncoderUtilization"});
   bind(h, f.decoder_utilization, {"nvmlDeviceGetDecoderUtilization"});
   bind(h, f.jpg_utilization, {"nvmlDeviceGetJpgUtilization"});

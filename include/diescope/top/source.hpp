@@ -1,0 +1,84 @@
+// Where `diescope top` gets its readings (docs/top.md#sources): one interface, so the view never
+// knows whether it watches this host's GPUs or plays a recording. Today's implementations are the
+// live host (NVML, plus the CUPTI PM-sampling child while the counters are free) and a replayed
+// recording; another chip source (NVML's GPM) is one more implementation of this interface.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diescope/agent/live_source.hpp"
+#include "diescope/agent/source.hpp"
+#include "diescope/recording/records.hpp"
+
+namespace diescope::top {
+
+struct ProcessInfo {
+  unsigned pid = 0;
+  std::string name;  // empty when the pid names no process this host shows (another namespace)
+};
+
+// What one GPU produced since the previous poll.
+struct GpuUpdate {
+  // The recording's records: chip samples, GPU-Util samples, clocks, clock-event reasons, power
+  // limit, engines, process counts, counters on/off and notes (topic "sampler": why none came).
+  agent::GpuBatch records;
+  // Read where the source can read them (a recording holds neither): NaN / nullopt otherwise.
+  double power_draw_w = std::numeric_limits<double>::quiet_NaN();
+  std::optional<std::vector<ProcessInfo>> processes;
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Shown in the header: "live", or "replay ffma66.dsrec at 1x".
+  virtual std::string description() const = 0;
+  // What makes this source's chip samples: "PM sampling" (live or recorded); GPM names itself.
+  virtual std::string chip_source() const = 0;
+  virtual bool live() const = 0;
+  virtual std::size_t gpu_count() const = 0;
+  virtual const recording::RecordingMeta& meta(std::size_t gpu) const = 0;
+  // The source's timeline now: the wall clock (live) or the recording's own time (replay).
+  virtual recording::TimeNs now_ns() = 0;
+  // Everything read up to `now`, appended to out[gpu] (out has gpu_count() entries).
+  virtual void poll(recording::TimeNs now, std::vector<GpuUpdate>& out) = 0;
+  // Descriptors worth waking for (a sampler child's output).
+  virtual std::vector<int> wait_fds() const { return {}; }
+  // A replay without loop is over: nothing more will come.
+  virtual bool ended(recording::TimeNs /*now*/) const { return false; }
+  // Switches every counter off and waits (bounded) for them to confirm.
+  virtual void shutdown() = 0;
+};
+
+struct LiveOptions {
+  double interval_ms = 10;  // chip sample interval
+  double drain_ms = 1000;   // NVML reads, counter decoding and screen refresh
+  std::vector<int> gpus;    // empty: every GPU NVML lists
+  std::string sampler_executable;  // empty: diescope-cupti beside diescope
+  std::vector<std::string> sampler_extra_args;
+  std::function<void(const std::string&)> log;
+};
+// This host's GPUs: NVML at every drain, PM sampling whenever the counters are free (a held counter
+// set is retried with the agent's backoff). Throws DeviceError (no driver, no GPU, a bad index).
+std::unique_ptr<Source> make_live_source(const LiveOptions& options);
+
+struct ReplayOptions {
+  std::vector<std::string> files;  // one per GPU
+  double speed = 1.0;              // recording seconds per second
+  bool loop = false;
+};
+// Recordings played at `speed`, their chip samples all shown (the counters stay on). Throws
+// InputError for a file that cannot be read, UsageError for a bad speed.
+std::unique_ptr<Source> make_replay_source(const ReplayOptions& options);
+// For tests: a source over an agent source already made (a ReplaySource on memory recordings, or
+// a LiveSource with stand-ins), with its own clock.
+std::unique_ptr<Source> make_agent_backed_source(std::unique_ptr<agent::AgentSource> source,
+                                                 std::unique_ptr<agent::Clock> clock, std::string description,
+                                                 bool live);
+
+}  // namespace diescope::top

@@ -1,0 +1,107 @@
+// `diescope top`: a live terminal view of every GPU, GPU-Util beside DIE-Util (docs/top.md).
+#include <csignal>
+#include <fmt/core.h>
+#include <memory>
+
+#include "command.hpp"
+#include "options.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/core/signals.hpp"
+#include "diescope/top/top.hpp"
+
+namespace diescope::cli {
+namespace {
+
+struct TopArgs {
+  std::vector<std::string> replay;
+  double replay_speed = 1.0;
+  bool replay_loop = false;
+  double interval_ms = 10;
+  double drain_ms = 1000;
+  bool once = false;
+  std::string sort = "index";
+  std::vector<int> gpus;
+  std::string sampler;
+  std::vector<std::string> sampler_args;
+};
+
+top::SortKey parse_sort(const std::string& text) {
+  if (text == "index") return top::SortKey::index;
+  if (text == "die") return top::SortKey::die_util;
+  if (text == "gpu") return top::SortKey::gpu_util;
+  if (text == "gap") return top::SortKey::gap;
+  throw core::UsageError("--sort " + text + " is not a sort key" + did_you_mean(text, {"index", "die", "gpu", "gap"}),
+                         "give --sort index, die (DIE-Util), gpu (GPU-Util) or gap");
+}
+
+int run(const TopArgs& a) {
+  if (!(a.interval_ms >= 0.1 && a.interval_ms <= 10'000))
+    throw core::UsageError(fmt::format("--interval-ms {:g} is out of range", a.interval_ms),
+                           "give a sample interval from 0.1 to 10000 ms (default 10)");
+  top::TopOptions options;
+  options.drain_ms = a.drain_ms;
+  options.once = a.once;
+  options.sort = parse_sort(a.sort);
+  if (!a.replay.empty() && (!a.sampler.empty() || !a.sampler_args.empty() || !a.gpus.empty())) {
+    throw core::UsageError("--sampler, --sampler-arg and --gpus are for live GPUs, not --replay",
+                           "drop them, or drop --replay to watch this host's GPUs");
+  }
+  if (a.replay.empty() && (a.replay_loop || a.replay_speed != 1.0))
+    throw core::UsageError("--replay-speed and --replay-loop need --replay FILE", "add --replay FILE");
+
+  // Ctrl-C, SIGTERM and a closed terminal end the loop, which restores the terminal; a resize redraws.
+  core::SignalSelfPipe stop_signals({SIGINT, SIGTERM, SIGHUP}, {SIGPIPE});
+  core::SignalSelfPipe resize({SIGWINCH});
+  options.stop_fd = stop_signals.fd();
+  options.resize_fd = resize.fd();
+  options.drain_stop = [&stop_signals] {
+    const auto caught = stop_signals.next();
+    return caught ? 128 + caught->number : 1;
+  };
+  options.drain_resize = [&resize] {
+    while (resize.next()) {
+    }
+  };
+
+  std::unique_ptr<top::Source> source;
+  if (!a.replay.empty()) {
+    top::ReplayOptions replay;
+    replay.files = a.replay;
+    replay.speed = a.replay_speed;
+    replay.loop = a.replay_loop;
+    source = top::make_replay_source(replay);
+  } else {
+    top::LiveOptions live;
+    live.interval_ms = a.interval_ms;
+    live.drain_ms = a.drain_ms;
+    live.gpus = a.gpus;
+    live.sampler_executable = a.sampler;
+    live.sampler_extra_args = a.sampler_args;
+    source = top::make_live_source(live);
+  }
+  return top::run_top(*source, options);
+}
+
+std::function<int()> setup_top(CLI::App& sub) {
+  auto args = std::make_shared<TopArgs>();
+  add_gpu_list(sub, args->gpus, "watch only these GPU indexes, as nvidia-smi numbers them (default: every GPU)");
+  add_number(sub, "--interval-ms", args->interval_ms, "chip counter sample interval in ms (default 10)");
+  add_number(sub, "--drain-ms", args->drain_ms,
+             "read NVML, decode the counters and redraw every this many ms (default 1000; 100 to 60000)");
+  sub.add_flag("--once", args->once, "print one frame as plain text and exit (also when stdout is not a terminal)");
+  CLI::Option* sort = add_text(sub, "--sort", args->sort, "order GPUs by index, die, gpu or gap (default index; key s)");
+  sort->type_name("KEY");
+  sub.add_option("--replay", args->replay, "play this recording instead of reading GPUs (repeat: one per GPU)");
+  add_number(sub, "--replay-speed", args->replay_speed, "recording seconds per second (default 1: its own pace)");
+  sub.add_flag("--replay-loop", args->replay_loop, "start the recording over when it ends");
+  sub.add_option("--sampler", args->sampler, "counter sampler executable (default: diescope-cupti beside diescope)");
+  sub.add_option("--sampler-arg", args->sampler_args, "extra argument for the sampler (repeat)");
+  return [args] { return run(*args); };
+}
+
+const CommandRegistrar registrar{Command{"top", 65, setup_top,
+                                         "watch every GPU live: GPU-Util beside DIE-Util, units, clocks, power, "
+                                         "processes (keys: q quit, p pause, s sort)"}};
+
+}  // namespace
+}  // namespace diescope::cli

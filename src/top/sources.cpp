@@ -1,0 +1,143 @@
+// top's sources over the agent's: the agent's LiveSource (NVML and the PM-sampling child, with its
+// restart backoff) and ReplaySource, with the counters asked on for every GPU from the start, plus,
+// live, what top shows and the agent does not record (power draw, the pids and their names).
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "diescope/agent/replay_source.hpp"
+#include "diescope/collect/nvml.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/top/source.hpp"
+
+namespace diescope::top {
+
+namespace {
+
+// The command name the kernel keeps for a pid (/proc/PID/comm), printable ASCII only; empty when the
+// pid names no process visible here.
+std::string process_name(unsigned pid) {
+  std::ifstream in(fmt::format("/proc/{}/comm", pid));
+  std::string name;
+  if (!in || !std::getline(in, name)) return {};
+  for (char& c : name)
+    if (c < 0x20 || c > 0x7e) c = '?';
+  return name;
+}
+
+class AgentBacked : public Source {
+ public:
+  AgentBacked(std::unique_ptr<agent::AgentSource> source, std::unique_ptr<agent::Clock> clock,
+              std::string description, bool live)
+      : source_(std::move(source)), clock_(std::move(clock)), description_(std::move(description)), live_(live) {
+    const recording::TimeNs now = now_ns();
+    for (std::size_t i = 0; i < source_->gpu_count(); ++i) source_->set_counters(i, true, now);
+  }
+  std::string description() const override { return description_; }
+  std::string chip_source() const override { return "PM sampling"; }
+  bool live() const override { return live_; }
+  std::size_t gpu_count() const override { return source_->gpu_count(); }
+  const recording::RecordingMeta& meta(std::size_t gpu) const override { return source_->meta(gpu); }
+  recording::TimeNs now_ns() override { return source_->now_ns(clock_->read()); }
+  void poll(recording::TimeNs now, std::vector<GpuUpdate>& out) override {
+    batches_.resize(source_->gpu_count());
+    source_->collect(now, batches_);
+    for (std::size_t i = 0; i < batches_.size(); ++i) {
+      // Keep asking: the agent's supervisor restarts a failed sampler after its backoff.
+      if (!source_->counters_on(i) && !source_->ended(now)) source_->set_counters(i, true, now);
+      out.at(i).records = std::move(batches_[i]);
+      batches_[i].clear();
+    }
+    extras(now, out);
+  }
+  std::vector<int> wait_fds() const override { return source_->wait_fds(); }
+  bool ended(recording::TimeNs now) const override { return source_->ended(now); }
+  void shutdown() override {
+    std::vector<agent::GpuBatch> ignored(source_->gpu_count());
+    source_->shutdown(now_ns(), ignored);
+  }
+
+ protected:
+  virtual void extras(recording::TimeNs /*now*/, std::vector<GpuUpdate>& /*out*/) {}
+
+ private:
+  std::unique_ptr<agent::AgentSource> source_;
+  std::unique_ptr<agent::Clock> clock_;
+  std::string description_;
+  bool live_;
+  std::vector<agent::GpuBatch> batches_;
+};
+
+class Live final : public AgentBacked {
+ public:
+  Live(std::unique_ptr<agent::AgentSource> source, std::shared_ptr<collect::Nvml> nvml, const std::vector<int>& gpus,
+       double drain_ms)
+      : AgentBacked(std::move(source), std::make_unique<agent::SystemClock>(), "live", true),
+        nvml_(std::move(nvml)),
+        // A tenth early is close enough, as the agent's NVML poll (a poll that wakes early is not skipped).
+        drain_ns_(static_cast<recording::TimeNs>(drain_ms * 0.9e6)) {
+    for (int index : gpus) devices_.push_back(nvml_->device(index));
+  }
+
+ private:
+  // Once a drain, as NVML's other readings (the source is polled sooner when the sampler writes).
+  void extras(recording::TimeNs now, std::vector<GpuUpdate>& out) override {
+    if (now < next_ns_) return;
+    next_ns_ = now + drain_ns_;
+    for (std::size_t i = 0; i < devices_.size(); ++i) {
+      out.at(i).power_draw_w = devices_[i].power_draw_w().value;
+      if (auto pids = devices_[i].process_ids()) {
+        std::vector<ProcessInfo> list;
+        for (unsigned pid : *pids) list.push_back(ProcessInfo{pid, process_name(pid)});
+        out.at(i).processes = std::move(list);
+      }
+    }
+  }
+  std::shared_ptr<collect::Nvml> nvml_;
+  std::vector<collect::NvmlDevice> devices_;
+  recording::TimeNs drain_ns_;
+  recording::TimeNs next_ns_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> make_agent_backed_source(std::unique_ptr<agent::AgentSource> source,
+                                                 std::unique_ptr<agent::Clock> clock, std::string description,
+                                                 bool live) {
+  return std::make_unique<AgentBacked>(std::move(source), std::move(clock), std::move(description), live);
+}
+
+std::unique_ptr<Source> make_live_source(const LiveOptions& options) {
+  agent::LiveOptions o;
+  o.interval_ms = options.interval_ms;
+  o.poll_ms = options.drain_ms;
+  o.gpus = options.gpus;
+  o.sampler_executable = options.sampler_executable;
+  o.sampler_extra_args = options.sampler_extra_args;
+  o.log = options.log;
+  std::unique_ptr<agent::AgentSource> source = agent::make_live_source(o);
+  std::shared_ptr<collect::Nvml> nvml = collect::Nvml::load();
+  std::vector<int> gpus = options.gpus;
+  if (gpus.empty())
+    for (int i = 0; i < nvml->device_count(); ++i) gpus.push_back(i);
+  return std::make_unique<Live>(std::move(source), std::move(nvml), gpus, options.drain_ms);
+}
+
+std::unique_ptr<Source> make_replay_source(const ReplayOptions& options) {
+  agent::ReplayOptions o;
+  for (const std::string& f : options.files) o.files.emplace_back(f);
+  o.speed = options.speed;
+  o.loop = options.loop;
+  auto clock = std::make_unique<agent::SystemClock>();
+  auto source = std::make_unique<agent::ReplaySource>(o, clock->read());
+  std::string names;
+  for (const std::string& f : options.files)
+    names += (names.empty() ? "" : ", ") + std::filesystem::path(f).filename().string();
+  return make_agent_backed_source(std::move(source), std::move(clock),
+                                  fmt::format("replay {} at {:g}x{}", names, options.speed,
+                                              options.loop ? ", looping" : ""),
+                                  false);
+}
+
+}  // namespace diescope::top

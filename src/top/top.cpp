@@ -1,0 +1,251 @@
+#include "diescope/top/top.hpp"
+
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "diescope/core/clock.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/top/model.hpp"
+
+namespace diescope::top {
+
+namespace {
+
+void write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // a closed terminal: nothing left to show it on
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// The terminal in top's mode while it lives: the alternate screen, no cursor, keys unbuffered and
+// not echoed (Ctrl-C still raises SIGINT). The destructor puts everything back, so every way out of
+// run_top (return, exception) restores the terminal; signals end the loop, they do not exit.
+class TerminalMode {
+ public:
+  TerminalMode(int in, int out) : in_(in), out_(out) {
+    if (::tcgetattr(in_, &saved_) == 0) {
+      termios raw = saved_;
+      raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
+      raw.c_cc[VMIN] = 0;
+      raw.c_cc[VTIME] = 0;
+      have_saved_ = ::tcsetattr(in_, TCSANOW, &raw) == 0;
+    }
+    write_all(out_, "\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J");
+  }
+  ~TerminalMode() {
+    write_all(out_, "\x1b[0m\x1b[?25h\x1b[?1049l");
+    if (have_saved_) ::tcsetattr(in_, TCSANOW, &saved_);
+  }
+  TerminalMode(const TerminalMode&) = delete;
+  TerminalMode& operator=(const TerminalMode&) = delete;
+
+ private:
+  int in_;
+  int out_;
+  termios saved_{};
+  bool have_saved_ = false;
+};
+
+struct Size {
+  int width = 120;
+  int height = 40;
+};
+
+Size terminal_size(int fd) {
+  winsize ws{};
+  if (::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) return {ws.ws_col, ws.ws_row};
+  return {};
+}
+
+// The lines drawn from the top-left corner, each line's rest cleared, the header in reverse video.
+std::string screen_text(const std::vector<std::string>& lines) {
+  std::string out = "\x1b[H";
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (i == 0) out += "\x1b[7m";
+    out += lines[i];
+    if (i == 0) out += "\x1b[0m";
+    out += "\x1b[K";
+    if (i + 1 < lines.size()) out += "\r\n";
+  }
+  return out + "\x1b[J";
+}
+
+}  // namespace
+
+std::string time_of_day(recording::TimeNs ns) {
+  const std::time_t seconds = static_cast<std::time_t>(ns / recording::kNsPerSecond);
+  std::tm tm{};
+  ::gmtime_r(&seconds, &tm);
+  return fmt::format("{:02}:{:02}:{:02} UTC", tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+int run_top(Source& source, const TopOptions& options) {
+  if (!(options.drain_ms >= 100) || !(options.drain_ms <= 60'000))
+    throw core::UsageError(fmt::format("--drain-ms {:g} is out of range for top", options.drain_ms),
+                           "give a refresh from 100 to 60000 ms (default 1000)");
+  Model model(source, options.drain_ms);
+  std::vector<GpuUpdate> updates(source.gpu_count());
+  const bool interactive = !options.once && ::isatty(options.stdout_fd) && ::isatty(options.stdin_fd);
+  const auto drain_ns = static_cast<recording::TimeNs>(options.drain_ms * 1e6);
+
+  Frame frame;
+  frame.source = source.description();
+  frame.drain_ms = options.drain_ms;
+  frame.sort = options.sort;
+  const auto poll_source = [&](recording::TimeNs now) {
+    for (auto& u : updates) u = GpuUpdate{};
+    source.poll(now, updates);
+    for (std::size_t i = 0; i < updates.size(); ++i) model.absorb(i, updates[i], now);
+  };
+  const auto build = [&](recording::TimeNs now) {
+    frame.gpus = model.gpus(now);
+    sort_gpus(frame.gpus, frame.sort);
+    frame.time_of_day = time_of_day(now);
+    frame.ended = source.ended(now);
+  };
+
+  // Waits up to `ms` (monotonic) for a key, a signal, a resize or the sampler's output.
+  std::vector<pollfd> fds;
+  const auto wait = [&](int ms, bool keys) {
+    fds.clear();
+    if (options.stop_fd >= 0) fds.push_back({options.stop_fd, POLLIN, 0});
+    if (options.resize_fd >= 0) fds.push_back({options.resize_fd, POLLIN, 0});
+    if (keys) fds.push_back({options.stdin_fd, POLLIN, 0});
+    for (int fd : source.wait_fds()) fds.push_back({fd, POLLIN, 0});
+    const int rc = ::poll(fds.data(), fds.size(), std::max(0, ms));
+    if (rc < 0 && errno != EINTR) throw core::Error("poll failed", "please report this", core::kExitInternal);
+  };
+  const auto readable = [&](int fd) {
+    for (const pollfd& p : fds)
+      if (p.fd == fd && (p.revents & (POLLIN | POLLHUP)) != 0) return true;
+    return false;
+  };
+  // The sampler child wrote: read it now (its pipe must not fill), draw at the next drain.
+  const auto source_readable = [&] {
+    for (int fd : source.wait_fds())
+      if (readable(fd)) return true;
+    return false;
+  };
+
+  if (!interactive) {
+    // One frame, plain text, after a drain or two of readings (docs/top.md#one-frame).
+    const recording::TimeNs start = source.now_ns();
+    const auto until = start + static_cast<recording::TimeNs>(options.once_after_ms * 1e6);
+    recording::TimeNs now = start;
+    recording::TimeNs next_poll = start;
+    const std::int64_t mono_start = core::monotonic_ns();
+    while (now < until && !source.ended(now)) {
+      wait(static_cast<int>(std::clamp<recording::TimeNs>((next_poll - now) / recording::kNsPerMs, 0, 100)), false);
+      if (options.stop_fd >= 0 && readable(options.stop_fd)) {
+        source.shutdown();
+        return options.drain_stop ? options.drain_stop() : 1;
+      }
+      now = source.now_ns();
+      if (now >= next_poll || source_readable()) {
+        poll_source(now);
+        if (now >= next_poll) next_poll = now + drain_ns;
+      }
+      // A replay faster than real time still stops; a stalled source cannot hold the frame forever.
+      if (core::monotonic_ns() - mono_start > 4 * static_cast<std::int64_t>(options.once_after_ms * 1e6) + 10 * recording::kNsPerSecond) break;
+    }
+    poll_source(now);
+    build(now);
+    std::string text;
+    for (const std::string& line : layout(frame, 120, 1000, false)) {
+      std::string l = line;
+      while (!l.empty() && l.back() == ' ') l.pop_back();
+      text += l + "\n";
+    }
+    write_all(options.stdout_fd, text);
+    source.shutdown();
+    return 0;
+  }
+
+  TerminalMode mode(options.stdin_fd, options.stdout_fd);
+  Size size = terminal_size(options.stdout_fd);
+  recording::TimeNs now = source.now_ns();
+  poll_source(now);
+  recording::TimeNs next_poll = now + drain_ns;
+  bool dirty = true;
+  bool quit = false;
+  int exit_code = 0;
+  while (!quit) {
+    if (dirty && !frame.paused) {
+      build(now);
+      write_all(options.stdout_fd, screen_text(layout(frame, size.width, size.height, true)));
+      dirty = false;
+    } else if (dirty) {  // paused: the figures stay, the header and key line change
+      write_all(options.stdout_fd, screen_text(layout(frame, size.width, size.height, true)));
+      dirty = false;
+    }
+    wait(static_cast<int>(std::clamp<recording::TimeNs>((next_poll - source.now_ns()) / recording::kNsPerMs, 0, drain_ns / recording::kNsPerMs)), true);
+    if (options.stop_fd >= 0 && readable(options.stop_fd)) {
+      exit_code = options.drain_stop ? options.drain_stop() : 1;
+      break;
+    }
+    if (options.resize_fd >= 0 && readable(options.resize_fd)) {
+      if (options.drain_resize) options.drain_resize();
+      size = terminal_size(options.stdout_fd);
+      dirty = true;
+    }
+    if (readable(options.stdin_fd)) {
+      char keys[64];
+      const ssize_t n = ::read(options.stdin_fd, keys, sizeof keys);
+      if (n == 0) break;  // the terminal closed
+      for (ssize_t i = 0; i < n; ++i) {
+        frame.message.clear();
+        switch (keys[i]) {
+          case 'q':
+          case 'Q':
+            quit = true;
+            break;
+          case 'p':
+          case 'P':
+          case ' ':
+            frame.paused = !frame.paused;
+            break;
+          case 's':
+          case 'S':
+            frame.sort = next_sort_key(frame.sort);
+            sort_gpus(frame.gpus, frame.sort);
+            break;
+          case '\x1b':  // the rest of an escape sequence (arrow keys): ignored
+            i = n;
+            break;
+          default:
+            frame.message = fmt::format("key '{}' does nothing", keys[i] >= 0x20 && keys[i] < 0x7f ? std::string(1, keys[i]) : std::string("?"));
+            break;
+        }
+      }
+      dirty = true;
+    }
+    const bool child_wrote = source_readable();
+    now = source.now_ns();
+    if (now >= next_poll) {
+      // Readings keep coming while paused, so that resuming shows the present.
+      poll_source(now);
+      next_poll = now + drain_ns;
+      dirty = true;
+    } else if (child_wrote) {
+      poll_source(now);
+    }
+  }
+  source.shutdown();
+  return exit_code;
+}
+
+}  // namespace diescope::top

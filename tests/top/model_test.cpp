@@ -1,0 +1,204 @@
+// top's figures from readings, each worked out by hand (docs/top.md#figures).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "diescope/top/model.hpp"
+
+namespace diescope::top {
+namespace {
+
+using recording::TimeNs;
+constexpr TimeNs kMs = recording::kNsPerMs;
+constexpr TimeNs kT0 = 1'700'000'000LL * recording::kNsPerSecond;  // a whole second
+
+class FakeSource final : public Source {
+ public:
+  explicit FakeSource(bool live = true) : live_(live) {
+    meta_.gpu.index = 3;
+    meta_.gpu.model = "NVIDIA H200";
+    meta_.gpu.chip = "GH100";
+    meta_.interval_ms = 100;
+    recording::ColumnDef fp32;
+    fp32.key = "fp32";
+    fp32.label = "FP32";
+    recording::ColumnDef dram;
+    dram.key = "dram";
+    dram.label = "DRAM";
+    meta_.units = {fp32, dram};
+  }
+  std::string description() const override { return "fake"; }
+  std::string chip_source() const override { return "PM sampling"; }
+  bool live() const override { return live_; }
+  std::size_t gpu_count() const override { return 1; }
+  const recording::RecordingMeta& meta(std::size_t) const override { return meta_; }
+  TimeNs now_ns() override { return 0; }
+  void poll(TimeNs, std::vector<GpuUpdate>&) override {}
+  void shutdown() override {}
+
+ private:
+  bool live_;
+  recording::RecordingMeta meta_;
+};
+
+void add_sample(GpuUpdate& u, TimeNs start, TimeNs end, double fp32, double dram) {
+  recording::OwnedChipSample s;
+  s.start_ns = start;
+  s.end_ns = end;
+  s.units = {fp32, dram};
+  u.records.list<recording::ChipSample>().push_back(s);
+}
+
+// Counters on at T0; a setup sample (T0, T0+100 ms]; ten 100 ms samples to T0+1.1 s: five at
+// FP32 60 / DRAM 20, five at FP32 10 / DRAM 40. GPU-Util 100 at T0+0.6 s and 80 at T0+1.1 s.
+GpuUpdate steady_update() {
+  GpuUpdate u;
+  u.records.counters.push_back(recording::CountersEvent{kT0, true, ""});
+  add_sample(u, kT0, kT0 + 100 * kMs, 90, 90);  // spans the setup: left out
+  for (int i = 0; i < 10; ++i) {
+    const TimeNs start = kT0 + (100 + 100 * i) * kMs;
+    if (i < 5)
+      add_sample(u, start, start + 100 * kMs, 60, 20);
+    else
+      add_sample(u, start, start + 100 * kMs, 10, 40);
+  }
+  u.records.list<recording::UtilSample>().push_back(recording::UtilSample{kT0 + 600 * kMs, 100});
+  u.records.list<recording::UtilSample>().push_back(recording::UtilSample{kT0 + 1100 * kMs, 80});
+  return u;
+}
+
+TEST(TopModel, FiguresOverTheLastSecondOfChipTime) {
+  FakeSource source;
+  Model model(source, 1000);
+  GpuUpdate u = steady_update();
+  model.absorb(0, u, kT0 + 1200 * kMs);
+  const std::vector<GpuFrame> gpus = model.gpus(kT0 + 1200 * kMs);
+  ASSERT_EQ(gpus.size(), 1u);
+  const GpuFrame& g = gpus[0];
+  EXPECT_EQ(g.index, 3);
+  EXPECT_EQ(g.feed, ChipFeed::chip);
+  // Window (T0+0.1 s, T0+1.1 s]: busiest unit per sample is 60 (x5) then 40 (x5): DIE-Util 50.
+  EXPECT_NEAR(g.die_util_pct, 50.0, 1e-9);
+  ASSERT_EQ(g.units.size(), 2u);
+  EXPECT_NEAR(g.units[0].pct, 35.0, 1e-9);  // (5x60 + 5x10) / 10
+  EXPECT_NEAR(g.units[1].pct, 30.0, 1e-9);  // (5x20 + 5x40) / 10
+  EXPECT_EQ(g.limiting_unit, "FP32");
+  // GPU-Util: 100 booked to (T0-0.4, T0+0.6], 80 to (T0+0.6, T0+1.1]; half of the window each: 90.
+  EXPECT_NEAR(g.gpu_util_pct, 90.0, 1e-9);
+  EXPECT_NEAR(g.gap_points(), 40.0, 1e-9);
+}
+
+TEST(TopModel, SparklinesAreWholeSecondsOfTheLastMinute) {
+  FakeSource source;
+  Model model(source, 1000);
+  GpuUpdate u = steady_update();
+  model.absorb(0, u, kT0 + 1200 * kMs);
+  const GpuFrame g = model.gpus(kT0 + 1200 * kMs)[0];
+  ASSERT_EQ(g.die_util_history.size(), static_cast<std::size_t>(kHistorySeconds));
+  ASSERT_EQ(g.gpu_util_history.size(), static_cast<std::size_t>(kHistorySeconds));
+  // The newest whole second is [T0, T0+1 s): chip samples cover 0.1..1.0 s: 5 x 60 and 4 x 40.
+  EXPECT_NEAR(g.die_util_history.back(), (5 * 60.0 + 4 * 40.0) / 9, 1e-9);
+  // GPU-Util over that second: 0.6 s at 100 and 0.4 s at 80.
+  EXPECT_NEAR(g.gpu_util_history.back(), 92.0, 1e-9);
+  // The second before it: GPU-Util's first sample reaches 0.4 s into it; no chip sample does.
+  EXPECT_NEAR(g.gpu_util_history[kHistorySeconds - 2], 100.0, 1e-9);
+  EXPECT_TRUE(std::isnan(g.die_util_history[kHistorySeconds - 2]));
+  EXPECT_TRUE(std::isnan(g.gpu_util_history[kHistorySeconds - 3]));
+}
+
+TEST(TopModel, BrokenSamplesAreLeftOut) {
+  FakeSource source;
+  Model model(source, 1000);
+  GpuUpdate u;
+  u.records.counters.push_back(recording::CountersEvent{kT0, true, ""});
+  add_sample(u, kT0, kT0 + 100 * kMs, 0, 0);  // setup
+  // FP32 250% of peak, and a sample without values (NaN, as a split sample comes), break their
+  // samples (docs/method.md#which-chip-samples-are-used): left out, not counted as idle.
+  add_sample(u, kT0 + 100 * kMs, kT0 + 200 * kMs, 250, 99);
+  add_sample(u, kT0 + 200 * kMs, kT0 + 300 * kMs, std::nan(""), std::nan(""));
+  // Then eight samples: FP32 80 in the first, 20 in the others; DRAM 5 throughout.
+  for (int i = 0; i < 8; ++i) {
+    const TimeNs start = kT0 + (300 + 100 * i) * kMs;
+    add_sample(u, start, start + 100 * kMs, i == 0 ? 80 : 20, 5);
+  }
+  model.absorb(0, u, kT0 + 1100 * kMs);
+  const GpuFrame g = model.gpus(kT0 + 1100 * kMs)[0];
+  // Window (T0+0.1, T0+1.1]: only the eight usable samples count: (80 + 7 x 20) / 8.
+  EXPECT_NEAR(g.die_util_pct, 27.5, 1e-9);
+  EXPECT_NEAR(g.units[0].pct, 27.5, 1e-9);
+  EXPECT_NEAR(g.units[1].pct, 5.0, 1e-9);
+  EXPECT_EQ(g.limiting_unit, "FP32");
+  EXPECT_TRUE(std::isnan(g.gpu_util_pct));  // no GPU-Util sample: not available, not 0
+}
+
+TEST(TopModel, IdleUnitsLeaveNoLimitingUnit) {
+  FakeSource source;
+  Model model(source, 1000);
+  GpuUpdate u;
+  for (int i = 0; i < 10; ++i) add_sample(u, kT0 + 100 * i * kMs, kT0 + 100 * (i + 1) * kMs, 0.5, 0.9);
+  model.absorb(0, u, kT0 + 1000 * kMs);
+  const GpuFrame g = model.gpus(kT0 + 1000 * kMs)[0];
+  EXPECT_NEAR(g.die_util_pct, 0.9, 1e-9);
+  EXPECT_TRUE(g.limiting_unit.empty());  // under 1% (analysis::kMinBusyPct) is idle
+  EXPECT_TRUE(g.all_idle);
+}
+
+TEST(TopModel, HeldCountersShowGpuUtilOnlyWithTheReason) {
+  FakeSource source;
+  Model model(source, 1000);
+  GpuUpdate u;
+  u.records.counters.push_back(recording::CountersEvent{kT0, true, ""});
+  u.records.counters.push_back(recording::CountersEvent{kT0 + 50 * kMs, false, "the counter sampler exited with 4"});
+  u.records.notes.push_back(recording::Note{kT0 + 50 * kMs, "sampler", "another profiler holds the counters"});
+  u.records.list<recording::UtilSample>().push_back(recording::UtilSample{kT0 + 500 * kMs, 70});
+  u.records.list<recording::UtilSample>().push_back(recording::UtilSample{kT0 + 1000 * kMs, 90});
+  model.absorb(0, u, kT0 + 1000 * kMs);
+  const GpuFrame g = model.gpus(kT0 + 1000 * kMs)[0];
+  EXPECT_EQ(g.feed, ChipFeed::nvml_only);
+  EXPECT_EQ(g.feed_reason, "another profiler holds the counters");
+  EXPECT_TRUE(std::isnan(g.die_util_pct));
+  EXPECT_TRUE(g.limiting_unit.empty());
+  // Window (T0, T0+1 s]: 70 booked to (T0-0.5, T0+0.5], 90 to (T0+0.5, T0+1]: 80.
+  EXPECT_NEAR(g.gpu_util_pct, 80.0, 1e-9);
+  EXPECT_TRUE(std::isnan(g.gap_points()));
+}
+
+TEST(TopModel, ChipSamplesGoStaleAfterThreeDrains) {
+  FakeSource source;
+  Model model(source, 1000);
+  GpuUpdate u = steady_update();
+  model.absorb(0, u, kT0 + 1200 * kMs);
+  // The newest sample ended at T0+1.1 s; stale after 3 s (three 1 s drains).
+  EXPECT_EQ(model.gpus(kT0 + 4100 * kMs)[0].feed, ChipFeed::chip);
+  const GpuFrame late = model.gpus(kT0 + 4101 * kMs)[0];
+  EXPECT_EQ(late.feed, ChipFeed::starting);  // the counters are on, nothing has come since
+  EXPECT_TRUE(std::isnan(late.die_util_pct));
+}
+
+TEST(TopModel, ClocksPowerThrottleAndProcessesAreTheNewest) {
+  FakeSource source;
+  Model model(source, 1000);
+  GpuUpdate u;
+  u.records.list<recording::ClockReading>().push_back(recording::ClockReading{kT0, 1000, 2000});
+  u.records.list<recording::ClockReading>().push_back(recording::ClockReading{kT0 + kMs, 1980, 3201});
+  u.records.list<recording::PowerLimitReading>().push_back(recording::PowerLimitReading{kT0, 700});
+  u.records.list<recording::ThrottleReading>().push_back(
+      recording::ThrottleReading{kT0, recording::throttle_sw_power_cap});
+  u.records.list<recording::ProcessReading>().push_back(recording::ProcessReading{kT0, 2, 0, 0});
+  u.power_draw_w = 512;
+  u.processes = std::vector<ProcessInfo>{{42, "python3"}, {43, ""}};
+  model.absorb(0, u, kT0 + kMs);
+  const GpuFrame g = model.gpus(kT0 + kMs)[0];
+  EXPECT_EQ(g.sm_mhz, 1980);
+  EXPECT_EQ(g.mem_mhz, 3201);
+  EXPECT_EQ(g.power_w, 512);
+  EXPECT_EQ(g.power_limit_w, 700);
+  ASSERT_TRUE(g.throttle_mask.has_value());
+  EXPECT_EQ(*g.throttle_mask, recording::throttle_sw_power_cap);
+  ASSERT_TRUE(g.processes.has_value());
+  EXPECT_EQ(g.processes->size(), 2u);
+  EXPECT_EQ(g.compute_processes, 2);
+}
+
+}  // namespace
+}  // namespace diescope::top

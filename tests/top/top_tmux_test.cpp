@@ -1,0 +1,208 @@
+// `diescope top` as a person sees it: the real binary in a 120x40 tmux window on a replayed H200
+// recording, the screen read back with capture-pane, and the keys sent with send-keys
+// (docs/top.md#tests). Also the plain-text frame when stdout is not a terminal. Skips where tmux is
+// missing (scripts/setup.sh installs it).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "cli/run_diescope.hpp"
+#include "diescope/top/screen.hpp"
+#include "top/golden_match.hpp"
+
+namespace diescope::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string capture(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return out;
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  ::pclose(pipe);
+  return out;
+}
+
+bool have_tmux() { return std::system("command -v tmux >/dev/null 2>&1") == 0; }
+
+// One tmux server of its own (-L), one session running `script` in sh; killed at the end.
+class TmuxSession {
+ public:
+  explicit TmuxSession(const std::string& script, int width = 120, int height = 40)
+      : socket_("diescope-top-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++)) {
+    tmux("new-session -d -s top -x " + std::to_string(width) + " -y " + std::to_string(height) + " " +
+         shell_quote("sh -c " + shell_quote(script)));
+    tmux("set-option -t top remain-on-exit on");
+  }
+  ~TmuxSession() { tmux("kill-server"); }
+  TmuxSession(const TmuxSession&) = delete;
+  TmuxSession& operator=(const TmuxSession&) = delete;
+
+  std::string tmux(const std::string& args) const {
+    return capture("tmux -L " + socket_ + " " + args + " 2>&1");
+  }
+  std::string screen() const { return tmux("capture-pane -p -t top"); }
+  void keys(const std::string& keys) const { tmux("send-keys -t top " + keys); }
+  // Waits (up to 15 s) until the screen satisfies `ok`; returns the last screen.
+  std::string wait_for(const std::function<bool(const std::string&)>& ok) const {
+    std::string s;
+    for (int i = 0; i < 150; ++i) {
+      s = screen();
+      if (ok(s)) return s;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return s;
+  }
+  std::string wait_for_text(const std::string& text) const {
+    return wait_for([&](const std::string& s) { return s.find(text) != std::string::npos; });
+  }
+
+ private:
+  static inline int counter_ = 0;
+  std::string socket_;
+};
+
+std::string recording(const std::string& name) {
+  return (fs::path(DIESCOPE_SOURCE_DIR) / "data/recordings/h200" / name).string();
+}
+
+// The shell around top: the terminal's settings before and after, and top's exit code.
+std::string wrapped(const std::string& top_args, const std::string& tag) {
+  const std::string dir = fs::temp_directory_path().string() + "/" + tag;
+  return "mkdir -p " + dir + "; stty -g > " + dir + "/before; echo BEFORE-TOP; echo $$ > " + dir +
+         "/shell; " + shell_quote(DIESCOPE_BINARY) + " top " + top_args + "; echo EXIT=$?; stty -g > " + dir +
+         "/after; if cmp -s " + dir + "/before " + dir + "/after; then echo TERMINAL-RESTORED; fi";
+}
+
+TEST(TopTmux, ReplayedScreenKeysAndQuit) {
+  if (!have_tmux()) GTEST_SKIP() << "tmux is not installed (scripts/setup.sh installs it)";
+  const std::string tag = "diescope-top-keys-" + std::to_string(::getpid());
+  TmuxSession tmux(wrapped("--replay " + recording("ffma66.dsrec") + " --replay-loop", tag));
+  // A person sees the header, GPU 0 with PM sampling recorded, both figures, the limiting unit (the
+  // kernel loads FP32 on half the SMs) and the keys, on the last row.
+  std::string s = tmux.wait_for_text("limiting unit: FP32");
+  const std::vector<std::string> golden = split_lines(read_text(
+      (fs::path(DIESCOPE_SOURCE_DIR) / "tests/top/golden/tmux-ffma66-120x40.txt").string()));
+  std::vector<std::string> lines = split_lines(s);
+  EXPECT_EQ(golden_mismatch(lines, golden), "") << s;
+
+  // p pauses: the header says so and the screen stays as it is.
+  tmux.keys("p");
+  s = tmux.wait_for_text("PAUSED");
+  ASSERT_NE(s.find("PAUSED"), std::string::npos) << s;
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_EQ(tmux.screen(), s) << "the screen moved while paused";
+  tmux.keys("p");
+  s = tmux.wait_for([](const std::string& t) { return t.find("PAUSED") == std::string::npos; });
+  EXPECT_EQ(s.find("PAUSED"), std::string::npos) << s;
+
+  // s moves to the next sort key; the key line names the one after it.
+  tmux.keys("s");
+  s = tmux.wait_for_text("sort: DIE-Util");
+  EXPECT_NE(s.find("sort: DIE-Util"), std::string::npos) << s;
+  EXPECT_NE(s.find("s sort (GPU-Util next)"), std::string::npos) << s;
+  // A key that does nothing says so.
+  tmux.keys("x");
+  s = tmux.wait_for_text("key 'x' does nothing");
+  EXPECT_NE(s.find("key 'x' does nothing"), std::string::npos) << s;
+
+  // q quits: the alternate screen is gone (the shell's line before top is back), exit 0, and the
+  // terminal's settings are what they were.
+  tmux.keys("q");
+  s = tmux.wait_for_text("TERMINAL-RESTORED");
+  EXPECT_NE(s.find("BEFORE-TOP"), std::string::npos) << s;
+  EXPECT_NE(s.find("EXIT=0"), std::string::npos) << s;
+  EXPECT_NE(s.find("TERMINAL-RESTORED"), std::string::npos) << s;
+  EXPECT_EQ(s.find("GPU-Util"), std::string::npos) << s;
+}
+
+TEST(TopTmux, CtrlCAndSigtermRestoreTheTerminal) {
+  if (!have_tmux()) GTEST_SKIP() << "tmux is not installed (scripts/setup.sh installs it)";
+  {
+    TmuxSession tmux(wrapped("--replay " + recording("copy.dsrec") + " --replay-loop", "diescope-top-int"));
+    tmux.wait_for_text("limiting unit: DRAM");
+    tmux.keys("C-c");
+    const std::string s = tmux.wait_for_text("EXIT=");
+    EXPECT_NE(s.find("EXIT=130"), std::string::npos) << s;  // 128 + SIGINT
+    EXPECT_NE(tmux.wait_for_text("TERMINAL-RESTORED").find("TERMINAL-RESTORED"), std::string::npos);
+  }
+  {
+    const std::string tag = "diescope-top-term-" + std::to_string(::getpid());
+    const std::string pid_file = fs::temp_directory_path().string() + "/" + tag + ".pid";
+    // exec: the pid written is top's own.
+    TmuxSession tmux("stty -g > /tmp/" + tag + ".before; sh -c 'echo $$ > " + pid_file + "; exec " + DIESCOPE_BINARY +
+                     " top --replay " + recording("copy.dsrec") + " --replay-loop'; echo EXIT=$?; stty -g > /tmp/" +
+                     tag + ".after; cmp -s /tmp/" + tag + ".before /tmp/" + tag + ".after && echo TERMINAL-RESTORED");
+    tmux.wait_for_text("limiting unit: DRAM");
+    ASSERT_EQ(std::system(("kill -TERM $(cat " + pid_file + ")").c_str()), 0);
+    const std::string s = tmux.wait_for_text("TERMINAL-RESTORED");
+    EXPECT_NE(s.find("EXIT=143"), std::string::npos) << s;  // 128 + SIGTERM
+    EXPECT_NE(s.find("TERMINAL-RESTORED"), std::string::npos) << s;
+  }
+}
+
+TEST(TopTmux, NarrowWindowRedrawsWithinItsWidth) {
+  if (!have_tmux()) GTEST_SKIP() << "tmux is not installed (scripts/setup.sh installs it)";
+  TmuxSession tmux(wrapped("--replay " + recording("ffma66.dsrec") + " --replay-loop", "diescope-top-narrow"));
+  tmux.wait_for_text("limiting unit: FP32");
+  tmux.tmux("resize-window -t top -x 50 -y 20");
+  // Redrawn for 50 columns: the title is cut with an ellipsis, the figures stay.
+  const std::string s = tmux.wait_for_text("GPU 0 · NVIDIA H200 (GH100) · chip figur…");
+  EXPECT_NE(s.find("GPU 0 · NVIDIA H200 (GH100) · chip figur…"), std::string::npos) << s;
+  for (const std::string& line : split_lines(s)) EXPECT_LE(top::display_width(line), 50) << line;
+  EXPECT_NE(s.find("  GPU-Util "), std::string::npos) << s;
+  EXPECT_NE(s.find("  DIE-Util "), std::string::npos) << s;
+  tmux.keys("q");
+  EXPECT_NE(tmux.wait_for_text("EXIT=0").find("EXIT=0"), std::string::npos);
+}
+
+TEST(TopPlainText, OneFrameWhenStdoutIsNotATerminal) {
+  for (const bool once : {true, false}) {
+    std::vector<std::string> args = {"top", "--replay", recording("copy.dsrec"), "--replay-speed", "4"};
+    if (once) args.emplace_back("--once");
+    const Ran ran = run_diescope(args);
+    ASSERT_EQ(ran.exit_code, 0) << ran.err;
+    EXPECT_EQ(ran.out.find('\x1b'), std::string::npos) << "no escape codes in plain text";
+    const std::vector<std::string> lines = split_lines(ran.out);
+    ASSERT_GE(lines.size(), 8u) << ran.out;
+    EXPECT_EQ(lines[0].rfind("diescope top · replay copy.dsrec at 4x · 1 GPU · refresh 1000 ms · sort: index", 0), 0u)
+        << ran.out;
+    EXPECT_NE(ran.out.find("limiting unit: DRAM"), std::string::npos) << ran.out;
+    EXPECT_EQ(ran.out.find("q quit"), std::string::npos) << "no key line: nothing reads keys";
+  }
+}
+
+TEST(TopCli, RefusesWhatItCannotDo) {
+  Ran ran = run_diescope({"top", "--replay", recording("copy.dsrec"), "--gpus", "0"});
+  EXPECT_EQ(ran.exit_code, 2);
+  EXPECT_NE(ran.err.find("--gpus"), std::string::npos) << ran.err;
+  ran = run_diescope({"top", "--replay", recording("copy.dsrec"), "--sort", "dei"});
+  EXPECT_EQ(ran.exit_code, 2);
+  EXPECT_NE(ran.err.find("did you mean 'die'"), std::string::npos) << ran.err;
+  ran = run_diescope({"top", "--replay", recording("copy.dsrec"), "--drain-ms", "5", "--once"});
+  EXPECT_EQ(ran.exit_code, 2);
+  EXPECT_NE(ran.err.find("100 to 60000"), std::string::npos) << ran.err;
+  ran = run_diescope({"top", "--replay", "/nonexistent.dsrec"});
+  EXPECT_EQ(ran.exit_code, 3) << ran.err;
+  ran = run_diescope({"top", "--replay-loop"});
+  EXPECT_EQ(ran.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace diescope::test
