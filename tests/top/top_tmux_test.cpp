@@ -46,9 +46,10 @@ class TmuxSession {
  public:
   explicit TmuxSession(const std::string& script, int width = 120, int height = 40)
       : socket_("diescope-top-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++)) {
+    // The shell stays a while after the script, so that the pane (and what it shows) stays:
+    // a pane that dies loses its screen (tmux 3.3's remain-on-exit shows only what came last).
     tmux("new-session -d -s top -x " + std::to_string(width) + " -y " + std::to_string(height) + " " +
-         shell_quote("sh -c " + shell_quote(script)));
-    tmux("set-option -t top remain-on-exit on");
+         shell_quote("sh -c " + shell_quote(script + "; sleep 60")));
   }
   ~TmuxSession() { tmux("kill-server"); }
   TmuxSession(const TmuxSession&) = delete;
@@ -85,7 +86,8 @@ std::string recording(const std::string& name) {
 // The shell around top: the terminal's settings before and after, and top's exit code.
 std::string wrapped(const std::string& top_args, const std::string& tag) {
   const std::string dir = fs::temp_directory_path().string() + "/" + tag;
-  return "mkdir -p " + dir + "; stty -g > " + dir + "/before; echo BEFORE-TOP; echo $$ > " + dir +
+  // The shell outlives a Ctrl-C (its trap), so that it can say how top ended.
+  return "trap : INT; mkdir -p " + dir + "; stty -g > " + dir + "/before; echo BEFORE-TOP; echo $$ > " + dir +
          "/shell; " + shell_quote(DIESCOPE_BINARY) + " top " + top_args + "; echo EXIT=$?; stty -g > " + dir +
          "/after; if cmp -s " + dir + "/before " + dir + "/after; then echo TERMINAL-RESTORED; fi";
 }
@@ -162,9 +164,10 @@ TEST(TopTmux, NarrowWindowRedrawsWithinItsWidth) {
   TmuxSession tmux(wrapped("--replay " + recording("ffma66.dsrec") + " --replay-loop", "diescope-top-narrow"));
   tmux.wait_for_text("limiting unit: FP32");
   tmux.tmux("resize-window -t top -x 50 -y 20");
-  // Redrawn for 50 columns: the title is cut with an ellipsis, the figures stay.
-  const std::string s = tmux.wait_for_text("GPU 0 · NVIDIA H200 (GH100) · chip figur…");
-  EXPECT_NE(s.find("GPU 0 · NVIDIA H200 (GH100) · chip figur…"), std::string::npos) << s;
+  // Redrawn for 50 columns: the title is cut to 49 columns and an ellipsis, the figures stay.
+  const std::string title = "GPU 0 · NVIDIA H200 (GH100) · chip figures: PM sa…";
+  const std::string s = tmux.wait_for_text(title);
+  EXPECT_NE(s.find(title), std::string::npos) << s;
   for (const std::string& line : split_lines(s)) EXPECT_LE(top::display_width(line), 50) << line;
   EXPECT_NE(s.find("  GPU-Util "), std::string::npos) << s;
   EXPECT_NE(s.find("  DIE-Util "), std::string::npos) << s;
@@ -192,9 +195,9 @@ TEST(TopCli, RefusesWhatItCannotDo) {
   Ran ran = run_diescope({"top", "--replay", recording("copy.dsrec"), "--gpus", "0"});
   EXPECT_EQ(ran.exit_code, 2);
   EXPECT_NE(ran.err.find("--gpus"), std::string::npos) << ran.err;
-  ran = run_diescope({"top", "--replay", recording("copy.dsrec"), "--sort", "dei"});
+  ran = run_diescope({"top", "--replay", recording("copy.dsrec"), "--sort", "gapp"});
   EXPECT_EQ(ran.exit_code, 2);
-  EXPECT_NE(ran.err.find("did you mean 'die'"), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("did you mean 'gap'"), std::string::npos) << ran.err;
   ran = run_diescope({"top", "--replay", recording("copy.dsrec"), "--drain-ms", "5", "--once"});
   EXPECT_EQ(ran.exit_code, 2);
   EXPECT_NE(ran.err.find("100 to 60000"), std::string::npos) << ran.err;
