@@ -11,6 +11,7 @@ packages=(
   libbenchmark-tools python3 python3-jsonschema        # compare.py, report-schema validation
   python3-scipy python3-numpy                          # compare.py imports them (its U test)
   prometheus                                           # agent end-to-end test scrapes with a real server
+  tmux                                                 # top's tests drive it in a terminal and read the screen
 )
 missing=()
 for p in "${packages[@]}"; do
