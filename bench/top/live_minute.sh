@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# `diescope top` live on a GPU machine for a minute over a changing load (docs/top.md): first
-# Nsight Compute profiling an FFMA (the counters held: top must show GPU-Util only, and why, then
-# PM sampling once ncu is done), then bundled workloads of different kinds one after another in the
-# background. The screen is read every 2 s (times from ncu's start; top starts 3 s later), with
+# `diescope top` live on a GPU machine for a minute over a changing load (docs/top.md): bundled
+# workloads of different kinds one after another in the background, then Nsight Compute asked to
+# profile one while top's PM sampling holds the counters (on the H200, ncu's process ended 1.4 s
+# after its start: bench/results/top/2026-12-01-h200-live-minute/). The screen is read every 2 s, with
 # tmux where it is installed, else through a pseudo-terminal (bench/top/pty_capture.py). top's own
 # CPU, and its sampler child's, come from /proc/PID/schedstat (ns on a CPU).
 #
@@ -18,7 +18,7 @@ cd "$(dirname "$0")/../.."
 bench_bin diescope diescope-cupti diescope-workload
 bench_out "$out_dir"
 bench_work top-live
-SECONDS_TOTAL=${SECONDS_TOTAL:-64}
+SECONDS_TOTAL=${SECONDS_TOTAL:-60}
 # TOP_ARGS: extra arguments for top (a check of this script without a GPU: --replay FILE --replay-loop).
 # CAPTURE=pty reads the screen through the pseudo-terminal even where tmux is installed.
 read -r -a top_args <<< "${TOP_ARGS:-}"
@@ -27,23 +27,9 @@ cat "$OUT/env.txt"
 
 t0=$(date +%s.%N)
 stamp() { awk -v t0="$t0" -v t="$(date +%s.%N)" 'BEGIN { printf "%5.1f", t - t0 }'; }
-# First Nsight Compute profiles an FFMA (started 3 s before top, so that it holds the counters when
-# top starts); then, 6 s after it ends, the loads one after another.
-ncu_pid=
-if command -v ncu > /dev/null; then
-  echo "$(stamp) start ncu --clock-control none --metrics sm__cycles_elapsed.avg diescope workload ffma --sms 66 --seconds 8" > "$WORK/ncu-start.txt"
-  ncu --clock-control none --metrics sm__cycles_elapsed.avg diescope workload ffma --sms 66 --seconds 8 \
-    > "$WORK/ncu.txt" 2>&1 &
-  ncu_pid=$!
-  sleep 3
-fi
+# The loads, one after another, after 4 s of an idle GPU.
 loads() {
-  cat "$WORK/ncu-start.txt" 2> /dev/null || echo "ncu: not installed"
-  if [ -n "$ncu_pid" ]; then
-    wait "$ncu_pid" || true
-    echo "$(stamp) end ($(tail -1 "$WORK/ncu.txt"))"
-  fi
-  sleep 6
+  sleep 4
   for load in "ffma --sms 132 --seconds 7" "stream --kernel copy --seconds 7" "gemm --seconds 7" \
               "ffma --sms 33 --seconds 5" "duty --on-ms 50 --period-ms 100 --seconds 5"; do
     echo "$(stamp) start diescope workload $load"
@@ -52,6 +38,12 @@ loads() {
     echo "$(stamp) end"
     sleep 1
   done
+  if command -v ncu > /dev/null; then
+    echo "$(stamp) start ncu --clock-control none --metrics sm__cycles_elapsed.avg diescope workload ffma --sms 66 --seconds 7"
+    ncu --clock-control none --metrics sm__cycles_elapsed.avg diescope workload ffma --sms 66 --seconds 7 \
+      > "$WORK/ncu.txt" 2>&1 || true
+    echo "$(stamp) end"
+  fi
 }
 
 cpu_ns() { awk '{ print $1 }' "/proc/$1/schedstat" 2> /dev/null || echo 0; }
@@ -78,17 +70,14 @@ fi
 loads > "$OUT/loads.txt" 2>&1 &
 loads_pid=$!
 
-# CPU: top and its sampler child from 19 s after top's start (ncu is over, PM sampling back) for 35 s,
-# over the loads; top alone over the whole run.
-w_start=$(date +%s%N); top_start=$(cpu_ns "$top_pid")
-sleep 19
+# CPU: top and its sampler child from 3 s in (after start-up) to 38 s (before ncu); top alone to the end.
+sleep 3
 w0=$(date +%s%N); top0=$(cpu_ns "$top_pid"); child=$(children "$top_pid"); child0=$(cpu_ns "${child:-0}")
 sleep 35
 w1=$(date +%s%N); top1=$(cpu_ns "$top_pid"); child1=$(cpu_ns "${child:-0}"); child_now=$(children "$top_pid")
 rss_kb=$(awk '/VmRSS/ { print $2 }' "/proc/$top_pid/status" 2> /dev/null || echo 0)
 wait "$loads_pid" || true
 w2=$(date +%s%N); top2=$(cpu_ns "$top_pid")
-w0_whole=$w_start; top0_whole=$top_start
 if [ "$capture" = tmux ]; then
   wait "$capture_pid" || true
   tmux -L diescope-top send-keys -t top q
@@ -99,13 +88,13 @@ else
   wait "$capture_pid" || true
   { echo "capture: pty"; cat "$WORK/pty.txt"; } > "$OUT/exit.txt"
 fi
-awk -v w0="$w0" -v w1="$w1" -v w2="$w2" -v t0="$top0" -v t1="$top1" -v t2="$top2" -v ws="$w0_whole" -v ts="$top0_whole" -v c0="$child0" -v c1="$child1" \
+awk -v w0="$w0" -v w1="$w1" -v w2="$w2" -v t0="$top0" -v t1="$top1" -v t2="$top2" -v c0="$child0" -v c1="$child1" \
     -v child="${child:-none}" -v child_now="${child_now:-none}" -v rss="$rss_kb" 'BEGIN {
-  printf "window_s %.1f (from 19 s after top started: the loads)\n", (w1 - w0) / 1e9
+  printf "window_s %.1f (from 3 s after start, before ncu)\n", (w1 - w0) / 1e9
   printf "top_cpu_pct_of_a_core %.3f\n", 100 * (t1 - t0) / (w1 - w0)
   printf "sampler_child %s (still %s at the end of the window)\n", child, child_now
   printf "sampler_cpu_pct_of_a_core %.3f\n", 100 * (c1 - c0) / (w1 - w0)
-  printf "top_cpu_pct_whole_run %.3f over %.1f s (start-up and ncu included)\n", 100 * (t2 - ts) / (w2 - ws), (w2 - ws) / 1e9
+  printf "top_cpu_pct_whole_run %.3f over %.1f s (ncu included)\n", 100 * (t2 - t0) / (w2 - w0), (w2 - w0) / 1e9
   printf "top_rss_mib %.1f\n", rss / 1024
 }' > "$OUT/cpu.txt"
 cat "$OUT/cpu.txt" "$OUT/loads.txt" "$OUT/exit.txt"

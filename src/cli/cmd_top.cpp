@@ -30,8 +30,9 @@ top::SortKey parse_sort(const std::string& text) {
   if (text == "die") return top::SortKey::die_util;
   if (text == "gpu") return top::SortKey::gpu_util;
   if (text == "gap") return top::SortKey::gap;
-  throw core::UsageError("--sort " + text + " is not a sort key" + did_you_mean(text, {"index", "die", "gpu", "gap"}),
-                         "give --sort index, die (DIE-Util), gpu (GPU-Util) or gap");
+  throw core::UsageError(
+      "--sort " + text + " is not a sort key" + did_you_mean(text, {"index", "die", "gpu", "gap"}),
+      "give --sort index, die (DIE-Util), gpu (GPU-Util) or gap");
 }
 
 int run(const TopArgs& a) {
@@ -59,8 +60,7 @@ int run(const TopArgs& a) {
     return caught ? 128 + caught->number : 1;
   };
   options.drain_resize = [&resize] {
-    while (resize.next()) {
-    }
+    while (resize.next()) {}
   };
 
   std::unique_ptr<top::Source> source;
@@ -84,24 +84,31 @@ int run(const TopArgs& a) {
 
 std::function<int()> setup_top(CLI::App& sub) {
   auto args = std::make_shared<TopArgs>();
-  add_gpu_list(sub, args->gpus, "watch only these GPU indexes, as nvidia-smi numbers them (default: every GPU)");
+  add_gpu_list(sub, args->gpus,
+               "watch only these GPU indexes, as nvidia-smi numbers them (default: every GPU)");
   add_number(sub, "--interval-ms", args->interval_ms, "chip counter sample interval in ms (default 10)");
   add_number(sub, "--drain-ms", args->drain_ms,
              "read NVML, decode the counters and redraw every this many ms (default 1000; 100 to 60000)");
-  sub.add_flag("--once", args->once, "print one frame as plain text and exit (also when stdout is not a terminal)");
-  CLI::Option* sort = add_text(sub, "--sort", args->sort, "order GPUs by index, die, gpu or gap (default index; key s)");
+  sub.add_flag("--once", args->once,
+               "print one frame as plain text and exit (also when stdout is not a terminal)");
+  CLI::Option* sort =
+      add_text(sub, "--sort", args->sort, "order GPUs by index, die, gpu or gap (default index; key s)");
   sort->type_name("KEY");
-  sub.add_option("--replay", args->replay, "play this recording instead of reading GPUs (repeat: one per GPU)");
-  add_number(sub, "--replay-speed", args->replay_speed, "recording seconds per second (default 1: its own pace)");
+  sub.add_option("--replay", args->replay,
+                 "play this recording instead of reading GPUs (repeat: one per GPU)");
+  add_number(sub, "--replay-speed", args->replay_speed,
+             "recording seconds per second (default 1: its own pace)");
   sub.add_flag("--replay-loop", args->replay_loop, "start the recording over when it ends");
-  sub.add_option("--sampler", args->sampler, "counter sampler executable (default: diescope-cupti beside diescope)");
+  sub.add_option("--sampler", args->sampler,
+                 "counter sampler executable (default: diescope-cupti beside diescope)");
   sub.add_option("--sampler-arg", args->sampler_args, "extra argument for the sampler (repeat)");
   return [args] { return run(*args); };
 }
 
-const CommandRegistrar registrar{Command{"top", 65, setup_top,
-                                         "watch every GPU live: GPU-Util beside DIE-Util, units, clocks, power, "
-                                         "processes (keys: q quit, p pause, s sort)"}};
+const CommandRegistrar registrar{
+    Command{"top", 65, setup_top,
+            "watch every GPU live: GPU-Util beside DIE-Util, units, clocks, power, "
+            "processes (keys: q quit, p pause, s sort)"}};
 
 }  // namespace
 }  // namespace diescope::cli

@@ -20,7 +20,7 @@ recording::TimeNs overlap(recording::TimeNs a_lo, recording::TimeNs a_hi, record
 
 // A time-weighted mean over whatever part of a span its values covered.
 struct Weighted {
-  double sum = 0;        // value x ns
+  double sum = 0;  // value x ns
   recording::TimeNs ns = 0;
   void add(double value, recording::TimeNs weight) {
     if (weight <= 0 || !std::isfinite(value)) return;
@@ -49,6 +49,9 @@ Model::Model(const Source& source, double drain_ms)
   for (std::size_t i = 0; i < source.gpu_count(); ++i) {
     Gpu g;
     g.meta = source.meta(i);
+    // Every source asks for the counters from its start on a GPU with a unit table: until the
+    // sampler says otherwise, they are starting.
+    g.asked = !g.meta.units.empty();
     gpus_.push_back(std::move(g));
   }
 }
@@ -80,7 +83,8 @@ void Model::absorb(std::size_t gpu, GpuUpdate& update, recording::TimeNs now) {
     g.samples.push_back(Sample{s.start_ns, s.end_ns, std::move(s.units)});
   }
   if (next_start < starts.size()) g.first_after_on = true;
-  for (auto& e : b.list<recording::EngineReading>()) g.engines.push_back(Engines{e.ts_ns, std::move(e.values)});
+  for (auto& e : b.list<recording::EngineReading>())
+    g.engines.push_back(Engines{e.ts_ns, std::move(e.values)});
   for (const auto& u : b.list<recording::UtilSample>())
     if (g.util.empty() || u.ts_ns > g.util.back().ts_ns) g.util.push_back(Util{u.ts_ns, u.pct});
   if (!b.list<recording::ClockReading>().empty()) g.clock = b.list<recording::ClockReading>().back();
@@ -204,9 +208,10 @@ GpuFrame Model::frame_of(const Gpu& g, recording::TimeNs now) const {
       const recording::ColumnDef& c = u < n_units ? g.meta.units[u] : g.meta.engines[u - n_units];
       UnitBar bar{c.label.empty() ? c.key : c.label, unit_mean[u].mean()};
       f.units.push_back(bar);
-      // docs/method.md#limiting-unit: available over 90% of the chip time, and busy.
-      const bool available = die.ns > 0 && static_cast<double>(unit_available[u]) >=
-                                               analysis::kMinLimitingAvailabilityPct / 100 * static_cast<double>(die.ns);
+      // docs/method.md#column-summaries-and-the-limiting-unit: available over 90% of the chip time, and busy.
+      const bool available =
+          die.ns > 0 && static_cast<double>(unit_available[u]) >=
+                            analysis::kMinLimitingAvailabilityPct / 100 * static_cast<double>(die.ns);
       if (!available || !(bar.pct >= analysis::kMinBusyPct)) continue;
       any_busy = true;
       if (bar.pct > best) {

@@ -139,8 +139,8 @@ std::string processes_text(const GpuFrame& g) {
 
 // Two rows (GPU-Util, DIE-Util): label, figure, bar, sparkline of the last minute.
 void util_rows(const GpuFrame& g, int width, std::vector<std::string>& out) {
-  constexpr int kLabel = 12;   // "  GPU-Util  "
-  constexpr int kFigure = 7;   // " 96.0% "
+  constexpr int kLabel = 12;  // "  GPU-Util  "
+  constexpr int kFigure = 7;  // " 96.0% "
   const int room = width - kLabel - kFigure;
   // The sparkline takes the last minute when there is room, the bar what is left; a narrow
   // terminal drops the bar first, then shortens the sparkline.
@@ -171,9 +171,11 @@ void util_rows(const GpuFrame& g, int width, std::vector<std::string>& out) {
 }
 
 std::string gap_line(const GpuFrame& g) {
-  const double gap = g.gap_points();
-  std::string line = std::isfinite(gap) ? fmt::format("  gap       {:5.1f} points", gap)
-                                        : std::string("  gap          n/a");
+  // Rounded to the tenth shown, so that a gap of -0.04 reads 0.0, not -0.0.
+  double gap = std::round(g.gap_points() * 10) / 10;
+  if (gap == 0) gap = 0;
+  std::string line =
+      std::isfinite(gap) ? fmt::format("  gap       {:5.1f} points", gap) : std::string("  gap          n/a");
   if (g.feed != ChipFeed::chip) return line;
   if (!g.limiting_unit.empty()) return line + " · limiting unit: " + g.limiting_unit;
   if (g.all_idle) return line + " · limiting unit: none (every unit idle)";
@@ -184,7 +186,7 @@ std::vector<std::string> unit_rows(const GpuFrame& g, int width) {
   std::vector<std::string> rows;
   if (g.units.empty()) return rows;
   constexpr int kCellLabel = 14;  // "Video encoder "
-  constexpr int kMinCell = 33;  // label, figure and a bar of at least 12
+  constexpr int kMinCell = 33;    // label, figure and a bar of at least 12
   const int usable = width - 2;
   const int columns = std::clamp(usable / (kMinCell + 2), 1, 4);
   const int cell = usable / columns - 2;
@@ -293,10 +295,10 @@ std::vector<std::string> layout(const Frame& frame, int width, int height, bool 
   if (frame.ended) header += " · replay over";
   const int room = width - display_width(header) - 2;
   if (room >= display_width(frame.time_of_day))
-    header += std::string(static_cast<std::size_t>(width - display_width(header) -
-                                                   display_width(frame.time_of_day)),
-                          ' ') +
-              frame.time_of_day;
+    header +=
+        std::string(
+            static_cast<std::size_t>(width - display_width(header) - display_width(frame.time_of_day)), ' ') +
+        frame.time_of_day;
   lines.push_back(fit(header, width));
 
   std::string key_line;
@@ -320,7 +322,8 @@ std::vector<std::string> layout(const Frame& frame, int width, int height, bool 
   if (frame.gpus.empty() && body > 0) lines.emplace_back("no GPU to show");
   // rest[i]: the lines blocks i.. take, with a blank line before each but the first shown.
   std::vector<int> rest(blocks.size() + 1, 0);
-  for (std::size_t i = blocks.size(); i-- > 0;) rest[i] = rest[i + 1] + static_cast<int>(blocks[i].size()) + 1;
+  for (std::size_t i = blocks.size(); i-- > 0;)
+    rest[i] = rest[i + 1] + static_cast<int>(blocks[i].size()) + 1;
   int used = 0;
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     const int sep = i > 0 ? 1 : 0;
@@ -328,7 +331,8 @@ std::vector<std::string> layout(const Frame& frame, int width, int height, bool 
     const bool all_fit = used + rest[i] - (i > 0 ? 0 : 1) <= body;
     if (!all_fit && used + sep + size + 1 > body) {
       if (i == 0) {  // not even one GPU fits: as much of it as there is room for
-        for (int k = 0; k < std::min(size, body); ++k) lines.push_back(blocks[0][static_cast<std::size_t>(k)]);
+        for (int k = 0; k < std::min(size, body); ++k)
+          lines.push_back(blocks[0][static_cast<std::size_t>(k)]);
         break;
       }
       const std::size_t hidden = blocks.size() - i;
@@ -342,7 +346,8 @@ std::vector<std::string> layout(const Frame& frame, int width, int height, bool 
     used += sep + size;
   }
   // A block cut by a very short terminal: keep what fits.
-  if (static_cast<int>(lines.size()) > height - bottom) lines.resize(static_cast<std::size_t>(std::max(0, height - bottom)));
+  if (static_cast<int>(lines.size()) > height - bottom)
+    lines.resize(static_cast<std::size_t>(std::max(0, height - bottom)));
   if (bottom) {
     if (static_cast<int>(lines.size()) >= height) lines.resize(static_cast<std::size_t>(height - 1));
     // The key line sits on the last row, as nvtop's does.

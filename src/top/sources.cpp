@@ -15,12 +15,18 @@ namespace diescope::top {
 
 namespace {
 
-// The command name the kernel keeps for a pid (/proc/PID/comm), printable ASCII only; empty when the
-// pid names no process visible here.
+// A process's name as nvidia-smi shows it: its program (argv[0], without the folder), else the
+// 15 characters the kernel keeps (/proc/PID/comm); printable ASCII only; empty when the pid names no
+// process visible here.
 std::string process_name(unsigned pid) {
-  std::ifstream in(fmt::format("/proc/{}/comm", pid));
   std::string name;
-  if (!in || !std::getline(in, name)) return {};
+  std::ifstream cmdline(fmt::format("/proc/{}/cmdline", pid), std::ios::binary);
+  if (cmdline && std::getline(cmdline, name, '\0') && !name.empty()) {
+    name = std::filesystem::path(name).filename().string();
+  } else {
+    std::ifstream comm(fmt::format("/proc/{}/comm", pid));
+    if (!comm || !std::getline(comm, name)) return {};
+  }
   for (char& c : name)
     if (c < 0x20 || c > 0x7e) c = '?';
   return name;
@@ -30,7 +36,10 @@ class AgentBacked : public Source {
  public:
   AgentBacked(std::unique_ptr<agent::AgentSource> source, std::unique_ptr<agent::Clock> clock,
               std::string description, bool live)
-      : source_(std::move(source)), clock_(std::move(clock)), description_(std::move(description)), live_(live) {
+      : source_(std::move(source)),
+        clock_(std::move(clock)),
+        description_(std::move(description)),
+        live_(live) {
     const recording::TimeNs now = now_ns();
     for (std::size_t i = 0; i < source_->gpu_count(); ++i) source_->set_counters(i, true, now);
   }
@@ -71,8 +80,8 @@ class AgentBacked : public Source {
 
 class Live final : public AgentBacked {
  public:
-  Live(std::unique_ptr<agent::AgentSource> source, std::shared_ptr<collect::Nvml> nvml, const std::vector<int>& gpus,
-       double drain_ms)
+  Live(std::unique_ptr<agent::AgentSource> source, std::shared_ptr<collect::Nvml> nvml,
+       const std::vector<int>& gpus, double drain_ms)
       : AgentBacked(std::move(source), std::make_unique<agent::SystemClock>(), "live", true),
         nvml_(std::move(nvml)),
         // A tenth early is close enough, as the agent's NVML poll (a poll that wakes early is not skipped).
@@ -134,10 +143,9 @@ std::unique_ptr<Source> make_replay_source(const ReplayOptions& options) {
   std::string names;
   for (const std::string& f : options.files)
     names += (names.empty() ? "" : ", ") + std::filesystem::path(f).filename().string();
-  return make_agent_backed_source(std::move(source), std::move(clock),
-                                  fmt::format("replay {} at {:g}x{}", names, options.speed,
-                                              options.loop ? ", looping" : ""),
-                                  false);
+  return make_agent_backed_source(
+      std::move(source), std::move(clock),
+      fmt::format("replay {} at {:g}x{}", names, options.speed, options.loop ? ", looping" : ""), false);
 }
 
 }  // namespace diescope::top

@@ -142,14 +142,15 @@ int run_top(Source& source, const TopOptions& options) {
   };
 
   if (!interactive) {
-    // One frame, plain text, after a drain or two of readings (docs/top.md#one-frame).
+    // One frame, plain text, after a drain or two of readings (docs/top.md#the-screen).
     const recording::TimeNs start = source.now_ns();
     const auto until = start + static_cast<recording::TimeNs>(options.once_after_ms * 1e6);
     recording::TimeNs now = start;
     recording::TimeNs next_poll = start;
     const std::int64_t mono_start = core::monotonic_ns();
     while (now < until && !source.ended(now)) {
-      wait(static_cast<int>(std::clamp<recording::TimeNs>((next_poll - now) / recording::kNsPerMs, 0, 100)), false);
+      wait(static_cast<int>(std::clamp<recording::TimeNs>((next_poll - now) / recording::kNsPerMs, 0, 100)),
+           false);
       if (options.stop_fd >= 0 && readable(options.stop_fd)) {
         source.shutdown();
         return options.drain_stop ? options.drain_stop() : 1;
@@ -160,7 +161,9 @@ int run_top(Source& source, const TopOptions& options) {
         if (now >= next_poll) next_poll = now + drain_ns;
       }
       // A replay faster than real time still stops; a stalled source cannot hold the frame forever.
-      if (core::monotonic_ns() - mono_start > 4 * static_cast<std::int64_t>(options.once_after_ms * 1e6) + 10 * recording::kNsPerSecond) break;
+      if (core::monotonic_ns() - mono_start >
+          4 * static_cast<std::int64_t>(options.once_after_ms * 1e6) + 10 * recording::kNsPerSecond)
+        break;
     }
     poll_source(now);
     build(now);
@@ -192,7 +195,9 @@ int run_top(Source& source, const TopOptions& options) {
       write_all(options.stdout_fd, screen_text(layout(frame, size.width, size.height, true)));
       dirty = false;
     }
-    wait(static_cast<int>(std::clamp<recording::TimeNs>((next_poll - source.now_ns()) / recording::kNsPerMs, 0, drain_ns / recording::kNsPerMs)), true);
+    wait(static_cast<int>(std::clamp<recording::TimeNs>((next_poll - source.now_ns()) / recording::kNsPerMs,
+                                                        0, drain_ns / recording::kNsPerMs)),
+         true);
     if (options.stop_fd >= 0 && readable(options.stop_fd)) {
       exit_code = options.drain_stop ? options.drain_stop() : 1;
       break;
@@ -227,7 +232,9 @@ int run_top(Source& source, const TopOptions& options) {
             i = n;
             break;
           default:
-            frame.message = fmt::format("key '{}' does nothing", keys[i] >= 0x20 && keys[i] < 0x7f ? std::string(1, keys[i]) : std::string("?"));
+            frame.message =
+                fmt::format("key '{}' does nothing",
+                            keys[i] >= 0x20 && keys[i] < 0x7f ? std::string(1, keys[i]) : std::string("?"));
             break;
         }
       }

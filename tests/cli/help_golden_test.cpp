@@ -45,17 +45,15 @@ TEST_P(HelpGolden, MatchesTheCommittedText) {
 
 INSTANTIATE_TEST_SUITE_P(
     EveryCommand, HelpGolden,
-    ::testing::Values(HelpCase{"diescope.txt", {"--help"}}, HelpCase{"run.txt", {"run", "--help"}},
-                      HelpCase{"bench.txt", {"bench", "--help"}},
-                      HelpCase{"report.txt", {"report", "--help"}},
-                      HelpCase{"calibrate.txt", {"calibrate", "--help"}},
-                      HelpCase{"workload.txt", {"workload", "--help"}},
-                      HelpCase{"workload-ffma.txt", {"workload", "ffma", "--help"}},
-                      HelpCase{"agent.txt", {"agent", "--help"}}, HelpCase{"top.txt", {"top", "--help"}},
-                      HelpCase{"units.txt", {"units", "--help"}},
-                      HelpCase{"roofline.txt", {"roofline", "--help"}},
-                      HelpCase{"roofline-profile.txt", {"roofline", "profile", "--help"}},
-                      HelpCase{"roofline-plot.txt", {"roofline", "plot", "--help"}}),
+    ::testing::Values(
+        HelpCase{"diescope.txt", {"--help"}}, HelpCase{"run.txt", {"run", "--help"}},
+        HelpCase{"bench.txt", {"bench", "--help"}}, HelpCase{"report.txt", {"report", "--help"}},
+        HelpCase{"calibrate.txt", {"calibrate", "--help"}}, HelpCase{"workload.txt", {"workload", "--help"}},
+        HelpCase{"workload-ffma.txt", {"workload", "ffma", "--help"}},
+        HelpCase{"agent.txt", {"agent", "--help"}}, HelpCase{"top.txt", {"top", "--help"}},
+        HelpCase{"units.txt", {"units", "--help"}}, HelpCase{"roofline.txt", {"roofline", "--help"}},
+        HelpCase{"roofline-profile.txt", {"roofline", "profile", "--help"}},
+        HelpCase{"roofline-plot.txt", {"roofline", "plot", "--help"}}),
     [](const ::testing::TestParamInfo<HelpCase>& param) {
       std::string name = param.param.file;
       name = name.substr(0, name.find('.'));

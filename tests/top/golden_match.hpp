@@ -55,7 +55,8 @@ inline std::vector<std::string> split_lines(const std::string& text) {
 }
 
 // Empty when every line matches; else the first line that does not, with both texts.
-inline std::string golden_mismatch(const std::vector<std::string>& screen, const std::vector<std::string>& golden) {
+inline std::string golden_mismatch(const std::vector<std::string>& screen,
+                                   const std::vector<std::string>& golden) {
   for (std::size_t i = 0; i < std::max(screen.size(), golden.size()); ++i) {
     const std::string got = i < screen.size() ? screen[i] : "<no line>";
     const std::string want = i < golden.size() ? golden[i] : "<no line>";

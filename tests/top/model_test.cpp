@@ -148,8 +148,10 @@ TEST(TopModel, HeldCountersShowGpuUtilOnlyWithTheReason) {
   Model model(source, 1000);
   GpuUpdate u;
   u.records.counters.push_back(recording::CountersEvent{kT0, true, ""});
-  u.records.counters.push_back(recording::CountersEvent{kT0 + 50 * kMs, false, "the counter sampler exited with 4"});
-  u.records.notes.push_back(recording::Note{kT0 + 50 * kMs, "sampler", "another profiler holds the counters"});
+  u.records.counters.push_back(
+      recording::CountersEvent{kT0 + 50 * kMs, false, "the counter sampler exited with 4"});
+  u.records.notes.push_back(
+      recording::Note{kT0 + 50 * kMs, "sampler", "another profiler holds the counters"});
   u.records.list<recording::UtilSample>().push_back(recording::UtilSample{kT0 + 500 * kMs, 70});
   u.records.list<recording::UtilSample>().push_back(recording::UtilSample{kT0 + 1000 * kMs, 90});
   model.absorb(0, u, kT0 + 1000 * kMs);
@@ -198,6 +200,21 @@ TEST(TopModel, ClocksPowerThrottleAndProcessesAreTheNewest) {
   ASSERT_TRUE(g.processes.has_value());
   EXPECT_EQ(g.processes->size(), 2u);
   EXPECT_EQ(g.compute_processes, 2);
+}
+
+}  // namespace
+}  // namespace diescope::top
+
+namespace diescope::top {
+namespace {
+
+TEST(TopModel, BeforeAnyReadingTheCountersAreStarting) {
+  FakeSource source;
+  Model model(source, 1000);
+  const GpuFrame g = model.gpus(kT0)[0];
+  EXPECT_EQ(g.feed, ChipFeed::starting);  // the source asks for them from its start
+  EXPECT_TRUE(std::isnan(g.gpu_util_pct));
+  EXPECT_TRUE(std::isnan(g.die_util_pct));
 }
 
 }  // namespace

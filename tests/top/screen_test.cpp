@@ -57,8 +57,8 @@ void expect_golden(const std::vector<std::string>& screen, const std::string& go
     const fs::path got = fs::path(DIESCOPE_BINARY_DIR) / ("top-screen-" + golden_name);
     std::ofstream out(got, std::ios::binary);
     for (const std::string& line : screen) out << line << "\n";
-    ADD_FAILURE() << "the screen differs from " << golden << " at " << mismatch << "\n(the whole screen is in "
-                  << got << ")";
+    ADD_FAILURE() << "the screen differs from " << golden << " at " << mismatch
+                  << "\n(the whole screen is in " << got << ")";
   }
 }
 
@@ -141,7 +141,8 @@ TEST(TopScreen, EveryLineFitsEverySize) {
   frame.gpus[2].feed = ChipFeed::nvml_only;
   frame.gpus[2].feed_reason = "another profiler holds the counters (fix: let it finish)";
   for (int width = 10; width <= 200; width += 7)
-    for (int height = 3; height <= 60; height += 5) expect_fits(layout(frame, width, height, true), width, height);
+    for (int height = 3; height <= 60; height += 5)
+      expect_fits(layout(frame, width, height, true), width, height);
 }
 
 TEST(TopScreen, AShortTerminalSaysHowManyGpusItLeftOut) {
@@ -157,6 +158,16 @@ TEST(TopScreen, AShortTerminalSaysHowManyGpusItLeftOut) {
   EXPECT_NE(std::find(lines.begin(), lines.end(), "… 5 more GPUs (a taller terminal, or --gpus, shows them)"),
             lines.end());
   EXPECT_EQ(lines.back().rfind("q quit · p pause · s sort", 0), 0u);
+}
+
+TEST(TopScreen, AGapThatRoundsToZeroHasNoSign) {
+  Frame frame;
+  frame.source = "live";
+  frame.gpus = {hand_gpu(0, 0.0, 0.04)};  // -0.04 points
+  frame.gpus[0].limiting_unit.clear();
+  frame.gpus[0].all_idle = true;
+  EXPECT_EQ(layout(frame, 120, 40, false).at(4),
+            "  gap         0.0 points · limiting unit: none (every unit idle)");
 }
 
 TEST(TopScreen, SortKeysOrderLargestFirstAndNaNLast) {

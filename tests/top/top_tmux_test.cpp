@@ -39,7 +39,9 @@ std::string capture(const std::string& command) {
   return out;
 }
 
-bool have_tmux() { return std::system("command -v tmux >/dev/null 2>&1") == 0; }
+bool have_tmux() {
+  return std::system("command -v tmux >/dev/null 2>&1") == 0;
+}
 
 // One tmux server of its own (-L), one session running `script` in sh; killed at the end.
 class TmuxSession {
@@ -99,8 +101,8 @@ TEST(TopTmux, ReplayedScreenKeysAndQuit) {
   // A person sees the header, GPU 0 with PM sampling recorded, both figures, the limiting unit (the
   // kernel loads FP32 on half the SMs) and the keys, on the last row.
   std::string s = tmux.wait_for_text("limiting unit: FP32");
-  const std::vector<std::string> golden = split_lines(read_text(
-      (fs::path(DIESCOPE_SOURCE_DIR) / "tests/top/golden/tmux-ffma66-120x40.txt").string()));
+  const std::vector<std::string> golden = split_lines(
+      read_text((fs::path(DIESCOPE_SOURCE_DIR) / "tests/top/golden/tmux-ffma66-120x40.txt").string()));
   std::vector<std::string> lines = split_lines(s);
   EXPECT_EQ(golden_mismatch(lines, golden), "") << s;
 
@@ -148,9 +150,10 @@ TEST(TopTmux, CtrlCAndSigtermRestoreTheTerminal) {
     const std::string tag = "diescope-top-term-" + std::to_string(::getpid());
     const std::string pid_file = fs::temp_directory_path().string() + "/" + tag + ".pid";
     // exec: the pid written is top's own.
-    TmuxSession tmux("stty -g > /tmp/" + tag + ".before; sh -c 'echo $$ > " + pid_file + "; exec " + DIESCOPE_BINARY +
-                     " top --replay " + recording("copy.dsrec") + " --replay-loop'; echo EXIT=$?; stty -g > /tmp/" +
-                     tag + ".after; cmp -s /tmp/" + tag + ".before /tmp/" + tag + ".after && echo TERMINAL-RESTORED");
+    TmuxSession tmux("stty -g > /tmp/" + tag + ".before; sh -c 'echo $$ > " + pid_file + "; exec " +
+                     DIESCOPE_BINARY + " top --replay " + recording("copy.dsrec") +
+                     " --replay-loop'; echo EXIT=$?; stty -g > /tmp/" + tag + ".after; cmp -s /tmp/" + tag +
+                     ".before /tmp/" + tag + ".after && echo TERMINAL-RESTORED");
     tmux.wait_for_text("limiting unit: DRAM");
     ASSERT_EQ(std::system(("kill -TERM $(cat " + pid_file + ")").c_str()), 0);
     const std::string s = tmux.wait_for_text("TERMINAL-RESTORED");
@@ -161,7 +164,8 @@ TEST(TopTmux, CtrlCAndSigtermRestoreTheTerminal) {
 
 TEST(TopTmux, NarrowWindowRedrawsWithinItsWidth) {
   if (!have_tmux()) GTEST_SKIP() << "tmux is not installed (scripts/setup.sh installs it)";
-  TmuxSession tmux(wrapped("--replay " + recording("ffma66.dsrec") + " --replay-loop", "diescope-top-narrow"));
+  TmuxSession tmux(
+      wrapped("--replay " + recording("ffma66.dsrec") + " --replay-loop", "diescope-top-narrow"));
   tmux.wait_for_text("limiting unit: FP32");
   tmux.tmux("resize-window -t top -x 50 -y 20");
   // Redrawn for 50 columns: the title is cut to 49 columns and an ellipsis, the figures stay.
@@ -184,7 +188,9 @@ TEST(TopPlainText, OneFrameWhenStdoutIsNotATerminal) {
     EXPECT_EQ(ran.out.find('\x1b'), std::string::npos) << "no escape codes in plain text";
     const std::vector<std::string> lines = split_lines(ran.out);
     ASSERT_GE(lines.size(), 8u) << ran.out;
-    EXPECT_EQ(lines[0].rfind("diescope top · replay copy.dsrec at 4x · 1 GPU · refresh 1000 ms · sort: index", 0), 0u)
+    EXPECT_EQ(
+        lines[0].rfind("diescope top · replay copy.dsrec at 4x · 1 GPU · refresh 1000 ms · sort: index", 0),
+        0u)
         << ran.out;
     EXPECT_NE(ran.out.find("limiting unit: DRAM"), std::string::npos) << ran.out;
     EXPECT_EQ(ran.out.find("q quit"), std::string::npos) << "no key line: nothing reads keys";

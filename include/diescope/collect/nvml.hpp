@@ -117,7 +117,7 @@ class NvmlDevice {
   recording::ThrottleReading throttle_reasons(
       recording::TimeNs now_ns) const;  // mask nullopt when NVML cannot say
   recording::PowerLimitReading power_limit(recording::TimeNs now_ns) const;  // watts, NaN when unreadable
-  NvmlReading power_draw_w() const;  // nvmlDeviceGetPowerUsage, in watts (top shows it; not recorded)
+  NvmlReading power_draw_w() const;     // nvmlDeviceGetPowerUsage, in watts (top shows it; not recorded)
   NvmlReading polled_gpu_util() const;  // nvmlDeviceGetUtilizationRates().gpu
   UtilSamplesRead gpu_util_samples(std::uint64_t last_seen_us) const;
 

@@ -49,8 +49,8 @@ class Model {
     std::deque<Util> util;
     bool first_after_on = false;  // the next chip sample spans the counters' setup: dropped
     recording::TimeNs last_chip_ns = 0;
-    bool asked = false;           // counters on (asked for or confirmed) since the last sample
-    std::string reason;           // the latest sampler note
+    bool asked = false;  // counters on (asked for or confirmed) since the last sample
+    std::string reason;  // the latest sampler note
     recording::ClockReading clock{0, kNaN, kNaN};
     double power_limit_w = kNaN;
     double power_w = kNaN;

@@ -38,10 +38,10 @@ struct GpuFrame {
   std::string model;
   std::string chip;
   ChipFeed feed = ChipFeed::nvml_only;
-  std::string chip_source;   // "PM sampling"
+  std::string chip_source;    // "PM sampling"
   double interval_ms = kNaN;  // the chip sample interval
-  std::string feed_reason;   // nvml_only: why (a sampler note), may be empty
-  bool replay = false;       // figures come from a recording
+  std::string feed_reason;    // nvml_only: why (a sampler note), may be empty
+  bool replay = false;        // figures come from a recording
 
   double gpu_util_pct = kNaN;
   double die_util_pct = kNaN;
@@ -56,8 +56,8 @@ struct GpuFrame {
   double mem_mhz = kNaN;
   double power_w = kNaN;
   double power_limit_w = kNaN;
-  std::optional<std::uint64_t> throttle_mask;  // nullopt: NVML could not say, or nothing read yet
-  bool throttle_read = false;                  // a reading arrived (its mask may still be nullopt)
+  std::optional<std::uint64_t> throttle_mask;         // nullopt: NVML could not say, or nothing read yet
+  bool throttle_read = false;                         // a reading arrived (its mask may still be nullopt)
   std::optional<std::vector<ProcessInfo>> processes;  // pids and names, where the source reads them
   int compute_processes = -1;                         // counts from the records; -1 unknown
   int graphics_processes = -1;

@@ -56,9 +56,9 @@ class Source {
 };
 
 struct LiveOptions {
-  double interval_ms = 10;  // chip sample interval
-  double drain_ms = 1000;   // NVML reads, counter decoding and screen refresh
-  std::vector<int> gpus;    // empty: every GPU NVML lists
+  double interval_ms = 10;         // chip sample interval
+  double drain_ms = 1000;          // NVML reads, counter decoding and screen refresh
+  std::vector<int> gpus;           // empty: every GPU NVML lists
   std::string sampler_executable;  // empty: diescope-cupti beside diescope
   std::vector<std::string> sampler_extra_args;
   std::function<void(const std::string&)> log;

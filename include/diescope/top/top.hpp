@@ -21,8 +21,8 @@ struct TopOptions {
   SortKey sort = SortKey::index;
   int stdin_fd = 0;
   int stdout_fd = 1;
-  int stop_fd = -1;    // readable: stop (SIGINT, SIGTERM, SIGHUP)
-  int resize_fd = -1;  // readable: the terminal changed size (SIGWINCH)
+  int stop_fd = -1;                    // readable: stop (SIGINT, SIGTERM, SIGHUP)
+  int resize_fd = -1;                  // readable: the terminal changed size (SIGWINCH)
   std::function<int()> drain_stop;     // takes what made stop_fd readable; the exit code (128 + signal)
   std::function<void()> drain_resize;  // takes what made resize_fd readable
 };
