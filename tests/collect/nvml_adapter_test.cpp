@@ -161,6 +161,34 @@ TEST(NvmlAdapter, ProcessCountsAreDistinctPids) {
   EXPECT_EQ(device.processes(6).graphics, -1);  // unreadable, not "none"
 }
 
+TEST(NvmlAdapter, ProcessIdsAreBothListsDistinctAndAscending) {
+  auto functions = fake_functions();
+  Nvml nvml(functions);
+  NvmlDevice device = nvml.device(0);
+  ASSERT_TRUE(device.process_ids().has_value());
+  EXPECT_TRUE(device.process_ids()->empty());  // read, and nothing holds the GPU
+  state().compute_pids = {300, 100, 300};
+  state().graphics_pids = {7, 100};
+  EXPECT_EQ(device.process_ids(), (std::optional<std::vector<unsigned>>{{7, 100, 300}}));
+  state().graphics_result = abi::kErrorNoPermission;  // one list unreadable: the other still counts
+  EXPECT_EQ(device.process_ids(), (std::optional<std::vector<unsigned>>{{100, 300}}));
+  functions->compute_processes = nullptr;
+  EXPECT_FALSE(device.process_ids().has_value());  // neither list: not known, not "none"
+}
+
+TEST(NvmlAdapter, PowerDrawInWattsOrNaNWithTheReason) {
+  auto functions = fake_functions();
+  Nvml nvml(functions);
+  NvmlDevice device = nvml.device(0);
+  EXPECT_EQ(device.power_draw_w().value, 331.5);  // 331500 mW / 1000
+  state().draw_result = abi::kErrorNotSupported;
+  const NvmlReading failed = device.power_draw_w();
+  EXPECT_TRUE(std::isnan(failed.value));
+  EXPECT_EQ(failed.why, "not supported on this GPU");  // why_not()'s words for NOT_SUPPORTED
+  functions->power_usage = nullptr;
+  EXPECT_NE(device.power_draw_w().why.find("nvmlDeviceGetPowerUsage"), std::string::npos);
+}
+
 TEST(NvmlAdapter, SamplesConvertMicrosecondsToNanosecondsAndKeepWholePercents) {
   auto functions = fake_functions();
   Nvml nvml(functions);

@@ -29,6 +29,8 @@ struct State {
   abi::Return util_result = abi::kSuccess;
   unsigned long long reasons = 0x4;
   unsigned power_mw = 700000;
+  unsigned draw_mw = 331500;  // nvmlDeviceGetPowerUsage
+  abi::Return draw_result = abi::kSuccess;
   // Engines: result and value per key ("nvenc", "nvdec", "nvjpg").
   std::map<std::string, std::pair<abi::Return, unsigned>> engines = {
       {"nvenc", {abi::kErrorNotSupported, 0}}, {"nvdec", {abi::kSuccess, 12}}, {"nvjpg", {abi::kSuccess, 0}}};
@@ -119,6 +121,11 @@ inline abi::Return fake_reasons(abi::Device, unsigned long long* mask) {
   *mask = state().reasons;
   return abi::kSuccess;
 }
+inline abi::Return fake_draw(abi::Device, unsigned* mw) {
+  *mw = state().draw_mw;
+  return state().draw_result;
+}
+
 inline abi::Return fake_power(abi::Device, unsigned* mw) {
   *mw = state().power_mw;
   return abi::kSuccess;
@@ -217,6 +224,7 @@ inline std::shared_ptr<abi::Functions> fake_functions() {
   f->compute_capability = fake_cc;
   f->clock_event_reasons = fake_reasons;
   f->enforced_power_limit = fake_power;
+  f->power_usage = fake_draw;
   f->encoder_utilization = fake_enc;
   f->decoder_utilization = fake_dec;
   f->jpg_utilization = fake_jpg;
