@@ -8,6 +8,7 @@
 
 #include "diescope/agent/replay_source.hpp"
 #include "diescope/collect/nvml.hpp"
+#include "diescope/collect/sampler.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/top/source.hpp"
 
@@ -81,17 +82,24 @@ class AgentBacked : public Source {
 class Live final : public AgentBacked {
  public:
   Live(std::unique_ptr<agent::AgentSource> source, std::shared_ptr<collect::Nvml> nvml,
-       const std::vector<int>& gpus, double drain_ms)
+       const std::vector<int>& gpus, double drain_ms, std::string no_sampler)
       : AgentBacked(std::move(source), std::make_unique<agent::SystemClock>(), "live", true),
         nvml_(std::move(nvml)),
         // A tenth early is close enough, as the agent's NVML poll (a poll that wakes early is not skipped).
-        drain_ns_(static_cast<recording::TimeNs>(drain_ms * 0.9e6)) {
+        drain_ns_(static_cast<recording::TimeNs>(drain_ms * 0.9e6)),
+        no_sampler_(std::move(no_sampler)) {
     for (int index : gpus) devices_.push_back(nvml_->device(index));
   }
 
  private:
   // Once a drain, as NVML's other readings (the source is polled sooner when the sampler writes).
   void extras(recording::TimeNs now, std::vector<GpuUpdate>& out) override {
+    // No sampler at all: said once, as the sampler's own failures are, so the GPU shows GPU-Util only
+    // and why (docs/top.md#sources).
+    if (!no_sampler_.empty()) {
+      for (GpuUpdate& u : out) u.records.notes.push_back(recording::Note{now, "sampler", no_sampler_});
+      no_sampler_.clear();
+    }
     if (now < next_ns_) return;
     next_ns_ = now + drain_ns_;
     for (std::size_t i = 0; i < devices_.size(); ++i) {
@@ -107,6 +115,7 @@ class Live final : public AgentBacked {
   std::vector<collect::NvmlDevice> devices_;
   recording::TimeNs drain_ns_;
   recording::TimeNs next_ns_ = 0;
+  std::string no_sampler_;  // why there is no counter sampler; empty once said (or when there is one)
 };
 
 }  // namespace
@@ -130,7 +139,13 @@ std::unique_ptr<Source> make_live_source(const LiveOptions& options) {
   std::vector<int> gpus = options.gpus;
   if (gpus.empty())
     for (int i = 0; i < nvml->device_count(); ++i) gpus.push_back(i);
-  return std::make_unique<Live>(std::move(source), std::move(nvml), gpus, options.drain_ms);
+  std::string no_sampler;
+  if (options.sampler_executable.empty() && collect::find_sampler_executable().empty())
+    no_sampler =
+        "diescope-cupti was not found beside diescope (nor in $DIESCOPE_CUPTI): install it there for chip "
+        "figures";
+  return std::make_unique<Live>(std::move(source), std::move(nvml), gpus, options.drain_ms,
+                                std::move(no_sampler));
 }
 
 std::unique_ptr<Source> make_replay_source(const ReplayOptions& options) {
