@@ -3,12 +3,19 @@
 # skip themselves here; scripts/gpu-tests.sh runs them on a GPU machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+# Each step says how long it took, so a CI log shows where the 20-minute budget goes.
+started=$SECONDS
+step() {
+  local t=$SECONDS
+  "$@"
+  echo "test.sh: '$*' took $((SECONDS - t)) s ($((SECONDS - started)) s so far)"
+}
+step bash scripts/setup.sh
 # The repository stands alone: no reference outside it, no broken citation or results path.
-bash scripts/check-references.sh
+step bash scripts/check-references.sh
 # Every C++ and CUDA file is formatted as .clang-format says.
-bash scripts/check-format.sh
-cmake --preset ci
+step bash scripts/check-format.sh
+step cmake --preset ci
 # clang-tidy over src/ needs only the configured tree (compile_commands.json and the include folders),
 # so it starts now, at low priority: it takes the cycles the build, the tests and the fuzz run leave
 # idle (CI's time goal is 20 minutes on two cores). Its output is printed when it ends.
@@ -16,11 +23,12 @@ tidy_log=$(mktemp)
 setsid nice -n 10 bash scripts/check-tidy.sh build/ci > "$tidy_log" 2>&1 &
 tidy_pid=$!
 trap 'kill -- -"$tidy_pid" 2>/dev/null || true; rm -f "$tidy_log"' EXIT
-cmake --build --preset ci
-ctest --preset ci -j2
+step cmake --build --preset ci
+step ctest --preset ci -j2
 # The recording reader's libFuzzer target, for a short time (scripts/fuzz.sh).
-bash scripts/fuzz.sh 30
+step bash scripts/fuzz.sh 30
 tidy_status=0
 wait "$tidy_pid" || tidy_status=$?
+echo "test.sh: clang-tidy ended $((SECONDS - started)) s after the start"
 cat "$tidy_log"
 exit "$tidy_status"

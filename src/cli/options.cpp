@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "diescope/core/edit_distance.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <climits>
@@ -12,21 +14,6 @@
 namespace diescope::cli {
 
 namespace {
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 // Text from the command line, quoted as given but with control bytes shown as \xHH.
 std::string in_quotes(const std::string& text) {
@@ -86,7 +73,7 @@ std::string closest_name(const std::string& given, const std::vector<std::string
   std::string best;
   std::size_t best_distance = SIZE_MAX;
   for (const auto& name : names) {
-    const std::size_t d = edit_distance(given, name);
+    const std::size_t d = core::edit_distance(given, name);
     if (d < best_distance) {
       best_distance = d;
       best = name;

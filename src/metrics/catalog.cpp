@@ -4,6 +4,8 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "diescope/core/edit_distance.hpp"
+
 namespace diescope::metrics {
 namespace {
 
@@ -201,21 +203,6 @@ constexpr CatalogEntry kCatalog[] = {
      "Write requests queued."},
 };
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string format_number(double v) {
   return fmt::format("{:g}", v);  // as an ostream writes a double by default
 }
@@ -264,7 +251,7 @@ const CatalogEntry* find_metric(std::string_view name) {
 std::vector<std::string_view> closest_metric_names(std::string_view name, std::size_t limit) {
   std::vector<std::pair<std::size_t, std::string_view>> scored;
   for (const CatalogEntry& entry : kCatalog) {
-    std::size_t d = edit_distance(name, entry.name);
+    std::size_t d = core::edit_distance(name, entry.name);
     if (2 * d <= name.size()) scored.emplace_back(d, entry.name);
   }
   std::stable_sort(scored.begin(), scored.end(),

@@ -2,11 +2,7 @@
 // the cause, the fix and exit code 4, and (label gpu) a quick check on a real GPU writes a file
 // that reads back. GPU tests skip themselves, with the reason, where there is no GPU.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,29 +10,17 @@
 #include <string>
 #include <vector>
 
+#include "common/shell.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Ran {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-Ran run_command(const std::string& command_line, bool with_stderr = true) {
-  const std::string command = command_line + (with_stderr ? " 2>&1" : "");
-  Ran r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) r.out += buffer.data();
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Ran = diescope::test::ShellRun;
+using diescope::test::run_shell;
 
 Ran run(const std::string& args) {
-  return run_command(std::string(DIESCOPE_BINARY_DIR) + "/bin/diescope " + args);
+  return diescope::test::run_diescope_shell(args);
 }
 
 bool have_nvidia_device() {
@@ -44,10 +28,7 @@ bool have_nvidia_device() {
 }
 
 fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::path(DIESCOPE_BINARY_DIR) / "test-calibrate-cli" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return diescope::test::scratch_dir("test-calibrate-cli", name);
 }
 
 #ifndef DIESCOPE_CALIBRATE_GPU_TEST
@@ -72,8 +53,8 @@ TEST(CalibrateCli, NoDriverSaysWhyAndExits4) {
 TEST(CalibrateCli, BadGpuIndexIsAUsageError) {
 #ifdef DIESCOPE_FAKE_NVML_DIR
   // The stand-in NVML lists one GPU.
-  const Ran r = run_command("env LD_LIBRARY_PATH=" + std::string(DIESCOPE_FAKE_NVML_DIR) + " " +
-                            std::string(DIESCOPE_BINARY_DIR) + "/bin/diescope calibrate --quick --gpus 99");
+  const Ran r = run_shell("env LD_LIBRARY_PATH=" + std::string(DIESCOPE_FAKE_NVML_DIR) + " " +
+                          std::string(DIESCOPE_BINARY_DIR) + "/bin/diescope calibrate --quick --gpus 99");
 #else
   if (!have_nvidia_device()) GTEST_SKIP() << "no NVIDIA device: NVML cannot count the GPUs here";
   const Ran r = run("calibrate --quick --gpus 99");
@@ -101,7 +82,7 @@ TEST(CalibrateCli, QuickCheckEndToEndOnTheFakePath) {
                           " DIESCOPE_TEST_FAKE_SAMPLER=" + DIESCOPE_FAKE_SAMPLER +
                           " XDG_DATA_HOME=" + (dir / "xdg").string() + " TMPDIR=" + (dir / "tmp").string() +
                           " ";
-  const Ran r = run_command(env + (dir / "diescope").string() + " calibrate --quick");
+  const Ran r = run_shell(env + (dir / "diescope").string() + " calibrate --quick");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   // Progress: plain lines, since stderr is a pipe here; the summary; where the file went.
   EXPECT_NE(r.out.find("diescope: step 1/15: ffma 132/132 SMs (about 41 s left)"), std::string::npos)
@@ -133,14 +114,14 @@ TEST(CalibrateCli, QuickCheckEndToEndOnTheFakePath) {
   EXPECT_TRUE(fs::is_empty(dir / "tmp"));
 
   // --json --output FILE: the file on stdout, written where named, never over an existing file.
-  const Ran again = run_command(env + (dir / "diescope").string() + " calibrate --quick --json --output " +
-                                    (dir / "named.json").string() + " 2>/dev/null",
-                                false);
+  const Ran again = run_shell(env + (dir / "diescope").string() + " calibrate --quick --json --output " +
+                                  (dir / "named.json").string() + " 2>/dev/null",
+                              false);
   ASSERT_EQ(again.exit_code, 0) << again.out;
   EXPECT_EQ(nlohmann::json::parse(again.out)["kind"], "diescope-calibration");
   EXPECT_TRUE(fs::exists(dir / "named.json"));
-  const Ran exists = run_command(env + (dir / "diescope").string() + " calibrate --quick --output " +
-                                 (dir / "named.json").string());
+  const Ran exists = run_shell(env + (dir / "diescope").string() + " calibrate --quick --output " +
+                               (dir / "named.json").string());
   EXPECT_EQ(exists.exit_code, 2) << exists.out;
 }
 
@@ -160,7 +141,7 @@ TEST(CalibrateCli, CountersBusyOrForbiddenStopWithTheFix) {
     if (ec) fs::copy_file(fs::path(DIESCOPE_BINARY_DIR) / "bin" / "diescope", dir / "diescope");
     fs::copy_file(DIESCOPE_FAKE_WORKLOAD, dir / "diescope-workload");
     fs::permissions(dir / "diescope-workload", fs::perms::owner_all, fs::perm_options::add);
-    const Ran r = run_command(
+    const Ran r = run_shell(
         "env LD_LIBRARY_PATH=" + std::string(DIESCOPE_FAKE_NVML_DIR) + " DIESCOPE_CUPTI=" + wrapper.string() +
         " DIESCOPE_TEST_FAKE_SAMPLER=" + DIESCOPE_FAKE_SAMPLER + " XDG_DATA_HOME=" + (dir / "xdg").string() +
         " " + (dir / "diescope").string() + " calibrate --quick");

@@ -2,16 +2,14 @@
 // tables, bad tables, and `profile` driving a stand-in ncu (fake_ncu.sh) through a batch in which
 // one target fails and one hangs.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "diescope/roofline/csv.hpp"
+#include "common/shell.hpp"
 #include "fixtures.hpp"
 
 namespace diescope::roofline {
@@ -21,28 +19,14 @@ namespace fs = std::filesystem;
 using test::fixture_path;
 using test::read_file;
 
-struct Ran {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
+using Ran = diescope::test::ShellRun;
 
 Ran run(const std::string& args) {
-  const std::string command = std::string(DIESCOPE_BINARY_DIR) + "/bin/diescope " + args + " 2>&1";
-  Ran r;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) r.out += buffer.data();
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return diescope::test::run_diescope_shell(args);
 }
 
 fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::path(DIESCOPE_BINARY_DIR) / "test-roofline-cli" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return diescope::test::scratch_dir("test-roofline-cli", name);
 }
 
 const std::string kCalibration =
