@@ -49,7 +49,7 @@ std::string setting_text(double interval_ms, double on_ms, double period_ms) {
 }  // namespace
 
 CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double duty_on_ms,
-                     double duty_period_ms, const std::vector<CostEntry>* table) {
+                     double duty_period_ms, const std::vector<CostEntry>* table, const std::string& source) {
   const std::vector<CostEntry>& rows = table ? *table : cost_table();
   CostVerdict verdict;
   if (rows.empty()) {
@@ -66,15 +66,17 @@ CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double du
     if (row_always != on_always) continue;
     if (!on_always && !(same_ms(row.duty_on_ms, duty_on_ms) && same_ms(row.duty_period_ms, duty_period_ms)))
       continue;
-    verdict.estimate = row;
-    return verdict;
+    if (row.source != source) continue;
+    if (!verdict.estimate || row.slowdown_hi_pct > verdict.estimate->slowdown_hi_pct) verdict.estimate = row;
   }
+  if (verdict.estimate) return verdict;
   if (!model_known) {
     verdict.reason = "the cost table has no figures for " +
                      (gpu_model.empty() ? std::string("this GPU model") : gpu_model);
   } else {
     verdict.reason = "the cost table has no figure for " +
-                     setting_text(interval_ms, duty_on_ms, duty_period_ms) + " on " + gpu_model;
+                     setting_text(interval_ms, duty_on_ms, duty_period_ms) +
+                     (source == "pm" ? std::string() : " from " + source) + " on " + gpu_model;
   }
   return verdict;
 }
