@@ -24,14 +24,17 @@ def row(name, source, path):
         r = json.load(open(path))
     except (OSError, ValueError) as e:
         return f"| {name} | {source} | no report ({e.__class__.__name__}) |" + " |" * (len(UNITS) + 4)
-    w = r.get("window") or r["results"]
-    span = "window" if r.get("window") else "run"
+    window = r.get("window") or {}
+    found = window.get("found") and window.get("results")
+    w = window["results"] if found else r["results"]
+    span = "window" if found else "run"
     units = {u["key"]: u.get("mean_pct") for u in w["units"]}
     diags = {d["key"]: d.get("mean_pct") for d in w["diagnostics"]}
     cells = [fmt(w.get("die_util_pct")), w.get("limiting_unit") or "-"]
     cells += [fmt(units.get(k)) for k in UNITS]
     cells += [fmt(diags.get(k)) for k in DIAGS]
-    cells.append(str(w["samples"]["used"] if isinstance(w.get("samples"), dict) and "used" in w["samples"] else w.get("samples")))
+    samples = w.get("samples")
+    cells.append(str(samples.get("used", samples) if isinstance(samples, dict) else samples))
     return f"| {name} | {source} ({span}) | " + " | ".join(cells) + " |"
 
 

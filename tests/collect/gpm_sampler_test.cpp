@@ -155,6 +155,31 @@ TEST_F(Gpm, AFailedSampleStartsANewPair) {
   EXPECT_EQ(s->end_ns, 300 * kMs);
 }
 
+TEST_F(Gpm, APairWithNoRefreshInsideStaysOpen) {
+  // The driver refreshes GPM every 100 ms (kGpmRefreshNs); a shorter pair with no refresh reads 0 on
+  // every metric. Such a pair under 200 ms is kept open, so the next sample spans both.
+  GpmSampler sampler(nvml_->device(0), 0, 0);
+  const auto first = sampler.sample(100 * kMs);
+  ASSERT_TRUE(first.has_value());
+  auto& values = fake_nvml::state().gpm_values;
+  const auto busy = values;
+  for (auto& [id, v] : values) v = 0;
+  EXPECT_FALSE(sampler.sample(190 * kMs).has_value()) << "90 ms of zeros: no refresh, kept open";
+  EXPECT_TRUE(sampler.last_error().empty());
+  values = busy;
+  const auto merged = sampler.sample(290 * kMs);
+  ASSERT_TRUE(merged.has_value());
+  EXPECT_EQ(merged->start_ns, 100 * kMs) << "the open pair and this one together";
+  EXPECT_EQ(merged->end_ns, 290 * kMs);
+  EXPECT_DOUBLE_EQ(merged->columns.units[0], 46.3);
+  // Zeros over 200 ms or more are a reading: an idle GPU.
+  for (auto& [id, v] : values) v = 0;
+  const auto idle = sampler.sample(500 * kMs);
+  ASSERT_TRUE(idle.has_value());
+  EXPECT_EQ(idle->start_ns, 290 * kMs);
+  EXPECT_DOUBLE_EQ(idle->columns.units[0], 0);
+}
+
 TEST_F(Gpm, NoUnitAnsweredIsAnError) {
   for (unsigned id : {4u, 5u, 10u, 11u, 12u, 13u}) fake_nvml::state().gpm_values.erase(id);
   EXPECT_THROW(GpmSampler(nvml_->device(0), 0, 0), core::DeviceError);

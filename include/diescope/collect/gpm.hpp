@@ -31,8 +31,11 @@ GpmSupport gpm_support(const NvmlDevice& device);
 // nullopt for a name diescope does not know.
 std::optional<unsigned> gpm_metric_id(std::string_view name);
 
-// The shortest interval GPM metrics are taken over (docs/method.md#gpm-as-a-second-chip-source).
+// The shortest interval GPM metrics are taken over (docs/method.md#gpm-as-a-second-chip-source): on
+// the H200 the driver refreshes GPM's counters every 100 ms, and a pair of samples with no refresh
+// between them reads 0 on every metric (or fails), whatever the load.
 inline constexpr double kGpmMinIntervalMs = 100;
+inline constexpr recording::TimeNs kGpmRefreshNs = 100 * recording::kNsPerMs;
 
 // One unit as GPM sees it: a percent of peak, or NaN and why (GPM lacks the unit, or the driver did
 // not answer its metric in this sample).
@@ -57,8 +60,9 @@ class GpmSampler {
  public:
   // Keeps a copy of `device` (the Nvml it came from must outlive the sampler). Checks support, allocates two GPM samples and takes the first pair `probe_ms` apart (so the
   // table can leave out what this GPU does not answer). Throws DeviceError naming the cause and
-  // the fix when GPM cannot be read.
-  GpmSampler(const NvmlDevice& device, recording::TimeNs now_ns, double probe_ms = 20);
+  // the fix when GPM cannot be read. The first pair spans at least two refreshes (250 ms), so a
+  // metric is left out only when the driver truly does not answer it.
+  GpmSampler(const NvmlDevice& device, recording::TimeNs now_ns, double probe_ms = 250);
   ~GpmSampler();
   GpmSampler(const GpmSampler&) = delete;
   GpmSampler& operator=(const GpmSampler&) = delete;
@@ -70,7 +74,9 @@ class GpmSampler {
   const std::vector<std::string>& left_out() const { return left_out_; }
 
   // Takes a GPM sample stamped `now_ns` and returns the metrics since the previous one. nullopt when
-  // the sample could not be taken (`last_error()` says why); the next call then starts a new pair.
+  // the sample could not be taken (`last_error()` says why; the next call then starts a new pair), and
+  // with no error when the pair is shorter than two refreshes and read nothing but 0 or failures:
+  // no refresh fell inside it, so the pair is kept open and the next call spans both.
   std::optional<GpmSample> sample(recording::TimeNs now_ns);
   const std::string& last_error() const { return last_error_; }
 

@@ -83,6 +83,7 @@ struct Gpu {
   // NVML GPM, the second chip source (docs/method.md#gpm-as-a-second-chip-source).
   std::unique_ptr<GpmSampler> gpm;
   std::string gpm_why;  // why chip samples come from GPM
+  std::string pm_cause;  // why PM sampling could not start, without its fix (for the GPM note)
 
   std::unique_ptr<recording::RecordingWriter> writer;
   std::unique_ptr<GpuUtilReader> util;
@@ -272,6 +273,7 @@ void Runner::handle_start_message(Gpu& gpu, SamplerMessage& message) {
       throw core::DeviceError(text.cause, text.fix);
     }
     gpu.counters_why = text.cause + "; " + text.fix;
+    gpu.pm_cause = text.cause;
     // Under --source auto the warning comes with the switch to GPM (start_gpm).
     if (opt_.source == ChipSource::pm)
       warn(text.cause + " (" + text.fix +
@@ -520,7 +522,7 @@ void Runner::start_gpm() {
   for (auto& gpu : gpus_) {
     if (gpu.sampling) continue;  // PM sampling runs
     const std::string gpu_name = "GPU " + std::to_string(gpu.identity.index);
-    const std::string pm_why = gpu.counters_why;
+    const std::string pm_why = gpu.pm_cause.empty() ? gpu.counters_why : gpu.pm_cause;
     try {
       gpu.gpm = std::make_unique<GpmSampler>(gpu.device, stamp());
     } catch (const core::Error& e) {

@@ -455,7 +455,7 @@ UnitTable build_gpm_table() {
   t.source =
       "NVML's GPM metrics (nvmlGpmMetricsGet), read when PM sampling cannot run "
       "(docs/method.md#gpm-as-a-second-chip-source); cross-checked against PM sampling on the H200 "
-      "(bench/results/run/2026-12-01-h200-gpm-vs-pm/)";
+      "(bench/results/run/2026-12-01-h200-gpm/)";
   t.note =
       "What GPM does not see: it has no metric for L1 (the L1 fill path), L2, or the load/store unit, so "
       "those units are not available from GPM and DIE-Util is the busiest of the units below; work "
