@@ -70,12 +70,13 @@ void sleep_until_mono(std::int64_t mono_ns) {
   if (left > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(left));
 }
 
-int intervals(const diescope::collect::NvmlDevice& device, const std::vector<double>& ms, double seconds_each) {
+int intervals(const diescope::collect::NvmlDevice& device, const std::vector<double>& ms,
+              double seconds_each) {
   GpmSampler sampler(device, diescope::core::realtime_ns());
   const auto& table = sampler.table();
   std::printf("interval_ms,samples,failed,cpu_ms_per_s");
-  for (const auto& u : table.units) std::printf(",%s_mean,%s_sd,%s_min,%s_max", u.key.c_str(), u.key.c_str(),
-                                                 u.key.c_str(), u.key.c_str());
+  for (const auto& u : table.units)
+    std::printf(",%s_mean,%s_sd,%s_min,%s_max", u.key.c_str(), u.key.c_str(), u.key.c_str(), u.key.c_str());
   std::printf(",sm_active_mean\n");
   for (double interval : ms) {
     const auto step = static_cast<std::int64_t>(interval * 1e6);
@@ -133,8 +134,8 @@ int serve(const diescope::collect::NvmlDevice& device, double interval_ms) {
     if (sampler.sample(diescope::core::realtime_ns())) ++samples;
   }
   const double wall = static_cast<double>(diescope::core::monotonic_ns() - start) * 1e-9;
-  std::printf("gpm serve: %ld samples at %g ms over %.1f s; CPU %.3f ms per second\n", samples, interval_ms, wall,
-              (cpu_seconds() - cpu0) * 1000 / wall);
+  std::printf("gpm serve: %ld samples at %g ms over %.1f s; CPU %.3f ms per second\n", samples, interval_ms,
+              wall, (cpu_seconds() - cpu0) * 1000 / wall);
   return 0;
 }
 
@@ -143,8 +144,9 @@ int serve(const diescope::collect::NvmlDevice& device, double interval_ms) {
 int main(int argc, char** argv) {
   try {
     if (argc < 2) {
-      std::fprintf(stderr, "usage: gpm_probe intervals|serve [--gpu N] [--ms LIST] [--seconds-each S] "
-                           "[--interval-ms X]\n");
+      std::fprintf(stderr,
+                   "usage: gpm_probe intervals|serve [--gpu N] [--ms LIST] [--seconds-each S] "
+                   "[--interval-ms X]\n");
       return 2;
     }
     const std::string mode = argv[1];
@@ -153,10 +155,14 @@ int main(int argc, char** argv) {
     double seconds_each = 2, interval_ms = 100;
     for (int i = 2; i + 1 < argc; i += 2) {
       const std::string key = argv[i], value = argv[i + 1];
-      if (key == "--gpu") gpu = std::stoi(value);
-      else if (key == "--ms") ms = parse_list(value);
-      else if (key == "--seconds-each") seconds_each = std::stod(value);
-      else if (key == "--interval-ms") interval_ms = std::stod(value);
+      if (key == "--gpu")
+        gpu = std::stoi(value);
+      else if (key == "--ms")
+        ms = parse_list(value);
+      else if (key == "--seconds-each")
+        seconds_each = std::stod(value);
+      else if (key == "--interval-ms")
+        interval_ms = std::stod(value);
       else {
         std::fprintf(stderr, "gpm_probe: unknown option %s\n", key.c_str());
         return 2;

@@ -255,7 +255,7 @@ LiveSource::LiveSource(std::vector<LiveGpu> gpus, double interval_ms, double pol
     GpuBatch ignored;  // no column change to report before the first record
     to_gpm(g, now, ignored,
            policy_.source == collect::ChipSource::gpm ? "--source gpm"
-                                                       : "another profiler runs: " + profilers_text(seen_));
+                                                      : "another profiler runs: " + profilers_text(seen_));
     g.pending.notes.insert(g.pending.notes.end(), ignored.notes.begin(), ignored.notes.end());
   }
 }
@@ -386,7 +386,8 @@ void LiveSource::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
         }
       } else if (g.on_gpm && !gpm_wanted) {
         to_pm(g, now, batch,
-              fmt::format("no other profiler seen for {:g} s", static_cast<double>(policy_.return_after_ns) / 1e9));
+              fmt::format("no other profiler seen for {:g} s",
+                          static_cast<double>(policy_.return_after_ns) / 1e9));
       } else if (g.on_gpm && g.gpm_sampling && now >= g.next_gpm_ns) {
         sample_gpm(g, now, batch);
       }

@@ -13,7 +13,8 @@ namespace diescope::agent {
 namespace {
 
 // Process names (as /proc/PID/comm gives them, at most 15 characters) of tools that take the counters.
-constexpr std::array<std::string_view, 4> kProfilerNames = {"ncu", "nv-nsight-cu-cl", "nsys", "nsys-launcher"};
+constexpr std::array<std::string_view, 4> kProfilerNames = {"ncu", "nv-nsight-cu-cl", "nsys",
+                                                            "nsys-launcher"};
 constexpr std::string_view kProfilerPrefix = "dcgmproftester";  // dcgmproftester12, dcgmproftester13, ...
 constexpr std::string_view kInjection = "CUDA_INJECTION64_PATH=";
 
@@ -70,13 +71,15 @@ std::vector<SeenProfiler> ProfilerWatch::scan() const {
       seen.push_back(SeenProfiler{pid, comm + " with CUDA_INJECTION64_PATH"});
     }
   }
-  std::sort(seen.begin(), seen.end(), [](const SeenProfiler& a, const SeenProfiler& b) { return a.pid < b.pid; });
+  std::sort(seen.begin(), seen.end(),
+            [](const SeenProfiler& a, const SeenProfiler& b) { return a.pid < b.pid; });
   return seen;
 }
 
 std::string profilers_text(const std::vector<SeenProfiler>& seen) {
   std::string out;
-  for (const auto& p : seen) out += (out.empty() ? "" : ", ") + p.name + " (pid " + std::to_string(p.pid) + ")";
+  for (const auto& p : seen)
+    out += (out.empty() ? "" : ", ") + p.name + " (pid " + std::to_string(p.pid) + ")";
   return out;
 }
 

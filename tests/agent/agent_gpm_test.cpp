@@ -23,7 +23,8 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("diescope-agent-gpm-" + std::to_string(::getpid()) + "-" + name);
+  const fs::path dir =
+      fs::temp_directory_path() / ("diescope-agent-gpm-" + std::to_string(::getpid()) + "-" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -94,7 +95,8 @@ class GpmTelemetry final : public GpuTelemetry {
   }
   std::vector<recording::ColumnDef> engine_columns() const override { return {}; }
   void read(recording::TimeNs now, GpuBatch& out) override {
-    out.list<recording::UtilSample>().push_back(recording::UtilSample{now, 50, recording::UtilSource::samples});
+    out.list<recording::UtilSample>().push_back(
+        recording::UtilSample{now, 50, recording::UtilSource::samples});
   }
   std::unique_ptr<collect::GpmSampler> open_gpm(recording::TimeNs now) override {
     return std::make_unique<collect::GpmSampler>(nvml_->device(0), now, 0);
@@ -147,8 +149,9 @@ TEST(AgentBesideProfilers, SwitchesToGpmWhileNcuRunsAndBackWhenItEnds) {
   EXPECT_EQ(source.chip_source(0), "gpm");
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].unit_table, "test-two-units");
-  EXPECT_NE(joined(records[0].notes).find("the chip source changes at the end of this record: chip samples come "
-                                          "from NVML GPM from now on (another profiler runs: ncu (pid 4242))"),
+  EXPECT_NE(joined(records[0].notes)
+                .find("the chip source changes at the end of this record: chip samples come "
+                      "from NVML GPM from now on (another profiler runs: ncu (pid 4242))"),
             std::string::npos)
       << joined(records[0].notes);
   EXPECT_FALSE(std::isnan(records[0].die_util_pct));
@@ -163,8 +166,9 @@ TEST(AgentBesideProfilers, SwitchesToGpmWhileNcuRunsAndBackWhenItEnds) {
   EXPECT_NEAR(gpm.die_util_pct, 46.3, 1e-9);
   ASSERT_TRUE(gpm.limiting_unit);
   EXPECT_EQ(*gpm.limiting_unit, "fp32");
-  EXPECT_NE(joined(gpm.notes).find("chip samples come from PM sampling again (no other profiler seen for 0.3 s)"),
-            std::string::npos)
+  EXPECT_NE(
+      joined(gpm.notes).find("chip samples come from PM sampling again (no other profiler seen for 0.3 s)"),
+      std::string::npos)
       << joined(gpm.notes);
 
   run_for(300ms);

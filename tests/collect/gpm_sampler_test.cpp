@@ -51,13 +51,16 @@ TEST(GpmTable, RecipesNameNvmlMetricsAndGapsNameWhatGpmLacks) {
 
 TEST(GpmTable, LeavingOutCountersDropsEveryColumnThatReadsThem) {
   const UnitTable& t = gpm_unit_table();
-  const UnitTable less = table_without_counters(
-      t, {"NVML_GPM_METRIC_FP16_UTIL", "NVML_GPM_METRIC_IMMA_TENSOR_UTIL", "NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC"},
-      "not answered");
+  const UnitTable less =
+      table_without_counters(t,
+                             {"NVML_GPM_METRIC_FP16_UTIL", "NVML_GPM_METRIC_IMMA_TENSOR_UTIL",
+                              "NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC"},
+                             "not answered");
   EXPECT_EQ(keys(less.units), (std::vector<std::string>{"fp32", "tensor", "fp64", "integer", "dram"}));
   EXPECT_EQ(keys(less.diagnostics),
             (std::vector<std::string>{"sm_active", "occupancy", "gr_active", "tensor_hmma", "tensor_dfma"}));
-  EXPECT_EQ(keys(less.counts), (std::vector<std::string>{"pcie_tx_bytes", "pcie_rx_bytes", "nvlink_tx_bytes"}));
+  EXPECT_EQ(keys(less.counts),
+            (std::vector<std::string>{"pcie_tx_bytes", "pcie_rx_bytes", "nvlink_tx_bytes"}));
   EXPECT_NE(less.note.find("Left out on this GPU: fp16, tensor_imma, nvlink_rx_bytes (not answered)."),
             std::string::npos);
   EXPECT_EQ(table_without_counters(t, {}, "x").note, t.note);
@@ -92,8 +95,9 @@ TEST_F(Gpm, EachSampleGivesTheMetricsSinceThePreviousOne) {
     // The fake answers every metric but IMMA (id 9): the first pair leaves that column out.
     EXPECT_EQ(sampler.left_out(),
               (std::vector<std::string>{"NVML_GPM_METRIC_IMMA_TENSOR_UTIL: NVML_ERROR_NOT_SUPPORTED"}));
-    EXPECT_EQ(keys(sampler.table().diagnostics),
-              (std::vector<std::string>{"sm_active", "occupancy", "gr_active", "tensor_hmma", "tensor_dfma"}));
+    EXPECT_EQ(
+        keys(sampler.table().diagnostics),
+        (std::vector<std::string>{"sm_active", "occupancy", "gr_active", "tensor_hmma", "tensor_dfma"}));
     const recording::TimeNs primed = 1000 * kMs;  // probe_ms 0: the first pair ends (almost) at once
     const auto s = sampler.sample(1500 * kMs);
     ASSERT_TRUE(s.has_value());

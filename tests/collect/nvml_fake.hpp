@@ -44,11 +44,11 @@ struct State {
   bool gpm_supported = true;
   abi::Return gpm_sample_result = abi::kSuccess;
   abi::Return gpm_metrics_result = abi::kSuccess;
-  std::map<unsigned, double> gpm_values = {{1, 97}, {2, 50},  {3, 20}, {4, 3},    {5, 1.5}, {6, 0},
-                                           {7, 1}, {10, 4},  {11, 0}, {12, 46.3}, {13, 0},  {20, 10},
-                                           {21, 20}, {60, 0}, {61, 0}};
+  std::map<unsigned, double> gpm_values = {{1, 97}, {2, 50},  {3, 20},  {4, 3},  {5, 1.5},
+                                           {6, 0},  {7, 1},   {10, 4},  {11, 0}, {12, 46.3},
+                                           {13, 0}, {20, 10}, {21, 20}, {60, 0}, {61, 0}};
   std::map<unsigned, abi::Return> gpm_metric_results;  // per metric; kSuccess when absent
-  int gpm_allocated = 0;  // live sample buffers
+  int gpm_allocated = 0;                               // live sample buffers
   int gpm_samples_taken = 0;
   int gpm_metrics_calls = 0;
 };

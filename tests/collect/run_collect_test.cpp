@@ -248,8 +248,9 @@ TEST_F(RunCollect, CountersHeldElsewhereLeaveAGpuUtilOnlyRunThatSaysWhy) {
 
 TEST_F(RunCollect, SourceAutoReadsGpmWhenTheCountersAreHeldAndSaysWhy) {
   // docs/method.md#gpm-as-a-second-chip-source: auto is PM sampling, GPM when PM sampling cannot start.
-  auto o = options({"/bin/sh", "-c", "echo 'diescope: measure start'; sleep 0.6; echo 'diescope: measure stop'"},
-                   {"--fail-with", "busy"});
+  auto o =
+      options({"/bin/sh", "-c", "echo 'diescope: measure start'; sleep 0.6; echo 'diescope: measure stop'"},
+              {"--fail-with", "busy"});
   o.source = ChipSource::automatic;
   RunOutcome outcome = record_run(o, *nvml_);
   const GpuRecording& rec = outcome.recordings[0];
@@ -260,9 +261,10 @@ TEST_F(RunCollect, SourceAutoReadsGpmWhenTheCountersAreHeldAndSaysWhy) {
   EXPECT_GE(rec.samples, 4);
   EXPECT_LE(rec.samples, 9);
   ASSERT_EQ(outcome.warnings.size(), 1u);
-  EXPECT_NE(outcome.warnings[0].find("GPU 0: chip samples come from NVML GPM every 100 ms (PM sampling could "
-                                     "not start: the performance counters of GPU 0 are held by another profiler"),
-            std::string::npos)
+  EXPECT_NE(
+      outcome.warnings[0].find("GPU 0: chip samples come from NVML GPM every 100 ms (PM sampling could "
+                               "not start: the performance counters of GPU 0 are held by another profiler"),
+      std::string::npos)
       << outcome.warnings[0];
   EXPECT_NE(outcome.warnings[0].find("GPM does not see L1, L2 or load/store"), std::string::npos);
 
@@ -333,8 +335,9 @@ TEST_F(RunCollect, SourceAutoReadsGpmWhenTheCountersAreForbidden) {
   RunOutcome outcome = record_run(o, *nvml_);
   EXPECT_EQ(outcome.recordings[0].chip_source, "gpm");
   ASSERT_EQ(outcome.warnings.size(), 1u);
-  EXPECT_NE(outcome.warnings[0].find("PM sampling could not start: no permission for GPU performance counters"),
-            std::string::npos)
+  EXPECT_NE(
+      outcome.warnings[0].find("PM sampling could not start: no permission for GPU performance counters"),
+      std::string::npos)
       << outcome.warnings[0];
 }
 

@@ -58,10 +58,10 @@ struct GpmSample {
 
 class GpmSampler {
  public:
-  // Keeps a copy of `device` (the Nvml it came from must outlive the sampler). Checks support, allocates two GPM samples and takes the first pair `probe_ms` apart (so the
-  // table can leave out what this GPU does not answer). Throws DeviceError naming the cause and
-  // the fix when GPM cannot be read. The first pair spans at least two refreshes (250 ms), so a
-  // metric is left out only when the driver truly does not answer it.
+  // Keeps a copy of `device` (the Nvml it came from must outlive the sampler). Checks support, allocates two
+  // GPM samples and takes the first pair `probe_ms` apart (so the table can leave out what this GPU does not
+  // answer). Throws DeviceError naming the cause and the fix when GPM cannot be read. The first pair spans at
+  // least two refreshes (250 ms), so a metric is left out only when the driver truly does not answer it.
   GpmSampler(const NvmlDevice& device, recording::TimeNs now_ns, double probe_ms = 250);
   ~GpmSampler();
   GpmSampler(const GpmSampler&) = delete;

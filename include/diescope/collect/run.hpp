@@ -40,8 +40,8 @@ std::string_view chip_source_name(ChipSource source);  // "pm", "gpm", "auto"
 std::optional<ChipSource> chip_source_from_name(std::string_view name);
 
 struct RunOptions {
-  std::vector<std::string> command;      // argv of the measured command
-  double interval_ms = 10;               // chip sample interval (GPM: at least kGpmMinIntervalMs)
+  std::vector<std::string> command;  // argv of the measured command
+  double interval_ms = 10;           // chip sample interval (GPM: at least kGpmMinIntervalMs)
   ChipSource source = ChipSource::pm;
   double drain_ms = 1000;                // how often the sampler decodes its buffer
   std::optional<std::vector<int>> gpus;  // NVML indexes; nullopt: every GPU

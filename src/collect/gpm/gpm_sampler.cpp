@@ -66,8 +66,9 @@ std::optional<unsigned> gpm_metric_id(std::string_view name) {
 GpmSupport gpm_support(const NvmlDevice& device) {
   const abi::Functions& f = device.functions();
   if (!f.gpm_query_support) {
-    return {false, "this driver's NVML has no GPM calls (nvmlGpmQueryDeviceSupport and its four "
-                   "siblings; they came with the R520 drivers)"};
+    return {false,
+            "this driver's NVML has no GPM calls (nvmlGpmQueryDeviceSupport and its four "
+            "siblings; they came with the R520 drivers)"};
   }
   abi::GpmSupport support{abi::kGpmSupportVersion, 0};
   const abi::Return rc = f.gpm_query_support(device.handle(), &support);
@@ -127,9 +128,9 @@ GpmSampler::GpmSampler(const NvmlDevice& device, recording::TimeNs now_ns, doubl
     : impl_(std::make_unique<Impl>()) {
   const GpmSupport support = gpm_support(device);
   if (!support.supported)
-    throw core::DeviceError("NVML GPM cannot be read on GPU " + std::to_string(device.index()) + ": " +
-                                support.why,
-                            "use PM sampling (--source pm) on this GPU, or update the NVIDIA driver");
+    throw core::DeviceError(
+        "NVML GPM cannot be read on GPU " + std::to_string(device.index()) + ": " + support.why,
+        "use PM sampling (--source pm) on this GPU, or update the NVIDIA driver");
   Impl& im = *impl_;
   im.device.emplace(device);
   const abi::Functions& f = device.functions();
@@ -151,23 +152,23 @@ GpmSampler::GpmSampler(const NvmlDevice& device, recording::TimeNs now_ns, doubl
   // The first pair: which metrics does this GPU answer?
   abi::Return rc = f.gpm_sample_get(device.handle(), im.previous);
   if (rc != abi::kSuccess)
-    throw core::DeviceError("nvmlGpmSampleGet failed on GPU " + std::to_string(device.index()) + ": " +
-                                why_not(f, rc),
-                            "check that nvidia-smi works on this machine, or use --source pm");
+    throw core::DeviceError(
+        "nvmlGpmSampleGet failed on GPU " + std::to_string(device.index()) + ": " + why_not(f, rc),
+        "check that nvidia-smi works on this machine, or use --source pm");
   const recording::TimeNs first_mono = core::monotonic_ns();
   std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(probe_ms * 1000)));
   rc = f.gpm_sample_get(device.handle(), im.current);
   const recording::TimeNs elapsed = core::monotonic_ns() - first_mono;
   if (rc != abi::kSuccess)
-    throw core::DeviceError("nvmlGpmSampleGet failed on GPU " + std::to_string(device.index()) + ": " +
-                                why_not(f, rc),
-                            "check that nvidia-smi works on this machine, or use --source pm");
+    throw core::DeviceError(
+        "nvmlGpmSampleGet failed on GPU " + std::to_string(device.index()) + ": " + why_not(f, rc),
+        "check that nvidia-smi works on this machine, or use --source pm");
   std::vector<std::string> why;
   rc = im.read(static_cast<double>(elapsed) / 1e9, why);
   if (rc != abi::kSuccess)
-    throw core::DeviceError("nvmlGpmMetricsGet failed on GPU " + std::to_string(device.index()) + ": " +
-                                why_not(f, rc),
-                            "check that nvidia-smi works on this machine, or use --source pm");
+    throw core::DeviceError(
+        "nvmlGpmMetricsGet failed on GPU " + std::to_string(device.index()) + ": " + why_not(f, rc),
+        "check that nvidia-smi works on this machine, or use --source pm");
   std::vector<std::string> unanswered;
   for (std::size_t i = 0; i < im.counters.size(); ++i) {
     if (why[i].empty()) continue;
@@ -176,9 +177,9 @@ GpmSampler::GpmSampler(const NvmlDevice& device, recording::TimeNs now_ns, doubl
   }
   table_ = table_without_counters(full, unanswered, "the driver did not answer their GPM metrics");
   if (table_.units.empty())
-    throw core::DeviceError("NVML GPM answered none of the unit metrics on GPU " +
-                                std::to_string(device.index()),
-                            "use PM sampling (--source pm) on this GPU");
+    throw core::DeviceError(
+        "NVML GPM answered none of the unit metrics on GPU " + std::to_string(device.index()),
+        "use PM sampling (--source pm) on this GPU");
   // From here on only the table's counters are asked for, in its order.
   im.counters = table_metrics(table_);
   im.catalogue.clear();
@@ -247,7 +248,8 @@ std::optional<GpmSample> GpmSampler::sample(recording::TimeNs now_ns) {
     if (!std::isfinite(reading.pct)) reading.why = "the driver did not answer its GPM metric in this sample";
     out.units.push_back(std::move(reading));
   }
-  for (const auto& gap : gpm_unit_gaps()) out.units.push_back(GpmUnitReading{gap.key, gap.label, kNaN, gap.why});
+  for (const auto& gap : gpm_unit_gaps())
+    out.units.push_back(GpmUnitReading{gap.key, gap.label, kNaN, gap.why});
   return out;
 }
 

@@ -84,8 +84,8 @@ inline constexpr unsigned kDriverBuffer = 80;     // NVML_SYSTEM_DRIVER_VERSION_
 
 // GPM (GPU performance monitoring, Hopper and later): the driver's own counters, read as pairs of
 // samples. Layouts as NVML's header declares them.
-struct GpmSampleTag;                // nvmlGpmSample_st, opaque
-using GpmSample = GpmSampleTag*;    // nvmlGpmSample_t
+struct GpmSampleTag;                                  // nvmlGpmSample_st, opaque
+using GpmSample = GpmSampleTag*;                      // nvmlGpmSample_t
 inline constexpr unsigned kGpmSupportVersion = 1;     // NVML_GPM_SUPPORT_VERSION
 inline constexpr unsigned kGpmMetricsGetVersion = 1;  // NVML_GPM_METRICS_GET_VERSION
 // NVML_GPM_METRIC_MAX in CUDA 13's header (older headers have fewer entries). Only numMetrics

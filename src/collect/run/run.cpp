@@ -82,7 +82,7 @@ struct Gpu {
   std::vector<SamplerMessage> pending;  // arrived before the recording was opened
   // NVML GPM, the second chip source (docs/method.md#gpm-as-a-second-chip-source).
   std::unique_ptr<GpmSampler> gpm;
-  std::string gpm_why;  // why chip samples come from GPM
+  std::string gpm_why;   // why chip samples come from GPM
   std::string pm_cause;  // why PM sampling could not start, without its fix (for the GPM note)
 
   std::unique_ptr<recording::RecordingWriter> writer;
