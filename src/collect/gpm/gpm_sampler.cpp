@@ -216,8 +216,8 @@ std::optional<GpmSample> GpmSampler::sample(recording::TimeNs now_ns) {
   if (got == abi::kSuccess && now_ns - im.previous_ns < 2 * kGpmRefreshNs) {
     // A pair with no refresh inside reads 0 (or fails) on every metric: keep it open.
     bool nothing = true;
-    for (std::size_t i = 0; i < im.values.size(); ++i)
-      if (std::isfinite(im.values[i]) && im.values[i] != 0) nothing = false;
+    for (const double v : im.values)
+      if (std::isfinite(v) && v != 0) nothing = false;
     if (nothing) {
       last_error_.clear();
       return std::nullopt;
