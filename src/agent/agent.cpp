@@ -312,6 +312,44 @@ void Agent::restart_all(const ClockEvent& event, recording::TimeNs now) {
   }
 }
 
+// The source's chip columns changed (PM sampling <-> NVML GPM): the period so far becomes a record
+// with the old columns, and a new one starts with the new (docs/agent.md#beside-other-profilers).
+void Agent::switch_columns(GpuState& g, recording::TimeNs at, const std::string& why,
+                           std::vector<AgentRecord>& records) {
+  if (at > g.period_start) {
+    if (auto r = close_period(g, at, {"agent: the chip source changes at the end of this record: " + why})) {
+      ++status_[g.index].records;
+      status_[g.index].last = *r;
+      records.push_back(std::move(*r));
+    }
+  }
+  // Nothing with the old columns may reach the new record.
+  if (g.staged) g.staged->list<recording::ChipSample>().clear();
+  const recording::RecordingMeta& fresh = source_.meta(g.index);
+  g.meta.unit_table = fresh.unit_table;
+  g.meta.units = fresh.units;
+  g.meta.diagnostics = fresh.diagnostics;
+  g.meta.counts = fresh.counts;
+  g.meta.interval_ms = fresh.interval_ms;
+  GpuStatus& st = status_[g.index];
+  st.unit_keys.clear();
+  st.unit_labels.clear();
+  for (const auto* columns : {&g.meta.units, &g.meta.engines}) {
+    for (const recording::ColumnDef& c : *columns) {
+      st.unit_keys.push_back(c.key);
+      st.unit_labels.push_back(c.label.empty() ? c.key : c.label);
+    }
+  }
+  // Keep the duty grid: the new record runs to the end of the period it interrupted.
+  const recording::TimeNs period_end = g.period_end;
+  const bool window_done = g.window_done;
+  start_period(g, at);
+  g.period_end = std::max(period_end, at + 1);
+  g.window_done = window_done;
+  if (g.requested_on && !g.window_done) g.window_start = at;  // the window goes on with the new source
+  g.notes.push_back("agent: " + why);
+}
+
 void Agent::schedule(GpuState& g, recording::TimeNs now) {
   const recording::TimeNs window_end = g.period_start + ms_to_ns(settings_.duty_on_ms);
   const bool want = always_on() || (!g.window_done && now < window_end);
@@ -344,7 +382,13 @@ std::vector<AgentRecord> Agent::step() {
   if (event.kind != ClockEvent::Kind::none) restart_all(event, now);
 
   source_.collect(now, batches_);
-  for (auto& g : gpus_) absorb(*g, batches_[g->index]);
+  for (auto& gp : gpus_) {
+    GpuState& g = *gp;
+    const std::optional<recording::TimeNs> changed = batches_[g.index].columns_changed_at;
+    const std::string why = batches_[g.index].columns_change_why;
+    absorb(g, batches_[g.index]);
+    if (changed) switch_columns(g, std::max(*changed, g.period_start), why, records);
+  }
 
   const recording::TimeNs period = ms_to_ns(settings_.duty_period_ms);
   const bool over = source_.ended(now);

@@ -20,6 +20,12 @@ const std::vector<CostEntry>& cost_table() {
   //   agent with its counters replaced by a fake sampler -2.4% to 8.5%: the 6-10% below is not the
   //   counters' alone.
   // Both intervals are as wide as the training loop's own throughput moves between 15-60 s stretches.
+  // - FFMA, STREAM copy and a cuBLAS bf16 GEMM in one PyTorch process, timed by CUDA events over 0.3 s
+  //   stretches, interleaved rounds with the counter child on and off (order alternated): PM sampling
+  //   at 10 and 1 ms (diescope-cupti sample), and NVML GPM at 100 ms (gpm_probe serve).
+  //   bench/agent/cost_events.py run by bench/run/gpm_device.sh on 2026-12-01; rows in
+  //   bench/results/run/2026-12-01-h200-gpm/. The GEMM's own throughput moves by about 1.4%
+  //   between stretches (power-limited clocks), so its intervals are wider than 0.5 points.
   static const std::vector<CostEntry> table = {
       {"NVIDIA H200", 10, 0, 0, -1.141, 4.811, 13, 15,
        "ResNet-50 AMP training (PyTorch, batch 128, synthetic data)",
@@ -27,6 +33,24 @@ const std::vector<CostEntry>& cost_table() {
       {"NVIDIA H200", 10, 2000, 60000, 6.146, 9.969, 3, 60,
        "ResNet-50 AMP training (PyTorch, batch 128, synthetic data)",
        "bench/results/agent/2026-11-29-h200-cost-always-and-duty/ (2026-11-29)"},
+      {"NVIDIA H200", 10, 0, 0, -0.0585, 0.0055, 6, 0.3, "FFMA (PyTorch jiterator, every SM)",
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm"},
+      {"NVIDIA H200", 10, 0, 0, -0.0489, 0.0288, 6, 0.3, "STREAM copy (1 GiB float vectors)",
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm"},
+      {"NVIDIA H200", 10, 0, 0, -1.7529, 0.5188, 8, 0.3, "cuBLAS bf16 GEMM 8192^3",
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm"},
+      {"NVIDIA H200", 1, 0, 0, -0.0361, 0.0079, 6, 0.3, "FFMA (PyTorch jiterator, every SM)",
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm"},
+      {"NVIDIA H200", 1, 0, 0, -0.05, 0.0219, 6, 0.3, "STREAM copy (1 GiB float vectors)",
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm"},
+      {"NVIDIA H200", 1, 0, 0, -3.2794, 0.2493, 7, 0.3, "cuBLAS bf16 GEMM 8192^3",
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm"},
+      {"NVIDIA H200", 100, 0, 0, -0.0044, 0.0095, 6, 0.3, "FFMA (PyTorch jiterator, every SM)",
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "gpm"},
+      {"NVIDIA H200", 100, 0, 0, -0.0413, 0.0168, 6, 0.3, "STREAM copy (1 GiB float vectors)",
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "gpm"},
+      {"NVIDIA H200", 100, 0, 0, -2.2089, -0.3728, 12, 0.3, "cuBLAS bf16 GEMM 8192^3",
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "gpm"},
   };
   return table;
 }
@@ -49,7 +73,7 @@ std::string setting_text(double interval_ms, double on_ms, double period_ms) {
 }  // namespace
 
 CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double duty_on_ms,
-                     double duty_period_ms, const std::vector<CostEntry>* table) {
+                     double duty_period_ms, const std::vector<CostEntry>* table, const std::string& source) {
   const std::vector<CostEntry>& rows = table ? *table : cost_table();
   CostVerdict verdict;
   if (rows.empty()) {
@@ -66,15 +90,17 @@ CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double du
     if (row_always != on_always) continue;
     if (!on_always && !(same_ms(row.duty_on_ms, duty_on_ms) && same_ms(row.duty_period_ms, duty_period_ms)))
       continue;
-    verdict.estimate = row;
-    return verdict;
+    if (row.source != source) continue;
+    if (!verdict.estimate || row.slowdown_hi_pct > verdict.estimate->slowdown_hi_pct) verdict.estimate = row;
   }
+  if (verdict.estimate) return verdict;
   if (!model_known) {
     verdict.reason = "the cost table has no figures for " +
                      (gpu_model.empty() ? std::string("this GPU model") : gpu_model);
   } else {
     verdict.reason = "the cost table has no figure for " +
-                     setting_text(interval_ms, duty_on_ms, duty_period_ms) + " on " + gpu_model;
+                     setting_text(interval_ms, duty_on_ms, duty_period_ms) +
+                     (source == "pm" ? std::string() : " from " + source) + " on " + gpu_model;
   }
   return verdict;
 }

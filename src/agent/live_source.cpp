@@ -25,6 +25,10 @@ std::string seconds_text(recording::TimeNs ns) {
 
 }  // namespace
 
+std::unique_ptr<collect::GpmSampler> GpuTelemetry::open_gpm(recording::TimeNs /*now*/) {
+  throw core::DeviceError("this GPU's telemetry has no NVML GPM", "use PM sampling (--source pm)");
+}
+
 // ---- SamplerSupervisor ----
 
 SamplerSupervisor::SamplerSupervisor(collect::SamplerConfig config, const collect::UnitTable* table,
@@ -130,6 +134,7 @@ void SamplerSupervisor::handle(const collect::SamplerMessage& message, recording
       out.notes.push_back(recording::Note{now, "sampler " + note->topic, note->text});
   } else if (const auto* error = std::get_if<m::Error>(&message)) {
     saw_error_ = true;
+    if (error->kind == m::ErrorKind::busy) busy_at_ns_ = now;
     const collect::ErrorText text = collect::describe_error(*error, config_.device);
     last_error_ = text.cause + " (fix: " + text.fix + ")";
     out.notes.push_back(recording::Note{now, "sampler", last_error_});
@@ -204,8 +209,12 @@ void SamplerSupervisor::stop_and_wait(recording::TimeNs now, GpuBatch& out) {
 // ---- LiveSource ----
 
 LiveSource::LiveSource(std::vector<LiveGpu> gpus, double interval_ms, double poll_ms, SupervisorTiming timing,
-                       std::function<void(const std::string&)> log)
-    : poll_ns_(static_cast<recording::TimeNs>(poll_ms * 1e6)), log_(std::move(log)) {
+                       std::function<void(const std::string&)> log, ChipSourcePolicy policy)
+    : poll_ns_(static_cast<recording::TimeNs>(poll_ms * 1e6)),
+      gpm_interval_ms_(std::max(interval_ms, collect::kGpmMinIntervalMs)),
+      log_(std::move(log)),
+      policy_(std::move(policy)),
+      watch_(policy_.proc_root) {
   for (LiveGpu& in : gpus) {
     Gpu g;
     g.meta.tool_version = core::kToolVersion;
@@ -231,21 +240,158 @@ LiveSource::LiveSource(std::vector<LiveGpu> gpus, double interval_ms, double pol
            "); records carry GPU-Util and clocks only");
     }
     g.telemetry = std::move(in.telemetry);
+    g.pm_meta = g.meta;
     gpus_.push_back(std::move(g));
   }
+  // The first records' columns: GPM from the start when it is asked for or another profiler runs.
+  const recording::TimeNs now = core::realtime_ns();
+  if (policy_.source == collect::ChipSource::automatic) {
+    seen_ = watch_.scan();
+    if (!seen_.empty()) last_seen_ns_ = now;
+    next_scan_ns_ = now + policy_.scan_ns;
+  }
+  for (Gpu& g : gpus_) {
+    if (!want_gpm(g, now)) continue;
+    GpuBatch ignored;  // no column change to report before the first record
+    to_gpm(g, now, ignored,
+           policy_.source == collect::ChipSource::gpm ? "--source gpm"
+                                                      : "another profiler runs: " + profilers_text(seen_));
+    g.pending.notes.insert(g.pending.notes.end(), ignored.notes.begin(), ignored.notes.end());
+  }
+}
+
+bool LiveSource::want_gpm(const Gpu& g, recording::TimeNs now) const {
+  if (g.gpm_failed) return false;
+  switch (policy_.source) {
+    case collect::ChipSource::pm:
+      return false;
+    case collect::ChipSource::gpm:
+      return true;
+    case collect::ChipSource::automatic:
+      break;
+  }
+  if (!g.supervisor) return true;  // no PM sampling here: GPM if it can
+  if (!seen_.empty()) return true;
+  const bool busy_lately =
+      g.supervisor->busy_at_ns() != 0 && now - g.supervisor->busy_at_ns() < ChipSourcePolicy::kBusyHoldNs;
+  if (busy_lately) return true;
+  // Stay on GPM until no profiler has been seen for a while (ncu starts one process per run).
+  return g.on_gpm && last_seen_ns_ != 0 && now - last_seen_ns_ < policy_.return_after_ns;
+}
+
+void LiveSource::to_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std::string& why) {
+  try {
+    g.gpm = g.telemetry->open_gpm(now);
+  } catch (const core::Error& e) {
+    g.gpm_failed = true;
+    const std::string text = std::string("NVML GPM cannot be read (") + e.what() + "); " +
+                             (g.supervisor ? "chip samples stay with PM sampling" : "no chip samples");
+    out.notes.push_back(recording::Note{now, "chip_source", text});
+    if (log_) log_("GPU " + std::to_string(g.meta.gpu.index) + ": " + text);
+    return;
+  }
+  g.on_gpm = true;
+  if (g.supervisor) g.supervisor->set_wanted(false, now, out);  // no retry of PM sampling meanwhile
+  g.meta = g.pm_meta;
+  collect::apply_unit_table(g.gpm->table(), g.meta);
+  g.meta.interval_ms = gpm_interval_ms_;
+  const std::string text = fmt::format(
+      "chip samples come from NVML GPM from now on ({}): the agent holds no performance counters, so it "
+      "blocks no other profiler; GPM does not see L1, L2 or load/store",
+      why);
+  out.columns_changed_at = now;
+  out.columns_change_why = text;
+  if (log_) log_("GPU " + std::to_string(g.meta.gpu.index) + ": " + text);
+  if (g.wanted) set_gpm_sampling(g, true, now, out);
+}
+
+void LiveSource::to_pm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std::string& why) {
+  set_gpm_sampling(g, false, now, out);
+  g.gpm.reset();
+  g.on_gpm = false;
+  g.meta = g.pm_meta;
+  const std::string text = "chip samples come from PM sampling again (" + why + ")";
+  out.columns_changed_at = now;
+  out.columns_change_why = text;
+  if (log_) log_("GPU " + std::to_string(g.meta.gpu.index) + ": " + text);
+  if (g.supervisor) g.supervisor->set_wanted(g.wanted, now, out);
+}
+
+void LiveSource::set_gpm_sampling(Gpu& g, bool on, recording::TimeNs now, GpuBatch& out) {
+  if (on == g.gpm_sampling || !g.gpm) return;
+  if (on) {
+    g.gpm->sample(now);  // starts a new pair here: nothing before the window is counted
+    g.gpm_sampling = true;
+    g.next_gpm_ns = now + static_cast<recording::TimeNs>(gpm_interval_ms_ * 1e6);
+    out.counters.push_back(recording::CountersEvent{now, true, ""});
+  } else {
+    sample_gpm(g, now, out);  // the last sample ends now
+    g.gpm_sampling = false;
+    out.counters.push_back(recording::CountersEvent{now, false, ""});
+  }
+}
+
+void LiveSource::sample_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out) {
+  if (!g.gpm || !g.gpm_sampling) return;
+  std::optional<collect::GpmSample> s = g.gpm->sample(now);
+  g.next_gpm_ns = now + static_cast<recording::TimeNs>(gpm_interval_ms_ * 1e6);
+  if (!s) {
+    if (!g.gpm->last_error().empty())
+      out.notes.push_back(recording::Note{now, "chip_source", "a GPM sample failed: " + g.gpm->last_error()});
+    return;
+  }
+  out.list<recording::ChipSample>().push_back(recording::OwnedChipSample{
+      s->start_ns, s->end_ns, s->columns.units, s->columns.diagnostics, s->columns.counts});
+}
+
+std::string LiveSource::chip_source(std::size_t gpu) const {
+  const Gpu& g = gpus_.at(gpu);
+  if (g.on_gpm) return "gpm";
+  return g.supervisor ? "pm" : "none";
 }
 
 LiveSource::~LiveSource() = default;
 
 void LiveSource::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
+  if (policy_.source == collect::ChipSource::automatic && now >= next_scan_ns_) {
+    seen_ = watch_.scan();
+    if (!seen_.empty()) last_seen_ns_ = now;
+    next_scan_ns_ = now + policy_.scan_ns;
+  }
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     Gpu& g = gpus_[i];
     GpuBatch& batch = out.at(i);
     auto& p = g.pending;
     batch.counters.insert(batch.counters.end(), p.counters.begin(), p.counters.end());
     batch.notes.insert(batch.notes.end(), p.notes.begin(), p.notes.end());
+    if (p.columns_changed_at) {
+      batch.columns_changed_at = p.columns_changed_at;
+      batch.columns_change_why = p.columns_change_why;
+    }
     p.clear();
     if (g.supervisor) g.supervisor->pump(now, batch);
+    // The chip source (docs/agent.md#beside-other-profilers). PM sampling is stopped, and its last
+    // samples handed out, before GPM starts; a switch ends this batch's chip samples.
+    const bool gpm_wanted = want_gpm(g, now);
+    if (!batch.columns_changed_at) {
+      if (!g.on_gpm && gpm_wanted) {
+        if (g.supervisor && g.supervisor->running()) {
+          g.supervisor->set_wanted(false, now, batch);  // stop it; switch once it has ended
+        } else {
+          to_gpm(g, now, batch,
+                 !seen_.empty() ? "another profiler runs: " + profilers_text(seen_)
+                 : policy_.source == collect::ChipSource::gpm
+                     ? std::string("--source gpm")
+                     : std::string("PM sampling found the counters held by another profiler"));
+        }
+      } else if (g.on_gpm && !gpm_wanted) {
+        to_pm(g, now, batch,
+              fmt::format("no other profiler seen for {:g} s",
+                          static_cast<double>(policy_.return_after_ns) / 1e9));
+      } else if (g.on_gpm && g.gpm_sampling && now >= g.next_gpm_ns) {
+        sample_gpm(g, now, batch);
+      }
+    }
     // The agent also collects whenever a sampler child writes; NVML waits for its poll (a tenth of
     // a poll early is close enough, so a poll that wakes a little early is not skipped).
     if (now >= g.next_read_ns - poll_ns_ / 10) {
@@ -259,7 +405,13 @@ void LiveSource::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
 
 void LiveSource::set_counters(std::size_t gpu, bool on, recording::TimeNs now) {
   Gpu& g = gpus_.at(gpu);
-  if (g.supervisor) g.supervisor->set_wanted(on, now, g.pending);
+  g.wanted = on;
+  if (g.on_gpm) {
+    set_gpm_sampling(g, on, now, g.pending);
+    return;
+  }
+  // While a switch to GPM waits for the sampler to stop, it stays stopped.
+  if (g.supervisor && !(on && want_gpm(g, now))) g.supervisor->set_wanted(on, now, g.pending);
 }
 
 std::vector<int> LiveSource::wait_fds() const {
@@ -271,8 +423,11 @@ std::vector<int> LiveSource::wait_fds() const {
 
 void LiveSource::shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) {
   // Ask every child first, then wait: they stop in parallel.
-  for (Gpu& g : gpus_)
+  for (Gpu& g : gpus_) {
+    g.wanted = false;
+    set_gpm_sampling(g, false, now, g.pending);
     if (g.supervisor) g.supervisor->set_wanted(false, now, g.pending);
+  }
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     Gpu& g = gpus_[i];
     GpuBatch& batch = out.at(i);
@@ -290,7 +445,7 @@ long LiveSource::sampler_restarts(std::size_t gpu) const {
 
 bool LiveSource::counters_on(std::size_t gpu) const {
   const Gpu& g = gpus_.at(gpu);
-  return g.supervisor && g.supervisor->running();
+  return (g.supervisor && g.supervisor->running()) || g.gpm_sampling;
 }
 
 // ---- NVML telemetry and the factory ----
@@ -324,6 +479,9 @@ class NvmlTelemetry final : public GpuTelemetry {
       out.list<recording::EngineReading>().push_back(std::move(e));
     }
     out.list<recording::ProcessReading>().push_back(device_.processes(now));
+  }
+  std::unique_ptr<collect::GpmSampler> open_gpm(recording::TimeNs now) override {
+    return std::make_unique<collect::GpmSampler>(device_, now);
   }
 
  private:
@@ -378,7 +536,7 @@ std::unique_ptr<AgentSource> make_live_source(const LiveOptions& options) {
     gpus.push_back(std::move(g));
   }
   return std::make_unique<LiveSource>(std::move(gpus), options.interval_ms, options.poll_ms, options.timing,
-                                      options.log);
+                                      options.log, options.chip);
 }
 
 }  // namespace diescope::agent

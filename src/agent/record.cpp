@@ -3,6 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "diescope/collect/unit_tables.hpp"
 #include "diescope/core/version.hpp"
 #include "diescope/report/wording.hpp"
 
@@ -117,7 +118,8 @@ AgentRecord make_record(const analysis::Analysis& analysis, const RecordContext&
   r.power_limit_max_w = s.power_limit_max_w;
 
   const CostVerdict cost =
-      cost_for(meta.gpu.model, meta.interval_ms, meta.duty_on_ms, meta.duty_period_ms, context.cost_table);
+      cost_for(meta.gpu.model, meta.interval_ms, meta.duty_on_ms, meta.duty_period_ms, context.cost_table,
+               meta.unit_table == collect::gpm_unit_table().name ? "gpm" : "pm");
   r.cost = cost.estimate;
   r.cost_reason = cost.reason;
 

@@ -40,6 +40,7 @@ struct AgentArgs {
   std::string sampler;
   std::vector<std::string> sampler_args;
   std::vector<int> gpus;
+  std::string source = "auto";
 };
 
 std::filesystem::path default_db_path() {
@@ -120,6 +121,7 @@ int run(const AgentArgs& a) {
     options.sampler_executable = a.sampler;
     options.sampler_extra_args = a.sampler_args;
     options.gpus = a.gpus;
+    options.chip.source = collect::chip_source_from_name(a.source).value_or(collect::ChipSource::automatic);
     options.log = log_line;
     source = agent::make_live_source(options);
     log_line(fmt::format("monitoring {} GPU(s)", source->gpu_count()));
@@ -178,6 +180,10 @@ std::function<int()> setup_agent(CLI::App& sub) {
   sub.add_option("--sampler-arg", args->sampler_args, "extra argument for the sampler (repeat), e.g. --fake");
   add_gpu_list(sub, args->gpus,
                "monitor only these GPU indexes, as nvidia-smi numbers them (default: every GPU)");
+  sub.add_option("--source", args->source,
+                 "where chip samples come from: pm (CUPTI PM sampling), gpm (NVML GPM), auto (PM sampling, "
+                 "and GPM whenever another profiler runs, so the agent never blocks one; default)")
+      ->check(CLI::IsMember({"pm", "gpm", "auto"}));
   return [args, db, listen] {
     args->db_given = db->count() > 0;
     args->listen_given = listen->count() > 0;

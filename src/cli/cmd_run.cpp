@@ -34,6 +34,7 @@ struct RunCliOptions {
   std::string report_dir;
   std::vector<int> gpus;
   std::string calibration;
+  std::string source = "auto";
 };
 
 std::string default_report_dir() {
@@ -87,6 +88,7 @@ int run_command(const RunCliOptions& cli) {
   options.command = cli.command;
   options.interval_ms = cli.interval_ms;
   options.drain_ms = cli.drain_ms;
+  options.source = collect::chip_source_from_name(cli.source).value_or(collect::ChipSource::automatic);
   if (!cli.gpus.empty()) options.gpus = cli.gpus;
   options.output_dir = cli.report_dir.empty() ? fs::path(default_report_dir()) : fs::path(cli.report_dir);
 
@@ -122,6 +124,10 @@ std::function<int()> setup_run(CLI::App& sub) {
   add_gpu_list(sub, opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)");
   sub.add_option("--calibration", opt->calibration, "a calibration file or folder from `diescope calibrate`")
       ->type_name("PATH");
+  sub.add_option("--source", opt->source,
+                 "where chip samples come from: pm (CUPTI PM sampling), gpm (NVML GPM, every 100 ms or more; "
+                 "no L1, L2 or load/store), auto (PM sampling, GPM when PM sampling cannot start; default)")
+      ->check(CLI::IsMember({"pm", "gpm", "auto"}));
   sub.add_option("command", opt->command, "the command to measure, after --")->required();
   sub.footer("Example: diescope run --window markers -- diescope workload ffma\n");
   return [opt]() { return run_command(*opt); };

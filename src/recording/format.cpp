@@ -191,7 +191,15 @@ const char* combine_name(UnitRecipe::Combine c) {
   return c == UnitRecipe::Combine::mean ? "mean" : "counter";
 }
 const char* source_name(UnitSource s) {
-  return s == UnitSource::nvml_engine ? "nvml_engine" : "chip";
+  switch (s) {
+    case UnitSource::nvml_engine:
+      return "nvml_engine";
+    case UnitSource::gpm:
+      return "gpm";
+    case UnitSource::chip:
+      break;
+  }
+  return "chip";
 }
 const char* flag_name(UnitFlag f) {
   return f == UnitFlag::different_measure ? "different_measure" : "stand_in_counter";
@@ -308,9 +316,11 @@ ColumnDef column_from_json(const json& j, const std::string& where) {
     c.source = UnitSource::chip;
   else if (source == "nvml_engine")
     c.source = UnitSource::nvml_engine;
+  else if (source == "gpm")
+    c.source = UnitSource::gpm;
   else
-    throw MetaProblem(f.name("source") + " must be \"chip\" or \"nvml_engine\", not \"" + excerpt(source) +
-                      "\"");
+    throw MetaProblem(f.name("source") + " must be \"chip\", \"gpm\" or \"nvml_engine\", not \"" +
+                      excerpt(source) + "\"");
   for (const std::string& flag : f.strings("flags")) {
     if (flag == "stand_in_counter")
       c.flags.push_back(UnitFlag::stand_in_counter);

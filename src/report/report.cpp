@@ -35,7 +35,15 @@ const char* flag_name(recording::UnitFlag flag) {
 }
 
 const char* source_name(recording::UnitSource source) {
-  return source == recording::UnitSource::nvml_engine ? "nvml_engine" : "chip";
+  switch (source) {
+    case recording::UnitSource::nvml_engine:
+      return "nvml_engine";
+    case recording::UnitSource::gpm:
+      return "gpm";
+    case recording::UnitSource::chip:
+      break;
+  }
+  return "chip";
 }
 
 json recipe_json(const recording::UnitRecipe& recipe) {

@@ -150,6 +150,29 @@ TEST(CostTable, H200RowsCoverTheDefaultAndAlwaysOn) {
   EXPECT_NE(cost_for("NVIDIA A100-SXM4-80GB", 10, 2000, 60000).reason.find("no figures"), std::string::npos);
 }
 
+TEST(CostTable, SeveralWorkloadsGiveTheHighestUpperEndAndSourcesStayApart) {
+  // A table made up for this test only (not a measurement).
+  std::vector<CostEntry> table = {
+      CostEntry{"GPU A", 10, 0, 0, -0.1, 0.2, 8, 0.3, "FFMA", "test"},
+      CostEntry{"GPU A", 10, 0, 0, -1.1, 4.8, 13, 15, "ResNet-50", "test"},
+      CostEntry{"GPU A", 10, 0, 0, 0.0, 0.4, 8, 0.3, "STREAM copy", "test"},
+      CostEntry{"GPU A", 100, 0, 0, -0.2, 0.1, 8, 0.3, "FFMA", "test"},
+  };
+  table.back().source = "gpm";
+  auto v = cost_for("GPU A", 10, 0, 0, &table);
+  ASSERT_TRUE(v.estimate);
+  EXPECT_EQ(v.estimate->workload, "ResNet-50");  // 4.8 is the highest upper end at 10 ms
+  // GPM's row answers only a GPM record, and a PM record at 100 ms has none.
+  v = cost_for("GPU A", 100, 0, 0, &table, "gpm");
+  ASSERT_TRUE(v.estimate);
+  EXPECT_DOUBLE_EQ(v.estimate->slowdown_hi_pct, 0.1);
+  v = cost_for("GPU A", 100, 0, 0, &table);
+  EXPECT_FALSE(v.estimate);
+  v = cost_for("GPU A", 10, 0, 0, &table, "gpm");
+  EXPECT_FALSE(v.estimate);
+  EXPECT_NE(v.reason.find("counters always on at 10 ms from gpm on GPU A"), std::string::npos) << v.reason;
+}
+
 TEST(CostTable, MatchesModelIntervalAndSetting) {
   // A table made up for this test only (not a measurement).
   const std::vector<CostEntry> table = {

@@ -42,6 +42,17 @@ struct State {
   int sample_type = abi::kValueUnsignedInt;
   std::vector<abi::Return> sample_results;  // consumed one per read; kSuccess when exhausted
   std::vector<unsigned long long> last_seen_args;
+  // GPM: support, and each metric's value (or result) by NVML identifier; absent ids are NOT_SUPPORTED.
+  bool gpm_supported = true;
+  abi::Return gpm_sample_result = abi::kSuccess;
+  abi::Return gpm_metrics_result = abi::kSuccess;
+  std::map<unsigned, double> gpm_values = {{1, 97}, {2, 50},  {3, 20},  {4, 3},  {5, 1.5},
+                                           {6, 0},  {7, 1},   {10, 4},  {11, 0}, {12, 46.3},
+                                           {13, 0}, {20, 10}, {21, 20}, {60, 0}, {61, 0}};
+  std::map<unsigned, abi::Return> gpm_metric_results;  // per metric; kSuccess when absent
+  int gpm_allocated = 0;                               // live sample buffers
+  int gpm_samples_taken = 0;
+  int gpm_metrics_calls = 0;
 };
 
 inline State& state() {
@@ -206,6 +217,57 @@ inline abi::Sample util_sample(unsigned long long ts_us, unsigned pct) {
   return s;
 }
 
+// GPM: a sample buffer is a counter of how many samples were taken when it was filled.
+struct FakeGpmSample {
+  int taken = 0;
+};
+inline abi::Return fake_gpm_support(abi::Device, abi::GpmSupport* support) {
+  if (support->version != abi::kGpmSupportVersion) return abi::kErrorInvalidArgument;
+  support->isSupportedDevice = state().gpm_supported ? 1 : 0;
+  return abi::kSuccess;
+}
+inline abi::Return fake_gpm_alloc(abi::GpmSample* out) {
+  ++state().gpm_allocated;
+  *out = reinterpret_cast<abi::GpmSample>(new FakeGpmSample{});
+  return abi::kSuccess;
+}
+inline abi::Return fake_gpm_free(abi::GpmSample sample) {
+  --state().gpm_allocated;
+  delete reinterpret_cast<FakeGpmSample*>(sample);
+  return abi::kSuccess;
+}
+inline abi::Return fake_gpm_get(abi::Device, abi::GpmSample sample) {
+  if (state().gpm_sample_result != abi::kSuccess) return state().gpm_sample_result;
+  reinterpret_cast<FakeGpmSample*>(sample)->taken = ++state().gpm_samples_taken;
+  return abi::kSuccess;
+}
+inline abi::Return fake_gpm_metrics(abi::GpmMetricsGet* get) {
+  auto& s = state();
+  ++s.gpm_metrics_calls;
+  if (s.gpm_metrics_result != abi::kSuccess) return s.gpm_metrics_result;
+  if (get->version != abi::kGpmMetricsGetVersion || get->numMetrics > abi::kGpmMetricMax) {
+    return abi::kErrorInvalidArgument;
+  }
+  // NVML wants the older sample first.
+  const int first = reinterpret_cast<FakeGpmSample*>(get->sample1)->taken;
+  const int second = reinterpret_cast<FakeGpmSample*>(get->sample2)->taken;
+  if (first == 0 || second <= first) return abi::kErrorInvalidArgument;
+  for (unsigned i = 0; i < get->numMetrics; ++i) {
+    abi::GpmMetric& m = get->metrics[i];
+    auto result = s.gpm_metric_results.find(m.metricId);
+    auto value = s.gpm_values.find(m.metricId);
+    if (result != s.gpm_metric_results.end() && result->second != abi::kSuccess) {
+      m.nvmlReturn = result->second;
+    } else if (value == s.gpm_values.end()) {
+      m.nvmlReturn = abi::kErrorNotSupported;
+    } else {
+      m.nvmlReturn = abi::kSuccess;
+      m.value = value->second;
+    }
+  }
+  return abi::kSuccess;
+}
+
 // A table with every call present, answering from state(). Resets the state.
 inline std::shared_ptr<abi::Functions> fake_functions() {
   state() = State{};
@@ -231,6 +293,11 @@ inline std::shared_ptr<abi::Functions> fake_functions() {
   f->compute_processes = fake_compute;
   f->graphics_processes = fake_graphics;
   f->process_entry_size = sizeof(abi::ProcessInfoV2);
+  f->gpm_query_support = fake_gpm_support;
+  f->gpm_sample_alloc = fake_gpm_alloc;
+  f->gpm_sample_free = fake_gpm_free;
+  f->gpm_sample_get = fake_gpm_get;
+  f->gpm_metrics_get = fake_gpm_metrics;
   return f;
 }
 

@@ -246,6 +246,120 @@ TEST_F(RunCollect, CountersHeldElsewhereLeaveAGpuUtilOnlyRunThatSaysWhy) {
   EXPECT_TRUE(source->stream<recording::UtilSample>()->next(util));  // GPU-Util is still recorded
 }
 
+TEST_F(RunCollect, SourceAutoReadsGpmWhenTheCountersAreHeldAndSaysWhy) {
+  // docs/method.md#gpm-as-a-second-chip-source: auto is PM sampling, GPM when PM sampling cannot start.
+  auto o =
+      options({"/bin/sh", "-c", "echo 'diescope: measure start'; sleep 0.6; echo 'diescope: measure stop'"},
+              {"--fail-with", "busy"});
+  o.source = ChipSource::automatic;
+  RunOutcome outcome = record_run(o, *nvml_);
+  const GpuRecording& rec = outcome.recordings[0];
+  EXPECT_TRUE(rec.counters);
+  EXPECT_EQ(rec.chip_source, "gpm");
+  // 0.6 s at GPM's 100 ms (the 5 ms asked for is below GPM's shortest): about 6 samples, and the
+  // last one ends with the command.
+  EXPECT_GE(rec.samples, 4);
+  EXPECT_LE(rec.samples, 9);
+  ASSERT_EQ(outcome.warnings.size(), 1u);
+  EXPECT_NE(
+      outcome.warnings[0].find("GPU 0: chip samples come from NVML GPM every 100 ms (PM sampling could "
+                               "not start: the performance counters of GPU 0 are held by another profiler"),
+      std::string::npos)
+      << outcome.warnings[0];
+  EXPECT_NE(outcome.warnings[0].find("GPM does not see L1, L2 or load/store"), std::string::npos);
+
+  auto source = recording::open_recording(rec.path);
+  const recording::RecordingMeta& meta = source->meta();
+  EXPECT_EQ(meta.unit_table, "gpm");
+  EXPECT_EQ(meta.interval_ms, 100);
+  ASSERT_EQ(meta.units.size(), 6u);
+  EXPECT_EQ(meta.units[0].key, "fp32");
+  EXPECT_EQ(meta.units[0].source, recording::UnitSource::gpm);
+  EXPECT_EQ(meta.units[0].recipe.counters, (std::vector<std::string>{"NVML_GPM_METRIC_FP32_UTIL"}));
+  // The fake answers no IMMA metric: that diagnostic is left out, and a note says so.
+  for (const auto& d : meta.diagnostics) EXPECT_NE(d.key, "tensor_imma");
+  EXPECT_EQ(notes_about(*source, "NVML_GPM_METRIC_IMMA_TENSOR_UTIL: NVML_ERROR_NOT_SUPPORTED").size(), 1u);
+  EXPECT_EQ(notes_about(*source, "PM sampling could not start").size(), 1u);
+  ASSERT_EQ(source->side().counters.size(), 2u);
+  EXPECT_TRUE(source->side().counters[0].on);
+  EXPECT_FALSE(source->side().counters[1].on);
+
+  recording::ChipSample sample;
+  auto chips = source->stream<recording::ChipSample>();
+  recording::TimeNs last_end = 0;
+  while (chips->next(sample)) {
+    EXPECT_DOUBLE_EQ(sample.units[0], 46.3);  // the fake's FP32_UTIL
+    EXPECT_DOUBLE_EQ(sample.units[5], 4);     // DRAM_BW_UTIL
+    last_end = sample.end_ns;
+  }
+  EXPECT_EQ(last_end, outcome.end_ns);
+  const analysis::Analysis a = analysis::analyze(*source);
+  EXPECT_NEAR(a.run.die_util_pct, 46.3, 1e-9);
+  EXPECT_EQ(a.run.limiting_unit, "fp32");
+}
+
+TEST_F(RunCollect, SourcePmStaysGpuUtilOnlyAndNamesTheWayToGpm) {
+  auto o = options({"/bin/sh", "-c", "sleep 0.2"}, {"--fail-with", "busy"});
+  o.source = ChipSource::pm;
+  RunOutcome outcome = record_run(o, *nvml_);
+  EXPECT_FALSE(outcome.recordings[0].counters);
+  EXPECT_EQ(outcome.recordings[0].chip_source, "");
+  ASSERT_EQ(outcome.warnings.size(), 1u);
+  EXPECT_NE(outcome.warnings[0].find("until then the report has GPU-Util only; or run with --source auto to "
+                                     "read NVML GPM instead"),
+            std::string::npos)
+      << outcome.warnings[0];
+  EXPECT_EQ(fake_nvml::state().gpm_samples_taken, 0) << "--source pm never touches GPM";
+}
+
+TEST_F(RunCollect, SourceAutoWithoutGpmIsGpuUtilOnlyWithBothReasons) {
+  auto o = options({"/bin/sh", "-c", "sleep 0.2"}, {"--fail-with", "busy"});
+  o.source = ChipSource::automatic;
+  fake_nvml::state().gpm_supported = false;
+  RunOutcome outcome = record_run(o, *nvml_);
+  EXPECT_FALSE(outcome.recordings[0].counters);
+  ASSERT_EQ(outcome.warnings.size(), 1u);
+  EXPECT_NE(outcome.warnings[0].find("held by another profiler"), std::string::npos);
+  EXPECT_NE(outcome.warnings[0].find("NVML GPM cannot stand in: NVML GPM cannot be read on GPU 0: NVML says "
+                                     "this GPU has no GPM"),
+            std::string::npos)
+      << outcome.warnings[0];
+  EXPECT_NE(outcome.warnings[0].find("the report has GPU-Util only"), std::string::npos);
+  auto source = recording::open_recording(outcome.recordings[0].path);
+  EXPECT_EQ(notes_about(*source, "NVML GPM cannot stand in").size(), 1u);
+}
+
+TEST_F(RunCollect, SourceAutoReadsGpmWhenTheCountersAreForbidden) {
+  auto o = options({"/bin/sh", "-c", "sleep 0.3"}, {"--fail-with", "permission"});
+  o.source = ChipSource::automatic;
+  RunOutcome outcome = record_run(o, *nvml_);
+  EXPECT_EQ(outcome.recordings[0].chip_source, "gpm");
+  ASSERT_EQ(outcome.warnings.size(), 1u);
+  EXPECT_NE(
+      outcome.warnings[0].find("PM sampling could not start: no permission for GPU performance counters"),
+      std::string::npos)
+      << outcome.warnings[0];
+}
+
+TEST_F(RunCollect, SourceGpmStartsNoSampler) {
+  auto o = options({"/bin/sh", "-c", "sleep 0.3"});
+  o.sampler_executable = "/nonexistent/diescope-cupti";
+  o.source = ChipSource::gpm;
+  RunOutcome outcome = record_run(o, *nvml_);
+  EXPECT_EQ(outcome.recordings[0].chip_source, "gpm");
+  EXPECT_TRUE(outcome.warnings.empty()) << outcome.warnings[0];
+  auto source = recording::open_recording(outcome.recordings[0].path);
+  EXPECT_EQ(notes_about(*source, "chip samples come from NVML GPM every 100 ms (--source gpm)").size(), 1u);
+}
+
+TEST(ChipSourceNames, RoundTrip) {
+  EXPECT_EQ(chip_source_name(ChipSource::automatic), "auto");
+  EXPECT_EQ(chip_source_from_name("gpm"), ChipSource::gpm);
+  EXPECT_EQ(chip_source_from_name("pm"), ChipSource::pm);
+  EXPECT_EQ(chip_source_from_name("auto"), ChipSource::automatic);
+  EXPECT_FALSE(chip_source_from_name("cupti").has_value());
+}
+
 TEST_F(RunCollect, NoPermissionStopsBeforeTheCommandRuns) {
   const fs::path touched = dir_ / "ran";
   auto o = options({"/usr/bin/touch", touched.string()}, {"--fail-with", "permission"});

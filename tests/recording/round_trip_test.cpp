@@ -127,6 +127,25 @@ Written every_kind(recording::TimeNs t0) {
   return w;
 }
 
+TEST(RecordingRoundTrip, GpmColumnsKeepTheirSource) {
+  // docs/recording-format.md: a column's source is chip, gpm or nvml_engine.
+  TempDir dir;
+  recording::RecordingMeta m = small_meta();
+  m.unit_table = "gpm";
+  for (auto* columns : {&m.units, &m.diagnostics, &m.counts})
+    for (auto& c : *columns) c.source = recording::UnitSource::gpm;
+  {
+    recording::RecordingWriter w(dir / "gpm.dsrec", m);
+    w.close();
+  }
+  const auto r = recording::open_recording(dir / "gpm.dsrec");
+  EXPECT_EQ(r->meta().unit_table, "gpm");
+  expect_same_columns(r->meta().units, m.units);
+  expect_same_columns(r->meta().counts, m.counts);
+  EXPECT_EQ(r->meta().units[0].source, recording::UnitSource::gpm);
+  EXPECT_EQ(r->meta().engines[0].source, recording::UnitSource::nvml_engine);
+}
+
 TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
   TempDir dir;
   const recording::RecordingMeta meta = small_meta();

@@ -77,6 +77,8 @@ class Agent {
                                           const std::vector<std::string>& extra_notes);
   void restart_all(const ClockEvent& event, recording::TimeNs now);
   void schedule(GpuState& g, recording::TimeNs now);
+  void switch_columns(GpuState& g, recording::TimeNs at, const std::string& why,
+                      std::vector<AgentRecord>& records);
   bool always_on() const;
 
   AgentSource& source_;

@@ -22,6 +22,7 @@ struct CostEntry {
   double round_s = 0;          // length of one round
   std::string workload;        // what ran, e.g. "ResNet-50 AMP training"
   std::string measured;        // where the raw rounds are (bench/results/...) and when
+  std::string source = "pm";   // the chip source that ran: "pm" (CUPTI PM sampling) or "gpm" (NVML GPM)
   // An interval that includes zero cannot be told apart from run-to-run noise.
   bool within_noise() const { return slowdown_lo_pct <= 0 && slowdown_hi_pct >= 0; }
 };
@@ -34,9 +35,12 @@ struct CostVerdict {
   std::string reason;  // why there is no estimate; empty when there is one
 };
 
-// The estimate for a record at this GPU model and setting, or the reason there is none. A duty
-// setting of on >= period (or 0/0) means counters always on. `table` defaults to cost_table().
+// The estimate for a record at this GPU model, setting and chip source, or the reason there is none.
+// A duty setting of on >= period (or 0/0) means counters always on. Where several workloads were
+// measured at one setting, the row with the highest upper end is the record's estimate: the most
+// the counters were seen to cost. `table` defaults to cost_table().
 CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double duty_on_ms,
-                     double duty_period_ms, const std::vector<CostEntry>* table = nullptr);
+                     double duty_period_ms, const std::vector<CostEntry>* table = nullptr,
+                     const std::string& source = "pm");
 
 }  // namespace diescope::agent

@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "diescope/agent/profiler_watch.hpp"
 #include "diescope/agent/source.hpp"
+#include "diescope/collect/gpm.hpp"
+#include "diescope/collect/run.hpp"
 #include "diescope/collect/sampler.hpp"
 #include "diescope/collect/unit_tables.hpp"
 
@@ -27,6 +30,9 @@ class GpuTelemetry {
   // Appends what is new since the previous read (GPU-Util samples, one clock, throttle, power,
   // engine and process reading) and notes (e.g. the switch to polled GPU-Util).
   virtual void read(recording::TimeNs now, GpuBatch& out) = 0;
+  // NVML GPM for this GPU, its first pair taken at `now`. Throws DeviceError when GPM cannot be
+  // read (the default: a stand-in without GPM).
+  virtual std::unique_ptr<collect::GpmSampler> open_gpm(recording::TimeNs now);
 };
 
 struct SupervisorTiming {
@@ -59,6 +65,8 @@ class SamplerSupervisor {
   bool running() const { return child_ != nullptr; }
   long starts() const { return starts_; }
   long restarts() const { return restarts_; }  // starts after a failure
+  // When the last child failed because another profiler held the counters; 0 when none did.
+  recording::TimeNs busy_at_ns() const { return busy_at_ns_; }
   recording::TimeNs retry_at_ns() const { return retry_at_ns_; }
 
  private:
@@ -83,6 +91,18 @@ class SamplerSupervisor {
   recording::TimeNs retry_at_ns_ = 0;
   long starts_ = 0;
   long restarts_ = 0;
+  recording::TimeNs busy_at_ns_ = 0;
+};
+
+// Where the live source's chip samples come from (docs/agent.md#beside-other-profilers).
+struct ChipSourcePolicy {
+  collect::ChipSource source = collect::ChipSource::pm;
+  std::filesystem::path proc_root = "/proc";  // where ProfilerWatch looks (tests give a fake tree)
+  recording::TimeNs scan_ns = 200 * recording::kNsPerMs;  // how often it looks
+  // Back to PM sampling once no other profiler has been seen for this long, and no sampler has
+  // found the counters held for kBusyHoldNs.
+  recording::TimeNs return_after_ns = 5 * recording::kNsPerSecond;
+  static constexpr recording::TimeNs kBusyHoldNs = 60 * recording::kNsPerSecond;
 };
 
 struct LiveGpu {
@@ -94,7 +114,7 @@ struct LiveGpu {
 class LiveSource final : public AgentSource {
  public:
   LiveSource(std::vector<LiveGpu> gpus, double interval_ms, double poll_ms, SupervisorTiming timing = {},
-             std::function<void(const std::string&)> log = {});
+             std::function<void(const std::string&)> log = {}, ChipSourcePolicy policy = {});
   ~LiveSource() override;
 
   std::string kind() const override { return "live"; }
@@ -107,18 +127,38 @@ class LiveSource final : public AgentSource {
   void shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) override;
   long sampler_restarts(std::size_t gpu) const override;
   bool counters_on(std::size_t gpu) const override;
+  // "pm", "gpm", or "none": where GPU `gpu`'s chip samples come from now.
+  std::string chip_source(std::size_t gpu) const;
 
  private:
   struct Gpu {
     std::unique_ptr<GpuTelemetry> telemetry;
     std::unique_ptr<SamplerSupervisor> supervisor;  // null: no counters for this GPU
-    recording::RecordingMeta meta;
+    recording::RecordingMeta meta;                  // the columns of the chip source in use
+    recording::RecordingMeta pm_meta;               // PM sampling's (the unit table's) columns
     GpuBatch pending;                    // produced by set_counters, handed out at the next collect
     recording::TimeNs next_read_ns = 0;  // NVML is read once per poll, however often collect() runs
+    bool wanted = false;                 // the agent wants chip samples
+    bool on_gpm = false;                 // chip samples come from GPM
+    bool gpm_failed = false;             // GPM could not be opened: PM sampling or nothing
+    std::unique_ptr<collect::GpmSampler> gpm;
+    bool gpm_sampling = false;  // GPM samples are being recorded (the agent wants them)
+    recording::TimeNs next_gpm_ns = 0;
   };
+  bool want_gpm(const Gpu& g, recording::TimeNs now) const;
+  void to_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std::string& why);
+  void to_pm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std::string& why);
+  void sample_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out);
+  void set_gpm_sampling(Gpu& g, bool on, recording::TimeNs now, GpuBatch& out);
   std::vector<Gpu> gpus_;
   recording::TimeNs poll_ns_ = 0;
+  double gpm_interval_ms_ = collect::kGpmMinIntervalMs;
   std::function<void(const std::string&)> log_;
+  ChipSourcePolicy policy_;
+  ProfilerWatch watch_;
+  std::vector<SeenProfiler> seen_;
+  recording::TimeNs next_scan_ns_ = 0;
+  recording::TimeNs last_seen_ns_ = 0;  // when another profiler was last seen; 0: never
 };
 
 struct LiveOptions {
@@ -128,6 +168,7 @@ struct LiveOptions {
   std::vector<std::string> sampler_extra_args;
   std::vector<int> gpus;  // empty: every GPU NVML lists
   SupervisorTiming timing;
+  ChipSourcePolicy chip;
   std::function<void(const std::string&)> log;
 };
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ struct GpuBatch : recording::StreamRecords {
   std::vector<recording::CountersEvent>
       counters;  // the counters actually started or stopped (ts as measured)
   std::vector<recording::Note> notes;
+  // The chip columns changed after this batch's chip samples (the chip source switched between PM
+  // sampling and NVML GPM): meta() now describes the new ones, and the agent starts a new record.
+  std::optional<recording::TimeNs> columns_changed_at;
+  std::string columns_change_why;
   void clear() { *this = GpuBatch{}; }
 };
 

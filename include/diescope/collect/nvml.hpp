@@ -106,6 +106,9 @@ class NvmlDevice {
  public:
   NvmlDevice(const Nvml& nvml, int index, nvml_abi::DeviceTag* handle);
   int index() const { return index_; }
+  // For the parts of the adapter that call NVML themselves (GPM).
+  nvml_abi::DeviceTag* handle() const { return handle_; }
+  const nvml_abi::Functions& functions() const { return nvml_->functions(); }
 
   // Name, UUID, driver, compute capability. chip, l2_bytes and sm_count are left unknown (empty, 0):
   // NVML does not report them; the counter sampler does.

@@ -7,7 +7,9 @@
 // Order of a run:
 //   1. samplers start on every chosen GPU and are waited for until they sample (or fail: no
 //      permission stops the run before the command starts; counters held by another profiler, an
-//      unsupported GPU or a crash leave that GPU GPU-Util-only, with a note saying why);
+//      unsupported GPU or a crash leave that GPU GPU-Util-only, with a note saying why). With
+//      ChipSource::automatic such a GPU (no permission included) reads NVML GPM instead, and with
+//      ChipSource::gpm every GPU does; GPM is sampled from the loop below;
 //   2. the command starts (start_ns); its stdout lines "diescope: measure start|stop" become marks,
 //      timed when they reach us;
 //   3. when the command ends, the counters are stopped and disabled at once; the loop waits up to
@@ -30,9 +32,17 @@ namespace diescope::collect {
 
 class Nvml;
 
+// Where chip samples come from (docs/method.md#gpm-as-a-second-chip-source): CUPTI PM sampling, NVML
+// GPM, or PM sampling with GPM when PM sampling cannot start (the counters held by another profiler,
+// forbidden, or the chip unsupported).
+enum class ChipSource { pm, gpm, automatic };
+std::string_view chip_source_name(ChipSource source);  // "pm", "gpm", "auto"
+std::optional<ChipSource> chip_source_from_name(std::string_view name);
+
 struct RunOptions {
-  std::vector<std::string> command;      // argv of the measured command
-  double interval_ms = 10;               // chip sample interval
+  std::vector<std::string> command;  // argv of the measured command
+  double interval_ms = 10;           // chip sample interval (GPM: at least kGpmMinIntervalMs)
+  ChipSource source = ChipSource::pm;
   double drain_ms = 1000;                // how often the sampler decodes its buffer
   std::optional<std::vector<int>> gpus;  // NVML indexes; nullopt: every GPU
   std::filesystem::path output_dir;      // gpu<N>.dsrec go here (created if missing)
@@ -50,6 +60,7 @@ struct GpuRecording {
   int index = -1;
   std::filesystem::path path;
   bool counters = false;     // chip samples were recorded
+  std::string chip_source;   // "pm", "gpm", or empty when there were no chip samples
   std::string counters_why;  // why not, or why they stopped early
   long samples = 0;
 };

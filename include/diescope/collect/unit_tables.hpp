@@ -40,6 +40,24 @@ const std::vector<UnitTable>& unit_tables();
 const UnitTable* unit_table_for_chip(std::string_view chip);
 const UnitTable* unit_table_by_name(std::string_view name);
 
+// ---- NVML GPM as a second chip source (docs/method.md#gpm-as-a-second-chip-source) ----
+// The GPM table: the units, diagnostics and counts diescope reads from NVML's GPM metrics on Hopper
+// and later. Not one of unit_tables() (it reads no CUPTI counter and is chosen by source, not by
+// chip). Its recipes name NVML's metric identifiers ("NVML_GPM_METRIC_FP32_UTIL").
+const UnitTable& gpm_unit_table();
+// A unit the PM-sampling tables weigh that GPM has no metric for, and why.
+struct UnitGap {
+  std::string key;    // "l2"
+  std::string label;  // "L2"
+  std::string why;
+};
+const std::vector<UnitGap>& gpm_unit_gaps();
+// `table` without the columns that read one of `counters` (a GPM metric the driver did not answer),
+// their keys and `why` added to the note. Left out rather than recorded as NaN: a NaN unit or
+// diagnostic makes a sample broken (docs/method.md#which-chip-samples-are-used).
+UnitTable table_without_counters(const UnitTable& table, const std::vector<std::string>& counters,
+                                 const std::string& why);
+
 // Every distinct counter the table reads, in column order (units, diagnostics, counts), each once:
 // the set a sampler configures and the set that must fit one pass.
 std::vector<std::string> table_metrics(const UnitTable& table);

@@ -40,6 +40,7 @@ enum class UnitFlag {
 enum class UnitSource {
   chip,         // CUPTI PM sampling, one value per chip sample
   nvml_engine,  // an NVML engine reading (video encoder/decoder, JPEG), matched to chip samples
+  gpm,          // NVML's GPM metrics, one value per chip sample (docs/method.md#gpm-as-a-second-chip-source)
 };
 
 // One column of a recording: a DIE-Util unit, a diagnostic, or a raw count.

@@ -82,6 +82,38 @@ inline constexpr unsigned kNameBuffer = 96;       // NVML_DEVICE_NAME_V2_BUFFER_
 inline constexpr unsigned kUuidBuffer = 96;       // NVML_DEVICE_UUID_V2_BUFFER_SIZE
 inline constexpr unsigned kDriverBuffer = 80;     // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
 
+// GPM (GPU performance monitoring, Hopper and later): the driver's own counters, read as pairs of
+// samples. Layouts as NVML's header declares them.
+struct GpmSampleTag;                                  // nvmlGpmSample_st, opaque
+using GpmSample = GpmSampleTag*;                      // nvmlGpmSample_t
+inline constexpr unsigned kGpmSupportVersion = 1;     // NVML_GPM_SUPPORT_VERSION
+inline constexpr unsigned kGpmMetricsGetVersion = 1;  // NVML_GPM_METRICS_GET_VERSION
+// NVML_GPM_METRIC_MAX in CUDA 13's header (older headers have fewer entries). Only numMetrics
+// entries are read or written, so a larger array than the driver's is safe and a smaller one is not.
+inline constexpr unsigned kGpmMetricMax = 333;
+struct GpmSupport {  // nvmlGpmSupport_t
+  unsigned int version;
+  unsigned int isSupportedDevice;
+};
+struct GpmMetric {  // nvmlGpmMetric_t
+  unsigned int metricId;
+  Return nvmlReturn;
+  double value;
+  struct {
+    char* shortName;
+    char* longName;
+    char* unit;
+  } metricInfo;
+};
+static_assert(sizeof(GpmMetric) == 40, "nvmlGpmMetric_t is 40 bytes");
+struct GpmMetricsGet {  // nvmlGpmMetricsGet_t
+  unsigned int version;
+  unsigned int numMetrics;
+  GpmSample sample1;
+  GpmSample sample2;
+  GpmMetric metrics[kGpmMetricMax];
+};
+
 // The function table. Required entries are never null once loaded; optional ones are null when the
 // driver lacks them. Tests fill one with fakes.
 struct Functions {
@@ -107,6 +139,12 @@ struct Functions {
   Return (*encoder_utilization)(Device, unsigned*, unsigned*) = nullptr;  // nvmlDeviceGetEncoderUtilization
   Return (*decoder_utilization)(Device, unsigned*, unsigned*) = nullptr;  // nvmlDeviceGetDecoderUtilization
   Return (*jpg_utilization)(Device, unsigned*, unsigned*) = nullptr;      // nvmlDeviceGetJpgUtilization
+  // GPM (Hopper and later); all five or none are bound.
+  Return (*gpm_query_support)(Device, GpmSupport*) = nullptr;  // nvmlGpmQueryDeviceSupport
+  Return (*gpm_sample_alloc)(GpmSample*) = nullptr;            // nvmlGpmSampleAlloc
+  Return (*gpm_sample_free)(GpmSample) = nullptr;              // nvmlGpmSampleFree
+  Return (*gpm_sample_get)(Device, GpmSample) = nullptr;       // nvmlGpmSampleGet
+  Return (*gpm_metrics_get)(GpmMetricsGet*) = nullptr;         // nvmlGpmMetricsGet
   // Process lists: the _v3 or _v2 call (24-byte entries) when present, else the unversioned one (16).
   Return (*compute_processes)(Device, unsigned*, void*) = nullptr;
   Return (*graphics_processes)(Device, unsigned*, void*) = nullptr;

@@ -164,6 +164,20 @@ std::unique_ptr<Library> load_library() {
   bind(h, f.encoder_utilization, {"nvmlDeviceGetEncoderUtilization"});
   bind(h, f.decoder_utilization, {"nvmlDeviceGetDecoderUtilization"});
   bind(h, f.jpg_utilization, {"nvmlDeviceGetJpgUtilization"});
+  bind(h, f.gpm_query_support, {"nvmlGpmQueryDeviceSupport"});
+  bind(h, f.gpm_sample_alloc, {"nvmlGpmSampleAlloc"});
+  bind(h, f.gpm_sample_free, {"nvmlGpmSampleFree"});
+  bind(h, f.gpm_sample_get, {"nvmlGpmSampleGet"});
+  bind(h, f.gpm_metrics_get, {"nvmlGpmMetricsGet"});
+  if (!f.gpm_query_support || !f.gpm_sample_alloc || !f.gpm_sample_free || !f.gpm_sample_get ||
+      !f.gpm_metrics_get) {
+    // Half an API is none: GPM is used only when the whole set is there.
+    f.gpm_query_support = nullptr;
+    f.gpm_sample_alloc = nullptr;
+    f.gpm_sample_free = nullptr;
+    f.gpm_sample_get = nullptr;
+    f.gpm_metrics_get = nullptr;
+  }
   // Entry layouts differ by version: _v3 and _v2 fill 24-byte entries, the unversioned call 16.
   f.compute_symbol =
       bind(h, f.compute_processes,

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "diescope/collect/gpm.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/run.hpp"
 #include "diescope/collect/sampler.hpp"
@@ -79,6 +80,10 @@ struct Gpu {
   bool counters_off_written = false;
   std::string counters_why;             // why the counters are missing or stopped early
   std::vector<SamplerMessage> pending;  // arrived before the recording was opened
+  // NVML GPM, the second chip source (docs/method.md#gpm-as-a-second-chip-source).
+  std::unique_ptr<GpmSampler> gpm;
+  std::string gpm_why;   // why chip samples come from GPM
+  std::string pm_cause;  // why PM sampling could not start, without its fix (for the GPM note)
 
   std::unique_ptr<recording::RecordingWriter> writer;
   std::unique_ptr<GpuUtilReader> util;
@@ -103,6 +108,9 @@ class Runner {
   void choose_gpus();
   void start_samplers();
   void start_sampler(Gpu& gpu);
+  void start_gpm();
+  void sample_gpm(recording::TimeNs now);
+  double gpm_interval_ms() const { return std::max(opt_.interval_ms, kGpmMinIntervalMs); }
   void wait_for_samplers();
   void handle_start_message(Gpu& gpu, SamplerMessage& message);
   void open_recordings();
@@ -199,6 +207,10 @@ void Runner::start_sampler(Gpu& gpu) {
 void Runner::start_samplers() {
   sampler_path_ = opt_.sampler_executable.empty() ? find_sampler_executable() : opt_.sampler_executable;
   for (auto& gpu : gpus_) {
+    if (opt_.source == ChipSource::gpm) {
+      gpu.counters_why = "--source gpm";
+      continue;
+    }
     gpu.table = table_for_compute_capability(gpu.identity.compute_capability);
     if (!gpu.table) {
       gpu.counters_why = "no unit table for compute capability " +
@@ -206,6 +218,10 @@ void Runner::start_samplers() {
                          std::to_string(gpu.identity.compute_capability % 10) +
                          ": diescope does not know this GPU's counters, so it reports GPU-Util only";
       warn("GPU " + std::to_string(gpu.identity.index) + ": " + gpu.counters_why);
+      continue;
+    }
+    if (sampler_path_.empty() && opt_.source == ChipSource::automatic) {
+      gpu.counters_why = "diescope-cupti, the program that reads the chip counters, is not beside diescope";
       continue;
     }
     if (sampler_path_.empty()) {
@@ -250,13 +266,19 @@ void Runner::handle_start_message(Gpu& gpu, SamplerMessage& message) {
     }
   } else if (auto* error = std::get_if<m::Error>(&message)) {
     const ErrorText text = describe_error(*error, gpu.identity.index);
-    if (error->kind == m::ErrorKind::permission || error->kind == m::ErrorKind::no_driver) {
+    if ((error->kind == m::ErrorKind::permission || error->kind == m::ErrorKind::no_driver) &&
+        opt_.source == ChipSource::pm) {
       for (auto& other : gpus_)
         if (other.sampler) other.sampler->request_stop();
       throw core::DeviceError(text.cause, text.fix);
     }
     gpu.counters_why = text.cause + "; " + text.fix;
-    warn(text.cause + " (" + text.fix + ")");
+    gpu.pm_cause = text.cause;
+    // Under --source auto the warning comes with the switch to GPM (start_gpm).
+    if (opt_.source == ChipSource::pm)
+      warn(text.cause + " (" + text.fix +
+           (error->kind == m::ErrorKind::busy ? "; or run with --source auto to read NVML GPM instead" : "") +
+           ")");
   } else if (std::holds_alternative<m::On>(message)) {
     gpu.sampling = true;
   }
@@ -340,12 +362,15 @@ void Runner::open_recordings() {
     meta.tool_version = core::kToolVersion;
     meta.method = core::kMethodVersion;
     meta.gpu = gpu.identity;
-    if (gpu.table) apply_unit_table(*gpu.table, meta);
+    if (gpu.gpm)
+      apply_unit_table(gpu.gpm->table(), meta);
+    else if (gpu.table)
+      apply_unit_table(*gpu.table, meta);
     gpu.engines = gpu.device.engines();
     meta.engines = gpu.device.engine_columns();
     gpu.engine_values.assign(gpu.engines.size(), kNaN);
-    meta.interval_ms = opt_.interval_ms;
-    meta.drain_ms = opt_.drain_ms;
+    meta.interval_ms = gpu.gpm ? gpm_interval_ms() : opt_.interval_ms;
+    meta.drain_ms = gpu.gpm ? gpm_interval_ms() : opt_.drain_ms;
     meta.start_ns = outcome_.start_ns;
     meta.run_type = opt_.run_type;
     meta.command = opt_.command;
@@ -353,7 +378,19 @@ void Runner::open_recordings() {
     const auto path = opt_.output_dir / ("gpu" + std::to_string(gpu.identity.index) + ".dsrec");
     gpu.writer = std::make_unique<recording::RecordingWriter>(path, meta);
     gpu.util = std::make_unique<GpuUtilReader>(gpu.device, outcome_.start_ns);
-    outcome_.recordings.push_back(GpuRecording{gpu.identity.index, path, false, {}, 0});
+    outcome_.recordings.push_back(GpuRecording{gpu.identity.index, path, false, {}, {}, 0});
+    if (gpu.gpm) {
+      const recording::TimeNs now = stamp();
+      note(gpu, now, "chip_source", gpu.gpm_why);
+      if (!gpu.gpm->left_out().empty()) {
+        std::string list;
+        for (const auto& what : gpu.gpm->left_out()) list += (list.empty() ? "" : "; ") + what;
+        note(gpu, now, "chip_source", "GPM metrics this GPU did not answer, left out of the table: " + list);
+      }
+      gpu.writer->write(recording::CountersEvent{outcome_.start_ns, true, ""});
+      gpu.sampling = true;
+      continue;
+    }
     if (gpu.table && !gpu.metrics.empty()) {
       try {
         gpu.evaluator.emplace(*gpu.table, gpu.metrics);
@@ -480,6 +517,54 @@ void Runner::sampler_ended(Gpu& gpu, recording::TimeNs now) {
        "; the report covers the samples that arrived");
 }
 
+void Runner::start_gpm() {
+  if (opt_.source == ChipSource::pm) return;
+  for (auto& gpu : gpus_) {
+    if (gpu.sampling) continue;  // PM sampling runs
+    const std::string gpu_name = "GPU " + std::to_string(gpu.identity.index);
+    const std::string pm_why = gpu.pm_cause.empty() ? gpu.counters_why : gpu.pm_cause;
+    try {
+      gpu.gpm = std::make_unique<GpmSampler>(gpu.device, stamp());
+    } catch (const core::Error& e) {
+      gpu.counters_why = (pm_why == "--source gpm" ? std::string() : pm_why + "; ") +
+                         "NVML GPM cannot stand in: " + e.what();
+      warn(gpu_name + ": no chip counters: " + gpu.counters_why + "; the report has GPU-Util only");
+      continue;
+    }
+    gpu.counters_why.clear();
+    gpu.pending.clear();  // the PM sampler's messages: its error is in the note below
+    gpu.table = nullptr;
+    gpu.gpm_why = fmt::format(
+        "chip samples come from NVML GPM every {:g} ms ({}); GPM does not see L1, L2 or load/store, so "
+        "DIE-Util is the busiest of the units it has (docs/method.md#gpm-as-a-second-chip-source)",
+        gpm_interval_ms(),
+        pm_why == "--source gpm" ? "--source gpm" : "PM sampling could not start: " + pm_why);
+    if (opt_.source == ChipSource::automatic) warn(gpu_name + ": " + gpu.gpm_why);
+  }
+}
+
+void Runner::sample_gpm(recording::TimeNs now) {
+  for (auto& gpu : gpus_) {
+    if (!gpu.gpm || !gpu.writer) continue;
+    std::optional<GpmSample> sample = gpu.gpm->sample(now);
+    if (!sample) {
+      if (!gpu.gpm->last_error().empty())
+        note(gpu, now, "chip_source", "a GPM sample could not be taken: " + gpu.gpm->last_error());
+      continue;
+    }
+    if (!sample->unread.empty()) {
+      std::string list;
+      for (const auto& what : sample->unread) list += (list.empty() ? "" : "; ") + what;
+      note(gpu, now, "chip_source", "GPM left columns unread in the sample ending now: " + list);
+    }
+    gpu.writer->write(recording::OwnedChipSample{sample->start_ns, sample->end_ns, sample->columns.units,
+                                                 sample->columns.diagnostics, sample->columns.counts});
+    gpu.last_chip_start = sample->start_ns;
+    gpu.last_sample_end = sample->end_ns;
+    ++gpu.samples;
+  }
+}
+
 void Runner::pump_sampler(Gpu& gpu, recording::TimeNs now) {
   if (!gpu.sampler || gpu.sampler_done) return;
   std::vector<SamplerMessage> got;
@@ -600,6 +685,10 @@ void Runner::loop() {
   const auto poll_ns = static_cast<recording::TimeNs>(opt_.poll_ms * 1e6);
   recording::TimeNs next_tick = core::monotonic_ns();
   recording::TimeNs end_mono = 0;  // when the command ended, on the monotonic clock
+  const auto gpm_ns = static_cast<recording::TimeNs>(gpm_interval_ms() * 1e6);
+  bool any_gpm = false;
+  for (const auto& gpu : gpus_) any_gpm = any_gpm || gpu.gpm != nullptr;
+  recording::TimeNs next_gpm = any_gpm ? core::monotonic_ns() + gpm_ns : 0;
   for (;;) {
     // Wait for output, a signal, or the next tick.
     std::vector<pollfd> fds;
@@ -607,7 +696,9 @@ void Runner::loop() {
     if (command_.stdout_pipe()) fds.push_back(pollfd{command_.stdout_pipe().get(), POLLIN, 0});
     for (auto& gpu : gpus_)
       if (gpu.sampler && !gpu.sampler_done) fds.push_back(pollfd{gpu.sampler->output_fd(), POLLIN, 0});
-    const recording::TimeNs wait_ns = std::max<recording::TimeNs>(0, next_tick - core::monotonic_ns());
+    recording::TimeNs wake = next_tick;
+    if (next_gpm != 0 && command_running_) wake = std::min(wake, next_gpm);
+    const recording::TimeNs wait_ns = std::max<recording::TimeNs>(0, wake - core::monotonic_ns());
     ::poll(fds.data(), fds.size(),
            static_cast<int>((wait_ns + recording::kNsPerMs - 1) / recording::kNsPerMs));
 
@@ -615,12 +706,19 @@ void Runner::loop() {
     recording::TimeNs now = stamp();
     read_command_output(now);
     for (auto& gpu : gpus_) pump_sampler(gpu, now);
+    if (next_gpm != 0 && command_running_ && core::monotonic_ns() >= next_gpm) {
+      sample_gpm(stamp());
+      next_gpm += gpm_ns;
+      if (next_gpm < core::monotonic_ns()) next_gpm = core::monotonic_ns() + gpm_ns;
+    }
 
     if (command_running_) {
       if (const std::optional<core::ExitStatus> status = command_.try_wait()) {
         command_running_ = false;
         outcome_.end_ns = stamp();
         end_mono = core::monotonic_ns();
+        // GPM's last sample ends with the command; then it is read no more.
+        if (next_gpm != 0) sample_gpm(outcome_.end_ns);
         // Counters off as soon as the command ends: each sampler stops, drains and disables.
         for (auto& gpu : gpus_)
           if (gpu.sampler && !gpu.sampler_done) gpu.sampler->request_stop();
@@ -671,6 +769,7 @@ RunOutcome Runner::run() {
   signals_.emplace(std::initializer_list<int>{SIGINT, SIGTERM, SIGCHLD}, std::initializer_list<int>{SIGPIPE});
   start_samplers();
   wait_for_samplers();
+  start_gpm();
 
   outcome_.start_ns = stamp();
   open_recordings();
@@ -703,6 +802,7 @@ RunOutcome Runner::run() {
     auto& rec = outcome_.recordings[i];
     rec.samples = gpus_[i].samples;
     rec.counters = gpus_[i].samples > 0;
+    if (rec.counters) rec.chip_source = gpus_[i].gpm ? "gpm" : "pm";
     rec.counters_why = gpus_[i].counters_why;
   }
   return outcome_;
@@ -733,6 +833,24 @@ void MarkerScanner::feed(std::string_view bytes, const std::function<void(record
     line_.clear();
     overlong_ = false;
   }
+}
+
+std::string_view chip_source_name(ChipSource source) {
+  switch (source) {
+    case ChipSource::pm:
+      return "pm";
+    case ChipSource::gpm:
+      return "gpm";
+    case ChipSource::automatic:
+      return "auto";
+  }
+  return "auto";
+}
+
+std::optional<ChipSource> chip_source_from_name(std::string_view name) {
+  for (ChipSource source : {ChipSource::pm, ChipSource::gpm, ChipSource::automatic})
+    if (chip_source_name(source) == name) return source;
+  return std::nullopt;
 }
 
 RunOutcome record_run(const RunOptions& options, const Nvml& nvml) {

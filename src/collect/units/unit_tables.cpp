@@ -430,6 +430,131 @@ const UnitTable* unit_table_by_name(std::string_view name) {
   return nullptr;
 }
 
+namespace {
+
+// ---- NVML GPM (Hopper and later): the driver's own performance monitors ----
+
+recording::ColumnDef gpm_column(std::string key, std::string label, std::string metric_id, std::string note,
+                                std::string unit = "pct") {
+  recording::ColumnDef c = counter(std::move(key), std::move(label), metric_id, {}, std::move(note));
+  c.source = recording::UnitSource::gpm;
+  c.unit = std::move(unit);
+  return c;
+}
+
+const char* const kGpmPairNote =
+    " GPM gives each metric over the time between two of its samples; diescope takes one sample per "
+    "interval and records the metric over each pair, as a percent of the unit's peak as NVML defines it.";
+
+UnitTable build_gpm_table() {
+  UnitTable t;
+  t.name = "gpm";
+  t.architecture = "Hopper and later";
+  t.chips = {};
+  t.compute_capabilities = {90, 100, 103, 120};
+  t.source =
+      "NVML's GPM metrics (nvmlGpmMetricsGet), read when PM sampling cannot run "
+      "(docs/method.md#gpm-as-a-second-chip-source); cross-checked against PM sampling on the H200 "
+      "(bench/results/run/2026-12-01-h200-gpm/)";
+  t.note =
+      "What GPM does not see: it has no metric for L1 (the L1 fill path), L2, or the load/store unit, so "
+      "those units are not available from GPM and DIE-Util is the busiest of the units below; work "
+      "limited by L1, L2 or load/store reads low. GPM's metrics are NVIDIA's own definitions of each "
+      "unit's busy share, not the PM-sampling counters of the chip's table.";
+  const std::string pair = kGpmPairNote;
+  t.units = {
+      gpm_column("fp32", "FP32", "NVML_GPM_METRIC_FP32_UTIL",
+                 "The share of time the SMs were doing non-tensor FP32 math, as NVML defines it." + pair),
+      gpm_column("tensor", "Tensor", "NVML_GPM_METRIC_ANY_TENSOR_UTIL",
+                 "The share of time the SMs' tensor cores were busy with any precision." + pair),
+      gpm_column("fp64", "FP64", "NVML_GPM_METRIC_FP64_UTIL",
+                 "The share of time the SMs were doing non-tensor FP64 math." + pair),
+      gpm_column("fp16", "FP16", "NVML_GPM_METRIC_FP16_UTIL",
+                 "The share of time the SMs were doing non-tensor FP16 math. PM sampling's tables count "
+                 "fp16 under FP32 (the FMA pipe); GPM reports it apart." +
+                     pair),
+      gpm_column("integer", "Integer", "NVML_GPM_METRIC_INTEGER_UTIL",
+                 "The share of time the SMs were doing integer operations. PM sampling's tables have no "
+                 "integer unit of their own." +
+                     pair),
+      gpm_column("dram", "DRAM", "NVML_GPM_METRIC_DRAM_BW_UTIL",
+                 "DRAM bandwidth used as a share of the theoretical maximum, as NVML defines it." + pair),
+  };
+  t.diagnostics = {
+      gpm_column("sm_active", "SM active", "NVML_GPM_METRIC_SM_UTIL",
+                 "The share of SMs that were busy, averaged over the sample. Diagnostic." + pair),
+      gpm_column("occupancy", "Occupancy", "NVML_GPM_METRIC_SM_OCCUPANCY",
+                 "Active warps as a share of the most the SMs can hold. Diagnostic." + pair),
+      gpm_column("gr_active", "GR active", "NVML_GPM_METRIC_GRAPHICS_UTIL",
+                 "The share of time any compute or graphics work was active on the GPU. Diagnostic." + pair),
+      gpm_column("tensor_hmma", "Tensor HMMA", "NVML_GPM_METRIC_HMMA_TENSOR_UTIL",
+                 "Tensor cores busy with half-precision (HMMA) matrix work. Diagnostic." + pair),
+      gpm_column("tensor_dfma", "Tensor DFMA", "NVML_GPM_METRIC_DFMA_TENSOR_UTIL",
+                 "Tensor cores busy with FP64 (DMMA) matrix work. Diagnostic." + pair),
+      gpm_column("tensor_imma", "Tensor IMMA", "NVML_GPM_METRIC_IMMA_TENSOR_UTIL",
+                 "Tensor cores busy with integer (IMMA) matrix work. Diagnostic." + pair),
+  };
+  const std::string bytes_note =
+      " NVML gives a rate in MiB/s over each pair of samples; diescope records the bytes it implies "
+      "(rate x 2^20 x the sample's length). NaN where the GPU has no such link.";
+  t.counts = {
+      gpm_column("pcie_tx_bytes", "PCIe TX bytes", "NVML_GPM_METRIC_PCIE_TX_PER_SEC",
+                 "Bytes the GPU sent over PCIe." + bytes_note, "bytes"),
+      gpm_column("pcie_rx_bytes", "PCIe RX bytes", "NVML_GPM_METRIC_PCIE_RX_PER_SEC",
+                 "Bytes the GPU received over PCIe." + bytes_note, "bytes"),
+      gpm_column("nvlink_tx_bytes", "NVLink TX bytes", "NVML_GPM_METRIC_NVLINK_TOTAL_TX_PER_SEC",
+                 "Bytes the GPU sent over all its NVLinks." + bytes_note, "bytes"),
+      gpm_column("nvlink_rx_bytes", "NVLink RX bytes", "NVML_GPM_METRIC_NVLINK_TOTAL_RX_PER_SEC",
+                 "Bytes the GPU received over all its NVLinks." + bytes_note, "bytes"),
+  };
+  return t;
+}
+
+}  // namespace
+
+const UnitTable& gpm_unit_table() {
+  static const UnitTable table = build_gpm_table();
+  return table;
+}
+
+const std::vector<UnitGap>& gpm_unit_gaps() {
+  static const std::vector<UnitGap> gaps = {
+      {"ldst", "Load/store", "GPM has no load/store metric"},
+      {"l1_fill", "L1 fill", "GPM has no L1 metric"},
+      {"l2", "L2", "GPM has no L2 metric"},
+  };
+  return gaps;
+}
+
+UnitTable table_without_counters(const UnitTable& table, const std::vector<std::string>& counters,
+                                 const std::string& why) {
+  if (counters.empty()) return table;
+  UnitTable out = table;
+  std::vector<std::string> dropped;
+  auto keep = [&](std::vector<recording::ColumnDef>& columns) {
+    std::vector<recording::ColumnDef> kept;
+    for (auto& column : columns) {
+      bool reads_missing = false;
+      for (const auto& name : column.recipe.counters)
+        if (std::find(counters.begin(), counters.end(), name) != counters.end()) reads_missing = true;
+      if (reads_missing)
+        dropped.push_back(column.key);
+      else
+        kept.push_back(std::move(column));
+    }
+    columns = std::move(kept);
+  };
+  keep(out.units);
+  keep(out.diagnostics);
+  keep(out.counts);
+  if (!dropped.empty()) {
+    std::string keys;
+    for (const auto& key : dropped) keys += (keys.empty() ? "" : ", ") + key;
+    out.note += " Left out on this GPU: " + keys + " (" + why + ").";
+  }
+  return out;
+}
+
 std::vector<std::string> table_metrics(const UnitTable& table) {
   std::vector<std::string> metrics;
   auto add = [&](const std::vector<recording::ColumnDef>& columns) {
@@ -530,6 +655,8 @@ std::string_view unit_source_name(recording::UnitSource source) {
       return "chip";
     case recording::UnitSource::nvml_engine:
       return "nvml_engine";
+    case recording::UnitSource::gpm:
+      return "gpm";
   }
   return "unknown";
 }

@@ -33,9 +33,8 @@ nlohmann::ordered_json columns_json(const std::vector<recording::ColumnDef>& col
 }  // namespace
 
 std::string units_json() {
-  nlohmann::ordered_json tables = nlohmann::ordered_json::array();
-  for (const auto& table : unit_tables()) {
-    tables.push_back({
+  auto table_json = [](const UnitTable& table) {
+    return nlohmann::ordered_json{
         {"name", table.name},
         {"architecture", table.architecture},
         {"chips", table.chips},
@@ -46,8 +45,15 @@ std::string units_json() {
         {"units", columns_json(table.units)},
         {"diagnostics", columns_json(table.diagnostics)},
         {"counts", columns_json(table.counts)},
-    });
-  }
+    };
+  };
+  nlohmann::ordered_json tables = nlohmann::ordered_json::array();
+  for (const auto& table : unit_tables()) tables.push_back(table_json(table));
+  nlohmann::ordered_json gaps = nlohmann::ordered_json::array();
+  for (const auto& gap : gpm_unit_gaps())
+    gaps.push_back({{"key", gap.key}, {"label", gap.label}, {"why", gap.why}});
+  nlohmann::ordered_json gpm = table_json(gpm_unit_table());
+  gpm["not_seen"] = gaps;
   nlohmann::ordered_json doc = {
       {"generated_by", "diescope units --write docs/units.json (do not edit by hand)"},
       {"method", core::kMethodVersion},
@@ -61,6 +67,11 @@ std::string units_json() {
        "it measures something other than the unit's name says. No flag means the counter reads the unit "
        "directly, not that it has been validated."},
       {"tables", tables},
+      {"gpm_read_as",
+       "The GPM table is read through NVML's GPM API when PM sampling cannot run (another profiler holds "
+       "the counters, or they are forbidden): each column is one NVML GPM metric over a pair of samples "
+       "(docs/method.md#gpm-as-a-second-chip-source). not_seen lists the units GPM has no metric for."},
+      {"gpm_table", gpm},
   };
   return doc.dump(2) + "\n";
 }

@@ -1,0 +1,212 @@
+// The agent beside other profilers (docs/agent.md#beside-other-profilers), on the CPU: a fake /proc
+// tree stands in for the host's processes, the fake sampler child for CUPTI and a stand-in NVML for
+// GPM. When "ncu" appears the agent stops PM sampling and records GPM; when it has been gone a while
+// the agent returns to PM sampling; each switch ends a record.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
+
+#include "diescope/agent/agent.hpp"
+#include "diescope/agent/live_source.hpp"
+#include "diescope/agent/profiler_watch.hpp"
+#include "diescope/collect/nvml.hpp"
+#include "nvml_fake.hpp"
+
+namespace diescope::agent {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("diescope-agent-gpm-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void add_process(const fs::path& proc, int pid, const std::string& comm, int parent = 1,
+                 const std::string& environ = "PATH=/usr/bin") {
+  const fs::path dir = proc / std::to_string(pid);
+  fs::create_directories(dir);
+  std::ofstream(dir / "comm") << comm << "\n";
+  std::ofstream(dir / "stat") << pid << " (" << comm << ") S " << parent << " 1 1 0 -1\n";
+  std::ofstream(dir / "environ", std::ios::binary) << environ << '\0';
+}
+
+TEST(ProfilerWatch, SeesProfilersByNameAndByInjectionButNotItself) {
+  const fs::path proc = fresh_dir("watch");
+  add_process(proc, 10, "bash");
+  add_process(proc, 11, "ncu");
+  add_process(proc, 12, "nv-nsight-cu-cl");
+  add_process(proc, 13, "python3", 11,
+              std::string("HOME=/root") + '\0' + "CUDA_INJECTION64_PATH=/opt/ncu/libToolsInjection64.so");
+  add_process(proc, 14, "dcgmproftester12");
+  add_process(proc, 15, "nsys", 500);  // a child of the agent (pid 500): its own, never counted
+  add_process(proc, 500, "ncu");       // the agent itself, whatever its name
+  fs::create_directories(proc / "self");
+  const ProfilerWatch watch(proc, 500);
+  const std::vector<SeenProfiler> seen = watch.scan();
+  EXPECT_EQ(profilers_text(seen),
+            "ncu (pid 11), nv-nsight-cu-cl (pid 12), python3 with CUDA_INJECTION64_PATH (pid 13), "
+            "dcgmproftester12 (pid 14)");
+  fs::remove_all(proc);
+  EXPECT_TRUE(ProfilerWatch(proc, 500).scan().empty()) << "no /proc tree: nothing seen";
+}
+
+const collect::UnitTable& pm_table() {
+  static const collect::UnitTable table = [] {
+    collect::UnitTable t;
+    t.name = "test-two-units";
+    t.chips = {"FAKE"};
+    t.compute_capabilities = {90};
+    recording::ColumnDef a;
+    a.key = "a";
+    a.label = "A";
+    a.metric = "m_a";
+    a.recipe.counters = {"m_a"};
+    recording::ColumnDef b = a;
+    b.key = "b";
+    b.label = "B";
+    b.metric = "m_b";
+    b.recipe.counters = {"m_b"};
+    t.units = {a, b};
+    return t;
+  }();
+  return table;
+}
+
+// NVML stand-in with GPM: GPU-Util 50 at each read; GPM from the fake NVML table.
+class GpmTelemetry final : public GpuTelemetry {
+ public:
+  GpmTelemetry() : nvml_(std::make_unique<collect::Nvml>(collect::fake_nvml::fake_functions())) {}
+  recording::GpuIdentity identity() const override {
+    recording::GpuIdentity id;
+    id.index = 0;
+    id.uuid = "GPU-fake-0";
+    id.model = "diescope fake GPU";
+    id.compute_capability = 90;
+    return id;
+  }
+  std::vector<recording::ColumnDef> engine_columns() const override { return {}; }
+  void read(recording::TimeNs now, GpuBatch& out) override {
+    out.list<recording::UtilSample>().push_back(
+        recording::UtilSample{now, 50, recording::UtilSource::samples});
+  }
+  std::unique_ptr<collect::GpmSampler> open_gpm(recording::TimeNs now) override {
+    return std::make_unique<collect::GpmSampler>(nvml_->device(0), now, 0);
+  }
+
+ private:
+  std::unique_ptr<collect::Nvml> nvml_;
+};
+
+std::string joined(const std::vector<std::string>& notes) {
+  std::string out;
+  for (const auto& n : notes) out += n + "\n";
+  return out;
+}
+
+TEST(AgentBesideProfilers, SwitchesToGpmWhileNcuRunsAndBackWhenItEnds) {
+  const fs::path proc = fresh_dir("switch");
+  add_process(proc, 10, "bash");
+  std::vector<LiveGpu> gpus(1);
+  gpus[0].telemetry = std::make_unique<GpmTelemetry>();
+  gpus[0].table = &pm_table();
+  gpus[0].sampler.executable = DIESCOPE_SAMPLER_FAKE;
+  gpus[0].sampler.device = 0;
+  ChipSourcePolicy policy;
+  policy.source = collect::ChipSource::automatic;
+  policy.proc_root = proc;
+  policy.scan_ns = 20 * recording::kNsPerMs;
+  policy.return_after_ns = 300 * recording::kNsPerMs;
+  LiveSource source(std::move(gpus), 2, 50, {}, {}, policy);
+  SystemClock clock;
+  AgentSettings settings;
+  settings.poll_ms = 50;
+  settings.duty_on_ms = 60000;  // always on, one long period: only the switches end records
+  settings.duty_period_ms = 60000;
+  Agent agent(source, clock, settings);
+  std::vector<AgentRecord> records;
+  auto run_for = [&](std::chrono::milliseconds span) {
+    const auto until = std::chrono::steady_clock::now() + span;
+    while (std::chrono::steady_clock::now() < until) {
+      for (auto& r : agent.step()) records.push_back(std::move(r));
+      std::this_thread::sleep_for(10ms);
+    }
+  };
+  run_for(600ms);
+  EXPECT_EQ(source.chip_source(0), "pm");
+  EXPECT_TRUE(records.empty());
+
+  add_process(proc, 4242, "ncu");  // Nsight Compute starts
+  run_for(800ms);
+  EXPECT_EQ(source.chip_source(0), "gpm");
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].unit_table, "test-two-units");
+  EXPECT_NE(joined(records[0].notes)
+                .find("the chip source changes at the end of this record: chip samples come "
+                      "from NVML GPM from now on (another profiler runs: ncu (pid 4242))"),
+            std::string::npos)
+      << joined(records[0].notes);
+  EXPECT_FALSE(std::isnan(records[0].die_util_pct));
+
+  fs::remove_all(proc / "4242");  // it ends
+  run_for(700ms);
+  EXPECT_EQ(source.chip_source(0), "pm");
+  ASSERT_EQ(records.size(), 2u);
+  const AgentRecord& gpm = records[1];
+  EXPECT_EQ(gpm.unit_table, "gpm");
+  // The fake GPM reads FP32 46.3 in every sample, the busiest of its units.
+  EXPECT_NEAR(gpm.die_util_pct, 46.3, 1e-9);
+  ASSERT_TRUE(gpm.limiting_unit);
+  EXPECT_EQ(*gpm.limiting_unit, "fp32");
+  EXPECT_NE(
+      joined(gpm.notes).find("chip samples come from PM sampling again (no other profiler seen for 0.3 s)"),
+      std::string::npos)
+      << joined(gpm.notes);
+
+  run_for(300ms);
+  for (auto& r : agent.finish("test")) records.push_back(std::move(r));
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[2].unit_table, "test-two-units");
+  EXPECT_FALSE(source.counters_on(0));
+  fs::remove_all(proc);
+}
+
+TEST(AgentBesideProfilers, SourcePmNeverReadsGpm) {
+  const fs::path proc = fresh_dir("pm");
+  add_process(proc, 4242, "ncu");
+  std::vector<LiveGpu> gpus(1);
+  gpus[0].telemetry = std::make_unique<GpmTelemetry>();
+  gpus[0].table = &pm_table();
+  gpus[0].sampler.executable = DIESCOPE_SAMPLER_FAKE;
+  ChipSourcePolicy policy;
+  policy.source = collect::ChipSource::pm;
+  policy.proc_root = proc;
+  LiveSource source(std::move(gpus), 2, 50, {}, {}, policy);
+  EXPECT_EQ(source.chip_source(0), "pm");
+  EXPECT_EQ(source.meta(0).unit_table, "test-two-units");
+  fs::remove_all(proc);
+}
+
+TEST(AgentBesideProfilers, SourceGpmStartsOnGpm) {
+  std::vector<LiveGpu> gpus(1);
+  gpus[0].telemetry = std::make_unique<GpmTelemetry>();
+  gpus[0].table = &pm_table();
+  gpus[0].sampler.executable = DIESCOPE_SAMPLER_FAKE;
+  ChipSourcePolicy policy;
+  policy.source = collect::ChipSource::gpm;
+  LiveSource source(std::move(gpus), 10, 50, {}, {}, policy);
+  EXPECT_EQ(source.chip_source(0), "gpm");
+  EXPECT_EQ(source.meta(0).unit_table, "gpm");
+  EXPECT_EQ(source.meta(0).interval_ms, 100);  // GPM's shortest interval, above the 10 ms asked for
+}
+
+}  // namespace
+}  // namespace diescope::agent
