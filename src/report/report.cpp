@@ -163,9 +163,15 @@ json idle_explained_json(const analysis::IdleExplanation& x, int gpu_index) {
   put_number(o, "worker_cores_while_busy", x.worker_cores_busy, none);
   put_number(o, "worker_capacity_cores", x.worker_capacity_cores, "no worker processes");
   o["worker_names"] = x.worker_names;
-  o["root"] = idle_process_json(x.root);
-  o["busiest_process"] = idle_process_json(x.busiest);
-  o["busiest_thread_process"] = idle_process_json(x.busiest_thread_owner);
+  auto put_process = [&](const std::string& key, const std::optional<analysis::IdleProcess>& p) {
+    if (p)
+      o[key] = idle_process_json(p);
+    else
+      put_null(o, key, "no process of the command had a reading while the GPU idled");
+  };
+  put_process("root", x.root);
+  put_process("busiest_process", x.busiest);
+  put_process("busiest_thread_process", x.busiest_thread_owner);
   put_number(o, "host_cpu_busy_pct", x.host_cpu_busy_pct, none);
   put_number(o, "host_cpu_busy_pct_while_busy", x.host_cpu_busy_pct_busy, none);
   put_number(o, "iowait_pct", x.iowait_pct, none);
