@@ -18,8 +18,9 @@ std::vector<const HostSeries*> HostData::all_of(std::string_view name) const {
 }
 
 const HostTask* HostData::task(std::int64_t pid) const {
-  for (auto it = tasks.rbegin(); it != tasks.rend(); ++it)
-    if (it->pid == pid) return &*it;  // the latest: a pid's name changes when it execs
+  // The latest: a pid's name changes when it execs.
+  for (std::size_t i = tasks.size(); i-- > 0;)
+    if (tasks[i].pid == pid) return &tasks[i];
   return nullptr;
 }
 

@@ -51,11 +51,11 @@ std::vector<CpuJiffies> parse_proc_stat(std::string_view text) {
     CpuJiffies j;
     if (name.size() > 3 && !to_number(name.substr(3), j.cpu)) return;
     std::uint64_t* fields[] = {&j.user, &j.nice, &j.system, &j.idle, &j.iowait, &j.irq, &j.softirq, &j.steal};
-    for (std::size_t i = 0; i < std::size(fields); ++i) {
+    for (std::uint64_t* field : fields) {
       const std::string_view w = next_word(rest);
       // Kernels before 2.6.11 lack steal; older ones more: a missing field reads 0.
       if (w.empty()) break;
-      if (!to_number(w, *fields[i])) return;
+      if (!to_number(w, *field)) return;
     }
     if (j.cpu < 0)
       out.insert(out.begin(), j);
