@@ -32,8 +32,19 @@ struct Mean {
 };
 
 // What a stream is, for the figures; decided from its descriptor alone.
-enum class Role { other, host_busy, host_iowait, mem_available, mem_capacity, disk_read, disk_write, disk_busy,
-                  proc_cpu, proc_thread, proc_threads };
+enum class Role {
+  other,
+  host_busy,
+  host_iowait,
+  mem_available,
+  mem_capacity,
+  disk_read,
+  disk_write,
+  disk_busy,
+  proc_cpu,
+  proc_thread,
+  proc_threads
+};
 
 Role role_of(const metrics::MetricDescriptor& d) {
   const std::string name = d.full_name();
@@ -148,7 +159,8 @@ IdleExplanation explain_idle(const recording::RecordSource& source, TimeNs span_
       covered += o;
     }
     const double length_s = detail::seconds(hi - lo);
-    if (covered <= 0 || static_cast<double>(covered) < kMinHostSampleUtilCoverage * static_cast<double>(hi - lo))
+    if (covered <= 0 ||
+        static_cast<double>(covered) < kMinHostSampleUtilCoverage * static_cast<double>(hi - lo))
       continue;
     const double gpu_util = weighted / static_cast<double>(covered);
     const double w_idle = length_s * (1 - gpu_util / 100);
@@ -210,7 +222,8 @@ IdleExplanation explain_idle(const recording::RecordSource& source, TimeNs span_
           break;
       }
     }
-    if (std::isfinite(mem_available) && mem_capacity > 0) mem_avail_pct.add(w_idle, mem_available / mem_capacity * 100);
+    if (std::isfinite(mem_available) && mem_capacity > 0)
+      mem_avail_pct.add(w_idle, mem_available / mem_capacity * 100);
     if (any_disk) {
       disk_read.add(w_idle, read);
       disk_write.add(w_idle, write);
@@ -245,8 +258,8 @@ IdleExplanation explain_idle(const recording::RecordSource& source, TimeNs span_
     x.worker_cores = worker_cores.value();
     x.worker_cores_busy = worker_cores_b.value();
     // Each worker can use one core; never more cores than the host has.
-    x.worker_capacity_cores = x.logical_cpus > 0 ? std::min(x.workers, static_cast<double>(x.logical_cpus))
-                                                 : x.workers;
+    x.worker_capacity_cores =
+        x.logical_cpus > 0 ? std::min(x.workers, static_cast<double>(x.logical_cpus)) : x.workers;
     x.worker_names = worker_names;
   }
   auto describe = [&](std::int64_t pid, const ProcMeans& m) {
@@ -257,7 +270,8 @@ IdleExplanation explain_idle(const recording::RecordSource& source, TimeNs span_
     const double cores = m.cpu.value();
     if (std::isfinite(cores) && (!x.busiest || cores > x.busiest->cores)) x.busiest = describe(pid, m);
     const double thread = m.thread.value();
-    if (std::isfinite(thread) && (!x.busiest_thread_owner || thread > x.busiest_thread_owner->busiest_thread_pct))
+    if (std::isfinite(thread) &&
+        (!x.busiest_thread_owner || thread > x.busiest_thread_owner->busiest_thread_pct))
       x.busiest_thread_owner = describe(pid, m);
     if (pid == root) x.root = describe(pid, m);
   }

@@ -177,7 +177,8 @@ void HostProbes::State::read_cpu(HostBatch& batch, TimeNs now, std::vector<HostV
         if (j.cpu == -1) {
           values.push_back({id_busy, pct(delta(j.busy(), b.busy()), total)});
           values.push_back({id_user, pct(delta(j.user + j.nice, b.user + b.nice), total)});
-          values.push_back({id_kernel, pct(delta(j.system + j.irq + j.softirq, b.system + b.irq + b.softirq), total)});
+          values.push_back(
+              {id_kernel, pct(delta(j.system + j.irq + j.softirq, b.system + b.irq + b.softirq), total)});
           values.push_back({id_iowait, pct(delta(j.iowait, b.iowait), total)});
         } else if (const auto id = core_ids.find(j.cpu); id != core_ids.end()) {
           values.push_back({id->second, pct(delta(j.busy(), b.busy()), total)});
@@ -207,7 +208,8 @@ void HostProbes::State::read_memory(HostBatch& batch, TimeNs now, std::vector<Ho
   values.push_back({id_buffers, m.buffers});
 }
 
-void HostProbes::State::read_disks(HostBatch& batch, TimeNs now, double elapsed_s, std::vector<HostValue>& values) {
+void HostProbes::State::read_disks(HostBatch& batch, TimeNs now, double elapsed_s,
+                                   std::vector<HostValue>& values) {
   if (!read_file(opt.proc / "diskstats", text)) return;
   for (const DiskStat& d : parse_diskstats(text)) {
     auto it = disks.find(d.name);
@@ -228,10 +230,11 @@ void HostProbes::State::read_disks(HostBatch& batch, TimeNs now, double elapsed_
       disk.declared = true;
     }
     if (disk.declared && elapsed_s > 0) {
+      values.push_back({disk.id_read, static_cast<double>(delta(d.sectors_read, disk.prev.sectors_read)) *
+                                          kSectorBytes / elapsed_s});
       values.push_back(
-          {disk.id_read, static_cast<double>(delta(d.sectors_read, disk.prev.sectors_read)) * kSectorBytes / elapsed_s});
-      values.push_back({disk.id_write, static_cast<double>(delta(d.sectors_written, disk.prev.sectors_written)) *
-                                           kSectorBytes / elapsed_s});
+          {disk.id_write, static_cast<double>(delta(d.sectors_written, disk.prev.sectors_written)) *
+                              kSectorBytes / elapsed_s});
       values.push_back({disk.id_inflight, static_cast<double>(d.in_flight)});
       values.push_back({disk.id_busy, std::min(100.0, static_cast<double>(delta(d.io_ms, disk.prev.io_ms)) /
                                                           (elapsed_s * 1000) * 100)});
@@ -287,7 +290,8 @@ void HostProbes::State::read_processes(HostBatch& batch, TimeNs now, TimeNs mono
     auto [pit, is_new] = procs.try_emplace(pid);
     Proc& p = pit->second;
     // A new name is an exec (the command itself is read first as diescope's fork): a task line again.
-    if (is_new || st->comm != p.comm) batch.tasks.push_back(recording::HostTask{now, pid, st->ppid, st->comm});
+    if (is_new || st->comm != p.comm)
+      batch.tasks.push_back(recording::HostTask{now, pid, st->ppid, st->comm});
     p.comm = st->comm;
     if (is_new) {
       const Scope scope = Scope::process(pid);
@@ -330,16 +334,19 @@ void HostProbes::State::read_processes(HostBatch& batch, TimeNs now, TimeNs mono
     if (read_file(dir / "io", text)) {
       io = parse_pid_io(text);
     } else if (!p.io_noted) {
-      batch.notes.push_back(recording::Note{now, "host_probes",
-                                            fmt::format("/proc/{}/io ({}) cannot be read: {}; its I/O rates are NaN",
-                                                        pid, st->comm, std::strerror(errno))});
+      batch.notes.push_back(
+          recording::Note{now, "host_probes",
+                          fmt::format("/proc/{}/io ({}) cannot be read: {}; its I/O rates are NaN", pid,
+                                      st->comm, std::strerror(errno))});
       p.io_noted = true;
     }
     if (rate) {
       const double s = elapsed_ns / 1e9;
       const bool both = io && p.prev_io_ok;
-      values.push_back({p.id_rchar, both ? static_cast<double>(delta(io->rchar, p.prev_io.rchar)) / s : kNaN});
-      values.push_back({p.id_wchar, both ? static_cast<double>(delta(io->wchar, p.prev_io.wchar)) / s : kNaN});
+      values.push_back(
+          {p.id_rchar, both ? static_cast<double>(delta(io->rchar, p.prev_io.rchar)) / s : kNaN});
+      values.push_back(
+          {p.id_wchar, both ? static_cast<double>(delta(io->wchar, p.prev_io.wchar)) / s : kNaN});
     }
     p.prev_io_ok = io.has_value();
     if (io) p.prev_io = *io;

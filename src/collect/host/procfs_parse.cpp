@@ -76,10 +76,14 @@ MemInfo parse_meminfo(std::string_view text) {
     if (!to_number(next_word(rest), v)) return;
     const std::string_view unit = next_word(rest);
     if (unit == "kB") v *= 1024;
-    if (key == "MemTotal") m.total = v;
-    else if (key == "MemAvailable") m.available = v;
-    else if (key == "Cached") m.cached = v;
-    else if (key == "Buffers") m.buffers = v;
+    if (key == "MemTotal")
+      m.total = v;
+    else if (key == "MemAvailable")
+      m.available = v;
+    else if (key == "Cached")
+      m.cached = v;
+    else if (key == "Buffers")
+      m.buffers = v;
   });
   return m;
 }

@@ -38,7 +38,9 @@ class Reads {
       last_[names_[v.id]] = v.value;
     }
   }
-  bool has(const std::string& name, const std::string& scope) const { return last_.contains(key(name, scope)); }
+  bool has(const std::string& name, const std::string& scope) const {
+    return last_.contains(key(name, scope));
+  }
   double at(const std::string& name, const std::string& scope) const {
     const auto it = last_.find(key(name, scope));
     EXPECT_NE(it, last_.end()) << "no value for " << name << " " << scope;
@@ -75,7 +77,8 @@ TEST(HostProbes, ParsersReadTheFixtureFiles) {
   EXPECT_EQ(cpus[0].total(), 36U);  // guest and guest_nice are inside user and nice already
   EXPECT_EQ(cpus[0].busy(), 1U + 2 + 3 + 6 + 7 + 8);
   EXPECT_EQ(cpus[1].cpu, 3);
-  const auto st = collect::parse_pid_stat("50 (cat (x) y) R 102 50 50 0 -1 0 0 0 0 0 1 2 0 0 20 0 3 0 9 100 64 5\n");
+  const auto st =
+      collect::parse_pid_stat("50 (cat (x) y) R 102 50 50 0 -1 0 0 0 0 0 1 2 0 0 20 0 3 0 9 100 64 5\n");
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(st->comm, "cat (x) y");  // a name with spaces and parentheses ends at the last ')'
   EXPECT_EQ(st->state, 'R');
