@@ -405,7 +405,7 @@ Expected<std::size_t> Pipeline::add(const MetricDescriptor& descriptor, const St
     d.unit = Unit::pct;
     d.peak = 100.0;
   }
-  if (smooth_s_ != 0) s->smooth = *BoxcarWindow::make(smooth_s_, 1);
+  if (smooth_s_ != 0 && steps.smooth) s->smooth = *BoxcarWindow::make(smooth_s_, 1);
   s->weighted.assign(grid_.bins, 0.0L);
   s->weight.assign(grid_.bins, 0.0);
   s->lo.assign(grid_.bins, kNaN);

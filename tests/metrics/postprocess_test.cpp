@@ -427,9 +427,9 @@ TEST(Pipeline, CountsBecomeRatesOverTheirSpanOrSinceThePreviousPoint) {
 // conversion), 1500 MHz is 75%.
 TEST(Pipeline, ConvertsUnitsAndNormalisesToThePeak) {
   Pipeline p = *Pipeline::make(Grid{0, 10 * kMs, 1});
-  const std::size_t hz = *p.add(plain(Unit::mhz, 2000), StreamSteps{false, Unit::hz, false});
+  const std::size_t hz = *p.add(plain(Unit::mhz, 2000), StreamSteps{false, Unit::hz, false, true});
   const std::size_t pct =
-      *p.add(plain(Unit::mhz, 2000), StreamSteps{false, Unit::hz, true});
+      *p.add(plain(Unit::mhz, 2000), StreamSteps{false, Unit::hz, true, true});
   EXPECT_EQ(p.descriptor(hz).unit, Unit::hz);
   EXPECT_EQ(*p.descriptor(hz).peak, 2e9);
   EXPECT_EQ(p.descriptor(pct).unit, Unit::pct);
@@ -451,7 +451,7 @@ TEST(Pipeline, RefusesStepsThatDoNotApply) {
   auto pct = p.add(no_peak, pct_steps());
   ASSERT_FALSE(pct.ok());
   EXPECT_NE(pct.reason().find("the disk's speed is not known"), std::string::npos) << pct.reason();
-  EXPECT_FALSE(p.add(plain(Unit::bytes), StreamSteps{false, Unit::mhz, false}).ok());
+  EXPECT_FALSE(p.add(plain(Unit::bytes), StreamSteps{false, Unit::mhz, false, true}).ok());
   EXPECT_FALSE(Pipeline::make(Grid{0, 10 * kMs, 1}, -1).ok());
   EXPECT_FALSE(Pipeline::make(Grid{0, 10 * kMs, 0}).ok());
 }

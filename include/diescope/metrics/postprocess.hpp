@@ -155,6 +155,7 @@ struct StreamSteps {
   bool to_rate = false;             // values are counts over their span: make them per second
   std::optional<Unit> convert_to;   // then convert (conversion_factor) to this unit
   bool percent_of_peak = false;     // then divide by the descriptor's peak, times 100
+  bool smooth = true;               // then smooth, when the pipeline smooths (not for a state's share)
 };
 
 struct EnvelopeSeries {

@@ -105,12 +105,14 @@ class CsvRenderer final : public SampleRenderer {
   std::unique_ptr<State> state_;  // between begin() and finish()
 };
 
-// report.html: one self-contained page (no external files, scripts or fonts): the headline and an
-// inline SVG timeline of DIE-Util beside GPU-Util over the run, each averaged over time into
-// `bins` equal slices so the page stays small for a day-long recording. Streams the recording.
+// report.html: one self-contained page (no external files; docs/report.md#reporthtml): headline
+// cards, the run's timeline, every unit, the limiting unit, clocks, power and throttle reasons, host
+// panels and notes, with read-outs under the pointer. Every series goes through the post-processing
+// pipeline onto a grid of at most `bins` bins (min/mean/max envelopes), smoothed first by a boxcar of
+// `smooth_s` seconds when above 0, so the page's size does not grow with the recording.
 class HtmlRenderer final : public SampleRenderer {
  public:
-  explicit HtmlRenderer(std::filesystem::path path, int bins = 1000);
+  explicit HtmlRenderer(std::filesystem::path path, int bins = 1000, double smooth_s = 0);
   ~HtmlRenderer() override;
   std::string name() const override { return "html"; }
   void begin(const ReportInput& input) override;
@@ -121,6 +123,7 @@ class HtmlRenderer final : public SampleRenderer {
   struct State;
   std::filesystem::path path_;
   int bins_;
+  double smooth_s_;
   std::unique_ptr<State> state_;
 };
 
