@@ -303,8 +303,12 @@ std::string cards(const json& report) {
   }
   const json& gate = span.at("chip_coverage_gate");
   if (gate.value("partial", false))
-    out += fmt::format("<p class=\"partial\">{}: every figure covers only that share.</p>\n",
-                       escape(gate.value("wording", "partial")));
+    out += fmt::format("<p class=\"partial\">{}{}: every figure covers only that share.</p>\n",
+                       in_window ? "steady window: " : "", escape(gate.value("wording", "partial")));
+  const json& run_gate = run.at("chip_coverage_gate");
+  if (in_window && run_gate.value("partial", false))
+    out += fmt::format("<p class=\"partial\">whole run: {}: its figures cover only that share.</p>\n",
+                       escape(run_gate.value("wording", "partial")));
   out += "<div class=\"cards\">\n";
   auto card = [&](const char* id, const char* title, const std::string& value, const std::string& detail,
                   const std::string& extra) {

@@ -128,12 +128,14 @@ class HtmlRenderer final : public SampleRenderer {
 };
 
 // trace.json: the Chrome trace event format, which Perfetto (ui.perfetto.dev) and chrome://tracing
-// open. Counter tracks for DIE-Util, GPU-Util, each unit and diagnostic; slices for the steady
-// window and for dropped samples; instant events for notes. Times are microseconds after the run's
-// start. Streamed: one event per value, so it grows with the recording.
+// open (docs/report.md#tracejson). Counter tracks for DIE-Util, GPU-Util, each unit, diagnostic,
+// rate, clock, throttle reason and host stream, from the same pipeline and grid as report.html (at
+// most `bins` bins, so its size is bounded whatever the run's length); slices for the steady window
+// and for dropped samples (runs of them merged, at most 1000); instant events for notes. Times are
+// microseconds after the run's start and never negative.
 class TraceRenderer final : public SampleRenderer {
  public:
-  explicit TraceRenderer(std::filesystem::path path);
+  explicit TraceRenderer(std::filesystem::path path, int bins = 10000, double smooth_s = 0);
   ~TraceRenderer() override;
   std::string name() const override { return "trace"; }
   void begin(const ReportInput& input) override;
@@ -142,7 +144,10 @@ class TraceRenderer final : public SampleRenderer {
 
  private:
   struct State;
+  void close_drop();
   std::filesystem::path path_;
+  int bins_;
+  double smooth_s_;
   std::unique_ptr<State> state_;
 };
 
