@@ -174,6 +174,13 @@ constexpr CatalogEntry kCatalog[] = {
      PeakRule::per_logical_cpu(100), "Process CPU",
      "On-CPU time of all the process's threads (schedstat, ns) per second of wall time, as a percent of one "
      "core: four busy threads read 400."},
+    {"proc__thread_cycles_active.max.per_second", T::counter, Unit::pct, K::process, Source::procfs, kPct,
+     "Busiest thread",
+     "On-CPU time of the process's busiest thread (its own schedstat) per second of wall time, as a "
+     "percent of one core: a thread cannot pass 100."},
+    {"proc__threads", T::counter, Unit::count, K::process, Source::procfs,
+     PeakRule::unknown("a thread count has no useful bound"), "Threads",
+     "Threads the process has (/proc/PID/stat num_threads)."},
     {"proc__rss_bytes", T::counter, Unit::bytes, K::process, Source::procfs,
      PeakRule::from_metric("mem__capacity_bytes"), "Process RSS", "Resident set size."},
     {"proc__vms_bytes", T::counter, Unit::bytes, K::process, Source::procfs,
@@ -194,6 +201,11 @@ constexpr CatalogEntry kCatalog[] = {
     {"disk__write_bytes.sum.per_second", T::counter, Unit::bytes_per_second, K::device, Source::procfs,
      PeakRule::unknown("no /sys/block source gives a device's rated bandwidth"), "Disk write",
      "Bytes written to the block device per second."},
+    {"disk__inflight", T::counter, Unit::requests, K::device, Source::procfs,
+     PeakRule::unknown("a queue depth has no useful bound"), "Disk requests in flight",
+     "Requests issued to the device and not yet completed, reads and writes together (/proc/diskstats)."},
+    {"disk__busy.pct", T::ratio, Unit::pct, K::device, Source::procfs, kPct, "Disk busy",
+     "Share of wall time the device had at least one request in flight (/proc/diskstats io_ticks)."},
     {"disk__read_inflight", T::counter, Unit::requests, K::device, Source::procfs,
      PeakRule::unknown("a queue depth has no useful bound"), "Disk reads in flight", "Read requests queued."},
     {"disk__write_inflight", T::counter, Unit::requests, K::device, Source::procfs,
@@ -293,7 +305,9 @@ Expected<MetricDescriptor> describe_metric(std::string_view name, const Scope& s
   auto found = lookup_metric(name);
   if (!found) return found.error();
   const CatalogEntry& entry = **found;
-  if (scope.kind != entry.scope) {
+  // cpu__ metrics come for all CPUs (system) or for one logical CPU (docs/metrics.md#names).
+  const bool one_cpu = scope.kind == K::cpu && entry.scope == K::system && entry.name.starts_with("cpu__");
+  if (scope.kind != entry.scope && !one_cpu) {
     return MetricError{"metric \"" + std::string(name) + "\" comes with " +
                        std::string(to_string(entry.scope)) + " scope, not " +
                        std::string(to_string(scope.kind))};

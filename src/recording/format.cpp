@@ -371,6 +371,9 @@ void validate_meta(const RecordingMeta& meta) {
         meta.duty_period_ms >= 0 && meta.duty_on_ms <= meta.duty_period_ms))
     throw MetaProblem(
         "'duty_on_ms' and 'duty_period_ms' must be numbers with 0 <= duty_on_ms <= duty_period_ms");
+  if (!std::isnan(meta.host_interval_ms) &&
+      !(std::isfinite(meta.host_interval_ms) && meta.host_interval_ms > 0))
+    throw MetaProblem("'host_interval_ms' must be a number above 0, or null when there are no host probes");
   if (meta.run_type != "single" && meta.run_type != "round" && meta.run_type != "sustained")
     throw MetaProblem("'run_type' must be \"single\", \"round\" or \"sustained\", not \"" +
                       excerpt(meta.run_type) + "\"");
@@ -399,7 +402,8 @@ std::string meta_to_json(const RecordingMeta& meta) {
                 {"command", meta.command},
                 {"host", meta.host},
                 {"duty_on_ms", meta.duty_on_ms},
-                {"duty_period_ms", meta.duty_period_ms}};
+                {"duty_period_ms", meta.duty_period_ms},
+                {"host_interval_ms", number_or_null(meta.host_interval_ms)}};
   // Invalid UTF-8 in a string (a command's argv can hold anything) is replaced, not fatal.
   return j.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
@@ -439,6 +443,8 @@ RecordingMeta meta_from_json(std::string_view text) {
   m.host = f.string("host");
   m.duty_on_ms = f.number("duty_on_ms");
   m.duty_period_ms = f.number("duty_period_ms");
+  // Version 2 added the host probes' interval; a version-1 recording has no host probes.
+  if (m.format_version >= 2) m.host_interval_ms = f.number("host_interval_ms");
   validate_meta(m);
   return m;
 }

@@ -3,6 +3,7 @@
 //
 //   diescope-make-recording probe-shape OUT      the bundled recording's shape
 //   diescope-make-recording long HOURS OUT       a long run: HOURS of 10 ms samples, 8 units
+//   diescope-make-recording input-bound OUT      an input-bound training run with host streams
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -13,11 +14,14 @@
 int main(int argc, char** argv) {
   const std::string usage =
       "usage: diescope-make-recording probe-shape OUT\n"
-      "       diescope-make-recording long HOURS OUT\n";
+      "       diescope-make-recording long HOURS OUT\n"
+      "       diescope-make-recording input-bound OUT\n";
   try {
     const std::string what = argc > 1 ? argv[1] : "";
     if (what == "probe-shape" && argc == 3) {
       diescope::recording::write_synthetic_recording(argv[2], diescope::recording::h200_probe_shape_spec());
+    } else if (what == "input-bound" && argc == 3) {
+      diescope::recording::write_synthetic_recording(argv[2], diescope::recording::input_bound_spec());
     } else if (what == "long" && argc == 4) {
       char* end = nullptr;
       const double hours = std::strtod(argv[2], &end);

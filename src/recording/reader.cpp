@@ -10,7 +10,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
+#include <set>
 
 #include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
@@ -45,6 +47,7 @@ struct Shared {
   RecordingMeta meta;
   std::array<KindRange, kKindCount> ranges;
   std::vector<std::string> chip_column_names;  // "unit 'fp32'", ... for messages
+  std::set<std::int64_t> host_ids;             // the host streams the file declares
 };
 
 // ---- each kind's line syntax, for messages (docs/recording-format.md, "Records") -----------------
@@ -72,6 +75,15 @@ std::string syntax(std::type_identity<EngineReading>, const RecordingMeta& meta)
 }
 std::string syntax(std::type_identity<ProcessReading>, const RecordingMeta&) {
   return "proc TIME_NS COMPUTE GRAPHICS EXITED";
+}
+std::string syntax(std::type_identity<HostSample>, const RecordingMeta&) {
+  return "host TIME_NS ID VALUE [ID VALUE]... (ids of declared host streams, ascending)";
+}
+std::string syntax(std::type_identity<HostStream>, const RecordingMeta&) {
+  return "hstream TIME_NS ID NAME TYPE UNIT SCOPE PEAK [NO_PEAK_REASON]";
+}
+std::string syntax(std::type_identity<HostTask>, const RecordingMeta&) {
+  return "task TIME_NS PID PPID [NAME]";
 }
 std::string syntax(std::type_identity<Mark>, const RecordingMeta&) {
   return "mark TIME_NS start|stop";
@@ -485,6 +497,50 @@ void parse_fields(Fields& f, const Shared&, ProcessReading& out) {
     f.fail("process counts must be -1 (unreadable) or more, and the exited count 0 or more");
 }
 
+void parse_fields(Fields& f, const Shared&, HostStream& out) {
+  out.ts_ns = f.time();
+  out.id = f.integer("stream id");
+  if (out.id < 0) f.fail("the host stream id " + std::to_string(out.id) + " is negative");
+  const std::string_view name = f.word("metric name");
+  const std::string_view type_word = f.word("metric type");
+  const auto type = metrics::parse_metric_type(type_word);
+  if (!type)
+    f.fail("the metric type '" + recfmt::excerpt(type_word) + "' is not counter, ratio or throughput");
+  auto parsed = metrics::parse_metric_name(name, *type);
+  if (!parsed) f.fail(parsed.reason());
+  const std::string_view unit_word = f.word("unit");
+  const auto unit = metrics::parse_unit(unit_word);
+  if (!unit)
+    f.fail("the unit '" + recfmt::excerpt(unit_word) +
+           "' is not one of count, bytes, bytes_per_second, pct, ratio, hz, cycles, requests, mhz, watts");
+  const std::string_view scope_word = f.word("scope");
+  const auto scope = metrics::parse_scope(scope_word);
+  if (!scope)
+    f.fail("the scope '" + recfmt::excerpt(scope_word) +
+           "' is not system, cpu:N, device:NAME, process:PID or gpu:N");
+  const double peak = f.number("peak", /*nan_allowed=*/true);
+  out.descriptor = metrics::MetricDescriptor{};
+  out.descriptor.name = *parsed;
+  out.descriptor.type = *type;
+  out.descriptor.unit = *unit;
+  out.descriptor.scope = *scope;
+  if (!std::isnan(peak)) {
+    out.descriptor.peak = peak;
+    if (f.position() != f.line_end() && !token_at(f.position(), f.line_end()).empty())
+      f.fail("a host stream with a peak has no reason for lacking one; write the peak as nan");
+  } else {
+    out.descriptor.no_peak_reason = f.text("reason there is no peak");
+  }
+}
+
+void parse_fields(Fields& f, const Shared&, HostTask& out) {
+  out.ts_ns = f.time();
+  out.pid = f.integer("pid");
+  out.ppid = f.integer("parent pid");
+  if (out.pid <= 0 || out.ppid < 0) f.fail("a pid must be above 0 and a parent's pid 0 or more");
+  out.name = f.text("process name");
+}
+
 void parse_fields(Fields& f, const Shared&, Mark& out) {
   out.ts_ns = f.time();
   const std::string_view w = f.word("start or stop");
@@ -564,6 +620,41 @@ class EngineCursor final : public RecordStream<EngineReading> {
   OrderCheck order_;
 };
 
+class HostCursor final : public RecordStream<HostSample> {
+ public:
+  explicit HostCursor(std::shared_ptr<const Shared> shared)
+      : cursor_(std::move(shared), kind_index<HostSample>) {}
+  bool next(HostSample& out) override {
+    std::string_view line;
+    if (!cursor_.next(line)) return false;
+    const Shared& shared = cursor_.shared();
+    const long n = cursor_.line_number();
+    Fields f(line, kind_index<HostSample>, shared, n);
+    out.ts_ns = f.time();
+    values_.clear();
+    while (!token_at(f.position(), f.line_end()).empty()) {
+      HostValue v;
+      v.id = f.integer("host stream id");
+      if (!shared.host_ids.contains(v.id))
+        f.fail("host stream " + std::to_string(v.id) + " is not declared by any hstream line");
+      if (!values_.empty() && v.id <= values_.back().id)
+        f.fail("the host stream ids must ascend within a line (" + std::to_string(values_.back().id) +
+               " then " + std::to_string(v.id) + ")");
+      v.value = f.number("value of host stream " + std::to_string(v.id), /*nan_allowed=*/true);
+      values_.push_back(v);
+    }
+    if (values_.empty()) f.fail("the host line has no values");
+    order_.see(shared, kind_index<HostSample>, n, out.ts_ns);
+    out.values = values_;
+    return true;
+  }
+
+ private:
+  KindCursor cursor_;
+  std::vector<HostValue> values_;
+  OrderCheck order_;
+};
+
 template <typename Record>
 class EmptyStream final : public RecordStream<Record> {
  public:
@@ -581,7 +672,8 @@ class EmptyStream final : public RecordStream<Record> {
                              " file); other tools can write one as " + kFormatDoc + " describes");
 }
 
-void check_first_line(const std::string& path, std::string_view line) {
+// Returns the format version line 1 names.
+long check_first_line(const std::string& path, std::string_view line) {
   const std::string_view magic = kRecordingMagic;
   if (!has_kind(line, magic)) not_a_recording(path, line);
   const char* p = line.data() + magic.size();
@@ -590,14 +682,23 @@ void check_first_line(const std::string& path, std::string_view line) {
   if (parse_field(p, e, version) != NumStatus::ok) not_a_recording(path, line);
   while (p != e && is_separator(*p)) ++p;
   if (p != e) not_a_recording(path, line);
-  if (version != core::kRecordingFormatVersion)
+  if (version < core::kOldestRecordingFormatVersion || version > core::kRecordingFormatVersion)
     throw core::InputError(path, 1,
                            "recording format version " + std::to_string(version) +
-                               " is not supported; this diescope reads version " +
+                               " is not supported; this diescope reads versions " +
+                               std::to_string(core::kOldestRecordingFormatVersion) + " to " +
                                std::to_string(core::kRecordingFormatVersion),
                            version > core::kRecordingFormatVersion
                                ? "read it with the newer diescope that wrote it, or upgrade diescope"
                                : "read it with the older diescope that wrote it, or record the run again");
+  return version;
+}
+
+// The first format version that has record kind `kind` (its index in RecordKinds).
+int first_version_with(std::size_t kind) {
+  const bool host =
+      kind == kind_index<HostSample> || kind == kind_index<HostStream> || kind == kind_index<HostTask>;
+  return host ? 2 : 1;
 }
 
 class FileRecording final : public RecordSource {
@@ -615,6 +716,8 @@ class FileRecording final : public RecordSource {
         return std::make_unique<ChipCursor>(shared_);
       else if constexpr (std::is_same_v<Record, EngineReading>)
         return std::make_unique<EngineCursor>(shared_);
+      else if constexpr (std::is_same_v<Record, HostSample>)
+        return std::make_unique<HostCursor>(shared_);
       else
         return std::make_unique<LineCursor<Record>>(shared_);
     });
@@ -681,14 +784,18 @@ FileRecording::FileRecording(const std::filesystem::path& path) {
     const ssize_t n = ::pread(shared->file->fd, head, sizeof head, 0);
     const std::string_view start(head, n > 0 ? static_cast<std::size_t>(n) : 0);
     // Cut off while writing "diescope-recording 1\n"?
-    const std::string magic_line =
-        std::string(kRecordingMagic) + " " + std::to_string(core::kRecordingFormatVersion);
-    if (!start.empty() && std::string_view(magic_line).substr(0, start.size()) == start)
+    bool cut_magic = false;
+    for (int v = core::kOldestRecordingFormatVersion; v <= core::kRecordingFormatVersion; ++v) {
+      const std::string magic_line = std::string(kRecordingMagic) + " " + std::to_string(v);
+      cut_magic =
+          cut_magic || (!start.empty() && std::string_view(magic_line).substr(0, start.size()) == start);
+    }
+    if (cut_magic)
       throw core::InputError(name, 1, "the recording was cut off in its first line",
                              "the writer stopped before it wrote anything usable; record the run again");
     not_a_recording(name, start);
   }
-  check_first_line(name, line);
+  const long version = check_first_line(name, line);
   if (!reader.next(line)) {
     throw core::InputError(name, 2,
                            reader.tail_bytes() > 0
@@ -707,11 +814,10 @@ FileRecording::FileRecording(const std::filesystem::path& path) {
         name, 2, e.what(),
         std::string("the meta line must be one JSON object with every field ") + kFormatDoc + " lists");
   }
-  if (shared->meta.format_version != core::kRecordingFormatVersion)
+  if (shared->meta.format_version != version)
     throw core::InputError(name, 2,
                            "the meta's format_version " + std::to_string(shared->meta.format_version) +
-                               " differs from line 1's version " +
-                               std::to_string(core::kRecordingFormatVersion),
+                               " differs from line 1's version " + std::to_string(version),
                            "make the two versions agree");
   const RecordingMeta& m = shared->meta;
   for (const ColumnDef& c : m.units) shared->chip_column_names.push_back("unit '" + c.key + "'");
@@ -719,6 +825,11 @@ FileRecording::FileRecording(const std::filesystem::path& path) {
   for (const ColumnDef& c : m.counts) shared->chip_column_names.push_back("count '" + c.key + "'");
 
   read_records(reader, *shared);
+  for (const HostStream& h : side_.host_streams) {
+    if (!shared->host_ids.insert(h.id).second)
+      throw core::InputError(name, 0, "host stream " + std::to_string(h.id) + " is declared twice",
+                             "give each hstream line its own id");
+  }
   side_.truncated = reader.tail_bytes() > 0;
   side_.complete_lines = reader.line_number();
   shared_ = std::move(shared);
@@ -756,6 +867,15 @@ void FileRecording::read_records(LineReader& reader, Shared& shared) {
           "the file may come from a newer diescope (upgrade) or was damaged; correct or delete line " +
               std::to_string(n));
     const std::size_t k = *kind;
+    if (first_version_with(k) > shared.meta.format_version)
+      throw core::InputError(shared.file->path, n,
+                             "a " + std::string(kKindWords[k]) + " record in a version " +
+                                 std::to_string(shared.meta.format_version) + " recording; version " +
+                                 std::to_string(first_version_with(k)) + " introduced that kind",
+                             "write version " + std::to_string(first_version_with(k)) +
+                                 " on line 1 and the meta's format_version (with the fields it needs), or "
+                                 "delete line " +
+                                 std::to_string(n));
     KindRange& range = shared.ranges[k];
     if (range.count++ == 0) {
       range.begin = reader.line_offset();

@@ -7,6 +7,7 @@
 
 #include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
+#include "diescope/metrics/catalog.hpp"
 #include "diescope/recording/writer.hpp"
 
 namespace diescope::recording {
@@ -52,6 +53,7 @@ struct Segment {
   const std::vector<double>* diagnostics;
   const std::vector<double>* count_rates;  // nullptr: `counts` hold totals for the segment (setup)
   const std::vector<double>* counts;
+  const std::vector<double>* host_values;  // nullptr: none (the setup)
   double gpu_util_pct;
   TimeNs begin;
   TimeNs end;
@@ -62,8 +64,9 @@ class Timeline {
  public:
   Timeline(const SyntheticSpec& spec, TimeNs t0, TimeNs run_end) : spec_(spec), run_end_(run_end) {
     if (spec.setup_ns > 0) {
-      current_ = Segment{&spec.setup_units, &spec.setup_diagnostics, nullptr, &spec.setup_counts, 0, t0,
-                         t0 + spec.setup_ns};
+      current_ =
+          Segment{&spec.setup_units, &spec.setup_diagnostics, nullptr, &spec.setup_counts, nullptr, 0, t0,
+                  t0 + spec.setup_ns};
       next_phase_ = 0;
     } else {
       current_ = phase_segment(0, t0);
@@ -100,6 +103,7 @@ class Timeline {
                    &p.diagnostics,
                    &p.count_rates,
                    nullptr,
+                   spec_.host_values.empty() ? nullptr : &spec_.host_values[i],
                    p.gpu_util_pct,
                    begin,
                    std::min(run_end_, begin + seconds_to_ns(p.seconds))};
@@ -130,6 +134,7 @@ void generate_synthetic(const SyntheticSpec& spec, RecordSink& sink) {
     check_sizes(p.units, nu, "phase " + p.name + " units");
     check_sizes(p.diagnostics, nd, "phase " + p.name + " diagnostics");
     check_sizes(p.count_rates, nc, "phase " + p.name + " count rates");
+
     if (seconds_to_ns(p.seconds) <= 0)
       throw core::Error("synthetic phase " + p.name + " has no duration", "give every phase seconds > 0",
                         core::kExitInternal);
@@ -141,6 +146,16 @@ void generate_synthetic(const SyntheticSpec& spec, RecordSink& sink) {
     check_sizes(spec.setup_counts, nc, "setup counts");
   }
   check_sizes(spec.engine_values, meta.engines.size(), "engine values");
+  if (!spec.host_streams.empty()) {
+    if (spec.host_values.size() != spec.phases.size())
+      throw core::Error("synthetic recording spec: host values for " +
+                            std::to_string(spec.host_values.size()) + " phases where there are " +
+                            std::to_string(spec.phases.size()),
+                        "give one list of host values per phase", core::kExitInternal);
+    for (std::size_t i = 0; i < spec.phases.size(); ++i)
+      check_sizes(spec.host_values[i], spec.host_streams.size(),
+                  "phase " + spec.phases[i].name + " host values");
+  }
 
   const TimeNs t0 = meta.start_ns;
   const TimeNs body_ns = spec.run_seconds > 0 ? seconds_to_ns(spec.run_seconds) : cycle_ns * spec.cycles;
@@ -148,7 +163,11 @@ void generate_synthetic(const SyntheticSpec& spec, RecordSink& sink) {
   const auto interval_ns = static_cast<TimeNs>(std::llround(meta.interval_ms * 1e6));
 
   Noise noise(spec.seed);
-  Timeline chip_time(spec, t0, run_end), util_time(spec, t0, run_end), clock_time(spec, t0, run_end);
+  Timeline chip_time(spec, t0, run_end), util_time(spec, t0, run_end), clock_time(spec, t0, run_end),
+      host_time(spec, t0, run_end);
+  TimeNs next_host = t0 + spec.host_period_ns;
+  std::vector<HostValue> host_values;
+  std::vector<double> host_sum(spec.host_streams.size()), host_weight(spec.host_streams.size());
   std::vector<double> units(nu), diagnostics(nd), counts(nc);
   std::size_t next_mark = 0;
   TimeNs next_util = t0 + spec.util_period_ns;
@@ -158,6 +177,14 @@ void generate_synthetic(const SyntheticSpec& spec, RecordSink& sink) {
   for (const Note& n : spec.notes) sink.write(n);
   sink.write(PowerLimitReading{t0, spec.power_limit_w});
   sink.write(ProcessReading{t0, 0, 0, 0});
+  for (HostStream h : spec.host_streams) {
+    h.ts_ns = t0;
+    sink.write(h);
+  }
+  for (HostTask task : spec.host_tasks) {
+    task.ts_ns = t0;
+    sink.write(task);
+  }
 
   // The low-rate readings up to time t, in time order per kind.
   auto readings_until = [&](TimeNs t) {
@@ -178,6 +205,27 @@ void generate_synthetic(const SyntheticSpec& spec, RecordSink& sink) {
       const double pct = std::clamp(std::round(busy / static_cast<double>(spec.util_period_ns)), 0.0, 100.0);
       sink.write(UtilSample{next_util, pct, UtilSource::samples});
       next_util += spec.util_period_ns;
+    }
+    while (!spec.host_streams.empty() && spec.host_period_ns > 0 && next_host <= t && next_host <= run_end) {
+      std::fill(host_sum.begin(), host_sum.end(), 0.0);
+      std::fill(host_weight.begin(), host_weight.end(), 0.0);
+      host_time.overlaps(next_host - spec.host_period_ns, next_host, [&](const Segment& s, TimeNs ns) {
+        if (s.host_values == nullptr) return;
+        for (std::size_t i = 0; i < host_sum.size(); ++i) {
+          const double v = (*s.host_values)[i];
+          if (std::isnan(v)) continue;
+          host_sum[i] += v * static_cast<double>(ns);
+          host_weight[i] += static_cast<double>(ns);
+        }
+      });
+      host_values.clear();
+      for (std::size_t i = 0; i < host_sum.size(); ++i)
+        if (host_weight[i] > 0)
+          host_values.push_back(
+              HostValue{spec.host_streams[i].id,
+                        round_significant(host_sum[i] / host_weight[i], spec.significant_digits)});
+      if (!host_values.empty()) sink.write(HostSample{next_host, host_values});
+      next_host += spec.host_period_ns;
     }
   };
 
@@ -371,6 +419,91 @@ SyntheticSpec long_run_spec(double hours) {
   s.jitter = 0.02;
   s.seed = 86400;
   s.notes = {Note{m.start_ns, "synthetic", "generated by diescope (long_run_spec); not a measurement"}};
+  return s;
+}
+
+namespace {
+
+// The descriptor of a catalog metric; a name or scope the catalog refuses is a bug here.
+metrics::MetricDescriptor host_descriptor(std::string_view name, const metrics::Scope& scope,
+                                          const metrics::PeakInputs& inputs) {
+  auto d = metrics::describe_metric(name, scope, inputs);
+  if (!d)
+    throw core::Error("synthetic host stream: " + d.reason(), "correct the synthetic spec",
+                      core::kExitInternal);
+  return *d;
+}
+
+}  // namespace
+
+SyntheticSpec input_bound_spec(double workers_busy_pct_while_idle) {
+  SyntheticSpec s;
+  s.meta = synthetic_hopper_meta();
+  s.meta.command = {"python3", "train.py", "--workers", "4"};
+  s.meta.host_interval_ms = 100;
+  s.meta.start_ns = 1'796'130'000'000'000'000;  // 2026-12-01
+  constexpr int kCpus = 8;
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  metrics::PeakInputs inputs;
+  inputs.logical_cpus = kCpus;
+  inputs.readings["mem__capacity_bytes"] = 64 * kGiB;
+  struct Values {
+    std::vector<double> step, wait;  // the stream's value in each phase
+  };
+  std::vector<Values> values;
+  auto add = [&](std::string_view name, const metrics::Scope& scope, double step, double wait) {
+    s.host_streams.push_back(HostStream{0, static_cast<std::int64_t>(s.host_streams.size()),
+                                        host_descriptor(name, scope, inputs)});
+    values.push_back(Values{{step}, {wait}});
+  };
+  const char* const kBusy = "cpu__cycles_busy.avg.pct_of_peak_sustained_elapsed";
+  // Host CPU: the main process's core and the workers' four cores busy while the GPU waits.
+  const double w = workers_busy_pct_while_idle;
+  add(kBusy, metrics::Scope::system(), (100 + 4 * 70) / 8.0, (5 + 4 * w) / 8.0);
+  add("cpu__cycles_iowait.avg.pct_of_peak_sustained_elapsed", metrics::Scope::system(), 0.2, 0.3);
+  for (int c = 0; c < kCpus; ++c) {
+    const double step = c == 0 ? 100 : c <= 4 ? 70 : 1;
+    const double wait = c == 0 ? 5 : c <= 4 ? w : 1;
+    add(kBusy, metrics::Scope::cpu(c), step, wait);
+  }
+  add("mem__capacity_bytes", metrics::Scope::system(), 64 * kGiB, 64 * kGiB);
+  add("mem__available_bytes", metrics::Scope::system(), 40 * kGiB, 40 * kGiB);
+  add("mem__used_bytes", metrics::Scope::system(), 24 * kGiB, 24 * kGiB);
+  add("disk__read_bytes.sum.per_second", metrics::Scope::block_device("nvme0n1"), 2e6, 2e6);
+  add("disk__write_bytes.sum.per_second", metrics::Scope::block_device("nvme0n1"), 0, 0);
+  add("disk__inflight", metrics::Scope::block_device("nvme0n1"), 0, 0);
+  add("disk__busy.pct", metrics::Scope::block_device("nvme0n1"), 1, 1);
+  s.host_tasks.push_back(HostTask{0, 1000, 999, "python3"});
+  // The main process: its Python thread drives the GPU during the step and waits for batches after.
+  const metrics::Scope main = metrics::Scope::process(1000);
+  add("proc__cycles_active.sum.per_second", main, 100, 5);
+  add("proc__thread_cycles_active.max.per_second", main, 95, 4);
+  add("proc__threads", main, 40, 40);
+  add("proc__rss_bytes", main, 6 * kGiB, 6 * kGiB);
+  for (int i = 1; i <= 4; ++i) {
+    const metrics::Scope worker = metrics::Scope::process(1000 + i);
+    s.host_tasks.push_back(HostTask{0, 1000 + i, 1000, "pt_data_worker"});
+    add("proc__cycles_active.sum.per_second", worker, 70, w);
+    add("proc__thread_cycles_active.max.per_second", worker, 70, w);
+    add("proc__threads", worker, 3, 3);
+    add("proc__rss_bytes", worker, 1.5 * kGiB, 1.5 * kGiB);
+    add("proc__io_rchar.sum.per_second", worker, 5e5, 5e5);
+  }
+  const SyntheticPhase step{"step", 0.6, {0.5, 60, 30, 35}, {95, 99}, {2.3e12}, 100};
+  const SyntheticPhase wait{"wait", 0.4, {0, 0, 0.0004, 0.0006}, {0.003, 0.0036}, {2e7}, 0};
+  s.phases = {step, wait};
+  s.host_values.resize(2);
+  for (const Values& v : values) {
+    s.host_values[0].push_back(v.step[0]);
+    s.host_values[1].push_back(v.wait[0]);
+  }
+  s.cycles = 20;
+  s.mem_mhz = kNaN;
+  s.jitter = 0.01;
+  s.seed = 20261201;
+  s.notes = {Note{s.meta.start_ns, "synthetic",
+                  "generated by diescope (src/recording/synthetic.cpp, input_bound_spec): an input-bound "
+                  "training run's shape with host streams; not a measurement"}};
   return s;
 }
 

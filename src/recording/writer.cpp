@@ -7,9 +7,11 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 
 #include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
+#include "diescope/metrics/name.hpp"
 #include "diescope/recording/format.hpp"
 #include "format_internal.hpp"
 
@@ -218,6 +220,75 @@ void append_fields(std::string& out, const ProcessReading& r) {
   }
 }
 
+void check_fields(const HostSample& s, const RecordingMeta&, const Reject& reject) {
+  if (s.values.empty()) reject("a host sample holds no values");
+  for (std::size_t i = 0; i < s.values.size(); ++i) {
+    if (std::isinf(s.values[i].value))
+      reject("host stream " + std::to_string(s.values[i].id) + ": the value is infinite");
+    if (i > 0 && s.values[i].id <= s.values[i - 1].id)
+      reject("a host sample's stream ids must ascend (" + std::to_string(s.values[i - 1].id) + " then " +
+             std::to_string(s.values[i].id) + ")");
+  }
+}
+void append_fields(std::string& out, const HostSample& s) {
+  recfmt::append_integer(out, s.ts_ns);
+  for (const HostValue& v : s.values) {
+    out += ' ';
+    recfmt::append_integer(out, v.id);
+    out += ' ';
+    recfmt::append_number(out, v.value);
+  }
+}
+
+void check_fields(const HostStream& h, const RecordingMeta&, const Reject& reject) {
+  if (h.id < 0) reject("host stream id " + std::to_string(h.id) + " is negative");
+  const metrics::MetricDescriptor& d = h.descriptor;
+  if (const auto problem = metrics::check_suffix(d.name, d.type))
+    reject("host stream " + std::to_string(h.id) + ": " + problem->reason);
+  if (!metrics::parse_scope(metrics::scope_word(d.scope)))
+    reject("host stream " + std::to_string(h.id) + ": scope \"" +
+           recfmt::excerpt(metrics::scope_word(d.scope)) + "\" cannot be written as one word");
+  if (d.peak && !std::isfinite(*d.peak))
+    reject("host stream " + std::to_string(h.id) +
+           ": the peak is not finite (leave it out, with the reason)");
+}
+void append_fields(std::string& out, const HostStream& h) {
+  recfmt::append_integer(out, h.ts_ns);
+  out += ' ';
+  recfmt::append_integer(out, h.id);
+  const metrics::MetricDescriptor& d = h.descriptor;
+  out += ' ';
+  out += d.full_name();
+  out += ' ';
+  out += metrics::to_string(d.type);
+  out += ' ';
+  out += metrics::to_string(d.unit);
+  out += ' ';
+  out += metrics::scope_word(d.scope);
+  out += ' ';
+  recfmt::append_number(out, d.peak.value_or(std::numeric_limits<double>::quiet_NaN()));
+  if (!d.peak && !d.no_peak_reason.empty()) {
+    out += ' ';
+    recfmt::append_escaped(out, d.no_peak_reason);
+  }
+}
+
+void check_fields(const HostTask& t, const RecordingMeta&, const Reject& reject) {
+  if (t.pid <= 0 || t.ppid < 0)
+    reject("task " + std::to_string(t.pid) + ": a pid must be above 0 and a parent's 0 or more");
+}
+void append_fields(std::string& out, const HostTask& t) {
+  recfmt::append_integer(out, t.ts_ns);
+  out += ' ';
+  recfmt::append_integer(out, t.pid);
+  out += ' ';
+  recfmt::append_integer(out, t.ppid);
+  if (!t.name.empty()) {
+    out += ' ';
+    recfmt::append_escaped(out, t.name);
+  }
+}
+
 void check_fields(const Mark&, const RecordingMeta&, const Reject&) {}
 void append_fields(std::string& out, const Mark& m) {
   recfmt::append_integer(out, m.ts_ns);
@@ -282,8 +353,18 @@ void RecordingWriter::append(const Record& record) {
   if constexpr (std::is_same_v<Record, RunEnd>) {
     if (saw_end_) reject("the run's end is written twice");
   }
+  if constexpr (std::is_same_v<Record, HostStream>) {
+    if (host_ids_.contains(record.id))
+      reject("host stream " + std::to_string(record.id) + " is declared twice");
+  }
+  if constexpr (std::is_same_v<Record, HostSample>) {
+    for (const HostValue& v : record.values)
+      if (!host_ids_.contains(v.id))
+        reject("host stream " + std::to_string(v.id) + " has a value before its hstream declaration");
+  }
   stamp(kind_index<Record>, order_time(record));
   if constexpr (std::is_same_v<Record, RunEnd>) saw_end_ = true;
+  if constexpr (std::is_same_v<Record, HostStream>) host_ids_.insert(record.id);
   buffer_ += Record::kKindWord;
   buffer_ += ' ';
   append_fields(buffer_, record);

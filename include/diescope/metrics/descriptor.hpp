@@ -33,22 +33,33 @@ std::optional<Unit> rate_unit(Unit unit);
 // Whose value it is. Scope lives outside the name: two series that differ only in PID or device
 // share a name and differ here.
 struct Scope {
-  enum class Kind { system, device, process, gpu };
+  enum class Kind { system, device, process, gpu, cpu };
   Kind kind = Kind::system;
   std::string device;    // Kind::device: block device, "nvme0n1"
-  std::int64_t id = -1;  // Kind::process: pid; Kind::gpu: index
+  std::int64_t id = -1;  // Kind::process: pid; Kind::gpu: index; Kind::cpu: logical CPU number
 
   static Scope system() { return {}; }
   static Scope block_device(std::string name) { return {Kind::device, std::move(name), -1}; }
   static Scope process(std::int64_t pid) { return {Kind::process, {}, pid}; }
   static Scope gpu(std::int64_t index) { return {Kind::gpu, {}, index}; }
+  static Scope cpu(std::int64_t index) { return {Kind::cpu, {}, index}; }
 
-  std::string label() const;  // "system", "device nvme0n1", "pid 4242", "gpu 0"
+  std::string label() const;  // "system", "device nvme0n1", "pid 4242", "gpu 0", "cpu 3"
   auto operator<=>(const Scope&) const = default;
   bool operator==(const Scope&) const = default;
 };
 
 std::string_view to_string(Scope::Kind kind);
+
+// Scope as one word, as recordings store it (docs/recording-format.md#host-streams): "system",
+// "device:nvme0n1", "process:4242", "gpu:0", "cpu:3"; parse_scope is its inverse (nullopt for
+// anything else: an unknown kind, a missing or negative number, an empty or spaced device name).
+std::string scope_word(const Scope& scope);
+std::optional<Scope> parse_scope(std::string_view word);
+
+// The inverses of to_string(Unit) and to_string(MetricType); nullopt for an unknown word.
+std::optional<Unit> parse_unit(std::string_view word);
+std::optional<MetricType> parse_metric_type(std::string_view word);
 
 struct MetricDescriptor {
   MetricName name;  // name.full() is the fully qualified name

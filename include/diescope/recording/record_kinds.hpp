@@ -20,9 +20,9 @@ struct TypeList {
 
 // The high-rate kinds: each is read through a cursor of its own (RecordSource::stream<R>()).
 using StreamKinds = TypeList<ChipSample, UtilSample, ClockReading, ThrottleReading, PowerLimitReading,
-                             EngineReading, ProcessReading>;
+                             EngineReading, ProcessReading, HostSample>;
 // The low-rate kinds: loaded whole when a recording is opened (SideRecords).
-using SideKinds = TypeList<Mark, CountersEvent, Note, ClockJump, RunEnd>;
+using SideKinds = TypeList<Mark, CountersEvent, Note, ClockJump, HostStream, HostTask, RunEnd>;
 
 namespace kinds_detail {
 template <typename A, typename B>
@@ -106,6 +106,10 @@ template <>
 struct OwnedFormOf<EngineReading> {
   using type = OwnedEngineReading;
 };
+template <>
+struct OwnedFormOf<HostSample> {
+  using type = OwnedHostSample;
+};
 template <typename R>
 using Owned = typename OwnedFormOf<R>::type;
 
@@ -124,6 +128,9 @@ inline OwnedChipSample owned_copy(const ChipSample& s) {
 inline OwnedEngineReading owned_copy(const EngineReading& r) {
   return OwnedEngineReading{r.ts_ns, {r.values.begin(), r.values.end()}};
 }
+inline OwnedHostSample owned_copy(const HostSample& s) {
+  return OwnedHostSample{s.ts_ns, {s.values.begin(), s.values.end()}};
+}
 template <typename R>
 const R& view_of(const R& record) {
   return record;
@@ -133,6 +140,9 @@ inline ChipSample view_of(const OwnedChipSample& s) {
 }
 inline EngineReading view_of(const OwnedEngineReading& r) {
   return EngineReading{r.ts_ns, r.values};
+}
+inline HostSample view_of(const OwnedHostSample& s) {
+  return HostSample{s.ts_ns, s.values};
 }
 
 // ---- times ---------------------------------------------------------------------------------------

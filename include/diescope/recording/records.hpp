@@ -10,11 +10,14 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "diescope/metrics/descriptor.hpp"
 
 namespace diescope::recording {
 
@@ -87,6 +90,9 @@ struct RecordingMeta {
   // Duty cycling (agent): counters on for duty_on_ms of every duty_period_ms; 0 when always on.
   double duty_on_ms = 0;
   double duty_period_ms = 0;
+  // How often the host probes read /proc (docs/recording-format.md#host-streams); NaN when the
+  // recording has no host probes (every version-1 recording).
+  double host_interval_ms = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct ChipSample {
@@ -168,6 +174,30 @@ struct ProcessReading {
   int exited = 0;  // holders that exited before they could be traced
 };
 
+// ---- host streams (docs/recording-format.md#host-streams) ----------------------------------------
+
+// One value of one host stream: the stream's id (HostStream::id) and its value in the stream's unit,
+// NaN when it could not be read.
+struct HostValue {
+  std::int64_t id = 0;
+  double value = 0;
+  bool operator==(const HostValue&) const = default;
+};
+
+// One read of the host probes: values of some of the declared streams, ids ascending. A rate
+// (per second, percent of a core) covers the time since the previous read of the same stream; a
+// gauge is the level at ts_ns.
+struct HostSample {
+  static constexpr std::string_view kKindWord = "host";
+  TimeNs ts_ns = 0;
+  std::span<const HostValue> values;  // views into the reader's buffer, valid until the next read
+};
+// A host sample that owns its values.
+struct OwnedHostSample {
+  TimeNs ts_ns = 0;
+  std::vector<HostValue> values;
+};
+
 enum class MarkKind { start, stop };
 struct Mark {
   static constexpr std::string_view kKindWord = "mark";
@@ -195,6 +225,26 @@ struct ClockJump {
   static constexpr std::string_view kKindWord = "jump";
   TimeNs ts_ns = 0;
   TimeNs step_ns = 0;
+};
+
+// Declares one host stream with its metric descriptor (name, type, unit, peak, scope), before any
+// of its values. Renderers and the analysis need no probe-specific code: the descriptor says
+// what a stream is.
+struct HostStream {
+  static constexpr std::string_view kKindWord = "hstream";
+  TimeNs ts_ns = 0;
+  std::int64_t id = 0;  // 0 or more, unique in the recording
+  metrics::MetricDescriptor descriptor;
+};
+
+// A process of the measured command's tree, first seen at ts_ns: its pid, its parent's pid and its
+// name (/proc/PID/comm at that time). The root is the task whose parent is not a task.
+struct HostTask {
+  static constexpr std::string_view kKindWord = "task";
+  TimeNs ts_ns = 0;
+  std::int64_t pid = 0;
+  std::int64_t ppid = 0;
+  std::string name;
 };
 
 // How the measured run ended. An end record stores it as text (format.hpp, run_ending_text());

@@ -14,6 +14,10 @@
 //  - Clocks and throttle reasons every clock_period_ns (gpu_idle while the phase's GPU-Util is 0,
 //    none otherwise); one power-limit and one process reading at the start.
 //  - counters on at the start and off at the end, `marks` and `notes` as given, and a run end.
+//  - Host streams (when the spec declares some): their hstream and task records at the start, then a
+//    host sample every host_period_ns whose values are the time-weighted mean of the phases'
+//    host values (spec.host_values) over the period before it (the setup counts for nothing; NaN values are
+//    left out).
 #pragma once
 
 #include <cstdint>
@@ -53,8 +57,13 @@ struct SyntheticSpec {
   std::uint64_t seed = 1;
   int significant_digits = 4;  // 0 keeps full precision
   std::vector<Mark> marks;
-  std::vector<Note> notes;            // written before the first chip sample
-  std::vector<double> engine_values;  // one per meta.engines column, written with each clock reading
+  std::vector<Note> notes;               // written before the first chip sample
+  std::vector<double> engine_values;     // one per meta.engines column, written with each clock reading
+  std::vector<HostStream> host_streams;  // declared at the start (their ts_ns is ignored)
+  std::vector<HostTask> host_tasks;      // written at the start (their ts_ns is ignored)
+  // Per phase (same order as `phases`), one value per host stream in its unit (NaN: not read).
+  std::vector<std::vector<double>> host_values;
+  TimeNs host_period_ns = 100 * kNsPerMs;
 };
 
 // Writes the records of `spec` to `sink` in time order. Throws Error when the spec's vectors do not
@@ -75,5 +84,11 @@ SyntheticSpec h200_probe_shape_spec();
 // diagnostics and 1 count, GPU-Util every 200 ms and clocks every 100 ms, cycling through a 60 s
 // pattern of compute, input-bound, idle and memory-bound phases with 2% jitter.
 SyntheticSpec long_run_spec(double hours = 24);
+// An input-bound training run with host streams, bundled as data/recordings/synthetic-input-bound.dsrec
+// (docs/method.md#stranded-idle-explained): 8 logical CPUs; a main process (pid 1000) and four
+// data-loader workers (pids 1001-1004); 20 cycles of a 0.6 s GPU step (tensor 60%, GPU-Util 100)
+// and a 0.4 s wait (GPU idle) during which the workers use 98% of a core each.
+// `workers_busy_pct_while_idle` sets that 98%.
+SyntheticSpec input_bound_spec(double workers_busy_pct_while_idle = 98);
 
 }  // namespace diescope::recording

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "diescope/recording/record_kinds.hpp"
@@ -57,6 +59,7 @@ class RecordingWriter final : public RecordSink {
   std::string buffer_;
   long lines_ = 0;
   bool saw_end_ = false;
+  std::set<std::int64_t> host_ids_;           // host streams declared so far
   std::array<TimeNs, kKindCount> last_ts_{};  // latest time written per kind
   std::array<bool, kKindCount> have_ts_{};
 };
