@@ -31,6 +31,9 @@ namespace {
 // Plot geometry in SVG user units; the plots stretch to their box (preserveAspectRatio="none") and
 // all text is HTML around them, so it stays readable at any width.
 constexpr double kPlotWidth = 1000;
+// Lines in one host panel (docs/report.md#reporthtml): a machine's 128 cores or a loader's 32
+// workers would make a panel nobody can read and a page of many megabytes.
+constexpr std::size_t kMaxHostLines = 8;
 
 constexpr std::array<const char*, 10> kPalette = {"#c0392b", "#2471a3", "#27ae60", "#8e44ad", "#d68910",
                                                   "#17a589", "#6c7a89", "#2e4053", "#e84393", "#935116"};
@@ -202,7 +205,7 @@ struct Member {
 // y-axis top, and the plot.
 std::string chart(const Page& p, const std::string& title, const std::string& subtitle,
                   const std::vector<Member>& members, std::optional<double> fixed_top, double height,
-                  const char* css_class) {
+                  const char* css_class, const std::vector<std::string>& legends = {}) {
   double top = 0;
   for (const Member& m : members) top = std::max(top, largest(p.timeline.series[m.series].envelope));
   top = fixed_top ? *fixed_top : nice_top(top * 1.05);  // a line at the top stays in view
@@ -211,10 +214,14 @@ std::string chart(const Page& p, const std::string& title, const std::string& su
                                 css_class, escape(title));
   if (!subtitle.empty()) out += fmt::format(" <span class=\"sub\">{}</span>", escape(subtitle));
   out += "<span class=\"legend\">";
-  for (const Member& m : members) {
+  for (std::size_t j = 0; j < members.size(); ++j) {
+    const Member& m = members[j];
     const TimelineSeries& s = p.timeline.series[m.series];
     out += fmt::format("<span class=\"key\"><i style=\"background:{}\"></i>", color(m.color));
-    if (members.size() > 1) out += escape(s.label) + " ";
+    if (j < legends.size())
+      out += escape(legends[j]) + " ";
+    else if (members.size() > 1)
+      out += escape(s.label) + " ";
     out += fmt::format("<b class=\"read\" data-s=\"{}\"></b></span>", m.series);
   }
   out += "</span></div>\n";
@@ -630,16 +637,20 @@ void HtmlRenderer::finish(const ReportInput& input) {
     html += "<p class=\"empty\">This recording holds no host streams (CPU, memory, disk, the command's "
             "processes): it was recorded without host probes.</p>\n";
   } else {
-    std::vector<metrics::TaggedSeries> tagged;
-    for (std::size_t i : host) tagged.push_back({t.series[i].descriptor, {}});
     html += "<div class=\"grid2\">\n";
-    for (const metrics::Panel& panel : metrics::group_into_panels(tagged)) {
+    for (const detail::HostPanel& panel : detail::host_panels(t, kMaxHostLines)) {
       std::vector<Member> m;
       for (std::size_t j = 0; j < panel.series.size(); ++j) {
-        m.push_back({host[panel.series[j].index], j});
-        drawn[host[panel.series[j].index]] = true;
+        m.push_back({panel.series[j], j});
+        drawn[panel.series[j]] = true;
       }
-      html += chart(p, panel.title, "", m, panel.peak, 90, "host");
+      const std::string sub =
+          panel.left_out > 0
+              ? fmt::format("the {} with the highest means; {} more not drawn", panel.series.size(), panel.left_out)
+              : std::string();
+      // A percent's peak is its axis; a level's peak (memory's capacity, say) would flatten the lines.
+      const bool percent = t.series[panel.series.front()].descriptor.unit == metrics::Unit::pct;
+      html += chart(p, panel.title, sub, m, percent ? panel.peak : std::nullopt, 90, "host", panel.legends);
     }
     html += "</div>\n" + time_axis(p);
   }

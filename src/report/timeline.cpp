@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <stdexcept>
 
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/core/error.hpp"
+#include "diescope/metrics/catalog.hpp"
 #include "diescope/recording/format.hpp"
+#include "diescope/recording/host_streams.hpp"
 
 namespace diescope::report::detail {
 
@@ -55,7 +58,81 @@ std::string label_of(const recording::ColumnDef& c) {
   return c.label.empty() ? c.key : c.label;
 }
 
+// What people call a metric: the catalog's label, else its full name.
+std::string metric_label(const metrics::MetricDescriptor& d) {
+  const metrics::CatalogEntry* e = metrics::find_metric(d.full_name());
+  return e ? std::string(e->label) : d.full_name();
+}
+
+std::string entity_title(const std::string& entity) {
+  if (entity == "cpu") return "Host CPU";
+  if (entity == "mem") return "Memory";
+  if (entity == "disk") return "Disk";
+  if (entity == "proc") return "The command's processes";
+  return entity;
+}
+
 }  // namespace
+
+bool host_value_covers_interval(const metrics::MetricDescriptor& d) {
+  using metrics::Unit;
+  return d.unit == Unit::pct || d.unit == Unit::ratio || d.unit == Unit::bytes_per_second || d.unit == Unit::hz;
+}
+
+std::vector<HostPanel> host_panels(const Timeline& timeline, std::size_t max_lines) {
+  const std::vector<std::size_t> host = timeline.of(Role::host);
+  std::vector<metrics::TaggedSeries> tagged;
+  tagged.reserve(host.size());
+  for (std::size_t i : host) tagged.push_back({timeline.series[i].descriptor, {}});
+  auto mean_of = [&](std::size_t i) {
+    double sum = 0;
+    double n = 0;
+    for (double v : timeline.series[i].envelope.mean)
+      if (std::isfinite(v)) {
+        sum += v;
+        n += 1;
+      }
+    return n > 0 ? sum / n : -1.0;
+  };
+  std::vector<HostPanel> out;
+  for (const metrics::Panel& panel : metrics::group_into_panels(tagged)) {
+    HostPanel hp;
+    const metrics::Unit unit = panel.unit;
+    const std::string symbol = unit == metrics::Unit::pct ? "%" : metrics::display_scale(unit, 1).symbol;
+    hp.title = entity_title(panel.entity) + (symbol.empty() ? "" : " (" + symbol + ")");
+    hp.peak = panel.peak;
+    std::vector<std::size_t> members;
+    for (const metrics::PanelSeries& ps : panel.series) members.push_back(host[ps.index]);
+    std::set<std::string> names, scopes;
+    for (std::size_t i : members) {
+      names.insert(timeline.series[i].key);
+      scopes.insert(timeline.series[i].scope);
+    }
+    if (members.size() > max_lines) {
+      std::vector<std::size_t> by_mean = members;
+      std::stable_sort(by_mean.begin(), by_mean.end(),
+                       [&](std::size_t a, std::size_t b) { return mean_of(a) > mean_of(b); });
+      by_mean.resize(max_lines);
+      std::vector<std::size_t> kept;  // in the panel's own order
+      for (std::size_t i : members)
+        if (std::find(by_mean.begin(), by_mean.end(), i) != by_mean.end()) kept.push_back(i);
+      hp.left_out = members.size() - kept.size();
+      members = kept;
+    }
+    for (std::size_t i : members) {
+      const TimelineSeries& s = timeline.series[i];
+      hp.series.push_back(i);
+      if (names.size() > 1 && scopes.size() > 1)
+        hp.legends.push_back(s.label + " · " + s.scope);
+      else if (scopes.size() > 1)
+        hp.legends.push_back(s.scope);
+      else
+        hp.legends.push_back(s.label);
+    }
+    out.push_back(std::move(hp));
+  }
+  return out;
+}
 
 std::vector<std::size_t> Timeline::of(Role role) const {
   std::vector<std::size_t> out;
@@ -88,7 +165,7 @@ std::size_t TimelineBuilder::add(Role role, std::string key, std::string label, 
                                  const metrics::StreamSteps& steps) {
   auto id = pipeline_->add(d, steps);
   if (!id) throw std::logic_error("cannot draw " + label + ": " + id.reason());
-  added_.push_back({role, std::move(key), std::move(label)});
+  added_.push_back({role, std::move(key), std::move(label), {}});
   return *id;
 }
 
@@ -142,6 +219,13 @@ TimelineBuilder::TimelineBuilder(const ReportInput& input, const TimelineOptions
     throttle_bits_.push_back(bit);
     throttle_.push_back(
         add(Role::throttle, names.front(), names.front(), gpu_descriptor("", metrics::Unit::pct, 100.0, gpu), share));
+  }
+  // Host streams: whatever the recording declares, drawn from each descriptor alone.
+  recording::HostData names;
+  names.tasks = input.recording->side().host_tasks;
+  for (const recording::HostStream& h : input.recording->side().host_streams) {
+    host_[h.id] = add(Role::host, h.descriptor.full_name(), metric_label(h.descriptor), h.descriptor);
+    added_.back().scope = names.scope_label(h.descriptor.scope);
   }
 }
 
@@ -209,6 +293,29 @@ Timeline TimelineBuilder::finish(const ReportInput& input) {
     if (previous) book(*previous, previous->ts_ns + 100 * recording::kNsPerMs);
   }
 
+  {
+    // A rate covers the time since its stream's previous value; a level is a point.
+    auto host = source.stream<recording::HostSample>();
+    recording::HostSample h;
+    std::map<std::int64_t, recording::TimeNs> previous;
+    while (host->next(h)) {
+      for (const recording::HostValue& v : h.values) {
+        auto it = host_.find(v.id);
+        if (it == host_.end()) continue;
+        if (host_value_covers_interval(p.descriptor(it->second))) {
+          auto prev = previous.find(v.id);
+          if (prev != previous.end() && prev->second < h.ts_ns)
+            p.span(it->second, prev->second, h.ts_ns, v.value);
+          else
+            p.point(it->second, h.ts_ns, v.value);
+          previous[v.id] = h.ts_ns;
+        } else {
+          p.point(it->second, h.ts_ns, v.value);
+        }
+      }
+    }
+  }
+
   Timeline out;
   out.grid = p.grid();
   std::vector<metrics::EnvelopeSeries> all = p.finish();
@@ -223,7 +330,7 @@ Timeline TimelineBuilder::finish(const ReportInput& input) {
         std::none_of(e.max.begin(), e.max.end(), [](double v) { return std::isfinite(v) && v > 0; }))
       continue;
     if (optional_series && !any) continue;
-    out.series.push_back({role, added_[i].key, added_[i].label, all[i].descriptor, e});
+    out.series.push_back({role, added_[i].key, added_[i].label, added_[i].scope, all[i].descriptor, e});
   }
   pipeline_.reset();
   return out;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,7 @@ struct TimelineSeries {
   Role role = Role::unit;
   std::string key;    // column key, throttle reason; the metric's full name for host streams
   std::string label;  // what people call it
+  std::string scope;  // host streams: whose it is, as people read it ("python3 (pid 4242)", "cpu 3")
   metrics::MetricDescriptor descriptor;  // after the pipeline's steps
   metrics::Envelope envelope;
 };
@@ -46,6 +48,23 @@ struct Timeline {
   // or -1 where no used sample reached the bin or DIE-Util's mean there is under 1% (kMinBusyPct).
   std::vector<int> limiting_per_bin() const;
 };
+
+// The host streams grouped for drawing (metrics::group_into_panels: one panel per entity and unit,
+// series by scope), at most `max_lines` series a panel: those with the highest mean over the run,
+// the rest counted.
+struct HostPanel {
+  std::string title;             // "Host CPU (%)"
+  std::vector<std::size_t> series;  // into Timeline::series
+  std::vector<std::string> legends;
+  std::optional<double> peak;  // shared by every series drawn
+  std::size_t left_out = 0;
+};
+std::vector<HostPanel> host_panels(const Timeline& timeline, std::size_t max_lines);
+
+// A host stream's value covers the time since the stream's previous value when it is a rate or a
+// share of time (per second, percent, ratio); otherwise (bytes, counts, requests) it is the level at
+// its time (docs/recording-format.md#host-streams).
+bool host_value_covers_interval(const metrics::MetricDescriptor& d);
 
 struct TimelineOptions {
   std::size_t max_bins = 1000;
@@ -67,7 +86,7 @@ class TimelineBuilder {
  private:
   struct Added {
     Role role;
-    std::string key, label;
+    std::string key, label, scope;
   };
   std::size_t add(Role role, std::string key, std::string label, const metrics::MetricDescriptor& d,
                   const metrics::StreamSteps& steps = {});
@@ -76,6 +95,7 @@ class TimelineBuilder {
   std::size_t die_ = 0, gpu_ = 0, sm_clock_ = 0, mem_clock_ = 0, power_ = 0;
   std::vector<std::size_t> units_, engines_, diags_, rates_, shares_, throttle_;
   std::vector<std::uint64_t> throttle_bits_;
+  std::map<std::int64_t, std::size_t> host_;  // recording's stream id -> pipeline id
 };
 
 }  // namespace diescope::report::detail

@@ -20,6 +20,7 @@ namespace {
 constexpr int kPid = 1;      // the GPU
 constexpr int kHostPid = 2;  // host streams
 constexpr std::int64_t kMaxDropSlices = 1000;
+constexpr std::size_t kMaxHostTracksPerPanel = 8;
 constexpr int kSamplesThread = 1;  // dropped-sample slices
 constexpr int kPhasesThread = 2;   // the steady window, notes
 
@@ -97,7 +98,7 @@ std::string track_name(const detail::TimelineSeries& s) {
     case Role::throttle:
       return "throttle " + s.label + " % of time";
     case Role::host:
-      return s.label + " " + unit;
+      return s.label + " · " + s.scope + (unit.empty() ? "" : " " + unit);
     case Role::limiting_share:
       return "busiest " + s.label + " % of time";
     case Role::sm_clock:
@@ -219,8 +220,15 @@ void TraceRenderer::finish(const ReportInput& input) {
       last = values[k];
     }
   };
-  for (const detail::TimelineSeries& s : t.series) {
+  // Host streams: those report.html draws (at most 8 per panel), so the trace's size stays bounded
+  // on a machine of many cores or a command of many processes.
+  std::vector<bool> host_drawn(t.series.size(), false);
+  for (const detail::HostPanel& panel : detail::host_panels(t, kMaxHostTracksPerPanel))
+    for (std::size_t i : panel.series) host_drawn[i] = true;
+  for (std::size_t i = 0; i < t.series.size(); ++i) {
+    const detail::TimelineSeries& s = t.series[i];
     if (s.role == detail::Role::limiting_share) continue;  // report.html's strip; here, the units say it
+    if (s.role == detail::Role::host && !host_drawn[i]) continue;
     const int pid = s.role == detail::Role::host ? kHostPid : kPid;
     const std::string name = track_name(s);
     emit(pid, name, s.envelope.mean);

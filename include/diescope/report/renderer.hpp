@@ -89,10 +89,11 @@ class JsonRenderer final : public Renderer {
   std::filesystem::path path_;
 };
 
-// samples.csv: one row per chip sample as read (samples_csv.hpp), streamed to disk atomically.
+// samples.csv: one row per chip sample as read (samples_csv.hpp), streamed to disk atomically;
+// with `smooth_s` above 0, the used rows' values smoothed by the pipeline's boxcar.
 class CsvRenderer final : public SampleRenderer {
  public:
-  explicit CsvRenderer(std::filesystem::path path);
+  explicit CsvRenderer(std::filesystem::path path, double smooth_s = 0);
   ~CsvRenderer() override;
   std::string name() const override { return "csv"; }
   void begin(const ReportInput& input) override;
@@ -102,6 +103,7 @@ class CsvRenderer final : public SampleRenderer {
  private:
   struct State;
   std::filesystem::path path_;
+  double smooth_s_;
   std::unique_ptr<State> state_;  // between begin() and finish()
 };
 
