@@ -129,8 +129,9 @@ int run_report(const ReportOptions& opt) {
   if (formats.empty()) formats = kDefaultFormats;
   // The boxcar of report.html, trace.json and samples.csv (docs/report.md#smoothing).
   if (opt.smooth_ms < 0 || !std::isfinite(opt.smooth_ms))
-    throw core::UsageError("--smooth " + fmt::format("{:g}", opt.smooth_ms) + " is not a length of time",
-                           "give the smoothing kernel in milliseconds, above 0 (--smooth 100), or leave it out");
+    throw core::UsageError(
+        "--smooth " + fmt::format("{:g}", opt.smooth_ms) + " is not a length of time",
+        "give the smoothing kernel in milliseconds, above 0 (--smooth 100), or leave it out");
   const double smooth_s = opt.smooth_ms / 1e3;
 
   std::unique_ptr<recording::RecordSource> source = recording::open_recording(input);
@@ -217,9 +218,10 @@ std::function<int()> setup_report(CLI::App& sub) {
          "a calibration file or folder from `diescope calibrate` (default: the calibrations folder under "
          "$XDG_DATA_HOME/diescope or ~/.local/share/diescope)")
       ->type_name("PATH");
-  add_number(sub, "--smooth", opt->smooth_ms,
-             "smooth report.html, trace.json and samples.csv with a boxcar of MS milliseconds (default: none; "
-             "report.json and the headline are never smoothed)")
+  add_number(
+      sub, "--smooth", opt->smooth_ms,
+      "smooth report.html, trace.json and samples.csv with a boxcar of MS milliseconds (default: none; "
+      "report.json and the headline are never smoothed)")
       ->type_name("MS");
   sub.add_flag("--no-window", opt->no_window,
                "summarise the whole run only, even when the recording has window markers");

@@ -156,8 +156,8 @@ void BoxcarWindow::emit_next(const Emit& emit) {
 void BoxcarWindow::push(std::int64_t ts_ns, std::span<const double> values, std::uint64_t tag,
                         const Emit& emit) {
   if (values.size() != columns_)
-    throw std::invalid_argument("boxcar: a row of " + std::to_string(values.size()) + " values in a window of " +
-                                std::to_string(columns_) + " columns");
+    throw std::invalid_argument("boxcar: a row of " + std::to_string(values.size()) +
+                                " values in a window of " + std::to_string(columns_) + " columns");
   if (!rows_.empty() && ts_ns < rows_.back().ts_ns)
     throw std::invalid_argument("boxcar: timestamps go backwards (" + std::to_string(ts_ns) + " ns after " +
                                 std::to_string(rows_.back().ts_ns) + " ns)");
@@ -216,8 +216,8 @@ Series counts_to_rates(std::span<const Point> counts) {
   Series out;
   out.reserve(counts.size());
   for (std::size_t i = 0; i < counts.size(); ++i) {
-    out.push_back({counts[i].ts_ns, i > 0 ? count_to_rate(counts[i].value, counts[i - 1].ts_ns, counts[i].ts_ns)
-                                          : kNaN});
+    out.push_back({counts[i].ts_ns,
+                   i > 0 ? count_to_rate(counts[i].value, counts[i - 1].ts_ns, counts[i].ts_ns) : kNaN});
   }
   return out;
 }
@@ -346,7 +346,8 @@ Expected<Grid> Grid::covering(std::int64_t lo_ns, std::int64_t hi_ns, std::size_
   }
   if (max_bins == 0) return MetricError{"grid: at least one bin is needed"};
   const std::int64_t span = hi_ns - lo_ns;
-  const std::int64_t n = std::min(static_cast<std::int64_t>(std::min<std::size_t>(max_bins, 1u << 30)), kMaxResampleBins);
+  const std::int64_t n =
+      std::min(static_cast<std::int64_t>(std::min<std::size_t>(max_bins, 1u << 30)), kMaxResampleBins);
   std::int64_t step = std::max<std::int64_t>({1, min_step_ns, span / n + (span % n != 0 ? 1 : 0)});
   const std::int64_t bins = span / step + (span % step != 0 ? 1 : 0);
   return Grid{lo_ns, step, static_cast<std::size_t>(bins)};
@@ -355,7 +356,7 @@ Expected<Grid> Grid::covering(std::int64_t lo_ns, std::int64_t hi_ns, std::size_
 struct Pipeline::Stream {
   MetricDescriptor descriptor;  // after the steps
   StreamSteps steps;
-  double factor = 1;            // conversion, then percent of peak
+  double factor = 1;  // conversion, then percent of peak
   std::optional<BoxcarWindow> smooth;
   std::optional<std::int64_t> previous_point_ns;  // for a point's rate
   std::vector<long double> weighted;

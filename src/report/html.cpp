@@ -21,10 +21,10 @@
 
 namespace diescope::report {
 
-using nlohmann::json;
 using detail::Role;
 using detail::Timeline;
 using detail::TimelineSeries;
+using nlohmann::json;
 
 namespace {
 
@@ -111,7 +111,7 @@ std::string time_text(double s, double step) {
 struct Page {
   const json& report;
   const Timeline& timeline;
-  double span_s = 0;  // the grid's span
+  double span_s = 0;                                // the grid's span
   std::optional<std::pair<double, double>> window;  // as fractions of the grid
   std::vector<Shown> shown;                         // per timeline series
 };
@@ -210,8 +210,9 @@ std::string chart(const Page& p, const std::string& title, const std::string& su
   for (const Member& m : members) top = std::max(top, largest(p.timeline.series[m.series].envelope));
   top = fixed_top ? *fixed_top : nice_top(top * 1.05);  // a line at the top stays in view
   const Shown& axis_shown = p.shown[members.front().series];
-  std::string out = fmt::format("<div class=\"chart {}\">\n<div class=\"head\"><span class=\"title\">{}</span>",
-                                css_class, escape(title));
+  std::string out =
+      fmt::format("<div class=\"chart {}\">\n<div class=\"head\"><span class=\"title\">{}</span>", css_class,
+                  escape(title));
   if (!subtitle.empty()) out += fmt::format(" <span class=\"sub\">{}</span>", escape(subtitle));
   out += "<span class=\"legend\">";
   for (std::size_t j = 0; j < members.size(); ++j) {
@@ -226,7 +227,8 @@ std::string chart(const Page& p, const std::string& title, const std::string& su
   }
   out += "</span></div>\n";
   out += fmt::format(
-      "<div class=\"plot\" style=\"height:{:g}px\"><span class=\"ytop\">{}</span><span class=\"ybottom\">0</span>"
+      "<div class=\"plot\" style=\"height:{:g}px\"><span class=\"ytop\">{}</span><span "
+      "class=\"ybottom\">0</span>"
       "<svg viewBox=\"0 0 {:g} {:g}\" preserveAspectRatio=\"none\">",
       height, escape(shown_value(top, axis_shown)), kPlotWidth, height);
   out += window_rect(p, height);
@@ -255,8 +257,8 @@ std::string strip(const Page& p, const std::vector<int>& category, const std::ve
     while (end < n && same(end)) ++end;
     if (category[k] >= 0 && (opacity.empty() || opacity[k] > 0)) {
       const std::string fill = fill_one.empty() ? color(static_cast<std::size_t>(category[k])) : fill_one;
-      out += fmt::format("<rect x=\"{:.1f}\" y=\"0\" width=\"{:.1f}\" height=\"10\" fill=\"{}\"", x_of_bin_edge(p, k),
-                         x_of_bin_edge(p, end) - x_of_bin_edge(p, k), fill);
+      out += fmt::format("<rect x=\"{:.1f}\" y=\"0\" width=\"{:.1f}\" height=\"10\" fill=\"{}\"",
+                         x_of_bin_edge(p, k), x_of_bin_edge(p, end) - x_of_bin_edge(p, k), fill);
       if (!opacity.empty()) out += fmt::format(" fill-opacity=\"{:.1f}\"", std::round(opacity[k] * 10) / 10);
       out += "/>";
     }
@@ -389,9 +391,10 @@ std::string data_block(const Page& p, const std::vector<bool>& drawn, const std:
   for (std::size_t i = 0; i < t.series.size(); ++i) {
     if (!drawn[i]) continue;
     const Shown& sh = p.shown[i];
-    out += fmt::format("{}\"{}\":{{\"d\":{:g},\"u\":{},\"p\":{},\"m\":{},\"n\":{},\"x\":{}}}", first ? "" : ",", i,
-                       sh.divisor, json(sh.symbol).dump(), sh.decimals, values(t.series[i].envelope.mean),
-                       values(t.series[i].envelope.min), values(t.series[i].envelope.max));
+    out +=
+        fmt::format("{}\"{}\":{{\"d\":{:g},\"u\":{},\"p\":{},\"m\":{},\"n\":{},\"x\":{}}}", first ? "" : ",",
+                    i, sh.divisor, json(sh.symbol).dump(), sh.decimals, values(t.series[i].envelope.mean),
+                    values(t.series[i].envelope.min), values(t.series[i].envelope.max));
     first = false;
   }
   out += "},\"limiting\":[";
@@ -533,12 +536,12 @@ void HtmlRenderer::finish(const ReportInput& input) {
                       escape(report.at("source").value("recording", "")));
   html += fmt::format("<style>{}</style>\n</head>\n<body>\n", kStyle);
   html += "<h1>diescope report</h1>\n";
-  html += fmt::format("<p class=\"meta\">{} ({}, driver {}) &middot; {} &middot; {:.2f} s run &middot; {} &middot; "
-                      "schema {} &middot; method {}</p>\n",
-                      escape(gpu.value("model", "")), escape(gpu.value("chip", "")),
-                      escape(gpu.value("driver", "")), escape(report.value("run_type", "")), p.span_s,
-                      escape(report.at("source").value("recording", "")), report.value("schema", 0),
-                      report.value("method", 0));
+  html += fmt::format(
+      "<p class=\"meta\">{} ({}, driver {}) &middot; {} &middot; {:.2f} s run &middot; {} &middot; "
+      "schema {} &middot; method {}</p>\n",
+      escape(gpu.value("model", "")), escape(gpu.value("chip", "")), escape(gpu.value("driver", "")),
+      escape(report.value("run_type", "")), p.span_s, escape(report.at("source").value("recording", "")),
+      report.value("schema", 0), report.value("method", 0));
   html += cards(report);
   html += "<div class=\"bar\" id=\"readout\">Point at a chart to read its values.</div>\n";
 
@@ -546,22 +549,26 @@ void HtmlRenderer::finish(const ReportInput& input) {
   html += "<h2>Over the run</h2>\n";
   std::vector<std::size_t> headline = t.of(Role::die_util);
   for (std::size_t i : t.of(Role::gpu_util)) headline.push_back(i);
-  html += chart(p, "DIE-Util and GPU-Util",
-                fmt::format("time-weighted means of {} bins of {:.3g} s; the band spans each bin's lowest to highest "
-                            "value{}",
-                            t.grid.bins, static_cast<double>(t.grid.step_ns) / 1e9,
-                            p.window ? "; the steady window is shaded" : ""),
-                members(headline), 100.0, 200, "main");
+  html += chart(
+      p, "DIE-Util and GPU-Util",
+      fmt::format("time-weighted means of {} bins of {:.3g} s; the band spans each bin's lowest to highest "
+                  "value{}",
+                  t.grid.bins, static_cast<double>(t.grid.step_ns) / 1e9,
+                  p.window ? "; the steady window is shaded" : ""),
+      members(headline), 100.0, 200, "main");
   const std::vector<int> limiting = t.limiting_per_bin();
   std::vector<std::string> limiting_labels;
   for (std::size_t i : t.of(Role::limiting_share)) limiting_labels.push_back(t.series[i].label);
-  html += "<div class=\"chart\"><div class=\"head\"><span class=\"title\">Limiting unit</span> <span class=\"sub\">the "
-          "unit busiest for the longest time in each bin</span></div>" +
-          strip(p, limiting, {}, "") + "</div>\n";
+  html +=
+      "<div class=\"chart\"><div class=\"head\"><span class=\"title\">Limiting unit</span> <span "
+      "class=\"sub\">the "
+      "unit busiest for the longest time in each bin</span></div>" +
+      strip(p, limiting, {}, "") + "</div>\n";
   html += "<div class=\"keys\">";
   for (std::size_t i = 0; i < limiting_labels.size(); ++i)
     if (std::find(limiting.begin(), limiting.end(), static_cast<int>(i)) != limiting.end())
-      html += fmt::format("<span><i style=\"background:{}\"></i>{}</span>", color(i), escape(limiting_labels[i]));
+      html +=
+          fmt::format("<span><i style=\"background:{}\"></i>{}</span>", color(i), escape(limiting_labels[i]));
   html += "</div>\n" + time_axis(p);
 
   // Every unit, each on its own 0..100% axis; then diagnostics and counted rates.
@@ -570,19 +577,21 @@ void HtmlRenderer::finish(const ReportInput& input) {
   std::size_t unit_colour = 0;
   for (std::size_t i : t.of(Role::unit)) {
     drawn[i] = true;
-    html += chart(p, t.series[i].label, unit_mean("units", t.series[i].key), {{i, unit_colour++}}, 100.0, 70, "unit");
+    html += chart(p, t.series[i].label, unit_mean("units", t.series[i].key), {{i, unit_colour++}}, 100.0, 70,
+                  "unit");
   }
   for (std::size_t i : t.of(Role::engine)) {
     drawn[i] = true;
-    html += chart(p, t.series[i].label, "NVML engine; " + unit_mean("units", t.series[i].key), {{i, unit_colour++}},
-                  100.0, 70, "unit");
+    html += chart(p, t.series[i].label, "NVML engine; " + unit_mean("units", t.series[i].key),
+                  {{i, unit_colour++}}, 100.0, 70, "unit");
   }
   html += "</div>\n";
   const std::vector<std::size_t> diags = t.of(Role::diagnostic), rates = t.of(Role::rate);
   if (!diags.empty() || !rates.empty()) {
     html += "<h2>Diagnostics and counted rates</h2>\n<div class=\"grid2\">\n";
     for (std::size_t i : diags)
-      html += chart(p, t.series[i].label, "diagnostic, not part of DIE-Util", members({i}), 100.0, 70, "diag");
+      html +=
+          chart(p, t.series[i].label, "diagnostic, not part of DIE-Util", members({i}), 100.0, 70, "diag");
     for (std::size_t i : rates)
       html += chart(p, t.series[i].label + " per second", "counted", members({i}), std::nullopt, 70, "rate");
     html += "</div>\n";
@@ -609,8 +618,9 @@ void HtmlRenderer::finish(const ReportInput& input) {
   if (throttle.empty()) {
     html += "<p class=\"empty\">No throttle reason held the clocks.</p>\n";
   } else {
-    html += "<p class=\"sub\">Throttle reasons: the darker, the larger the share of the bin's time it held the "
-            "clocks.</p>\n";
+    html +=
+        "<p class=\"sub\">Throttle reasons: the darker, the larger the share of the bin's time it held the "
+        "clocks.</p>\n";
     for (std::size_t i : throttle) {
       const metrics::Envelope& e = t.series[i].envelope;
       std::vector<int> cat(e.mean.size(), -1);
@@ -620,10 +630,11 @@ void HtmlRenderer::finish(const ReportInput& input) {
         cat[k] = 0;
         opacity[k] = e.mean[k] / 100;
       }
-      html += fmt::format("<div class=\"chart\"><div class=\"head\"><span class=\"title\">{}</span> <span "
-                          "class=\"sub\">share of time</span><span class=\"legend\"><b class=\"read\" "
-                          "data-s=\"{}\"></b></span></div>",
-                          escape(t.series[i].label), i) +
+      html += fmt::format(
+                  "<div class=\"chart\"><div class=\"head\"><span class=\"title\">{}</span> <span "
+                  "class=\"sub\">share of time</span><span class=\"legend\"><b class=\"read\" "
+                  "data-s=\"{}\"></b></span></div>",
+                  escape(t.series[i].label), i) +
               strip(p, cat, opacity, "#d35400") + "</div>\n";
       drawn[i] = true;
     }
@@ -634,8 +645,9 @@ void HtmlRenderer::finish(const ReportInput& input) {
   html += "<h2>Host</h2>\n";
   const std::vector<std::size_t> host = t.of(Role::host);
   if (host.empty()) {
-    html += "<p class=\"empty\">This recording holds no host streams (CPU, memory, disk, the command's "
-            "processes): it was recorded without host probes.</p>\n";
+    html +=
+        "<p class=\"empty\">This recording holds no host streams (CPU, memory, disk, the command's "
+        "processes): it was recorded without host probes.</p>\n";
   } else {
     html += "<div class=\"grid2\">\n";
     for (const detail::HostPanel& panel : detail::host_panels(t, kMaxHostLines)) {
@@ -644,10 +656,10 @@ void HtmlRenderer::finish(const ReportInput& input) {
         m.push_back({panel.series[j], j});
         drawn[panel.series[j]] = true;
       }
-      const std::string sub =
-          panel.left_out > 0
-              ? fmt::format("the {} with the highest means; {} more not drawn", panel.series.size(), panel.left_out)
-              : std::string();
+      const std::string sub = panel.left_out > 0
+                                  ? fmt::format("the {} with the highest means; {} more not drawn",
+                                                panel.series.size(), panel.left_out)
+                                  : std::string();
       // A percent's peak is its axis; a level's peak (memory's capacity, say) would flatten the lines.
       const bool percent = t.series[panel.series.front()].descriptor.unit == metrics::Unit::pct;
       html += chart(p, panel.title, sub, m, percent ? panel.peak : std::nullopt, 90, "host", panel.legends);
@@ -663,17 +675,17 @@ void HtmlRenderer::finish(const ReportInput& input) {
   } else {
     html += "<ul class=\"notes\">\n";
     for (const json& n : notes) {
-      const double at_s =
-          static_cast<double>(n.value("ts_ns", recording::TimeNs{0}) - run.at("start_ns").get<recording::TimeNs>()) /
-          1e9;
+      const double at_s = static_cast<double>(n.value("ts_ns", recording::TimeNs{0}) -
+                                              run.at("start_ns").get<recording::TimeNs>()) /
+                          1e9;
       html += fmt::format("<li><span class=\"t\">{:+.3f} s</span> <b>{}</b> {}</li>\n", at_s,
                           escape(n.value("topic", "")), escape(n.value("text", "")));
     }
     html += "</ul>\n";
   }
   html += "<h2>As the terminal prints it</h2>\n<pre>" + escape(render_terminal(report)) + "</pre>\n";
-  html += "<script type=\"application/json\" id=\"diescope-data\">" + data_block(p, drawn, limiting, limiting_labels) +
-          "</script>\n";
+  html += "<script type=\"application/json\" id=\"diescope-data\">" +
+          data_block(p, drawn, limiting, limiting_labels) + "</script>\n";
   html += fmt::format("<script>{}</script>\n", kScript);
   html += "</body>\n</html>\n";
   core::write_file_atomically(path_, html);

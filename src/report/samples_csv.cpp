@@ -121,12 +121,13 @@ void SamplesCsvWriter::row(const WalkedSample& w) {
     const bool used = w.verdict.use == SampleUse::used;
     pending_.push_back(std::move(row));
     // Rows come out in the order they went in: the front of pending_ is the one being emitted.
-    smooth_->push(s.start_ns, used && values_.size() == unused_.size() ? std::span<const double>(values_) : unused_,
-                  0, [this](std::uint64_t, std::int64_t, std::span<const double> smoothed) {
-                    const Pending& p = pending_.front();
-                    write_row(p, p.verdict.use == SampleUse::used ? smoothed : std::span<const double>(p.values));
-                    pending_.pop_front();
-                  });
+    smooth_->push(
+        s.start_ns, used && values_.size() == unused_.size() ? std::span<const double>(values_) : unused_, 0,
+        [this](std::uint64_t, std::int64_t, std::span<const double> smoothed) {
+          const Pending& p = pending_.front();
+          write_row(p, p.verdict.use == SampleUse::used ? smoothed : std::span<const double>(p.values));
+          pending_.pop_front();
+        });
   }
 
   ++stats_.rows;

@@ -42,8 +42,8 @@ metrics::MetricDescriptor column_descriptor(const recording::ColumnDef& c, int g
   return d;
 }
 
-metrics::MetricDescriptor gpu_descriptor(std::string_view full_name, metrics::Unit unit, std::optional<double> peak,
-                                         int gpu_index) {
+metrics::MetricDescriptor gpu_descriptor(std::string_view full_name, metrics::Unit unit,
+                                         std::optional<double> peak, int gpu_index) {
   metrics::MetricDescriptor d;
   auto name = metrics::parse_metric_name(full_name);
   if (name) d.name = *name;
@@ -76,7 +76,8 @@ std::string entity_title(const std::string& entity) {
 
 bool host_value_covers_interval(const metrics::MetricDescriptor& d) {
   using metrics::Unit;
-  return d.unit == Unit::pct || d.unit == Unit::ratio || d.unit == Unit::bytes_per_second || d.unit == Unit::hz;
+  return d.unit == Unit::pct || d.unit == Unit::ratio || d.unit == Unit::bytes_per_second ||
+         d.unit == Unit::hz;
 }
 
 std::vector<HostPanel> host_panels(const Timeline& timeline, std::size_t max_lines) {
@@ -161,8 +162,8 @@ std::vector<int> Timeline::limiting_per_bin() const {
   return out;
 }
 
-std::size_t TimelineBuilder::add(Role role, std::string key, std::string label, const metrics::MetricDescriptor& d,
-                                 const metrics::StreamSteps& steps) {
+std::size_t TimelineBuilder::add(Role role, std::string key, std::string label,
+                                 const metrics::MetricDescriptor& d, const metrics::StreamSteps& steps) {
   auto id = pipeline_->add(d, steps);
   if (!id) throw std::logic_error("cannot draw " + label + ": " + id.reason());
   added_.push_back({role, std::move(key), std::move(label), {}});
@@ -217,8 +218,8 @@ TimelineBuilder::TimelineBuilder(const ReportInput& input, const TimelineOptions
     const std::vector<std::string> names = recording::throttle_reason_names(bit);
     if (names.empty() || names.front().rfind("0x", 0) == 0) continue;  // bits NVML does not define
     throttle_bits_.push_back(bit);
-    throttle_.push_back(
-        add(Role::throttle, names.front(), names.front(), gpu_descriptor("", metrics::Unit::pct, 100.0, gpu), share));
+    throttle_.push_back(add(Role::throttle, names.front(), names.front(),
+                            gpu_descriptor("", metrics::Unit::pct, 100.0, gpu), share));
   }
   // Host streams: whatever the recording declares, drawn from each descriptor alone.
   recording::HostData names;
@@ -251,7 +252,8 @@ void TimelineBuilder::sample(const WalkedSample& w) {
       busiest_value = w.engines[i];
     }
   }
-  for (std::size_t i = 0; i < s.diagnostics.size() && i < diags_.size(); ++i) p.span(diags_[i], a, b, s.diagnostics[i]);
+  for (std::size_t i = 0; i < s.diagnostics.size() && i < diags_.size(); ++i)
+    p.span(diags_[i], a, b, s.diagnostics[i]);
   for (std::size_t i = 0; i < s.counts.size() && i < rates_.size(); ++i) p.span(rates_[i], a, b, s.counts[i]);
   if (busiest < shares_.size())
     for (std::size_t i = 0; i < shares_.size(); ++i) p.span(shares_[i], a, b, i == busiest ? 100.0 : 0.0);
@@ -260,7 +262,8 @@ void TimelineBuilder::sample(const WalkedSample& w) {
 Timeline TimelineBuilder::finish(const ReportInput& input) {
   metrics::Pipeline& p = *pipeline_;
   const recording::RecordSource& source = *input.recording;
-  analysis::for_each_booked_util(source, [&](const analysis::BookedUtil& b) { p.span(gpu_, b.lo, b.hi, b.pct); });
+  analysis::for_each_booked_util(source,
+                                 [&](const analysis::BookedUtil& b) { p.span(gpu_, b.lo, b.hi, b.pct); });
   {
     auto clocks = source.stream<recording::ClockReading>();
     recording::ClockReading c;
@@ -325,7 +328,8 @@ Timeline TimelineBuilder::finish(const ReportInput& input) {
     const bool any = std::any_of(e.mean.begin(), e.mean.end(), [](double v) { return std::isfinite(v); });
     // Keep every column of the recording, even one without a value (its panel says so); leave out
     // what is optional by nature.
-    const bool optional_series = role == Role::sm_clock || role == Role::mem_clock || role == Role::power_limit;
+    const bool optional_series =
+        role == Role::sm_clock || role == Role::mem_clock || role == Role::power_limit;
     if (role == Role::throttle &&
         std::none_of(e.max.begin(), e.max.end(), [](double v) { return std::isfinite(v) && v > 0; }))
       continue;

@@ -27,8 +27,8 @@ enum class Role {
   sm_clock,
   mem_clock,
   power_limit,
-  throttle,        // the share of time one throttle reason held the clocks (0..100)
-  host,            // a host stream, drawn from its descriptor alone
+  throttle,  // the share of time one throttle reason held the clocks (0..100)
+  host,      // a host stream, drawn from its descriptor alone
 };
 
 struct TimelineSeries {
@@ -53,7 +53,7 @@ struct Timeline {
 // series by scope), at most `max_lines` series a panel: those with the highest mean over the run,
 // the rest counted.
 struct HostPanel {
-  std::string title;             // "Host CPU (%)"
+  std::string title;                // "Host CPU (%)"
   std::vector<std::size_t> series;  // into Timeline::series
   std::vector<std::string> legends;
   std::optional<double> peak;  // shared by every series drawn

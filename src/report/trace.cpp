@@ -36,8 +36,9 @@ class EventWriter {
     if (!std::isfinite(value)) return;  // no value: the track is left as it was, never drawn as 0
     buffer_ += first_ ? "\n" : ",\n";
     first_ = false;
-    fmt::format_to(std::back_inserter(buffer_), R"({{"ph":"C","pid":{},"name":{},"ts":{},"args":{{"value":{:.6g}}}}})",
-                   pid, quoted_name, us(ts), value);
+    fmt::format_to(std::back_inserter(buffer_),
+                   R"({{"ph":"C","pid":{},"name":{},"ts":{},"args":{{"value":{:.6g}}}}})", pid, quoted_name,
+                   us(ts), value);
     if (buffer_.size() > (1 << 16)) flush();
   }
   void slice(int tid, const std::string& name, recording::TimeNs start, recording::TimeNs end,
@@ -80,9 +81,8 @@ class EventWriter {
 // A counter track's name, as people read it, with its unit.
 std::string track_name(const detail::TimelineSeries& s) {
   using detail::Role;
-  const std::string unit = s.descriptor.unit == metrics::Unit::pct
-                               ? "%"
-                               : metrics::display_scale(s.descriptor.unit, 1).symbol;
+  const std::string unit =
+      s.descriptor.unit == metrics::Unit::pct ? "%" : metrics::display_scale(s.descriptor.unit, 1).symbol;
   switch (s.role) {
     case Role::die_util:
     case Role::gpu_util:
@@ -120,7 +120,8 @@ struct TraceRenderer::State {
   detail::TimelineBuilder timeline;
   recording::TimeNs origin_ns;
   // Dropped chip samples in a row with one reason make one slice; at most kMaxDropSlices of them.
-  std::optional<std::tuple<std::string, recording::TimeNs, recording::TimeNs, std::int64_t, std::int64_t>> open_drop;
+  std::optional<std::tuple<std::string, recording::TimeNs, recording::TimeNs, std::int64_t, std::int64_t>>
+      open_drop;
   std::int64_t drop_slices = 0, drops_left_out = 0;
 };
 
@@ -195,8 +196,8 @@ void TraceRenderer::close_drop() {
   // Perfetto drops events before the trace's origin: a slice that begins before the run is cut there.
   json args{{"first_index", first}, {"samples", last - first + 1}};
   if (start < st.origin_ns) args["start_ns"] = start;
-  st.out.slice(kSamplesThread, "dropped: " + reason, std::max(start, st.origin_ns), std::max(end, st.origin_ns),
-               std::move(args));
+  st.out.slice(kSamplesThread, "dropped: " + reason, std::max(start, st.origin_ns),
+               std::max(end, st.origin_ns), std::move(args));
 }
 
 void TraceRenderer::finish(const ReportInput& input) {
@@ -216,7 +217,8 @@ void TraceRenderer::finish(const ReportInput& input) {
     double last = analysis::kNaN;
     for (std::size_t k = 0; k < values.size(); ++k) {
       if (!std::isfinite(values[k]) || values[k] == last) continue;
-      out.counter(pid, quoted, t.grid.origin_ns + static_cast<recording::TimeNs>(k) * t.grid.step_ns, values[k]);
+      out.counter(pid, quoted, t.grid.origin_ns + static_cast<recording::TimeNs>(k) * t.grid.step_ns,
+                  values[k]);
       last = values[k];
     }
   };
@@ -238,10 +240,11 @@ void TraceRenderer::finish(const ReportInput& input) {
     }
   }
   if (st.drops_left_out > 0)
-    out.instant(kSamplesThread, "dropped samples left out", t.grid.end_ns(),
-                json{{"samples", st.drops_left_out},
-                     {"text", fmt::format("{} more dropped chip samples after the first {} slices are not drawn",
-                                          st.drops_left_out, kMaxDropSlices)}});
+    out.instant(
+        kSamplesThread, "dropped samples left out", t.grid.end_ns(),
+        json{{"samples", st.drops_left_out},
+             {"text", fmt::format("{} more dropped chip samples after the first {} slices are not drawn",
+                                  st.drops_left_out, kMaxDropSlices)}});
 
   const json& window = report.at("window");
   if (window.value("found", false))

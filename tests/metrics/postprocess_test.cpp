@@ -428,8 +428,7 @@ TEST(Pipeline, CountsBecomeRatesOverTheirSpanOrSinceThePreviousPoint) {
 TEST(Pipeline, ConvertsUnitsAndNormalisesToThePeak) {
   Pipeline p = *Pipeline::make(Grid{0, 10 * kMs, 1});
   const std::size_t hz = *p.add(plain(Unit::mhz, 2000), StreamSteps{false, Unit::hz, false, true});
-  const std::size_t pct =
-      *p.add(plain(Unit::mhz, 2000), StreamSteps{false, Unit::hz, true, true});
+  const std::size_t pct = *p.add(plain(Unit::mhz, 2000), StreamSteps{false, Unit::hz, true, true});
   EXPECT_EQ(p.descriptor(hz).unit, Unit::hz);
   EXPECT_EQ(*p.descriptor(hz).peak, 2e9);
   EXPECT_EQ(p.descriptor(pct).unit, Unit::pct);

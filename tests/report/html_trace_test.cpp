@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "diescope/analysis/analyze.hpp"
@@ -78,7 +79,8 @@ class HtmlAndTrace : public ::testing::Test {
 // How often `needle` occurs in `hay`.
 std::size_t count(const std::string& hay, const std::string& needle) {
   std::size_t n = 0;
-  for (std::size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + needle.size())) ++n;
+  for (std::size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + needle.size()))
+    ++n;
   return n;
 }
 
@@ -121,8 +123,9 @@ TEST_F(HtmlAndTrace, HtmlTimelineHasTheBinnedValues) {
   EXPECT_NE(page.find("<p class=\"partial\">whole run: partial (counters covered 75% of the run)"),
             std::string::npos);
   EXPECT_EQ(page.find("<p class=\"partial\">steady window"), std::string::npos);
-  EXPECT_NE(page.find("<pre>diescope: partial (counters covered 75% of the run): NVIDIA H200 (GH100, driver "),
-            std::string::npos);
+  EXPECT_NE(
+      page.find("<pre>diescope: partial (counters covered 75% of the run): NVIDIA H200 (GH100, driver "),
+      std::string::npos);
 }
 
 TEST_F(HtmlAndTrace, HtmlHasTheCardsPanelsAndReadOuts) {
@@ -137,7 +140,8 @@ TEST_F(HtmlAndTrace, HtmlHasTheCardsPanelsAndReadOuts) {
             std::string::npos);
   EXPECT_NE(page.find(fmt::format("<div class=\"cvalue\">{:.1f}%</div>", wh["die_util_pct"].get<double>())),
             std::string::npos);
-  EXPECT_NE(page.find(fmt::format("<div class=\"cvalue\">{:.1f} points</div>", wh["stranded_points"].get<double>())),
+  EXPECT_NE(page.find(fmt::format("<div class=\"cvalue\">{:.1f} points</div>",
+                                  wh["stranded_points"].get<double>())),
             std::string::npos);
   EXPECT_NE(page.find("<div class=\"cvalue\">FP32</div>"), std::string::npos);
   EXPECT_NE(page.find("<div class=\"crun\">run: "), std::string::npos);
@@ -160,7 +164,8 @@ TEST_F(HtmlAndTrace, HtmlHasTheCardsPanelsAndReadOuts) {
   EXPECT_NE(page.find("No throttle reason held the clocks."), std::string::npos);
   EXPECT_NE(page.find("This recording holds no host streams"), std::string::npos);
   // Readable on a phone: the viewport is the device's.
-  EXPECT_NE(page.find("<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"), std::string::npos);
+  EXPECT_NE(page.find("<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"),
+            std::string::npos);
 }
 
 TEST_F(HtmlAndTrace, HtmlLineBreaksWhereThereIsNoValue) {
@@ -183,9 +188,11 @@ TEST_F(HtmlAndTrace, HtmlBandsSpanTheLowestAndHighestValueOfEachBin) {
   report::HtmlRenderer html(dir / "report.html", 1);
   html.render(report::ReportInput{report, &rec, &analysis});
   std::string page = read(dir / "report.html");
-  EXPECT_NE(page.find("<polygon class=\"band\" fill=\"#c0392b\" points=\"0.0,0.0 1000.0,0.0 1000.0,56.0 0.0,56.0\"/>"
-                      "<polyline stroke=\"#c0392b\" points=\"0.0,30.3 1000.0,30.3\"/>"),
-            std::string::npos)
+  EXPECT_NE(
+      page.find(
+          "<polygon class=\"band\" fill=\"#c0392b\" points=\"0.0,0.0 1000.0,0.0 1000.0,56.0 0.0,56.0\"/>"
+          "<polyline stroke=\"#c0392b\" points=\"0.0,30.3 1000.0,30.3\"/>"),
+      std::string::npos)
       << page;
 }
 
@@ -195,7 +202,8 @@ TEST_F(HtmlAndTrace, HtmlIsSelfContained) {
   std::string page = read(dir / "report.html");
   ASSERT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   // Nothing fetched: no URLs, no linked files; its scripts are inline (no src).
-  for (const char* external : {"http:", "https:", "//cdn", "src=", "href=", "<link", "url(", "@import", "<img", "<iframe"})
+  for (const char* external :
+       {"http:", "https:", "//cdn", "src=", "href=", "<link", "url(", "@import", "<img", "<iframe"})
     EXPECT_EQ(page.find(external), std::string::npos) << external;
   EXPECT_EQ(count(page, "<script"), 2u);  // the data block and the read-outs
   EXPECT_NE(page.find("<script type=\"application/json\" id=\"diescope-data\">"), std::string::npos);
@@ -329,6 +337,49 @@ TEST_F(HtmlAndTrace, TraceMergesRunsOfDroppedSamples) {
   EXPECT_EQ(dropped[1]["dur"], 20000.0);
   EXPECT_EQ(dropped[1]["args"]["first_index"], 1);
   EXPECT_EQ(dropped[1]["args"]["samples"], 2);
+}
+
+// Host streams are drawn from their descriptors: the synthetic input-bound recording (8 CPUs, a main
+// process and 4 data-loader workers) gets host panels in the page and host tracks in the trace.
+TEST(HtmlAndTraceHost, HostPanelsAndTracksFromDescriptors) {
+  const fs::path dir = fs::path(DIESCOPE_BINARY_DIR) / "report-html-trace-test" / "host";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto rec = recording::make_synthetic_recording(recording::input_bound_spec());
+  analysis::Analysis a = analysis::analyze(*rec);
+  json r = report::build_report(a);
+  report::MultiRenderer both;
+  both.add(std::make_unique<report::HtmlRenderer>(dir / "report.html"));
+  both.add(std::make_unique<report::TraceRenderer>(dir / "trace.json"));
+  both.render(report::ReportInput{r, rec.get(), &a});
+  const std::string page = read(dir / "report.html");
+  EXPECT_EQ(page.find("holds no host streams"), std::string::npos);
+  EXPECT_GE(count(page, "<div class=\"chart host\">"), 4u);
+  // CPU: system busy and iowait and 8 cores make 10 lines; 8 are drawn, the 2 with the lowest means
+  // are counted.
+  EXPECT_NE(
+      page.find("<span class=\"title\">Host CPU (%)</span> <span class=\"sub\">the 8 with the highest means; "
+                "2 more not drawn</span>"),
+      std::string::npos);
+  // Processes are named by their task records.
+  EXPECT_NE(page.find("pt_data_worker (pid 1001)"), std::string::npos);
+  json t = json::parse(read(dir / "trace.json"));
+  std::set<std::string> host_tracks;
+  bool host_group = false;
+  for (const json& e : t["traceEvents"]) {
+    if (e["ph"] == "M" && e["pid"] == 2 && e["args"]["name"] == "host") host_group = true;
+    if (e["ph"] == "C" && e["pid"] == 2) host_tracks.insert(e["name"].get<std::string>());
+    if (e.contains("ts")) {
+      ASSERT_GE(e["ts"].get<double>(), 0.0);
+    }
+  }
+  EXPECT_TRUE(host_group);
+  EXPECT_TRUE(host_tracks.count("Process CPU · pt_data_worker (pid 1001) %")) << json(host_tracks).dump();
+  // At most 8 tracks per panel: 8 of the 10 CPU lines.
+  std::size_t cpu = 0;
+  for (const std::string& name : host_tracks)
+    cpu += name.rfind("CPU busy", 0) == 0 || name.rfind("CPU iowait", 0) == 0;
+  EXPECT_LE(cpu, 8u);
 }
 
 TEST_F(HtmlAndTrace, BothNeedTheRecording) {

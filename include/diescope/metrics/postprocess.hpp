@@ -62,10 +62,10 @@ class BoxcarWindow {
   void emit_next(const Emit& emit);
   std::int64_t before_ns_, after_ns_;  // a row's window is [t - before, t + after)
   std::size_t columns_;
-  std::deque<Row> rows_;    // from the oldest row still in a window to the newest
-  std::size_t first_ = 0;   // rows_[first_, end_) are in the window of rows_[next_]
+  std::deque<Row> rows_;   // from the oldest row still in a window to the newest
+  std::size_t first_ = 0;  // rows_[first_, end_) are in the window of rows_[next_]
   std::size_t end_ = 0;
-  std::size_t next_ = 0;    // the next row to come out
+  std::size_t next_ = 0;  // the next row to come out
   std::vector<long double> sums_;
   std::vector<std::int64_t> counts_;
   std::vector<double> out_;
@@ -152,10 +152,10 @@ struct Envelope {
 
 // What the pipeline does to one stream's values before they reach the grid.
 struct StreamSteps {
-  bool to_rate = false;             // values are counts over their span: make them per second
-  std::optional<Unit> convert_to;   // then convert (conversion_factor) to this unit
-  bool percent_of_peak = false;     // then divide by the descriptor's peak, times 100
-  bool smooth = true;               // then smooth, when the pipeline smooths (not for a state's share)
+  bool to_rate = false;            // values are counts over their span: make them per second
+  std::optional<Unit> convert_to;  // then convert (conversion_factor) to this unit
+  bool percent_of_peak = false;    // then divide by the descriptor's peak, times 100
+  bool smooth = true;              // then smooth, when the pipeline smooths (not for a state's share)
 };
 
 struct EnvelopeSeries {
