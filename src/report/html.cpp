@@ -402,11 +402,11 @@ std::string data_block(const Page& p, const std::vector<bool>& drawn, const std:
   out += "],\"limiting_labels\":" + json(limiting_labels).dump() + "}";
   // The block is inside a <script> element: no "</" may end it early.
   std::string safe;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    if (out[i] == '<') {
+  for (const char c : out) {
+    if (c == '<') {
       safe += "\\u003c";
     } else {
-      safe += out[i];
+      safe += c;
     }
   }
   return safe;

@@ -88,7 +88,7 @@ SamplesCsvWriter::SamplesCsvWriter(const recording::RecordingMeta& meta, const a
     if (!window)
       throw core::UsageError("--smooth: " + window.reason(),
                              "give the smoothing kernel in milliseconds, above 0 (--smooth 100)");
-    smooth_.emplace(std::move(*window));
+    smooth_.emplace(*window);
     unused_.assign(columns, analysis::kNaN);
   }
   std::string header = "index,start_ns,end_ns,duration_ms";

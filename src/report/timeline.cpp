@@ -184,7 +184,7 @@ TimelineBuilder::TimelineBuilder(const ReportInput& input, const TimelineOptions
     throw core::UsageError("--smooth: " + pipeline.reason(),
                            "give the smoothing kernel in milliseconds, above 0 (--smooth 100)");
   }
-  pipeline_.emplace(std::move(*pipeline));
+  pipeline_.emplace(*pipeline);
 
   const int gpu = meta.gpu.index;
   metrics::StreamSteps share;
