@@ -541,6 +541,11 @@ Analysis analyze(const recording::RecordSource& source, const AnalysisOptions& o
   }
   detail::hardware_over(source, hardware);
   analysis.hygiene = detail::hygiene_of(source);
+  // What the host did while the GPU idled (docs/method.md#stranded-idle-explained).
+  for (const detail::HardwareSpan& h : hardware) {
+    const std::optional<int> idle = h.out->headline.idle_tenths;
+    h.out->idle_explained = explain_idle(source, h.span.lo, h.span.hi, idle ? *idle / 10.0 : kNaN);
+  }
   return analysis;
 }
 

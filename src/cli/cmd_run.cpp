@@ -30,6 +30,7 @@ struct RunCliOptions {
   std::vector<std::string> command;
   double interval_ms = 10;
   double drain_ms = 1000;
+  double host_interval_ms = 100;
   std::string window = "none";
   std::string report_dir;
   std::vector<int> gpus;
@@ -79,6 +80,10 @@ int run_command(const RunCliOptions& cli) {
   if (!(cli.drain_ms >= 10 && cli.drain_ms <= 60'000))
     throw core::UsageError(fmt::format("--drain-ms {} is out of range", cli.drain_ms),
                            "give a drain period from 10 to 60000 ms (default 1000)");
+  if (!(cli.host_interval_ms == 0 || (cli.host_interval_ms >= 1 && cli.host_interval_ms <= 60'000)))
+    throw core::UsageError(
+        fmt::format("--host-interval-ms {} is out of range", cli.host_interval_ms),
+        "give a host probe interval from 1 to 60000 ms, or 0 for no host probes (default 100)");
   // A missing or unreadable calibration file is refused before anything is measured, as `report`
   // refuses it (docs/calibration.md#how-a-report-finds-its-calibration).
   if (!cli.calibration.empty()) calibrate::check_calibration_path(cli.calibration);
@@ -87,6 +92,7 @@ int run_command(const RunCliOptions& cli) {
   options.command = cli.command;
   options.interval_ms = cli.interval_ms;
   options.drain_ms = cli.drain_ms;
+  options.host_interval_ms = cli.host_interval_ms;
   if (!cli.gpus.empty()) options.gpus = cli.gpus;
   options.output_dir = cli.report_dir.empty() ? fs::path(default_report_dir()) : fs::path(cli.report_dir);
 
@@ -110,6 +116,9 @@ std::function<int()> setup_run(CLI::App& sub) {
   add_number(sub, "--interval-ms", opt->interval_ms, "chip counter sample interval in ms (default 10)");
   add_number(sub, "--drain-ms", opt->drain_ms,
              "how often the counter buffer is decoded, in ms (default 1000)", {"--poll-ms"});
+  add_number(sub, "--host-interval-ms", opt->host_interval_ms,
+             "how often the host probes read CPU, memory, disks and the command's processes, in ms; 0: "
+             "none (default 100)");
   sub.add_option("--window", opt->window,
                  "markers: also summarise the steady window between the lines 'diescope: measure start' and "
                  "'diescope: measure stop' that the command prints (default none)")

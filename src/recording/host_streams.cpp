@@ -18,8 +18,8 @@ std::vector<const HostSeries*> HostData::all_of(std::string_view name) const {
 }
 
 const HostTask* HostData::task(std::int64_t pid) const {
-  for (const HostTask& t : tasks)
-    if (t.pid == pid) return &t;
+  for (auto it = tasks.rbegin(); it != tasks.rend(); ++it)
+    if (it->pid == pid) return &*it;  // the latest: a pid's name changes when it execs
   return nullptr;
 }
 

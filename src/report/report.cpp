@@ -129,6 +129,68 @@ json headline_json(const analysis::SpanResults& r, double noise_floor_points) {
   return o;
 }
 
+json idle_process_json(const std::optional<analysis::IdleProcess>& p) {
+  if (!p) return nullptr;
+  json o;
+  o["pid"] = p->pid;
+  o["name"] = p->name;
+  put_number(o, "cores", p->cores, "no CPU reading while the GPU idled");
+  put_number(o, "threads", p->threads, "no thread count while the GPU idled");
+  put_number(o, "busiest_thread_pct", p->busiest_thread_pct, "no thread reading while the GPU idled");
+  return o;
+}
+
+json idle_explained_json(const analysis::IdleExplanation& x, int gpu_index) {
+  json o;
+  const std::string code = idle_verdict_code(x.verdict);
+  if (code.empty()) {
+    o["verdict"] = nullptr;
+    o["verdict_reason"] = or_default(idle_not_explained_words(x.why_not), "not explained");
+  } else {
+    o["verdict"] = code;
+  }
+  o["wording"] = idle_verdict_words(x, gpu_index);
+  o["host"] = idle_host_words(x);
+  const char* none = "the recording has no such host stream, or no reading while the GPU idled";
+  put_number(o, "idle_points", x.idle_points, "no GPU-Util over the span");
+  o["idle_observed_s"] = x.idle_observed_s;
+  o["busy_observed_s"] = x.busy_observed_s;
+  put_int(o, "logical_cpus", x.logical_cpus, x.logical_cpus > 0, "not recorded");
+  put_number(o, "command_cores", x.command_cores, none);
+  put_number(o, "command_cores_while_busy", x.command_cores_busy, none);
+  put_number(o, "workers", x.workers, none);
+  put_number(o, "worker_cores", x.worker_cores, none);
+  put_number(o, "worker_cores_while_busy", x.worker_cores_busy, none);
+  put_number(o, "worker_capacity_cores", x.worker_capacity_cores, "no worker processes");
+  o["worker_names"] = x.worker_names;
+  auto put_process = [&](const std::string& key, const std::optional<analysis::IdleProcess>& p) {
+    if (p)
+      o[key] = idle_process_json(p);
+    else
+      put_null(o, key, "no process of the command had a reading while the GPU idled");
+  };
+  put_process("root", x.root);
+  put_process("busiest_process", x.busiest);
+  put_process("busiest_thread_process", x.busiest_thread_owner);
+  put_number(o, "host_cpu_busy_pct", x.host_cpu_busy_pct, none);
+  put_number(o, "host_cpu_busy_pct_while_busy", x.host_cpu_busy_pct_busy, none);
+  put_number(o, "iowait_pct", x.iowait_pct, none);
+  put_number(o, "disk_read_bytes_per_s", x.disk_read_bytes_per_s, "no disk moved during the run");
+  put_number(o, "disk_write_bytes_per_s", x.disk_write_bytes_per_s, "no disk moved during the run");
+  put_number(o, "disk_busy_max_pct", x.disk_busy_max_pct, "no disk moved during the run");
+  if (!x.busiest_disk.empty()) o["busiest_disk"] = x.busiest_disk;
+  put_number(o, "memory_available_pct", x.memory_available_pct, none);
+  o["rules"] = json{{"min_idle_points", analysis::kMinIdlePointsToExplain},
+                    {"min_idle_observed_s", analysis::kMinIdleSecondsObserved},
+                    {"loader_saturated_pct", analysis::kLoaderSaturatedPct},
+                    {"one_thread_bound_pct", analysis::kOneThreadBoundPct},
+                    {"host_cpu_saturated_pct", analysis::kHostCpuSaturatedPct},
+                    {"iowait_bound_pct", analysis::kIoWaitBoundPct},
+                    {"disk_busy_bound_pct", analysis::kDiskBusyBoundPct},
+                    {"low_memory_available_pct", analysis::kLowMemoryAvailablePct}};
+  return o;
+}
+
 json span_json(const analysis::SpanResults& r, const analysis::Analysis& a) {
   const recording::RecordingMeta& meta = a.meta;
   json o;
@@ -211,6 +273,11 @@ json span_json(const analysis::SpanResults& r, const analysis::Analysis& a) {
   put_number(o, "gap_points", r.headline.gap_tenths ? raw_gap : analysis::kNaN,
              or_default(gap_missing_words(r), "the gap needs both GPU-Util and DIE-Util"));
   o["headline"] = headline_json(r, meta.gpu_util_resolution_pct / 2);
+
+  // What the host did while the GPU idled; only recordings with host probes have it
+  // (docs/method.md#stranded-idle-explained).
+  if (r.idle_explained.why_not != analysis::IdleNotExplained::no_host_streams)
+    o["idle_explained"] = idle_explained_json(r.idle_explained, a.meta.gpu.index);
 
   json rates = json::object();
   for (const auto& [key, value] : r.rates_per_s)

@@ -126,6 +126,11 @@ std::string span_block(const json& r, const char* span_word) {
       rest = "points; idle and active n/a: " + reason(h, "idle_points");
     out += row("stranded", stranded ? one_decimal(*stranded) : "n/a", rest);
   }
+  // Why the GPU idled, from the host probes (docs/method.md#stranded-idle-explained).
+  if (const auto it = r.find("idle_explained"); it != r.end() && it->is_object()) {
+    out += row("idle cause", "", text(*it, "wording"));
+    if (const std::string host = text(*it, "host"); !host.empty()) out += row("host", "", host);
+  }
   // Limiting unit.
   {
     const json& lu = r.at("limiting_unit");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -261,6 +262,161 @@ std::string run_ending_cell(const recording::RunEnding& ending, int exit_code) {
       break;
   }
   return std::to_string(exit_code);
+}
+
+namespace {
+
+std::string gpu_words(int gpu_index) {
+  return gpu_index >= 0 ? fmt::format("GPU {}", gpu_index) : std::string("the GPU");
+}
+
+std::string cores_words(double cores) {
+  return fmt::format("{:.1f}", cores);
+}
+
+// A capacity in cores, whole when it is: "4", "7.5".
+std::string capacity_words(double cores) {
+  return fmt::format("{:g}", std::round(cores * 10) / 10);
+}
+
+std::string names_words(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < 3; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > 3) out += ", ...";
+  return out;
+}
+
+std::string process_words(const analysis::IdleProcess& p) {
+  return fmt::format("{} (pid {})", p.name.empty() ? std::string("a process") : p.name, p.pid);
+}
+
+std::string bytes_rate_words(double v) {
+  if (v >= 1e9) return fmt::format("{:.1f} GB/s", v / 1e9);
+  if (v >= 1e6) return fmt::format("{:.1f} MB/s", v / 1e6);
+  if (v >= 1e3) return fmt::format("{:.1f} kB/s", v / 1e3);
+  return fmt::format("{:.0f} B/s", v);
+}
+
+}  // namespace
+
+std::string idle_verdict_code(analysis::IdleVerdict verdict) {
+  using V = analysis::IdleVerdict;
+  switch (verdict) {
+    case V::not_explained:
+      return "";
+    case V::input_bound:
+      return "input_bound";
+    case V::one_thread_bound:
+      return "one_thread_bound";
+    case V::host_cpu_saturated:
+      return "host_cpu_saturated";
+    case V::io_bound:
+      return "io_bound";
+    case V::memory_pressure:
+      return "memory_pressure";
+    case V::no_clear_cause:
+      return "no_clear_cause";
+  }
+  return "";
+}
+
+std::string idle_not_explained_words(analysis::IdleNotExplained why) {
+  using W = analysis::IdleNotExplained;
+  switch (why) {
+    case W::none:
+      return "";
+    case W::no_host_streams:
+      return "the recording has no host probes";
+    case W::no_gpu_util:
+      return "no GPU-Util over the span, so the GPU's idle time is not known";
+    case W::idle_too_small:
+      return fmt::format("the GPU idled less than {:g} points of the span: nothing to explain",
+                         analysis::kMinIdlePointsToExplain);
+    case W::too_little_idle_observed:
+      return fmt::format("the host probes saw less than {:g} s of GPU-idle time",
+                         analysis::kMinIdleSecondsObserved);
+  }
+  return "";
+}
+
+std::string idle_verdict_words(const analysis::IdleExplanation& x, int gpu_index) {
+  using V = analysis::IdleVerdict;
+  const std::string while_idle = "while " + gpu_words(gpu_index) + " idled";
+  switch (x.verdict) {
+    case V::not_explained:
+      return idle_not_explained_words(x.why_not);
+    case V::input_bound: {
+      const long workers = std::lround(x.workers);
+      return fmt::format("input-bound: {}, the {} worker process{}{} used {} of {} cores", while_idle,
+                         workers, workers == 1 ? "" : "es",
+                         x.worker_names.empty() ? "" : " (" + names_words(x.worker_names) + ")",
+                         cores_words(x.worker_cores), capacity_words(x.worker_capacity_cores));
+    }
+    case V::one_thread_bound: {
+      const analysis::IdleProcess& p = *x.busiest_thread_owner;
+      return fmt::format(
+          "one CPU thread: {}, one thread of {} ran at {:.0f}% of a core; the GPU waited on "
+          "it (the Python loop, kernel launches, or loading in the main process)",
+          while_idle, process_words(p), p.busiest_thread_pct);
+    }
+    case V::host_cpu_saturated:
+      return fmt::format(
+          "host CPU saturated: {}, the host's {} logical CPUs were {:.0f}% busy (the command "
+          "used {} cores)",
+          while_idle, x.logical_cpus, x.host_cpu_busy_pct,
+          std::isfinite(x.command_cores) ? cores_words(x.command_cores) : std::string("n/a"));
+    case V::io_bound:
+      if (x.disk_busy_max_pct >= analysis::kDiskBusyBoundPct)
+        return fmt::format("I/O-bound: {}, {} was busy {:.0f}% of the time ({} read, {} written)", while_idle,
+                           x.busiest_disk, x.disk_busy_max_pct, bytes_rate_words(x.disk_read_bytes_per_s),
+                           bytes_rate_words(x.disk_write_bytes_per_s));
+      return fmt::format("I/O-bound: {}, the CPUs waited on I/O {:.0f}% of the time", while_idle,
+                         x.iowait_pct);
+    case V::memory_pressure:
+      return fmt::format("memory pressure: {}, only {:.1f}% of memory was available", while_idle,
+                         x.memory_available_pct);
+    case V::no_clear_cause:
+      return fmt::format(
+          "no clear host cause: {}, no worker, thread, CPU, disk or memory limit was reached; "
+          "the GPU probably waited on synchronisation or work the host probes do not see",
+          while_idle);
+  }
+  return "";
+}
+
+std::string idle_host_words(const analysis::IdleExplanation& x) {
+  std::vector<std::string> parts;
+  if (std::isfinite(x.command_cores)) {
+    std::string p = "the command used " + cores_words(x.command_cores) + " cores";
+    if (std::isfinite(x.command_cores_busy))
+      p += " (" + cores_words(x.command_cores_busy) + " while the GPU was busy)";
+    if (std::isfinite(x.worker_cores))
+      p += fmt::format(", its workers {} of {}", cores_words(x.worker_cores),
+                       capacity_words(x.worker_capacity_cores));
+    parts.push_back(p);
+  }
+  if (x.busiest) {
+    std::string p = "busiest " + process_words(*x.busiest) + " " + cores_words(x.busiest->cores) + " cores";
+    if (std::isfinite(x.busiest->threads))
+      p += fmt::format(", {:.0f} threads, its busiest at {:.0f}% of a core", x.busiest->threads,
+                       x.busiest->busiest_thread_pct);
+    parts.push_back(p);
+  }
+  if (std::isfinite(x.host_cpu_busy_pct)) {
+    std::string p = fmt::format("host CPU {:.0f}% busy", x.host_cpu_busy_pct);
+    if (x.logical_cpus > 0) p += fmt::format(" of {} CPUs", x.logical_cpus);
+    if (std::isfinite(x.iowait_pct)) p += fmt::format(", iowait {:.1f}%", x.iowait_pct);
+    parts.push_back(p);
+  }
+  if (std::isfinite(x.disk_read_bytes_per_s))
+    parts.push_back("disks " + bytes_rate_words(x.disk_read_bytes_per_s) + " read, " +
+                    bytes_rate_words(x.disk_write_bytes_per_s) + " written");
+  if (std::isfinite(x.memory_available_pct))
+    parts.push_back(fmt::format("memory {:.0f}% available", x.memory_available_pct));
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? "; " : "") + parts[i];
+  if (!out.empty()) out += fmt::format(" (means over {:.1f} s of GPU-idle time)", x.idle_observed_s);
+  return out;
 }
 
 }  // namespace diescope::report

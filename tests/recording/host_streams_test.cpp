@@ -114,7 +114,8 @@ class HostBadInput : public ::testing::Test {
   std::string header_ = testing::header_for(small_meta(), dir_);
 };
 
-const std::string kCpu = "hstream 1 0 cpu__cycles_busy.avg.pct_of_peak_sustained_elapsed throughput pct system 100\n";
+const std::string kCpu =
+    "hstream 1 0 cpu__cycles_busy.avg.pct_of_peak_sustained_elapsed throughput pct system 100\n";
 
 TEST_F(HostBadInput, DeclarationsAreChecked) {
   expect_input_error(with_records("hstream 1 -1 mem__used_bytes counter bytes system nan\n"), 3, "negative");
@@ -138,8 +139,7 @@ TEST_F(HostBadInput, SamplesAreCheckedWhenTheirStreamIsRead) {
     const auto r = recording::open_recording(path);
     auto cursor = r->stream<recording::HostSample>();
     recording::HostSample s;
-    while (cursor->next(s)) {
-    }
+    while (cursor->next(s)) {}
   };
   auto expect_bad = [&](const std::string& records, const std::string& what) {
     const auto path = with_records(records);

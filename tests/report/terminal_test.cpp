@@ -4,6 +4,7 @@
 
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/recording/memory_recording.hpp"
+#include "diescope/recording/synthetic.hpp"
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/report.hpp"
 #include "fixtures.hpp"
@@ -220,6 +221,36 @@ TEST(Terminal, OtherProcessesOnTheGpuAreInTheHeadline) {
   json alone = report::build_report(hopper_analysis());
   EXPECT_FALSE(alone["hygiene"].contains("shared"));
   EXPECT_EQ(report::render_terminal(alone).find("shared GPU"), std::string::npos);
+}
+
+TEST(Terminal, IdleCauseRows) {
+  // data/recordings/synthetic-input-bound.dsrec: 4 workers at 98% of a core while the GPU waits,
+  // 0.4 s of every 1 s; the main process 5% (0.05 cores), 100% (1 core) during the step.
+  const auto rec = recording::make_synthetic_recording(recording::input_bound_spec());
+  const json r = report::build_report(analysis::analyze(*rec));
+  keep_report("terminal_idle_explained", r);
+  const json& x = r["results"]["idle_explained"];
+  EXPECT_EQ(x["verdict"], "input_bound");
+  // 4 x 0.98 = 3.92 cores of 4; the command 0.05 + 3.92 = 3.97 while idle, 1 + 4 x 0.7 = 3.8 while busy.
+  const std::string cause =
+      "input-bound: while GPU 0 idled, the 4 worker processes (pt_data_worker) used 3.9 of 4 cores";
+  EXPECT_EQ(x["wording"], cause);
+  EXPECT_NEAR(x["worker_cores"].get<double>(), 3.92, 1e-9);
+  EXPECT_NEAR(x["command_cores"].get<double>(), 3.97, 1e-9);
+  EXPECT_NEAR(x["command_cores_while_busy"].get<double>(), 3.8, 1e-9);
+  const std::string terminal = report::render_terminal(r);
+  EXPECT_NE(terminal.find("  idle cause            " + cause + "\n"), std::string::npos) << terminal;
+  EXPECT_NE(
+      terminal.find("  host                  the command used 4.0 cores (3.8 while the GPU was busy), its "
+                    "workers 3.9 of 4; busiest pt_data_worker (pid 1001) 1.0 cores, 3 threads, its "
+                    "busiest at 98% of a core; host CPU 50% busy of 8 CPUs, iowait 0.3%; disks 2.0 MB/s "
+                    "read, 0 B/s written; memory 62% available (means over 8.0 s of GPU-idle time)\n"),
+      std::string::npos)
+      << terminal;
+  // A recording without host streams: no field, no rows.
+  const json plain = report::build_report(hopper_analysis());
+  EXPECT_FALSE(plain["results"].contains("idle_explained"));
+  EXPECT_EQ(report::render_terminal(plain).find("idle cause"), std::string::npos);
 }
 
 TEST(Terminal, NegativeGapIsPrintedWithItsSign) {

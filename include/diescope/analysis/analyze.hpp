@@ -34,6 +34,30 @@ inline constexpr recording::TimeNs kMaxNvmlPeriodNs = recording::kNsPerSecond;
 // what it can sustain.
 inline constexpr double kMaxPctOfPeak = 200.0;
 
+// Stranded idle explained (docs/method.md#stranded-idle-explained).
+// Below this idle share (points) there is nothing to explain.
+inline constexpr double kMinIdlePointsToExplain = 5.0;
+// The host samples must cover at least this much GPU-idle time (seconds) for a verdict.
+inline constexpr double kMinIdleSecondsObserved = 1.0;
+// A host sample whose time GPU-Util covers less than this share of gets no weight.
+inline constexpr double kMinHostSampleUtilCoverage = 0.5;
+// input_bound: the workers' CPU at least this share of their capacity.
+inline constexpr double kLoaderSaturatedPct = 85.0;
+// one_thread_bound: a process's busiest thread at least this percent of one core.
+inline constexpr double kOneThreadBoundPct = 90.0;
+// host_cpu_saturated: host CPU busy at least this percent of all logical CPUs.
+inline constexpr double kHostCpuSaturatedPct = 90.0;
+// io_bound: iowait at least this percent of CPU time, or a disk busy at least kDiskBusyBoundPct.
+inline constexpr double kIoWaitBoundPct = 20.0;
+inline constexpr double kDiskBusyBoundPct = 90.0;
+// memory_pressure: available memory below this percent of capacity.
+inline constexpr double kLowMemoryAvailablePct = 5.0;
+
+// The explanation of a span's idle time from the recording's host streams. `idle_points` is the
+// span's idle share (NaN when unknown). analyze() fills SpanResults::idle_explained with it.
+IdleExplanation explain_idle(const recording::RecordSource& source, recording::TimeNs span_start,
+                             recording::TimeNs span_end, double idle_points);
+
 // Why the analysis leaves a chip sample out (docs/method.md, "Which chip samples are used").
 enum class SampleDrop { none, first, broken };
 

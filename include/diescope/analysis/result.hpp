@@ -89,6 +89,59 @@ struct ClockStats {
   int readings = 0;
 };
 
+// What the host was doing while the GPU idled, and the verdict when the evidence is clear
+// (docs/method.md#stranded-idle-explained). Figures are means weighted by GPU-idle time; the *_busy
+// ones by GPU-busy time, for contrast. NaN where the recording has no such stream.
+enum class IdleVerdict {
+  not_explained,       // see IdleExplanation::why_not
+  input_bound,         // the command's worker processes were saturated
+  one_thread_bound,    // one CPU thread ran flat out
+  host_cpu_saturated,  // every logical CPU was busy
+  io_bound,            // the host waited on storage
+  memory_pressure,     // memory nearly exhausted
+  no_clear_cause,      // none of the rules held
+};
+enum class IdleNotExplained {
+  none,
+  no_host_streams,           // the recording has no host probes
+  no_gpu_util,               // no GPU-Util over the span: idle time is unknown
+  idle_too_small,            // idle share below kMinIdlePointsToExplain
+  too_little_idle_observed,  // host samples cover under kMinIdleSecondsObserved of GPU-idle time
+};
+struct IdleProcess {
+  std::int64_t pid = 0;
+  std::string name;
+  double cores = kNaN;               // idle-weighted proc__cycles_active / 100
+  double threads = kNaN;             // idle-weighted proc__threads
+  double busiest_thread_pct = kNaN;  // idle-weighted proc__thread_cycles_active.max, % of a core
+};
+struct IdleExplanation {
+  IdleVerdict verdict = IdleVerdict::not_explained;
+  IdleNotExplained why_not = IdleNotExplained::no_host_streams;
+  double idle_points = kNaN;    // the span's idle share, from the headline
+  double idle_observed_s = 0;   // GPU-idle seconds the host samples cover
+  double busy_observed_s = 0;   // GPU-busy seconds they cover
+  int logical_cpus = 0;         // 0: unknown
+  double command_cores = kNaN;  // all the command's processes
+  double command_cores_busy = kNaN;
+  double workers = kNaN;  // mean count of worker processes (not the root) with a CPU value
+  double worker_cores = kNaN;
+  double worker_cores_busy = kNaN;
+  double worker_capacity_cores = kNaN;              // workers, capped at logical CPUs
+  std::vector<std::string> worker_names;            // distinct, in order of first appearance
+  std::optional<IdleProcess> root;                  // the command's root process
+  std::optional<IdleProcess> busiest;               // the process with the most CPU while the GPU idled
+  std::optional<IdleProcess> busiest_thread_owner;  // the process whose busiest thread ran most
+  double host_cpu_busy_pct = kNaN;
+  double host_cpu_busy_pct_busy = kNaN;
+  double iowait_pct = kNaN;
+  double disk_read_bytes_per_s = kNaN;  // summed over devices
+  double disk_write_bytes_per_s = kNaN;
+  double disk_busy_max_pct = kNaN;  // the busiest device's disk__busy.pct
+  std::string busiest_disk;
+  double memory_available_pct = kNaN;  // mem__available_bytes of mem__capacity_bytes
+};
+
 // The figures of one span: the whole run, or the steady window.
 struct SpanResults {
   bool is_window = false;  // the steady window's results; else the whole run's
@@ -136,6 +189,9 @@ struct SpanResults {
   std::optional<std::vector<std::string>> throttle_reasons;  // nullopt: NVML could not say
   double power_limit_min_w = kNaN;
   double power_limit_max_w = kNaN;
+
+  // What the host did while the GPU idled (docs/method.md#stranded-idle-explained).
+  IdleExplanation idle_explained;
 };
 
 // How the steady window was found, or why it was not (docs/method.md#the-steady-window).

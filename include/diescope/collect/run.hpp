@@ -10,6 +10,8 @@
 //      unsupported GPU or a crash leave that GPU GPU-Util-only, with a note saying why);
 //   2. the command starts (start_ns); its stdout lines "diescope: measure start|stop" become marks,
 //      timed when they reach us;
+//   2b. every host_interval_ms the host probes read /proc (CPU, memory, disks, the command's process
+//      tree) into every recording;
 //   3. when the command ends, the counters are stopped and disabled at once; the loop waits up to
 //      1 s for an NVML GPU-Util sample at or after the end, then writes the run's end.
 // SIGINT and SIGTERM sent to diescope are forwarded to the command (a terminal's Ctrl-C already
@@ -40,6 +42,7 @@ struct RunOptions {
   std::vector<std::string> sampler_leading_args = {"sample"};
   std::vector<std::string> sampler_extra_args;  // tests: {"--fake", ...}
   double poll_ms = 100;                         // the NVML / command loop
+  double host_interval_ms = 100;                // host probes (docs/method.md#host-probes); 0: none
   double end_wait_ms = 1000;                    // wait for a GPU-Util sample at or after the end
   double sampler_start_timeout_ms = 60'000;
   int stdout_fd = 1;                // where the command's stdout is copied

@@ -31,7 +31,8 @@ struct HostData {
   const HostSeries* find(std::string_view name, const metrics::Scope& scope) const;
   // Every series of `name`, whatever its scope, in declaration order.
   std::vector<const HostSeries*> all_of(std::string_view name) const;
-  // The task of `pid`; nullptr when it is not one of the command's processes.
+  // The latest task line of `pid` (a pid gets another when it execs and its name changes); nullptr
+  // when it is not one of the command's processes.
   const HostTask* task(std::int64_t pid) const;
   // How people should read a scope: "python3 (pid 4242)" for a process with a known name, else
   // Scope::label() ("cpu 3", "device nvme0n1", "system").

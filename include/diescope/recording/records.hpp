@@ -238,7 +238,8 @@ struct HostStream {
 };
 
 // A process of the measured command's tree, first seen at ts_ns: its pid, its parent's pid and its
-// name (/proc/PID/comm at that time). The root is the task whose parent is not a task.
+// name (/proc/PID/comm at that time). The root is the task whose parent is not a task. A pid whose
+// name changes (an exec) gets another task record; the latest names it.
 struct HostTask {
   static constexpr std::string_view kKindWord = "task";
   TimeNs ts_ns = 0;

@@ -36,6 +36,15 @@ std::string gpu_util_covers_words(const analysis::SpanResults& span);
 // for the chip figures (docs/method.md#shared-gpus-in-the-headline); empty otherwise.
 std::string shared_gpu_words(const analysis::Hygiene& hygiene);
 
+// Stranded idle explained (docs/method.md#stranded-idle-explained): the verdict's code as report.json
+// writes it ("input_bound", ...; empty for not_explained), the sentence people read ("input-bound:
+// while GPU 0 idled, the 4 worker processes (pt_data_worker) used 3.9 of 4 cores"), why there is no
+// verdict, and what the host was doing ("the command used 3.9 cores; busiest ...; host CPU ...").
+std::string idle_verdict_code(analysis::IdleVerdict verdict);
+std::string idle_verdict_words(const analysis::IdleExplanation& x, int gpu_index);
+std::string idle_not_explained_words(analysis::IdleNotExplained why);
+std::string idle_host_words(const analysis::IdleExplanation& x);
+
 // A finding of the analysis, as the text of its note.
 std::string finding_words(const analysis::AnalysisFinding& finding);
 

@@ -9,10 +9,13 @@
 #include <memory>
 #include <optional>
 #include <poll.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "diescope/collect/host_probes.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/run.hpp"
 #include "diescope/collect/sampler.hpp"
@@ -109,6 +112,8 @@ class Runner {
   void loop();
   void tick(recording::TimeNs now, bool ended);
   void read_engines(Gpu& gpu, recording::TimeNs now);
+  void read_host(recording::TimeNs now);
+  void note_host_cost(recording::TimeNs now);
   void pump_sampler(Gpu& gpu, recording::TimeNs now);
   void handle(Gpu& gpu, const SamplerMessage& message, recording::TimeNs now);
   void sampler_ended(Gpu& gpu, recording::TimeNs now);
@@ -138,7 +143,46 @@ class Runner {
   recording::TimeNs last_stamp_ = 0;
   recording::TimeNs last_real_ = 0, last_mono_ = 0;
   recording::TimeNs last_slow_poll_ = 0;
+  // Host probes (docs/method.md#host-probes); empty when host_interval_ms is 0.
+  std::optional<HostProbes> host_;
+  recording::TimeNs host_cpu_ns_ = 0;  // this thread's CPU time spent in the probes
 };
+
+recording::TimeNs thread_cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<recording::TimeNs>(ts.tv_sec) * recording::kNsPerSecond + ts.tv_nsec;
+}
+
+void Runner::read_host(recording::TimeNs now) {
+  if (!host_) return;
+  const recording::TimeNs cpu0 = thread_cpu_ns();
+  const HostBatch batch = host_->read(now, core::monotonic_ns(), command_running_ ? command_.pid() : 0);
+  for (auto& gpu : gpus_) {
+    for (const auto& s : batch.streams) gpu.writer->write(s);
+    for (const auto& t : batch.tasks) gpu.writer->write(t);
+    for (const auto& n : batch.notes) gpu.writer->write(n);
+    if (!batch.sample.values.empty()) gpu.writer->write(batch.sample);
+  }
+  host_cpu_ns_ += thread_cpu_ns() - cpu0;
+}
+
+// What the probes cost, measured on this run: their own CPU time, and diescope's in all.
+void Runner::note_host_cost(recording::TimeNs now) {
+  if (!host_) return;
+  rusage self{};
+  ::getrusage(RUSAGE_SELF, &self);
+  const double self_s = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
+                        static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6;
+  const double run_s = static_cast<double>(std::max<recording::TimeNs>(1, now - outcome_.start_ns)) / 1e9;
+  const double probes_s = static_cast<double>(host_cpu_ns_) / 1e9;
+  note_all(now, "host_probes",
+           fmt::format(
+               "{} reads every {:g} ms over {:.1f} s: the probes used {:.3f} s of CPU ({:.2f}% of one core); "
+               "diescope's own process used {:.3f} s ({:.2f}% of one core)",
+               host_->reads(), opt_.host_interval_ms, run_s, probes_s, probes_s / run_s * 100, self_s,
+               self_s / run_s * 100));
+}
 
 recording::TimeNs Runner::stamp() {
   last_stamp_ = std::max(last_stamp_, core::realtime_ns());
@@ -350,6 +394,7 @@ void Runner::open_recordings() {
     meta.run_type = opt_.run_type;
     meta.command = opt_.command;
     meta.host = host;
+    if (host_) meta.host_interval_ms = opt_.host_interval_ms;
     const auto path = opt_.output_dir / ("gpu" + std::to_string(gpu.identity.index) + ".dsrec");
     gpu.writer = std::make_unique<recording::RecordingWriter>(path, meta);
     gpu.util = std::make_unique<GpuUtilReader>(gpu.device, outcome_.start_ns);
@@ -598,7 +643,9 @@ void Runner::read_engines(Gpu& gpu, recording::TimeNs now) {
 
 void Runner::loop() {
   const auto poll_ns = static_cast<recording::TimeNs>(opt_.poll_ms * 1e6);
+  const auto host_ns = static_cast<recording::TimeNs>(opt_.host_interval_ms * 1e6);
   recording::TimeNs next_tick = core::monotonic_ns();
+  recording::TimeNs next_host = next_tick;
   recording::TimeNs end_mono = 0;  // when the command ended, on the monotonic clock
   for (;;) {
     // Wait for output, a signal, or the next tick.
@@ -607,7 +654,8 @@ void Runner::loop() {
     if (command_.stdout_pipe()) fds.push_back(pollfd{command_.stdout_pipe().get(), POLLIN, 0});
     for (auto& gpu : gpus_)
       if (gpu.sampler && !gpu.sampler_done) fds.push_back(pollfd{gpu.sampler->output_fd(), POLLIN, 0});
-    const recording::TimeNs wait_ns = std::max<recording::TimeNs>(0, next_tick - core::monotonic_ns());
+    const recording::TimeNs next_due = host_ && command_running_ ? std::min(next_tick, next_host) : next_tick;
+    const recording::TimeNs wait_ns = std::max<recording::TimeNs>(0, next_due - core::monotonic_ns());
     ::poll(fds.data(), fds.size(),
            static_cast<int>((wait_ns + recording::kNsPerMs - 1) / recording::kNsPerMs));
 
@@ -615,6 +663,13 @@ void Runner::loop() {
     recording::TimeNs now = stamp();
     read_command_output(now);
     for (auto& gpu : gpus_) pump_sampler(gpu, now);
+
+    // Host probes while the command runs; the tree is read before its exit is reaped.
+    if (host_ && command_running_ && core::monotonic_ns() >= next_host) {
+      read_host(stamp());
+      next_host += host_ns;
+      if (next_host < core::monotonic_ns()) next_host = core::monotonic_ns() + host_ns;
+    }
 
     if (command_running_) {
       if (const std::optional<core::ExitStatus> status = command_.try_wait()) {
@@ -672,6 +727,7 @@ RunOutcome Runner::run() {
   start_samplers();
   wait_for_samplers();
 
+  if (opt_.host_interval_ms > 0) host_.emplace();
   outcome_.start_ns = stamp();
   open_recordings();
   core::ChildSpec command;
@@ -683,6 +739,7 @@ RunOutcome Runner::run() {
   loop();
 
   const recording::TimeNs now = stamp();
+  note_host_cost(now);
   for (auto& gpu : gpus_) {
     if (gpu.sampler && !gpu.sampler_done) sampler_ended(gpu, now);
     if (gpu.sampling && !gpu.counters_off_written) {

@@ -1,0 +1,223 @@
+// Stranded idle explained (docs/method.md#stranded-idle-explained): one synthetic recording per
+// verdict and per threshold's edge. Each run cycles a GPU step (GPU-Util 100) and a wait (GPU
+// idle); host samples every 100 ms fall wholly in one phase, so the idle-weighted means are the
+// wait's values, worked out below by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "diescope/analysis/analyze.hpp"
+#include "diescope/metrics/catalog.hpp"
+#include "diescope/recording/synthetic.hpp"
+
+namespace diescope {
+namespace {
+
+using analysis::IdleNotExplained;
+using analysis::IdleVerdict;
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+// What the host does while the GPU waits (and, in brackets, during the step).
+struct HostCase {
+  int workers = 4;
+  double worker_pct = 50;       // each worker's CPU, % of a core [step: 50]
+  double main_cpu_pct = 20;     // the root process [step: 100]
+  double main_thread_pct = 20;  // its busiest thread [step: 95]
+  double host_busy_pct = 30;    // [step: 30]
+  double iowait_pct = 1;        // [step: 1]
+  double disk_busy_pct = 1;     // [step: 1]
+  double mem_available_pct = 50;
+  double step_s = 0.6, wait_s = 0.4;
+  long cycles = 10;
+};
+
+recording::SyntheticSpec spec_of(const HostCase& c) {
+  recording::SyntheticSpec s;
+  s.meta = recording::synthetic_hopper_meta();
+  s.meta.host_interval_ms = 100;
+  metrics::PeakInputs inputs;
+  inputs.logical_cpus = 8;
+  inputs.readings["mem__capacity_bytes"] = 64 * kGiB;
+  std::vector<double> step, wait;
+  auto add = [&](std::string_view name, const metrics::Scope& scope, double in_step, double in_wait) {
+    s.host_streams.push_back(recording::HostStream{0, static_cast<std::int64_t>(s.host_streams.size()),
+                                                   *metrics::describe_metric(name, scope, inputs)});
+    step.push_back(in_step);
+    wait.push_back(in_wait);
+  };
+  const auto sys = metrics::Scope::system();
+  add("cpu__cycles_busy.avg.pct_of_peak_sustained_elapsed", sys, 30, c.host_busy_pct);
+  add("cpu__cycles_iowait.avg.pct_of_peak_sustained_elapsed", sys, 1, c.iowait_pct);
+  add("mem__capacity_bytes", sys, 64 * kGiB, 64 * kGiB);
+  add("mem__available_bytes", sys, 32 * kGiB, c.mem_available_pct / 100 * 64 * kGiB);
+  add("disk__busy.pct", metrics::Scope::block_device("sda"), 1, c.disk_busy_pct);
+  add("disk__read_bytes.sum.per_second", metrics::Scope::block_device("sda"), 1e6, 1e6);
+  s.host_tasks.push_back(recording::HostTask{0, 500, 1, "python3"});
+  add("proc__cycles_active.sum.per_second", metrics::Scope::process(500), 100, c.main_cpu_pct);
+  add("proc__thread_cycles_active.max.per_second", metrics::Scope::process(500), 95, c.main_thread_pct);
+  add("proc__threads", metrics::Scope::process(500), 30, 30);
+  for (int i = 1; i <= c.workers; ++i) {
+    s.host_tasks.push_back(recording::HostTask{0, 500 + i, 500, "pt_data_worker"});
+    add("proc__cycles_active.sum.per_second", metrics::Scope::process(500 + i), 50, c.worker_pct);
+    add("proc__thread_cycles_active.max.per_second", metrics::Scope::process(500 + i), 50, c.worker_pct);
+  }
+  s.phases = {{"step", c.step_s, {0.5, 60, 30, 35}, {95, 99}, {2.3e12}, 100},
+              {"wait", c.wait_s, {0, 0, 0, 0}, {0, 0}, {0}, 0}};
+  s.host_values = {step, wait};
+  s.cycles = c.cycles;
+  s.significant_digits = 0;
+  return s;
+}
+
+analysis::IdleExplanation explain(const HostCase& c) {
+  const auto rec = recording::make_synthetic_recording(spec_of(c));
+  return analysis::analyze(*rec).run.idle_explained;
+}
+
+TEST(IdleExplained, InputBoundWhenTheWorkersAreSaturated) {
+  HostCase c;
+  c.worker_pct = 98;
+  const analysis::IdleExplanation x = explain(c);
+  // GPU-Util 60% (0.6 s of every 1 s): idle 40 points. Per cycle the host samples at 0.7, 0.8, 0.9
+  // and 1.0 s cover the wait: 0.4 s of GPU-idle time, over 10 cycles 4 s; busy 6 s.
+  EXPECT_DOUBLE_EQ(x.idle_points, 40.0);
+  EXPECT_NEAR(x.idle_observed_s, 4.0, 1e-9);
+  EXPECT_NEAR(x.busy_observed_s, 6.0, 1e-9);
+  EXPECT_EQ(x.logical_cpus, 8);  // the process CPU peak, 800, over 100
+  // Workers: 4 at 0.98 cores = 3.92 of a capacity of min(4, 8) = 4; 3.92 >= 0.85 * 4 = 3.4.
+  EXPECT_NEAR(x.workers, 4.0, 1e-12);
+  EXPECT_NEAR(x.worker_cores, 3.92, 1e-12);
+  EXPECT_NEAR(x.worker_capacity_cores, 4.0, 1e-12);
+  EXPECT_NEAR(x.worker_cores_busy, 2.0, 1e-12);  // 4 x 0.5 during the step
+  // The command: root 0.2 + workers 3.92 = 4.12 cores while idle; 1.0 + 2.0 = 3.0 while busy.
+  EXPECT_NEAR(x.command_cores, 4.12, 1e-12);
+  EXPECT_NEAR(x.command_cores_busy, 3.0, 1e-12);
+  EXPECT_EQ(x.worker_names, std::vector<std::string>{"pt_data_worker"});
+  ASSERT_TRUE(x.root.has_value());
+  EXPECT_EQ(x.root->pid, 500);
+  EXPECT_NEAR(x.root->threads, 30, 1e-12);
+  ASSERT_TRUE(x.busiest.has_value());
+  EXPECT_EQ(x.busiest->pid, 501);  // the first of the equally busy workers
+  EXPECT_NEAR(x.host_cpu_busy_pct, 30, 1e-12);
+  EXPECT_NEAR(x.memory_available_pct, 50, 1e-9);
+  EXPECT_NEAR(x.disk_busy_max_pct, 1, 1e-12);
+  EXPECT_EQ(x.busiest_disk, "sda");
+  EXPECT_EQ(x.why_not, IdleNotExplained::none);
+  EXPECT_EQ(x.verdict, IdleVerdict::input_bound);
+}
+
+TEST(IdleExplained, LoaderSaturationEdge) {
+  HostCase c;
+  c.worker_pct = 85.5;  // 3.42 of 4 cores >= 3.4
+  EXPECT_EQ(explain(c).verdict, IdleVerdict::input_bound);
+  c.worker_pct = 84.5;  // 3.38 < 3.4, and nothing else holds
+  EXPECT_EQ(explain(c).verdict, IdleVerdict::no_clear_cause);
+  // Capacity is capped at the logical CPUs: 12 workers on 8 CPUs at 60% each use 7.2 of 8 cores
+  // (90%): input-bound, where 7.2 of 12 (60%) would not be.
+  c.workers = 12;
+  c.worker_pct = 60;
+  const analysis::IdleExplanation x = explain(c);
+  EXPECT_NEAR(x.worker_capacity_cores, 8, 1e-12);
+  EXPECT_NEAR(x.worker_cores, 7.2, 1e-9);
+  EXPECT_EQ(x.verdict, IdleVerdict::input_bound);
+}
+
+TEST(IdleExplained, EnoughWorkersIsNotInputBound) {
+  HostCase c;
+  c.worker_pct = 30;  // 1.2 of 4 cores
+  const analysis::IdleExplanation x = explain(c);
+  EXPECT_NEAR(x.worker_cores, 1.2, 1e-12);
+  EXPECT_NE(x.verdict, IdleVerdict::input_bound);
+  EXPECT_EQ(x.verdict, IdleVerdict::no_clear_cause);
+}
+
+TEST(IdleExplained, OneThreadBound) {
+  HostCase c;
+  c.workers = 0;
+  c.main_cpu_pct = 110;
+  c.main_thread_pct = 90;  // the edge: at least 90% of a core
+  analysis::IdleExplanation x = explain(c);
+  EXPECT_EQ(x.verdict, IdleVerdict::one_thread_bound);
+  ASSERT_TRUE(x.busiest_thread_owner.has_value());
+  EXPECT_EQ(x.busiest_thread_owner->pid, 500);
+  EXPECT_NEAR(x.busiest_thread_owner->busiest_thread_pct, 90, 1e-12);
+  EXPECT_TRUE(std::isnan(x.worker_capacity_cores));  // no workers
+  c.main_thread_pct = 89;
+  EXPECT_EQ(explain(c).verdict, IdleVerdict::no_clear_cause);
+}
+
+TEST(IdleExplained, HostCpuSaturated) {
+  HostCase c;
+  c.host_busy_pct = 90;  // the edge
+  EXPECT_EQ(explain(c).verdict, IdleVerdict::host_cpu_saturated);
+  c.host_busy_pct = 89.9;
+  EXPECT_EQ(explain(c).verdict, IdleVerdict::no_clear_cause);
+}
+
+TEST(IdleExplained, IoBoundByIowaitOrABusyDisk) {
+  HostCase c;
+  c.iowait_pct = 20;
+  EXPECT_EQ(explain(c).verdict, IdleVerdict::io_bound);
+  c.iowait_pct = 19.9;
+  EXPECT_EQ(explain(c).verdict, IdleVerdict::no_clear_cause);
+  c.disk_busy_pct = 90;
+  const analysis::IdleExplanation x = explain(c);
+  EXPECT_EQ(x.verdict, IdleVerdict::io_bound);
+  EXPECT_EQ(x.busiest_disk, "sda");
+}
+
+TEST(IdleExplained, MemoryPressure) {
+  HostCase c;
+  c.mem_available_pct = 4.9;
+  const analysis::IdleExplanation x = explain(c);
+  EXPECT_NEAR(x.memory_available_pct, 4.9, 1e-9);
+  EXPECT_EQ(x.verdict, IdleVerdict::memory_pressure);
+  c.mem_available_pct = 5.1;  // not below 5%
+  EXPECT_EQ(explain(c).verdict, IdleVerdict::no_clear_cause);
+}
+
+TEST(IdleExplained, TheRulesGoInOrder) {
+  // Saturated workers, a flat-out thread and a saturated host at once: input-bound comes first.
+  HostCase c;
+  c.worker_pct = 99;
+  c.main_thread_pct = 99;
+  c.host_busy_pct = 99;
+  EXPECT_EQ(explain(c).verdict, IdleVerdict::input_bound);
+  c.worker_pct = 10;
+  EXPECT_EQ(explain(c).verdict, IdleVerdict::one_thread_bound);
+}
+
+TEST(IdleExplained, NothingToExplain) {
+  HostCase c;
+  // 0.96 s busy, 0.04 s idle: GPU-Util 96%, idle 4 points < 5.
+  c.step_s = 0.96;
+  c.wait_s = 0.04;
+  c.worker_pct = 99;
+  analysis::IdleExplanation x = explain(c);
+  EXPECT_DOUBLE_EQ(x.idle_points, 4.0);
+  EXPECT_EQ(x.verdict, IdleVerdict::not_explained);
+  EXPECT_EQ(x.why_not, IdleNotExplained::idle_too_small);
+  // Two cycles: 0.8 s of GPU-idle time seen, under the 1 s needed.
+  c = HostCase{};
+  c.cycles = 2;
+  c.worker_pct = 99;
+  x = explain(c);
+  EXPECT_NEAR(x.idle_observed_s, 0.8, 1e-9);
+  EXPECT_EQ(x.why_not, IdleNotExplained::too_little_idle_observed);
+  // No host streams at all.
+  const auto plain = recording::make_synthetic_recording(recording::h200_probe_shape_spec());
+  EXPECT_EQ(analysis::analyze(*plain).run.idle_explained.why_not, IdleNotExplained::no_host_streams);
+}
+
+TEST(IdleExplained, TheBundledInputBoundRecording) {
+  // data/recordings/synthetic-input-bound.dsrec: 4 workers at 98% while the GPU waits.
+  const auto rec = recording::make_synthetic_recording(recording::input_bound_spec());
+  const analysis::IdleExplanation x = analysis::analyze(*rec).run.idle_explained;
+  EXPECT_EQ(x.verdict, IdleVerdict::input_bound);
+  EXPECT_NEAR(x.worker_cores, 3.92, 1e-9);
+  EXPECT_NEAR(x.worker_capacity_cores, 4, 1e-12);
+  EXPECT_NEAR(x.idle_observed_s, 8.0, 1e-9);  // 0.4 s a cycle, 20 cycles
+}
+
+}  // namespace
+}  // namespace diescope

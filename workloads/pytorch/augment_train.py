@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""ResNet-50 AMP training fed by a DataLoader whose augmentation is CPU-heavy, on synthetic data.
+
+Each sample is a random uint8 image that __getitem__ blurs on the CPU (a 9x9 convolution, repeated
+until it costs about --augment-ms of one core) and crops: with too few --workers the GPU waits for
+batches (input-bound on purpose); with enough it does not. Prints the window markers diescope's
+`run --window markers` reads around the timed steps, and one JSON line with what it counted.
+
+    diescope run --window markers -- python3 workloads/pytorch/augment_train.py --workers 2
+"""
+import argparse
+import json
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+SIZE = 224
+KERNEL = torch.ones(3, 1, 9, 9) / 81.0
+
+
+def blur(x: torch.Tensor, reps: int) -> torch.Tensor:
+    for _ in range(reps):
+        x = F.conv2d(x, KERNEL, padding=4, groups=3)
+    return x
+
+
+class Augmented(torch.utils.data.Dataset):
+    def __init__(self, n: int, reps: int):
+        self.n, self.reps = n, reps
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        torch.set_num_threads(1)  # a loader worker is one core's worth of work
+        g = torch.Generator().manual_seed(i)
+        img = torch.randint(0, 256, (3, SIZE + 32, SIZE + 32), dtype=torch.uint8, generator=g)
+        x = blur(img.float().unsqueeze(0), self.reps)[0]
+        top, left = int(torch.randint(0, 32, (1,), generator=g)), int(torch.randint(0, 32, (1,), generator=g))
+        x = x[:, top:top + SIZE, left:left + SIZE]
+        if i % 2:
+            x = x.flip(2)
+        return x.clamp(0, 255).to(torch.uint8), i % 1000
+
+
+def reps_for(ms: float) -> int:
+    torch.set_num_threads(1)
+    x = torch.rand(1, 3, SIZE + 32, SIZE + 32)
+    blur(x, 3)
+    t = time.perf_counter()
+    blur(x, 20)
+    one = (time.perf_counter() - t) / 20 * 1000
+    torch.set_num_threads(torch.get_num_threads())
+    return max(1, round(ms / one)), one
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--augment-ms", type=float, default=3.0, help="CPU time of one sample's augmentation")
+    p.add_argument("--seconds", type=float, default=15, help="length of the timed part")
+    p.add_argument("--warmup", type=int, default=3, help="untimed steps before the window")
+    args = p.parse_args()
+    if not torch.cuda.is_available():
+        print("augment_train: no CUDA device visible to PyTorch", file=sys.stderr)
+        return 2
+    import torchvision
+
+    reps, one_ms = reps_for(args.augment_ms)
+    torch.set_num_threads(4)
+    dev = torch.device("cuda")
+    torch.backends.cudnn.benchmark = True
+    model = torchvision.models.resnet50(num_classes=1000).to(dev).to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    scaler = torch.amp.GradScaler("cuda")
+    loss_fn = nn.CrossEntropyLoss()
+    loader = torch.utils.data.DataLoader(Augmented(10**7, reps), batch_size=args.batch, shuffle=False,
+                                         num_workers=args.workers, pin_memory=True, persistent_workers=args.workers > 0,
+                                         prefetch_factor=4 if args.workers > 0 else None)
+    mean = torch.tensor([123.7, 116.3, 103.5], device=dev).view(1, 3, 1, 1)
+    std = torch.tensor([58.4, 57.1, 57.4], device=dev).view(1, 3, 1, 1)
+
+    def step(x, y):
+        x = ((x.to(dev, non_blocking=True).float() - mean) / std).contiguous(memory_format=torch.channels_last)
+        y = y.to(dev, non_blocking=True)
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = loss_fn(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+
+    it = iter(loader)
+    for _ in range(args.warmup):
+        step(*next(it))
+    torch.cuda.synchronize()
+    print("diescope: measure start", flush=True)
+    t0 = time.perf_counter()
+    steps = 0
+    while time.perf_counter() - t0 < args.seconds:
+        step(*next(it))
+        steps += 1
+    torch.cuda.synchronize()
+    elapsed = time.perf_counter() - t0
+    print("diescope: measure stop", flush=True)
+    print(json.dumps({"workers": args.workers, "batch": args.batch, "augment_reps": reps,
+                      "blur_ms": round(one_ms, 3), "augment_ms_target": args.augment_ms, "steps": steps,
+                      "seconds": round(elapsed, 3), "images_per_s": round(steps * args.batch / elapsed, 1)}),
+          flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
