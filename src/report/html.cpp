@@ -366,7 +366,19 @@ std::string cards(const json& report) {
                                    : reason(span, "limiting_unit");
     card("limiting", "Limiting unit", limiting_words(span), detail, run_line(limiting_words(run)));
   }
-  return out + "</div>\n";
+  out += "</div>\n";
+  // Why the GPU idled, when the recording has host streams (docs/method.md#stranded-idle-explained):
+  // the analysis's verdict and what the host was doing, as report.json words them.
+  if (auto it = span.find("idle_explained"); it != span.end() && it->is_object()) {
+    const json& x = *it;
+    out += "<div class=\"idle\" id=\"idle-explained\"><span class=\"ctitle\">Why the GPU idled</span> ";
+    if (x.contains("wording") && x.at("wording").is_string())
+      out += "<b>" + escape(x.at("wording").get<std::string>()) + "</b>";
+    if (x.contains("host") && x.at("host").is_string())
+      out += "<div class=\"cdetail\">" + escape(x.at("host").get<std::string>()) + "</div>";
+    out += "</div>\n";
+  }
+  return out;
 }
 
 // The hover data: per drawn series its label, how to show it and its envelope, numbers to four
@@ -423,6 +435,7 @@ h1{font-size:1.4em;margin:.3em 0 0}h2{font-size:1.1em;margin:1.6em 0 .4em;border
 .ctitle{font-size:.8em;text-transform:uppercase;letter-spacing:.05em;color:#666}
 .cvalue{font-size:1.9em;font-weight:600;margin:2px 0}.cdetail{font-size:.85em;color:#444}.crun{font-size:.8em;color:#777;margin-top:4px}
 #card-gpu-util .cvalue{color:#2471a3}#card-die-util .cvalue{color:#c0392b}
+.idle{background:#fff;border:1px solid #ddd;border-left:4px solid #e59866;border-radius:6px;padding:8px 12px;margin-top:10px}
 .split{display:flex;height:10px;margin-top:6px;border-radius:3px;overflow:hidden;background:#eee}
 .split .busy{background:#c0392b}.split .active{background:#e59866}.split .idle{background:#bfc9ca}
 .bar{position:sticky;top:0;z-index:5;background:#fafafa;padding:4px 0;font-size:.85em;color:#333;min-height:1.6em;border-bottom:1px solid #eee}
