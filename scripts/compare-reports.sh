@@ -3,14 +3,21 @@
 # binaries (all formats, and the printed headline) and compares the files byte for byte, after
 # blanking the one field that names the program's own version ("tool": {"version": ...}).
 #
-#   scripts/compare-reports.sh BEFORE_DIESCOPE AFTER_DIESCOPE [RECORDING...]
+#   scripts/compare-reports.sh [--changed-on-purpose FILE,...] BEFORE_DIESCOPE AFTER_DIESCOPE [RECORDING...]
 #
 # RECORDING defaults to every data/recordings/**/*.dsrec. Exit 0 when every output matches, 1 when
-# one differs (the diff is printed), 2 on a usage error.
+# one differs (the diff is printed), 2 on a usage error. --changed-on-purpose names outputs a change
+# means to alter (e.g. report.html,trace.json): they are compared too and their state printed, but a
+# difference in them does not fail; everything else (headline, report.json, samples.csv) still must match.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+on_purpose=()
+if [ "${1:-}" = --changed-on-purpose ]; then
+  IFS=, read -r -a on_purpose <<<"${2:?--changed-on-purpose needs a list of file names}"
+  shift 2
+fi
 if (($# < 2)); then
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 before=$(realpath "$1"); after=$(realpath "$2"); shift 2
@@ -44,6 +51,12 @@ for recording in "${recordings[@]}"; do
   # The --out folder name appears in the printed lines; both runs wrote to a folder of the same shape.
   sed -i "s#$work/before/#$work/X/#g" $(find "$work/before/$name" -type f)
   sed -i "s#$work/after/#$work/X/#g" $(find "$work/after/$name" -type f)
+  for file in "${on_purpose[@]}"; do
+    b="$work/before/$name/report/$file"; a="$work/after/$name/report/$file"
+    [ -e "$b" ] || [ -e "$a" ] || continue
+    if cmp -s "$b" "$a"; then echo "  same on purpose  $file"; else echo "  changed on purpose  $file ($(stat -c %s "$b" 2>/dev/null || echo 0) -> $(stat -c %s "$a" 2>/dev/null || echo 0) bytes)"; fi
+    rm -f "$b" "$a"
+  done
   if diff -r "$work/before/$name" "$work/after/$name" >"$work/diff.txt"; then
     echo "same      $recording ($(find "$work/after/$name" -type f | wc -l) files)"
   else

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <iostream>
@@ -34,6 +35,7 @@ struct ReportOptions {
   std::vector<std::string> formats;
   bool no_window = false;
   std::string calibration;
+  double smooth_ms = 0;  // 0: no smoothing
 };
 
 const std::set<std::string> kFormats = {"terminal", "json", "csv", "html", "trace", "all"};
@@ -125,6 +127,12 @@ int run_report(const ReportOptions& opt) {
   if (input.extension() == ".json")
     return rerender(opt, formats.empty() ? std::set<std::string>{"terminal"} : formats, input);
   if (formats.empty()) formats = kDefaultFormats;
+  // The boxcar of report.html, trace.json and samples.csv (docs/report.md#smoothing).
+  if (opt.smooth_ms < 0 || !std::isfinite(opt.smooth_ms))
+    throw core::UsageError(
+        "--smooth " + fmt::format("{:g}", opt.smooth_ms) + " is not a length of time",
+        "give the smoothing kernel in milliseconds, above 0 (--smooth 100), or leave it out");
+  const double smooth_s = opt.smooth_ms / 1e3;
 
   std::unique_ptr<recording::RecordSource> source = recording::open_recording(input);
   analysis::AnalysisOptions analysis_options;
@@ -151,15 +159,15 @@ int run_report(const ReportOptions& opt) {
         written.push_back(out / "report.json");
       }
       if (wants(formats, "csv")) {
-        renderers.add(std::make_unique<report::CsvRenderer>(out / "samples.csv"));
+        renderers.add(std::make_unique<report::CsvRenderer>(out / "samples.csv", smooth_s));
         written.push_back(out / "samples.csv");
       }
       if (wants(formats, "html")) {
-        renderers.add(std::make_unique<report::HtmlRenderer>(out / "report.html"));
+        renderers.add(std::make_unique<report::HtmlRenderer>(out / "report.html", 1000, smooth_s));
         written.push_back(out / "report.html");
       }
       if (wants(formats, "trace")) {
-        renderers.add(std::make_unique<report::TraceRenderer>(out / "trace.json"));
+        renderers.add(std::make_unique<report::TraceRenderer>(out / "trace.json", 10000, smooth_s));
         written.push_back(out / "trace.json");
       }
     } catch (const core::Error& e) {
@@ -210,6 +218,11 @@ std::function<int()> setup_report(CLI::App& sub) {
          "a calibration file or folder from `diescope calibrate` (default: the calibrations folder under "
          "$XDG_DATA_HOME/diescope or ~/.local/share/diescope)")
       ->type_name("PATH");
+  add_number(
+      sub, "--smooth", opt->smooth_ms,
+      "smooth report.html, trace.json and samples.csv with a boxcar of MS milliseconds (default: none; "
+      "report.json and the headline are never smoothed)")
+      ->type_name("MS");
   sub.add_flag("--no-window", opt->no_window,
                "summarise the whole run only, even when the recording has window markers");
   return [opt]() { return run_report(*opt); };

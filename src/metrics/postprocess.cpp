@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 namespace diescope::metrics {
 namespace {
@@ -104,21 +105,87 @@ bool takes_prefix(Unit unit) {
 
 }  // namespace
 
-Expected<Series> boxcar(std::span<const Point> series, double kernel_s) {
+BoxcarWindow::BoxcarWindow(std::int64_t kernel_ns, std::size_t columns)
+    : before_ns_(kernel_ns / 2),
+      after_ns_(kernel_ns - kernel_ns / 2),
+      columns_(columns),
+      sums_(columns, 0),
+      counts_(columns, 0),
+      out_(columns, kNaN) {}
+
+Expected<BoxcarWindow> BoxcarWindow::make(double kernel_s, std::size_t columns) {
   auto kernel_ns = seconds_to_ns(kernel_s, "boxcar kernel");
   if (!kernel_ns) return kernel_ns.error();
+  return BoxcarWindow(*kernel_ns, columns);
+}
+
+void BoxcarWindow::emit_next(const Emit& emit) {
+  const std::int64_t t = rows_[next_].ts_ns;
+  // The window of the row at t is [t - before, t + after): rows enter at the end, leave at the front.
+  while (end_ < rows_.size() && rows_[end_].ts_ns < t + after_ns_) {
+    for (std::size_t c = 0; c < columns_; ++c) {
+      const double v = rows_[end_].values[c];
+      if (!std::isfinite(v)) continue;
+      sums_[c] += v;
+      ++counts_[c];
+    }
+    ++end_;
+  }
+  while (first_ < end_ && rows_[first_].ts_ns < t - before_ns_) {
+    for (std::size_t c = 0; c < columns_; ++c) {
+      const double v = rows_[first_].values[c];
+      if (!std::isfinite(v)) continue;
+      sums_[c] -= v;
+      --counts_[c];
+    }
+    ++first_;
+  }
+  for (std::size_t c = 0; c < columns_; ++c)
+    out_[c] = counts_[c] > 0 ? static_cast<double>(sums_[c] / static_cast<long double>(counts_[c])) : kNaN;
+  emit(rows_[next_].tag, t, out_);
+  ++next_;
+  // Rows before both the window and the next row are done with.
+  while (first_ > 0 && next_ > 0) {
+    rows_.pop_front();
+    --first_;
+    --end_;
+    --next_;
+  }
+}
+
+void BoxcarWindow::push(std::int64_t ts_ns, std::span<const double> values, std::uint64_t tag,
+                        const Emit& emit) {
+  if (values.size() != columns_)
+    throw std::invalid_argument("boxcar: a row of " + std::to_string(values.size()) +
+                                " values in a window of " + std::to_string(columns_) + " columns");
+  if (!rows_.empty() && ts_ns < rows_.back().ts_ns)
+    throw std::invalid_argument("boxcar: timestamps go backwards (" + std::to_string(ts_ns) + " ns after " +
+                                std::to_string(rows_.back().ts_ns) + " ns)");
+  rows_.push_back({ts_ns, tag, std::vector<double>(values.begin(), values.end())});
+  // A row's window is complete once a row at or past its end has arrived.
+  while (next_ < rows_.size() && ts_ns >= rows_[next_].ts_ns + after_ns_) emit_next(emit);
+}
+
+void BoxcarWindow::finish(const Emit& emit) {
+  while (next_ < rows_.size()) emit_next(emit);
+  rows_.clear();
+  first_ = end_ = next_ = 0;
+  std::fill(sums_.begin(), sums_.end(), 0.0L);
+  std::fill(counts_.begin(), counts_.end(), 0);
+}
+
+Expected<Series> boxcar(std::span<const Point> series, double kernel_s) {
+  auto window = BoxcarWindow::make(kernel_s, 1);
+  if (!window) return window.error();
   if (auto e = check_time_order(series, "boxcar")) return *e;
-  const std::int64_t before = *kernel_ns / 2;  // window is [t - before, t + after)
-  const std::int64_t after = *kernel_ns - before;
   Series out;
   out.reserve(series.size());
-  FiniteMean window;
-  std::size_t first = 0, end = 0;  // the window holds points [first, end)
-  for (const Point& p : series) {
-    while (end < series.size() && series[end].ts_ns < p.ts_ns + after) window.add(series[end++].value);
-    while (first < end && series[first].ts_ns < p.ts_ns - before) window.remove(series[first++].value);
-    out.push_back({p.ts_ns, window.mean()});
-  }
+  BoxcarWindow w = *window;
+  const BoxcarWindow::Emit emit = [&](std::uint64_t, std::int64_t ts, std::span<const double> v) {
+    out.push_back({ts, v[0]});
+  };
+  for (const Point& p : series) w.push(p.ts_ns, std::span<const double>(&p.value, 1), 0, emit);
+  w.finish(emit);
   return out;
 }
 
@@ -149,13 +216,15 @@ Series counts_to_rates(std::span<const Point> counts) {
   Series out;
   out.reserve(counts.size());
   for (std::size_t i = 0; i < counts.size(); ++i) {
-    double rate = kNaN;
-    if (i > 0 && counts[i].ts_ns > counts[i - 1].ts_ns) {
-      rate = counts[i].value / (static_cast<double>(counts[i].ts_ns - counts[i - 1].ts_ns) / kNsPerSecond);
-    }
-    out.push_back({counts[i].ts_ns, rate});
+    out.push_back({counts[i].ts_ns,
+                   i > 0 ? count_to_rate(counts[i].value, counts[i - 1].ts_ns, counts[i].ts_ns) : kNaN});
   }
   return out;
+}
+
+double count_to_rate(double count, std::int64_t from_ns, std::int64_t to_ns) {
+  if (to_ns <= from_ns) return kNaN;
+  return count / (static_cast<double>(to_ns - from_ns) / kNsPerSecond);
 }
 
 std::optional<double> conversion_factor(Unit from, Unit to) {
@@ -267,6 +336,167 @@ std::vector<Panel> group_into_panels(std::span<const TaggedSeries> all) {
     }
   }
   return panels;
+}
+
+Expected<Grid> Grid::covering(std::int64_t lo_ns, std::int64_t hi_ns, std::size_t max_bins,
+                              std::int64_t min_step_ns) {
+  if (hi_ns <= lo_ns) {
+    return MetricError{"grid: the span from " + std::to_string(lo_ns) + " ns to " + std::to_string(hi_ns) +
+                       " ns is empty"};
+  }
+  if (max_bins == 0) return MetricError{"grid: at least one bin is needed"};
+  const std::int64_t span = hi_ns - lo_ns;
+  const std::int64_t n =
+      std::min(static_cast<std::int64_t>(std::min<std::size_t>(max_bins, 1u << 30)), kMaxResampleBins);
+  std::int64_t step = std::max<std::int64_t>({1, min_step_ns, span / n + (span % n != 0 ? 1 : 0)});
+  const std::int64_t bins = span / step + (span % step != 0 ? 1 : 0);
+  return Grid{lo_ns, step, static_cast<std::size_t>(bins)};
+}
+
+struct Pipeline::Stream {
+  MetricDescriptor descriptor;  // after the steps
+  StreamSteps steps;
+  double factor = 1;  // conversion, then percent of peak
+  std::optional<BoxcarWindow> smooth;
+  std::optional<std::int64_t> previous_point_ns;  // for a point's rate
+  std::vector<long double> weighted;
+  std::vector<double> weight, lo, hi;
+};
+
+Pipeline::Pipeline(const Grid& grid, double smooth_s) : grid_(grid), smooth_s_(smooth_s) {}
+
+Expected<Pipeline> Pipeline::make(const Grid& grid, double smooth_s) {
+  if (grid.bins == 0 || grid.step_ns <= 0) return MetricError{"pipeline: the grid has no bins"};
+  if (smooth_s != 0) {
+    auto probe = BoxcarWindow::make(smooth_s, 1);
+    if (!probe) return probe.error();
+  }
+  return Pipeline(grid, smooth_s);
+}
+
+Expected<std::size_t> Pipeline::add(const MetricDescriptor& descriptor, const StreamSteps& steps) {
+  auto s = std::make_shared<Stream>();
+  s->descriptor = descriptor;
+  s->steps = steps;
+  MetricDescriptor& d = s->descriptor;
+  if (steps.to_rate) {
+    auto unit = rate_unit(d.unit);
+    if (!unit) {
+      return MetricError{d.full_name() + ": a value in " + std::string(to_string(d.unit)) +
+                         " has no rate; only counts, cycles and bytes do"};
+    }
+    d.unit = *unit;
+    d.peak.reset();  // a peak of a count per interval says nothing per second
+    d.no_peak_reason = "a rate of counts has no peak of its own";
+  }
+  if (steps.convert_to) {
+    auto f = conversion_factor(d.unit, *steps.convert_to);
+    if (!f) {
+      return MetricError{d.full_name() + ": cannot convert " + std::string(to_string(d.unit)) + " to " +
+                         std::string(to_string(*steps.convert_to))};
+    }
+    s->factor *= *f;
+    if (d.peak) *d.peak *= *f;
+    d.unit = *steps.convert_to;
+  }
+  if (steps.percent_of_peak) {
+    MaybeValue probe = percent_of_peak(0.0, d);
+    if (!probe.available()) return MetricError{probe.reason};
+    s->factor *= 100.0 / *d.peak;
+    d.unit = Unit::pct;
+    d.peak = 100.0;
+  }
+  if (smooth_s_ != 0 && steps.smooth) s->smooth = *BoxcarWindow::make(smooth_s_, 1);
+  s->weighted.assign(grid_.bins, 0.0L);
+  s->weight.assign(grid_.bins, 0.0);
+  s->lo.assign(grid_.bins, kNaN);
+  s->hi.assign(grid_.bins, kNaN);
+  streams_.push_back(std::move(s));
+  return streams_.size() - 1;
+}
+
+const MetricDescriptor& Pipeline::descriptor(std::size_t id) const {
+  return streams_.at(id)->descriptor;
+}
+
+void Pipeline::to_grid(Stream& s, std::int64_t t0, std::int64_t t1, double value) {
+  if (!std::isfinite(value)) return;  // no value: the bin stays empty unless another value reaches it
+  const std::int64_t origin = grid_.origin_ns, end = grid_.end_ns(), step = grid_.step_ns;
+  auto enter = [&](std::size_t k, double weight) {
+    s.weighted[k] += static_cast<long double>(value) * weight;
+    s.weight[k] += weight;
+    s.lo[k] = std::isnan(s.lo[k]) ? value : std::min(s.lo[k], value);
+    s.hi[k] = std::isnan(s.hi[k]) ? value : std::max(s.hi[k], value);
+  };
+  if (t1 <= t0) {  // a point: once in its bin
+    if (t0 < origin || t0 >= end) return;
+    enter(static_cast<std::size_t>((t0 - origin) / step), 1.0);
+    return;
+  }
+  const std::int64_t a = std::max(t0, origin), b = std::min(t1, end);
+  if (b <= a) return;
+  for (std::int64_t k = (a - origin) / step; k < static_cast<std::int64_t>(grid_.bins); ++k) {
+    const std::int64_t bin_lo = origin + k * step;
+    if (bin_lo >= b) break;
+    const std::int64_t overlap = std::min(b, bin_lo + step) - std::max(a, bin_lo);
+    if (overlap > 0) enter(static_cast<std::size_t>(k), static_cast<double>(overlap));
+  }
+}
+
+void Pipeline::span(std::size_t id, std::int64_t t0_ns, std::int64_t t1_ns, double value) {
+  Stream& s = *streams_.at(id);
+  if (s.steps.to_rate) value = count_to_rate(value, t0_ns, t1_ns);
+  value *= s.factor;
+  if (!s.smooth) {
+    to_grid(s, t0_ns, t1_ns, value);
+    return;
+  }
+  // The row's tag carries its end, so the smoothed value goes back over the same span.
+  s.smooth->push(t0_ns, std::span<const double>(&value, 1), static_cast<std::uint64_t>(t1_ns),
+                 [&](std::uint64_t tag, std::int64_t ts, std::span<const double> v) {
+                   to_grid(s, ts, static_cast<std::int64_t>(tag), v[0]);
+                 });
+}
+
+void Pipeline::point(std::size_t id, std::int64_t ts_ns, double value) {
+  Stream& s = *streams_.at(id);
+  if (s.steps.to_rate) {
+    const std::optional<std::int64_t> previous = s.previous_point_ns;
+    s.previous_point_ns = ts_ns;
+    value = previous ? count_to_rate(value, *previous, ts_ns) : kNaN;
+  }
+  value *= s.factor;
+  if (!s.smooth) {
+    to_grid(s, ts_ns, ts_ns, value);
+    return;
+  }
+  s.smooth->push(ts_ns, std::span<const double>(&value, 1), static_cast<std::uint64_t>(ts_ns),
+                 [&](std::uint64_t tag, std::int64_t ts, std::span<const double> v) {
+                   to_grid(s, ts, static_cast<std::int64_t>(tag), v[0]);
+                 });
+}
+
+std::vector<EnvelopeSeries> Pipeline::finish() {
+  std::vector<EnvelopeSeries> out;
+  out.reserve(streams_.size());
+  for (const std::shared_ptr<Stream>& p : streams_) {
+    Stream& s = *p;
+    if (s.smooth) {
+      s.smooth->finish([&](std::uint64_t tag, std::int64_t ts, std::span<const double> v) {
+        to_grid(s, ts, static_cast<std::int64_t>(tag), v[0]);
+      });
+    }
+    EnvelopeSeries e{s.descriptor, {}};
+    e.envelope.mean.resize(grid_.bins, kNaN);
+    for (std::size_t k = 0; k < grid_.bins; ++k) {
+      if (s.weight[k] > 0) e.envelope.mean[k] = static_cast<double>(s.weighted[k] / s.weight[k]);
+    }
+    e.envelope.min = std::move(s.lo);
+    e.envelope.max = std::move(s.hi);
+    out.push_back(std::move(e));
+  }
+  streams_.clear();
+  return out;
 }
 
 }  // namespace diescope::metrics

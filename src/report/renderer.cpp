@@ -68,14 +68,16 @@ struct CsvRenderer::State {
   std::optional<SamplesCsvWriter> csv;
 };
 
-CsvRenderer::CsvRenderer(std::filesystem::path path) : path_(std::move(path)) {}
+CsvRenderer::CsvRenderer(std::filesystem::path path, double smooth_s)
+    : path_(std::move(path)), smooth_s_(smooth_s) {}
 CsvRenderer::~CsvRenderer() = default;
 
 void CsvRenderer::begin(const ReportInput& input) {
   state_ = std::make_unique<State>(path_);
   State* st = state_.get();
-  st->csv.emplace(input.recording->meta(), input.analysis,
-                  [st](std::string_view piece) { st->file.write(piece); });
+  st->csv.emplace(
+      input.recording->meta(), input.analysis, [st](std::string_view piece) { st->file.write(piece); },
+      smooth_s_);
 }
 
 void CsvRenderer::sample(const WalkedSample& walked) {

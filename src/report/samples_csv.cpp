@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "diescope/analysis/analyze.hpp"
+#include "diescope/core/error.hpp"
 #include "diescope/report/wording.hpp"
 
 namespace diescope::report {
@@ -78,8 +79,18 @@ void walk_samples(const recording::RecordSource& source, const analysis::Analysi
 }
 
 SamplesCsvWriter::SamplesCsvWriter(const recording::RecordingMeta& meta, const analysis::Analysis* analysis,
-                                   std::function<void(std::string_view)> sink)
+                                   std::function<void(std::string_view)> sink, double smooth_s)
     : sink_(std::move(sink)) {
+  if (smooth_s != 0) {
+    const std::size_t columns =
+        meta.units.size() + meta.diagnostics.size() + meta.counts.size() + meta.engines.size() + 1;
+    auto window = metrics::BoxcarWindow::make(smooth_s, columns);
+    if (!window)
+      throw core::UsageError("--smooth: " + window.reason(),
+                             "give the smoothing kernel in milliseconds, above 0 (--smooth 100)");
+    smooth_.emplace(*window);
+    unused_.assign(columns, analysis::kNaN);
+  }
   std::string header = "index,start_ns,end_ns,duration_ms";
   for (const recording::ColumnDef& c : meta.units) header += "," + csv_field("unit." + c.key);
   for (const recording::ColumnDef& c : meta.diagnostics) header += "," + csv_field("diag." + c.key);
@@ -96,28 +107,27 @@ SamplesCsvWriter::SamplesCsvWriter(const recording::RecordingMeta& meta, const a
 
 void SamplesCsvWriter::row(const WalkedSample& w) {
   const recording::ChipSample& s = *w.sample;
-  line_.clear();
-  fmt::format_to(std::back_inserter(line_), "{},{},{}", w.index, s.start_ns, s.end_ns);
-  append_number(line_, static_cast<double>(s.end_ns - s.start_ns) / 1e6);
-  for (double v : s.units) append_number(line_, v);
-  for (double v : s.diagnostics) append_number(line_, v);
-  for (double v : s.counts) append_number(line_, v);
-  for (double v : w.engines) append_number(line_, v);
-  append_number(line_, w.die_util_pct);
-  line_ += ',';
-  line_ += use_name(w.verdict.use);
-  line_ += ',' + csv_field(w.verdict.reason);
-  double share = analysis::kNaN;
-  if (window_ && s.end_ns > s.start_ns) {
-    recording::TimeNs overlap = std::min(s.end_ns, window_end_) - std::max(s.start_ns, window_start_);
-    share = overlap > 0 ? static_cast<double>(overlap) / static_cast<double>(s.end_ns - s.start_ns) : 0.0;
-  }
-  append_number(line_, share);
-  line_ += '\n';
-  out_ += line_;
-  if (out_.size() > (1 << 16)) {
-    sink_(out_);
-    out_.clear();
+  values_.clear();
+  values_.insert(values_.end(), s.units.begin(), s.units.end());
+  values_.insert(values_.end(), s.diagnostics.begin(), s.diagnostics.end());
+  values_.insert(values_.end(), s.counts.begin(), s.counts.end());
+  values_.insert(values_.end(), w.engines.begin(), w.engines.end());
+  values_.push_back(w.die_util_pct);
+  Pending row{w.index, s.start_ns, s.end_ns, w.verdict, {}};
+  if (!smooth_) {
+    write_row(row, values_);
+  } else {
+    row.values = values_;
+    const bool used = w.verdict.use == SampleUse::used;
+    pending_.push_back(std::move(row));
+    // Rows come out in the order they went in: the front of pending_ is the one being emitted.
+    smooth_->push(
+        s.start_ns, used && values_.size() == unused_.size() ? std::span<const double>(values_) : unused_, 0,
+        [this](std::uint64_t, std::int64_t, std::span<const double> smoothed) {
+          const Pending& p = pending_.front();
+          write_row(p, p.verdict.use == SampleUse::used ? smoothed : std::span<const double>(p.values));
+          pending_.pop_front();
+        });
   }
 
   ++stats_.rows;
@@ -137,7 +147,36 @@ void SamplesCsvWriter::row(const WalkedSample& w) {
   }
 }
 
+void SamplesCsvWriter::write_row(const Pending& p, std::span<const double> values) {
+  line_.clear();
+  fmt::format_to(std::back_inserter(line_), "{},{},{}", p.index, p.start_ns, p.end_ns);
+  append_number(line_, static_cast<double>(p.end_ns - p.start_ns) / 1e6);
+  for (double v : values) append_number(line_, v);
+  line_ += ',';
+  line_ += use_name(p.verdict.use);
+  line_ += ',' + csv_field(p.verdict.reason);
+  double share = analysis::kNaN;
+  if (window_ && p.end_ns > p.start_ns) {
+    recording::TimeNs overlap = std::min(p.end_ns, window_end_) - std::max(p.start_ns, window_start_);
+    share = overlap > 0 ? static_cast<double>(overlap) / static_cast<double>(p.end_ns - p.start_ns) : 0.0;
+  }
+  append_number(line_, share);
+  line_ += '\n';
+  out_ += line_;
+  if (out_.size() > (1 << 16)) {
+    sink_(out_);
+    out_.clear();
+  }
+}
+
 SamplesCsvStats SamplesCsvWriter::finish() {
+  if (smooth_) {
+    smooth_->finish([this](std::uint64_t, std::int64_t, std::span<const double> smoothed) {
+      const Pending& p = pending_.front();
+      write_row(p, p.verdict.use == SampleUse::used ? smoothed : std::span<const double>(p.values));
+      pending_.pop_front();
+    });
+  }
   if (!out_.empty()) sink_(out_);
   out_.clear();
   return stats_;

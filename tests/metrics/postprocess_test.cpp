@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
+#include <vector>
 
 #include "diescope/metrics/catalog.hpp"
 #include "diescope/metrics/postprocess.hpp"
@@ -276,6 +278,193 @@ TEST(Panels, OneScopeManyNamesAreLabelledByName) {
   EXPECT_EQ(panels[0].series[1].legend, "dram__throughput.avg.pct_of_peak_sustained_elapsed");
   EXPECT_EQ(panels[0].peak, 100.0);
   EXPECT_TRUE(group_into_panels({}).empty());
+}
+
+// The streaming boxcar: two columns sharing times, 20 ms kernel, window [t-10 ms, t+10 ms).
+//  t=0:  column a {1}        -> 1;    column b {10}        -> 10
+//  t=10: column a {1, 2}     -> 1.5;  column b {10, NaN}   -> 10
+//  t=20: column a {2, 3}     -> 2.5;  column b {NaN, 30}   -> 30
+//  t=30: column a {3, NaN}   -> 3;    column b {30, 40}    -> 35
+// A row comes out once a row at or past its window's end has gone in: row 0 when row 1 (10 ms) arrives.
+TEST(BoxcarWindow, StreamsRowsOfColumnsWithTheirTags) {
+  auto made = BoxcarWindow::make(0.020, 2);
+  ASSERT_TRUE(made.ok());
+  BoxcarWindow w = *made;
+  std::vector<std::tuple<std::uint64_t, std::int64_t, double, double>> out;
+  const BoxcarWindow::Emit emit = [&](std::uint64_t tag, std::int64_t ts, std::span<const double> v) {
+    out.emplace_back(tag, ts, v[0], v[1]);
+  };
+  const std::vector<std::vector<double>> rows = {{1, 10}, {2, kNaN}, {3, 30}, {kNaN, 40}};
+  w.push(0, rows[0], 100, emit);
+  EXPECT_TRUE(out.empty());
+  w.push(10 * kMs, rows[1], 101, emit);
+  ASSERT_EQ(out.size(), 1u);
+  w.push(20 * kMs, rows[2], 102, emit);
+  w.push(30 * kMs, rows[3], 103, emit);
+  EXPECT_EQ(out.size(), 3u);
+  w.finish(emit);
+  ASSERT_EQ(out.size(), 4u);
+  const std::vector<std::tuple<std::uint64_t, std::int64_t, double, double>> want = {
+      {100, 0, 1, 10}, {101, 10 * kMs, 1.5, 10}, {102, 20 * kMs, 2.5, 30}, {103, 30 * kMs, 3, 35}};
+  EXPECT_EQ(out, want);
+  EXPECT_NO_THROW(w.push(0, rows[0], 0, emit)) << "finish() empties it: a new stream may start anywhere";
+}
+
+TEST(BoxcarWindow, RefusesRowsOutOfOrderOrOfTheWrongWidth) {
+  BoxcarWindow w = *BoxcarWindow::make(0.010, 1);
+  const BoxcarWindow::Emit ignore = [](std::uint64_t, std::int64_t, std::span<const double>) {};
+  const double v = 1;
+  w.push(10 * kMs, std::span<const double>(&v, 1), 0, ignore);
+  EXPECT_THROW(w.push(5 * kMs, std::span<const double>(&v, 1), 0, ignore), std::invalid_argument);
+  EXPECT_THROW(w.push(20 * kMs, std::vector<double>{1, 2}, 0, ignore), std::invalid_argument);
+  EXPECT_FALSE(BoxcarWindow::make(0, 1).ok());
+}
+
+TEST(Grid, CoversTheSpanInAtMostMaxBinsNoFinerThanTheSamples) {
+  // 1000 ns in at most 3 bins: step ceil(1000 / 3) = 334, bins ceil(1000 / 334) = 3.
+  Grid g = *Grid::covering(0, 1000, 3);
+  EXPECT_EQ(g.step_ns, 334);
+  EXPECT_EQ(g.bins, 3u);
+  EXPECT_EQ(g.end_ns(), 1002);
+  // 100 ms in at most 1000 bins but no finer than 10 ms: 10 bins of 10 ms.
+  g = *Grid::covering(5 * kMs, 105 * kMs, 1000, 10 * kMs);
+  EXPECT_EQ(g.origin_ns, 5 * kMs);
+  EXPECT_EQ(g.step_ns, 10 * kMs);
+  EXPECT_EQ(g.bins, 10u);
+  EXPECT_FALSE(Grid::covering(10, 10, 5).ok());
+  EXPECT_FALSE(Grid::covering(0, 10, 0).ok());
+}
+
+StreamSteps rate_steps() {
+  StreamSteps s;
+  s.to_rate = true;
+  return s;
+}
+StreamSteps pct_steps() {
+  StreamSteps s;
+  s.percent_of_peak = true;
+  return s;
+}
+
+MetricDescriptor plain(Unit unit, std::optional<double> peak = std::nullopt) {
+  MetricDescriptor d;
+  d.name = *parse_metric_name("dram__bytes.sum");
+  d.unit = unit;
+  d.peak = peak;
+  d.scope = Scope::gpu(0);
+  return d;
+}
+
+void expect_values(const std::vector<double>& got, const std::vector<double>& want, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i]))
+      EXPECT_TRUE(std::isnan(got[i])) << what << " bin " << i << " is " << got[i];
+    else
+      EXPECT_NEAR(got[i], want[i], std::fabs(want[i]) * 1e-12) << what << " bin " << i;
+  }
+}
+
+// Grid of 4 bins of 10 ms from 0. Span [5, 15) ms reads 10, span [15, 30) ms reads 40.
+//  bin 0 [0, 10):  10 over 5 ms                 -> min 10, mean 10, max 10
+//  bin 1 [10, 20): 10 over 5 ms, 40 over 5 ms   -> min 10, mean 25, max 40
+//  bin 2 [20, 30): 40                           -> 40
+//  bin 3 [30, 40): nothing                      -> NaN everywhere: the gap stays visible
+// A point (a reading at one instant) at 32 ms of NaN leaves bin 3 empty.
+TEST(Pipeline, SpansAreTimeWeightedIntoMinMeanMaxEnvelopes) {
+  Pipeline p = *Pipeline::make(Grid{0, 10 * kMs, 4});
+  const std::size_t id = *p.add(plain(Unit::pct, 100));
+  p.span(id, 5 * kMs, 15 * kMs, 10);
+  p.span(id, 15 * kMs, 30 * kMs, 40);
+  p.point(id, 32 * kMs, kNaN);
+  auto out = p.finish();
+  ASSERT_EQ(out.size(), 1u);
+  expect_values(out[0].envelope.min, {10, 10, 40, kNaN}, "min");
+  expect_values(out[0].envelope.mean, {10, 25, 40, kNaN}, "mean");
+  expect_values(out[0].envelope.max, {10, 40, 40, kNaN}, "max");
+}
+
+// Points are counted once each in their bin: 2 and 4 at 1 and 9 ms average 3; a span before the grid
+// and a point after it are left out.
+TEST(Pipeline, PointsAreMeansOfTheirBinAndOutsideTheGridIsLeftOut) {
+  Pipeline p = *Pipeline::make(Grid{0, 10 * kMs, 1});
+  const std::size_t id = *p.add(plain(Unit::mhz));
+  p.span(id, -20 * kMs, -10 * kMs, 1000);
+  p.point(id, 1 * kMs, 2);
+  p.point(id, 9 * kMs, 4);
+  p.point(id, 10 * kMs, 1000);
+  auto out = p.finish();
+  expect_values(out[0].envelope.mean, {3}, "mean");
+  expect_values(out[0].envelope.min, {2}, "min");
+  expect_values(out[0].envelope.max, {4}, "max");
+}
+
+// Counts to rates: 1000 bytes over the 10 ms span [0, 10) is 100,000 B/s; the unit becomes
+// bytes_per_second and the per-interval peak no longer applies. Points: 5 at 0 s has no interval
+// before it (left out), 10 at 1 s is 10/s, 10 at 3 s is 10 over 2 s = 5/s; one bin of 4 s holds both
+// rates: mean 7.5.
+TEST(Pipeline, CountsBecomeRatesOverTheirSpanOrSinceThePreviousPoint) {
+  Pipeline spans = *Pipeline::make(Grid{0, 10 * kMs, 1});
+  const std::size_t b = *spans.add(plain(Unit::bytes, 5000), rate_steps());
+  EXPECT_EQ(spans.descriptor(b).unit, Unit::bytes_per_second);
+  EXPECT_FALSE(spans.descriptor(b).peak.has_value());
+  spans.span(b, 0, 10 * kMs, 1000);
+  expect_values(spans.finish()[0].envelope.mean, {100000}, "span rate");
+
+  Pipeline points = *Pipeline::make(Grid{0, 4000 * kMs, 1});
+  const std::size_t c = *points.add(plain(Unit::count), rate_steps());
+  EXPECT_EQ(points.descriptor(c).unit, Unit::hz);
+  points.point(c, 0, 5);
+  points.point(c, 1000 * kMs, 10);
+  points.point(c, 3000 * kMs, 10);
+  auto out = points.finish();
+  expect_values(out[0].envelope.mean, {7.5}, "point rates");
+  expect_values(out[0].envelope.min, {5}, "min");
+  expect_values(out[0].envelope.max, {10}, "max");
+}
+
+// Conversion then percent of peak: 1500 MHz -> 1.5e9 Hz; with a peak of 2000 MHz (2e9 Hz after the
+// conversion), 1500 MHz is 75%.
+TEST(Pipeline, ConvertsUnitsAndNormalisesToThePeak) {
+  Pipeline p = *Pipeline::make(Grid{0, 10 * kMs, 1});
+  const std::size_t hz = *p.add(plain(Unit::mhz, 2000), StreamSteps{false, Unit::hz, false, true});
+  const std::size_t pct = *p.add(plain(Unit::mhz, 2000), StreamSteps{false, Unit::hz, true, true});
+  EXPECT_EQ(p.descriptor(hz).unit, Unit::hz);
+  EXPECT_EQ(*p.descriptor(hz).peak, 2e9);
+  EXPECT_EQ(p.descriptor(pct).unit, Unit::pct);
+  EXPECT_EQ(*p.descriptor(pct).peak, 100);
+  p.point(hz, 0, 1500);
+  p.point(pct, 0, 1500);
+  auto out = p.finish();
+  expect_values(out[0].envelope.mean, {1.5e9}, "hz");
+  expect_values(out[1].envelope.mean, {75}, "pct");
+}
+
+TEST(Pipeline, RefusesStepsThatDoNotApply) {
+  Pipeline p = *Pipeline::make(Grid{0, 10 * kMs, 1});
+  auto rate_of_pct = p.add(plain(Unit::pct, 100), rate_steps());
+  ASSERT_FALSE(rate_of_pct.ok());
+  EXPECT_NE(rate_of_pct.reason().find("has no rate"), std::string::npos) << rate_of_pct.reason();
+  MetricDescriptor no_peak = plain(Unit::bytes);
+  no_peak.no_peak_reason = "the disk's speed is not known";
+  auto pct = p.add(no_peak, pct_steps());
+  ASSERT_FALSE(pct.ok());
+  EXPECT_NE(pct.reason().find("the disk's speed is not known"), std::string::npos) << pct.reason();
+  EXPECT_FALSE(p.add(plain(Unit::bytes), StreamSteps{false, Unit::mhz, false, true}).ok());
+  EXPECT_FALSE(Pipeline::make(Grid{0, 10 * kMs, 1}, -1).ok());
+  EXPECT_FALSE(Pipeline::make(Grid{0, 10 * kMs, 0}).ok());
+}
+
+// Smoothing before the grid, 20 ms kernel (window [t-10, t+10) ms, by each span's start):
+// spans [0,10) 0, [10,20) 30, [20,30) 60 smooth to 0, (0+30)/2 = 15, (30+60)/2 = 45, each over its
+// own span, so 10 ms bins read 0, 15, 45.
+TEST(Pipeline, SmoothsEachStreamBeforeTheGrid) {
+  Pipeline p = *Pipeline::make(Grid{0, 10 * kMs, 3}, 0.020);
+  const std::size_t id = *p.add(plain(Unit::pct, 100));
+  p.span(id, 0, 10 * kMs, 0);
+  p.span(id, 10 * kMs, 20 * kMs, 30);
+  p.span(id, 20 * kMs, 30 * kMs, 60);
+  expect_values(p.finish()[0].envelope.mean, {0, 15, 45}, "smoothed");
 }
 
 }  // namespace

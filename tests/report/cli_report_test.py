@@ -102,7 +102,13 @@ def main():
     check(ht.returncode == 0, f"--format html,trace exit code {ht.returncode}: {ht.stderr}")
     page = (scratch / "html-trace" / "report.html").read_text() if (scratch / "html-trace" / "report.html").exists() else ""
     check(page.startswith("<!DOCTYPE html>") and "<svg " in page, "report.html with an SVG timeline")
-    check(not any(x in page for x in ("http:", "https:", "src=", "href=", "<link", "<script")), "report.html is self-contained")
+    check(not any(x in page for x in ("http:", "https:", "src=", "href=", "<link", "url(", "@import")), "report.html is self-contained")
+    check(page.count("<script") == 2 and "<script src" not in page, "report.html's scripts are inline")
+    # --smooth: a positive kernel is taken; a negative one is refused with the fix.
+    sm = run(diescope, copy, "--format", "html,csv", "--smooth", "50", "--output", scratch / "smoothed")
+    check(sm.returncode == 0 and (scratch / "smoothed" / "report.html").exists(), f"--smooth 50: {sm.stderr}")
+    bad = run(diescope, copy, "--format", "html", "--smooth", "-5", "--output", scratch / "bad-smooth")
+    check(bad.returncode == 2 and "--smooth" in bad.stderr, f"--smooth -5 is refused: {bad.returncode} {bad.stderr}")
     try:
         trace = json.loads((scratch / "html-trace" / "trace.json").read_text())
         names = {e.get("name") for e in trace["traceEvents"] if e.get("ph") == "C"}

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "diescope/analysis/analyze.hpp"
+#include "diescope/core/error.hpp"
 #include "diescope/recording/memory_recording.hpp"
 #include "diescope/report/samples_csv.hpp"
 #include "fixtures.hpp"
@@ -106,6 +107,33 @@ TEST(SamplesCsv, OneRowPerSampleAsReadWithItsVerdict) {
   EXPECT_EQ(stats.dropped_first, 1);
   EXPECT_EQ(stats.dropped_broken, 3);
   EXPECT_EQ(stats.outside_run, 1);
+}
+
+// --smooth 60: a boxcar of 60 ms (window [t-30, t+30) ms by each row's start) over the used rows only.
+// Row 1 at 614 ms: [584, 644) holds row 1 alone (row 5 starts at 644, outside), so it is as read.
+// Row 5 at 644 ms: [614, 674) holds rows 1 and 5: fp32 (80+10)/2 = 45, dram (1+20)/2 = 10.5,
+// sm_active (100+50)/2 = 75, dram_bytes 1e8 (row 5's is NaN, left out), nvenc 90 (likewise),
+// DIE-Util (90+20)/2 = 55. Dropped and outside rows keep their values and enter no window.
+TEST(SamplesCsv, SmoothingAveragesUsedRowsOnly) {
+  recording::MemoryRecording rec = seven_samples();
+  analysis::Analysis a = run_and_window();
+  std::string out;
+  report::SamplesCsvWriter csv(
+      rec.meta(), &a, [&](std::string_view piece) { out += piece; }, 0.060);
+  report::walk_samples(rec, &a, [&](const report::WalkedSample& w) { csv.row(w); });
+  report::SamplesCsvStats stats = csv.finish();
+  EXPECT_EQ(stats.rows, 7);
+  const std::vector<std::string> lines = split_lines(out);
+  ASSERT_EQ(lines.size(), 8u);
+  EXPECT_EQ(lines[2], "1,1614000000,1624000000,10,80,1,100,100000000,90,90,used,,0");
+  EXPECT_EQ(lines[6], "5,1644000000,1654000000,10,45,10.5,75,100000000,90,55,used,,1");
+  EXPECT_EQ(lines[1],
+            "0,1000000000,1614000000,614,0.69,0.54,99,2132000000,NaN,0.69,dropped_first,"
+            "first sample after the counters started: it spans their setup,0");
+  EXPECT_EQ(lines[7], "6,1700000000,1710000000,10,10,20,50,100000000,NaN,20,outside_run,outside the run,0");
+  EXPECT_THROW(report::SamplesCsvWriter(
+                   rec.meta(), &a, [](std::string_view) {}, -1),
+               core::UsageError);
 }
 
 TEST(SamplesCsv, VerdictsAddUpToTheAnalysisCounts) {

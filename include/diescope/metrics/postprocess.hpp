@@ -7,7 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -32,6 +35,42 @@ struct MaybeValue {
   bool available() const { return value == value; }
 };
 
+// The streaming form of the boxcar, over rows of `columns` values that share their times (one metric,
+// or every column of a chip sample): a row comes out once every row of its window has gone in, so
+// memory holds one kernel's rows, whatever the length of the stream. boxcar() below is this class
+// over one column. Rows carry a caller's tag back out with them.
+class BoxcarWindow {
+ public:
+  using Emit = std::function<void(std::uint64_t tag, std::int64_t ts_ns, std::span<const double> values)>;
+  // Refuses a kernel that is not a positive number of seconds.
+  static Expected<BoxcarWindow> make(double kernel_s, std::size_t columns);
+  // Adds a row (`values.size()` must be `columns`) and emits every row whose window is now complete.
+  // Throws std::invalid_argument when `ts_ns` is earlier than the row before: the caller's stream is
+  // out of order, which its reader already refuses.
+  void push(std::int64_t ts_ns, std::span<const double> values, std::uint64_t tag, const Emit& emit);
+  // Emits the rows still waiting (their windows end with the stream).
+  void finish(const Emit& emit);
+  std::int64_t kernel_ns() const { return before_ns_ + after_ns_; }
+
+ private:
+  BoxcarWindow(std::int64_t kernel_ns, std::size_t columns);
+  struct Row {
+    std::int64_t ts_ns;
+    std::uint64_t tag;
+    std::vector<double> values;
+  };
+  void emit_next(const Emit& emit);
+  std::int64_t before_ns_, after_ns_;  // a row's window is [t - before, t + after)
+  std::size_t columns_;
+  std::deque<Row> rows_;   // from the oldest row still in a window to the newest
+  std::size_t first_ = 0;  // rows_[first_, end_) are in the window of rows_[next_]
+  std::size_t end_ = 0;
+  std::size_t next_ = 0;  // the next row to come out
+  std::vector<long double> sums_;
+  std::vector<std::int64_t> counts_;
+  std::vector<double> out_;
+};
+
 // Centred boxcar: each point becomes the mean of the finite values whose time lies in
 // [t - kernel/2, t + kernel/2). Same timestamps out as in. Refuses a kernel that is not a positive
 // number of seconds and timestamps that go backwards.
@@ -45,6 +84,9 @@ Expected<Series> resample(std::span<const Point> series, double step_s, std::int
 // Per-second rates from per-interval counts: each count covers the time since the previous point. The
 // first point has no interval before it, and a non-increasing time gives none either: both NaN.
 Series counts_to_rates(std::span<const Point> counts);
+// One count over [from_ns, to_ns) as a per-second rate; NaN when the interval is empty. The one rule
+// behind counts_to_rates and the pipeline.
+double count_to_rate(double count, std::int64_t from_ns, std::int64_t to_ns);
 
 // Factor that turns a value in `from` into `to` (mhz<->hz, pct<->ratio, or 1 for the same unit).
 std::optional<double> conversion_factor(Unit from, Unit to);
@@ -84,5 +126,69 @@ struct Panel {
   std::vector<PanelSeries> series;
 };
 std::vector<Panel> group_into_panels(std::span<const TaggedSeries> all);
+
+// The pipeline (docs/metrics.md#the-pipeline): every stream a renderer draws goes through the same
+// steps, in this order, as its values arrive: counts to rates, unit conversion, percent of peak,
+// boxcar smoothing, and then onto a grid shared by all streams as an envelope (per bin: the lowest
+// value, the time-weighted mean, the highest). Memory holds the grid and one smoothing kernel per
+// stream, never the stream, so a day-long recording draws in the same memory as a minute.
+
+// A regular grid: bin k covers [origin + k*step, origin + (k+1)*step).
+struct Grid {
+  std::int64_t origin_ns = 0;
+  std::int64_t step_ns = 1;
+  std::size_t bins = 0;
+  std::int64_t end_ns() const { return origin_ns + step_ns * static_cast<std::int64_t>(bins); }
+  // The grid over [lo_ns, hi_ns) in at most `max_bins` bins, none shorter than `min_step_ns` (so a
+  // short run is not cut finer than its samples). Refuses an empty span or no bins.
+  static Expected<Grid> covering(std::int64_t lo_ns, std::int64_t hi_ns, std::size_t max_bins,
+                                 std::int64_t min_step_ns = 1);
+};
+
+// A stream on the grid: NaN in every field of a bin no value reached, so gaps stay visible.
+struct Envelope {
+  std::vector<double> min, mean, max;
+};
+
+// What the pipeline does to one stream's values before they reach the grid.
+struct StreamSteps {
+  bool to_rate = false;            // values are counts over their span: make them per second
+  std::optional<Unit> convert_to;  // then convert (conversion_factor) to this unit
+  bool percent_of_peak = false;    // then divide by the descriptor's peak, times 100
+  bool smooth = true;              // then smooth, when the pipeline smooths (not for a state's share)
+};
+
+struct EnvelopeSeries {
+  MetricDescriptor descriptor;  // after the steps: the unit (and peak) the values now have
+  Envelope envelope;
+};
+
+class Pipeline {
+ public:
+  // `smooth_s` 0: no smoothing; otherwise the boxcar kernel, refused when not a positive number.
+  static Expected<Pipeline> make(const Grid& grid, double smooth_s = 0);
+  // A stream and its steps; refused when a step does not apply (a rate of a percent, percent of a
+  // peak the descriptor lacks, a conversion between unrelated units). Returns the stream's id.
+  Expected<std::size_t> add(const MetricDescriptor& descriptor, const StreamSteps& steps = {});
+  // A value that holds over [t0_ns, t1_ns) (a chip sample, a probe interval): time-weighted into
+  // each bin it overlaps, and its rate (to_rate) is over that span.
+  void span(std::size_t id, std::int64_t t0_ns, std::int64_t t1_ns, double value);
+  // A reading at one instant (a clock): counted once in its bin; its rate (to_rate) is over the time
+  // since the stream's previous point.
+  void point(std::size_t id, std::int64_t ts_ns, double value);
+  // The envelopes, one per stream in the order added. The pipeline is spent afterwards.
+  std::vector<EnvelopeSeries> finish();
+  const Grid& grid() const { return grid_; }
+  std::size_t size() const { return streams_.size(); }
+  const MetricDescriptor& descriptor(std::size_t id) const;  // after the steps
+
+ private:
+  struct Stream;
+  Pipeline(const Grid& grid, double smooth_s);
+  void to_grid(Stream& s, std::int64_t t0_ns, std::int64_t t1_ns, double value);
+  Grid grid_;
+  double smooth_s_;
+  std::vector<std::shared_ptr<Stream>> streams_;
+};
 
 }  // namespace diescope::metrics

@@ -89,10 +89,11 @@ class JsonRenderer final : public Renderer {
   std::filesystem::path path_;
 };
 
-// samples.csv: one row per chip sample as read (samples_csv.hpp), streamed to disk atomically.
+// samples.csv: one row per chip sample as read (samples_csv.hpp), streamed to disk atomically;
+// with `smooth_s` above 0, the used rows' values smoothed by the pipeline's boxcar.
 class CsvRenderer final : public SampleRenderer {
  public:
-  explicit CsvRenderer(std::filesystem::path path);
+  explicit CsvRenderer(std::filesystem::path path, double smooth_s = 0);
   ~CsvRenderer() override;
   std::string name() const override { return "csv"; }
   void begin(const ReportInput& input) override;
@@ -102,15 +103,18 @@ class CsvRenderer final : public SampleRenderer {
  private:
   struct State;
   std::filesystem::path path_;
+  double smooth_s_;
   std::unique_ptr<State> state_;  // between begin() and finish()
 };
 
-// report.html: one self-contained page (no external files, scripts or fonts): the headline and an
-// inline SVG timeline of DIE-Util beside GPU-Util over the run, each averaged over time into
-// `bins` equal slices so the page stays small for a day-long recording. Streams the recording.
+// report.html: one self-contained page (no external files; docs/report.md#reporthtml): headline
+// cards, the run's timeline, every unit, the limiting unit, clocks, power and throttle reasons, host
+// panels and notes, with read-outs under the pointer. Every series goes through the post-processing
+// pipeline onto a grid of at most `bins` bins (min/mean/max envelopes), smoothed first by a boxcar of
+// `smooth_s` seconds when above 0, so the page's size does not grow with the recording.
 class HtmlRenderer final : public SampleRenderer {
  public:
-  explicit HtmlRenderer(std::filesystem::path path, int bins = 1000);
+  explicit HtmlRenderer(std::filesystem::path path, int bins = 1000, double smooth_s = 0);
   ~HtmlRenderer() override;
   std::string name() const override { return "html"; }
   void begin(const ReportInput& input) override;
@@ -121,16 +125,19 @@ class HtmlRenderer final : public SampleRenderer {
   struct State;
   std::filesystem::path path_;
   int bins_;
+  double smooth_s_;
   std::unique_ptr<State> state_;
 };
 
 // trace.json: the Chrome trace event format, which Perfetto (ui.perfetto.dev) and chrome://tracing
-// open. Counter tracks for DIE-Util, GPU-Util, each unit and diagnostic; slices for the steady
-// window and for dropped samples; instant events for notes. Times are microseconds after the run's
-// start. Streamed: one event per value, so it grows with the recording.
+// open (docs/report.md#tracejson). Counter tracks for DIE-Util, GPU-Util, each unit, diagnostic,
+// rate, clock, throttle reason and host stream, from the same pipeline and grid as report.html (at
+// most `bins` bins, so its size is bounded whatever the run's length); slices for the steady window
+// and for dropped samples (runs of them merged, at most 1000); instant events for notes. Times are
+// microseconds after the run's start and never negative.
 class TraceRenderer final : public SampleRenderer {
  public:
-  explicit TraceRenderer(std::filesystem::path path);
+  explicit TraceRenderer(std::filesystem::path path, int bins = 10000, double smooth_s = 0);
   ~TraceRenderer() override;
   std::string name() const override { return "trace"; }
   void begin(const ReportInput& input) override;
@@ -139,7 +146,10 @@ class TraceRenderer final : public SampleRenderer {
 
  private:
   struct State;
+  void close_drop();
   std::filesystem::path path_;
+  int bins_;
+  double smooth_s_;
   std::unique_ptr<State> state_;
 };
 

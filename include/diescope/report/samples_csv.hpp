@@ -3,17 +3,22 @@
 // length. Columns (docs/report.md, "samples.csv"):
 //   index,start_ns,end_ns,duration_ms,unit.<key>...,diag.<key>...,count.<key>...,engine.<key>...,
 //   die_util_pct,use,drop_reason,window_share
-// A value that could not be read is written as NaN.
+// A value that could not be read is written as NaN. With smoothing (--smooth MS), every value column
+// of the used rows is the pipeline's boxcar over the used rows around it
+// (docs/report.md#samplescsv); dropped rows keep their values as read and stay out of every window.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "diescope/analysis/result.hpp"
+#include "diescope/metrics/postprocess.hpp"
 #include "diescope/recording/source.hpp"
 
 namespace diescope::report {
@@ -57,13 +62,25 @@ struct SamplesCsvStats {
 // window_share (0..1: the part of the sample inside the window; NaN when there is no window).
 class SamplesCsvWriter {
  public:
+  // `smooth_s` above 0 smooths the value columns with a boxcar of that many seconds; rows then come
+  // out once their window is complete. Throws UsageError when the kernel is refused.
   SamplesCsvWriter(const recording::RecordingMeta& meta, const analysis::Analysis* analysis,
-                   std::function<void(std::string_view)> sink);
+                   std::function<void(std::string_view)> sink, double smooth_s = 0);
   void row(const WalkedSample& w);
   SamplesCsvStats finish();
 
  private:
+  struct Pending {
+    std::int64_t index;
+    recording::TimeNs start_ns, end_ns;
+    SampleVerdict verdict;
+    std::vector<double> values;  // as read
+  };
+  void write_row(const Pending& p, std::span<const double> values);
   std::function<void(std::string_view)> sink_;
+  std::optional<metrics::BoxcarWindow> smooth_;
+  std::deque<Pending> pending_;  // rows waiting for their smoothing window
+  std::vector<double> values_, unused_;
   bool window_ = false;
   recording::TimeNs window_start_ = 0, window_end_ = 0;
   SamplesCsvStats stats_;

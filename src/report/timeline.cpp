@@ -1,0 +1,343 @@
+#include "timeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <stdexcept>
+
+#include "diescope/analysis/analyze.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/metrics/catalog.hpp"
+#include "diescope/recording/format.hpp"
+#include "diescope/recording/host_streams.hpp"
+
+namespace diescope::report::detail {
+
+using nlohmann::json;
+
+namespace {
+
+// The descriptor of a recording column: its metric-model name when it parses (docs/metrics.md),
+// else the column's key as the entity; percents of peak have a peak of 100.
+metrics::MetricDescriptor column_descriptor(const recording::ColumnDef& c, int gpu_index) {
+  metrics::MetricDescriptor d;
+  auto name = metrics::parse_metric_name(c.metric);
+  if (name) {
+    d.name = *name;
+  } else {
+    d.name.entity = c.key;
+    d.name.counter = c.key;
+  }
+  d.scope = metrics::Scope::gpu(gpu_index);
+  if (c.unit == "pct") {
+    d.unit = metrics::Unit::pct;
+    d.peak = 100.0;
+  } else if (c.unit == "bytes") {
+    d.unit = metrics::Unit::bytes;
+    d.no_peak_reason = "a raw count";
+  } else {
+    d.unit = metrics::Unit::count;
+    d.no_peak_reason = "a raw count";
+  }
+  return d;
+}
+
+metrics::MetricDescriptor gpu_descriptor(std::string_view full_name, metrics::Unit unit,
+                                         std::optional<double> peak, int gpu_index) {
+  metrics::MetricDescriptor d;
+  auto name = metrics::parse_metric_name(full_name);
+  if (name) d.name = *name;
+  d.unit = unit;
+  d.peak = peak;
+  if (!peak) d.no_peak_reason = "none";
+  d.scope = metrics::Scope::gpu(gpu_index);
+  return d;
+}
+
+std::string label_of(const recording::ColumnDef& c) {
+  return c.label.empty() ? c.key : c.label;
+}
+
+// What people call a metric: the catalog's label, else its full name.
+std::string metric_label(const metrics::MetricDescriptor& d) {
+  const metrics::CatalogEntry* e = metrics::find_metric(d.full_name());
+  return e ? std::string(e->label) : d.full_name();
+}
+
+std::string entity_title(const std::string& entity) {
+  if (entity == "cpu") return "Host CPU";
+  if (entity == "mem") return "Memory";
+  if (entity == "disk") return "Disk";
+  if (entity == "proc") return "The command's processes";
+  return entity;
+}
+
+}  // namespace
+
+bool host_value_covers_interval(const metrics::MetricDescriptor& d) {
+  using metrics::Unit;
+  return d.unit == Unit::pct || d.unit == Unit::ratio || d.unit == Unit::bytes_per_second ||
+         d.unit == Unit::hz;
+}
+
+std::vector<HostPanel> host_panels(const Timeline& timeline, std::size_t max_lines) {
+  const std::vector<std::size_t> host = timeline.of(Role::host);
+  std::vector<metrics::TaggedSeries> tagged;
+  tagged.reserve(host.size());
+  for (std::size_t i : host) tagged.push_back({timeline.series[i].descriptor, {}});
+  auto mean_of = [&](std::size_t i) {
+    double sum = 0;
+    double n = 0;
+    for (double v : timeline.series[i].envelope.mean)
+      if (std::isfinite(v)) {
+        sum += v;
+        n += 1;
+      }
+    return n > 0 ? sum / n : -1.0;
+  };
+  std::vector<HostPanel> out;
+  for (const metrics::Panel& panel : metrics::group_into_panels(tagged)) {
+    HostPanel hp;
+    const metrics::Unit unit = panel.unit;
+    const std::string symbol = unit == metrics::Unit::pct ? "%" : metrics::display_scale(unit, 1).symbol;
+    hp.title = entity_title(panel.entity) + (symbol.empty() ? "" : " (" + symbol + ")");
+    hp.peak = panel.peak;
+    std::vector<std::size_t> members;
+    for (const metrics::PanelSeries& ps : panel.series) members.push_back(host[ps.index]);
+    std::set<std::string> names, scopes;
+    for (std::size_t i : members) {
+      names.insert(timeline.series[i].key);
+      scopes.insert(timeline.series[i].scope);
+    }
+    if (members.size() > max_lines) {
+      std::vector<std::size_t> by_mean = members;
+      std::stable_sort(by_mean.begin(), by_mean.end(),
+                       [&](std::size_t a, std::size_t b) { return mean_of(a) > mean_of(b); });
+      by_mean.resize(max_lines);
+      std::vector<std::size_t> kept;  // in the panel's own order
+      for (std::size_t i : members)
+        if (std::find(by_mean.begin(), by_mean.end(), i) != by_mean.end()) kept.push_back(i);
+      hp.left_out = members.size() - kept.size();
+      members = kept;
+    }
+    for (std::size_t i : members) {
+      const TimelineSeries& s = timeline.series[i];
+      hp.series.push_back(i);
+      if (names.size() > 1 && scopes.size() > 1)
+        hp.legends.push_back(s.label + " · " + s.scope);
+      else if (scopes.size() > 1)
+        hp.legends.push_back(s.scope);
+      else
+        hp.legends.push_back(s.label);
+    }
+    out.push_back(std::move(hp));
+  }
+  return out;
+}
+
+std::vector<std::size_t> Timeline::of(Role role) const {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < series.size(); ++i)
+    if (series[i].role == role) out.push_back(i);
+  return out;
+}
+
+std::vector<int> Timeline::limiting_per_bin() const {
+  const std::vector<std::size_t> shares = of(Role::limiting_share);
+  const std::vector<std::size_t> die = of(Role::die_util);
+  std::vector<int> out(grid.bins, -1);
+  for (std::size_t k = 0; k < grid.bins; ++k) {
+    // As for the run's limiting unit, a bin whose busiest unit stayed under kMinBusyPct of its peak
+    // has none (docs/report.md#reporthtml).
+    if (die.empty() || !(series[die.front()].envelope.mean[k] >= analysis::kMinBusyPct)) continue;
+    double best = 0;
+    for (std::size_t i = 0; i < shares.size(); ++i) {
+      const double v = series[shares[i]].envelope.mean[k];
+      if (std::isfinite(v) && (out[k] < 0 || v > best)) {
+        best = v;
+        out[k] = static_cast<int>(i);
+      }
+    }
+  }
+  return out;
+}
+
+std::size_t TimelineBuilder::add(Role role, std::string key, std::string label,
+                                 const metrics::MetricDescriptor& d, const metrics::StreamSteps& steps) {
+  auto id = pipeline_->add(d, steps);
+  if (!id) throw std::logic_error("cannot draw " + label + ": " + id.reason());
+  added_.push_back({role, std::move(key), std::move(label), {}});
+  return *id;
+}
+
+TimelineBuilder::TimelineBuilder(const ReportInput& input, const TimelineOptions& options) {
+  const json& results = input.report.at("results");
+  const recording::TimeNs lo = results.at("start_ns").get<recording::TimeNs>();
+  const recording::TimeNs hi = std::max(lo + 1, results.at("end_ns").get<recording::TimeNs>());
+  const recording::RecordingMeta& meta = input.recording->meta();
+  const std::int64_t min_step =
+      options.no_finer_than_samples ? std::max<std::int64_t>(1, std::llround(meta.interval_ms * 1e6)) : 1;
+  auto grid = metrics::Grid::covering(lo, hi, options.max_bins, std::min(min_step, hi - lo));
+  if (!grid) throw std::logic_error("cannot draw the run: " + grid.reason());
+  auto pipeline = metrics::Pipeline::make(*grid, options.smooth_s);
+  if (!pipeline) {
+    throw core::UsageError("--smooth: " + pipeline.reason(),
+                           "give the smoothing kernel in milliseconds, above 0 (--smooth 100)");
+  }
+  pipeline_.emplace(*pipeline);
+
+  const int gpu = meta.gpu.index;
+  metrics::StreamSteps share;
+  share.smooth = false;  // a state's share of time is not a measurement to smooth
+  die_ = add(Role::die_util, "die_util", "DIE-Util", gpu_descriptor("", metrics::Unit::pct, 100.0, gpu));
+  gpu_ = add(Role::gpu_util, "gpu_util", "GPU-Util", gpu_descriptor("", metrics::Unit::pct, 100.0, gpu));
+  for (const recording::ColumnDef& c : meta.units)
+    units_.push_back(add(Role::unit, c.key, label_of(c), column_descriptor(c, gpu)));
+  for (const recording::ColumnDef& c : meta.engines)
+    engines_.push_back(add(Role::engine, c.key, label_of(c), column_descriptor(c, gpu)));
+  for (const recording::ColumnDef& c : meta.diagnostics)
+    diags_.push_back(add(Role::diagnostic, c.key, label_of(c), column_descriptor(c, gpu)));
+  metrics::StreamSteps rate;
+  rate.to_rate = true;
+  for (const recording::ColumnDef& c : meta.counts)
+    rates_.push_back(add(Role::rate, c.key, label_of(c), column_descriptor(c, gpu), rate));
+  for (const recording::ColumnDef& c : meta.units)
+    shares_.push_back(add(Role::limiting_share, c.key, label_of(c),
+                          gpu_descriptor("", metrics::Unit::pct, 100.0, gpu), share));
+  for (const recording::ColumnDef& c : meta.engines)
+    shares_.push_back(add(Role::limiting_share, c.key, label_of(c),
+                          gpu_descriptor("", metrics::Unit::pct, 100.0, gpu), share));
+  sm_clock_ = add(Role::sm_clock, "sm_clock", "SM clock",
+                  gpu_descriptor("gpu__clock_sm", metrics::Unit::mhz, std::nullopt, gpu));
+  mem_clock_ = add(Role::mem_clock, "mem_clock", "memory clock",
+                   gpu_descriptor("gpu__clock_mem", metrics::Unit::mhz, std::nullopt, gpu));
+  power_ = add(Role::power_limit, "power_limit", "power limit",
+               gpu_descriptor("gpu__power_limit", metrics::Unit::watts, std::nullopt, gpu));
+  for (int b = 0; b < 64; ++b) {
+    const std::uint64_t bit = std::uint64_t{1} << b;
+    const std::vector<std::string> names = recording::throttle_reason_names(bit);
+    if (names.empty() || names.front().rfind("0x", 0) == 0) continue;  // bits NVML does not define
+    throttle_bits_.push_back(bit);
+    throttle_.push_back(add(Role::throttle, names.front(), names.front(),
+                            gpu_descriptor("", metrics::Unit::pct, 100.0, gpu), share));
+  }
+  // Host streams: whatever the recording declares, drawn from each descriptor alone.
+  recording::HostData names;
+  names.tasks = input.recording->side().host_tasks;
+  for (const recording::HostStream& h : input.recording->side().host_streams) {
+    host_[h.id] = add(Role::host, h.descriptor.full_name(), metric_label(h.descriptor), h.descriptor);
+    added_.back().scope = names.scope_label(h.descriptor.scope);
+  }
+}
+
+void TimelineBuilder::sample(const WalkedSample& w) {
+  if (w.verdict.use != SampleUse::used) return;
+  metrics::Pipeline& p = *pipeline_;
+  const recording::ChipSample& s = *w.sample;
+  const recording::TimeNs a = s.start_ns, b = s.end_ns;
+  p.span(die_, a, b, w.die_util_pct);
+  std::size_t busiest = shares_.size();
+  double busiest_value = 0;
+  for (std::size_t i = 0; i < s.units.size() && i < units_.size(); ++i) {
+    p.span(units_[i], a, b, s.units[i]);
+    if (std::isfinite(s.units[i]) && (busiest == shares_.size() || s.units[i] > busiest_value)) {
+      busiest = i;
+      busiest_value = s.units[i];
+    }
+  }
+  for (std::size_t i = 0; i < w.engines.size() && i < engines_.size(); ++i) {
+    p.span(engines_[i], a, b, w.engines[i]);
+    if (std::isfinite(w.engines[i]) && (busiest == shares_.size() || w.engines[i] > busiest_value)) {
+      busiest = units_.size() + i;
+      busiest_value = w.engines[i];
+    }
+  }
+  for (std::size_t i = 0; i < s.diagnostics.size() && i < diags_.size(); ++i)
+    p.span(diags_[i], a, b, s.diagnostics[i]);
+  for (std::size_t i = 0; i < s.counts.size() && i < rates_.size(); ++i) p.span(rates_[i], a, b, s.counts[i]);
+  if (busiest < shares_.size())
+    for (std::size_t i = 0; i < shares_.size(); ++i) p.span(shares_[i], a, b, i == busiest ? 100.0 : 0.0);
+}
+
+Timeline TimelineBuilder::finish(const ReportInput& input) {
+  metrics::Pipeline& p = *pipeline_;
+  const recording::RecordSource& source = *input.recording;
+  analysis::for_each_booked_util(source,
+                                 [&](const analysis::BookedUtil& b) { p.span(gpu_, b.lo, b.hi, b.pct); });
+  {
+    auto clocks = source.stream<recording::ClockReading>();
+    recording::ClockReading c;
+    while (clocks->next(c)) {
+      p.point(sm_clock_, c.ts_ns, c.sm_mhz);
+      p.point(mem_clock_, c.ts_ns, c.mem_mhz);
+    }
+  }
+  {
+    auto power = source.stream<recording::PowerLimitReading>();
+    recording::PowerLimitReading r;
+    while (power->next(r)) p.point(power_, r.ts_ns, r.limit_w);
+  }
+  {
+    // A reason holds from one reading to the next (at most a second, as GPU-Util's samples are booked).
+    auto throttle = source.stream<recording::ThrottleReading>();
+    recording::ThrottleReading r;
+    std::optional<recording::ThrottleReading> previous;
+    auto book = [&](const recording::ThrottleReading& from, recording::TimeNs to) {
+      const recording::TimeNs end = std::min(to, from.ts_ns + recording::kNsPerSecond);
+      for (std::size_t i = 0; i < throttle_.size(); ++i) {
+        const double v = from.mask ? ((*from.mask & throttle_bits_[i]) != 0 ? 100.0 : 0.0) : analysis::kNaN;
+        if (end > from.ts_ns) p.span(throttle_[i], from.ts_ns, end, v);
+      }
+    };
+    while (throttle->next(r)) {
+      if (previous) book(*previous, r.ts_ns);
+      previous = r;
+    }
+    if (previous) book(*previous, previous->ts_ns + 100 * recording::kNsPerMs);
+  }
+
+  {
+    // A rate covers the time since its stream's previous value; a level is a point.
+    auto host = source.stream<recording::HostSample>();
+    recording::HostSample h;
+    std::map<std::int64_t, recording::TimeNs> previous;
+    while (host->next(h)) {
+      for (const recording::HostValue& v : h.values) {
+        auto it = host_.find(v.id);
+        if (it == host_.end()) continue;
+        if (host_value_covers_interval(p.descriptor(it->second))) {
+          auto prev = previous.find(v.id);
+          if (prev != previous.end() && prev->second < h.ts_ns)
+            p.span(it->second, prev->second, h.ts_ns, v.value);
+          else
+            p.point(it->second, h.ts_ns, v.value);
+          previous[v.id] = h.ts_ns;
+        } else {
+          p.point(it->second, h.ts_ns, v.value);
+        }
+      }
+    }
+  }
+
+  Timeline out;
+  out.grid = p.grid();
+  std::vector<metrics::EnvelopeSeries> all = p.finish();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const metrics::Envelope& e = all[i].envelope;
+    const Role role = added_[i].role;
+    const bool any = std::any_of(e.mean.begin(), e.mean.end(), [](double v) { return std::isfinite(v); });
+    // Keep every column of the recording, even one without a value (its panel says so); leave out
+    // what is optional by nature.
+    const bool optional_series =
+        role == Role::sm_clock || role == Role::mem_clock || role == Role::power_limit;
+    if (role == Role::throttle &&
+        std::none_of(e.max.begin(), e.max.end(), [](double v) { return std::isfinite(v) && v > 0; }))
+      continue;
+    if (optional_series && !any) continue;
+    out.series.push_back({role, added_[i].key, added_[i].label, added_[i].scope, all[i].descriptor, e});
+  }
+  pipeline_.reset();
+  return out;
+}
+
+}  // namespace diescope::report::detail

@@ -1,0 +1,101 @@
+// The run on a grid, as report.html and trace.json draw it: every stream of the recording through
+// the one post-processing pipeline (include/diescope/metrics/postprocess.hpp,
+// docs/report.md#the-timeline), fed from the shared walk of the chip samples and from the
+// recording's other streams. Memory holds the grid, never the recording.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diescope/metrics/postprocess.hpp"
+#include "diescope/report/renderer.hpp"
+#include "diescope/report/samples_csv.hpp"
+
+namespace diescope::report::detail {
+
+enum class Role {
+  die_util,        // each used sample's busiest unit
+  gpu_util,        // NVML, booked as the analysis books it
+  unit,            // a chip unit of DIE-Util
+  engine,          // an NVML engine of DIE-Util
+  diagnostic,      // SM active and the like
+  rate,            // a raw count, per second
+  limiting_share,  // the share of time a unit was the busiest (0..100)
+  sm_clock,
+  mem_clock,
+  power_limit,
+  throttle,  // the share of time one throttle reason held the clocks (0..100)
+  host,      // a host stream, drawn from its descriptor alone
+};
+
+struct TimelineSeries {
+  Role role = Role::unit;
+  std::string key;    // column key, throttle reason; the metric's full name for host streams
+  std::string label;  // what people call it
+  std::string scope;  // host streams: whose it is, as people read it ("python3 (pid 4242)", "cpu 3")
+  metrics::MetricDescriptor descriptor;  // after the pipeline's steps
+  metrics::Envelope envelope;
+};
+
+struct Timeline {
+  metrics::Grid grid;
+  std::vector<TimelineSeries> series;
+  std::vector<std::size_t> of(Role role) const;  // indices, in the order added
+  // Per bin, the index (into of(Role::limiting_share)) of the unit busiest for the longest time,
+  // or -1 where no used sample reached the bin or DIE-Util's mean there is under 1% (kMinBusyPct).
+  std::vector<int> limiting_per_bin() const;
+};
+
+// The host streams grouped for drawing (metrics::group_into_panels: one panel per entity and unit,
+// series by scope), at most `max_lines` series a panel: those with the highest mean over the run,
+// the rest counted.
+struct HostPanel {
+  std::string title;                // "Host CPU (%)"
+  std::vector<std::size_t> series;  // into Timeline::series
+  std::vector<std::string> legends;
+  std::optional<double> peak;  // shared by every series drawn
+  std::size_t left_out = 0;
+};
+std::vector<HostPanel> host_panels(const Timeline& timeline, std::size_t max_lines);
+
+// A host stream's value covers the time since the stream's previous value when it is a rate or a
+// share of time (per second, percent, ratio); otherwise (bytes, counts, requests) it is the level at
+// its time (docs/recording-format.md#host-streams).
+bool host_value_covers_interval(const metrics::MetricDescriptor& d);
+
+struct TimelineOptions {
+  std::size_t max_bins = 1000;
+  double smooth_s = 0;  // boxcar kernel; 0: none
+  // No bin shorter than the chip sampling interval (a short run is not cut finer than its samples).
+  bool no_finer_than_samples = true;
+};
+
+class TimelineBuilder {
+ public:
+  // The grid covers the run (report.results' start_ns to end_ns). Throws UsageError when smoothing
+  // is refused.
+  TimelineBuilder(const ReportInput& input, const TimelineOptions& options);
+  void sample(const WalkedSample& w);
+  // Reads the recording's other streams and returns the envelopes. Series that never had a value
+  // are left out (a throttle reason that never held the clocks, a clock that was not read).
+  Timeline finish(const ReportInput& input);
+
+ private:
+  struct Added {
+    Role role;
+    std::string key, label, scope;
+  };
+  std::size_t add(Role role, std::string key, std::string label, const metrics::MetricDescriptor& d,
+                  const metrics::StreamSteps& steps = {});
+  std::optional<metrics::Pipeline> pipeline_;
+  std::vector<Added> added_;
+  std::size_t die_ = 0, gpu_ = 0, sm_clock_ = 0, mem_clock_ = 0, power_ = 0;
+  std::vector<std::size_t> units_, engines_, diags_, rates_, shares_, throttle_;
+  std::vector<std::uint64_t> throttle_bits_;
+  std::map<std::int64_t, std::size_t> host_;  // recording's stream id -> pipeline id
+};
+
+}  // namespace diescope::report::detail
