@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "diescope/agent/power_source.hpp"
+
 namespace diescope::agent {
 
 // One measured setting: the 95% t-interval of the mean slowdown of a real workload, in percent.
@@ -36,7 +38,9 @@ struct CostVerdict {
 
 // The estimate for a record at this GPU model and setting, or the reason there is none. A duty
 // setting of on >= period (or 0/0) means counters always on. `table` defaults to cost_table().
+// Every row was measured on mains power, so a record on battery, whose power source changed, or whose
+// source could not be read gets no estimate (docs/method.md#measurement-cost).
 CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double duty_on_ms,
-                     double duty_period_ms, const std::vector<CostEntry>* table = nullptr);
+                     double duty_period_ms, PowerOverPeriod power, const std::vector<CostEntry>* table = nullptr);
 
 }  // namespace diescope::agent
