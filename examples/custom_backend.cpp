@@ -45,7 +45,8 @@ class ModelEventBackend final : public DeviceEventBackend {
   }
   int record_stop_and_wait() override { return 0; }
   int elapsed_seconds(const SampleWindow& window, double& seconds) override {
-    if (window.phase == SamplePhase::timed && window.sample_index % 5 == 4) return 700;  // a fake device error
+    if (window.phase == SamplePhase::timed && window.sample_index % 5 == 4)
+      return 700;  // a fake device error
     seconds = device_.seconds_for(device_.bytes_queued, window.iterations);
     return 0;
   }
@@ -59,12 +60,15 @@ class ModelEventBackend final : public DeviceEventBackend {
 
 int main(int argc, char** argv) {
   Group<ModelDevice> device("model", [] { return std::make_unique<ModelDevice>(); });
-  device.domain(MeasurementDomain::gpu).backend([](ModelDevice& d) { return std::make_unique<ModelEventBackend>(d); });
+  device.domain(MeasurementDomain::gpu).backend([](ModelDevice& d) {
+    return std::make_unique<ModelEventBackend>(d);
+  });
   // A "copy" of 64 MiB per launch: 2 x 64 MiB moved at 2 TB/s is 67.1 us, plus 5 us of latency.
   device
       .add("copy",
            [](ModelDevice& d, State& state) {
-             for (std::uint64_t i = 0; i < state.iterations(); ++i) d.bytes_queued += 2 * (std::uint64_t{64} << 20);
+             for (std::uint64_t i = 0; i < state.iterations(); ++i)
+               d.bytes_queued += 2 * (std::uint64_t{64} << 20);
            })
       .bytes_per_iteration(2.0 * static_cast<double>(std::uint64_t{64} << 20))
       .time_unit(TimeUnit::microsecond);

@@ -60,7 +60,8 @@ Benchmark product(const char* name, int order, std::size_t workers) {
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
     const double flops = 2.0 * kN * kN * kN * static_cast<double>(state.iterations());
     return SampleResult::of_operations(state.iterations())
-        .push_metric(MetricValue::duration_ms("own_time_ms", took).with_section("bench").with_display_name("own time"))
+        .push_metric(
+            MetricValue::duration_ms("own_time_ms", took).with_section("bench").with_display_name("own time"))
         .push_metric(MetricValue::throughput_tflops("own_tflops", flops, took.count())
                          .with_section("bench")
                          .with_display_name("own TFLOP/s"))
@@ -74,6 +75,6 @@ Benchmark product(const char* name, int order, std::size_t workers) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return bench_main(argc, argv,
-                    {product("matmul_ijk", 0, 1), product("matmul_ikj", 1, 1), product("matmul_ikj_x4", 1, 4)});
+  return bench_main(
+      argc, argv, {product("matmul_ijk", 0, 1), product("matmul_ikj", 1, 1), product("matmul_ikj_x4", 1, 4)});
 }

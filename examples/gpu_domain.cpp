@@ -49,7 +49,8 @@ struct Gpu {
 int main(int argc, char** argv) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "gpu_domain: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
+    std::fprintf(
+        stderr, "gpu_domain: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
     return 4;
   }
   // Both benchmarks share one context (stream, buffer); each has its own domain and backend.

@@ -62,8 +62,9 @@ struct Work {
 int main(int argc, char** argv) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(stderr,
-                 "mixed_domain: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
+    std::fprintf(
+        stderr,
+        "mixed_domain: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
     return 4;
   }
   Group<Work> host_counted("layout_mixed", [] { return std::make_unique<Work>(); });
@@ -77,7 +78,9 @@ int main(int argc, char** argv) {
       .time_unit(TimeUnit::microsecond);
 
   Group<Work> device_timed("layout_mixed_events", [] { return std::make_unique<Work>(); });
-  device_timed.domain(MeasurementDomain::mixed).backend([](Work& w) { return cuda_event_backend(w.stream)(); });
+  device_timed.domain(MeasurementDomain::mixed).backend([](Work& w) {
+    return cuda_event_backend(w.stream)();
+  });
   device_timed
       .add("events",
            [](Work& w, State& state) {

@@ -5,7 +5,7 @@
 #     timed repetitions and an idle second, 'diescope: measure window START STOP' (time.time());
 #  2. the same with 'diescope: measure last SECONDS' printed as the timed part ends;
 #  3. `bench --rounds 2` on the first form, so bench keeps rounds whose windows were printed;
-#  4. `run --duty 1000/3000 --window markers` on the FFMA workload (12 s): counters on 1 s of every 3 s.
+#  4. `run --duty 2000/4000 --window markers` on the FFMA workload (12 s): counters on 2 s of every 4 s.
 # Writes OUT_DIR/figures.txt (every figure the README quotes, from the reports) and OUT_DIR/runs.txt
 # (commands, exit codes, headlines, warnings).
 #
@@ -38,7 +38,7 @@ run_one() {  # NAME ARGS...: one command, its headline and warnings into runs.tx
 run_one times diescope run --window markers --output "$WORK/times" -- python3 $mm --seconds 5 --form times
 run_one last diescope run --window markers --output "$WORK/last" -- python3 $mm --seconds 5 --form last
 run_one bench diescope bench --rounds 2 --output "$WORK/bench" -- python3 $mm --seconds 3 --form times
-run_one duty diescope run --duty 1000/3000 --window markers --output "$WORK/duty" -- \
+run_one duty diescope run --duty 2000/4000 --window markers --output "$WORK/duty" -- \
   diescope workload ffma --seconds 12
 
 python3 - "$WORK" > "$OUT/figures.txt" <<'PY'
@@ -92,7 +92,7 @@ for rnd in bj["rounds"]:
 print()
 
 r = report(f"{work}/duty")
-print("## run --duty 1000/3000 --window markers, diescope workload ffma --seconds 12")
+print("## run --duty 2000/4000 --window markers, diescope workload ffma --seconds 12")
 print(f"  collection.duty {r['collection']['duty']}")
 print(span("run", r["results"]))
 print(span("window", r["window"]["results"]))

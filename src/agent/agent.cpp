@@ -82,8 +82,8 @@ struct Agent::GpuState {
   recording::TimeNs on_ns = 0;  // measured on-time inside this period
 
   std::optional<PowerOverPeriod> power;  // the host's power source over this period so far
-  std::optional<Restart> restart;  // for the next record
-  std::vector<std::string> notes;  // for this period's record
+  std::optional<Restart> restart;        // for the next record
+  std::vector<std::string> notes;        // for this period's record
 };
 
 Agent::Agent(AgentSource& source, Clock& clock, AgentSettings settings)

@@ -60,11 +60,13 @@ CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double du
       verdict.reason = "the host ran on battery; every cost figure was measured on mains power";
       return verdict;
     case PowerOverPeriod::changed:
-      verdict.reason = "the host's power source changed during the record; every cost figure was measured on "
-                       "mains power throughout";
+      verdict.reason =
+          "the host's power source changed during the record; every cost figure was measured on "
+          "mains power throughout";
       return verdict;
     case PowerOverPeriod::unreadable:
-      verdict.reason = "the host's power source could not be read; every cost figure was measured on mains power";
+      verdict.reason =
+          "the host's power source could not be read; every cost figure was measured on mains power";
       return verdict;
   }
   if (rows.empty()) {

@@ -420,7 +420,8 @@ LaunchFillFit fit_fill(const std::vector<LaunchPoint>& points, int multiprocesso
   return fit;
 }
 
-double working_set_rank_ms(const WorkingSetPoint& point, const CapacityFit& capacity, std::optional<double> dram_rate) {
+double working_set_rank_ms(const WorkingSetPoint& point, const CapacityFit& capacity,
+                           std::optional<double> dram_rate) {
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   double rate = kNaN;
   if (const auto* t = std::get_if<CapacityTransition>(&capacity)) {

@@ -101,7 +101,8 @@ nlohmann::json plan_request_json(const CalibrationPlan& plan) {
     nlohmann::json geometries = nlohmann::json::array();
     for (std::size_t i = 0; i < plan.launch.geometries.size(); ++i) {
       const LaunchGeometry& g = plan.launch.geometries[i];
-      nlohmann::json geometry{{"bm", g.bm}, {"bn", g.bn}, {"bk", g.bk}, {"tm", g.tm}, {"tn", g.tn}, {"name", g.name()}};
+      nlohmann::json geometry{{"bm", g.bm}, {"bn", g.bn}, {"bk", g.bk},
+                              {"tm", g.tm}, {"tn", g.tn}, {"name", g.name()}};
       // Each geometry's own sizes (settle_launch_sizes); the device side times exactly these.
       geometry["sizes"] = i < plan.launch.sizes_of.size() ? plan.launch.sizes_of[i] : plan.launch.sizes;
       geometries.push_back(std::move(geometry));

@@ -101,14 +101,16 @@ std::string not_a_leaf(const LaunchGeometry& g, std::int64_t size) {
   if (!known) {
     std::string names;
     for (const LaunchGeometry& l : leaves) names += (names.empty() ? "" : ", ") + l.name();
-    return fmt::format("launch geometry {} is not a leaf of the tiled contraction at size {}: the family has "
-                       "kernels for {} only",
-                       g.name(), size, names);
+    return fmt::format(
+        "launch geometry {} is not a leaf of the tiled contraction at size {}: the family has "
+        "kernels for {} only",
+        g.name(), size, names);
   }
   if (size <= 0 || size % g.bm != 0 || size % g.bn != 0)
-    return fmt::format("launch geometry {} is not a leaf of the tiled contraction at size {}: its {}x{} block "
-                       "tile does not divide a {}x{} output, and the kernel has no range guards",
-                       g.name(), size, g.bm, g.bn, size, size);
+    return fmt::format(
+        "launch geometry {} is not a leaf of the tiled contraction at size {}: its {}x{} block "
+        "tile does not divide a {}x{} output, and the kernel has no range guards",
+        g.name(), size, g.bm, g.bn, size, size);
   return {};
 }
 
@@ -119,12 +121,15 @@ void settle_launch_sizes(LaunchPlan& plan) {
     for (std::int64_t size : plan.sizes)
       if (size > 0 && size % g.bm == 0 && size % g.bn == 0) sizes.push_back(size);
     if (sizes.empty())
-      throw core::UsageError(fmt::format("launch geometry {} tiles none of the launch sweep's sizes", g.name()),
-                             "give the sweep sizes that are multiples of the geometry's block tile");
+      throw core::UsageError(
+          fmt::format("launch geometry {} tiles none of the launch sweep's sizes", g.name()),
+          "give the sweep sizes that are multiples of the geometry's block tile");
     for (std::int64_t size : sizes)
       if (const std::string why = not_a_leaf(g, size); !why.empty())
-        throw core::UsageError(why, "time only the tiled contraction's leaves (32x32x8/4x4, 64x64x8/4x4), or add "
-                                    "the geometry's kernel to calibrate_kernels.cu and to tiled_contraction_leaves()");
+        throw core::UsageError(
+            why,
+            "time only the tiled contraction's leaves (32x32x8/4x4, 64x64x8/4x4), or add "
+            "the geometry's kernel to calibrate_kernels.cu and to tiled_contraction_leaves()");
     plan.sizes_of.push_back(std::move(sizes));
   }
 }
@@ -181,7 +186,8 @@ DeviceModel fit_device_model(DeviceModel m, const recording::GpuIdentity& gpu) {
   }
   std::optional<FillModel> fill;
   if (m.fill)
-    if (const auto* f = std::get_if<FillFit>(&*m.fill)) fill = FillModel{f->cores, f->saturation, FillForm::capped};
+    if (const auto* f = std::get_if<FillFit>(&*m.fill))
+      fill = FillModel{f->cores, f->saturation, FillForm::capped};
   for (IssuePoint& p : m.issue_points) {
     if (m.issue)
       if (const auto* f = std::get_if<IssueFit>(&*m.issue)) p.rank_ms = issue_rank_ms(p, *f, fill);

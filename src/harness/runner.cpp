@@ -60,8 +60,8 @@ SampleResult call_function(const Benchmark::Config& config, State& state) {
 // has returned, so the window is the coordinated one. Worker 0 runs on the calling thread (what a
 // thread-bound backend such as perf counts). Worker results are merged: operations add up, metrics
 // are kept per worker; the first exception is rethrown after every worker has ended.
-SampleResult run_workers(const Benchmark::Config& config, MeasurementBackend& backend, std::uint64_t iterations,
-                         std::size_t index, const AxisPoint& point, State& first) {
+SampleResult run_workers(const Benchmark::Config& config, MeasurementBackend& backend,
+                         std::uint64_t iterations, std::size_t index, const AxisPoint& point, State& first) {
   const std::size_t n = config.workers;
   std::vector<SampleResult> results(n);
   std::vector<std::exception_ptr> errors(n);
@@ -111,7 +111,8 @@ SampleResult run_workers(const Benchmark::Config& config, MeasurementBackend& ba
     for (MetricValue& m : results[k].metrics) merged.metrics.push_back(std::move(m));
     if (k > 0)
       for (MetricValue& m : states[k - 1]->metrics()) merged.metrics.push_back(std::move(m));
-    if (k > 0 && states[k - 1]->skip_reason() && !first.skip_reason()) first.skip(*states[k - 1]->skip_reason());
+    if (k > 0 && states[k - 1]->skip_reason() && !first.skip_reason())
+      first.skip(*states[k - 1]->skip_reason());
   }
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
@@ -198,7 +199,8 @@ class PointRun {
       const std::string gap = backend_->concurrent_gap();
       if (!gap.empty() && backend_->concurrent_gap_in_duration() && !config_.worker_streams_joined) {
         r_.error = fmt::format(
-            "{} concurrent workers on backend {}: {}; join each worker's stream to the timed one and declare it "
+            "{} concurrent workers on backend {}: {}; join each worker's stream to the timed one and declare "
+            "it "
             "with workers({}, true), or time the workers with a backend that covers them",
             config_.workers, r_.backend, gap, config_.workers);
         return;

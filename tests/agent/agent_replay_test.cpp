@@ -59,7 +59,8 @@ AgentSettings duty(double on_ms, double period_ms, double poll_ms = 500) {
 // first is the agent's start, then one per 500 ms step): inside the first period [0, 5 s), whose
 // source therefore changed. The second period reads mains throughout and gets the estimate.
 TEST(AgentReplay, ThePowerSourceOverEachPeriodDecidesTheEstimate) {
-  const std::vector<CostEntry> table = {CostEntry{"NVIDIA H200", 10, 2000, 5000, 0.5, 2.5, 5, 60, "test", "test"}};
+  const std::vector<CostEntry> table = {
+      CostEntry{"NVIDIA H200", 10, 2000, 5000, 0.5, 2.5, 5, 60, "test", "test"}};
   AgentSettings settings = duty(2000, 5000);
   settings.cost_table = &table;
   auto reads = std::make_shared<int>(0);

@@ -152,7 +152,8 @@ TEST(CostTable, H200RowsCoverTheDefaultAndAlwaysOn) {
   const CostVerdict other = cost_for("NVIDIA H200", 10, 1000, 30000, kMains);
   EXPECT_FALSE(other.estimate);
   EXPECT_NE(other.reason.find("on 1000 ms of every 30000 ms"), std::string::npos);
-  EXPECT_NE(cost_for("NVIDIA A100-SXM4-80GB", 10, 2000, 60000, kMains).reason.find("no figures"), std::string::npos);
+  EXPECT_NE(cost_for("NVIDIA A100-SXM4-80GB", 10, 2000, 60000, kMains).reason.find("no figures"),
+            std::string::npos);
 }
 
 TEST(CostTable, MatchesModelIntervalAndSetting) {

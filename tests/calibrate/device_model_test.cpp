@@ -368,8 +368,8 @@ TEST(PointScores, WorkingSetPointsTakeTheRateTheirSideOfTheCapacityGives) {
   const CapacityFit transition = CapacityTransition{1 << 20, 4 << 20, 2 << 20, true, 8e12};
   WorkingSetPoint cached{256, 1 << 20, 8'000'000'000, 400'000'000, 1e-3};
   WorkingSetPoint spilled{4096, 4 << 20, 8'000'000'000, 400'000'000, 2e-3};
-  EXPECT_DOUBLE_EQ(working_set_rank_ms(cached, transition, 4e12), 1.0);   // 8e9 / 8e12 s
-  EXPECT_DOUBLE_EQ(working_set_rank_ms(spilled, transition, 4e12), 2.0);  // 8e9 / 4e12 s
+  EXPECT_DOUBLE_EQ(working_set_rank_ms(cached, transition, 4e12), 1.0);             // 8e9 / 8e12 s
+  EXPECT_DOUBLE_EQ(working_set_rank_ms(spilled, transition, 4e12), 2.0);            // 8e9 / 4e12 s
   EXPECT_TRUE(std::isnan(working_set_rank_ms(spilled, transition, std::nullopt)));  // no DRAM rate
   EXPECT_DOUBLE_EQ(working_set_rank_ms(spilled, CapacityFit{CapacityAllCached{4 << 20, 8e12}}, 4e12), 1.0);
   EXPECT_DOUBLE_EQ(working_set_rank_ms(cached, CapacityFit{CapacityAllSpilled{1 << 20}}, 4e12), 2.0);

@@ -95,7 +95,8 @@ TEST(Plan, ALaunchGeometryThatIsNotALeafIsNamed) {
     settle_launch_sizes(plan);
     FAIL() << "no throw";
   } catch (const core::UsageError& e) {
-    EXPECT_NE(std::string(e.cause()).find("launch geometry 32x32x16/4x4 is not a leaf of the tiled contraction at size 32"),
+    EXPECT_NE(std::string(e.cause()).find(
+                  "launch geometry 32x32x16/4x4 is not a leaf of the tiled contraction at size 32"),
               std::string::npos)
         << e.cause();
   }
@@ -376,7 +377,8 @@ TEST(BuildCalibration, TheReReadSweepIsFittedWithTheStreamCeiling) {
   EXPECT_EQ(model_ceilings(model).cache_source, "cache");
   // Were the contraction sweep all spilled (the H200's), the re-read sweep would give them.
   json spilled = model;
-  spilled["cache"] = json{{"outcome", "all_spilled"}, {"smallest_ws_bytes", 1 << 30}, {"points", json::array()}};
+  spilled["cache"] =
+      json{{"outcome", "all_spilled"}, {"smallest_ws_bytes", 1 << 30}, {"points", json::array()}};
   const ModelCeilings from_reread = model_ceilings(spilled);
   EXPECT_EQ(from_reread.cache_source, "cache_reread");
   EXPECT_EQ(from_reread.cache_capacity_bytes, 28'284'271);

@@ -434,7 +434,9 @@ TEST_F(RunCollect, DutyCycleStopsAndRestartsTheCountersEachPeriod) {
   // start; each is up to 300 ms, less the new sampler's start-up (periods 1 and 2).
   double scheduled_s = 0;
   for (int k = 0; k < 3; ++k)
-    scheduled_s += static_cast<double>(counters[2 * k + 1].ts_ns - std::max(counters[2 * k].ts_ns, outcome.start_ns)) * 1e-9;
+    scheduled_s +=
+        static_cast<double>(counters[2 * k + 1].ts_ns - std::max(counters[2 * k].ts_ns, outcome.start_ns)) *
+        1e-9;
   EXPECT_NEAR(a.run.chip_scheduled_s, scheduled_s, 1e-6);
   EXPECT_GT(a.run.chip_scheduled_s, 0.6);
   EXPECT_LT(a.run.chip_scheduled_s, 0.9 + 0.45);
@@ -469,9 +471,10 @@ TEST(RunMarkers, WindowLinesAreReadToTheNanosecond) {
   EXPECT_EQ(w->length_ns, 12'000'000'000);
   EXPECT_FALSE(parse_printed_window("diescope: measure windows 1 2"));
   EXPECT_FALSE(parse_printed_window("diescope: measure lasting 1"));
-  for (const char* bad : {"diescope: measure window", "diescope: measure window 1 2 3", "diescope: measure window 1. 2",
-                          "diescope: measure window -1 2", "diescope: measure window 1e9 2e9",
-                          "diescope: measure window 2 2", "diescope: measure last 0", "diescope: measure last"}) {
+  for (const char* bad :
+       {"diescope: measure window", "diescope: measure window 1 2 3", "diescope: measure window 1. 2",
+        "diescope: measure window -1 2", "diescope: measure window 1e9 2e9", "diescope: measure window 2 2",
+        "diescope: measure last 0", "diescope: measure last"}) {
     w = parse_printed_window(bad);
     ASSERT_TRUE(w) << bad;
     EXPECT_NE(w->error, "") << bad;

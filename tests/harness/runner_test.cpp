@@ -300,13 +300,16 @@ TEST(Runner, StateMetricsJoinBackendMetrics) {
 // with 1e6 bytes per operation 8e6 B / 0.004 s = 2e9 B/s = 1.86265 GiB/s. Its metric joins the table.
 TEST(Runner, ASampledBenchmarksOperationsDivideItsTimeAndItsMetricsAreAggregated) {
   Benchmark b = Benchmark::sampled("sampled", [](State&) {
-    return SampleResult::of_operations(8).push_metric(MetricValue::integer("algo", 3, "id").with_section("bench"));
+    return SampleResult::of_operations(8).push_metric(
+        MetricValue::integer("algo", 3, "id").with_section("bench"));
   });
   b.timing(TimingMode::cold)
       .domain(MeasurementDomain::gpu)
       .bytes_per_iteration(1e6)
       .cache_flusher([] { return std::make_unique<CountingFlusher>(std::make_shared<int>(0)); })
-      .backend([] { return std::make_unique<SimulatedGpuBackend>(device_times({0.004, 0.004, 0.004})); })
+      .backend([] {
+        return std::make_unique<SimulatedGpuBackend>(device_times({0.004, 0.004, 0.004}));
+      })
       .stopping({.min_samples = 2, .min_time_s = 0, .max_noise = 0.5, .timeout_s = 100, .max_samples = 2});
   const RunResult r = run_point(b, AxisPoint{});
   ASSERT_EQ(r.time.count, 2u);
@@ -355,7 +358,8 @@ TEST(Runner, ConcurrentWorkersOnAOneStreamTimerMustJoinTheirStreams) {
         .workers(2, joined)
         .timing(TimingMode::batch)
         .batch_sample_time(std::chrono::microseconds(1))
-        .backend([] { return std::make_unique<SimulatedGpuBackend>([](const SampleWindow&) { return 0.001; }); })
+        .backend(
+            [] { return std::make_unique<SimulatedGpuBackend>([](const SampleWindow&) { return 0.001; }); })
         .stopping({.min_samples = 2, .min_time_s = 0, .max_noise = 1.0, .timeout_s = 100, .max_samples = 2});
     return b;
   };

@@ -170,7 +170,9 @@ TEST_F(BenchRun, NoMarkersInAnyRoundIsTooFewRounds) {
 TEST_F(BenchRun, RoundsWithAPrintedWindowAreKept) {
   RecordingProgress progress;
   const BenchResult r = run_bench(
-      options("s=$(date +%s.%N); sleep 0.3; e=$(date +%s.%N); sleep 0.1; echo \"diescope: measure window $s $e\"", 2),
+      options(
+          "s=$(date +%s.%N); sleep 0.3; e=$(date +%s.%N); sleep 0.1; echo \"diescope: measure window $s $e\"",
+          2),
       *nvml_, progress);
   EXPECT_EQ(r.gpus[0].kept, (std::vector<int>{1, 2}));
   EXPECT_EQ(too_few_rounds(r), "");

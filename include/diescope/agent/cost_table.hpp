@@ -41,6 +41,7 @@ struct CostVerdict {
 // Every row was measured on mains power, so a record on battery, whose power source changed, or whose
 // source could not be read gets no estimate (docs/method.md#measurement-cost).
 CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double duty_on_ms,
-                     double duty_period_ms, PowerOverPeriod power, const std::vector<CostEntry>* table = nullptr);
+                     double duty_period_ms, PowerOverPeriod power,
+                     const std::vector<CostEntry>* table = nullptr);
 
 }  // namespace diescope::agent

@@ -87,6 +87,15 @@ StreamFit fit_stream(const std::vector<StreamTiming>& timings, std::int64_t l2_b
 
 // One point of the sweep of an untiled contraction over reduction extents.
 struct WorkingSetPoint {
+  WorkingSetPoint() = default;
+  WorkingSetPoint(std::int64_t k_in, std::int64_t working_set, std::int64_t requested, std::int64_t distinct,
+                  double seconds_in)
+      : k(k_in),
+        working_set_bytes(working_set),
+        requested_bytes(requested),
+        distinct_bytes(distinct),
+        seconds(seconds_in) {}
+
   std::int64_t k = 0;                  // the reduction extent
   std::int64_t working_set_bytes = 0;  // per-block read bytes x resident blocks
   std::int64_t requested_bytes = 0;    // global read bytes under per-block caching
@@ -265,7 +274,8 @@ LaunchFillFit fit_fill(const std::vector<LaunchPoint>& points, int multiprocesso
 // A working-set point's model time in ms: its requested bytes at the cache rate when the capacity
 // fit says its working set is served from cache (a transition's capacity or more, or all cached), at
 // `dram_rate` when it spilled; NaN when the fit cannot say or a rate is missing.
-double working_set_rank_ms(const WorkingSetPoint& point, const CapacityFit& capacity, std::optional<double> dram_rate);
+double working_set_rank_ms(const WorkingSetPoint& point, const CapacityFit& capacity,
+                           std::optional<double> dram_rate);
 // An issue point's model time in ms: latency + operations / rate, the operations divided by the
 // kernel's fill under `fill` as the fit did.
 double issue_rank_ms(const IssuePoint& point, const IssueFit& fit, std::optional<FillModel> fill);

@@ -78,7 +78,7 @@ struct LaunchPlan {
   // Per geometry (same order), the sizes it is timed at: the sizes its block tile divides. The plan
   // sends them, so the device side times exactly these and refuses any other.
   std::vector<std::vector<std::int64_t>> sizes_of;
-  double target_ops = 2147483648.0;        // about 2^31 operations per kernel
+  double target_ops = 2147483648.0;  // about 2^31 operations per kernel
   std::int64_t max_k = std::int64_t{1} << 20;
   int repeats = 10;
 };

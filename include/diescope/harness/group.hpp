@@ -55,7 +55,8 @@ class Group {
   Benchmark& add_sampled(std::string name, std::function<SampleResult(Context&, State&)> function) {
     std::shared_ptr<Shared> shared = shared_;
     members_.push_back(Benchmark::sampled(
-        name_ + "/" + name, [shared, function = std::move(function)](State& s) { return function(shared->get(), s); }));
+        name_ + "/" + name,
+        [shared, function = std::move(function)](State& s) { return function(shared->get(), s); }));
     return configure(members_.back());
   }
 

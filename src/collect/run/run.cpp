@@ -558,9 +558,10 @@ void Runner::printed_window(const PrintedWindow& window, recording::TimeNs now) 
   }
   std::string why = window.error;
   if (why.empty() && stop > now)
-    why = fmt::format("its stop time is {} after the line reached diescope: the times must be CLOCK_REALTIME "
-                      "seconds of this machine",
-                      ms_text(stop - now));
+    why = fmt::format(
+        "its stop time is {} after the line reached diescope: the times must be CLOCK_REALTIME "
+        "seconds of this machine",
+        ms_text(stop - now));
   if (why.empty() && start < last_mark_ns_)
     why = "it starts before a window mark already recorded (marks are kept in time order)";
   if (!why.empty()) {
@@ -574,10 +575,11 @@ void Runner::printed_window(const PrintedWindow& window, recording::TimeNs now) 
     gpu.writer->write(recording::Mark{stop, recording::MarkKind::stop});
   }
   last_mark_ns_ = stop;
-  note_all(now, "window",
-           fmt::format("the command printed its window ('{}'): marks at {} and {} ns, {:.3f} s, the line arrived "
-                       "{} after the stop",
-                       window.line, start, stop, static_cast<double>(stop - start) * 1e-9, ms_text(now - stop)));
+  note_all(
+      now, "window",
+      fmt::format("the command printed its window ('{}'): marks at {} and {} ns, {:.3f} s, the line arrived "
+                  "{} after the stop",
+                  window.line, start, stop, static_cast<double>(stop - start) * 1e-9, ms_text(now - stop)));
 }
 
 void Runner::handle_signals() {
@@ -856,8 +858,9 @@ std::optional<PrintedWindow> parse_printed_window(std::string_view line) {
     const auto start = words.size() == 2 ? seconds_to_ns(words[0]) : std::nullopt;
     const auto stop = words.size() == 2 ? seconds_to_ns(words[1]) : std::nullopt;
     if (!start || !stop) {
-      w.error = "it does not hold two times in seconds since the Unix epoch (e.g. 'diescope: measure window "
-                "1796112000.250 1796112012.750')";
+      w.error =
+          "it does not hold two times in seconds since the Unix epoch (e.g. 'diescope: measure window "
+          "1796112000.250 1796112012.750')";
     } else if (*stop <= *start) {
       w.error = "its stop time is not after its start time";
     } else {
