@@ -39,12 +39,13 @@ TEST(ReportCalibration, FoundFileFillsTheBlock) {
   CalibrationFile f = fixture_calibration(a.meta);
   // The device model as the H200's: STREAM's ceiling, a contraction sweep that spilled, a re-read
   // sweep with a cache, an issue fit and no launch-fill fit.
-  f.device_model = json{{"stream", {{"bandwidth_bytes_per_s", 4.45e12}}},
-                        {"cache", {{"outcome", "all_spilled"}, {"smallest_ws_bytes", 1 << 30}}},
-                        {"cache_reread",
-                         {{"outcome", "transition"}, {"capacity_bytes", 62774594}, {"cache_bytes_per_s", 8.18e12}}},
-                        {"issue", {{"outcome", "fit"}, {"rate_ops_per_s", 1.37e13}}},
-                        {"fill", {{"outcome", "unfittable"}, {"reason", "too few points"}}}};
+  f.device_model =
+      json{{"stream", {{"bandwidth_bytes_per_s", 4.45e12}}},
+           {"cache", {{"outcome", "all_spilled"}, {"smallest_ws_bytes", 1 << 30}}},
+           {"cache_reread",
+            {{"outcome", "transition"}, {"capacity_bytes", 62774594}, {"cache_bytes_per_s", 8.18e12}}},
+           {"issue", {{"outcome", "fit"}, {"rate_ops_per_s", 1.37e13}}},
+           {"fill", {{"outcome", "unfittable"}, {"reason", "too few points"}}}};
   const fs::path path = test::write_text(dir / "h200.json", dump_calibration(f));
 
   report::ReportContext ctx;
