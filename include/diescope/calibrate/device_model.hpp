@@ -104,8 +104,9 @@ struct WorkingSetPoint {
   // The loop extents of the nest writing the output, outermost first ({n, m, k} for the contraction:
   // blocks over n's and m's tiles, then each thread's k loop; {passes, buffer floats} for the re-read).
   std::vector<std::int64_t> loops;
-  // Filled by fit_device_model() (steps.hpp) once the device model is fitted (docs/calibration.md#device-model):
-  // the model's time for the point, and its distinct-byte roofline lower bound; NaN with no model.
+  // Filled by fit_device_model() (steps.hpp) once the device model is fitted
+  // (docs/calibration.md#device-model): the model's time for the point, and its distinct-byte roofline lower
+  // bound; NaN with no model.
   double rank_ms = std::numeric_limits<double>::quiet_NaN();
   double bound_ms = std::numeric_limits<double>::quiet_NaN();
 };
