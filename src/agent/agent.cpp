@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -87,7 +88,7 @@ struct Agent::GpuState {
 };
 
 Agent::Agent(AgentSource& source, Clock& clock, AgentSettings settings)
-    : source_(source), clock_(clock), settings_(settings) {
+    : source_(source), clock_(clock), settings_(std::move(settings)) {
   validate_settings(settings_);
   const ClockReadings c = clock_.read();
   watch_.check(c);

@@ -35,14 +35,10 @@ PowerSource read_power_source(const std::filesystem::path& dir) {
       if (auto status = first_line(entry.path() / "status")) battery_status = status;
     } else if (*type == "Mains") {
       const std::optional<std::string> online = first_line(entry.path() / "online");
-      if (!online)
-        adapter_unreadable = true;
-      else if (*online == "1")
-        adapter_online = true;
-      else if (*online == "0")
-        adapter_offline = true;
-      else
-        adapter_unreadable = true;
+      const std::string state = online.value_or("");
+      adapter_online = adapter_online || state == "1";
+      adapter_offline = adapter_offline || state == "0";
+      adapter_unreadable = adapter_unreadable || (state != "1" && state != "0");
     }
   }
   if (!battery) return PowerSource::mains;

@@ -422,7 +422,6 @@ LaunchFillFit fit_fill(const std::vector<LaunchPoint>& points, int multiprocesso
 
 double working_set_rank_ms(const WorkingSetPoint& point, const CapacityFit& capacity,
                            std::optional<double> dram_rate) {
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   double rate = kNaN;
   if (const auto* t = std::get_if<CapacityTransition>(&capacity)) {
     rate = point.working_set_bytes <= t->capacity ? t->cache_rate : dram_rate.value_or(kNaN);
