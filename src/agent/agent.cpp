@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -81,16 +82,18 @@ struct Agent::GpuState {
   recording::TimeNs hot_since = 0;
   recording::TimeNs on_ns = 0;  // measured on-time inside this period
 
-  std::optional<Restart> restart;  // for the next record
-  std::vector<std::string> notes;  // for this period's record
+  std::optional<PowerOverPeriod> power;  // the host's power source over this period so far
+  std::optional<Restart> restart;        // for the next record
+  std::vector<std::string> notes;        // for this period's record
 };
 
 Agent::Agent(AgentSource& source, Clock& clock, AgentSettings settings)
-    : source_(source), clock_(clock), settings_(settings) {
+    : source_(source), clock_(clock), settings_(std::move(settings)) {
   validate_settings(settings_);
   const ClockReadings c = clock_.read();
   watch_.check(c);
   now_ns_ = source_.now_ns(c);
+  read_power();
   batches_.resize(source_.gpu_count());
   for (std::size_t i = 0; i < source_.gpu_count(); ++i) {
     auto g = std::make_unique<GpuState>();
@@ -127,6 +130,10 @@ Agent::Agent(AgentSource& source, Clock& clock, AgentSettings settings)
 
 Agent::~Agent() = default;
 
+void Agent::read_power() {
+  last_power_ = settings_.read_power ? settings_.read_power() : read_power_source();
+}
+
 bool Agent::always_on() const {
   return settings_.duty_on_ms >= settings_.duty_period_ms;
 }
@@ -142,6 +149,8 @@ void Agent::start_period(GpuState& g, recording::TimeNs start) {
   g.window_start.reset();
   g.window_end.reset();
   g.on_ns = 0;
+  g.power.reset();
+  if (last_power_) g.power = fold_power(std::nullopt, *last_power_);
   if (g.hot) g.hot_since = start;
   // Counters left on across the boundary (always on) keep their window going from the start.
   if (g.requested_on && always_on()) g.window_start = start;
@@ -268,6 +277,7 @@ std::optional<AgentRecord> Agent::close_period(GpuState& g, recording::TimeNs en
   ctx.source = source_.kind();
   ctx.restart = g.restart;
   ctx.cost_table = settings_.cost_table;
+  ctx.power = g.power.value_or(PowerOverPeriod::unreadable);
   ctx.extra_notes = g.notes;
   if (!had_window) ctx.extra_notes.emplace_back("counters: they did not come on in this period");
   for (const auto& n : extra_notes) ctx.extra_notes.push_back(n);
@@ -380,6 +390,8 @@ std::vector<AgentRecord> Agent::step() {
   recording::TimeNs now = source_.now_ns(c);
   now_ns_ = now;
   if (event.kind != ClockEvent::Kind::none) restart_all(event, now);
+  read_power();
+  for (auto& g : gpus_) g->power = fold_power(g->power, *last_power_);
 
   source_.collect(now, batches_);
   for (auto& gp : gpus_) {

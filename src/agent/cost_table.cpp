@@ -73,9 +73,27 @@ std::string setting_text(double interval_ms, double on_ms, double period_ms) {
 }  // namespace
 
 CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double duty_on_ms,
-                     double duty_period_ms, const std::vector<CostEntry>* table, const std::string& source) {
+                     double duty_period_ms, PowerOverPeriod power, const std::vector<CostEntry>* table,
+                     const std::string& source) {
   const std::vector<CostEntry>& rows = table ? *table : cost_table();
   CostVerdict verdict;
+  // Every row was measured on mains power (docs/method.md#measurement-cost).
+  switch (power) {
+    case PowerOverPeriod::mains:
+      break;
+    case PowerOverPeriod::battery:
+      verdict.reason = "the host ran on battery; every cost figure was measured on mains power";
+      return verdict;
+    case PowerOverPeriod::changed:
+      verdict.reason =
+          "the host's power source changed during the record; every cost figure was measured on "
+          "mains power throughout";
+      return verdict;
+    case PowerOverPeriod::unreadable:
+      verdict.reason =
+          "the host's power source could not be read; every cost figure was measured on mains power";
+      return verdict;
+  }
   if (rows.empty()) {
     verdict.reason = "no cost has been measured yet on any GPU model (the cost table is empty)";
     return verdict;

@@ -214,6 +214,9 @@ json cache_json(const std::vector<WorkingSetPoint>& sweep, const std::optional<C
            {"distinct_bytes", p.distinct_bytes}};
     set_num(o, "seconds", p.seconds, "not timed");
     set_num(o, "requested_bytes_per_s", requested_rate(p), "no positive time");
+    o["loops"] = p.loops;
+    set_num(o, "rank_ms", p.rank_ms, "the capacity fit places no rate on this point");
+    set_num(o, "bound_ms", p.bound_ms, "no DRAM ceiling");
     points.push_back(o);
   }
   json j{{"points", points}};
@@ -258,6 +261,9 @@ json issue_json(const DeviceModel& m) {
     set_num(o, "scalar_ops", p.scalar_ops, "not counted");
     set_num(o, "mma_ops", p.mma_ops, "not counted");
     set_num(o, "seconds", p.seconds, "not timed");
+    o["loops"] = p.loops;
+    set_num(o, "rank_ms", p.rank_ms, "no issue-rate fit");
+    set_num(o, "bound_ms", p.bound_ms, "no DRAM ceiling, or the output's shape is not known");
     points.push_back(o);
   }
   json j{{"points", points}};
@@ -475,12 +481,19 @@ ModelCeilings model_ceilings(const json& model) {
   };
   if (!model.is_object()) return c;
   if (model.contains("stream")) c.dram_bytes_per_s = number(model["stream"], "bandwidth_bytes_per_s");
-  if (model.contains("cache")) {
-    const json& cache = model["cache"];
+  // The contraction sweep first, then the re-read sweep: the first with a cache rate gives both figures.
+  for (const char* key : {"cache", "cache_reread"}) {
+    if (!model.contains(key)) continue;
+    const json& cache = model[key];
     const std::string o = outcome(cache);
+    if (o != "transition" && o != "all_cached") continue;
+    const std::optional<double> rate = number(cache, "cache_bytes_per_s");
+    if (!rate) continue;
+    c.cache_bytes_per_s = rate;
+    c.cache_source = key;
     if (o == "transition" && cache.contains("capacity_bytes") && cache["capacity_bytes"].is_number_integer())
       c.cache_capacity_bytes = cache["capacity_bytes"].get<std::int64_t>();
-    if (o == "transition" || o == "all_cached") c.cache_bytes_per_s = number(cache, "cache_bytes_per_s");
+    break;
   }
   if (model.contains("issue") && outcome(model["issue"]) == "fit")
     c.issue_ops_per_s = number(model["issue"], "rate_ops_per_s");

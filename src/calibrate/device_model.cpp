@@ -420,4 +420,31 @@ LaunchFillFit fit_fill(const std::vector<LaunchPoint>& points, int multiprocesso
   return fit;
 }
 
+double working_set_rank_ms(const WorkingSetPoint& point, const CapacityFit& capacity,
+                           std::optional<double> dram_rate) {
+  double rate = kNaN;
+  if (const auto* t = std::get_if<CapacityTransition>(&capacity)) {
+    rate = point.working_set_bytes <= t->capacity ? t->cache_rate : dram_rate.value_or(kNaN);
+  } else if (const auto* c = std::get_if<CapacityAllCached>(&capacity)) {
+    rate = c->cache_rate;
+  } else if (std::holds_alternative<CapacityAllSpilled>(capacity)) {
+    rate = dram_rate.value_or(kNaN);
+  }
+  if (!(rate > 0) || !std::isfinite(rate) || point.requested_bytes <= 0) return kNaN;
+  return static_cast<double>(point.requested_bytes) / rate * 1e3;
+}
+
+double issue_rank_ms(const IssuePoint& point, const IssueFit& fit, std::optional<FillModel> fill) {
+  double ops = point.scalar_ops;
+  if (fill) ops = effective_ops(point.contexts, fill->multiprocessors, fill->fill_threads, fill->form);
+  if (!(fit.rate > 0) || !std::isfinite(ops)) return std::numeric_limits<double>::quiet_NaN();
+  return (fit.latency_s + ops / fit.rate) * 1e3;
+}
+
+double distinct_bound_ms(std::int64_t distinct_bytes, std::optional<double> dram_rate) {
+  if (distinct_bytes <= 0 || !dram_rate || !(*dram_rate > 0) || !std::isfinite(*dram_rate))
+    return std::numeric_limits<double>::quiet_NaN();
+  return static_cast<double>(distinct_bytes) / *dram_rate * 1e3;
+}
+
 }  // namespace diescope::calibrate

@@ -99,9 +99,14 @@ nlohmann::json plan_request_json(const CalibrationPlan& plan) {
                               : nlohmann::json(nullptr);
   if (plan.run_launch) {
     nlohmann::json geometries = nlohmann::json::array();
-    for (const LaunchGeometry& g : plan.launch.geometries)
-      geometries.push_back(
-          {{"bm", g.bm}, {"bn", g.bn}, {"bk", g.bk}, {"tm", g.tm}, {"tn", g.tn}, {"name", g.name()}});
+    for (std::size_t i = 0; i < plan.launch.geometries.size(); ++i) {
+      const LaunchGeometry& g = plan.launch.geometries[i];
+      nlohmann::json geometry{{"bm", g.bm}, {"bn", g.bn}, {"bk", g.bk},
+                              {"tm", g.tm}, {"tn", g.tn}, {"name", g.name()}};
+      // Each geometry's own sizes (settle_launch_sizes); the device side times exactly these.
+      geometry["sizes"] = i < plan.launch.sizes_of.size() ? plan.launch.sizes_of[i] : plan.launch.sizes;
+      geometries.push_back(std::move(geometry));
+    }
     j["launch"] = {{"geometries", geometries},
                    {"sizes", plan.launch.sizes},
                    {"target_ops", plan.launch.target_ops},
@@ -158,12 +163,21 @@ std::vector<StreamTiming> parse_stream_timings(const nlohmann::json& line) {
 }
 
 std::vector<WorkingSetPoint> parse_working_set(const nlohmann::json& line) {
-  const std::string what = "working_set";
+  const std::string what = line.value("calibrate", std::string("working_set"));
+  const bool reread = what == "reread";
   std::vector<WorkingSetPoint> out;
-  for (const nlohmann::json& p : points(line, what))
-    out.push_back(WorkingSetPoint{integer(p, what, "k"), integer(p, what, "working_set_bytes"),
-                                  integer(p, what, "requested_bytes"), integer(p, what, "distinct_bytes"),
-                                  number(p, what, "seconds")});
+  for (const nlohmann::json& p : points(line, what)) {
+    WorkingSetPoint wp{integer(p, what, "k"), integer(p, what, "working_set_bytes"),
+                       integer(p, what, "requested_bytes"), integer(p, what, "distinct_bytes"),
+                       number(p, what, "seconds")};
+    // The nest writing the output, outermost first: the contraction's blocks over n's and m's tiles,
+    // then its k loop; the re-read's passes over the buffer, then its floats.
+    if (reread)
+      wp.loops = {wp.k, wp.distinct_bytes / 4};
+    else if (line.contains("m") && line.contains("n"))
+      wp.loops = {integer(line, what, "n"), integer(line, what, "m"), wp.k};
+    out.push_back(std::move(wp));
+  }
   return out;
 }
 
@@ -178,6 +192,13 @@ std::vector<IssuePoint> parse_issue_points(const nlohmann::json& line) {
     ip.kernels = static_cast<int>(integer(p, what, "kernels"));
     ip.seconds = number(p, what, "seconds");
     ip.contexts = contexts(p, what);
+    // The output's shape came with the line from this version on; an older line leaves it unknown.
+    if (line.contains("m") && line.contains("n")) {
+      ip.m = integer(line, what, "m");
+      ip.n = integer(line, what, "n");
+      ip.loops = {ip.m, ip.n, ip.k};
+      ip.distinct_bytes = (ip.k * (ip.m + ip.n) + ip.m * ip.n) * 4;
+    }
     out.push_back(std::move(ip));
   }
   return out;

@@ -258,6 +258,7 @@ CalibrationBlock block_for(const CandidateFile& chosen, const CalibrationQuery& 
                                    f.commit,
                                    f.date,
                                    f.quick};
+  b.ceilings = model_ceilings(f.device_model);
   int passed = 0;
   for (const recording::ColumnDef& c : query.units) {
     UnitCalibration u{c.key, c.label, Verdict::no_check, std::nullopt, {}};
@@ -359,6 +360,26 @@ json calibration_block_json(const CalibrationBlock& b) {
       ceilings[u.key + "_reason"] = u.ceiling_reason.empty() ? "none given" : u.ceiling_reason;
   }
   json j{{"status", b.status}, {"reason", b.reason}, {"units", units}, {"ceiling_pct", ceilings}};
+  if (b.ceilings) {
+    // Each null ceiling carries its reason, as every null figure in a report does.
+    const ModelCeilings& m = *b.ceilings;
+    json model = json::object();
+    auto put = [&model](const char* key, const auto& value, const char* reason) {
+      if (value)
+        model[key] = *value;
+      else {
+        model[key] = nullptr;
+        model[std::string(key) + "_reason"] = reason;
+      }
+    };
+    put("dram_bytes_per_s", m.dram_bytes_per_s, "the calibration's STREAM sweep gave no ceiling");
+    put("cache_bytes_per_s", m.cache_bytes_per_s, "neither cache sweep found a cache rate");
+    if (m.cache_bytes_per_s) model["cache_source"] = m.cache_source;
+    put("cache_capacity_bytes", m.cache_capacity_bytes, "no cache sweep found a capacity");
+    put("issue_ops_per_s", m.issue_ops_per_s, "the issue-rate sweep gave no fit");
+    put("fill_threads_per_sm", m.fill_threads, "the launch-fill sweep gave no fit");
+    j["device_model"] = model;
+  }
   if (b.file) {
     j["file"] = json{{"name", b.file->name},     {"path", b.file->path},     {"sha256", b.file->sha256},
                      {"schema", b.file->schema}, {"method", b.file->method}, {"commit", b.file->commit},

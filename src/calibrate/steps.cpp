@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
 
 namespace diescope::calibrate {
@@ -85,6 +86,54 @@ std::vector<int> load_ladder(int sm_count, bool quick) {
   return loads;
 }
 
+const std::vector<LaunchGeometry>& tiled_contraction_leaves() {
+  // The instantiations launch_tiled_contraction dispatches to (src/workloads/gpu/calibrate_kernels.cu).
+  static const std::vector<LaunchGeometry> leaves = {LaunchGeometry{32, 32, 8, 4, 4},
+                                                     LaunchGeometry{64, 64, 8, 4, 4}};
+  return leaves;
+}
+
+std::string not_a_leaf(const LaunchGeometry& g, std::int64_t size) {
+  const auto& leaves = tiled_contraction_leaves();
+  const bool known = std::any_of(leaves.begin(), leaves.end(), [&](const LaunchGeometry& l) {
+    return l.bm == g.bm && l.bn == g.bn && l.bk == g.bk && l.tm == g.tm && l.tn == g.tn;
+  });
+  if (!known) {
+    std::string names;
+    for (const LaunchGeometry& l : leaves) names += (names.empty() ? "" : ", ") + l.name();
+    return fmt::format(
+        "launch geometry {} is not a leaf of the tiled contraction at size {}: the family has "
+        "kernels for {} only",
+        g.name(), size, names);
+  }
+  if (size <= 0 || size % g.bm != 0 || size % g.bn != 0)
+    return fmt::format(
+        "launch geometry {} is not a leaf of the tiled contraction at size {}: its {}x{} block "
+        "tile does not divide a {}x{} output, and the kernel has no range guards",
+        g.name(), size, g.bm, g.bn, size, size);
+  return {};
+}
+
+void settle_launch_sizes(LaunchPlan& plan) {
+  plan.sizes_of.clear();
+  for (const LaunchGeometry& g : plan.geometries) {
+    std::vector<std::int64_t> sizes;
+    for (std::int64_t size : plan.sizes)
+      if (size > 0 && size % g.bm == 0 && size % g.bn == 0) sizes.push_back(size);
+    if (sizes.empty())
+      throw core::UsageError(
+          fmt::format("launch geometry {} tiles none of the launch sweep's sizes", g.name()),
+          "give the sweep sizes that are multiples of the geometry's block tile");
+    for (std::int64_t size : sizes)
+      if (const std::string why = not_a_leaf(g, size); !why.empty())
+        throw core::UsageError(
+            why,
+            "time only the tiled contraction's leaves (32x32x8/4x4, 64x64x8/4x4), or add "
+            "the geometry's kernel to calibrate_kernels.cu and to tiled_contraction_leaves()");
+    plan.sizes_of.push_back(std::move(sizes));
+  }
+}
+
 CalibrationPlan plan_calibration(const DeviceFacts& facts, bool quick) {
   CalibrationPlan plan;
   plan.quick = quick;
@@ -106,6 +155,7 @@ CalibrationPlan plan_calibration(const DeviceFacts& facts, bool quick) {
   plan.launch.geometries = {LaunchGeometry{32, 32, 8, 4, 4}, LaunchGeometry{64, 64, 8, 4, 4}};
   // Up to 4096: on an H200 no point up to 1024 filled the device (the first run left the fit unfittable).
   plan.launch.sizes = powers_of_two(32, 4096);
+  settle_launch_sizes(plan.launch);
   // A quick setup check reads the counters against known work; the sweeps are a calibration's.
   plan.run_working_set = plan.run_issue = plan.run_launch = !quick;
   plan.stream_seconds = quick ? 2 : 5;
@@ -125,6 +175,23 @@ DeviceModel fit_device_model(DeviceModel m, const recording::GpuIdentity& gpu) {
       if (const auto* f = std::get_if<FillFit>(&*m.fill))
         fill = FillModel{f->cores, f->saturation, FillForm::capped};
     m.issue = fit_issue_rate(m.issue_points, fill);
+  }
+  // Each point against the fitted model: its model time and its distinct-byte bound.
+  for (auto* sweep : {&m.working_set, &m.reread}) {
+    const std::optional<CapacityFit>& capacity = sweep == &m.working_set ? m.cache : m.cache_reread;
+    for (WorkingSetPoint& p : *sweep) {
+      if (capacity) p.rank_ms = working_set_rank_ms(p, *capacity, dram);
+      p.bound_ms = distinct_bound_ms(p.distinct_bytes, dram);
+    }
+  }
+  std::optional<FillModel> fill;
+  if (m.fill)
+    if (const auto* f = std::get_if<FillFit>(&*m.fill))
+      fill = FillModel{f->cores, f->saturation, FillForm::capped};
+  for (IssuePoint& p : m.issue_points) {
+    if (m.issue)
+      if (const auto* f = std::get_if<IssueFit>(&*m.issue)) p.rank_ms = issue_rank_ms(p, *f, fill);
+    p.bound_ms = distinct_bound_ms(p.distinct_bytes, dram);
   }
   return m;
 }

@@ -122,8 +122,8 @@ int bench_command(const BenchCliOptions& cli) {
     if (no_window)
       fix =
           "make the command print the lines 'diescope: measure start' and 'diescope: measure stop' (flushed) "
-          "around "
-          "its steady part, as the bundled workloads do (docs/bench-command.md)";
+          "around its steady part, as the bundled workloads do, or one line 'diescope: measure window START "
+          "STOP' with its times once it knows them (docs/bench-command.md)";
     else if (partial)
       fix =
           "the counters covered under 90% of the window: read the notes in the rounds' reports (another "
@@ -154,9 +154,10 @@ std::function<int()> setup_bench(CLI::App& sub) {
   sub.add_option("command", opt->command, "the command to bench, after -- (or the workload's arguments)");
   sub.footer(
       "Every round is summarised over the steady window between the lines 'diescope: measure start' and\n"
-      "'diescope: measure stop' that the command prints. A round with no window, or whose counters covered\n"
-      "under 90% of it, is left out of the statistics and named. Exit code 0 when at least 2 rounds were "
-      "kept.\n"
+      "'diescope: measure stop' that the command prints, or the one a line 'diescope: measure window START\n"
+      "STOP' (Unix seconds) or 'diescope: measure last SECONDS' gives afterwards. A round with no window,\n"
+      "or whose counters covered under 90% of it, is left out of the statistics and named. Exit code 0 when\n"
+      "at least 2 rounds were kept.\n"
       "Examples: diescope bench --rounds 5 --workload stream\n"
       "          diescope bench --rounds 10 -- python train.py --steps 200\n");
   return [opt]() { return bench_command(*opt); };

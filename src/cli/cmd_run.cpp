@@ -4,6 +4,8 @@
 #include <fmt/core.h>
 
 #include <ctime>
+#include <tuple>
+#include <utility>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -36,7 +38,33 @@ struct RunCliOptions {
   std::vector<int> gpus;
   std::string calibration;
   std::string source = "auto";
+  std::string duty;  // ON/PERIOD in ms, empty: counters on throughout
 };
+
+// `--duty ON/PERIOD` (docs/method.md#duty-cycles-in-run): two numbers of milliseconds. run's loop
+// switches the counters at its 100 ms ticks, so each part of the period must be at least one tick.
+std::pair<double, double> parse_duty(const std::string& text, double poll_ms) {
+  const std::string example = "--duty 2000/10000 (counters on 2 s of every 10 s)";
+  const auto slash = text.find('/');
+  if (slash == std::string::npos)
+    throw core::UsageError("--duty '" + text + "' is not ON/PERIOD",
+                           "give two numbers of ms, e.g. " + example);
+  const double on = parse_number("--duty's ON", text.substr(0, slash), example);
+  const double period = parse_number("--duty's PERIOD", text.substr(slash + 1), example);
+  if (!(on >= poll_ms))
+    throw core::UsageError(
+        fmt::format("--duty {}: the counters' on-time {:g} ms is shorter than run's {:g} ms "
+                    "loop, which switches them",
+                    text, on, poll_ms),
+        "give an on-time of at least " + fmt::format("{:g}", poll_ms) + " ms, e.g. " + example);
+  if (!(period - on >= poll_ms))
+    throw core::UsageError(
+        fmt::format("--duty {}: the period leaves the counters off for {:g} ms, under run's {:g} ms loop",
+                    text, period - on, poll_ms),
+        "make the period at least " + fmt::format("{:g}", poll_ms) +
+            " ms longer than the on-time, or leave --duty out for counters on throughout");
+  return {on, period};
+}
 
 std::string default_report_dir() {
   std::time_t t = std::time(nullptr);
@@ -90,6 +118,8 @@ int run_command(const RunCliOptions& cli) {
   if (!cli.calibration.empty()) calibrate::check_calibration_path(cli.calibration);
 
   collect::RunOptions options;
+  if (!cli.duty.empty())
+    std::tie(options.duty_on_ms, options.duty_period_ms) = parse_duty(cli.duty, options.poll_ms);
   options.command = cli.command;
   options.interval_ms = cli.interval_ms;
   options.drain_ms = cli.drain_ms;
@@ -121,9 +151,11 @@ std::function<int()> setup_run(CLI::App& sub) {
   add_number(sub, "--host-interval-ms", opt->host_interval_ms,
              "how often the host probes read CPU, memory, disks and the command's processes, in ms; 0: "
              "none (default 100)");
-  sub.add_option("--window", opt->window,
-                 "markers: also summarise the steady window between the lines 'diescope: measure start' and "
-                 "'diescope: measure stop' that the command prints (default none)")
+  sub.add_option(
+         "--window", opt->window,
+         "markers: also summarise the steady window between the lines 'diescope: measure start' and "
+         "'diescope: measure stop' that the command prints, or the one a line 'diescope: measure window "
+         "START STOP' (Unix seconds) or 'diescope: measure last SECONDS' gives (default none)")
       ->check(CLI::IsMember({"markers", "none"}));
   add_text(sub, "--output", opt->report_dir,
            "folder for the recordings (gpu<N>.dsrec) and their reports (default diescope-run-<date>-<time> "
@@ -131,6 +163,11 @@ std::function<int()> setup_run(CLI::App& sub) {
            {"--report"})
       ->type_name("DIR");
   add_gpu_list(sub, opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)");
+  add_text(
+      sub, "--duty", opt->duty,
+      "counters on for ON ms of every PERIOD ms from the command's start, off between; coverage is gated "
+      "against their scheduled time (default: on throughout)")
+      ->type_name("ON/PERIOD");
   sub.add_option("--calibration", opt->calibration, "a calibration file or folder from `diescope calibrate`")
       ->type_name("PATH");
   sub.add_option("--source", opt->source,

@@ -41,6 +41,18 @@ Benchmark::Benchmark(std::string name, Function function) {
   config_.function = std::move(function);
 }
 
+Benchmark Benchmark::sampled(std::string name, SampleFunction function) {
+  Benchmark b(std::move(name), Function{});
+  b.config_.sample_function = std::move(function);
+  return b;
+}
+
+Benchmark& Benchmark::workers(std::size_t count, bool streams_joined) {
+  config_.workers = count == 0 ? 1 : count;
+  config_.worker_streams_joined = streams_joined;
+  return *this;
+}
+
 Benchmark& Benchmark::domain(MeasurementDomain domain) {
   config_.domain = domain;
   return *this;

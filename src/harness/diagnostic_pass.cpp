@@ -15,6 +15,8 @@ std::vector<CounterMetric> default_gpu_counters() {
   return {
       {"sm__throughput.avg.pct_of_peak_sustained_elapsed", "gpu_sm_peak_pct", "SM throughput", "%"},
       {"lts__throughput.avg.pct_of_peak_sustained_elapsed", "gpu_l2_peak_pct", "L2 throughput", "%"},
+      {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "gpu_memory_peak_pct",
+       "memory throughput", "%"},
       {"dram__throughput.avg.pct_of_peak_sustained_elapsed", "gpu_dram_peak_pct", "DRAM throughput", "%"},
       {"sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active", "gpu_tensor_active_pct",
        "tensor pipe (active)", "%"},

@@ -117,6 +117,8 @@ std::string format_console(const RunResult& r) {
     row("time", r.time);
     row("cpu time", r.cpu_time);
   }
+  // Every metric, aggregated by section, name and unit (docs/harness.md#custom-metrics).
+  if (!r.metrics.empty()) out += "  custom metrics:\n";
   std::string current;
   for (const MetricSummary& m : r.metrics) {
     const std::string heading = section_heading(r, m);

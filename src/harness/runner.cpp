@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -37,6 +41,7 @@ struct Window {
   double cpu_s = 0;
   std::vector<MetricValue> state_metrics;
   std::optional<std::string> skip_reason;
+  std::uint64_t operations = 0;  // what a sampled benchmark returned; 0: the iteration count
 
   // The backend's duration when it gave one, else the host's time around the window.
   double duration_s() const {
@@ -44,19 +49,94 @@ struct Window {
   }
 };
 
+SampleResult call_function(const Benchmark::Config& config, State& state) {
+  if (config.sample_function) return config.sample_function(state);
+  config.function(state);
+  return {};
+}
+
+// Concurrent workers (docs/harness.md#concurrent-workers): every worker thread is started and waits
+// at a gate; the backend's window opens, the gate releases them all, and it closes once the last
+// has returned, so the window is the coordinated one. Worker 0 runs on the calling thread (what a
+// thread-bound backend such as perf counts). Worker results are merged: operations add up, metrics
+// are kept per worker; the first exception is rethrown after every worker has ended.
+SampleResult run_workers(const Benchmark::Config& config, MeasurementBackend& backend,
+                         std::uint64_t iterations, std::size_t index, const AxisPoint& point, State& first) {
+  const std::size_t n = config.workers;
+  std::vector<SampleResult> results(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<std::unique_ptr<State>> states;
+  for (std::size_t k = 1; k < n; ++k)
+    states.push_back(std::make_unique<State>(iterations, index, point, false, k));
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::size_t ready = 0;
+  bool go = false;
+  std::vector<std::thread> threads;
+  for (std::size_t k = 1; k < n; ++k) {
+    threads.emplace_back([&, k] {
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        ++ready;
+        cv.notify_all();
+        cv.wait(lock, [&] { return go; });
+      }
+      try {
+        results[k] = call_function(config, *states[k - 1]);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    });
+  }
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return ready == n - 1; });
+  }
+  backend.begin();
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    go = true;
+  }
+  cv.notify_all();
+  try {
+    results[0] = call_function(config, first);
+  } catch (...) {
+    errors[0] = std::current_exception();
+  }
+  for (std::thread& t : threads) t.join();
+  backend.end();
+  SampleResult merged;
+  for (std::size_t k = 0; k < n; ++k) {
+    merged.operations += results[k].operations;
+    for (MetricValue& m : results[k].metrics) merged.metrics.push_back(std::move(m));
+    if (k > 0)
+      for (MetricValue& m : states[k - 1]->metrics()) merged.metrics.push_back(std::move(m));
+    if (k > 0 && states[k - 1]->skip_reason() && !first.skip_reason())
+      first.skip(*states[k - 1]->skip_reason());
+  }
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  return merged;
+}
+
 Window run_window(const Benchmark::Config& config, MeasurementBackend& backend, std::uint64_t iterations,
                   std::size_t index, SamplePhase phase, const AxisPoint& point) {
   State state(iterations, index, point);
+  SampleResult returned;
   const double cpu_start = thread_cpu_seconds();
   const auto start = Clock::now();
-  backend.begin();
-  try {
-    config.function(state);
-  } catch (...) {
-    backend.end();  // leave the backend's window closed before the error travels on
-    throw;
+  if (config.workers > 1) {
+    returned = run_workers(config, backend, iterations, index, point, state);  // opens and closes the window
+  } else {
+    backend.begin();
+    try {
+      returned = call_function(config, state);
+    } catch (...) {
+      backend.end();  // leave the backend's window closed before the error travels on
+      throw;
+    }
+    backend.end();
   }
-  backend.end();
   const auto stop = Clock::now();
   const double cpu_stop = thread_cpu_seconds();
 
@@ -65,6 +145,8 @@ Window run_window(const Benchmark::Config& config, MeasurementBackend& backend, 
   w.cpu_s = cpu_stop - cpu_start;
   backend.collect(SampleWindow{stop - start, iterations, index, phase}, w.measurement);
   w.state_metrics = std::move(state.metrics());
+  for (MetricValue& m : returned.metrics) w.state_metrics.push_back(std::move(m));
+  w.operations = returned.operations;
   w.skip_reason = state.skip_reason();
   return w;
 }
@@ -110,6 +192,22 @@ class PointRun {
     }
     r_.backend = backend_->label();
     r_.host_policy = host_diagnostics_policy(config_.domain, backend_->emits_cpu_diagnostics());
+    if (config_.workers > 1) {
+      // The sharp edge of a one-stream device timer (docs/harness-sharp-edges.md#one-stream-event-timers):
+      // refused unless the benchmark says it joins its workers' streams; a gap in the backend's own
+      // metrics only is said once.
+      const std::string gap = backend_->concurrent_gap();
+      if (!gap.empty() && backend_->concurrent_gap_in_duration() && !config_.worker_streams_joined) {
+        r_.error = fmt::format(
+            "{} concurrent workers on backend {}: {}; join each worker's stream to the timed one and declare "
+            "it "
+            "with workers({}, true), or time the workers with a backend that covers them",
+            config_.workers, r_.backend, gap, config_.workers);
+        return;
+      }
+      if (!gap.empty())
+        note(DiagnosticKind::measurement, fmt::format("{} concurrent workers: {}", config_.workers, gap));
+    }
     try {
       set_up_flusher_and_clock();
     } catch (const std::exception& e) {
@@ -238,7 +336,8 @@ class PointRun {
 
   std::optional<StopReason> keep(Window& w, std::uint64_t iterations, double clock_mhz) {
     const double duration = w.duration_s();
-    const double n = static_cast<double>(iterations);
+    // A sampled benchmark's own operation count divides the sample (docs/harness.md#per-sample-results).
+    const double n = static_cast<double>(w.operations > 0 ? w.operations : iterations);
     r_.sample_seconds.push_back(duration / n);
     r_.sample_cpu_seconds.push_back(w.cpu_s / n);
 

@@ -2,6 +2,8 @@
 // windows, the record's figures, the cost reason, clock steps and suspends, the end of a replay.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include <cmath>
 
 #include "diescope/agent/agent.hpp"
@@ -48,7 +50,31 @@ AgentSettings duty(double on_ms, double period_ms, double poll_ms = 500) {
   s.poll_ms = poll_ms;
   s.duty_on_ms = on_ms;
   s.duty_period_ms = period_ms;
+  s.read_power = [] { return PowerSource::mains; };  // the host's own source must not decide a test
   return s;
+}
+
+// The cost estimate needs mains power over the whole period (docs/method.md#measurement-cost). A
+// made-up table holds this test's setting; the host reads battery at the 4th and 5th reads (the
+// first is the agent's start, then one per 500 ms step): inside the first period [0, 5 s), whose
+// source therefore changed. The second period reads mains throughout and gets the estimate.
+TEST(AgentReplay, ThePowerSourceOverEachPeriodDecidesTheEstimate) {
+  const std::vector<CostEntry> table = {
+      CostEntry{"NVIDIA H200", 10, 2000, 5000, 0.5, 2.5, 5, 60, "test", "test"}};
+  AgentSettings settings = duty(2000, 5000);
+  settings.cost_table = &table;
+  auto reads = std::make_shared<int>(0);
+  settings.read_power = [reads] {
+    ++*reads;
+    return *reads == 4 || *reads == 5 ? PowerSource::battery : PowerSource::mains;
+  };
+  Rig rig(10, settings);
+  auto records = rig.run(10 * kS);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_FALSE(records[0].cost);
+  EXPECT_NE(records[0].cost_reason.find("power source changed"), std::string::npos) << records[0].cost_reason;
+  ASSERT_TRUE(records[1].cost) << records[1].cost_reason;
+  EXPECT_DOUBLE_EQ(records[1].cost->slowdown_hi_pct, 2.5);
 }
 
 TEST(AgentReplay, OneRecordPerPeriodWithTheChipWindowsFigures) {

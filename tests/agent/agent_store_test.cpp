@@ -1,11 +1,15 @@
 // The record store (SQLite): what a user reads back with SQL, NaN as NULL, retention, refusing a
 // file that is not a store. And the cost table's rule.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include <cmath>
 #include <filesystem>
 
 #include "diescope/agent/cost_table.hpp"
+#include "diescope/agent/power_source.hpp"
 #include "diescope/agent/store.hpp"
 #include "diescope/core/error.hpp"
 #include "sql_probe.hpp"
@@ -127,10 +131,11 @@ TEST(RecordStore, UnopenablePathNamesTheFix) {
 }
 
 // The cost rule (docs/method.md#measurement-cost): an estimate only for a model, interval and
-// setting in the table.
+// setting in the table, on mains power.
+constexpr PowerOverPeriod kMains = PowerOverPeriod::mains;
 TEST(CostTable, EmptyTableGivesTheReason) {
   const std::vector<CostEntry> empty;
-  const CostVerdict v = cost_for("NVIDIA H200", 10, 2000, 60000, &empty);
+  const CostVerdict v = cost_for("NVIDIA H200", 10, 2000, 60000, kMains, &empty);
   EXPECT_FALSE(v.estimate);
   EXPECT_NE(v.reason.find("cost table is empty"), std::string::npos);
 }
@@ -138,16 +143,17 @@ TEST(CostTable, EmptyTableGivesTheReason) {
 // The measured H200 rows: the agent's default and counters always on at 10 ms carry an estimate;
 // another setting on the H200, or another GPU, carries the reason.
 TEST(CostTable, H200RowsCoverTheDefaultAndAlwaysOn) {
-  const CostVerdict by_default = cost_for("NVIDIA H200", 10, 2000, 60000);
+  const CostVerdict by_default = cost_for("NVIDIA H200", 10, 2000, 60000, kMains);
   ASSERT_TRUE(by_default.estimate);
   EXPECT_EQ(by_default.estimate->rounds, 3);
   EXPECT_LT(by_default.estimate->slowdown_lo_pct, by_default.estimate->slowdown_hi_pct);
-  EXPECT_TRUE(cost_for("NVIDIA H200", 10, 60000, 60000).estimate);  // on = period: always on
-  EXPECT_TRUE(cost_for("NVIDIA H200", 10, 0, 0).estimate);
-  const CostVerdict other = cost_for("NVIDIA H200", 10, 1000, 30000);
+  EXPECT_TRUE(cost_for("NVIDIA H200", 10, 60000, 60000, kMains).estimate);  // on = period: always on
+  EXPECT_TRUE(cost_for("NVIDIA H200", 10, 0, 0, kMains).estimate);
+  const CostVerdict other = cost_for("NVIDIA H200", 10, 1000, 30000, kMains);
   EXPECT_FALSE(other.estimate);
   EXPECT_NE(other.reason.find("on 1000 ms of every 30000 ms"), std::string::npos);
-  EXPECT_NE(cost_for("NVIDIA A100-SXM4-80GB", 10, 2000, 60000).reason.find("no figures"), std::string::npos);
+  EXPECT_NE(cost_for("NVIDIA A100-SXM4-80GB", 10, 2000, 60000, kMains).reason.find("no figures"),
+            std::string::npos);
 }
 
 TEST(CostTable, SeveralWorkloadsGiveTheHighestUpperEndAndSourcesStayApart) {
@@ -159,16 +165,16 @@ TEST(CostTable, SeveralWorkloadsGiveTheHighestUpperEndAndSourcesStayApart) {
       CostEntry{"GPU A", 100, 0, 0, -0.2, 0.1, 8, 0.3, "FFMA", "test"},
   };
   table.back().source = "gpm";
-  auto v = cost_for("GPU A", 10, 0, 0, &table);
+  auto v = cost_for("GPU A", 10, 0, 0, kMains, &table);
   ASSERT_TRUE(v.estimate);
   EXPECT_EQ(v.estimate->workload, "ResNet-50");  // 4.8 is the highest upper end at 10 ms
   // GPM's row answers only a GPM record, and a PM record at 100 ms has none.
-  v = cost_for("GPU A", 100, 0, 0, &table, "gpm");
+  v = cost_for("GPU A", 100, 0, 0, kMains, &table, "gpm");
   ASSERT_TRUE(v.estimate);
   EXPECT_DOUBLE_EQ(v.estimate->slowdown_hi_pct, 0.1);
-  v = cost_for("GPU A", 100, 0, 0, &table);
+  v = cost_for("GPU A", 100, 0, 0, kMains, &table);
   EXPECT_FALSE(v.estimate);
-  v = cost_for("GPU A", 10, 0, 0, &table, "gpm");
+  v = cost_for("GPU A", 10, 0, 0, kMains, &table, "gpm");
   EXPECT_FALSE(v.estimate);
   EXPECT_NE(v.reason.find("counters always on at 10 ms from gpm on GPU A"), std::string::npos) << v.reason;
 }
@@ -179,25 +185,98 @@ TEST(CostTable, MatchesModelIntervalAndSetting) {
       CostEntry{"GPU A", 10, 0, 0, 1.5, 4.9, 5, 120, "test", "test"},
       CostEntry{"GPU A", 10, 2000, 60000, -0.5, 1.5, 5, 120, "test", "test"},
   };
-  auto v = cost_for("GPU A", 10, 2000, 60000, &table);
+  auto v = cost_for("GPU A", 10, 2000, 60000, kMains, &table);
   ASSERT_TRUE(v.estimate);
   EXPECT_DOUBLE_EQ(v.estimate->slowdown_hi_pct, 1.5);
   EXPECT_TRUE(v.estimate->within_noise());  // -0.5..1.5 includes 0
   // Always on is on >= period, whatever the numbers.
-  v = cost_for("GPU A", 10, 5000, 5000, &table);
+  v = cost_for("GPU A", 10, 5000, 5000, kMains, &table);
   ASSERT_TRUE(v.estimate);
   EXPECT_DOUBLE_EQ(v.estimate->slowdown_lo_pct, 1.5);
   EXPECT_FALSE(v.estimate->within_noise());
   // Another interval, another setting, another model: no estimate, each with its reason.
-  v = cost_for("GPU A", 20, 2000, 60000, &table);
+  v = cost_for("GPU A", 20, 2000, 60000, kMains, &table);
   EXPECT_FALSE(v.estimate);
   EXPECT_NE(v.reason.find("at 20 ms"), std::string::npos) << v.reason;
-  v = cost_for("GPU A", 10, 1000, 30000, &table);
+  v = cost_for("GPU A", 10, 1000, 30000, kMains, &table);
   EXPECT_FALSE(v.estimate);
   EXPECT_NE(v.reason.find("on 1000 ms of every 30000 ms"), std::string::npos) << v.reason;
-  v = cost_for("GPU B", 10, 2000, 60000, &table);
+  v = cost_for("GPU B", 10, 2000, 60000, kMains, &table);
   EXPECT_FALSE(v.estimate);
   EXPECT_NE(v.reason.find("no figures for GPU B"), std::string::npos) << v.reason;
+}
+
+// Every row was measured on mains power: a record on battery, with a changed source or an unreadable
+// one carries no estimate even at a setting the table holds, and says which.
+TEST(CostTable, OnlyMainsPowerGetsAnEstimate) {
+  const std::vector<CostEntry> table = {CostEntry{"GPU A", 10, 0, 0, 1.5, 4.9, 5, 120, "test", "test"}};
+  EXPECT_TRUE(cost_for("GPU A", 10, 0, 0, PowerOverPeriod::mains, &table).estimate);
+  const CostVerdict battery = cost_for("GPU A", 10, 0, 0, PowerOverPeriod::battery, &table);
+  EXPECT_FALSE(battery.estimate);
+  EXPECT_NE(battery.reason.find("ran on battery"), std::string::npos) << battery.reason;
+  const CostVerdict changed = cost_for("GPU A", 10, 0, 0, PowerOverPeriod::changed, &table);
+  EXPECT_FALSE(changed.estimate);
+  EXPECT_NE(changed.reason.find("power source changed"), std::string::npos) << changed.reason;
+  const CostVerdict unreadable = cost_for("GPU A", 10, 0, 0, PowerOverPeriod::unreadable, &table);
+  EXPECT_FALSE(unreadable.estimate);
+  EXPECT_NE(unreadable.reason.find("could not be read"), std::string::npos) << unreadable.reason;
+}
+
+// Reading the power source from a power-supply folder laid out as Linux's sysfs lays it out.
+class PowerSupplyDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("diescope-power-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void supply(const std::string& name, const std::string& type, const std::string& attr = {},
+              const std::string& value = {}) {
+    std::filesystem::create_directories(dir_ / name);
+    std::ofstream(dir_ / name / "type") << type << "\n";
+    if (!attr.empty()) std::ofstream(dir_ / name / attr) << value << "\n";
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(PowerSupplyDir, NoBatteryIsMains) {
+  EXPECT_EQ(read_power_source(dir_ / "absent"), PowerSource::mains);  // a server lists no supply at all
+  EXPECT_EQ(read_power_source(dir_), PowerSource::mains);             // an empty class folder
+  supply("ucsi-source-psy-1", "USB", "online", "0");
+  EXPECT_EQ(read_power_source(dir_), PowerSource::mains);  // no battery: nothing else can power it
+}
+
+TEST_F(PowerSupplyDir, ABatteryTakesTheAdapterOrItsStatus) {
+  supply("BAT0", "Battery", "status", "Discharging");
+  EXPECT_EQ(read_power_source(dir_), PowerSource::battery);  // no adapter listed: the status decides
+  supply("AC", "Mains", "online", "1");
+  EXPECT_EQ(read_power_source(dir_), PowerSource::mains);  // the adapter decides
+  supply("AC", "Mains", "online", "0");
+  EXPECT_EQ(read_power_source(dir_), PowerSource::battery);
+  std::filesystem::remove(dir_ / "AC" / "online");  // an adapter that cannot say
+  EXPECT_EQ(read_power_source(dir_), PowerSource::unreadable);
+}
+
+TEST_F(PowerSupplyDir, ABatteryWithNoAdapterAndAnUnknownStatusIsUnreadable) {
+  supply("BAT0", "Battery", "status", "Full");
+  EXPECT_EQ(read_power_source(dir_), PowerSource::mains);
+  supply("BAT0", "Battery", "status", "Unknown");
+  EXPECT_EQ(read_power_source(dir_), PowerSource::unreadable);
+}
+
+TEST(PowerOverPeriod, OneSourceThroughoutOrChangedOrUnreadable) {
+  using PS = PowerSource;
+  using PP = PowerOverPeriod;
+  EXPECT_EQ(fold_power(std::nullopt, PS::mains), PP::mains);
+  EXPECT_EQ(fold_power(PP::mains, PS::mains), PP::mains);
+  EXPECT_EQ(fold_power(PP::mains, PS::battery), PP::changed);
+  EXPECT_EQ(fold_power(PP::changed, PS::mains), PP::changed);  // once changed, always changed
+  EXPECT_EQ(fold_power(PP::battery, PS::battery), PP::battery);
+  EXPECT_EQ(fold_power(PP::changed, PS::unreadable), PP::unreadable);  // one failed read spoils the period
+  EXPECT_EQ(fold_power(PP::unreadable, PS::mains), PP::unreadable);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "diescope/calibrate/device_model.hpp"
 
@@ -359,6 +360,37 @@ TEST(Median, OddEvenAndEmpty) {
   EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);
   EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
   EXPECT_TRUE(std::isnan(median({})));
+}
+
+// Each point against the fitted model (docs/calibration.md#device-model), worked by hand.
+TEST(PointScores, WorkingSetPointsTakeTheRateTheirSideOfTheCapacityGives) {
+  // 8e9 requested bytes; a 2 MiB capacity served at 8e12 B/s, DRAM at 4e12 B/s.
+  const CapacityFit transition = CapacityTransition{1 << 20, 4 << 20, 2 << 20, true, 8e12};
+  WorkingSetPoint cached{256, 1 << 20, 8'000'000'000, 400'000'000, 1e-3};
+  WorkingSetPoint spilled{4096, 4 << 20, 8'000'000'000, 400'000'000, 2e-3};
+  EXPECT_DOUBLE_EQ(working_set_rank_ms(cached, transition, 4e12), 1.0);             // 8e9 / 8e12 s
+  EXPECT_DOUBLE_EQ(working_set_rank_ms(spilled, transition, 4e12), 2.0);            // 8e9 / 4e12 s
+  EXPECT_TRUE(std::isnan(working_set_rank_ms(spilled, transition, std::nullopt)));  // no DRAM rate
+  EXPECT_DOUBLE_EQ(working_set_rank_ms(spilled, CapacityFit{CapacityAllCached{4 << 20, 8e12}}, 4e12), 1.0);
+  EXPECT_DOUBLE_EQ(working_set_rank_ms(cached, CapacityFit{CapacityAllSpilled{1 << 20}}, 4e12), 2.0);
+  EXPECT_TRUE(std::isnan(working_set_rank_ms(cached, CapacityFit{CapacityNoTransition{1.5}}, 4e12)));
+  // The distinct-byte bound: 4e8 bytes at 4e12 B/s = 0.1 ms.
+  EXPECT_DOUBLE_EQ(distinct_bound_ms(400'000'000, 4e12), 0.1);
+  EXPECT_TRUE(std::isnan(distinct_bound_ms(0, 4e12)));
+  EXPECT_TRUE(std::isnan(distinct_bound_ms(400'000'000, std::nullopt)));
+}
+
+TEST(PointScores, IssuePointsTakeTheFittedLineAndTheFill) {
+  // 2e10 operations at 1e13 op/s after 5 us: 2.005 ms. 66 blocks of 256 threads on 132 SMs that
+  // saturate at 256 threads fill half the device, so the effective operations double: 4.005 ms.
+  IssuePoint p;
+  p.k = 256;
+  p.scalar_ops = 2e10;
+  p.seconds = 2e-3;
+  p.contexts = {LaunchContext{66, 256, 2e10, 0}};
+  const IssueFit fit{1e13, 5e-6, 0.01, 5};
+  EXPECT_NEAR(issue_rank_ms(p, fit, std::nullopt), 2.005, 1e-12);
+  EXPECT_NEAR(issue_rank_ms(p, fit, FillModel{132, 256, FillForm::capped}), 4.005, 1e-12);
 }
 
 }  // namespace

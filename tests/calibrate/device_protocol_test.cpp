@@ -69,6 +69,11 @@ TEST(DeviceProtocol, PlanRequestCarriesEveryStepAndSweep) {
   EXPECT_EQ(j["stream"]["elements"], 1 << 26);
   EXPECT_EQ(j["working_set"]["ks"].back(), 65536);
   EXPECT_EQ(j["launch"]["geometries"][1]["name"], "64x64x8/4x4");
+  // Each geometry carries the sizes its block tile divides: 32x32 from 32, 64x64 from 64 (to 4096).
+  EXPECT_EQ(j["launch"]["geometries"][0]["sizes"].size(), 8u);
+  EXPECT_EQ(j["launch"]["geometries"][0]["sizes"][0], 32);
+  EXPECT_EQ(j["launch"]["geometries"][1]["sizes"].size(), 7u);
+  EXPECT_EQ(j["launch"]["geometries"][1]["sizes"][0], 64);
   const json q = plan_request_json(plan_calibration(h200_facts(), true));
   EXPECT_TRUE(q["working_set"].is_null() && q["issue"].is_null() && q["launch"].is_null());
   EXPECT_EQ(q["stream"]["repeats"], 3);
@@ -130,6 +135,24 @@ TEST(DeviceProtocol, ParsesTheSweeps) {
                       {"seconds", 1e-4},
                       {"contexts", ctx}}}}};
   EXPECT_EQ(parse_issue_points(issue).at(0).contexts.at(0).blocks, 64);
+  // An issue line without the output's shape (an older device side) leaves loops and distinct bytes
+  // unknown; with it, the nest is {m, n, k} and distinct = (k (m + n) + m n) x 4 bytes:
+  // (256 x 1024 + 262,144) x 4 = 2,097,152.
+  EXPECT_TRUE(parse_issue_points(issue).at(0).loops.empty());
+  json shaped = issue;
+  shaped["m"] = 512;
+  shaped["n"] = 512;
+  const IssuePoint ip = parse_issue_points(shaped).at(0);
+  EXPECT_EQ(ip.loops, (std::vector<std::int64_t>{512, 512, 256}));
+  EXPECT_EQ(ip.distinct_bytes, 2'097'152);
+  // The contraction's nest is {n, m, k}; the re-read's {passes, floats}: 500 bytes are 125 floats.
+  json ws_shaped = ws;
+  ws_shaped["m"] = 256;
+  ws_shaped["n"] = 1024;
+  EXPECT_EQ(parse_working_set(ws_shaped).at(0).loops, (std::vector<std::int64_t>{1024, 256, 256}));
+  json reread = ws;
+  reread["calibrate"] = "reread";
+  EXPECT_EQ(parse_working_set(reread).at(0).loops, (std::vector<std::int64_t>{256, 125}));
   const json launch{{"points",
                      {{{"geometry", "32x32x8/4x4"},
                        {"m", 32},

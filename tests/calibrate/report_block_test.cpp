@@ -36,7 +36,17 @@ CalibrationFile fixture_calibration(const recording::RecordingMeta& meta) {
 TEST(ReportCalibration, FoundFileFillsTheBlock) {
   const analysis::Analysis a = diescope::test::hopper_analysis();
   const fs::path dir = test::scratch("report-block");
-  const fs::path path = test::write_text(dir / "h200.json", dump_calibration(fixture_calibration(a.meta)));
+  CalibrationFile f = fixture_calibration(a.meta);
+  // The device model as the H200's: STREAM's ceiling, a contraction sweep that spilled, a re-read
+  // sweep with a cache, an issue fit and no launch-fill fit.
+  f.device_model =
+      json{{"stream", {{"bandwidth_bytes_per_s", 4.45e12}}},
+           {"cache", {{"outcome", "all_spilled"}, {"smallest_ws_bytes", 1 << 30}}},
+           {"cache_reread",
+            {{"outcome", "transition"}, {"capacity_bytes", 62774594}, {"cache_bytes_per_s", 8.18e12}}},
+           {"issue", {{"outcome", "fit"}, {"rate_ops_per_s", 1.37e13}}},
+           {"fill", {{"outcome", "unfittable"}, {"reason", "too few points"}}}};
+  const fs::path path = test::write_text(dir / "h200.json", dump_calibration(f));
 
   report::ReportContext ctx;
   ctx.recording = "<memory>";
@@ -53,6 +63,16 @@ TEST(ReportCalibration, FoundFileFillsTheBlock) {
   EXPECT_EQ(cal["file"]["name"], "h200.json");
   EXPECT_EQ(cal["file"]["sha256"], sha256_hex(test::read_text(path)));
   EXPECT_EQ(cal["file"]["quick"], false);
+  // The device model's ceilings, as roofline takes them (docs/calibration.md#device-model): the cache
+  // from the re-read sweep because the contraction sweep has none; no fill, with the reason.
+  const json& model = cal["device_model"];
+  EXPECT_EQ(model["dram_bytes_per_s"], 4.45e12);
+  EXPECT_EQ(model["cache_bytes_per_s"], 8.18e12);
+  EXPECT_EQ(model["cache_source"], "cache_reread");
+  EXPECT_EQ(model["cache_capacity_bytes"], 62774594);
+  EXPECT_EQ(model["issue_ops_per_s"], 1.37e13);
+  EXPECT_EQ(model["fill_threads_per_sm"], nullptr);
+  EXPECT_EQ(model["fill_threads_per_sm_reason"], "the launch-fill sweep gave no fit");
   diescope::test::keep_report("calibrate-partial", r);
 }
 

@@ -8,6 +8,7 @@
 
 #include "diescope/calibrate/device_protocol.hpp"
 #include "diescope/calibrate/steps.hpp"
+#include "diescope/core/error.hpp"
 #include "helpers.hpp"
 
 namespace diescope::calibrate {
@@ -68,6 +69,40 @@ TEST(Plan, FullAndQuick) {
   EXPECT_NEAR(progress_at(quick, 1, "").seconds_left, 41.2, 1e-9);
   EXPECT_FALSE(quick.run_working_set || quick.run_issue || quick.run_launch);
   EXPECT_EQ(quick.stream.repeats, 3);
+}
+
+// A launch geometry that is not a leaf of the tiled contraction at a size is an error naming it
+// (docs/calibration.md#the-sweeps), never a point quietly left out.
+TEST(Plan, ALaunchGeometryThatIsNotALeafIsNamed) {
+  EXPECT_EQ(not_a_leaf(LaunchGeometry{64, 64, 8, 4, 4}, 128), "");
+  const std::string untiled = not_a_leaf(LaunchGeometry{64, 64, 8, 4, 4}, 32);
+  EXPECT_NE(untiled.find("launch geometry 64x64x8/4x4 is not a leaf of the tiled contraction at size 32"),
+            std::string::npos)
+      << untiled;
+  const std::string no_kernel = not_a_leaf(LaunchGeometry{128, 128, 8, 8, 8}, 256);
+  EXPECT_NE(no_kernel.find("128x128x8/8x8"), std::string::npos) << no_kernel;
+  EXPECT_NE(no_kernel.find("kernels for 32x32x8/4x4, 64x64x8/4x4 only"), std::string::npos) << no_kernel;
+
+  LaunchPlan plan;
+  plan.sizes = {32, 64, 96};
+  plan.geometries = {LaunchGeometry{32, 32, 8, 4, 4}, LaunchGeometry{64, 64, 8, 4, 4}};
+  settle_launch_sizes(plan);
+  ASSERT_EQ(plan.sizes_of.size(), 2u);
+  EXPECT_EQ(plan.sizes_of[0], (std::vector<std::int64_t>{32, 64, 96}));  // 96 = 3 x 32
+  EXPECT_EQ(plan.sizes_of[1], (std::vector<std::int64_t>{64}));          // 96 is 1.5 x 64
+  plan.geometries.push_back(LaunchGeometry{32, 32, 16, 4, 4});           // tiles every size, no kernel
+  try {
+    settle_launch_sizes(plan);
+    FAIL() << "no throw";
+  } catch (const core::UsageError& e) {
+    EXPECT_NE(std::string(e.cause()).find(
+                  "launch geometry 32x32x16/4x4 is not a leaf of the tiled contraction at size 32"),
+              std::string::npos)
+        << e.cause();
+  }
+  plan.geometries = {LaunchGeometry{64, 64, 8, 4, 4}};
+  plan.sizes = {32};
+  EXPECT_THROW(settle_launch_sizes(plan), core::UsageError);  // tiles no size at all
 }
 
 TEST(Plan, TensorWorkloadFollowsTheChip) {
@@ -266,6 +301,7 @@ TEST(BuildCalibration, JudgesEveryUnitAndFitsTheModel) {
   EXPECT_NEAR(ceilings.dram_bytes_per_s.value() / 4.2e12, 1.0, 1e-12);
   EXPECT_EQ(ceilings.cache_capacity_bytes, 32'000'000);
   EXPECT_NEAR(ceilings.cache_bytes_per_s.value(), 1.95e13, 1e3);
+  EXPECT_EQ(ceilings.cache_source, "cache");
   EXPECT_NEAR(ceilings.issue_ops_per_s.value() / 2e13, 1.0, 1e-9);
   EXPECT_EQ(ceilings.fill_threads, 256);
 
@@ -336,8 +372,24 @@ TEST(BuildCalibration, TheReReadSweepIsFittedWithTheStreamCeiling) {
   EXPECT_NEAR(reread["cache_bytes_per_s"].get<double>(), 1.7e13, 1e3);
   EXPECT_EQ(reread["points"].size(), 4u);
   EXPECT_TRUE(reread["note"].is_string());
-  // The contraction sweep is untouched beside it.
+  // The contraction sweep is untouched beside it, and, having a cache rate, gives the ceilings.
   EXPECT_EQ(model["cache"]["capacity_bytes"], 32'000'000);
+  EXPECT_EQ(model_ceilings(model).cache_source, "cache");
+  // Were the contraction sweep all spilled (the H200's), the re-read sweep would give them.
+  json spilled = model;
+  spilled["cache"] =
+      json{{"outcome", "all_spilled"}, {"smallest_ws_bytes", 1 << 30}, {"points", json::array()}};
+  const ModelCeilings from_reread = model_ceilings(spilled);
+  EXPECT_EQ(from_reread.cache_source, "cache_reread");
+  EXPECT_EQ(from_reread.cache_capacity_bytes, 28'284'271);
+  EXPECT_NEAR(from_reread.cache_bytes_per_s.value(), 1.7e13, 1e3);
+  // Each point keeps its model time and its bound: 40 MB spilled, so its 160 MB requested at
+  // STREAM's 4.2e12 B/s take 38.095 ms, and its 40 MB distinct bytes bound it at 9.524 ms; 20 MB was
+  // cached, so its 80 MB at the 1.7e13 B/s cache rate take 4.706 ms.
+  const json& p40 = reread["points"][2];
+  EXPECT_NEAR(reread["points"][1]["rank_ms"].get<double>(), 80e6 / 1.7e13 * 1e3, 1e-9);
+  EXPECT_NEAR(p40["rank_ms"].get<double>(), 160e6 / 4.2e12 * 1e3, 1e-9);
+  EXPECT_NEAR(p40["bound_ms"].get<double>(), 40e6 / 4.2e12 * 1e3, 1e-9);
   EXPECT_NE(summary_text(f).find(
                 "Cache (re-read sweep): capacity 28.3 MB (between 20.0 MB cached and 40.0 MB spilled)"),
             std::string::npos)

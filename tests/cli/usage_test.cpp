@@ -104,6 +104,21 @@ TEST(Parsing, BadNumbersAndGpuIndexesAreNamedWithTheirValue) {
   expect_message(run_diescope({"workload", "ffma", "--gpus", "x"}), 2, "'x' is not a GPU index");
 }
 
+// run --duty ON/PERIOD (docs/method.md#duty-cycles-in-run): two numbers of ms, each part of the period at
+// least run's 100 ms loop, refused before any counter is touched.
+TEST(Parsing, ADutyCycleRunCannotHonourIsRefused) {
+  expect_message(run_diescope({"run", "--duty", "2000", "--", "true"}), 2, "--duty '2000' is not ON/PERIOD");
+  expect_message(run_diescope({"run", "--duty", "2s/10s", "--", "true"}), 2,
+                 "--duty's ON '2s' is not a number");
+  expect_message(run_diescope({"run", "--duty", "50/1000", "--", "true"}), 2,
+                 "the counters' on-time 50 ms is shorter than run's 100 ms loop");
+  // 1050 - 1000 = 50 ms off, under one 100 ms loop; 1000/1000 leaves them off for 0 ms.
+  expect_message(run_diescope({"run", "--duty", "1000/1050", "--", "true"}), 2,
+                 "the period leaves the counters off for 50 ms");
+  expect_message(run_diescope({"run", "--duty", "1000/1000", "--", "true"}), 2,
+                 "the period leaves the counters off for 0 ms");
+}
+
 // ---- 2. One name per concept ----
 
 TEST(Names, OldSpellingsStillWorkAsHiddenAliases) {

@@ -446,6 +446,118 @@ TEST_F(RunCollect, SigtermIsForwardedAndTheRecordingStillEnds) {
   EXPECT_EQ(notes_about(*source, "forwarded to the command").size(), 1u);
 }
 
+// A window the command prints once it knows it (docs/method.md#a-window-printed-afterwards): the
+// marks sit at the printed times, not when the line arrived, and a note says so.
+TEST_F(RunCollect, AWindowPrintedAfterwardsBecomesMarksAtItsTimes) {
+  auto o = options({"/bin/sh", "-c",
+                    "s=$(date +%s.%N); sleep 0.3; e=$(date +%s.%N); sleep 0.3; "
+                    "echo \"diescope: measure window $s $e\""});
+  RunOutcome outcome = record_run(o, *nvml_);
+  ASSERT_EQ(outcome.exit_code, 0);
+  EXPECT_TRUE(outcome.warnings.empty()) << outcome.warnings.front();
+  // The times as printed, to the nanosecond: "S.NNNNNNNNN" is S * 1e9 + NNNNNNNNN.
+  const std::string out = teed();
+  std::istringstream words(out.substr(std::string("diescope: measure window ").size()));
+  std::string s_text, e_text;
+  words >> s_text >> e_text;
+  auto ns_of = [](const std::string& t) {
+    const auto dot = t.find('.');
+    return std::stoll(t.substr(0, dot)) * recording::kNsPerSecond + std::stoll(t.substr(dot + 1));
+  };
+  auto source = recording::open_recording(outcome.recordings[0].path);
+  const auto& marks = source->side().marks;
+  ASSERT_EQ(marks.size(), 2u);
+  EXPECT_EQ(marks[0].kind, recording::MarkKind::start);
+  EXPECT_EQ(marks[0].ts_ns, ns_of(s_text));
+  EXPECT_EQ(marks[1].kind, recording::MarkKind::stop);
+  EXPECT_EQ(marks[1].ts_ns, ns_of(e_text));
+  // The line came 0.3 s after the stop: a marker line would have been timed then.
+  EXPECT_GE(outcome.end_ns - marks[1].ts_ns, 250 * recording::kNsPerMs);
+  EXPECT_EQ(notes_about(*source, "the command printed its window").size(), 1u);
+
+  analysis::AnalysisOptions with_window;
+  with_window.use_window = true;
+  const analysis::Analysis a = analysis::analyze(*source, with_window);
+  ASSERT_TRUE(a.window.found);
+  EXPECT_EQ(a.window.finding, analysis::WindowFinding::markers);
+  EXPECT_EQ(a.window.results.start_ns, marks[0].ts_ns);
+  EXPECT_EQ(a.window.results.end_ns, marks[1].ts_ns);
+}
+
+TEST_F(RunCollect, AWindowPrintedAsItsLengthEndsWhenTheLineArrives) {
+  auto o = options({"/bin/sh", "-c", "sleep 0.4; echo 'diescope: measure last 0.25'; sleep 0.2"});
+  RunOutcome outcome = record_run(o, *nvml_);
+  ASSERT_EQ(outcome.exit_code, 0);
+  auto source = recording::open_recording(outcome.recordings[0].path);
+  const auto& marks = source->side().marks;
+  ASSERT_EQ(marks.size(), 2u);
+  EXPECT_EQ(marks[1].ts_ns - marks[0].ts_ns, 250 * recording::kNsPerMs);  // exactly the printed 0.25 s
+  // It ends when the line arrived: after the 0.4 s sleep, and about 0.2 s before the command ended.
+  EXPECT_GE(marks[1].ts_ns - outcome.start_ns, 350 * recording::kNsPerMs);
+  EXPECT_GE(outcome.end_ns - marks[1].ts_ns, 150 * recording::kNsPerMs);
+}
+
+TEST_F(RunCollect, AWindowLineThatCannotBeUsedIsANoteAndAWarning) {
+  auto o = options({"/bin/sh", "-c",
+                    "echo 'diescope: measure window 5 3'; echo 'diescope: measure window soon'; "
+                    "echo \"diescope: measure window $(date +%s) $(( $(date +%s) + 100 ))\"; "
+                    "echo 'diescope: measure last -1'"});
+  RunOutcome outcome = record_run(o, *nvml_);
+  ASSERT_EQ(outcome.exit_code, 0);
+  auto source = recording::open_recording(outcome.recordings[0].path);
+  EXPECT_TRUE(source->side().marks.empty());
+  EXPECT_EQ(notes_about(*source, "was left out").size(), 4u);
+  EXPECT_EQ(notes_about(*source, "its stop time is not after its start time").size(), 1u);
+  EXPECT_EQ(notes_about(*source, "does not hold two times").size(), 1u);
+  EXPECT_EQ(notes_about(*source, "after the line reached diescope").size(), 1u);
+  EXPECT_EQ(notes_about(*source, "does not hold one length").size(), 1u);
+  EXPECT_EQ(outcome.warnings.size(), 4u);
+}
+
+// run --duty 300/600 (docs/method.md#duty-cycles-in-run): counters on for the first 300 ms of every
+// 600 ms from the command's start. The command runs 1.6 s: periods start at 0, 0.6 and 1.2 s, so the
+// counters come on three times (the first before the command) and go off at about 0.3, 0.9 and
+// 1.5 s.
+TEST_F(RunCollect, DutyCycleStopsAndRestartsTheCountersEachPeriod) {
+  auto o = options({"/bin/sh", "-c", "sleep 1.6"});
+  o.duty_on_ms = 300;
+  o.duty_period_ms = 600;
+  RunOutcome outcome = record_run(o, *nvml_);
+  ASSERT_EQ(outcome.exit_code, 0);
+  EXPECT_TRUE(outcome.warnings.empty()) << outcome.warnings.front();
+  auto source = recording::open_recording(outcome.recordings[0].path);
+  EXPECT_EQ(source->meta().duty_on_ms, 300);
+  EXPECT_EQ(source->meta().duty_period_ms, 600);
+  const auto& counters = source->side().counters;
+  ASSERT_EQ(counters.size(), 6u);
+  for (std::size_t i = 0; i < counters.size(); ++i) EXPECT_EQ(counters[i].on, i % 2 == 0) << i;
+  const recording::TimeNs ms = recording::kNsPerMs;
+  // Each edge comes at the loop's next wake-up after it is due (20 ms polls here, samples every 50 ms).
+  for (int k = 0; k < 3; ++k) {
+    const recording::TimeNs off = counters[2 * k + 1].ts_ns - outcome.start_ns;
+    EXPECT_GE(off, (600 * k + 300) * ms) << k;
+    EXPECT_LE(off, (600 * k + 300 + 150) * ms) << k;
+    if (k > 0) {
+      const recording::TimeNs on = counters[2 * k].ts_ns - outcome.start_ns;
+      EXPECT_GE(on, 600 * k * ms) << k;
+      EXPECT_LE(on, (600 * k + 150) * ms) << k;
+    }
+  }
+  const analysis::Analysis a = analysis::analyze(*source);
+  // Scheduled: the union of the on-to-off stretches inside the run, the first from the command's
+  // start; each is up to 300 ms, less the new sampler's start-up (periods 1 and 2).
+  double scheduled_s = 0;
+  for (int k = 0; k < 3; ++k)
+    scheduled_s +=
+        static_cast<double>(counters[2 * k + 1].ts_ns - std::max(counters[2 * k].ts_ns, outcome.start_ns)) *
+        1e-9;
+  EXPECT_NEAR(a.run.chip_scheduled_s, scheduled_s, 1e-6);
+  EXPECT_GT(a.run.chip_scheduled_s, 0.6);
+  EXPECT_LT(a.run.chip_scheduled_s, 0.9 + 0.45);
+  EXPECT_FALSE(a.run.partial) << a.run.chip_coverage_pct;  // the samples cover the scheduled time
+  EXPECT_LT(a.run.chip_coverage_pct, 100.0);
+}
+
 TEST(RunMarkers, WholeLinesOnlyInAnySplit) {
   MarkerScanner scanner;
   std::vector<recording::MarkKind> seen;
@@ -458,6 +570,37 @@ TEST(RunMarkers, WholeLinesOnlyInAnySplit) {
   EXPECT_EQ(seen, (std::vector<recording::MarkKind>{recording::MarkKind::start, recording::MarkKind::stop}));
   scanner.feed(std::string(1000, 'x') + "diescope: measure start\n", on);  // an overlong line is not a marker
   EXPECT_EQ(seen.size(), 2u);
+}
+
+TEST(RunMarkers, WindowLinesAreReadToTheNanosecond) {
+  auto w = parse_printed_window("diescope: measure window 1796112000.25 1796112012.1234567891");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->error, "");
+  EXPECT_EQ(w->form, PrintedWindow::Form::times);
+  EXPECT_EQ(w->start_ns, 1'796'112'000'250'000'000);
+  EXPECT_EQ(w->stop_ns, 1'796'112'012'123'456'789);  // the tenth decimal is dropped
+  w = parse_printed_window("diescope: measure last 12");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->form, PrintedWindow::Form::last);
+  EXPECT_EQ(w->length_ns, 12'000'000'000);
+  EXPECT_FALSE(parse_printed_window("diescope: measure windows 1 2"));
+  EXPECT_FALSE(parse_printed_window("diescope: measure lasting 1"));
+  for (const char* bad :
+       {"diescope: measure window", "diescope: measure window 1 2 3", "diescope: measure window 1. 2",
+        "diescope: measure window -1 2", "diescope: measure window 1e9 2e9", "diescope: measure window 2 2",
+        "diescope: measure last 0", "diescope: measure last"}) {
+    w = parse_printed_window(bad);
+    ASSERT_TRUE(w) << bad;
+    EXPECT_NE(w->error, "") << bad;
+  }
+  MarkerScanner scanner;
+  std::vector<recording::TimeNs> starts;
+  scanner.feed(
+      "x\ndiescope: measure window 1.5 ", [](recording::MarkKind) {},
+      [&](const PrintedWindow& pw) { starts.push_back(pw.start_ns); });
+  scanner.feed(
+      "2.5\r\n", [](recording::MarkKind) {}, [&](const PrintedWindow& pw) { starts.push_back(pw.start_ns); });
+  EXPECT_EQ(starts, std::vector<recording::TimeNs>{1'500'000'000});
 }
 
 }  // namespace

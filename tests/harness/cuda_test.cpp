@@ -52,7 +52,7 @@ TEST(CudaWithoutGpu, ClockMonitorTurnsThrottleDetectionOffAndSaysWhy) {
 }
 
 TEST(CuptiHost, DefaultCountersAreValidOnHopperAndCountPasses) {
-  // CUPTI's host API needs no GPU. The four default metrics must exist on GH100 (H100, H200);
+  // CUPTI's host API needs no GPU. The five default metrics must exist on GH100 (H100, H200);
   // each needs its own passes, so the set needs at least one.
   const std::size_t passes = counter_pass_count("GH100", default_gpu_counters());
   EXPECT_GE(passes, 1u);

@@ -2,7 +2,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "diescope/harness/diagnostic_pass.hpp"
 #include "diescope/harness/metric.hpp"
 
 namespace diescope::harness {
@@ -62,6 +67,34 @@ TEST(MetricAggregator, NonFiniteValuesDoNotCount) {
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].stats.count, 1u);
   EXPECT_DOUBLE_EQ(s[0].stats.mean, 2.0);
+}
+
+// The counter replay pass's default set names its metrics as docs/harness.md's table does, row for row
+// (docs/harness.md#the-diagnostic-replay-pass).
+TEST(DefaultCounters, NameTheirMetricsAsDocumented) {
+  std::ifstream doc(std::string(DIESCOPE_SOURCE_DIR) + "/docs/harness.md");
+  ASSERT_TRUE(doc) << "docs/harness.md";
+  std::vector<std::pair<std::string, std::string>> rows;
+  bool in_table = false;
+  for (std::string line; std::getline(doc, line);) {
+    if (line == "| profiler metric | reported as |") {
+      in_table = true;
+      continue;
+    }
+    if (!in_table) continue;
+    if (line.empty()) break;
+    if (line.rfind("| ---", 0) == 0) continue;
+    const auto first = line.find('`'), second = line.find('`', first + 1);
+    const auto third = line.find('`', second + 1), fourth = line.find('`', third + 1);
+    ASSERT_NE(fourth, std::string::npos) << line;
+    rows.emplace_back(line.substr(first + 1, second - first - 1), line.substr(third + 1, fourth - third - 1));
+  }
+  const std::vector<CounterMetric> set = default_gpu_counters();
+  ASSERT_EQ(rows.size(), set.size());
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    EXPECT_EQ(set[i].profiler_name, rows[i].first) << i;
+    EXPECT_EQ(set[i].stable_name, rows[i].second) << i;
+  }
 }
 
 }  // namespace

@@ -2,8 +2,12 @@
 // times, so each expectation is computed by hand.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
+#include "diescope/harness/group.hpp"
+#include "diescope/harness/printer.hpp"
 #include "diescope/harness/runner.hpp"
 #include "helpers.hpp"
 
@@ -289,6 +293,130 @@ TEST(Runner, StateMetricsJoinBackendMetrics) {
   EXPECT_EQ(algo->stats.count, 2u);  // warm-up metrics are not kept
   ASSERT_EQ(r.sample_metrics.size(), 2u);
   EXPECT_EQ(r.sample_metrics[0].front().name, "algo");
+}
+
+// A sampled benchmark returns its operations and metrics (docs/harness.md#per-sample-results). Each
+// cold sample takes 4 ms of device time and says it did 8 operations: 0.5 ms per operation, and
+// with 1e6 bytes per operation 8e6 B / 0.004 s = 2e9 B/s = 1.86265 GiB/s. Its metric joins the table.
+TEST(Runner, ASampledBenchmarksOperationsDivideItsTimeAndItsMetricsAreAggregated) {
+  Benchmark b = Benchmark::sampled("sampled", [](State&) {
+    return SampleResult::of_operations(8).push_metric(
+        MetricValue::integer("algo", 3, "id").with_section("bench"));
+  });
+  b.timing(TimingMode::cold)
+      .domain(MeasurementDomain::gpu)
+      .bytes_per_iteration(1e6)
+      .cache_flusher([] { return std::make_unique<CountingFlusher>(std::make_shared<int>(0)); })
+      .backend([] {
+        return std::make_unique<SimulatedGpuBackend>(device_times({0.004, 0.004, 0.004}));
+      })
+      .stopping({.min_samples = 2, .min_time_s = 0, .max_noise = 0.5, .timeout_s = 100, .max_samples = 2});
+  const RunResult r = run_point(b, AxisPoint{});
+  ASSERT_EQ(r.time.count, 2u);
+  EXPECT_NEAR(r.time.mean, 0.0005, 1e-12);
+  const MetricSummary* algo = r.find_metric("bench", "algo");
+  ASSERT_TRUE(algo);
+  EXPECT_EQ(algo->stats.count, 2u);
+  EXPECT_DOUBLE_EQ(algo->stats.mean, 3);
+  const MetricSummary* bandwidth = r.find_metric("throughput", "bandwidth");
+  ASSERT_TRUE(bandwidth);
+  EXPECT_NEAR(bandwidth->stats.mean, 2e9 / (1024.0 * 1024.0 * 1024.0), 1e-9);
+  EXPECT_NE(format_console(r).find("  custom metrics:\n"), std::string::npos);
+}
+
+// Concurrent workers (docs/harness.md#concurrent-workers): four workers each sleep 20 ms inside one
+// window, so a sample lasts about 20 ms, not 80; each says it did one operation, so the time per
+// operation is about 5 ms; each pushes its worker index, so every sample holds four values whose
+// mean is (0 + 1 + 2 + 3) / 4 = 1.5.
+TEST(Runner, ConcurrentWorkersShareOneWindow) {
+  Benchmark b = Benchmark::sampled("workers", [](State& s) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return SampleResult::of_operations(1).push_metric(
+        MetricValue::integer("worker", static_cast<std::int64_t>(s.worker()), "index"));
+  });
+  b.workers(4).backend([] { return std::make_unique<WallClockBackend>(); });
+  b.timing(TimingMode::batch)
+      .batch_sample_time(std::chrono::milliseconds(1))
+      .stopping({.min_samples = 3, .min_time_s = 0, .max_noise = 1.0, .timeout_s = 100, .max_samples = 3});
+  const RunResult r = run_point(b, AxisPoint{});
+  ASSERT_FALSE(r.error) << *r.error;
+  ASSERT_EQ(r.time.count, 3u);
+  EXPECT_GT(r.time.mean, 0.0045);
+  EXPECT_LT(r.time.mean, 0.015);  // 80 ms / 4 would be 20 ms: the workers ran at once
+  const MetricSummary* worker = r.find_metric("", "worker");
+  ASSERT_TRUE(worker);
+  EXPECT_EQ(worker->stats.count, 12u);
+  EXPECT_DOUBLE_EQ(worker->stats.mean, 1.5);
+}
+
+// The sharp edge (docs/harness-sharp-edges.md#one-stream-event-timers): a device-event backend times
+// one stream, so concurrent workers are refused unless the benchmark says it joins their streams.
+TEST(Runner, ConcurrentWorkersOnAOneStreamTimerMustJoinTheirStreams) {
+  auto make = [](bool joined) {
+    Benchmark b("gpu workers", [](State&) {});
+    b.domain(MeasurementDomain::gpu)
+        .workers(2, joined)
+        .timing(TimingMode::batch)
+        .batch_sample_time(std::chrono::microseconds(1))
+        .backend(
+            [] { return std::make_unique<SimulatedGpuBackend>([](const SampleWindow&) { return 0.001; }); })
+        .stopping({.min_samples = 2, .min_time_s = 0, .max_noise = 1.0, .timeout_s = 100, .max_samples = 2});
+    return b;
+  };
+  const RunResult refused = run_point(make(false), AxisPoint{});
+  ASSERT_TRUE(refused.error);
+  EXPECT_NE(refused.error->find("device events time one stream"), std::string::npos) << *refused.error;
+  EXPECT_NE(refused.error->find("workers(2, true)"), std::string::npos) << *refused.error;
+  EXPECT_EQ(refused.time.count, 0u);
+  const RunResult joined = run_point(make(true), AxisPoint{});
+  ASSERT_FALSE(joined.error) << *joined.error;
+  EXPECT_EQ(joined.time.count, 2u);
+  // The gap is still said once, beside the figures.
+  bool said = false;
+  for (const Diagnostic& d : joined.diagnostics) said = said || d.message.find("2 concurrent workers") == 0;
+  EXPECT_TRUE(said);
+}
+
+// A group (docs/harness.md#groups): one context made once for both members, on first use, and the
+// group's domain and backend (made from the context) on each. The context's device time is 3 ms, so
+// both members time 3 ms per sample.
+TEST(Group, MembersShareOneContextDomainAndBackend) {
+  struct Device {
+    double seconds = 0.003;
+    int uses = 0;
+  };
+  auto made = std::make_shared<int>(0);
+  Group<Device> g("device", [made] {
+    ++*made;
+    return std::make_unique<Device>();
+  });
+  g.add("a", [](Device& d, State&) { ++d.uses; });
+  g.domain(MeasurementDomain::gpu).backend([](Device& d) {
+    const double seconds = d.seconds;
+    return std::make_unique<SimulatedGpuBackend>([seconds](const SampleWindow&) { return seconds; });
+  });
+  g.add_sampled("b", [](Device& d, State&) {
+    ++d.uses;
+    return SampleResult::of_operations(1);
+  });
+  EXPECT_FALSE(g.context_made());  // nothing made until a member runs
+  std::vector<RunResult> results;
+  for (Benchmark b : g.benchmarks()) {
+    b.timing(TimingMode::batch)
+        .batch_sample_time(std::chrono::microseconds(1))
+        .stopping({.min_samples = 2, .min_time_s = 0, .max_noise = 1.0, .timeout_s = 100, .max_samples = 2});
+    results.push_back(run_point(b, AxisPoint{}));
+  }
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(*made, 1);
+  EXPECT_EQ(results[0].name, "device/a");
+  EXPECT_EQ(results[1].name, "device/b");
+  for (const RunResult& r : results) {
+    EXPECT_EQ(r.domain, MeasurementDomain::gpu);
+    EXPECT_EQ(r.backend, "simulated-gpu");
+    EXPECT_NEAR(r.time.mean, 0.003, 1e-12);
+  }
+  EXPECT_GT(g.context().uses, 4);  // both members ran on the one context (warm-up, calibration, samples)
 }
 
 TEST(Runner, RunBenchmarksExpandsAxesFiltersAndReportsEach) {

@@ -49,13 +49,15 @@ TEST(Table, CalibrationCeilingsArePercentOfTheCounterPeakAtTheCalibrationsClock)
   ASSERT_TRUE(c.found);
   // From the file: FP32 98.81067800201556% at 1979.9134285816801 MHz (ffma 132/132 SMs), Tensor
   // 99.95083345371698% at 1753.559571464631 MHz, FP64 98.00768074486888% at 1978.9241190189507 MHz,
-  // STREAM triad 4452551862360.51 B/s; the contraction sweep found no cache rate (all spilled).
+  // STREAM triad 4452551862360.51 B/s; the contraction sweep found no cache rate (all spilled), so L2
+  // is the re-read sweep's transition rate, 8180491248184.528 B/s.
   ASSERT_TRUE(c.fp32_pct && c.tensor_pct && c.fp64_pct && c.dram_bytes_per_s);
   EXPECT_DOUBLE_EQ(*c.fp32_pct, 98.81067800201556);
   EXPECT_DOUBLE_EQ(c.fp32_mhz, 1979.9134285816801);
   EXPECT_DOUBLE_EQ(c.tensor_mhz, 1753.559571464631);
   EXPECT_DOUBLE_EQ(*c.dram_bytes_per_s, 4452551862360.51);
-  EXPECT_FALSE(c.l2_bytes_per_s.has_value());
+  ASSERT_TRUE(c.l2_bytes_per_s.has_value());
+  EXPECT_DOUBLE_EQ(*c.l2_bytes_per_s, 8180491248184.528);
 
   std::vector<Row> rows = {fixture_rows("h200-gemm.raw.csv", "gemm")[3],
                            fixture_rows("h200-triad.raw.csv", "t")[0]};

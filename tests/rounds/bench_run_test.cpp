@@ -165,6 +165,19 @@ TEST_F(BenchRun, NoMarkersInAnyRoundIsTooFewRounds) {
   EXPECT_EQ(too_few_rounds(r), "GPU 0 kept 0 of 2 rounds, and the statistics need at least 2");
 }
 
+// A round whose command prints its window afterwards (docs/method.md#a-window-printed-afterwards)
+// has a window like one with markers, and is kept.
+TEST_F(BenchRun, RoundsWithAPrintedWindowAreKept) {
+  RecordingProgress progress;
+  const BenchResult r = run_bench(
+      options(
+          "s=$(date +%s.%N); sleep 0.3; e=$(date +%s.%N); sleep 0.1; echo \"diescope: measure window $s $e\"",
+          2),
+      *nvml_, progress);
+  EXPECT_EQ(r.gpus[0].kept, (std::vector<int>{1, 2}));
+  EXPECT_EQ(too_few_rounds(r), "");
+}
+
 TEST_F(BenchRun, ACommandThatCannotRunStopsAtTheFirstRound) {
   RecordingProgress progress;
   BenchOptions o = options(kSteady);

@@ -9,6 +9,7 @@
 // and starts afresh, and the next record says why (docs/method.md#known-limits).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +26,8 @@ struct AgentSettings {
   double duty_on_ms = 2000;       // counters on this long ...
   double duty_period_ms = 60000;  // ... at the start of every period (one record per period per GPU)
   const std::vector<CostEntry>* cost_table = nullptr;  // nullptr: the built-in table
+  // Reads the host's power source once per poll; empty: read_power_source() (tests pass their own).
+  std::function<PowerSource()> read_power;
 };
 
 // Throws UsageError for settings the agent cannot run with (the fix names the flag).
@@ -80,6 +83,7 @@ class Agent {
   void switch_columns(GpuState& g, recording::TimeNs at, const std::string& why,
                       std::vector<AgentRecord>& records);
   bool always_on() const;
+  void read_power();
 
   AgentSource& source_;
   Clock& clock_;
@@ -91,6 +95,7 @@ class Agent {
   recording::TimeNs now_ns_ = 0;
   recording::TimeNs next_poll_ns_ = 0;
   bool ended_ = false;
+  std::optional<PowerSource> last_power_;  // the latest read of the host's power source
 };
 
 }  // namespace diescope::agent

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "diescope/agent/power_source.hpp"
+
 namespace diescope::agent {
 
 // One measured setting: the 95% t-interval of the mean slowdown of a real workload, in percent.
@@ -38,9 +40,11 @@ struct CostVerdict {
 // The estimate for a record at this GPU model, setting and chip source, or the reason there is none.
 // A duty setting of on >= period (or 0/0) means counters always on. Where several workloads were
 // measured at one setting, the row with the highest upper end is the record's estimate: the most
-// the counters were seen to cost. `table` defaults to cost_table().
+// the counters were seen to cost. `table` defaults to cost_table(). Every row was measured on mains
+// power, so a record on battery, whose power source changed, or whose source could not be read gets
+// no estimate (docs/method.md#measurement-cost).
 CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double duty_on_ms,
-                     double duty_period_ms, const std::vector<CostEntry>* table = nullptr,
-                     const std::string& source = "pm");
+                     double duty_period_ms, PowerOverPeriod power,
+                     const std::vector<CostEntry>* table = nullptr, const std::string& source = "pm");
 
 }  // namespace diescope::agent

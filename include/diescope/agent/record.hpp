@@ -110,6 +110,8 @@ struct RecordContext {
   std::optional<Restart> restart;
   std::vector<std::string> extra_notes;
   const std::vector<CostEntry>* cost_table = nullptr;  // nullptr: the built-in table
+  // The host's power source over the period; an estimate needs mains (docs/method.md#measurement-cost).
+  PowerOverPeriod power = PowerOverPeriod::unreadable;
 };
 
 // Builds the record from the analysis of one period whose chip window is the analysis's steady

@@ -92,10 +92,14 @@ CalibrationFile calibration_from_json(const nlohmann::json& json);
 
 // The device model's figures that rooflines and reports take their ceilings from, read back from a
 // file's `device_model` object; nullopt where the model has none (not run, or no fit).
+// The device model's ceilings, as roofline and the report read them (docs/calibration.md#device-model).
+// The cache figures come from the contraction sweep when it has a cache rate, else from the re-read
+// sweep (on the H200 the contraction sweep is issue-bound and finds none); `cache_source` says which.
 struct ModelCeilings {
   std::optional<double> dram_bytes_per_s;            // the STREAM ceiling
   std::optional<std::int64_t> cache_capacity_bytes;  // a transition's capacity only
   std::optional<double> cache_bytes_per_s;           // a transition's or all-cached sweep's median rate
+  std::string cache_source;                          // "cache" or "cache_reread"; empty without a rate
   std::optional<double> issue_ops_per_s;             // the issue-rate fit
   std::optional<int> fill_threads;                   // the launch-fill saturation
 };

@@ -87,11 +87,28 @@ StreamFit fit_stream(const std::vector<StreamTiming>& timings, std::int64_t l2_b
 
 // One point of the sweep of an untiled contraction over reduction extents.
 struct WorkingSetPoint {
+  WorkingSetPoint() = default;
+  WorkingSetPoint(std::int64_t k_in, std::int64_t working_set, std::int64_t requested, std::int64_t distinct,
+                  double seconds_in)
+      : k(k_in),
+        working_set_bytes(working_set),
+        requested_bytes(requested),
+        distinct_bytes(distinct),
+        seconds(seconds_in) {}
+
   std::int64_t k = 0;                  // the reduction extent
   std::int64_t working_set_bytes = 0;  // per-block read bytes x resident blocks
   std::int64_t requested_bytes = 0;    // global read bytes under per-block caching
   std::int64_t distinct_bytes = 0;     // distinct cells read and written
   double seconds = 0;                  // best synchronised time over the repeats
+  // The loop extents of the nest writing the output, outermost first ({n, m, k} for the contraction:
+  // blocks over n's and m's tiles, then each thread's k loop; {passes, buffer floats} for the re-read).
+  std::vector<std::int64_t> loops;
+  // Filled by fit_device_model() (steps.hpp) once the device model is fitted
+  // (docs/calibration.md#device-model): the model's time for the point, and its distinct-byte roofline lower
+  // bound; NaN with no model.
+  double rank_ms = std::numeric_limits<double>::quiet_NaN();
+  double bound_ms = std::numeric_limits<double>::quiet_NaN();
 };
 
 // A point's requested rate: requested bytes over its time (NaN when the time is not positive).
@@ -180,6 +197,12 @@ struct IssuePoint {
   int kernels = 1;                      // kernels the routine shipped
   double seconds = 0;                   // best synchronised time over the repeats
   std::vector<LaunchContext> contexts;  // what a fill model needs to normalise the point
+  std::int64_t m = 0, n = 0;            // the output's shape (0: the device side did not say)
+  std::int64_t distinct_bytes = 0;      // distinct cells read and written (0: not known)
+  std::vector<std::int64_t> loops;      // {m, n, k}: blocks over m's and n's tiles, then the k loop
+  // As WorkingSetPoint's: the fitted line's time for the point and its distinct-byte bound.
+  double rank_ms = std::numeric_limits<double>::quiet_NaN();
+  double bound_ms = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct IssueFit {
@@ -244,6 +267,22 @@ LaunchFillFit fit_fill(const std::vector<LaunchPoint>& points, int multiprocesso
                        double starved = kDefaultStarved);
 
 // ---------------------------------------------------------------------------------------------
+
+// ---------------------------------------------------------------------------------------------
+// Each point against the fitted model
+// ---------------------------------------------------------------------------------------------
+
+// A working-set point's model time in ms: its requested bytes at the cache rate when the capacity
+// fit says its working set is served from cache (a transition's capacity or more, or all cached), at
+// `dram_rate` when it spilled; NaN when the fit cannot say or a rate is missing.
+double working_set_rank_ms(const WorkingSetPoint& point, const CapacityFit& capacity,
+                           std::optional<double> dram_rate);
+// An issue point's model time in ms: latency + operations / rate, the operations divided by the
+// kernel's fill under `fill` as the fit did.
+double issue_rank_ms(const IssuePoint& point, const IssueFit& fit, std::optional<FillModel> fill);
+// The distinct-byte roofline lower bound in ms: distinct bytes at the DRAM ceiling (NaN without one,
+// or without distinct bytes).
+double distinct_bound_ms(std::int64_t distinct_bytes, std::optional<double> dram_rate);
 
 // Median of the values (mean of the middle two for an even count); NaN for none.
 double median(std::vector<double> values);

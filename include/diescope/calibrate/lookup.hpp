@@ -86,6 +86,8 @@ struct CalibrationBlock {
   std::vector<UnitCalibration> units;  // every unit of the report, in its order
   std::optional<CalibrationFileIdentity> file;
   std::vector<PassedOver> passed_over;  // files in the folder that were not taken, and why
+  // The file's device-model ceilings (docs/calibration.md#device-model); nullopt when no file was used.
+  std::optional<ModelCeilings> ceilings;
 };
 
 inline constexpr const char* kNoCalibrationReason =

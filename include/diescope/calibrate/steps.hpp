@@ -75,7 +75,10 @@ struct LaunchGeometry {
 struct LaunchPlan {
   std::vector<LaunchGeometry> geometries;  // 32x32x8/4x4 (64 threads) and 64x64x8/4x4 (256)
   std::vector<std::int64_t> sizes;         // square outputs, 32 to 4096 in powers of two
-  double target_ops = 2147483648.0;        // about 2^31 operations per kernel
+  // Per geometry (same order), the sizes it is timed at: the sizes its block tile divides. The plan
+  // sends them, so the device side times exactly these and refuses any other.
+  std::vector<std::vector<std::int64_t>> sizes_of;
+  double target_ops = 2147483648.0;  // about 2^31 operations per kernel
   std::int64_t max_k = std::int64_t{1} << 20;
   int repeats = 10;
 };
@@ -92,6 +95,17 @@ struct CalibrationPlan {
   // Rough time each sweep takes, for the progress line's time left (planned_seconds).
   double stream_seconds = 5, working_set_seconds = 20, issue_seconds = 20, launch_seconds = 30;
 };
+
+// The tiled contraction's leaves: the geometries diescope-workload has a kernel for
+// (docs/calibration.md#the-sweeps).
+const std::vector<LaunchGeometry>& tiled_contraction_leaves();
+// Why `geometry` is not a leaf of the tiled contraction at square output `size`, naming both; empty
+// when it is one. Not a leaf: the family has no kernel for the geometry, or its block tile does not
+// divide the size (the kernel has no range guards).
+std::string not_a_leaf(const LaunchGeometry& geometry, std::int64_t size);
+// Fills plan.sizes_of (each geometry's sizes its tile divides), then throws UsageError naming the
+// first geometry that is not a leaf at one of its sizes, or that has no size at all.
+void settle_launch_sizes(LaunchPlan& plan);
 
 // Loads, most first: every SM, half, a quarter, one (132 -> 132, 66, 33, 1; the method's GB205
 // ladder 46 -> 46, 23, 11, 1). A quick check takes every SM and a quarter. Repeats are dropped.

@@ -11,7 +11,8 @@
 //      ChipSource::automatic such a GPU (no permission included) reads NVML GPM instead, and with
 //      ChipSource::gpm every GPU does; GPM is sampled from the loop below;
 //   2. the command starts (start_ns); its stdout lines "diescope: measure start|stop" become marks,
-//      timed when they reach us;
+//      timed when they reach us, and a window line (PrintedWindow) becomes a start and a stop mark
+//      at the times it gives; with a duty cycle the samplers stop and start again each period;
 //   2b. every host_interval_ms the host probes read /proc (CPU, memory, disks, the command's process
 //      tree) into every recording;
 //   3. when the command ends, the counters are stopped and disabled at once; the loop waits up to
@@ -57,6 +58,10 @@ struct RunOptions {
   double sampler_start_timeout_ms = 60'000;
   int stdout_fd = 1;                // where the command's stdout is copied
   std::string run_type = "single";  // each recording's meta.run_type: "single", or "round" (bench)
+  // Duty cycle (docs/method.md#duty-cycles-in-run): counters on for duty_on_ms of every
+  // duty_period_ms from the command's start; both 0 (or on >= period) keep them on throughout.
+  double duty_on_ms = 0;
+  double duty_period_ms = 0;
 };
 
 struct GpuRecording {
@@ -84,12 +89,33 @@ struct RunOutcome {
 // (run). Every other failure is recorded as a note and the run goes on.
 RunOutcome record_run(const RunOptions& options, const Nvml& nvml);
 
+// A window the command learns afterwards and prints (docs/method.md#a-window-printed-afterwards):
+//   "diescope: measure window START STOP"  START and STOP in seconds since the Unix epoch
+//                                          (CLOCK_REALTIME, Python's time.time()), as printed
+//   "diescope: measure last SECONDS"       the SECONDS before the line reached diescope
+// A line that starts with either prefix and cannot be read keeps the reason in `error`.
+struct PrintedWindow {
+  enum class Form { times, last };
+  Form form = Form::times;
+  recording::TimeNs start_ns = 0;   // times: as printed
+  recording::TimeNs stop_ns = 0;    // times: as printed
+  recording::TimeNs length_ns = 0;  // last: how long before the line's arrival the window began
+  std::string line;                 // the line as printed, for notes
+  std::string error;                // non-empty: the line could not be read, and why
+};
+
+// Reads the text after "diescope: measure " of a window line; nullopt when it is not one.
+std::optional<PrintedWindow> parse_printed_window(std::string_view line);
+
 // Finds the window markers in a stream of bytes split anywhere. A marker is a whole line (a '\r'
-// before the '\n' is ignored) saying "diescope: measure start" or "diescope: measure stop".
+// before the '\n' is ignored) saying "diescope: measure start" or "diescope: measure stop"; a
+// window line is one PrintedWindow reads.
 class MarkerScanner {
  public:
-  // Feeds bytes; calls `on_mark` for each complete marker line.
-  void feed(std::string_view bytes, const std::function<void(recording::MarkKind)>& on_mark);
+  // Feeds bytes; calls `on_mark` for each complete marker line and `on_window` (when given) for each
+  // complete window line.
+  void feed(std::string_view bytes, const std::function<void(recording::MarkKind)>& on_mark,
+            const std::function<void(const PrintedWindow&)>& on_window = {});
 
  private:
   std::string line_;

@@ -51,6 +51,14 @@ class MeasurementBackend {
   // Findings a reader should see once per benchmark (counters unavailable, fallbacks taken,
   // multiplexing); asked after the samples.
   virtual std::vector<Diagnostic> diagnostics() const { return {}; }
+  // With concurrent workers the backend's window is the coordinated one: begin() before any worker
+  // starts, end() after the last ends (docs/harness.md#concurrent-workers). What the window still
+  // leaves out of the measurement, or empty when it covers every worker's work.
+  virtual std::string concurrent_gap() const { return {}; }
+  // True when the gap is in the duration itself (a device timer on one stream), so a concurrent
+  // benchmark must say its workers join that stream before it may run; false when it only concerns
+  // the backend's own metrics.
+  virtual bool concurrent_gap_in_duration() const { return false; }
 };
 
 using BackendFactory = std::function<std::unique_ptr<MeasurementBackend>()>;
@@ -73,6 +81,13 @@ class DeviceEventBackend : public MeasurementBackend {
   void end() final;
   void collect(const SampleWindow& window, SampleMeasurement& out) final;
   bool emits_cpu_diagnostics() const override { return false; }
+  // Device events are recorded on one stream: a concurrent worker's work on its own stream is in the
+  // device time only when joined to that stream (docs/harness-sharp-edges.md#one-stream-event-timers).
+  std::string concurrent_gap() const override {
+    return "device events time one stream: work the workers issue on other streams counts only when joined "
+           "to it before the window ends";
+  }
+  bool concurrent_gap_in_duration() const override { return true; }
 
  protected:
   // Each returns 0 on success or the device's error code.

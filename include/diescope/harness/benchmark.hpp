@@ -40,15 +40,18 @@ double seconds_per(TimeUnit unit);
 class State {
  public:
   State(std::uint64_t iterations, std::size_t sample_index, const AxisPoint& axes,
-        bool diagnostic_pass = false)
+        bool diagnostic_pass = false, std::size_t worker = 0)
       : iterations_(iterations),
         sample_index_(sample_index),
         axes_(&axes),
-        diagnostic_pass_(diagnostic_pass) {}
+        diagnostic_pass_(diagnostic_pass),
+        worker_(worker) {}
 
   std::uint64_t iterations() const { return iterations_; }
   std::size_t sample_index() const { return sample_index_; }
   bool in_diagnostic_pass() const { return diagnostic_pass_; }
+  // Which concurrent worker this is (0 .. workers - 1); 0 without workers.
+  std::size_t worker() const { return worker_; }
 
   const AxisPoint& axes() const { return *axes_; }
   std::int64_t get_int(std::string_view axis) const { return axes_->get_int(axis); }
@@ -68,18 +71,40 @@ class State {
   std::size_t sample_index_;
   const AxisPoint* axes_;
   bool diagnostic_pass_;
+  std::size_t worker_;
   std::vector<MetricValue> metrics_;
   std::optional<std::string> skip_reason_;
+};
+
+// What a benchmark function may return for its sample (docs/harness.md#per-sample-results): the
+// operations it did, which the sample's time is divided by in place of state.iterations() (0 keeps
+// the iteration count), and named metrics, which join the sample's other metrics and are aggregated
+// by section, name and unit in the custom metrics table.
+struct SampleResult {
+  std::uint64_t operations = 0;
+  std::vector<MetricValue> metrics;
+
+  static SampleResult of_operations(std::uint64_t operations) { return SampleResult{operations, {}}; }
+  SampleResult& push_metric(MetricValue metric) & {
+    metrics.push_back(std::move(metric));
+    return *this;
+  }
+  SampleResult&& push_metric(MetricValue metric) && {
+    metrics.push_back(std::move(metric));
+    return std::move(*this);
+  }
 };
 
 class Benchmark {
  public:
   using Function = std::function<void(State&)>;
+  using SampleFunction = std::function<SampleResult(State&)>;
   using PerPoint = std::function<double(const AxisPoint&)>;
 
   struct Config {
     std::string name;
     Function function;
+    SampleFunction sample_function;  // set by Benchmark::sampled; called instead of `function`
     MeasurementDomain domain = MeasurementDomain::cpu;
     BackendFactory backend;  // empty: LinuxPerfBackend
     TimingMode timing = TimingMode::batch;
@@ -94,9 +119,15 @@ class Benchmark {
     DiagnosticPass diagnostic_pass;
     std::size_t diagnostic_samples = 1;
     TimeUnit time_unit = TimeUnit::nanosecond;
+    // Concurrent workers (docs/harness.md#concurrent-workers): each sample runs the function on this
+    // many threads at once, inside one backend window.
+    std::size_t workers = 1;
+    bool worker_streams_joined = false;  // the benchmark joins every worker's stream to the timed one
   };
 
   Benchmark(std::string name, Function function);
+  // A benchmark whose function returns its sample's operations and metrics (SampleResult).
+  static Benchmark sampled(std::string name, SampleFunction function);
 
   Benchmark& domain(MeasurementDomain domain);
   Benchmark& backend(BackendFactory factory);
@@ -114,6 +145,10 @@ class Benchmark {
   Benchmark& clock_monitor(ClockMonitorFactory factory, ThrottlePolicy policy = {});
   Benchmark& diagnostic_pass(DiagnosticPass pass, std::size_t samples = 1);
   Benchmark& time_unit(TimeUnit unit);
+  // Runs the function on `count` threads at once per sample; the backend's window covers them all.
+  // With a backend that times one device stream, pass `streams_joined` = true to say each worker's
+  // work is joined to that stream before it returns; otherwise the point is refused.
+  Benchmark& workers(std::size_t count, bool streams_joined = false);
 
   const Config& config() const { return config_; }
 

@@ -74,6 +74,11 @@ class LinuxPerfBackend final : public MeasurementBackend {
   void collect(const SampleWindow& window, SampleMeasurement& out) override;
   std::string_view label() const override { return "linux-perf"; }
   std::vector<Diagnostic> diagnostics() const override;
+  // The counters follow the calling thread: the window's time covers the workers, its counts do not.
+  std::string concurrent_gap() const override {
+    return "the host counters count the calling thread only: the workers' cycles and instructions are not in "
+           "the host_pmu metrics (the time covers them)";
+  }
 
   PerfMode mode() const { return mode_; }
   bool has(PerfCounter counter) const;

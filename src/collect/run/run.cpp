@@ -100,6 +100,12 @@ struct Gpu {
   long blanked = 0;  // samples the sampler sent without values (split by a decode)
   recording::TimeNs last_sample_end = 0;
   bool overflow_warned = false;
+  // Duty cycle (docs/method.md#duty-cycles-in-run): the period whose counters were started last,
+  // the period whose stop was asked for last, and how many times the sampler was started again.
+  long duty_started_period = 0;
+  long duty_stopped_period = -1;
+  int duty_restarts = 0;
+  bool ever_sampled = false;  // the counters came on at least once: only then are they restarted
 };
 
 class Runner {
@@ -126,7 +132,10 @@ class Runner {
   void handle(Gpu& gpu, const SamplerMessage& message, recording::TimeNs now);
   void sampler_ended(Gpu& gpu, recording::TimeNs now);
   void read_command_output(recording::TimeNs now);
+  void printed_window(const PrintedWindow& window, recording::TimeNs now);
   void handle_signals();
+  bool duty_cycled() const;
+  void duty_step(recording::TimeNs now);
   void note(Gpu& gpu, recording::TimeNs now, const std::string& topic, const std::string& text);
   void note_all(recording::TimeNs now, const std::string& topic, const std::string& text);
   void warn(const std::string& text);
@@ -147,6 +156,7 @@ class Runner {
   bool command_running_ = false;
   int signals_forwarded_ = 0;
   MarkerScanner markers_;
+  recording::TimeNs last_mark_ns_ = 0;  // marks of one recording never go back in time
   bool stdout_broken_ = false;
   recording::TimeNs last_stamp_ = 0;
   recording::TimeNs last_real_ = 0, last_mono_ = 0;
@@ -417,6 +427,10 @@ void Runner::open_recordings() {
     meta.drain_ms = gpu.gpm ? gpm_interval_ms() : opt_.drain_ms;
     meta.start_ns = outcome_.start_ns;
     meta.run_type = opt_.run_type;
+    if (duty_cycled()) {
+      meta.duty_on_ms = opt_.duty_on_ms;
+      meta.duty_period_ms = opt_.duty_period_ms;
+    }
     meta.command = opt_.command;
     meta.host = host;
     if (host_) meta.host_interval_ms = opt_.host_interval_ms;
@@ -479,6 +493,7 @@ void Runner::handle(Gpu& gpu, const SamplerMessage& message, recording::TimeNs n
                    " ns)");
         } else if constexpr (std::is_same_v<T, m::On>) {
           gpu.sampling = true;
+          gpu.ever_sampled = true;
           gpu.writer->write(recording::CountersEvent{msg.ts_ns, true, ""});
         } else if constexpr (std::is_same_v<T, m::Sample>) {
           if (!gpu.evaluator) return;
@@ -525,8 +540,9 @@ void Runner::handle(Gpu& gpu, const SamplerMessage& message, recording::TimeNs n
             gpu.counters_off_written = true;
           }
         } else if constexpr (std::is_same_v<T, m::Error>) {
-          // An error before sampling began is already the recording's "no chip counters" note.
-          if (!gpu.sampling) return;
+          // An error before sampling began is already the recording's "no chip counters" note,
+          // except for a sampler started again for a duty period.
+          if (!gpu.sampling && gpu.duty_restarts == 0) return;
           const ErrorText text = describe_error(msg, gpu.identity.index);
           gpu.counters_why = text.cause;
           note(gpu, now, "sampler", text.cause + "; " + text.fix);
@@ -643,9 +659,14 @@ void Runner::read_command_output(recording::TimeNs now) {
           }
         }
       }
-      markers_.feed(bytes, [&](recording::MarkKind kind) {
-        for (auto& gpu : gpus_) gpu.writer->write(recording::Mark{now, kind});
-      });
+      markers_.feed(
+          bytes,
+          [&](recording::MarkKind kind) {
+            const recording::TimeNs at = std::max(now, last_mark_ns_);
+            for (auto& gpu : gpus_) gpu.writer->write(recording::Mark{at, kind});
+            last_mark_ns_ = at;
+          },
+          [&](const PrintedWindow& window) { printed_window(window, now); });
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -653,6 +674,42 @@ void Runner::read_command_output(recording::TimeNs now) {
     command_stdout.reset();  // EOF: the command (and anything it started) closed its stdout
     return;
   }
+}
+
+// A window the command printed: a start and a stop mark at its times, and a note saying where they
+// came from (docs/method.md#a-window-printed-afterwards). A line that cannot be used is a note and a
+// warning, and the run goes on.
+void Runner::printed_window(const PrintedWindow& window, recording::TimeNs now) {
+  recording::TimeNs start = window.start_ns;
+  recording::TimeNs stop = window.stop_ns;
+  if (window.form == PrintedWindow::Form::last) {
+    start = now - window.length_ns;
+    stop = now;
+  }
+  std::string why = window.error;
+  if (why.empty() && stop > now)
+    why = fmt::format(
+        "its stop time is {} after the line reached diescope: the times must be CLOCK_REALTIME "
+        "seconds of this machine",
+        ms_text(stop - now));
+  if (why.empty() && start < last_mark_ns_)
+    why = "it starts before a window mark already recorded (marks are kept in time order)";
+  if (!why.empty()) {
+    const std::string text = fmt::format("the window line '{}' was left out: {}", window.line, why);
+    note_all(now, "window", text);
+    warn(text);
+    return;
+  }
+  for (auto& gpu : gpus_) {
+    gpu.writer->write(recording::Mark{start, recording::MarkKind::start});
+    gpu.writer->write(recording::Mark{stop, recording::MarkKind::stop});
+  }
+  last_mark_ns_ = stop;
+  note_all(
+      now, "window",
+      fmt::format("the command printed its window ('{}'): marks at {} and {} ns, {:.3f} s, the line arrived "
+                  "{} after the stop",
+                  window.line, start, stop, static_cast<double>(stop - start) * 1e-9, ms_text(now - stop)));
 }
 
 void Runner::handle_signals() {
@@ -726,6 +783,35 @@ void Runner::read_engines(Gpu& gpu, recording::TimeNs now) {
   gpu.writer->write(recording::OwnedEngineReading{now, gpu.engine_values});
 }
 
+bool Runner::duty_cycled() const {
+  return opt_.duty_on_ms > 0 && opt_.duty_period_ms > opt_.duty_on_ms;
+}
+
+// Counters on for the first duty_on_ms of every duty_period_ms from the command's start, off for the
+// rest (docs/method.md#duty-cycles-in-run): off is the sampler stopped, which disables the counters
+// (docs/method.md#measurement-cost), and on is a new sampler. The first period's sampler is the one
+// started before the command. Scheduled at the loop's ticks, so each edge comes up to one poll late.
+void Runner::duty_step(recording::TimeNs now) {
+  const auto period_ns = static_cast<recording::TimeNs>(opt_.duty_period_ms * 1e6);
+  const auto on_ns = static_cast<recording::TimeNs>(opt_.duty_on_ms * 1e6);
+  const recording::TimeNs since = std::max<recording::TimeNs>(0, now - outcome_.start_ns);
+  const long period = static_cast<long>(since / period_ns);
+  const bool in_on_part = since % period_ns < on_ns;
+  for (auto& gpu : gpus_) {
+    if (!gpu.table || !gpu.ever_sampled) continue;  // never had counters: nothing to cycle
+    const bool running = gpu.sampler && !gpu.sampler_done;
+    if (in_on_part && !running && gpu.duty_started_period < period) {
+      gpu.duty_started_period = period;
+      start_sampler(gpu);
+      gpu.counters_off_written = false;
+      ++gpu.duty_restarts;
+    } else if (!in_on_part && running && gpu.duty_stopped_period < period) {
+      gpu.duty_stopped_period = period;
+      gpu.sampler->request_stop();
+    }
+  }
+}
+
 void Runner::loop() {
   const auto poll_ns = static_cast<recording::TimeNs>(opt_.poll_ms * 1e6);
   const auto host_ns = static_cast<recording::TimeNs>(opt_.host_interval_ms * 1e6);
@@ -785,6 +871,8 @@ void Runner::loop() {
         for (auto& gpu : gpus_) read_engines(gpu, outcome_.end_ns);
       }
     }
+
+    if (command_running_ && duty_cycled()) duty_step(stamp());
 
     if (core::monotonic_ns() >= next_tick) {
       tick(stamp(), !command_running_);
@@ -867,7 +955,89 @@ RunOutcome Runner::run() {
 
 }  // namespace
 
-void MarkerScanner::feed(std::string_view bytes, const std::function<void(recording::MarkKind)>& on_mark) {
+namespace {
+
+// Seconds as printed, "S" or "S.F" with digits only, to whole nanoseconds (digits past the ninth
+// decimal are dropped). nullopt: not such a number, or beyond the year 2262 in nanoseconds.
+std::optional<recording::TimeNs> seconds_to_ns(std::string_view text) {
+  const std::size_t dot = text.find('.');
+  const std::string_view whole = text.substr(0, dot);
+  const std::string_view fraction = dot == std::string_view::npos ? std::string_view{} : text.substr(dot + 1);
+  if (whole.empty() || whole.size() > 10) return std::nullopt;
+  if (dot != std::string_view::npos && fraction.empty()) return std::nullopt;
+  recording::TimeNs ns = 0;
+  for (char c : whole) {
+    if (c < '0' || c > '9') return std::nullopt;
+    ns = ns * 10 + (c - '0');
+  }
+  if (ns > std::numeric_limits<recording::TimeNs>::max() / recording::kNsPerSecond - 1) return std::nullopt;
+  ns *= recording::kNsPerSecond;
+  recording::TimeNs scale = recording::kNsPerSecond / 10;
+  for (char c : fraction) {
+    if (c < '0' || c > '9') return std::nullopt;
+    ns += (c - '0') * scale;
+    scale /= 10;
+  }
+  return ns;
+}
+
+std::vector<std::string_view> words_of(std::string_view text) {
+  std::vector<std::string_view> words;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ') ++i;
+    const std::size_t begin = i;
+    while (i < text.size() && text[i] != ' ') ++i;
+    if (i > begin) words.push_back(text.substr(begin, i - begin));
+  }
+  return words;
+}
+
+}  // namespace
+
+std::optional<PrintedWindow> parse_printed_window(std::string_view line) {
+  constexpr std::string_view kTimes = "diescope: measure window";
+  constexpr std::string_view kLast = "diescope: measure last";
+  PrintedWindow w;
+  w.line = std::string(line);
+  std::string_view rest;
+  if (line.starts_with(kTimes) && (line.size() == kTimes.size() || line[kTimes.size()] == ' ')) {
+    w.form = PrintedWindow::Form::times;
+    rest = line.substr(kTimes.size());
+  } else if (line.starts_with(kLast) && (line.size() == kLast.size() || line[kLast.size()] == ' ')) {
+    w.form = PrintedWindow::Form::last;
+    rest = line.substr(kLast.size());
+  } else {
+    return std::nullopt;
+  }
+  const std::vector<std::string_view> words = words_of(rest);
+  if (w.form == PrintedWindow::Form::times) {
+    const auto start = words.size() == 2 ? seconds_to_ns(words[0]) : std::nullopt;
+    const auto stop = words.size() == 2 ? seconds_to_ns(words[1]) : std::nullopt;
+    if (!start || !stop) {
+      w.error =
+          "it does not hold two times in seconds since the Unix epoch (e.g. 'diescope: measure window "
+          "1796112000.250 1796112012.750')";
+    } else if (*stop <= *start) {
+      w.error = "its stop time is not after its start time";
+    } else {
+      w.start_ns = *start;
+      w.stop_ns = *stop;
+    }
+  } else {
+    const auto length = words.size() == 1 ? seconds_to_ns(words[0]) : std::nullopt;
+    if (!length)
+      w.error = "it does not hold one length in seconds (e.g. 'diescope: measure last 12.5')";
+    else if (*length <= 0)
+      w.error = "its length is not above 0 s";
+    else
+      w.length_ns = *length;
+  }
+  return w;
+}
+
+void MarkerScanner::feed(std::string_view bytes, const std::function<void(recording::MarkKind)>& on_mark,
+                         const std::function<void(const PrintedWindow&)>& on_window) {
   for (char c : bytes) {
     if (c != '\n') {
       if (overlong_) continue;
@@ -882,10 +1052,13 @@ void MarkerScanner::feed(std::string_view bytes, const std::function<void(record
     if (!overlong_) {
       std::string_view line = line_;
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (line == "diescope: measure start")
+      if (line == "diescope: measure start") {
         on_mark(recording::MarkKind::start);
-      else if (line == "diescope: measure stop")
+      } else if (line == "diescope: measure stop") {
         on_mark(recording::MarkKind::stop);
+      } else if (on_window) {
+        if (const std::optional<PrintedWindow> window = parse_printed_window(line)) on_window(*window);
+      }
     }
     line_.clear();
     overlong_ = false;

@@ -546,7 +546,8 @@ void Calibrator::run_issue(const json& plan) {
                       {"seconds", best},
                       {"contexts", contexts_json(static_cast<std::int64_t>(m / 64) * (n / 64), 256, ops)}});
   }
-  print_result(json{{"calibrate", "issue"}, {"geometry", "64x64x8/4x4"}, {"points", points}});
+  print_result(
+      json{{"calibrate", "issue"}, {"geometry", "64x64x8/4x4"}, {"m", m}, {"n", n}, {"points", points}});
 }
 
 void Calibrator::run_launch(const json& plan) {
@@ -572,16 +573,29 @@ void Calibrator::run_launch(const json& plan) {
     const int bm = g.at("bm").get<int>(), bn = g.at("bn").get<int>(), bk = g.at("bk").get<int>(),
               tm = g.at("tm").get<int>(), tn = g.at("tn").get<int>();
     const int threads = (bm / tm) * (bn / tn);
-    for (std::int64_t size : sizes) {
-      if (size % bm != 0 || size % bn != 0) continue;  // no range guards: only sizes the tile divides
+    const std::string name = g.at("name").get<std::string>();
+    // The plan names each geometry's sizes (docs/calibration.md#the-sweeps); one that is not a leaf of the
+    // family at a size is an error naming both, never a point left out.
+    const auto own_sizes = g.contains("sizes") ? g.at("sizes").get<std::vector<std::int64_t>>() : sizes;
+    for (std::int64_t size : own_sizes) {
+      // The host's not_a_leaf() in calibrate/steps.hpp states the same rule; this binary does not link it.
+      if (size <= 0 || size % bm != 0 || size % bn != 0)
+        throw core::UsageError(
+            "launch geometry " + name + " is not a leaf of the tiled contraction at size " +
+                std::to_string(size) + ": its block tile does not divide the output",
+            "run `diescope calibrate`, whose plan times each geometry at the sizes it tiles");
       const std::int64_t k = k_for(size, bk);
       const auto launch = [&, size, k] {
-        check(launch_tiled_contraction(bm, bn, bk, tm, tn, dy.as<float>(), x.as<float>(), dw.as<float>(),
-                                       static_cast<int>(size), static_cast<int>(size), static_cast<int>(k),
-                                       stream_.get()),
-              "launching the tiled contraction");
+        const cudaError_t e = launch_tiled_contraction(
+            bm, bn, bk, tm, tn, dy.as<float>(), x.as<float>(), dw.as<float>(), static_cast<int>(size),
+            static_cast<int>(size), static_cast<int>(k), stream_.get());
+        if (e == cudaErrorInvalidValue)
+          throw core::UsageError(
+              "launch geometry " + name + " is not a leaf of the tiled contraction at size " +
+                  std::to_string(size) + ": the family has no kernel for it",
+              "time only 32x32x8/4x4 and 64x64x8/4x4, as `diescope calibrate`'s plan does");
+        check(e, ("launching the tiled contraction " + name + " at size " + std::to_string(size)).c_str());
       };
-      const std::string name = g.at("name").get<std::string>();
       const std::vector<double> seconds =
           time_harness("launch " + name + " " + std::to_string(size), launch, repeats);
       const double best = seconds.empty() ? 0.0 : *std::min_element(seconds.begin(), seconds.end());
