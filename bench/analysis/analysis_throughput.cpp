@@ -191,6 +191,11 @@ class StreamingSource final : public recording::RecordSource {
                                                  r.exited = 0;
                                                });
   }
+  // No host probes in this recording: the stream ends before it begins.
+  recording::StreamPtr<recording::HostSample> make(std::type_identity<recording::HostSample>) const {
+    return periodic<recording::HostSample>(end_ + 1, 1, end_,
+                                           [](recording::TimeNs, recording::HostSample&) {});
+  }
   std::string name() const override { return "<synthetic stream>"; }
   AnyStream open_stream(StreamTag kind) const override {
     return open_with(kind, [this](auto tag) { return make(tag); });
