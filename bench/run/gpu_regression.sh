@@ -61,6 +61,7 @@ for sig in INT TERM; do
   left=$(pgrep -f "$marker" | wc -l || true)
   samplers=$(pgrep -f 'diescope-cupti' | wc -l || true)
   { echo "SIG$sig: diescope run exit $rc; measured commands left $left; diescope-cupti processes left $samplers"
-    grep -v '^\s*$' "$WORK/signal-$sig.stdout" "$WORK/signal-$sig.stderr" | head -3; } >> "$checks"
+    # sed, not grep | head: under pipefail, head closing the pipe early would end the script.
+    sed -n '/[^[:space:]]/p' "$WORK/signal-$sig.stdout" "$WORK/signal-$sig.stderr" | sed -n 1,3p; } >> "$checks"
 done
 cat "$checks"
