@@ -10,7 +10,7 @@
 #include <optional>
 #include <poll.h>
 #include <sys/resource.h>
-#include <time.h>
+#include <ctime>
 #include <unistd.h>
 
 #include <fmt/format.h>

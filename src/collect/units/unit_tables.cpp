@@ -440,7 +440,8 @@ namespace {
 
 recording::ColumnDef gpm_column(std::string key, std::string label, std::string metric_id, std::string note,
                                 std::string unit = "pct") {
-  recording::ColumnDef c = counter(std::move(key), std::move(label), metric_id, {}, std::move(note));
+  recording::ColumnDef c =
+      counter(std::move(key), std::move(label), std::move(metric_id), {}, std::move(note));
   c.source = recording::UnitSource::gpm;
   c.unit = std::move(unit);
   return c;
