@@ -15,6 +15,7 @@
 #include "diescope/agent/profiler_watch.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "nvml_fake.hpp"
+#include "two_unit_table.hpp"
 
 namespace diescope::agent {
 namespace {
@@ -59,28 +60,6 @@ TEST(ProfilerWatch, SeesProfilersByNameAndByInjectionButNotItself) {
   EXPECT_TRUE(ProfilerWatch(proc, 500).scan().empty()) << "no /proc tree: nothing seen";
 }
 
-const collect::UnitTable& pm_table() {
-  static const collect::UnitTable table = [] {
-    collect::UnitTable t;
-    t.name = "test-two-units";
-    t.chips = {"FAKE"};
-    t.compute_capabilities = {90};
-    recording::ColumnDef a;
-    a.key = "a";
-    a.label = "A";
-    a.metric = "m_a";
-    a.recipe.counters = {"m_a"};
-    recording::ColumnDef b = a;
-    b.key = "b";
-    b.label = "B";
-    b.metric = "m_b";
-    b.recipe.counters = {"m_b"};
-    t.units = {a, b};
-    return t;
-  }();
-  return table;
-}
-
 // NVML stand-in with GPM: GPU-Util 50 at each read; GPM from the fake NVML table.
 class GpmTelemetry final : public GpuTelemetry {
  public:
@@ -117,7 +96,7 @@ TEST(AgentBesideProfilers, SwitchesToGpmWhileNcuRunsAndBackWhenItEnds) {
   add_process(proc, 10, "bash");
   std::vector<LiveGpu> gpus(1);
   gpus[0].telemetry = std::make_unique<GpmTelemetry>();
-  gpus[0].table = &pm_table();
+  gpus[0].table = &test::two_unit_table();
   gpus[0].sampler.executable = DIESCOPE_SAMPLER_FAKE;
   gpus[0].sampler.device = 0;
   ChipSourcePolicy policy;
@@ -184,7 +163,7 @@ TEST(AgentBesideProfilers, SourcePmNeverReadsGpm) {
   add_process(proc, 4242, "ncu");
   std::vector<LiveGpu> gpus(1);
   gpus[0].telemetry = std::make_unique<GpmTelemetry>();
-  gpus[0].table = &pm_table();
+  gpus[0].table = &test::two_unit_table();
   gpus[0].sampler.executable = DIESCOPE_SAMPLER_FAKE;
   ChipSourcePolicy policy;
   policy.source = collect::ChipSource::pm;
@@ -198,7 +177,7 @@ TEST(AgentBesideProfilers, SourcePmNeverReadsGpm) {
 TEST(AgentBesideProfilers, SourceGpmStartsOnGpm) {
   std::vector<LiveGpu> gpus(1);
   gpus[0].telemetry = std::make_unique<GpmTelemetry>();
-  gpus[0].table = &pm_table();
+  gpus[0].table = &test::two_unit_table();
   gpus[0].sampler.executable = DIESCOPE_SAMPLER_FAKE;
   ChipSourcePolicy policy;
   policy.source = collect::ChipSource::gpm;

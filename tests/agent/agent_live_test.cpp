@@ -8,33 +8,12 @@
 #include "diescope/agent/agent.hpp"
 #include "diescope/agent/live_source.hpp"
 #include "diescope/core/clock.hpp"
+#include "two_unit_table.hpp"
 
 namespace diescope::agent {
 namespace {
 
 using namespace std::chrono_literals;
-
-const collect::UnitTable& test_table() {
-  static const collect::UnitTable table = [] {
-    collect::UnitTable t;
-    t.name = "test-two-units";
-    t.chips = {"FAKE"};
-    t.compute_capabilities = {90};
-    recording::ColumnDef a;
-    a.key = "a";
-    a.label = "A";
-    a.metric = "m_a";
-    a.recipe.counters = {"m_a"};
-    recording::ColumnDef b = a;
-    b.key = "b";
-    b.label = "B";
-    b.metric = "m_b";
-    b.recipe.counters = {"m_b"};
-    t.units = {a, b};
-    return t;
-  }();
-  return table;
-}
 
 collect::SamplerConfig fake_config(std::vector<std::string> extra) {
   collect::SamplerConfig c;
@@ -56,7 +35,7 @@ TEST(SamplerSupervisor, RestartsACrashedSamplerWithADoublingBackoff) {
   SupervisorTiming timing;
   timing.backoff_initial_ns = 100 * recording::kNsPerMs;
   timing.backoff_max_ns = 400 * recording::kNsPerMs;
-  SamplerSupervisor sup(fake_config({"--crash-after", "10"}), &test_table(), "GPU-fake-0", timing);
+  SamplerSupervisor sup(fake_config({"--crash-after", "10"}), &test::two_unit_table(), "GPU-fake-0", timing);
   GpuBatch batch;
   sup.set_wanted(true, core::realtime_ns(), batch);
   EXPECT_EQ(sup.starts(), 1);
@@ -98,7 +77,7 @@ TEST(SamplerSupervisor, RestartsACrashedSamplerWithADoublingBackoff) {
 TEST(SamplerSupervisor, ACleanStopDisablesTheCountersAndIsNoFailure) {
   SupervisorTiming timing;
   timing.backoff_initial_ns = 100 * recording::kNsPerMs;
-  SamplerSupervisor sup(fake_config({}), &test_table(), "GPU-fake-0", timing);
+  SamplerSupervisor sup(fake_config({}), &test::two_unit_table(), "GPU-fake-0", timing);
   GpuBatch batch;
   sup.set_wanted(true, core::realtime_ns(), batch);
   const auto until = std::chrono::steady_clock::now() + 150ms;
@@ -152,7 +131,7 @@ class FakeTelemetry final : public GpuTelemetry {
 TEST(LiveSource, AgentRecordsSayTheSamplerCrashedAndWasRestarted) {
   std::vector<LiveGpu> gpus(1);
   gpus[0].telemetry = std::make_unique<FakeTelemetry>();
-  gpus[0].table = &test_table();
+  gpus[0].table = &test::two_unit_table();
   gpus[0].sampler = fake_config({"--crash-after", "40"});
   SupervisorTiming timing;
   timing.backoff_initial_ns = 100 * recording::kNsPerMs;
