@@ -2,7 +2,7 @@
 # Header-only where possible: the binary must also run on the GPU machine, which has no registry.
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 2.1 REQUIRED)
-find_package(fmt 9 REQUIRED)          # used as fmt::fmt-header-only
+find_package(fmt 9 REQUIRED)          # compiled once as diescope::fmt (src/core/fmt_compiled.cpp)
 find_package(Threads REQUIRED)
 find_package(SQLite3 REQUIRED)
 if(DIESCOPE_TESTS)
