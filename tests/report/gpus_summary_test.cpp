@@ -114,18 +114,16 @@ TEST(GpusSummary, NoComparisonWithoutTwoDieUtils) {
 
 TEST(GpusSummary, SteadyWindowBeforeTheRun) {
   json r = report_of(0, 90.0, 40.0);
-  r["window"] = {
-    {"found", true},
-    {"results",
-     {{"headline", {{"gpu_util_pct", 99.0}, {"die_util_pct", 50.0}}}, {"limiting_unit_label", "DRAM"}}}
-  }
-};
-const GpuFigures g = gpu_figures(r, "x/report.json");
-EXPECT_EQ(g.span, "window");
-EXPECT_DOUBLE_EQ(g.die_util_pct, 50.0);
-EXPECT_DOUBLE_EQ(g.gpu_util_pct, 99.0);
-EXPECT_EQ(g.limiting_unit, "DRAM");
-EXPECT_EQ(g.report, "x/report.json");
+  json window_results;
+  window_results["headline"] = {{"gpu_util_pct", 99.0}, {"die_util_pct", 50.0}};
+  window_results["limiting_unit_label"] = "DRAM";
+  r["window"] = {{"found", true}, {"results", window_results}};
+  const GpuFigures g = gpu_figures(r, "x/report.json");
+  EXPECT_EQ(g.span, "window");
+  EXPECT_DOUBLE_EQ(g.die_util_pct, 50.0);
+  EXPECT_DOUBLE_EQ(g.gpu_util_pct, 99.0);
+  EXPECT_EQ(g.limiting_unit, "DRAM");
+  EXPECT_EQ(g.report, "x/report.json");
 }
 
 TEST(GpusSummary, NvlinkRatesWhereCounted) {
