@@ -8,28 +8,37 @@ and the comparison's rules, not any chip. Each figure is set beside the value wo
 DIE-Util is the level (every unit reads it in every sample), GPU-Util the stand-in's whole percent,
 GPM's NVLink rate R MiB/s is R x 2^20 bytes per second.
 
-  bench/multi_gpu/cpu_two_gpu_stand_in.py BUILD OUT_DIR      BUILD: a build folder (build/ci) with
+  bench/multi_gpu/cpu_two_gpu_stand_in.py BUILD [CSV]      BUILD: a build folder (build/ci) with
         bin/diescope, the fake sampler and tests/rounds/fake-nvml/libnvidia-ml.so.1
-Writes OUT_DIR/table.csv (case, gpu, figure, measured, expected) and prints it as a markdown table,
-with the time each case took.
+Cases: run over both GPUs, run --gpus 1, run with GPU 1 idle, run --source gpm (NVLink), bench --rounds 3,
+the agent's /metrics scraped as text, top --once. Writes the rows (case, gpu, figure, measured,
+expected) to CSV when given, and prints the rows as a markdown table, with the time each case took and
+top's frame. Exit 1 when any figure differs from the one worked out by hand.
 """
 import csv
 import json
 import os
+import re
+import signal
+import socket
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 STEADY = "echo 'diescope: measure start'; sleep 1; echo 'diescope: measure stop'"
 FAST = ["--interval-ms", "10", "--drain-ms", "50"]
+UUID0 = "GPU-00000000-1111-2222-3333-444444444444"
+UUID1 = "GPU-00000000-1111-2222-3333-444444444441"
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
-    build, out_dir = sys.argv[1], sys.argv[2]
+    build = os.path.abspath(sys.argv[1])
+    csv_path = sys.argv[2] if len(sys.argv) == 3 else None
     diescope = os.path.join(build, "bin", "diescope")
     nvml_dir = os.path.join(build, "tests", "rounds", "fake-nvml")
     fake = shutil.which("diescope_sampler_fake", path=os.path.join(build, "tests", "collect")) or \
@@ -69,7 +78,8 @@ def main():
 
     def run_case(case, args, env, expect):
         out = os.path.join(work, case)
-        run(case, [*args, "--output", out], env)
+        dash = args.index("--")
+        run(case, [*args[:dash], "--output", out, *args[dash:]], env)
         for name in sorted(os.listdir(out)):
             if not name.endswith(".report"):
                 continue
@@ -116,17 +126,64 @@ def main():
         add("bench --rounds 3", g["index"], "DIE-Util % mean", stat["mean"], {0: 60.0, 1: 20.0}[g["index"]])
         add("bench --rounds 3", g["index"], "DIE-Util % sd", stat["sd"], 0.0)
 
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "table.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["case", "gpu", "figure", "measured", "expected"])
-        w.writeheader()
-        w.writerows(rows)
+    # The agent: /metrics scraped as text once both GPUs have a record.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    levels = ["--sampler-arg=--fake-level", "--sampler-arg=0:60", "--sampler-arg=--fake-level", "--sampler-arg=1:20"]
+    t = time.time()
+    agent = subprocess.Popen([diescope, "agent", "--no-db", "--listen", f"127.0.0.1:{port}", "--duty-on-ms", "500",
+                              "--duty-period-ms", "1000", "--drain-ms", "100", "--sampler", fake, *levels],
+                             cwd=work, env=two, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    body = ""
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+            except OSError:
+                body = ""
+            if all(re.search(r'diescope_die_util_percent\{[^}]*gpu="%d"' % i, body) for i in (0, 1)):
+                break
+            time.sleep(0.2)
+    finally:
+        agent.send_signal(signal.SIGTERM)
+        agent.wait(timeout=30)
+    times["agent /metrics"] = time.time() - t
+    series = [line for line in body.splitlines() if line.startswith("diescope_") and not line.startswith(
+        ("diescope_agent_info", "diescope_duty_"))]
+    for i, uuid in ((0, UUID0), (1, UUID1)):
+        mine = [line for line in series if f'gpu="{i}"' in line]
+        add("agent /metrics", i, "series with this gpu and its uuid",
+            sum(1 for line in mine if f'uuid="{uuid}"' in line), len(mine))
+        die = re.search(r'diescope_die_util_percent\{[^}]*gpu="%d"[^}]*\} (\S+)' % i, body)
+        add("agent /metrics", i, "diescope_die_util_percent", float(die.group(1)) if die else "none",
+            {0: 60.0, 1: 20.0}[i])
+    add("agent /metrics", "all", "per-GPU series without a gpu label", sum(1 for line in series if 'gpu="' not in line), 0)
+
+    # top --once, live: one frame as plain text.
+    t = time.time()
+    r = subprocess.run([diescope, "top", "--once", "--drain-ms", "500", "--sampler", fake, *levels], cwd=work, env=two,
+                       capture_output=True, text=True, timeout=60)
+    times["top --once"] = time.time() - t
+    frame = r.stdout
+    for i in (0, 1):
+        block = frame.split(f"GPU {i} ·", 1)[1] if f"GPU {i} ·" in frame else ""
+        die = re.search(r"DIE-Util\s+([\d.]+)%", block)
+        add("top --once", i, "DIE-Util %", float(die.group(1)) if die else "none", {0: 60.0, 1: 20.0}[i])
+
+    if csv_path:
+        with open(csv_path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=["case", "gpu", "figure", "measured", "expected"])
+            w.writeheader()
+            w.writerows(rows)
     print("| case | GPU | figure | measured | expected |\n| --- | --- | --- | --- | --- |")
     for r in rows:
         print(f"| {r['case']} | {r['gpu']} | {r['figure']} | {r['measured']} | {r['expected']} |")
     print("\n| case | seconds |\n| --- | --- |")
     for case, t in times.items():
         print(f"| {case} | {t:.1f} |")
+    print("\ntop --once:\n```\n" + frame.rstrip() + "\n```")
     mismatches = [r for r in rows if str(r["measured"]) != str(r["expected"])]
     print(f"\n{len(rows) - len(mismatches)} of {len(rows)} figures as worked out by hand")
     shutil.rmtree(work, ignore_errors=True)
