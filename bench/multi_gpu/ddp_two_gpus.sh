@@ -7,7 +7,8 @@
 #   4. run --source gpm               NVLink bytes from GPM beside the gradients' all-reduce bytes
 #   5. bench --rounds 3               per-GPU rows
 #   6. agent                          /metrics scraped during the training: every series with gpu= and uuid=
-#   7. top --once                     both GPUs in one frame, during the training
+#   7. top --once                     both GPUs in one frame, during another training (after the agent:
+#                                     one PM-sampling session per GPU at a time)
 # Needs at least two GPUs, PyTorch in python3, and a build with diescope and diescope-cupti; it stops
 # at once, exit 2, with the cause, where any is missing. Clocks, power limits and modes are read,
 # never set. Every step runs under `timeout`.
@@ -40,30 +41,8 @@ train=(python3 bench/multi_gpu/ddp_train.py --seconds "$secs")
 { echo '## machine'; bench_gpu_env; nvidia-smi topo -m 2>&1 || true; } > "$outputs"
 echo "step,gpu,uuid,span,gpu_util_pct,die_util_pct,limiting_unit,busy,nvlink_tx_bytes_per_s,nvlink_rx_bytes_per_s" > "$table"
 
-# rows STEP DIR: one table row per GPU, from DIR/gpus.json, or from the one report in DIR.
-rows() {
-  python3 - "$1" "$2" >> "$table" <<'PY'
-import json, os, sys
-step, d = sys.argv[1], sys.argv[2]
-def out(g):
-    f = lambda k: "" if g.get(k) is None else g[k]
-    print(",".join(str(x) for x in (step, g["index"], g["uuid"], g["span"], f("gpu_util_pct"), f("die_util_pct"),
-                                    f("limiting_unit"), f("busy"), f("nvlink_tx_bytes_per_s"), f("nvlink_rx_bytes_per_s"))))
-if os.path.exists(os.path.join(d, "gpus.json")):
-    for g in json.load(open(os.path.join(d, "gpus.json")))["gpus"]:
-        out(g)
-else:
-    for name in sorted(os.listdir(d)):
-        if name.endswith(".report"):
-            r = json.load(open(os.path.join(d, name, "report.json")))
-            w = r["window"]["results"] if r["window"]["found"] else r["results"]
-            out({"index": r["gpu"]["index"], "uuid": r["gpu"]["uuid"], "span": "window" if r["window"]["found"] else "run",
-                 "gpu_util_pct": w["headline"]["gpu_util_pct"], "die_util_pct": w["headline"]["die_util_pct"],
-                 "limiting_unit": w.get("limiting_unit_label"), "busy": None,
-                 "nvlink_tx_bytes_per_s": w["rates_per_s"].get("nvlink_tx_bytes"),
-                 "nvlink_rx_bytes_per_s": w["rates_per_s"].get("nvlink_rx_bytes")})
-PY
-}
+# rows STEP DIR: one table row per GPU (bench/multi_gpu/gpu_rows.py).
+rows() { python3 bench/multi_gpu/gpu_rows.py "$1" "$2" >> "$table"; }
 
 # step NAME TIMEOUT ARGS...: runs `diescope ARGS` (stdin closed), its output under '## NAME'.
 step() {
@@ -84,21 +63,29 @@ step gpm 600 run --source gpm --interval-ms 100 --window markers --output "$WORK
 rows gpm "$WORK/gpm" || true
 step bench 900 bench --rounds 3 --output "$WORK/bench" -- "${train[@]}" --seconds 10
 
-# The agent beside a training: counters on 2 s of every 4 s, /metrics scraped after the training.
+# The agent beside a training: counters on 2 s of every 4 s, /metrics scraped before the training ends.
 port=9477
 timeout 300 diescope agent --no-db --listen "127.0.0.1:$port" --duty-on-ms 2000 --duty-period-ms 4000 \
   --drain-ms 500 > "$WORK/agent.stdout" 2> "$WORK/agent.stderr" < /dev/null &
 agent=$!
 timeout 300 "${train[@]}" > "$WORK/agent-train.log" 2>&1 &
 trainer=$!
-sleep 8
-timeout 60 diescope top --once > "$WORK/top.txt" 2>&1 < /dev/null || echo "top exit $?" >> "$WORK/top.txt"
-wait "$trainer" || true
+sleep $((secs / 2 + 10))
 timeout 10 curl -s "http://127.0.0.1:$port/metrics" > "$WORK/metrics.txt" || true
+wait "$trainer" || true
 kill -TERM "$agent" 2> /dev/null || true
 wait "$agent" || true
 { echo '## agent /metrics (per-GPU series of DIE-Util and GPU-Util)'
   grep -E '^diescope_(die_util|gpu_util)_percent\{' "$WORK/metrics.txt" || echo "(none: see $WORK/agent.stderr)"
-  echo "series without a gpu label: $(grep -vE '^#|^$' "$WORK/metrics.txt" | grep -E '^diescope_(gpu|die|gap|stranded|unit|limiting|chip|sm_|memory_|record|counters|sampler|clock)' | grep -vc 'gpu="' || true)"
-  echo '## top --once during the training'; cat "$WORK/top.txt"; } >> "$outputs"
+  echo "diescope_ series with a gpu label: $(grep -E '^diescope_' "$WORK/metrics.txt" | grep -c 'gpu="' || true)"
+  echo "diescope_ series without one (agent_info and duty settings only): $(grep -E '^diescope_' "$WORK/metrics.txt" | grep -vc 'gpu="' || true)"
+  tail -5 "$WORK/agent.stderr"; } >> "$outputs"
+
+# top after the agent has stopped (one PM-sampling session per GPU at a time), during its own training.
+timeout 300 "${train[@]}" --seconds 15 > "$WORK/top-train.log" 2>&1 &
+trainer=$!
+sleep 12
+timeout 60 diescope top --once > "$WORK/top.txt" 2>&1 < /dev/null || echo "top exit $?" >> "$WORK/top.txt"
+wait "$trainer" || true
+{ echo '## top --once during the training'; cat "$WORK/top.txt"; } >> "$outputs"
 echo "wrote $outputs and $table"
