@@ -15,6 +15,10 @@
 #
 #   bench/multi_gpu/ddp_two_gpus.sh OUT_DIR     BUILD=build folder with bin/diescope, bin/diescope-cupti
 #                                              SECONDS_PER_RUN=timed training seconds per run (default 20)
+#                                              TRAIN=another training command (word-split; it is given
+#                                              --seconds S and --world-size 1 as ddp_train.py is); with
+#                                              TRAIN set, PyTorch is not checked. For trying the script
+#                                              on the CPU stand-in host (bench/results/multi-gpu/...).
 # Writes OUT_DIR/outputs.txt (each step's command, exit code and diescope output under '## ' headings)
 # and OUT_DIR/table.csv (one row per GPU and step: DIE-Util, GPU-Util, limiting unit, NVLink rates).
 set -euo pipefail
@@ -29,15 +33,22 @@ die() { echo "ddp_two_gpus.sh: $1" >&2; echo "fix: $2" >&2; exit 2; }
 command -v nvidia-smi > /dev/null || die "no nvidia-smi: this machine has no NVIDIA driver" "run on the two-GPU machine"
 gpus=$(timeout 30 nvidia-smi -L 2> /dev/null | grep -c '^GPU ' || true)
 [ "${gpus:-0}" -ge 2 ] || die "nvidia-smi lists ${gpus:-0} GPU(s); this measures two" "run on a host with two GPUs (nvidia-h200-x2)"
-timeout 120 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.device_count() >= 2 else 1)' \
-  || die "python3's PyTorch does not see two GPUs" "install PyTorch with CUDA, or check CUDA_VISIBLE_DEVICES"
+if [ -z "${TRAIN:-}" ]; then
+  timeout 120 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.device_count() >= 2 else 1)' \
+    || die "python3's PyTorch does not see two GPUs" "install PyTorch with CUDA, or check CUDA_VISIBLE_DEVICES"
+fi
 . bench/common.sh
 bench_bin diescope diescope-cupti
 bench_out "$out_dir"
 bench_work multi-gpu
 outputs="$OUT/outputs.txt"
 table="$OUT/table.csv"
-train=(python3 bench/multi_gpu/ddp_train.py --seconds "$secs")
+if [ -n "${TRAIN:-}" ]; then
+  read -r -a train <<< "$TRAIN"
+  train+=(--seconds "$secs")
+else
+  train=(python3 bench/multi_gpu/ddp_train.py --seconds "$secs")
+fi
 { echo '## machine'; bench_gpu_env; nvidia-smi topo -m 2>&1 || true; } > "$outputs"
 echo "step,gpu,uuid,span,gpu_util_pct,die_util_pct,limiting_unit,busy,nvlink_tx_bytes_per_s,nvlink_rx_bytes_per_s" > "$table"
 

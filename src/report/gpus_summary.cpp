@@ -213,9 +213,15 @@ std::string gpus_summary_text(const GpusSummary& s) {
       return *std::find_if(s.gpus.begin(), s.gpus.end(),
                            [&](const GpuFigures& g) { return g.index == index; });
     };
-    out += fmt::format("least used: GPU {} (DIE-Util {}), {:.1f} points below GPU {} ({})\n", *s.least_used,
-                       pct_text(of(*s.least_used).die_util_pct), s.gap_points, *s.most_used,
-                       pct_text(of(*s.most_used).die_util_pct));
+    if (tenths(s.gap_points) == 0) {
+      // Every compared GPU has the same DIE-Util: the rule still names the lowest index.
+      out += fmt::format("least used: GPU {} (DIE-Util {}), level with every other GPU (gap 0.0 points)\n",
+                         *s.least_used, pct_text(of(*s.least_used).die_util_pct));
+    } else {
+      out += fmt::format("least used: GPU {} (DIE-Util {}), {:.1f} points below GPU {} ({})\n", *s.least_used,
+                         pct_text(of(*s.least_used).die_util_pct), s.gap_points, *s.most_used,
+                         pct_text(of(*s.most_used).die_util_pct));
+    }
   } else {
     out += "least used: none (" + s.least_used_reason + ")\n";
   }

@@ -63,6 +63,10 @@ TEST(GpusSummary, TieGoesToTheLowestIndex) {
   EXPECT_EQ(*s.least_used, 0);
   EXPECT_EQ(*s.most_used, 0);
   EXPECT_DOUBLE_EQ(s.gap_points, 0.0);
+  const std::string text = gpus_summary_text(s);
+  EXPECT_NE(text.find("least used: GPU 0 (DIE-Util 30.0%), level with every other GPU (gap 0.0 points)\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(GpusSummary, OnlyOneGpuBusySaysSo) {
