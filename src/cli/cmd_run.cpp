@@ -17,8 +17,10 @@
 #include "diescope/calibrate/lookup.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/run.hpp"
+#include "diescope/core/atomic_file.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/recording/reader.hpp"
+#include "diescope/report/gpus_summary.hpp"
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/report.hpp"
 #include "diescope/report/wording.hpp"
@@ -75,9 +77,10 @@ std::string default_report_dir() {
   return name;
 }
 
-// Analyses one recording and writes its report beside it; prints the headline.
-void report_one(const collect::GpuRecording& rec, bool use_window, bool several,
-                const std::optional<fs::path>& calibration_path) {
+// Analyses one recording and writes its report beside it; prints the headline. Returns the figures
+// the summary of several GPUs compares (docs/method.md#several-gpus).
+report::GpuFigures report_one(const collect::GpuRecording& rec, bool use_window, bool several,
+                              const std::optional<fs::path>& calibration_path) {
   std::unique_ptr<recording::RecordSource> source = recording::open_recording(rec.path);
   analysis::AnalysisOptions options;
   options.use_window = use_window;
@@ -100,6 +103,7 @@ void report_one(const collect::GpuRecording& rec, bool use_window, bool several,
   renderers.add(std::make_unique<report::CsvRenderer>(out / "samples.csv"));
   renderers.render(report::ReportInput{report, source.get(), &analysis});
   std::cout << "recording " << rec.path.string() << ", report " << (out / "report.json").string() << "\n";
+  return report::gpu_figures(report, (out / "report.json").string());
 }
 
 int run_command(const RunCliOptions& cli) {
@@ -137,9 +141,20 @@ int run_command(const RunCliOptions& cli) {
   for (const auto& warning : outcome.warnings) std::cerr << "diescope: warning: " << warning << "\n";
 
   const bool several = outcome.recordings.size() > 1;
+  std::vector<report::GpuFigures> figures;
   for (const auto& rec : outcome.recordings)
-    report_one(rec, cli.window == "markers", several,
-               cli.calibration.empty() ? std::nullopt : std::optional<fs::path>(cli.calibration));
+    figures.push_back(
+        report_one(rec, cli.window == "markers", several,
+                   cli.calibration.empty() ? std::nullopt : std::optional<fs::path>(cli.calibration)));
+  // Several GPUs: side by side, the least used, the gap between them, which were busy
+  // (docs/method.md#several-gpus); gpus.json beside the recordings.
+  if (several) {
+    const report::GpusSummary summary = report::summarise_gpus(std::move(figures));
+    std::cout << report::gpus_summary_text(summary);
+    const fs::path file = options.output_dir / "gpus.json";
+    core::write_file_atomically(file, report::gpus_summary_json(summary).dump(2) + "\n");
+    std::cout << "summary " << file.string() << "\n";
+  }
   return outcome.exit_code;
 }
 

@@ -61,6 +61,23 @@ TEST(NvmlAdapter, NoGpuAndBadIndexAreClearDeviceErrors) {
   EXPECT_NO_THROW(nvml.device(1));
 }
 
+// The stand-in host of two GPUs the multi-GPU tests use (docs/method.md#several-gpus): each GPU
+// answers for itself, by its own handle.
+TEST(NvmlAdapter, TwoGpusAnswerForThemselves) {
+  Nvml nvml(fake_functions());
+  state().devices = 2;
+  state().gpu_util_by_device[1] = 0;  // GPU 1 idle; GPU 0 keeps util.gpu, 97
+  EXPECT_EQ(nvml.device_count(), 2);
+  EXPECT_EQ(nvml.device(0).identity().uuid, "GPU-00000000-1111-2222-3333-444444444444");
+  EXPECT_EQ(nvml.device(1).identity().uuid, "GPU-00000000-1111-2222-3333-444444444441");
+  EXPECT_DOUBLE_EQ(nvml.device(0).polled_gpu_util().value, 97.0);
+  EXPECT_DOUBLE_EQ(nvml.device(1).polled_gpu_util().value, 0.0);
+  // An idle GPU's engines read 0; the busy one's video decoder keeps the table's 12%.
+  const NvmlEngine nvdec{"nvdec", "Video decoder", "nvdec__utilization.pct"};
+  EXPECT_DOUBLE_EQ(nvml.device(0).engine_utilization(nvdec).value, 12.0);
+  EXPECT_DOUBLE_EQ(nvml.device(1).engine_utilization(nvdec).value, 0.0);
+}
+
 TEST(NvmlAdapter, FailedCallThrowsWithCallFileLineAndVendorName) {
   auto functions = fake_functions();
   functions->name = [](abi::Device, char*, unsigned) -> abi::Return { return abi::kErrorUnknown; };

@@ -20,12 +20,13 @@ struct State {
   abi::Return init_result = abi::kSuccess;
   unsigned devices = 1;
   std::string name = "NVIDIA H200";
-  std::string uuid = "GPU-00000000-1111-2222-3333-444444444444";
+  std::string uuid = "GPU-00000000-1111-2222-3333-444444444444";  // GPU 0's; GPU N's ends in N (uuid_of)
   std::string driver = "580.159";
   int cc_major = 9, cc_minor = 0;
   abi::Return clock_result = abi::kSuccess;
   unsigned sm_mhz = 1980, mem_mhz = 3201;
   abi::Utilization util{97, 40};
+  std::map<unsigned, unsigned> gpu_util_by_device;  // GPU-Util of GPU N where it differs from util.gpu
   abi::Return util_result = abi::kSuccess;
   unsigned long long reasons = 0x4;
   unsigned power_mw = 700000;
@@ -60,9 +61,25 @@ inline State& state() {
   return s;
 }
 
-inline int device_object = 0;
-inline abi::Device handle() {
-  return reinterpret_cast<abi::Device>(&device_object);
+// One object per GPU index, so that a call knows which GPU it is asked about (two-GPU stand-ins).
+inline constexpr unsigned kMaxDevices = 8;
+inline int device_objects[kMaxDevices] = {};
+inline abi::Device handle(unsigned index = 0) {
+  return reinterpret_cast<abi::Device>(&device_objects[index]);
+}
+inline unsigned index_of(abi::Device device) {
+  for (unsigned i = 0; i < kMaxDevices; ++i)
+    if (device == handle(i)) return i;
+  return 0;
+}
+// GPU 0 has state().uuid; GPU N (N > 0) the same with its last digits replaced by N, so every GPU
+// of a stand-in host has its own UUID.
+inline std::string uuid_of(unsigned index) {
+  std::string uuid = state().uuid;
+  if (index == 0) return uuid;
+  const std::string n = std::to_string(index);
+  if (uuid.size() >= n.size()) uuid.replace(uuid.size() - n.size(), n.size(), n);
+  return uuid;
 }
 
 inline void copy_string(const std::string& from, char* to, unsigned size) {
@@ -97,25 +114,27 @@ inline abi::Return fake_count(unsigned* n) {
   return abi::kSuccess;
 }
 inline abi::Return fake_handle(unsigned index, abi::Device* out) {
-  if (index >= state().devices) return abi::kErrorInvalidArgument;
-  *out = handle();
+  if (index >= state().devices || index >= kMaxDevices) return abi::kErrorInvalidArgument;
+  *out = handle(index);
   return abi::kSuccess;
 }
 inline abi::Return fake_name(abi::Device, char* buf, unsigned n) {
   copy_string(state().name, buf, n);
   return abi::kSuccess;
 }
-inline abi::Return fake_uuid(abi::Device, char* buf, unsigned n) {
-  copy_string(state().uuid, buf, n);
+inline abi::Return fake_uuid(abi::Device device, char* buf, unsigned n) {
+  copy_string(uuid_of(index_of(device)), buf, n);
   return abi::kSuccess;
 }
 inline abi::Return fake_driver(char* buf, unsigned n) {
   copy_string(state().driver, buf, n);
   return abi::kSuccess;
 }
-inline abi::Return fake_util(abi::Device, abi::Utilization* u) {
+inline abi::Return fake_util(abi::Device device, abi::Utilization* u) {
   if (state().util_result != abi::kSuccess) return state().util_result;
   *u = state().util;
+  const auto own = state().gpu_util_by_device.find(index_of(device));
+  if (own != state().gpu_util_by_device.end()) u->gpu = own->second;
   return abi::kSuccess;
 }
 inline abi::Return fake_clock(abi::Device, int type, unsigned* mhz) {
@@ -141,22 +160,25 @@ inline abi::Return fake_power(abi::Device, unsigned* mw) {
   *mw = state().power_mw;
   return abi::kSuccess;
 }
-inline abi::Return engine(const char* key, unsigned* pct, unsigned* period) {
+// A GPU given GPU-Util 0 in gpu_util_by_device is idle: its engines read 0 too.
+inline abi::Return engine(const char* key, abi::Device device, unsigned* pct, unsigned* period) {
   auto [rc, value] = state().engines.at(key);
+  const auto own = state().gpu_util_by_device.find(index_of(device));
+  if (own != state().gpu_util_by_device.end() && own->second == 0) value = 0;
   if (rc == abi::kSuccess) {
     *pct = value;
     *period = 167000;
   }
   return rc;
 }
-inline abi::Return fake_enc(abi::Device, unsigned* p, unsigned* q) {
-  return engine("nvenc", p, q);
+inline abi::Return fake_enc(abi::Device d, unsigned* p, unsigned* q) {
+  return engine("nvenc", d, p, q);
 }
-inline abi::Return fake_dec(abi::Device, unsigned* p, unsigned* q) {
-  return engine("nvdec", p, q);
+inline abi::Return fake_dec(abi::Device d, unsigned* p, unsigned* q) {
+  return engine("nvdec", d, p, q);
 }
-inline abi::Return fake_jpg(abi::Device, unsigned* p, unsigned* q) {
-  return engine("nvjpg", p, q);
+inline abi::Return fake_jpg(abi::Device d, unsigned* p, unsigned* q) {
+  return engine("nvjpg", d, p, q);
 }
 
 // Fills 24-byte entries (the _v2/_v3 layout) as NVML does.

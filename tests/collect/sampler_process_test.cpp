@@ -142,6 +142,29 @@ TEST(SamplerProcess, LostSampleShowsAsAGap) {
   EXPECT_EQ(gap->to_ns - gap->from_ns, 2'000'000);
 }
 
+// The multi-GPU stand-in (docs/method.md#several-gpus): --fake-level DEVICE:PCT holds every value
+// of that GPU at PCT; other GPUs keep the ordinary pattern 10 x (metric + 1) + sample % 10.
+TEST(SamplerProcess, FakeLevelHoldsOneGpusValues) {
+  SamplerProcess held(fake_config({"--fake-level", "0:37.5", "--fake-level", "1:20", "--max-samples", "4"}));
+  auto samples = samples_of(read_to_end(held));
+  EXPECT_TRUE(held.wait(5s).clean());
+  ASSERT_EQ(samples.size(), 4u);
+  for (const auto& sample : samples) EXPECT_EQ(sample.values, (std::vector<double>{37.5, 37.5}));
+
+  SamplerProcess other(fake_config({"--fake-level", "1:20", "--max-samples", "2"}));  // device 0 is not held
+  samples = samples_of(read_to_end(other));
+  EXPECT_TRUE(other.wait(5s).clean());
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[1].values, (std::vector<double>{11.0, 21.0}));
+
+  SamplerProcess bad(fake_config({"--fake-level", "1"}));
+  auto messages = read_to_end(bad);
+  bad.wait(5s);
+  const auto* error = first_of<m::Error>(messages);
+  ASSERT_NE(error, nullptr);
+  EXPECT_EQ(error->text, "--fake-level takes DEVICE:PCT, e.g. 1:20 (got '1')");
+}
+
 TEST(SamplerProcess, SigtermStopsItCleanly) {
   SamplerProcess child(fake_config());
   std::vector<SamplerMessage> messages;

@@ -77,6 +77,15 @@ std::optional<Args> parse_args(int argc, char** argv, std::string& why) {
     } else if (flag == "--fake-chip") {
       if (!ok || v.empty()) return bad("--fake-chip takes a CUPTI chip name");
       args.fake_chip = std::string(v);
+    } else if (flag == "--fake-level") {
+      // DEVICE:PCT, e.g. 1:20: every value the fake reads on GPU DEVICE is PCT.
+      const auto colon = ok ? v.find(':') : std::string_view::npos;
+      int device = -1;
+      double level = 0;
+      if (colon == std::string_view::npos || !parse_int(v.substr(0, colon), device) || device < 0 ||
+          !parse_double(v.substr(colon + 1), level) || !(level >= 0))
+        return bad("--fake-level takes DEVICE:PCT, e.g. 1:20");
+      args.fake_levels[device] = level;
     } else if (flag == "--fail-with") {
       if (!(ok && error_kind_from_name(v))) return bad("--fail-with takes an error kind");
       args.fail_with = std::string(v);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,9 @@ struct Args {
   long gap_at = -1;                 // skip one sample's time after this many, to show a gap
   bool blank_each_drain = false;    // like CUPTI's split sample: the first of each later drain has no values
   std::string fake_chip = "GH100";  // the chip the fake claims to be (its unit table is chosen by it)
+  // Per GPU index: every value the fake reads on that GPU is this (--fake-level DEVICE:PCT, repeat),
+  // so that the GPUs of a stand-in host differ by known amounts (docs/method.md#several-gpus).
+  std::map<int, double> fake_levels;
 };
 
 // Parses the child's command line (argv[0] is the program or subcommand name). Returns nullopt and

@@ -52,8 +52,10 @@ int fake_sampler_main(int argc, char** argv) {
     while (next_end <= now) {
       if (args.max_samples >= 0 && k >= args.max_samples) break;
       m::Sample s{next_start, next_end, {}};
+      const auto level = args.fake_levels.find(args.device);
       for (std::size_t j = 0; j < args.metrics.size(); ++j)
-        s.values.push_back(10.0 * double(j + 1) + double(k % 10));
+        s.values.push_back(level != args.fake_levels.end() ? level->second
+                                                           : 10.0 * double(j + 1) + double(k % 10));
       if (args.blank_each_drain && drains > 0 && drained == 0) {
         for (double& v : s.values) v = std::nan("");
         ++blanked;
