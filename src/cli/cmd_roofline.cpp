@@ -22,6 +22,7 @@
 #include "diescope/roofline/ncu.hpp"
 #include "diescope/roofline/plot.hpp"
 #include "diescope/roofline/profile.hpp"
+#include "diescope/roofline/range.hpp"
 #include "diescope/roofline/table.hpp"
 
 namespace diescope::cli {
@@ -154,6 +155,69 @@ bool had_separator() {
   return false;
 }
 
+// libdiescope-range.so: -O lib=PATH, else beside the diescope binary (the build puts both in bin/).
+fs::path range_library(const NcuSettings& settings) {
+  fs::path lib = settings.lib;
+  if (lib.empty()) {
+    std::error_code ec;
+    lib = fs::read_symlink("/proc/self/exe", ec).parent_path() / "libdiescope-range.so";
+  }
+  if (!fs::is_regular_file(lib))
+    throw core::Error(
+        (settings.lib.empty() ? "libdiescope-range.so is not beside the diescope binary (" : "-O lib=") +
+            lib.string() + (settings.lib.empty() ? ")" : " is not a file"),
+        "build it (cmake --build BUILD --target diescope-range; CUPTI is needed) or pass -O lib=PATH", 127);
+  return fs::absolute(lib);
+}
+
+// docs/roofline.md#the-range-profiler: the program once per pass group, each run under the
+// injection library; the runs' regions merged into rows. Throws core::Error for the target.
+std::vector<Row> profile_range(const Target& t, const NcuSettings& settings, const fs::path& dir,
+                               const std::string& machine, double timeout_s) {
+  const fs::path lib = range_library(settings);
+  std::string metrics;
+  for (const auto& m : range_metrics()) metrics += (metrics.empty() ? "" : ",") + m;
+  std::vector<std::string> argv;
+  if (!settings.aslr) argv = {"setarch", machine, "-R"};
+  argv.insert(argv.end(), t.argv.begin(), t.argv.end());
+  std::vector<RangeRun> runs;
+  int groups = 1;
+  for (int g = 0; g < groups; ++g) {
+    const fs::path out = dir / fmt::format("{}.range.{}.txt", t.name, g);
+    const fs::path log = dir / fmt::format("{}.range.{}.log", t.name, g);
+    std::error_code ec;
+    fs::remove(out, ec);
+    std::cerr << fmt::format("diescope roofline: profiling {} (range profiler, pass group {}{})\n", t.name, g + 1,
+                             g == 0 ? "" : fmt::format(" of {}", groups));
+    const ProfileOutcome run = run_target(argv,
+                                          {{"CUDA_INJECTION64_PATH", lib.string()},
+                                           {"NVTX_INJECTION64_PATH", lib.string()},
+                                           {"DIESCOPE_RANGE_OUTPUT", fs::absolute(out).string()},
+                                           {"DIESCOPE_RANGE_MODE", "counters"},
+                                           {"DIESCOPE_RANGE_METRICS", metrics},
+                                           {"DIESCOPE_RANGE_GROUP", std::to_string(g)}},
+                                          log, std::chrono::duration<double>(timeout_s));
+    if (!fs::exists(out)) {
+      if (!run.ok) throw core::Error(run.cause, run.fix, core::kExitInput);
+      throw core::Error(
+          "the program never initialised CUDA with the injection library (" + out.string() + " was not written)",
+          "check that it uses the GPU, and that it does not set CUDA_INJECTION64_PATH itself", core::kExitInput);
+    }
+    RangeRun parsed = parse_range_output(read_text(out), out.string());
+    if (!run.ok) {
+      // A crash keeps the rows of the regions closed before it (docs/roofline.md#bad-input).
+      warn(t.name + ": " + run.cause + " in pass group " + std::to_string(g + 1) + "; " + run.fix);
+    }
+    if (g == 0 && parsed.groups > 0) groups = parsed.groups;
+    std::cerr << fmt::format("diescope roofline: {} pass group {} took {:.1f} s\n", t.name, g + 1, run.seconds);
+    runs.push_back(std::move(parsed));
+  }
+  std::vector<std::string> warnings;
+  std::vector<Row> rows = rows_from_range(runs, t.name, warnings);
+  for (const auto& w : warnings) warn(w);
+  return rows;
+}
+
 int profile_command(const ProfileOptions& o) {
   const auto started = std::chrono::steady_clock::now();
   if (o.force && o.skip_profile)
@@ -165,8 +229,12 @@ int profile_command(const ProfileOptions& o) {
   if (o.positionals.empty())
     throw core::UsageError("no target to profile",
                            "give executables, or -- CMD ARGS (one command with its arguments)");
+  if (o.profiler == "range" && o.skip_profile)
+    throw core::UsageError("--skip-profile reads ncu reports; the range backend keeps none",
+                           "leave out --skip-profile (or give --profiler ncu)");
   // ncu also exports reports, so --skip-profile needs it too.
-  const std::string ncu = core::find_executable(settings.ncu.empty() ? "ncu" : settings.ncu);
+  const std::string ncu =
+      o.profiler == "ncu" ? core::find_executable(settings.ncu.empty() ? "ncu" : settings.ncu) : std::string("-");
   if (ncu.empty())
     throw core::Error(
         settings.ncu.empty() ? "ncu (Nsight Compute's command line) is not on PATH"
@@ -183,6 +251,25 @@ int profile_command(const ProfileOptions& o) {
   std::vector<Row> rows;
   int failed = 0;
   for (const Target& t : targets) {
+    if (o.profiler != "range") break;
+    try {
+      std::vector<Row> got = profile_range(t, settings, dir, machine, o.timeout_s);
+      if (got.empty()) {
+        ++failed;
+        std::cerr << "diescope roofline: " << t.name
+                  << ": skipped: no region launched a kernel\n  fix: check that the target launches kernels on "
+                     "this GPU\n";
+        continue;
+      }
+      rows.insert(rows.end(), got.begin(), got.end());
+    } catch (const core::Error& e) {
+      if (e.exit_code() == 127) throw;  // the library is missing: no target can run
+      ++failed;
+      std::cerr << "diescope roofline: " << t.name << ": skipped: " << e.cause() << "\n  fix: " << e.fix() << "\n";
+    }
+  }
+  for (const Target& t : targets) {
+    if (o.profiler == "range") break;
     const fs::path base = dir / t.name;
     fs::path report = base;
     report += ".ncu-rep";
@@ -304,9 +391,13 @@ std::function<int()> setup_roofline(CLI::App& sub) {
   auto plot = std::make_shared<PlotOptions>();
   sub.require_subcommand(1, 1);
   CLI::App* p = sub.add_subcommand("profile", "profile targets with Nsight Compute and plot their rooflines");
-  p->add_option("--profiler", profile->profiler, "the profiler backend")->capture_default_str();
+  p->add_option("--profiler", profile->profiler,
+                "the profiler backend: ncu (Nsight Compute, per launch) or range (diescope's own CUPTI range "
+                "profiler, per NVTX region)")
+      ->capture_default_str();
   p->add_option("-O", profile->settings,
-                "a backend setting NAME=VALUE, repeatable: ncu=PATH, metrics=A,B, ncu-arg=ARG, aslr=on|off")
+                "a backend setting NAME=VALUE, repeatable: ncu: ncu=PATH, metrics=A,B, ncu-arg=ARG, aslr=on|off; "
+                "range: lib=PATH, aslr=on|off")
       ->allow_extra_args(false);  // one value per -O: what follows is a target
   p->add_option("--gpus", profile->gpus, "the GPUs to profile on, as ncu numbers them (default: every GPU)");
   p->add_option("--timeout", profile->timeout_s, "seconds each target may take under the profiler")
@@ -318,7 +409,9 @@ std::function<int()> setup_roofline(CLI::App& sub) {
   p->footer(
       "Each target runs under `ncu --nvtx --clock-control none` with the table's metrics, address-space\n"
       "randomisation off (setarch -R) unless -O aslr=on, to DIR/<name>.ncu-rep. A target that fails or\n"
-      "times out is named and skipped. docs/roofline.md says how every figure is made.\n\n"
+      "times out is named and skipped. --profiler range runs the program itself once per pass group\n"
+      "with libdiescope-range.so injected (CUDA_INJECTION64_PATH): one row per NVTX region occurrence.\n"
+      "docs/roofline.md says how every figure is made.\n\n"
       "Example: diescope roofline profile --output rl -- python3 train.py --steps 2\n");
   CLI::App* q = sub.add_subcommand("plot", "plot roofline tables again: concatenate, filter, aggregate");
   q->add_option("--from-csv", plot->csvs, "roofline.csv tables (deduplicated on executable and launch)");

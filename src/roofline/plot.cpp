@@ -65,6 +65,24 @@ struct Scale {
   double operator()(double v) const { return a + (std::log10(v) - lo) / (hi - lo) * (b - a); }
 };
 
+// docs/roofline.md#the-plot: ncu's points are circles, the range profiler's squares, the sampled
+// backend's diamonds (any other name: a triangle). `attrs` goes into the element, `inner` inside it.
+std::string marker(const std::string& profiler, double x, double y, const char* fill, const std::string& attrs,
+                   const std::string& inner) {
+  if (profiler == "ncu")
+    return fmt::format(R"(<circle{} cx="{:.1f}" cy="{:.1f}" r="4.5" fill="{}">{}</circle>)", attrs, x, y, fill,
+                       inner);
+  if (profiler == "range")
+    return fmt::format(R"(<rect{} x="{:.1f}" y="{:.1f}" width="8" height="8" fill="{}">{}</rect>)", attrs, x - 4,
+                       y - 4, fill, inner);
+  if (profiler == "sampled")
+    return fmt::format(
+        R"(<polygon{} points="{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}" fill="{}">{}</polygon>)", attrs,
+        x, y - 5.5, x + 5.5, y, x, y + 5.5, x - 5.5, y, fill, inner);
+  return fmt::format(R"(<polygon{} points="{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}" fill="{}">{}</polygon>)", attrs,
+                     x, y - 5, x + 5, y + 4, x - 5, y + 4, fill, inner);
+}
+
 }  // namespace
 
 ColorBy parse_color_by(std::string_view text) {
@@ -131,8 +149,9 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
   // Points: x = intensity at DRAM, y = performance (docs/roofline.md#the-plot).
   struct Point {
     double x, y;
-    std::string group, label;
+    std::string group, label, profiler;
   };
+  std::vector<std::string> profilers;  // the backends of the rows, in order of first appearance
   std::vector<Point> points;
   std::size_t unplotted = 0;
   std::vector<std::string> groups;
@@ -142,11 +161,13 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
                               : r.region.empty()                      ? std::string("(no region)")
                                                                       : r.region;
     if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
+    if (std::find(profilers.begin(), profilers.end(), r.profiler) == profilers.end())
+      profilers.push_back(r.profiler);
     if (!std::isfinite(x) || !std::isfinite(y) || x <= 0 || y <= 0) {
       ++unplotted;
       continue;
     }
-    points.push_back({x, y, group, point_label(r)});
+    points.push_back({x, y, group, point_label(r), r.profiler});
   }
   double max_compute = 0, max_bw = 0, min_bw = std::numeric_limits<double>::infinity();
   for (const RoofLine& l : roofs) {
@@ -263,10 +284,10 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
     const auto g =
         static_cast<std::size_t>(std::find(groups.begin(), groups.end(), p.group) - groups.begin());
     const char* colour = kPalette[g % std::size(kPalette)];
-    s += fmt::format(
-        R"(<circle class="pt" cx="{:.1f}" cy="{:.1f}" r="4.5" fill="{}" fill-opacity="0.85" stroke="#222" stroke-width="0.5"><title>{}</title></circle>)"
-        "\n",
-        sx(p.x), sy(p.y), colour, escape(p.group + " | " + p.label));
+    s += marker(p.profiler, sx(p.x), sy(p.y), colour,
+                R"( class="pt" fill-opacity="0.85" stroke="#222" stroke-width="0.5")",
+                "<title>" + escape(p.profiler + " | " + p.group + " | " + p.label) + "</title>") +
+         "\n";
     if (label_points)
       s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="9" fill="#333">{}</text>)"
                        "\n",
@@ -283,6 +304,18 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
                      "\n",
                      kRight + 22, ly - 4, kPalette[g % std::size(kPalette)], kRight + 32, ly,
                      escape(groups[g]));
+  }
+  // docs/roofline.md#the-plot: each backend has its own mark.
+  ly += 24;
+  s += fmt::format(R"(<text x="{}" y="{}" font-weight="bold">backend</text>)"
+                   "\n",
+                   kRight + 16, ly);
+  for (const std::string& b : profilers) {
+    ly += 16;
+    s += marker(b, kRight + 22, ly - 4, "#888", R"( class="backend-mark" stroke="#222" stroke-width="0.5")", "") +
+         fmt::format(R"(<text x="{}" y="{}">{}</text>)"
+                     "\n",
+                     kRight + 32, ly, escape(b));
   }
   ly += 28;
   s += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#222" stroke-width="1.5"/>)"

@@ -27,6 +27,7 @@ namespace {
 const std::map<std::string, std::vector<std::string>>& backends() {
   static const std::map<std::string, std::vector<std::string>> b = {
       {"ncu", {"ncu", "metrics", "ncu-arg", "aslr"}},
+      {"range", {"lib", "aslr"}},
   };
   return b;
 }
@@ -78,6 +79,8 @@ NcuSettings parse_backend_settings(const std::string& profiler, const std::vecto
       s.ncu = value;
     } else if (name == "metrics") {
       for (auto& m : split_commas(value)) s.metrics.push_back(m);
+    } else if (name == "lib") {
+      s.lib = value;
     } else if (name == "ncu-arg") {
       s.ncu_args.push_back(value);
     } else if (name == "aslr") {
@@ -195,6 +198,48 @@ ProfileOutcome run_profiler(const std::vector<std::string>& argv, const std::fil
   }
   out.cause = cause.empty() ? "ncu " + status->describe() : cause + " (ncu " + status->describe() + ")";
   out.fix = "see " + log.string() + " for the whole output";
+  return out;
+}
+
+ProfileOutcome run_target(const std::vector<std::string>& argv,
+                          const std::vector<std::pair<std::string, std::string>>& env,
+                          const std::filesystem::path& log, std::chrono::duration<double> timeout) {
+  ProfileOutcome out;
+  const auto start = std::chrono::steady_clock::now();
+  core::UniqueFd log_fd(::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!log_fd)
+    throw core::Error("cannot write " + log.string(), "check that the output folder is writable",
+                      core::kExitInput);
+  core::ChildSpec spec;
+  spec.argv = argv;
+  spec.set_env = env;
+  spec.in = core::Stdio::null();
+  spec.out = core::Stdio::from_fd(log_fd.get());
+  spec.err = core::Stdio::from_fd(log_fd.get());
+  spec.own_process_group = true;
+  spec.parent_death_signal = SIGTERM;
+  core::ChildProcess child(spec);
+  std::optional<core::ExitStatus> status;
+  while (!(status = child.try_wait())) {
+    if (std::chrono::steady_clock::now() - start > timeout) {
+      ::kill(-child.pid(), SIGTERM);
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      ::kill(-child.pid(), SIGKILL);
+      child.stop(std::chrono::milliseconds(1000));
+      out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      out.cause = fmt::format("timed out after {:g} s and was stopped", timeout.count());
+      out.fix = "give it more time with --timeout S, or make the run shorter";
+      return out;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (status->exited() && status->code() == 0) {
+    out.ok = true;
+    return out;
+  }
+  out.cause = "the program " + status->describe();
+  out.fix = "see " + log.string() + " for its output";
   return out;
 }
 

@@ -157,14 +157,16 @@ double pct_of_roof(const Row& r) {
 std::vector<Row> filter_regions(std::vector<Row> rows, const std::optional<std::regex>& keep,
                                 std::vector<std::string>& warnings) {
   // docs/roofline.md#regions
+  // Each backend's rows of an executable are judged apart: one backend may see regions another lacks.
+  auto source = [](const Row& r) { return r.profiler + '\t' + r.executable; };
   std::set<std::string> with_regions, seen;
-  std::vector<std::string> order;
+  std::vector<std::pair<std::string, std::string>> order;  // source, executable
   for (const Row& r : rows) {
-    if (seen.insert(r.executable).second) order.push_back(r.executable);
-    if (!r.region.empty()) with_regions.insert(r.executable);
+    if (seen.insert(source(r)).second) order.emplace_back(source(r), r.executable);
+    if (!r.region.empty()) with_regions.insert(source(r));
   }
-  for (const std::string& exe : order) {
-    if (with_regions.count(exe) == 0)
+  for (const auto& [src, exe] : order) {
+    if (with_regions.count(src) == 0)
       warnings.push_back(
           exe +
           ": no launch is inside an NVTX region, so every launch is kept (Nsight Compute names a "
@@ -174,7 +176,7 @@ std::vector<Row> filter_regions(std::vector<Row> rows, const std::optional<std::
   std::vector<Row> out;
   out.reserve(rows.size());
   for (Row& r : rows) {
-    const bool has_regions = with_regions.count(r.executable) > 0;
+    const bool has_regions = with_regions.count(source(r)) > 0;
     if (has_regions && r.region.empty()) continue;
     if (keep && !std::regex_search(r.region, *keep)) continue;
     out.push_back(std::move(r));
@@ -226,14 +228,14 @@ void accumulate(Row& a, const Row& b) {
 
 std::vector<Row> aggregate(const std::vector<Row>& rows, Aggregate how) {
   if (how == Aggregate::none) return rows;
-  using Key = std::pair<std::string, std::string>;  // executable, region
+  using Key = std::tuple<std::string, std::string, std::string>;  // backend, executable, region
   std::map<Key, std::size_t> group_of;
   std::vector<Key> order;
   std::vector<Row> sums;
   // dominant: per group, per kernel name, the kernel's launches added
   std::vector<std::map<std::string, Row>> per_kernel;
   for (const Row& r : rows) {
-    const Key key{r.executable, r.region};
+    const Key key{r.profiler, r.executable, r.region};
     auto [it, fresh] = group_of.emplace(key, sums.size());
     if (fresh) {
       order.push_back(key);
@@ -265,11 +267,11 @@ std::vector<Row> aggregate(const std::vector<Row>& rows, Aggregate how) {
 }
 
 std::vector<Row> concatenate(const std::vector<std::vector<Row>>& tables) {
-  std::set<std::pair<std::string, std::int64_t>> seen;
+  std::set<std::tuple<std::string, std::string, std::string, std::int64_t>> seen;
   std::vector<Row> out;
   for (const auto& t : tables)
     for (const Row& r : t)
-      if (seen.emplace(r.executable, r.launch).second) out.push_back(r);
+      if (seen.emplace(r.profiler, r.executable, r.region, r.launch).second) out.push_back(r);
   return out;
 }
 

@@ -13,6 +13,23 @@ namespace {
 
 using test::fixture_rows;
 
+TEST(Csv, TableWithoutProfilerColumnIsNcus) {
+  // A table written before the range backend: the same columns, no profiler.
+  const auto rows = fixture_rows("h200-gemm.raw.csv", "gemm");
+  std::string text = table_csv(rows);
+  std::string old;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t end = text.find('\n', pos);
+    const std::string line = text.substr(pos, end - pos);
+    old += line.substr(line.find(',') + 1) + "\n";  // drop the first (profiler) field
+    pos = end + 1;
+  }
+  const auto back = parse_table_csv(old, "old.csv");
+  ASSERT_EQ(back.size(), rows.size());
+  for (const Row& r : back) EXPECT_EQ(r.profiler, "ncu");
+}
+
 TEST(Csv, HeadersCarryUnitsAndTheTableRoundTrips) {
   auto rows = fixture_rows("h200-gemm.raw.csv", "gemm");
   rows[3].region = "step, \"warm\"";  // a comma and quotes survive
@@ -20,7 +37,7 @@ TEST(Csv, HeadersCarryUnitsAndTheTableRoundTrips) {
   const std::string text = table_csv(rows);
   const std::string header = text.substr(0, text.find('\n'));
   EXPECT_EQ(
-      header.rfind("executable,kernel,launch [id],region,grid,block,launches,gpu,driver,duration [s],", 0),
+      header.rfind("profiler,executable,kernel,launch [id],region,grid,block,launches,gpu,driver,duration [s],", 0),
       0u)
       << header;
   EXPECT_NE(header.find("work tensor bf16 [FLOP]"), std::string::npos);
@@ -29,8 +46,11 @@ TEST(Csv, HeadersCarryUnitsAndTheTableRoundTrips) {
   EXPECT_NE(header.find("intensity dram [FLOP/B]"), std::string::npos);
   EXPECT_NE(header.find("of roof [%]"), std::string::npos);
 
-  const auto back = parse_table_csv(text, "t.csv");
+  rows[2].profiler = "range";
+  const auto back = parse_table_csv(table_csv(rows), "t.csv");
   ASSERT_EQ(back.size(), rows.size());
+  EXPECT_EQ(back[0].profiler, "ncu");
+  EXPECT_EQ(back[2].profiler, "range");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     EXPECT_EQ(back[i].kernel, rows[i].kernel);
     EXPECT_EQ(back[i].region, rows[i].region);

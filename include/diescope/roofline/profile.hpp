@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace diescope::roofline {
@@ -17,6 +18,7 @@ struct NcuSettings {
   std::vector<std::string> ncu_args;  // passed to ncu before the target
   bool aslr = false;                  // true: leave address-space randomisation on
   std::string gpus;                   // --gpus LIST: ncu --devices LIST (empty: every GPU)
+  std::string lib;                    // range: libdiescope-range.so ("" = beside the diescope binary)
 };
 // Throws UsageError for an unknown name, a name of another backend, or a bad value; the message
 // lists the valid names.
@@ -48,6 +50,11 @@ struct ProfileOutcome {
 // Runs ncu for one target, its output to `log`; stops it (its whole process group) after `timeout`.
 ProfileOutcome run_profiler(const std::vector<std::string>& argv, const std::filesystem::path& log,
                             std::chrono::duration<double> timeout);
+// Runs the program itself (the range backend) with `env` added, its output to `log`; stops its process
+// group after `timeout`. Not ok when it exits non-zero or dies of a signal (the cause says which).
+ProfileOutcome run_target(const std::vector<std::string>& argv,
+                          const std::vector<std::pair<std::string, std::string>>& env,
+                          const std::filesystem::path& log, std::chrono::duration<double> timeout);
 // The cause ncu's log gives for a failure (its first ==ERROR== line, a target's crash), or empty.
 std::string ncu_failure_cause(const std::string& log_text);
 

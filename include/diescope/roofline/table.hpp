@@ -55,6 +55,7 @@ PerLevel nan_per_level();
 
 // One row. "Not available" is NaN (a metric the report lacks, a ceiling with no calibration).
 struct Row {
+  std::string profiler = "ncu";  // the backend that measured it: ncu, range (docs/roofline.md#backends)
   std::string executable;     // the target's name (the file name of what was profiled)
   std::string kernel;         // the kernel's (demangled) name as ncu prints it
   std::int64_t launch = 0;    // ncu's launch ID; for an aggregated row the first launch of the group
@@ -113,7 +114,7 @@ Aggregate parse_aggregate(std::string_view text);  // throws UsageError
 // dominant: per executable and region, the kernel (by name) with the most time, its launches added.
 std::vector<Row> aggregate(const std::vector<Row>& rows, Aggregate how);
 
-// Concatenates tables, keeping the first row for each executable and launch ID.
+// Concatenates tables, keeping the first row for each backend, executable, region and launch ID.
 std::vector<Row> concatenate(const std::vector<std::vector<Row>>& tables);
 
 }  // namespace diescope::roofline

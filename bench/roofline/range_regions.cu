@@ -1,0 +1,157 @@
+// Workloads with known work, each in its own NVTX region, for the backends' cross-check
+// (docs/roofline.md#the-range-profiler, bench/roofline/three_backends.sh):
+//   ffma   FMA chains: 2 x 4 x ITER x threads fp32 FLOPs per launch, nothing else floating point
+//   triad  a = b + s c over N floats: 3 x 4 x N bytes at DRAM, 2 N FLOPs per launch
+//   gemm   cuBLAS bf16 M = N = K = 10240: 2 M N K tensor FLOPs per call
+// Each region runs REPS launches; the program prints one JSON line per region with its own count and
+// the region's time by CUDA events (the workload's own time, for the injection library's cost).
+// Modes for bad input: --no-nvtx (no region at all), --unclosed (the last region is never popped),
+// --crash (SIGSEGV inside the triad region, after its launches).
+//
+//   nvcc -O3 -arch=sm_90 -o range_regions range_regions.cu -lcublas
+//   range_regions [--reps N] [--only ffma|triad|gemm] [--no-nvtx|--unclosed|--crash]
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#define CHECK(x)                                                                           \
+  do {                                                                                     \
+    cudaError_t e_ = (x);                                                                  \
+    if (e_ != cudaSuccess) {                                                               \
+      std::fprintf(stderr, "%s failed: %s\n", #x, cudaGetErrorString(e_));                 \
+      std::exit(1);                                                                        \
+    }                                                                                      \
+  } while (0)
+
+constexpr int kIter = 1 << 16;  // about 2 ms per launch on an H200
+
+__global__ void ffma_kernel(float* out, float a, float b) {
+  float x0 = threadIdx.x, x1 = x0 + 1, x2 = x0 + 2, x3 = x0 + 3;
+  for (int i = 0; i < kIter; ++i) {
+    x0 = fmaf(x0, a, b);
+    x1 = fmaf(x1, a, b);
+    x2 = fmaf(x2, a, b);
+    x3 = fmaf(x3, a, b);
+  }
+  // Integer-only store guard: no extra floating-point instruction in the count.
+  if (__float_as_int(x0) == 0x7fffffff && __float_as_int(x1) == 0 && __float_as_int(x2) == 0 &&
+      __float_as_int(x3) == 0)
+    out[blockIdx.x] = x0;
+}
+
+__global__ void triad_kernel(float* a, const float* b, const float* c, float s, size_t n) {
+  for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    a[i] = fmaf(s, c[i], b[i]);
+}
+
+struct Options {
+  int reps = 10;
+  std::string only;
+  bool nvtx = true, unclosed = false, crash = false;
+};
+
+void push(const Options& o, const char* name) {
+  if (o.nvtx) nvtxRangePushA(name);
+}
+void pop(const Options& o) {
+  if (o.nvtx) nvtxRangePop();
+}
+
+// Times `body` with CUDA events; prints the region's line.
+template <class F>
+void region(const Options& o, const char* name, const char* count_name, double count, bool last, F body) {
+  cudaEvent_t start, stop;
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  push(o, name);
+  CHECK(cudaEventRecord(start));
+  body();
+  CHECK(cudaEventRecord(stop));
+  CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  CHECK(cudaEventElapsedTime(&ms, start, stop));
+  if (o.crash && std::strcmp(name, "triad") == 0) {
+    std::fflush(stdout);
+    std::raise(SIGSEGV);
+  }
+  if (!(o.unclosed && last)) pop(o);
+  std::printf("{\"region\":\"%s\",\"reps\":%d,\"%s\":%.17g,\"ms\":%.6f}\n", name, o.reps, count_name, count, ms);
+  std::fflush(stdout);
+}
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--reps" && i + 1 < argc) o.reps = std::atoi(argv[++i]);
+    else if (a == "--only" && i + 1 < argc) o.only = argv[++i];
+    else if (a == "--no-nvtx") o.nvtx = false;
+    else if (a == "--unclosed") o.unclosed = true;
+    else if (a == "--crash") o.crash = true;
+    else {
+      std::fprintf(stderr, "unknown argument %s\n", a.c_str());
+      return 2;
+    }
+  }
+  CHECK(cudaFree(nullptr));
+  const bool all = o.only.empty();
+  // ffma: 132 SMs x 8 blocks x 256 threads
+  if (all || o.only == "ffma") {
+    const int blocks = 132 * 8, threads = 256;
+    float* out = nullptr;
+    CHECK(cudaMalloc(&out, blocks * sizeof(float)));
+    const double flop = 2.0 * 4 * kIter * double(blocks) * threads * o.reps;
+    region(o, "ffma", "fp32_flop", flop, o.only == "ffma", [&] {
+      for (int r = 0; r < o.reps; ++r) ffma_kernel<<<blocks, threads>>>(out, 0.999f, 0.001f);
+    });
+    CHECK(cudaFree(out));
+  }
+  if (all || o.only == "triad") {
+    const size_t n = size_t(1) << 28;  // 1 GiB per array: far beyond the 50 MB L2
+    float *a, *b, *c;
+    CHECK(cudaMalloc(&a, n * 4));
+    CHECK(cudaMalloc(&b, n * 4));
+    CHECK(cudaMalloc(&c, n * 4));
+    CHECK(cudaMemset(b, 0, n * 4));
+    CHECK(cudaMemset(c, 0, n * 4));
+    const double bytes = 12.0 * double(n) * o.reps;
+    region(o, "triad", "dram_bytes", bytes, o.only == "triad", [&] {
+      for (int r = 0; r < o.reps; ++r) triad_kernel<<<132 * 16, 512>>>(a, b, c, 2.0f, n);
+    });
+    CHECK(cudaFree(a));
+    CHECK(cudaFree(b));
+    CHECK(cudaFree(c));
+  }
+  if (all || o.only == "gemm") {
+    const int m = 10240;
+    __nv_bfloat16 *A, *B;
+    float* C;
+    CHECK(cudaMalloc(&A, size_t(m) * m * 2));
+    CHECK(cudaMalloc(&B, size_t(m) * m * 2));
+    CHECK(cudaMalloc(&C, size_t(m) * m * 4));
+    CHECK(cudaMemset(A, 0, size_t(m) * m * 2));
+    CHECK(cudaMemset(B, 0, size_t(m) * m * 2));
+    cublasHandle_t h;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
+    const float alpha = 1, beta = 0;
+    auto gemm = [&] {
+      cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, A, CUDA_R_16BF, m, B, CUDA_R_16BF, m, &beta, C,
+                   CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    };
+    gemm();  // cuBLAS's own set-up outside the region
+    CHECK(cudaDeviceSynchronize());
+    const double flop = 2.0 * m * double(m) * m * o.reps;
+    region(o, "gemm", "tensor_flop", flop, true, [&] {
+      for (int r = 0; r < o.reps; ++r) gemm();
+    });
+    cublasDestroy(h);
+  }
+  return 0;
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The roofline backends side by side on a GPU machine (docs/roofline.md#the-range-profiler): the
+# range profiler and Nsight Compute on range_regions (FFMA, triad and a cuBLAS bf16 GEMM, each in its
+# own NVTX region, each knowing its own work), the injection library's cost (the workload's own time
+# by CUDA events with and without it, counters off), and bad input (no NVTX region, a region never
+# closed, a program that crashes inside a region, the library missing). Every step has a timeout.
+#
+#   bench/roofline/three_backends.sh BIN OUT_DIR
+#     BIN holds diescope, libdiescope-range.so and range_regions (nvcc -O3 -arch=sm_90
+#     bench/roofline/range_regions.cu -lcublas); OUT_DIR gets the tables and logs.
+set -uo pipefail
+bin=$(cd "${1:?usage: three_backends.sh BIN OUT_DIR}" && pwd)
+out=${2:?usage: three_backends.sh BIN OUT_DIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+work=$(mktemp -d)
+reps=${REPS:-3}
+prog="$bin/range_regions"
+ds="$bin/diescope"
+lib="$bin/libdiescope-range.so"
+for f in "$prog" "$ds" "$lib"; do
+  [ -e "$f" ] || { echo "missing $f" >&2; exit 2; }
+done
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv
+  ncu --version | tail -1
+} > "$out/env.txt" 2>&1
+
+step() {  # step NAME SECONDS CMD...: output to $out/NAME.txt, exit status and wall time appended
+  local name=$1 limit=$2
+  shift 2
+  local t0 t1 rc
+  t0=$(date +%s.%N)
+  timeout "$limit" "$@" > "$out/$name.txt" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  echo "== exit $rc, $(python3 -c "print(f'{$t1-$t0:.1f}')") s wall" >> "$out/$name.txt"
+  echo "$name: exit $rc"
+}
+
+# 1. The range profiler.
+step range 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/range" -- "$prog" --reps "$reps"
+cp "$work/range/roofline.csv" "$out/range.csv" 2>/dev/null
+cat "$work/range"/*.range.*.txt > "$out/range-files.txt" 2>/dev/null
+cat "$work/range"/*.range.*.log > "$out/range-logs.txt" 2>/dev/null
+
+# 2. Nsight Compute on the same program, launches added per region.
+step ncu 300 "$ds" roofline profile --profiler ncu --aggregate sum --output "$work/ncu" -- "$prog" --reps "$reps"
+cp "$work/ncu/roofline.csv" "$out/ncu.csv" 2>/dev/null
+cp "$work/ncu/roofline-launches.csv" "$out/ncu-launches.csv" 2>/dev/null
+
+# 3. Both on one plot.
+step plot 60 "$ds" roofline plot --from-csv "$out/range.csv" "$out/ncu.csv" --output "$work/plot"
+cp "$work/plot/roofline.svg" "$out/both.svg" 2>/dev/null
+
+# 4. The injection library's cost: the workload's own time, plain and with the library (timestamps
+#    only: regions followed, no counters), alternating, three times each.
+for i in 1 2 3; do
+  timeout 60 "$prog" --reps 10 > "$out/cost-plain-$i.txt" 2>&1
+  DIESCOPE_RANGE_OUTPUT="$work/cost-$i.txt" DIESCOPE_RANGE_MODE=timestamps CUDA_INJECTION64_PATH="$lib" \
+    NVTX_INJECTION64_PATH="$lib" timeout 60 "$prog" --reps 10 > "$out/cost-lib-$i.txt" 2>&1
+done
+cp "$work/cost-1.txt" "$out/cost-timestamps-file.txt" 2>/dev/null
+
+# 5. Bad input.
+step bad-no-nvtx 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/b1" -- "$prog" --reps 1 --only triad --no-nvtx
+step bad-unclosed 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/b2" -- "$prog" --reps 1 --only ffma --unclosed
+step bad-crash 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/b3" -- "$prog" --reps 1 --crash
+step bad-no-lib 30 "$ds" roofline profile --profiler range -O lib=/nonexistent/libdiescope-range.so --output "$work/b4" -- "$prog"
+cp "$work/b1/roofline.csv" "$out/bad-no-nvtx.csv" 2>/dev/null
+cp "$work/b3/roofline.csv" "$out/bad-crash.csv" 2>/dev/null
+rm -rf "$work"
