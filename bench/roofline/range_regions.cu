@@ -21,13 +21,13 @@
 #include <cstring>
 #include <string>
 
-#define CHECK(x)                                                                           \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
-      std::fprintf(stderr, "%s failed: %s\n", #x, cudaGetErrorString(e_));                 \
-      std::exit(1);                                                                        \
-    }                                                                                      \
+#define CHECK(x)                                                           \
+  do {                                                                     \
+    cudaError_t e_ = (x);                                                  \
+    if (e_ != cudaSuccess) {                                               \
+      std::fprintf(stderr, "%s failed: %s\n", #x, cudaGetErrorString(e_)); \
+      std::exit(1);                                                        \
+    }                                                                      \
   } while (0)
 
 constexpr int kIter = 1 << 16;  // about 2 ms per launch on an H200
@@ -82,7 +82,8 @@ void region(const Options& o, const char* name, const char* count_name, double c
     std::raise(SIGSEGV);
   }
   if (!(o.unclosed && last)) pop(o);
-  std::printf("{\"region\":\"%s\",\"reps\":%d,\"%s\":%.17g,\"ms\":%.6f}\n", name, o.reps, count_name, count, ms);
+  std::printf("{\"region\":\"%s\",\"reps\":%d,\"%s\":%.17g,\"ms\":%.6f}\n", name, o.reps, count_name, count,
+              ms);
   std::fflush(stdout);
 }
 
@@ -90,11 +91,16 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--reps" && i + 1 < argc) o.reps = std::atoi(argv[++i]);
-    else if (a == "--only" && i + 1 < argc) o.only = argv[++i];
-    else if (a == "--no-nvtx") o.nvtx = false;
-    else if (a == "--unclosed") o.unclosed = true;
-    else if (a == "--crash") o.crash = true;
+    if (a == "--reps" && i + 1 < argc)
+      o.reps = std::atoi(argv[++i]);
+    else if (a == "--only" && i + 1 < argc)
+      o.only = argv[++i];
+    else if (a == "--no-nvtx")
+      o.nvtx = false;
+    else if (a == "--unclosed")
+      o.unclosed = true;
+    else if (a == "--crash")
+      o.crash = true;
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
@@ -142,8 +148,8 @@ int main(int argc, char** argv) {
     if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
     const float alpha = 1, beta = 0;
     auto gemm = [&] {
-      cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, A, CUDA_R_16BF, m, B, CUDA_R_16BF, m, &beta, C,
-                   CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, A, CUDA_R_16BF, m, B, CUDA_R_16BF, m, &beta,
+                   C, CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     };
     gemm();  // cuBLAS's own set-up outside the region
     CHECK(cudaDeviceSynchronize());

@@ -187,8 +187,8 @@ std::vector<Row> profile_range(const Target& t, const NcuSettings& settings, con
     const fs::path log = dir / fmt::format("{}.range.{}.log", t.name, g);
     std::error_code ec;
     fs::remove(out, ec);
-    std::cerr << fmt::format("diescope roofline: profiling {} (range profiler, pass group {}{})\n", t.name, g + 1,
-                             g == 0 ? "" : fmt::format(" of {}", groups));
+    std::cerr << fmt::format("diescope roofline: profiling {} (range profiler, pass group {}{})\n", t.name,
+                             g + 1, g == 0 ? "" : fmt::format(" of {}", groups));
     const ProfileOutcome run = run_target(argv,
                                           {{"CUDA_INJECTION64_PATH", lib.string()},
                                            {"NVTX_INJECTION64_PATH", lib.string()},
@@ -199,9 +199,10 @@ std::vector<Row> profile_range(const Target& t, const NcuSettings& settings, con
                                           log, std::chrono::duration<double>(timeout_s));
     if (!fs::exists(out)) {
       if (!run.ok) throw core::Error(run.cause, run.fix, core::kExitInput);
-      throw core::Error(
-          "the program never initialised CUDA with the injection library (" + out.string() + " was not written)",
-          "check that it uses the GPU, and that it does not set CUDA_INJECTION64_PATH itself", core::kExitInput);
+      throw core::Error("the program never initialised CUDA with the injection library (" + out.string() +
+                            " was not written)",
+                        "check that it uses the GPU, and that it does not set CUDA_INJECTION64_PATH itself",
+                        core::kExitInput);
     }
     RangeRun parsed = parse_range_output(read_text(out), out.string());
     if (!run.ok) {
@@ -209,7 +210,8 @@ std::vector<Row> profile_range(const Target& t, const NcuSettings& settings, con
       warn(t.name + ": " + run.cause + " in pass group " + std::to_string(g + 1) + "; " + run.fix);
     }
     if (g == 0 && parsed.groups > 0) groups = parsed.groups;
-    std::cerr << fmt::format("diescope roofline: {} pass group {} took {:.1f} s\n", t.name, g + 1, run.seconds);
+    std::cerr << fmt::format("diescope roofline: {} pass group {} took {:.1f} s\n", t.name, g + 1,
+                             run.seconds);
     runs.push_back(std::move(parsed));
   }
   std::vector<std::string> warnings;
@@ -233,8 +235,9 @@ int profile_command(const ProfileOptions& o) {
     throw core::UsageError("--skip-profile reads ncu reports; the range backend keeps none",
                            "leave out --skip-profile (or give --profiler ncu)");
   // ncu also exports reports, so --skip-profile needs it too.
-  const std::string ncu =
-      o.profiler == "ncu" ? core::find_executable(settings.ncu.empty() ? "ncu" : settings.ncu) : std::string("-");
+  const std::string ncu = o.profiler == "ncu"
+                              ? core::find_executable(settings.ncu.empty() ? "ncu" : settings.ncu)
+                              : std::string("-");
   if (ncu.empty())
     throw core::Error(
         settings.ncu.empty() ? "ncu (Nsight Compute's command line) is not on PATH"
@@ -256,16 +259,18 @@ int profile_command(const ProfileOptions& o) {
       std::vector<Row> got = profile_range(t, settings, dir, machine, o.timeout_s);
       if (got.empty()) {
         ++failed;
-        std::cerr << "diescope roofline: " << t.name
-                  << ": skipped: no region launched a kernel\n  fix: check that the target launches kernels on "
-                     "this GPU\n";
+        std::cerr
+            << "diescope roofline: " << t.name
+            << ": skipped: no region launched a kernel\n  fix: check that the target launches kernels on "
+               "this GPU\n";
         continue;
       }
       rows.insert(rows.end(), got.begin(), got.end());
     } catch (const core::Error& e) {
       if (e.exit_code() == 127) throw;  // the library is missing: no target can run
       ++failed;
-      std::cerr << "diescope roofline: " << t.name << ": skipped: " << e.cause() << "\n  fix: " << e.fix() << "\n";
+      std::cerr << "diescope roofline: " << t.name << ": skipped: " << e.cause() << "\n  fix: " << e.fix()
+                << "\n";
     }
   }
   for (const Target& t : targets) {
@@ -395,9 +400,10 @@ std::function<int()> setup_roofline(CLI::App& sub) {
                 "the profiler backend: ncu (Nsight Compute, per launch) or range (diescope's own CUPTI range "
                 "profiler, per NVTX region)")
       ->capture_default_str();
-  p->add_option("-O", profile->settings,
-                "a backend setting NAME=VALUE, repeatable: ncu: ncu=PATH, metrics=A,B, ncu-arg=ARG, aslr=on|off; "
-                "range: lib=PATH, aslr=on|off")
+  p->add_option(
+       "-O", profile->settings,
+       "a backend setting NAME=VALUE, repeatable: ncu: ncu=PATH, metrics=A,B, ncu-arg=ARG, aslr=on|off; "
+       "range: lib=PATH, aslr=on|off")
       ->allow_extra_args(false);  // one value per -O: what follows is a target
   p->add_option("--gpus", profile->gpus, "the GPUs to profile on, as ncu numbers them (default: every GPU)");
   p->add_option("--timeout", profile->timeout_s, "seconds each target may take under the profiler")

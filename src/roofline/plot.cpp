@@ -67,20 +67,21 @@ struct Scale {
 
 // docs/roofline.md#the-plot: ncu's points are circles, the range profiler's squares, the sampled
 // backend's diamonds (any other name: a triangle). `attrs` goes into the element, `inner` inside it.
-std::string marker(const std::string& profiler, double x, double y, const char* fill, const std::string& attrs,
-                   const std::string& inner) {
+std::string marker(const std::string& profiler, double x, double y, const char* fill,
+                   const std::string& attrs, const std::string& inner) {
   if (profiler == "ncu")
-    return fmt::format(R"(<circle{} cx="{:.1f}" cy="{:.1f}" r="4.5" fill="{}">{}</circle>)", attrs, x, y, fill,
-                       inner);
+    return fmt::format(R"(<circle{} cx="{:.1f}" cy="{:.1f}" r="4.5" fill="{}">{}</circle>)", attrs, x, y,
+                       fill, inner);
   if (profiler == "range")
-    return fmt::format(R"(<rect{} x="{:.1f}" y="{:.1f}" width="8" height="8" fill="{}">{}</rect>)", attrs, x - 4,
-                       y - 4, fill, inner);
+    return fmt::format(R"(<rect{} x="{:.1f}" y="{:.1f}" width="8" height="8" fill="{}">{}</rect>)", attrs,
+                       x - 4, y - 4, fill, inner);
   if (profiler == "sampled")
     return fmt::format(
-        R"(<polygon{} points="{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}" fill="{}">{}</polygon>)", attrs,
-        x, y - 5.5, x + 5.5, y, x, y + 5.5, x - 5.5, y, fill, inner);
-  return fmt::format(R"(<polygon{} points="{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}" fill="{}">{}</polygon>)", attrs,
-                     x, y - 5, x + 5, y + 4, x - 5, y + 4, fill, inner);
+        R"(<polygon{} points="{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}" fill="{}">{}</polygon>)",
+        attrs, x, y - 5.5, x + 5.5, y, x, y + 5.5, x - 5.5, y, fill, inner);
+  return fmt::format(
+      R"(<polygon{} points="{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}" fill="{}">{}</polygon>)", attrs, x,
+      y - 5, x + 5, y + 4, x - 5, y + 4, fill, inner);
 }
 
 }  // namespace
@@ -312,7 +313,8 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
                    kRight + 16, ly);
   for (const std::string& b : profilers) {
     ly += 16;
-    s += marker(b, kRight + 22, ly - 4, "#888", R"( class="backend-mark" stroke="#222" stroke-width="0.5")", "") +
+    s += marker(b, kRight + 22, ly - 4, "#888", R"( class="backend-mark" stroke="#222" stroke-width="0.5")",
+                "") +
          fmt::format(R"(<text x="{}" y="{}">{}</text>)"
                      "\n",
                      kRight + 32, ly, escape(b));

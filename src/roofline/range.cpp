@@ -80,14 +80,14 @@ RangeRun parse_range_output(std::string_view text, const std::string& path) {
     const std::string& kind = f[0];
     auto need = [&](std::size_t n) {
       if (f.size() < n)
-        throw core::InputError(path, line_no, fmt::format("a {} line with {} fields, not {}", kind, f.size(), n),
-                               kFix);
+        throw core::InputError(path, line_no,
+                               fmt::format("a {} line with {} fields, not {}", kind, f.size(), n), kFix);
     };
     try {
       if (!have_magic) {
         if (kind != "diescope-range")
-          throw core::InputError(path, line_no, "not written by libdiescope-range (no diescope-range line first)",
-                                 kFix);
+          throw core::InputError(path, line_no,
+                                 "not written by libdiescope-range (no diescope-range line first)", kFix);
         need(2);
         if (f[1] != "1")
           throw core::InputError(path, line_no, "format " + f[1] + " of libdiescope-range, not 1",
@@ -124,8 +124,8 @@ RangeRun parse_range_output(std::string_view text, const std::string& path) {
         for (std::size_t i = 8; i < f.size(); ++i) r.values.push_back(value_of(f[i]));
         if (r.values.size() != run.metrics.size() && !(run.mode == "timestamps" && r.values.empty()))
           throw core::InputError(path, line_no,
-                                 fmt::format("a row with {} values where the metrics line names {}", r.values.size(),
-                                             run.metrics.size()),
+                                 fmt::format("a row with {} values where the metrics line names {}",
+                                             r.values.size(), run.metrics.size()),
                                  kFix);
         run.regions.push_back(std::move(r));
       } else if (kind == "error") {
@@ -136,8 +136,8 @@ RangeRun parse_range_output(std::string_view text, const std::string& path) {
       } else if (kind == "end") {
         run.ended = true;
       } else {
-        throw core::InputError(path, line_no, "a line of kind \"" + kind + "\", which libdiescope-range never writes",
-                               kFix);
+        throw core::InputError(path, line_no,
+                               "a line of kind \"" + kind + "\", which libdiescope-range never writes", kFix);
       }
     } catch (const std::invalid_argument&) {
       throw core::InputError(path, line_no, "a " + kind + " line with a field that is not a number", kFix);
@@ -146,10 +146,11 @@ RangeRun parse_range_output(std::string_view text, const std::string& path) {
     }
   }
   if (!have_magic)
-    throw core::InputError(path, 0,
-                           "empty: the program never initialised CUDA with the library loaded (no CUDA work, or "
-                           "CUDA_INJECTION64_PATH was overridden)",
-                           "check that the program uses the GPU; " + std::string(kFix));
+    throw core::InputError(
+        path, 0,
+        "empty: the program never initialised CUDA with the library loaded (no CUDA work, or "
+        "CUDA_INJECTION64_PATH was overridden)",
+        "check that the program uses the GPU; " + std::string(kFix));
   return run;
 }
 
@@ -174,8 +175,8 @@ std::vector<Row> rows_from_range(const std::vector<RangeRun>& runs, const std::s
           executable, run.group, open.empty() ? "" : " inside " + open + ", whose rows are lost"));
     }
     if (run.unmatched > 0)
-      warnings.push_back(fmt::format("{}: {} NVTX pop or end call(s) with no open range were ignored", executable,
-                                     run.unmatched));
+      warnings.push_back(fmt::format("{}: {} NVTX pop or end call(s) with no open range were ignored",
+                                     executable, run.unmatched));
   }
   if (!first.refused.empty()) {
     std::string names;
@@ -227,13 +228,14 @@ std::vector<Row> rows_from_range(const std::vector<RangeRun>& runs, const std::s
   for (const std::string& key : order) {
     const Merged& m = merged.at(key);
     const RangeRun::Region& r = *m.head;
-    if (r.launches == 0) continue;  // a region that launched no kernel has nothing to plot
+    if (r.launches == 0) continue;          // a region that launched no kernel has nothing to plot
     if (r.name.empty() && named) continue;  // docs/roofline.md#regions: work outside the regions is dropped
     if (static_cast<std::size_t>(m.groups) < runs.size())
-      warnings.push_back(fmt::format(
-          "{}: region {} occurrence {} is in {} of the {} pass groups' runs (the program does not repeat itself "
-          "exactly); the figures of the others are left empty",
-          executable, r.name, r.number, m.groups, runs.size()));
+      warnings.push_back(
+          fmt::format("{}: region {} occurrence {} is in {} of the {} pass groups' runs (the program does "
+                      "not repeat itself "
+                      "exactly); the figures of the others are left empty",
+                      executable, r.name, r.number, m.groups, runs.size()));
     if (!r.closed)
       warnings.push_back(fmt::format(
           "{}: region {} (occurrence {}) was never closed: its row runs until the program ended; close it "
@@ -242,7 +244,8 @@ std::vector<Row> rows_from_range(const std::vector<RangeRun>& runs, const std::s
     std::vector<std::string> fields = {std::to_string(raw.rows.size() + 1), r.kernel};
     for (const auto& w : wanted) {
       const auto it = m.values.find(range_name_of(w));
-      fields.push_back(it == m.values.end() || std::isnan(it->second) ? "n/a" : fmt::format("{}", it->second));
+      fields.push_back(it == m.values.end() || std::isnan(it->second) ? "n/a"
+                                                                      : fmt::format("{}", it->second));
     }
     raw.rows.push_back(std::move(fields));
     raw.row_lines.push_back(static_cast<long>(raw.rows.size()));

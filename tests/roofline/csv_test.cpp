@@ -37,7 +37,8 @@ TEST(Csv, HeadersCarryUnitsAndTheTableRoundTrips) {
   const std::string text = table_csv(rows);
   const std::string header = text.substr(0, text.find('\n'));
   EXPECT_EQ(
-      header.rfind("profiler,executable,kernel,launch [id],region,grid,block,launches,gpu,driver,duration [s],", 0),
+      header.rfind(
+          "profiler,executable,kernel,launch [id],region,grid,block,launches,gpu,driver,duration [s],", 0),
       0u)
       << header;
   EXPECT_NE(header.find("work tensor bf16 [FLOP]"), std::string::npos);

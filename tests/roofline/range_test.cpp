@@ -81,7 +81,8 @@ const std::string kGroup1 =
     "mode\tcounters\n"
     "device\tNVIDIA H200\tGH100\n"
     "groups\t2\t1\n"
-    "metrics\tsm__sass_thread_inst_executed_op_fadd_pred_on.sum\tsm__sass_thread_inst_executed_op_fmul_pred_on."
+    "metrics\tsm__sass_thread_inst_executed_op_fadd_pred_on.sum\tsm__sass_thread_inst_executed_op_fmul_pred_"
+    "on."
     "sum\tsm__sass_thread_inst_executed_op_ffma_pred_on.sum\n"
     "open\tfma\t1\t100\n"
     "row\tfma\t1\t1\t4\tffma_kernel\t100\t900\t10\t20\t1000\n"
@@ -110,7 +111,8 @@ TEST(RangeFile, ReadsEveryKindOfLine) {
 }
 
 TEST(RangeFile, LineCutShortByACrashIsNotRead) {
-  const std::string cut = "diescope-range\t1\nmetrics\tgpu__time_duration.sum\nopen\tfma\t1\t5\nrow\tfma\t1\t1\t";
+  const std::string cut =
+      "diescope-range\t1\nmetrics\tgpu__time_duration.sum\nopen\tfma\t1\t5\nrow\tfma\t1\t1\t";
   const RangeRun r = parse_range_output(cut, "cut.txt");
   EXPECT_TRUE(r.regions.empty());
   ASSERT_EQ(r.opened.size(), 1u);
@@ -214,8 +216,8 @@ TEST(RangeRows, RegionMissingFromAGroupIsNamed) {
   const std::string g1 =
       "diescope-range\t1\ngroups\t2\t1\nmetrics\tdram__bytes.sum\nrow\ta\t1\t1\t1\tk\t0\t9\t8\nend\t0\n";
   std::vector<std::string> warnings;
-  const auto rows =
-      rows_from_range({parse_range_output(g0, "g0.txt"), parse_range_output(g1, "g1.txt")}, "flaky", warnings);
+  const auto rows = rows_from_range({parse_range_output(g0, "g0.txt"), parse_range_output(g1, "g1.txt")},
+                                    "flaky", warnings);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_DOUBLE_EQ(rows[0].bytes[index(Level::dram)], 8.0);
   EXPECT_TRUE(std::isnan(rows[1].bytes[index(Level::dram)]));

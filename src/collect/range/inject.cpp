@@ -128,8 +128,8 @@ struct Accumulated {
   long launches = 0;
   std::map<std::string, long> kernels;  // name -> launches
   std::uint64_t opened_ns = 0, closed_ns = 0;
-  std::vector<double> sums;      // per metric of this group, combined by its kind
-  double weight = 0;             // summed duration, for the clocks' time-weighted mean
+  std::vector<double> sums;  // per metric of this group, combined by its kind
+  double weight = 0;         // summed duration, for the clocks' time-weighted mean
   bool measured = false;
 };
 
@@ -316,7 +316,8 @@ bool enable(State& s, CUcontext ctx) {
           p->refused.emplace_back(m);
           return;
         }
-        if (p->groups.size() <= static_cast<std::size_t>(g)) p->groups.resize(static_cast<std::size_t>(g) + 1);
+        if (p->groups.size() <= static_cast<std::size_t>(g))
+          p->groups.resize(static_cast<std::size_t>(g) + 1);
         p->groups[static_cast<std::size_t>(g)].emplace_back(m);
       },
       &plan);
@@ -374,7 +375,8 @@ bool prepare_image(State& s) {
   data.pRangeProfilerObject = s.profiler;
   data.counterDataSize = s.counter_data.size();
   data.pCounterData = s.counter_data.data();
-  if (!ok(cuptiRangeProfilerCounterDataImageInitialize(&data), "cuptiRangeProfilerCounterDataImageInitialize"))
+  if (!ok(cuptiRangeProfilerCounterDataImageInitialize(&data),
+          "cuptiRangeProfilerCounterDataImageInitialize"))
     return false;
   auto config = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
   config.pRangeProfilerObject = s.profiler;
@@ -514,11 +516,10 @@ void write_row(State& s, const std::string& name, long number, bool closed, cons
       most = n;
       kernel = k;
     }
-  if (a.kernels.size() > 1)
-    kernel = std::to_string(a.kernels.size()) + " kernels; most launched: " + kernel;
-  std::string text = "row\t" + clean(name) + "\t" + std::to_string(number) + "\t" + (closed ? "1" : "0") + "\t" +
-                     std::to_string(a.launches) + "\t" + clean(kernel) + "\t" + std::to_string(a.opened_ns) +
-                     "\t" + std::to_string(a.closed_ns);
+  if (a.kernels.size() > 1) kernel = std::to_string(a.kernels.size()) + " kernels; most launched: " + kernel;
+  std::string text = "row\t" + clean(name) + "\t" + std::to_string(number) + "\t" + (closed ? "1" : "0") +
+                     "\t" + std::to_string(a.launches) + "\t" + clean(kernel) + "\t" +
+                     std::to_string(a.opened_ns) + "\t" + std::to_string(a.closed_ns);
   for (std::size_t i = 0; i < s.metrics.size(); ++i) {
     double v = std::nan("");
     if (a.measured && i < a.sums.size()) {
@@ -619,15 +620,21 @@ void on_nvtx(State& s, CUpti_CallbackId cbid, const CUpti_NvtxData* d) {
       on_change(s, s.tracker.push(t, static_cast<const nvtxRangePushA_params*>(d->functionParams)->message));
       break;
     case CUPTI_CBID_NVTX_nvtxRangePushW:
-      on_change(s, s.tracker.push(t, wide(static_cast<const nvtxRangePushW_params*>(d->functionParams)->message)));
+      on_change(
+          s, s.tracker.push(t, wide(static_cast<const nvtxRangePushW_params*>(d->functionParams)->message)));
       break;
     case CUPTI_CBID_NVTX_nvtxRangePushEx:
-      on_change(s, s.tracker.push(
-                       t, ascii_message(static_cast<const nvtxRangePushEx_params*>(d->functionParams)->eventAttrib)));
+      on_change(
+          s,
+          s.tracker.push(
+              t, ascii_message(static_cast<const nvtxRangePushEx_params*>(d->functionParams)->eventAttrib)));
       break;
     case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
-      on_change(s, s.tracker.push(t, ascii_message(static_cast<const nvtxDomainRangePushEx_params*>(d->functionParams)
-                                                       ->core.eventAttrib)));
+      on_change(
+          s,
+          s.tracker.push(
+              t, ascii_message(
+                     static_cast<const nvtxDomainRangePushEx_params*>(d->functionParams)->core.eventAttrib)));
       break;
     case CUPTI_CBID_NVTX_nvtxRangePop:
     case CUPTI_CBID_NVTX_nvtxDomainRangePop:
@@ -638,24 +645,30 @@ void on_nvtx(State& s, CUpti_CallbackId cbid, const CUpti_NvtxData* d) {
                                    static_cast<const nvtxRangeStartA_params*>(d->functionParams)->message));
       break;
     case CUPTI_CBID_NVTX_nvtxRangeStartW:
-      on_change(s, s.tracker.start(t, started_id(),
-                                   wide(static_cast<const nvtxRangeStartW_params*>(d->functionParams)->message)));
+      on_change(
+          s, s.tracker.start(t, started_id(),
+                             wide(static_cast<const nvtxRangeStartW_params*>(d->functionParams)->message)));
       break;
     case CUPTI_CBID_NVTX_nvtxRangeStartEx:
-      on_change(s, s.tracker.start(t, started_id(),
-                                   ascii_message(static_cast<const nvtxRangeStartEx_params*>(d->functionParams)
-                                                     ->eventAttrib)));
+      on_change(
+          s, s.tracker.start(
+                 t, started_id(),
+                 ascii_message(static_cast<const nvtxRangeStartEx_params*>(d->functionParams)->eventAttrib)));
       break;
     case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx:
-      on_change(s, s.tracker.start(t, started_id(),
-                                   ascii_message(static_cast<const nvtxDomainRangeStartEx_params*>(d->functionParams)
-                                                     ->core.eventAttrib)));
+      on_change(
+          s,
+          s.tracker.start(
+              t, started_id(),
+              ascii_message(
+                  static_cast<const nvtxDomainRangeStartEx_params*>(d->functionParams)->core.eventAttrib)));
       break;
     case CUPTI_CBID_NVTX_nvtxRangeEnd:
       on_change(s, s.tracker.end(t, static_cast<const nvtxRangeEnd_params*>(d->functionParams)->id));
       break;
     case CUPTI_CBID_NVTX_nvtxDomainRangeEnd:
-      on_change(s, s.tracker.end(t, static_cast<const nvtxDomainRangeEnd_params*>(d->functionParams)->core.id));
+      on_change(s,
+                s.tracker.end(t, static_cast<const nvtxDomainRangeEnd_params*>(d->functionParams)->core.id));
       break;
     default:
       break;
@@ -728,15 +741,18 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   if (g_out) return 1;  // called once per process; a second call changes nothing
   const char* out = std::getenv("DIESCOPE_RANGE_OUTPUT");
   if (!out || !*out) {
-    std::fputs("libdiescope-range: DIESCOPE_RANGE_OUTPUT is not set; nothing is measured "
-               "(run the program through `diescope roofline profile --profiler range`)\n",
-               stderr);
+    std::fputs(
+        "libdiescope-range: DIESCOPE_RANGE_OUTPUT is not set; nothing is measured "
+        "(run the program through `diescope roofline profile --profiler range`)\n",
+        stderr);
     return 1;
   }
   g_out = std::fopen(out, "w");
   if (!g_out) {
-    std::fprintf(stderr, "libdiescope-range: cannot write %s; nothing is measured\n",  // NOLINT(cppcoreguidelines-pro-type-vararg)
-                 out);
+    std::fprintf(
+        stderr,
+        "libdiescope-range: cannot write %s; nothing is measured\n",  // NOLINT(cppcoreguidelines-pro-type-vararg)
+        out);
     return 1;
   }
   line("diescope-range\t" + std::to_string(kFormat));
