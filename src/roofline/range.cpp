@@ -215,7 +215,7 @@ std::vector<Row> rows_from_range(const std::vector<RangeRun>& runs, const std::s
   // The rows, through the ncu backend's own rules (docs/roofline.md#flops): an export-shaped table.
   RawExport raw;
   raw.header = {"ID", "Kernel Name"};
-  const std::vector<std::string> metrics = ncu_metrics();
+  const std::vector<std::string>& metrics = ncu_metrics();
   std::vector<std::string> wanted;
   for (const auto& m : metrics)
     if (m.rfind("launch__", 0) != 0) wanted.push_back(m);

@@ -29,7 +29,7 @@
 #include <dlfcn.h>
 #include <generated_nvtx_meta.h>
 #include <pthread.h>
-#include <time.h>
+#include <ctime>
 
 #include <cmath>
 #include <cstdint>
