@@ -8,6 +8,7 @@
 #   bench/roofline/three_backends.sh BIN OUT_DIR
 #     BIN holds diescope, libdiescope-range.so and range_regions (nvcc -O3 -arch=sm_90
 #     bench/roofline/range_regions.cu -lcublas); OUT_DIR gets the tables and logs.
+#     RESNET=bench/roofline/resnet50_steps.py adds the range profiler on ResNet-50 training.
 set -uo pipefail
 bin=$(cd "${1:?usage: three_backends.sh BIN OUT_DIR}" && pwd)
 out=${2:?usage: three_backends.sh BIN OUT_DIR}
@@ -49,6 +50,15 @@ cat "$work/range"/*.range.*.log > "$out/range-logs.txt" 2>/dev/null
 step ncu 300 "$ds" roofline profile --profiler ncu --aggregate sum --output "$work/ncu" -- "$prog" --reps "$reps"
 cp "$work/ncu/roofline.csv" "$out/ncu.csv" 2>/dev/null
 cp "$work/ncu/roofline-launches.csv" "$out/ncu-launches.csv" 2>/dev/null
+
+# 2b. The range profiler on PyTorch ResNet-50 training (resnet50_steps.py: 2 warm-up steps, 1 step,
+#     batch 32; forward, backward as a start/end range, optimizer), beside the ncu regions of the
+#     same script saved in bench/results/roofline/2026-12-01-h200-resnet50-regions/.
+if [ -n "${RESNET:-}" ]; then
+  step resnet 200 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/resnet" --timeout 90 \
+    -- python3 "$RESNET" --warmup 2 --steps 1 --batch 32
+  cp "$work/resnet/roofline.csv" "$out/resnet-range.csv" 2>/dev/null
+fi
 
 # 3. Both on one plot.
 step plot 60 "$ds" roofline plot --from-csv "$out/range.csv" "$out/ncu.csv" --output "$work/plot"

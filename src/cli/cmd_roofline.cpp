@@ -127,13 +127,14 @@ int finish_table(std::vector<Row> rows, const TableOptions& o) {
   core::write_file_atomically(dir / "roofline.csv", table_csv(rows));
   core::write_file_atomically(dir / "roofline.svg", render_svg(rows, plot));
   core::write_file_atomically(dir / "roofline.html", render_html(rows, plot));
-  fmt::print("{:<22} {:<12} {:<44} {:<12} {:>12} {:>16} {:>8}\n", "executable", "region", "kernel",
-             "precision", "performance", "roof", "of roof");
+  fmt::print("{:<8} {:<22} {:<12} {:<44} {:<12} {:>12} {:>16} {:>8}\n", "backend", "executable", "region",
+             "kernel", "precision", "performance", "roof", "of roof");
   for (const Row& r : rows) {
     const auto p = dominant_precision(r);
     const Roof roof = binding_roof(r);
     std::string kernel = r.kernel.size() > 44 ? r.kernel.substr(0, 43) + "~" : r.kernel;
-    fmt::print("{:<22} {:<12} {:<44} {:<12} {:>12} {:>16} {:>7.1f}%\n", r.executable, r.region, kernel,
+    fmt::print("{:<8} {:<22} {:<12} {:<44} {:<12} {:>12} {:>16} {:>7.1f}%\n", r.profiler, r.executable, r.region,
+               kernel,
                p ? precision_name(*p) : "-", si(performance(r), "FLOP/s"),
                roof.which.empty() ? "-" : roof.which + (roof.measured ? " meas." : " peak"), pct_of_roof(r));
   }
@@ -205,10 +206,10 @@ std::vector<Row> profile_range(const Target& t, const NcuSettings& settings, con
                         core::kExitInput);
     }
     RangeRun parsed = parse_range_output(read_text(out), out.string());
-    if (!run.ok) {
-      // A crash keeps the rows of the regions closed before it (docs/roofline.md#bad-input).
+    // A crash keeps the rows of the regions closed before it (docs/roofline.md#bad-input); the file
+    // says where it ended, and rows_from_range words it once for all groups.
+    if (!run.ok && parsed.ended)
       warn(t.name + ": " + run.cause + " in pass group " + std::to_string(g + 1) + "; " + run.fix);
-    }
     if (g == 0 && parsed.groups > 0) groups = parsed.groups;
     std::cerr << fmt::format("diescope roofline: {} pass group {} took {:.1f} s\n", t.name, g + 1,
                              run.seconds);

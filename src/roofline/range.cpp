@@ -158,10 +158,19 @@ std::vector<Row> rows_from_range(const std::vector<RangeRun>& runs, const std::s
                                  std::vector<std::string>& warnings) {
   if (runs.empty()) return {};
   const RangeRun& first = runs.front();
+  // One warning per cause, naming the pass groups (from 1) whose runs had it.
+  std::vector<std::pair<std::string, std::string>> causes;  // text, groups
+  auto note = [&](const std::string& text, int group) {
+    const std::string g = std::to_string(group + 1);
+    for (auto& [t, groups] : causes)
+      if (t == text) {
+        groups += ", " + g;
+        return;
+      }
+    causes.emplace_back(text, g);
+  };
   for (const RangeRun& run : runs) {
-    for (const std::string& e : run.errors)
-      warnings.push_back(fmt::format("{}: CUPTI failed in pass group {} ({}); its figures are left empty",
-                                     executable, run.group, e));
+    for (const std::string& e : run.errors) note("CUPTI failed (" + e + "); the figures of that run are left empty", run.group);
     if (!run.ended) {
       // docs/roofline.md#the-range-profiler: rows are written as regions close, so the closed ones stand.
       std::set<std::string> closed;
@@ -169,15 +178,17 @@ std::vector<Row> rows_from_range(const std::vector<RangeRun>& runs, const std::s
       std::string open;
       for (const std::string& k : run.opened)
         if (!closed.count(k)) open += (open.empty() ? "" : ", ") + k;
-      warnings.push_back(fmt::format(
-          "{}: the program ended without its exit handlers in pass group {} (it crashed or was killed){}: "
-          "the regions it closed before are kept",
-          executable, run.group, open.empty() ? "" : " inside " + open + ", whose rows are lost"));
+      note(fmt::format("the program ended without its exit handlers (it crashed or was killed){}: the regions it "
+                       "closed before are kept",
+                       open.empty() ? "" : " inside " + open + ", whose rows are lost"),
+           run.group);
     }
     if (run.unmatched > 0)
-      warnings.push_back(fmt::format("{}: {} NVTX pop or end call(s) with no open range were ignored",
-                                     executable, run.unmatched));
+      note(fmt::format("{} NVTX pop or end call(s) with no open range were ignored", run.unmatched), run.group);
   }
+  for (const auto& [text, groups] : causes)
+    warnings.push_back(fmt::format("{}: {} (pass group{} {} of {})", executable, text,
+                                   groups.find(',') == std::string::npos ? "" : "s", groups, runs.size()));
   if (!first.refused.empty()) {
     std::string names;
     for (const auto& m : first.refused) names += (names.empty() ? "" : ", ") + m;

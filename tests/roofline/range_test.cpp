@@ -207,6 +207,19 @@ TEST(RangeRows, CrashInsideARegionKeepsTheClosedOnesAndNamesTheOpenOne) {
   EXPECT_EQ(rows[0].region, "ok");
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("crashed or was killed) inside boom#1, whose rows are lost"), std::string::npos);
+  EXPECT_NE(warnings[0].find("(pass group 0 of 1)"), std::string::npos);  // no groups line: group -1, shown +1
+}
+
+TEST(RangeRows, SameCauseInSeveralGroupsIsOneWarning) {
+  const std::string g0 = "diescope-range\t1\ngroups\t2\t0\nmetrics\tgpu__time_duration.sum\nopen\tx\t1\t0\n";
+  const std::string g1 = "diescope-range\t1\ngroups\t2\t1\nmetrics\tdram__bytes.sum\nopen\tx\t1\t0\n";
+  std::vector<std::string> warnings;
+  const auto rows =
+      rows_from_range({parse_range_output(g0, "g0.txt"), parse_range_output(g1, "g1.txt")}, "crashy", warnings);
+  EXPECT_TRUE(rows.empty());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("inside x#1, whose rows are lost"), std::string::npos);
+  EXPECT_NE(warnings[0].find("(pass groups 1, 2 of 2)"), std::string::npos);
 }
 
 TEST(RangeRows, RegionMissingFromAGroupIsNamed) {
@@ -230,6 +243,32 @@ TEST(RangeRows, MetricNamesFollowTheRangeProfiler) {
   EXPECT_NE(std::find(m.begin(), m.end(), "sm__sass_thread_inst_executed_op_ffma_pred_on.sum"), m.end());
   EXPECT_EQ(std::find(m.begin(), m.end(), "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"), m.end());
   EXPECT_EQ(std::find(m.begin(), m.end(), "launch__grid_size"), m.end());
+}
+
+}  // namespace
+}  // namespace diescope::roofline
+
+namespace diescope::roofline {
+namespace {
+
+TEST(RangeRows, BackendsStayApartWhenTablesMeet) {
+  Row ncu;
+  ncu.executable = "prog";
+  ncu.region = "ffma";
+  ncu.launch = 1;
+  Row range = ncu;
+  range.profiler = "range";
+  // Same executable, region and launch ID: both kept, one per backend.
+  EXPECT_EQ(concatenate({{ncu}, {range}}).size(), 2u);
+  EXPECT_EQ(concatenate({{ncu}, {ncu}}).size(), 1u);
+  // Sum aggregation groups by backend too: two rows, not one with both added.
+  EXPECT_EQ(aggregate({ncu, range}, Aggregate::sum).size(), 2u);
+  // A range row outside every region of a program with no region: kept, and no ncu wording.
+  Row whole = range;
+  whole.region.clear();
+  std::vector<std::string> warnings;
+  EXPECT_EQ(filter_regions({whole}, std::nullopt, warnings).size(), 1u);
+  EXPECT_TRUE(warnings.empty());
 }
 
 }  // namespace

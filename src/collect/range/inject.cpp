@@ -281,19 +281,22 @@ namespace {
 // Makes the profiler ready on `ctx`: chip, availability, this run's group, config, counter data.
 bool enable(State& s, CUcontext ctx) {
   s.context = ctx;
-  auto init = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
-  if (!ok(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize")) return false;
-  s.profiler_initialized = true;
   CUdevice device = 0;
   s.driver.ctx_get_device(&device);
   char gpu[256] = {};
   s.driver.device_get_name(gpu, sizeof gpu, device);
+  if (s.mode == Mode::timestamps) {  // no profiler at all: its set-up would cost the program time
+    line("device\t" + clean(gpu) + "\t");
+    return true;
+  }
+  auto init = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+  if (!ok(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize")) return false;
+  s.profiler_initialized = true;
   auto chip = DIESCOPE_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
   chip.deviceIndex = static_cast<std::size_t>(device);
   if (!ok(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName")) return false;
   const std::string chip_name = chip.pChipName;
   line("device\t" + clean(gpu) + "\t" + chip_name);
-  if (s.mode == Mode::timestamps) return true;
 
   auto avail = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
   avail.ctx = ctx;
