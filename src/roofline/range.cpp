@@ -133,6 +133,8 @@ RangeRun parse_range_output(std::string_view text, const std::string& path) {
         run.errors.push_back(f[1] + ": " + f[2]);
       } else if (kind == "unmatched") {
         ++run.unmatched;
+      } else if (kind == "stale") {
+        ++run.stale;
       } else if (kind == "end") {
         run.ended = true;
       } else {
@@ -183,6 +185,11 @@ std::vector<Row> rows_from_range(const std::vector<RangeRun>& runs, const std::s
                        open.empty() ? "" : " inside " + open + ", whose rows are lost"),
            run.group);
     }
+    if (run.stale > 0)
+      note(fmt::format("CUPTI did not record {} counter range(s) (the last range in its buffer was another "
+                       "region's); the regions they belong to are left empty",
+                       run.stale),
+           run.group);
     if (run.unmatched > 0)
       note(fmt::format("{} NVTX pop or end call(s) with no open range were ignored", run.unmatched), run.group);
   }

@@ -238,6 +238,21 @@ TEST(RangeRows, RegionMissingFromAGroupIsNamed) {
   EXPECT_NE(warnings[0].find("region a occurrence 2 is in 1 of the 2 pass groups"), std::string::npos);
 }
 
+TEST(RangeRows, RangeCuptiDidNotRecordLeavesTheRegionEmpty) {
+  // The library found the last range in CUPTI's buffer named "optimizer" where it closed "forward":
+  // it writes a stale line and NaN for the segment, so the row is empty, never another region's.
+  const std::string run =
+      "diescope-range\t1\nmetrics\tgpu__time_duration.sum\tdram__bytes.sum\n"
+      "stale\tforward\toptimizer\t0\nrow\tforward\t2\t1\t5\tk\t0\t9\tnan\tnan\nend\t0\n";
+  std::vector<std::string> warnings;
+  const auto rows = rows_from_range({parse_range_output(run, "a.txt")}, "resnet", warnings);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(std::isnan(rows[0].bytes[index(Level::dram)]));
+  EXPECT_TRUE(std::isnan(rows[0].duration_s));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("CUPTI did not record 1 counter range(s)"), std::string::npos);
+}
+
 TEST(RangeRows, MetricNamesFollowTheRangeProfiler) {
   const auto m = range_metrics();
   EXPECT_NE(std::find(m.begin(), m.end(), "sm__sass_thread_inst_executed_op_ffma_pred_on.sum"), m.end());

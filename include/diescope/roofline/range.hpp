@@ -37,6 +37,7 @@ struct RangeRun {
   std::vector<std::string> opened;  // "name#number" of every occurrence that opened, in order
   std::vector<std::string> errors;  // "call: CUPTI's text"
   long unmatched = 0;               // pops and ends with nothing open
+  long stale = 0;                   // counter ranges CUPTI did not record (their regions left empty)
   bool ended = false;               // the library's exit handler ran (the program did not crash)
 };
 // Throws InputError naming `path`:line for a line that is not the library's.

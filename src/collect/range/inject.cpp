@@ -158,6 +158,7 @@ struct State {
   CUpti_Profiler_Host_Object* host = nullptr;
   std::vector<std::uint8_t> config, counter_data;
   std::size_t ranges_in_image = 0;
+  std::string range_name;  // of the CUPTI range open now
   bool finished = false;
   CUpti_SubscriberHandle subscriber = nullptr;
 };
@@ -420,13 +421,13 @@ bool start_range(State& s, const std::string& name) {
   if (!ok(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart")) return false;
   auto push = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_PushRange_Params);
   push.pRangeProfilerObject = s.profiler;
-  const std::string range_name = name.empty() ? "(outside)" : name;
-  push.pRangeName = range_name.c_str();
+  s.range_name = name.empty() ? "(outside)" : name;
+  push.pRangeName = s.range_name.c_str();
   return ok(cuptiRangeProfilerPushRange(&push), "cuptiRangeProfilerPushRange");
 }
 
 // Closes the CUPTI range and evaluates it: the values of this run's metrics, NaN-filled on failure.
-bool stop_range(State& s, std::vector<double>& values) {
+bool stop_range(State& s, const std::string& expected, std::vector<double>& values) {
   if (s.driver.ctx_synchronize() != CUDA_SUCCESS) {
     line("error\tcuCtxSynchronize\tthe program's GPU work failed inside the range");
     return false;
@@ -449,6 +450,21 @@ bool stop_range(State& s, std::vector<double>& values) {
     return false;
   }
   s.ranges_in_image = info.numTotalRanges;  // the image fills up; re-initialised when full
+  // The range evaluated must be the one just closed: a range CUPTI did not record would otherwise
+  // hand over the previous range's figures (seen on ResNet-50's later steps). Its name says.
+  auto range_info = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params);
+  range_info.pCounterDataImage = s.counter_data.data();
+  range_info.counterDataImageSize = s.counter_data.size();
+  range_info.rangeIndex = info.numTotalRanges - 1;
+  range_info.rangeDelimiter = "/";
+  if (!ok(cuptiRangeProfilerCounterDataGetRangeInfo(&range_info), "cuptiRangeProfilerCounterDataGetRangeInfo"))
+    return false;
+  const std::string recorded = range_info.rangeName ? range_info.rangeName : "";
+  if (recorded != expected || decode.numOfRangeDropped > 0) {
+    line("stale\t" + clean(expected) + "\t" + clean(recorded) + "\t" + std::to_string(decode.numOfRangeDropped));
+    values.assign(s.names.size(), std::nan(""));
+    return true;  // this segment's figures are unknown; the next ranges may be fine
+  }
   values.assign(s.names.size(), std::nan(""));
   auto evaluate = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
   evaluate.pHostObject = s.host;
@@ -470,6 +486,7 @@ bool ends_with(const std::string& s, const char* tail) {
 // clocks (.per_second) are weighted by the segment's duration, peaks (.peak_sustained) are kept.
 void accumulate(State& s, Accumulated& a, const std::vector<double>& values) {
   if (a.sums.empty()) a.sums.assign(s.metrics.size(), 0.0);
+  // A segment whose range was not recorded (NaN) leaves the whole occurrence unknown, never short.
   // The duration leads a group that has one; a group without (SASS counts) weighs segments alike.
   const bool timed = !s.metrics.empty() && s.metrics[0] == "gpu__time_duration.sum";
   const double duration = timed && !values.empty() ? values[0] : 1.0;
@@ -504,7 +521,7 @@ void close_segment(State& s) {
   s.segment_kernels.clear();
   if (s.mode != Mode::counters || s.disabled || !s.profiler) return;
   std::vector<double> values;
-  if (with_context(s, [&] { return stop_range(s, values); }))
+  if (with_context(s, [&] { return stop_range(s, s.range_name, values); }))
     accumulate(s, a, values);
   else
     s.disabled = true;
