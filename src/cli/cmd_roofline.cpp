@@ -133,9 +133,8 @@ int finish_table(std::vector<Row> rows, const TableOptions& o) {
     const auto p = dominant_precision(r);
     const Roof roof = binding_roof(r);
     std::string kernel = r.kernel.size() > 44 ? r.kernel.substr(0, 43) + "~" : r.kernel;
-    fmt::print("{:<8} {:<22} {:<12} {:<44} {:<12} {:>12} {:>16} {:>7.1f}%\n", r.profiler, r.executable, r.region,
-               kernel,
-               p ? precision_name(*p) : "-", si(performance(r), "FLOP/s"),
+    fmt::print("{:<8} {:<22} {:<12} {:<44} {:<12} {:>12} {:>16} {:>7.1f}%\n", r.profiler, r.executable,
+               r.region, kernel, p ? precision_name(*p) : "-", si(performance(r), "FLOP/s"),
                roof.which.empty() ? "-" : roof.which + (roof.measured ? " meas." : " peak"), pct_of_roof(r));
   }
   fmt::print("wrote {}, roofline.svg, roofline.html\n", (dir / "roofline.csv").string());

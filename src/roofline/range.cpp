@@ -172,7 +172,8 @@ std::vector<Row> rows_from_range(const std::vector<RangeRun>& runs, const std::s
     causes.emplace_back(text, g);
   };
   for (const RangeRun& run : runs) {
-    for (const std::string& e : run.errors) note("CUPTI failed (" + e + "); the figures of that run are left empty", run.group);
+    for (const std::string& e : run.errors)
+      note("CUPTI failed (" + e + "); the figures of that run are left empty", run.group);
     if (!run.ended) {
       // docs/roofline.md#the-range-profiler: rows are written as regions close, so the closed ones stand.
       std::set<std::string> closed;
@@ -180,9 +181,10 @@ std::vector<Row> rows_from_range(const std::vector<RangeRun>& runs, const std::s
       std::string open;
       for (const std::string& k : run.opened)
         if (!closed.count(k)) open += (open.empty() ? "" : ", ") + k;
-      note(fmt::format("the program ended without its exit handlers (it crashed or was killed){}: the regions it "
-                       "closed before are kept",
-                       open.empty() ? "" : " inside " + open + ", whose rows are lost"),
+      note(fmt::format(
+               "the program ended without its exit handlers (it crashed or was killed){}: the regions it "
+               "closed before are kept",
+               open.empty() ? "" : " inside " + open + ", whose rows are lost"),
            run.group);
     }
     if (run.stale > 0)
@@ -191,7 +193,8 @@ std::vector<Row> rows_from_range(const std::vector<RangeRun>& runs, const std::s
                        run.stale),
            run.group);
     if (run.unmatched > 0)
-      note(fmt::format("{} NVTX pop or end call(s) with no open range were ignored", run.unmatched), run.group);
+      note(fmt::format("{} NVTX pop or end call(s) with no open range were ignored", run.unmatched),
+           run.group);
   }
   for (const auto& [text, groups] : causes)
     warnings.push_back(fmt::format("{}: {} (pass group{} {} of {})", executable, text,

@@ -207,15 +207,16 @@ TEST(RangeRows, CrashInsideARegionKeepsTheClosedOnesAndNamesTheOpenOne) {
   EXPECT_EQ(rows[0].region, "ok");
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("crashed or was killed) inside boom#1, whose rows are lost"), std::string::npos);
-  EXPECT_NE(warnings[0].find("(pass group 0 of 1)"), std::string::npos);  // no groups line: group -1, shown +1
+  EXPECT_NE(warnings[0].find("(pass group 0 of 1)"),
+            std::string::npos);  // no groups line: group -1, shown +1
 }
 
 TEST(RangeRows, SameCauseInSeveralGroupsIsOneWarning) {
   const std::string g0 = "diescope-range\t1\ngroups\t2\t0\nmetrics\tgpu__time_duration.sum\nopen\tx\t1\t0\n";
   const std::string g1 = "diescope-range\t1\ngroups\t2\t1\nmetrics\tdram__bytes.sum\nopen\tx\t1\t0\n";
   std::vector<std::string> warnings;
-  const auto rows =
-      rows_from_range({parse_range_output(g0, "g0.txt"), parse_range_output(g1, "g1.txt")}, "crashy", warnings);
+  const auto rows = rows_from_range({parse_range_output(g0, "g0.txt"), parse_range_output(g1, "g1.txt")},
+                                    "crashy", warnings);
   EXPECT_TRUE(rows.empty());
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("inside x#1, whose rows are lost"), std::string::npos);

@@ -457,11 +457,13 @@ bool stop_range(State& s, const std::string& expected, std::vector<double>& valu
   range_info.counterDataImageSize = s.counter_data.size();
   range_info.rangeIndex = info.numTotalRanges - 1;
   range_info.rangeDelimiter = "/";
-  if (!ok(cuptiRangeProfilerCounterDataGetRangeInfo(&range_info), "cuptiRangeProfilerCounterDataGetRangeInfo"))
+  if (!ok(cuptiRangeProfilerCounterDataGetRangeInfo(&range_info),
+          "cuptiRangeProfilerCounterDataGetRangeInfo"))
     return false;
   const std::string recorded = range_info.rangeName ? range_info.rangeName : "";
   if (recorded != expected || decode.numOfRangeDropped > 0) {
-    line("stale\t" + clean(expected) + "\t" + clean(recorded) + "\t" + std::to_string(decode.numOfRangeDropped));
+    line("stale\t" + clean(expected) + "\t" + clean(recorded) + "\t" +
+         std::to_string(decode.numOfRangeDropped));
     values.assign(s.names.size(), std::nan(""));
     return true;  // this segment's figures are unknown; the next ranges may be fine
   }
