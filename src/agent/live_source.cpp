@@ -226,10 +226,8 @@ LiveSource::LiveSource(std::vector<LiveGpu> gpus, double interval_ms, double pol
     g.meta.run_type = "sustained";
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) == 0) g.meta.host = host;
-    if (in.table) {
-      collect::apply_unit_table(*in.table, g.meta);
-      if (g.meta.gpu.chip.empty() && in.table->chips.size() == 1) g.meta.gpu.chip = in.table->chips.front();
-    }
+    if (g.meta.gpu.chip.empty()) g.meta.gpu.chip = collect::chip_for_compute_capability(g.meta.gpu.compute_capability);
+    if (in.table) collect::apply_unit_table(*in.table, g.meta);
     if (in.table && !in.sampler.executable.empty()) {
       in.sampler.interval_ms = interval_ms;
       in.sampler.drain_ms = poll_ms;
@@ -493,14 +491,6 @@ class NvmlTelemetry final : public GpuTelemetry {
   std::vector<recording::ColumnDef> engine_columns_;
 };
 
-const collect::UnitTable* table_for(int compute_capability) {
-  for (const collect::UnitTable& t : collect::unit_tables())
-    if (std::find(t.compute_capabilities.begin(), t.compute_capabilities.end(), compute_capability) !=
-        t.compute_capabilities.end())
-      return &t;
-  return nullptr;
-}
-
 }  // namespace
 
 std::unique_ptr<AgentSource> make_live_source(const LiveOptions& options) {
@@ -528,7 +518,7 @@ std::unique_ptr<AgentSource> make_live_source(const LiveOptions& options) {
     }
     LiveGpu g;
     g.telemetry = std::make_unique<NvmlTelemetry>(nvml, index, start);
-    g.table = table_for(g.telemetry->identity().compute_capability);
+    g.table = collect::unit_table_for_compute_capability(g.telemetry->identity().compute_capability);
     g.sampler.executable = executable;
     if (std::filesystem::path(executable).filename() == "diescope-cupti") g.sampler.leading_args = {"sample"};
     g.sampler.device = index;

@@ -350,6 +350,20 @@ TEST_F(RunCollect, SourceGpmStartsNoSampler) {
   EXPECT_TRUE(outcome.warnings.empty()) << outcome.warnings[0];
   auto source = recording::open_recording(outcome.recordings[0].path);
   EXPECT_EQ(notes_about(*source, "chip samples come from NVML GPM every 100 ms (--source gpm)").size(), 1u);
+  // No CUPTI sampler named the chip: the fake's compute capability 9.0 does (the Hopper table lists
+  // one chip), so the headline reads "NVIDIA H200 (GH100, ...", not "(, driver".
+  EXPECT_EQ(source->meta().gpu.chip, "GH100");
+}
+
+TEST_F(RunCollect, GpmOnAComputeCapabilityOfSeveralChipsLeavesTheChipUnnamed) {
+  // Compute capability 12.0 is the Blackwell table, which lists five chips: none is guessed.
+  fake_nvml::state().cc_major = 12;
+  auto o = options({"/bin/sh", "-c", "sleep 0.2"});
+  o.sampler_executable = "/nonexistent/diescope-cupti";
+  o.source = ChipSource::gpm;
+  RunOutcome outcome = record_run(o, *nvml_);
+  auto source = recording::open_recording(outcome.recordings[0].path);
+  EXPECT_EQ(source->meta().gpu.chip, "");
 }
 
 TEST(ChipSourceNames, RoundTrip) {

@@ -200,6 +200,15 @@ TEST(Terminal, GpuUtilWithoutChipSamplesIsOverTheWholeRunAndWindow) {
   EXPECT_EQ(report::render_terminal(json::parse(report::dump_report(r))), text);
 }
 
+// A recording whose chip nothing named (GPM on a compute capability of several chips) reads as
+// unknown in the first line, never as "(, driver".
+TEST(Terminal, AnUnnamedChipReadsAsUnknown) {
+  analysis::Analysis a = hopper_analysis();
+  a.meta.gpu.chip.clear();
+  const std::string text = render(a);
+  EXPECT_EQ(text.rfind("diescope: NVIDIA H200 (unknown chip, driver 580.159), single run", 0), 0u) << text;
+}
+
 // Another process on the GPU: the headline says so right after the calibration line, as report.json's
 // hygiene does (docs/method.md#shared-gpus-in-the-headline).
 TEST(Terminal, OtherProcessesOnTheGpuAreInTheHeadline) {

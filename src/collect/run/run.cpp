@@ -59,15 +59,6 @@ std::string last_line(const std::string& text) {
                      end + 1 - (begin == std::string::npos ? 0 : begin + 1));
 }
 
-const UnitTable* table_for_compute_capability(int cc) {
-  for (const auto& table : unit_tables()) {
-    if (std::find(table.compute_capabilities.begin(), table.compute_capabilities.end(), cc) !=
-        table.compute_capabilities.end())
-      return &table;
-  }
-  return nullptr;
-}
-
 // Everything run keeps for one GPU.
 struct Gpu {
   Gpu(const Nvml& nvml, int index) : device(nvml.device(index)), identity(device.identity()) {}
@@ -265,7 +256,7 @@ void Runner::start_samplers() {
       gpu.counters_why = "--source gpm";
       continue;
     }
-    gpu.table = table_for_compute_capability(gpu.identity.compute_capability);
+    gpu.table = unit_table_for_compute_capability(gpu.identity.compute_capability);
     if (!gpu.table) {
       gpu.counters_why = "no unit table for compute capability " +
                          std::to_string(gpu.identity.compute_capability / 10) + "." +
@@ -416,6 +407,9 @@ void Runner::open_recordings() {
     meta.tool_version = core::kToolVersion;
     meta.method = core::kMethodVersion;
     meta.gpu = gpu.identity;
+    // Without a CUPTI sampler (GPM, GPU-Util only) nothing named the chip: the compute capability's
+    // table does when it lists one chip.
+    if (meta.gpu.chip.empty()) meta.gpu.chip = chip_for_compute_capability(meta.gpu.compute_capability);
     if (gpu.gpm)
       apply_unit_table(gpu.gpm->table(), meta);
     else if (gpu.table)
