@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <thread>
 
 #include "diescope/analysis/analyze.hpp"
@@ -364,6 +365,38 @@ TEST_F(RunCollect, GpmOnAComputeCapabilityOfSeveralChipsLeavesTheChipUnnamed) {
   RunOutcome outcome = record_run(o, *nvml_);
   auto source = recording::open_recording(outcome.recordings[0].path);
   EXPECT_EQ(source->meta().gpu.chip, "");
+}
+
+TEST_F(RunCollect, OtherProcessesOnTheListsAreRecordedByPidNameAndRole) {
+  // docs/recording-format.md#gpu-holders: the fake's compute list holds another process (a sleep
+  // this test starts, not in the command's tree) and this test's own process (diescope's role).
+  const pid_t other = ::fork();
+  ASSERT_GE(other, 0);
+  if (other == 0) {
+    ::execl("/bin/sleep", "sleep", "5", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  fake_nvml::state().compute_pids = {static_cast<unsigned>(other), static_cast<unsigned>(::getpid())};
+  auto o = options({"/bin/sh", "-c", "sleep 0.3"});
+  o.sampler_executable = "/nonexistent/diescope-cupti";
+  o.source = ChipSource::gpm;
+  RunOutcome outcome = record_run(o, *nvml_);
+  ::kill(other, SIGKILL);
+  ::waitpid(other, nullptr, 0);
+  auto source = recording::open_recording(outcome.recordings[0].path);
+  const auto& holders = source->side().holders;
+  ASSERT_EQ(holders.size(), 2u);
+  // New pids ascending: whichever is lower comes first.
+  const auto& mine = holders[0].pid == ::getpid() ? holders[0] : holders[1];
+  const auto& theirs = holders[0].pid == other ? holders[0] : holders[1];
+  EXPECT_EQ(mine.role, recording::HolderRole::diescope);
+  EXPECT_EQ(theirs.pid, other);
+  EXPECT_EQ(theirs.role, recording::HolderRole::other);
+  EXPECT_EQ(theirs.name, "sleep");
+  const analysis::Analysis a = analysis::analyze(*source);
+  ASSERT_EQ(a.hygiene.other_processes.size(), 1u);
+  EXPECT_EQ(a.hygiene.other_processes[0].pid, other);
+  EXPECT_EQ(a.hygiene.other_processes_max, 1);
 }
 
 TEST(ChipSourceNames, RoundTrip) {
