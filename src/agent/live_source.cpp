@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <filesystem>
 #include <thread>
 
@@ -410,6 +411,14 @@ void LiveSource::set_counters(std::size_t gpu, bool on, recording::TimeNs now) {
   }
   // While a switch to GPM waits for the sampler to stop, it stays stopped.
   if (g.supervisor && !(on && want_gpm(g, now))) g.supervisor->set_wanted(on, now, g.pending);
+}
+
+recording::TimeNs LiveSource::next_due_ns() const {
+  // GPM at its own interval, not at the poll (docs/agent.md#beside-other-profilers).
+  recording::TimeNs due = std::numeric_limits<recording::TimeNs>::max();
+  for (const Gpu& g : gpus_)
+    if (g.on_gpm && g.gpm_sampling) due = std::min(due, g.next_gpm_ns);
+  return due;
 }
 
 std::vector<int> LiveSource::wait_fds() const {
