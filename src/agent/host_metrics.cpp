@@ -10,6 +10,10 @@ namespace diescope::agent {
 
 HostMetrics::HostMetrics(collect::HostProbeOptions options) : probes_(std::move(options)) {}
 
+void HostMetrics::set_proc_root(std::filesystem::path proc) {
+  probes_.set_proc_root(std::move(proc));
+}
+
 void HostMetrics::read(recording::TimeNs now_ns, recording::TimeNs mono_ns) {
   // No process tree: the agent measures the whole host, not a command (root pid 0).
   const collect::HostBatch batch = probes_.read(now_ns, mono_ns, 0);
@@ -18,9 +22,13 @@ void HostMetrics::read(recording::TimeNs now_ns, recording::TimeNs mono_ns) {
     const auto d = streams_.find(v.id);
     if (d == streams_.end()) continue;
     if (metrics::value_covers_interval(d->second)) {
-      // A rate covers the time since its stream's previous read; the first read has none.
+      // A rate covers the time since its stream's previous read; without one (a stream new in this
+      // read) it is a point, as the report takes it.
       const auto prev = previous_.find(v.id);
-      if (prev != previous_.end() && prev->second < now_ns) pending_.push_back({v.id, prev->second, now_ns, v.value});
+      if (prev != previous_.end() && prev->second < now_ns)
+        pending_.push_back({v.id, prev->second, now_ns, v.value});
+      else
+        pending_.push_back({v.id, now_ns, now_ns, v.value});
     } else {
       pending_.push_back({v.id, now_ns, now_ns, v.value});
     }
@@ -33,9 +41,10 @@ const std::vector<HostFigure>& HostMetrics::publish(recording::TimeNs now_ns) {
   if (pending_.empty() || now_ns <= published_to_) return figures_;
   // One bin over the span since the last publish (a span that reaches back before it counts its
   // overlap only, as the report's bins do).
+  // The bin ends 1 ns after now, so a level read at now counts in it; the next publish starts there.
   metrics::Grid grid;
   grid.origin_ns = published_to_;
-  grid.step_ns = now_ns - published_to_;
+  grid.step_ns = now_ns + 1 - published_to_;
   grid.bins = 1;
   const metrics::Expected<metrics::Pipeline> made = metrics::Pipeline::make(grid);
   if (!made) return figures_;
@@ -71,7 +80,7 @@ const std::vector<HostFigure>& HostMetrics::publish(recording::TimeNs now_ns) {
     }
   }
   pending_.clear();
-  published_to_ = now_ns;
+  published_to_ = now_ns + 1;
   return figures_;
 }
 

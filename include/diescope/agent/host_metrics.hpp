@@ -33,6 +33,8 @@ class HostMetrics {
   const std::vector<HostFigure>& publish(recording::TimeNs now_ns);
   const std::vector<HostFigure>& figures() const { return figures_; }
   long reads() const { return probes_.reads(); }
+  // For tests: read another /proc tree (a fixture) from now on.
+  void set_proc_root(std::filesystem::path proc);
 
  private:
   struct Pending {
