@@ -14,7 +14,7 @@
 # Every step runs under its own timeout; one that fails leaves its error and the rest still run.
 #
 #   BUILD=build folder (bin/ with diescope, diescope-cupti, diescope-workload, gpm_probe)
-#   bench/run/gpm_cost_rerun.sh OUT_DIR     COST_BUDGET_S (default 50)
+#   bench/run/gpm_cost_rerun.sh OUT_DIR     COST_BUDGET_S (default 50); PACK_TO=FILE.tgz packs OUT_DIR
 set -uo pipefail
 out_dir=${1:?usage: bench/run/gpm_cost_rerun.sh OUT_DIR   (BUILD=build folder)}
 cd "$(dirname "$0")/../.."
@@ -89,3 +89,5 @@ timeout $(( ${COST_BUDGET_S:-50} + 60 )) python3 bench/agent/cost_events.py --cu
 echo "rc $?" >> "$OUT/cost/log.txt"
 
 stamp "done"
+# PACK_TO: the whole output folder in one archive (a device call brings back few files).
+if [ -n "${PACK_TO:-}" ]; then tar -C "$OUT" -czf "$PACK_TO" .; fi

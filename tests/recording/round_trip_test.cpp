@@ -89,8 +89,9 @@ struct Written {
   recording::RunEnd end;
 };
 
-// The host kinds (host, hstream, task) round-trip in host_streams_test.cpp.
-static_assert(recording::kKindCount == 12 + 3,
+// The host kinds (host, hstream, task) round-trip in host_streams_test.cpp, holder in
+// gpu_holders_test.cpp.
+static_assert(recording::kKindCount == 12 + 3 + 1,
               "every_kind() and the round trip below write every record kind: add the new one");
 
 Written every_kind(recording::TimeNs t0) {
