@@ -10,7 +10,6 @@
 #include <fstream>
 #include <sstream>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <thread>
 
 #include "diescope/analysis/analyze.hpp"
@@ -368,34 +367,29 @@ TEST_F(RunCollect, GpmOnAComputeCapabilityOfSeveralChipsLeavesTheChipUnnamed) {
 }
 
 TEST_F(RunCollect, OtherProcessesOnTheListsAreRecordedByPidNameAndRole) {
-  // docs/recording-format.md#gpu-holders: the fake's compute list holds another process (a sleep
-  // this test starts, not in the command's tree) and this test's own process (diescope's role).
-  const pid_t other = ::fork();
-  ASSERT_GE(other, 0);
-  if (other == 0) {
-    ::execl("/bin/sleep", "sleep", "5", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  fake_nvml::state().compute_pids = {static_cast<unsigned>(other), static_cast<unsigned>(::getpid())};
+  // docs/recording-format.md#gpu-holders: the fake's compute list holds another process (pid 1,
+  // which is in no one's tree but its own) and this test's own process (diescope's role: the
+  // collector runs in it).
+  std::string init_name;
+  std::getline(std::ifstream("/proc/1/comm"), init_name);
+  ASSERT_FALSE(init_name.empty()) << "/proc/1/comm cannot be read here";
+  const auto self = static_cast<unsigned>(::getpid());
+  fake_nvml::state().compute_pids = {1u, self};
   auto o = options({"/bin/sh", "-c", "sleep 0.3"});
   o.sampler_executable = "/nonexistent/diescope-cupti";
   o.source = ChipSource::gpm;
   RunOutcome outcome = record_run(o, *nvml_);
-  ::kill(other, SIGKILL);
-  ::waitpid(other, nullptr, 0);
   auto source = recording::open_recording(outcome.recordings[0].path);
   const auto& holders = source->side().holders;
-  ASSERT_EQ(holders.size(), 2u);
-  // New pids ascending: whichever is lower comes first.
-  const auto& mine = holders[0].pid == ::getpid() ? holders[0] : holders[1];
-  const auto& theirs = holders[0].pid == other ? holders[0] : holders[1];
-  EXPECT_EQ(mine.role, recording::HolderRole::diescope);
-  EXPECT_EQ(theirs.pid, other);
-  EXPECT_EQ(theirs.role, recording::HolderRole::other);
-  EXPECT_EQ(theirs.name, "sleep");
+  ASSERT_EQ(holders.size(), 2u);  // new pids ascending: 1, then this process
+  EXPECT_EQ(holders[0].pid, 1);
+  EXPECT_EQ(holders[0].role, recording::HolderRole::other);
+  EXPECT_EQ(holders[0].name, init_name);
+  EXPECT_EQ(holders[1].pid, static_cast<std::int64_t>(self));
+  EXPECT_EQ(holders[1].role, recording::HolderRole::diescope);
   const analysis::Analysis a = analysis::analyze(*source);
   ASSERT_EQ(a.hygiene.other_processes.size(), 1u);
-  EXPECT_EQ(a.hygiene.other_processes[0].pid, other);
+  EXPECT_EQ(a.hygiene.other_processes[0].pid, 1);
   EXPECT_EQ(a.hygiene.other_processes_max, 1);
 }
 

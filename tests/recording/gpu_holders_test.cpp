@@ -77,7 +77,7 @@ TEST_F(HolderBadInput, LinesAreChecked) {
   expect_input_error(with_records("holder 1 0 other x\n"), 3, "a pid must be above 0");
   expect_input_error(with_records("holder 1 5 mine x\n"), 3, "the holder role 'mine' is none of");
   expect_input_error(with_records("holder 1 5 gone x\n"), 3, "carries no name");
-  expect_input_error(with_records("holder 1 5\n"), 3, "holder TIME_NS PID command|diescope|other|gone [NAME]");
+  expect_input_error(with_records("holder 1 5\n"), 3, "ends before its role");
   expect_input_error(with_records("holder 2 5 other\nholder 1 6 other\n"), 4, "earlier than the previous");
 }
 

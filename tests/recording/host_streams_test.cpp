@@ -45,7 +45,7 @@ TEST(HostStreams, RoundTripWithDescriptorsTasksAndValues) {
     w.close();
   }
   const auto r = recording::open_recording(path);
-  EXPECT_EQ(r->meta().format_version, 2);
+  EXPECT_EQ(r->meta().format_version, 3);
   EXPECT_EQ(r->meta().host_interval_ms, 100);
   const auto& streams = r->side().host_streams;
   ASSERT_EQ(streams.size(), 4U);
