@@ -227,7 +227,8 @@ LiveSource::LiveSource(std::vector<LiveGpu> gpus, double interval_ms, double pol
     g.meta.run_type = "sustained";
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) == 0) g.meta.host = host;
-    if (g.meta.gpu.chip.empty()) g.meta.gpu.chip = collect::chip_for_compute_capability(g.meta.gpu.compute_capability);
+    if (g.meta.gpu.chip.empty())
+      g.meta.gpu.chip = collect::chip_for_compute_capability(g.meta.gpu.compute_capability);
     if (in.table) collect::apply_unit_table(*in.table, g.meta);
     if (in.table && !in.sampler.executable.empty()) {
       in.sampler.interval_ms = interval_ms;

@@ -112,8 +112,8 @@ ExpositionFormat format_for_accept(const std::string& accept) {
                                                                           : ExpositionFormat::prometheus_text;
 }
 
-std::string render_metrics(const std::vector<GpuStatus>& gpus, const AgentInfo& info,
-                           ExpositionFormat format, const std::vector<HostFigure>& host) {
+std::string render_metrics(const std::vector<GpuStatus>& gpus, const AgentInfo& info, ExpositionFormat format,
+                           const std::vector<HostFigure>& host) {
   Writer w(format);
   w.family("diescope_agent_info", "gauge", "The agent's version, method and record schema (value 1).");
   w.sample({{"version", core::kToolVersion},

@@ -32,9 +32,9 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
   std::vector<GpuStatus> snapshot = agent.status();
   std::vector<HostFigure> host_snapshot;
   const recording::TimeNs host_step_ns =
-      options.host ? std::max<recording::TimeNs>(recording::kNsPerMs,
-                                                 std::llround(options.host_interval_ms * 1e6))
-                   : 0;
+      options.host
+          ? std::max<recording::TimeNs>(recording::kNsPerMs, std::llround(options.host_interval_ms * 1e6))
+          : 0;
   recording::TimeNs next_host_mono = core::monotonic_ns();
   recording::TimeNs next_host_publish_mono = next_host_mono;
   // Host probes when due; their figures go through the pipeline once a poll (docs/agent.md#host-metrics).
@@ -130,7 +130,8 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
       wait_ns = std::clamp<recording::TimeNs>(
           static_cast<recording::TimeNs>(static_cast<double>(until_due) / speed), 0, poll_wall_ns);
     }
-    if (options.host) wait_ns = std::clamp<recording::TimeNs>(next_host_mono - core::monotonic_ns(), 0, wait_ns);
+    if (options.host)
+      wait_ns = std::clamp<recording::TimeNs>(next_host_mono - core::monotonic_ns(), 0, wait_ns);
     std::vector<pollfd> fds;
     if (options.stop_fd >= 0) fds.push_back({options.stop_fd, POLLIN, 0});
     const bool watch_source = !agent.ended();

@@ -500,7 +500,8 @@ std::vector<EnvelopeSeries> Pipeline::finish() {
 }
 
 bool value_covers_interval(const MetricDescriptor& d) {
-  return d.unit == Unit::pct || d.unit == Unit::ratio || d.unit == Unit::bytes_per_second || d.unit == Unit::hz;
+  return d.unit == Unit::pct || d.unit == Unit::ratio || d.unit == Unit::bytes_per_second ||
+         d.unit == Unit::hz;
 }
 
 }  // namespace diescope::metrics

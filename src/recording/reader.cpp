@@ -553,7 +553,8 @@ void parse_fields(Fields& f, const Shared&, GpuHolder& out) {
   if (!role) f.fail("the holder role '" + recfmt::excerpt(w) + "' is none of command, diescope, other, gone");
   out.role = *role;
   out.name = f.text("process name");
-  if (out.role == HolderRole::gone && !out.name.empty()) f.fail("a process that left the lists carries no name");
+  if (out.role == HolderRole::gone && !out.name.empty())
+    f.fail("a process that left the lists carries no name");
 }
 
 void parse_fields(Fields& f, const Shared&, Mark& out) {

@@ -370,7 +370,8 @@ json hygiene_json(const analysis::Hygiene& h, recording::TimeNs run_start_ns) {
     o["other_processes"] = others;
     o["other_processes_max"] = h.other_processes_max;
   } else {
-    const char* no_pids = "the recording keeps no pids of the processes on the GPU (an older recording, or the agent's)";
+    const char* no_pids =
+        "the recording keeps no pids of the processes on the GPU (an older recording, or the agent's)";
     put_null(o, "other_processes", no_pids);
     put_null(o, "other_processes_max", no_pids);
   }

@@ -197,7 +197,8 @@ TEST(AgentBesideProfilers, GpmIsReadEvery100MsBetweenPolls) {
     agent.step();
     ++steps;
     const recording::TimeNs wait = agent.next_due_ns() - agent.now_ns();
-    EXPECT_LE(wait, 100 * recording::kNsPerMs + recording::kNsPerMs) << "the next GPM sample is due within 100 ms";
+    EXPECT_LE(wait, 100 * recording::kNsPerMs + recording::kNsPerMs)
+        << "the next GPM sample is due within 100 ms";
     std::this_thread::sleep_for(std::chrono::nanoseconds(std::max<recording::TimeNs>(wait, 0)));
   }
   // 1.05 s at 100 ms: the first pair at the start, then about 10 samples (at least 8 allowing for a

@@ -28,7 +28,8 @@ HostMetrics fixture_metrics() {
   return HostMetrics(o);
 }
 
-const HostFigure* find(const std::vector<HostFigure>& figures, const std::string& name, const std::string& scope) {
+const HostFigure* find(const std::vector<HostFigure>& figures, const std::string& name,
+                       const std::string& scope) {
   for (const HostFigure& f : figures)
     if (f.descriptor.full_name() == name && metrics::scope_word(f.descriptor.scope) == scope) return &f;
   return nullptr;
@@ -61,17 +62,20 @@ TEST(HostMetrics, TwoReadsThroughThePipeline) {
   ASSERT_NE(find(f, "mem__available_bytes", "system"), nullptr);
   EXPECT_DOUBLE_EQ(find(f, "mem__available_bytes", "system")->mean, 4096000.0 * 1024);
   // No process tree in the agent: no process streams.
-  for (const HostFigure& h : f) EXPECT_EQ(metrics::scope_word(h.descriptor.scope).rfind("process:", 0), std::string::npos);
+  for (const HostFigure& h : f)
+    EXPECT_EQ(metrics::scope_word(h.descriptor.scope).rfind("process:", 0), std::string::npos);
 
   // /metrics: one family, labelled with the recording's names.
-  const std::string text = render_metrics({}, AgentInfo{"live", 2000, 60000, 1000}, ExpositionFormat::prometheus_text, f);
+  const std::string text =
+      render_metrics({}, AgentInfo{"live", 2000, 60000, 1000}, ExpositionFormat::prometheus_text, f);
   EXPECT_NE(text.find("# TYPE diescope_host_metric gauge\n"), std::string::npos);
   EXPECT_NE(text.find("diescope_host_metric{metric=\"cpu__cycles_busy.avg.pct_of_peak_sustained_elapsed\","
                       "scope=\"system\",unit=\"pct\",stat=\"mean\"} 45\n"),
             std::string::npos)
       << text;
   // No host figures: no family.
-  EXPECT_EQ(render_metrics({}, AgentInfo{"replay", 2000, 60000, 1000}, ExpositionFormat::prometheus_text).find("diescope_host_metric"),
+  EXPECT_EQ(render_metrics({}, AgentInfo{"replay", 2000, 60000, 1000}, ExpositionFormat::prometheus_text)
+                .find("diescope_host_metric"),
             std::string::npos);
 }
 

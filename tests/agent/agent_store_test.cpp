@@ -224,7 +224,8 @@ TEST(CostTable, MatchesModelIntervalAndSetting) {
 // not ResNet-50's -1.1% to 4.8% (docs/agent.md#cost-rows-a-record-cites), and its upper end is
 // under the 1% goal; so do records at 1 ms and GPM's at 100 ms.
 TEST(CostTable, H200AlwaysOnRecordsCiteTheCudaEventRows) {
-  for (const auto& [interval, source] : std::vector<std::pair<double, std::string>>{{10, "pm"}, {1, "pm"}, {100, "gpm"}}) {
+  for (const auto& [interval, source] :
+       std::vector<std::pair<double, std::string>>{{10, "pm"}, {1, "pm"}, {100, "gpm"}}) {
     const CostVerdict v = cost_for("NVIDIA H200", interval, 0, 0, kMains, nullptr, source);
     ASSERT_TRUE(v.estimate) << interval << " " << v.reason;
     EXPECT_EQ(v.estimate->timing, CostTiming::cuda_events) << interval;

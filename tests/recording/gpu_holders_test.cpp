@@ -23,7 +23,7 @@ TEST(GpuHolders, RoundTripWithRolesAndNames) {
       {meta.start_ns, 4242, HolderRole::command, "python3"},
       {meta.start_ns, 4250, HolderRole::diescope, "diescope-cupti"},
       {meta.start_ns + 2'000'000'000, 853, HolderRole::other, "my worker (2)"},  // spaces and parentheses
-      {meta.start_ns + 3'000'000'000, 854, HolderRole::other, ""},              // name not readable
+      {meta.start_ns + 3'000'000'000, 854, HolderRole::other, ""},               // name not readable
       {meta.start_ns + 9'000'000'000, 853, HolderRole::gone, ""},
   };
   {
@@ -32,10 +32,12 @@ TEST(GpuHolders, RoundTripWithRolesAndNames) {
     out.close();
   }
   const std::string text = testing::read_bytes(path);
-  EXPECT_NE(text.find("\nholder " + std::to_string(meta.start_ns + 2'000'000'000) + " 853 other my worker (2)\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("\nholder " + std::to_string(meta.start_ns + 2'000'000'000) + " 853 other my worker (2)\n"),
+      std::string::npos)
       << text;
-  EXPECT_NE(text.find("\nholder " + std::to_string(meta.start_ns + 9'000'000'000) + " 853 gone\n"), std::string::npos);
+  EXPECT_NE(text.find("\nholder " + std::to_string(meta.start_ns + 9'000'000'000) + " 853 gone\n"),
+            std::string::npos);
   const auto r = recording::open_recording(path);
   const auto& read = r->side().holders;
   ASSERT_EQ(read.size(), written.size());

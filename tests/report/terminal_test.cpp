@@ -257,7 +257,8 @@ TEST(Terminal, OtherProcessesAreNamedWithTheirPids) {
 
   // Six others: five named, then how many more.
   a.hygiene.other_processes.clear();
-  for (int i = 0; i < 6; ++i) a.hygiene.other_processes.push_back({100 + i, "w" + std::to_string(i), kRunStart});
+  for (int i = 0; i < 6; ++i)
+    a.hygiene.other_processes.push_back({100 + i, "w" + std::to_string(i), kRunStart});
   a.hygiene.other_processes_max = 6;
   EXPECT_EQ(report::build_report(a)["hygiene"]["shared"],
             "6 other processes used the GPU during the run, at most 6 at once: w0 (pid 100), w1 (pid 101), "
@@ -275,7 +276,8 @@ TEST(Terminal, OtherProcessesAreNamedWithTheirPids) {
   // A recording without pids: null with the reason.
   json old = report::build_report(hopper_analysis());
   EXPECT_TRUE(old["hygiene"]["other_processes"].is_null());
-  EXPECT_NE(old["hygiene"]["other_processes_reason"].get<std::string>().find("keeps no pids"), std::string::npos);
+  EXPECT_NE(old["hygiene"]["other_processes_reason"].get<std::string>().find("keeps no pids"),
+            std::string::npos);
 }
 
 TEST(Terminal, IdleCauseRows) {

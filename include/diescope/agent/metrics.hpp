@@ -31,8 +31,8 @@ struct AgentInfo {
 
 // `host`: the host probes' figures (docs/agent.md#host-metrics), one diescope_host_metric family
 // labelled with each stream's metric name, scope and unit as a recording names them; none when empty.
-std::string render_metrics(const std::vector<GpuStatus>& gpus, const AgentInfo& info,
-                           ExpositionFormat format, const std::vector<HostFigure>& host = {});
+std::string render_metrics(const std::vector<GpuStatus>& gpus, const AgentInfo& info, ExpositionFormat format,
+                           const std::vector<HostFigure>& host = {});
 
 // A label value escaped for the exposition formats (backslash, double quote, newline).
 std::string escape_label_value(const std::string& value);

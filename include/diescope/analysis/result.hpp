@@ -215,7 +215,7 @@ struct WindowResults {
 // run (docs/method.md#shared-gpus-in-the-headline).
 struct OtherProcess {
   std::int64_t pid = 0;
-  std::string name;                 // empty when /proc could not say
+  std::string name;                // empty when /proc could not say
   recording::TimeNs first_ns = 0;  // when it was first seen on the lists
 };
 

@@ -76,9 +76,9 @@ struct Gpu {
   std::vector<SamplerMessage> pending;  // arrived before the recording was opened
   // NVML GPM, the second chip source (docs/method.md#gpm-as-a-second-chip-source).
   std::unique_ptr<GpmSampler> gpm;
-  std::string gpm_why;   // why chip samples come from GPM
+  std::string gpm_why;       // why chip samples come from GPM
   GpuHolderTracker holders;  // who is on the process lists (docs/recording-format.md#gpu-holders)
-  std::string pm_cause;  // why PM sampling could not start, without its fix (for the GPM note)
+  std::string pm_cause;      // why PM sampling could not start, without its fix (for the GPM note)
 
   std::unique_ptr<recording::RecordingWriter> writer;
   std::unique_ptr<GpuUtilReader> util;
@@ -771,7 +771,8 @@ void Runner::tick(recording::TimeNs now, bool ended) {
     // Who holds the GPU, by pid and name, when that changes: the headline names the others.
     if (const auto pids = gpu.device.process_ids()) {
       const std::int64_t command_pid = command_running_ ? command_.pid() : 0;
-      for (const auto& holder : gpu.holders.update(now, *pids, command_pid, ::getpid())) gpu.writer->write(holder);
+      for (const auto& holder : gpu.holders.update(now, *pids, command_pid, ::getpid()))
+        gpu.writer->write(holder);
     }
   }
 }
