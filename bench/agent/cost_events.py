@@ -2,7 +2,8 @@
 """The cost of always-on chip counters on workloads with stable throughput, timed by CUDA events.
 
 One PyTorch process runs FFMA (jiterator, bench/run/jit_fma.py), a STREAM copy (1 GiB float vectors,
-Tensor.copy_) and a cuBLAS bf16 GEMM (torch.mm, 8192 cubed). For each workload and each setting, it
+Tensor.copy_) and a cuBLAS bf16 GEMM (torch.mm, --gemm-n cubed, 8192 by default: on the H200 that size
+runs into the power limit and its clocks wander, so a smaller one can be asked for). For each workload and each setting, it
 runs interleaved rounds: in each round one stretch of the workload with the counters off and one with
 them on, in alternating order (off first in even rounds, on first in odd ones). "On" is the counter
 child running for the whole stretch, started before it and stopped after it:
@@ -88,14 +89,14 @@ class Counters:
         return self.p.returncode
 
 
-def workloads():
+def workloads(gemm_n):
     props = torch.cuda.get_device_properties(0)
     ffma, _ = jit_fma.make(torch.float32, props.multi_processor_count)
     a = torch.empty(1 << 28, device="cuda", dtype=torch.float32).uniform_()
     b = torch.empty_like(a)
-    m = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-    n = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-    c = torch.empty(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    m = torch.randn(gemm_n, gemm_n, device="cuda", dtype=torch.bfloat16)
+    n = torch.randn(gemm_n, gemm_n, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(gemm_n, gemm_n, device="cuda", dtype=torch.bfloat16)
     return {
         "ffma": ffma,
         "stream_copy": lambda: b.copy_(a),
@@ -136,6 +137,7 @@ def main():
     p.add_argument("--target-width", type=float, default=0.5)
     p.add_argument("--settings", default="pm10,pm1,gpm")
     p.add_argument("--workloads", default="ffma,stream_copy,gemm_bf16")
+    p.add_argument("--gemm-n", type=int, default=8192, help="the GEMM's size (n x n times n x n)")
     a = p.parse_args()
     metrics = ",".join(line.strip() for line in open(a.metrics_file) if line.strip())
     children = {
@@ -146,7 +148,7 @@ def main():
         "gpm": ([a.gpm_probe, "serve", "--interval-ms", "100"], True),
     }
     os.makedirs(a.out, exist_ok=True)
-    work = workloads()
+    work = workloads(a.gemm_n)
     chosen_w = a.workloads.split(",")
     chosen_s = a.settings.split(",")
     counts = {}

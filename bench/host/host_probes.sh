@@ -6,6 +6,9 @@
 #   3. the probes' cost: the augmented training with 16 workers under --host-interval-ms 100 and 10;
 #      each recording's host_probes note gives the probes' own CPU time (the collector thread's CPU
 #      clock around each read) and diescope's whole process CPU time (getrusage), over the run.
+#   KERNEL (default 9) is the blur's size (augment_train.py --kernel): 5 makes the augmentation about a
+#   third as heavy, so that ENOUGH workers can feed the GPU; PARTS (default "input enough resnet cost")
+#   picks the parts to run; RUN_TIMEOUT (default 120) bounds each run in seconds.
 # Usage: bench/host/host_probes.sh OUT_DIR [WORKLOADS_DIR]
 #   DIESCOPE (default: diescope on PATH) is the binary; WORKLOADS_DIR holds augment_train.py and
 #   resnet50_amp.py (default workloads/pytorch). Writes OUT_DIR/<run>/ (recording, report, log),
@@ -17,6 +20,9 @@ DS=${DIESCOPE:-diescope}
 SECONDS_RUN=${SECONDS_RUN:-15}
 AUG_MS=${AUG_MS:-3}
 ENOUGH=${ENOUGH:-14}
+KERNEL=${KERNEL:-9}
+PARTS=${PARTS:-input enough resnet cost}
+has() { [[ " $PARTS " == *" $1 "* ]]; }
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
 {
@@ -33,7 +39,7 @@ run() {  # run NAME HOST_MS ARGS...
   shift 2
   local t0 t1
   t0=$(date +%s.%N)
-  "$DS" run --window markers --host-interval-ms "$host_ms" --output "$OUT/$name" -- "$@" > "$OUT/$name.log" 2>&1
+  timeout "${RUN_TIMEOUT:-120}" "$DS" run --window markers --host-interval-ms "$host_ms" --output "$OUT/$name" -- "$@" > "$OUT/$name.log" 2>&1
   echo "rc $?" >> "$OUT/$name.log"
   t1=$(date +%s.%N)
   echo "$name: $(python3 -c "print(round($t1-$t0,1))") s wall" >> "$OUT/summary.txt"
@@ -44,12 +50,15 @@ run() {  # run NAME HOST_MS ARGS...
   fi
 }
 
-run input-bound-2w 100 python3 "$WL/augment_train.py" --workers 2 --augment-ms "$AUG_MS" --seconds "$SECONDS_RUN"
-run enough-${ENOUGH}w 100 python3 "$WL/augment_train.py" --workers "$ENOUGH" --augment-ms "$AUG_MS" --seconds "$SECONDS_RUN"
-run resnet50-amp 100 python3 "$WL/resnet50_amp.py" --steps 150
-for ms in 100 10; do
-  run cost-16w-host${ms}ms "$ms" python3 "$WL/augment_train.py" --workers 16 --augment-ms "$AUG_MS" --seconds "$SECONDS_RUN"
-done
+aug=(--augment-ms "$AUG_MS" --kernel "$KERNEL" --seconds "$SECONDS_RUN")
+has input && run input-bound-2w 100 python3 "$WL/augment_train.py" --workers 2 "${aug[@]}"
+has enough && run enough-${ENOUGH}w 100 python3 "$WL/augment_train.py" --workers "$ENOUGH" "${aug[@]}"
+has resnet && run resnet50-amp 100 python3 "$WL/resnet50_amp.py" --steps 150
+if has cost; then
+  for ms in 100 10; do
+    run cost-16w-host${ms}ms "$ms" python3 "$WL/augment_train.py" --workers 16 "${aug[@]}"
+  done
+fi
 for d in "$OUT"/*/; do
   n=$(basename "$d")
   {

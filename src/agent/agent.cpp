@@ -486,7 +486,7 @@ std::vector<AgentRecord> Agent::finish(const std::string& why) {
 
 recording::TimeNs Agent::next_due_ns() const {
   if (ended_) return std::numeric_limits<recording::TimeNs>::max();
-  recording::TimeNs due = next_poll_ns_;
+  recording::TimeNs due = std::min(next_poll_ns_, source_.next_due_ns());
   for (const auto& g : gpus_) {
     due = std::min(due, g->period_end);
     if (g->requested_on && !always_on())

@@ -34,23 +34,23 @@ const std::vector<CostEntry>& cost_table() {
        "ResNet-50 AMP training (PyTorch, batch 128, synthetic data)",
        "bench/results/agent/2026-11-29-h200-cost-always-and-duty/ (2026-11-29)"},
       {"NVIDIA H200", 10, 0, 0, -0.0585, 0.0055, 6, 0.3, "FFMA (PyTorch jiterator, every SM)",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm"},
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm", CostTiming::cuda_events},
       {"NVIDIA H200", 10, 0, 0, -0.0489, 0.0288, 6, 0.3, "STREAM copy (1 GiB float vectors)",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm"},
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm", CostTiming::cuda_events},
       {"NVIDIA H200", 10, 0, 0, -1.7529, 0.5188, 8, 0.3, "cuBLAS bf16 GEMM 8192^3",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm"},
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm", CostTiming::cuda_events},
       {"NVIDIA H200", 1, 0, 0, -0.0361, 0.0079, 6, 0.3, "FFMA (PyTorch jiterator, every SM)",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm"},
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm", CostTiming::cuda_events},
       {"NVIDIA H200", 1, 0, 0, -0.05, 0.0219, 6, 0.3, "STREAM copy (1 GiB float vectors)",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm"},
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm", CostTiming::cuda_events},
       {"NVIDIA H200", 1, 0, 0, -3.2794, 0.2493, 7, 0.3, "cuBLAS bf16 GEMM 8192^3",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm"},
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm", CostTiming::cuda_events},
       {"NVIDIA H200", 100, 0, 0, -0.0044, 0.0095, 6, 0.3, "FFMA (PyTorch jiterator, every SM)",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "gpm"},
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "gpm", CostTiming::cuda_events},
       {"NVIDIA H200", 100, 0, 0, -0.0413, 0.0168, 6, 0.3, "STREAM copy (1 GiB float vectors)",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "gpm"},
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "gpm", CostTiming::cuda_events},
       {"NVIDIA H200", 100, 0, 0, -2.2089, -0.3728, 12, 0.3, "cuBLAS bf16 GEMM 8192^3",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "gpm"},
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "gpm", CostTiming::cuda_events},
   };
   return table;
 }
@@ -109,7 +109,11 @@ CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double du
     if (!on_always && !(same_ms(row.duty_on_ms, duty_on_ms) && same_ms(row.duty_period_ms, duty_period_ms)))
       continue;
     if (row.source != source) continue;
-    if (!verdict.estimate || row.slowdown_hi_pct > verdict.estimate->slowdown_hi_pct) verdict.estimate = row;
+    // docs/agent.md#cost-rows-a-record-cites: CUDA-event rows first, then the highest upper end.
+    const auto rank = [](const CostEntry& e) { return e.timing == CostTiming::cuda_events ? 1 : 0; };
+    if (!verdict.estimate || rank(row) > rank(*verdict.estimate) ||
+        (rank(row) == rank(*verdict.estimate) && row.slowdown_hi_pct > verdict.estimate->slowdown_hi_pct))
+      verdict.estimate = row;
   }
   if (verdict.estimate) return verdict;
   if (!model_known) {

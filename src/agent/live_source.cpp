@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <filesystem>
 #include <thread>
 
@@ -226,10 +227,9 @@ LiveSource::LiveSource(std::vector<LiveGpu> gpus, double interval_ms, double pol
     g.meta.run_type = "sustained";
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) == 0) g.meta.host = host;
-    if (in.table) {
-      collect::apply_unit_table(*in.table, g.meta);
-      if (g.meta.gpu.chip.empty() && in.table->chips.size() == 1) g.meta.gpu.chip = in.table->chips.front();
-    }
+    if (g.meta.gpu.chip.empty())
+      g.meta.gpu.chip = collect::chip_for_compute_capability(g.meta.gpu.compute_capability);
+    if (in.table) collect::apply_unit_table(*in.table, g.meta);
     if (in.table && !in.sampler.executable.empty()) {
       in.sampler.interval_ms = interval_ms;
       in.sampler.drain_ms = poll_ms;
@@ -414,6 +414,14 @@ void LiveSource::set_counters(std::size_t gpu, bool on, recording::TimeNs now) {
   if (g.supervisor && !(on && want_gpm(g, now))) g.supervisor->set_wanted(on, now, g.pending);
 }
 
+recording::TimeNs LiveSource::next_due_ns() const {
+  // GPM at its own interval, not at the poll (docs/agent.md#beside-other-profilers).
+  recording::TimeNs due = std::numeric_limits<recording::TimeNs>::max();
+  for (const Gpu& g : gpus_)
+    if (g.on_gpm && g.gpm_sampling) due = std::min(due, g.next_gpm_ns);
+  return due;
+}
+
 std::vector<int> LiveSource::wait_fds() const {
   std::vector<int> fds;
   for (const Gpu& g : gpus_)
@@ -493,14 +501,6 @@ class NvmlTelemetry final : public GpuTelemetry {
   std::vector<recording::ColumnDef> engine_columns_;
 };
 
-const collect::UnitTable* table_for(int compute_capability) {
-  for (const collect::UnitTable& t : collect::unit_tables())
-    if (std::find(t.compute_capabilities.begin(), t.compute_capabilities.end(), compute_capability) !=
-        t.compute_capabilities.end())
-      return &t;
-  return nullptr;
-}
-
 }  // namespace
 
 std::unique_ptr<AgentSource> make_live_source(const LiveOptions& options) {
@@ -528,7 +528,7 @@ std::unique_ptr<AgentSource> make_live_source(const LiveOptions& options) {
     }
     LiveGpu g;
     g.telemetry = std::make_unique<NvmlTelemetry>(nvml, index, start);
-    g.table = table_for(g.telemetry->identity().compute_capability);
+    g.table = collect::unit_table_for_compute_capability(g.telemetry->identity().compute_capability);
     g.sampler.executable = executable;
     if (std::filesystem::path(executable).filename() == "diescope-cupti") g.sampler.leading_args = {"sample"};
     g.sampler.device = index;

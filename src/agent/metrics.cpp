@@ -112,8 +112,8 @@ ExpositionFormat format_for_accept(const std::string& accept) {
                                                                           : ExpositionFormat::prometheus_text;
 }
 
-std::string render_metrics(const std::vector<GpuStatus>& gpus, const AgentInfo& info,
-                           ExpositionFormat format) {
+std::string render_metrics(const std::vector<GpuStatus>& gpus, const AgentInfo& info, ExpositionFormat format,
+                           const std::vector<HostFigure>& host) {
   Writer w(format);
   w.family("diescope_agent_info", "gauge", "The agent's version, method and record schema (value 1).");
   w.sample({{"version", core::kToolVersion},
@@ -223,6 +223,21 @@ std::string render_metrics(const std::vector<GpuStatus>& gpus, const AgentInfo& 
   w.family("diescope_sampler_restarts", "counter",
            "Times the counter sampler was restarted after it failed.");
   for (const GpuStatus& g : gpus) w.sample(gpu_labels(g), static_cast<double>(g.sampler_restarts));
+  if (!host.empty()) {
+    // One family for every host stream: its name is the recording's metric name, which Prometheus
+    // names cannot spell (dots), so it goes in a label beside its scope and unit.
+    w.family("diescope_host_metric", "gauge",
+             "A host probe over the span since the previous publish (min, time-weighted mean, max), under "
+             "the metric name, scope and unit a recording's host stream has.");
+    for (const HostFigure& f : host) {
+      const std::vector<Label> labels = {{"metric", f.descriptor.full_name()},
+                                         {"scope", metrics::scope_word(f.descriptor.scope)},
+                                         {"unit", std::string(metrics::to_string(f.descriptor.unit))}};
+      w.sample(with(labels, {"stat", "min"}), f.min);
+      w.sample(with(labels, {"stat", "mean"}), f.mean);
+      w.sample(with(labels, {"stat", "max"}), f.max);
+    }
+  }
   return w.finish();
 }
 

@@ -1,5 +1,6 @@
 #include "diescope/agent/runner.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <mutex>
@@ -29,9 +30,32 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
 
   std::mutex snapshot_mutex;
   std::vector<GpuStatus> snapshot = agent.status();
+  std::vector<HostFigure> host_snapshot;
+  const recording::TimeNs host_step_ns =
+      options.host
+          ? std::max<recording::TimeNs>(recording::kNsPerMs, std::llround(options.host_interval_ms * 1e6))
+          : 0;
+  recording::TimeNs next_host_mono = core::monotonic_ns();
+  recording::TimeNs next_host_publish_mono = next_host_mono;
+  // Host probes when due; their figures go through the pipeline once a poll (docs/agent.md#host-metrics).
+  auto read_host = [&] {
+    if (!options.host) return;
+    const recording::TimeNs mono = core::monotonic_ns();
+    if (mono < next_host_mono) return;
+    options.host->read(core::realtime_ns(), mono);
+    next_host_mono += host_step_ns;
+    if (next_host_mono <= mono) next_host_mono = mono + host_step_ns;  // behind: skip, never burst
+  };
   auto publish = [&] {
+    std::vector<HostFigure> host;
+    const bool host_due = options.host && core::monotonic_ns() >= next_host_publish_mono;
+    if (host_due) {
+      host = options.host->publish(core::realtime_ns());
+      next_host_publish_mono = core::monotonic_ns() + std::llround(agent.settings().poll_ms * 1e6);
+    }
     std::lock_guard lock(snapshot_mutex);
     snapshot = agent.status();
+    if (host_due) host_snapshot = std::move(host);
   };
 
   std::optional<MetricsServer> server;
@@ -39,13 +63,15 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
     server.emplace(*options.listen, [&](const std::string& accept) {
       const ExpositionFormat format = format_for_accept(accept);
       std::vector<GpuStatus> copy;
+      std::vector<HostFigure> host_copy;
       {
         std::lock_guard lock(snapshot_mutex);
         copy = snapshot;
+        host_copy = host_snapshot;
       }
       return HttpReply{
           200, format == ExpositionFormat::openmetrics ? kOpenMetricsContentType : kPrometheusContentType,
-          render_metrics(copy, info, format)};
+          render_metrics(copy, info, format, host_copy)};
     });
     log("serving /metrics on http://" + server->address() + "/metrics");
     if (options.on_listening) options.on_listening(server->address());
@@ -91,6 +117,7 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
   const double speed = agent.source().speed();
   const recording::TimeNs poll_wall_ns = static_cast<recording::TimeNs>(agent.settings().poll_ms * 1e6);
   for (;;) {
+    read_host();
     std::vector<AgentRecord> records = agent.step();
     write(records);
     publish();
@@ -103,6 +130,8 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
       wait_ns = std::clamp<recording::TimeNs>(
           static_cast<recording::TimeNs>(static_cast<double>(until_due) / speed), 0, poll_wall_ns);
     }
+    if (options.host)
+      wait_ns = std::clamp<recording::TimeNs>(next_host_mono - core::monotonic_ns(), 0, wait_ns);
     std::vector<pollfd> fds;
     if (options.stop_fd >= 0) fds.push_back({options.stop_fd, POLLIN, 0});
     const bool watch_source = !agent.ended();

@@ -1,6 +1,8 @@
 // Hardware state over a span (clocks, throttle reasons, power limits) and hygiene.
+#include <algorithm>
 #include <limits>
 #include <memory>
+#include <set>
 
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/core/error.hpp"
@@ -217,6 +219,24 @@ Hygiene hygiene_of(const recording::RecordSource& source) {
         hygiene.exited_holders = std::max(hygiene.exited_holders, reading.exited);
       });
   hygiene.clock_jumps = source.side().clock_jumps;
+  // Who held the GPU: replay the holder records (written at each change of the lists, in time order)
+  // and keep the most "other" pids present at once.
+  // No holder record at all: an older recording, the agent's (it keeps counts only), or lists that
+  // never held anyone; the counts above say all there is.
+  hygiene.holders_recorded = !source.side().holders.empty();
+  std::set<std::int64_t> present;
+  for (const recording::GpuHolder& h : source.side().holders) {
+    if (h.role == recording::HolderRole::gone) {
+      present.erase(h.pid);
+      continue;
+    }
+    if (h.role != recording::HolderRole::other) continue;
+    present.insert(h.pid);
+    hygiene.other_processes_max = std::max(hygiene.other_processes_max, static_cast<int>(present.size()));
+    const bool known = std::any_of(hygiene.other_processes.begin(), hygiene.other_processes.end(),
+                                   [&](const OtherProcess& p) { return p.pid == h.pid; });
+    if (!known) hygiene.other_processes.push_back({h.pid, h.name, h.ts_ns});
+  }
   return hygiene;
 }
 

@@ -41,6 +41,7 @@ struct AgentArgs {
   std::vector<std::string> sampler_args;
   std::vector<int> gpus;
   std::string source = "auto";
+  double host_interval_ms = 100;
 };
 
 std::filesystem::path default_db_path() {
@@ -67,6 +68,10 @@ int run(const AgentArgs& a) {
   if (!(a.interval_ms >= 0.1 && a.interval_ms <= 10'000))
     throw core::UsageError(fmt::format("--interval-ms {:g} is out of range", a.interval_ms),
                            "give a sample interval from 0.1 to 10000 ms (default 10)");
+  if (!(a.host_interval_ms == 0 || (a.host_interval_ms >= 1 && a.host_interval_ms <= 60'000)))
+    throw core::UsageError(
+        fmt::format("--host-interval-ms {:g} is out of range", a.host_interval_ms),
+        "give a host probe interval from 1 to 60000 ms, or 0 for no host probes (default 100)");
   if (a.db_given && a.db.empty())
     throw core::UsageError(
         "--db was given an empty path",
@@ -129,8 +134,17 @@ int run(const AgentArgs& a) {
   log_line(fmt::format("counters on {} ms of every {} ms; drain every {} ms",
                        std::min(a.duty_on_ms, a.duty_period_ms), a.duty_period_ms, a.poll_ms));
 
+  // The host probes read this host, so only a live agent runs them (docs/agent.md#host-metrics).
+  std::unique_ptr<agent::HostMetrics> host;
+  if (a.replay.empty() && a.host_interval_ms > 0) {
+    host = std::make_unique<agent::HostMetrics>();
+    log_line(fmt::format("host probes every {} ms, on /metrics as diescope_host_metric", a.host_interval_ms));
+  }
+
   agent::Agent core(*source, clock, settings);
   agent::RunnerOptions run_options;
+  run_options.host = host.get();
+  run_options.host_interval_ms = a.host_interval_ms;
   run_options.store = store.get();
   run_options.retention_days = a.retention_days;
   run_options.ndjson = a.ndjson ? stdout : nullptr;
@@ -184,6 +198,9 @@ std::function<int()> setup_agent(CLI::App& sub) {
                  "where chip samples come from: pm (CUPTI PM sampling), gpm (NVML GPM), auto (PM sampling, "
                  "and GPM whenever another profiler runs, so the agent never blocks one; default)")
       ->check(CLI::IsMember({"pm", "gpm", "auto"}));
+  add_number(sub, "--host-interval-ms", args->host_interval_ms,
+             "read the host's CPU, memory and disks every this many ms for /metrics (default 100; 0: off; "
+             "live only)");
   return [args, db, listen] {
     args->db_given = db->count() > 0;
     args->listen_given = listen->count() > 0;

@@ -499,4 +499,9 @@ std::vector<EnvelopeSeries> Pipeline::finish() {
   return out;
 }
 
+bool value_covers_interval(const MetricDescriptor& d) {
+  return d.unit == Unit::pct || d.unit == Unit::ratio || d.unit == Unit::bytes_per_second ||
+         d.unit == Unit::hz;
+}
+
 }  // namespace diescope::metrics

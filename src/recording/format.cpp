@@ -84,6 +84,26 @@ RunEnding parse_run_ending(std::string_view text) {
   return {RunEnding::Way::other, 0, std::string(text)};
 }
 
+std::string_view holder_role_text(HolderRole role) {
+  switch (role) {
+    case HolderRole::command:
+      return "command";
+    case HolderRole::diescope:
+      return "diescope";
+    case HolderRole::other:
+      return "other";
+    case HolderRole::gone:
+      return "gone";
+  }
+  return "other";
+}
+
+std::optional<HolderRole> holder_role_from_text(std::string_view word) {
+  for (HolderRole r : {HolderRole::command, HolderRole::diescope, HolderRole::other, HolderRole::gone})
+    if (holder_role_text(r) == word) return r;
+  return std::nullopt;
+}
+
 std::string run_ending_text(const RunEnding& ending) {
   switch (ending.way) {
     case RunEnding::Way::unstated:

@@ -85,6 +85,9 @@ std::string syntax(std::type_identity<HostStream>, const RecordingMeta&) {
 std::string syntax(std::type_identity<HostTask>, const RecordingMeta&) {
   return "task TIME_NS PID PPID [NAME]";
 }
+std::string syntax(std::type_identity<GpuHolder>, const RecordingMeta&) {
+  return "holder TIME_NS PID command|diescope|other|gone [NAME]";
+}
 std::string syntax(std::type_identity<Mark>, const RecordingMeta&) {
   return "mark TIME_NS start|stop";
 }
@@ -541,6 +544,19 @@ void parse_fields(Fields& f, const Shared&, HostTask& out) {
   out.name = f.text("process name");
 }
 
+void parse_fields(Fields& f, const Shared&, GpuHolder& out) {
+  out.ts_ns = f.time();
+  out.pid = f.integer("pid");
+  if (out.pid <= 0) f.fail("a pid must be above 0");
+  const std::string_view w = f.word("role");
+  const std::optional<HolderRole> role = holder_role_from_text(w);
+  if (!role) f.fail("the holder role '" + recfmt::excerpt(w) + "' is none of command, diescope, other, gone");
+  out.role = *role;
+  out.name = f.text("process name");
+  if (out.role == HolderRole::gone && !out.name.empty())
+    f.fail("a process that left the lists carries no name");
+}
+
 void parse_fields(Fields& f, const Shared&, Mark& out) {
   out.ts_ns = f.time();
   const std::string_view w = f.word("start or stop");
@@ -698,6 +714,7 @@ long check_first_line(const std::string& path, std::string_view line) {
 int first_version_with(std::size_t kind) {
   const bool host =
       kind == kind_index<HostSample> || kind == kind_index<HostStream> || kind == kind_index<HostTask>;
+  if (kind == kind_index<GpuHolder>) return 3;
   return host ? 2 : 1;
 }
 

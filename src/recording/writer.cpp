@@ -273,6 +273,23 @@ void append_fields(std::string& out, const HostStream& h) {
   }
 }
 
+void check_fields(const GpuHolder& h, const RecordingMeta&, const Reject& reject) {
+  if (h.pid <= 0) reject("holder " + std::to_string(h.pid) + ": a pid must be above 0");
+  if (h.role == HolderRole::gone && !h.name.empty())
+    reject("holder " + std::to_string(h.pid) + ": a process that left the lists carries no name");
+}
+void append_fields(std::string& out, const GpuHolder& h) {
+  recfmt::append_integer(out, h.ts_ns);
+  out += ' ';
+  recfmt::append_integer(out, h.pid);
+  out += ' ';
+  out += holder_role_text(h.role);
+  if (!h.name.empty()) {
+    out += ' ';
+    recfmt::append_escaped(out, h.name);
+  }
+}
+
 void check_fields(const HostTask& t, const RecordingMeta&, const Reject& reject) {
   if (t.pid <= 0 || t.ppid < 0)
     reject("task " + std::to_string(t.pid) + ": a pid must be above 0 and a parent's 0 or more");

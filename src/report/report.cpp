@@ -361,6 +361,20 @@ json hygiene_json(const analysis::Hygiene& h, recording::TimeNs run_start_ns) {
   put_int(o, "graphics_holders_max", h.graphics_holders_max.value_or(0), h.graphics_holders_max.has_value(),
           unread);
   o["exited_holders"] = h.exited_holders;
+  if (h.holders_recorded) {
+    json others = json::array();
+    for (const analysis::OtherProcess& p : h.other_processes)
+      others.push_back(json{{"pid", p.pid},
+                            {"name", p.name},
+                            {"first_s", static_cast<double>(p.first_ns - run_start_ns) * 1e-9}});
+    o["other_processes"] = others;
+    o["other_processes_max"] = h.other_processes_max;
+  } else {
+    const char* no_pids =
+        "the recording keeps no pids of the processes on the GPU (an older recording, or the agent's)";
+    put_null(o, "other_processes", no_pids);
+    put_null(o, "other_processes_max", no_pids);
+  }
   if (const std::string shared = shared_gpu_words(h); !shared.empty()) o["shared"] = shared;
   json jumps = json::array();
   for (const recording::ClockJump& j : h.clock_jumps)

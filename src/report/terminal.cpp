@@ -261,9 +261,14 @@ std::string render_terminal(const json& report) {
   std::string out;
 
   // First line: says partial before anything else when the counters did not cover the run.
+  // An empty name (a recording whose chip nothing named) reads as unknown, never as "(, driver".
+  const auto named = [&](const char* key, const char* fallback) {
+    const std::string value = text(gpu, key);
+    return value.empty() ? std::string(fallback) : value;
+  };
   std::string title = fmt::format("{} ({}, driver {}), {} run, {:.2f} s, method {}",
-                                  text(gpu, "model", "unknown GPU"), text(gpu, "chip", "unknown chip"),
-                                  text(gpu, "driver", "unknown"), text(report, "run_type", "single"),
+                                  named("model", "unknown GPU"), named("chip", "unknown chip"),
+                                  named("driver", "unknown"), text(report, "run_type", "single"),
                                   number(results, "span_s").value_or(0.0), report.value("method", 0));
   if (gate.value("partial", false))
     out += "diescope: " + text(gate, "wording") + ": " + title + "\n";

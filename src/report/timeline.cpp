@@ -74,12 +74,6 @@ std::string entity_title(const std::string& entity) {
 
 }  // namespace
 
-bool host_value_covers_interval(const metrics::MetricDescriptor& d) {
-  using metrics::Unit;
-  return d.unit == Unit::pct || d.unit == Unit::ratio || d.unit == Unit::bytes_per_second ||
-         d.unit == Unit::hz;
-}
-
 std::vector<HostPanel> host_panels(const Timeline& timeline, std::size_t max_lines) {
   const std::vector<std::size_t> host = timeline.of(Role::host);
   std::vector<metrics::TaggedSeries> tagged;
@@ -305,7 +299,7 @@ Timeline TimelineBuilder::finish(const ReportInput& input) {
       for (const recording::HostValue& v : h.values) {
         auto it = host_.find(v.id);
         if (it == host_.end()) continue;
-        if (host_value_covers_interval(p.descriptor(it->second))) {
+        if (metrics::value_covers_interval(p.descriptor(it->second))) {
           auto prev = previous.find(v.id);
           if (prev != previous.end() && prev->second < h.ts_ns)
             p.span(it->second, prev->second, h.ts_ns, v.value);

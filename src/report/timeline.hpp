@@ -61,11 +61,6 @@ struct HostPanel {
 };
 std::vector<HostPanel> host_panels(const Timeline& timeline, std::size_t max_lines);
 
-// A host stream's value covers the time since the stream's previous value when it is a rate or a
-// share of time (per second, percent, ratio); otherwise (bytes, counts, requests) it is the level at
-// its time (docs/recording-format.md#host-streams).
-bool host_value_covers_interval(const metrics::MetricDescriptor& d);
-
 struct TimelineOptions {
   std::size_t max_bins = 1000;
   double smooth_s = 0;  // boxcar kernel; 0: none

@@ -160,9 +160,25 @@ std::string gpu_util_covers_words(const analysis::SpanResults& span) {
 }
 
 std::string shared_gpu_words(const analysis::Hygiene& hygiene) {
-  // The lists count every holder, the measured command's processes included, and record no PIDs or
-  // names: two or more at once is what says another may have shared the counters
-  // (docs/method.md#shared-gpus-in-the-headline).
+  // With holder records the other processes are known by pid and name: they, and only they, make
+  // the GPU shared (docs/method.md#shared-gpus-in-the-headline).
+  if (hygiene.holders_recorded) {
+    const auto& others = hygiene.other_processes;
+    if (others.empty()) return {};
+    constexpr std::size_t kNamed = 5;  // a headline line, not a process table
+    std::string list;
+    for (std::size_t i = 0; i < others.size() && i < kNamed; ++i)
+      list += fmt::format("{}{} (pid {})", i == 0 ? "" : ", ",
+                          others[i].name.empty() ? "name not readable" : others[i].name, others[i].pid);
+    if (others.size() > kNamed) list += fmt::format(" and {} more", others.size() - kNamed);
+    return fmt::format(
+        "{} other process{} used the GPU during the run, at most {} at once: {}; chip figures are "
+        "device-wide: the counters see every process on the GPU",
+        others.size(), others.size() == 1 ? "" : "es", hygiene.other_processes_max, list);
+  }
+  // Without them (older recordings, the agent's) the lists count every holder, the measured
+  // command's processes included: two or more at once is what says another may have shared the
+  // counters.
   const int compute = hygiene.compute_holders_max.value_or(0);
   const int graphics = hygiene.graphics_holders_max.value_or(0);
   if (compute + graphics < 2) return {};

@@ -174,6 +174,41 @@ TEST(AgentBesideProfilers, SourcePmNeverReadsGpm) {
   fs::remove_all(proc);
 }
 
+// GPM is read at its own 100 ms, not at the agent's polls (docs/agent.md#beside-other-profilers):
+// with polls every 500 ms, a loop that sleeps until the agent's next due time, as the runner's does,
+// takes a GPM sample about every 100 ms.
+TEST(AgentBesideProfilers, GpmIsReadEvery100MsBetweenPolls) {
+  std::vector<LiveGpu> gpus(1);
+  gpus[0].telemetry = std::make_unique<GpmTelemetry>();
+  gpus[0].table = &test::two_unit_table();
+  ChipSourcePolicy policy;
+  policy.source = collect::ChipSource::gpm;
+  LiveSource source(std::move(gpus), 100, 500, {}, {}, policy);
+  SystemClock clock;
+  AgentSettings settings;
+  settings.poll_ms = 500;
+  settings.duty_on_ms = 60000;  // always on
+  settings.duty_period_ms = 60000;
+  Agent agent(source, clock, settings);
+  const int before = collect::fake_nvml::state().gpm_samples_taken;
+  const auto until = std::chrono::steady_clock::now() + 1050ms;
+  int steps = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    agent.step();
+    ++steps;
+    const recording::TimeNs wait = agent.next_due_ns() - agent.now_ns();
+    EXPECT_LE(wait, 100 * recording::kNsPerMs + recording::kNsPerMs)
+        << "the next GPM sample is due within 100 ms";
+    std::this_thread::sleep_for(std::chrono::nanoseconds(std::max<recording::TimeNs>(wait, 0)));
+  }
+  // 1.05 s at 100 ms: the first pair at the start, then about 10 samples (at least 8 allowing for a
+  // slow test machine); at the polls alone it would be 3.
+  const int taken = collect::fake_nvml::state().gpm_samples_taken - before;
+  EXPECT_GE(taken, 8) << steps << " steps";
+  EXPECT_LE(taken, 13);
+  agent.finish("test");
+}
+
 TEST(AgentBesideProfilers, SourceGpmStartsOnGpm) {
   std::vector<LiveGpu> gpus(1);
   gpus[0].telemetry = std::make_unique<GpmTelemetry>();

@@ -156,18 +156,32 @@ TEST(CostTable, H200RowsCoverTheDefaultAndAlwaysOn) {
             std::string::npos);
 }
 
-TEST(CostTable, SeveralWorkloadsGiveTheHighestUpperEndAndSourcesStayApart) {
-  // A table made up for this test only (not a measurement).
+TEST(CostTable, CudaEventRowsComeFirstThenTheHighestUpperEndAndSourcesStayApart) {
+  // A table made up for this test only (not a measurement). docs/agent.md#cost-rows-a-record-cites.
+  const auto events = CostTiming::cuda_events;
   std::vector<CostEntry> table = {
-      CostEntry{"GPU A", 10, 0, 0, -0.1, 0.2, 8, 0.3, "FFMA", "test"},
+      CostEntry{"GPU A", 10, 0, 0, -0.1, 0.2, 8, 0.3, "FFMA", "test", "pm", events},
       CostEntry{"GPU A", 10, 0, 0, -1.1, 4.8, 13, 15, "ResNet-50", "test"},
-      CostEntry{"GPU A", 10, 0, 0, 0.0, 0.4, 8, 0.3, "STREAM copy", "test"},
-      CostEntry{"GPU A", 100, 0, 0, -0.2, 0.1, 8, 0.3, "FFMA", "test"},
+      CostEntry{"GPU A", 10, 0, 0, 0.0, 0.4, 8, 0.3, "STREAM copy", "test", "pm", events},
+      CostEntry{"GPU A", 10, 2000, 60000, 6.1, 10.0, 3, 60, "ResNet-50", "test"},
+      CostEntry{"GPU A", 20, 0, 0, -1.0, 2.0, 5, 15, "ResNet-50", "test"},
+      CostEntry{"GPU A", 20, 0, 0, -0.5, 3.0, 5, 15, "BERT", "test"},
+      CostEntry{"GPU A", 100, 0, 0, -0.2, 0.1, 8, 0.3, "FFMA", "test", "gpm", events},
   };
-  table.back().source = "gpm";
+  // Always on at 10 ms: the CUDA-event rows answer (0.2 and 0.4), and STREAM copy's 0.4 is the
+  // higher upper end; ResNet-50's 4.8, higher still, is throughput-timed and does not answer.
   auto v = cost_for("GPU A", 10, 0, 0, kMains, &table);
   ASSERT_TRUE(v.estimate);
-  EXPECT_EQ(v.estimate->workload, "ResNet-50");  // 4.8 is the highest upper end at 10 ms
+  EXPECT_EQ(v.estimate->workload, "STREAM copy");
+  EXPECT_DOUBLE_EQ(v.estimate->slowdown_hi_pct, 0.4);
+  // A duty setting only a throughput-timed row covers: that row.
+  v = cost_for("GPU A", 10, 2000, 60000, kMains, &table);
+  ASSERT_TRUE(v.estimate);
+  EXPECT_DOUBLE_EQ(v.estimate->slowdown_hi_pct, 10.0);
+  // Only throughput-timed rows at 20 ms: the highest upper end among them, BERT's 3.0.
+  v = cost_for("GPU A", 20, 0, 0, kMains, &table);
+  ASSERT_TRUE(v.estimate);
+  EXPECT_EQ(v.estimate->workload, "BERT");
   // GPM's row answers only a GPM record, and a PM record at 100 ms has none.
   v = cost_for("GPU A", 100, 0, 0, kMains, &table, "gpm");
   ASSERT_TRUE(v.estimate);
@@ -204,6 +218,24 @@ TEST(CostTable, MatchesModelIntervalAndSetting) {
   v = cost_for("GPU B", 10, 2000, 60000, kMains, &table);
   EXPECT_FALSE(v.estimate);
   EXPECT_NE(v.reason.find("no figures for GPU B"), std::string::npos) << v.reason;
+}
+
+// The H200 table: an always-on record at 10 ms cites a row timed by CUDA events on a stable workload,
+// not ResNet-50's -1.1% to 4.8% (docs/agent.md#cost-rows-a-record-cites), and its upper end is
+// under the 1% goal; so do records at 1 ms and GPM's at 100 ms.
+TEST(CostTable, H200AlwaysOnRecordsCiteTheCudaEventRows) {
+  for (const auto& [interval, source] :
+       std::vector<std::pair<double, std::string>>{{10, "pm"}, {1, "pm"}, {100, "gpm"}}) {
+    const CostVerdict v = cost_for("NVIDIA H200", interval, 0, 0, kMains, nullptr, source);
+    ASSERT_TRUE(v.estimate) << interval << " " << v.reason;
+    EXPECT_EQ(v.estimate->timing, CostTiming::cuda_events) << interval;
+    EXPECT_EQ(v.estimate->workload.find("ResNet-50"), std::string::npos) << interval;
+    EXPECT_LT(v.estimate->slowdown_hi_pct, 1.0) << interval;
+  }
+  // The default duty setting has only its ResNet-50 row.
+  const CostVerdict duty = cost_for("NVIDIA H200", 10, 2000, 60000, kMains);
+  ASSERT_TRUE(duty.estimate);
+  EXPECT_EQ(duty.estimate->timing, CostTiming::workload_throughput);
 }
 
 // Every row was measured on mains power: a record on battery, with a changed source or an unreadable

@@ -140,6 +140,54 @@ TEST(Hygiene, UnreadableProcessListIsNullopt) {
   EXPECT_FALSE(a.hygiene.graphics_holders_max.has_value());
 }
 
+TEST(Hygiene, OtherProcessesByPidAndTheMostAtOnce) {
+  // docs/method.md#shared-gpus-in-the-headline. Replayed by hand:
+  //   100 ms: command 10, diescope 11, other 20 -> others {20}         (1)
+  //   300 ms: other 21                           -> others {20, 21}     (2)
+  //   500 ms: 20 gone; other 22                  -> others {21, 22}     (2)
+  //   700 ms: 21 gone, 22 gone; other 20 again   -> others {20}         (1)
+  // Four other processes were seen (20 counted once), at most 2 at once; the command's and
+  // diescope's pids are never others.
+  Builder b = with_samples();
+  using recording::GpuHolder;
+  using recording::HolderRole;
+  b.rec.list<recording::ProcessReading>().push_back(recording::ProcessReading{at_ms(100), 3, 0, 0});
+  auto& h = b.rec.side_records.holders;
+  h.push_back(GpuHolder{at_ms(100), 10, HolderRole::command, "python3"});
+  h.push_back(GpuHolder{at_ms(100), 11, HolderRole::diescope, "diescope-cupti"});
+  h.push_back(GpuHolder{at_ms(100), 20, HolderRole::other, "ncu"});
+  h.push_back(GpuHolder{at_ms(300), 21, HolderRole::other, ""});
+  h.push_back(GpuHolder{at_ms(500), 20, HolderRole::gone, ""});
+  h.push_back(GpuHolder{at_ms(500), 22, HolderRole::other, "dcgmi"});
+  h.push_back(GpuHolder{at_ms(700), 21, HolderRole::gone, ""});
+  h.push_back(GpuHolder{at_ms(700), 22, HolderRole::gone, ""});
+  h.push_back(GpuHolder{at_ms(700), 20, HolderRole::other, "ncu"});
+  const analysis::Analysis a = b.analyze();
+  EXPECT_TRUE(a.hygiene.holders_recorded);
+  EXPECT_EQ(a.hygiene.other_processes_max, 2);
+  ASSERT_EQ(a.hygiene.other_processes.size(), 3u);
+  EXPECT_EQ(a.hygiene.other_processes[0].pid, 20);
+  EXPECT_EQ(a.hygiene.other_processes[0].name, "ncu");
+  EXPECT_EQ(a.hygiene.other_processes[0].first_ns, at_ms(100));
+  EXPECT_EQ(a.hygiene.other_processes[1].pid, 21);
+  EXPECT_EQ(a.hygiene.other_processes[1].name, "");
+  EXPECT_EQ(a.hygiene.other_processes[2].pid, 22);
+  EXPECT_EQ(a.hygiene.other_processes[2].first_ns, at_ms(500));
+}
+
+TEST(Hygiene, OnlyTheCommandsAndDiescopesProcessesAreNotShared) {
+  Builder b = with_samples();
+  auto& h = b.rec.side_records.holders;
+  h.push_back(recording::GpuHolder{at_ms(100), 10, recording::HolderRole::command, "python3"});
+  h.push_back(recording::GpuHolder{at_ms(100), 12, recording::HolderRole::command, "pt_data_worker"});
+  const analysis::Analysis a = b.analyze();
+  EXPECT_TRUE(a.hygiene.holders_recorded);
+  EXPECT_TRUE(a.hygiene.other_processes.empty());
+  EXPECT_EQ(a.hygiene.other_processes_max, 0);
+  // Without holder records nothing is known by pid.
+  EXPECT_FALSE(with_samples().analyze().hygiene.holders_recorded);
+}
+
 TEST(Hygiene, ClockJumpsListed) {
   Builder b = with_samples();
   b.rec.side_records.clock_jumps.push_back(recording::ClockJump{at_ms(500), 2 * recording::kNsPerSecond});

@@ -350,6 +350,47 @@ TEST_F(RunCollect, SourceGpmStartsNoSampler) {
   EXPECT_TRUE(outcome.warnings.empty()) << outcome.warnings[0];
   auto source = recording::open_recording(outcome.recordings[0].path);
   EXPECT_EQ(notes_about(*source, "chip samples come from NVML GPM every 100 ms (--source gpm)").size(), 1u);
+  // No CUPTI sampler named the chip: the fake's compute capability 9.0 does (the Hopper table lists
+  // one chip), so the headline reads "NVIDIA H200 (GH100, ...", not "(, driver".
+  EXPECT_EQ(source->meta().gpu.chip, "GH100");
+}
+
+TEST_F(RunCollect, GpmOnAComputeCapabilityOfSeveralChipsLeavesTheChipUnnamed) {
+  // Compute capability 12.0 is the Blackwell table, which lists five chips: none is guessed.
+  fake_nvml::state().cc_major = 12;
+  auto o = options({"/bin/sh", "-c", "sleep 0.2"});
+  o.sampler_executable = "/nonexistent/diescope-cupti";
+  o.source = ChipSource::gpm;
+  RunOutcome outcome = record_run(o, *nvml_);
+  auto source = recording::open_recording(outcome.recordings[0].path);
+  EXPECT_EQ(source->meta().gpu.chip, "");
+}
+
+TEST_F(RunCollect, OtherProcessesOnTheListsAreRecordedByPidNameAndRole) {
+  // docs/recording-format.md#gpu-holders: the fake's compute list holds another process (pid 1,
+  // which is in no one's tree but its own) and this test's own process (diescope's role: the
+  // collector runs in it).
+  std::string init_name;
+  std::getline(std::ifstream("/proc/1/comm"), init_name);
+  ASSERT_FALSE(init_name.empty()) << "/proc/1/comm cannot be read here";
+  const auto self = static_cast<unsigned>(::getpid());
+  fake_nvml::state().compute_pids = {1u, self};
+  auto o = options({"/bin/sh", "-c", "sleep 0.3"});
+  o.sampler_executable = "/nonexistent/diescope-cupti";
+  o.source = ChipSource::gpm;
+  RunOutcome outcome = record_run(o, *nvml_);
+  auto source = recording::open_recording(outcome.recordings[0].path);
+  const auto& holders = source->side().holders;
+  ASSERT_EQ(holders.size(), 2u);  // new pids ascending: 1, then this process
+  EXPECT_EQ(holders[0].pid, 1);
+  EXPECT_EQ(holders[0].role, recording::HolderRole::other);
+  EXPECT_EQ(holders[0].name, init_name);
+  EXPECT_EQ(holders[1].pid, static_cast<std::int64_t>(self));
+  EXPECT_EQ(holders[1].role, recording::HolderRole::diescope);
+  const analysis::Analysis a = analysis::analyze(*source);
+  ASSERT_EQ(a.hygiene.other_processes.size(), 1u);
+  EXPECT_EQ(a.hygiene.other_processes[0].pid, 1);
+  EXPECT_EQ(a.hygiene.other_processes_max, 1);
 }
 
 TEST(ChipSourceNames, RoundTrip) {

@@ -84,6 +84,15 @@ TEST(UnitTables, EveryArchitectureTheMethodNamesIsCovered) {
   EXPECT_EQ(unit_table_by_name("hopper-gh100")->architecture, "Hopper");
 }
 
+TEST(UnitTables, ChipOfAComputeCapabilityOnlyWhenItsTableListsOne) {
+  EXPECT_EQ(unit_table_for_compute_capability(90)->name, "hopper-gh100");
+  EXPECT_EQ(chip_for_compute_capability(90), "GH100");  // Hopper's table: GH100 alone
+  EXPECT_EQ(chip_for_compute_capability(80), "GA100");  // Ampere's data-centre table: GA100 alone
+  EXPECT_EQ(chip_for_compute_capability(120), "");      // Blackwell's: five chips, none guessed
+  EXPECT_EQ(unit_table_for_compute_capability(70), nullptr);
+  EXPECT_EQ(chip_for_compute_capability(70), "");  // Volta: no table
+}
+
 TEST(UnitTables, DiagnosticsTheMethodAsksForWhereTheyFit) {
   auto keys = [](const std::vector<recording::ColumnDef>& columns) {
     std::set<std::string> out;

@@ -95,8 +95,8 @@ TEST_F(BadInput, MagicWithoutVersion) {
 
 TEST_F(BadInput, WrongVersionSaysWhichIsSupported) {
   const std::string msg =
-      expect_input_error(raw("diescope-recording 3\nmeta {}\n"), 1, "version 3 is not supported");
-  EXPECT_NE(msg.find("reads versions 1 to 2"), std::string::npos) << msg;
+      expect_input_error(raw("diescope-recording 4\nmeta {}\n"), 1, "version 4 is not supported");
+  EXPECT_NE(msg.find("reads versions 1 to 3"), std::string::npos) << msg;
   expect_input_error(raw("diescope-recording 0\n"), 1, "version 0 is not supported");
 }
 
@@ -143,7 +143,7 @@ TEST_F(BadInput, MetaWrongTypesAndValues) {
   expect_input_error(dir_ / "t3.dsrec", 2, "'units[0].recipe.combine'");
   write_bytes(dir_ / "t4.dsrec", header_with("\"key\":\"dram\"", "\"key\":\"fp32\""));
   expect_input_error(dir_ / "t4.dsrec", 2, "used twice");
-  write_bytes(dir_ / "t5.dsrec", header_with("\"format_version\":2", "\"format_version\":1"));
+  write_bytes(dir_ / "t5.dsrec", header_with("\"format_version\":3", "\"format_version\":1"));
   expect_input_error(dir_ / "t5.dsrec", 2, "differs from line 1");
   write_bytes(dir_ / "t6.dsrec", header_with("\"run_type\":\"round\"", "\"run_type\":\"many\""));
   expect_input_error(dir_ / "t6.dsrec", 2, "'run_type'");

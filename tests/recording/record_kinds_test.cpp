@@ -12,13 +12,14 @@
 namespace diescope {
 namespace {
 
-static_assert(recording::kKindCount == 15);
+static_assert(recording::kKindCount == 16);
 static_assert(recording::kind_index<recording::ChipSample> == 0);
 static_assert(recording::kind_index<recording::ProcessReading> == 6);
 static_assert(recording::kind_index<recording::HostSample> == 7);
 static_assert(recording::kind_index<recording::Mark> == 8);
 static_assert(recording::kind_index<recording::HostStream> == 12);
-static_assert(recording::kind_index<recording::RunEnd> == 14);
+static_assert(recording::kind_index<recording::GpuHolder> == 14);
+static_assert(recording::kind_index<recording::RunEnd> == 15);
 static_assert(recording::kind_index<recording::Mark, recording::SideKinds> == 0);
 static_assert(recording::is_stream_kind<recording::EngineReading> &&
               !recording::is_stream_kind<recording::Note>);
@@ -31,14 +32,14 @@ TEST(RecordKinds, WordsFollowTheFormatsTableOfRecords) {
   const std::vector<std::string_view> words(recording::kKindWords.begin(), recording::kKindWords.end());
   EXPECT_EQ(words, (std::vector<std::string_view>{"chip", "util", "clock", "throttle", "power", "engine",
                                                   "proc", "host", "mark", "counters", "note", "jump",
-                                                  "hstream", "task", "end"}));
+                                                  "hstream", "task", "holder", "end"}));
 }
 
 TEST(RecordKinds, WalksVisitEachKindInOrder) {
   std::string side;
   recording::for_each_kind<recording::SideKinds>(
       [&]<typename Record>(std::type_identity<Record>) { side += std::string(Record::kKindWord) + " "; });
-  EXPECT_EQ(side, "mark counters note jump hstream task end ");
+  EXPECT_EQ(side, "mark counters note jump hstream task holder end ");
 
   std::string at;
   recording::with_kind_at<recording::RecordKinds>(

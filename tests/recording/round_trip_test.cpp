@@ -41,7 +41,7 @@ TEST(RecordingRoundTrip, MetaKeepsEveryField) {
   }
   const auto r = recording::open_recording(dir / "meta.dsrec");
   const recording::RecordingMeta& got = r->meta();
-  EXPECT_EQ(got.format_version, 2);
+  EXPECT_EQ(got.format_version, 3);
   EXPECT_TRUE(std::isnan(got.host_interval_ms));  // no host probes: null
   EXPECT_EQ(got.tool_version, m.tool_version);
   EXPECT_EQ(got.method, m.method);
@@ -89,8 +89,9 @@ struct Written {
   recording::RunEnd end;
 };
 
-// The host kinds (host, hstream, task) round-trip in host_streams_test.cpp.
-static_assert(recording::kKindCount == 12 + 3,
+// The host kinds (host, hstream, task) round-trip in host_streams_test.cpp, holder in
+// gpu_holders_test.cpp.
+static_assert(recording::kKindCount == 12 + 3 + 1,
               "every_kind() and the round trip below write every record kind: add the new one");
 
 Written every_kind(recording::TimeNs t0) {
@@ -308,7 +309,7 @@ TEST(RecordingRoundTrip, NanIsWrittenAsNanAndThrottleReasonsAsNames) {
   EXPECT_NE(text.find("\nthrottle 1700000000000000001 -\n"), std::string::npos);
   EXPECT_NE(text.find("\nthrottle 1700000000000000002 ?\n"), std::string::npos);
   EXPECT_NE(text.find("\nnote 1700000000000000000 x a\\nb\\\\c\n"), std::string::npos);
-  EXPECT_EQ(text.rfind("diescope-recording 2\nmeta {", 0), 0u);
+  EXPECT_EQ(text.rfind("diescope-recording 3\nmeta {", 0), 0u);
 }
 
 TEST(RecordingRoundTrip, ReaderAcceptsWhatOtherToolsMayWrite) {

@@ -200,6 +200,15 @@ TEST(Terminal, GpuUtilWithoutChipSamplesIsOverTheWholeRunAndWindow) {
   EXPECT_EQ(report::render_terminal(json::parse(report::dump_report(r))), text);
 }
 
+// A recording whose chip nothing named (GPM on a compute capability of several chips) reads as
+// unknown in the first line, never as "(, driver".
+TEST(Terminal, AnUnnamedChipReadsAsUnknown) {
+  analysis::Analysis a = hopper_analysis();
+  a.meta.gpu.chip.clear();
+  const std::string text = render(a);
+  EXPECT_EQ(text.rfind("diescope: NVIDIA H200 (unknown chip, driver 580.159), single run", 0), 0u) << text;
+}
+
 // Another process on the GPU: the headline says so right after the calibration line, as report.json's
 // hygiene does (docs/method.md#shared-gpus-in-the-headline).
 TEST(Terminal, OtherProcessesOnTheGpuAreInTheHeadline) {
@@ -221,6 +230,54 @@ TEST(Terminal, OtherProcessesOnTheGpuAreInTheHeadline) {
   json alone = report::build_report(hopper_analysis());
   EXPECT_FALSE(alone["hygiene"].contains("shared"));
   EXPECT_EQ(report::render_terminal(alone).find("shared GPU"), std::string::npos);
+}
+
+// With holder records the line names the other processes, by name and pid, and the most at once;
+// the command's own processes alone give no line (docs/method.md#shared-gpus-in-the-headline).
+TEST(Terminal, OtherProcessesAreNamedWithTheirPids) {
+  analysis::Analysis a = hopper_analysis();
+  a.hygiene.compute_holders_max = 4;
+  a.hygiene.graphics_holders_max = 0;
+  a.hygiene.holders_recorded = true;
+  a.hygiene.other_processes = {{853, "ncu", kRunStart + 2'000'000'000}, {900, "", kRunStart + 2'500'000'000}};
+  a.hygiene.other_processes_max = 1;
+  json r = report::build_report(a);
+  const std::string words =
+      "2 other processes used the GPU during the run, at most 1 at once: ncu (pid 853), name not readable "
+      "(pid 900); chip figures are device-wide: the counters see every process on the GPU";
+  EXPECT_EQ(r["hygiene"]["shared"], words);
+  ASSERT_EQ(r["hygiene"]["other_processes"].size(), 2u);
+  EXPECT_EQ(r["hygiene"]["other_processes"][0]["pid"], 853);
+  EXPECT_EQ(r["hygiene"]["other_processes"][0]["name"], "ncu");
+  EXPECT_DOUBLE_EQ(r["hygiene"]["other_processes"][0]["first_s"].get<double>(), 2.0);
+  EXPECT_EQ(r["hygiene"]["other_processes_max"], 1);
+  auto lines = split_lines(report::render_terminal(r));
+  ASSERT_GT(lines.size(), 8u);
+  EXPECT_EQ(lines[8], "  shared GPU            " + words);
+
+  // Six others: five named, then how many more.
+  a.hygiene.other_processes.clear();
+  for (int i = 0; i < 6; ++i)
+    a.hygiene.other_processes.push_back({100 + i, "w" + std::to_string(i), kRunStart});
+  a.hygiene.other_processes_max = 6;
+  EXPECT_EQ(report::build_report(a)["hygiene"]["shared"],
+            "6 other processes used the GPU during the run, at most 6 at once: w0 (pid 100), w1 (pid 101), "
+            "w2 (pid 102), w3 (pid 103), w4 (pid 104) and 1 more; chip figures are device-wide: the counters "
+            "see every process on the GPU");
+
+  // Only the command's processes (four holders, no other): no line, and an empty list.
+  a.hygiene.other_processes.clear();
+  a.hygiene.other_processes_max = 0;
+  json own = report::build_report(a);
+  EXPECT_FALSE(own["hygiene"].contains("shared"));
+  EXPECT_TRUE(own["hygiene"]["other_processes"].empty());
+  EXPECT_EQ(report::render_terminal(own).find("shared GPU"), std::string::npos);
+
+  // A recording without pids: null with the reason.
+  json old = report::build_report(hopper_analysis());
+  EXPECT_TRUE(old["hygiene"]["other_processes"].is_null());
+  EXPECT_NE(old["hygiene"]["other_processes_reason"].get<std::string>().find("keeps no pids"),
+            std::string::npos);
 }
 
 TEST(Terminal, IdleCauseRows) {

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """ResNet-50 AMP training fed by a DataLoader whose augmentation is CPU-heavy, on synthetic data.
 
-Each sample is a random uint8 image that __getitem__ blurs on the CPU (a 9x9 convolution, repeated
-until it costs about --augment-ms of one core) and crops: with too few --workers the GPU waits for
+Each sample is a random uint8 image that __getitem__ blurs on the CPU (a --kernel x --kernel
+convolution, 9 by default, repeated until it costs about --augment-ms of one core, at least once) and
+crops: a smaller --kernel makes the augmentation lighter (one 9x9 blur costs 3 to 4 ms of a core, one
+5x5 blur about a third of that); with too few --workers the GPU waits for
 batches (input-bound on purpose); with enough it does not. Prints the window markers diescope's
 `run --window markers` reads around the timed steps, and one JSON line with what it counted.
 
@@ -18,23 +20,26 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 SIZE = 224
-KERNEL = torch.ones(3, 1, 9, 9) / 81.0
+KERNEL = 9  # the blur's size; set from --kernel before the loader's workers start
 
 
 def blur(x: torch.Tensor, reps: int) -> torch.Tensor:
+    k = torch.ones(3, 1, KERNEL, KERNEL) / float(KERNEL * KERNEL)
     for _ in range(reps):
-        x = F.conv2d(x, KERNEL, padding=4, groups=3)
+        x = F.conv2d(x, k, padding=KERNEL // 2, groups=3)
     return x
 
 
 class Augmented(torch.utils.data.Dataset):
-    def __init__(self, n: int, reps: int):
-        self.n, self.reps = n, reps
+    def __init__(self, n: int, reps: int, kernel: int):
+        self.n, self.reps, self.kernel = n, reps, kernel
 
     def __len__(self):
         return self.n
 
     def __getitem__(self, i):
+        global KERNEL
+        KERNEL = self.kernel  # a worker started by spawn has the module's default
         torch.set_num_threads(1)  # a loader worker is one core's worth of work
         g = torch.Generator().manual_seed(i)
         img = torch.randint(0, 256, (3, SIZE + 32, SIZE + 32), dtype=torch.uint8, generator=g)
@@ -62,9 +67,15 @@ def main() -> int:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--augment-ms", type=float, default=3.0, help="CPU time of one sample's augmentation")
+    p.add_argument("--kernel", type=int, default=9, help="the blur's size in pixels (odd, 3 or more)")
     p.add_argument("--seconds", type=float, default=15, help="length of the timed part")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps before the window")
     args = p.parse_args()
+    global KERNEL
+    if args.kernel < 3 or args.kernel % 2 == 0:
+        print(f"augment_train: --kernel {args.kernel}: give an odd size of 3 or more, e.g. 5", file=sys.stderr)
+        return 2
+    KERNEL = args.kernel
     if not torch.cuda.is_available():
         print("augment_train: no CUDA device visible to PyTorch", file=sys.stderr)
         return 2
@@ -78,7 +89,7 @@ def main() -> int:
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     scaler = torch.amp.GradScaler("cuda")
     loss_fn = nn.CrossEntropyLoss()
-    loader = torch.utils.data.DataLoader(Augmented(10**7, reps), batch_size=args.batch, shuffle=False,
+    loader = torch.utils.data.DataLoader(Augmented(10**7, reps, args.kernel), batch_size=args.batch, shuffle=False,
                                          num_workers=args.workers, pin_memory=True, persistent_workers=args.workers > 0,
                                          prefetch_factor=4 if args.workers > 0 else None)
     mean = torch.tensor([123.7, 116.3, 103.5], device=dev).view(1, 3, 1, 1)
@@ -107,7 +118,7 @@ def main() -> int:
     torch.cuda.synchronize()
     elapsed = time.perf_counter() - t0
     print("diescope: measure stop", flush=True)
-    print(json.dumps({"workers": args.workers, "batch": args.batch, "augment_reps": reps,
+    print(json.dumps({"workers": args.workers, "batch": args.batch, "kernel": args.kernel, "augment_reps": reps,
                       "blur_ms": round(one_ms, 3), "augment_ms_target": args.augment_ms, "steps": steps,
                       "seconds": round(elapsed, 3), "images_per_s": round(steps * args.batch / elapsed, 1)}),
           flush=True)

@@ -12,6 +12,12 @@
 
 namespace diescope::agent {
 
+// How a row's rounds were timed (docs/agent.md#cost-rows-a-record-cites).
+enum class CostTiming {
+  workload_throughput,  // the workload's own rate over rounds of seconds (training steps per second)
+  cuda_events,          // CUDA events around a fixed number of launches of a workload of stable throughput
+};
+
 // One measured setting: the 95% t-interval of the mean slowdown of a real workload, in percent.
 struct CostEntry {
   std::string gpu_model;   // NVML's name, e.g. "NVIDIA H200"
@@ -25,6 +31,7 @@ struct CostEntry {
   std::string workload;        // what ran, e.g. "ResNet-50 AMP training"
   std::string measured;        // where the raw rounds are (bench/results/...) and when
   std::string source = "pm";   // the chip source that ran: "pm" (CUPTI PM sampling) or "gpm" (NVML GPM)
+  CostTiming timing = CostTiming::workload_throughput;
   // An interval that includes zero cannot be told apart from run-to-run noise.
   bool within_noise() const { return slowdown_lo_pct <= 0 && slowdown_hi_pct >= 0; }
 };
@@ -38,9 +45,12 @@ struct CostVerdict {
 };
 
 // The estimate for a record at this GPU model, setting and chip source, or the reason there is none.
-// A duty setting of on >= period (or 0/0) means counters always on. Where several workloads were
-// measured at one setting, the row with the highest upper end is the record's estimate: the most
-// the counters were seen to cost. `table` defaults to cost_table(). Every row was measured on mains
+// A duty setting of on >= period (or 0/0) means counters always on. Where several rows match, the
+// rows timed by CUDA events on workloads of stable throughput (CostTiming::cuda_events) come first,
+// because only they resolve a cost of a fraction of a percent; rows timed by a workload's own
+// throughput answer only a setting no such row covers. Among the rows that answer, the one with the
+// highest upper end is the record's estimate: the most the counters were seen to cost
+// (docs/agent.md#cost-rows-a-record-cites). `table` defaults to cost_table(). Every row was measured on mains
 // power, so a record on battery, whose power source changed, or whose source could not be read gets
 // no estimate (docs/method.md#measurement-cost).
 CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double duty_on_ms,

@@ -124,6 +124,7 @@ class LiveSource final : public AgentSource {
   void collect(recording::TimeNs now, std::vector<GpuBatch>& out) override;
   void set_counters(std::size_t gpu, bool on, recording::TimeNs now) override;
   std::vector<int> wait_fds() const override;
+  recording::TimeNs next_due_ns() const override;
   void shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) override;
   long sampler_restarts(std::size_t gpu) const override;
   bool counters_on(std::size_t gpu) const override;

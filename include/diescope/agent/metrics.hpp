@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "diescope/agent/agent.hpp"
+#include "diescope/agent/host_metrics.hpp"
 
 namespace diescope::agent {
 
@@ -28,8 +29,10 @@ struct AgentInfo {
   double poll_ms = 0;
 };
 
-std::string render_metrics(const std::vector<GpuStatus>& gpus, const AgentInfo& info,
-                           ExpositionFormat format);
+// `host`: the host probes' figures (docs/agent.md#host-metrics), one diescope_host_metric family
+// labelled with each stream's metric name, scope and unit as a recording names them; none when empty.
+std::string render_metrics(const std::vector<GpuStatus>& gpus, const AgentInfo& info, ExpositionFormat format,
+                           const std::vector<HostFigure>& host = {});
 
 // A label value escaped for the exposition formats (backslash, double quote, newline).
 std::string escape_label_value(const std::string& value);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "diescope/agent/agent.hpp"
+#include "diescope/agent/host_metrics.hpp"
 #include "diescope/agent/http_server.hpp"
 #include "diescope/agent/store.hpp"
 
@@ -24,6 +25,10 @@ struct RunnerOptions {
   std::function<std::string()> stop_reason;  // e.g. "SIGTERM"; asked once the stop fd is readable
   std::function<void(const std::string&)> log;           // one line each, no newline
   std::function<void(const std::string&)> on_listening;  // the bound address, once serving
+  // The host probes (docs/agent.md#host-metrics): read every host_interval_ms, published on /metrics
+  // at each poll. nullptr: none.
+  HostMetrics* host = nullptr;
+  double host_interval_ms = 100;
 };
 
 // Runs until the source ends (replay without linger) or the stop fd turns readable. Returns 0.

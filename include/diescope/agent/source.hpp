@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,9 @@ class AgentSource {
   virtual void set_counters(std::size_t gpu, bool on, recording::TimeNs now) = 0;
   // File descriptors worth waking for (a sampler child's output); collect soon after one is readable.
   virtual std::vector<int> wait_fds() const { return {}; }
+  // The next time the source has something of its own to read (a GPM sample every 100 ms, between
+  // polls); the largest time when nothing is due. The agent wakes for it.
+  virtual recording::TimeNs next_due_ns() const { return std::numeric_limits<recording::TimeNs>::max(); }
   // Replay: the recording is over at `end_ns()`, and nothing more will come.
   virtual bool ended(recording::TimeNs /*now*/) const { return false; }
   virtual recording::TimeNs end_ns() const { return 0; }

@@ -211,10 +211,25 @@ struct WindowResults {
   SpanResults results;
 };
 
+// A process other than the measured command's and diescope's on NVIDIA's process lists during the
+// run (docs/method.md#shared-gpus-in-the-headline).
+struct OtherProcess {
+  std::int64_t pid = 0;
+  std::string name;                // empty when /proc could not say
+  recording::TimeNs first_ns = 0;  // when it was first seen on the lists
+};
+
 struct Hygiene {
   std::optional<int> compute_holders_max;  // nullopt: the process list could not be read
   std::optional<int> graphics_holders_max;
   int exited_holders = 0;
+  // From the holder records (recording format 3 on): every other process, in the order first seen,
+  // and the most of them on the lists at once. `holders_recorded` false: the recording has no holder
+  // record (an older format, the agent's records, or lists that never held anyone), so only the
+  // counts above are known.
+  bool holders_recorded = false;
+  std::vector<OtherProcess> other_processes;
+  int other_processes_max = 0;
   std::vector<recording::ClockJump>
       clock_jumps;  // the report notes each: figures over spans across it may be wrong
 };

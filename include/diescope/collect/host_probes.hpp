@@ -103,4 +103,31 @@ class HostProbes {
   long reads_ = 0;
 };
 
+// ---- processes on the GPU (docs/recording-format.md#gpu-holders) ----------------------------------
+
+// Who a process on NVIDIA's process lists is: its role, walking /proc/PID/stat's parents (the
+// command's tree when the walk meets `command_pid`, diescope's own when it meets `self_pid` first,
+// other otherwise, and other when /proc/PID cannot be read, as for a pid of another pid namespace),
+// and its name (stat's comm; empty when unreadable). `command_pid` 0: no command runs.
+struct HolderIdentity {
+  recording::HolderRole role = recording::HolderRole::other;
+  std::string name;
+};
+HolderIdentity identify_gpu_holder(std::int64_t pid, std::int64_t command_pid, std::int64_t self_pid,
+                                   const std::filesystem::path& proc = "/proc");
+
+// Follows the set of pids on the process lists from one read to the next and gives the holder
+// records of each change: a record for each pid new on the lists (with its role and name), a `gone`
+// record for each pid no longer on them.
+class GpuHolderTracker {
+ public:
+  explicit GpuHolderTracker(std::filesystem::path proc = "/proc") : proc_(std::move(proc)) {}
+  std::vector<recording::GpuHolder> update(recording::TimeNs now_ns, const std::vector<unsigned>& pids,
+                                           std::int64_t command_pid, std::int64_t self_pid);
+
+ private:
+  std::filesystem::path proc_;
+  std::set<std::int64_t> current_;
+};
+
 }  // namespace diescope::collect

@@ -39,6 +39,12 @@ const std::vector<UnitTable>& unit_tables();
 // The table that lists `chip` (CUPTI's name, case-sensitive), or nullptr.
 const UnitTable* unit_table_for_chip(std::string_view chip);
 const UnitTable* unit_table_by_name(std::string_view name);
+// The table for a compute capability (major*10+minor, e.g. 90), or nullptr.
+const UnitTable* unit_table_for_compute_capability(int compute_capability);
+// The chip a compute capability names when its table lists exactly one ("GH100" for 90); empty when
+// it lists several (the chip is then known only from CUPTI) or there is no table. A recording read
+// through GPM names its chip this way, since no CUPTI sampler ran.
+std::string chip_for_compute_capability(int compute_capability);
 
 // ---- NVML GPM as a second chip source (docs/method.md#gpm-as-a-second-chip-source) ----
 // The GPM table: the units, diagnostics and counts diescope reads from NVML's GPM metrics on Hopper

@@ -163,6 +163,11 @@ struct EnvelopeSeries {
   Envelope envelope;
 };
 
+// Whether a probe's value covers the interval since its stream's previous value (a rate, a share:
+// percent, ratio, per second, hertz) rather than a level at one instant (bytes, requests): the
+// former goes to the pipeline as span(), the latter as point() (docs/metrics.md#the-pipeline).
+bool value_covers_interval(const MetricDescriptor& d);
+
 class Pipeline {
  public:
   // `smooth_s` 0: no smoothing; otherwise the boxcar kernel, refused when not a positive number.

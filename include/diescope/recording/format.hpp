@@ -23,6 +23,11 @@ inline constexpr std::string_view kRecordingMagic = "diescope-recording";
 RunEnding parse_run_ending(std::string_view text);
 std::string run_ending_text(const RunEnding& ending);
 
+// The ROLE word of a holder record (docs/recording-format.md#gpu-holders): "command", "diescope",
+// "other", "gone"; and back, nullopt for any other word.
+std::string_view holder_role_text(HolderRole role);
+std::optional<HolderRole> holder_role_from_text(std::string_view word);
+
 // The name of one NVML clock-event reason bit (records.hpp ThrottleBit), e.g. "sw_power_cap";
 // empty for a bit without a name.
 std::string_view throttle_reason_name(std::uint64_t bit);

@@ -22,7 +22,7 @@ struct TypeList {
 using StreamKinds = TypeList<ChipSample, UtilSample, ClockReading, ThrottleReading, PowerLimitReading,
                              EngineReading, ProcessReading, HostSample>;
 // The low-rate kinds: loaded whole when a recording is opened (SideRecords).
-using SideKinds = TypeList<Mark, CountersEvent, Note, ClockJump, HostStream, HostTask, RunEnd>;
+using SideKinds = TypeList<Mark, CountersEvent, Note, ClockJump, HostStream, HostTask, GpuHolder, RunEnd>;
 
 namespace kinds_detail {
 template <typename A, typename B>

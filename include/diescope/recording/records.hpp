@@ -249,6 +249,26 @@ struct HostTask {
   std::string name;
 };
 
+// ---- processes on the GPU (docs/recording-format.md#gpu-holders) --------------------------------
+
+// Whose a process on NVIDIA's process lists is, or that it left them.
+enum class HolderRole {
+  command,   // the measured command or one of its descendants
+  diescope,  // diescope itself or one of its own children (the counter sampler)
+  other,     // any other process: its work is in every chip figure
+  gone,      // the pid is on neither list any more
+};
+
+// A process that started holding the GPU at ts_ns (compute or graphics list), or left the lists
+// (role gone). Written when the set of holders changes, so a reader can replay who held the GPU when.
+struct GpuHolder {
+  static constexpr std::string_view kKindWord = "holder";
+  TimeNs ts_ns = 0;
+  std::int64_t pid = 0;
+  HolderRole role = HolderRole::other;
+  std::string name;  // /proc/PID/comm when it could be read; empty otherwise, and for gone
+};
+
 // How the measured run ended. An end record stores it as text (format.hpp, run_ending_text());
 // the report words it for people (report/wording.hpp).
 struct RunEnding {

@@ -34,16 +34,18 @@ struct SideRecords {
   std::vector<ClockJump> clock_jumps;
   std::vector<HostStream> host_streams;  // in the order they were declared
   std::vector<HostTask> host_tasks;
-  std::optional<RunEnd> end;  // nullopt when the recording was cut off before the run ended
-  TimeNs last_ts_ns = 0;      // the latest time of any record; the run's end when `end` is missing
-  bool truncated = false;     // the file ended mid-record; everything before it was read
+  std::vector<GpuHolder> holders;  // processes on NVIDIA's process lists, as the set changed
+  std::optional<RunEnd> end;       // nullopt when the recording was cut off before the run ended
+  TimeNs last_ts_ns = 0;           // the latest time of any record; the run's end when `end` is missing
+  bool truncated = false;          // the file ended mid-record; everything before it was read
   long complete_lines = 0;
 
   // The list of side kind R, for code that treats every kind alike (SideKinds, without the end:
   // a run ends once).
   template <typename R>
   std::vector<R>& list() {
-    return std::get<std::vector<R>&>(std::tie(marks, counters, notes, clock_jumps, host_streams, host_tasks));
+    return std::get<std::vector<R>&>(
+        std::tie(marks, counters, notes, clock_jumps, host_streams, host_tasks, holders));
   }
 };
 

@@ -371,6 +371,50 @@ void HostProbes::set_proc_root(std::filesystem::path proc) {
   state_->opt.proc = std::move(proc);
 }
 
+HolderIdentity identify_gpu_holder(std::int64_t pid, std::int64_t command_pid, std::int64_t self_pid,
+                                   const std::filesystem::path& proc) {
+  HolderIdentity who;
+  std::string text;
+  std::int64_t at = pid;
+  // A parent chain is short; the bound only guards against a /proc that loops.
+  for (int depth = 0; depth < 256 && at > 0; ++depth) {
+    if (command_pid > 0 && at == command_pid) {
+      who.role = recording::HolderRole::command;
+      break;
+    }
+    if (at == self_pid) {
+      who.role = recording::HolderRole::diescope;
+      break;
+    }
+    if (!read_file(proc / std::to_string(at) / "stat", text)) break;
+    const std::optional<PidStat> st = parse_pid_stat(text);
+    if (!st) break;
+    if (at == pid) who.name = st->comm;
+    if (st->ppid == at) break;
+    at = st->ppid;
+  }
+  if (who.name.empty() && read_file(proc / std::to_string(pid) / "stat", text))
+    if (const std::optional<PidStat> st = parse_pid_stat(text)) who.name = st->comm;
+  return who;
+}
+
+std::vector<recording::GpuHolder> GpuHolderTracker::update(TimeNs now_ns, const std::vector<unsigned>& pids,
+                                                           std::int64_t command_pid, std::int64_t self_pid) {
+  std::vector<recording::GpuHolder> changes;
+  const std::set<std::int64_t> now_set(pids.begin(), pids.end());
+  for (const std::int64_t pid : current_)
+    if (now_set.count(pid) == 0) changes.push_back({now_ns, pid, recording::HolderRole::gone, {}});
+  for (const std::int64_t pid : now_set) {
+    if (pid <= 0 || current_.count(pid) != 0) continue;
+    HolderIdentity who = identify_gpu_holder(pid, command_pid, self_pid, proc_);
+    changes.push_back({now_ns, pid, who.role, std::move(who.name)});
+  }
+  current_.clear();
+  for (const std::int64_t pid : now_set)
+    if (pid > 0) current_.insert(pid);
+  return changes;
+}
+
 HostBatch HostProbes::read(TimeNs now_ns, TimeNs mono_ns, std::int64_t root_pid) {
   State& s = *state_;
   HostBatch batch;

@@ -59,15 +59,6 @@ std::string last_line(const std::string& text) {
                      end + 1 - (begin == std::string::npos ? 0 : begin + 1));
 }
 
-const UnitTable* table_for_compute_capability(int cc) {
-  for (const auto& table : unit_tables()) {
-    if (std::find(table.compute_capabilities.begin(), table.compute_capabilities.end(), cc) !=
-        table.compute_capabilities.end())
-      return &table;
-  }
-  return nullptr;
-}
-
 // Everything run keeps for one GPU.
 struct Gpu {
   Gpu(const Nvml& nvml, int index) : device(nvml.device(index)), identity(device.identity()) {}
@@ -85,8 +76,9 @@ struct Gpu {
   std::vector<SamplerMessage> pending;  // arrived before the recording was opened
   // NVML GPM, the second chip source (docs/method.md#gpm-as-a-second-chip-source).
   std::unique_ptr<GpmSampler> gpm;
-  std::string gpm_why;   // why chip samples come from GPM
-  std::string pm_cause;  // why PM sampling could not start, without its fix (for the GPM note)
+  std::string gpm_why;       // why chip samples come from GPM
+  GpuHolderTracker holders;  // who is on the process lists (docs/recording-format.md#gpu-holders)
+  std::string pm_cause;      // why PM sampling could not start, without its fix (for the GPM note)
 
   std::unique_ptr<recording::RecordingWriter> writer;
   std::unique_ptr<GpuUtilReader> util;
@@ -265,7 +257,7 @@ void Runner::start_samplers() {
       gpu.counters_why = "--source gpm";
       continue;
     }
-    gpu.table = table_for_compute_capability(gpu.identity.compute_capability);
+    gpu.table = unit_table_for_compute_capability(gpu.identity.compute_capability);
     if (!gpu.table) {
       gpu.counters_why = "no unit table for compute capability " +
                          std::to_string(gpu.identity.compute_capability / 10) + "." +
@@ -416,6 +408,9 @@ void Runner::open_recordings() {
     meta.tool_version = core::kToolVersion;
     meta.method = core::kMethodVersion;
     meta.gpu = gpu.identity;
+    // Without a CUPTI sampler (GPM, GPU-Util only) nothing named the chip: the compute capability's
+    // table does when it lists one chip.
+    if (meta.gpu.chip.empty()) meta.gpu.chip = chip_for_compute_capability(meta.gpu.compute_capability);
     if (gpu.gpm)
       apply_unit_table(gpu.gpm->table(), meta);
     else if (gpu.table)
@@ -773,6 +768,12 @@ void Runner::tick(recording::TimeNs now, bool ended) {
     read_engines(gpu, now);
     gpu.writer->write(gpu.device.power_limit(now));
     gpu.writer->write(gpu.device.processes(now));
+    // Who holds the GPU, by pid and name, when that changes: the headline names the others.
+    if (const auto pids = gpu.device.process_ids()) {
+      const std::int64_t command_pid = command_running_ ? command_.pid() : 0;
+      for (const auto& holder : gpu.holders.update(now, *pids, command_pid, ::getpid()))
+        gpu.writer->write(holder);
+    }
   }
 }
 

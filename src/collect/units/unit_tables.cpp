@@ -427,6 +427,19 @@ const UnitTable* unit_table_for_chip(std::string_view chip) {
   return nullptr;
 }
 
+const UnitTable* unit_table_for_compute_capability(int compute_capability) {
+  for (const auto& table : unit_tables()) {
+    const auto& ccs = table.compute_capabilities;
+    if (std::find(ccs.begin(), ccs.end(), compute_capability) != ccs.end()) return &table;
+  }
+  return nullptr;
+}
+
+std::string chip_for_compute_capability(int compute_capability) {
+  const UnitTable* table = unit_table_for_compute_capability(compute_capability);
+  return table != nullptr && table->chips.size() == 1 ? table->chips.front() : std::string();
+}
+
 const UnitTable* unit_table_by_name(std::string_view name) {
   for (const auto& table : unit_tables()) {
     if (table.name == name) return &table;

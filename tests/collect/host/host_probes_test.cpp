@@ -230,3 +230,52 @@ TEST(HostProbes, TheLiveHostReads) {
 
 }  // namespace
 }  // namespace diescope
+
+namespace diescope {
+namespace {
+
+// Processes on the GPU (docs/recording-format.md#gpu-holders), placed by their parents in the
+// fixture tree t0: 100 diescope (parent 1), 101 pt_data_worker (parent 100), 102 sh (parent 101),
+// 200 sshd (parent 1). The measured command is 101 and diescope 100.
+TEST(GpuHolders, RoleFromTheParentChainAndNameFromStat) {
+  const fs::path proc = kFixtures / "t0";
+  using recording::HolderRole;
+  const auto who = [&](std::int64_t pid, std::int64_t command) {
+    return collect::identify_gpu_holder(pid, command, 100, proc);
+  };
+  EXPECT_EQ(who(101, 101).role, HolderRole::command);  // the command itself
+  EXPECT_EQ(who(101, 101).name, "pt_data_worker");
+  EXPECT_EQ(who(102, 101).role, HolderRole::command);  // its child: 102 -> 101
+  EXPECT_EQ(who(102, 101).name, "sh");
+  EXPECT_EQ(who(100, 101).role, HolderRole::diescope);  // diescope itself
+  EXPECT_EQ(who(200, 101).role, HolderRole::other);     // 200 -> 1: neither
+  EXPECT_EQ(who(200, 101).name, "sshd");
+  EXPECT_EQ(who(999, 101).role, HolderRole::other);  // not in /proc: other, unnamed
+  EXPECT_EQ(who(999, 101).name, "");
+  // Once the command has ended (0), its former child walks up to diescope.
+  EXPECT_EQ(who(102, 0).role, HolderRole::diescope);
+}
+
+TEST(GpuHolders, TrackerWritesChangesOnly) {
+  collect::GpuHolderTracker tracker(kFixtures / "t0");
+  using recording::HolderRole;
+  auto first = tracker.update(kT0, {200, 100}, 101, 100);
+  ASSERT_EQ(first.size(), 2u);  // new pids, ascending
+  EXPECT_EQ(first[0].pid, 100);
+  EXPECT_EQ(first[0].role, HolderRole::diescope);
+  EXPECT_EQ(first[1].pid, 200);
+  EXPECT_EQ(first[1].role, HolderRole::other);
+  EXPECT_EQ(first[1].name, "sshd");
+  EXPECT_EQ(first[1].ts_ns, kT0);
+  auto second = tracker.update(kT0 + kStep, {200, 102}, 101, 100);
+  ASSERT_EQ(second.size(), 2u);  // 100 left the lists (gone first), 102 came
+  EXPECT_EQ(second[0].pid, 100);
+  EXPECT_EQ(second[0].role, HolderRole::gone);
+  EXPECT_EQ(second[0].name, "");
+  EXPECT_EQ(second[1].pid, 102);
+  EXPECT_EQ(second[1].role, HolderRole::command);
+  EXPECT_TRUE(tracker.update(kT0 + 2 * kStep, {102, 200}, 101, 100).empty());  // no change, no record
+}
+
+}  // namespace
+}  // namespace diescope
