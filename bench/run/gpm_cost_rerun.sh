@@ -14,7 +14,8 @@
 # Every step runs under its own timeout; one that fails leaves its error and the rest still run.
 #
 #   BUILD=build folder (bin/ with diescope, diescope-cupti, diescope-workload, gpm_probe)
-#   bench/run/gpm_cost_rerun.sh OUT_DIR     COST_BUDGET_S (default 50); PACK_TO=FILE.tgz packs OUT_DIR
+#   bench/run/gpm_cost_rerun.sh OUT_DIR     COST_BUDGET_S (default 50); PACK_TO=FILE.tgz packs OUT_DIR;
+#   VS_PM=names of step 2 (default "dfma resnet50"; empty skips it)
 set -uo pipefail
 out_dir=${1:?usage: bench/run/gpm_cost_rerun.sh OUT_DIR   (BUILD=build folder)}
 cd "$(dirname "$0")/../.."
@@ -62,7 +63,7 @@ declare -A cmds=(
   [dfma]="python3 $repo/bench/run/jit_fma.py --dtype float64 --seconds 3"
   [resnet50]="python3 $repo/workloads/pytorch/resnet50_amp.py --seconds 3 --warmup 10"
 )
-names="dfma resnet50"
+names=${VS_PM-dfma resnet50}   # VS_PM="" skips step 2
 for name in $names; do
   for source in pm gpm; do
     stamp "2. $name --source $source"

@@ -5,6 +5,7 @@
 
 #include "command.hpp"
 #include "options.hpp"
+#include "diescope/collect/run.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/core/signals.hpp"
 #include "diescope/top/top.hpp"
@@ -23,6 +24,7 @@ struct TopArgs {
   std::vector<int> gpus;
   std::string sampler;
   std::vector<std::string> sampler_args;
+  std::string source = "auto";
 };
 
 top::SortKey parse_sort(const std::string& text) {
@@ -43,8 +45,9 @@ int run(const TopArgs& a) {
   options.drain_ms = a.drain_ms;
   options.once = a.once;
   options.sort = parse_sort(a.sort);
-  if (!a.replay.empty() && (!a.sampler.empty() || !a.sampler_args.empty() || !a.gpus.empty())) {
-    throw core::UsageError("--sampler, --sampler-arg and --gpus are for live GPUs, not --replay",
+  if (!a.replay.empty() &&
+      (!a.sampler.empty() || !a.sampler_args.empty() || !a.gpus.empty() || a.source != "auto")) {
+    throw core::UsageError("--sampler, --sampler-arg, --gpus and --source are for live GPUs, not --replay",
                            "drop them, or drop --replay to watch this host's GPUs");
   }
   if (a.replay.empty() && (a.replay_loop || a.replay_speed != 1.0))
@@ -77,6 +80,7 @@ int run(const TopArgs& a) {
     live.gpus = a.gpus;
     live.sampler_executable = a.sampler;
     live.sampler_extra_args = a.sampler_args;
+    live.chip = collect::chip_source_from_name(a.source).value_or(collect::ChipSource::automatic);
     source = top::make_live_source(live);
   }
   return top::run_top(*source, options);
@@ -87,6 +91,10 @@ std::function<int()> setup_top(CLI::App& sub) {
   add_gpu_list(sub, args->gpus,
                "watch only these GPU indexes, as nvidia-smi numbers them (default: every GPU)");
   add_number(sub, "--interval-ms", args->interval_ms, "chip counter sample interval in ms (default 10)");
+  sub.add_option("--source", args->source,
+                 "where chip samples come from: pm (CUPTI PM sampling), gpm (NVML GPM, every 100 ms), auto "
+                 "(PM sampling, and GPM while another profiler runs or holds the counters; default)")
+      ->check(CLI::IsMember({"pm", "gpm", "auto"}));
   add_number(sub, "--drain-ms", args->drain_ms,
              "read NVML, decode the counters and redraw every this many ms (default 1000; 100 to 60000)");
   sub.add_flag("--once", args->once,

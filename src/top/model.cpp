@@ -44,11 +44,11 @@ recording::TimeNs stale_after_ns(double drain_ms) {
   return std::max<recording::TimeNs>(3 * kSecond, static_cast<recording::TimeNs>(3 * drain_ms * 1e6));
 }
 
-Model::Model(const Source& source, double drain_ms)
-    : chip_source_(source.chip_source()), replay_(!source.live()), drain_ms_(drain_ms) {
+Model::Model(const Source& source, double drain_ms) : replay_(!source.live()), drain_ms_(drain_ms) {
   for (std::size_t i = 0; i < source.gpu_count(); ++i) {
     Gpu g;
     g.meta = source.meta(i);
+    g.chip_source = source.chip_source();
     // Every source asks for the counters from its start on a GPU with a unit table: until the
     // sampler says otherwise, they are starting.
     g.asked = !g.meta.units.empty();
@@ -100,6 +100,15 @@ void Model::absorb(std::size_t gpu, GpuUpdate& update, recording::TimeNs now) {
   }
   if (std::isfinite(update.power_draw_w)) g.power_w = update.power_draw_w;
   if (update.processes) g.processes = std::move(update.processes);
+  // A new chip source (PM sampling to GPM or back) has other columns: the unit history starts again
+  // from its first sample, which spans its start and is left out (docs/top.md#sources).
+  if (update.new_meta) {
+    g.meta = std::move(*update.new_meta);
+    g.chip_source = update.new_chip_source;
+    g.samples.clear();
+    g.first_after_on = true;
+    update.new_meta.reset();
+  }
   b.clear();
   trim(g, now);
 }
@@ -125,7 +134,7 @@ GpuFrame Model::frame_of(const Gpu& g, recording::TimeNs now) const {
   f.index = g.meta.gpu.index;
   f.model = g.meta.gpu.model;
   f.chip = g.meta.gpu.chip;
-  f.chip_source = chip_source_;
+  f.chip_source = g.chip_source;
   f.interval_ms = g.meta.interval_ms;
   f.replay = replay_;
   f.sm_mhz = g.clock.sm_mhz;

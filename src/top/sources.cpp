@@ -1,6 +1,7 @@
-// top's sources over the agent's: the agent's LiveSource (NVML and the PM-sampling child, with its
-// restart backoff) and ReplaySource, with the counters asked on for every GPU from the start, plus,
-// live, what top shows and the agent does not record (power draw, the pids and their names).
+// top's sources over the agent's: the agent's LiveSource (NVML, and the PM-sampling child with its
+// restart backoff or GPM beside another profiler) and ReplaySource, with the counters asked on for every GPU
+// from the start, plus, live, what top shows and the agent does not record (power draw, the pids and their
+// names).
 #include <filesystem>
 #include <fstream>
 
@@ -56,6 +57,11 @@ class AgentBacked : public Source {
     for (std::size_t i = 0; i < batches_.size(); ++i) {
       // Keep asking: the agent's supervisor restarts a failed sampler after its backoff.
       if (!source_->counters_on(i) && !source_->ended(now)) source_->set_counters(i, true, now);
+      // A switch of chip source ends the batch's chip samples; later ones have the new columns.
+      if (batches_[i].columns_changed_at) {
+        out.at(i).new_meta = source_->meta(i);
+        out.at(i).new_chip_source = chip_source_of(i);
+      }
       out.at(i).records = std::move(batches_[i]);
       batches_[i].clear();
     }
@@ -70,6 +76,9 @@ class AgentBacked : public Source {
 
  protected:
   virtual void extras(recording::TimeNs /*now*/, std::vector<GpuUpdate>& /*out*/) {}
+  // The name of GPU `gpu`'s chip source now (a live source may switch).
+  virtual std::string chip_source_of(std::size_t /*gpu*/) const { return chip_source(); }
+  const agent::AgentSource& agent_source() const { return *source_; }
 
  private:
   std::unique_ptr<agent::AgentSource> source_;
@@ -87,7 +96,8 @@ class Live final : public AgentBacked {
         nvml_(std::move(nvml)),
         // A tenth early is close enough, as the agent's NVML poll (a poll that wakes early is not skipped).
         drain_ns_(static_cast<recording::TimeNs>(drain_ms * 0.9e6)),
-        no_sampler_(std::move(no_sampler)) {
+        no_sampler_(std::move(no_sampler)),
+        live_source_(dynamic_cast<const agent::LiveSource*>(&agent_source())) {
     for (int index : gpus) devices_.push_back(nvml_->device(index));
   }
 
@@ -111,11 +121,15 @@ class Live final : public AgentBacked {
       }
     }
   }
+  std::string chip_source_of(std::size_t gpu) const override {
+    return live_source_ != nullptr && live_source_->chip_source(gpu) == "gpm" ? "GPM" : chip_source();
+  }
   std::shared_ptr<collect::Nvml> nvml_;
   std::vector<collect::NvmlDevice> devices_;
   recording::TimeNs drain_ns_;
   recording::TimeNs next_ns_ = 0;
   std::string no_sampler_;  // why there is no counter sampler; empty once said (or when there is one)
+  const agent::LiveSource* live_source_;  // the source above, which names each GPU's chip source; may be null
 };
 
 }  // namespace
@@ -134,6 +148,7 @@ std::unique_ptr<Source> make_live_source(const LiveOptions& options) {
   o.sampler_executable = options.sampler_executable;
   o.sampler_extra_args = options.sampler_extra_args;
   o.log = options.log;
+  o.chip.source = options.chip;
   std::unique_ptr<agent::AgentSource> source = agent::make_live_source(o);
   std::shared_ptr<collect::Nvml> nvml = collect::Nvml::load();
   std::vector<int> gpus = options.gpus;

@@ -217,5 +217,52 @@ TEST(TopModel, BeforeAnyReadingTheCountersAreStarting) {
   EXPECT_TRUE(std::isnan(g.die_util_pct));
 }
 
+// Another profiler takes the counters: the live source switches the GPU to GPM, whose columns differ
+// (docs/top.md#sources). The title names GPM, the units are GPM's, and the figures come from GPM's
+// samples only: PM sampling's history has other columns and is dropped.
+TEST(TopModel, ASwitchToGpmBringsItsColumnsAndStartsTheHistoryAgain) {
+  FakeSource source;
+  Model model(source, 1000);
+  GpuUpdate pm = steady_update();
+  recording::RecordingMeta gpm_meta;
+  gpm_meta.gpu.index = 3;
+  gpm_meta.gpu.model = "NVIDIA H200";
+  gpm_meta.gpu.chip = "GH100";
+  gpm_meta.interval_ms = 100;
+  recording::ColumnDef tensor;
+  tensor.key = "tensor";
+  tensor.label = "Tensor";
+  recording::ColumnDef fp32;
+  fp32.key = "fp32";
+  fp32.label = "FP32";
+  gpm_meta.units = {tensor, fp32};
+  pm.new_meta = gpm_meta;
+  pm.new_chip_source = "GPM";
+  model.absorb(0, pm, kT0 + 1200 * kMs);
+  EXPECT_EQ(model.gpus(kT0 + 1200 * kMs)[0].chip_source, "GPM");
+
+  // GPM starts at T0+1.2 s: its first sample spans the start and is left out; then ten 100 ms
+  // samples with Tensor 70 / FP32 10.
+  GpuUpdate gpm;
+  gpm.records.counters.push_back(recording::CountersEvent{kT0 + 1200 * kMs, true, ""});
+  add_sample(gpm, kT0 + 1200 * kMs, kT0 + 1300 * kMs, 99, 99);
+  for (int i = 0; i < 10; ++i) {
+    const TimeNs start = kT0 + (1300 + 100 * i) * kMs;
+    add_sample(gpm, start, start + 100 * kMs, 70, 10);
+  }
+  model.absorb(0, gpm, kT0 + 2300 * kMs);
+  const GpuFrame g = model.gpus(kT0 + 2300 * kMs)[0];
+  EXPECT_EQ(g.chip_source, "GPM");
+  ASSERT_EQ(g.units.size(), 2u);
+  EXPECT_EQ(g.limiting_unit, "Tensor");
+  // Window (T0+1.3, T0+2.3]: ten GPM samples; the busiest unit is Tensor at 70 in each.
+  EXPECT_NEAR(g.die_util_pct, 70.0, 1e-9);
+  EXPECT_NEAR(g.units[0].pct, 70.0, 1e-9);
+  EXPECT_NEAR(g.units[1].pct, 10.0, 1e-9);
+  // The newest whole second [T0+1 s, T0+2 s) holds GPM's seven samples from 1.3 s on, all 70; PM
+  // sampling's samples of that second (up to 1.1 s) are gone with their columns.
+  EXPECT_NEAR(g.die_util_history.back(), 70.0, 1e-9);
+}
+
 }  // namespace
 }  // namespace diescope::top

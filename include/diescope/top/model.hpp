@@ -44,6 +44,7 @@ class Model {
   };
   struct Gpu {
     recording::RecordingMeta meta;
+    std::string chip_source;  // what makes the chip samples now: "PM sampling", "GPM"
     std::deque<Sample> samples;
     std::deque<Engines> engines;
     std::deque<Util> util;
@@ -64,7 +65,6 @@ class Model {
   GpuFrame frame_of(const Gpu& g, recording::TimeNs now) const;
 
   std::vector<Gpu> gpus_;
-  std::string chip_source_;
   bool replay_ = false;
   double drain_ms_ = 1000;
 };

@@ -1,7 +1,7 @@
 // Where `diescope top` gets its readings (docs/top.md#sources): one interface, so the view never
-// knows whether it watches this host's GPUs or plays a recording. Today's implementations are the
-// live host (NVML, plus the CUPTI PM-sampling child while the counters are free) and a replayed
-// recording; another chip source (NVML's GPM) is one more implementation of this interface.
+// knows whether it watches this host's GPUs or plays a recording. Its implementations are the live
+// host (NVML, plus the CUPTI PM-sampling child while the counters are free and NVML's GPM while
+// another profiler holds them) and a replayed recording.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +14,7 @@
 
 #include "diescope/agent/live_source.hpp"
 #include "diescope/agent/source.hpp"
+#include "diescope/collect/run.hpp"
 #include "diescope/recording/records.hpp"
 
 namespace diescope::top {
@@ -31,6 +32,11 @@ struct GpuUpdate {
   // Read where the source can read them (a recording holds neither): NaN / nullopt otherwise.
   double power_draw_w = std::numeric_limits<double>::quiet_NaN();
   std::optional<std::vector<ProcessInfo>> processes;
+  // Set when this GPU's chip source changed (PM sampling to GPM or back) after the records above:
+  // the columns its chip samples have from now on, and the source's name. The samples above still
+  // have the old columns.
+  std::optional<recording::RecordingMeta> new_meta;
+  std::string new_chip_source;
 };
 
 class Source {
@@ -38,7 +44,8 @@ class Source {
   virtual ~Source() = default;
   // Shown in the header: "live", or "replay ffma66.dsrec at 1x".
   virtual std::string description() const = 0;
-  // What makes this source's chip samples: "PM sampling" (live or recorded); GPM names itself.
+  // What makes this source's chip samples at the start: "PM sampling" (live or recorded); a live
+  // source that switches to GPM says so in its update (GpuUpdate::new_chip_source).
   virtual std::string chip_source() const = 0;
   virtual bool live() const = 0;
   virtual std::size_t gpu_count() const = 0;
@@ -61,10 +68,13 @@ struct LiveOptions {
   std::vector<int> gpus;           // empty: every GPU NVML lists
   std::string sampler_executable;  // empty: diescope-cupti beside diescope
   std::vector<std::string> sampler_extra_args;
+  // automatic: PM sampling while the counters are free, GPM while another profiler runs or holds
+  // them, as the agent does (docs/top.md#sources).
+  collect::ChipSource chip = collect::ChipSource::automatic;
   std::function<void(const std::string&)> log;
 };
-// This host's GPUs: NVML at every drain, PM sampling whenever the counters are free (a held counter
-// set is retried with the agent's backoff). Throws DeviceError (no driver, no GPU, a bad index).
+// This host's GPUs: NVML at every drain, chip samples from `chip` (a held counter set is retried
+// with the agent's backoff). Throws DeviceError (no driver, no GPU, a bad index).
 std::unique_ptr<Source> make_live_source(const LiveOptions& options);
 
 struct ReplayOptions {
