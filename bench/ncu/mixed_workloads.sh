@@ -7,7 +7,8 @@
 #   cache-all    beside ncu with --cache-control all (caches flushed before every kernel)
 #   interval-1ms a second diescope run at --interval-ms 1 beside the first ncu profile
 # Runs on a GPU machine with ncu and PyTorch. Writes into OUT_DIR: env.txt, tables.md, unit-means.csv,
-# summary.txt (each step's exit code and seconds); raw outputs in WORK (default OUT_DIR/work).
+# summary.txt (each step's exit code and seconds), raw.tar.gz (WORK, default OUT_DIR/work, without the
+# HTML and trace renderings).
 #
 #   bench/ncu/mixed_workloads.sh OUT_DIR [STEP...]    STEP: infer train gpt app-replay cache-all interval-1ms
 #   BUILD=build folder (diescope, diescope-cupti), default build/release
@@ -53,7 +54,7 @@ for s in "${steps[@]}"; do
     *) echo "mixed_workloads: unknown step '$s'" >&2; exit 2 ;;
   esac
 done
-# Raw outputs made small enough to carry: no HTML or trace renderings, the rest compressed.
+# Raw outputs in one compressed file (no HTML or trace renderings), for reading on another machine.
 find "$WORK" \( -name '*.html' -o -name 'trace*.json' -o -name 'samples.csv' \) -delete
-find "$WORK" -type f \( -name '*.csv' -o -name '*.dsrec' -o -name '*.txt' -o -name '*.stderr' \) -size +200k -exec gzip -f {} +
+tar -C "$WORK" -czf "$out/raw.tar.gz" . && echo "raw outputs: $out/raw.tar.gz"
 cat "$out/summary.txt"

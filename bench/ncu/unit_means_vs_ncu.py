@@ -75,7 +75,9 @@ def load_report(path):
     recipes = report.get("results", {}).get("unit_recipes")
     if not recipes:
         fail(f"{path} has no results.unit_recipes; it is not a report of chip samples")
-    return report, recipes
+    # Only chip units have counters Nsight Compute can read (the NVML engines' recipes name NVML calls).
+    chip = {u["key"] for u in report["results"].get("units", []) if u.get("source") == "chip"}
+    return report, {k: r for k, r in recipes.items() if k in chip}
 
 
 def cmd_metrics(args):

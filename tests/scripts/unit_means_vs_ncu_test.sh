@@ -38,7 +38,10 @@ cat > "$tmp/run/gpu0.dsrec.report/report.json" <<JSON
 {"results": {"unit_recipes": {
    "fp32": {"combine": "counter", "counters": ["TPC.TriageCompute.sm__inst_executed_pipe_fma_realtime$P"]},
    "halves": {"combine": "mean", "counters": ["sm__inst_executed_pipe_fmaheavy_realtime$P", "sm__inst_executed_pipe_fmalite_realtime$P"]},
-   "dram": {"combine": "counter", "counters": ["dram__bytes.sum.pct_of_peak_sustained_elapsed"]}}},
+   "dram": {"combine": "counter", "counters": ["dram__bytes.sum.pct_of_peak_sustained_elapsed"]},
+   "nvenc": {"combine": "counter", "counters": ["nvmlDeviceGetEncoderUtilization"]}},
+   "units": [{"key": "fp32", "source": "chip"}, {"key": "halves", "source": "chip"},
+             {"key": "dram", "source": "chip"}, {"key": "nvenc", "source": "nvml_engine"}]},
  "window": {"found": true, "how": "markers", "results": {"span_s": 0.0001, "chip_covered_s": 0.0001,
    "rates_per_s": {"dram_bytes": 2.5e11},
    "units": [{"key": "fp32", "label": "FP32", "source": "chip", "mean_pct": 12.0},
