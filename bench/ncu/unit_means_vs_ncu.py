@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """diescope's unit means over a steady window beside Nsight Compute's per-kernel percents of the same steps.
 
-    unit_means_vs_ncu.py metrics REPORT.json [AVAILABLE.txt]
+    unit_means_vs_ncu.py metrics REPORT.json [AVAILABLE.txt] [--units KEYS]
     unit_means_vs_ncu.py table --report REPORT.json --steps N --ncu NCU.csv --ncu-steps M [--name NAME]
-                               [--csv OUT.csv]
+                               [--csv OUT.csv] [--units KEYS]
 
 `metrics` prints, comma-separated, the Nsight Compute metrics behind every unit of the report's unit
 table (report.json's unit_recipes): each counter in its plain form (the counter group qualifier such as
 `TPC.TriageCompute.` and the `_realtime` suffix taken off) and, when it differs and its base name is in
 AVAILABLE.txt (what `ncu --query-metrics` printed), the realtime form diescope reads; then kernel time,
-the SM clock, the SM's elapsed cycles and the DRAM byte count.
+the SM clock, the SM's elapsed cycles and the DRAM byte count. --units KEYS keeps only those units'
+plain counters, kernel time and (for dram) the byte count: fewer metrics, fewer replay passes (one pass
+means no memory is saved and restored between passes at all).
 
 `table` prints one markdown row per unit: diescope's mean over the window (report.json's
 window.results.units[].mean_pct), Nsight Compute's per-kernel percent weighted by each kernel's
@@ -35,14 +37,28 @@ CLOCK = "sm__cycles_elapsed.avg.per_second"
 CYCLES = "sm__cycles_elapsed.avg"
 DRAM_BYTES = "dram__bytes.sum"
 
-# Nsight Compute scales units unless told --print-units base; both are read.
-SCALE = {
-    "": 1, "%": 1, "cycle": 1, "kcycle": 1e3, "mcycle": 1e6,
-    "byte": 1, "kbyte": 1e3, "mbyte": 1e6, "gbyte": 1e9, "tbyte": 1e12,
-    "second": 1, "msecond": 1e-3, "usecond": 1e-6, "nsecond": 1e-9,
-    "hz": 1, "khz": 1e3, "mhz": 1e6, "ghz": 1e9,
-    "cycle/second": 1, "cycle/msecond": 1e3, "cycle/usecond": 1e6, "cycle/nsecond": 1e9,
-}
+# Nsight Compute prints each value in a unit it may scale (`usecond`, `Mbyte`, `cycle/nsecond`; with
+# --print-units base `ns`, `byte`, ...). A unit is a product of names with an SI prefix, over another.
+BASES = {"%": 1, "": 1, "s": 1, "second": 1, "byte": 1, "b": 1, "cycle": 1, "hz": 1, "inst": 1, "sector": 1}
+PREFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+SUBSECOND = {"ms": 1e-3, "msecond": 1e-3, "us": 1e-6, "usecond": 1e-6, "ns": 1e-9, "nsecond": 1e-9}
+
+
+def scale_of(unit):
+    """The factor that turns a value in `unit` into base units (seconds, bytes, cycles, Hz); None if unknown."""
+    def one(name):
+        name = name.strip().lower()
+        if name in SUBSECOND:
+            return SUBSECOND[name]
+        if name in BASES:
+            return BASES[name]
+        if name[:1] in PREFIX and name[1:] in BASES and name[1:]:
+            return PREFIX[name[:1]] * BASES[name[1:]]
+        return None
+    top, _, bottom = unit.partition("/")
+    a = one(top)
+    b = one(bottom) if bottom else 1
+    return None if a is None or b is None else a / b
 
 
 def fail(msg):
@@ -80,8 +96,18 @@ def load_report(path):
     return report, {k: r for k, r in recipes.items() if k in chip}
 
 
+def only(recipes, keys):
+    """The recipes of the units named in keys (comma or space separated); all when keys is empty."""
+    wanted = [k for k in re.split(r"[,\s]+", keys or "") if k]
+    missing = [k for k in wanted if k not in recipes]
+    if missing:
+        fail(f"no chip unit {', '.join(missing)} in the report; its chip units are {', '.join(recipes)}")
+    return {k: r for k, r in recipes.items() if not wanted or k in wanted}
+
+
 def cmd_metrics(args):
     _, recipes = load_report(args.report)
+    recipes = only(recipes, args.units)
     available = None
     if args.available:
         available = set(re.findall(r"\b[a-z0-9]+__[a-z0-9_]+\b", open(args.available).read()))
@@ -91,9 +117,11 @@ def cmd_metrics(args):
             p, r = plain(counter), realtime(counter)
             if p not in out:
                 out.append(p)
-            if r != p and r not in out and (available is None or base(r) in available):
+            if r != p and r not in out and not args.units and (available is None or base(r) in available):
                 out.append(r)
-    for m in (TIME, CLOCK, CYCLES, DRAM_BYTES):
+    # With a unit subset, the fewest extra metrics (fewer replay passes): time, and DRAM's byte count.
+    extra = (TIME, CLOCK, CYCLES, DRAM_BYTES) if not args.units else (TIME,) + ((DRAM_BYTES,) if "dram" in recipes else ())
+    for m in extra:
         if m not in out:
             out.append(m)
     print(",".join(out))
@@ -104,16 +132,19 @@ def read_ncu(path):
     rows = [line for line in open(path, errors="replace") if line.startswith('"')]
     if not rows:
         fail(f"{path} holds no CSV rows: ncu profiled no kernel (its ==PROF== lines say why)")
-    launches, names = {}, {}
+    launches, names, unknown = {}, {}, set()
     for row in csv.DictReader(rows):
         try:
             launch, metric, unit, text = row["ID"], row["Metric Name"], row["Metric Unit"], row["Metric Value"]
         except KeyError as e:
             fail(f"{path}: no column {e}; give the output of `ncu --csv --metrics ...` (the details page)")
-        scale = SCALE.get(unit.strip().lower())
+        scale = scale_of(unit)
         if scale is None:
-            fail(f"{path}: unit {unit!r} of {metric} is not known; run ncu with --print-units base, or add the "
-                 "unit's scale to SCALE")
+            if metric not in unknown:
+                print(f"unit_means_vs_ncu: {path}: unit {unit!r} of {metric} is not known; its values are left "
+                      "out (add the unit to BASES)", file=sys.stderr)
+            unknown.add(metric)
+            continue
         try:
             value = float(text.replace(",", "")) * scale
         except ValueError:
@@ -141,6 +172,7 @@ def fmt(v, digits=2):
 
 def cmd_table(args):
     report, recipes = load_report(args.report)
+    recipes = only(recipes, args.units)
     window = report.get("window", {})
     if not window.get("found"):
         fail(f"{args.report}: no steady window ({window.get('how', 'no window block')}); run with --window markers "
@@ -228,6 +260,7 @@ def main():
     m = sub.add_parser("metrics")
     m.add_argument("report")
     m.add_argument("available", nargs="?")
+    m.add_argument("--units", help="only these unit keys (comma-separated): the plain counters and kernel time")
     t = sub.add_parser("table")
     t.add_argument("--report", required=True)
     t.add_argument("--steps", type=int, required=True, help="steps inside diescope's window")
@@ -235,6 +268,7 @@ def main():
     t.add_argument("--ncu-steps", type=int, required=True, help="steps ncu profiled")
     t.add_argument("--name", default="model")
     t.add_argument("--csv")
+    t.add_argument("--units", help="only these unit keys (comma-separated)")
     args = p.parse_args()
     (cmd_metrics if args.cmd == "metrics" else cmd_table)(args)
 

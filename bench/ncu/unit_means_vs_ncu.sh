@@ -16,10 +16,12 @@
 #
 #   bench/ncu/unit_means_vs_ncu.sh OUT_DIR MODEL [NAME]     MODEL: resnet50-infer, resnet50-train, gpt
 #   BUILD=build folder (diescope, diescope-cupti), default build/release
-#   STEPS=N (diescope's window; default 150, 60, 100 by model)   NCU_STEPS=M (default 2)
+#   STEPS=N (diescope's window; default 150, 60, 100 by model)   NCU_STEPS=M (default 1)
 #   INTERVAL_MS=diescope's sample interval (default 10)   REPLAY=kernel|application   CACHE=none|all
 #   RUN_FROM=DIR  use the diescope run already in DIR (its gpu0.dsrec.report and stdout.txt), run none
 #   NCU_FROM=FILE use this ncu CSV instead of profiling again
+#   UNITS=KEYS    only these units (comma-separated keys, e.g. dram,tensor): their plain counters and
+#                 kernel time, so ncu needs fewer replay passes (one pass: no memory saved and restored)
 #   T_RUN, T_NCU: time limits in seconds of the two steps (default 180, 300)
 set -euo pipefail
 usage="usage: bench/ncu/unit_means_vs_ncu.sh OUT_DIR resnet50-infer|resnet50-train|gpt [NAME]"
@@ -33,7 +35,7 @@ case $model in
   gpt) steps=${STEPS:-100}; cmd=(python3 workloads/pytorch/gpt_bf16.py) ;;
   *) echo "unit_means_vs_ncu: unknown model '$model'; $usage" >&2; exit 2 ;;
 esac
-ncu_steps=${NCU_STEPS:-2}
+ncu_steps=${NCU_STEPS:-1}
 replay=${REPLAY:-kernel}
 cache=${CACHE:-none}
 interval=${INTERVAL_MS:-10}
@@ -81,7 +83,7 @@ print([json.loads(l) for l in open(sys.argv[1]) if l.startswith("{\"workload\"")
 ncu_csv=${NCU_FROM:-$dir/ncu.csv}
 if [ -z "${NCU_FROM:-}" ]; then
   ncu --query-metrics > "$dir/available.txt" 2>&1 || true
-  metrics=$(python3 bench/ncu/unit_means_vs_ncu.py metrics "$report" "$dir/available.txt")
+  metrics=$(python3 bench/ncu/unit_means_vs_ncu.py metrics "$report" "$dir/available.txt" --units "${UNITS:-}")
   echo "$metrics" > "$dir/metrics.txt"
   extra=()
   if ncu --help 2>/dev/null | grep -q -- --print-units; then extra=(--print-units base); fi
@@ -89,9 +91,11 @@ if [ -z "${NCU_FROM:-}" ]; then
     extra+=(--app-replay-mode relaxed)
   fi
   rc=0
+  t0=$(date +%s)
   timeout "${T_NCU:-300}" ncu --clock-control none --cache-control "$cache" --replay-mode "$replay" "${extra[@]}" \
     --profile-from-start off --csv --metrics "$metrics" \
     "${cmd[@]}" --steps "$ncu_steps" --profile-steps "$ncu_steps" > "$ncu_csv" 2> "$dir/ncu.stderr" < /dev/null || rc=$?
+  echo "ncu on $name: exit $rc, $(($(date +%s) - t0)) s" >&2
   if [ "$rc" != 0 ]; then
     echo "unit_means_vs_ncu: ncu on $model ended with $rc; see $dir/ncu.stderr and $ncu_csv" >&2
     grep '==PROF==\|==ERROR==\|==WARNING==' "$ncu_csv" "$dir/ncu.stderr" | tail -5 >&2 || true
@@ -99,5 +103,6 @@ if [ -z "${NCU_FROM:-}" ]; then
   fi
 fi
 python3 bench/ncu/unit_means_vs_ncu.py table --report "$report" --steps "$steps" --ncu "$ncu_csv" \
-  --ncu-steps "$ncu_steps" --name "$name (interval ${interval} ms; ncu ${replay} replay; cache ${cache})" \
+  --ncu-steps "$ncu_steps" --units "${UNITS:-}" \
+  --name "$name (interval ${interval} ms; ncu ${replay} replay; cache ${cache}${UNITS:+; units $UNITS})" \
   --csv "$OUT/unit-means.csv" | tee -a "$OUT/tables.md"

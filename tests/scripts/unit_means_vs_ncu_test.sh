@@ -73,15 +73,16 @@ check "metrics list" \
   row 0 gpu__time_duration.sum nsecond "4,000"; row 0 sm__inst_executed_pipe_fma$P % 50
   row 0 sm__inst_executed_pipe_fma_realtime$P % 48; row 0 sm__inst_executed_pipe_fmaheavy$P % 40
   row 0 sm__inst_executed_pipe_fmalite$P % 20; row 0 dram__bytes.sum.pct_of_peak_sustained_elapsed % 20
-  row 0 dram__bytes.sum byte "1,000,000"; row 0 sm__cycles_elapsed.avg cycle "9,900"; row 0 sm__cycles_elapsed.avg.per_second cycle/nsecond 1.98
+  row 0 dram__bytes.sum byte "1,000,000"; row 0 sm__cycles_elapsed.avg cycle "9,900"; row 0 sm__cycles_elapsed.avg.per_second cycle/ns 1.98
   row 1 gpu__time_duration.sum msecond 0.006; row 1 sm__inst_executed_pipe_fma$P % 10
   row 1 sm__inst_executed_pipe_fma_realtime$P % 12; row 1 sm__inst_executed_pipe_fmaheavy$P % 20
   row 1 sm__inst_executed_pipe_fmalite$P % 0; row 1 dram__bytes.sum.pct_of_peak_sustained_elapsed % 60
   row 1 dram__bytes.sum Mbyte 3; row 1 sm__cycles_elapsed.avg cycle 11880; row 1 sm__cycles_elapsed.avg.per_second cycle/second "1,980,000,000"
-  row 2 gpu__time_duration.sum usecond 2; row 2 sm__inst_executed_pipe_fma$P % 0
+  row 2 gpu__time_duration.sum ns "2,000"; row 2 sm__inst_executed_pipe_fma$P % 0
   row 2 sm__inst_executed_pipe_fma_realtime$P % 0; row 2 sm__inst_executed_pipe_fmaheavy$P % 0
   row 2 sm__inst_executed_pipe_fmalite$P % 10; row 2 dram__bytes.sum.pct_of_peak_sustained_elapsed % 5
   row 2 dram__bytes.sum byte 600000; row 2 sm__cycles_elapsed.avg cycle 5940; row 2 sm__cycles_elapsed.avg.per_second ghz 1.98
+  row 2 smsp__unknown_unit.sum warp 7
   echo '==PROF== Disconnected from process 1'
 } > "$tmp/ncu.csv"
 
@@ -103,6 +104,20 @@ contains "DRAM bytes" "| DRAM bytes, MB | 2.5 | 2.3 |" "$tmp/table.md"
 if grep -q NVENC "$tmp/table.md"; then echo "FAIL an NVML engine has no ncu row"; fails=$((fails + 1)); fi
 check "tables.md is the printed table" "$(grep -v "^raw outputs kept" "$tmp/table.md")" "$(cat "$tmp/out/tables.md")"
 contains "csv row" "canned (interval 10 ms; ncu kernel replay; cache none),FP32,12.00,13.00,-1.00,13.20" "$tmp/out/unit-means.csv"
+
+contains "an unknown unit is named" "unit 'warp' of smsp__unknown_unit.sum is not known" "$tmp/err"
+
+# A unit subset: only its plain counters and kernel time (and DRAM's byte count), only its rows.
+rep=$tmp/run/gpu0.dsrec.report/report.json
+check "metrics of DRAM alone" "dram__bytes.sum.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,dram__bytes.sum" \
+  "$(python3 "$helper" metrics "$rep" "$tmp/available.txt" --units dram)"
+check "metrics of FP32 alone (no realtime form)" "sm__inst_executed_pipe_fma$P,gpu__time_duration.sum" \
+  "$(python3 "$helper" metrics "$rep" "$tmp/available.txt" --units fp32)"
+python3 "$helper" table --report "$rep" --steps 10 --ncu "$tmp/ncu.csv" --ncu-steps 2 --units dram > "$tmp/dram.md" 2> /dev/null
+contains "DRAM alone row" "| DRAM | 25.00 | 22.50 | 2.50 | n/a |" "$tmp/dram.md"
+if grep -q "FP32" "$tmp/dram.md"; then echo "FAIL the DRAM subset printed FP32"; fails=$((fails + 1)); fi
+rc=0; python3 "$helper" metrics "$rep" --units nvenc 2> "$tmp/err" || rc=$?
+check "a unit without counters is refused" 1 "$rc"; contains "its chip units named" "its chip units are fp32, halves, dram" "$tmp/err"
 
 # A report without a window is refused with the fix.
 python3 - "$tmp/run/gpu0.dsrec.report/report.json" > "$tmp/nowin.json" <<'PY'
