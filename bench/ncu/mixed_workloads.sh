@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The three models of bench/results/ncu/2026-12-01-h200-mixed-workloads/ through unit_means_vs_ncu.sh,
+# The three models (ResNet-50 AMP inference and training, a small bf16 GPT) through unit_means_vs_ncu.sh,
 # then the runs that isolate why a unit differs (docs/method.md#comparing-with-nsight-compute), on
 # ResNet-50 inference:
 #   one-pass     the same diescope run beside ncu reading DRAM alone, then Tensor alone: one pass
