@@ -7,8 +7,9 @@
 
 `metrics` prints, comma-separated, the Nsight Compute metrics behind every unit of the report's unit
 table (report.json's unit_recipes): each counter in its plain form (the counter group qualifier such as
-`TPC.TriageCompute.` and the `_realtime` suffix taken off) and, when it differs and its base name is in
-AVAILABLE.txt (what `ncu --query-metrics` printed), the realtime form diescope reads; then kernel time,
+`TPC.TriageCompute.` and the `_realtime` suffix taken off) and, only when AVAILABLE.txt (what
+`ncu --query-metrics` printed) is given and lists its base name, the realtime form diescope reads (more
+metrics, more replay passes); then kernel time,
 the SM clock, the SM's elapsed cycles and the DRAM byte count. --units KEYS keeps only those units'
 plain counters, kernel time and (for dram) the byte count: fewer metrics, fewer replay passes (one pass
 means no memory is saved and restored between passes at all).
@@ -117,7 +118,7 @@ def cmd_metrics(args):
             p, r = plain(counter), realtime(counter)
             if p not in out:
                 out.append(p)
-            if r != p and r not in out and not args.units and (available is None or base(r) in available):
+            if r != p and r not in out and not args.units and available is not None and base(r) in available:
                 out.append(r)
     # With a unit subset, the fewest extra metrics (fewer replay passes): time, and DRAM's byte count.
     extra = (TIME, CLOCK, CYCLES, DRAM_BYTES) if not args.units else (TIME,) + ((DRAM_BYTES,) if "dram" in recipes else ())
@@ -191,9 +192,9 @@ def cmd_table(args):
     units = {u["key"]: u for u in res.get("units", [])}
 
     rows = []
-    for key, recipe in recipes.items():
-        u = units.get(key)
-        if u is None or u.get("source") != "chip":
+    for key, u in units.items():  # in the report's order
+        recipe = recipes.get(key)
+        if recipe is None or u.get("source") != "chip":
             continue
         counters = recipe.get("counters", [])
         plain_sums = [weighted(launches, plain(c)) for c in counters]

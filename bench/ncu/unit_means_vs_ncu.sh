@@ -20,6 +20,7 @@
 #   INTERVAL_MS=diescope's sample interval (default 10)   REPLAY=kernel|application   CACHE=none|all
 #   RUN_FROM=DIR  use the diescope run already in DIR (its gpu0.dsrec.report and stdout.txt), run none
 #   NCU_FROM=FILE use this ncu CSV instead of profiling again
+#   REALTIME=1    also read the realtime forms diescope reads, where ncu lists them (more replay passes)
 #   UNITS=KEYS    only these units (comma-separated keys, e.g. dram,tensor): their plain counters and
 #                 kernel time, so ncu needs fewer replay passes (one pass: no memory saved and restored)
 #   T_RUN, T_NCU: time limits in seconds of the two steps (default 180, 300)
@@ -82,8 +83,12 @@ print([json.loads(l) for l in open(sys.argv[1]) if l.startswith("{\"workload\"")
 
 ncu_csv=${NCU_FROM:-$dir/ncu.csv}
 if [ -z "${NCU_FROM:-}" ]; then
-  ncu --query-metrics > "$dir/available.txt" 2>&1 || true
-  metrics=$(python3 bench/ncu/unit_means_vs_ncu.py metrics "$report" "$dir/available.txt" --units "${UNITS:-}")
+  available=()
+  if [ "${REALTIME:-0}" = 1 ]; then
+    ncu --query-metrics > "$dir/available.txt" 2>&1 || true
+    available=("$dir/available.txt")
+  fi
+  metrics=$(python3 bench/ncu/unit_means_vs_ncu.py metrics "$report" "${available[@]}" --units "${UNITS:-}")
   echo "$metrics" > "$dir/metrics.txt"
   extra=()
   if ncu --help 2>/dev/null | grep -q -- --print-units; then extra=(--print-units base); fi

@@ -2,9 +2,12 @@
 # bench/ncu/unit_means_vs_ncu.sh and its helper on the CPU: the argument checks, the metrics list, and
 # the table's maths on a canned report and a canned Nsight Compute CSV (expected values worked out
 # below by hand; docs/method.md#comparing-with-nsight-compute).
-#   unit_means_vs_ncu_test.sh REPO_ROOT
+# With DIESCOPE, also on the report diescope writes for the bundled ResNet-50 recording (a real
+# report.json: its chip units, in its order, and no NVML engine).
+#   unit_means_vs_ncu_test.sh REPO_ROOT [DIESCOPE]
 set -euo pipefail
-root=${1:?usage: unit_means_vs_ncu_test.sh REPO_ROOT}
+root=${1:?usage: unit_means_vs_ncu_test.sh REPO_ROOT [DIESCOPE]}
+diescope=${2:-}
 script=$root/bench/ncu/unit_means_vs_ncu.sh
 helper=$root/bench/ncu/unit_means_vs_ncu.py
 tmp=$(mktemp -d)
@@ -52,7 +55,11 @@ cat > "$tmp/run/gpu0.dsrec.report/report.json" <<JSON
 JSON
 echo '{"workload": "gpt_bf16", "steps": 10}' > "$tmp/run/stdout.txt"
 
-# The metrics list: plain forms, the realtime form only where ncu lists it, then time, clock, bytes.
+# The metrics list: plain forms, then time, clock, cycles, bytes; the realtime forms only when given
+# ncu's list, and only those it lists.
+check "metrics list without ncu's list" \
+  "sm__inst_executed_pipe_fma$P,sm__inst_executed_pipe_fmaheavy$P,sm__inst_executed_pipe_fmalite$P,dram__bytes.sum.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_elapsed.avg,dram__bytes.sum" \
+  "$(python3 "$helper" metrics "$tmp/run/gpu0.dsrec.report/report.json")"
 printf 'Device GH100\nsm__inst_executed_pipe_fma_realtime  Counter  # of warp instructions\n' > "$tmp/available.txt"
 check "metrics list" \
   "sm__inst_executed_pipe_fma$P,sm__inst_executed_pipe_fma_realtime$P,sm__inst_executed_pipe_fmaheavy$P,sm__inst_executed_pipe_fmalite$P,dram__bytes.sum.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_elapsed.avg,dram__bytes.sum" \
@@ -131,6 +138,32 @@ echo '==PROF== No kernels were profiled.' > "$tmp/empty.csv"
 rc=0; python3 "$helper" table --report "$tmp/run/gpu0.dsrec.report/report.json" --steps 10 --ncu "$tmp/empty.csv" \
   --ncu-steps 2 2> "$tmp/err" || rc=$?
 check "empty ncu output exits non-zero" 1 "$rc"; contains "empty ncu named" "ncu profiled no kernel" "$tmp/err"
+
+if [ -n "$diescope" ]; then
+  "$diescope" report "$root/data/recordings/h200/resnet50.dsrec" --format json --output "$tmp/real" > /dev/null
+  real=$tmp/real/report.json
+  check "metrics of a real report: its chip units' plain counters" \
+    "dram__bytes.sum.pct_of_peak_sustained_elapsed,sm__inst_executed_pipe_fma$P,sm__pipe_fp64_cycles_active$P,l1tex__m_xbar2l1tex_read_sectors$P,lts__t_bytes$P,l1tex__data_pipe_lsu_wavefronts$P,sm__pipe_tensor_cycles_active$P,gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_elapsed.avg,dram__bytes.sum" \
+    "$(python3 "$helper" metrics "$real")"
+  # One kernel of 14 ms per step at 10% on every counter; the window: 8.0226 s over 285 steps.
+  {
+    echo '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"'
+    for m in $(python3 "$helper" metrics "$real" | tr , ' '); do
+      case $m in
+        gpu__time_duration.sum) v=14000000; u=ns ;; sm__cycles_elapsed.avg.per_second) v=1980000000; u=cycle/s ;;
+        sm__cycles_elapsed.avg) v=27720000; u=cycle ;; dram__bytes.sum) v=1; u=Gbyte ;; *) v=10; u=% ;;
+      esac
+      echo "\"0\",\"k\",\"$m\",\"$u\",\"$v\""
+    done
+  } > "$tmp/real.csv"
+  python3 "$helper" table --report "$real" --steps 285 --ncu "$tmp/real.csv" --ncu-steps 1 > "$tmp/real.md"
+  # 10% x 14 ms over 8.02260689 s / 285 = 28.149 ms: 4.97; diescope's window means as the report has them.
+  check "rows of a real report, in its order" "FP32 Tensor FP64 Load/store L1 fill L2 DRAM" \
+    "$(awk -F' [|] ' '/^[|] [A-Z]/ && $3 ~ /^[0-9.]+$/ {printf "%s%s", sep, substr($1, 3); sep=" "}' "$tmp/real.md")"
+  contains "real FP32 row" "| FP32 | 7.55 | 4.97 | 2.58 |" "$tmp/real.md"
+  contains "real DRAM row" "| DRAM | 38.84 | 4.97 | 33.86 |" "$tmp/real.md"
+  contains "real clocks" "| 1980 | 1980 |" "$tmp/real.md"
+fi
 
 [ "$fails" = 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "all checks passed"
