@@ -28,6 +28,7 @@ bytes against the sum of ncu's dram__bytes.sum), so a DRAM difference can be tol
 """
 import argparse
 import csv
+import json
 import math
 import os
 import re
@@ -86,7 +87,7 @@ def base(metric):
 
 def load_report(path):
     try:
-        report = __import__("json").load(open(path))
+        report = json.load(open(path))
     except (OSError, ValueError) as e:
         fail(f"cannot read the report {path}: {e}; give the report.json `diescope run` wrote")
     recipes = report.get("results", {}).get("unit_recipes")
