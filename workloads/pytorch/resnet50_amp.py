@@ -136,7 +136,8 @@ def main() -> int:
     torch.cuda.synchronize()
     elapsed = time.perf_counter() - t0
     print("diescope: measure stop", flush=True)
-    print(json.dumps({"workload": "resnet50_amp", "mode": "infer" if args.infer else "train", "batch": args.batch, "steps": steps, "seconds": elapsed,
+    print(json.dumps({"workload": "resnet50_amp", "mode": "infer" if args.infer else "train", "batch": args.batch,
+                      "steps": steps, "seconds": elapsed,
                       "images_per_s": steps * args.batch / elapsed, "gpu": torch.cuda.get_device_name(0),
                       "torch": torch.__version__}), flush=True)
     return 0
