@@ -3,7 +3,7 @@
 
     unit_means_vs_ncu.py metrics REPORT.json [AVAILABLE.txt] [--units KEYS]
     unit_means_vs_ncu.py table --report REPORT.json --steps N --ncu NCU.csv --ncu-steps M [--name NAME]
-                               [--csv OUT.csv] [--units KEYS]
+                               [--csv OUT.csv] [--units KEYS] [--sm-clock-mhz MHZ|window]
 
 `metrics` prints, comma-separated, the Nsight Compute metrics behind every unit of the report's unit
 table (report.json's unit_recipes): each counter in its plain form (the counter group qualifier such as
@@ -25,6 +25,17 @@ time per step, ncu's elapsed SM cycles over the clock (the time its percents are
 both sides, and DRAM bytes per step on both sides (diescope's counted
 bytes against the sum of ncu's dram__bytes.sum), so a DRAM difference can be told from a time one.
 --csv also writes the rows as CSV (NAME in the first column, appended when the file exists).
+
+--sm-clock-mhz MHZ (or `window`: the report's mean SM clock over the window) adds a table of the units
+whose counters run on the SM clock (sm__, smsp__, l1tex__), read from busy cycles rather than percents.
+A kernel's percent is its busy cycles over its own elapsed SM cycles, so a kernel that ran at a lower
+clock under ncu reads a higher percent for the same work. Each kernel's busy cycles (percent x
+sm__cycles_elapsed.avg) are summed and divided by MHZ x the same wall time: ncu's figure if every
+kernel had run at MHZ. Beside it: the clock the busy cycles ran at under ncu (busy-cycle-weighted mean of
+each kernel's sm__cycles_elapsed.avg.per_second), and the clock at which ncu's busy cycles give exactly
+diescope's mean (busy cycles / (wall time x diescope's mean)): when one clock reconciles every SM-clock
+unit, the units agree and the difference is the clock. Needs sm__cycles_elapsed.avg and .per_second in
+the profile (the full metric list has them; a --units subset does not).
 """
 import argparse
 import csv
@@ -168,6 +179,55 @@ def weighted(launches, metric):
     return total if seen else None
 
 
+# Counters that count on the SM clock (their percents are of elapsed SM cycles).
+SM_CLOCK_PREFIXES = ("sm__", "smsp__", "l1tex__")
+
+
+def busy_cycles(launches, metric):
+    """Sum over launches of percent x elapsed SM cycles, and of percent x elapsed cycles / clock; None when
+    a launch with the metric lacks the cycles or the clock."""
+    busy, busy_s, seen = 0.0, 0.0, False
+    for m in launches.values():
+        v = m.get(metric)
+        if v is None or math.isnan(v):
+            continue
+        cycles, clock = m.get(CYCLES), m.get(CLOCK)
+        if not cycles or not clock or math.isnan(cycles) or math.isnan(clock):
+            return None
+        busy += v * cycles
+        busy_s += v * cycles / clock
+        seen = True
+    return (busy, busy_s) if seen else None
+
+
+def clock_rows(units, recipes, launches, ncu_wall, mhz):
+    """(label, diescope mean, ncu time-weighted, ncu at mhz, difference, busy-weighted clock MHz, clock giving
+    diescope's mean MHz) for each unit whose counters all run on the SM clock."""
+    rows = []
+    for key, u in units.items():
+        recipe = recipes.get(key)
+        if recipe is None or u.get("source") != "chip":
+            continue
+        counters = [plain(c) for c in recipe.get("counters", [])]
+        if not counters or not all(c.startswith(SM_CLOCK_PREFIXES) for c in counters):
+            continue
+        sums = [busy_cycles(launches, c) for c in counters]
+        timed = [weighted(launches, c) for c in counters]
+        mean = u.get("mean_pct")
+        mean = math.nan if mean is None else mean
+        if any(s is None for s in sums) or any(t is None for t in timed):
+            rows.append((u.get("label", key), mean, None, None, None, None, None))
+            continue
+        busy = sum(s[0] for s in sums) / len(sums)
+        busy_s = sum(s[1] for s in sums) / len(sums)
+        at = busy / (mhz * 1e6) / ncu_wall
+        ncu = sum(timed) / len(timed) / ncu_wall
+        own = busy / busy_s / 1e6 if busy_s > 0 else None
+        gives = busy / ncu_wall / mean / 1e6 if mean > 0 else None
+        rows.append((u.get("label", key), mean, ncu, at, mean - at, own, gives))
+    return rows
+
+
 def fmt(v, digits=2):
     return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
 
@@ -239,6 +299,31 @@ def cmd_table(args):
           f"{fmt(None if ncu_dram is None else ncu_dram / 1e6, 1)} |")
     print()
 
+    crows = []
+    if args.sm_clock_mhz:
+        if args.sm_clock_mhz == "window":
+            mhz = sm
+            if not mhz:
+                fail(f"{args.report} has no hardware.sm_clock_mhz.mean; give --sm-clock-mhz a number")
+        else:
+            try:
+                mhz = float(args.sm_clock_mhz)
+            except ValueError:
+                mhz = 0
+            if not mhz > 0:
+                fail(f"--sm-clock-mhz {args.sm_clock_mhz!r}: give a clock in MHz or `window`")
+        if not any(CYCLES in m and CLOCK in m for m in launches.values()):
+            fail(f"{args.ncu}: --sm-clock-mhz needs {CYCLES} and {CLOCK} in the profile; profile the full "
+                 "metric list (the metrics command without --units)")
+        crows = clock_rows(units, recipes, launches, ncu_wall, mhz)
+        print(f"#### {args.name}: SM-clock units from busy cycles at {fmt(mhz, 0)} MHz\n")
+        print(f"| unit | diescope window mean | ncu, time-weighted | ncu, busy cycles at {fmt(mhz, 0)} MHz | "
+              "difference | ncu clock of the busy cycles, MHz | clock giving diescope's mean, MHz |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for label, mean, ncu, at, diff, own, gives in crows:
+            print(f"| {label} | {fmt(mean)} | {fmt(ncu)} | {fmt(at)} | {fmt(diff)} | {fmt(own, 0)} | {fmt(gives, 0)} |")
+        print()
+
     if args.csv:
         new = not os.path.exists(args.csv)
         with open(args.csv, "a", newline="") as f:
@@ -254,6 +339,10 @@ def cmd_table(args):
             w.writerow([args.name, "SM clock MHz", fmt(sm, 0), fmt(ncu_mhz, 0), "", ""])
             w.writerow([args.name, "DRAM MB per step", fmt(None if die_dram is None else die_dram / 1e6, 1),
                         fmt(None if ncu_dram is None else ncu_dram / 1e6, 1), "", ""])
+            for label, mean, ncu, at, diff, own, gives in crows:
+                w.writerow([args.name, f"{label}, ncu busy cycles at {fmt(mhz, 0)} MHz", fmt(mean), fmt(at), fmt(diff), ""])
+                w.writerow([args.name, f"{label}, SM clock MHz (ncu: of the busy cycles; diescope: giving its mean)",
+                            fmt(gives, 0), fmt(own, 0), "", ""])
 
 
 def main():
@@ -271,6 +360,7 @@ def main():
     t.add_argument("--name", default="model")
     t.add_argument("--csv")
     t.add_argument("--units", help="only these unit keys (comma-separated)")
+    t.add_argument("--sm-clock-mhz", help="also the SM-clock units from busy cycles at this clock (MHz, or `window`)")
     args = p.parse_args()
     (cmd_metrics if args.cmd == "metrics" else cmd_table)(args)
 

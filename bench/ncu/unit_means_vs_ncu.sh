@@ -23,6 +23,8 @@
 #   REALTIME=1    also read the realtime forms diescope reads, where ncu lists them (more replay passes)
 #   UNITS=KEYS    only these units (comma-separated keys, e.g. dram,tensor): their plain counters and
 #                 kernel time, so ncu needs fewer replay passes (one pass: no memory saved and restored)
+#   Without UNITS the table is followed by the SM-clock units read from busy cycles at the window's
+#   SM clock (the helper's --sm-clock-mhz window), so a clock difference can be told from a count one.
 #   T_RUN, T_NCU: time limits in seconds of the two steps (default 180, 300)
 set -euo pipefail
 usage="usage: bench/ncu/unit_means_vs_ncu.sh OUT_DIR resnet50-infer|resnet50-train|gpt [NAME]"
@@ -107,7 +109,9 @@ if [ -z "${NCU_FROM:-}" ]; then
     exit 1
   fi
 fi
+clock=()
+[ -n "${UNITS:-}" ] || clock=(--sm-clock-mhz window)
 python3 bench/ncu/unit_means_vs_ncu.py table --report "$report" --steps "$steps" --ncu "$ncu_csv" \
-  --ncu-steps "$ncu_steps" --units "${UNITS:-}" \
+  --ncu-steps "$ncu_steps" --units "${UNITS:-}" "${clock[@]}" \
   --name "$name (interval ${interval} ms; ncu ${replay} replay; cache ${cache}${UNITS:+; units $UNITS})" \
   --csv "$OUT/unit-means.csv" | tee -a "$OUT/tables.md"

@@ -106,6 +106,7 @@ contains "mean-of-two row" "| FP32 halves | 10.00 | 9.50 | 0.50 | n/a |" "$tmp/t
 contains "DRAM row" "| DRAM | 25.00 | 22.50 | 2.50 | n/a |" "$tmp/table.md"
 contains "time per step" "| 0.010 | 0.006 |" "$tmp/table.md"
 contains "clocks" "| 1755 | 1980 |" "$tmp/table.md"
+contains "script's clock table at the window's clock" "SM-clock units from busy cycles at 1755 MHz" "$tmp/table.md"
 contains "elapsed cycles" "| SM elapsed cycles / SM clock, ms (ncu) | | 0.007 |" "$tmp/table.md"
 contains "DRAM bytes" "| DRAM bytes, MB | 2.5 | 2.3 |" "$tmp/table.md"
 if grep -q NVENC "$tmp/table.md"; then echo "FAIL an NVML engine has no ncu row"; fails=$((fails + 1)); fi
@@ -125,6 +126,43 @@ contains "DRAM alone row" "| DRAM | 25.00 | 22.50 | 2.50 | n/a |" "$tmp/dram.md"
 if grep -q "FP32" "$tmp/dram.md"; then echo "FAIL the DRAM subset printed FP32"; fails=$((fails + 1)); fi
 rc=0; python3 "$helper" metrics "$rep" --units nvenc 2> "$tmp/err" || rc=$?
 check "a unit without counters is refused" 1 "$rc"; contains "its chip units named" "its chip units are fp32, halves, dram" "$tmp/err"
+
+# Busy cycles at one SM clock (--sm-clock-mhz): two kernels of 10 us each over 2 steps (20 us of wall
+# time), kernel A at 1980 MHz (19800 elapsed cycles) with FP32 at 4%, kernel B at 1650 MHz (16500) at 16%.
+#   time-weighted:            (4*10 + 16*10) / 20 = 10.00
+#   busy (percent x cycles):  4*19800 + 16*16500 = 79200 + 264000 = 343200
+#   at 1980 MHz:              343200 / 1980 MHz = 173.33 %*us, / 20 us = 8.67; difference 12.00 - 8.67 = 3.33
+#   at the window's 1755 MHz: 343200 / 1755 = 195.56 %*us, / 20 us = 9.78
+#   clock of the busy cycles: 343200 / (4*10 + 16*10 %*us) = 1716 MHz
+#   clock giving diescope's 12.00: 343200 / (20 us x 12) = 1430 MHz
+# DRAM is not on the SM clock and has no row.
+{
+  echo '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"'
+  row() { echo "\"$1\",\"k$1\",\"$2\",\"$3\",\"$4\""; }
+  row 0 gpu__time_duration.sum us 10; row 0 sm__inst_executed_pipe_fma$P % 4
+  row 0 dram__bytes.sum.pct_of_peak_sustained_elapsed % 20
+  row 0 sm__cycles_elapsed.avg cycle 19800; row 0 sm__cycles_elapsed.avg.per_second cycle/ns 1.98
+  row 1 gpu__time_duration.sum us 10; row 1 sm__inst_executed_pipe_fma$P % 16
+  row 1 dram__bytes.sum.pct_of_peak_sustained_elapsed % 20
+  row 1 sm__cycles_elapsed.avg cycle 16500; row 1 sm__cycles_elapsed.avg.per_second cycle/ns 1.65
+} > "$tmp/clock.csv"
+python3 "$helper" table --report "$rep" --steps 10 --ncu "$tmp/clock.csv" --ncu-steps 2 --units fp32,dram \
+  --sm-clock-mhz 1980 --name clk --csv "$tmp/clock-out.csv" > "$tmp/clock.md"
+contains "clock table at 1980 MHz" "| FP32 | 12.00 | 10.00 | 8.67 | 3.33 | 1716 | 1430 |" "$tmp/clock.md"
+contains "clock table csv" "clk,\"FP32, ncu busy cycles at 1980 MHz\",12.00,8.67,3.33," "$tmp/clock-out.csv"
+check "only the SM-clock unit (not DRAM) in the clock table" 1 \
+  "$(sed -n '/busy cycles at/,$p' "$tmp/clock.md" | grep -c '^| [A-Z]')"
+python3 "$helper" table --report "$rep" --steps 10 --ncu "$tmp/clock.csv" --ncu-steps 2 --units fp32 \
+  --sm-clock-mhz window > "$tmp/clock-window.md"
+contains "clock table at the window's clock" "| FP32 | 12.00 | 10.00 | 9.78 | 2.22 | 1716 | 1430 |" "$tmp/clock-window.md"
+grep -v sm__cycles_elapsed "$tmp/clock.csv" > "$tmp/nocycles.csv"
+rc=0; python3 "$helper" table --report "$rep" --steps 10 --ncu "$tmp/nocycles.csv" --ncu-steps 2 --units fp32 \
+  --sm-clock-mhz 1980 > /dev/null 2> "$tmp/err" || rc=$?
+check "clock table without cycles exits non-zero" 1 "$rc"
+contains "missing cycles named" "--sm-clock-mhz needs sm__cycles_elapsed.avg" "$tmp/err"
+rc=0; python3 "$helper" table --report "$rep" --steps 10 --ncu "$tmp/clock.csv" --ncu-steps 2 --units fp32 \
+  --sm-clock-mhz fast > /dev/null 2> "$tmp/err" || rc=$?
+check "a bad clock exits non-zero" 1 "$rc"; contains "bad clock named" "give a clock in MHz or \`window\`" "$tmp/err"
 
 # A report without a window is refused with the fix.
 python3 - "$tmp/run/gpu0.dsrec.report/report.json" > "$tmp/nowin.json" <<'PY'
