@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
-"""ResNet-50 training with automatic mixed precision on synthetic data, for measuring with diescope.
+"""ResNet-50 training (or, with --infer, inference) with automatic mixed precision on synthetic data, for
+measuring with diescope.
 
 Prints the window markers diescope's `run --window markers` reads, flushed, around the timed steps
 (after model build and warm-up, before teardown), and one JSON line with what it counted.
 
+With --profile-steps K, the first K timed steps run between cudaProfilerStart and cudaProfilerStop, so
+`ncu --profile-from-start off` profiles those steps only, on every thread: autograd launches the
+backward pass from its own thread, which an NVTX push/pop range on the main thread does not enclose.
+Without a profiler attached the two calls do nothing.
+
     diescope run --window markers -- python3 workloads/pytorch/resnet50_amp.py --steps 100
+    diescope run --window markers -- python3 workloads/pytorch/resnet50_amp.py --infer --steps 100
 """
 import argparse
 import json
@@ -61,7 +68,14 @@ def main() -> int:
     p.add_argument("--log-every-s", type=float, default=0,
                    help="inside the window, synchronise about this often and print a JSON line with the wall "
                         "time and the steps done so far (for throughput over stretches of the run)")
+    p.add_argument("--infer", action="store_true", help="forward passes only (eval mode, no autograd)")
+    p.add_argument("--profile-steps", type=int, default=0,
+                   help="run the first K timed steps between cudaProfilerStart and cudaProfilerStop")
     args = p.parse_args()
+    if args.profile_steps < 0 or (args.profile_steps and args.seconds > 0) or args.profile_steps > args.steps:
+        print(f"resnet50_amp: --profile-steps {args.profile_steps} needs --steps (not --seconds) and must lie "
+              f"between 0 and --steps {args.steps}", file=sys.stderr)
+        return 2
     if not torch.cuda.is_available():
         print("resnet50_amp: no CUDA device visible to PyTorch; run it on a machine with an NVIDIA GPU", file=sys.stderr)
         return 2
@@ -75,13 +89,21 @@ def main() -> int:
     y = torch.randint(0, 1000, (args.batch,), device=dev)
     loss_fn = nn.CrossEntropyLoss()
 
-    def step():
+    def train_step():
         opt.zero_grad(set_to_none=True)
         with torch.autocast("cuda", dtype=torch.float16):
             loss = loss_fn(model(x), y)
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
+
+    def infer_step():
+        with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16):
+            model(x)
+
+    if args.infer:
+        model.eval()
+    step = infer_step if args.infer else train_step
 
     for _ in range(args.warmup):
         step()
@@ -100,8 +122,12 @@ def main() -> int:
     if args.log_every_s > 0:
         print(json.dumps({"progress": {"wall_s": time.time(), "steps": 0}}), flush=True)
     while not stop and ((steps < args.steps) if args.seconds <= 0 else (time.perf_counter() - t0 < args.seconds)):
+        if steps == 0 and args.profile_steps:
+            torch.cuda.profiler.start()
         step()
         steps += 1
+        if steps == args.profile_steps:
+            torch.cuda.profiler.stop()
         if args.log_every_s > 0 and time.perf_counter() - last_log >= args.log_every_s:
             # Steps count as done only once the GPU has finished them.
             torch.cuda.synchronize()
@@ -110,7 +136,8 @@ def main() -> int:
     torch.cuda.synchronize()
     elapsed = time.perf_counter() - t0
     print("diescope: measure stop", flush=True)
-    print(json.dumps({"workload": "resnet50_amp", "batch": args.batch, "steps": steps, "seconds": elapsed,
+    print(json.dumps({"workload": "resnet50_amp", "mode": "infer" if args.infer else "train", "batch": args.batch,
+                      "steps": steps, "seconds": elapsed,
                       "images_per_s": steps * args.batch / elapsed, "gpu": torch.cuda.get_device_name(0),
                       "torch": torch.__version__}), flush=True)
     return 0
