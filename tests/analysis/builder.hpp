@@ -1,6 +1,7 @@
 // Small synthetic recordings for the analysis tests. Times are given in milliseconds after T0.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,8 @@
 #include "diescope/recording/memory_recording.hpp"
 
 namespace diescope::testing {
+
+inline constexpr double kNaNv = std::numeric_limits<double>::quiet_NaN();
 
 inline constexpr recording::TimeNs T0 = 1'750'000'000LL * recording::kNsPerSecond;
 inline constexpr recording::TimeNs at_ms(double ms) {

@@ -7,8 +7,6 @@
 namespace diescope::testing {
 namespace {
 
-constexpr double kNaNv = std::numeric_limits<double>::quiet_NaN();
-
 Builder with_samples(double end_ms = 1000) {
   Builder b({"sm"}, end_ms);
   b.setup_sample();

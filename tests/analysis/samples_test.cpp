@@ -10,7 +10,6 @@
 namespace diescope::testing {
 namespace {
 
-constexpr double kNaNv = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 TEST(Drops, FirstSampleAfterEachCountersStartIsDropped) {

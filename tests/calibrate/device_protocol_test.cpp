@@ -18,13 +18,7 @@ using nlohmann::json;
 constexpr recording::TimeNs kMs = 1'000'000;
 constexpr recording::TimeNs kT0 = 1'764'000'000'000'000'000;  // a realtime origin in 2025, in ns
 
-DeviceFacts h200_facts() {
-  DeviceFacts f;
-  f.gpu = recording::GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90, 52'428'800, 132};
-  f.unit_table = "hopper-gh100";
-  f.units = test::h200_units();
-  return f;
-}
+using test::h200_facts;
 
 // A step line as the workload prints it: `launches` of 20 ms back to back with 2 us gaps from kT0,
 // window 250 ms in from each end.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "diescope/calibrate/calibration_file.hpp"
+#include "diescope/calibrate/device_protocol.hpp"
 #include "diescope/calibrate/lookup.hpp"
 
 namespace diescope::calibrate::test {
@@ -34,6 +35,15 @@ inline std::vector<recording::ColumnDef> h200_units() {
                       "SM_A.TriageCompute.l1tex__m_xbar2l1tex_read_sectors_realtime.avg.pct"),
           unit_column("l2", "L2", "lts__t_bytes.avg.pct"),
           unit_column("dram", "DRAM", "dram__bytes.sum.pct_of_peak_sustained_elapsed")};
+}
+
+// An H200 as the device protocol sees it.
+inline DeviceFacts h200_facts() {
+  DeviceFacts f;
+  f.gpu = recording::GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90, 52'428'800, 132};
+  f.unit_table = "hopper-gh100";
+  f.units = h200_units();
+  return f;
 }
 
 inline CalibrationQuery h200_query(std::string driver = "580.159.04") {

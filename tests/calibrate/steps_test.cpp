@@ -17,14 +17,6 @@ namespace {
 using namespace test;
 using nlohmann::json;
 
-DeviceFacts h200_facts() {
-  DeviceFacts f;
-  f.gpu = recording::GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90, 52'428'800, 132};
-  f.unit_table = "hopper-gh100";
-  f.units = h200_units();
-  return f;
-}
-
 TEST(Plan, LoadLadder) {
   EXPECT_EQ(load_ladder(132, false), (std::vector<int>{132, 66, 33, 1}));
   // The method's GB205 ladder: 46, 23, 11 (46/4 rounded down), 1.

@@ -16,7 +16,7 @@ using testing::small_meta;
 using testing::TempDir;
 using testing::write_bytes;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using testing::kNaN;
 
 recording::HostStream stream(std::int64_t id, std::string_view name, const metrics::Scope& scope,
                              int cpus = 4) {

@@ -12,7 +12,7 @@ using testing::same_value;
 using testing::small_meta;
 using testing::TempDir;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using testing::kNaN;
 
 void expect_same_columns(const std::vector<recording::ColumnDef>& a,
                          const std::vector<recording::ColumnDef>& b) {

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <string>
 
 #include "diescope/core/error.hpp"
@@ -19,6 +20,8 @@
 #include "diescope/recording/writer.hpp"
 
 namespace diescope::testing {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 class TempDir {
  public:

@@ -11,7 +11,7 @@ using testing::small_meta;
 using testing::TempDir;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using testing::kNaN;
 
 TEST(Writer, CannotCreateNamesPathAndFix) {
   TempDir dir;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,15 @@
 #include "diescope/report/report.hpp"
 
 namespace diescope::test {
+
+// A synthetic recording's origin (1 s) and a millisecond, for the tests that build samples by hand.
+inline constexpr recording::TimeNs kT0 = 1'000'000'000;
+inline constexpr recording::TimeNs kMs = recording::kNsPerMs;
+
+inline std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 inline constexpr recording::TimeNs kRunStart = 1'700'000'000'000'000'000;
 

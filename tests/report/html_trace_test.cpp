@@ -22,15 +22,8 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-constexpr recording::TimeNs kT0 = 1'000'000'000;
-constexpr recording::TimeNs kMs = recording::kNsPerMs;
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::kMs;
+using test::kT0;
 
 // A 40 ms run (T0 = 1 s): the counters start at T0, so sample [0, 10) ms is the setup and dropped;
 // then FP32 reads 50, 100 and 20 over [10, 20), [20, 30) and [30, 40). NVML GPU-Util reads 100 at
@@ -88,7 +81,7 @@ TEST_F(HtmlAndTrace, HtmlTimelineHasTheBinnedValues) {
   report::HtmlRenderer html(dir / "report.html", 4);
   EXPECT_TRUE(html.needs_recording());
   html.render(report::ReportInput{report, &rec, &analysis});
-  std::string page = read(dir / "report.html");
+  std::string page = test::read_text(dir / "report.html");
   // Four bins of 10 ms; the plot is 1000 units wide, so bin edges at x = 0, 250, 500, 750, 1000. The
   // main chart is 200 high over 0..100%: y = 200 - 2 x pct, so 50% -> 100, 100% -> 0, 20% -> 160.
   // DIE-Util: nothing in bin 0 (the dropped setup sample), then 50, 100, 20, drawn in red.
@@ -131,7 +124,7 @@ TEST_F(HtmlAndTrace, HtmlTimelineHasTheBinnedValues) {
 TEST_F(HtmlAndTrace, HtmlHasTheCardsPanelsAndReadOuts) {
   report::HtmlRenderer html(dir / "report.html", 4);
   html.render(report::ReportInput{report, &rec, &analysis});
-  std::string page = read(dir / "report.html");
+  std::string page = test::read_text(dir / "report.html");
   // The four headline cards, with the window's figures (it was found) and the run's under them.
   const json& wh = report["window"]["results"]["headline"];
   for (const char* id : {"gpu-util", "die-util", "gap", "limiting"})
@@ -174,7 +167,7 @@ TEST_F(HtmlAndTrace, HtmlLineBreaksWhereThereIsNoValue) {
   report = report::build_report(analysis);
   report::HtmlRenderer html(dir / "report.html", 4);
   html.render(report::ReportInput{report, &rec, &analysis});
-  std::string page = read(dir / "report.html");
+  std::string page = test::read_text(dir / "report.html");
   // Bin 1 (50%) and bin 3 (20%) are separate lines: y 100 from x 250 to 500, y 160 from 750 to 1000.
   EXPECT_NE(page.find("<polyline stroke=\"#c0392b\" points=\"250.0,100.0 500.0,100.0\"/>"
                       "<polyline stroke=\"#c0392b\" points=\"750.0,160.0 1000.0,160.0\"/>"),
@@ -187,7 +180,7 @@ TEST_F(HtmlAndTrace, HtmlLineBreaksWhereThereIsNoValue) {
 TEST_F(HtmlAndTrace, HtmlBandsSpanTheLowestAndHighestValueOfEachBin) {
   report::HtmlRenderer html(dir / "report.html", 1);
   html.render(report::ReportInput{report, &rec, &analysis});
-  std::string page = read(dir / "report.html");
+  std::string page = test::read_text(dir / "report.html");
   EXPECT_NE(
       page.find(
           "<polygon class=\"band\" fill=\"#c0392b\" points=\"0.0,0.0 1000.0,0.0 1000.0,56.0 0.0,56.0\"/>"
@@ -199,7 +192,7 @@ TEST_F(HtmlAndTrace, HtmlBandsSpanTheLowestAndHighestValueOfEachBin) {
 TEST_F(HtmlAndTrace, HtmlIsSelfContained) {
   report::HtmlRenderer html(dir / "report.html");
   html.render(report::ReportInput{report, &rec, &analysis});
-  std::string page = read(dir / "report.html");
+  std::string page = test::read_text(dir / "report.html");
   ASSERT_EQ(page.rfind("<!DOCTYPE html>", 0), 0u);
   // Nothing fetched: no URLs, no linked files; its scripts are inline (no src).
   for (const char* external :
@@ -216,7 +209,7 @@ TEST_F(HtmlAndTrace, HtmlEscapesText) {
   report["notes"] = json::array({json{{"ts_ns", kT0}, {"topic", "t"}, {"text", "</script><b>"}}});
   report::HtmlRenderer html(dir / "report.html");
   html.render(report::ReportInput{report, &rec, &analysis});
-  std::string page = read(dir / "report.html");
+  std::string page = test::read_text(dir / "report.html");
   EXPECT_EQ(page.find("<b>&"), std::string::npos);
   EXPECT_NE(page.find("&lt;b&gt;&amp;&quot;x&quot;.dsrec"), std::string::npos);
   EXPECT_EQ(page.find("</script><b>"), std::string::npos);
@@ -241,7 +234,7 @@ TEST(HtmlAndTraceSize, BoundedWhateverTheRecordingsLength) {
     both.render(report::ReportInput{r, rec.get(), &a});
     html_bytes[tag] = fs::file_size(dir / (tag + ".html"));
     trace_bytes[tag] = fs::file_size(dir / (tag + ".json"));
-    json t = json::parse(read(dir / (tag + ".json")));
+    json t = json::parse(test::read_text(dir / (tag + ".json")));
     for (const json& e : t["traceEvents"])
       if (e.contains("ts")) {
         ASSERT_GE(e["ts"].get<double>(), 0.0) << e.dump();
@@ -257,7 +250,7 @@ TEST(HtmlAndTraceSize, BoundedWhateverTheRecordingsLength) {
 TEST_F(HtmlAndTrace, TraceHasCounterTracksSlicesAndNotes) {
   report::TraceRenderer trace(dir / "trace.json");
   trace.render(report::ReportInput{report, &rec, &analysis});
-  json t = json::parse(read(dir / "trace.json"));
+  json t = json::parse(test::read_text(dir / "trace.json"));
   EXPECT_EQ(t["displayTimeUnit"], "ms");
   EXPECT_EQ(t["otherData"]["time_origin_ns"], kT0);
   std::map<std::string, std::vector<std::pair<double, double>>> counters;  // name -> (ts us, value)
@@ -301,7 +294,7 @@ TEST_F(HtmlAndTrace, TraceHasNoNegativeTimestamps) {
   report = report::build_report(analysis, {"four.dsrec", rec.side_records.end});
   report::TraceRenderer trace(dir / "trace.json");
   trace.render(report::ReportInput{report, &rec, &analysis});
-  json t = json::parse(read(dir / "trace.json"));
+  json t = json::parse(test::read_text(dir / "trace.json"));
   bool saw_note = false;
   for (const json& e : t["traceEvents"]) {
     if (!e.contains("ts")) continue;
@@ -328,7 +321,7 @@ TEST_F(HtmlAndTrace, TraceMergesRunsOfDroppedSamples) {
   report = report::build_report(analysis);
   report::TraceRenderer trace(dir / "trace.json");
   trace.render(report::ReportInput{report, &rec, &analysis});
-  json t = json::parse(read(dir / "trace.json"));
+  json t = json::parse(test::read_text(dir / "trace.json"));
   std::vector<json> dropped;
   for (const json& e : t["traceEvents"])
     if (e["ph"] == "X" && e["args"].contains("first_index")) dropped.push_back(e);
@@ -352,7 +345,7 @@ TEST(HtmlAndTraceHost, HostPanelsAndTracksFromDescriptors) {
   both.add(std::make_unique<report::HtmlRenderer>(dir / "report.html"));
   both.add(std::make_unique<report::TraceRenderer>(dir / "trace.json"));
   both.render(report::ReportInput{r, rec.get(), &a});
-  const std::string page = read(dir / "report.html");
+  const std::string page = test::read_text(dir / "report.html");
   EXPECT_EQ(page.find("holds no host streams"), std::string::npos);
   EXPECT_GE(count(page, "<div class=\"chart host\">"), 4u);
   // CPU: system busy and iowait and 8 cores make 10 lines; 8 are drawn, the 2 with the lowest means
@@ -363,7 +356,7 @@ TEST(HtmlAndTraceHost, HostPanelsAndTracksFromDescriptors) {
       std::string::npos);
   // Processes are named by their task records.
   EXPECT_NE(page.find("pt_data_worker (pid 1001)"), std::string::npos);
-  json t = json::parse(read(dir / "trace.json"));
+  json t = json::parse(test::read_text(dir / "trace.json"));
   std::set<std::string> host_tracks;
   bool host_group = false;
   for (const json& e : t["traceEvents"]) {

@@ -19,13 +19,6 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 class Renderers : public ::testing::Test {
  protected:
   // One folder per test: ctest runs each test in its own process, two at a time.
@@ -88,7 +81,7 @@ TEST_F(Renderers, JsonRendererWritesTheReportAtomically) {
   json r = report::build_report(test::hopper_analysis_with_window());
   report::JsonRenderer renderer(dir / "report.json");
   renderer.render(report::ReportInput{r});
-  EXPECT_EQ(read(dir / "report.json"), report::dump_report(r));
+  EXPECT_EQ(test::read_text(dir / "report.json"), report::dump_report(r));
   // Nothing but the report is left in the folder (no temporary).
   std::size_t files = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
@@ -136,7 +129,7 @@ TEST_F(Renderers, CsvRendererStreamsTheRecording) {
   csv.render(report::ReportInput{r, &rec, nullptr});
   // 10 ns samples: 1e-05 ms each. No counters events, so the first is the setup.
   EXPECT_EQ(
-      read(dir / "samples.csv"),
+      test::read_text(dir / "samples.csv"),
       "index,start_ns,end_ns,duration_ms,unit.fp32,die_util_pct,use,drop_reason,window_share\n"
       "0,0,10,1e-05,5,5,dropped_first,first sample after the counters started: it spans their setup,NaN\n"
       "1,10,20,1e-05,7,7,used,,NaN\n");
@@ -182,8 +175,8 @@ TEST_F(Renderers, SampleRenderersShareOneWalkAndWriteWhatEachWritesAlone) {
   multi.render(report::ReportInput{r, &rec, nullptr});
   EXPECT_EQ(rec.passes, 1);
   for (const char* name : {"samples.csv", "report.html", "trace.json"}) {
-    EXPECT_FALSE(read(shared / name).empty()) << name;
-    EXPECT_EQ(read(shared / name), read(alone / name)) << name;
+    EXPECT_FALSE(test::read_text(shared / name).empty()) << name;
+    EXPECT_EQ(test::read_text(shared / name), test::read_text(alone / name)) << name;
   }
 }
 
@@ -195,9 +188,9 @@ TEST(AtomicFileWriter, NothingAppearsUntilCommit) {
     std::ofstream(dir / "out.txt") << "old";
     core::AtomicFileWriter w(dir / "out.txt");
     w.write("new");
-    EXPECT_EQ(read(dir / "out.txt"), "old");
+    EXPECT_EQ(test::read_text(dir / "out.txt"), "old");
   }  // dropped without commit: the old file stays, the temporary goes
-  EXPECT_EQ(read(dir / "out.txt"), "old");
+  EXPECT_EQ(test::read_text(dir / "out.txt"), "old");
   std::size_t entries = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
   EXPECT_EQ(entries, 1u);
@@ -208,7 +201,7 @@ TEST(AtomicFileWriter, NothingAppearsUntilCommit) {
     w.write("y");
     w.commit();
   }
-  EXPECT_EQ(read(dir / "out.txt"), std::string(200'000, 'x') + "y");
+  EXPECT_EQ(test::read_text(dir / "out.txt"), std::string(200'000, 'x') + "y");
 }
 
 }  // namespace

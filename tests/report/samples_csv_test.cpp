@@ -17,8 +17,8 @@ namespace {
 using test::column;
 using test::split_lines;
 
-constexpr recording::TimeNs kT0 = 1'000'000'000;
-constexpr recording::TimeNs kMs = recording::kNsPerMs;
+using test::kMs;
+using test::kT0;
 
 recording::OwnedChipSample chip(recording::TimeNs start_ms, recording::TimeNs end_ms,
                                 std::vector<double> units, double diag, double count) {
