@@ -155,56 +155,16 @@ std::vector<std::string> ncu_command(const std::string& ncu, const NcuSettings& 
   return argv;
 }
 
-ProfileOutcome run_profiler(const std::vector<std::string>& argv, const std::filesystem::path& log,
-                            std::chrono::duration<double> timeout) {
-  ProfileOutcome out;
-  const auto start = std::chrono::steady_clock::now();
-  core::UniqueFd log_fd(::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!log_fd)
-    throw core::Error("cannot write " + log.string(), "check that the output folder is writable",
-                      core::kExitInput);
-  core::ChildSpec spec;
-  spec.argv = argv;
-  spec.in = core::Stdio::null();
-  spec.out = core::Stdio::from_fd(log_fd.get());
-  spec.err = core::Stdio::from_fd(log_fd.get());
-  spec.own_process_group = true;  // so a timeout stops ncu and the target together
-  spec.parent_death_signal = SIGTERM;
-  core::ChildProcess child(spec);
-  std::optional<core::ExitStatus> status;
-  while (!(status = child.try_wait())) {
-    if (std::chrono::steady_clock::now() - start > timeout) {
-      ::kill(-child.pid(), SIGTERM);
-      std::this_thread::sleep_for(std::chrono::seconds(2));
-      ::kill(-child.pid(), SIGKILL);
-      child.stop(std::chrono::milliseconds(1000));
-      out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      out.cause = fmt::format("timed out after {:g} s and was stopped", timeout.count());
-      out.fix =
-          "give it more time with --timeout S, or make the run shorter (fewer steps or launches: "
-          "-O ncu-arg=--launch-count=N profiles only the first N launches)";
-      return out;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::ifstream in(log);
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string cause = ncu_failure_cause(text.str());
-  if (status->exited() && status->code() == 0 && cause.empty()) {
-    out.ok = true;
-    return out;
-  }
-  out.cause = cause.empty() ? "ncu " + status->describe() : cause + " (ncu " + status->describe() + ")";
-  out.fix = "see " + log.string() + " for the whole output";
-  return out;
-}
+namespace {
 
-ProfileOutcome run_target(const std::vector<std::string>& argv,
-                          const std::vector<std::pair<std::string, std::string>>& env,
-                          const std::filesystem::path& log, std::chrono::duration<double> timeout) {
-  ProfileOutcome out;
+// Runs argv in its own process group (so a timeout stops a profiler and its target together), its
+// output to `log`. Returns how it ended, or nullopt when it outran `timeout` and was stopped (then
+// out says so, with `timeout_fix`); out.seconds is set either way.
+std::optional<core::ExitStatus> run_logged(const std::vector<std::string>& argv,
+                                           const std::vector<std::pair<std::string, std::string>>& env,
+                                           const std::filesystem::path& log,
+                                           std::chrono::duration<double> timeout,
+                                           const std::string& timeout_fix, ProfileOutcome& out) {
   const auto start = std::chrono::steady_clock::now();
   core::UniqueFd log_fd(::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!log_fd)
@@ -228,12 +188,46 @@ ProfileOutcome run_target(const std::vector<std::string>& argv,
       child.stop(std::chrono::milliseconds(1000));
       out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       out.cause = fmt::format("timed out after {:g} s and was stopped", timeout.count());
-      out.fix = "give it more time with --timeout S, or make the run shorter";
-      return out;
+      out.fix = timeout_fix;
+      return std::nullopt;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return status;
+}
+
+}  // namespace
+
+ProfileOutcome run_profiler(const std::vector<std::string>& argv, const std::filesystem::path& log,
+                            std::chrono::duration<double> timeout) {
+  ProfileOutcome out;
+  const std::optional<core::ExitStatus> status =
+      run_logged(argv, {}, log, timeout,
+                 "give it more time with --timeout S, or make the run shorter (fewer steps or launches: "
+                 "-O ncu-arg=--launch-count=N profiles only the first N launches)",
+                 out);
+  if (!status) return out;
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string cause = ncu_failure_cause(text.str());
+  if (status->exited() && status->code() == 0 && cause.empty()) {
+    out.ok = true;
+    return out;
+  }
+  out.cause = cause.empty() ? "ncu " + status->describe() : cause + " (ncu " + status->describe() + ")";
+  out.fix = "see " + log.string() + " for the whole output";
+  return out;
+}
+
+ProfileOutcome run_target(const std::vector<std::string>& argv,
+                          const std::vector<std::pair<std::string, std::string>>& env,
+                          const std::filesystem::path& log, std::chrono::duration<double> timeout) {
+  ProfileOutcome out;
+  const std::optional<core::ExitStatus> status =
+      run_logged(argv, env, log, timeout, "give it more time with --timeout S, or make the run shorter", out);
+  if (!status) return out;
   if (status->exited() && status->code() == 0) {
     out.ok = true;
     return out;

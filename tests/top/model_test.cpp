@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "diescope/top/model.hpp"
 
@@ -12,21 +15,26 @@ using recording::TimeNs;
 constexpr TimeNs kMs = recording::kNsPerMs;
 constexpr TimeNs kT0 = 1'700'000'000LL * recording::kNsPerSecond;  // a whole second
 
+// GPU 3, an H200 sampled every 100 ms, with these units (key, label).
+recording::RecordingMeta h200_meta(const std::vector<std::pair<std::string, std::string>>& units) {
+  recording::RecordingMeta meta;
+  meta.gpu.index = 3;
+  meta.gpu.model = "NVIDIA H200";
+  meta.gpu.chip = "GH100";
+  meta.interval_ms = 100;
+  for (const auto& [key, label] : units) {
+    recording::ColumnDef c;
+    c.key = key;
+    c.label = label;
+    meta.units.push_back(c);
+  }
+  return meta;
+}
+
 class FakeSource final : public Source {
  public:
-  explicit FakeSource(bool live = true) : live_(live) {
-    meta_.gpu.index = 3;
-    meta_.gpu.model = "NVIDIA H200";
-    meta_.gpu.chip = "GH100";
-    meta_.interval_ms = 100;
-    recording::ColumnDef fp32;
-    fp32.key = "fp32";
-    fp32.label = "FP32";
-    recording::ColumnDef dram;
-    dram.key = "dram";
-    dram.label = "DRAM";
-    meta_.units = {fp32, dram};
-  }
+  explicit FakeSource(bool live = true)
+      : live_(live), meta_(h200_meta({{"fp32", "FP32"}, {"dram", "DRAM"}})) {}
   std::string description() const override { return "fake"; }
   std::string chip_source() const override { return "PM sampling"; }
   bool live() const override { return live_; }
@@ -224,19 +232,7 @@ TEST(TopModel, ASwitchToGpmBringsItsColumnsAndStartsTheHistoryAgain) {
   FakeSource source;
   Model model(source, 1000);
   GpuUpdate pm = steady_update();
-  recording::RecordingMeta gpm_meta;
-  gpm_meta.gpu.index = 3;
-  gpm_meta.gpu.model = "NVIDIA H200";
-  gpm_meta.gpu.chip = "GH100";
-  gpm_meta.interval_ms = 100;
-  recording::ColumnDef tensor;
-  tensor.key = "tensor";
-  tensor.label = "Tensor";
-  recording::ColumnDef fp32;
-  fp32.key = "fp32";
-  fp32.label = "FP32";
-  gpm_meta.units = {tensor, fp32};
-  pm.new_meta = gpm_meta;
+  pm.new_meta = h200_meta({{"tensor", "Tensor"}, {"fp32", "FP32"}});
   pm.new_chip_source = "GPM";
   model.absorb(0, pm, kT0 + 1200 * kMs);
   EXPECT_EQ(model.gpus(kT0 + 1200 * kMs)[0].chip_source, "GPM");
