@@ -24,8 +24,22 @@ setsid nice -n 10 bash scripts/check-tidy.sh build/ci > "$tidy_log" 2>&1 &
 tidy_pid=$!
 trap 'kill -- -"$tidy_pid" 2>/dev/null || true; rm -f "$tidy_log"' EXIT
 step cmake --build --preset ci
+# The fuzz target (clang, its own build folder) builds beside the tests, at low priority: the tests
+# leave most of a core idle (they wait on children, sockets and tmux).
+fuzz_build_log=$(mktemp)
+setsid nice -n 10 bash -c 'cmake --preset fuzz -B build/fuzz >/dev/null && cmake --build build/fuzz --target fuzz_recording_reader' \
+  > "$fuzz_build_log" 2>&1 &
+fuzz_build_pid=$!
+trap 'kill -- -"$tidy_pid" -"$fuzz_build_pid" 2>/dev/null || true; rm -f "$tidy_log" "$fuzz_build_log"' EXIT
 step ctest --preset ci -j2
-# The recording reader's libFuzzer target, for a short time (scripts/fuzz.sh).
+fuzz_build_status=0
+wait "$fuzz_build_pid" || fuzz_build_status=$?
+if ((fuzz_build_status)); then
+  cat "$fuzz_build_log" >&2
+  echo "test.sh: the fuzz target did not build (above)" >&2
+  exit 1
+fi
+# The recording reader's libFuzzer target, for a short time (scripts/fuzz.sh; its build is done).
 step bash scripts/fuzz.sh 30
 tidy_status=0
 wait "$tidy_pid" || tidy_status=$?
