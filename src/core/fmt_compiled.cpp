@@ -1,7 +1,7 @@
 // fmt's non-template functions and the instantiations its headers declare extern, compiled once.
 //
 // Every other file includes fmt in its ordinary (not header-only) mode, so it only declares these.
-// Header-only mode compiled them again in every file that formats: about 4 CPU-seconds a file at
+// Header-only mode compiled them again in every file that formats: 3 to 4 CPU-seconds a file at
 // -O2, a fifth of the CI build (docs/building.md#compile-time). The shared libfmt is not used because
 // the binaries must run on the GPU machine, which has no libfmt and no package registry.
 #include <fmt/format-inl.h>
