@@ -3,10 +3,15 @@
 
 One PyTorch process runs FFMA (jiterator, bench/run/jit_fma.py), a STREAM copy (1 GiB float vectors,
 Tensor.copy_) and a cuBLAS bf16 GEMM (torch.mm, --gemm-n cubed, 8192 by default: on the H200 that size
-runs into the power limit and its clocks wander, so a smaller one can be asked for). For each workload and each setting, it
+runs into the power limit and its clocks wander, so a smaller one can be asked for; the GEMM replays
+a CUDA graph of several launches, gemm_power_probe.gemm_graph, so that a small size times the GPU and
+not Python's launches). For each workload and each setting, it
 runs interleaved rounds: in each round one stretch of the workload with the counters off and one with
 them on, in alternating order (off first in even rounds, on first in odd ones). "On" is the counter
-child running for the whole stretch, started before it and stopped after it:
+child running for the whole stretch, started before it and stopped after it. Before every timed
+stretch, on or off, the workload runs untimed for --lead-s: starting and stopping the child leaves
+the GPU idle for a moment, and a power-limited GEMM runs faster for a while after an idle moment, so
+without the same lead-in the stretch after the longer pause would look faster. The settings:
 
     pm10  diescope-cupti sample at 10 ms (the hopper-gh100 table, 1 s drains), as run and the agent use it
     pm1   the same at 1 ms
@@ -35,6 +40,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "run"))
 import jit_fma  # noqa: E402
+from gemm_power_probe import gemm_graph  # noqa: E402  (this folder is on sys.path as the script's own)
 
 # Student's t, two-sided 95%, by degrees of freedom.
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
@@ -94,13 +100,11 @@ def workloads(gemm_n):
     ffma, _ = jit_fma.make(torch.float32, props.multi_processor_count)
     a = torch.empty(1 << 28, device="cuda", dtype=torch.float32).uniform_()
     b = torch.empty_like(a)
-    m = torch.randn(gemm_n, gemm_n, device="cuda", dtype=torch.bfloat16)
-    n = torch.randn(gemm_n, gemm_n, device="cuda", dtype=torch.bfloat16)
-    c = torch.empty(gemm_n, gemm_n, device="cuda", dtype=torch.bfloat16)
+    gemm, _ = gemm_graph(gemm_n)
     return {
         "ffma": ffma,
         "stream_copy": lambda: b.copy_(a),
-        "gemm_bf16": lambda: torch.mm(m, n, out=c),
+        "gemm_bf16": gemm,
     }
 
 
@@ -131,7 +135,8 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--budget-s", type=float, default=150)
     p.add_argument("--stretch-s", type=float, default=0.3)
-    p.add_argument("--settle-s", type=float, default=0.2)
+    p.add_argument("--settle-s", type=float, default=0.2, help="wait after the counter child comes on")
+    p.add_argument("--lead-s", type=float, default=0.3, help="untimed run of the workload before each stretch")
     p.add_argument("--min-rounds", type=int, default=6)
     p.add_argument("--max-rounds", type=int, default=16)
     p.add_argument("--target-width", type=float, default=0.5)
@@ -151,13 +156,14 @@ def main():
     work = workloads(a.gemm_n)
     chosen_w = a.workloads.split(",")
     chosen_s = a.settings.split(",")
-    counts = {}
+    counts, leads = {}, {}
     for name in chosen_w:
         launch = work[name]
         for _ in range(3):
             launch()
         one = timed(launch, 3) / 3
         counts[name] = max(1, int(a.stretch_s / one))
+        leads[name] = max(1, int(a.lead_s / one))
         print(f"{name}: {one * 1000:.3f} ms per launch, {counts[name]} launches per stretch", flush=True)
     share = a.budget_s / (len(chosen_w) * len(chosen_s))
     rounds_out = open(os.path.join(a.out, "rounds.csv"), "w")
@@ -184,6 +190,7 @@ def main():
                     if state == "on":
                         child = Counters(argv, by_signal)
                         time.sleep(a.settle_s)
+                    timed(launch, leads[name])  # the same lead-in for both states
                     rate[state] = count / timed(launch, count)
                     if child:
                         child.stop()

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""Which cuBLAS bf16 GEMM sizes run into the power limit: for each size, torch.mm back to back for
+"""Which cuBLAS bf16 GEMM sizes run into the power limit: for each size, the GEMM back to back for
 --seconds while nvidia-smi reads the SM clock, the power draw and the software power cap reason once
 --query-at seconds in. Reads the GPU's state; sets nothing.
 
-    python3 bench/agent/gemm_power_probe.py --sizes 8192,4096,2048 [--seconds 2.5]
+The GEMM is torch.mm replayed from a CUDA graph of several launches (gemm_graph): a small size takes
+a few microseconds on the GPU, less than Python needs to launch it, and launched one by one it would
+time the host rather than the GPU.
+
+    python3 bench/agent/gemm_power_probe.py --sizes 8192,4096,2048,1536,1024 [--seconds 2.5]
 
 Prints one CSV row per size (n, ms per launch, TFLOP/s, SM MHz, watts, sw_power_cap) and, last, the
 line `pick N`: the largest size whose reading showed no power cap (the smallest size when every one
@@ -24,9 +28,31 @@ def query():
     return [f.strip() for f in out.stdout.strip().split(",")] if out.returncode == 0 else ["nan", "nan", "?"]
 
 
+def gemm_graph(n, per_replay=None):
+    """A bf16 n x n GEMM as a callable that replays a CUDA graph of per_replay torch.mm launches,
+    and the number of GEMMs one call runs. per_replay defaults to enough launches for about 0.5 ms."""
+    m = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
+    if per_replay is None:
+        per_replay = max(1, min(64, round(0.5e-3 / (2 * n ** 3 / 400e12))))  # at about 400 TFLOP/s
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # cuBLAS picks its kernel (and workspace) before the capture
+        for _ in range(3):
+            torch.mm(m, k, out=c)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(per_replay):
+            torch.mm(m, k, out=c)
+    torch.cuda.synchronize()
+    return graph.replay, per_replay
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--sizes", default="8192,4096,2048")
+    p.add_argument("--sizes", default="8192,4096,2048,1536,1024")
     p.add_argument("--seconds", type=float, default=2.5)
     p.add_argument("--query-at", type=float, default=1.5)
     a = p.parse_args()
@@ -36,11 +62,8 @@ def main():
     print("n,ms_per_launch,tflops,sm_mhz,power_w,sw_power_cap")
     capped = {}
     for n in [int(x) for x in a.sizes.split(",")]:
-        m = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-        k = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-        c = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
-        for _ in range(3):
-            torch.mm(m, k, out=c)
+        replay, per_replay = gemm_graph(n)
+        replay()
         torch.cuda.synchronize()
         reading = {}
         timer = threading.Timer(a.query_at, lambda: reading.update(v=query()))
@@ -49,8 +72,8 @@ def main():
         launches = 0
         while time.perf_counter() - start < a.seconds:
             for _ in range(8):
-                torch.mm(m, k, out=c)
-            launches += 8
+                replay()
+            launches += 8 * per_replay
             torch.cuda.synchronize()
         elapsed = time.perf_counter() - start
         timer.join()

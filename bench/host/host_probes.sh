@@ -6,8 +6,10 @@
 #   3. the probes' cost: the augmented training with 16 workers under --host-interval-ms 100 and 10;
 #      each recording's host_probes note gives the probes' own CPU time (the collector thread's CPU
 #      clock around each read) and diescope's whole process CPU time (getrusage), over the run.
-#   KERNEL (default 9) is the blur's size (augment_train.py --kernel): 5 makes the augmentation about a
-#   third as heavy, so that ENOUGH workers can feed the GPU; PARTS (default "input enough resnet cost")
+#   KERNEL (default 9) is the blur's size (augment_train.py --kernel): smaller is lighter, but on the
+#   H200's host one blur of any size costs about 2 ms of a core (3x3: 1.9 ms, 5x5: 2.0-2.7, 9x9: 3-4);
+#   MODEL (default resnet50) is augment_train.py --model: resnet152 needs about 2.8 times the GPU work
+#   per image, so that ENOUGH workers can feed it; PARTS (default "input enough resnet cost")
 #   picks the parts to run; RUN_TIMEOUT (default 120) bounds each run in seconds.
 # Usage: bench/host/host_probes.sh OUT_DIR [WORKLOADS_DIR]
 #   DIESCOPE (default: diescope on PATH) is the binary; WORKLOADS_DIR holds augment_train.py and
@@ -50,7 +52,7 @@ run() {  # run NAME HOST_MS ARGS...
   fi
 }
 
-aug=(--augment-ms "$AUG_MS" --kernel "$KERNEL" --seconds "$SECONDS_RUN")
+aug=(--augment-ms "$AUG_MS" --kernel "$KERNEL" --seconds "$SECONDS_RUN" --model "${MODEL:-resnet50}")
 has input && run input-bound-2w 100 python3 "$WL/augment_train.py" --workers 2 "${aug[@]}"
 has enough && run enough-${ENOUGH}w 100 python3 "$WL/augment_train.py" --workers "$ENOUGH" "${aug[@]}"
 has resnet && run resnet50-amp 100 python3 "$WL/resnet50_amp.py" --steps 150

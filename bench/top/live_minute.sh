@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `diescope top` live on a GPU machine for a minute over a changing load (docs/top.md): bundled
 # workloads of different kinds one after another in the background, then Nsight Compute asked to
-# profile one while top's PM sampling holds the counters (on the H200, ncu's process ended 1.4 s
-# after its start: bench/results/top/2026-12-01-h200-live-minute/). The screen is read every 2 s, with
+# profile one while top holds the counters (with `--source pm` ncu's process ended 1.4 s after its
+# start on the H200; with the default `auto` source top steps aside to GPM: docs/top.md#sources).
+# SECONDS_TOTAL (default 60) is how long the screen is read; 80 also covers ncu and top's return to
+# PM sampling. The screen is read every 2 s, with
 # tmux where it is installed, else through a pseudo-terminal (bench/top/pty_capture.py). top's own
 # CPU, and its sampler child's, come from /proc/PID/schedstat (ns on a CPU).
 #
@@ -40,9 +42,11 @@ loads() {
   done
   if command -v ncu > /dev/null; then
     echo "$(stamp) start ncu --clock-control none --metrics sm__cycles_elapsed.avg diescope workload ffma --sms 66 --seconds 7"
-    ncu --clock-control none --metrics sm__cycles_elapsed.avg diescope workload ffma --sms 66 --seconds 7 \
+    timeout 40 ncu --clock-control none --metrics sm__cycles_elapsed.avg diescope workload ffma --sms 66 --seconds 7 \
       > "$WORK/ncu.txt" 2>&1 || true
-    echo "$(stamp) end"
+    echo "$(stamp) end; ncu's last lines:"
+    tail -3 "$WORK/ncu.txt" | sed 's/^/  /'
+    grep -m3 "==ERROR==\|==WARNING==" "$WORK/ncu.txt" | sed 's/^/  /' || true
   fi
 }
 

@@ -3,9 +3,12 @@
 
 Each sample is a random uint8 image that __getitem__ blurs on the CPU (a --kernel x --kernel
 convolution, 9 by default, repeated until it costs about --augment-ms of one core, at least once) and
-crops: a smaller --kernel makes the augmentation lighter (one 9x9 blur costs 3 to 4 ms of a core, one
-5x5 blur about a third of that); with too few --workers the GPU waits for
-batches (input-bound on purpose); with enough it does not. Prints the window markers diescope's
+crops: a smaller --kernel makes the augmentation lighter, down to a floor (on the H200's host one 9x9
+blur costs 3 to 4 ms of a core, a 5x5 one 2.0 to 2.7 ms, a 3x3 one 1.9 ms); with too few --workers the GPU waits for
+batches (input-bound on purpose); with enough it does not. --model resnet152 asks about 2.8 times
+the GPU work of ResNet-50 per image (torchvision's figures: 11.5 against 4.1 GFLOPS), so that the same augmentation with enough workers can keep the
+GPU busy on a host whose cores cannot feed ResNet-50 (which trains at about 5000 images/s on the
+H200). Prints the window markers diescope's
 `run --window markers` reads around the timed steps, and one JSON line with what it counted.
 
     diescope run --window markers -- python3 workloads/pytorch/augment_train.py --workers 2
@@ -70,6 +73,8 @@ def main() -> int:
     p.add_argument("--kernel", type=int, default=9, help="the blur's size in pixels (odd, 3 or more)")
     p.add_argument("--seconds", type=float, default=15, help="length of the timed part")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps before the window")
+    p.add_argument("--model", default="resnet50", choices=["resnet50", "resnet101", "resnet152"],
+                   help="the torchvision model trained (more layers: more GPU work per image)")
     args = p.parse_args()
     global KERNEL
     if args.kernel < 3 or args.kernel % 2 == 0:
@@ -85,7 +90,7 @@ def main() -> int:
     torch.set_num_threads(4)
     dev = torch.device("cuda")
     torch.backends.cudnn.benchmark = True
-    model = torchvision.models.resnet50(num_classes=1000).to(dev).to(memory_format=torch.channels_last)
+    model = getattr(torchvision.models, args.model)(num_classes=1000).to(dev).to(memory_format=torch.channels_last)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     scaler = torch.amp.GradScaler("cuda")
     loss_fn = nn.CrossEntropyLoss()
@@ -118,7 +123,7 @@ def main() -> int:
     torch.cuda.synchronize()
     elapsed = time.perf_counter() - t0
     print("diescope: measure stop", flush=True)
-    print(json.dumps({"workers": args.workers, "batch": args.batch, "kernel": args.kernel, "augment_reps": reps,
+    print(json.dumps({"model": args.model, "workers": args.workers, "batch": args.batch, "kernel": args.kernel, "augment_reps": reps,
                       "blur_ms": round(one_ms, 3), "augment_ms_target": args.augment_ms, "steps": steps,
                       "seconds": round(elapsed, 3), "images_per_s": round(steps * args.batch / elapsed, 1)}),
           flush=True)
