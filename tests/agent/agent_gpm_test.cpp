@@ -51,13 +51,35 @@ TEST(ProfilerWatch, SeesProfilersByNameAndByInjectionButNotItself) {
   add_process(proc, 15, "nsys", 500);  // a child of the agent (pid 500): its own, never counted
   add_process(proc, 500, "ncu");       // the agent itself, whatever its name
   fs::create_directories(proc / "self");
-  const ProfilerWatch watch(proc, 500);
+  ProfilerWatch watch(proc, 500);
   const std::vector<SeenProfiler> seen = watch.scan();
   EXPECT_EQ(profilers_text(seen),
             "ncu (pid 11), nv-nsight-cu-cl (pid 12), python3 with CUDA_INJECTION64_PATH (pid 13), "
             "dcgmproftester12 (pid 14)");
   fs::remove_all(proc);
   EXPECT_TRUE(ProfilerWatch(proc, 500).scan().empty()) << "no /proc tree: nothing seen";
+}
+
+// stat with a start time (field 22) after the parent (field 4): "pid (comm) S ppid" then fields 5..21.
+void set_start(const fs::path& proc, int pid, const std::string& comm, unsigned long long start) {
+  std::ofstream(proc / std::to_string(pid) / "stat")
+      << pid << " (" << comm << ") S 1 1 1 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 " << start << " 0 0\n";
+}
+
+TEST(ProfilerWatch, ReadsAnEnvironmentOncePerProcessAndAgainForAReusedPid) {
+  const fs::path proc = fresh_dir("watch-reuse");
+  const std::string injected = std::string("CUDA_INJECTION64_PATH=/opt/libinject.so");
+  add_process(proc, 20, "python3 (a) b", 1, injected);  // comm with spaces and a ')' of its own
+  set_start(proc, 20, "python3 (a) b", 1000);
+  ProfilerWatch watch(proc, 500);
+  EXPECT_EQ(profilers_text(watch.scan()), "python3 (a) b with CUDA_INJECTION64_PATH (pid 20)");
+  // The environment a process started with cannot change: the same (pid, start) is not read again.
+  std::ofstream(proc / "20" / "environ", std::ios::binary) << "PATH=/usr/bin" << '\0';
+  EXPECT_EQ(watch.scan().size(), 1U);
+  // The pid reused by a new process (another start time): its environment is read, no injection.
+  set_start(proc, 20, "python3 (a) b", 2000);
+  EXPECT_TRUE(watch.scan().empty());
+  fs::remove_all(proc);
 }
 
 // NVML stand-in with GPM: GPU-Util 50 at each read; GPM from the fake NVML table.

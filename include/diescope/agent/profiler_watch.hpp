@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <unordered_map>
 #include <sys/types.h>
 #include <vector>
 
@@ -19,14 +20,24 @@ struct SeenProfiler {
 // nv-nsight-cu-cli), Nsight Systems (nsys), DCGM's profiling tester (dcgmproftester*), and any
 // process a CUDA tool injects itself into (CUDA_INJECTION64_PATH in its environment, where the
 // agent may read it). The agent's own process and its children are never counted.
+//
+// A scan runs every 200 ms over every process on the host, so it reads little: each process's
+// stat (its name, parent and start time), and its environment only the first time a (pid, start time) pair is met. The
+// environment /proc shows is the one the process was started with, so it is read once per process.
 class ProfilerWatch {
  public:
   explicit ProfilerWatch(std::filesystem::path proc_root = "/proc", pid_t self = 0);
-  std::vector<SeenProfiler> scan() const;
+  std::vector<SeenProfiler> scan();
 
  private:
+  struct Injection {
+    unsigned long long start_ticks = 0;  // /proc/PID/stat field 22: tells a reused pid apart
+    bool injected = false;
+  };
   std::filesystem::path root_;
   pid_t self_;
+  std::unordered_map<pid_t, Injection> injection_;  // the processes seen by the last scan
+  std::string buffer_;                              // reused by every read of a scan
 };
 
 // "ncu (pid 4242), nsys (pid 77)".
