@@ -24,8 +24,12 @@ const std::vector<CostEntry>& cost_table() {
   //   stretches, interleaved rounds with the counter child on and off (order alternated): PM sampling
   //   at 10 and 1 ms (diescope-cupti sample), and NVML GPM at 100 ms (gpm_probe serve).
   //   bench/agent/cost_events.py run by bench/run/gpm_device.sh on 2026-12-01; rows in
-  //   bench/results/run/2026-12-01-h200-gpm/. The GEMM's own throughput moves by about 1.4%
-  //   between stretches (power-limited clocks), so its intervals are wider than 0.5 points.
+  //   bench/results/run/2026-12-01-h200-gpm/.
+  // - The GEMM at n = 1024, the largest size bench/agent/gemm_power_probe.py found under the power
+  //   limit (4096, 2048 and 1536 ran into it), replayed from a CUDA graph of 64 launches, with the
+  //   same untimed lead-in before every stretch: 8 rounds per setting, every interval under 0.3 points
+  //   wide; bench/results/run/2026-12-01-h200-gpm-cost-rerun/. It replaces the n = 8192 rows, whose
+  //   1.8 to 3.5 point widths were the power-limited clocks' drift between stretches, not the counters.
   static const std::vector<CostEntry> table = {
       {"NVIDIA H200", 10, 0, 0, -1.141, 4.811, 13, 15,
        "ResNet-50 AMP training (PyTorch, batch 128, synthetic data)",
@@ -37,20 +41,20 @@ const std::vector<CostEntry>& cost_table() {
        "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm", CostTiming::cuda_events},
       {"NVIDIA H200", 10, 0, 0, -0.0489, 0.0288, 6, 0.3, "STREAM copy (1 GiB float vectors)",
        "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm", CostTiming::cuda_events},
-      {"NVIDIA H200", 10, 0, 0, -1.7529, 0.5188, 8, 0.3, "cuBLAS bf16 GEMM 8192^3",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm", CostTiming::cuda_events},
+      {"NVIDIA H200", 10, 0, 0, -0.2459, -0.1025, 8, 0.3, "cuBLAS bf16 GEMM 1024^3 (CUDA graph)",
+       "bench/results/run/2026-12-01-h200-gpm-cost-rerun/ (2026-12-01)", "pm", CostTiming::cuda_events},
       {"NVIDIA H200", 1, 0, 0, -0.0361, 0.0079, 6, 0.3, "FFMA (PyTorch jiterator, every SM)",
        "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm", CostTiming::cuda_events},
       {"NVIDIA H200", 1, 0, 0, -0.05, 0.0219, 6, 0.3, "STREAM copy (1 GiB float vectors)",
        "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm", CostTiming::cuda_events},
-      {"NVIDIA H200", 1, 0, 0, -3.2794, 0.2493, 7, 0.3, "cuBLAS bf16 GEMM 8192^3",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm", CostTiming::cuda_events},
+      {"NVIDIA H200", 1, 0, 0, -0.5754, -0.2828, 8, 0.3, "cuBLAS bf16 GEMM 1024^3 (CUDA graph)",
+       "bench/results/run/2026-12-01-h200-gpm-cost-rerun/ (2026-12-01)", "pm", CostTiming::cuda_events},
       {"NVIDIA H200", 100, 0, 0, -0.0044, 0.0095, 6, 0.3, "FFMA (PyTorch jiterator, every SM)",
        "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "gpm", CostTiming::cuda_events},
       {"NVIDIA H200", 100, 0, 0, -0.0413, 0.0168, 6, 0.3, "STREAM copy (1 GiB float vectors)",
        "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "gpm", CostTiming::cuda_events},
-      {"NVIDIA H200", 100, 0, 0, -2.2089, -0.3728, 12, 0.3, "cuBLAS bf16 GEMM 8192^3",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "gpm", CostTiming::cuda_events},
+      {"NVIDIA H200", 100, 0, 0, -0.1079, 0.1077, 8, 0.3, "cuBLAS bf16 GEMM 1024^3 (CUDA graph)",
+       "bench/results/run/2026-12-01-h200-gpm-cost-rerun/ (2026-12-01)", "gpm", CostTiming::cuda_events},
   };
   return table;
 }
