@@ -26,6 +26,7 @@
 #   Without UNITS the table is followed by the SM-clock units read from busy cycles at the window's
 #   SM clock (the helper's --sm-clock-mhz window), so a clock difference can be told from a count one.
 #   T_RUN, T_NCU: time limits in seconds of the two steps (default 180, 300)
+#   DEADLINE=epoch seconds: ncu's limit is cut to what is left before it (and refused when none is)
 set -euo pipefail
 usage="usage: bench/ncu/unit_means_vs_ncu.sh OUT_DIR resnet50-infer|resnet50-train|gpt [NAME]"
 out_dir=${1:?$usage}
@@ -97,9 +98,15 @@ if [ -z "${NCU_FROM:-}" ]; then
   if [ "$replay" = application ] && ncu --help 2>/dev/null | grep -q -- --app-replay-mode; then
     extra+=(--app-replay-mode relaxed)
   fi
+  t_ncu=${T_NCU:-300}
+  if [ -n "${DEADLINE:-}" ]; then
+    left=$((DEADLINE - $(date +%s)))
+    ((left > 0)) || { echo "unit_means_vs_ncu: DEADLINE passed before ncu on $name started; nothing profiled" >&2; exit 1; }
+    ((left >= t_ncu)) || t_ncu=$left
+  fi
   rc=0
   t0=$(date +%s)
-  timeout "${T_NCU:-300}" ncu --clock-control none --cache-control "$cache" --replay-mode "$replay" "${extra[@]}" \
+  timeout "$t_ncu" ncu --clock-control none --cache-control "$cache" --replay-mode "$replay" "${extra[@]}" \
     --profile-from-start off --csv --metrics "$metrics" \
     "${cmd[@]}" --steps "$ncu_steps" --profile-steps "$ncu_steps" > "$ncu_csv" 2> "$dir/ncu.stderr" < /dev/null || rc=$?
   echo "ncu on $name: exit $rc, $(($(date +%s) - t0)) s" >&2
