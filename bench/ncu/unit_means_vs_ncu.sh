@@ -25,6 +25,8 @@
 #                 kernel time, so ncu needs fewer replay passes (one pass: no memory saved and restored)
 #   Without UNITS the table is followed by the SM-clock units read from busy cycles at the window's
 #   SM clock (the helper's --sm-clock-mhz window), so a clock difference can be told from a count one.
+#   SM_CLOCK_MHZ=MHZ reads them at that clock instead (e.g. the clock bench/ncu/effective_sm_clock.py
+#   measured inside the window: NVML's SM clock can read higher than the clock the SMs ran at).
 #   T_RUN, T_NCU: time limits in seconds of the two steps (default 180, 300)
 #   DEADLINE=epoch seconds: ncu's limit is cut to what is left before it (and refused when none is)
 set -euo pipefail
@@ -117,7 +119,7 @@ if [ -z "${NCU_FROM:-}" ]; then
   fi
 fi
 clock=()
-[ -n "${UNITS:-}" ] || clock=(--sm-clock-mhz window)
+[ -n "${UNITS:-}" ] || clock=(--sm-clock-mhz "${SM_CLOCK_MHZ:-window}")
 python3 bench/ncu/unit_means_vs_ncu.py table --report "$report" --steps "$steps" --ncu "$ncu_csv" \
   --ncu-steps "$ncu_steps" --units "${UNITS:-}" "${clock[@]}" \
   --name "$name (interval ${interval} ms; ncu ${replay} replay; cache ${cache}${UNITS:+; units $UNITS})" \
