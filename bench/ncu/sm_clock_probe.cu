@@ -1,8 +1,8 @@
 // A one-thread kernel that spins, probe after probe, for a fixed number of SM cycles and records,
 // from inside the kernel, the cycles and the nanoseconds (%globaltimer) each probe took: cycles over
-// nanoseconds is the SM clock its SM ran at, whatever ran beside it. Loaded by bench/ncu/effective_sm_clock.py (ctypes) and
-// launched on a side stream of the process whose kernels it measures
-// (docs/method.md#comparing-with-nsight-compute). Build:
+// nanoseconds is the SM clock its SM ran at, whatever ran beside it. Loaded by
+// bench/ncu/effective_sm_clock.py (ctypes) and launched on a side stream of the process whose kernels it
+// measures (docs/method.md#comparing-with-nsight-compute). Build:
 //   nvcc -O2 -shared -Xcompiler -fPIC -arch=sm_90 -o libsmclockprobe.so bench/ncu/sm_clock_probe.cu
 #include <cuda_runtime.h>
 
