@@ -138,6 +138,8 @@ def main():
 
     builtins.print = print_hook
     sys.argv = work
+    # As `python3 WORKLOAD.py` would: the workload's folder first on the path (its shared modules).
+    sys.path.insert(0, os.path.dirname(os.path.abspath(work[0])))
     rc = 0
     try:
         runpy.run_path(work[0], run_name="__main__")
