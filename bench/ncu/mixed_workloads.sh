@@ -7,17 +7,46 @@
 #   app-replay   beside ncu's application replay of every unit (each pass reruns the program)
 #   cache-all    beside ncu with --cache-control all (caches flushed before every kernel)
 #   interval-1ms a second diescope run at --interval-ms 1 beside the first ncu profile
+# and on training and the GPT:
+#   train-one-pass, gpt-one-pass   beside that model's diescope run, ncu reading DRAM alone, then
+#                Tensor alone, each only when that unit differed from ncu by more than a point in the
+#                model's every-unit table (run `train` or `gpt` first in the same OUT_DIR)
+# and the SM clock the kernels really ran at in the pipelined run (no ncu):
+#   probe-infer, probe-train, probe-gpt   `diescope run --window markers` over the model with
+#                bench/ncu/effective_sm_clock.py beside it (a one-thread kernel on a side stream that
+#                times fixed SM-cycle spins with %globaltimer): NVML's SM clock, the probes' clock and
+#                diescope's unit means over one window. PROBE_LIB: the probe library (default
+#                BUILD/libsmclockprobe.so; nvcc -O2 -shared -Xcompiler -fPIC -arch=sm_90
+#                -o libsmclockprobe.so bench/ncu/sm_clock_probe.cu)
 # Runs on a GPU machine with ncu and PyTorch. Writes into OUT_DIR: env.txt, tables.md, unit-means.csv,
 # summary.txt (each step's exit code and seconds), raw.tar.gz (WORK, default OUT_DIR/work, without the
 # HTML and trace renderings; rewritten after each step). ncu profiles 1 step of each (NCU_STEPS).
 #
-#   bench/ncu/mixed_workloads.sh OUT_DIR [STEP...]    STEP: infer train gpt one-pass app-replay cache-all interval-1ms
+#   bench/ncu/mixed_workloads.sh OUT_DIR [STEP...]    STEP: infer train gpt one-pass train-one-pass gpt-one-pass
+#                                                           app-replay cache-all interval-1ms
 #   BUILD=build folder (diescope, diescope-cupti), default build/release
+#   BUDGET_S=seconds for the whole script: each step's time limits (T_RUN, T_NCU) are cut to what is
+#   left, and a step is skipped (and said so in summary.txt) when less than MIN_STEP_S (default 40) is left
 set -uo pipefail
 out_dir=${1:?usage: bench/ncu/mixed_workloads.sh OUT_DIR [STEP...]}
 shift
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(infer gpt train one-pass cache-all interval-1ms app-replay)
+lib=${PROBE_LIB:-${BUILD:-build/release}/libsmclockprobe.so}
+for s in "${steps[@]}"; do
+  case $s in
+    infer | train | gpt | one-pass | train-one-pass | gpt-one-pass | app-replay | cache-all | interval-1ms) ;;
+    probe-infer | probe-train | probe-gpt)
+      [ -f "$lib" ] || { echo "mixed_workloads: $s needs the probe library: no $lib (set PROBE_LIB)" >&2; exit 2; } ;;
+    *) echo "mixed_workloads: unknown step '$s'; give infer train gpt one-pass train-one-pass gpt-one-pass app-replay cache-all interval-1ms probe-infer probe-train probe-gpt" >&2; exit 2 ;;
+  esac
+done
+budget=${BUDGET_S:-0}
+min_step=${MIN_STEP_S:-40}
+for v in "$budget" "$min_step"; do
+  [[ $v =~ ^[0-9]+$ ]] || { echo "mixed_workloads: BUDGET_S=$budget, MIN_STEP_S=$min_step: give whole seconds" >&2; exit 2; }
+done
+start=$(date +%s)
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out_dir"
 out=$(cd "$out_dir" && pwd)
@@ -31,6 +60,72 @@ mkdir -p "$WORK"
 } > "$out/env.txt"
 cat "$out/env.txt"
 : > "$out/summary.txt"
+min() { if [ "$1" -lt "$2" ]; then echo "$1"; else echo "$2"; fi; }
+# differs NAME LABEL: true when the every-unit table of NAME in unit-means.csv has LABEL more than a
+# point away from ncu.
+differs() {
+  python3 - "$out/unit-means.csv" "$1" "$2" <<'PY'
+import csv, sys
+path, name, label = sys.argv[1:]
+try:
+    rows = [r for r in csv.DictReader(open(path)) if r["name"].startswith(name + " (") and "; units " not in r["name"]
+            and r["row"] == label]
+except OSError:
+    rows = []
+sys.exit(0 if rows and rows[-1]["difference"] not in ("", "n/a") and abs(float(rows[-1]["difference"])) > 1 else 1)
+PY
+}
+# one_pass MODEL: DRAM alone, then Tensor alone, beside MODEL's diescope run, each only when it differed.
+one_pass() {
+  local model=$1 key label
+  if [ ! -f "$WORK/$model/run/gpu0.dsrec.report/report.json" ]; then
+    echo "$model-one-pass skipped: no run of $model in $WORK (run its step first)" | tee -a "$out/summary.txt"
+    return 0
+  fi
+  for key in dram tensor; do
+    label=DRAM; [ $key = tensor ] && label=Tensor
+    if differs "$model" "$label"; then
+      one "$model-one-pass-$key" UNITS=$key RUN_FROM="$WORK/$model/run" -- "$model" "$model/$key-alone"
+    else
+      echo "$model-one-pass-$key skipped: $label within a point of ncu (or no table)" | tee -a "$out/summary.txt"
+    fi
+  done
+}
+# probe MODEL ARGS...: diescope run over the model with the SM-clock probes beside it, in WORK/MODEL-clock.
+probe() {
+  local model=$1 t0 rc=0 dir=$WORK/$1-clock t_run=${T_RUN:-180}
+  shift
+  t0=$(date +%s)
+  if [ "$budget" -gt 0 ]; then
+    local left=$((budget - (t0 - start)))
+    if [ "$left" -lt "$min_step" ]; then
+      echo "probe-$model skipped: ${left} s of BUDGET_S=$budget left" | tee -a "$out/summary.txt"
+      return 0
+    fi
+    t_run=$(min "$t_run" "$left")
+  fi
+  mkdir -p "$dir/run"
+  (
+    cd "$here/../.."
+    . bench/common.sh
+    bench_bin diescope diescope-cupti
+    timeout "$t_run" diescope run --window markers --interval-ms 10 --output "$dir/run" -- \
+      python3 bench/ncu/effective_sm_clock.py --lib "$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")" \
+      --raw "$dir/probes.json" -- "$@" > "$dir/stdout.txt" 2> "$dir/stderr.txt" < /dev/null
+  ) || rc=$?
+  {
+    echo "### probe-$model: SM clock inside the window"
+    echo
+    grep '^{"sm_clock_probes"' "$dir/stdout.txt" || echo "(no probe result; see stderr.txt: $(tail -1 "$dir/stderr.txt"))"
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); w=r["window"]
+print(json.dumps({"nvml_sm_clock_mhz": r.get("hardware", {}).get("sm_clock_mhz"), "span_s": w["results"]["span_s"],
+  "units": {u["key"]: u.get("mean_pct") for u in w["results"]["units"]}}))' "$dir/run/gpu0.dsrec.report/report.json" || true
+    echo
+  } | tee -a "$out/tables.md"
+  echo "probe-$model rc=$rc $(($(date +%s) - t0)) s" | tee -a "$out/summary.txt"
+  find "$WORK" \( -name '*.html' -o -name 'trace*.json' -o -name 'samples.csv' \) -delete
+  tar -C "$WORK" -czf "$out/raw.tar.gz" . || true
+}
 one() { # one LABEL [VAR=VALUE...] -- ARGS of unit_means_vs_ncu.sh after OUT_DIR
   local label=$1 t0 rc=0
   shift
@@ -38,6 +133,15 @@ one() { # one LABEL [VAR=VALUE...] -- ARGS of unit_means_vs_ncu.sh after OUT_DIR
   while [ "$1" != -- ]; do vars+=("$1"); shift; done
   shift
   t0=$(date +%s)
+  if [ "$budget" -gt 0 ]; then
+    local left=$((budget - (t0 - start)))
+    if [ "$left" -lt "$min_step" ]; then
+      echo "$label skipped: ${left} s of BUDGET_S=$budget left" | tee -a "$out/summary.txt"
+      return 0
+    fi
+    # Each time limit no longer than what is left: the diescope run's now, ncu's when it starts.
+    vars+=("T_RUN=$(min "${T_RUN:-180}" "$left")" "DEADLINE=$((start + budget))")
+  fi
   env "${vars[@]}" bash "$here/unit_means_vs_ncu.sh" "$out" "$@" || rc=$?
   echo "$label rc=$rc $(($(date +%s) - t0)) s" | tee -a "$out/summary.txt"
   # Raw outputs so far, in one compressed file (no HTML or trace renderings), for reading elsewhere;
@@ -50,6 +154,11 @@ for s in "${steps[@]}"; do
     infer) one infer -- resnet50-infer ;;
     train) one train -- resnet50-train ;;
     gpt) one gpt -- gpt ;;
+    train-one-pass) one_pass resnet50-train ;;
+    gpt-one-pass) one_pass gpt ;;
+    probe-infer) probe resnet50-infer workloads/pytorch/resnet50_amp.py --infer --batch 128 --steps 300 ;;
+    probe-train) probe resnet50-train workloads/pytorch/resnet50_amp.py --batch 128 --steps 60 ;;
+    probe-gpt) probe gpt workloads/pytorch/gpt_bf16.py --steps 100 ;;
     one-pass) one one-pass-dram UNITS=dram RUN_FROM="$WORK/resnet50-infer/run" -- resnet50-infer resnet50-infer/dram-alone
               one one-pass-tensor UNITS=tensor RUN_FROM="$WORK/resnet50-infer/run" -- resnet50-infer resnet50-infer/tensor-alone ;;
     app-replay) one app-replay REPLAY=application RUN_FROM="$WORK/resnet50-infer/run" -- \

@@ -25,7 +25,10 @@
 #                 kernel time, so ncu needs fewer replay passes (one pass: no memory saved and restored)
 #   Without UNITS the table is followed by the SM-clock units read from busy cycles at the window's
 #   SM clock (the helper's --sm-clock-mhz window), so a clock difference can be told from a count one.
+#   SM_CLOCK_MHZ=MHZ reads them at that clock instead (e.g. the clock bench/ncu/effective_sm_clock.py
+#   measured inside the window: NVML's SM clock can read higher than the clock the SMs ran at).
 #   T_RUN, T_NCU: time limits in seconds of the two steps (default 180, 300)
+#   DEADLINE=epoch seconds: ncu's limit is cut to what is left before it (and refused when none is)
 set -euo pipefail
 usage="usage: bench/ncu/unit_means_vs_ncu.sh OUT_DIR resnet50-infer|resnet50-train|gpt [NAME]"
 out_dir=${1:?$usage}
@@ -97,9 +100,15 @@ if [ -z "${NCU_FROM:-}" ]; then
   if [ "$replay" = application ] && ncu --help 2>/dev/null | grep -q -- --app-replay-mode; then
     extra+=(--app-replay-mode relaxed)
   fi
+  t_ncu=${T_NCU:-300}
+  if [ -n "${DEADLINE:-}" ]; then
+    left=$((DEADLINE - $(date +%s)))
+    ((left > 0)) || { echo "unit_means_vs_ncu: DEADLINE passed before ncu on $name started; nothing profiled" >&2; exit 1; }
+    ((left >= t_ncu)) || t_ncu=$left
+  fi
   rc=0
   t0=$(date +%s)
-  timeout "${T_NCU:-300}" ncu --clock-control none --cache-control "$cache" --replay-mode "$replay" "${extra[@]}" \
+  timeout "$t_ncu" ncu --clock-control none --cache-control "$cache" --replay-mode "$replay" "${extra[@]}" \
     --profile-from-start off --csv --metrics "$metrics" \
     "${cmd[@]}" --steps "$ncu_steps" --profile-steps "$ncu_steps" > "$ncu_csv" 2> "$dir/ncu.stderr" < /dev/null || rc=$?
   echo "ncu on $name: exit $rc, $(($(date +%s) - t0)) s" >&2
@@ -110,7 +119,7 @@ if [ -z "${NCU_FROM:-}" ]; then
   fi
 fi
 clock=()
-[ -n "${UNITS:-}" ] || clock=(--sm-clock-mhz window)
+[ -n "${UNITS:-}" ] || clock=(--sm-clock-mhz "${SM_CLOCK_MHZ:-window}")
 python3 bench/ncu/unit_means_vs_ncu.py table --report "$report" --steps "$steps" --ncu "$ncu_csv" \
   --ncu-steps "$ncu_steps" --units "${UNITS:-}" "${clock[@]}" \
   --name "$name (interval ${interval} ms; ncu ${replay} replay; cache ${cache}${UNITS:+; units $UNITS})" \

@@ -177,6 +177,47 @@ rc=0; python3 "$helper" table --report "$tmp/run/gpu0.dsrec.report/report.json" 
   --ncu-steps 2 2> "$tmp/err" || rc=$?
 check "empty ncu output exits non-zero" 1 "$rc"; contains "empty ncu named" "ncu profiled no kernel" "$tmp/err"
 
+# SM_CLOCK_MHZ: the script's clock table at a given clock instead of the window's (the canned run's
+# FP32 busy cycles 50*9900 + 10*11880 + 0 = 613800 over 20 us of wall time at 1500 MHz: 613800 / 1500 /
+# 20 = 20.46; diescope's 12.00 - 20.46 = -8.46; the last column, 613800 / (20 x 12) = 2557.5, is a float tie).
+rc=0
+BUILD=$tmp/build WORK=$tmp/work RUN_FROM=$tmp/run NCU_FROM=$tmp/ncu.csv NCU_STEPS=2 SM_CLOCK_MHZ=1500 \
+  bash "$script" "$tmp/out-clk" gpt canned > "$tmp/table-clk.md" 2> /dev/null || rc=$?
+check "script with SM_CLOCK_MHZ exit" 0 "$rc"
+contains "SM_CLOCK_MHZ's table" "| FP32 | 12.00 | 13.00 | 20.46 | -8.46 | 1980 |" "$tmp/table-clk.md"
+
+# The SM clock probes' summary (bench/ncu/effective_sm_clock.py --summarise), worked by hand: two
+# probes alone of 3,960,000 cycles in 2 ms each (1980 MHz); a window from 1,000 ns to 6,000,000 ns and
+# four window probes, of which two lie wholly inside (one starts before it, one ends after it):
+# 3,960,000 cycles in 2.2 ms (1800 MHz) and in 2.08 ms (1903.85 MHz): together 7,920,000 cycles in
+# 4.28 ms = 1850.47 MHz; median of two is the upper one; 4.28 ms of the 5.999 ms window = 0.7135.
+probe=$root/bench/ncu/effective_sm_clock.py
+cat > "$tmp/probes.json" <<'JSON'
+{"alone": [[3960000, 2000000, 0], [3960000, 2000000, 2000000]],
+ "window": [[3960000, 2000000, 900], [3960000, 2200000, 1000], [3960000, 2080000, 3200000], [3960000, 2000000, 5300000]],
+ "window_ns": [1000, 6000000]}
+JSON
+python3 "$probe" --summarise "$tmp/probes.json" > "$tmp/probes.out"
+check "probe summary" "1980.00 2 1850.47 2 1800.00 1903.85 1903.85 0.7135" "$(python3 -c 'import json,sys
+s=json.load(open(sys.argv[1]))["sm_clock_probes"]
+print("%.2f %d %.2f %d %.2f %.2f %.2f %.4f" % (s["alone_mhz"], s["alone_probes"], s["window_mhz"], s["window_probes"],
+      s["window_min_mhz"], s["window_median_mhz"], s["window_max_mhz"], s["covered_share"]))' "$tmp/probes.out")"
+rc=0; python3 "$probe" --lib "$tmp/none.so" -- workloads/pytorch/gpt_bf16.py 2> "$tmp/err" || rc=$?
+check "probe without its library exits non-zero" 1 "$rc"; contains "missing library named" "is not a file; build it with nvcc" "$tmp/err"
+rc=0; python3 "$probe" --summarise "$tmp/none.json" 2> "$tmp/err" || rc=$?
+check "probe summary of a missing file exits non-zero" 1 "$rc"; contains "missing raw named" "give a file written by --raw" "$tmp/err"
+
+# bench/ncu/mixed_workloads.sh refuses a bad step, a bad budget and a probe without its library
+# before it runs anything.
+mixed=$root/bench/ncu/mixed_workloads.sh
+rc=0; bash "$mixed" "$tmp/mixed" trian 2> "$tmp/err" || rc=$?
+check "mixed: unknown step exits 2" 2 "$rc"; contains "mixed: unknown step named" "unknown step 'trian'" "$tmp/err"
+rc=0; BUDGET_S=1m bash "$mixed" "$tmp/mixed" train 2> "$tmp/err" || rc=$?
+check "mixed: bad BUDGET_S exits 2" 2 "$rc"; contains "mixed: bad budget named" "BUDGET_S=1m" "$tmp/err"
+rc=0; BUILD=$tmp/build bash "$mixed" "$tmp/mixed" probe-gpt 2> "$tmp/err" || rc=$?
+check "mixed: probe without library exits 2" 2 "$rc"; contains "mixed: library named" "no $tmp/build/libsmclockprobe.so" "$tmp/err"
+if [ -e "$tmp/mixed" ]; then echo "FAIL mixed: a refused run created its OUT_DIR"; fails=$((fails + 1)); fi
+
 if [ -n "$diescope" ]; then
   "$diescope" report "$root/data/recordings/h200/resnet50.dsrec" --format json --output "$tmp/real" > /dev/null
   real=$tmp/real/report.json

@@ -16,13 +16,13 @@ Without a profiler attached the two calls do nothing.
 import argparse
 import json
 import math
-import signal
 import sys
-import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from steady_window import run_window
 
 
 class Block(nn.Module):
@@ -105,27 +105,9 @@ def main() -> int:
         loss.backward()
         opt.step()
 
-    for _ in range(args.warmup):
-        step()
-    torch.cuda.synchronize()
-
-    stop = []
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.append(True))
-
-    print("diescope: measure start", flush=True)
-    t0 = time.perf_counter()
-    steps = 0
-    while not stop and steps < args.steps:
-        if steps == 0 and args.profile_steps:
-            torch.cuda.profiler.start()
-        step()
-        steps += 1
-        if steps == args.profile_steps:
-            torch.cuda.profiler.stop()
-    torch.cuda.synchronize()
-    elapsed = time.perf_counter() - t0
-    print("diescope: measure stop", flush=True)
+    steps, elapsed = run_window(step, steps=args.steps, warmup=args.warmup, sync=torch.cuda.synchronize,
+                                profiler_start=torch.cuda.profiler.start, profiler_stop=torch.cuda.profiler.stop,
+                                profile_steps=args.profile_steps)
     params = sum(p.numel() for p in model.parameters())
     print(json.dumps({"workload": "gpt_bf16", "layers": args.layers, "width": args.width, "context": args.context,
                       "batch": args.batch, "params": params, "steps": steps, "seconds": elapsed,

@@ -15,12 +15,12 @@ Without a profiler attached the two calls do nothing.
 """
 import argparse
 import json
-import signal
 import sys
-import time
 
 import torch
 import torch.nn as nn
+
+from steady_window import run_window
 
 
 def resnet50(num_classes: int) -> nn.Module:
@@ -105,37 +105,9 @@ def main() -> int:
         model.eval()
     step = infer_step if args.infer else train_step
 
-    for _ in range(args.warmup):
-        step()
-    torch.cuda.synchronize()
-
-    # SIGTERM or SIGINT ends the window early and still prints its summary. Set explicitly: a shell
-    # starts background jobs with SIGINT ignored, and Python keeps an inherited ignore.
-    stop = []
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.append(True))
-
-    print("diescope: measure start", flush=True)
-    t0 = time.perf_counter()
-    steps = 0
-    last_log = t0
-    if args.log_every_s > 0:
-        print(json.dumps({"progress": {"wall_s": time.time(), "steps": 0}}), flush=True)
-    while not stop and ((steps < args.steps) if args.seconds <= 0 else (time.perf_counter() - t0 < args.seconds)):
-        if steps == 0 and args.profile_steps:
-            torch.cuda.profiler.start()
-        step()
-        steps += 1
-        if steps == args.profile_steps:
-            torch.cuda.profiler.stop()
-        if args.log_every_s > 0 and time.perf_counter() - last_log >= args.log_every_s:
-            # Steps count as done only once the GPU has finished them.
-            torch.cuda.synchronize()
-            last_log = time.perf_counter()
-            print(json.dumps({"progress": {"wall_s": time.time(), "steps": steps}}), flush=True)
-    torch.cuda.synchronize()
-    elapsed = time.perf_counter() - t0
-    print("diescope: measure stop", flush=True)
+    steps, elapsed = run_window(step, steps=args.steps, warmup=args.warmup, sync=torch.cuda.synchronize,
+                                profiler_start=torch.cuda.profiler.start, profiler_stop=torch.cuda.profiler.stop,
+                                profile_steps=args.profile_steps, seconds=args.seconds, log_every_s=args.log_every_s)
     print(json.dumps({"workload": "resnet50_amp", "mode": "infer" if args.infer else "train", "batch": args.batch,
                       "steps": steps, "seconds": elapsed,
                       "images_per_s": steps * args.batch / elapsed, "gpu": torch.cuda.get_device_name(0),
