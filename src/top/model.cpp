@@ -68,8 +68,10 @@ void Model::absorb(std::size_t gpu, GpuUpdate& update, recording::TimeNs now) {
     if (!e.on && !e.reason.empty()) g.reason = e.reason;
   }
   std::sort(starts.begin(), starts.end());
+  // The supervisor's own notes ("sampler") say why chip samples stop or fail; the child's notes it
+  // passes on ("sampler <topic>", such as the size of its decode image) are information, not a reason.
   for (const recording::Note& n : b.notes)
-    if (n.topic.find("sampler") != std::string::npos) g.reason = n.text;
+    if (n.topic == "sampler") g.reason = n.text;
   std::size_t next_start = 0;
   for (auto& s : b.list<recording::ChipSample>()) {
     bool drop = g.first_after_on;
@@ -107,6 +109,10 @@ void Model::absorb(std::size_t gpu, GpuUpdate& update, recording::TimeNs now) {
     g.chip_source = update.new_chip_source;
     g.samples.clear();
     g.first_after_on = true;
+    // The new source was asked for: it is starting, whatever the old one's stop said, until its
+    // own first sample or failure (the old source's "off" often comes in the same batch).
+    g.asked = !g.meta.units.empty();
+    g.reason.clear();
     update.new_meta.reset();
   }
   b.clear();

@@ -225,6 +225,24 @@ TEST(TopModel, BeforeAnyReadingTheCountersAreStarting) {
   EXPECT_TRUE(std::isnan(g.die_util_pct));
 }
 
+// The sampler child's start-up information, passed on as "sampler sampler", is not a failure: the
+// counters stay starting (on the H200 the first screen read "GPU-Util only" with the decode image's
+// size as its reason). The supervisor's own "sampler" note is one.
+TEST(TopModel, TheSamplersInformationIsNotAReasonButItsFailureIs) {
+  FakeSource source;
+  Model model(source, 1000);
+  GpuUpdate info;
+  info.records.notes.push_back(recording::Note{kT0, "sampler sampler", "decode image holds 129 samples"});
+  model.absorb(0, info, kT0);
+  EXPECT_EQ(model.gpus(kT0)[0].feed, ChipFeed::starting);
+  GpuUpdate failure;
+  failure.records.notes.push_back(recording::Note{kT0 + kMs, "sampler", "cannot start the counter sampler: x"});
+  model.absorb(0, failure, kT0 + kMs);
+  const GpuFrame g = model.gpus(kT0 + kMs)[0];
+  EXPECT_EQ(g.feed, ChipFeed::nvml_only);
+  EXPECT_EQ(g.feed_reason, "cannot start the counter sampler: x");
+}
+
 // Another profiler takes the counters: the live source switches the GPU to GPM, whose columns differ
 // (docs/top.md#sources). The title names GPM, the units are GPM's, and the figures come from GPM's
 // samples only: PM sampling's history has other columns and is dropped.
@@ -258,6 +276,34 @@ TEST(TopModel, ASwitchToGpmBringsItsColumnsAndStartsTheHistoryAgain) {
   // The newest whole second [T0+1 s, T0+2 s) holds GPM's seven samples from 1.3 s on, all 70; PM
   // sampling's samples of that second (up to 1.1 s) are gone with their columns.
   EXPECT_NEAR(g.die_util_history.back(), 70.0, 1e-9);
+}
+
+// Back from GPM to PM sampling: GPM's stop comes in the same batch as the switch, and PM sampling
+// confirms its start only later; meanwhile the GPU's chip figures are starting, not "GPU-Util only"
+// without a reason (the screen read on the H200 after ncu ended showed that for a refresh).
+TEST(TopModel, ASwitchBackToPmSamplingIsStartingUntilItsFirstSample) {
+  FakeSource source;
+  Model model(source, 1000);
+  GpuUpdate to_gpm = steady_update();
+  to_gpm.new_meta = h200_meta({{"tensor", "Tensor"}, {"fp32", "FP32"}});
+  to_gpm.new_chip_source = "GPM";
+  model.absorb(0, to_gpm, kT0 + 1200 * kMs);
+  GpuUpdate back;
+  back.records.counters.push_back(recording::CountersEvent{kT0 + 5000 * kMs, false, ""});  // GPM stops
+  back.new_meta = h200_meta({{"fp32", "FP32"}});
+  back.new_chip_source = "PM sampling";
+  model.absorb(0, back, kT0 + 5000 * kMs);
+  // 4 s later, past the stale limit of 3 s, with no PM sample yet: still starting.
+  GpuFrame g = model.gpus(kT0 + 9000 * kMs)[0];
+  EXPECT_EQ(g.chip_source, "PM sampling");
+  EXPECT_EQ(g.feed, ChipFeed::starting);
+  // A failure of the new source names its reason.
+  GpuUpdate failed;
+  failed.records.counters.push_back(recording::CountersEvent{kT0 + 9500 * kMs, false, "counters held"});
+  model.absorb(0, failed, kT0 + 9500 * kMs);
+  g = model.gpus(kT0 + 9500 * kMs)[0];
+  EXPECT_EQ(g.feed, ChipFeed::nvml_only);
+  EXPECT_EQ(g.feed_reason, "counters held");
 }
 
 }  // namespace
