@@ -236,7 +236,8 @@ TEST(TopModel, TheSamplersInformationIsNotAReasonButItsFailureIs) {
   model.absorb(0, info, kT0);
   EXPECT_EQ(model.gpus(kT0)[0].feed, ChipFeed::starting);
   GpuUpdate failure;
-  failure.records.notes.push_back(recording::Note{kT0 + kMs, "sampler", "cannot start the counter sampler: x"});
+  failure.records.notes.push_back(
+      recording::Note{kT0 + kMs, "sampler", "cannot start the counter sampler: x"});
   model.absorb(0, failure, kT0 + kMs);
   const GpuFrame g = model.gpus(kT0 + kMs)[0];
   EXPECT_EQ(g.feed, ChipFeed::nvml_only);

@@ -22,8 +22,8 @@ struct SeenProfiler {
 // agent may read it). The agent's own process and its children are never counted.
 //
 // A scan runs every 200 ms over every process on the host, so it reads little: each process's
-// stat (its name, parent and start time), and its environment only the first time a (pid, start time) pair is met. The
-// environment /proc shows is the one the process was started with, so it is read once per process.
+// stat (its name, parent and start time), and its environment only the first time a (pid, start time) pair is
+// met. The environment /proc shows is the one the process was started with, so it is read once per process.
 class ProfilerWatch {
  public:
   explicit ProfilerWatch(std::filesystem::path proc_root = "/proc", pid_t self = 0);
