@@ -28,7 +28,7 @@ BENCHMARK(BM_ScanThisHost)->Unit(benchmark::kMicrosecond);
 
 // A fake /proc of range(0) processes whose environments are 8 KiB each.
 fs::path fake_proc(int processes) {
-  const fs::path root = fs::temp_directory_path() / ("diescope-scan-bench-" + std::to_string(::getpid()));
+  fs::path root = fs::temp_directory_path() / ("diescope-scan-bench-" + std::to_string(::getpid()));
   fs::remove_all(root);
   const std::string environ = "PATH=/usr/bin" + std::string(1, '\0') + "X=" + std::string(8192, 'x');
   for (int pid = 2; pid < processes + 2; ++pid) {
