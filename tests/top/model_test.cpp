@@ -247,13 +247,18 @@ TEST(TopModel, TheSamplersInformationIsNotAReasonButItsFailureIs) {
 // Another profiler takes the counters: the live source switches the GPU to GPM, whose columns differ
 // (docs/top.md#sources). The title names GPM, the units are GPM's, and the figures come from GPM's
 // samples only: PM sampling's history has other columns and is dropped.
-TEST(TopModel, ASwitchToGpmBringsItsColumnsAndStartsTheHistoryAgain) {
-  FakeSource source;
-  Model model(source, 1000);
+// A steady second of PM sampling, then the switch to GPM (Tensor and FP32 columns) at T0+1.2 s.
+void steady_then_gpm(Model& model) {
   GpuUpdate pm = steady_update();
   pm.new_meta = h200_meta({{"tensor", "Tensor"}, {"fp32", "FP32"}});
   pm.new_chip_source = "GPM";
   model.absorb(0, pm, kT0 + 1200 * kMs);
+}
+
+TEST(TopModel, ASwitchToGpmBringsItsColumnsAndStartsTheHistoryAgain) {
+  FakeSource source;
+  Model model(source, 1000);
+  steady_then_gpm(model);
   EXPECT_EQ(model.gpus(kT0 + 1200 * kMs)[0].chip_source, "GPM");
 
   // GPM starts at T0+1.2 s: its first sample spans the start and is left out; then ten 100 ms
@@ -285,10 +290,7 @@ TEST(TopModel, ASwitchToGpmBringsItsColumnsAndStartsTheHistoryAgain) {
 TEST(TopModel, ASwitchBackToPmSamplingIsStartingUntilItsFirstSample) {
   FakeSource source;
   Model model(source, 1000);
-  GpuUpdate to_gpm = steady_update();
-  to_gpm.new_meta = h200_meta({{"tensor", "Tensor"}, {"fp32", "FP32"}});
-  to_gpm.new_chip_source = "GPM";
-  model.absorb(0, to_gpm, kT0 + 1200 * kMs);
+  steady_then_gpm(model);
   GpuUpdate back;
   back.records.counters.push_back(recording::CountersEvent{kT0 + 5000 * kMs, false, ""});  // GPM stops
   back.new_meta = h200_meta({{"fp32", "FP32"}});
