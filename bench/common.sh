@@ -40,3 +40,21 @@ bench_gpu_env() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,power.limit,persistence_mode --format=csv 2>&1 || true
   if command -v diescope >/dev/null; then diescope --version 2>&1 || true; fi
 }
+
+# pm_and_gpm_runs NAME STDERR_LINES COMMAND...: `diescope run --source pm`, then `--source gpm`, with
+# window markers over COMMAND (each under a 45 s timeout), into WORK/NAME-pm and WORK/NAME-gpm; each
+# run's headline and the last STDERR_LINES of its stderr go onto OUT/vs-pm/headlines.txt. Calls
+# `stamp` (the script's own progress line) before each run when the script defines one.
+pm_and_gpm_runs() {
+  local name=$1 tail_n=$2 source
+  shift 2
+  mkdir -p "$OUT/vs-pm"
+  for source in pm gpm; do
+    if declare -F stamp > /dev/null; then stamp "$name --source $source"; fi
+    timeout 45 diescope run --source "$source" --window markers --output "$WORK/$name-$source" -- "$@" \
+      > "$WORK/$name-$source.stdout" 2> "$WORK/$name-$source.stderr" < /dev/null
+    echo "rc $?" >> "$WORK/$name-$source.stderr"
+    { echo "## $name --source $source"; grep -v '^{' "$WORK/$name-$source.stdout" | tail -25
+      tail -"$tail_n" "$WORK/$name-$source.stderr"; } >> "$OUT/vs-pm/headlines.txt"
+  done
+}

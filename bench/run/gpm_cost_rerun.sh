@@ -65,15 +65,8 @@ declare -A cmds=(
 )
 names=${VS_PM-dfma resnet50}   # VS_PM="" skips step 2
 for name in $names; do
-  for source in pm gpm; do
-    stamp "2. $name --source $source"
-    # shellcheck disable=SC2086  # the command is words
-    timeout 45 diescope run --source "$source" --window markers --output "$WORK/$name-$source" -- ${cmds[$name]} \
-      > "$WORK/$name-$source.stdout" 2> "$WORK/$name-$source.stderr" < /dev/null
-    echo "rc $?" >> "$WORK/$name-$source.stderr"
-    { echo "## $name --source $source"; grep -v '^{' "$WORK/$name-$source.stdout" | tail -25; tail -6 "$WORK/$name-$source.stderr"; } \
-      >> "$OUT/vs-pm/headlines.txt"
-  done
+  # shellcheck disable=SC2086  # the command is words
+  pm_and_gpm_runs "$name" 6 ${cmds[$name]}
 done
 python3 bench/run/gpm_vs_pm_table.py "$WORK" $names > "$OUT/vs-pm/table.md" 2>&1
 
