@@ -35,6 +35,12 @@ struct RangeRun {
   };
   std::vector<Region> regions;
   std::vector<std::string> opened;  // "name#number" of every occurrence that opened, in order
+  std::vector<std::uint64_t> opened_at_ns;  // when each of `opened` opened (CLOCK_MONOTONIC)
+  // The library's clock pair (docs/roofline.md#the-sampled-backend): CLOCK_MONOTONIC and
+  // CLOCK_REALTIME read together at its start, so realtime = monotonic + realtime_minus_monotonic_ns.
+  bool have_clock = false;
+  std::int64_t realtime_minus_monotonic_ns = 0;
+  std::uint64_t clock_bracket_ns = 0;  // how far apart the two MONOTONIC readings around REALTIME were
   std::vector<std::string> errors;  // "call: CUPTI's text"
   long unmatched = 0;               // pops and ends with nothing open
   long stale = 0;                   // counter ranges CUPTI did not record (their regions left empty)
