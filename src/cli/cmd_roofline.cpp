@@ -267,8 +267,9 @@ SampledRun read_sampled_recording(const fs::path& path) {
 
 // docs/roofline.md#the-sampled-backend: the program under the PM sampler (diescope run's collector)
 // with the library in timestamps mode. `tag`: "" or ".ref".
-SampledRun run_sampled(const Target& t, const NcuSettings& settings, const fs::path& dir, const std::string& tag,
-                       int iterations, const std::string& gpus, double timeout_s, bool skip_profile) {
+SampledRun run_sampled(const Target& t, const NcuSettings& settings, const fs::path& dir,
+                       const std::string& tag, int iterations, const std::string& gpus, double timeout_s,
+                       bool skip_profile) {
   const fs::path stamps = dir / (t.name + tag + ".sampled.txt");
   const fs::path rec_dir = dir / (t.name + tag + ".sampled");
   const fs::path log = dir / (t.name + tag + ".sampled.log");
@@ -312,18 +313,20 @@ SampledRun run_sampled(const Target& t, const NcuSettings& settings, const fs::p
     options.host_interval_ms = 0;
     options.end_wait_ms = 0;
     core::UniqueFd out(::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (!out) throw core::Error("cannot write " + log.string(), "choose another --output folder", core::kExitInput);
+    if (!out)
+      throw core::Error("cannot write " + log.string(), "choose another --output folder", core::kExitInput);
     options.stdout_fd = out.get();
     std::cerr << fmt::format("diescope roofline: profiling {} (sampled, {} iteration{}, {:g} ms samples)\n",
                              t.name, iterations, iterations == 1 ? "" : "s", options.interval_ms);
     const auto started = std::chrono::steady_clock::now();
     std::unique_ptr<collect::Nvml> nvml = collect::Nvml::load();
     const collect::RunOutcome outcome = collect::record_run(options, *nvml);
-    for (const auto& w : outcome.warnings) warn(t.name + tag + ": " + w);
+    for (const auto& w : outcome.warnings) warn(fmt::format("{}{}: {}", t.name, tag, w));
     if (outcome.recordings.empty() || !outcome.recordings.front().counters)
       throw core::Error(
-          "the PM sampler recorded no samples" +
-              (outcome.recordings.empty() ? std::string() : " (" + outcome.recordings.front().counters_why + ")"),
+          "the PM sampler recorded no samples" + (outcome.recordings.empty()
+                                                      ? std::string()
+                                                      : " (" + outcome.recordings.front().counters_why + ")"),
           "the sampled backend needs the GPU's counters: stop any other profiler (ncu, nsys, DCGM profiling) "
           "and check `diescope run -- CMD` on this GPU",
           core::kExitDevice);
@@ -333,8 +336,9 @@ SampledRun run_sampled(const Target& t, const NcuSettings& settings, const fs::p
     else if (exit_code != 0)
       warn(fmt::format("{}{}: the program exited with {} ({})", t.name, tag, exit_code,
                        exit_code > 128 ? fmt::format("signal {}", exit_code - 128) : "an error"));
-    std::cerr << fmt::format("diescope roofline: {}{} ran in {:.1f} s\n", t.name, tag,
-                             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    std::cerr << fmt::format(
+        "diescope roofline: {}{} ran in {:.1f} s\n", t.name, tag,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
   const fs::path rec = rec_dir / fmt::format("gpu{}.dsrec", gpu);
   if (!fs::exists(stamps))
@@ -346,9 +350,10 @@ SampledRun run_sampled(const Target& t, const NcuSettings& settings, const fs::p
                      : "check that it uses the GPU, and that it does not set CUDA_INJECTION64_PATH itself",
         core::kExitInput);
   if (!fs::exists(rec))
-    throw core::Error("there is no recording " + rec.string(),
-                      "profile it again (leave out --skip-profile); --gpus must name the GPU it was profiled on",
-                      core::kExitInput);
+    throw core::Error(
+        "there is no recording " + rec.string(),
+        "profile it again (leave out --skip-profile); --gpus must name the GPU it was profiled on",
+        core::kExitInput);
   SampledRun run = read_sampled_recording(rec);
   run.stamps = parse_range_output(read_text(stamps), stamps.string());
   run.exit_code = exit_code;
@@ -359,17 +364,19 @@ SampledRun run_sampled(const Target& t, const NcuSettings& settings, const fs::p
       t.name, tag, c.samples, c.median_interval_ms, settings.sampled.interval_ms, c.covered_pct, c.holes,
       c.holes == 1 ? "" : "s", c.longest_hole_ms, c.unread);
   if (c.samples > 0 && c.covered_pct < 99.0)
-    warn(fmt::format("{}{}: the samples cover {:.2f}% of the run: the sampler did not keep {:g} ms; give a longer "
-                     "-O interval-ms (docs/roofline.md#sampled-constants)",
-                     t.name, tag, c.covered_pct, settings.sampled.interval_ms));
+    warn(fmt::format(
+        "{}{}: the samples cover {:.2f}% of the run: the sampler did not keep {:g} ms; give a longer "
+        "-O interval-ms (docs/roofline.md#sampled-constants)",
+        t.name, tag, c.covered_pct, settings.sampled.interval_ms));
   return run;
 }
 
 // The windows of every region, for people checking the constants (docs/roofline.md#sampled-constants).
-std::string windows_table(const std::vector<SampledRegion>& regions, const std::vector<ActivitySample>& samples,
-                          const SampledConstants& c) {
+std::string windows_table(const std::vector<SampledRegion>& regions,
+                          const std::vector<ActivitySample>& samples, const SampledConstants& c) {
   std::string out = fmt::format(
-      "# threshold {:g}% SM active, gap {:g} ms, minimum window {:g} ms, activity ratio {:g}, interval {:g} ms\n"
+      "# threshold {:g}% SM active, gap {:g} ms, minimum window {:g} ms, activity ratio {:g}, interval {:g} "
+      "ms\n"
       "region\toccurrence\twindow_start_ms\twindow_ms\tactive_ms\tmean_sm_active_pct\tdram_bytes\tkind\t"
       "region_ms\tidle_max_sm_active_pct\n",
       c.activity_threshold_pct, c.gap_ms, c.min_window_ms, c.activity_ratio, c.interval_ms);
@@ -384,11 +391,11 @@ std::string windows_table(const std::vector<SampledRegion>& regions, const std::
       if (!inside) idle = std::max(idle, s.activity_pct);
     }
     for (const Window& w : g.windows)
-      out += fmt::format("{}\t{}\t{:.3f}\t{:.3f}\t{:.3f}\t{:.2f}\t{:.6g}\t{}\t{:.3f}\t{:.2f}\n", g.name, g.number,
-                         static_cast<double>(w.start_ns - g.from_ns) * 1e-6,
-                         static_cast<double>(w.end_ns - w.start_ns) * 1e-6, w.active_s * 1e3, w.mean_activity_pct,
-                         w.dram_bytes, window_kind_name(w.kind), static_cast<double>(g.to_ns - g.from_ns) * 1e-6,
-                         idle);
+      out += fmt::format("{}\t{}\t{:.3f}\t{:.3f}\t{:.3f}\t{:.2f}\t{:.6g}\t{}\t{:.3f}\t{:.2f}\n", g.name,
+                         g.number, static_cast<double>(w.start_ns - g.from_ns) * 1e-6,
+                         static_cast<double>(w.end_ns - w.start_ns) * 1e-6, w.active_s * 1e3,
+                         w.mean_activity_pct, w.dram_bytes, window_kind_name(w.kind),
+                         static_cast<double>(g.to_ns - g.from_ns) * 1e-6, idle);
     if (g.windows.empty())
       out += fmt::format("{}\t{}\t\t\t\t\t\tnone\t{:.3f}\t{:.2f}\n", g.name, g.number,
                          static_cast<double>(g.to_ns - g.from_ns) * 1e-6, idle);
@@ -398,9 +405,9 @@ std::string windows_table(const std::vector<SampledRegion>& regions, const std::
 
 // docs/roofline.md#the-sampled-backend: one run (or, with -O iterations=N, a one-iteration .ref run and
 // an N-iteration run); the regions measured on the samples; the rows.
-std::vector<Row> profile_sampled(const Target& t, const NcuSettings& settings, const std::vector<FlopRule>& rules,
-                                 const fs::path& dir, const std::string& gpus, double timeout_s,
-                                 bool skip_profile) {
+std::vector<Row> profile_sampled(const Target& t, const NcuSettings& settings,
+                                 const std::vector<FlopRule>& rules, const fs::path& dir,
+                                 const std::string& gpus, double timeout_s, bool skip_profile) {
   std::vector<std::string> warnings;
   auto measure = [&](const std::string& tag, int n) {
     SampledRun run = run_sampled(t, settings, dir, tag, n, gpus, timeout_s, skip_profile);
@@ -413,8 +420,8 @@ std::vector<Row> profile_sampled(const Target& t, const NcuSettings& settings, c
   std::optional<std::pair<SampledRun, std::vector<SampledRegion>>> ref;
   if (settings.iterations > 1) ref = measure(".ref", 1);
   auto main = measure("", settings.iterations);
-  std::vector<Row> rows = rows_from_sampled(main.second, ref ? &ref->second : nullptr, settings.iterations, t.name,
-                                            main.first.gpu, rules, warnings);
+  std::vector<Row> rows = rows_from_sampled(main.second, ref ? &ref->second : nullptr, settings.iterations,
+                                            t.name, main.first.gpu, rules, warnings);
   for (const auto& w : warnings) warn(w);
   return rows;
 }
@@ -431,8 +438,9 @@ int profile_command(const ProfileOptions& o) {
     throw core::UsageError("no target to profile",
                            "give executables, or -- CMD ARGS (one command with its arguments)");
   if (!o.flops.empty() && o.profiler != "sampled")
-    throw core::UsageError("--flop gives the sampled backend its FLOPs; the " + o.profiler + " backend counts them",
-                           "leave out --flop, or give --profiler sampled");
+    throw core::UsageError(
+        "--flop gives the sampled backend its FLOPs; the " + o.profiler + " backend counts them",
+        "leave out --flop, or give --profiler sampled");
   std::vector<FlopRule> rules;
   for (const auto& f : o.flops) rules.push_back(parse_flop_rule(f));
   if (o.profiler == "range" && o.skip_profile)
@@ -465,11 +473,10 @@ int profile_command(const ProfileOptions& o) {
                                                                      o.timeout_s, o.skip_profile);
       if (got.empty()) {
         ++failed;
-        std::cerr
-            << "diescope roofline: " << t.name
-            << (o.profiler == "range" ? ": skipped: no region launched a kernel"
-                                      : ": skipped: no region showed a kernel window in the samples")
-            << "\n  fix: check that the target launches kernels on this GPU\n";
+        std::cerr << "diescope roofline: " << t.name
+                  << (o.profiler == "range" ? ": skipped: no region launched a kernel"
+                                            : ": skipped: no region showed a kernel window in the samples")
+                  << "\n  fix: check that the target launches kernels on this GPU\n";
         continue;
       }
       rows.insert(rows.end(), got.begin(), got.end());
@@ -612,7 +619,8 @@ std::function<int()> setup_roofline(CLI::App& sub) {
   p->add_option(
        "-O", profile->settings,
        "a backend setting NAME=VALUE, repeatable: ncu: ncu=PATH, metrics=A,B, ncu-arg=ARG, aslr=on|off; "
-       "range: lib=PATH, aslr=on|off; sampled: lib=PATH, iterations=N, interval-ms=X, threshold=PCT, gap-ms=X, "
+       "range: lib=PATH, aslr=on|off; sampled: lib=PATH, iterations=N, interval-ms=X, threshold=PCT, "
+       "gap-ms=X, "
        "min-window-ms=X, activity-ratio=F")
       ->allow_extra_args(false);  // one value per -O: what follows is a target
   p->add_option("--flop", profile->flops,

@@ -28,7 +28,8 @@ const std::map<std::string, std::vector<std::string>>& backends() {
   static const std::map<std::string, std::vector<std::string>> b = {
       {"ncu", {"ncu", "metrics", "ncu-arg", "aslr"}},
       {"range", {"lib", "aslr"}},
-      {"sampled", {"lib", "iterations", "interval-ms", "threshold", "gap-ms", "min-window-ms", "activity-ratio"}},
+      {"sampled",
+       {"lib", "iterations", "interval-ms", "threshold", "gap-ms", "min-window-ms", "activity-ratio"}},
   };
   return b;
 }
@@ -119,10 +120,11 @@ NcuSettings parse_backend_settings(const std::string& profiler, const std::vecto
       };
       const Range& r = ranges.at(name);
       if (used == 0 || used != value.size() || !(v >= r.lo && v <= r.hi))
-        throw core::UsageError(fmt::format("-O {}={} is not a number from {:g} to {:g}", name, value, r.lo, r.hi),
-                               fmt::format("give -O {}=X with X from {:g} to {:g} "
-                                           "(docs/roofline.md#sampled-constants)",
-                                           name, r.lo, r.hi));
+        throw core::UsageError(
+            fmt::format("-O {}={} is not a number from {:g} to {:g}", name, value, r.lo, r.hi),
+            fmt::format("give -O {}=X with X from {:g} to {:g} "
+                        "(docs/roofline.md#sampled-constants)",
+                        name, r.lo, r.hi));
       *r.field = v;
     } else if (name == "aslr") {
       if (value != "on" && value != "off")

@@ -53,7 +53,8 @@ Window measure_window(const std::vector<ActivitySample>& s, std::size_t a, std::
   }
   w.mean_activity_pct = act_time > 0 ? act_sum / act_time : kNaN;
   // A sample without values inside a window moved bytes at the window's known rate.
-  w.dram_bytes = known_bytes + (unread_time > 0 && known_time > 0 ? known_bytes / known_time * unread_time : 0);
+  w.dram_bytes =
+      known_bytes + (unread_time > 0 && known_time > 0 ? known_bytes / known_time * unread_time : 0);
   if (known_time == 0) w.dram_bytes = kNaN;
   // The edges: a kernel that starts or ends inside a sample leaves it partly active. The first and last
   // samples count by their activity over the window's plateau (the mean of the samples between them;
@@ -135,7 +136,8 @@ std::vector<Window> find_windows(const std::vector<ActivitySample>& samples, std
 
 std::vector<SampledRegion> measure_regions(const std::vector<ActivitySample>& samples, const RangeRun& run,
                                            std::int64_t run_end_ns, const SampledConstants& c,
-                                           const std::string& executable, std::vector<std::string>& warnings) {
+                                           const std::string& executable,
+                                           std::vector<std::string>& warnings) {
   if (!run.have_clock)
     throw core::InputError(executable, 0,
                            "the library's file has no clock line, so its region times cannot be put on the "
@@ -228,9 +230,9 @@ FlopRule parse_flop_rule(const std::string& text) {
   try {
     r.pattern = std::regex(text.substr(0, eq));
   } catch (const std::regex_error& e) {
-    throw core::UsageError("--flop " + text + ": " + text.substr(0, eq) + " is not a regular expression (" +
-                               e.what() + ")",
-                           fix);
+    throw core::UsageError(
+        "--flop " + text + ": " + text.substr(0, eq) + " is not a regular expression (" + e.what() + ")",
+        fix);
   }
   std::string value = text.substr(eq + 1);
   const std::size_t at = value.find('@');
@@ -273,8 +275,9 @@ std::optional<std::size_t> match_flop_rule(const std::vector<FlopRule>& rules, c
   return std::nullopt;
 }
 
-std::vector<Row> rows_from_sampled(const std::vector<SampledRegion>& main, const std::vector<SampledRegion>* ref,
-                                   int iterations, const std::string& executable, const std::string& gpu,
+std::vector<Row> rows_from_sampled(const std::vector<SampledRegion>& main,
+                                   const std::vector<SampledRegion>* ref, int iterations,
+                                   const std::string& executable, const std::string& gpu,
                                    const std::vector<FlopRule>& rules, std::vector<std::string>& warnings) {
   std::vector<Row> rows;
   auto base_row = [&](const std::string& region) {
@@ -294,8 +297,9 @@ std::vector<Row> rows_from_sampled(const std::vector<SampledRegion>& main, const
       r.launches = g.launches;
       r.duration_s = g.duration_s;
       r.bytes[index(Level::dram)] = g.dram_bytes;
-      r.kernel = fmt::format("{} kernel window{}{}", g.kernel_windows, g.kernel_windows == 1 ? "" : "s",
-                             g.movement_windows > 0 ? fmt::format(", {} data movement", g.movement_windows) : "");
+      r.kernel =
+          fmt::format("{} kernel window{}{}", g.kernel_windows, g.kernel_windows == 1 ? "" : "s",
+                      g.movement_windows > 0 ? fmt::format(", {} data movement", g.movement_windows) : "");
       rows.push_back(std::move(r));
     }
   } else {
@@ -343,7 +347,8 @@ std::vector<Row> rows_from_sampled(const std::vector<SampledRegion>& main, const
       r.bytes[index(Level::dram)] = (a.bytes - b.bytes) / n;
       if (!(r.duration_s > 0)) {
         warnings.push_back(fmt::format(
-            "{}: region {}: the {}-iteration run's kernel time ({:.6g} s) is not above the one-iteration run's "
+            "{}: region {}: the {}-iteration run's kernel time ({:.6g} s) is not above the one-iteration "
+            "run's "
             "({:.6g} s), so the two-point difference is not a time: its duration is left empty; check that "
             "the program reads its iteration count (DIESCOPE_ITERATIONS or {{iterations}})",
             executable, name, iterations, a.duration, b.duration));
@@ -362,8 +367,8 @@ std::vector<Row> rows_from_sampled(const std::vector<SampledRegion>& main, const
     const auto rule = match_flop_rule(rules, name);
     if (!rule) {
       if (!rules.empty())
-        warnings.push_back(fmt::format("{}: no --flop rule matches {}: it has no FLOPs and is not drawn", executable,
-                                       name));
+        warnings.push_back(
+            fmt::format("{}: no --flop rule matches {}: it has no FLOPs and is not drawn", executable, name));
       continue;
     }
     used[*rule] = true;
@@ -378,9 +383,10 @@ std::vector<Row> rows_from_sampled(const std::vector<SampledRegion>& main, const
           "regular expression",
           executable, rules[i].text, names.empty() ? "" : " (the rows are " + names + ")"));
   if (rules.empty() && !rows.empty())
-    warnings.push_back(executable +
-                       ": no --flop rule: the sampled backend counts no FLOPs, so its rows have none and are not "
-                       "drawn; give --flop 'REGEX=VALUE' per region (docs/roofline.md#analytic-flops)");
+    warnings.push_back(
+        executable +
+        ": no --flop rule: the sampled backend counts no FLOPs, so its rows have none and are not "
+        "drawn; give --flop 'REGEX=VALUE' per region (docs/roofline.md#analytic-flops)");
   return rows;
 }
 

@@ -21,7 +21,8 @@ constexpr std::int64_t kMs = 1'000'000;
 const double kNaN = std::nan("");
 
 // Samples of 1 ms from t = 0, one activity (and byte count) each.
-std::vector<ActivitySample> ms_samples(const std::vector<double>& activity, const std::vector<double>& bytes = {}) {
+std::vector<ActivitySample> ms_samples(const std::vector<double>& activity,
+                                       const std::vector<double>& bytes = {}) {
   std::vector<ActivitySample> out;
   for (std::size_t i = 0; i < activity.size(); ++i) {
     const auto t = static_cast<std::int64_t>(i) * kMs;
@@ -107,21 +108,49 @@ TEST(SampledWindows, EdgeSamplesCountByTheirActiveShare) {
 
 TEST(SampledWindows, BytesAreTheIntegralOverTheWindow) {
   // 10 + 20 + 30 + 40 bytes in the window; the idle samples' 1000 bytes are outside it.
-  auto w = find_windows(ms_samples({0, 100, 100, 100, 100, 0}, {1000, 10, 20, 30, 40, 1000}), 0, 6 * kMs, easy());
+  auto w =
+      find_windows(ms_samples({0, 100, 100, 100, 100, 0}, {1000, 10, 20, 30, 40, 1000}), 0, 6 * kMs, easy());
   ASSERT_EQ(w.size(), 1u);
   EXPECT_DOUBLE_EQ(w[0].dram_bytes, 100);
   // A sample without values inside: the others moved 10 + 30 + 40 = 80 bytes in 3 ms, so its 1 ms
   // is 80 / 3 bytes: 80 + 26.667 = 106.667.
-  w = find_windows(ms_samples({0, 100, 100, 100, 100, 0}, {1000, 10, kNaN, 30, 40, 1000}), 0, 6 * kMs, easy());
+  w = find_windows(ms_samples({0, 100, 100, 100, 100, 0}, {1000, 10, kNaN, 30, 40, 1000}), 0, 6 * kMs,
+                   easy());
   ASSERT_EQ(w.size(), 1u);
   EXPECT_NEAR(w[0].dram_bytes, 80 + 80.0 / 3, 1e-9);
   EXPECT_EQ(w[0].unread_samples, 1);
 }
 
+TEST(SampledWindows, TheH200ConstantsSplitAtOneIdleSampleAndKeepTwoSamples) {
+  // docs/roofline.md#sampled-constants: 0.5 ms samples (the sampler's are 499,994 ns long), gap 0.25 ms,
+  // minimum 1 ms. Touching samples join; one idle sample (499,994 ns apart) splits; a two-sample window
+  // (999,988 ns) is under 1 ms and dropped, three samples are kept.
+  const SampledConstants c;
+  EXPECT_DOUBLE_EQ(c.interval_ms, 0.5);
+  EXPECT_DOUBLE_EQ(c.activity_threshold_pct, 1);
+  EXPECT_DOUBLE_EQ(c.gap_ms, 0.25);
+  EXPECT_DOUBLE_EQ(c.min_window_ms, 1);
+  EXPECT_DOUBLE_EQ(c.activity_ratio, 0.7);
+  const std::vector<double> act = {100, 100, 100, 0, 100, 100, 0, 0.5, 1, 100, 100, 100};
+  std::vector<ActivitySample> s;
+  for (std::size_t i = 0; i < act.size(); ++i) {
+    const auto t = static_cast<std::int64_t>(i) * 499'994;
+    s.push_back({t, t + 499'994, act[i], 0});
+  }
+  const auto w = find_windows(s, 0, 12 * kMs, c);
+  // 0-2 (three samples), 4-5 (two: too short), 8-11 (1% is active: four samples).
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_EQ(w[0].end_ns, 3 * 499'994);
+  EXPECT_EQ(w[0].kind, WindowKind::kernel);
+  EXPECT_EQ(w[1].kind, WindowKind::too_short);
+  EXPECT_EQ(w[2].start_ns, 8 * 499'994);
+  EXPECT_EQ(w[2].kind, WindowKind::kernel);
+}
+
 TEST(SampledWindows, OnlySamplesOverlappingTheRegionCount) {
   // Two kernels, 0-3 ms and 5-8 ms; the region [4.5 ms, 9 ms] overlaps only the second.
-  const auto w = find_windows(ms_samples({100, 100, 100, 0, 0, 100, 100, 100, 0}), 4 * kMs + kMs / 2, 9 * kMs,
-                              easy());
+  const auto w =
+      find_windows(ms_samples({100, 100, 100, 0, 0, 100, 100, 100, 0}), 4 * kMs + kMs / 2, 9 * kMs, easy());
   ASSERT_EQ(w.size(), 1u);
   EXPECT_EQ(w[0].start_ns, 5 * kMs);
 }
@@ -141,7 +170,7 @@ TEST(SampledRegions, RegionTimesAreConvertedToTheSamplesClock) {
   // the samples are: samples 1002..1004 ms are active (the kernel), samples 999..1000 ms (before the
   // region) are not the region's.
   std::vector<double> act(10, 0.0);
-  act[0] = act[1] = 100;  // 998-1000 ms: another region's kernel
+  act[0] = act[1] = 100;           // 998-1000 ms: another region's kernel
   act[4] = act[5] = act[6] = 100;  // 1002-1005 ms
   std::vector<ActivitySample> s = ms_samples(act, std::vector<double>(10, 7.0));
   for (auto& x : s) {
@@ -176,7 +205,8 @@ TEST(SampledRegions, NoRegionGivesOneRowForTheWholeRunWithAWarning) {
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("prog: the program marks no NVTX region, so its whole run is one row"),
             std::string::npos);
-  const auto rows = rows_from_sampled(g, nullptr, 1, "prog", "NVIDIA H200", {parse_flop_rule("prog=6")}, warnings);
+  const auto rows =
+      rows_from_sampled(g, nullptr, 1, "prog", "NVIDIA H200", {parse_flop_rule("prog=6")}, warnings);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].region, "");
 }
@@ -198,8 +228,9 @@ TEST(SampledRegions, ARegionNeverClosedRunsToTheEndWithAWarning) {
   EXPECT_EQ(g[0].kernel_windows, 2);
   EXPECT_DOUBLE_EQ(g[0].duration_s, 0.005);
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("region k (occurrence 1) was never closed: its row runs until the program ended"),
-            std::string::npos);
+  EXPECT_NE(
+      warnings[0].find("region k (occurrence 1) was never closed: its row runs until the program ended"),
+      std::string::npos);
 }
 
 TEST(SampledRegions, ACrashInsideARegionKeepsTheClosedOnesAndMeasuresTheOpenOneToTheEnd) {
@@ -220,9 +251,10 @@ TEST(SampledRegions, ACrashInsideARegionKeepsTheClosedOnesAndMeasuresTheOpenOneT
   EXPECT_FALSE(g[1].closed);
   EXPECT_DOUBLE_EQ(g[1].duration_s, 0.003);
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("prog: the program ended without its exit handlers (it crashed or was killed) inside "
-                             "triad#1, whose rows run until it ended"),
-            std::string::npos)
+  EXPECT_NE(
+      warnings[0].find("prog: the program ended without its exit handlers (it crashed or was killed) inside "
+                       "triad#1, whose rows run until it ended"),
+      std::string::npos)
       << warnings[0];
 }
 
@@ -267,8 +299,8 @@ TEST(SampledTwoPoint, TheOneIterationRunIsSubtractedAndTheRestDividedByNMinusOne
   for (long i = 2; i <= 5; ++i) main.push_back(region("k", i, 0.002, 100));
   const std::vector<SampledRegion> ref = {region("k", 1, 0.005, 140)};
   std::vector<std::string> warnings;
-  const auto rows = rows_from_sampled(main, &ref, 5, "prog", "NVIDIA H200", {parse_flop_rule("prog\\[k\\]=1e9")},
-                                      warnings);
+  const auto rows =
+      rows_from_sampled(main, &ref, 5, "prog", "NVIDIA H200", {parse_flop_rule("prog\\[k\\]=1e9")}, warnings);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_NEAR(rows[0].duration_s, 0.002, 1e-15);
   EXPECT_DOUBLE_EQ(rows[0].bytes[index(Level::dram)], 100);
@@ -356,9 +388,9 @@ TEST(SampledCheck, IntervalCoverageAndHolesAreCounted) {
 // ---- settings and the table ------------------------------------------------------------------------
 
 TEST(SampledSettings, TheBackendTakesItsOwnSettings) {
-  const NcuSettings s = parse_backend_settings(
-      "sampled", {"iterations=20", "interval-ms=0.25", "threshold=2", "gap-ms=0.75", "min-window-ms=0.5",
-                  "activity-ratio=0.6", "lib=/x.so"});
+  const NcuSettings s =
+      parse_backend_settings("sampled", {"iterations=20", "interval-ms=0.25", "threshold=2", "gap-ms=0.75",
+                                         "min-window-ms=0.5", "activity-ratio=0.6", "lib=/x.so"});
   EXPECT_EQ(s.iterations, 20);
   EXPECT_DOUBLE_EQ(s.sampled.interval_ms, 0.25);
   EXPECT_DOUBLE_EQ(s.sampled.activity_threshold_pct, 2);
@@ -385,7 +417,8 @@ TEST(SampledTable, RowsRoundTripThroughTheCsvAndDrawWithTheirOwnMark) {
   // is drawn from its FLOPs, bytes and duration: 1e12 FLOP / 1e9 B = 1000 FLOP/B, 1e12 / 0.02 = 50 TFLOP/s.
   const std::vector<SampledRegion> g = {region("gemm", 1, 0.02, 1e9)};
   std::vector<std::string> warnings;
-  auto rows = rows_from_sampled(g, nullptr, 1, "regions", "NVIDIA H200", {parse_flop_rule("gemm=1e12")}, warnings);
+  auto rows =
+      rows_from_sampled(g, nullptr, 1, "regions", "NVIDIA H200", {parse_flop_rule("gemm=1e12")}, warnings);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_DOUBLE_EQ(intensity(rows[0], Level::dram), 1000);
   EXPECT_DOUBLE_EQ(performance(rows[0]), 5e13);

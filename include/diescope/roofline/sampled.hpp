@@ -19,8 +19,8 @@ namespace diescope::roofline {
 // The constants of the window rules, each set from H200 data (docs/roofline.md#sampled-constants).
 struct SampledConstants {
   double interval_ms = 0.5;             // the PM sample interval
-  double activity_threshold_pct = 5.0;  // SM active at or above this: a kernel is running
-  double gap_ms = 1.0;                  // active samples closer than this are one window
+  double activity_threshold_pct = 1.0;  // SM active at or above this: a kernel is running
+  double gap_ms = 0.25;                 // active samples closer than this are one window
   double min_window_ms = 1.0;           // a shorter window is dropped (a bootstrap launch, not a kernel)
   double activity_ratio = 0.7;          // below this fraction of the busiest window's mean: data movement
 };
@@ -86,8 +86,9 @@ std::optional<std::size_t> match_flop_rule(const std::vector<FlopRule>& rules, c
 // row per region name, (main - ref) / (N - 1) of its occurrences' summed duration and bytes. FLOPs
 // from the first matching rule against "executable[region]"; a rule that matches no row, and a row
 // that no rule matches, are warnings.
-std::vector<Row> rows_from_sampled(const std::vector<SampledRegion>& main, const std::vector<SampledRegion>* ref,
-                                   int iterations, const std::string& executable, const std::string& gpu,
+std::vector<Row> rows_from_sampled(const std::vector<SampledRegion>& main,
+                                   const std::vector<SampledRegion>* ref, int iterations,
+                                   const std::string& executable, const std::string& gpu,
                                    const std::vector<FlopRule>& rules, std::vector<std::string>& warnings);
 
 // docs/roofline.md#the-two-point-measurement: every "{iterations}" in the arguments becomes N.
