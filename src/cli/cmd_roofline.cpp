@@ -422,6 +422,12 @@ std::vector<Row> profile_sampled(const Target& t, const NcuSettings& settings,
   auto main = measure("", settings.iterations);
   std::vector<Row> rows = rows_from_sampled(main.second, ref ? &ref->second : nullptr, settings.iterations,
                                             t.name, main.first.gpu, rules, warnings);
+  if (!rows.empty())
+    warnings.push_back(
+        t.name +
+        ": the sampler reads no counter peaks, so the sampled rows' compute roofs are drawn only "
+        "beside another backend's table of this GPU: `diescope roofline plot --from-csv NCU.csv "
+        "SAMPLED.csv` (docs/roofline.md#the-sampled-backend)");
   for (const auto& w : warnings) warn(w);
   return rows;
 }
@@ -584,7 +590,20 @@ int plot_command(const PlotOptions& o) {
   if (table.output.empty()) table.output = "roofline";
   std::vector<Row> rows = concatenate(tables);
   // A table keeps the ceilings it was written with unless --calibration names others; an export has none.
-  if (!o.exports.empty() || !o.table.calibration.empty()) apply_measured_ceilings(rows, o.table.calibration);
+  if (!o.exports.empty() || !o.table.calibration.empty()) {
+    borrow_counter_peaks(rows);
+    apply_measured_ceilings(rows, o.table.calibration);
+  } else {
+    // docs/roofline.md#the-sampled-backend: sampled rows take the GPU's peaks per cycle from another
+    // backend's rows, and their measured compute ceilings with them.
+    const std::vector<std::size_t> borrowed = borrow_counter_peaks(rows);
+    if (!borrowed.empty()) {
+      std::vector<Row> some;
+      for (std::size_t i : borrowed) some.push_back(rows[i]);
+      apply_measured_ceilings(some, "");
+      for (std::size_t k = 0; k < borrowed.size(); ++k) rows[borrowed[k]] = std::move(some[k]);
+    }
+  }
   const int rc = finish_table(std::move(rows), table);
   std::cerr << fmt::format("diescope roofline: plotted in {:.3f} s\n",
                            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());

@@ -431,5 +431,25 @@ TEST(SampledTable, RowsRoundTripThroughTheCsvAndDrawWithTheirOwnMark) {
   EXPECT_NE(svg.find("sampled | regions"), std::string::npos);
 }
 
+TEST(SampledTable, SampledRowsBorrowTheGpusPeaksPerCycleFromAnotherBackendsRow) {
+  // An ncu row of the H200 with its peaks (33,792 fp32 FLOP/cycle, 1,504 DRAM B/cycle), a sampled row of
+  // the same GPU without, and a sampled row of another GPU: only the second takes the H200's peaks.
+  Row ncu;
+  ncu.gpu = "NVIDIA H200";
+  ncu.peak_flop_per_cycle[index(Precision::fp32)] = 33792;
+  ncu.peak_bytes_per_cycle[index(Level::dram)] = 1504;
+  Row sampled;
+  sampled.profiler = "sampled";
+  sampled.gpu = "NVIDIA H200";
+  Row other = sampled;
+  other.gpu = "NVIDIA H100";
+  std::vector<Row> rows = {sampled, ncu, other};
+  const auto borrowed = borrow_counter_peaks(rows);
+  ASSERT_EQ(borrowed, (std::vector<std::size_t>{0}));
+  EXPECT_DOUBLE_EQ(rows[0].peak_flop_per_cycle[index(Precision::fp32)], 33792);
+  EXPECT_DOUBLE_EQ(rows[0].peak_bytes_per_cycle[index(Level::dram)], 1504);
+  EXPECT_TRUE(std::isnan(rows[2].peak_flop_per_cycle[index(Precision::fp32)]));
+}
+
 }  // namespace
 }  // namespace diescope::roofline
