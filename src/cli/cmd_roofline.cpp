@@ -599,6 +599,7 @@ int plot_command(const PlotOptions& o) {
     const std::vector<std::size_t> borrowed = borrow_counter_peaks(rows);
     if (!borrowed.empty()) {
       std::vector<Row> some;
+      some.reserve(borrowed.size());
       for (std::size_t i : borrowed) some.push_back(rows[i]);
       apply_measured_ceilings(some, "");
       for (std::size_t k = 0; k < borrowed.size(); ++k) rows[borrowed[k]] = std::move(some[k]);
