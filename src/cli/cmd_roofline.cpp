@@ -321,7 +321,6 @@ SampledRun run_sampled(const Target& t, const NcuSettings& settings, const fs::p
     const auto started = std::chrono::steady_clock::now();
     std::unique_ptr<collect::Nvml> nvml = collect::Nvml::load();
     const collect::RunOutcome outcome = collect::record_run(options, *nvml);
-    for (const auto& w : outcome.warnings) warn(fmt::format("{}{}: {}", t.name, tag, w));
     if (outcome.recordings.empty() || !outcome.recordings.front().counters)
       throw core::Error(
           "the PM sampler recorded no samples" + (outcome.recordings.empty()
@@ -330,6 +329,8 @@ SampledRun run_sampled(const Target& t, const NcuSettings& settings, const fs::p
           "the sampled backend needs the GPU's counters: stop any other profiler (ncu, nsys, DCGM profiling) "
           "and check `diescope run -- CMD` on this GPU",
           core::kExitDevice);
+    // After the check: without counters, `run`'s own warning says the same with run's fixes.
+    for (const auto& w : outcome.warnings) warn(fmt::format("{}{}: {}", t.name, tag, w));
     exit_code = outcome.exit_code;
     if (exit_code == 124)
       warn(fmt::format("{}{}: stopped at --timeout {:g} s", t.name, tag, timeout_s));

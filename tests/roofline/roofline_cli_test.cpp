@@ -187,6 +187,22 @@ TEST(RooflineCliSampled, ACrashInsideARegionKeepsTheRegionsClosedBefore) {
       << r.out;
 }
 
+TEST(RooflineCliSampled, CountersHeldByAnotherProfilerStopTheBatch) {
+  const fs::path dir = scratch("sampled-busy");
+  const fs::path prog = sampled_fixture(dir, "region('k', 1)\nout.write('end\\t0\\n')\n");
+  // The fake sampler answers as CUPTI does when ncu holds the counters.
+  const fs::path busy = dir / "busy.sh";
+  std::ofstream(busy) << "#!/bin/sh\n[ \"$1\" = sample ] && shift\nexec " << DIESCOPE_SAMPLER_FAKE
+                      << " \"$@\" --fail-with busy\n";
+  fs::permissions(busy, fs::perms::owner_all);
+  ::setenv("DIESCOPE_CUPTI", busy.c_str(), 1);
+  const Ran r = run("roofline profile --profiler sampled -O lib=" + (dir / "lib.so").string() +
+                    " --flop 'k=1' --output " + (dir / "out").string() + " -- " + prog.string());
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.out.find("the PM sampler recorded no samples"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stop any other profiler"), std::string::npos) << r.out;
+}
+
 TEST(RooflineCliSampled, NoRegionIsOneRowWithAWarning) {
   const fs::path dir = scratch("sampled-no-nvtx");
   const fs::path prog =
