@@ -7,9 +7,12 @@
 // the region's time by CUDA events (the workload's own time, for the injection library's cost).
 // Modes for bad input: --no-nvtx (no region at all), --unclosed (the last region is never popped),
 // --crash (SIGSEGV inside the triad region, after its launches).
+// --long makes every launch 20 ms or more for the sampled backend (docs/roofline.md#the-sampled-backend):
+// ffma 10 x ITER per thread (about 22 ms), triad 24 sweeps of the arrays in one launch (about 21 ms),
+// gemm M = N = K = 22528 (about 25 ms).
 //
 //   nvcc -O3 -arch=sm_90 -o range_regions range_regions.cu -lcublas
-//   range_regions [--reps N] [--only ffma|triad|gemm] [--no-nvtx|--unclosed|--crash]
+//   range_regions [--reps N] [--only ffma|triad|gemm] [--long] [--no-nvtx|--unclosed|--crash]
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -31,10 +34,14 @@
   } while (0)
 
 constexpr int kIter = 1 << 16;  // about 2 ms per launch on an H200
+constexpr int kLongIter = 10 * kIter;
+constexpr int kLongSweeps = 24;
+constexpr int kLongGemm = 22528;
 
+template <int ITER>
 __global__ void ffma_kernel(float* out, float a, float b) {
   float x0 = threadIdx.x, x1 = x0 + 1, x2 = x0 + 2, x3 = x0 + 3;
-  for (int i = 0; i < kIter; ++i) {
+  for (int i = 0; i < ITER; ++i) {
     x0 = fmaf(x0, a, b);
     x1 = fmaf(x1, a, b);
     x2 = fmaf(x2, a, b);
@@ -51,10 +58,18 @@ __global__ void triad_kernel(float* a, const float* b, const float* c, float s, 
     a[i] = fmaf(s, c[i], b[i]);
 }
 
+// The triad `sweeps` times over the arrays in one launch (1 GiB each, far beyond L2: every sweep
+// moves its 12 bytes per element at DRAM again).
+__global__ void triad_sweeps_kernel(float* a, const float* b, const float* c, float s, size_t n, int sweeps) {
+  for (int k = 0; k < sweeps; ++k)
+    for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+      a[i] = fmaf(s, c[i], b[i]);
+}
+
 struct Options {
   int reps = 10;
   std::string only;
-  bool nvtx = true, unclosed = false, crash = false;
+  bool nvtx = true, unclosed = false, crash = false, long_launches = false;
 };
 
 void push(const Options& o, const char* name) {
@@ -101,6 +116,8 @@ int main(int argc, char** argv) {
       o.unclosed = true;
     else if (a == "--crash")
       o.crash = true;
+    else if (a == "--long")
+      o.long_launches = true;
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
@@ -113,9 +130,14 @@ int main(int argc, char** argv) {
     const int blocks = 132 * 8, threads = 256;
     float* out = nullptr;
     CHECK(cudaMalloc(&out, blocks * sizeof(float)));
-    const double flop = 2.0 * 4 * kIter * double(blocks) * threads * o.reps;
+    const double flop = 2.0 * 4 * (o.long_launches ? kLongIter : kIter) * double(blocks) * threads * o.reps;
     region(o, "ffma", "fp32_flop", flop, o.only == "ffma", [&] {
-      for (int r = 0; r < o.reps; ++r) ffma_kernel<<<blocks, threads>>>(out, 0.999f, 0.001f);
+      for (int r = 0; r < o.reps; ++r) {
+        if (o.long_launches)
+          ffma_kernel<kLongIter><<<blocks, threads>>>(out, 0.999f, 0.001f);
+        else
+          ffma_kernel<kIter><<<blocks, threads>>>(out, 0.999f, 0.001f);
+      }
     });
     CHECK(cudaFree(out));
   }
@@ -127,16 +149,21 @@ int main(int argc, char** argv) {
     CHECK(cudaMalloc(&c, n * 4));
     CHECK(cudaMemset(b, 0, n * 4));
     CHECK(cudaMemset(c, 0, n * 4));
-    const double bytes = 12.0 * double(n) * o.reps;
+    const double bytes = 12.0 * double(n) * o.reps * (o.long_launches ? kLongSweeps : 1);
     region(o, "triad", "dram_bytes", bytes, o.only == "triad", [&] {
-      for (int r = 0; r < o.reps; ++r) triad_kernel<<<132 * 16, 512>>>(a, b, c, 2.0f, n);
+      for (int r = 0; r < o.reps; ++r) {
+        if (o.long_launches)
+          triad_sweeps_kernel<<<132 * 16, 512>>>(a, b, c, 2.0f, n, kLongSweeps);
+        else
+          triad_kernel<<<132 * 16, 512>>>(a, b, c, 2.0f, n);
+      }
     });
     CHECK(cudaFree(a));
     CHECK(cudaFree(b));
     CHECK(cudaFree(c));
   }
   if (all || o.only == "gemm") {
-    const int m = 10240;
+    const int m = o.long_launches ? kLongGemm : 10240;
     __nv_bfloat16 *A, *B;
     float* C;
     CHECK(cudaMalloc(&A, size_t(m) * m * 2));

@@ -12,9 +12,13 @@
 #include <optional>
 #include <regex>
 #include <sstream>
+#include <fcntl.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "command.hpp"
+#include "diescope/collect/nvml.hpp"
+#include "diescope/collect/run.hpp"
 #include "diescope/core/atomic_file.hpp"
 #include "diescope/core/child_process.hpp"
 #include "diescope/core/error.hpp"
@@ -23,7 +27,9 @@
 #include "diescope/roofline/plot.hpp"
 #include "diescope/roofline/profile.hpp"
 #include "diescope/roofline/range.hpp"
+#include "diescope/roofline/sampled.hpp"
 #include "diescope/roofline/table.hpp"
+#include "diescope/recording/reader.hpp"
 
 namespace diescope::cli {
 namespace {
@@ -44,6 +50,7 @@ struct ProfileOptions {
   TableOptions table;
   std::string profiler = "ncu";
   std::vector<std::string> settings;
+  std::vector<std::string> flops;  // sampled: --flop REGEX=VALUE[@PRECISION]
   std::string gpus;
   double timeout_s = 600;
   bool force = false;
@@ -220,6 +227,212 @@ std::vector<Row> profile_range(const Target& t, const NcuSettings& settings, con
   return rows;
 }
 
+// One run of the sampled backend: the region times and the samples, on one clock.
+struct SampledRun {
+  RangeRun stamps;
+  std::vector<ActivitySample> samples;
+  std::string gpu;
+  std::int64_t end_ns = 0;  // the program's end (CLOCK_REALTIME)
+  int exit_code = 0;
+};
+
+// Reads a recording's chip samples: SM active (the diagnostic sm_active) and the DRAM bytes count.
+SampledRun read_sampled_recording(const fs::path& path) {
+  SampledRun run;
+  std::unique_ptr<recording::RecordSource> source = recording::open_recording(path);
+  const recording::RecordingMeta& meta = source->meta();
+  auto column = [&](const std::vector<recording::ColumnDef>& cols, const std::string& key) -> long {
+    for (std::size_t i = 0; i < cols.size(); ++i)
+      if (cols[i].key == key) return static_cast<long>(i);
+    return -1;
+  };
+  const long active = column(meta.diagnostics, "sm_active");
+  const long bytes = column(meta.counts, "dram_bytes");
+  if (active < 0 || bytes < 0)
+    throw core::Error(fmt::format("{}: its unit table ({}) has no {} column, which the sampled backend reads",
+                                  path.string(), meta.unit_table, active < 0 ? "SM active" : "DRAM bytes"),
+                      "the sampled backend needs a GPU whose unit table samples sm__cycles_active and "
+                      "dram__bytes.sum (docs/roofline.md#the-sampled-backend); use --profiler range or ncu",
+                      core::kExitInput);
+  run.gpu = meta.gpu.model;
+  auto stream = source->stream<recording::ChipSample>();
+  recording::ChipSample c;
+  while (stream->next(c))
+    run.samples.push_back({c.start_ns, c.end_ns, c.diagnostics[static_cast<std::size_t>(active)],
+                           c.counts[static_cast<std::size_t>(bytes)]});
+  const auto& side = source->side();
+  run.end_ns = side.end ? side.end->ts_ns : side.last_ts_ns;
+  return run;
+}
+
+// docs/roofline.md#the-sampled-backend: the program under the PM sampler (diescope run's collector)
+// with the library in timestamps mode. `tag`: "" or ".ref".
+SampledRun run_sampled(const Target& t, const NcuSettings& settings, const fs::path& dir,
+                       const std::string& tag, int iterations, const std::string& gpus, double timeout_s,
+                       bool skip_profile) {
+  const fs::path stamps = dir / (t.name + tag + ".sampled.txt");
+  const fs::path rec_dir = dir / (t.name + tag + ".sampled");
+  const fs::path log = dir / (t.name + tag + ".sampled.log");
+  int gpu = 0;
+  if (!gpus.empty()) {
+    std::size_t used = 0;
+    try {
+      gpu = std::stoi(gpus, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != gpus.size())
+      throw core::UsageError("--gpus " + gpus + ": the sampled backend measures one GPU",
+                             "give --gpus N (one index, as nvidia-smi numbers them)");
+  }
+  int exit_code = 0;
+  if (!skip_profile) {
+    const fs::path lib = range_library(settings);
+    std::error_code ec;
+    fs::remove(stamps, ec);
+    fs::remove_all(rec_dir, ec);
+    collect::RunOptions options;
+    // coreutils' timeout stops a program that hangs (exit 124); env hands the library its settings
+    // without diescope's own environment (the sampler must not load the library).
+    options.command = {"timeout",
+                       "-k",
+                       "2",
+                       fmt::format("{:g}", timeout_s),
+                       "env",
+                       "CUDA_INJECTION64_PATH=" + lib.string(),
+                       "NVTX_INJECTION64_PATH=" + lib.string(),
+                       "DIESCOPE_RANGE_OUTPUT=" + fs::absolute(stamps).string(),
+                       "DIESCOPE_RANGE_MODE=timestamps",
+                       "DIESCOPE_ITERATIONS=" + std::to_string(iterations)};
+    const std::vector<std::string> argv = substitute_iterations(t.argv, iterations);
+    options.command.insert(options.command.end(), argv.begin(), argv.end());
+    options.interval_ms = settings.sampled.interval_ms;
+    options.source = collect::ChipSource::pm;
+    options.gpus = std::vector<int>{gpu};
+    options.output_dir = rec_dir;
+    options.host_interval_ms = 0;
+    options.end_wait_ms = 0;
+    core::UniqueFd out(::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!out)
+      throw core::Error("cannot write " + log.string(), "choose another --output folder", core::kExitInput);
+    options.stdout_fd = out.get();
+    std::cerr << fmt::format("diescope roofline: profiling {} (sampled, {} iteration{}, {:g} ms samples)\n",
+                             t.name, iterations, iterations == 1 ? "" : "s", options.interval_ms);
+    const auto started = std::chrono::steady_clock::now();
+    std::unique_ptr<collect::Nvml> nvml = collect::Nvml::load();
+    const collect::RunOutcome outcome = collect::record_run(options, *nvml);
+    if (outcome.recordings.empty() || !outcome.recordings.front().counters)
+      throw core::Error(
+          "the PM sampler recorded no samples" + (outcome.recordings.empty()
+                                                      ? std::string()
+                                                      : " (" + outcome.recordings.front().counters_why + ")"),
+          "the sampled backend needs the GPU's counters: stop any other profiler (ncu, nsys, DCGM profiling) "
+          "and check `diescope run -- CMD` on this GPU",
+          core::kExitDevice);
+    // After the check: without counters, `run`'s own warning says the same with run's fixes.
+    for (const auto& w : outcome.warnings) warn(fmt::format("{}{}: {}", t.name, tag, w));
+    exit_code = outcome.exit_code;
+    if (exit_code == 124)
+      warn(fmt::format("{}{}: stopped at --timeout {:g} s", t.name, tag, timeout_s));
+    else if (exit_code != 0)
+      warn(fmt::format("{}{}: the program exited with {} ({})", t.name, tag, exit_code,
+                       exit_code > 128 ? fmt::format("signal {}", exit_code - 128) : "an error"));
+    std::cerr << fmt::format(
+        "diescope roofline: {}{} ran in {:.1f} s\n", t.name, tag,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
+  const fs::path rec = rec_dir / fmt::format("gpu{}.dsrec", gpu);
+  if (!fs::exists(stamps))
+    throw core::Error(
+        skip_profile ? "--skip-profile, and there is no " + stamps.string()
+                     : "the program never initialised CUDA with the injection library (" + stamps.string() +
+                           " was not written)",
+        skip_profile ? "profile it first (leave out --skip-profile)"
+                     : "check that it uses the GPU, and that it does not set CUDA_INJECTION64_PATH itself",
+        core::kExitInput);
+  if (!fs::exists(rec))
+    throw core::Error(
+        "there is no recording " + rec.string(),
+        "profile it again (leave out --skip-profile); --gpus must name the GPU it was profiled on",
+        core::kExitInput);
+  SampledRun run = read_sampled_recording(rec);
+  run.stamps = parse_range_output(read_text(stamps), stamps.string());
+  run.exit_code = exit_code;
+  const SamplingCheck c = check_sampling(run.samples, settings.sampled.interval_ms);
+  std::cerr << fmt::format(
+      "diescope roofline: {}{}: {} samples, median {:.3f} ms (asked {:g}), {:.2f}% of the run covered, {} "
+      "hole{} longer than half an interval (longest {:.2f} ms), {} without values\n",
+      t.name, tag, c.samples, c.median_interval_ms, settings.sampled.interval_ms, c.covered_pct, c.holes,
+      c.holes == 1 ? "" : "s", c.longest_hole_ms, c.unread);
+  if (c.samples > 0 && c.covered_pct < 99.0)
+    warn(fmt::format(
+        "{}{}: the samples cover {:.2f}% of the run: the sampler did not keep {:g} ms; give a longer "
+        "-O interval-ms (docs/roofline.md#sampled-constants)",
+        t.name, tag, c.covered_pct, settings.sampled.interval_ms));
+  return run;
+}
+
+// The windows of every region, for people checking the constants (docs/roofline.md#sampled-constants).
+std::string windows_table(const std::vector<SampledRegion>& regions,
+                          const std::vector<ActivitySample>& samples, const SampledConstants& c) {
+  std::string out = fmt::format(
+      "# threshold {:g}% SM active, gap {:g} ms, minimum window {:g} ms, activity ratio {:g}, interval {:g} "
+      "ms\n"
+      "region\toccurrence\twindow_start_ms\twindow_ms\tactive_ms\tmean_sm_active_pct\tdram_bytes\tkind\t"
+      "region_ms\tidle_max_sm_active_pct\n",
+      c.activity_threshold_pct, c.gap_ms, c.min_window_ms, c.activity_ratio, c.interval_ms);
+  for (const SampledRegion& g : regions) {
+    // The busiest sample of the region outside every window: how far idle sits below the threshold.
+    double idle = 0;
+    for (const ActivitySample& s : samples) {
+      if (s.end_ns <= g.from_ns || s.start_ns >= g.to_ns || std::isnan(s.activity_pct)) continue;
+      bool inside = false;
+      for (const Window& w : g.windows)
+        if (s.start_ns >= w.start_ns && s.end_ns <= w.end_ns) inside = true;
+      if (!inside) idle = std::max(idle, s.activity_pct);
+    }
+    for (const Window& w : g.windows)
+      out += fmt::format("{}\t{}\t{:.3f}\t{:.3f}\t{:.3f}\t{:.2f}\t{:.6g}\t{}\t{:.3f}\t{:.2f}\n", g.name,
+                         g.number, static_cast<double>(w.start_ns - g.from_ns) * 1e-6,
+                         static_cast<double>(w.end_ns - w.start_ns) * 1e-6, w.active_s * 1e3,
+                         w.mean_activity_pct, w.dram_bytes, window_kind_name(w.kind),
+                         static_cast<double>(g.to_ns - g.from_ns) * 1e-6, idle);
+    if (g.windows.empty())
+      out += fmt::format("{}\t{}\t\t\t\t\t\tnone\t{:.3f}\t{:.2f}\n", g.name, g.number,
+                         static_cast<double>(g.to_ns - g.from_ns) * 1e-6, idle);
+  }
+  return out;
+}
+
+// docs/roofline.md#the-sampled-backend: one run (or, with -O iterations=N, a one-iteration .ref run and
+// an N-iteration run); the regions measured on the samples; the rows.
+std::vector<Row> profile_sampled(const Target& t, const NcuSettings& settings,
+                                 const std::vector<FlopRule>& rules, const fs::path& dir,
+                                 const std::string& gpus, double timeout_s, bool skip_profile) {
+  std::vector<std::string> warnings;
+  auto measure = [&](const std::string& tag, int n) {
+    SampledRun run = run_sampled(t, settings, dir, tag, n, gpus, timeout_s, skip_profile);
+    std::vector<SampledRegion> regions =
+        measure_regions(run.samples, run.stamps, run.end_ns, settings.sampled, t.name + tag, warnings);
+    core::write_file_atomically(dir / (t.name + tag + ".sampled-windows.tsv"),
+                                windows_table(regions, run.samples, settings.sampled));
+    return std::make_pair(std::move(run), std::move(regions));
+  };
+  std::optional<std::pair<SampledRun, std::vector<SampledRegion>>> ref;
+  if (settings.iterations > 1) ref = measure(".ref", 1);
+  auto main = measure("", settings.iterations);
+  std::vector<Row> rows = rows_from_sampled(main.second, ref ? &ref->second : nullptr, settings.iterations,
+                                            t.name, main.first.gpu, rules, warnings);
+  if (!rows.empty())
+    warnings.push_back(
+        t.name +
+        ": the sampler reads no counter peaks, so the sampled rows' compute roofs are drawn only "
+        "beside another backend's table of this GPU: `diescope roofline plot --from-csv NCU.csv "
+        "SAMPLED.csv` (docs/roofline.md#the-sampled-backend)");
+  for (const auto& w : warnings) warn(w);
+  return rows;
+}
+
 int profile_command(const ProfileOptions& o) {
   const auto started = std::chrono::steady_clock::now();
   if (o.force && o.skip_profile)
@@ -231,6 +444,12 @@ int profile_command(const ProfileOptions& o) {
   if (o.positionals.empty())
     throw core::UsageError("no target to profile",
                            "give executables, or -- CMD ARGS (one command with its arguments)");
+  if (!o.flops.empty() && o.profiler != "sampled")
+    throw core::UsageError(
+        "--flop gives the sampled backend its FLOPs; the " + o.profiler + " backend counts them",
+        "leave out --flop, or give --profiler sampled");
+  std::vector<FlopRule> rules;
+  for (const auto& f : o.flops) rules.push_back(parse_flop_rule(f));
   if (o.profiler == "range" && o.skip_profile)
     throw core::UsageError("--skip-profile reads ncu reports; the range backend keeps none",
                            "leave out --skip-profile (or give --profiler ncu)");
@@ -254,27 +473,30 @@ int profile_command(const ProfileOptions& o) {
   std::vector<Row> rows;
   int failed = 0;
   for (const Target& t : targets) {
-    if (o.profiler != "range") break;
+    if (o.profiler != "range" && o.profiler != "sampled") break;
     try {
-      std::vector<Row> got = profile_range(t, settings, dir, machine, o.timeout_s);
+      std::vector<Row> got = o.profiler == "range" ? profile_range(t, settings, dir, machine, o.timeout_s)
+                                                   : profile_sampled(t, settings, rules, dir, o.gpus,
+                                                                     o.timeout_s, o.skip_profile);
       if (got.empty()) {
         ++failed;
-        std::cerr
-            << "diescope roofline: " << t.name
-            << ": skipped: no region launched a kernel\n  fix: check that the target launches kernels on "
-               "this GPU\n";
+        std::cerr << "diescope roofline: " << t.name
+                  << (o.profiler == "range" ? ": skipped: no region launched a kernel"
+                                            : ": skipped: no region showed a kernel window in the samples")
+                  << "\n  fix: check that the target launches kernels on this GPU\n";
         continue;
       }
       rows.insert(rows.end(), got.begin(), got.end());
     } catch (const core::Error& e) {
-      if (e.exit_code() == 127) throw;  // the library is missing: no target can run
+      // The library missing, or the counters not to be had: no target can run.
+      if (e.exit_code() == 127 || e.exit_code() == core::kExitDevice) throw;
       ++failed;
       std::cerr << "diescope roofline: " << t.name << ": skipped: " << e.cause() << "\n  fix: " << e.fix()
                 << "\n";
     }
   }
   for (const Target& t : targets) {
-    if (o.profiler == "range") break;
+    if (o.profiler == "range" || o.profiler == "sampled") break;
     const fs::path base = dir / t.name;
     fs::path report = base;
     report += ".ncu-rep";
@@ -369,7 +591,21 @@ int plot_command(const PlotOptions& o) {
   if (table.output.empty()) table.output = "roofline";
   std::vector<Row> rows = concatenate(tables);
   // A table keeps the ceilings it was written with unless --calibration names others; an export has none.
-  if (!o.exports.empty() || !o.table.calibration.empty()) apply_measured_ceilings(rows, o.table.calibration);
+  if (!o.exports.empty() || !o.table.calibration.empty()) {
+    borrow_counter_peaks(rows);
+    apply_measured_ceilings(rows, o.table.calibration);
+  } else {
+    // docs/roofline.md#the-sampled-backend: sampled rows take the GPU's peaks per cycle from another
+    // backend's rows, and their measured compute ceilings with them.
+    const std::vector<std::size_t> borrowed = borrow_counter_peaks(rows);
+    if (!borrowed.empty()) {
+      std::vector<Row> some;
+      some.reserve(borrowed.size());
+      for (std::size_t i : borrowed) some.push_back(rows[i]);
+      apply_measured_ceilings(some, "");
+      for (std::size_t k = 0; k < borrowed.size(); ++k) rows[borrowed[k]] = std::move(some[k]);
+    }
+  }
   const int rc = finish_table(std::move(rows), table);
   std::cerr << fmt::format("diescope roofline: plotted in {:.3f} s\n",
                            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -397,14 +633,21 @@ std::function<int()> setup_roofline(CLI::App& sub) {
   sub.require_subcommand(1, 1);
   CLI::App* p = sub.add_subcommand("profile", "profile targets with Nsight Compute and plot their rooflines");
   p->add_option("--profiler", profile->profiler,
-                "the profiler backend: ncu (Nsight Compute, per launch) or range (diescope's own CUPTI range "
-                "profiler, per NVTX region)")
+                "the profiler backend: ncu (Nsight Compute, per launch), range (diescope's own CUPTI range "
+                "profiler, per NVTX region) or sampled (diescope's PM sampling with NVTX times, per NVTX "
+                "region, FLOPs from --flop)")
       ->capture_default_str();
   p->add_option(
        "-O", profile->settings,
        "a backend setting NAME=VALUE, repeatable: ncu: ncu=PATH, metrics=A,B, ncu-arg=ARG, aslr=on|off; "
-       "range: lib=PATH, aslr=on|off")
+       "range: lib=PATH, aslr=on|off; sampled: lib=PATH, iterations=N, interval-ms=X, threshold=PCT, "
+       "gap-ms=X, "
+       "min-window-ms=X, activity-ratio=F")
       ->allow_extra_args(false);  // one value per -O: what follows is a target
+  p->add_option("--flop", profile->flops,
+                "sampled: REGEX=VALUE[@PRECISION], the FLOPs of the regions whose executable[region] matches "
+                "(first match wins; precision fp32 unless given, e.g. @tensor-bf16), repeatable")
+      ->allow_extra_args(false);
   p->add_option("--gpus", profile->gpus, "the GPUs to profile on, as ncu numbers them (default: every GPU)");
   p->add_option("--timeout", profile->timeout_s, "seconds each target may take under the profiler")
       ->capture_default_str();
@@ -417,6 +660,9 @@ std::function<int()> setup_roofline(CLI::App& sub) {
       "randomisation off (setarch -R) unless -O aslr=on, to DIR/<name>.ncu-rep. A target that fails or\n"
       "times out is named and skipped. --profiler range runs the program itself once per pass group\n"
       "with libdiescope-range.so injected (CUDA_INJECTION64_PATH): one row per NVTX region occurrence.\n"
+      "--profiler sampled runs it under PM sampling with the library timing its NVTX regions: the kernel\n"
+      "windows' time and DRAM bytes per region, FLOPs from --flop; with -O iterations=N a one-iteration\n"
+      "run is subtracted (the program gets N as DIESCOPE_ITERATIONS and in place of {iterations}).\n"
       "docs/roofline.md says how every figure is made.\n\n"
       "Example: diescope roofline profile --output rl -- python3 train.py --steps 2\n");
   CLI::App* q = sub.add_subcommand("plot", "plot roofline tables again: concatenate, filter, aggregate");

@@ -28,6 +28,8 @@ const std::map<std::string, std::vector<std::string>>& backends() {
   static const std::map<std::string, std::vector<std::string>> b = {
       {"ncu", {"ncu", "metrics", "ncu-arg", "aslr"}},
       {"range", {"lib", "aslr"}},
+      {"sampled",
+       {"lib", "iterations", "interval-ms", "threshold", "gap-ms", "min-window-ms", "activity-ratio"}},
   };
   return b;
 }
@@ -83,6 +85,47 @@ NcuSettings parse_backend_settings(const std::string& profiler, const std::vecto
       s.lib = value;
     } else if (name == "ncu-arg") {
       s.ncu_args.push_back(value);
+    } else if (name == "iterations") {
+      std::size_t used = 0;
+      long n = 0;
+      try {
+        n = std::stol(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != value.size() || n < 1 || n > 1'000'000)
+        throw core::UsageError("-O iterations=" + value + " is not a whole number from 1 to 1000000",
+                               "give -O iterations=N (N > 1: a one-iteration .ref run is subtracted; "
+                               "docs/roofline.md#the-two-point-measurement)");
+      s.iterations = static_cast<int>(n);
+    } else if (name == "interval-ms" || name == "threshold" || name == "gap-ms" || name == "min-window-ms" ||
+               name == "activity-ratio") {
+      std::size_t used = 0;
+      double v = 0;
+      try {
+        v = std::stod(value, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      struct Range {
+        double lo, hi;
+        double* field;
+      };
+      const std::map<std::string, Range> ranges = {
+          {"interval-ms", {0.1, 10, &s.sampled.interval_ms}},
+          {"threshold", {0, 100, &s.sampled.activity_threshold_pct}},
+          {"gap-ms", {0, 1000, &s.sampled.gap_ms}},
+          {"min-window-ms", {0, 1000, &s.sampled.min_window_ms}},
+          {"activity-ratio", {0, 1, &s.sampled.activity_ratio}},
+      };
+      const Range& r = ranges.at(name);
+      if (used == 0 || used != value.size() || !(v >= r.lo && v <= r.hi))
+        throw core::UsageError(
+            fmt::format("-O {}={} is not a number from {:g} to {:g}", name, value, r.lo, r.hi),
+            fmt::format("give -O {}=X with X from {:g} to {:g} "
+                        "(docs/roofline.md#sampled-constants)",
+                        name, r.lo, r.hi));
+      *r.field = v;
     } else if (name == "aslr") {
       if (value != "on" && value != "off")
         throw core::UsageError("-O aslr=" + value + " is not on or off", "give -O aslr=on or -O aslr=off");

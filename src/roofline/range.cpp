@@ -111,6 +111,13 @@ RangeRun parse_range_output(std::string_view text, const std::string& path) {
       } else if (kind == "open") {
         need(4);
         run.opened.push_back(key_of(f[1], std::stol(f[2])));
+        run.opened_at_ns.push_back(std::stoull(f[3]));
+      } else if (kind == "clock") {
+        need(4);
+        run.have_clock = true;
+        run.realtime_minus_monotonic_ns =
+            static_cast<std::int64_t>(std::stoull(f[2])) - static_cast<std::int64_t>(std::stoull(f[1]));
+        run.clock_bracket_ns = std::stoull(f[3]);
       } else if (kind == "row") {
         need(8);
         RangeRun::Region r;

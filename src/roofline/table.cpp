@@ -149,6 +149,28 @@ Roof binding_roof(const Row& r) {
   return roof;
 }
 
+std::vector<std::size_t> borrow_counter_peaks(std::vector<Row>& rows) {
+  auto has_peaks = [](const Row& r) {
+    for (double v : r.peak_flop_per_cycle)
+      if (std::isfinite(v)) return true;
+    for (double v : r.peak_bytes_per_cycle)
+      if (std::isfinite(v)) return true;
+    return false;
+  };
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (has_peaks(rows[i]) || rows[i].gpu.empty()) continue;
+    for (const Row& donor : rows)
+      if (donor.gpu == rows[i].gpu && has_peaks(donor)) {
+        rows[i].peak_flop_per_cycle = donor.peak_flop_per_cycle;
+        rows[i].peak_bytes_per_cycle = donor.peak_bytes_per_cycle;
+        out.push_back(i);
+        break;
+      }
+  }
+  return out;
+}
+
 double pct_of_roof(const Row& r) {
   const Roof roof = binding_roof(r);
   return performance(r) / roof.flop_per_s * 100.0;

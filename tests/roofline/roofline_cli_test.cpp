@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -111,6 +112,124 @@ TEST(RooflineCli, ProfileGoesOnPastAFailingAndAHangingTarget) {
   const Ran reread = run("roofline profile -O ncu=" + kFakeNcu + " --skip-profile --output " +
                          (dir / "out").string() + " " + (dir / "good").string());
   EXPECT_EQ(reread.exit_code, 0) << reread.out;
+}
+
+#if defined(DIESCOPE_FAKE_NVML_DIR) && defined(DIESCOPE_SAMPLER_FAKE)
+// docs/roofline.md#the-sampled-backend, as a user runs it, with a stand-in GPU: the fake sampler's SM
+// active is never below 10%, so every region's samples are one window. The program writes the
+// library's timestamps file itself (times from Python's monotonic and realtime clocks).
+fs::path sampled_fixture(const fs::path& dir, const std::string& body) {
+  const fs::path sampler = dir / "sampler.sh";
+  std::ofstream(sampler) << "#!/bin/sh\n[ \"$1\" = sample ] && shift\nexec " << DIESCOPE_SAMPLER_FAKE
+                         << " \"$@\"\n";
+  const fs::path prog = dir / "prog.py";
+  std::ofstream(prog)
+      << "#!/usr/bin/env python3\nimport os, sys, time, signal\n"
+         "n = int(os.environ['DIESCOPE_ITERATIONS'])\n"
+         "out = open(os.environ['DIESCOPE_RANGE_OUTPUT'], 'w', buffering=1)\n"
+         "m = time.monotonic_ns(); r = time.time_ns()\n"
+         "out.write(f'diescope-range\\t1\\nclock\\t{m}\\t{r}\\t100\\nmode\\ttimestamps\\n')\n"
+         "def region(name, i, closed=True):\n"
+         "    t0 = time.monotonic_ns(); out.write(f'open\\t{name}\\t{i}\\t{t0}\\n'); time.sleep(0.03)\n"
+         "    t1 = time.monotonic_ns()\n"
+         "    if closed: out.write(f'row\\t{name}\\t{i}\\t1\\t1\\tk\\t{t0}\\t{t1}\\n')\n"
+         "    time.sleep(0.01)\n"
+      << body;
+  fs::permissions(sampler, fs::perms::owner_all);
+  fs::permissions(prog, fs::perms::owner_all);
+  ::setenv("LD_LIBRARY_PATH", DIESCOPE_FAKE_NVML_DIR, 1);
+  ::setenv("DIESCOPE_FAKE_NVML_GPUS", "1", 1);
+  ::setenv("DIESCOPE_CUPTI", sampler.c_str(), 1);
+  std::ofstream(dir / "lib.so") << "";
+  return prog;
+}
+
+TEST(RooflineCliSampled, TwoPointRunsGiveOneRowPerRegionAndNameAnUnmatchedRule) {
+  const fs::path dir = scratch("sampled-two-point");
+  const fs::path prog = sampled_fixture(dir,
+                                        "for i in range(n): region('k', i + 1)\n"
+                                        "print('reps', sys.argv[1:])\nout.write('end\\t0\\n')\n");
+  const Ran r = run("roofline profile --profiler sampled -O lib=" + (dir / "lib.so").string() +
+                    " -O iterations=3 --flop 'prog.py\\[k\\]=1e9' --flop 'nomatch=1' --output " +
+                    (dir / "out").string() + " -- " + prog.string() + " --reps '{iterations}'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto rows = parse_table_csv(read_file((dir / "out" / "roofline.csv").string()), "roofline.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].profiler, "sampled");
+  EXPECT_EQ(rows[0].region, "k");
+  EXPECT_DOUBLE_EQ(rows[0].flop[index(Precision::fp32)], 1e9);
+  // Each region is 30 ms of host time; its window is the samples overlapping it (0.5 ms each).
+  EXPECT_NEAR(rows[0].duration_s, 0.030, 0.005);
+  EXPECT_NE(read_file((dir / "out" / "prog.py.sampled.log").string()).find("reps ['--reps', '3']"),
+            std::string::npos);
+  EXPECT_NE(read_file((dir / "out" / "prog.py.ref.sampled.log").string()).find("reps ['--reps', '1']"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("--flop 'nomatch=1' matches no row (the rows are prog.py[k])"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("samples, median 0.500 ms (asked 0.5)"), std::string::npos) << r.out;
+}
+
+TEST(RooflineCliSampled, ACrashInsideARegionKeepsTheRegionsClosedBefore) {
+  const fs::path dir = scratch("sampled-crash");
+  const fs::path prog = sampled_fixture(
+      dir, "region('ffma', 1)\nregion('triad', 1, closed=False)\nos.kill(os.getpid(), signal.SIGSEGV)\n");
+  const Ran r =
+      run("roofline profile --profiler sampled -O lib=" + (dir / "lib.so").string() +
+          " --flop 'ffma=1' --flop 'triad=1' --output " + (dir / "out").string() + " -- " + prog.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto rows = parse_table_csv(read_file((dir / "out" / "roofline.csv").string()), "roofline.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].region, "ffma");
+  EXPECT_EQ(rows[1].region, "triad");
+  EXPECT_NE(
+      r.out.find("the program ended without its exit handlers (it crashed or was killed) inside triad#1"),
+      std::string::npos)
+      << r.out;
+}
+
+TEST(RooflineCliSampled, CountersHeldByAnotherProfilerStopTheBatch) {
+  const fs::path dir = scratch("sampled-busy");
+  const fs::path prog = sampled_fixture(dir, "region('k', 1)\nout.write('end\\t0\\n')\n");
+  // The fake sampler answers as CUPTI does when ncu holds the counters.
+  const fs::path busy = dir / "busy.sh";
+  std::ofstream(busy) << "#!/bin/sh\n[ \"$1\" = sample ] && shift\nexec " << DIESCOPE_SAMPLER_FAKE
+                      << " \"$@\" --fail-with busy\n";
+  fs::permissions(busy, fs::perms::owner_all);
+  ::setenv("DIESCOPE_CUPTI", busy.c_str(), 1);
+  const Ran r = run("roofline profile --profiler sampled -O lib=" + (dir / "lib.so").string() +
+                    " --flop 'k=1' --output " + (dir / "out").string() + " -- " + prog.string());
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.out.find("the PM sampler recorded no samples"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stop any other profiler"), std::string::npos) << r.out;
+}
+
+TEST(RooflineCliSampled, NoRegionIsOneRowWithAWarning) {
+  const fs::path dir = scratch("sampled-no-nvtx");
+  const fs::path prog =
+      sampled_fixture(dir,
+                      "t0 = time.monotonic_ns(); time.sleep(0.03); t1 = time.monotonic_ns()\n"
+                      "out.write(f'row\\t\\t1\\t1\\t3\\tk\\t{t0}\\t{t1}\\nend\\t0\\n')\n");
+  const Ran r = run("roofline profile --profiler sampled -O lib=" + (dir / "lib.so").string() +
+                    " --flop 'prog.py\\[\\]=5' --output " + (dir / "out").string() + " -- " + prog.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto rows = parse_table_csv(read_file((dir / "out" / "roofline.csv").string()), "roofline.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].region, "");
+  EXPECT_DOUBLE_EQ(rows[0].flop[index(Precision::fp32)], 5);
+  EXPECT_NE(r.out.find("the program marks no NVTX region, so its whole run is one row"), std::string::npos)
+      << r.out;
+}
+#endif
+
+TEST(RooflineCliSampled, FlopRulesBelongToTheSampledBackend) {
+  const Ran r = run("roofline profile --profiler ncu --flop 'x=1' -- true");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("--flop gives the sampled backend its FLOPs; the ncu backend counts them"),
+            std::string::npos)
+      << r.out;
+  const Ran bad = run("roofline profile --profiler sampled --flop 'x' -- true");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.out.find("--flop x is not REGEX=VALUE"), std::string::npos) << bad.out;
 }
 
 }  // namespace

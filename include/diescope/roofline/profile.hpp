@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "diescope/roofline/sampled.hpp"
+
 namespace diescope::roofline {
 
 // Backend settings from -O NAME=VALUE (docs/roofline.md#backend-settings).
@@ -18,7 +20,11 @@ struct NcuSettings {
   std::vector<std::string> ncu_args;  // passed to ncu before the target
   bool aslr = false;                  // true: leave address-space randomisation on
   std::string gpus;                   // --gpus LIST: ncu --devices LIST (empty: every GPU)
-  std::string lib;                    // range: libdiescope-range.so ("" = beside the diescope binary)
+  std::string lib;  // range, sampled: libdiescope-range.so ("" = beside the diescope binary)
+  // sampled (docs/roofline.md#the-sampled-backend): the two-point measurement's N (1: one run) and
+  // the window rules' constants.
+  int iterations = 1;
+  SampledConstants sampled;
 };
 // Throws UsageError for an unknown name, a name of another backend, or a bad value; the message
 // lists the valid names.

@@ -34,11 +34,17 @@ struct RangeRun {
     std::vector<double> values;                  // one per metric, NaN where not measured
   };
   std::vector<Region> regions;
-  std::vector<std::string> opened;  // "name#number" of every occurrence that opened, in order
-  std::vector<std::string> errors;  // "call: CUPTI's text"
-  long unmatched = 0;               // pops and ends with nothing open
-  long stale = 0;                   // counter ranges CUPTI did not record (their regions left empty)
-  bool ended = false;               // the library's exit handler ran (the program did not crash)
+  std::vector<std::string> opened;          // "name#number" of every occurrence that opened, in order
+  std::vector<std::uint64_t> opened_at_ns;  // when each of `opened` opened (CLOCK_MONOTONIC)
+  // The library's clock pair (docs/roofline.md#the-sampled-backend): CLOCK_MONOTONIC and
+  // CLOCK_REALTIME read together at its start, so realtime = monotonic + realtime_minus_monotonic_ns.
+  bool have_clock = false;
+  std::int64_t realtime_minus_monotonic_ns = 0;
+  std::uint64_t clock_bracket_ns = 0;  // how far apart the two MONOTONIC readings around REALTIME were
+  std::vector<std::string> errors;     // "call: CUPTI's text"
+  long unmatched = 0;                  // pops and ends with nothing open
+  long stale = 0;                      // counter ranges CUPTI did not record (their regions left empty)
+  bool ended = false;                  // the library's exit handler ran (the program did not crash)
 };
 // Throws InputError naming `path`:line for a line that is not the library's.
 RangeRun parse_range_output(std::string_view text, const std::string& path);

@@ -114,6 +114,11 @@ Aggregate parse_aggregate(std::string_view text);  // throws UsageError
 // dominant: per executable and region, the kernel (by name) with the most time, its launches added.
 std::vector<Row> aggregate(const std::vector<Row>& rows, Aggregate how);
 
+// docs/roofline.md#the-sampled-backend: a row without counter peaks per cycle (the sampled backend reads
+// none) takes those of the first row of the same GPU model that has them (a peak per cycle is the GPU's,
+// not the launch's). Returns the indexes of the rows that took them.
+std::vector<std::size_t> borrow_counter_peaks(std::vector<Row>& rows);
+
 // Concatenates tables, keeping the first row for each backend, executable, region and launch ID.
 std::vector<Row> concatenate(const std::vector<std::vector<Row>>& tables);
 

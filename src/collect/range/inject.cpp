@@ -778,6 +778,20 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
     return 1;
   }
   line("diescope-range\t" + std::to_string(kFormat));
+  {
+    // The clock pair (docs/roofline.md#the-sampled-backend): every time this file holds is
+    // CLOCK_MONOTONIC, and the PM sampler stamps its samples on CLOCK_REALTIME. One REALTIME reading
+    // between two MONOTONIC ones (their midpoint) lets the reader convert explicitly:
+    // realtime = monotonic + (clock's realtime - clock's monotonic).
+    const std::uint64_t before = now_ns();
+    timespec rt{};
+    clock_gettime(CLOCK_REALTIME, &rt);
+    const std::uint64_t after = now_ns();
+    const std::uint64_t real =
+        static_cast<std::uint64_t>(rt.tv_sec) * 1000000000ULL + static_cast<std::uint64_t>(rt.tv_nsec);
+    line("clock\t" + std::to_string(before + (after - before) / 2) + "\t" + std::to_string(real) + "\t" +
+         std::to_string(after - before));
+  }
   const char* mode = std::getenv("DIESCOPE_RANGE_MODE");
   s.mode = mode && std::string(mode) == "timestamps" ? Mode::timestamps : Mode::counters;
   line(std::string("mode\t") + (s.mode == Mode::counters ? "counters" : "timestamps"));

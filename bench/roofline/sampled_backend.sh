@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The sampled backend beside ncu and the range profiler on a GPU machine
+# (docs/roofline.md#the-sampled-backend): range_regions --long (FFMA, triad and a cuBLAS bf16 GEMM,
+# every launch 20 ms or more, each region knowing its own work) under
+#   1. the sampler's interval check: the sampled backend at 1, 0.5 and 0.25 ms on the FFMA region;
+#   2. the sampled backend, two-point (-O iterations=5: a one-iteration .ref run and a 5-iteration run,
+#      the program getting N through --reps {iterations}), FLOPs from --flop rules;
+#   3. ncu (--aggregate sum) and the range profiler on --reps 2 of the same launches;
+#   4. bad input: no NVTX region (with a --flop rule that matches nothing), a region never closed, a
+#      crash inside a region;
+#   5. (RESNET=path/to/resnet50_steps.py) the range profiler on ResNet-50's later steps (the stale-range
+#      check).
+# Every step has a timeout. Writes into OUT_DIR: each step's output (NAME.txt), the tables
+# (sampled.csv, ncu.csv, range.csv), the windows of each sampled run (*.sampled-windows.tsv: the
+# calibration data of the constants), the recordings gzipped (for --skip-profile with other constants).
+#
+#   bench/roofline/sampled_backend.sh BIN OUT_DIR
+#     BIN holds diescope, diescope-cupti, libdiescope-range.so and range_regions
+#     (nvcc -O3 -arch=sm_90 bench/roofline/range_regions.cu -lcublas).
+set -uo pipefail
+bin=$(cd "${1:?usage: sampled_backend.sh BIN OUT_DIR}" && pwd)
+out=${2:?usage: sampled_backend.sh BIN OUT_DIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+work=$(mktemp -d)
+prog="$bin/range_regions"
+ds="$bin/diescope"
+lib="$bin/libdiescope-range.so"
+for f in "$prog" "$ds" "$lib" "$bin/diescope-cupti"; do
+  [ -e "$f" ] || { echo "missing $f" >&2; exit 2; }
+done
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv
+  ncu --version | tail -1
+} > "$out/env.txt" 2>&1
+nvidia-smi > /dev/null 2>&1 || { echo "no GPU here (nvidia-smi failed): this script runs on a GPU machine" >&2; exit 2; }
+
+step() {  # step NAME SECONDS CMD...: output to $out/NAME.txt, exit status and wall time appended
+  local name=$1 limit=$2
+  shift 2
+  local t0 t1 rc
+  t0=$(date +%s.%N)
+  timeout -k 5 "$limit" "$@" > "$out/$name.txt" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  echo "== exit $rc, $(python3 -c "print(f'{$t1-$t0:.1f}')") s wall" >> "$out/$name.txt"
+  echo "$name: exit $rc ($(tail -1 "$out/$name.txt"))"
+}
+
+# The analytic work of one launch of each region (range_regions.cu): FFMA 2 x 4 x 655,360 per thread
+# over 1056 x 256 threads; the triad 2 FLOPs per element per sweep, 24 sweeps of 2^28; the GEMM 2 M N K.
+flops=(--flop "regions\\[ffma\\]=$(python3 -c 'print(2*4*655360*1056*256)')"
+       --flop "regions\\[triad\\]=$(python3 -c 'print(2*(1<<28)*24)')"
+       --flop "regions\\[gemm\\]=$(python3 -c 'print(2*22528**3)')@tensor-bf16")
+cp "$prog" "$work/regions"  # the target is named for its file: rows of "regions"
+
+# 1. The sampler's interval: what it sustains (median interval, coverage, holes) on the FFMA region.
+for iv in 1 0.5 0.25; do
+  step "interval-$iv" 60 "$ds" roofline profile --profiler sampled -O lib="$lib" -O interval-ms="$iv" \
+    "${flops[@]}" --output "$work/iv-$iv" --timeout 40 -- "$work/regions" --long --reps 2 --only ffma
+  cp "$work/iv-$iv/regions.sampled-windows.tsv" "$out/interval-$iv.windows.tsv" 2>/dev/null
+done
+
+# 2. The sampled backend, two-point, at 0.5 ms.
+step sampled 120 "$ds" roofline profile --profiler sampled -O lib="$lib" -O iterations=5 "${flops[@]}" \
+  --output "$work/sampled" --timeout 50 -- "$work/regions" --long --reps '{iterations}'
+cp "$work/sampled/roofline.csv" "$out/sampled.csv" 2>/dev/null
+cp "$work/sampled/"*.sampled-windows.tsv "$out/" 2>/dev/null
+for r in "$work/sampled/"*.sampled; do
+  [ -e "$r/gpu0.dsrec" ] && gzip -c "$r/gpu0.dsrec" > "$out/$(basename "$r").dsrec.gz"
+done
+cp "$work/sampled/"*.sampled.txt "$out/" 2>/dev/null
+
+# 3. ncu (launches added per region) and the range profiler on the same launches, two of each.
+step ncu 150 "$ds" roofline profile --profiler ncu --aggregate sum --output "$work/ncu" --timeout 110 \
+  -- "$work/regions" --long --reps 2
+cp "$work/ncu/roofline.csv" "$out/ncu.csv" 2>/dev/null
+step range 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/range" --timeout 50 \
+  -- "$work/regions" --long --reps 2
+cp "$work/range/roofline.csv" "$out/range.csv" 2>/dev/null
+step plot 60 "$ds" roofline plot --from-csv "$out/ncu.csv" "$out/range.csv" "$out/sampled.csv" --output "$work/plot"
+cp "$work/plot/roofline.svg" "$out/three.svg" 2>/dev/null
+
+# 4. Bad input.
+cp "$prog" "$work/plain"
+step bad-no-nvtx 60 "$ds" roofline profile --profiler sampled -O lib="$lib" --flop 'nomatch=1' \
+  --output "$work/b1" --timeout 40 -- "$work/plain" --long --reps 1 --only triad --no-nvtx
+step bad-unclosed 60 "$ds" roofline profile --profiler sampled -O lib="$lib" "${flops[@]}" \
+  --output "$work/b2" --timeout 40 -- "$work/regions" --long --reps 1 --only ffma --unclosed
+step bad-crash 60 "$ds" roofline profile --profiler sampled -O lib="$lib" "${flops[@]}" \
+  --output "$work/b3" --timeout 40 -- "$work/regions" --long --reps 1 --crash
+cp "$work/b1/roofline.csv" "$out/bad-no-nvtx.csv" 2>/dev/null
+cp "$work/b3/roofline.csv" "$out/bad-crash.csv" 2>/dev/null
+
+# 5. The range profiler on ResNet-50 (2 warm-up steps, 1 step, as before): the stale-range check on the later steps.
+if [ -n "${RESNET:-}" ]; then
+  step resnet 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/resnet" --timeout 110 \
+    -- python3 "$RESNET" --warmup 2 --steps 1 --batch 32
+  cp "$work/resnet/roofline.csv" "$out/resnet-range.csv" 2>/dev/null
+fi
+rm -rf "$work"
