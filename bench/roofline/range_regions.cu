@@ -10,9 +10,12 @@
 // --long makes every launch 20 ms or more for the sampled backend (docs/roofline.md#the-sampled-backend):
 // ffma 10 x ITER per thread (about 22 ms), triad 24 sweeps of the arrays in one launch (about 21 ms),
 // gemm M = N = K = 22528 (about 25 ms).
+// sgemm (only with --only sgemm): cuBLAS fp32 on the FP32 pipes, M = N = K = 8192 with --long (about 20
+// ms), 4096 without: a GEMM of 20 ms or more that stays under the H200's power limit, where the bf16
+// GEMM's clock follows the limit and differs between ncu's lone replays and back-to-back launches.
 //
 //   nvcc -O3 -arch=sm_90 -o range_regions range_regions.cu -lcublas
-//   range_regions [--reps N] [--only ffma|triad|gemm] [--long] [--no-nvtx|--unclosed|--crash]
+//   range_regions [--reps N] [--only ffma|triad|gemm|sgemm] [--long] [--no-nvtx|--unclosed|--crash]
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -183,6 +186,30 @@ int main(int argc, char** argv) {
     const double flop = 2.0 * m * double(m) * m * o.reps;
     region(o, "gemm", "tensor_flop", flop, true, [&] {
       for (int r = 0; r < o.reps; ++r) gemm();
+    });
+    cublasDestroy(h);
+  }
+  if (o.only == "sgemm") {
+    const int m = o.long_launches ? 8192 : 4096;
+    float *A, *B, *C;
+    CHECK(cudaMalloc(&A, size_t(m) * m * 4));
+    CHECK(cudaMalloc(&B, size_t(m) * m * 4));
+    CHECK(cudaMalloc(&C, size_t(m) * m * 4));
+    CHECK(cudaMemset(A, 0, size_t(m) * m * 4));
+    CHECK(cudaMemset(B, 0, size_t(m) * m * 4));
+    cublasHandle_t h;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
+    // CUBLAS_COMPUTE_32F_PEDANTIC: fp32 FMAs, never TF32 on the tensor cores.
+    const float alpha = 1, beta = 0;
+    auto sgemm = [&] {
+      cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, A, CUDA_R_32F, m, B, CUDA_R_32F, m, &beta, C,
+                   CUDA_R_32F, m, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT);
+    };
+    sgemm();
+    CHECK(cudaDeviceSynchronize());
+    const double flop = 2.0 * m * double(m) * m * o.reps;
+    region(o, "sgemm", "fp32_flop", flop, true, [&] {
+      for (int r = 0; r < o.reps; ++r) sgemm();
     });
     cublasDestroy(h);
   }

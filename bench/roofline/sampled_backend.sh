@@ -9,7 +9,9 @@
 #   4. bad input: no NVTX region (with a --flop rule that matches nothing), a region never closed, a
 #      crash inside a region;
 #   5. (RESNET=path/to/resnet50_steps.py) the range profiler on ResNet-50's later steps (the stale-range
-#      check).
+#      check);
+#   6. (SGEMM=1) the same three backends on an fp32 GEMM of 20 ms a launch under the power limit
+#      (SGEMM=only: step 6 alone).
 # Every step has a timeout. Writes into OUT_DIR: each step's output (NAME.txt), the tables
 # (sampled.csv, ncu.csv, range.csv), the windows of each sampled run (*.sampled-windows.tsv: the
 # calibration data of the constants), the recordings gzipped (for --skip-profile with other constants).
@@ -56,6 +58,7 @@ flops=(--flop "regions\\[ffma\\]=$(python3 -c 'print(2*4*655360*1056*256)')"
        --flop "regions\\[gemm\\]=$(python3 -c 'print(2*22528**3)')@tensor-bf16")
 cp "$prog" "$work/regions"  # the target is named for its file: rows of "regions"
 
+if [ "${SGEMM:-}" != only ]; then  # SGEMM=only runs step 6 alone
 # 1. The sampler's interval: what it sustains (median interval, coverage, holes) on the FFMA region.
 for iv in 1 0.5 0.25; do
   step "interval-$iv" 60 "$ds" roofline profile --profiler sampled -O lib="$lib" -O interval-ms="$iv" \
@@ -99,5 +102,22 @@ if [ -n "${RESNET:-}" ]; then
   step resnet 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/resnet" --timeout 110 \
     -- python3 "$RESNET" --warmup 2 --steps 1 --batch 32
   cp "$work/resnet/roofline.csv" "$out/resnet-range.csv" 2>/dev/null
+fi
+fi  # SGEMM=only
+# 6. (SGEMM=1) an fp32 GEMM of 20 ms a launch that stays under the power limit, through the sampled
+#    backend (two-point), ncu and the range profiler: the duration check on a GEMM whose clock does not
+#    follow the power limit. Tables: sampled-sgemm.csv, ncu-sgemm.csv, range-sgemm.csv.
+if [ -n "${SGEMM:-}" ]; then
+  sg=(--flop "regions\\[sgemm\\]=$(python3 -c 'print(2*8192**3)')")
+  step sgemm-sampled 90 "$ds" roofline profile --profiler sampled -O lib="$lib" -O iterations=5 "${sg[@]}" \
+    --output "$work/sg-sampled" --timeout 40 -- "$work/regions" --long --only sgemm --reps '{iterations}'
+  cp "$work/sg-sampled/roofline.csv" "$out/sampled-sgemm.csv" 2>/dev/null
+  step sgemm-ncu 90 "$ds" roofline profile --profiler ncu --aggregate sum --output "$work/sg-ncu" --timeout 80 \
+    -- "$work/regions" --long --only sgemm --reps 2
+  cp "$work/sg-ncu/roofline.csv" "$out/ncu-sgemm.csv" 2>/dev/null
+  step sgemm-range 60 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/sg-range" --timeout 40 \
+    -- "$work/regions" --long --only sgemm --reps 2
+  cp "$work/sg-range/roofline.csv" "$out/range-sgemm.csv" 2>/dev/null
+  nvidia-smi --query-gpu=clocks.sm,power.draw,clocks_event_reasons.sw_power_cap --format=csv >> "$out/env.txt" 2>&1
 fi
 rm -rf "$work"

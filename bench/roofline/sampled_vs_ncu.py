@@ -5,7 +5,8 @@
 
 OUT_DIR holds ncu.csv (--aggregate sum over --reps 2: divided by its launches), range.csv (one row
 per region over --reps 2: divided by its launches) and sampled.csv (two-point, -O iterations=5: per
-iteration already). Prints CSV rows `workload,region,measure,range,ncu,range/ncu,sampled,sampled/ncu`
+iteration already); ncu-sgemm.csv, range-sgemm.csv and sampled-sgemm.csv, where step 6 (SGEMM=1)
+wrote them, add the fp32 GEMM's rows. Prints CSV rows `workload,region,measure,range,ncu,range/ncu,sampled,sampled/ncu`
 for the duration and the DRAM bytes, and each region's analytic work beside the FLOPs ncu counted.
 """
 import csv
@@ -13,11 +14,14 @@ import os
 import sys
 
 MEASURES = [("duration [s]", "duration [s]"), ("bytes dram [B]", "bytes dram [B]")]
-WORK = {"ffma": "work fp32 [FLOP]", "triad": "work fp32 [FLOP]", "gemm": "work tensor bf16 [FLOP]"}
+WORK = {"ffma": "work fp32 [FLOP]", "triad": "work fp32 [FLOP]", "gemm": "work tensor bf16 [FLOP]",
+        "sgemm": "work fp32 [FLOP]"}
 
 
 def per_launch(path, divide):
     out = {}
+    if not os.path.exists(path):
+        return out
     for r in csv.DictReader(open(path)):
         n = int(r["launches"]) if divide else 1
         out[r["region"]] = {k: (float(v) / n if v not in ("", None) else None) for k, v in r.items()
@@ -35,12 +39,14 @@ def ratio(a, b):
 
 def main():
     d = sys.argv[1]
-    ncu = per_launch(os.path.join(d, "ncu.csv"), True)
-    rng = per_launch(os.path.join(d, "range.csv"), True)
-    smp = per_launch(os.path.join(d, "sampled.csv"), False)
+    ncu, rng, smp = {}, {}, {}
+    for suffix in ("", "-sgemm"):
+        ncu.update(per_launch(os.path.join(d, f"ncu{suffix}.csv"), True))
+        rng.update(per_launch(os.path.join(d, f"range{suffix}.csv"), True))
+        smp.update(per_launch(os.path.join(d, f"sampled{suffix}.csv"), False))
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(["workload", "region", "measure", "range", "ncu", "range/ncu", "sampled", "sampled/ncu"])
-    for region in ("ffma", "triad", "gemm"):
+    for region in [r for r in WORK if r in ncu or r in smp]:
         rows = list(MEASURES) + [(WORK[region], WORK[region])]
         for name, col in rows:
             a, b, c = rng.get(region, {}).get(col), ncu.get(region, {}).get(col), smp.get(region, {}).get(col)
