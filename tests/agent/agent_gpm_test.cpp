@@ -142,12 +142,12 @@ TEST(AgentBesideProfilers, SwitchesToGpmWhileNcuRunsAndBackWhenItEnds) {
     }
   };
   run_for(600ms);
-  EXPECT_EQ(source.chip_source(0), "pm");
+  EXPECT_EQ(source.chip_source(0), collect::ChipSource::pm);
   EXPECT_TRUE(records.empty());
 
   add_process(proc, 4242, "ncu");  // Nsight Compute starts
   run_for(800ms);
-  EXPECT_EQ(source.chip_source(0), "gpm");
+  EXPECT_EQ(source.chip_source(0), collect::ChipSource::gpm);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].unit_table, "test-two-units");
   EXPECT_NE(joined(records[0].notes)
@@ -159,7 +159,7 @@ TEST(AgentBesideProfilers, SwitchesToGpmWhileNcuRunsAndBackWhenItEnds) {
 
   fs::remove_all(proc / "4242");  // it ends
   run_for(700ms);
-  EXPECT_EQ(source.chip_source(0), "pm");
+  EXPECT_EQ(source.chip_source(0), collect::ChipSource::pm);
   ASSERT_EQ(records.size(), 2u);
   const AgentRecord& gpm = records[1];
   EXPECT_EQ(gpm.unit_table, "gpm");
@@ -191,9 +191,21 @@ TEST(AgentBesideProfilers, SourcePmNeverReadsGpm) {
   policy.source = collect::ChipSource::pm;
   policy.proc_root = proc;
   LiveSource source(std::move(gpus), 2, 50, {}, {}, policy);
-  EXPECT_EQ(source.chip_source(0), "pm");
+  EXPECT_EQ(source.chip_source(0), collect::ChipSource::pm);
   EXPECT_EQ(source.meta(0).unit_table, "test-two-units");
   fs::remove_all(proc);
+}
+
+// A GPU with a unit table but no sampler executable, under --source pm: neither PM sampling nor GPM
+// makes its chip samples, and the source says so with no value rather than a name.
+TEST(AgentBesideProfilers, NoSamplerAndNoGpmIsNoChipSource) {
+  std::vector<LiveGpu> gpus(1);
+  gpus[0].telemetry = std::make_unique<GpmTelemetry>();
+  gpus[0].table = &test::two_unit_table();
+  ChipSourcePolicy policy;
+  policy.source = collect::ChipSource::pm;
+  LiveSource source(std::move(gpus), 2, 50, {}, {}, policy);
+  EXPECT_FALSE(source.chip_source(0).has_value());
 }
 
 // GPM is read at its own 100 ms, not at the agent's polls (docs/agent.md#beside-other-profilers):
@@ -239,7 +251,7 @@ TEST(AgentBesideProfilers, SourceGpmStartsOnGpm) {
   ChipSourcePolicy policy;
   policy.source = collect::ChipSource::gpm;
   LiveSource source(std::move(gpus), 10, 50, {}, {}, policy);
-  EXPECT_EQ(source.chip_source(0), "gpm");
+  EXPECT_EQ(source.chip_source(0), collect::ChipSource::gpm);
   EXPECT_EQ(source.meta(0).unit_table, "gpm");
   EXPECT_EQ(source.meta(0).interval_ms, 100);  // GPM's shortest interval, above the 10 ms asked for
 }
