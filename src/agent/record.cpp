@@ -117,9 +117,10 @@ AgentRecord make_record(const analysis::Analysis& analysis, const RecordContext&
   r.power_limit_min_w = s.power_limit_min_w;
   r.power_limit_max_w = s.power_limit_max_w;
 
-  const CostVerdict cost =
-      cost_for(meta.gpu.model, meta.interval_ms, meta.duty_on_ms, meta.duty_period_ms, context.power,
-               context.cost_table, meta.unit_table == collect::gpm_unit_table().name ? "gpm" : "pm");
+  const CostVerdict cost = cost_for(
+      meta.gpu.model, meta.interval_ms, meta.duty_on_ms, meta.duty_period_ms, context.power,
+      context.cost_table,
+      meta.unit_table == collect::gpm_unit_table().name ? collect::ChipSource::gpm : collect::ChipSource::pm);
   r.cost = cost.estimate;
   r.cost_reason = cost.reason;
 
