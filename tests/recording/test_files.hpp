@@ -158,7 +158,7 @@ class BadFiles : public ::testing::Test {
     return raw(header_ + records, name);
   }
   std::filesystem::path raw(const std::string& bytes, const std::string& name = "raw.dsrec") {
-    const auto path = fresh(name);
+    auto path = fresh(name);
     write_bytes(path, bytes);
     return path;
   }
