@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "diescope/harness/cuda.hpp"
 #include "diescope/harness/cupti.hpp"
 #include "diescope/harness/main.hpp"
+#include "example_cuda.hpp"
 #include "kernels.hpp"
 
 using namespace diescope::harness;
@@ -30,9 +32,7 @@ using namespace diescope::harness;
 namespace {
 
 void check(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return;
-  std::fprintf(stderr, "counter_replay: %s failed: %s\n", what, cudaGetErrorString(e));
-  std::exit(1);
+  examples::check_cuda("counter_replay", e, what);
 }
 
 constexpr std::size_t kCopyBytes = std::size_t{1} << 30;
@@ -60,7 +60,7 @@ struct Device {
   double fma_flops() const { return 2.0 * 8 * kFmaIterations * static_cast<double>(sms) * 8 * 1024; }
 };
 
-Benchmark timed(const char* name, std::function<void()> work) {
+Benchmark timed(const char* name, const std::function<void()>& work) {
   Benchmark b(name, [work](State& state) {
     for (std::uint64_t i = 0; i < state.iterations(); ++i) work();
   });
@@ -115,13 +115,7 @@ ExampleFlags take_example_flags(int& argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(
-        stderr,
-        "counter_replay: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
-    return 4;
-  }
+  if (!examples::have_gpu("counter_replay")) return 4;
   const ExampleFlags flags = take_example_flags(argc, argv);
   const std::vector<CounterMetric>& metrics = flags.metrics;
   auto device = std::make_shared<Device>();

@@ -7,12 +7,12 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <string>
 
 #include "diescope/harness/cuda.hpp"
 #include "diescope/harness/main.hpp"
+#include "example_cuda.hpp"
 
 using namespace diescope::harness;
 
@@ -56,13 +56,7 @@ struct Gemm {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(
-        stderr,
-        "cublas_gemm: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
-    return 4;
-  }
+  if (!examples::have_gpu("cublas_gemm")) return 4;
   auto gemm = std::make_shared<Gemm>();
   if (!gemm->ok) {
     std::fprintf(

@@ -5,12 +5,11 @@
 //   ./custom_metric --csv saxpy.csv
 #include <cuda_runtime.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
 
 #include "diescope/harness/cuda.hpp"
 #include "diescope/harness/main.hpp"
+#include "example_cuda.hpp"
 #include "kernels.hpp"
 
 using namespace diescope::harness;
@@ -18,9 +17,7 @@ using namespace diescope::harness;
 namespace {
 
 void check(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return;
-  std::fprintf(stderr, "custom_metric: %s failed: %s\n", what, cudaGetErrorString(e));
-  std::exit(1);
+  examples::check_cuda("custom_metric", e, what);
 }
 
 constexpr int kElements = 1 << 26;  // 256 MiB per array
@@ -45,13 +42,7 @@ struct Arrays {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(
-        stderr,
-        "custom_metric: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
-    return 4;
-  }
+  if (!examples::have_gpu("custom_metric")) return 4;
   auto arrays = std::make_shared<Arrays>();
   Benchmark saxpy_bench("saxpy", [arrays](State& state) {
     const int block = static_cast<int>(state.get_int("block"));

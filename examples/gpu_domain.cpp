@@ -9,12 +9,12 @@
 //   ./gpu_domain
 #include <cuda_runtime.h>
 
-#include <cstdio>
 #include <memory>
 
 #include "diescope/harness/cuda.hpp"
 #include "diescope/harness/group.hpp"
 #include "diescope/harness/main.hpp"
+#include "example_cuda.hpp"
 #include "kernels.hpp"
 
 using namespace diescope::harness;
@@ -47,12 +47,7 @@ struct Gpu {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(
-        stderr, "gpu_domain: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
-    return 4;
-  }
+  if (!examples::have_gpu("gpu_domain")) return 4;
   // Both benchmarks share one context (stream, buffer); each has its own domain and backend.
   Group<Gpu> cpu_view("fma_as_cpu", [] { return std::make_unique<Gpu>(); });
   const double flops = cpu_view.context().flops();

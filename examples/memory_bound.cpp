@@ -6,13 +6,12 @@
 //   ./memory_bound --filter cold --json cold.json
 #include <cuda_runtime.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <vector>
 
 #include "diescope/harness/cuda.hpp"
 #include "diescope/harness/main.hpp"
+#include "example_cuda.hpp"
 #include "kernels.hpp"
 
 using namespace diescope::harness;
@@ -20,9 +19,7 @@ using namespace diescope::harness;
 namespace {
 
 void check(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return;
-  std::fprintf(stderr, "memory_bound: %s failed: %s\n", what, cudaGetErrorString(e));
-  std::exit(1);
+  examples::check_cuda("memory_bound", e, what);
 }
 
 constexpr std::int64_t kMiB = 1 << 20;
@@ -48,7 +45,8 @@ struct Buffers {
   }
 };
 
-Benchmark copy_benchmark(const char* name, std::shared_ptr<Buffers> b, TimingMode timing, bool use_memcpy) {
+Benchmark copy_benchmark(const char* name, const std::shared_ptr<Buffers>& b, TimingMode timing,
+                         bool use_memcpy) {
   Benchmark bench(name, [b, use_memcpy](State& state) {
     const auto bytes = static_cast<std::size_t>(state.get_int("bytes"));
     for (std::uint64_t i = 0; i < state.iterations(); ++i) {
@@ -73,13 +71,7 @@ Benchmark copy_benchmark(const char* name, std::shared_ptr<Buffers> b, TimingMod
 }  // namespace
 
 int main(int argc, char** argv) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(
-        stderr,
-        "memory_bound: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
-    return 4;
-  }
+  if (!examples::have_gpu("memory_bound")) return 4;
   auto buffers = std::make_shared<Buffers>(1024 * kMiB);
   return bench_main(argc, argv,
                     {copy_benchmark("copy_kernel_cold", buffers, TimingMode::cold, false),

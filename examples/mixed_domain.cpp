@@ -11,13 +11,13 @@
 //   ./mixed_domain
 #include <cuda_runtime.h>
 
-#include <cstdio>
 #include <memory>
 #include <vector>
 
 #include "diescope/harness/cuda.hpp"
 #include "diescope/harness/group.hpp"
 #include "diescope/harness/main.hpp"
+#include "example_cuda.hpp"
 #include "kernels.hpp"
 
 using namespace diescope::harness;
@@ -60,13 +60,7 @@ struct Work {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::fprintf(
-        stderr,
-        "mixed_domain: error: no CUDA GPU\n  fix: run it on a machine with an NVIDIA GPU and driver\n");
-    return 4;
-  }
+  if (!examples::have_gpu("mixed_domain")) return 4;
   Group<Work> host_counted("layout_mixed", [] { return std::make_unique<Work>(); });
   host_counted.domain(MeasurementDomain::mixed);  // host perf counters, findings prefixed [host]
   host_counted

@@ -30,6 +30,8 @@ const std::vector<CostEntry>& cost_table() {
   //   same untimed lead-in before every stretch: 8 rounds per setting, every interval under 0.3 points
   //   wide; bench/results/run/2026-12-01-h200-gpm-cost-rerun/. It replaces the n = 8192 rows, whose
   //   1.8 to 3.5 point widths were the power-limited clocks' drift between stretches, not the counters.
+  constexpr collect::ChipSource kPm = collect::ChipSource::pm;
+  constexpr collect::ChipSource kGpm = collect::ChipSource::gpm;
   static const std::vector<CostEntry> table = {
       {"NVIDIA H200", 10, 0, 0, -1.141, 4.811, 13, 15,
        "ResNet-50 AMP training (PyTorch, batch 128, synthetic data)",
@@ -38,23 +40,23 @@ const std::vector<CostEntry>& cost_table() {
        "ResNet-50 AMP training (PyTorch, batch 128, synthetic data)",
        "bench/results/agent/2026-11-29-h200-cost-always-and-duty/ (2026-11-29)"},
       {"NVIDIA H200", 10, 0, 0, -0.0585, 0.0055, 6, 0.3, "FFMA (PyTorch jiterator, every SM)",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm", CostTiming::cuda_events},
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", kPm, CostTiming::cuda_events},
       {"NVIDIA H200", 10, 0, 0, -0.0489, 0.0288, 6, 0.3, "STREAM copy (1 GiB float vectors)",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm", CostTiming::cuda_events},
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", kPm, CostTiming::cuda_events},
       {"NVIDIA H200", 10, 0, 0, -0.2459, -0.1025, 8, 0.3, "cuBLAS bf16 GEMM 1024^3 (CUDA graph)",
-       "bench/results/run/2026-12-01-h200-gpm-cost-rerun/ (2026-12-01)", "pm", CostTiming::cuda_events},
+       "bench/results/run/2026-12-01-h200-gpm-cost-rerun/ (2026-12-01)", kPm, CostTiming::cuda_events},
       {"NVIDIA H200", 1, 0, 0, -0.0361, 0.0079, 6, 0.3, "FFMA (PyTorch jiterator, every SM)",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm", CostTiming::cuda_events},
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", kPm, CostTiming::cuda_events},
       {"NVIDIA H200", 1, 0, 0, -0.05, 0.0219, 6, 0.3, "STREAM copy (1 GiB float vectors)",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "pm", CostTiming::cuda_events},
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", kPm, CostTiming::cuda_events},
       {"NVIDIA H200", 1, 0, 0, -0.5754, -0.2828, 8, 0.3, "cuBLAS bf16 GEMM 1024^3 (CUDA graph)",
-       "bench/results/run/2026-12-01-h200-gpm-cost-rerun/ (2026-12-01)", "pm", CostTiming::cuda_events},
+       "bench/results/run/2026-12-01-h200-gpm-cost-rerun/ (2026-12-01)", kPm, CostTiming::cuda_events},
       {"NVIDIA H200", 100, 0, 0, -0.0044, 0.0095, 6, 0.3, "FFMA (PyTorch jiterator, every SM)",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "gpm", CostTiming::cuda_events},
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", kGpm, CostTiming::cuda_events},
       {"NVIDIA H200", 100, 0, 0, -0.0413, 0.0168, 6, 0.3, "STREAM copy (1 GiB float vectors)",
-       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", "gpm", CostTiming::cuda_events},
+       "bench/results/run/2026-12-01-h200-gpm/ (2026-12-01)", kGpm, CostTiming::cuda_events},
       {"NVIDIA H200", 100, 0, 0, -0.1079, 0.1077, 8, 0.3, "cuBLAS bf16 GEMM 1024^3 (CUDA graph)",
-       "bench/results/run/2026-12-01-h200-gpm-cost-rerun/ (2026-12-01)", "gpm", CostTiming::cuda_events},
+       "bench/results/run/2026-12-01-h200-gpm-cost-rerun/ (2026-12-01)", kGpm, CostTiming::cuda_events},
   };
   return table;
 }
@@ -78,7 +80,7 @@ std::string setting_text(double interval_ms, double on_ms, double period_ms) {
 
 CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double duty_on_ms,
                      double duty_period_ms, PowerOverPeriod power, const std::vector<CostEntry>* table,
-                     const std::string& source) {
+                     collect::ChipSource source) {
   const std::vector<CostEntry>& rows = table ? *table : cost_table();
   CostVerdict verdict;
   // Every row was measured on mains power (docs/method.md#measurement-cost).
@@ -124,9 +126,11 @@ CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double du
     verdict.reason = "the cost table has no figures for " +
                      (gpu_model.empty() ? std::string("this GPU model") : gpu_model);
   } else {
-    verdict.reason = "the cost table has no figure for " +
-                     setting_text(interval_ms, duty_on_ms, duty_period_ms) +
-                     (source == "pm" ? std::string() : " from " + source) + " on " + gpu_model;
+    verdict.reason =
+        "the cost table has no figure for " + setting_text(interval_ms, duty_on_ms, duty_period_ms) +
+        (source == collect::ChipSource::pm ? std::string()
+                                           : fmt::format(" from {}", collect::chip_source_name(source))) +
+        " on " + gpu_model;
   }
   return verdict;
 }

@@ -344,10 +344,11 @@ void LiveSource::sample_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out) {
       s->start_ns, s->end_ns, s->columns.units, s->columns.diagnostics, s->columns.counts});
 }
 
-std::string LiveSource::chip_source(std::size_t gpu) const {
+std::optional<collect::ChipSource> LiveSource::chip_source(std::size_t gpu) const {
   const Gpu& g = gpus_.at(gpu);
-  if (g.on_gpm) return "gpm";
-  return g.supervisor ? "pm" : "none";
+  if (g.on_gpm) return collect::ChipSource::gpm;
+  if (g.supervisor) return collect::ChipSource::pm;
+  return std::nullopt;
 }
 
 LiveSource::~LiveSource() = default;

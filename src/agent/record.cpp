@@ -5,6 +5,7 @@
 
 #include "diescope/collect/unit_tables.hpp"
 #include "diescope/core/version.hpp"
+#include "diescope/recording/format.hpp"
 #include "diescope/report/wording.hpp"
 
 namespace diescope::agent {
@@ -15,16 +16,6 @@ using nlohmann::json;
 
 double tenths_to_pct(const std::optional<int>& tenths) {
   return tenths ? *tenths / 10.0 : analysis::kNaN;
-}
-
-const char* flag_name(recording::UnitFlag flag) {
-  switch (flag) {
-    case recording::UnitFlag::stand_in_counter:
-      return "stand_in_counter";
-    case recording::UnitFlag::different_measure:
-      return "different_measure";
-  }
-  return "unknown";
 }
 
 const recording::ColumnDef* find_column(const recording::RecordingMeta& meta, const std::string& key) {
@@ -86,7 +77,7 @@ AgentRecord make_record(const analysis::Analysis& analysis, const RecordContext&
     figure.availability_pct = unit.availability_pct;
     if (const recording::ColumnDef* def = find_column(meta, unit.key)) {
       figure.label = def->label;
-      for (recording::UnitFlag flag : def->flags) figure.flags.emplace_back(flag_name(flag));
+      for (recording::UnitFlag flag : def->flags) figure.flags.emplace_back(recording::unit_flag_text(flag));
     }
     r.units.push_back(std::move(figure));
   }
@@ -117,9 +108,10 @@ AgentRecord make_record(const analysis::Analysis& analysis, const RecordContext&
   r.power_limit_min_w = s.power_limit_min_w;
   r.power_limit_max_w = s.power_limit_max_w;
 
-  const CostVerdict cost =
-      cost_for(meta.gpu.model, meta.interval_ms, meta.duty_on_ms, meta.duty_period_ms, context.power,
-               context.cost_table, meta.unit_table == collect::gpm_unit_table().name ? "gpm" : "pm");
+  const CostVerdict cost = cost_for(
+      meta.gpu.model, meta.interval_ms, meta.duty_on_ms, meta.duty_period_ms, context.power,
+      context.cost_table,
+      meta.unit_table == collect::gpm_unit_table().name ? collect::ChipSource::gpm : collect::ChipSource::pm);
   r.cost = cost.estimate;
   r.cost_reason = cost.reason;
 

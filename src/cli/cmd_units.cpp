@@ -15,6 +15,7 @@
 #include "diescope/core/atomic_file.hpp"
 #include "diescope/core/clock.hpp"
 #include "diescope/core/error.hpp"
+#include "diescope/recording/format.hpp"
 
 namespace diescope::cli {
 namespace {
@@ -40,7 +41,8 @@ std::string recipe_text(const recording::ColumnDef& c) {
 
 std::string flags_text(const recording::ColumnDef& c) {
   std::string out;
-  for (recording::UnitFlag f : c.flags) out += (out.empty() ? " [" : ", ") + std::string(unit_flag_name(f));
+  for (recording::UnitFlag f : c.flags)
+    out += (out.empty() ? " [" : ", ") + std::string(recording::unit_flag_text(f));
   return out.empty() ? out : out + "]";
 }
 

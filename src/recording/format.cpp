@@ -104,6 +104,38 @@ std::optional<HolderRole> holder_role_from_text(std::string_view word) {
   return std::nullopt;
 }
 
+std::string_view combine_text(UnitRecipe::Combine combine) {
+  switch (combine) {
+    case UnitRecipe::Combine::counter:
+      return "counter";
+    case UnitRecipe::Combine::mean:
+      return "mean";
+  }
+  return "counter";
+}
+
+std::string_view unit_source_text(UnitSource source) {
+  switch (source) {
+    case UnitSource::chip:
+      return "chip";
+    case UnitSource::nvml_engine:
+      return "nvml_engine";
+    case UnitSource::gpm:
+      return "gpm";
+  }
+  return "chip";
+}
+
+std::string_view unit_flag_text(UnitFlag flag) {
+  switch (flag) {
+    case UnitFlag::stand_in_counter:
+      return "stand_in_counter";
+    case UnitFlag::different_measure:
+      return "different_measure";
+  }
+  return "stand_in_counter";
+}
+
 std::string run_ending_text(const RunEnding& ending) {
   switch (ending.way) {
     case RunEnding::Way::unstated:
@@ -207,24 +239,6 @@ namespace {
 using nlohmann::json;
 using ojson = nlohmann::ordered_json;  // written in the order the format document lists the fields
 
-const char* combine_name(UnitRecipe::Combine c) {
-  return c == UnitRecipe::Combine::mean ? "mean" : "counter";
-}
-const char* source_name(UnitSource s) {
-  switch (s) {
-    case UnitSource::nvml_engine:
-      return "nvml_engine";
-    case UnitSource::gpm:
-      return "gpm";
-    case UnitSource::chip:
-      break;
-  }
-  return "chip";
-}
-const char* flag_name(UnitFlag f) {
-  return f == UnitFlag::different_measure ? "different_measure" : "stand_in_counter";
-}
-
 // JSON has no NaN: a double that is not available is written as null.
 ojson number_or_null(double v) {
   return std::isnan(v) ? ojson(nullptr) : ojson(v);
@@ -232,12 +246,12 @@ ojson number_or_null(double v) {
 
 ojson column_to_json(const ColumnDef& c) {
   ojson flags = ojson::array();
-  for (UnitFlag f : c.flags) flags.push_back(flag_name(f));
+  for (UnitFlag f : c.flags) flags.push_back(unit_flag_text(f));
   return ojson{{"key", c.key},
                {"label", c.label},
                {"metric", c.metric},
-               {"recipe", {{"combine", combine_name(c.recipe.combine)}, {"counters", c.recipe.counters}}},
-               {"source", source_name(c.source)},
+               {"recipe", {{"combine", combine_text(c.recipe.combine)}, {"counters", c.recipe.counters}}},
+               {"source", unit_source_text(c.source)},
                {"flags", flags},
                {"note", c.note},
                {"counted_by_gpu_util", c.counted_by_gpu_util},

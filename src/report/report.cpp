@@ -24,36 +24,13 @@ const char* kCostReason =
 const char* kExpectedReason =
     "no measured result backs an expected value for this workload and architecture yet";
 
-const char* flag_name(recording::UnitFlag flag) {
-  switch (flag) {
-    case recording::UnitFlag::stand_in_counter:
-      return "stand_in_counter";
-    case recording::UnitFlag::different_measure:
-      return "different_measure";
-  }
-  return "unknown";
-}
-
-const char* source_name(recording::UnitSource source) {
-  switch (source) {
-    case recording::UnitSource::nvml_engine:
-      return "nvml_engine";
-    case recording::UnitSource::gpm:
-      return "gpm";
-    case recording::UnitSource::chip:
-      break;
-  }
-  return "chip";
-}
-
 json recipe_json(const recording::UnitRecipe& recipe) {
-  return json{{"combine", recipe.combine == recording::UnitRecipe::Combine::mean ? "mean" : "counter"},
-              {"counters", recipe.counters}};
+  return json{{"combine", recording::combine_text(recipe.combine)}, {"counters", recipe.counters}};
 }
 
 json flags_json(const std::vector<recording::UnitFlag>& flags) {
   json out = json::array();
-  for (recording::UnitFlag f : flags) out.push_back(flag_name(f));
+  for (recording::UnitFlag f : flags) out.push_back(recording::unit_flag_text(f));
   return out;
 }
 
@@ -74,7 +51,7 @@ json column_json(const analysis::ColumnSummary& s, const recording::ColumnDef* d
   o["key"] = s.key;
   o["label"] = def ? def->label : s.key;
   o["metric"] = def ? def->metric : "";
-  o["source"] = def ? source_name(def->source) : "chip";
+  o["source"] = recording::unit_source_text(def ? def->source : recording::UnitSource::chip);
   o["counted_by_gpu_util"] = def ? def->counted_by_gpu_util : true;
   o["flags"] = def ? flags_json(def->flags) : json::array();
   o["note"] = def ? def->note : "";

@@ -86,12 +86,13 @@ std::string title_line(const GpuFrame& g) {
   std::string chip_text;
   switch (g.feed) {
     case ChipFeed::chip:
-      chip_text = std::isfinite(g.interval_ms) ? fmt::format("{} every {:g} ms", g.chip_source, g.interval_ms)
-                                               : g.chip_source;
+      chip_text = std::isfinite(g.interval_ms)
+                      ? fmt::format("{} every {:g} ms", chip_source_words(g.chip_source), g.interval_ms)
+                      : std::string(chip_source_words(g.chip_source));
       if (g.replay) chip_text += ", recorded";
       break;
     case ChipFeed::starting:
-      chip_text = g.chip_source + " starting";
+      chip_text = fmt::format("{} starting", chip_source_words(g.chip_source));
       break;
     case ChipFeed::nvml_only:
       chip_text = "none: GPU-Util only, from NVML";
@@ -262,6 +263,18 @@ std::string to_string(SortKey key) {
       break;
   }
   return "index";
+}
+
+std::string_view chip_source_words(collect::ChipSource source) {
+  switch (source) {
+    case collect::ChipSource::pm:
+      return "PM sampling";
+    case collect::ChipSource::gpm:
+      return "GPM";
+    case collect::ChipSource::automatic:
+      break;  // a setting, never what runs: a source names the one it started
+  }
+  return "PM sampling or GPM";
 }
 
 int display_width(const std::string& text) {

@@ -46,7 +46,7 @@ class AgentBacked : public Source {
     for (std::size_t i = 0; i < source_->gpu_count(); ++i) source_->set_counters(i, true, now);
   }
   std::string description() const override { return description_; }
-  std::string chip_source() const override { return "PM sampling"; }
+  collect::ChipSource chip_source() const override { return collect::ChipSource::pm; }
   bool live() const override { return live_; }
   std::size_t gpu_count() const override { return source_->gpu_count(); }
   const recording::RecordingMeta& meta(std::size_t gpu) const override { return source_->meta(gpu); }
@@ -76,8 +76,8 @@ class AgentBacked : public Source {
 
  protected:
   virtual void extras(recording::TimeNs /*now*/, std::vector<GpuUpdate>& /*out*/) {}
-  // The name of GPU `gpu`'s chip source now (a live source may switch).
-  virtual std::string chip_source_of(std::size_t /*gpu*/) const { return chip_source(); }
+  // GPU `gpu`'s chip source now (a live source may switch).
+  virtual collect::ChipSource chip_source_of(std::size_t /*gpu*/) const { return chip_source(); }
   const agent::AgentSource& agent_source() const { return *source_; }
 
  private:
@@ -121,8 +121,10 @@ class Live final : public AgentBacked {
       }
     }
   }
-  std::string chip_source_of(std::size_t gpu) const override {
-    return live_source_ != nullptr && live_source_->chip_source(gpu) == "gpm" ? "GPM" : chip_source();
+  collect::ChipSource chip_source_of(std::size_t gpu) const override {
+    return live_source_ != nullptr && live_source_->chip_source(gpu) == collect::ChipSource::gpm
+               ? collect::ChipSource::gpm
+               : chip_source();
   }
   std::shared_ptr<collect::Nvml> nvml_;
   std::vector<collect::NvmlDevice> devices_;

@@ -107,6 +107,16 @@ class GpmTelemetry final : public GpuTelemetry {
   std::unique_ptr<collect::Nvml> nvml_;
 };
 
+// One GPU on the stand-in above with the two-unit table; with_sampler: the fake sampler child makes
+// its PM-sampling chip samples, else it has none.
+std::vector<LiveGpu> one_gpu(bool with_sampler) {
+  std::vector<LiveGpu> gpus(1);
+  gpus[0].telemetry = std::make_unique<GpmTelemetry>();
+  gpus[0].table = &test::two_unit_table();
+  if (with_sampler) gpus[0].sampler.executable = DIESCOPE_SAMPLER_FAKE;
+  return gpus;
+}
+
 std::string joined(const std::vector<std::string>& notes) {
   std::string out;
   for (const auto& n : notes) out += n + "\n";
@@ -116,10 +126,7 @@ std::string joined(const std::vector<std::string>& notes) {
 TEST(AgentBesideProfilers, SwitchesToGpmWhileNcuRunsAndBackWhenItEnds) {
   const fs::path proc = fresh_dir("switch");
   add_process(proc, 10, "bash");
-  std::vector<LiveGpu> gpus(1);
-  gpus[0].telemetry = std::make_unique<GpmTelemetry>();
-  gpus[0].table = &test::two_unit_table();
-  gpus[0].sampler.executable = DIESCOPE_SAMPLER_FAKE;
+  std::vector<LiveGpu> gpus = one_gpu(true);
   gpus[0].sampler.device = 0;
   ChipSourcePolicy policy;
   policy.source = collect::ChipSource::automatic;
@@ -142,12 +149,12 @@ TEST(AgentBesideProfilers, SwitchesToGpmWhileNcuRunsAndBackWhenItEnds) {
     }
   };
   run_for(600ms);
-  EXPECT_EQ(source.chip_source(0), "pm");
+  EXPECT_EQ(source.chip_source(0), collect::ChipSource::pm);
   EXPECT_TRUE(records.empty());
 
   add_process(proc, 4242, "ncu");  // Nsight Compute starts
   run_for(800ms);
-  EXPECT_EQ(source.chip_source(0), "gpm");
+  EXPECT_EQ(source.chip_source(0), collect::ChipSource::gpm);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].unit_table, "test-two-units");
   EXPECT_NE(joined(records[0].notes)
@@ -159,7 +166,7 @@ TEST(AgentBesideProfilers, SwitchesToGpmWhileNcuRunsAndBackWhenItEnds) {
 
   fs::remove_all(proc / "4242");  // it ends
   run_for(700ms);
-  EXPECT_EQ(source.chip_source(0), "pm");
+  EXPECT_EQ(source.chip_source(0), collect::ChipSource::pm);
   ASSERT_EQ(records.size(), 2u);
   const AgentRecord& gpm = records[1];
   EXPECT_EQ(gpm.unit_table, "gpm");
@@ -183,26 +190,31 @@ TEST(AgentBesideProfilers, SwitchesToGpmWhileNcuRunsAndBackWhenItEnds) {
 TEST(AgentBesideProfilers, SourcePmNeverReadsGpm) {
   const fs::path proc = fresh_dir("pm");
   add_process(proc, 4242, "ncu");
-  std::vector<LiveGpu> gpus(1);
-  gpus[0].telemetry = std::make_unique<GpmTelemetry>();
-  gpus[0].table = &test::two_unit_table();
-  gpus[0].sampler.executable = DIESCOPE_SAMPLER_FAKE;
+  std::vector<LiveGpu> gpus = one_gpu(true);
   ChipSourcePolicy policy;
   policy.source = collect::ChipSource::pm;
   policy.proc_root = proc;
   LiveSource source(std::move(gpus), 2, 50, {}, {}, policy);
-  EXPECT_EQ(source.chip_source(0), "pm");
+  EXPECT_EQ(source.chip_source(0), collect::ChipSource::pm);
   EXPECT_EQ(source.meta(0).unit_table, "test-two-units");
   fs::remove_all(proc);
+}
+
+// A GPU with a unit table but no sampler executable, under --source pm: neither PM sampling nor GPM
+// makes its chip samples, and the source says so with no value rather than a name.
+TEST(AgentBesideProfilers, NoSamplerAndNoGpmIsNoChipSource) {
+  std::vector<LiveGpu> gpus = one_gpu(false);
+  ChipSourcePolicy policy;
+  policy.source = collect::ChipSource::pm;
+  LiveSource source(std::move(gpus), 2, 50, {}, {}, policy);
+  EXPECT_FALSE(source.chip_source(0).has_value());
 }
 
 // GPM is read at its own 100 ms, not at the agent's polls (docs/agent.md#beside-other-profilers):
 // with polls every 500 ms, a loop that sleeps until the agent's next due time, as the runner's does,
 // takes a GPM sample about every 100 ms.
 TEST(AgentBesideProfilers, GpmIsReadEvery100MsBetweenPolls) {
-  std::vector<LiveGpu> gpus(1);
-  gpus[0].telemetry = std::make_unique<GpmTelemetry>();
-  gpus[0].table = &test::two_unit_table();
+  std::vector<LiveGpu> gpus = one_gpu(false);
   ChipSourcePolicy policy;
   policy.source = collect::ChipSource::gpm;
   LiveSource source(std::move(gpus), 100, 500, {}, {}, policy);
@@ -232,14 +244,11 @@ TEST(AgentBesideProfilers, GpmIsReadEvery100MsBetweenPolls) {
 }
 
 TEST(AgentBesideProfilers, SourceGpmStartsOnGpm) {
-  std::vector<LiveGpu> gpus(1);
-  gpus[0].telemetry = std::make_unique<GpmTelemetry>();
-  gpus[0].table = &test::two_unit_table();
-  gpus[0].sampler.executable = DIESCOPE_SAMPLER_FAKE;
+  std::vector<LiveGpu> gpus = one_gpu(true);
   ChipSourcePolicy policy;
   policy.source = collect::ChipSource::gpm;
   LiveSource source(std::move(gpus), 10, 50, {}, {}, policy);
-  EXPECT_EQ(source.chip_source(0), "gpm");
+  EXPECT_EQ(source.chip_source(0), collect::ChipSource::gpm);
   EXPECT_EQ(source.meta(0).unit_table, "gpm");
   EXPECT_EQ(source.meta(0).interval_ms, 100);  // GPM's shortest interval, above the 10 ms asked for
 }

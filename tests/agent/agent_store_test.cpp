@@ -160,13 +160,13 @@ TEST(CostTable, CudaEventRowsComeFirstThenTheHighestUpperEndAndSourcesStayApart)
   // A table made up for this test only (not a measurement). docs/agent.md#cost-rows-a-record-cites.
   const auto events = CostTiming::cuda_events;
   std::vector<CostEntry> table = {
-      CostEntry{"GPU A", 10, 0, 0, -0.1, 0.2, 8, 0.3, "FFMA", "test", "pm", events},
+      CostEntry{"GPU A", 10, 0, 0, -0.1, 0.2, 8, 0.3, "FFMA", "test", collect::ChipSource::pm, events},
       CostEntry{"GPU A", 10, 0, 0, -1.1, 4.8, 13, 15, "ResNet-50", "test"},
-      CostEntry{"GPU A", 10, 0, 0, 0.0, 0.4, 8, 0.3, "STREAM copy", "test", "pm", events},
+      CostEntry{"GPU A", 10, 0, 0, 0.0, 0.4, 8, 0.3, "STREAM copy", "test", collect::ChipSource::pm, events},
       CostEntry{"GPU A", 10, 2000, 60000, 6.1, 10.0, 3, 60, "ResNet-50", "test"},
       CostEntry{"GPU A", 20, 0, 0, -1.0, 2.0, 5, 15, "ResNet-50", "test"},
       CostEntry{"GPU A", 20, 0, 0, -0.5, 3.0, 5, 15, "BERT", "test"},
-      CostEntry{"GPU A", 100, 0, 0, -0.2, 0.1, 8, 0.3, "FFMA", "test", "gpm", events},
+      CostEntry{"GPU A", 100, 0, 0, -0.2, 0.1, 8, 0.3, "FFMA", "test", collect::ChipSource::gpm, events},
   };
   // Always on at 10 ms: the CUDA-event rows answer (0.2 and 0.4), and STREAM copy's 0.4 is the
   // higher upper end; ResNet-50's 4.8, higher still, is throughput-timed and does not answer.
@@ -183,12 +183,12 @@ TEST(CostTable, CudaEventRowsComeFirstThenTheHighestUpperEndAndSourcesStayApart)
   ASSERT_TRUE(v.estimate);
   EXPECT_EQ(v.estimate->workload, "BERT");
   // GPM's row answers only a GPM record, and a PM record at 100 ms has none.
-  v = cost_for("GPU A", 100, 0, 0, kMains, &table, "gpm");
+  v = cost_for("GPU A", 100, 0, 0, kMains, &table, collect::ChipSource::gpm);
   ASSERT_TRUE(v.estimate);
   EXPECT_DOUBLE_EQ(v.estimate->slowdown_hi_pct, 0.1);
   v = cost_for("GPU A", 100, 0, 0, kMains, &table);
   EXPECT_FALSE(v.estimate);
-  v = cost_for("GPU A", 10, 0, 0, kMains, &table, "gpm");
+  v = cost_for("GPU A", 10, 0, 0, kMains, &table, collect::ChipSource::gpm);
   EXPECT_FALSE(v.estimate);
   EXPECT_NE(v.reason.find("counters always on at 10 ms from gpm on GPU A"), std::string::npos) << v.reason;
 }
@@ -224,8 +224,8 @@ TEST(CostTable, MatchesModelIntervalAndSetting) {
 // not ResNet-50's -1.1% to 4.8% (docs/agent.md#cost-rows-a-record-cites), and its upper end is
 // under the 1% goal; so do records at 1 ms and GPM's at 100 ms.
 TEST(CostTable, H200AlwaysOnRecordsCiteTheCudaEventRows) {
-  for (const auto& [interval, source] :
-       std::vector<std::pair<double, std::string>>{{10, "pm"}, {1, "pm"}, {100, "gpm"}}) {
+  for (const auto& [interval, source] : std::vector<std::pair<double, collect::ChipSource>>{
+           {10, collect::ChipSource::pm}, {1, collect::ChipSource::pm}, {100, collect::ChipSource::gpm}}) {
     const CostVerdict v = cost_for("NVIDIA H200", interval, 0, 0, kMains, nullptr, source);
     ASSERT_TRUE(v.estimate) << interval << " " << v.reason;
     EXPECT_EQ(v.estimate->timing, CostTiming::cuda_events) << interval;

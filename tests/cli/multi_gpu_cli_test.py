@@ -21,6 +21,7 @@ Usage: multi_gpu_cli_test.py DIESCOPE SCRATCH FAKE_NVML_DIR FAKE_SAMPLER
 """
 import json
 import os
+import pathlib
 import re
 import shutil
 import signal
@@ -30,6 +31,9 @@ import sys
 import time
 import urllib.request
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+from cli_run import CliTest, fake_nvml_env, outcome  # noqa: E402  (tests/cli_run.py)
+
 STEADY = "echo 'diescope: measure start'; sleep 0.6; echo 'diescope: measure stop'"
 FAST = ["--interval-ms", "10", "--drain-ms", "50"]
 UUID0 = "GPU-00000000-1111-2222-3333-444444444444"
@@ -38,16 +42,8 @@ UUID1 = "GPU-00000000-1111-2222-3333-444444444441"
 
 def main():
     diescope, scratch, nvml_dir, fake_sampler = (os.path.abspath(a) for a in sys.argv[1:5])
-    shutil.rmtree(scratch, ignore_errors=True)
-    os.makedirs(scratch)
-    failures = []
-    cases = 0
-
-    def check(name, condition, detail=""):
-        nonlocal cases
-        cases += 1
-        if not condition:
-            failures.append(f"{name}\n{detail}")
+    t = CliTest("multi_gpu_cli_test", diescope, scratch)
+    check, run = t.check, t.run
 
     def wrapper(name, levels):
         """A DIESCOPE_CUPTI stand-in: the fake sampler child with the given --fake-level per GPU."""
@@ -59,15 +55,11 @@ def main():
         return path
 
     def env_of(utils, levels, nvlink_mibs=0, gpus=2):
-        return dict(os.environ,
-                    LD_LIBRARY_PATH=nvml_dir + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""),
-                    DIESCOPE_FAKE_NVML_GPUS=str(gpus), DIESCOPE_FAKE_NVML_GPU_UTIL=",".join(map(str, utils)),
-                    DIESCOPE_FAKE_NVML_NVLINK_MIBS=str(nvlink_mibs),
-                    DIESCOPE_CUPTI=wrapper("sampler-" + "-".join(f"{d}_{p}" for d, p in levels.items()), levels))
-
-    def run(args, env, timeout=120):
-        return subprocess.run([diescope, *args], cwd=scratch, capture_output=True, text=True, timeout=timeout,
-                              env=env)
+        return fake_nvml_env(nvml_dir, DIESCOPE_FAKE_NVML_GPUS=str(gpus),
+                             DIESCOPE_FAKE_NVML_GPU_UTIL=",".join(map(str, utils)),
+                             DIESCOPE_FAKE_NVML_NVLINK_MIBS=str(nvlink_mibs),
+                             DIESCOPE_CUPTI=wrapper("sampler-" + "-".join(f"{d}_{p}" for d, p in levels.items()),
+                                                    levels))
 
     def load(path):
         with open(path) as f:
@@ -80,7 +72,7 @@ def main():
     two = env_of([97, 88], {0: 60, 1: 20})
     out = os.path.join(scratch, "run-two")
     r = run(["run", *FAST, "--window", "markers", "--output", out, "--", "/bin/sh", "-c", STEADY], two)
-    detail = f"exit {r.returncode}\n--- stdout:\n{r.stdout}\n--- stderr:\n{r.stderr}"
+    detail = outcome(r)
     check("two GPUs: exit 0", r.returncode == 0, detail)
     check("two GPUs: a recording per GPU", all(os.path.exists(os.path.join(out, f"gpu{i}.dsrec")) for i in (0, 1)),
           str(os.listdir(out) if os.path.isdir(out) else "no folder"))
@@ -111,7 +103,7 @@ def main():
     # --- --gpus 1 -----------------------------------------------------------------------------------
     out = os.path.join(scratch, "run-gpu1")
     r = run(["run", *FAST, "--window", "markers", "--gpus", "1", "--output", out, "--", "/bin/sh", "-c", STEADY], two)
-    detail = f"exit {r.returncode}\n--- stdout:\n{r.stdout}\n--- stderr:\n{r.stderr}"
+    detail = outcome(r)
     check("--gpus 1: exit 0", r.returncode == 0, detail)
     made = sorted(os.listdir(out)) if os.path.isdir(out) else []
     check("--gpus 1: only GPU 1 recorded, no summary", made == ["gpu1.dsrec", "gpu1.dsrec.report"], str(made))
@@ -131,7 +123,7 @@ def main():
     out = os.path.join(scratch, "run-one-busy")
     r = run(["run", *FAST, "--window", "markers", "--output", out, "--", "/bin/sh", "-c", STEADY],
             env_of([97, 0], {0: 60, 1: 0}))
-    detail = f"exit {r.returncode}\n--- stdout:\n{r.stdout}\n--- stderr:\n{r.stderr}"
+    detail = outcome(r)
     check("one busy: exit 0", r.returncode == 0, detail)
     check("one busy: says so", "busy: only GPU 0 was busy (GPU-Util at least 5%); GPU 1 was idle" in r.stdout
           and "least used: GPU 1 (DIE-Util 0.0%), 60.0 points below GPU 0 (60.0%)" in r.stdout, detail)
@@ -146,7 +138,7 @@ def main():
     out = os.path.join(scratch, "run-gpm")
     r = run(["run", "--source", "gpm", "--interval-ms", "100", "--drain-ms", "100", "--output", out, "--",
              "/bin/sh", "-c", "sleep 1.5"], env_of([97, 88], {0: 60, 1: 20}, nvlink_mibs=1000))
-    detail = f"exit {r.returncode}\n--- stdout:\n{r.stdout}\n--- stderr:\n{r.stderr}"
+    detail = outcome(r)
     check("gpm: exit 0", r.returncode == 0, detail)
     try:
         summary = load(os.path.join(out, "gpus.json"))
@@ -162,7 +154,7 @@ def main():
     # --- bench --rounds 3 ---------------------------------------------------------------------------
     out = os.path.join(scratch, "bench-two")
     r = run(["bench", "--rounds", "3", *FAST, "--output", out, "--", "/bin/sh", "-c", STEADY], two, timeout=300)
-    detail = f"exit {r.returncode}\n--- stdout:\n{r.stdout}\n--- stderr:\n{r.stderr}"
+    detail = outcome(r)
     check("bench: exit 0", r.returncode == 0, detail)
     check("bench: per-GPU rows", re.search(r"\nGPU 0[^\n]*: 3 of 3 rounds kept", r.stdout) is not None
           and re.search(r"\nGPU 1[^\n]*: 3 of 3 rounds kept", r.stdout) is not None,
@@ -220,7 +212,7 @@ def main():
     # --- top ----------------------------------------------------------------------------------------
     r = run(["top", "--once", "--drain-ms", "500", "--sampler", fake_sampler, "--sampler-arg=--fake-level",
              "--sampler-arg=0:60", "--sampler-arg=--fake-level", "--sampler-arg=1:20"], agent_env, timeout=60)
-    detail = f"exit {r.returncode}\n--- stdout:\n{r.stdout}\n--- stderr:\n{r.stderr}"
+    detail = outcome(r)
     check("top --once: both GPUs", r.returncode == 0 and re.search(r"GPU 0\b", r.stdout) is not None
           and re.search(r"GPU 1\b", r.stdout) is not None, detail)
     if shutil.which("tmux"):
@@ -248,10 +240,7 @@ def main():
     else:
         print("top in tmux: skipped, tmux is not installed (scripts/setup.sh installs it)")
 
-    for f in failures:
-        print("FAIL", f)
-    print(f"multi_gpu_cli_test: {cases - len(failures)} of {cases} checks passed")
-    return 1 if failures else 0
+    return t.finish()
 
 
 if __name__ == "__main__":

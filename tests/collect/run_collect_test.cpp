@@ -255,7 +255,7 @@ TEST_F(RunCollect, SourceAutoReadsGpmWhenTheCountersAreHeldAndSaysWhy) {
   RunOutcome outcome = record_run(o, *nvml_);
   const GpuRecording& rec = outcome.recordings[0];
   EXPECT_TRUE(rec.counters);
-  EXPECT_EQ(rec.chip_source, "gpm");
+  EXPECT_EQ(rec.chip_source, ChipSource::gpm);
   // 0.6 s at GPM's 100 ms (the 5 ms asked for is below GPM's shortest): about 6 samples, and the
   // last one ends with the command.
   EXPECT_GE(rec.samples, 4);
@@ -303,7 +303,7 @@ TEST_F(RunCollect, SourcePmStaysGpuUtilOnlyAndNamesTheWayToGpm) {
   o.source = ChipSource::pm;
   RunOutcome outcome = record_run(o, *nvml_);
   EXPECT_FALSE(outcome.recordings[0].counters);
-  EXPECT_EQ(outcome.recordings[0].chip_source, "");
+  EXPECT_FALSE(outcome.recordings[0].chip_source.has_value());
   ASSERT_EQ(outcome.warnings.size(), 1u);
   EXPECT_NE(outcome.warnings[0].find("until then the report has GPU-Util only; or run with --source auto to "
                                      "read NVML GPM instead"),
@@ -333,7 +333,7 @@ TEST_F(RunCollect, SourceAutoReadsGpmWhenTheCountersAreForbidden) {
   auto o = options({"/bin/sh", "-c", "sleep 0.3"}, {"--fail-with", "permission"});
   o.source = ChipSource::automatic;
   RunOutcome outcome = record_run(o, *nvml_);
-  EXPECT_EQ(outcome.recordings[0].chip_source, "gpm");
+  EXPECT_EQ(outcome.recordings[0].chip_source, ChipSource::gpm);
   ASSERT_EQ(outcome.warnings.size(), 1u);
   EXPECT_NE(
       outcome.warnings[0].find("PM sampling could not start: no permission for GPU performance counters"),
@@ -346,7 +346,7 @@ TEST_F(RunCollect, SourceGpmStartsNoSampler) {
   o.sampler_executable = "/nonexistent/diescope-cupti";
   o.source = ChipSource::gpm;
   RunOutcome outcome = record_run(o, *nvml_);
-  EXPECT_EQ(outcome.recordings[0].chip_source, "gpm");
+  EXPECT_EQ(outcome.recordings[0].chip_source, ChipSource::gpm);
   EXPECT_TRUE(outcome.warnings.empty()) << outcome.warnings[0];
   auto source = recording::open_recording(outcome.recordings[0].path);
   EXPECT_EQ(notes_about(*source, "chip samples come from NVML GPM every 100 ms (--source gpm)").size(), 1u);

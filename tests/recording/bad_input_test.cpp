@@ -9,41 +9,9 @@ namespace diescope {
 namespace {
 
 using testing::expect_input_error;
-using testing::header_for;
-using testing::small_meta;
-using testing::TempDir;
 using testing::write_bytes;
 
-class BadInput : public ::testing::Test {
- protected:
-  // A file of the small meta's header followed by `records`; records start on line 3.
-  // Each file gets a new name: rewriting one file over and over is slow on ext4.
-  std::filesystem::path fresh(const std::string& name) {
-    return dir_ / (std::to_string(++files_) + "-" + name);
-  }
-  std::filesystem::path with_records(const std::string& records, const std::string& name = "bad.dsrec") {
-    const auto path = fresh(name);
-    write_bytes(path, header_ + records);
-    return path;
-  }
-  std::filesystem::path raw(const std::string& bytes, const std::string& name = "raw.dsrec") {
-    const auto path = fresh(name);
-    write_bytes(path, bytes);
-    return path;
-  }
-  // The meta line's JSON with `from` replaced by `to`.
-  std::string header_with(const std::string& from, const std::string& to) {
-    std::string h = header_;
-    const auto at = h.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    if (at != std::string::npos) h.replace(at, from.size(), to);
-    return h;
-  }
-
-  TempDir dir_;
-  int files_ = 0;
-  std::string header_ = header_for(small_meta(), dir_);
-};
+class BadInput : public testing::BadFiles {};
 
 // Small meta columns: units fp32, dram; diagnostic sm_active; count dram_bytes; engines nvenc, nvdec.
 const std::string kGoodChip = "chip 100 110 1 2 3 4\n";
@@ -150,42 +118,48 @@ TEST_F(BadInput, MetaWrongTypesAndValues) {
 }
 
 TEST_F(BadInput, UnknownRecordKind) {
-  expect_input_error(with_records(kGoodChip + "sample 1 2 3\n"), 4, "unknown record kind 'sample'");
-  expect_input_error(with_records(kGoodChip + " chip 110 120 1 2 3 4\n"), 4, "starts with a space or tab");
+  expect_refused({
+      {kGoodChip + "sample 1 2 3\n", 4, "unknown record kind 'sample'"},
+      {kGoodChip + " chip 110 120 1 2 3 4\n", 4, "starts with a space or tab"},
+  });
 }
 
 TEST_F(BadInput, ChipWithTooFewOrTooManyValues) {
   // The meta's columns need 4 values after the times: 2 units, 1 diagnostic, 1 count.
-  expect_input_error(with_records(kGoodChip + "chip 110 120 1 2 3\n"), 4,
-                     "has 3 values after its times where the meta's columns need 4");
-  expect_input_error(with_records("chip 110 120 1 2 3 4 5 6\n"), 3,
-                     "has 6 values after its times where the meta's columns need 4");
-  expect_input_error(with_records("chip 110\n"), 3, "ends before its end time");
-  expect_input_error(with_records("chip\n"), 3, "ends before its start time");
+  expect_refused({
+      {kGoodChip + "chip 110 120 1 2 3\n", 4, "has 3 values after its times where the meta's columns need 4"},
+      {"chip 110 120 1 2 3 4 5 6\n", 3, "has 6 values after its times where the meta's columns need 4"},
+      {"chip 110\n", 3, "ends before its end time"},
+      {"chip\n", 3, "ends before its start time"},
+  });
 }
 
 TEST_F(BadInput, OtherKindsWithWrongFieldCounts) {
-  expect_input_error(with_records("util 1 50\n"), 3, "ends before its source");
-  expect_input_error(with_records("util 1 50 samples extra\n"), 3, "a field too many");
-  expect_input_error(with_records("clock 1 1980\n"), 3, "ends before its memory clock");
-  expect_input_error(with_records("engine 1 5\n"), 3, "has 1 values where the meta lists 2 engines");
-  expect_input_error(with_records("engine 1 5 6 7\n"), 3, "more values than the meta's 2 engines");
-  expect_input_error(with_records("proc 1 0 0\n"), 3, "ends before its exited process count");
-  expect_input_error(with_records("mark 1\n"), 3, "ends before its start or stop");
-  expect_input_error(with_records("mark 1 start now\n"), 3, "a field too many");
-  expect_input_error(with_records("jump 1\n"), 3, "ends before its step");
-  expect_input_error(with_records("power 1 700 800\n"), 3, "a field too many");
-  expect_input_error(with_records("throttle 1\n"), 3, "ends before its reasons");
+  expect_refused({
+      {"util 1 50\n", 3, "ends before its source"},
+      {"util 1 50 samples extra\n", 3, "a field too many"},
+      {"clock 1 1980\n", 3, "ends before its memory clock"},
+      {"engine 1 5\n", 3, "has 1 values where the meta lists 2 engines"},
+      {"engine 1 5 6 7\n", 3, "more values than the meta's 2 engines"},
+      {"proc 1 0 0\n", 3, "ends before its exited process count"},
+      {"mark 1\n", 3, "ends before its start or stop"},
+      {"mark 1 start now\n", 3, "a field too many"},
+      {"jump 1\n", 3, "ends before its step"},
+      {"power 1 700 800\n", 3, "a field too many"},
+      {"throttle 1\n", 3, "ends before its reasons"},
+  });
 }
 
 TEST_F(BadInput, UnparsableNumbers) {
-  expect_input_error(with_records("chip 100 110 1 2x 3 4\n"), 3, "value of unit 'dram' '2x' is not a number");
-  expect_input_error(with_records("chip 1e9 110 1 2 3 4\n"), 3, "start time '1e9' is not a whole number");
-  expect_input_error(with_records("util 1 ninety samples\n"), 3, "'ninety' is not a number");
-  expect_input_error(with_records("chip 100 99999999999999999999 1 2 3 4\n"), 3, "out of range");
-  expect_input_error(with_records("chip 100 110 1 2 3 1e400\n"), 3, "out of range");
-  expect_input_error(with_records("proc 1 +1 0 0\n"), 3, "not a whole number");
-  expect_input_error(with_records("end 1 1.5 exited\n"), 3, "exit code '1.5'");
+  expect_refused({
+      {"chip 100 110 1 2x 3 4\n", 3, "value of unit 'dram' '2x' is not a number"},
+      {"chip 1e9 110 1 2 3 4\n", 3, "start time '1e9' is not a whole number"},
+      {"util 1 ninety samples\n", 3, "'ninety' is not a number"},
+      {"chip 100 99999999999999999999 1 2 3 4\n", 3, "out of range"},
+      {"chip 100 110 1 2 3 1e400\n", 3, "out of range"},
+      {"proc 1 +1 0 0\n", 3, "not a whole number"},
+      {"end 1 1.5 exited\n", 3, "exit code '1.5'"},
+  });
 }
 
 TEST_F(BadInput, WholeNumbersAtTheirLimits) {
@@ -326,18 +300,20 @@ TEST_F(BadInput, SecondEnd) {
 }
 
 TEST_F(BadInput, BadWordsAndText) {
-  expect_input_error(with_records("util 1 5 nvml\n"), 3, "neither 'samples' nor 'polled'");
-  expect_input_error(with_records("util 1 101 samples\n"), 3, "outside 0..100");
-  expect_input_error(with_records("util 1 -1 samples\n"), 3, "outside 0..100");
-  expect_input_error(with_records("mark 1 begin\n"), 3, "neither 'start' nor 'stop'");
-  expect_input_error(with_records("counters 1 maybe\n"), 3, "neither 'on' nor 'off'");
-  expect_input_error(with_records("throttle 1 gpu_idle,hot\n"), 3, "unknown throttle reason 'hot'");
-  expect_input_error(with_records("throttle 1 gpu_idle,\n"), 3, "empty name");
-  expect_input_error(with_records("throttle 1 0xZZ\n"), 3, "unknown throttle reason '0xZZ'");
-  expect_input_error(with_records("note 1 topic bad \\q escape\n"), 3, "unknown escape");
-  expect_input_error(with_records("note 1 topic ends in \\\n"), 3, "lone backslash");
-  expect_input_error(with_records("clock 1 -5 1\n"), 3, "negative");
-  expect_input_error(with_records("proc 1 -2 0 0\n"), 3, "-1 (unreadable) or more");
+  expect_refused({
+      {"util 1 5 nvml\n", 3, "neither 'samples' nor 'polled'"},
+      {"util 1 101 samples\n", 3, "outside 0..100"},
+      {"util 1 -1 samples\n", 3, "outside 0..100"},
+      {"mark 1 begin\n", 3, "neither 'start' nor 'stop'"},
+      {"counters 1 maybe\n", 3, "neither 'on' nor 'off'"},
+      {"throttle 1 gpu_idle,hot\n", 3, "unknown throttle reason 'hot'"},
+      {"throttle 1 gpu_idle,\n", 3, "empty name"},
+      {"throttle 1 0xZZ\n", 3, "unknown throttle reason '0xZZ'"},
+      {"note 1 topic bad \\q escape\n", 3, "unknown escape"},
+      {"note 1 topic ends in \\\n", 3, "lone backslash"},
+      {"clock 1 -5 1\n", 3, "negative"},
+      {"proc 1 -2 0 0\n", 3, "-1 (unreadable) or more"},
+  });
 }
 
 TEST_F(BadInput, ErrorInAStreamSurfacesWhenThatStreamIsRead) {

@@ -13,7 +13,6 @@ using recording::HolderRole;
 using testing::expect_input_error;
 using testing::small_meta;
 using testing::TempDir;
-using testing::write_bytes;
 
 TEST(GpuHolders, RoundTripWithRolesAndNames) {
   TempDir dir;
@@ -63,34 +62,26 @@ TEST(GpuHolders, WriterRefusesABadPidAndANamedGone) {
   EXPECT_THROW(w.write(GpuHolder{100, 7, HolderRole::gone, "x"}), core::Error);
 }
 
-class HolderBadInput : public ::testing::Test {
- protected:
-  std::filesystem::path with_records(const std::string& records, const std::string& header = {}) {
-    const auto path = dir_ / (std::to_string(++files_) + ".dsrec");
-    write_bytes(path, (header.empty() ? header_ : header) + records);
-    return path;
-  }
-  TempDir dir_;
-  int files_ = 0;
-  std::string header_ = testing::header_for(small_meta(), dir_);
-};
+class HolderBadInput : public testing::BadFiles {};
 
 TEST_F(HolderBadInput, LinesAreChecked) {
-  expect_input_error(with_records("holder 1 0 other x\n"), 3, "a pid must be above 0");
-  expect_input_error(with_records("holder 1 5 mine x\n"), 3, "the holder role 'mine' is none of");
-  expect_input_error(with_records("holder 1 5 gone x\n"), 3, "carries no name");
-  expect_input_error(with_records("holder 1 5\n"), 3, "ends before its role");
-  expect_input_error(with_records("holder 2 5 other\nholder 1 6 other\n"), 4, "earlier than the previous");
+  expect_refused({
+      {"holder 1 0 other x\n", 3, "a pid must be above 0"},
+      {"holder 1 5 mine x\n", 3, "the holder role 'mine' is none of"},
+      {"holder 1 5 gone x\n", 3, "carries no name"},
+      {"holder 1 5\n", 3, "ends before its role"},
+      {"holder 2 5 other\nholder 1 6 other\n", 4, "earlier than the previous"},
+  });
 }
 
 TEST_F(HolderBadInput, VersionTwoReadsWithoutHoldersAndRefusesThem) {
   std::string v2 = header_;
   v2.replace(v2.find("diescope-recording 3"), 20, "diescope-recording 2");
   v2.replace(v2.find("\"format_version\":3"), 18, "\"format_version\":2");
-  const auto r = recording::open_recording(with_records("proc 5 2 0 0\n", v2));
+  const auto r = recording::open_recording(raw(v2 + "proc 5 2 0 0\n"));
   EXPECT_EQ(r->meta().format_version, 2);
   EXPECT_TRUE(r->side().holders.empty());
-  expect_input_error(with_records("holder 5 853 other ncu\n", v2), 3, "version 3 introduced that kind");
+  expect_input_error(raw(v2 + "holder 5 853 other ncu\n"), 3, "version 3 introduced that kind");
 }
 
 }  // namespace

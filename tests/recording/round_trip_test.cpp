@@ -149,6 +149,25 @@ TEST(RecordingRoundTrip, GpmColumnsKeepTheirSource) {
   EXPECT_EQ(r->meta().engines[0].source, recording::UnitSource::nvml_engine);
 }
 
+// The words a column's combine, source and flags have in the meta line
+// (docs/recording-format.md#the-meta-line), which report.json, agent records and docs/units.json repeat; the
+// small meta's line holds each.
+TEST(RecordingRoundTrip, ColumnWordsAreTheMetaLinesWords) {
+  EXPECT_EQ(recording::combine_text(recording::UnitRecipe::Combine::counter), "counter");
+  EXPECT_EQ(recording::combine_text(recording::UnitRecipe::Combine::mean), "mean");
+  EXPECT_EQ(recording::unit_source_text(recording::UnitSource::chip), "chip");
+  EXPECT_EQ(recording::unit_source_text(recording::UnitSource::nvml_engine), "nvml_engine");
+  EXPECT_EQ(recording::unit_source_text(recording::UnitSource::gpm), "gpm");
+  EXPECT_EQ(recording::unit_flag_text(recording::UnitFlag::stand_in_counter), "stand_in_counter");
+  EXPECT_EQ(recording::unit_flag_text(recording::UnitFlag::different_measure), "different_measure");
+  TempDir dir;
+  const std::string header = testing::header_for(small_meta(), dir);
+  for (const char* words :
+       {"\"combine\":\"mean\"", "\"combine\":\"counter\"", "\"source\":\"chip\"",
+        "\"source\":\"nvml_engine\"", "\"flags\":[\"stand_in_counter\",\"different_measure\"]"})
+    EXPECT_NE(header.find(words), std::string::npos) << words << " in " << header;
+}
+
 TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
   TempDir dir;
   const recording::RecordingMeta meta = small_meta();

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "diescope/core/error.hpp"
 #include "diescope/recording/format.hpp"
@@ -143,5 +144,49 @@ inline std::string expect_input_error(const std::filesystem::path& path, long li
   ADD_FAILURE() << "no InputError for " << path << " (expected line " << line << ", '" << fragment << "')";
   return {};
 }
+
+// The fixture of the tests that feed the reader bad files: a private folder and the small meta's
+// header (its first two lines). Each file gets a new name: rewriting one file over and over is slow
+// on ext4.
+class BadFiles : public ::testing::Test {
+ protected:
+  std::filesystem::path fresh(const std::string& name) {
+    return dir_ / (std::to_string(++files_) + "-" + name);
+  }
+  // The header followed by `records`: records start on line 3.
+  std::filesystem::path with_records(const std::string& records, const std::string& name = "bad.dsrec") {
+    return raw(header_ + records, name);
+  }
+  std::filesystem::path raw(const std::string& bytes, const std::string& name = "raw.dsrec") {
+    auto path = fresh(name);
+    write_bytes(path, bytes);
+    return path;
+  }
+  // Records after the header, refused at `line` (the header is lines 1 and 2) with a message that
+  // contains `fragment`.
+  struct Refused {
+    std::string records;
+    long line = 0;
+    std::string fragment;
+  };
+  void expect_refused(const std::vector<Refused>& cases) {
+    for (const Refused& c : cases) {
+      SCOPED_TRACE(c.records);
+      expect_input_error(with_records(c.records), c.line, c.fragment);
+    }
+  }
+  // The header with `from` replaced by `to`.
+  std::string header_with(const std::string& from, const std::string& to) {
+    std::string h = header_;
+    const auto at = h.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) h.replace(at, from.size(), to);
+    return h;
+  }
+
+  TempDir dir_;
+  int files_ = 0;
+  std::string header_ = header_for(small_meta(), dir_);
+};
 
 }  // namespace diescope::testing

@@ -11,6 +11,7 @@ Usage: cli_bench_test.py DIESCOPE SCRATCH_DIR [FAKE_NVML_DIR FAKE_SAMPLER WRAPPE
 """
 import json
 import os
+import pathlib
 import pty
 import shutil
 import signal
@@ -19,6 +20,9 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+from cli_run import CliTest, fake_nvml_env, outcome  # noqa: E402  (tests/cli_run.py)
+
 STEADY = "echo setup; echo 'diescope: measure start'; sleep 0.3; echo 'diescope: measure stop'"
 FAST = ["--interval-ms", "5", "--drain-ms", "50"]
 
@@ -26,19 +30,8 @@ FAST = ["--interval-ms", "5", "--drain-ms", "50"]
 def main():
     diescope, scratch = sys.argv[1], sys.argv[2]
     fake = sys.argv[3:7] if len(sys.argv) >= 7 else None
-    shutil.rmtree(scratch, ignore_errors=True)
-    os.makedirs(scratch)
-    failures = []
-    cases = 0
-
-    def check(name, condition, detail=""):
-        nonlocal cases
-        cases += 1
-        if not condition:
-            failures.append(f"{name}\n{detail}")
-
-    def run(args, env=None, timeout=120):
-        return subprocess.run([diescope, *args], cwd=scratch, capture_output=True, text=True, timeout=timeout, env=env)
+    t = CliTest("cli_bench_test", diescope, scratch)
+    check, run = t.check, t.run
 
     def expect_usage(args, cause, fix, env=None):
         r = run(args, env)
@@ -67,15 +60,14 @@ def main():
 
     if fake:
         nvml_dir, fake_sampler, wrapper, bench_dir = fake
-        env = dict(os.environ, LD_LIBRARY_PATH=nvml_dir + os.pathsep + os.environ.get("LD_LIBRARY_PATH", ""),
-                   DIESCOPE_CUPTI=wrapper, DIESCOPE_TEST_FAKE_SAMPLER=fake_sampler)
+        env = fake_nvml_env(nvml_dir, DIESCOPE_CUPTI=wrapper, DIESCOPE_TEST_FAKE_SAMPLER=fake_sampler)
         shutil.rmtree(bench_dir, ignore_errors=True)
         os.makedirs(bench_dir)
 
         # Three kept rounds: exit 0, plain progress lines (stderr is a pipe), the summary, bench.json.
         out = os.path.join(bench_dir, "cli_three_rounds")
         r = run(["bench", "--rounds", "3", *FAST, "--output", out, "--", "/bin/sh", "-c", STEADY], env)
-        detail = f"exit {r.returncode}\n--- stdout:\n{r.stdout}\n--- stderr:\n{r.stderr}"
+        detail = outcome(r)
         check("three rounds: exit 0", r.returncode == 0, detail)
         check("three rounds: progress lines", "diescope bench: round 1/3 started" in r.stderr
               and "diescope bench: round 3/3 done in" in r.stderr and "GPU 0 kept (GPU-Util 97.0%" in r.stderr, detail)
@@ -103,7 +95,7 @@ def main():
         out = os.path.join(bench_dir, "cli_no_markers")
         r = run(["bench", "--rounds", "2", *FAST, "--output", out, "--show-output", "--", "/bin/sh", "-c",
                  "echo working; sleep 0.2"], env)
-        detail = f"exit {r.returncode}\n--- stdout:\n{r.stdout}\n--- stderr:\n{r.stderr}"
+        detail = outcome(r)
         check("no markers: exit 1", r.returncode == 1, detail)
         check("no markers: message and fix",
               "diescope: error: GPU 0 kept 0 of 2 rounds, and the statistics need at least 2" in r.stderr
@@ -159,11 +151,7 @@ def main():
         except (OSError, ValueError, KeyError) as e:
             check("interrupted: bench.json", False, repr(e))
 
-    for f in failures:
-        print("FAIL", f)
-    print(f"cli_bench_test: {cases - len(failures)} of {cases} checks passed" +
-          ("" if fake else " (usage errors only: no fake NVML given)"))
-    return 1 if failures else 0
+    return t.finish("" if fake else " (usage errors only: no fake NVML given)")
 
 
 if __name__ == "__main__":

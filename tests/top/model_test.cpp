@@ -36,7 +36,7 @@ class FakeSource final : public Source {
   explicit FakeSource(bool live = true)
       : live_(live), meta_(h200_meta({{"fp32", "FP32"}, {"dram", "DRAM"}})) {}
   std::string description() const override { return "fake"; }
-  std::string chip_source() const override { return "PM sampling"; }
+  collect::ChipSource chip_source() const override { return collect::ChipSource::pm; }
   bool live() const override { return live_; }
   std::size_t gpu_count() const override { return 1; }
   const recording::RecordingMeta& meta(std::size_t) const override { return meta_; }
@@ -251,7 +251,7 @@ TEST(TopModel, TheSamplersInformationIsNotAReasonButItsFailureIs) {
 void steady_then_gpm(Model& model) {
   GpuUpdate pm = steady_update();
   pm.new_meta = h200_meta({{"tensor", "Tensor"}, {"fp32", "FP32"}});
-  pm.new_chip_source = "GPM";
+  pm.new_chip_source = collect::ChipSource::gpm;
   model.absorb(0, pm, kT0 + 1200 * kMs);
 }
 
@@ -259,7 +259,7 @@ TEST(TopModel, ASwitchToGpmBringsItsColumnsAndStartsTheHistoryAgain) {
   FakeSource source;
   Model model(source, 1000);
   steady_then_gpm(model);
-  EXPECT_EQ(model.gpus(kT0 + 1200 * kMs)[0].chip_source, "GPM");
+  EXPECT_EQ(model.gpus(kT0 + 1200 * kMs)[0].chip_source, collect::ChipSource::gpm);
 
   // GPM starts at T0+1.2 s: its first sample spans the start and is left out; then ten 100 ms
   // samples with Tensor 70 / FP32 10.
@@ -272,7 +272,7 @@ TEST(TopModel, ASwitchToGpmBringsItsColumnsAndStartsTheHistoryAgain) {
   }
   model.absorb(0, gpm, kT0 + 2300 * kMs);
   const GpuFrame g = model.gpus(kT0 + 2300 * kMs)[0];
-  EXPECT_EQ(g.chip_source, "GPM");
+  EXPECT_EQ(g.chip_source, collect::ChipSource::gpm);
   ASSERT_EQ(g.units.size(), 2u);
   EXPECT_EQ(g.limiting_unit, "Tensor");
   // Window (T0+1.3, T0+2.3]: ten GPM samples; the busiest unit is Tensor at 70 in each.
@@ -294,11 +294,11 @@ TEST(TopModel, ASwitchBackToPmSamplingIsStartingUntilItsFirstSample) {
   GpuUpdate back;
   back.records.counters.push_back(recording::CountersEvent{kT0 + 5000 * kMs, false, ""});  // GPM stops
   back.new_meta = h200_meta({{"fp32", "FP32"}});
-  back.new_chip_source = "PM sampling";
+  back.new_chip_source = collect::ChipSource::pm;
   model.absorb(0, back, kT0 + 5000 * kMs);
   // 4 s later, past the stale limit of 3 s, with no PM sample yet: still starting.
   GpuFrame g = model.gpus(kT0 + 9000 * kMs)[0];
-  EXPECT_EQ(g.chip_source, "PM sampling");
+  EXPECT_EQ(g.chip_source, collect::ChipSource::pm);
   EXPECT_EQ(g.feed, ChipFeed::starting);
   // A failure of the new source names its reason.
   GpuUpdate failed;

@@ -97,7 +97,7 @@ GpuFrame hand_gpu(int index, double gpu_util, double die_util) {
   g.model = "NVIDIA H200";
   g.chip = "GH100";
   g.feed = ChipFeed::chip;
-  g.chip_source = "PM sampling";
+  g.chip_source = collect::ChipSource::pm;
   g.interval_ms = 10;
   g.gpu_util_pct = gpu_util;
   g.die_util_pct = die_util;
@@ -184,6 +184,24 @@ TEST(TopScreen, SortKeysOrderLargestFirstAndNaNLast) {
   sort_gpus(gpus, SortKey::index);
   EXPECT_EQ(gpus[0].index, 0);
   EXPECT_EQ(next_sort_key(SortKey::gap), SortKey::index);
+}
+
+// The title words the chip source: a live GPU switched to GPM at 100 ms reads "GPM every 100 ms",
+// and "GPM starting" until its first sample (docs/top.md#sources).
+TEST(TopScreen, TheTitleNamesGpmWhenGpmMakesTheChipSamples) {
+  Frame frame;
+  frame.source = "live";
+  GpuFrame g = hand_gpu(0, 81.3, 40.0);
+  g.chip_source = collect::ChipSource::gpm;
+  g.interval_ms = 100;
+  frame.gpus = {g};
+  EXPECT_EQ(layout(frame, 120, 40, false).at(1),
+            "GPU 0 · NVIDIA H200 (GH100) · chip figures: GPM every 100 ms");
+  frame.gpus[0].feed = ChipFeed::starting;
+  EXPECT_EQ(layout(frame, 120, 40, false).at(1), "GPU 0 · NVIDIA H200 (GH100) · chip figures: GPM starting");
+  frame.gpus[0].chip_source = collect::ChipSource::pm;
+  EXPECT_EQ(layout(frame, 120, 40, false).at(1),
+            "GPU 0 · NVIDIA H200 (GH100) · chip figures: PM sampling starting");
 }
 
 TEST(TopScreen, HeldCountersNameTheReasonWhereDieUtilWouldBe) {

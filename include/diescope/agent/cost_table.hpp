@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "diescope/agent/power_source.hpp"
+#include "diescope/collect/run.hpp"
 
 namespace diescope::agent {
 
@@ -30,7 +31,8 @@ struct CostEntry {
   double round_s = 0;          // length of one round
   std::string workload;        // what ran, e.g. "ResNet-50 AMP training"
   std::string measured;        // where the raw rounds are (bench/results/...) and when
-  std::string source = "pm";   // the chip source that ran: "pm" (CUPTI PM sampling) or "gpm" (NVML GPM)
+  // The chip source that ran: CUPTI PM sampling or NVML GPM.
+  collect::ChipSource source = collect::ChipSource::pm;
   CostTiming timing = CostTiming::workload_throughput;
   // An interval that includes zero cannot be told apart from run-to-run noise.
   bool within_noise() const { return slowdown_lo_pct <= 0 && slowdown_hi_pct >= 0; }
@@ -55,6 +57,7 @@ struct CostVerdict {
 // no estimate (docs/method.md#measurement-cost).
 CostVerdict cost_for(const std::string& gpu_model, double interval_ms, double duty_on_ms,
                      double duty_period_ms, PowerOverPeriod power,
-                     const std::vector<CostEntry>* table = nullptr, const std::string& source = "pm");
+                     const std::vector<CostEntry>* table = nullptr,
+                     collect::ChipSource source = collect::ChipSource::pm);
 
 }  // namespace diescope::agent

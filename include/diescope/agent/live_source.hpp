@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -128,8 +129,9 @@ class LiveSource final : public AgentSource {
   void shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) override;
   long sampler_restarts(std::size_t gpu) const override;
   bool counters_on(std::size_t gpu) const override;
-  // "pm", "gpm", or "none": where GPU `gpu`'s chip samples come from now.
-  std::string chip_source(std::size_t gpu) const;
+  // Where GPU `gpu`'s chip samples come from now: pm or gpm (never automatic); nullopt while
+  // neither runs. Whoever prints it words it (collect::chip_source_name, top's title).
+  std::optional<collect::ChipSource> chip_source(std::size_t gpu) const;
 
  private:
   struct Gpu {

@@ -67,9 +67,9 @@ struct RunOptions {
 struct GpuRecording {
   int index = -1;
   std::filesystem::path path;
-  bool counters = false;     // chip samples were recorded
-  std::string chip_source;   // "pm", "gpm", or empty when there were no chip samples
-  std::string counters_why;  // why not, or why they stopped early
+  bool counters = false;                  // chip samples were recorded
+  std::optional<ChipSource> chip_source;  // pm or gpm; nullopt when there were no chip samples
+  std::string counters_why;               // why not, or why they stopped early
   long samples = 0;
 };
 

@@ -97,10 +97,6 @@ class ColumnEvaluator {
   std::size_t metric_count_ = 0;
 };
 
-std::string_view unit_flag_name(recording::UnitFlag flag);  // "stand_in_counter", "different_measure"
-std::string_view combine_name(recording::UnitRecipe::Combine combine);  // "counter", "mean"
-std::string_view unit_source_name(recording::UnitSource source);        // "chip", "nvml_engine"
-
 // docs/units.json, as `diescope units --write` writes it (stable: same tables, same bytes).
 std::string units_json();
 

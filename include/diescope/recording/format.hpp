@@ -28,6 +28,13 @@ std::string run_ending_text(const RunEnding& ending);
 std::string_view holder_role_text(HolderRole role);
 std::optional<HolderRole> holder_role_from_text(std::string_view word);
 
+// A column's words in the meta line (docs/recording-format.md#the-meta-line): its recipe's combine,
+// its source and its flags. Every JSON that repeats a column (report.json, agent records,
+// docs/units.json) writes these same words.
+std::string_view combine_text(UnitRecipe::Combine combine);  // "counter", "mean"
+std::string_view unit_source_text(UnitSource source);        // "chip", "nvml_engine", "gpm"
+std::string_view unit_flag_text(UnitFlag flag);              // "stand_in_counter", "different_measure"
+
 // The name of one NVML clock-event reason bit (records.hpp ThrottleBit), e.g. "sw_power_cap";
 // empty for a bit without a name.
 std::string_view throttle_reason_name(std::uint64_t bit);

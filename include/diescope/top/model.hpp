@@ -44,7 +44,7 @@ class Model {
   };
   struct Gpu {
     recording::RecordingMeta meta;
-    std::string chip_source;  // what makes the chip samples now: "PM sampling", "GPM"
+    collect::ChipSource chip_source = collect::ChipSource::pm;  // what makes the chip samples now
     std::deque<Sample> samples;
     std::deque<Engines> engines;
     std::deque<Util> util;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "diescope/top/source.hpp"
@@ -20,6 +21,8 @@ inline constexpr int kHistorySeconds = 60;
 enum class SortKey { index, die_util, gpu_util, gap };
 SortKey next_sort_key(SortKey key);
 std::string to_string(SortKey key);  // "index", "DIE-Util", "GPU-Util", "gap"
+// A chip source as the GPU's title names it: "PM sampling", "GPM".
+std::string_view chip_source_words(collect::ChipSource source);
 
 // Where the GPU's chip figures come from right now (docs/top.md#sources).
 enum class ChipFeed {
@@ -38,7 +41,7 @@ struct GpuFrame {
   std::string model;
   std::string chip;
   ChipFeed feed = ChipFeed::nvml_only;
-  std::string chip_source;    // "PM sampling"
+  collect::ChipSource chip_source = collect::ChipSource::pm;
   double interval_ms = kNaN;  // the chip sample interval
   std::string feed_reason;    // nvml_only: why (a sampler note), may be empty
   bool replay = false;        // figures come from a recording

@@ -33,10 +33,10 @@ struct GpuUpdate {
   double power_draw_w = std::numeric_limits<double>::quiet_NaN();
   std::optional<std::vector<ProcessInfo>> processes;
   // Set when this GPU's chip source changed (PM sampling to GPM or back) after the records above:
-  // the columns its chip samples have from now on, and the source's name. The samples above still
+  // the columns its chip samples have from now on, and the chip source now. The samples above still
   // have the old columns.
   std::optional<recording::RecordingMeta> new_meta;
-  std::string new_chip_source;
+  collect::ChipSource new_chip_source = collect::ChipSource::pm;
 };
 
 class Source {
@@ -44,9 +44,10 @@ class Source {
   virtual ~Source() = default;
   // Shown in the header: "live", or "replay ffma66.dsrec at 1x".
   virtual std::string description() const = 0;
-  // What makes this source's chip samples at the start: "PM sampling" (live or recorded); a live
-  // source that switches to GPM says so in its update (GpuUpdate::new_chip_source).
-  virtual std::string chip_source() const = 0;
+  // What makes this source's chip samples at the start: pm (live or recorded); a live source that
+  // switches to GPM says so in its update (GpuUpdate::new_chip_source). The title words it
+  // (chip_source_words).
+  virtual collect::ChipSource chip_source() const = 0;
   virtual bool live() const = 0;
   virtual std::size_t gpu_count() const = 0;
   virtual const recording::RecordingMeta& meta(std::size_t gpu) const = 0;

@@ -948,7 +948,7 @@ RunOutcome Runner::run() {
     auto& rec = outcome_.recordings[i];
     rec.samples = gpus_[i].samples;
     rec.counters = gpus_[i].samples > 0;
-    if (rec.counters) rec.chip_source = gpus_[i].gpm ? "gpm" : "pm";
+    if (rec.counters) rec.chip_source = gpus_[i].gpm ? ChipSource::gpm : ChipSource::pm;
     rec.counters_why = gpus_[i].counters_why;
   }
   return outcome_;

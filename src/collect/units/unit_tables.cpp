@@ -9,6 +9,7 @@
 #include <map>
 
 #include "diescope/core/error.hpp"
+#include "diescope/recording/format.hpp"
 
 namespace diescope::collect {
 namespace {
@@ -617,7 +618,7 @@ ColumnEvaluator::ColumnEvaluator(const UnitTable& table, std::span<const std::st
       if (counters.size() != (mean ? 2u : 1u)) {
         throw core::Error("unit " + def.key + " of table " + table.name + " has " +
                               std::to_string(counters.size()) + " counters for a " +
-                              std::string(combine_name(def.recipe.combine)),
+                              std::string(recording::combine_text(def.recipe.combine)),
                           "fix the table: a counter takes one, a mean two", core::kExitInternal);
       }
       out.push_back(Column{mean, position(counters[0]), mean ? position(counters[1]) : 0});
@@ -645,38 +646,6 @@ void ColumnEvaluator::evaluate(std::span<const double> metric_values, ColumnValu
   fill(units_, out.units);
   fill(diagnostics_, out.diagnostics);
   fill(counts_, out.counts);
-}
-
-std::string_view unit_flag_name(recording::UnitFlag flag) {
-  switch (flag) {
-    case recording::UnitFlag::stand_in_counter:
-      return "stand_in_counter";
-    case recording::UnitFlag::different_measure:
-      return "different_measure";
-  }
-  return "unknown";
-}
-
-std::string_view combine_name(recording::UnitRecipe::Combine combine) {
-  switch (combine) {
-    case recording::UnitRecipe::Combine::counter:
-      return "counter";
-    case recording::UnitRecipe::Combine::mean:
-      return "mean";
-  }
-  return "unknown";
-}
-
-std::string_view unit_source_name(recording::UnitSource source) {
-  switch (source) {
-    case recording::UnitSource::chip:
-      return "chip";
-    case recording::UnitSource::nvml_engine:
-      return "nvml_engine";
-    case recording::UnitSource::gpm:
-      return "gpm";
-  }
-  return "unknown";
 }
 
 }  // namespace diescope::collect

@@ -4,19 +4,21 @@
 
 #include "diescope/collect/unit_tables.hpp"
 #include "diescope/core/version.hpp"
+#include "diescope/recording/format.hpp"
 
 namespace diescope::collect {
 namespace {
 
 nlohmann::ordered_json column_json(const recording::ColumnDef& column) {
   nlohmann::ordered_json flags = nlohmann::ordered_json::array();
-  for (recording::UnitFlag flag : column.flags) flags.push_back(unit_flag_name(flag));
+  for (recording::UnitFlag flag : column.flags) flags.push_back(recording::unit_flag_text(flag));
   return {
       {"key", column.key},
       {"label", column.label},
       {"metric", column.metric},
-      {"recipe", {{"combine", combine_name(column.recipe.combine)}, {"counters", column.recipe.counters}}},
-      {"source", unit_source_name(column.source)},
+      {"recipe",
+       {{"combine", recording::combine_text(column.recipe.combine)}, {"counters", column.recipe.counters}}},
+      {"source", recording::unit_source_text(column.source)},
       {"unit", column.unit},
       {"flags", flags},
       {"counted_by_gpu_util", column.counted_by_gpu_util},
