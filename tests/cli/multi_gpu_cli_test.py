@@ -185,7 +185,7 @@ def main():
         try:
             body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
             if re.search(r'diescope_die_util_percent\{[^}]*gpu="1"', body) and re.search(
-                    r'diescope_die_util_percent\{[^}]*gpu="0"', body):
+                    r'diescope_die_util_percent\{[^}]*gpu="0"', body) and "diescope_host_metric{" in body:
                 break
         except OSError:
             pass
@@ -208,6 +208,14 @@ def main():
           "\n".join(l for l in gpu_series if 'uuid="' not in l)[:3000] + "\n" + "\n".join(unlabelled)[:1000])
     die = {m.group(1): float(m.group(2)) for m in re.finditer(r'diescope_die_util_percent\{[^}]*gpu="(\d)"[^}]*\} (\S+)', body)}
     check("agent: DIE-Util 60 and 20", die == {"0": 60.0, "1": 20.0}, json.dumps(die) + "\n" + body[:3000])
+    # The host probes read this machine's own /proc (docs/agent.md): host CPU busy as a share of
+    # every logical CPU (0 to 100) and memory available (more than 0 bytes), one series each.
+    host = {m.group(1): float(m.group(2)) for m in re.finditer(
+        r'diescope_host_metric\{metric="([^"]+)",scope="system",unit="[^"]*",stat="mean"\} (\S+)', body)}
+    cpu = host.get("cpu__cycles_busy.avg.pct_of_peak_sustained_elapsed", float("nan"))
+    mem = host.get("mem__available_bytes", float("nan"))
+    check("agent: host probes on /metrics from this machine's /proc", 0 <= cpu <= 100 and mem > 0,
+          json.dumps(host) + "\n" + body[-3000:])
 
     # --- top ----------------------------------------------------------------------------------------
     r = run(["top", "--once", "--drain-ms", "500", "--sampler", fake_sampler, "--sampler-arg=--fake-level",
