@@ -5,6 +5,7 @@
 #include <span>
 
 #include "diescope/analysis/analyze.hpp"
+#include "diescope/collect/unit_tables.hpp"
 
 namespace diescope::top {
 
@@ -48,7 +49,9 @@ Model::Model(const Source& source, double drain_ms) : replay_(!source.live()), d
   for (std::size_t i = 0; i < source.gpu_count(); ++i) {
     Gpu g;
     g.meta = source.meta(i);
-    g.chip_source = source.chip_source();
+    // A recording made with GPM carries GPM's unit table: replayed, it is titled GPM.
+    g.chip_source =
+        g.meta.unit_table == collect::gpm_unit_table().name ? collect::ChipSource::gpm : source.chip_source();
     // Every source asks for the counters from its start on a GPU with a unit table: until the
     // sampler says otherwise, they are starting.
     g.asked = !g.meta.units.empty();

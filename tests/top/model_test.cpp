@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "diescope/collect/unit_tables.hpp"
 #include "diescope/top/model.hpp"
 
 namespace diescope::top {
@@ -33,8 +34,10 @@ recording::RecordingMeta h200_meta(const std::vector<std::pair<std::string, std:
 
 class FakeSource final : public Source {
  public:
-  explicit FakeSource(bool live = true)
-      : live_(live), meta_(h200_meta({{"fp32", "FP32"}, {"dram", "DRAM"}})) {}
+  explicit FakeSource(bool live = true, std::string unit_table = "hopper-gh100")
+      : live_(live), meta_(h200_meta({{"fp32", "FP32"}, {"dram", "DRAM"}})) {
+    meta_.unit_table = std::move(unit_table);
+  }
   std::string description() const override { return "fake"; }
   collect::ChipSource chip_source() const override { return collect::ChipSource::pm; }
   bool live() const override { return live_; }
@@ -223,6 +226,15 @@ TEST(TopModel, BeforeAnyReadingTheCountersAreStarting) {
   EXPECT_EQ(g.feed, ChipFeed::starting);  // the source asks for them from its start
   EXPECT_TRUE(std::isnan(g.gpu_util_pct));
   EXPECT_TRUE(std::isnan(g.die_util_pct));
+}
+
+// A recording made with GPM (its unit table is GPM's) replays under a GPM title, whatever the
+// source's own default.
+TEST(TopModel, AGpmRecordingIsTitledGpm) {
+  FakeSource gpm(false, collect::gpm_unit_table().name);
+  EXPECT_EQ(Model(gpm, 1000).gpus(kT0)[0].chip_source, collect::ChipSource::gpm);
+  FakeSource pm(false);
+  EXPECT_EQ(Model(pm, 1000).gpus(kT0)[0].chip_source, collect::ChipSource::pm);
 }
 
 // The sampler child's start-up information, passed on as "sampler sampler", is not a failure: the
