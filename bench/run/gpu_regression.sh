@@ -21,8 +21,10 @@ checks="$OUT/checks.txt"
 { echo '## machine'; bench_gpu_env; } > "$checks"
 build=$(cd "$BIN/.." && pwd)
 
-# The gpu-labelled tests, each binary run directly (a carried build has no CTest files).
+# The gpu-labelled tests, each binary run directly (a carried build has no CTest files), told where
+# its binaries are now: the paths compiled into them are the build machine's.
 echo '## gpu-labelled tests' >> "$checks"
+export DIESCOPE_TEST_BIN_DIR="$BIN" DIESCOPE_WORKLOAD_BIN="$BIN/diescope-workload"
 for t in collect/nvml_gpu_test collect/sampler_gpu_test workloads/workloads_gpu_test \
          harness/harness_cuda_gpu_test calibrate/calibrate_gpu_test; do
   rc=0

@@ -4,7 +4,9 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <ctime>
+#include <string>
 
 #include "diescope/collect/sampler.hpp"
 #include "diescope/core/clock.hpp"
@@ -19,7 +21,9 @@ TEST(SamplerGpu, SamplesDeviceWideAndStopsCleanly) {
   if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL))
     GTEST_SKIP() << "no NVIDIA driver (libcuda.so.1) on this machine";
   SamplerConfig config;
-  config.executable = DIESCOPE_CUPTI_EXE;
+  // DIESCOPE_TEST_BIN_DIR: the binaries' folder of a build copied elsewhere (bench/run/gpu_regression.sh).
+  const char* bin_dir = std::getenv("DIESCOPE_TEST_BIN_DIR");
+  config.executable = bin_dir != nullptr ? std::string(bin_dir) + "/diescope-cupti" : std::string(DIESCOPE_CUPTI_EXE);
   config.leading_args = {"sample"};
   config.interval_ms = 10;
   config.drain_ms = 100;

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -29,9 +30,12 @@ inline ShellRun run_shell(const std::string& command_line, bool with_stderr = tr
   return r;
 }
 
-// `diescope ARGS` from this build, through the shell.
+// `diescope ARGS` from this build, through the shell; DIESCOPE_TEST_BIN_DIR names the binaries'
+// folder of a build copied elsewhere (bench/run/gpu_regression.sh runs the gpu tests that way).
 inline ShellRun run_diescope_shell(const std::string& args, bool with_stderr = true) {
-  return run_shell(std::string(DIESCOPE_BINARY_DIR) + "/bin/diescope " + args, with_stderr);
+  const char* bin_dir = std::getenv("DIESCOPE_TEST_BIN_DIR");
+  const std::string bin = bin_dir != nullptr ? bin_dir : std::string(DIESCOPE_BINARY_DIR) + "/bin";
+  return run_shell(bin + "/diescope " + args, with_stderr);
 }
 
 // An empty folder build/<area>/<name>, emptied first if an earlier run left one.
