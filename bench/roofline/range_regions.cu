@@ -13,11 +13,17 @@
 // sgemm (only with --only sgemm): cuBLAS fp32 on the FP32 pipes, M = N = K = 8192 with --long (about 20
 // ms), 4096 without: a GEMM of 20 ms or more that stays under the H200's power limit, where the bf16
 // GEMM's clock follows the limit and differs between ncu's lone replays and back-to-back launches.
+// The tensor paths whose totals the range backend adds from parts (docs/roofline.md#the-range-profiler),
+// each only with --only: hgemm (cuBLAS fp16 4096³: the warpgroup path, 2 M N K FLOPs), hmma (mma.sync
+// m16n8k16 fp16 with fp32 accumulators: 4096 FLOPs per warp instruction), imma (mma.sync m16n8k32
+// int8: 8192 OPs per warp instruction); the last two on 132 blocks of 4 warps, 20,000 instructions each.
 //
 //   nvcc -O3 -arch=sm_90 -o range_regions range_regions.cu -lcublas
-//   range_regions [--reps N] [--only ffma|triad|gemm|sgemm] [--long] [--no-nvtx|--unclosed|--crash]
+//   range_regions [--reps N] [--only ffma|triad|gemm|sgemm|hgemm|hmma|imma] [--long]
+//                 [--no-nvtx|--unclosed|--crash]
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -67,6 +73,33 @@ __global__ void triad_sweeps_kernel(float* a, const float* b, const float* c, fl
   for (int k = 0; k < sweeps; ++k)
     for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
       a[i] = fmaf(s, c[i], b[i]);
+}
+
+constexpr int kMmaIter = 20000;
+
+// mma.sync on zero fragments, kMmaIter times per warp; the sum is stored only when impossible (the
+// asm is volatile, so the loop stays).
+__global__ void hmma_kernel(float* out) {
+  const unsigned a = 0, b = 0;
+  float d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+  for (int i = 0; i < kMmaIter; ++i)
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};"
+        : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+        : "r"(a), "r"(a), "r"(a), "r"(a), "r"(b), "r"(b));
+  if (d0 + d1 + d2 + d3 == 12345.0f) out[threadIdx.x] = d0;
+}
+__global__ void imma_kernel(int* out) {
+  const unsigned a = 0, b = 0;
+  int d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+  for (int i = 0; i < kMmaIter; ++i)
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};"
+        : "+r"(d0), "+r"(d1), "+r"(d2), "+r"(d3)
+        : "r"(a), "r"(a), "r"(a), "r"(a), "r"(b), "r"(b));
+  if (d0 + d1 + d2 + d3 == 12345) out[threadIdx.x] = d0;
 }
 
 struct Options {
@@ -188,6 +221,46 @@ int main(int argc, char** argv) {
       for (int r = 0; r < o.reps; ++r) gemm();
     });
     cublasDestroy(h);
+  }
+  if (o.only == "hgemm") {
+    const int m = 4096;
+    __half *A, *B;
+    float* C;
+    CHECK(cudaMalloc(&A, size_t(m) * m * 2));
+    CHECK(cudaMalloc(&B, size_t(m) * m * 2));
+    CHECK(cudaMalloc(&C, size_t(m) * m * 4));
+    CHECK(cudaMemset(A, 0, size_t(m) * m * 2));
+    CHECK(cudaMemset(B, 0, size_t(m) * m * 2));
+    cublasHandle_t h;
+    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
+    const float alpha = 1, beta = 0;
+    auto hgemm = [&] {
+      cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, A, CUDA_R_16F, m, B, CUDA_R_16F, m, &beta, C,
+                   CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    };
+    hgemm();
+    CHECK(cudaDeviceSynchronize());
+    region(o, "hgemm", "tensor_fp16_flop", 2.0 * m * double(m) * m * o.reps, true, [&] {
+      for (int r = 0; r < o.reps; ++r) hgemm();
+    });
+    cublasDestroy(h);
+  }
+  if (o.only == "hmma" || o.only == "imma") {
+    void* out = nullptr;
+    CHECK(cudaMalloc(&out, 128 * 4));
+    const bool fp16 = o.only == "hmma";
+    const double per_instruction = fp16 ? 2.0 * 16 * 8 * 16 : 2.0 * 16 * 8 * 32;
+    const double work = per_instruction * kMmaIter * 132 * 4 * o.reps;
+    region(o, fp16 ? "hmma" : "imma", fp16 ? "tensor_fp16_flop" : "tensor_int8_op", work, true, [&] {
+      for (int r = 0; r < o.reps; ++r) {
+        if (fp16)
+          hmma_kernel<<<132, 128>>>(static_cast<float*>(out));
+        else
+          imma_kernel<<<132, 128>>>(static_cast<int*>(out));
+      }
+      CHECK(cudaGetLastError());
+    });
+    CHECK(cudaFree(out));
   }
   if (o.only == "sgemm") {
     const int m = o.long_launches ? 8192 : 4096;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -39,6 +40,28 @@ std::string range_name_of(const std::string& ncu_name) {
   return ncu_name;
 }
 
+// docs/roofline.md#the-range-profiler: ncu's fp16 and int8 tensor totals need two passes of CUPTI's
+// range profiler each; their parts (the warpgroup path, and the warp path by destination or sparsity)
+// fit one pass each and add up to them. The library collects the parts; a row's total is their sum.
+struct SplitMetric {
+  const char* whole;
+  std::array<const char*, 3> parts;
+};
+constexpr std::array<SplitMetric, 2> kSplitMetrics = {{
+    {"sm__ops_path_tensor_src_fp16.sum",
+     {"sm__ops_path_tensor_op_hgmma_src_fp16.sum", "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp16.sum",
+      "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32.sum"}},
+    {"sm__ops_path_tensor_src_int8.sum",
+     {"sm__ops_path_tensor_op_igmma_src_int8.sum", "sm__ops_path_tensor_op_imma_src_int8_sparsity_off.sum",
+      "sm__ops_path_tensor_op_imma_src_int8_sparsity_on.sum"}},
+}};
+
+const SplitMetric* split_of(const std::string& ncu_name) {
+  for (const SplitMetric& s : kSplitMetrics)
+    if (ncu_name == s.whole) return &s;
+  return nullptr;
+}
+
 std::string key_of(const std::string& name, long number) {
   return fmt::format("{}#{}", name, number);
 }
@@ -56,8 +79,13 @@ double value_of(const std::string& s) {
 
 std::vector<std::string> range_metrics() {
   std::vector<std::string> out;
-  for (const auto& m : ncu_metrics())
-    if (m.rfind("launch__", 0) != 0) out.push_back(range_name_of(m));
+  for (const auto& m : ncu_metrics()) {
+    if (m.rfind("launch__", 0) == 0) continue;
+    if (const SplitMetric* split = split_of(m))
+      out.insert(out.end(), split->parts.begin(), split->parts.end());
+    else
+      out.push_back(range_name_of(m));
+  }
   return out;
 }
 
@@ -236,6 +264,20 @@ std::vector<Row> rows_from_range(const std::vector<RangeRun>& runs, const std::s
       }
     }
   }
+  // A split metric's total: the sum of its parts where every part was measured, else not available.
+  for (auto& [key, m] : merged)
+    for (const SplitMetric& split : kSplitMetrics) {
+      double sum = 0;
+      bool whole = true;
+      for (const char* part : split.parts) {
+        const auto it = m.values.find(part);
+        if (it == m.values.end() || std::isnan(it->second))
+          whole = false;
+        else
+          sum += it->second;
+      }
+      if (whole) m.values[split.whole] = sum;
+    }
   bool named = false;
   for (const auto& [key, m] : merged)
     if (!m.head->name.empty() && m.head->launches > 0) named = true;

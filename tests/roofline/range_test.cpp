@@ -259,6 +259,35 @@ TEST(RangeRows, MetricNamesFollowTheRangeProfiler) {
   EXPECT_NE(std::find(m.begin(), m.end(), "sm__sass_thread_inst_executed_op_ffma_pred_on.sum"), m.end());
   EXPECT_EQ(std::find(m.begin(), m.end(), "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"), m.end());
   EXPECT_EQ(std::find(m.begin(), m.end(), "launch__grid_size"), m.end());
+  // fp16 and int8 tensor totals need two passes: their one-pass parts are asked for instead.
+  EXPECT_EQ(std::find(m.begin(), m.end(), "sm__ops_path_tensor_src_fp16.sum"), m.end());
+  EXPECT_NE(std::find(m.begin(), m.end(), "sm__ops_path_tensor_op_hgmma_src_fp16.sum"), m.end());
+  EXPECT_NE(std::find(m.begin(), m.end(), "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32.sum"), m.end());
+  EXPECT_EQ(std::find(m.begin(), m.end(), "sm__ops_path_tensor_src_int8.sum"), m.end());
+  EXPECT_NE(std::find(m.begin(), m.end(), "sm__ops_path_tensor_op_imma_src_int8_sparsity_on.sum"), m.end());
+}
+
+// The fp16 total is its three parts' sum, here in two pass groups (hgmma alone, the two hmma parts
+// together); int8 lacks a part (not measured) and stays not available, never a partial sum.
+TEST(RangeRows, Fp16TensorFlopsAreThePartsSum) {
+  const std::string g0 =
+      "diescope-range\t1\ngroups\t2\t0\n"
+      "metrics\tgpu__time_duration.sum\tsm__ops_path_tensor_op_hgmma_src_fp16.sum\t"
+      "sm__ops_path_tensor_op_igmma_src_int8.sum\n"
+      "open\thgemm\t1\t0\nrow\thgemm\t1\t1\t2\tk\t0\t9\t1000000\t6000\t5\nend\t0\n";
+  const std::string g1 =
+      "diescope-range\t1\ngroups\t2\t1\n"
+      "metrics\tsm__ops_path_tensor_op_hmma_src_fp16_dst_fp16.sum\t"
+      "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32.sum\n"
+      "open\thgemm\t1\t0\nrow\thgemm\t1\t1\t2\tk\t0\t9\t300\t40\nend\t0\n";
+  std::vector<std::string> warnings;
+  const auto rows =
+      rows_from_range({parse_range_output(g0, "g0.txt"), parse_range_output(g1, "g1.txt")}, "h", warnings);
+  ASSERT_EQ(rows.size(), 1u);
+  // 6000 (warpgroup) + 300 (warp, fp16 accumulate) + 40 (warp, fp32 accumulate) = 6340.
+  EXPECT_DOUBLE_EQ(rows[0].flop[index(Precision::tensor_fp16)], 6340.0);
+  EXPECT_TRUE(std::isnan(rows[0].flop[index(Precision::tensor_int8)]));
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
 }
 
 }  // namespace
