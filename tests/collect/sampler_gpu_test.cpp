@@ -23,7 +23,8 @@ TEST(SamplerGpu, SamplesDeviceWideAndStopsCleanly) {
   SamplerConfig config;
   // DIESCOPE_TEST_BIN_DIR: the binaries' folder of a build copied elsewhere (bench/run/gpu_regression.sh).
   const char* bin_dir = std::getenv("DIESCOPE_TEST_BIN_DIR");
-  config.executable = bin_dir != nullptr ? std::string(bin_dir) + "/diescope-cupti" : std::string(DIESCOPE_CUPTI_EXE);
+  config.executable =
+      bin_dir != nullptr ? std::string(bin_dir) + "/diescope-cupti" : std::string(DIESCOPE_CUPTI_EXE);
   config.leading_args = {"sample"};
   config.interval_ms = 10;
   config.drain_ms = 100;
