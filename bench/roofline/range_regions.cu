@@ -138,6 +138,37 @@ void region(const Options& o, const char* name, const char* count_name, double c
   std::fflush(stdout);
 }
 
+// A cuBLAS GEMM region: M = N = K = m, zero inputs of `in_type` (`in_bytes` each), fp32 output; one call
+// before the region (cuBLAS's own set-up, outside it) and o.reps inside. Returns false when cuBLAS
+// cannot start.
+bool cublas_region(const Options& o, const char* name, const char* count_name, int m, cudaDataType in_type,
+                   size_t in_bytes, cublasComputeType_t compute) {
+  void *A, *B;
+  float* C;
+  CHECK(cudaMalloc(&A, size_t(m) * m * in_bytes));
+  CHECK(cudaMalloc(&B, size_t(m) * m * in_bytes));
+  CHECK(cudaMalloc(&C, size_t(m) * m * 4));
+  CHECK(cudaMemset(A, 0, size_t(m) * m * in_bytes));
+  CHECK(cudaMemset(B, 0, size_t(m) * m * in_bytes));
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return false;
+  const float alpha = 1, beta = 0;
+  auto gemm = [&] {
+    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, A, in_type, m, B, in_type, m, &beta, C,
+                 CUDA_R_32F, m, compute, CUBLAS_GEMM_DEFAULT);
+  };
+  gemm();
+  CHECK(cudaDeviceSynchronize());
+  region(o, name, count_name, 2.0 * m * double(m) * m * o.reps, true, [&] {
+    for (int r = 0; r < o.reps; ++r) gemm();
+  });
+  cublasDestroy(h);
+  CHECK(cudaFree(A));
+  CHECK(cudaFree(B));
+  CHECK(cudaFree(C));
+  return true;
+}
+
 int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -198,53 +229,13 @@ int main(int argc, char** argv) {
     CHECK(cudaFree(b));
     CHECK(cudaFree(c));
   }
-  if (all || o.only == "gemm") {
-    const int m = o.long_launches ? kLongGemm : 10240;
-    __nv_bfloat16 *A, *B;
-    float* C;
-    CHECK(cudaMalloc(&A, size_t(m) * m * 2));
-    CHECK(cudaMalloc(&B, size_t(m) * m * 2));
-    CHECK(cudaMalloc(&C, size_t(m) * m * 4));
-    CHECK(cudaMemset(A, 0, size_t(m) * m * 2));
-    CHECK(cudaMemset(B, 0, size_t(m) * m * 2));
-    cublasHandle_t h;
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
-    const float alpha = 1, beta = 0;
-    auto gemm = [&] {
-      cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, A, CUDA_R_16BF, m, B, CUDA_R_16BF, m, &beta,
-                   C, CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    };
-    gemm();  // cuBLAS's own set-up outside the region
-    CHECK(cudaDeviceSynchronize());
-    const double flop = 2.0 * m * double(m) * m * o.reps;
-    region(o, "gemm", "tensor_flop", flop, true, [&] {
-      for (int r = 0; r < o.reps; ++r) gemm();
-    });
-    cublasDestroy(h);
-  }
-  if (o.only == "hgemm") {
-    const int m = 4096;
-    __half *A, *B;
-    float* C;
-    CHECK(cudaMalloc(&A, size_t(m) * m * 2));
-    CHECK(cudaMalloc(&B, size_t(m) * m * 2));
-    CHECK(cudaMalloc(&C, size_t(m) * m * 4));
-    CHECK(cudaMemset(A, 0, size_t(m) * m * 2));
-    CHECK(cudaMemset(B, 0, size_t(m) * m * 2));
-    cublasHandle_t h;
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
-    const float alpha = 1, beta = 0;
-    auto hgemm = [&] {
-      cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, A, CUDA_R_16F, m, B, CUDA_R_16F, m, &beta, C,
-                   CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    };
-    hgemm();
-    CHECK(cudaDeviceSynchronize());
-    region(o, "hgemm", "tensor_fp16_flop", 2.0 * m * double(m) * m * o.reps, true, [&] {
-      for (int r = 0; r < o.reps; ++r) hgemm();
-    });
-    cublasDestroy(h);
-  }
+  if ((all || o.only == "gemm") &&
+      !cublas_region(o, "gemm", "tensor_flop", o.long_launches ? kLongGemm : 10240, CUDA_R_16BF, 2,
+                     CUBLAS_COMPUTE_32F))
+    return 1;
+  if (o.only == "hgemm" &&
+      !cublas_region(o, "hgemm", "tensor_fp16_flop", 4096, CUDA_R_16F, 2, CUBLAS_COMPUTE_32F))
+    return 1;
   if (o.only == "hmma" || o.only == "imma") {
     void* out = nullptr;
     CHECK(cudaMalloc(&out, 128 * 4));
@@ -262,29 +253,9 @@ int main(int argc, char** argv) {
     });
     CHECK(cudaFree(out));
   }
-  if (o.only == "sgemm") {
-    const int m = o.long_launches ? 8192 : 4096;
-    float *A, *B, *C;
-    CHECK(cudaMalloc(&A, size_t(m) * m * 4));
-    CHECK(cudaMalloc(&B, size_t(m) * m * 4));
-    CHECK(cudaMalloc(&C, size_t(m) * m * 4));
-    CHECK(cudaMemset(A, 0, size_t(m) * m * 4));
-    CHECK(cudaMemset(B, 0, size_t(m) * m * 4));
-    cublasHandle_t h;
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
-    // CUBLAS_COMPUTE_32F_PEDANTIC: fp32 FMAs, never TF32 on the tensor cores.
-    const float alpha = 1, beta = 0;
-    auto sgemm = [&] {
-      cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, A, CUDA_R_32F, m, B, CUDA_R_32F, m, &beta, C,
-                   CUDA_R_32F, m, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT);
-    };
-    sgemm();
-    CHECK(cudaDeviceSynchronize());
-    const double flop = 2.0 * m * double(m) * m * o.reps;
-    region(o, "sgemm", "fp32_flop", flop, true, [&] {
-      for (int r = 0; r < o.reps; ++r) sgemm();
-    });
-    cublasDestroy(h);
-  }
+  // CUBLAS_COMPUTE_32F_PEDANTIC: fp32 FMAs, never TF32 on the tensor cores.
+  if (o.only == "sgemm" && !cublas_region(o, "sgemm", "fp32_flop", o.long_launches ? 8192 : 4096, CUDA_R_32F,
+                                          4, CUBLAS_COMPUTE_32F_PEDANTIC))
+    return 1;
   return 0;
 }
