@@ -52,6 +52,15 @@ TEST(RangeRegions, StartEndRangeIsCurrentWhereNoPushIsOpen) {
   EXPECT_EQ(t.still_open().size(), 2u);  // forward and inner
 }
 
+// Every CUPTI range has a name of its own: a region's second occurrence (or second segment) must not
+// fold into the first's node.
+TEST(RangeRegions, CuptiRangeNamesAreUnique) {
+  EXPECT_EQ(collect::range::cupti_range_name("forward", 1), "forward #1");
+  EXPECT_EQ(collect::range::cupti_range_name("forward", 7), "forward #7");
+  EXPECT_NE(collect::range::cupti_range_name("forward", 1), collect::range::cupti_range_name("forward", 2));
+  EXPECT_EQ(collect::range::cupti_range_name("", 3), "(outside) #3");
+}
+
 TEST(RangeRegions, PopWithNothingPushedAndUnknownEndAreUnmatched) {
   RegionTracker t;
   EXPECT_TRUE(t.pop(1).unmatched);

@@ -158,7 +158,8 @@ struct State {
   CUpti_Profiler_Host_Object* host = nullptr;
   std::vector<std::uint8_t> config, counter_data;
   std::size_t ranges_in_image = 0;
-  std::string range_name;  // of the CUPTI range open now
+  std::string range_name;            // of the CUPTI range open now
+  std::uint64_t ranges_started = 0;  // numbers the ranges' names, each unique (cupti_range_name)
   bool finished = false;
   CUpti_SubscriberHandle subscriber = nullptr;
 };
@@ -421,7 +422,7 @@ bool start_range(State& s, const std::string& name) {
   if (!ok(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart")) return false;
   auto push = DIESCOPE_CUPTI_PARAMS(CUpti_RangeProfiler_PushRange_Params);
   push.pRangeProfilerObject = s.profiler;
-  s.range_name = name.empty() ? "(outside)" : name;
+  s.range_name = range::cupti_range_name(name, ++s.ranges_started);
   push.pRangeName = s.range_name.c_str();
   return ok(cuptiRangeProfilerPushRange(&push), "cuptiRangeProfilerPushRange");
 }

@@ -19,6 +19,14 @@
 
 namespace diescope::collect::range {
 
+// The name of one CUPTI counter range: the region's (or "(outside)") and a number of its own. CUPTI's
+// range profiler keeps one node per range name, so a name pushed again (a region's next occurrence, a
+// second segment of the same one) would fold into the earlier node, and the last range in the buffer
+// would be another one's: every range gets a name no other has (docs/roofline.md#the-range-profiler).
+inline std::string cupti_range_name(const std::string& region, std::uint64_t serial) {
+  return (region.empty() ? std::string("(outside)") : region) + " #" + std::to_string(serial);
+}
+
 struct Occurrence {
   std::string name;
   long number = 0;  // 1 for the first time this name opened, 2 for the second, ...
