@@ -58,3 +58,17 @@ pm_and_gpm_runs() {
       tail -"$tail_n" "$WORK/$name-$source.stderr"; } >> "$OUT/vs-pm/headlines.txt"
   done
 }
+
+# bench_step NAME SECONDS CMD...: CMD under a time limit (killed 5 s after it if it ignores the TERM),
+# its output to $out/NAME.txt with its exit status and wall time appended; one line on stdout.
+bench_step() {
+  local name=$1 limit=$2
+  shift 2
+  local t0 t1 rc
+  t0=$(date +%s.%N)
+  timeout -k 5 "$limit" "$@" > "$out/$name.txt" 2>&1
+  rc=$?
+  t1=$(date +%s.%N)
+  echo "== exit $rc, $(python3 -c "print(f'{$t1-$t0:.1f}')") s wall" >> "$out/$name.txt"
+  echo "$name: exit $rc ($(tail -1 "$out/$name.txt"))"
+}

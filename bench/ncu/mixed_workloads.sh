@@ -91,19 +91,22 @@ one_pass() {
     fi
   done
 }
+# budget_left LABEL: with BUDGET_S set, `left` becomes the seconds left; false (and the step said to be
+# skipped in summary.txt) when fewer than MIN_STEP_S are left. Always true without a budget.
+budget_left() {
+  [ "$budget" -gt 0 ] || return 0
+  left=$((budget - ($(date +%s) - start)))
+  [ "$left" -ge "$min_step" ] && return 0
+  echo "$1 skipped: ${left} s of BUDGET_S=$budget left" | tee -a "$out/summary.txt"
+  return 1
+}
 # probe MODEL ARGS...: diescope run over the model with the SM-clock probes beside it, in WORK/MODEL-clock.
 probe() {
   local model=$1 t0 rc=0 dir=$WORK/$1-clock t_run=${T_RUN:-180}
   shift
   t0=$(date +%s)
-  if [ "$budget" -gt 0 ]; then
-    local left=$((budget - (t0 - start)))
-    if [ "$left" -lt "$min_step" ]; then
-      echo "probe-$model skipped: ${left} s of BUDGET_S=$budget left" | tee -a "$out/summary.txt"
-      return 0
-    fi
-    t_run=$(min "$t_run" "$left")
-  fi
+  budget_left "probe-$model" || return 0
+  [ "$budget" -gt 0 ] && t_run=$(min "$t_run" "$left")
   mkdir -p "$dir/run"
   (
     cd "$here/../.."
@@ -133,15 +136,9 @@ one() { # one LABEL [VAR=VALUE...] -- ARGS of unit_means_vs_ncu.sh after OUT_DIR
   while [ "$1" != -- ]; do vars+=("$1"); shift; done
   shift
   t0=$(date +%s)
-  if [ "$budget" -gt 0 ]; then
-    local left=$((budget - (t0 - start)))
-    if [ "$left" -lt "$min_step" ]; then
-      echo "$label skipped: ${left} s of BUDGET_S=$budget left" | tee -a "$out/summary.txt"
-      return 0
-    fi
-    # Each time limit no longer than what is left: the diescope run's now, ncu's when it starts.
-    vars+=("T_RUN=$(min "${T_RUN:-180}" "$left")" "DEADLINE=$((start + budget))")
-  fi
+  budget_left "$label" || return 0
+  # Each time limit no longer than what is left: the diescope run's now, ncu's when it starts.
+  [ "$budget" -gt 0 ] && vars+=("T_RUN=$(min "${T_RUN:-180}" "$left")" "DEADLINE=$((start + budget))")
   env "${vars[@]}" bash "$here/unit_means_vs_ncu.sh" "$out" "$@" || rc=$?
   echo "$label rc=$rc $(($(date +%s) - t0)) s" | tee -a "$out/summary.txt"
   # Raw outputs so far, in one compressed file (no HTML or trace renderings), for reading elsewhere;

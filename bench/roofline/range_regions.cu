@@ -77,29 +77,28 @@ __global__ void triad_sweeps_kernel(float* a, const float* b, const float* c, fl
 
 constexpr int kMmaIter = 20000;
 
-// mma.sync on zero fragments, kMmaIter times per warp; the sum is stored only when impossible (the
-// asm is volatile, so the loop stays).
-__global__ void hmma_kernel(float* out) {
+// mma.sync on zero fragments, kMmaIter times per warp: fp16 (m16n8k16, fp32 accumulators) or int8
+// (m16n8k32, int32 accumulators); the sum is stored only when impossible (the asm is volatile, so the
+// loop stays).
+template <bool kFp16>
+__global__ void mma_kernel(void* out) {
   const unsigned a = 0, b = 0;
-  float d0 = 0, d1 = 0, d2 = 0, d3 = 0;
-  for (int i = 0; i < kMmaIter; ++i)
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};"
-        : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
-        : "r"(a), "r"(a), "r"(a), "r"(a), "r"(b), "r"(b));
-  if (d0 + d1 + d2 + d3 == 12345.0f) out[threadIdx.x] = d0;
-}
-__global__ void imma_kernel(int* out) {
-  const unsigned a = 0, b = 0;
-  int d0 = 0, d1 = 0, d2 = 0, d3 = 0;
-  for (int i = 0; i < kMmaIter; ++i)
-    asm volatile(
-        "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};"
-        : "+r"(d0), "+r"(d1), "+r"(d2), "+r"(d3)
-        : "r"(a), "r"(a), "r"(a), "r"(a), "r"(b), "r"(b));
-  if (d0 + d1 + d2 + d3 == 12345) out[threadIdx.x] = d0;
+  unsigned d[4] = {0, 0, 0, 0};  // the accumulators' bits: floats for fp16, ints for int8
+  for (int i = 0; i < kMmaIter; ++i) {
+    if constexpr (kFp16)
+      asm volatile(
+          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+          "{%0,%1,%2,%3};"
+          : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+          : "r"(a), "r"(a), "r"(a), "r"(a), "r"(b), "r"(b));
+    else
+      asm volatile(
+          "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+          "{%0,%1,%2,%3};"
+          : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+          : "r"(a), "r"(a), "r"(a), "r"(a), "r"(b), "r"(b));
+  }
+  if (d[0] + d[1] + d[2] + d[3] == 12345u) static_cast<unsigned*>(out)[threadIdx.x] = d[0];
 }
 
 struct Options {
@@ -245,9 +244,9 @@ int main(int argc, char** argv) {
     region(o, fp16 ? "hmma" : "imma", fp16 ? "tensor_fp16_flop" : "tensor_int8_op", work, true, [&] {
       for (int r = 0; r < o.reps; ++r) {
         if (fp16)
-          hmma_kernel<<<132, 128>>>(static_cast<float*>(out));
+          mma_kernel<true><<<132, 128>>>(out);
         else
-          imma_kernel<<<132, 128>>>(static_cast<int*>(out));
+          mma_kernel<false><<<132, 128>>>(out);
       }
       CHECK(cudaGetLastError());
     });

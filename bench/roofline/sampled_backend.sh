@@ -39,17 +39,8 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:
 } > "$out/env.txt" 2>&1
 nvidia-smi > /dev/null 2>&1 || { echo "no GPU here (nvidia-smi failed): this script runs on a GPU machine" >&2; exit 2; }
 
-step() {  # step NAME SECONDS CMD...: output to $out/NAME.txt, exit status and wall time appended
-  local name=$1 limit=$2
-  shift 2
-  local t0 t1 rc
-  t0=$(date +%s.%N)
-  timeout -k 5 "$limit" "$@" > "$out/$name.txt" 2>&1
-  rc=$?
-  t1=$(date +%s.%N)
-  echo "== exit $rc, $(python3 -c "print(f'{$t1-$t0:.1f}')") s wall" >> "$out/$name.txt"
-  echo "$name: exit $rc ($(tail -1 "$out/$name.txt"))"
-}
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/../common.sh"  # bench_step
 
 # The analytic work of one launch of each region (range_regions.cu): FFMA 2 x 4 x 655,360 per thread
 # over 1056 x 256 threads; the triad 2 FLOPs per element per sweep, 24 sweeps of 2^28; the GEMM 2 M N K.
@@ -61,13 +52,13 @@ cp "$prog" "$work/regions"  # the target is named for its file: rows of "regions
 if [ "${SGEMM:-}" != only ]; then  # SGEMM=only runs step 6 alone
 # 1. The sampler's interval: what it sustains (median interval, coverage, holes) on the FFMA region.
 for iv in 1 0.5 0.25; do
-  step "interval-$iv" 60 "$ds" roofline profile --profiler sampled -O lib="$lib" -O interval-ms="$iv" \
+  bench_step "interval-$iv" 60 "$ds" roofline profile --profiler sampled -O lib="$lib" -O interval-ms="$iv" \
     "${flops[@]}" --output "$work/iv-$iv" --timeout 40 -- "$work/regions" --long --reps 2 --only ffma
   cp "$work/iv-$iv/regions.sampled-windows.tsv" "$out/interval-$iv.windows.tsv" 2>/dev/null
 done
 
 # 2. The sampled backend, two-point, at 0.5 ms.
-step sampled 120 "$ds" roofline profile --profiler sampled -O lib="$lib" -O iterations=5 "${flops[@]}" \
+bench_step sampled 120 "$ds" roofline profile --profiler sampled -O lib="$lib" -O iterations=5 "${flops[@]}" \
   --output "$work/sampled" --timeout 50 -- "$work/regions" --long --reps '{iterations}'
 cp "$work/sampled/roofline.csv" "$out/sampled.csv" 2>/dev/null
 cp "$work/sampled/"*.sampled-windows.tsv "$out/" 2>/dev/null
@@ -77,29 +68,29 @@ done
 cp "$work/sampled/"*.sampled.txt "$out/" 2>/dev/null
 
 # 3. ncu (launches added per region) and the range profiler on the same launches, two of each.
-step ncu 150 "$ds" roofline profile --profiler ncu --aggregate sum --output "$work/ncu" --timeout 110 \
+bench_step ncu 150 "$ds" roofline profile --profiler ncu --aggregate sum --output "$work/ncu" --timeout 110 \
   -- "$work/regions" --long --reps 2
 cp "$work/ncu/roofline.csv" "$out/ncu.csv" 2>/dev/null
-step range 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/range" --timeout 50 \
+bench_step range 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/range" --timeout 50 \
   -- "$work/regions" --long --reps 2
 cp "$work/range/roofline.csv" "$out/range.csv" 2>/dev/null
-step plot 60 "$ds" roofline plot --from-csv "$out/ncu.csv" "$out/range.csv" "$out/sampled.csv" --output "$work/plot"
+bench_step plot 60 "$ds" roofline plot --from-csv "$out/ncu.csv" "$out/range.csv" "$out/sampled.csv" --output "$work/plot"
 cp "$work/plot/roofline.svg" "$out/three.svg" 2>/dev/null
 
 # 4. Bad input.
 cp "$prog" "$work/plain"
-step bad-no-nvtx 60 "$ds" roofline profile --profiler sampled -O lib="$lib" --flop 'nomatch=1' \
+bench_step bad-no-nvtx 60 "$ds" roofline profile --profiler sampled -O lib="$lib" --flop 'nomatch=1' \
   --output "$work/b1" --timeout 40 -- "$work/plain" --long --reps 1 --only triad --no-nvtx
-step bad-unclosed 60 "$ds" roofline profile --profiler sampled -O lib="$lib" "${flops[@]}" \
+bench_step bad-unclosed 60 "$ds" roofline profile --profiler sampled -O lib="$lib" "${flops[@]}" \
   --output "$work/b2" --timeout 40 -- "$work/regions" --long --reps 1 --only ffma --unclosed
-step bad-crash 60 "$ds" roofline profile --profiler sampled -O lib="$lib" "${flops[@]}" \
+bench_step bad-crash 60 "$ds" roofline profile --profiler sampled -O lib="$lib" "${flops[@]}" \
   --output "$work/b3" --timeout 40 -- "$work/regions" --long --reps 1 --crash
 cp "$work/b1/roofline.csv" "$out/bad-no-nvtx.csv" 2>/dev/null
 cp "$work/b3/roofline.csv" "$out/bad-crash.csv" 2>/dev/null
 
 # 5. The range profiler on ResNet-50 (2 warm-up steps, 1 step, as before): the stale-range check on the later steps.
 if [ -n "${RESNET:-}" ]; then
-  step resnet 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/resnet" --timeout 110 \
+  bench_step resnet 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/resnet" --timeout 110 \
     -- python3 "$RESNET" --warmup 2 --steps 1 --batch 32
   cp "$work/resnet/roofline.csv" "$out/resnet-range.csv" 2>/dev/null
 fi
@@ -109,13 +100,13 @@ fi  # SGEMM=only
 #    follow the power limit. Tables: sampled-sgemm.csv, ncu-sgemm.csv, range-sgemm.csv.
 if [ -n "${SGEMM:-}" ]; then
   sg=(--flop "regions\\[sgemm\\]=$(python3 -c 'print(2*8192**3)')")
-  step sgemm-sampled 90 "$ds" roofline profile --profiler sampled -O lib="$lib" -O iterations=5 "${sg[@]}" \
+  bench_step sgemm-sampled 90 "$ds" roofline profile --profiler sampled -O lib="$lib" -O iterations=5 "${sg[@]}" \
     --output "$work/sg-sampled" --timeout 40 -- "$work/regions" --long --only sgemm --reps '{iterations}'
   cp "$work/sg-sampled/roofline.csv" "$out/sampled-sgemm.csv" 2>/dev/null
-  step sgemm-ncu 90 "$ds" roofline profile --profiler ncu --aggregate sum --output "$work/sg-ncu" --timeout 80 \
+  bench_step sgemm-ncu 90 "$ds" roofline profile --profiler ncu --aggregate sum --output "$work/sg-ncu" --timeout 80 \
     -- "$work/regions" --long --only sgemm --reps 2
   cp "$work/sg-ncu/roofline.csv" "$out/ncu-sgemm.csv" 2>/dev/null
-  step sgemm-range 60 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/sg-range" --timeout 40 \
+  bench_step sgemm-range 60 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/sg-range" --timeout 40 \
     -- "$work/regions" --long --only sgemm --reps 2
   cp "$work/sg-range/roofline.csv" "$out/range-sgemm.csv" 2>/dev/null
   nvidia-smi --query-gpu=clocks.sm,power.draw,clocks_event_reasons.sw_power_cap --format=csv >> "$out/env.txt" 2>&1

@@ -28,26 +28,17 @@ done
   ncu --version | tail -1
 } > "$out/env.txt" 2>&1
 
-step() {  # step NAME SECONDS CMD...: output to $out/NAME.txt, exit status and wall time appended
-  local name=$1 limit=$2
-  shift 2
-  local t0 t1 rc
-  t0=$(date +%s.%N)
-  timeout "$limit" "$@" > "$out/$name.txt" 2>&1
-  rc=$?
-  t1=$(date +%s.%N)
-  echo "== exit $rc, $(python3 -c "print(f'{$t1-$t0:.1f}')") s wall" >> "$out/$name.txt"
-  echo "$name: exit $rc"
-}
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/../common.sh"  # bench_step
 
 # 1. The range profiler.
-step range 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/range" -- "$prog" --reps "$reps"
+bench_step range 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/range" -- "$prog" --reps "$reps"
 cp "$work/range/roofline.csv" "$out/range.csv" 2>/dev/null
 cat "$work/range"/*.range.*.txt > "$out/range-files.txt" 2>/dev/null
 cat "$work/range"/*.range.*.log > "$out/range-logs.txt" 2>/dev/null
 
 # 2. Nsight Compute on the same program, launches added per region.
-step ncu 300 "$ds" roofline profile --profiler ncu --aggregate sum --output "$work/ncu" -- "$prog" --reps "$reps"
+bench_step ncu 300 "$ds" roofline profile --profiler ncu --aggregate sum --output "$work/ncu" -- "$prog" --reps "$reps"
 cp "$work/ncu/roofline.csv" "$out/ncu.csv" 2>/dev/null
 cp "$work/ncu/roofline-launches.csv" "$out/ncu-launches.csv" 2>/dev/null
 
@@ -55,13 +46,13 @@ cp "$work/ncu/roofline-launches.csv" "$out/ncu-launches.csv" 2>/dev/null
 #     batch 32; forward, backward as a start/end range, optimizer), beside the ncu regions of the
 #     same script saved in bench/results/roofline/2026-12-01-h200-resnet50-regions/.
 if [ -n "${RESNET:-}" ]; then
-  step resnet 200 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/resnet" --timeout 90 \
+  bench_step resnet 200 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/resnet" --timeout 90 \
     -- python3 "$RESNET" --warmup 2 --steps 1 --batch 32
   cp "$work/resnet/roofline.csv" "$out/resnet-range.csv" 2>/dev/null
 fi
 
 # 3. Both on one plot.
-step plot 60 "$ds" roofline plot --from-csv "$out/range.csv" "$out/ncu.csv" --output "$work/plot"
+bench_step plot 60 "$ds" roofline plot --from-csv "$out/range.csv" "$out/ncu.csv" --output "$work/plot"
 cp "$work/plot/roofline.svg" "$out/both.svg" 2>/dev/null
 
 # 4. The injection library's cost: the workload's own time, plain and with the library (timestamps
@@ -74,10 +65,10 @@ done
 cp "$work/cost-1.txt" "$out/cost-timestamps-file.txt" 2>/dev/null
 
 # 5. Bad input.
-step bad-no-nvtx 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/b1" -- "$prog" --reps 1 --only triad --no-nvtx
-step bad-unclosed 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/b2" -- "$prog" --reps 1 --only ffma --unclosed
-step bad-crash 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/b3" -- "$prog" --reps 1 --crash
-step bad-no-lib 30 "$ds" roofline profile --profiler range -O lib=/nonexistent/libdiescope-range.so --output "$work/b4" -- "$prog"
+bench_step bad-no-nvtx 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/b1" -- "$prog" --reps 1 --only triad --no-nvtx
+bench_step bad-unclosed 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/b2" -- "$prog" --reps 1 --only ffma --unclosed
+bench_step bad-crash 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/b3" -- "$prog" --reps 1 --crash
+bench_step bad-no-lib 30 "$ds" roofline profile --profiler range -O lib=/nonexistent/libdiescope-range.so --output "$work/b4" -- "$prog"
 cp "$work/b1/roofline.csv" "$out/bad-no-nvtx.csv" 2>/dev/null
 cp "$work/b3/roofline.csv" "$out/bad-crash.csv" 2>/dev/null
 rm -rf "$work"
