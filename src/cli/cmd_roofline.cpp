@@ -89,6 +89,20 @@ std::string driver_version() {
   return std::regex_search(line, m, kVersion) ? m[1].str() : "";
 }
 
+fs::path caches_file(const fs::path& base) {
+  fs::path p = base;
+  p += ".caches";
+  return p;
+}
+
+// The cache setting a report was made with; empty (not recorded) for a report made without the file.
+std::string read_caches(const fs::path& path) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word) || (word != kCachesFlushed && word != kCachesKept)) return "";
+  return word;
+}
+
 std::string machine_name() {
   utsname u{};
   return ::uname(&u) == 0 ? std::string(u.machine) : std::string("x86_64");
@@ -125,6 +139,7 @@ int finish_table(std::vector<Row> rows, const TableOptions& o) {
   rows = filter_regions(std::move(rows), keep, warnings);
   for (const auto& w : warnings) warn(w);
   rows = aggregate(rows, how);
+  if (const auto w = mixed_caches_warning(rows)) warn(*w);
   const fs::path dir(o.output);
   fs::create_directories(dir);
   roofline::PlotOptions plot;
@@ -521,6 +536,9 @@ int profile_command(const ProfileOptions& o) {
         continue;
       }
       std::cerr << fmt::format("diescope roofline: {} profiled in {:.1f} s\n", t.name, out.seconds);
+      // The cache setting beside the report, for --skip-profile
+      // (docs/roofline.md#dram-bytes-and-the-cache-flush).
+      core::write_file_atomically(caches_file(base), ncu_caches(settings) + "\n");
     } else if (!fs::exists(report)) {
       skip("--skip-profile, and there is no " + report.string(),
            "profile it first (leave out --skip-profile)");
@@ -542,6 +560,8 @@ int profile_command(const ProfileOptions& o) {
              " (its export has no such column; ncu leaves an unknown metric out without failing): check the "
              "name with `ncu --query-metrics` (a metric needs its suffix, e.g. .sum or .avg.per_second)");
       std::vector<Row> got = rows_from_export(parsed, t.name, raw.string());
+      const std::string caches = read_caches(caches_file(base));
+      for (Row& r : got) r.caches = caches;
       if (got.empty()) {
         skip("the report holds no kernel launch", "check that the target launches kernels on this GPU");
         continue;

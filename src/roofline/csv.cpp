@@ -115,6 +115,7 @@ const std::vector<Column>& columns() {
       c.push_back(
           array_col("measured ceiling " + std::string(level_name(l)), "B/s", &Row::measured_bytes_per_s, l));
     c.push_back(text_col("calibration", &Row::calibration));
+    c.push_back(text_col("caches", &Row::caches));
     // Derived: written for people, recomputed on reading (docs/roofline.md#derived).
     for (Precision p : kAllPrecisions)
       c.push_back(derived("counter ceiling " + std::string(precision_name(p)),
@@ -234,8 +235,10 @@ std::vector<Row> parse_table_csv(std::string_view text, const std::string& path)
         layout.push_back(it->second);
       }
       for (const Column& c : cols) {
-        // A table written before the range backend has no profiler column: its rows are ncu's.
-        if (c.read && c.name != "profiler" && std::find(layout.begin(), layout.end(), &c) == layout.end())
+        // A table written before the range backend has no profiler column (its rows are ncu's), and one
+        // written before the caches were recorded no caches column (not recorded: empty).
+        if (c.read && c.name != "profiler" && c.name != "caches" &&
+            std::find(layout.begin(), layout.end(), &c) == layout.end())
           throw core::InputError(path, line_no, "column \"" + c.name + "\" is missing", fix);
       }
       continue;

@@ -18,6 +18,7 @@
 #include "diescope/core/error.hpp"
 #include "diescope/core/unique_fd.hpp"
 #include "diescope/roofline/ncu.hpp"
+#include "diescope/roofline/table.hpp"
 
 namespace diescope::roofline {
 
@@ -174,6 +175,19 @@ std::vector<Target> make_targets(const std::vector<std::string>& executables,
     targets.push_back(std::move(t));
   }
   return targets;
+}
+
+std::string ncu_caches(const NcuSettings& s) {
+  // docs/roofline.md#dram-bytes-and-the-cache-flush
+  std::string mode = "all";  // ncu's default
+  for (std::size_t i = 0; i < s.ncu_args.size(); ++i) {
+    const std::string& a = s.ncu_args[i];
+    if (a.rfind("--cache-control=", 0) == 0)
+      mode = a.substr(std::string("--cache-control=").size());
+    else if (a == "--cache-control" && i + 1 < s.ncu_args.size())
+      mode = s.ncu_args[++i];
+  }
+  return mode == "none" ? kCachesKept : kCachesFlushed;
 }
 
 std::vector<std::string> ncu_command(const std::string& ncu, const NcuSettings& s, const Target& t,

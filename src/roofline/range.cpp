@@ -332,6 +332,8 @@ std::vector<Row> rows_from_range(const std::vector<RangeRun>& runs, const std::s
     rows[i].launches = r.launches;
     rows[i].gpu = first.gpu;
     rows[i].profiler = "range";
+    rows[i].caches =
+        kCachesKept;  // the program runs as it is (docs/roofline.md#dram-bytes-and-the-cache-flush)
   }
   return rows;
 }

@@ -2,7 +2,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "diescope/core/error.hpp"
 #include "diescope/roofline/csv.hpp"
@@ -28,6 +31,48 @@ TEST(Csv, TableWithoutProfilerColumnIsNcus) {
   const auto back = parse_table_csv(old, "old.csv");
   ASSERT_EQ(back.size(), rows.size());
   for (const Row& r : back) EXPECT_EQ(r.profiler, "ncu");
+}
+
+TEST(Csv, TableWithoutCachesColumnReadsAsNotRecorded) {
+  // docs/roofline.md#the-table: a table written before the caches were recorded.
+  auto rows = fixture_rows("h200-gemm.raw.csv", "gemm");
+  rows[0].caches = "flushed";
+  const std::string text = table_csv(rows);
+  const std::string header = text.substr(0, text.find('\n'));
+  const std::size_t col = header.find(",caches,");
+  ASSERT_NE(col, std::string::npos) << header;
+  // The column's index, then that field dropped from every line (no field before it holds a comma).
+  const auto index_of = static_cast<std::size_t>(std::count(header.begin(), header.begin() + col, ',')) + 1;
+  std::string old;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t end = text.find('\n', pos);
+    std::vector<std::string> fields;
+    std::string line = text.substr(pos, end - pos), field;
+    bool quoted = false;
+    for (char ch : line) {
+      if (ch == '"') quoted = !quoted;
+      if (ch == ',' && !quoted) {
+        fields.push_back(field);
+        field.clear();
+      } else {
+        field += ch;
+      }
+    }
+    fields.push_back(field);
+    fields.erase(fields.begin() + static_cast<std::ptrdiff_t>(index_of));
+    std::string joined;
+    for (const auto& f : fields) joined += (joined.empty() ? "" : ",") + f;
+    old += joined + "\n";
+    pos = end + 1;
+  }
+  const auto back = parse_table_csv(old, "old.csv");
+  ASSERT_EQ(back.size(), rows.size());
+  for (const Row& r : back) EXPECT_EQ(r.caches, "");
+  // With the column, the value comes back.
+  const auto again = parse_table_csv(text, "new.csv");
+  EXPECT_EQ(again[0].caches, "flushed");
+  EXPECT_EQ(again[1].caches, "");
 }
 
 TEST(Csv, HeadersCarryUnitsAndTheTableRoundTrips) {

@@ -31,6 +31,23 @@ TEST(Profile, BackendSettingsAreParsed) {
   EXPECT_FALSE(parse_backend_settings("ncu", {}).aslr);
 }
 
+// docs/roofline.md#dram-bytes-and-the-cache-flush: ncu flushes unless told --cache-control none; the
+// last setting wins, in either spelling.
+TEST(Profile, TheCachesNcuStartsFromFollowItsCacheControlArgument) {
+  auto caches = [](std::vector<std::string> args) {
+    NcuSettings s;
+    s.ncu_args = std::move(args);
+    return ncu_caches(s);
+  };
+  EXPECT_EQ(caches({}), "flushed");
+  EXPECT_EQ(caches({"--launch-count=3"}), "flushed");
+  EXPECT_EQ(caches({"--cache-control=none"}), "kept");
+  EXPECT_EQ(caches({"--cache-control", "none"}), "kept");
+  EXPECT_EQ(caches({"--cache-control=none", "--cache-control", "all"}), "flushed");
+  EXPECT_EQ(caches({"--cache-control=all", "--cache-control=none"}), "kept");
+  EXPECT_EQ(caches({"--cache-control"}), "flushed");  // no value: ncu refuses it; nothing changes here
+}
+
 TEST(Profile, AnUnknownSettingListsTheValidOnes) {
   try {
     parse_backend_settings("ncu", {"sections=all"});

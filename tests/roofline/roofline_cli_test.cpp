@@ -114,6 +114,49 @@ TEST(RooflineCli, ProfileGoesOnPastAFailingAndAHangingTarget) {
   EXPECT_EQ(reread.exit_code, 0) << reread.out;
 }
 
+// docs/roofline.md#dram-bytes-and-the-cache-flush: ncu's rows say which caches their launches started
+// from, beside the report too, so --skip-profile keeps it; a plot that mixes the two says so.
+TEST(RooflineCli, NcuRowsRecordTheCacheSettingAndAMixedPlotWarns) {
+  const fs::path dir = scratch("caches");
+  std::ofstream(dir / "good") << "#!/bin/sh\nexit 0\n";
+  fs::permissions(dir / "good", fs::perms::owner_all, fs::perm_options::replace);
+  const std::string base = "roofline profile -O ncu=" + kFakeNcu + " --calibration " + kCalibration;
+  const Ran flushed = run(base + " --output " + (dir / "flushed").string() + " " + (dir / "good").string());
+  ASSERT_EQ(flushed.exit_code, 0) << flushed.out;
+  const auto a = parse_table_csv(read_file((dir / "flushed" / "roofline.csv").string()), "a");
+  ASSERT_FALSE(a.empty());
+  for (const Row& r : a) EXPECT_EQ(r.caches, "flushed");
+  EXPECT_EQ(read_file((dir / "flushed" / "good.caches").string()), "flushed\n");
+
+  const Ran kept = run(base + " -O ncu-arg=--cache-control=none --output " + (dir / "kept").string() + " " +
+                       (dir / "good").string());
+  ASSERT_EQ(kept.exit_code, 0) << kept.out;
+  // Read again without the -O: the file beside the report says how it was made.
+  const Ran reread =
+      run(base + " --skip-profile --output " + (dir / "kept").string() + " " + (dir / "good").string());
+  ASSERT_EQ(reread.exit_code, 0) << reread.out;
+  auto b = parse_table_csv(read_file((dir / "kept" / "roofline.csv").string()), "b");
+  ASSERT_FALSE(b.empty());
+  for (const Row& r : b) EXPECT_EQ(r.caches, "kept");
+  EXPECT_EQ(reread.out.find("were measured from caches flushed"), std::string::npos) << reread.out;
+
+  // The kept table as another backend's: plotted with the flushed one, a warning counts both sides.
+  for (Row& r : b) r.profiler = "range";
+  std::ofstream(dir / "range.csv") << table_csv(b);
+  const Ran mixed = run("roofline plot --from-csv " + (dir / "flushed" / "roofline.csv").string() + " " +
+                        (dir / "range.csv").string() + " --output " + (dir / "mixed").string());
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.out;
+  EXPECT_NE(mixed.out.find(std::to_string(a.size()) +
+                           " row(s) (ncu) were measured from caches flushed before "
+                           "every kernel and " +
+                           std::to_string(b.size()) +
+                           " (range) from the caches the "
+                           "program left"),
+            std::string::npos)
+      << mixed.out;
+  EXPECT_NE(mixed.out.find("-O ncu-arg=--cache-control=none"), std::string::npos) << mixed.out;
+}
+
 #if defined(DIESCOPE_FAKE_NVML_DIR) && defined(DIESCOPE_SAMPLER_FAKE)
 // docs/roofline.md#the-sampled-backend, as a user runs it, with a stand-in GPU: the fake sampler's SM
 // active is never below 10%, so every region's samples are one window. The program writes the

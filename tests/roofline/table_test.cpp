@@ -166,6 +166,35 @@ TEST(Table, SumAddsWorkAndTimePerExecutableAndRegionAndRecomputesIntensity) {
   EXPECT_EQ(aggregate(rows, Aggregate::none).size(), 4u);
 }
 
+// docs/roofline.md#dram-bytes-and-the-cache-flush
+TEST(Table, APlotMixingFlushedAndKeptCachesIsNamedWithBothSides) {
+  auto with = [](const char* profiler, const char* caches, std::int64_t launch) {
+    Row r = row("t", "forward", "k", 1, 1, 1, launch);
+    r.profiler = profiler;
+    r.caches = caches;
+    return r;
+  };
+  // Flushed with rows whose setting was not recorded (older tables): nothing to say.
+  EXPECT_FALSE(mixed_caches_warning({with("ncu", "flushed", 0), with("ncu", "", 1)}).has_value());
+  EXPECT_FALSE(mixed_caches_warning({with("range", "kept", 0), with("ncu", "kept", 1)}).has_value());
+  // 2 flushed (ncu), 3 kept (1 ncu with --cache-control none, 1 range, 1 sampled), 1 unknown.
+  const auto w =
+      mixed_caches_warning({with("ncu", "flushed", 0), with("ncu", "flushed", 1), with("ncu", "kept", 2),
+                            with("range", "kept", 3), with("sampled", "kept", 4), with("ncu", "", 5)});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(
+      w->rfind("2 row(s) (ncu) were measured from caches flushed before every kernel and 3 (ncu, range, "
+               "sampled) from the caches the program left",
+               0),
+      0u)
+      << *w;
+  // Summed over a group measured both ways, a row has no single setting.
+  const auto sum = aggregate({with("ncu", "flushed", 0), with("ncu", "kept", 1)}, Aggregate::sum);
+  ASSERT_EQ(sum.size(), 1u);
+  EXPECT_EQ(sum[0].caches, "");
+  EXPECT_EQ(aggregate({with("ncu", "kept", 0), with("ncu", "kept", 1)}, Aggregate::sum)[0].caches, "kept");
+}
+
 TEST(Table, AggregateNamesAreParsed) {
   EXPECT_EQ(parse_aggregate("dominant"), Aggregate::dominant);
   EXPECT_THROW(parse_aggregate("mean"), core::UsageError);

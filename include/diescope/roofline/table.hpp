@@ -79,7 +79,19 @@ struct Row {
   PerPrecision measured_flop_per_s = nan_per_precision();
   PerLevel measured_bytes_per_s = nan_per_level();
   std::string calibration;  // the calibration file's name, or why there is none
+  // The caches each launch started from (docs/roofline.md#dram-bytes-and-the-cache-flush): "flushed"
+  // (ncu's default: flushed before every kernel), "kept" (as the program or the previous kernel left
+  // them: the range and sampled backends, ncu with --cache-control none); empty: not recorded.
+  std::string caches;
 };
+
+// kCachesFlushed and kCachesKept: the two values of Row::caches.
+inline constexpr const char* kCachesFlushed = "flushed";
+inline constexpr const char* kCachesKept = "kept";
+
+// A warning when `rows` mix launches measured from flushed caches with launches measured from kept
+// ones (their DRAM bytes are not comparable); nullopt when they do not.
+std::optional<std::string> mixed_caches_warning(const std::vector<Row>& rows);
 
 // Derived figures (docs/roofline.md#derived), computed from a row, never stored apart from it.
 double counter_peak_flop_per_s(const Row& r, Precision p);  // peak per cycle x sm_hz
