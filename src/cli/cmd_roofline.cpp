@@ -99,7 +99,7 @@ fs::path caches_file(const fs::path& base) {
 std::string read_caches(const fs::path& path) {
   std::ifstream in(path);
   std::string word;
-  if (!(in >> word) || (word != kCachesFlushed && word != kCachesKept)) return "";
+  if (!(in >> word) || (word != kCachesFlushed && word != kCachesUnflushed)) return "";
   return word;
 }
 

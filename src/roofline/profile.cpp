@@ -187,7 +187,7 @@ std::string ncu_caches(const NcuSettings& s) {
     else if (a == "--cache-control" && i + 1 < s.ncu_args.size())
       mode = s.ncu_args[++i];
   }
-  return mode == "none" ? kCachesKept : kCachesFlushed;
+  return mode == "none" ? kCachesUnflushed : kCachesFlushed;
 }
 
 std::vector<std::string> ncu_command(const std::string& ncu, const NcuSettings& s, const Target& t,

@@ -332,8 +332,7 @@ std::vector<Row> rows_from_range(const std::vector<RangeRun>& runs, const std::s
     rows[i].launches = r.launches;
     rows[i].gpu = first.gpu;
     rows[i].profiler = "range";
-    rows[i].caches =
-        kCachesKept;  // the program runs as it is (docs/roofline.md#dram-bytes-and-the-cache-flush)
+    rows[i].caches = kCachesProgram;  // docs/roofline.md#dram-bytes-and-the-cache-flush
   }
   return rows;
 }

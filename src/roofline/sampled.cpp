@@ -283,7 +283,7 @@ std::vector<Row> rows_from_sampled(const std::vector<SampledRegion>& main,
   auto base_row = [&](const std::string& region) {
     Row r;
     r.profiler = "sampled";
-    r.caches = kCachesKept;  // docs/roofline.md#dram-bytes-and-the-cache-flush
+    r.caches = kCachesProgram;  // docs/roofline.md#dram-bytes-and-the-cache-flush
     r.executable = executable;
     r.region = region;
     r.gpu = gpu;

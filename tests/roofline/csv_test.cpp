@@ -36,7 +36,7 @@ TEST(Csv, TableWithoutProfilerColumnIsNcus) {
 TEST(Csv, TableWithoutCachesColumnReadsAsNotRecorded) {
   // docs/roofline.md#the-table: a table written before the caches were recorded.
   auto rows = fixture_rows("h200-gemm.raw.csv", "gemm");
-  rows[0].caches = "flushed";
+  rows[0].caches = "unflushed";
   const std::string text = table_csv(rows);
   const std::string header = text.substr(0, text.find('\n'));
   const std::size_t col = header.find(",caches,");
@@ -71,7 +71,7 @@ TEST(Csv, TableWithoutCachesColumnReadsAsNotRecorded) {
   for (const Row& r : back) EXPECT_EQ(r.caches, "");
   // With the column, the value comes back.
   const auto again = parse_table_csv(text, "new.csv");
-  EXPECT_EQ(again[0].caches, "flushed");
+  EXPECT_EQ(again[0].caches, "unflushed");
   EXPECT_EQ(again[1].caches, "");
 }
 

@@ -41,10 +41,10 @@ TEST(Profile, TheCachesNcuStartsFromFollowItsCacheControlArgument) {
   };
   EXPECT_EQ(caches({}), "flushed");
   EXPECT_EQ(caches({"--launch-count=3"}), "flushed");
-  EXPECT_EQ(caches({"--cache-control=none"}), "kept");
-  EXPECT_EQ(caches({"--cache-control", "none"}), "kept");
+  EXPECT_EQ(caches({"--cache-control=none"}), "unflushed");
+  EXPECT_EQ(caches({"--cache-control", "none"}), "unflushed");
   EXPECT_EQ(caches({"--cache-control=none", "--cache-control", "all"}), "flushed");
-  EXPECT_EQ(caches({"--cache-control=all", "--cache-control=none"}), "kept");
+  EXPECT_EQ(caches({"--cache-control=all", "--cache-control=none"}), "unflushed");
   EXPECT_EQ(caches({"--cache-control"}), "flushed");  // no value: ncu refuses it; nothing changes here
 }
 

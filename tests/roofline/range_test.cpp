@@ -162,7 +162,7 @@ TEST(RangeRows, GroupsMergeByRegionAndOccurrence) {
   ASSERT_EQ(rows.size(), 2u);
   const Row& fma = rows[0];
   EXPECT_EQ(fma.profiler, "range");
-  EXPECT_EQ(fma.caches, "kept");  // the program ran as it is
+  EXPECT_EQ(fma.caches, "program");  // the program ran as it is
   EXPECT_EQ(fma.region, "fma");
   EXPECT_EQ(fma.kernel, "ffma_kernel");
   EXPECT_EQ(fma.launches, 4);

@@ -115,8 +115,8 @@ TEST(RooflineCli, ProfileGoesOnPastAFailingAndAHangingTarget) {
 }
 
 // docs/roofline.md#dram-bytes-and-the-cache-flush: ncu's rows say which caches their launches started
-// from, beside the report too, so --skip-profile keeps it; a plot that mixes the two says so.
-TEST(RooflineCli, NcuRowsRecordTheCacheSettingAndAMixedPlotWarns) {
+// from, beside the report too, so --skip-profile keeps it; a plot that mixes two states says so.
+TEST(RooflineCli, NcuRowsRecordTheCacheStateAndAMixedPlotWarns) {
   const fs::path dir = scratch("caches");
   std::ofstream(dir / "good") << "#!/bin/sh\nexit 0\n";
   fs::permissions(dir / "good", fs::perms::owner_all, fs::perm_options::replace);
@@ -128,33 +128,37 @@ TEST(RooflineCli, NcuRowsRecordTheCacheSettingAndAMixedPlotWarns) {
   for (const Row& r : a) EXPECT_EQ(r.caches, "flushed");
   EXPECT_EQ(read_file((dir / "flushed" / "good.caches").string()), "flushed\n");
 
-  const Ran kept = run(base + " -O ncu-arg=--cache-control=none --output " + (dir / "kept").string() + " " +
-                       (dir / "good").string());
-  ASSERT_EQ(kept.exit_code, 0) << kept.out;
+  const Ran unflushed = run(base + " -O ncu-arg=--cache-control=none --output " +
+                            (dir / "unflushed").string() + " " + (dir / "good").string());
+  ASSERT_EQ(unflushed.exit_code, 0) << unflushed.out;
   // Read again without the -O: the file beside the report says how it was made.
   const Ran reread =
-      run(base + " --skip-profile --output " + (dir / "kept").string() + " " + (dir / "good").string());
+      run(base + " --skip-profile --output " + (dir / "unflushed").string() + " " + (dir / "good").string());
   ASSERT_EQ(reread.exit_code, 0) << reread.out;
-  auto b = parse_table_csv(read_file((dir / "kept" / "roofline.csv").string()), "b");
+  auto b = parse_table_csv(read_file((dir / "unflushed" / "roofline.csv").string()), "b");
   ASSERT_FALSE(b.empty());
-  for (const Row& r : b) EXPECT_EQ(r.caches, "kept");
-  EXPECT_EQ(reread.out.find("were measured from caches flushed"), std::string::npos) << reread.out;
+  for (const Row& r : b) EXPECT_EQ(r.caches, "unflushed");
+  EXPECT_EQ(reread.out.find("caches in different states"), std::string::npos) << reread.out;
 
-  // The kept table as another backend's: plotted with the flushed one, a warning counts both sides.
-  for (Row& r : b) r.profiler = "range";
+  // The flushed table beside a range table (the program's caches): a warning counts both kinds.
+  for (Row& r : b) {
+    r.profiler = "range";
+    r.caches = "program";
+  }
   std::ofstream(dir / "range.csv") << table_csv(b);
   const Ran mixed = run("roofline plot --from-csv " + (dir / "flushed" / "roofline.csv").string() + " " +
                         (dir / "range.csv").string() + " --output " + (dir / "mixed").string());
   ASSERT_EQ(mixed.exit_code, 0) << mixed.out;
   EXPECT_NE(mixed.out.find(std::to_string(a.size()) +
-                           " row(s) (ncu) were measured from caches flushed before "
-                           "every kernel and " +
+                           " row(s) (ncu) from caches flushed before every kernel "
+                           "(ncu's default); " +
                            std::to_string(b.size()) +
-                           " (range) from the caches the "
-                           "program left"),
+                           " row(s) (range) from the caches "
+                           "the program left."),
             std::string::npos)
       << mixed.out;
-  EXPECT_NE(mixed.out.find("-O ncu-arg=--cache-control=none"), std::string::npos) << mixed.out;
+  EXPECT_NE(mixed.out.find("compare DRAM intensities only between rows of one kind"), std::string::npos)
+      << mixed.out;
 }
 
 #if defined(DIESCOPE_FAKE_NVML_DIR) && defined(DIESCOPE_SAMPLER_FAKE)

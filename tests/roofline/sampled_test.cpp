@@ -306,7 +306,7 @@ TEST(SampledTwoPoint, TheOneIterationRunIsSubtractedAndTheRestDividedByNMinusOne
   EXPECT_DOUBLE_EQ(rows[0].bytes[index(Level::dram)], 100);
   EXPECT_DOUBLE_EQ(rows[0].flop[index(Precision::fp32)], 1e9);
   EXPECT_EQ(rows[0].profiler, "sampled");
-  EXPECT_EQ(rows[0].caches, "kept");
+  EXPECT_EQ(rows[0].caches, "program");
   EXPECT_TRUE(warnings.empty());
 }
 

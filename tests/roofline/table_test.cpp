@@ -167,32 +167,37 @@ TEST(Table, SumAddsWorkAndTimePerExecutableAndRegionAndRecomputesIntensity) {
 }
 
 // docs/roofline.md#dram-bytes-and-the-cache-flush
-TEST(Table, APlotMixingFlushedAndKeptCachesIsNamedWithBothSides) {
+TEST(Table, APlotMixingCacheStatesNamesEachKindWithItsRowsAndBackends) {
   auto with = [](const char* profiler, const char* caches, std::int64_t launch) {
     Row r = row("t", "forward", "k", 1, 1, 1, launch);
     r.profiler = profiler;
     r.caches = caches;
     return r;
   };
-  // Flushed with rows whose setting was not recorded (older tables): nothing to say.
+  // One kind, with rows whose state was not recorded (older tables): nothing to say.
   EXPECT_FALSE(mixed_caches_warning({with("ncu", "flushed", 0), with("ncu", "", 1)}).has_value());
-  EXPECT_FALSE(mixed_caches_warning({with("range", "kept", 0), with("ncu", "kept", 1)}).has_value());
-  // 2 flushed (ncu), 3 kept (1 ncu with --cache-control none, 1 range, 1 sampled), 1 unknown.
+  EXPECT_FALSE(
+      mixed_caches_warning({with("range", "program", 0), with("sampled", "program", 1)}).has_value());
+  // 2 flushed (ncu), 1 unflushed (ncu), 2 program (range, sampled), 1 not recorded.
   const auto w =
-      mixed_caches_warning({with("ncu", "flushed", 0), with("ncu", "flushed", 1), with("ncu", "kept", 2),
-                            with("range", "kept", 3), with("sampled", "kept", 4), with("ncu", "", 5)});
+      mixed_caches_warning({with("ncu", "flushed", 0), with("ncu", "flushed", 1), with("ncu", "unflushed", 2),
+                            with("sampled", "program", 3), with("range", "program", 4), with("ncu", "", 5)});
   ASSERT_TRUE(w.has_value());
   EXPECT_EQ(
-      w->rfind("2 row(s) (ncu) were measured from caches flushed before every kernel and 3 (ncu, range, "
-               "sampled) from the caches the program left",
+      w->rfind("the rows were measured from caches in different states: 2 row(s) (ncu) from caches "
+               "flushed before every kernel (ncu's default); 1 row(s) (ncu) from the caches ncu's "
+               "previous replay pass left; 2 row(s) (range, sampled) from the caches the program left. ",
                0),
       0u)
       << *w;
-  // Summed over a group measured both ways, a row has no single setting.
-  const auto sum = aggregate({with("ncu", "flushed", 0), with("ncu", "kept", 1)}, Aggregate::sum);
+  // Two kinds are enough.
+  EXPECT_TRUE(mixed_caches_warning({with("ncu", "unflushed", 0), with("range", "program", 1)}).has_value());
+  // Summed over a group measured both ways, a row has no single state.
+  const auto sum = aggregate({with("ncu", "flushed", 0), with("ncu", "unflushed", 1)}, Aggregate::sum);
   ASSERT_EQ(sum.size(), 1u);
   EXPECT_EQ(sum[0].caches, "");
-  EXPECT_EQ(aggregate({with("ncu", "kept", 0), with("ncu", "kept", 1)}, Aggregate::sum)[0].caches, "kept");
+  EXPECT_EQ(aggregate({with("ncu", "flushed", 0), with("ncu", "flushed", 1)}, Aggregate::sum)[0].caches,
+            "flushed");
 }
 
 TEST(Table, AggregateNamesAreParsed) {

@@ -46,8 +46,8 @@ bool is_google_benchmark(const std::filesystem::path& executable);
 std::vector<std::string> ncu_command(const std::string& ncu, const NcuSettings& s, const Target& t,
                                      const std::filesystem::path& report_base, const std::string& machine);
 
-// The caches ncu's launches start from under these settings (Row::caches): "kept" when the ncu
-// arguments say --cache-control none (the last such argument wins, as in ncu), else "flushed".
+// The caches ncu's launches start from under these settings (Row::caches): "unflushed" when the
+// ncu arguments say --cache-control none (the last such argument wins, as in ncu), else "flushed".
 std::string ncu_caches(const NcuSettings& s);
 
 // How one target's profiling ended.

@@ -80,17 +80,19 @@ struct Row {
   PerLevel measured_bytes_per_s = nan_per_level();
   std::string calibration;  // the calibration file's name, or why there is none
   // The caches each launch started from (docs/roofline.md#dram-bytes-and-the-cache-flush): "flushed"
-  // (ncu's default: flushed before every kernel), "kept" (as the program or the previous kernel left
-  // them: the range and sampled backends, ncu with --cache-control none); empty: not recorded.
+  // (ncu's default: flushed before every kernel), "unflushed" (ncu with --cache-control none: as
+  // ncu's previous replay pass left them), "program" (the range and sampled backends: as the program
+  // left them); empty: not recorded.
   std::string caches;
 };
 
-// kCachesFlushed and kCachesKept: the two values of Row::caches.
+// The values of Row::caches.
 inline constexpr const char* kCachesFlushed = "flushed";
-inline constexpr const char* kCachesKept = "kept";
+inline constexpr const char* kCachesUnflushed = "unflushed";
+inline constexpr const char* kCachesProgram = "program";
 
-// A warning when `rows` mix launches measured from flushed caches with launches measured from kept
-// ones (their DRAM bytes are not comparable); nullopt when they do not.
+// A warning when `rows` hold launches measured from caches in more than one of those states (their
+// DRAM bytes are not comparable); nullopt when they do not.
 std::optional<std::string> mixed_caches_warning(const std::vector<Row>& rows);
 
 // Derived figures (docs/roofline.md#derived), computed from a row, never stored apart from it.
