@@ -72,3 +72,28 @@ bench_step() {
   echo "== exit $rc, $(python3 -c "print(f'{$t1-$t0:.1f}')") s wall" >> "$out/$name.txt"
   echo "$name: exit $rc ($(tail -1 "$out/$name.txt"))"
 }
+
+# bench_bin_dir SCRIPT BIN OUT_DIR FILE...: the start of a script that is given a folder of binaries
+# (built elsewhere and carried to the GPU machine) and an output folder. Sets bin and out (absolute;
+# out is created) and work (a new temporary folder); each FILE must be in bin. Stops unless a GPU
+# answers; puts CUDA's and CUPTI's libraries onto LD_LIBRARY_PATH; writes OUT_DIR/env.txt (the date,
+# the GPU, its driver, clocks and power limit, ncu's version). Clocks and limits are read, never set.
+bench_bin_dir() {
+  local script=$1 f
+  bin=$(cd "${2:?usage: $script BIN OUT_DIR}" && pwd) || exit 2
+  out=${3:?usage: $script BIN OUT_DIR}
+  shift 3
+  for f in "$@"; do
+    [ -e "$bin/$f" ] || { echo "$script: missing $bin/$f" >&2; exit 2; }
+  done
+  nvidia-smi > /dev/null 2>&1 || { echo "$script: no GPU here (nvidia-smi failed): run it on a GPU machine" >&2; exit 2; }
+  mkdir -p "$out"
+  out=$(cd "$out" && pwd)
+  work=$(mktemp -d)
+  export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
+  {
+    date -u
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv
+    ncu --version | tail -1
+  } > "$out/env.txt" 2>&1
+}

@@ -13,25 +13,11 @@
 #   bench/roofline/gemm_power_clock.sh BIN OUT_DIR    BIN holds diescope, diescope-cupti,
 #                                                     libdiescope-range.so and range_regions
 set -uo pipefail
-bin=$(cd "${1:?usage: gemm_power_clock.sh BIN OUT_DIR}" && pwd)
-out=${2:?usage: gemm_power_clock.sh BIN OUT_DIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-work=$(mktemp -d)
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/../common.sh"  # bench_bin_dir, bench_step
+bench_bin_dir gemm_power_clock.sh "${1:-}" "${2:-}" diescope diescope-cupti libdiescope-range.so range_regions
 ds="$bin/diescope"
 lib="$bin/libdiescope-range.so"
-for f in "$ds" "$lib" "$bin/diescope-cupti" "$bin/range_regions"; do
-  [ -e "$f" ] || { echo "missing $f" >&2; exit 2; }
-done
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
-nvidia-smi > /dev/null 2>&1 || { echo "no GPU here (nvidia-smi failed): this script runs on a GPU machine" >&2; exit 2; }
-{
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv
-  ncu --version | tail -1
-} > "$out/env.txt" 2>&1
-# shellcheck source=bench/common.sh
-. "$(dirname "$0")/../common.sh"  # bench_step
 cp "$bin/range_regions" "$work/regions"  # rows of "regions", as in sampled_backend.sh
 flop=(--flop "regions\\[gemm\\]=$(python3 -c 'print(2*22528**3)')@tensor-bf16")
 

@@ -14,29 +14,15 @@
 #   bench/roofline/resnet50_backends.sh BIN OUT_DIR      BIN holds diescope, diescope-cupti and
 #                                                        libdiescope-range.so
 set -uo pipefail
-bin=$(cd "${1:?usage: resnet50_backends.sh BIN OUT_DIR}" && pwd)
-out=${2:?usage: resnet50_backends.sh BIN OUT_DIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-work=$(mktemp -d)
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/../common.sh"  # bench_bin_dir, bench_step
+bench_bin_dir resnet50_backends.sh "${1:-}" "${2:-}" diescope diescope-cupti libdiescope-range.so
+python3 -c "import torch, torchvision; print('torch', torch.__version__, 'torchvision', torchvision.__version__)" \
+  >> "$out/env.txt" 2>&1
 ds="$bin/diescope"
 lib="$bin/libdiescope-range.so"
-for f in "$ds" "$lib" "$bin/diescope-cupti"; do
-  [ -e "$f" ] || { echo "missing $f" >&2; exit 2; }
-done
 here=$(cd "$(dirname "$0")" && pwd)
 steps=(python3 "$here/resnet50_steps.py" --warmup 2 --steps 1 --batch 32)
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
-nvidia-smi > /dev/null 2>&1 || { echo "no GPU here (nvidia-smi failed): this script runs on a GPU machine" >&2; exit 2; }
-{
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv
-  ncu --version | tail -1
-  python3 -c "import torch, torchvision; print('torch', torch.__version__, 'torchvision', torchvision.__version__)" 2>&1
-} > "$out/env.txt" 2>&1
-
-# shellcheck source=bench/common.sh
-. "$here/../common.sh"  # bench_step
 
 # 1. and 2. The range profiler and the sampled backend, through diescope.
 bench_step range 150 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/range" --timeout 140 \

@@ -20,27 +20,12 @@
 #     BIN holds diescope, diescope-cupti, libdiescope-range.so and range_regions
 #     (nvcc -O3 -arch=sm_90 bench/roofline/range_regions.cu -lcublas).
 set -uo pipefail
-bin=$(cd "${1:?usage: sampled_backend.sh BIN OUT_DIR}" && pwd)
-out=${2:?usage: sampled_backend.sh BIN OUT_DIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-work=$(mktemp -d)
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/../common.sh"  # bench_bin_dir, bench_step
+bench_bin_dir sampled_backend.sh "${1:-}" "${2:-}" diescope diescope-cupti libdiescope-range.so range_regions
 prog="$bin/range_regions"
 ds="$bin/diescope"
 lib="$bin/libdiescope-range.so"
-for f in "$prog" "$ds" "$lib" "$bin/diescope-cupti"; do
-  [ -e "$f" ] || { echo "missing $f" >&2; exit 2; }
-done
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
-{
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv
-  ncu --version | tail -1
-} > "$out/env.txt" 2>&1
-nvidia-smi > /dev/null 2>&1 || { echo "no GPU here (nvidia-smi failed): this script runs on a GPU machine" >&2; exit 2; }
-
-# shellcheck source=bench/common.sh
-. "$(dirname "$0")/../common.sh"  # bench_step
 
 # The analytic work of one launch of each region (range_regions.cu): FFMA 2 x 4 x 655,360 per thread
 # over 1056 x 256 threads; the triad 2 FLOPs per element per sweep, 24 sweeps of 2^28; the GEMM 2 M N K.

@@ -11,18 +11,9 @@
 # Writes OUT_DIR/<region>-{ncu,range}.csv, <region>-{ncu,range}.txt (each run's output), env.txt, and
 # prints one CSV line per region: region, precision, known work, ncu, range, range/ncu.
 set -uo pipefail
-bin=$(cd "${1:?usage: tensor_parts.sh BIN OUT_DIR}" && pwd)
-out=${2:?usage: tensor_parts.sh BIN OUT_DIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-for f in "$bin/diescope" "$bin/libdiescope-range.so" "$bin/range_regions"; do
-  [ -e "$f" ] || { echo "tensor_parts: missing $f" >&2; exit 2; }
-done
-nvidia-smi > /dev/null 2>&1 || { echo "tensor_parts: no GPU here (nvidia-smi failed): run it on a GPU machine" >&2; exit 2; }
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64:${LD_LIBRARY_PATH:-}
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit --format=csv; ncu --version | tail -1; } \
-  > "$out/env.txt" 2>&1
-work=$(mktemp -d)
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/../common.sh"  # bench_bin_dir, bench_step
+bench_bin_dir tensor_parts.sh "${1:-}" "${2:-}" diescope libdiescope-range.so range_regions
 cp "$bin/range_regions" "$work/regions"
 echo "region,precision,known,ncu,range,range/ncu"
 for region in hgemm hmma imma; do

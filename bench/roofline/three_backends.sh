@@ -10,26 +10,13 @@
 #     bench/roofline/range_regions.cu -lcublas); OUT_DIR gets the tables and logs.
 #     RESNET=bench/roofline/resnet50_steps.py adds the range profiler on ResNet-50 training.
 set -uo pipefail
-bin=$(cd "${1:?usage: three_backends.sh BIN OUT_DIR}" && pwd)
-out=${2:?usage: three_backends.sh BIN OUT_DIR}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-work=$(mktemp -d)
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/../common.sh"  # bench_bin_dir, bench_step
+bench_bin_dir three_backends.sh "${1:-}" "${2:-}" diescope libdiescope-range.so range_regions
 reps=${REPS:-3}
 prog="$bin/range_regions"
 ds="$bin/diescope"
 lib="$bin/libdiescope-range.so"
-for f in "$prog" "$ds" "$lib"; do
-  [ -e "$f" ] || { echo "missing $f" >&2; exit 2; }
-done
-{
-  date -u
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv
-  ncu --version | tail -1
-} > "$out/env.txt" 2>&1
-
-# shellcheck source=bench/common.sh
-. "$(dirname "$0")/../common.sh"  # bench_step
 
 # 1. The range profiler.
 bench_step range 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/range" -- "$prog" --reps "$reps"
