@@ -115,7 +115,13 @@ const std::vector<Column>& columns() {
       c.push_back(
           array_col("measured ceiling " + std::string(level_name(l)), "B/s", &Row::measured_bytes_per_s, l));
     c.push_back(text_col("calibration", &Row::calibration));
-    c.push_back(text_col("caches", &Row::caches));
+    // docs/roofline.md#dram-bytes-and-the-cache-flush: one of the three states, or empty.
+    c.push_back({"caches", "", [](const Row& r) { return quote(r.caches); },
+                 [](Row& r, const std::string& s) {
+                   if (!s.empty() && s != kCachesFlushed && s != kCachesUnflushed && s != kCachesProgram)
+                     throw std::invalid_argument("not a cache state");
+                   r.caches = s;
+                 }});
     // Derived: written for people, recomputed on reading (docs/roofline.md#derived).
     for (Precision p : kAllPrecisions)
       c.push_back(derived("counter ceiling " + std::string(precision_name(p)),
@@ -254,8 +260,10 @@ std::vector<Row> parse_table_csv(std::string_view text, const std::string& path)
       try {
         layout[i]->read(r, fields[i]);
       } catch (const std::exception&) {
+        const bool state = layout[i]->name == "caches";
         throw core::InputError(path, line_no,
-                               "column \"" + layout[i]->name + "\" holds \"" + fields[i] + "\", not a number",
+                               "column \"" + layout[i]->name + "\" holds \"" + fields[i] + "\", not " +
+                                   (state ? "flushed, unflushed, program or empty" : "a number"),
                                fix);
       }
     }

@@ -150,7 +150,7 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
   // Points: x = intensity at DRAM, y = performance (docs/roofline.md#the-plot).
   struct Point {
     double x, y;
-    std::string group, label, profiler;
+    std::string group, label, profiler, caches;
   };
   std::vector<std::string> profilers;  // the backends of the rows, in order of first appearance
   std::vector<Point> points;
@@ -168,7 +168,7 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
       ++unplotted;
       continue;
     }
-    points.push_back({x, y, group, point_label(r), r.profiler});
+    points.push_back({x, y, group, point_label(r), r.profiler, r.caches});
   }
   double max_compute = 0, max_bw = 0, min_bw = std::numeric_limits<double>::infinity();
   for (const RoofLine& l : roofs) {
@@ -287,7 +287,10 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
     const char* colour = kPalette[g % std::size(kPalette)];
     s += marker(p.profiler, sx(p.x), sy(p.y), colour,
                 R"( class="pt" fill-opacity="0.85" stroke="#222" stroke-width="0.5")",
-                "<title>" + escape(p.profiler + " | " + p.group + " | " + p.label) + "</title>") +
+                "<title>" +
+                    escape(p.profiler + " | " + p.group + " | " + p.label +
+                           (p.caches.empty() ? "" : " | caches " + p.caches)) +
+                    "</title>") +
          "\n";
     if (label_points)
       s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="9" fill="#333">{}</text>)"
@@ -343,7 +346,9 @@ std::string render_html(const std::vector<Row>& rows, const PlotOptions& options
   std::string h =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escape(options.title) +
       "</title>\n<style>body{font-family:sans-serif;margin:16px}table{border-collapse:collapse;font-size:"
-      "12px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.t{text-align:left}"
+      "12px}td,th{border:1px solid #ccc;padding:2px "
+      "6px;text-align:right}td.t{text-align:left}p.warn{border-left:4px solid "
+      "#e15759;padding-left:8px;max-width:900px}"
       "</style></head><body>\n";
   h += render_svg(rows, options);
   h += "<p>Solid roofs: ceilings measured by <code>diescope calibrate</code>; dashed: Nsight Compute's "
@@ -351,19 +356,25 @@ std::string render_html(const std::vector<Row>& rows, const PlotOptions& options
        "per cycle times the clock the unit ran at (median over the rows). docs/roofline.md says how each "
        "figure is "
        "made.</p>\n";
-  h += "<table><tr><th>executable</th><th>region</th><th>kernel</th><th>launches</th><th>duration [s]</th>"
+  // docs/roofline.md#dram-bytes-and-the-cache-flush: the page says what the command line said.
+  if (const auto w = mixed_caches_warning(rows))
+    h += "<p class=warn><b>Warning:</b> " + escape(*w) + "</p>\n";
+  h += "<table><tr><th>backend</th><th>caches</th><th>executable</th><th>region</th><th>kernel</th>"
+       "<th>launches</th><th>duration [s]</th>"
        "<th>precision</th><th>work [FLOP]</th><th>DRAM [B]</th><th>intensity DRAM [FLOP/B]</th>"
        "<th>performance [FLOP/s]</th><th>roof [FLOP/s]</th><th>roof from</th><th>of roof [%]</th></tr>\n";
   for (const Row& r : rows) {
     const auto p = dominant_precision(r);
     const Roof roof = binding_roof(r);
     h += fmt::format(
-        "<tr><td class=t>{}</td><td class=t>{}</td><td class=t>{}</td><td>{}</td><td>{:.4g}</td><td "
+        "<tr><td class=t>{}</td><td class=t>{}</td><td class=t>{}</td><td class=t>{}</td><td "
+        "class=t>{}</td><td>{}</td><td>{:.4g}</td><td "
         "class=t>{}</td><td>{:.4g}</td><td>{:.4g}</td><td>{:.4g}</td><td>{}</td><td>{}</td><td "
         "class=t>{}</td><td>{:."
         "1f}</td></tr>\n",
-        escape(r.executable), escape(r.region), escape(short_kernel(r.kernel)), r.launches, r.duration_s,
-        p ? precision_name(*p) : "", dominant_flop(r), r.bytes[index(Level::dram)], intensity(r, Level::dram),
+        escape(r.profiler), escape(r.caches), escape(r.executable), escape(r.region),
+        escape(short_kernel(r.kernel)), r.launches, r.duration_s, p ? precision_name(*p) : "",
+        dominant_flop(r), r.bytes[index(Level::dram)], intensity(r, Level::dram),
         si(performance(r), "FLOP/s"), si(roof.flop_per_s, "FLOP/s"),
         roof.which.empty() ? "" : roof.which + (roof.measured ? " (measured)" : " (counter peak)"),
         pct_of_roof(r));

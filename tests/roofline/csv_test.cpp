@@ -73,6 +73,19 @@ TEST(Csv, TableWithoutCachesColumnReadsAsNotRecorded) {
   const auto again = parse_table_csv(text, "new.csv");
   EXPECT_EQ(again[0].caches, "unflushed");
   EXPECT_EQ(again[1].caches, "");
+  // Any other state is named with the line it is on (the header is line 1, row 0 line 2).
+  std::string bad = text;
+  bad.replace(bad.find(",unflushed,"), 11, ",kept,");
+  try {
+    parse_table_csv(bad, "bad.csv");
+    FAIL() << "a table with caches \"kept\" was read";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("bad.csv:2: column \"caches\" holds \"kept\", not flushed, unflushed, "
+                                   "program or empty"),
+        std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Csv, HeadersCarryUnitsAndTheTableRoundTrips) {

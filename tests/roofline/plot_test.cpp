@@ -92,6 +92,27 @@ TEST(Plot, HtmlHoldsThePlotAndTheTable) {
   EXPECT_NE(html.find("nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT"), std::string::npos);
 }
 
+// docs/roofline.md#dram-bytes-and-the-cache-flush: each point's tooltip and table row say how its
+// caches were; a page mixing two states says so above the table, as the command line does.
+TEST(Plot, APageMixingCacheStatesSaysSo) {
+  auto rows = bundled_rows();
+  EXPECT_EQ(render_html(rows, PlotOptions{}).find("caches in different states"), std::string::npos);
+  rows[0].caches = "flushed";
+  rows[1].caches = "flushed";
+  EXPECT_EQ(render_html(rows, PlotOptions{}).find("caches in different states"), std::string::npos);
+  rows[2].profiler = "range";
+  rows[2].caches = "program";
+  const std::string html = render_html(rows, PlotOptions{});
+  EXPECT_EQ(count(html, "<p class=warn>"), 1u);
+  EXPECT_NE(html.find("2 row(s) (ncu) from caches flushed before every kernel (ncu's default); 1 row(s) "
+                      "(range) from the caches the program left"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td class=t>range</td><td class=t>program</td>"), std::string::npos);
+  EXPECT_EQ(count(html, " | caches flushed</title>"), 2u);
+  EXPECT_EQ(count(html, " | caches program</title>"), 1u);
+}
+
 TEST(Plot, ManyPointsAreDrawnUnlabelled) {
   std::vector<Row> rows;
   const Row base = fixture_rows("h200-triad.raw.csv", "triad")[0];
