@@ -8,10 +8,9 @@
 #   3. ncu (--aggregate sum) and the range profiler on --reps 2 of the same launches;
 #   4. bad input: no NVTX region (with a --flop rule that matches nothing), a region never closed, a
 #      crash inside a region;
-#   5. (RESNET=path/to/resnet50_steps.py) the range profiler on ResNet-50's later steps (the stale-range
-#      check);
-#   6. (SGEMM=1) the same three backends on an fp32 GEMM of 20 ms a launch under the power limit
-#      (SGEMM=only: step 6 alone).
+#   5. (SGEMM=1) the same three backends on an fp32 GEMM of 20 ms a launch under the power limit
+#      (SGEMM=only: step 5 alone).
+# ResNet-50 training through every backend is resnet50_backends.sh.
 # Every step has a timeout. Writes into OUT_DIR: each step's output (NAME.txt), the tables
 # (sampled.csv, ncu.csv, range.csv), the windows of each sampled run (*.sampled-windows.tsv: the
 # calibration data of the constants), the recordings gzipped (for --skip-profile with other constants).
@@ -34,7 +33,7 @@ flops=(--flop "regions\\[ffma\\]=$(python3 -c 'print(2*4*655360*1056*256)')"
        --flop "regions\\[gemm\\]=$(python3 -c 'print(2*22528**3)')@tensor-bf16")
 cp "$prog" "$work/regions"  # the target is named for its file: rows of "regions"
 
-if [ "${SGEMM:-}" != only ]; then  # SGEMM=only runs step 6 alone
+if [ "${SGEMM:-}" != only ]; then  # SGEMM=only runs step 5 alone
 # 1. The sampler's interval: what it sustains (median interval, coverage, holes) on the FFMA region.
 for iv in 1 0.5 0.25; do
   bench_step "interval-$iv" 60 "$ds" roofline profile --profiler sampled -O lib="$lib" -O interval-ms="$iv" \
@@ -73,14 +72,8 @@ bench_step bad-crash 60 "$ds" roofline profile --profiler sampled -O lib="$lib" 
 cp "$work/b1/roofline.csv" "$out/bad-no-nvtx.csv" 2>/dev/null
 cp "$work/b3/roofline.csv" "$out/bad-crash.csv" 2>/dev/null
 
-# 5. The range profiler on ResNet-50 (2 warm-up steps, 1 step, as before): the stale-range check on the later steps.
-if [ -n "${RESNET:-}" ]; then
-  bench_step resnet 120 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/resnet" --timeout 110 \
-    -- python3 "$RESNET" --warmup 2 --steps 1 --batch 32
-  cp "$work/resnet/roofline.csv" "$out/resnet-range.csv" 2>/dev/null
-fi
 fi  # SGEMM=only
-# 6. (SGEMM=1) an fp32 GEMM of 20 ms a launch that stays under the power limit, through the sampled
+# 5. (SGEMM=1) an fp32 GEMM of 20 ms a launch that stays under the power limit, through the sampled
 #    backend (two-point), ncu and the range profiler: the duration check on a GEMM whose clock does not
 #    follow the power limit. Tables: sampled-sgemm.csv, ncu-sgemm.csv, range-sgemm.csv.
 if [ -n "${SGEMM:-}" ]; then

@@ -8,7 +8,7 @@
 #   bench/roofline/three_backends.sh BIN OUT_DIR
 #     BIN holds diescope, libdiescope-range.so and range_regions (nvcc -O3 -arch=sm_90
 #     bench/roofline/range_regions.cu -lcublas); OUT_DIR gets the tables and logs.
-#     RESNET=bench/roofline/resnet50_steps.py adds the range profiler on ResNet-50 training.
+#     ResNet-50 training through every backend: resnet50_backends.sh.
 set -uo pipefail
 # shellcheck source=bench/common.sh
 . "$(dirname "$0")/../common.sh"  # bench_bin_dir, bench_step
@@ -29,14 +29,6 @@ bench_step ncu 300 "$ds" roofline profile --profiler ncu --aggregate sum --outpu
 cp "$work/ncu/roofline.csv" "$out/ncu.csv" 2>/dev/null
 cp "$work/ncu/roofline-launches.csv" "$out/ncu-launches.csv" 2>/dev/null
 
-# 2b. The range profiler on PyTorch ResNet-50 training (resnet50_steps.py: 2 warm-up steps, 1 step,
-#     batch 32; forward, backward as a start/end range, optimizer), beside the ncu regions of the
-#     same script saved in bench/results/roofline/2026-12-01-h200-resnet50-regions/.
-if [ -n "${RESNET:-}" ]; then
-  bench_step resnet 200 "$ds" roofline profile --profiler range -O lib="$lib" --output "$work/resnet" --timeout 90 \
-    -- python3 "$RESNET" --warmup 2 --steps 1 --batch 32
-  cp "$work/resnet/roofline.csv" "$out/resnet-range.csv" 2>/dev/null
-fi
 
 # 3. Both on one plot.
 bench_step plot 60 "$ds" roofline plot --from-csv "$out/range.csv" "$out/ncu.csv" --output "$work/plot"
