@@ -11,6 +11,8 @@ import csv
 import os
 import sys
 
+from resnet50_bytes import step_rows  # beside this script
+
 MEASURES = ["launches", "caches", "bytes dram [B]", "bytes l2 [B]", "work fp32 [FLOP]", "work tensor tf32 [FLOP]",
             "duration [s]"]
 
@@ -36,13 +38,9 @@ def main():
         for m in MEASURES:
             w.writerow(["triad: a ncu kept, b ncu flushed", f["region"], m, k[m], f[m], ratio(k[m], f[m])])
     ncu = {r["region"]: r for r in rows(os.path.join(d, "resnet-ncu-kept.csv"))}
-    seen = {}
-    for r in rows(os.path.join(d, "resnet-range.csv")):
-        seen.setdefault(r["region"], []).append(r)
-    for region, occ in seen.items():
-        if region not in ncu or len(occ) < 3:
+    for region, rng in step_rows(os.path.join(d, "resnet-range.csv")).items():  # step 3: the step ncu profiles
+        if region not in ncu:
             continue
-        rng = occ[2]  # step 3: the step ncu profiles
         for m in MEASURES:
             w.writerow(["ResNet-50 step 3: a range, b ncu kept", region, m, rng[m], ncu[region][m],
                         ratio(rng[m], ncu[region][m])])
