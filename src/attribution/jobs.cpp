@@ -57,7 +57,7 @@ void JobTracker::observe(int gpu_index, const std::string& gpu_uuid, std::option
                          const std::vector<HolderShare>& holders, double energy_mj,
                          const std::string& energy_reason) {
   Slot& slot = slots_[slot_key(gpu_index, gpu_instance)];
-  const bool have_previous = slot.last_poll_ns > 0 && now_ns > slot.last_poll_ns;
+  const bool have_previous = slot.polled && now_ns > slot.last_poll_ns;
   const double dt_s = have_previous ? static_cast<double>(now_ns - slot.last_poll_ns) / 1e9 : 0;
   double delta_j = kNaN;
   if (std::isfinite(energy_mj) && std::isfinite(slot.last_energy_mj) && energy_mj >= slot.last_energy_mj)
@@ -114,6 +114,7 @@ void JobTracker::observe(int gpu_index, const std::string& gpu_uuid, std::option
     ended_.emplace_back(o.last_seen_ns, std::move(o.job));
     it = slot.open.erase(it);
   }
+  slot.polled = true;
   slot.last_poll_ns = now_ns;
   slot.last_energy_mj = energy_mj;
 }

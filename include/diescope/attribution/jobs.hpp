@@ -78,6 +78,7 @@ class JobTracker {
   };
   struct Slot {  // one GPU or MIG instance
     std::map<std::string, Open> open;
+    bool polled = false;
     recording::TimeNs last_poll_ns = 0;
     double last_energy_mj = kNaN;
   };
