@@ -1,7 +1,11 @@
 // docs/attribution.md#the-jobs-table, #diescope-jobs and #prometheus-labels.
 #include "diescope/attribution/job_store.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <ctime>
 #include <set>
 #include <sqlite3.h>
 
@@ -268,6 +272,39 @@ std::vector<JobRecord> JobStore::list(recording::TimeNs since_ns) const {
   }
   sort_most_wasteful(out);
   return out;
+}
+
+recording::TimeNs parse_since(const std::string& text, recording::TimeNs now_ns) {
+  auto bad = [&text] {
+    return core::UsageError(fmt::format("--since \"{}\" is neither a duration nor a UTC time", text),
+                            "give a duration ago (90s, 30m, 24h, 7d) or a UTC time (2026-12-02 or 2026-12-02T14:00:00Z)");
+  };
+  if (text.size() >= 2 && std::isdigit(static_cast<unsigned char>(text[0]))) {
+    const char unit = text.back();
+    const std::string digits = text.substr(0, text.size() - 1);
+    const double scale = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : unit == 'd' ? 86400 : 0;
+    if (scale > 0 && std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
+        digits.size() <= 9)
+      return now_ns - static_cast<recording::TimeNs>(std::stod(digits) * scale * 1e9);
+  }
+  std::tm tm{};
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
+  char tail = 0;
+  int n = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &y, &mo, &d, &n) == 3 && static_cast<std::size_t>(n) == text.size()) {
+  } else if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c%n", &y, &mo, &d, &h, &mi, &sec, &tail, &n) == 7 &&
+             tail == 'Z' && static_cast<std::size_t>(n) == text.size()) {
+  } else {
+    throw bad();
+  }
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) throw bad();
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = sec;
+  return static_cast<recording::TimeNs>(::timegm(&tm)) * recording::kNsPerSecond;
 }
 
 std::string jobs_json(const std::vector<JobRecord>& jobs) {

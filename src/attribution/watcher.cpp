@@ -6,6 +6,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "diescope/core/clock.hpp"
 
@@ -49,6 +50,48 @@ struct Watcher::Device {
   std::map<unsigned, std::unique_ptr<collect::GpmSampler>> instance_gpm;  // per GPU instance
   std::map<unsigned, std::string> instance_gpm_why;
 };
+
+nlohmann::json holders_json(const std::vector<GpuHolders>& seen, int gpu_index, const std::vector<std::string>& notes) {
+  nlohmann::json entries = nlohmann::json::array();
+  bool approximate = false;
+  for (const GpuHolders& g : seen) {
+    if (g.gpu_index != gpu_index) continue;
+    approximate = approximate || g.split_approximate;
+    for (const HolderShare& hs : g.holders) {
+      nlohmann::json labels = nlohmann::json::object();
+      for (const Label& l : holder_labels(hs.holder)) labels[l.key] = l.value;
+      entries.push_back({{"kind", std::string(to_string(hs.holder.kind))},
+                         {"key", hs.holder.key},
+                         {"name", describe(hs.holder)},
+                         {"labels", labels},
+                         {"pids", hs.holder.pids},
+                         {"commands", hs.holder.commands},
+                         {"notes", hs.holder.notes},
+                         {"gpu_instance_id", g.gpu_instance_id ? nlohmann::json(*g.gpu_instance_id) : nlohmann::json(nullptr)},
+                         {"gpu_instance_profile", g.gpu_instance_profile}});
+    }
+  }
+  return {{"entries", entries}, {"split_approximate", approximate}, {"notes", notes}};
+}
+
+std::string holders_line(const std::vector<GpuHolders>& seen, int gpu_index) {
+  std::string names;
+  std::size_t n = 0;
+  for (const GpuHolders& g : seen) {
+    if (g.gpu_index != gpu_index) continue;
+    for (const HolderShare& hs : g.holders) {
+      ++n;
+      if (n > 4) continue;  // a line, not a list: the report holds them all
+      std::string name = describe(hs.holder);
+      for (char& c : name)
+        if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+      names += (names.empty() ? "" : ", ") + name;
+    }
+  }
+  if (n == 0) return "held by: no process NVML listed\n";
+  if (n > 4) names += fmt::format(" and {} more", n - 4);
+  return "held by: " + names + "\n";
+}
 
 Watcher::Watcher(std::shared_ptr<const collect::Nvml> nvml, WatchSettings settings)
     : nvml_(std::move(nvml)),

@@ -14,6 +14,8 @@
 #include "command.hpp"
 #include "options.hpp"
 #include "diescope/analysis/analyze.hpp"
+#include "diescope/attribution/labels.hpp"
+#include "diescope/attribution/watcher.hpp"
 #include "diescope/calibrate/lookup.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/run.hpp"
@@ -41,6 +43,8 @@ struct RunCliOptions {
   std::string calibration;
   std::string source = "auto";
   std::string duty;  // ON/PERIOD in ms, empty: counters on throughout
+  std::vector<std::string> labels;  // --label KEY=VALUE
+  bool no_attribution = false;
 };
 
 // `--duty ON/PERIOD` (docs/method.md#duty-cycles-in-run): two numbers of milliseconds. run's loop
@@ -80,7 +84,8 @@ std::string default_report_dir() {
 // Analyses one recording and writes its report beside it; prints the headline. Returns the figures
 // the summary of several GPUs compares (docs/method.md#several-gpus).
 report::GpuFigures report_one(const collect::GpuRecording& rec, bool use_window, bool several,
-                              const std::optional<fs::path>& calibration_path) {
+                              const std::optional<fs::path>& calibration_path,
+                              const std::optional<nlohmann::json>& holders, const std::string& holders_line) {
   std::unique_ptr<recording::RecordSource> source = recording::open_recording(rec.path);
   analysis::AnalysisOptions options;
   options.use_window = use_window;
@@ -89,7 +94,8 @@ report::GpuFigures report_one(const collect::GpuRecording& rec, bool use_window,
   // The calibration that fits this GPU model, driver, method and unit recipes (docs/calibration.md).
   context.calibration = calibrate::calibration_block_json(
       calibrate::find_calibration(analysis.meta, analysis.method, calibration_path));
-  const nlohmann::json report = build_report(analysis, context);
+  nlohmann::json report = build_report(analysis, context);
+  if (holders) report["holders"] = *holders;  // docs/report.md#holders
   const fs::path out = fs::path(rec.path.string() + ".report");
   std::error_code ec;
   fs::create_directories(out, ec);
@@ -102,6 +108,7 @@ report::GpuFigures report_one(const collect::GpuRecording& rec, bool use_window,
   renderers.add(std::make_unique<report::JsonRenderer>(out / "report.json"));
   renderers.add(std::make_unique<report::CsvRenderer>(out / "samples.csv"));
   renderers.render(report::ReportInput{report, source.get(), &analysis});
+  std::cout << holders_line;
   std::cout << "recording " << rec.path.string() << ", report " << (out / "report.json").string() << "\n";
   return report::gpu_figures(report, (out / "report.json").string());
 }
@@ -132,8 +139,26 @@ int run_command(const RunCliOptions& cli) {
   if (!cli.gpus.empty()) options.gpus = cli.gpus;
   options.output_dir = cli.report_dir.empty() ? fs::path(default_report_dir()) : fs::path(cli.report_dir);
 
+  const attribution::LabelSet labels = attribution::parse_labels(cli.labels);
   std::unique_ptr<collect::Nvml> nvml = collect::Nvml::load();
+  // Who holds each GPU, on attribution's own thread beside the run (docs/attribution.md#in-run).
+  std::unique_ptr<attribution::Watcher> watcher;
+  if (!cli.no_attribution) {
+    attribution::WatchSettings ws;
+    ws.gpus = cli.gpus;
+    ws.labels = labels.labels;
+    ws.label_notes = labels.notes;
+    watcher = std::make_unique<attribution::Watcher>(collect::Nvml::load(), ws);
+    watcher->start();
+  }
   const collect::RunOutcome outcome = collect::record_run(options, *nvml);
+  std::vector<attribution::GpuHolders> seen;
+  std::vector<std::string> attribution_notes;
+  if (watcher) {
+    watcher->stop();
+    seen = watcher->seen();
+    attribution_notes = watcher->snapshot().notes;
+  }
   std::cout.flush();
 
   std::cerr << "\ndiescope: the command " << report::run_ending_words(outcome.ending, outcome.exit_code)
@@ -145,7 +170,10 @@ int run_command(const RunCliOptions& cli) {
   for (const auto& rec : outcome.recordings)
     figures.push_back(
         report_one(rec, cli.window == "markers", several,
-                   cli.calibration.empty() ? std::nullopt : std::optional<fs::path>(cli.calibration)));
+                   cli.calibration.empty() ? std::nullopt : std::optional<fs::path>(cli.calibration),
+                   watcher ? std::optional<nlohmann::json>(attribution::holders_json(seen, rec.index, attribution_notes))
+                           : std::nullopt,
+                   watcher ? attribution::holders_line(seen, rec.index) : std::string()));
   // Several GPUs: side by side, the least used, the gap between them, which were busy
   // (docs/method.md#several-gpus); gpus.json beside the recordings.
   if (several) {
@@ -189,6 +217,10 @@ std::function<int()> setup_run(CLI::App& sub) {
                  "where chip samples come from: pm (CUPTI PM sampling), gpm (NVML GPM, every 100 ms or more; "
                  "no L1, L2 or load/store), auto (PM sampling, GPM when PM sampling cannot start; default)")
       ->check(CLI::IsMember({"pm", "gpm", "auto"}));
+  sub.add_option("--label", opt->labels,
+                 "a label for the command's holders in the report and /metrics, KEY=VALUE (repeat)")
+      ->type_name("KEY=VALUE");
+  sub.add_flag("--no-attribution", opt->no_attribution, "do not name who holds each GPU in the report");
   sub.add_option("command", opt->command, "the command to measure, after --")->required();
   sub.footer("Example: diescope run --window markers -- diescope workload ffma\n");
   return [opt]() { return run_command(*opt); };

@@ -35,6 +35,10 @@ nlohmann::json job_to_json(const JobRecord& job);
 JobRecord job_from_json(const nlohmann::json& j);
 std::string job_to_ndjson(const JobRecord& job);
 
+// `diescope jobs --since T`: a duration ago ("90s", "30m", "24h", "7d") or a UTC time
+// ("2026-12-02", "2026-12-02T14:00:00Z"). Throws UsageError naming the text and the forms.
+recording::TimeNs parse_since(const std::string& text, recording::TimeNs now_ns);
+
 // `diescope jobs` output (docs/attribution.md#diescope-jobs).
 std::string jobs_terminal(const std::vector<JobRecord>& jobs);
 std::string jobs_json(const std::vector<JobRecord>& jobs);

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "diescope/agent/record.hpp"
 #include "diescope/attribution/jobs.hpp"
 #include "diescope/attribution/kubelet.hpp"
@@ -55,6 +57,11 @@ struct WatchSnapshot {
   std::vector<GpuHolders> gpus;
   std::vector<std::string> notes;  // the kubelet's state, the labels' changes, MIG's limits
 };
+
+// The report.json "holders" block of one GPU from what a watch saw (docs/report.md#holders), and the
+// line under the terminal headline ("held by: ...", docs/attribution.md#labels-everywhere).
+nlohmann::json holders_json(const std::vector<GpuHolders>& seen, int gpu_index, const std::vector<std::string>& notes);
+std::string holders_line(const std::vector<GpuHolders>& seen, int gpu_index);
 
 class Watcher {
  public:
