@@ -12,6 +12,8 @@ packages=(
   python3-scipy python3-numpy                          # compare.py imports them (its U test)
   prometheus                                           # agent end-to-end test scrapes with a real server
   tmux                                                 # top's tests drive it in a terminal and read the screen
+  libgrpc++-dev protobuf-compiler-grpc                 # attribution: the kubelet's pod-resources client (gRPC)
+  libprotobuf-dev protobuf-compiler
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -211,7 +211,8 @@ nlohmann::json record_to_json(const AgentRecord& r) {
   for (const RecordHolder& h : r.holders) {
     json labels = json::object();
     for (const auto& [k, v] : h.labels) labels[k] = v;
-    holders.push_back(json{{"kind", h.kind}, {"key", h.key}, {"name", h.name}, {"labels", labels}, {"pids", h.pids}});
+    holders.push_back(
+        json{{"kind", h.kind}, {"key", h.key}, {"name", h.name}, {"labels", labels}, {"pids", h.pids}});
   }
   out["holders"] = holders;
   if (r.id > 0) out["id"] = r.id;

@@ -12,10 +12,14 @@ namespace {
 std::string escape(const std::string& v) {
   std::string out;
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -28,7 +32,9 @@ AgentAttribution::AgentAttribution(std::unique_ptr<Watcher> watcher, std::unique
   watcher_->start();
 }
 
-AgentAttribution::~AgentAttribution() { watcher_->stop(); }
+AgentAttribution::~AgentAttribution() {
+  watcher_->stop();
+}
 
 void AgentAttribution::annotate(std::vector<agent::AgentRecord>& records) {
   if (!records.empty()) watcher_->annotate(records);
@@ -77,21 +83,25 @@ std::string AgentAttribution::metrics(bool openmetrics) const {
 std::string snapshot_metrics(const WatchSnapshot& snap, bool openmetrics) {
   if (snap.gpus.empty()) return {};
   std::string out =
-      "# HELP diescope_gpu_holders Holders (pods, Slurm jobs, containers, processes) on the GPU at the latest poll.\n"
+      "# HELP diescope_gpu_holders Holders (pods, Slurm jobs, containers, processes) on the GPU at the "
+      "latest poll.\n"
       "# TYPE diescope_gpu_holders gauge\n";
   std::string mig;
   for (const GpuHolders& g : snap.gpus) {
     std::string labels = fmt::format("gpu=\"{}\",UUID=\"{}\"", g.gpu_index, escape(g.uuid));
     if (g.gpu_instance_id)
-      labels += fmt::format(",GPU_I_ID=\"{}\",GPU_I_PROFILE=\"{}\"", *g.gpu_instance_id, escape(g.gpu_instance_profile));
+      labels += fmt::format(",GPU_I_ID=\"{}\",GPU_I_PROFILE=\"{}\"", *g.gpu_instance_id,
+                            escape(g.gpu_instance_profile));
     out += fmt::format("diescope_gpu_holders{{{}}} {}\n", labels, g.holders.size());
     for (const collect::GpmUnitReading& u : g.instance_units)
       mig += fmt::format("diescope_gpu_instance_unit_percent{{{},unit=\"{}\"}} {}\n", labels, escape(u.key),
                          std::isfinite(u.pct) ? fmt::format("{}", u.pct) : "NaN");
   }
   if (!mig.empty()) {
-    out += "# HELP diescope_gpu_instance_unit_percent A MIG GPU instance's unit busy percent, from GPM's MIG sampling.\n"
-           "# TYPE diescope_gpu_instance_unit_percent gauge\n";
+    out +=
+        "# HELP diescope_gpu_instance_unit_percent A MIG GPU instance's unit busy percent, from GPM's MIG "
+        "sampling.\n"
+        "# TYPE diescope_gpu_instance_unit_percent gauge\n";
     if (openmetrics) out += "# UNIT diescope_gpu_instance_unit_percent percent\n";
     out += mig;
   }

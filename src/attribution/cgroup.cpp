@@ -23,14 +23,18 @@ std::vector<std::string> split(std::string_view text, char by) {
 }
 
 bool is_hex_id(std::string_view s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  return s.size() == 64 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
 }
 
 bool is_digits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
 bool ends_with(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
@@ -81,7 +85,8 @@ PathFacts read_path(std::string_view path) {
       for (const char* q : {"burstable", "besteffort"})
         if (starts_with(c, std::string("kubepods-") + q)) f.qos = q;
       std::string uid;
-      if (const auto at = c.find("-pod"); starts_with(c, "kubepods") && at != std::string::npos && ends_with(c, ".slice")) {
+      if (const auto at = c.find("-pod");
+          starts_with(c, "kubepods") && at != std::string::npos && ends_with(c, ".slice")) {
         uid = c.substr(at + 4, c.size() - at - 4 - 6);
         std::replace(uid.begin(), uid.end(), '_', '-');
       } else if (starts_with(c, "pod")) {
@@ -106,14 +111,18 @@ PathFacts read_path(std::string_view path) {
       f.runtime = ContainerRuntime::cri_o;
     } else if (!(id = scoped_id(c, "libpod-payload-")).empty() || !(id = scoped_id(c, "libpod-")).empty()) {
       f.runtime = ContainerRuntime::podman;
-    } else if (const auto at = c.rfind(":cri-containerd:"); at != std::string::npos && is_hex_id(c.substr(at + 16))) {
+    } else if (const auto at = c.rfind(":cri-containerd:");
+               at != std::string::npos && is_hex_id(c.substr(at + 16))) {
       id = c.substr(at + 16);  // containerd's systemd driver inside containerd.service
       f.runtime = ContainerRuntime::containerd;
     } else if (is_hex_id(c) && i > 0) {
       const std::string& parent = parts[i - 1];
-      if (parent == "docker") f.runtime = ContainerRuntime::docker;
-      else if (starts_with(parent, "libpod")) f.runtime = ContainerRuntime::podman;
-      else if (starts_with(parent, "pod") && kubepods) f.runtime = ContainerRuntime::containerd;
+      if (parent == "docker")
+        f.runtime = ContainerRuntime::docker;
+      else if (starts_with(parent, "libpod"))
+        f.runtime = ContainerRuntime::podman;
+      else if (starts_with(parent, "pod") && kubepods)
+        f.runtime = ContainerRuntime::containerd;
       if (f.runtime != ContainerRuntime::none) id = c;
     }
     if (!id.empty()) f.container_id = id;
@@ -138,12 +147,15 @@ CgroupFacts parse_cgroup(std::string_view text) {
     const auto first = line.find(':');
     const auto second = first == std::string::npos ? std::string::npos : line.find(':', first + 1);
     if (second == std::string::npos || !is_digits(line.substr(0, first))) {
-      out.note = "a line of /proc/PID/cgroup is not \"hierarchy:controllers:path\": \"" + line.substr(0, 80) + "\"";
+      out.note =
+          "a line of /proc/PID/cgroup is not \"hierarchy:controllers:path\": \"" + line.substr(0, 80) + "\"";
       return out;
     }
     const std::string controllers = line.substr(first + 1, second - first - 1);
-    if (line.substr(0, first) == "0" && controllers.empty()) v2 = true;
-    else v1 = true;
+    if (line.substr(0, first) == "0" && controllers.empty())
+      v2 = true;
+    else
+      v1 = true;
     paths.push_back(line.substr(second + 1));
   }
   if (paths.empty()) {

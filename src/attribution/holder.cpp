@@ -69,7 +69,8 @@ std::string describe(const Holder& h) {
       break;
   }
   if (h.pids.empty()) return "a process";
-  return fmt::format("process {}{}", h.pids.front(), h.commands.empty() ? "" : " (" + h.commands.front() + ")");
+  return fmt::format("process {}{}", h.pids.front(),
+                     h.commands.empty() ? "" : " (" + h.commands.front() + ")");
 }
 
 std::vector<Label> holder_labels(const Holder& h) {

@@ -19,8 +19,12 @@ namespace {
 
 using nlohmann::json;
 
-json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-double number_from(const json& j) { return j.is_number() ? j.get<double>() : kNaN; }
+json number(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
+double number_from(const json& j) {
+  return j.is_number() ? j.get<double>() : kNaN;
+}
 
 constexpr const char* kSchemaSql =
     "CREATE TABLE IF NOT EXISTS jobs ("
@@ -42,24 +46,34 @@ struct Stmt {
 };
 
 void bind_text(sqlite3_stmt* s, int i, const std::string& v) {
-  if (v.empty()) sqlite3_bind_null(s, i);
-  else sqlite3_bind_text(s, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  if (v.empty())
+    sqlite3_bind_null(s, i);
+  else
+    sqlite3_bind_text(s, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
 }
 void bind_real(sqlite3_stmt* s, int i, double v) {
-  if (std::isfinite(v)) sqlite3_bind_double(s, i, v);
-  else sqlite3_bind_null(s, i);
+  if (std::isfinite(v))
+    sqlite3_bind_double(s, i, v);
+  else
+    sqlite3_bind_null(s, i);
 }
 
-std::string fixed(double v, int digits) { return std::isfinite(v) ? fmt::format("{:.{}f}", v, digits) : "n/a"; }
+std::string fixed(double v, int digits) {
+  return std::isfinite(v) ? fmt::format("{:.{}f}", v, digits) : "n/a";
+}
 
 // The exposition's label value escaping (backslash, double quote, newline).
 std::string escape(const std::string& v) {
   std::string out;
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -126,7 +140,9 @@ JobRecord job_from_json(const json& in) {
   j.holder.kind = holder_kind_from_name(h.at("kind").get<std::string>()).value_or(HolderKind::process);
   j.holder.key = h.at("key").get<std::string>();
   const json& labels = h.at("labels");
-  auto label = [&labels](const char* k) { return labels.contains(k) ? labels.at(k).get<std::string>() : std::string(); };
+  auto label = [&labels](const char* k) {
+    return labels.contains(k) ? labels.at(k).get<std::string>() : std::string();
+  };
   j.holder.pod = label("pod");
   j.holder.pod_namespace = label("namespace");
   j.holder.container = label("container");
@@ -139,8 +155,9 @@ JobRecord job_from_json(const json& in) {
   for (ContainerRuntime r : {ContainerRuntime::docker, ContainerRuntime::containerd, ContainerRuntime::cri_o,
                              ContainerRuntime::podman})
     if (runtime == to_string(r)) j.holder.runtime = r;
-  static const std::set<std::string> kOwn = {"pod",        "namespace",  "container",  "pod_uid",          "slurm_job",
-                                             "slurm_step", "slurm_user", "container_id", "container_runtime"};
+  static const std::set<std::string> kOwn = {"pod",        "namespace",    "container",
+                                             "pod_uid",    "slurm_job",    "slurm_step",
+                                             "slurm_user", "container_id", "container_runtime"};
   for (const auto& [k, v] : labels.items())
     if (!kOwn.count(k)) j.holder.labels.push_back(Label{k, v.get<std::string>()});
   j.holder.pids = h.at("pids").get<std::vector<unsigned>>();
@@ -165,7 +182,8 @@ JobRecord job_from_json(const json& in) {
   j.energy_reason = in.at("energy_reason").get<std::string>();
   j.coverage_pct = in.at("coverage_pct").get<double>();
   const std::string source = in.at("chip_source").get<std::string>();
-  for (ChipSourceSeen s : {ChipSourceSeen::none, ChipSourceSeen::pm, ChipSourceSeen::gpm, ChipSourceSeen::both})
+  for (ChipSourceSeen s :
+       {ChipSourceSeen::none, ChipSourceSeen::pm, ChipSourceSeen::gpm, ChipSourceSeen::both})
     if (source == to_string(s)) j.chip_source = s;
   j.notes = in.at("notes").get<std::vector<std::string>>();
   return j;
@@ -212,10 +230,11 @@ void JobStore::add(std::vector<JobRecord>& jobs) {
                       "check free space and permissions of the database's directory", core::kExitInput);
   };
   sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
-  Stmt ins(db_,
-           "INSERT INTO jobs(gpu_index, gpu_uuid, gpu_instance_id, holder_kind, holder_key, pod, namespace, "
-           "container, slurm_job, start_ns, end_ns, gpu_seconds, stranded_gpu_seconds, energy_j, record_json) "
-           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Stmt ins(
+      db_,
+      "INSERT INTO jobs(gpu_index, gpu_uuid, gpu_instance_id, holder_kind, holder_key, pod, namespace, "
+      "container, slurm_job, start_ns, end_ns, gpu_seconds, stranded_gpu_seconds, energy_j, record_json) "
+      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   if (!ins.s) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     fail(sqlite3_errmsg(db_));
@@ -224,8 +243,10 @@ void JobStore::add(std::vector<JobRecord>& jobs) {
     sqlite3_reset(ins.s);
     sqlite3_bind_int(ins.s, 1, j.gpu_index);
     bind_text(ins.s, 2, j.gpu_uuid);
-    if (j.gpu_instance_id) sqlite3_bind_int64(ins.s, 3, *j.gpu_instance_id);
-    else sqlite3_bind_null(ins.s, 3);
+    if (j.gpu_instance_id)
+      sqlite3_bind_int64(ins.s, 3, *j.gpu_instance_id);
+    else
+      sqlite3_bind_null(ins.s, 3);
     bind_text(ins.s, 4, std::string(to_string(j.holder.kind)));
     bind_text(ins.s, 5, j.holder.key);
     bind_text(ins.s, 6, j.holder.pod);
@@ -265,9 +286,10 @@ std::vector<JobRecord> JobStore::list(recording::TimeNs since_ns) const {
       j.id = sqlite3_column_int64(q.s, 0);
       out.push_back(std::move(j));
     } catch (const std::exception& e) {
-      throw core::InputError(path_.string(), 0,
-                             fmt::format("job record {} cannot be read: {}", sqlite3_column_int64(q.s, 0), e.what()),
-                             "the store was changed by something other than diescope; give another with --db PATH");
+      throw core::InputError(
+          path_.string(), 0,
+          fmt::format("job record {} cannot be read: {}", sqlite3_column_int64(q.s, 0), e.what()),
+          "the store was changed by something other than diescope; give another with --db PATH");
     }
   }
   sort_most_wasteful(out);
@@ -276,14 +298,17 @@ std::vector<JobRecord> JobStore::list(recording::TimeNs since_ns) const {
 
 recording::TimeNs parse_since(const std::string& text, recording::TimeNs now_ns) {
   auto bad = [&text] {
-    return core::UsageError(fmt::format("--since \"{}\" is neither a duration nor a UTC time", text),
-                            "give a duration ago (90s, 30m, 24h, 7d) or a UTC time (2026-12-02 or 2026-12-02T14:00:00Z)");
+    return core::UsageError(
+        fmt::format("--since \"{}\" is neither a duration nor a UTC time", text),
+        "give a duration ago (90s, 30m, 24h, 7d) or a UTC time (2026-12-02 or 2026-12-02T14:00:00Z)");
   };
   if (text.size() >= 2 && std::isdigit(static_cast<unsigned char>(text[0]))) {
     const char unit = text.back();
     const std::string digits = text.substr(0, text.size() - 1);
     const double scale = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : unit == 'd' ? 86400 : 0;
-    if (scale > 0 && std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
+    if (scale > 0 &&
+        std::all_of(digits.begin(), digits.end(),
+                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
         digits.size() <= 9)
       return now_ns - static_cast<recording::TimeNs>(std::stod(digits) * scale * 1e9);
   }
@@ -291,8 +316,10 @@ recording::TimeNs parse_since(const std::string& text, recording::TimeNs now_ns)
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
   char tail = 0;
   int n = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &y, &mo, &d, &n) == 3 && static_cast<std::size_t>(n) == text.size()) {
-  } else if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c%n", &y, &mo, &d, &h, &mi, &sec, &tail, &n) == 7 &&
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &y, &mo, &d, &n) == 3 &&
+      static_cast<std::size_t>(n) == text.size()) {
+  } else if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c%n", &y, &mo, &d, &h, &mi, &sec, &tail,
+                         &n) == 7 &&
              tail == 'Z' && static_cast<std::size_t>(n) == text.size()) {
   } else {
     throw bad();
@@ -310,44 +337,47 @@ recording::TimeNs parse_since(const std::string& text, recording::TimeNs now_ns)
 std::string jobs_json(const std::vector<JobRecord>& jobs) {
   json arr = json::array();
   for (const JobRecord& j : jobs) arr.push_back(job_to_json(j));
-  return json{{"jobs", arr}, {"order", "stranded_gpu_seconds, most first"}}.dump(2, ' ', false,
-                                                                                  json::error_handler_t::replace) +
+  return json{{"jobs", arr}, {"order", "stranded_gpu_seconds, most first"}}.dump(
+             2, ' ', false, json::error_handler_t::replace) +
          "\n";
 }
 
 std::string jobs_csv(const std::vector<JobRecord>& jobs) {
   std::string out =
-      "holder_kind,holder,pod,namespace,container,slurm_job,gpu,uuid,gpu_instance_id,start_ns,end_ns,gpu_seconds,"
-      "shared,gpu_util_pct,die_util_pct,gap_pct,limiting_unit,stranded_gpu_seconds,energy_j,coverage_pct,chip_source\n";
+      "holder_kind,holder,pod,namespace,container,slurm_job,gpu,uuid,gpu_instance_id,start_ns,end_ns,gpu_"
+      "seconds,"
+      "shared,gpu_util_pct,die_util_pct,gap_pct,limiting_unit,stranded_gpu_seconds,energy_j,coverage_pct,"
+      "chip_source\n";
   auto num = [](double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string(); };
   for (const JobRecord& j : jobs) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", to_string(j.holder.kind),
-                       csv_field(describe(j.holder)), csv_field(j.holder.pod), csv_field(j.holder.pod_namespace),
-                       csv_field(j.holder.container), csv_field(j.holder.slurm_job), j.gpu_index, j.gpu_uuid,
-                       j.gpu_instance_id ? std::to_string(*j.gpu_instance_id) : "", j.start_ns, j.end_ns,
-                       num(j.gpu_seconds), j.shared ? "approximate" : "exact", num(j.gpu_util_pct),
-                       num(j.die_util_pct), num(j.gap_pct), csv_field(j.limiting_unit), num(j.stranded_gpu_seconds),
-                       num(j.energy_j), num(j.coverage_pct), to_string(j.chip_source));
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", to_string(j.holder.kind),
+        csv_field(describe(j.holder)), csv_field(j.holder.pod), csv_field(j.holder.pod_namespace),
+        csv_field(j.holder.container), csv_field(j.holder.slurm_job), j.gpu_index, j.gpu_uuid,
+        j.gpu_instance_id ? std::to_string(*j.gpu_instance_id) : "", j.start_ns, j.end_ns, num(j.gpu_seconds),
+        j.shared ? "approximate" : "exact", num(j.gpu_util_pct), num(j.die_util_pct), num(j.gap_pct),
+        csv_field(j.limiting_unit), num(j.stranded_gpu_seconds), num(j.energy_j), num(j.coverage_pct),
+        to_string(j.chip_source));
   }
   return out;
 }
 
 std::string jobs_terminal(const std::vector<JobRecord>& jobs) {
   if (jobs.empty()) return "no job records\n";
-  std::string out = fmt::format("{:<44} {:>4} {:>10} {:>8} {:>8} {:>6} {:<10} {:>10} {:>9} {:>5}\n", "holder",
-                                "gpu", "GPU-s", "GPU-Util", "DIE-Util", "gap", "limiting", "stranded-s",
-                                "energy-kJ", "cov%");
+  std::string out =
+      fmt::format("{:<44} {:>4} {:>10} {:>8} {:>8} {:>6} {:<10} {:>10} {:>9} {:>5}\n", "holder", "gpu",
+                  "GPU-s", "GPU-Util", "DIE-Util", "gap", "limiting", "stranded-s", "energy-kJ", "cov%");
   bool any_shared = false;
   for (const JobRecord& j : jobs) {
     std::string name = printable(describe(j.holder));
     if (name.size() > 44) name = name.substr(0, 43) + "~";
-    const std::string gpu =
-        j.gpu_instance_id ? fmt::format("{}/{}", j.gpu_index, *j.gpu_instance_id) : std::to_string(j.gpu_index);
+    const std::string gpu = j.gpu_instance_id ? fmt::format("{}/{}", j.gpu_index, *j.gpu_instance_id)
+                                              : std::to_string(j.gpu_index);
     out += fmt::format("{:<44} {:>4} {:>10} {:>8} {:>8} {:>6} {:<10} {:>10} {:>9} {:>5}{}\n", name, gpu,
                        fixed(j.gpu_seconds, 1), fixed(j.gpu_util_pct, 1), fixed(j.die_util_pct, 1),
                        fixed(j.gap_pct, 1), printable(j.limiting_unit.empty() ? "-" : j.limiting_unit),
-                       fixed(j.stranded_gpu_seconds, 1), fixed(j.energy_j / 1000.0, 2), fixed(j.coverage_pct, 0),
-                       j.shared ? " ~" : "");
+                       fixed(j.stranded_gpu_seconds, 1), fixed(j.energy_j / 1000.0, 2),
+                       fixed(j.coverage_pct, 0), j.shared ? " ~" : "");
     any_shared = any_shared || j.shared;
   }
   out += "most wasteful first (GPU-seconds stranded)";
@@ -364,10 +394,10 @@ std::string jobs_metrics(const std::vector<JobRecord>& last, bool openmetrics) {
     double (*value)(const JobRecord&);
   };
   static const Family kFamilies[] = {
-      {"diescope_job_gpu_seconds", "GPU-seconds a finished job held (its share where the GPU was shared)", "seconds",
-       [](const JobRecord& j) { return j.gpu_seconds; }},
-      {"diescope_job_stranded_gpu_seconds", "GPU-seconds a finished job left unused by the busiest unit", "seconds",
-       [](const JobRecord& j) { return j.stranded_gpu_seconds; }},
+      {"diescope_job_gpu_seconds", "GPU-seconds a finished job held (its share where the GPU was shared)",
+       "seconds", [](const JobRecord& j) { return j.gpu_seconds; }},
+      {"diescope_job_stranded_gpu_seconds", "GPU-seconds a finished job left unused by the busiest unit",
+       "seconds", [](const JobRecord& j) { return j.stranded_gpu_seconds; }},
       {"diescope_job_die_util_percent", "DIE-Util over a finished job's time on the GPU", "percent",
        [](const JobRecord& j) { return j.die_util_pct; }},
       {"diescope_job_gpu_util_percent", "GPU-Util over a finished job's time on the GPU", "percent",
@@ -384,8 +414,10 @@ std::string jobs_metrics(const std::vector<JobRecord>& last, bool openmetrics) {
     for (const JobRecord& j : last) {
       std::string labels = fmt::format("gpu=\"{}\",UUID=\"{}\"", j.gpu_index, escape(j.gpu_uuid));
       if (j.gpu_instance_id)
-        labels += fmt::format(",GPU_I_ID=\"{}\",GPU_I_PROFILE=\"{}\"", *j.gpu_instance_id, escape(j.gpu_instance_profile));
-      labels += fmt::format(",holder_kind=\"{}\",holder=\"{}\"", to_string(j.holder.kind), escape(j.holder.key));
+        labels += fmt::format(",GPU_I_ID=\"{}\",GPU_I_PROFILE=\"{}\"", *j.gpu_instance_id,
+                              escape(j.gpu_instance_profile));
+      labels +=
+          fmt::format(",holder_kind=\"{}\",holder=\"{}\"", to_string(j.holder.kind), escape(j.holder.key));
       for (const Label& l : holder_labels(j.holder)) {
         if (l.key == "pod_uid" || l.key == "container_id" || l.key == "container_runtime") continue;
         labels += fmt::format(",{}=\"{}\"", l.key, escape(l.value));

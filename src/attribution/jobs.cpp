@@ -188,7 +188,10 @@ void JobTracker::finish_figures(JobRecord& job) const {
   job.gap_pct = gap_w > 0 ? gap_sum / gap_w : kNaN;
   job.stranded_gpu_seconds = any_stranded ? stranded : (duration_s > 0 ? kNaN : 0.0);
   job.coverage_pct = duration_s > 0 ? std::min(100.0, 100.0 * d_w / duration_s) : (d_w > 0 ? 100.0 : 0.0);
-  job.chip_source = pm && gpm ? ChipSourceSeen::both : pm ? ChipSourceSeen::pm : gpm ? ChipSourceSeen::gpm : ChipSourceSeen::none;
+  job.chip_source = pm && gpm ? ChipSourceSeen::both
+                    : pm      ? ChipSourceSeen::pm
+                    : gpm     ? ChipSourceSeen::gpm
+                              : ChipSourceSeen::none;
   double best = 0;
   for (const auto& [unit, w] : limiting) {
     if (w > best) {
@@ -236,7 +239,8 @@ void sort_most_wasteful(std::vector<JobRecord>& jobs) {
   std::stable_sort(jobs.begin(), jobs.end(), [](const JobRecord& a, const JobRecord& b) {
     const bool fa = std::isfinite(a.stranded_gpu_seconds), fb = std::isfinite(b.stranded_gpu_seconds);
     if (fa != fb) return fa;
-    if (fa && a.stranded_gpu_seconds != b.stranded_gpu_seconds) return a.stranded_gpu_seconds > b.stranded_gpu_seconds;
+    if (fa && a.stranded_gpu_seconds != b.stranded_gpu_seconds)
+      return a.stranded_gpu_seconds > b.stranded_gpu_seconds;
     return a.end_ns > b.end_ns;
   });
 }

@@ -42,7 +42,8 @@ const Client& client() {
         tried.push_back(why ? why : name);
         continue;
       }
-      out.list = reinterpret_cast<int (*)(const char*, int, char**)>(::dlsym(handle, "diescope_kubelet_list_v1"));
+      out.list =
+          reinterpret_cast<int (*)(const char*, int, char**)>(::dlsym(handle, "diescope_kubelet_list_v1"));
       out.release = reinterpret_cast<void (*)(char*)>(::dlsym(handle, "diescope_kubelet_free"));
       if (out.list && out.release) {
         out.load.path = name;
@@ -53,8 +54,9 @@ const Client& client() {
     }
     std::string all;
     for (const std::string& t : tried) all += (all.empty() ? "" : "; ") + t;
-    out.load.why = "the kubelet client libdiescope-kubelet.so could not be loaded (" + all +
-                   "): install it beside diescope with the gRPC libraries it needs (docs/attribution.md#kubernetes)";
+    out.load.why =
+        "the kubelet client libdiescope-kubelet.so could not be loaded (" + all +
+        "): install it beside diescope with the gRPC libraries it needs (docs/attribution.md#kubernetes)";
     return out;
   }();
   return c;
@@ -92,16 +94,18 @@ PodResources list_pod_resources(const std::string& socket_path, std::chrono::mil
   c.release(answer);
   if (rc == kDiescopeKubeletTimeout) {
     out.status = PodResources::Status::timeout;
-    out.note = fmt::format("the kubelet at {} did not answer within {} ms: pods are named by the pod UID in "
-                           "their cgroup path until it does",
-                           socket_path, timeout.count());
+    out.note = fmt::format(
+        "the kubelet at {} did not answer within {} ms: pods are named by the pod UID in "
+        "their cgroup path until it does",
+        socket_path, timeout.count());
     return out;
   }
   if (rc != kDiescopeKubeletOk) {
     out.status = PodResources::Status::failed;
-    out.note = fmt::format("the kubelet at {} did not answer v1.PodResourcesLister/List (gRPC status {}): pods "
-                           "are named by the pod UID in their cgroup path",
-                           socket_path, text.substr(0, 300));
+    out.note = fmt::format(
+        "the kubelet at {} did not answer v1.PodResourcesLister/List (gRPC status {}): pods "
+        "are named by the pod UID in their cgroup path",
+        socket_path, text.substr(0, 300));
     return out;
   }
   try {

@@ -39,7 +39,7 @@ extern "C" int diescope_kubelet_list_v1(const char* socket_path, int timeout_ms,
     if (!status.ok()) {
       *answer = copy(std::to_string(static_cast<int>(status.error_code())) + " " + status.error_message());
       return status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? kDiescopeKubeletTimeout
-                                                                       : kDiescopeKubeletFailed;
+                                                                        : kDiescopeKubeletFailed;
     }
     nlohmann::json out = nlohmann::json::array();
     for (const auto& pod : response.pod_resources()) {
@@ -64,4 +64,6 @@ extern "C" int diescope_kubelet_list_v1(const char* socket_path, int timeout_ms,
   }
 }
 
-extern "C" void diescope_kubelet_free(char* text) { std::free(text); }
+extern "C" void diescope_kubelet_free(char* text) {
+  std::free(text);
+}

@@ -14,9 +14,9 @@ namespace {
 
 // Names diescope sets itself on a series or a record: a user label may not shadow them.
 constexpr std::array<std::string_view, 17> kReserved = {
-    "pod",       "namespace",  "container",  "pod_uid",      "slurm_job",         "slurm_step",
-    "slurm_user", "container_id", "gpu",     "UUID",         "modelName",         "Hostname",
-    "pci_bus_id", "device",     "GPU_I_ID",  "GPU_I_PROFILE", "container_runtime"};
+    "pod",        "namespace",    "container", "pod_uid",       "slurm_job",        "slurm_step",
+    "slurm_user", "container_id", "gpu",       "UUID",          "modelName",        "Hostname",
+    "pci_bus_id", "device",       "GPU_I_ID",  "GPU_I_PROFILE", "container_runtime"};
 
 bool valid_key(std::string_view key) {
   if (key.empty() || std::isdigit(static_cast<unsigned char>(key[0]))) return false;
@@ -42,9 +42,9 @@ Label parse_label(std::string_view text, std::vector<std::string>& notes) {
                            "give each label as KEY=VALUE, e.g. --label team=vision");
   Label label{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
   if (!valid_key(label.key))
-    throw core::UsageError(
-        fmt::format("label key \"{}\" is not a valid label name", label.key.substr(0, 80)),
-        "use letters, digits and underscores, not starting with a digit or two underscores, e.g. team=vision");
+    throw core::UsageError(fmt::format("label key \"{}\" is not a valid label name", label.key.substr(0, 80)),
+                           "use letters, digits and underscores, not starting with a digit or two "
+                           "underscores, e.g. team=vision");
   for (std::string_view r : kReserved)
     if (label.key == r)
       throw core::UsageError(fmt::format("label key \"{}\" is one diescope sets itself", label.key),
@@ -56,10 +56,12 @@ Label parse_label(std::string_view text, std::vector<std::string>& notes) {
       replaced = true;
     }
   }
-  if (replaced) notes.push_back(fmt::format("label {}: control characters (newlines, tabs) became spaces", label.key));
+  if (replaced)
+    notes.push_back(fmt::format("label {}: control characters (newlines, tabs) became spaces", label.key));
   if (label.value.size() > kMaxLabelValueBytes) {
-    notes.push_back(fmt::format("label {}: its value of {} bytes was cut to the first {} (docs/attribution.md#user-labels)",
-                                label.key, label.value.size(), kMaxLabelValueBytes));
+    notes.push_back(fmt::format(
+        "label {}: its value of {} bytes was cut to the first {} (docs/attribution.md#user-labels)",
+        label.key, label.value.size(), kMaxLabelValueBytes));
     label.value.resize(utf8_cut(label.value, kMaxLabelValueBytes));
   }
   return label;
@@ -79,8 +81,9 @@ LabelSet parse_labels(const std::vector<std::string>& texts) {
     if (!replaced) set.labels.push_back(std::move(l));
   }
   if (set.labels.size() > kMaxLabels)
-    throw core::UsageError(fmt::format("{} labels were given; at most {} are kept", set.labels.size(), kMaxLabels),
-                           "give fewer labels (each one multiplies nothing, but every record carries them)");
+    throw core::UsageError(
+        fmt::format("{} labels were given; at most {} are kept", set.labels.size(), kMaxLabels),
+        "give fewer labels (each one multiplies nothing, but every record carries them)");
   return set;
 }
 
@@ -111,9 +114,10 @@ LabelSet read_labels_file(const std::filesystem::path& path) {
     }
   }
   if (set.labels.size() > kMaxLabels)
-    throw core::InputError(path.string(), 0,
-                           fmt::format("it holds {} labels; at most {} are kept", set.labels.size(), kMaxLabels),
-                           "keep fewer labels in the file");
+    throw core::InputError(
+        path.string(), 0,
+        fmt::format("it holds {} labels; at most {} are kept", set.labels.size(), kMaxLabels),
+        "keep fewer labels in the file");
   return set;
 }
 

@@ -58,8 +58,9 @@ ProcessFacts read_process(const std::filesystem::path& proc_root, unsigned pid) 
     // It may have ended between the two reads.
     f.read = std::filesystem::exists(dir, ec) ? ProcessFacts::Read::denied : ProcessFacts::Read::gone;
     f.notes.push_back("process " + std::to_string(pid) +
-                      (f.read == ProcessFacts::Read::gone ? " ended while it was being read"
-                                                          : ": /proc/" + std::to_string(pid) + "/cgroup could not be read"));
+                      (f.read == ProcessFacts::Read::gone
+                           ? " ended while it was being read"
+                           : ": /proc/" + std::to_string(pid) + "/cgroup could not be read"));
     return f;
   }
   f.read = ProcessFacts::Read::ok;

@@ -48,26 +48,31 @@ Holder holder_of(const ProcessFacts& p, const std::vector<std::string>& gpu_ids,
       }
       if (candidates.size() == 1 ||
           (candidates.size() > 1 && std::all_of(candidates.begin(), candidates.end(), [&](const auto* c) {
-             return c->pod == candidates.front()->pod && c->pod_namespace == candidates.front()->pod_namespace;
+             return c->pod == candidates.front()->pod &&
+                    c->pod_namespace == candidates.front()->pod_namespace;
            }))) {
         h.pod = candidates.front()->pod;
         h.pod_namespace = candidates.front()->pod_namespace;
-        if (candidates.size() == 1) h.container = candidates.front()->container;
-        else h.notes.push_back("several containers of the pod hold this GPU: the container is not named");
+        if (candidates.size() == 1)
+          h.container = candidates.front()->container;
+        else
+          h.notes.push_back("several containers of the pod hold this GPU: the container is not named");
       } else if (candidates.empty()) {
         kubelet_stale = true;
-        h.notes.push_back(fmt::format(
-            "the kubelet names no pod holding this GPU for process {}: named by its pod UID from the cgroup path",
-            p.pid));
+        h.notes.push_back(
+            fmt::format("the kubelet names no pod holding this GPU for process {}: named by its pod UID from "
+                        "the cgroup path",
+                        p.pid));
       } else {
         h.notes.push_back(fmt::format(
-            "{} pods hold this GPU and none is named by process {}'s hostname: named by its pod UID", candidates.size(),
-            p.pid));
+            "{} pods hold this GPU and none is named by process {}'s hostname: named by its pod UID",
+            candidates.size(), p.pid));
       }
     }
     if (h.pod.empty() && h.pod_uid.empty()) {
       h.kind = h.container_id.empty() ? HolderKind::process : HolderKind::container;
-      h.notes.push_back(fmt::format("process {} runs in Kubernetes but neither the kubelet nor its cgroup names its pod", p.pid));
+      h.notes.push_back(fmt::format(
+          "process {} runs in Kubernetes but neither the kubelet nor its cgroup names its pod", p.pid));
     }
   }
   // Slurm: the cgroup plugin's path, else the task's environment.
@@ -75,14 +80,17 @@ Holder holder_of(const ProcessFacts& p, const std::vector<std::string>& gpu_ids,
   h.slurm_step = !cg.slurm.job.empty() ? cg.slurm.step : p.slurm_step_id;
   if (!h.slurm_job.empty()) {
     h.slurm_user = !p.slurm_job_user.empty() ? p.slurm_job_user
-                   : !cg.slurm.uid.empty()    ? "uid_" + cg.slurm.uid
-                   : p.uid >= 0               ? "uid_" + std::to_string(p.uid)
-                                              : std::string();
+                   : !cg.slurm.uid.empty()   ? "uid_" + cg.slurm.uid
+                   : p.uid >= 0              ? "uid_" + std::to_string(p.uid)
+                                             : std::string();
   }
   if (h.kind != HolderKind::pod) {
-    if (!h.slurm_job.empty()) h.kind = HolderKind::slurm_job;
-    else if (!h.container_id.empty()) h.kind = HolderKind::container;
-    else h.kind = HolderKind::process;
+    if (!h.slurm_job.empty())
+      h.kind = HolderKind::slurm_job;
+    else if (!h.container_id.empty())
+      h.kind = HolderKind::container;
+    else
+      h.kind = HolderKind::process;
   }
   switch (h.kind) {
     case HolderKind::pod:
@@ -130,19 +138,22 @@ Resolved Resolver::resolve(const std::vector<unsigned>& pids, const std::vector<
   for (unsigned pid : pids) {
     const ProcessFacts& f = facts(pid);
     Holder h = holder_of(f, gpu_ids, pods, out.kubelet_stale);
-    auto it = std::find_if(out.holders.begin(), out.holders.end(), [&h](const Holder& e) { return e.key == h.key; });
+    auto it = std::find_if(out.holders.begin(), out.holders.end(),
+                           [&h](const Holder& e) { return e.key == h.key; });
     if (it == out.holders.end()) {
       h.labels = labels_;
       out.holders.push_back(std::move(h));
       it = out.holders.end() - 1;
     } else {
       for (std::string& n : h.notes)
-        if (std::find(it->notes.begin(), it->notes.end(), n) == it->notes.end()) it->notes.push_back(std::move(n));
+        if (std::find(it->notes.begin(), it->notes.end(), n) == it->notes.end())
+          it->notes.push_back(std::move(n));
     }
     it->pids.push_back(pid);
     it->commands.push_back(f.command);
   }
-  std::sort(out.holders.begin(), out.holders.end(), [](const Holder& a, const Holder& b) { return a.key < b.key; });
+  std::sort(out.holders.begin(), out.holders.end(),
+            [](const Holder& a, const Holder& b) { return a.key < b.key; });
   return out;
 }
 

@@ -51,7 +51,8 @@ struct Watcher::Device {
   std::map<unsigned, std::string> instance_gpm_why;
 };
 
-nlohmann::json holders_json(const std::vector<GpuHolders>& seen, int gpu_index, const std::vector<std::string>& notes) {
+nlohmann::json holders_json(const std::vector<GpuHolders>& seen, int gpu_index,
+                            const std::vector<std::string>& notes) {
   nlohmann::json entries = nlohmann::json::array();
   bool approximate = false;
   for (const GpuHolders& g : seen) {
@@ -67,7 +68,8 @@ nlohmann::json holders_json(const std::vector<GpuHolders>& seen, int gpu_index, 
                          {"pids", hs.holder.pids},
                          {"commands", hs.holder.commands},
                          {"notes", hs.holder.notes},
-                         {"gpu_instance_id", g.gpu_instance_id ? nlohmann::json(*g.gpu_instance_id) : nlohmann::json(nullptr)},
+                         {"gpu_instance_id",
+                          g.gpu_instance_id ? nlohmann::json(*g.gpu_instance_id) : nlohmann::json(nullptr)},
                          {"gpu_instance_profile", g.gpu_instance_profile}});
     }
   }
@@ -112,7 +114,9 @@ Watcher::Watcher(std::shared_ptr<const collect::Nvml> nvml, WatchSettings settin
                                               settings_.kubelet_refresh);
 }
 
-Watcher::~Watcher() { stop(); }
+Watcher::~Watcher() {
+  stop();
+}
 
 void Watcher::start() {
   if (thread_.joinable()) return;
@@ -126,8 +130,8 @@ void Watcher::start() {
       const auto now = std::chrono::steady_clock::now();
       if (next < now) next = now;  // behind: skip, never burst
       while (!stop_ && std::chrono::steady_clock::now() < next)
-        std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(next - std::chrono::steady_clock::now(),
-                                                                        std::chrono::milliseconds(50)));
+        std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
+            next - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
     }
   });
 }
@@ -183,13 +187,17 @@ void Watcher::poll(recording::TimeNs now) {
     };
     std::vector<Group> groups;
     if (d.mig.mode == collect::MigState::Mode::enabled) {
-      for (const collect::MigInstance& m : d.mig.instances) groups.push_back({m.gpu_instance_id, m.profile, {d.uuid, m.uuid}, {}});
+      for (const collect::MigInstance& m : d.mig.instances)
+        groups.push_back({m.gpu_instance_id, m.profile, {d.uuid, m.uuid}, {}});
       for (const collect::NvmlProcess& p : *list)
         for (Group& g : groups)
           if (g.instance == p.gpu_instance_id) g.pids.push_back(p.pid);
-      note_once("MIG is on: PM sampling is device-wide, so run, agent and top give the whole GPU's chip figures; each "
-                "GPU instance has its own row from GPM's MIG sampling and its holders, but no GPU-Util or energy of "
-                "its own (docs/attribution.md#mig)");
+      note_once(
+          "MIG is on: PM sampling is device-wide, so run, agent and top give the whole GPU's chip figures; "
+          "each "
+          "GPU instance has its own row from GPM's MIG sampling and its holders, but no GPU-Util or energy "
+          "of "
+          "its own (docs/attribution.md#mig)");
     } else {
       Group g;
       g.ids = {d.uuid};
@@ -221,7 +229,9 @@ void Watcher::poll(recording::TimeNs now) {
           gh.note = "no per-process utilisation samples since the previous poll: the GPU is split evenly";
       }
       for (std::size_t i = 0; i < r.holders.size(); ++i) {
-        const double share = r.holders.size() == 1 ? 1.0 : total > 0 ? sm[i] / total : 1.0 / static_cast<double>(r.holders.size());
+        const double share = r.holders.size() == 1 ? 1.0
+                             : total > 0           ? sm[i] / total
+                                                   : 1.0 / static_cast<double>(r.holders.size());
         gh.holders.push_back(HolderShare{std::move(r.holders[i]), share});
       }
       // Under MIG each GPU instance gets its own GPM row (nvmlGpmMigSampleGet).
@@ -249,17 +259,19 @@ void Watcher::poll(recording::TimeNs now) {
     }
   }
   resolver_.forget_except(alive);
-  if (any_pod && pods && pods->status != PodResources::Status::ok && !pods->note.empty()) snap.notes.push_back(pods->note);
+  if (any_pod && pods && pods->status != PodResources::Status::ok && !pods->note.empty())
+    snap.notes.push_back(pods->note);
 
   std::lock_guard lock(mutex_);
   for (const Observation& o : observations)
-    tracker_.observe(o.holders.gpu_index, o.holders.uuid, o.holders.gpu_instance_id, o.holders.gpu_instance_profile,
-                     now, o.holders.holders, o.energy_mj, o.energy_reason);
+    tracker_.observe(o.holders.gpu_index, o.holders.uuid, o.holders.gpu_instance_id,
+                     o.holders.gpu_instance_profile, now, o.holders.holders, o.energy_mj, o.energy_reason);
   for (const GpuHolders& g : snap.gpus) merge_into(seen_, g);
   snap.notes.insert(snap.notes.begin(), notes_.begin(), notes_.end());
   snapshot_ = snap;
   history_.emplace_back(now, std::move(snap));
-  if (history_.size() > kHistoryKept) history_.erase(history_.begin(), history_.begin() + (history_.size() - kHistoryKept));
+  if (history_.size() > kHistoryKept)
+    history_.erase(history_.begin(), history_.begin() + (history_.size() - kHistoryKept));
   ++polls_;
 }
 

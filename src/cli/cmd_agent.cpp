@@ -49,7 +49,9 @@ struct AgentArgs {
   std::string kubelet_socket = attribution::kKubeletSocket;
 };
 
-std::filesystem::path default_db_path() { return agent::default_store_path(); }
+std::filesystem::path default_db_path() {
+  return agent::default_store_path();
+}
 
 void log_line(const std::string& line) {
   std::fprintf(stderr, "diescope agent: %s\n", line.c_str());
@@ -178,7 +180,9 @@ int run(const AgentArgs& a) {
   run_options.log = log_line;
   if (attrib) {
     run_options.annotate = [&attrib](std::vector<agent::AgentRecord>& records) { attrib->annotate(records); };
-    run_options.after_write = [&attrib](recording::TimeNs now, bool stopping) { attrib->write_jobs(now, stopping); };
+    run_options.after_write = [&attrib](recording::TimeNs now, bool stopping) {
+      attrib->write_jobs(now, stopping);
+    };
     run_options.extra_metrics = [&attrib](agent::ExpositionFormat format) {
       return attrib->metrics(format == agent::ExpositionFormat::openmetrics);
     };

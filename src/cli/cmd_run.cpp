@@ -42,7 +42,7 @@ struct RunCliOptions {
   std::vector<int> gpus;
   std::string calibration;
   std::string source = "auto";
-  std::string duty;  // ON/PERIOD in ms, empty: counters on throughout
+  std::string duty;                 // ON/PERIOD in ms, empty: counters on throughout
   std::vector<std::string> labels;  // --label KEY=VALUE
   bool no_attribution = false;
 };
@@ -168,12 +168,12 @@ int run_command(const RunCliOptions& cli) {
   const bool several = outcome.recordings.size() > 1;
   std::vector<report::GpuFigures> figures;
   for (const auto& rec : outcome.recordings)
-    figures.push_back(
-        report_one(rec, cli.window == "markers", several,
-                   cli.calibration.empty() ? std::nullopt : std::optional<fs::path>(cli.calibration),
-                   watcher ? std::optional<nlohmann::json>(attribution::holders_json(seen, rec.index, attribution_notes))
-                           : std::nullopt,
-                   watcher ? attribution::holders_line(seen, rec.index) : std::string()));
+    figures.push_back(report_one(
+        rec, cli.window == "markers", several,
+        cli.calibration.empty() ? std::nullopt : std::optional<fs::path>(cli.calibration),
+        watcher ? std::optional<nlohmann::json>(attribution::holders_json(seen, rec.index, attribution_notes))
+                : std::nullopt,
+        watcher ? attribution::holders_line(seen, rec.index) : std::string()));
   // Several GPUs: side by side, the least used, the gap between them, which were busy
   // (docs/method.md#several-gpus); gpus.json beside the recordings.
   if (several) {

@@ -147,7 +147,8 @@ class Live final : public AgentBacked {
       for (const attribution::HolderShare& hs : g.holders)
         if (std::find(hs.holder.pids.begin(), hs.holder.pids.end(), pid) != hs.holder.pids.end()) {
           std::string name = attribution::describe(hs.holder);
-          if (g.gpu_instance_id) name += fmt::format(", GPU instance {} ({})", *g.gpu_instance_id, g.gpu_instance_profile);
+          if (g.gpu_instance_id)
+            name += fmt::format(", GPU instance {} ({})", *g.gpu_instance_id, g.gpu_instance_profile);
           if (g.split_approximate) name += fmt::format(", ~{:.0f}% of the GPU", hs.share * 100);
           return name;
         }

@@ -63,13 +63,15 @@ TEST(AgentHook, RecordsHoldJobsStoredPrintedAndExported) {
   EXPECT_EQ(nlohmann::json::parse(line)["holder"]["labels"]["slurm_job"], "4242");
   std::fclose(ndjson);
   const std::string text = hook.metrics(false);
-  EXPECT_NE(text.find("diescope_job_energy_joules{gpu=\"0\",UUID=\"GPU-00000000-1111-2222-3333-444444444444\","
-                      "holder_kind=\"slurm_job\",holder=\"slurm/4242/0\",slurm_job=\"4242\",slurm_step=\"0\","
-                      "slurm_user=\"alice\",job_id=\"1\"} 250\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("diescope_job_energy_joules{gpu=\"0\",UUID=\"GPU-00000000-1111-2222-3333-444444444444\","
+                "holder_kind=\"slurm_job\",holder=\"slurm/4242/0\",slurm_job=\"4242\",slurm_step=\"0\","
+                "slurm_user=\"alice\",job_id=\"1\"} 250\n"),
+      std::string::npos)
       << text;
-  EXPECT_NE(text.find("diescope_gpu_holders{gpu=\"0\",UUID=\"GPU-00000000-1111-2222-3333-444444444444\"} 0\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("diescope_gpu_holders{gpu=\"0\",UUID=\"GPU-00000000-1111-2222-3333-444444444444\"} 0\n"),
+      std::string::npos);
 }
 
 TEST(AgentHook, SeriesBoundedForEightGpusAndFiftyJobsADay) {
@@ -89,13 +91,14 @@ TEST(AgentHook, SeriesBoundedForEightGpusAndFiftyJobsADay) {
   }
   const std::string text = "\n" + jobs_metrics(last, false);
   std::size_t total = 0;
-  for (const char* f : {"diescope_job_gpu_seconds", "diescope_job_stranded_gpu_seconds", "diescope_job_die_util_percent",
-                        "diescope_job_gpu_util_percent", "diescope_job_energy_joules",
-                        "diescope_job_end_timestamp_seconds"})
+  for (const char* f :
+       {"diescope_job_gpu_seconds", "diescope_job_stranded_gpu_seconds", "diescope_job_die_util_percent",
+        "diescope_job_gpu_util_percent", "diescope_job_energy_joules", "diescope_job_end_timestamp_seconds"})
     total += series(text, f);
   EXPECT_EQ(total, 6U * 20U);
   WatchSnapshot snap;
-  for (int g = 0; g < 8; ++g) snap.gpus.push_back(GpuHolders{g, "GPU-" + std::to_string(g), {}, "", {}, false, "", {}});
+  for (int g = 0; g < 8; ++g)
+    snap.gpus.push_back(GpuHolders{g, "GPU-" + std::to_string(g), {}, "", {}, false, "", {}});
   EXPECT_EQ(series("\n" + snapshot_metrics(snap, false), "diescope_gpu_holders"), 8U);
 }
 

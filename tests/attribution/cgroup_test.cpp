@@ -9,8 +9,8 @@ namespace diescope::attribution {
 namespace {
 
 std::string fixture(unsigned pid) {
-  std::ifstream in(std::string(DIESCOPE_SOURCE_DIR) + "/tests/attribution/fixtures/proc/" + std::to_string(pid) +
-                   "/cgroup");
+  std::ifstream in(std::string(DIESCOPE_SOURCE_DIR) + "/tests/attribution/fixtures/proc/" +
+                   std::to_string(pid) + "/cgroup");
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
@@ -107,8 +107,10 @@ TEST(Cgroup, NotACgroupFile) {
 
 TEST(Cgroup, ContainerdInsideItsServiceAndConmonLeftOut) {
   const std::string id(64, 'a');
-  CgroupFacts f = parse_cgroup("0::/system.slice/containerd.service/kubepods-besteffort-pod0f3c6a52_8e3b_4c0e_9d2a_"
-                               "6f1b2c3d4e5f.slice:cri-containerd:" + id + "\n");
+  CgroupFacts f = parse_cgroup(
+      "0::/system.slice/containerd.service/kubepods-besteffort-pod0f3c6a52_8e3b_4c0e_9d2a_"
+      "6f1b2c3d4e5f.slice:cri-containerd:" +
+      id + "\n");
   EXPECT_EQ(f.runtime, ContainerRuntime::containerd);
   EXPECT_EQ(f.container_id, id);
   // A 63-digit id is no container id: the path names nothing and is a known systemd layout.

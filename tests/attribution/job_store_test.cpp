@@ -95,9 +95,10 @@ TEST(JobRender, TerminalCsvJson) {
   EXPECT_NE(term.find("50.00"), std::string::npos);  // 50 kJ
   EXPECT_NE(term.find("approximate"), std::string::npos);
   const std::string csv = jobs_csv(jobs);
-  EXPECT_NE(csv.find("pod,pod ml/b (container trainer),b,ml,trainer,,0,GPU-0,,1900000000000,2000000000000,100,"
-                     "approximate,90,30,60,dram,70,50000,100,pm\n"),
-            std::string::npos)
+  EXPECT_NE(
+      csv.find("pod,pod ml/b (container trainer),b,ml,trainer,,0,GPU-0,,1900000000000,2000000000000,100,"
+               "approximate,90,30,60,dram,70,50000,100,pm\n"),
+      std::string::npos)
       << csv;
   const auto j = nlohmann::json::parse(jobs_json(jobs));
   EXPECT_EQ(j["jobs"][0]["holder"]["labels"]["pod"], "b");

@@ -47,7 +47,7 @@ TEST(Jobs, OneHolderAlone) {
   ASSERT_EQ(jobs.size(), 1U);
   const JobRecord& j = jobs[0];
   EXPECT_EQ(j.start_ns, 10 * kS);
-  EXPECT_EQ(j.end_ns, 12 * kS);       // the last poll that listed it
+  EXPECT_EQ(j.end_ns, 12 * kS);        // the last poll that listed it
   EXPECT_DOUBLE_EQ(j.gpu_seconds, 2);  // (10,11] and (11,12]
   EXPECT_DOUBLE_EQ(j.energy_j, 600);   // 2 x 300 J
   EXPECT_DOUBLE_EQ(j.die_util_pct, 40);
@@ -97,8 +97,8 @@ TEST(Jobs, TwoRecordsWeightedByOverlap) {
   EXPECT_DOUBLE_EQ(jobs[0].gpu_seconds, 30);
   // 10 s at 40% and 20 s at 80%: (400 + 1600) / 30.
   EXPECT_NEAR(jobs[0].die_util_pct, 2000.0 / 30.0, 1e-9);
-  EXPECT_EQ(jobs[0].limiting_unit, "fp32");                  // 20 s against 10 s
-  EXPECT_NEAR(jobs[0].stranded_gpu_seconds, 10.0, 1e-9);    // 10 x 0.6 + 20 x 0.2
+  EXPECT_EQ(jobs[0].limiting_unit, "fp32");               // 20 s against 10 s
+  EXPECT_NEAR(jobs[0].stranded_gpu_seconds, 10.0, 1e-9);  // 10 x 0.6 + 20 x 0.2
   EXPECT_DOUBLE_EQ(jobs[0].energy_j, 0);
 }
 

@@ -15,7 +15,8 @@ namespace {
 TEST(KubeletNoClient, NotedWithTheFix) {
   ::setenv("DIESCOPE_KUBELET_CLIENT", "/nonexistent/libdiescope-kubelet.so", 1);
   // A socket must be there, or the missing socket is what gets noted.
-  const std::string path = std::filesystem::temp_directory_path() / ("ds-noclient-" + std::to_string(::getpid()));
+  const std::string path =
+      std::filesystem::temp_directory_path() / ("ds-noclient-" + std::to_string(::getpid()));
   const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;

@@ -17,7 +17,8 @@ using namespace std::chrono_literals;
 
 std::filesystem::path scratch() {
   // Short: a unix socket path has a 108-byte limit.
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("ds-kubelet-" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("ds-kubelet-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return dir;
 }

@@ -6,7 +6,8 @@
 namespace diescope::attribution {
 namespace {
 
-const std::filesystem::path kProc = std::filesystem::path(DIESCOPE_SOURCE_DIR) / "tests/attribution/fixtures/proc";
+const std::filesystem::path kProc =
+    std::filesystem::path(DIESCOPE_SOURCE_DIR) / "tests/attribution/fixtures/proc";
 const std::string kGpu = "GPU-00000000-1111-2222-3333-444444444444";
 
 PodResources two_pods_sharing() {
@@ -15,7 +16,8 @@ PodResources two_pods_sharing() {
   // Time-slicing: the device plugin lists replicas "<UUID>::<n>".
   p.containers.push_back({"train-7", "ml", "trainer", "nvidia.com/gpu", {kGpu + "::0"}});
   p.containers.push_back({"infer-2", "serve", "server", "nvidia.com/gpu", {kGpu + "::1"}});
-  p.containers.push_back({"other", "ml", "x", "nvidia.com/gpu", {"GPU-ffffffff-1111-2222-3333-444444444444"}});
+  p.containers.push_back(
+      {"other", "ml", "x", "nvidia.com/gpu", {"GPU-ffffffff-1111-2222-3333-444444444444"}});
   return p;
 }
 

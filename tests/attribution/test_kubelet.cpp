@@ -22,7 +22,9 @@
 namespace {
 
 std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop = true; }
+void on_signal(int) {
+  g_stop = true;
+}
 
 class Lister final : public v1::PodResourcesLister::Service {
  public:
@@ -87,13 +89,18 @@ int main(int argc, char** argv) {
   bool garbage = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--socket" && i + 1 < argc) socket = argv[++i];
-    else if (a == "--pods" && i + 1 < argc) pods = argv[++i];
-    else if (a == "--delay-ms" && i + 1 < argc) delay_ms = std::stoi(argv[++i]);
-    else if (a == "--garbage") garbage = true;
+    if (a == "--socket" && i + 1 < argc)
+      socket = argv[++i];
+    else if (a == "--pods" && i + 1 < argc)
+      pods = argv[++i];
+    else if (a == "--delay-ms" && i + 1 < argc)
+      delay_ms = std::stoi(argv[++i]);
+    else if (a == "--garbage")
+      garbage = true;
   }
   if (socket.empty()) {
-    std::fprintf(stderr, "usage: diescope-test-kubelet --socket PATH [--pods FILE] [--delay-ms N] [--garbage]\n");
+    std::fprintf(stderr,
+                 "usage: diescope-test-kubelet --socket PATH [--pods FILE] [--delay-ms N] [--garbage]\n");
     return 2;
   }
   std::signal(SIGTERM, on_signal);

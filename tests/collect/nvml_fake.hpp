@@ -67,7 +67,7 @@ struct State {
     std::string profile;
     std::string uuid;
   };
-  std::vector<Mig> mig;  // one MIG device each
+  std::vector<Mig> mig;                 // one MIG device each
   std::vector<unsigned> gpm_mig_calls;  // the GPU instance of each nvmlGpmMigSampleGet
 };
 
@@ -225,7 +225,8 @@ inline abi::Return fill_processes(const std::vector<unsigned>& pids, unsigned* c
   auto* entries = static_cast<abi::ProcessInfoV2*>(infos);
   for (std::size_t i = 0; i < pids.size(); ++i) {
     const auto gi = state().pid_instance.find(pids[i]);
-    entries[i] = abi::ProcessInfoV2{pids[i], 1u << 20, gi == state().pid_instance.end() ? abi::kNoGpuInstance : gi->second, 0};
+    entries[i] = abi::ProcessInfoV2{pids[i], 1u << 20,
+                                    gi == state().pid_instance.end() ? abi::kNoGpuInstance : gi->second, 0};
   }
   *count = static_cast<unsigned>(pids.size());
   return abi::kSuccess;

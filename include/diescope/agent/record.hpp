@@ -105,8 +105,8 @@ struct AgentRecord {
   std::optional<CostEntry> cost;
   std::string cost_reason;
 
-  std::optional<Restart> restart;  // this record starts afresh after a clock event
-  std::vector<std::string> notes;  // sampler crashes and restarts, analysis notes
+  std::optional<Restart> restart;     // this record starts afresh after a clock event
+  std::vector<std::string> notes;     // sampler crashes and restarts, analysis notes
   std::vector<RecordHolder> holders;  // empty without attribution, or when nothing held the GPU
 
   int method = 0;

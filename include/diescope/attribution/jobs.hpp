@@ -30,17 +30,17 @@ struct JobRecord {
   std::string gpu_instance_profile;
   recording::TimeNs start_ns = 0;
   recording::TimeNs end_ns = 0;
-  double gpu_seconds = 0;            // held time times its share of the GPU
-  bool shared = false;               // another holder was on the GPU at some poll: the split is approximate
-  double mean_share = 1;             // GPU-seconds over held seconds
-  double gpu_util_pct = kNaN;        // the GPU's, over the records that overlap the job
+  double gpu_seconds = 0;      // held time times its share of the GPU
+  bool shared = false;         // another holder was on the GPU at some poll: the split is approximate
+  double mean_share = 1;       // GPU-seconds over held seconds
+  double gpu_util_pct = kNaN;  // the GPU's, over the records that overlap the job
   double die_util_pct = kNaN;
   double gap_pct = kNaN;
-  std::string limiting_unit;         // the unit limiting for the longest time; empty when none
+  std::string limiting_unit;  // the unit limiting for the longest time; empty when none
   double stranded_gpu_seconds = kNaN;
   double energy_j = kNaN;
-  std::string energy_reason;         // why energy is NaN
-  double coverage_pct = 0;           // of the job's time, the share with a chip figure (DIE-Util)
+  std::string energy_reason;  // why energy is NaN
+  double coverage_pct = 0;    // of the job's time, the share with a chip figure (DIE-Util)
   ChipSourceSeen chip_source = ChipSourceSeen::none;
   std::vector<std::string> notes;
   int schema = kJobRecordSchema;
@@ -62,7 +62,8 @@ class JobTracker {
   // unreadable). A holder absent from this poll has left: its job ends at the last poll that listed it.
   void observe(int gpu_index, const std::string& gpu_uuid, std::optional<unsigned> gpu_instance,
                const std::string& instance_profile, recording::TimeNs now_ns,
-               const std::vector<HolderShare>& holders, double energy_mj, const std::string& energy_reason = {});
+               const std::vector<HolderShare>& holders, double energy_mj,
+               const std::string& energy_reason = {});
   // The agent's records, as they close.
   void add_record(const agent::AgentRecord& record);
   // Jobs whose figures are complete (or whose wait is over); `all` ends and returns every job (the
@@ -84,8 +85,8 @@ class JobTracker {
   };
   void finish_figures(JobRecord& job) const;
   recording::TimeNs wait_ns_;
-  std::map<std::string, Slot> slots_;                      // "gpu<N>" or "gpu<N>/gi<M>"
-  std::map<int, std::deque<agent::AgentRecord>> records_;  // per GPU index, recent, bounded
+  std::map<std::string, Slot> slots_;                           // "gpu<N>" or "gpu<N>/gi<M>"
+  std::map<int, std::deque<agent::AgentRecord>> records_;       // per GPU index, recent, bounded
   std::vector<std::pair<recording::TimeNs, JobRecord>> ended_;  // waiting for records
 };
 

@@ -28,12 +28,12 @@ struct PodContainerDevices {
 
 struct PodResources {
   enum class Status {
-    not_asked,   // no answer yet
+    not_asked,  // no answer yet
     ok,
-    no_socket,   // nothing at the socket path: not a Kubernetes node, or the kubelet is down
-    no_client,   // libdiescope-kubelet.so (or the gRPC libraries it needs) could not be loaded
-    timeout,     // no answer within the timeout
-    failed,      // the call failed (refused, reset, not gRPC, not this API)
+    no_socket,  // nothing at the socket path: not a Kubernetes node, or the kubelet is down
+    no_client,  // libdiescope-kubelet.so (or the gRPC libraries it needs) could not be loaded
+    timeout,    // no answer within the timeout
+    failed,     // the call failed (refused, reset, not gRPC, not this API)
   };
   Status status = Status::not_asked;
   std::vector<PodContainerDevices> containers;

@@ -19,9 +19,9 @@ struct ProcessFacts {
   };
   unsigned pid = 0;
   Read read = Read::gone;
-  std::string command;             // /proc/PID/comm
-  std::uint64_t start_ticks = 0;   // field 22 of /proc/PID/stat: tells a reused pid from the old one
-  long uid = -1;                   // real uid from /proc/PID/status
+  std::string command;            // /proc/PID/comm
+  std::uint64_t start_ticks = 0;  // field 22 of /proc/PID/stat: tells a reused pid from the old one
+  long uid = -1;                  // real uid from /proc/PID/status
   CgroupFacts cgroup;
   bool environ_read = false;       // environ is readable only by the process's owner and root
   std::string slurm_job_id;        // SLURM_JOB_ID

@@ -60,7 +60,8 @@ struct WatchSnapshot {
 
 // The report.json "holders" block of one GPU from what a watch saw (docs/report.md#holders), and the
 // line under the terminal headline ("held by: ...", docs/attribution.md#labels-everywhere).
-nlohmann::json holders_json(const std::vector<GpuHolders>& seen, int gpu_index, const std::vector<std::string>& notes);
+nlohmann::json holders_json(const std::vector<GpuHolders>& seen, int gpu_index,
+                            const std::vector<std::string>& notes);
 std::string holders_line(const std::vector<GpuHolders>& seen, int gpu_index);
 
 class Watcher {

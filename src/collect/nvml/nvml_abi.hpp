@@ -164,8 +164,8 @@ struct Functions {
                                 unsigned long long) = nullptr;  // nvmlDeviceGetProcessUtilization
   Return (*mig_mode)(Device, unsigned*, unsigned*) = nullptr;   // nvmlDeviceGetMigMode (current, pending)
   Return (*max_mig_devices)(Device, unsigned*) = nullptr;       // nvmlDeviceGetMaxMigDeviceCount
-  Return (*mig_device_by_index)(Device, unsigned, Device*) = nullptr;  // nvmlDeviceGetMigDeviceHandleByIndex
-  Return (*gpu_instance_id)(Device, unsigned*) = nullptr;              // nvmlDeviceGetGpuInstanceId
+  Return (*mig_device_by_index)(Device, unsigned, Device*) = nullptr;   // nvmlDeviceGetMigDeviceHandleByIndex
+  Return (*gpu_instance_id)(Device, unsigned*) = nullptr;               // nvmlDeviceGetGpuInstanceId
   Return (*gpm_mig_sample_get)(Device, unsigned, GpmSample) = nullptr;  // nvmlGpmMigSampleGet
   // Process lists: the _v3 or _v2 call (24-byte entries) when present, else the unversioned one (16).
   Return (*compute_processes)(Device, unsigned*, void*) = nullptr;
