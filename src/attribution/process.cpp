@@ -22,6 +22,18 @@ std::optional<std::string> slurp(const std::filesystem::path& path, std::size_t 
 
 }  // namespace
 
+unsigned read_parent_pid(const std::filesystem::path& proc_root, unsigned pid) {
+  const auto stat = slurp(proc_root / std::to_string(pid) / "stat", 4096);
+  if (!stat) return 0;
+  const auto close = stat->rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat->substr(close + 1));
+  std::string state;
+  unsigned ppid = 0;
+  rest >> state >> ppid;
+  return ppid;
+}
+
 std::uint64_t read_start_ticks(const std::filesystem::path& proc_root, unsigned pid) {
   const auto stat = slurp(proc_root / std::to_string(pid) / "stat", 4096);
   if (!stat) return 0;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -205,6 +206,12 @@ void Watcher::poll(recording::TimeNs now) {
       groups.push_back(std::move(g));
     }
     for (Group& g : groups) {
+      if (settings_.skip_own) {
+        const auto self = static_cast<unsigned>(::getpid());
+        std::erase_if(g.pids, [&](unsigned pid) {
+          return pid == self || read_parent_pid(settings_.proc_root, pid) == self;
+        });
+      }
       std::sort(g.pids.begin(), g.pids.end());
       g.pids.erase(std::unique(g.pids.begin(), g.pids.end()), g.pids.end());
       alive.insert(alive.end(), g.pids.begin(), g.pids.end());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "diescope/attribution/watcher.hpp"
 #include "nvml_fake.hpp"
@@ -146,6 +147,23 @@ TEST(Watcher, MigOneRowPerGpuInstanceThroughGpmMigSampling) {
     EXPECT_NE(j.energy_reason.find("under MIG"), std::string::npos);
     EXPECT_DOUBLE_EQ(j.gpu_seconds, 1);
   }
+}
+
+TEST(Watcher, OwnProcessesAreNotHolders) {
+  auto nvml = std::make_shared<collect::Nvml>(fake::fake_functions());
+  // This test process stands for diescope itself, its parent (ctest) for someone else's work.
+  fake::state().compute_pids = {static_cast<unsigned>(::getpid()), static_cast<unsigned>(::getppid())};
+  WatchSettings s = settings();
+  s.proc_root = "/proc";
+  Watcher w(nvml, s);
+  w.poll(1 * kSec);
+  const GpuHolders g = w.snapshot().gpus.at(0);
+  ASSERT_EQ(g.holders.size(), 1U);
+  EXPECT_EQ(g.holders[0].holder.pids, std::vector<unsigned>{static_cast<unsigned>(::getppid())});
+  s.skip_own = false;
+  Watcher all(nvml, s);
+  all.poll(1 * kSec);
+  EXPECT_EQ(all.snapshot().gpus.at(0).holders.size(), 2U);
 }
 
 TEST(Watcher, MigListsInstancesWithProfilesFromNames) {

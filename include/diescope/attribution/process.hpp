@@ -35,6 +35,8 @@ struct ProcessFacts {
 // Reads /proc/PID under `proc_root` ("/proc", or a fixture tree). Never throws: what cannot be read is
 // noted.
 ProcessFacts read_process(const std::filesystem::path& proc_root, unsigned pid);
+// The parent's pid (field 4 of stat); 0 when unreadable.
+unsigned read_parent_pid(const std::filesystem::path& proc_root, unsigned pid);
 // Just the start time (field 22 of stat), to check a cached pid cheaply; 0 when unreadable.
 std::uint64_t read_start_ticks(const std::filesystem::path& proc_root, unsigned pid);
 
