@@ -316,14 +316,13 @@ recording::TimeNs parse_since(const std::string& text, recording::TimeNs now_ns)
   int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
   char tail = 0;
   int n = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &y, &mo, &d, &n) == 3 &&
-      static_cast<std::size_t>(n) == text.size()) {
-  } else if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c%n", &y, &mo, &d, &h, &mi, &sec, &tail,
-                         &n) == 7 &&
-             tail == 'Z' && static_cast<std::size_t>(n) == text.size()) {
-  } else {
-    throw bad();
-  }
+  const bool date_only = std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &y, &mo, &d, &n) == 3 &&
+                         static_cast<std::size_t>(n) == text.size();
+  const bool date_time =
+      !date_only &&
+      std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c%n", &y, &mo, &d, &h, &mi, &sec, &tail, &n) == 7 &&
+      tail == 'Z' && static_cast<std::size_t>(n) == text.size();
+  if (!date_only && !date_time) throw bad();
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) throw bad();
   tm.tm_year = y - 1900;
   tm.tm_mon = mo - 1;

@@ -133,18 +133,18 @@ std::size_t JobTracker::open_jobs() const {
 
 void JobTracker::finish_figures(JobRecord& job) const {
   if (job.shared)
-    job.notes.push_back(
+    job.notes.emplace_back(
         "other holders shared this GPU: GPU-seconds, energy and GPU-seconds stranded are split by NVML's "
         "per-process utilisation samples, which is approximate (docs/attribution.md#shared-gpus)");
   if (job.gpu_instance_id) {
-    job.notes.push_back(
+    job.notes.emplace_back(
         "under MIG the agent's chip figures and GPU-Util are the whole GPU's, so they are left out of a GPU "
         "instance's job (docs/attribution.md#mig)");
     return;
   }
   const auto found = records_.find(job.gpu_index);
   if (found == records_.end()) {
-    job.notes.push_back("no agent record covers the job's time: it has no figures");
+    job.notes.emplace_back("no agent record covers the job's time: it has no figures");
     return;
   }
   const double duration_s = static_cast<double>(job.end_ns - job.start_ns) / 1e9;
@@ -199,7 +199,7 @@ void JobTracker::finish_figures(JobRecord& job) const {
       job.limiting_unit = unit;
     }
   }
-  if (d_w == 0) job.notes.push_back("no agent record with a chip figure covers the job's time");
+  if (d_w == 0) job.notes.emplace_back("no agent record with a chip figure covers the job's time");
 }
 
 std::vector<JobRecord> JobTracker::take_finished(recording::TimeNs now_ns, bool all) {
@@ -208,7 +208,7 @@ std::vector<JobRecord> JobTracker::take_finished(recording::TimeNs now_ns, bool 
       for (auto& [hk, o] : slot.open) {
         o.job.end_ns = o.last_seen_ns;
         o.job.mean_share = o.held_s > 0 ? o.job.gpu_seconds / o.held_s : 1.0;
-        o.job.notes.push_back("still on the GPU when diescope stopped: the job ends at the last poll");
+        o.job.notes.emplace_back("still on the GPU when diescope stopped: the job ends at the last poll");
         ended_.emplace_back(o.last_seen_ns, std::move(o.job));
       }
       slot.open.clear();
@@ -224,7 +224,8 @@ std::vector<JobRecord> JobTracker::take_finished(recording::TimeNs now_ns, bool 
     if (all || covered || job.gpu_instance_id || now_ns - it->first > wait_ns_) {
       JobRecord done = std::move(it->second);
       if (!covered && !done.gpu_instance_id)
-        done.notes.push_back("written before an agent record covered its end: its figures cover part of it");
+        done.notes.emplace_back(
+            "written before an agent record covered its end: its figures cover part of it");
       finish_figures(done);
       out.push_back(std::move(done));
       it = ended_.erase(it);

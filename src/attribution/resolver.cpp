@@ -56,7 +56,7 @@ Holder holder_of(const ProcessFacts& p, const std::vector<std::string>& gpu_ids,
         if (candidates.size() == 1)
           h.container = candidates.front()->container;
         else
-          h.notes.push_back("several containers of the pod hold this GPU: the container is not named");
+          h.notes.emplace_back("several containers of the pod hold this GPU: the container is not named");
       } else if (candidates.empty()) {
         kubelet_stale = true;
         h.notes.push_back(

@@ -142,3 +142,23 @@ TEST(JobMetrics, MigInstanceLabels) {
 
 }  // namespace
 }  // namespace diescope::attribution
+
+namespace diescope::attribution {
+namespace {
+
+TEST(JobsSince, DurationsAndUtcTimes) {
+  const recording::TimeNs now = 1'800'000'000 * recording::kNsPerSecond;
+  EXPECT_EQ(parse_since("90s", now), now - 90 * recording::kNsPerSecond);
+  EXPECT_EQ(parse_since("30m", now), now - 1800 * recording::kNsPerSecond);
+  EXPECT_EQ(parse_since("24h", now), now - 86'400 * recording::kNsPerSecond);
+  EXPECT_EQ(parse_since("7d", now), now - 604'800 * recording::kNsPerSecond);
+  // 2026-12-02 is 20789 days after 1970-01-01 (56 years with 14 leap days, then 335 days of 2026):
+  // 20789 x 86400 = 1796169600 s; 14:00 adds 50400 s.
+  EXPECT_EQ(parse_since("2026-12-02", now), 1'796'169'600 * recording::kNsPerSecond);
+  EXPECT_EQ(parse_since("2026-12-02T14:00:00Z", now), 1'796'220'000 * recording::kNsPerSecond);
+  for (const char* bad : {"yesterday", "7", "7w", "2026-12-02T14:00:00", "2026-13-02", "-5m", ""})
+    EXPECT_THROW(parse_since(bad, now), core::UsageError) << bad;
+}
+
+}  // namespace
+}  // namespace diescope::attribution
