@@ -32,9 +32,9 @@ namespace fs = std::filesystem;
 
 struct RunCliOptions {
   std::vector<std::string> command;
-  double interval_ms = 10;
-  double drain_ms = 1000;
-  double host_interval_ms = 100;
+  double interval_ms = 0;  // the defaults come from the rules (options.hpp)
+  double drain_ms = 0;
+  double host_interval_ms = 0;
   std::string window = "none";
   std::string report_dir;
   std::vector<int> gpus;
@@ -107,16 +107,9 @@ report::GpuFigures report_one(const collect::GpuRecording& rec, bool use_window,
 }
 
 int run_command(const RunCliOptions& cli) {
-  if (!(cli.interval_ms >= 0.1 && cli.interval_ms <= 10'000))
-    throw core::UsageError(fmt::format("--interval-ms {} is out of range", cli.interval_ms),
-                           "give a sample interval from 0.1 to 10000 ms (default 10)");
-  if (!(cli.drain_ms >= 10 && cli.drain_ms <= 60'000))
-    throw core::UsageError(fmt::format("--drain-ms {} is out of range", cli.drain_ms),
-                           "give a drain period from 10 to 60000 ms (default 1000)");
-  if (!(cli.host_interval_ms == 0 || (cli.host_interval_ms >= 1 && cli.host_interval_ms <= 60'000)))
-    throw core::UsageError(
-        fmt::format("--host-interval-ms {} is out of range", cli.host_interval_ms),
-        "give a host probe interval from 1 to 60000 ms, or 0 for no host probes (default 100)");
+  check_range(kIntervalMs, cli.interval_ms);
+  check_range(kDrainMs, cli.drain_ms);
+  check_range(kHostIntervalMs, cli.host_interval_ms);
   // A missing or unreadable calibration file is refused before anything is measured, as `report`
   // refuses it (docs/calibration.md#how-a-report-finds-its-calibration).
   if (!cli.calibration.empty()) calibrate::check_calibration_path(cli.calibration);
@@ -160,12 +153,9 @@ int run_command(const RunCliOptions& cli) {
 
 std::function<int()> setup_run(CLI::App& sub) {
   auto opt = std::make_shared<RunCliOptions>();
-  add_number(sub, "--interval-ms", opt->interval_ms, "chip counter sample interval in ms (default 10)");
-  add_number(sub, "--drain-ms", opt->drain_ms,
-             "how often the counter buffer is decoded, in ms (default 1000)", {"--poll-ms"});
-  add_number(sub, "--host-interval-ms", opt->host_interval_ms,
-             "how often the host probes read CPU, memory, disks and the command's processes, in ms; 0: "
-             "none (default 100)");
+  add_number(sub, kIntervalMs, opt->interval_ms);
+  add_number(sub, kDrainMs, opt->drain_ms, {}, {"--poll-ms"});
+  add_number(sub, kHostIntervalMs, opt->host_interval_ms);
   sub.add_option(
          "--window", opt->window,
          "markers: also summarise the steady window between the lines 'diescope: measure start' and "
