@@ -130,23 +130,22 @@ int bench_command(const BenchCliOptions& cli) {
   return 0;
 }
 
-std::function<int()> setup_bench(CLI::App& sub) {
+std::function<int()> setup_bench(Args sub) {
   auto opt = std::make_shared<BenchCliOptions>();
-  add_whole(sub, "--rounds", opt->rounds, "rounds of `diescope run` (default 5; at least 2)");
-  add_number(sub, kIntervalMs, opt->interval_ms);
-  add_number(sub, kDrainMs, opt->drain_ms, {}, {"--poll-ms"});
-  add_text(sub, "--output", opt->report_dir,
+  sub.whole("--rounds", opt->rounds, "rounds of `diescope run` (default 5; at least 2)");
+  sub.number(kIntervalMs, opt->interval_ms);
+  sub.number(kDrainMs, opt->drain_ms, {}, {"--poll-ms"});
+  sub.text("--output", opt->report_dir,
            "folder for bench.json and the rounds' recordings and reports (default "
            "diescope-bench-<date>-<time> in the current folder)",
            {"--report"})
-      ->type_name("DIR");
-  add_gpu_list(sub, opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)");
-  sub.add_option(
-      "--workload", opt->workload,
-      "bench a bundled workload (ffma, stream, gemm, duty); arguments after -- go to the workload");
-  sub.add_flag("--show-output", opt->show_output,
-               "copy the command's stdout to the terminal (default: to round-NN/stdout.log)");
-  sub.add_option("command", opt->command, "the command to bench, after -- (or the workload's arguments)");
+      .type_name("DIR");
+  sub.gpu_list(opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)");
+  sub.option("--workload", opt->workload,
+             "bench a bundled workload (ffma, stream, gemm, duty); arguments after -- go to the workload");
+  sub.flag("--show-output", opt->show_output,
+           "copy the command's stdout to the terminal (default: to round-NN/stdout.log)");
+  sub.option("command", opt->command, "the command to bench, after -- (or the workload's arguments)");
   sub.footer(
       "Every round is summarised over the steady window between the lines 'diescope: measure start' and\n"
       "'diescope: measure stop' that the command prints, or the one a line 'diescope: measure window START\n"

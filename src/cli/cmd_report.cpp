@@ -189,42 +189,38 @@ int run_report(const ReportOptions& opt) {
   return 0;
 }
 
-std::function<int()> setup_report(CLI::App& sub) {
+std::function<int()> setup_report(Args sub) {
   auto opt = std::make_shared<ReportOptions>();
-  sub.add_option("PATH", opt->input, "a recording (.dsrec) to analyse, or a report.json to print again")
-      ->required();
-  add_text(sub, "--output", opt->out,
+  sub.option("PATH", opt->input, "a recording (.dsrec) to analyse, or a report.json to print again")
+      .required();
+  sub.text("--output", opt->out,
            "folder for report.json and samples.csv (default: <recording's file name>.report/ in the current "
            "folder)",
            {"--out", "--report"})
-      ->type_name("DIR");
-  sub.add_option(
-         "--format", opt->formats,
-         "what to produce: terminal (the headline), json (report.json), csv (samples.csv), html "
-         "(report.html, a self-contained page with a timeline), trace (trace.json for Perfetto) or all; "
-         "repeat or separate with commas (default: terminal,json,csv)")
-      ->delimiter(',')
-      ->type_name("LIST")
-      ->check(CLI::Validator(
-          [](std::string& name) -> std::string {
-            if (kFormats.count(name)) return {};
-            return "'" + name + "' is not a format" +
-                   did_you_mean(name, std::vector<std::string>(kFormats.begin(), kFormats.end())) +
-                   " (terminal, json, csv, html, trace, all)";
-          },
-          ""));
-  sub.add_option(
-         "--calibration", opt->calibration,
-         "a calibration file or folder from `diescope calibrate` (default: the calibrations folder under "
-         "$XDG_DATA_HOME/diescope or ~/.local/share/diescope)")
-      ->type_name("PATH");
-  add_number(
-      sub, "--smooth", opt->smooth_ms,
-      "smooth report.html, trace.json and samples.csv with a boxcar of MS milliseconds (default: none; "
-      "report.json and the headline are never smoothed)")
-      ->type_name("MS");
-  sub.add_flag("--no-window", opt->no_window,
-               "summarise the whole run only, even when the recording has window markers");
+      .type_name("DIR");
+  sub.option("--format", opt->formats,
+             "what to produce: terminal (the headline), json (report.json), csv (samples.csv), html "
+             "(report.html, a self-contained page with a timeline), trace (trace.json for Perfetto) or all; "
+             "repeat or separate with commas (default: terminal,json,csv)")
+      .list(',')
+      .type_name("LIST")
+      .check([](const std::string& name) -> std::string {
+        if (kFormats.count(name)) return {};
+        return "'" + name + "' is not a format" +
+               did_you_mean(name, std::vector<std::string>(kFormats.begin(), kFormats.end())) +
+               " (terminal, json, csv, html, trace, all)";
+      });
+  sub.option("--calibration", opt->calibration,
+             "a calibration file or folder from `diescope calibrate` (default: the calibrations folder under "
+             "$XDG_DATA_HOME/diescope or ~/.local/share/diescope)")
+      .type_name("PATH");
+  sub.number(
+         "--smooth", opt->smooth_ms,
+         "smooth report.html, trace.json and samples.csv with a boxcar of MS milliseconds (default: none; "
+         "report.json and the headline are never smoothed)")
+      .type_name("MS");
+  sub.flag("--no-window", opt->no_window,
+           "summarise the whole run only, even when the recording has window markers");
   return [opt]() { return run_report(*opt); };
 }
 

@@ -632,50 +632,47 @@ int plot_command(const PlotOptions& o) {
   return rc;
 }
 
-void add_table_options(CLI::App& app, TableOptions& o, const std::string& default_output) {
-  app.add_option(
-      "--output", o.output,
-      "the folder for roofline.csv, roofline.svg and roofline.html (default " + default_output + ")");
-  app.add_option("--region", o.region, "keep only NVTX regions that match this regular expression");
-  app.add_option("--kernel", o.kernel, "keep only kernels whose name matches this regular expression");
-  app.add_option("--aggregate", o.aggregate,
-                 "none (one row per launch), sum (one per executable and region: work and time added) or "
-                 "dominant (per executable and region, the kernel with the most time)")
-      ->capture_default_str();
-  app.add_option("--color-by", o.color_by, "colour points by executable or region")->capture_default_str();
-  app.add_option("--calibration", o.calibration,
-                 "a calibration file or folder (default: the folder `diescope calibrate` writes to)");
+void add_table_options(Args& app, TableOptions& o, const std::string& default_output) {
+  app.option("--output", o.output,
+             "the folder for roofline.csv, roofline.svg and roofline.html (default " + default_output + ")");
+  app.option("--region", o.region, "keep only NVTX regions that match this regular expression");
+  app.option("--kernel", o.kernel, "keep only kernels whose name matches this regular expression");
+  app.option("--aggregate", o.aggregate,
+             "none (one row per launch), sum (one per executable and region: work and time added) or "
+             "dominant (per executable and region, the kernel with the most time)")
+      .show_default();
+  app.option("--color-by", o.color_by, "colour points by executable or region").show_default();
+  app.option("--calibration", o.calibration,
+             "a calibration file or folder (default: the folder `diescope calibrate` writes to)");
 }
 
-std::function<int()> setup_roofline(CLI::App& sub) {
+std::function<int()> setup_roofline(Args sub) {
   auto profile = std::make_shared<ProfileOptions>();
   auto plot = std::make_shared<PlotOptions>();
-  sub.require_subcommand(1, 1);
-  CLI::App* p = sub.add_subcommand("profile", "profile targets with Nsight Compute and plot their rooflines");
-  p->add_option("--profiler", profile->profiler,
-                "the profiler backend: ncu (Nsight Compute, per launch), range (diescope's own CUPTI range "
-                "profiler, per NVTX region) or sampled (diescope's PM sampling with NVTX times, per NVTX "
-                "region, FLOPs from --flop)")
-      ->capture_default_str();
-  p->add_option(
-       "-O", profile->settings,
-       "a backend setting NAME=VALUE, repeatable: ncu: ncu=PATH, metrics=A,B, ncu-arg=ARG, aslr=on|off; "
-       "range: lib=PATH, aslr=on|off; sampled: lib=PATH, iterations=N, interval-ms=X, threshold=PCT, "
-       "gap-ms=X, "
-       "min-window-ms=X, activity-ratio=F")
-      ->allow_extra_args(false);  // one value per -O: what follows is a target
-  p->add_option("--flop", profile->flops,
-                "sampled: REGEX=VALUE[@PRECISION], the FLOPs of the regions whose executable[region] matches "
-                "(first match wins; precision fp32 unless given, e.g. @tensor-bf16), repeatable")
-      ->allow_extra_args(false);
-  p->add_option("--gpus", profile->gpus, "the GPUs to profile on, as ncu numbers them (default: every GPU)");
-  p->add_option("--timeout", profile->timeout_s, "seconds each target may take under the profiler")
-      ->capture_default_str();
-  p->add_flag("--force", profile->force, "profile again where a report is there already");
-  p->add_flag("--skip-profile", profile->skip_profile, "use the reports already in the output folder");
-  add_table_options(*p, profile->table, "roofline");
-  p->add_option("targets", profile->positionals, "EXECUTABLE... or -- CMD ARGS");
-  p->footer(
+  sub.require_subcommand();
+  Args p = sub.subcommand("profile", "profile targets with Nsight Compute and plot their rooflines");
+  p.option("--profiler", profile->profiler,
+           "the profiler backend: ncu (Nsight Compute, per launch), range (diescope's own CUPTI range "
+           "profiler, per NVTX region) or sampled (diescope's PM sampling with NVTX times, per NVTX "
+           "region, FLOPs from --flop)")
+      .show_default();
+  p.option("-O", profile->settings,
+           "a backend setting NAME=VALUE, repeatable: ncu: ncu=PATH, metrics=A,B, ncu-arg=ARG, aslr=on|off; "
+           "range: lib=PATH, aslr=on|off; sampled: lib=PATH, iterations=N, interval-ms=X, threshold=PCT, "
+           "gap-ms=X, "
+           "min-window-ms=X, activity-ratio=F")
+      .one_value_each();  // one value per -O: what follows is a target
+  p.option("--flop", profile->flops,
+           "sampled: REGEX=VALUE[@PRECISION], the FLOPs of the regions whose executable[region] matches "
+           "(first match wins; precision fp32 unless given, e.g. @tensor-bf16), repeatable")
+      .one_value_each();
+  p.option("--gpus", profile->gpus, "the GPUs to profile on, as ncu numbers them (default: every GPU)");
+  p.option("--timeout", profile->timeout_s, "seconds each target may take under the profiler").show_default();
+  p.flag("--force", profile->force, "profile again where a report is there already");
+  p.flag("--skip-profile", profile->skip_profile, "use the reports already in the output folder");
+  add_table_options(p, profile->table, "roofline");
+  p.option("targets", profile->positionals, "EXECUTABLE... or -- CMD ARGS");
+  p.footer(
       "Each target runs under `ncu --nvtx --clock-control none` with the table's metrics, address-space\n"
       "randomisation off (setarch -R) unless -O aslr=on, to DIR/<name>.ncu-rep. A target that fails or\n"
       "times out is named and skipped. --profiler range runs the program itself once per pass group\n"
@@ -685,15 +682,14 @@ std::function<int()> setup_roofline(CLI::App& sub) {
       "run is subtracted (the program gets N as DIESCOPE_ITERATIONS and in place of {iterations}).\n"
       "docs/roofline.md says how every figure is made.\n\n"
       "Example: diescope roofline profile --output rl -- python3 train.py --steps 2\n");
-  CLI::App* q = sub.add_subcommand("plot", "plot roofline tables again: concatenate, filter, aggregate");
-  q->add_option("--from-csv", plot->csvs, "roofline.csv tables (deduplicated on executable and launch)");
-  q->add_option("--from-export", plot->exports, "NAME=FILE: an `ncu --import --csv --page raw` export");
-  q->add_option(
-      "--driver", plot->driver,
-      "the driver the exports were made under, for the calibration lookup (default: this machine's)");
-  add_table_options(*q, plot->table, "roofline");
+  Args q = sub.subcommand("plot", "plot roofline tables again: concatenate, filter, aggregate");
+  q.option("--from-csv", plot->csvs, "roofline.csv tables (deduplicated on executable and launch)");
+  q.option("--from-export", plot->exports, "NAME=FILE: an `ncu --import --csv --page raw` export");
+  q.option("--driver", plot->driver,
+           "the driver the exports were made under, for the calibration lookup (default: this machine's)");
+  add_table_options(q, plot->table, "roofline");
   return [profile, plot, p]() {
-    if (p->parsed()) {
+    if (p.parsed()) {
       ProfileOptions o = *profile;
       if (o.table.output.empty()) o.table.output = "roofline";
       return profile_command(o);

@@ -151,35 +151,34 @@ int run_command(const RunCliOptions& cli) {
   return outcome.exit_code;
 }
 
-std::function<int()> setup_run(CLI::App& sub) {
+std::function<int()> setup_run(Args sub) {
   auto opt = std::make_shared<RunCliOptions>();
-  add_number(sub, kIntervalMs, opt->interval_ms);
-  add_number(sub, kDrainMs, opt->drain_ms, {}, {"--poll-ms"});
-  add_number(sub, kHostIntervalMs, opt->host_interval_ms);
-  sub.add_option(
-         "--window", opt->window,
-         "markers: also summarise the steady window between the lines 'diescope: measure start' and "
-         "'diescope: measure stop' that the command prints, or the one a line 'diescope: measure window "
-         "START STOP' (Unix seconds) or 'diescope: measure last SECONDS' gives (default none)")
-      ->check(CLI::IsMember({"markers", "none"}));
-  add_text(sub, "--output", opt->report_dir,
+  sub.number(kIntervalMs, opt->interval_ms);
+  sub.number(kDrainMs, opt->drain_ms, {}, {"--poll-ms"});
+  sub.number(kHostIntervalMs, opt->host_interval_ms);
+  sub.option("--window", opt->window,
+             "markers: also summarise the steady window between the lines 'diescope: measure start' and "
+             "'diescope: measure stop' that the command prints, or the one a line 'diescope: measure window "
+             "START STOP' (Unix seconds) or 'diescope: measure last SECONDS' gives (default none)")
+      .choices({"markers", "none"});
+  sub.text("--output", opt->report_dir,
            "folder for the recordings (gpu<N>.dsrec) and their reports (default diescope-run-<date>-<time> "
            "in the current folder)",
            {"--report"})
-      ->type_name("DIR");
-  add_gpu_list(sub, opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)");
-  add_text(
-      sub, "--duty", opt->duty,
-      "counters on for ON ms of every PERIOD ms from the command's start, off between; coverage is gated "
-      "against their scheduled time (default: on throughout)")
-      ->type_name("ON/PERIOD");
-  sub.add_option("--calibration", opt->calibration, "a calibration file or folder from `diescope calibrate`")
-      ->type_name("PATH");
-  sub.add_option("--source", opt->source,
-                 "where chip samples come from: pm (CUPTI PM sampling), gpm (NVML GPM, every 100 ms or more; "
-                 "no L1, L2 or load/store), auto (PM sampling, GPM when PM sampling cannot start; default)")
-      ->check(CLI::IsMember({"pm", "gpm", "auto"}));
-  sub.add_option("command", opt->command, "the command to measure, after --")->required();
+      .type_name("DIR");
+  sub.gpu_list(opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)");
+  sub.text(
+         "--duty", opt->duty,
+         "counters on for ON ms of every PERIOD ms from the command's start, off between; coverage is gated "
+         "against their scheduled time (default: on throughout)")
+      .type_name("ON/PERIOD");
+  sub.option("--calibration", opt->calibration, "a calibration file or folder from `diescope calibrate`")
+      .type_name("PATH");
+  sub.option("--source", opt->source,
+             "where chip samples come from: pm (CUPTI PM sampling), gpm (NVML GPM, every 100 ms or more; "
+             "no L1, L2 or load/store), auto (PM sampling, GPM when PM sampling cannot start; default)")
+      .choices({"pm", "gpm", "auto"});
+  sub.option("command", opt->command, "the command to measure, after --").required();
   sub.footer("Example: diescope run --window markers -- diescope workload ffma\n");
   return [opt]() { return run_command(*opt); };
 }

@@ -1,11 +1,16 @@
-// The options' CLI11 side and the project's messages for what CLI11 refuses.
+// The one file that includes CLI11 (docs/command-line.md#one-file-includes-cli11): the parser behind
+// command.hpp's Args and Opt, the options whose values options.hpp parses, and the project's message
+// for everything CLI11 refuses.
+#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <climits>
+#include <map>
 #include <memory>
 
 #include "command.hpp"
+#include "diescope/core/version.hpp"
 #include "options.hpp"
 
 namespace diescope::cli {
@@ -51,10 +56,6 @@ std::string leading_name(const std::string& message) {
   return colon == std::string::npos ? std::string() : message.substr(0, colon);
 }
 
-}  // namespace
-
-namespace {
-
 // One option under several spellings: the first spelling given is remembered, and a second one is a
 // usage error (one value, one place). Checked here rather than with CLI11's excludes, which --help
 // would print.
@@ -84,8 +85,6 @@ void add_hidden_aliases(CLI::App& sub, const Spellings& spellings, const std::ve
         ->group("");
   }
 }
-
-}  // namespace
 
 CLI::Option* add_text(CLI::App& sub, const std::string& name, std::string& target,
                       const std::string& description, const std::vector<std::string>& hidden) {
@@ -119,13 +118,6 @@ CLI::Option* add_number(CLI::App& sub, const std::string& name, double& target,
                        target = parse_number(alias, v, example);
                      });
   return opt;
-}
-
-CLI::Option* add_number(CLI::App& sub, const NumberRule& rule, double& target, std::string_view help,
-                        const std::vector<std::string>& hidden) {
-  target = rule.fallback;
-  return add_number(sub, std::string(rule.name), target, rule_text(rule, help.empty() ? rule.help : help),
-                    hidden);
 }
 
 CLI::Option* add_whole(CLI::App& sub, const std::string& name, int& target, const std::string& description) {
@@ -233,6 +225,142 @@ core::Error usage_error_for(CLI::App& app, const CLI::ParseError& error,
                             "give it once; " + fix);
   }
   return core::UsageError(who + ": " + what, fix);
+}
+
+}  // namespace
+
+// ---- Opt and Args: the parser as the command files see it ------------------------------------------
+
+Opt& Opt::type_name(const std::string& name) {
+  option_->type_name(name);
+  return *this;
+}
+Opt& Opt::required() {
+  option_->required();
+  return *this;
+}
+Opt& Opt::choices(const std::vector<std::string>& words) {
+  option_->check(CLI::IsMember(words));
+  return *this;
+}
+Opt& Opt::show_default() {
+  option_->capture_default_str();
+  return *this;
+}
+Opt& Opt::one_value_each() {
+  option_->allow_extra_args(false);
+  return *this;
+}
+Opt& Opt::list(char delimiter) {
+  option_->delimiter(delimiter);
+  return *this;
+}
+Opt& Opt::check(std::function<std::string(const std::string&)> why_not) {
+  option_->check(CLI::Validator([why_not](std::string& value) { return why_not(value); }, ""));
+  return *this;
+}
+Opt& Opt::group(const std::string& name) {
+  option_->group(name);
+  return *this;
+}
+bool Opt::given() const {
+  return option_->count() > 0;
+}
+
+Opt Args::option(const std::string& name, std::string& target, const std::string& help) {
+  return Opt(app_->add_option(name, target, help));
+}
+Opt Args::option(const std::string& name, std::vector<std::string>& target, const std::string& help) {
+  return Opt(app_->add_option(name, target, help));
+}
+Opt Args::option(const std::string& name, double& target, const std::string& help) {
+  return Opt(app_->add_option(name, target, help));
+}
+Opt Args::flag(const std::string& name, bool& target, const std::string& help) {
+  return Opt(app_->add_flag(name, target, help));
+}
+Opt Args::text(const std::string& name, std::string& target, const std::string& help,
+               const std::vector<std::string>& hidden) {
+  return Opt(add_text(*app_, name, target, help, hidden));
+}
+Opt Args::number(const std::string& name, double& target, const std::string& help,
+                 const std::vector<std::string>& hidden) {
+  return Opt(add_number(*app_, name, target, help, hidden));
+}
+Opt Args::number(const NumberRule& rule, double& target, std::string_view help,
+                 const std::vector<std::string>& hidden) {
+  target = rule.fallback;
+  return Opt(add_number(*app_, std::string(rule.name), target,
+                        rule_text(rule, help.empty() ? rule.help : help), hidden));
+}
+Opt Args::whole(const std::string& name, int& target, const std::string& help) {
+  return Opt(add_whole(*app_, name, target, help));
+}
+Opt Args::gpu_list(std::vector<int>& target, const std::string& help) {
+  return Opt(add_gpu_list(*app_, target, help));
+}
+Opt Args::one_gpu(std::optional<int>& target, const std::string& help) {
+  return Opt(add_one_gpu(*app_, target, help));
+}
+void Args::footer(const std::string& text) {
+  app_->footer(text);
+}
+Args Args::subcommand(const std::string& name, const std::string& description) {
+  return Args(*app_->add_subcommand(name, description));
+}
+void Args::require_subcommand() {
+  app_->require_subcommand(1, 1);
+}
+void Args::pass_through() {
+  app_->prefix_command();
+}
+std::vector<std::string> Args::remaining() const {
+  return app_->remaining();
+}
+bool Args::parsed() const {
+  return app_->parsed();
+}
+
+std::vector<Command>& command_registry() {
+  static std::vector<Command> commands;
+  return commands;
+}
+
+int run_command_line(int argc, char** argv) {
+  CLI::App app{
+      "diescope: how much of the GPU is really in use.\n"
+      "GPU-Util (nvidia-smi) says a kernel was running; DIE-Util says how busy the chip's busiest unit\n"
+      "was, from its own hardware counters. diescope reports both over the same time, the gap between\n"
+      "them and where the stranded capacity went.",
+      "diescope"};
+  app.set_version_flag("--version",
+                       fmt::format("diescope {} (method {}, report schema {})", core::kToolVersion,
+                                   core::kMethodVersion, core::kReportSchemaVersion));
+  app.require_subcommand(1, 1);
+  app.fallthrough(false);
+
+  auto& commands = command_registry();
+  std::sort(commands.begin(), commands.end(),
+            [](const Command& a, const Command& b) { return a.order < b.order; });
+  std::map<CLI::App*, std::function<int()>> actions;
+  for (auto& command : commands) {
+    CLI::App* sub = app.add_subcommand(command.name, command.description);
+    actions[sub] = command.setup(Args(*sub));
+  }
+
+  // Every refusal is the project's own message: the cause, the closest valid name, the fix, exit 2.
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  check_command_name(app, args);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    throw usage_error_for(app, e, args);
+  }
+  for (auto& [sub, action] : actions) {
+    if (sub->parsed()) return action();
+  }
+  return core::kExitInternal;
 }
 
 }  // namespace diescope::cli
