@@ -4,8 +4,12 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <sstream>
 #include <string>
+#include <vector>
 
+#include "cli/run_diescope.hpp"
 #include "options.hpp"
 
 namespace diescope::cli {
@@ -99,6 +103,32 @@ TEST(OptionsModule, ValueParsersNameTheOptionAndTheText) {
   EXPECT_EQ(in_quotes("a\x01"), "'a\\x01'");
   EXPECT_EQ(closest_name("--interval-m", {"--interval-ms", "--drain-ms"}), "--interval-ms");
   EXPECT_EQ(did_you_mean("xyzzy", {"run", "report"}), "");
+}
+
+// docs/command-line.md#backend-options: `roofline profile --help` lists each backend's flags under its
+// heading, and -O, the old spelling, is not listed.
+TEST(OptionsModule, RooflineHelpListsEachBackendsFlagsUnderItsHeading) {
+  const test::Ran help = test::run_diescope({"roofline", "profile", "--help"});
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  std::map<std::string, std::vector<std::string>> listed;  // heading -> flags under it
+  std::string heading;
+  std::istringstream in(help.out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) {
+      heading.clear();
+    } else if (line.back() == ':' && line[0] != ' ') {
+      heading = line.substr(0, line.size() - 1);
+    } else if (!heading.empty() && line.rfind("  --", 0) == 0) {
+      listed[heading].push_back(line.substr(2, line.find(' ', 2) - 2));
+    }
+  }
+  EXPECT_EQ(listed["ncu backend"], (std::vector<std::string>{"--ncu", "--metrics", "--ncu-arg"}));
+  EXPECT_EQ(listed["ncu and range backends"], (std::vector<std::string>{"--aslr"}));
+  EXPECT_EQ(listed["range and sampled backends"], (std::vector<std::string>{"--lib"}));
+  EXPECT_EQ(listed["sampled backend"],
+            (std::vector<std::string>{"--iterations", "--interval-ms", "--threshold", "--gap-ms",
+                                      "--min-window-ms", "--activity-ratio"}));
+  EXPECT_EQ(help.out.find("-O "), std::string::npos) << help.out;
 }
 
 }  // namespace
