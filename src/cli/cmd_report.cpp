@@ -17,10 +17,9 @@
 
 #include "command.hpp"
 #include "options.hpp"
-#include "diescope/analysis/analyze.hpp"
 #include "diescope/calibrate/lookup.hpp"
 #include "diescope/core/error.hpp"
-#include "diescope/recording/reader.hpp"
+#include "diescope/report/recording_report.hpp"
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/report.hpp"
 
@@ -134,16 +133,14 @@ int run_report(const ReportOptions& opt) {
         "give the smoothing kernel in milliseconds, above 0 (--smooth 100), or leave it out");
   const double smooth_s = opt.smooth_ms / 1e3;
 
-  std::unique_ptr<recording::RecordSource> source = recording::open_recording(input);
-  analysis::AnalysisOptions analysis_options;
-  analysis_options.use_window = !opt.no_window;
-  const analysis::Analysis analysis = analyze(*source, analysis_options);
-  report::ReportContext context{input.string(), source->side().end};
   // The calibration that fits this recording's GPU model, driver, method and unit recipes.
-  context.calibration = calibrate::calibration_block_json(calibrate::find_calibration(
-      analysis.meta, analysis.method,
-      opt.calibration.empty() ? std::nullopt : std::optional<fs::path>(opt.calibration)));
-  const nlohmann::json report = build_report(analysis, context);
+  const std::optional<fs::path> calibration =
+      opt.calibration.empty() ? std::nullopt : std::optional<fs::path>(opt.calibration);
+  const report::RecordingReport analysed =
+      report::analyse_recording(input, !opt.no_window, [&calibration](const analysis::Analysis& analysis) {
+        return calibrate::calibration_block_json(
+            calibrate::find_calibration(analysis.meta, analysis.method, calibration));
+      });
 
   report::MultiRenderer renderers;
   std::vector<fs::path> written;
@@ -176,7 +173,7 @@ int run_report(const ReportOptions& opt) {
       written.clear();
     }
   }
-  renderers.render(report::ReportInput{report, source.get(), &analysis});
+  renderers.render(report::ReportInput{analysed.report, analysed.source.get(), &analysed.analysis});
   if (folder_error) {
     std::cout.flush();
     throw *folder_error;

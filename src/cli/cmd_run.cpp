@@ -13,16 +13,13 @@
 
 #include "command.hpp"
 #include "options.hpp"
-#include "diescope/analysis/analyze.hpp"
 #include "diescope/calibrate/lookup.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/run.hpp"
 #include "diescope/core/atomic_file.hpp"
 #include "diescope/core/error.hpp"
-#include "diescope/recording/reader.hpp"
 #include "diescope/report/gpus_summary.hpp"
-#include "diescope/report/renderer.hpp"
-#include "diescope/report/report.hpp"
+#include "diescope/report/recording_report.hpp"
 #include "diescope/report/wording.hpp"
 
 namespace diescope::cli {
@@ -77,35 +74,6 @@ std::string default_report_dir() {
   return name;
 }
 
-// Analyses one recording and writes its report beside it; prints the headline. Returns the figures
-// the summary of several GPUs compares (docs/method.md#several-gpus).
-report::GpuFigures report_one(const collect::GpuRecording& rec, bool use_window, bool several,
-                              const std::optional<fs::path>& calibration_path) {
-  std::unique_ptr<recording::RecordSource> source = recording::open_recording(rec.path);
-  analysis::AnalysisOptions options;
-  options.use_window = use_window;
-  const analysis::Analysis analysis = analyze(*source, options);
-  report::ReportContext context{rec.path.string(), source->side().end};
-  // The calibration that fits this GPU model, driver, method and unit recipes (docs/calibration.md).
-  context.calibration = calibrate::calibration_block_json(
-      calibrate::find_calibration(analysis.meta, analysis.method, calibration_path));
-  const nlohmann::json report = build_report(analysis, context);
-  const fs::path out = fs::path(rec.path.string() + ".report");
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec)
-    throw core::Error("cannot create the report folder " + out.string() + ": " + ec.message(),
-                      "choose another --output folder", core::kExitInput);
-  if (several) std::cout << "\nGPU " << rec.index << "\n";
-  report::MultiRenderer renderers;
-  renderers.add(std::make_unique<report::TerminalRenderer>(std::cout));
-  renderers.add(std::make_unique<report::JsonRenderer>(out / "report.json"));
-  renderers.add(std::make_unique<report::CsvRenderer>(out / "samples.csv"));
-  renderers.render(report::ReportInput{report, source.get(), &analysis});
-  std::cout << "recording " << rec.path.string() << ", report " << (out / "report.json").string() << "\n";
-  return report::gpu_figures(report, (out / "report.json").string());
-}
-
 int run_command(const RunCliOptions& cli) {
   check_range(kIntervalMs, cli.interval_ms);
   check_range(kDrainMs, cli.drain_ms);
@@ -134,11 +102,17 @@ int run_command(const RunCliOptions& cli) {
   for (const auto& warning : outcome.warnings) std::cerr << "diescope: warning: " << warning << "\n";
 
   const bool several = outcome.recordings.size() > 1;
+  const std::optional<fs::path> calibration =
+      cli.calibration.empty() ? std::nullopt : std::optional<fs::path>(cli.calibration);
+  // The calibration that fits each GPU model, driver, method and unit recipes (docs/calibration.md).
+  const report::CalibrationLookup lookup = [&calibration](const analysis::Analysis& analysis) {
+    return calibrate::calibration_block_json(
+        calibrate::find_calibration(analysis.meta, analysis.method, calibration));
+  };
   std::vector<report::GpuFigures> figures;
   for (const auto& rec : outcome.recordings)
-    figures.push_back(
-        report_one(rec, cli.window == "markers", several,
-                   cli.calibration.empty() ? std::nullopt : std::optional<fs::path>(cli.calibration)));
+    figures.push_back(report::report_run_recording(rec.path, rec.index, cli.window == "markers", several,
+                                                   lookup, std::cout));
   // Several GPUs: side by side, the least used, the gap between them, which were busy
   // (docs/method.md#several-gpus); gpus.json beside the recordings.
   if (several) {
