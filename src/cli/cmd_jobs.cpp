@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "command.hpp"
-#include "options.hpp"
 #include "diescope/agent/store.hpp"
 #include "diescope/attribution/job_store.hpp"
 #include "diescope/core/clock.hpp"
@@ -47,17 +46,15 @@ int run(const JobsArgs& a) {
   return 0;
 }
 
-std::function<int()> setup_jobs(CLI::App& sub) {
+std::function<int()> setup_jobs(Args sub) {
   auto args = std::make_shared<JobsArgs>();
-  add_text(sub, "--db", args->db,
-           "the agent's record store (default: the agent's, as `diescope agent --help` says)")
-      ->type_name("PATH");
-  add_text(sub, "--since", args->since,
-           "only jobs that ended since T: a duration ago (24h, 7d) or a UTC time "
-           "(2026-12-02T14:00:00Z)")
-      ->type_name("T");
-  add_text(sub, "--format", args->formats, "terminal, json or csv, or a list of them (default terminal)")
-      ->type_name("LIST");
+  sub.text("--db", args->db, "the agent's record store (default: the agent's, as `diescope agent --help` says)")
+      .type_name("PATH");
+  sub.text("--since", args->since,
+           "only jobs that ended since T: a duration ago (24h, 7d) or a UTC time (2026-12-02T14:00:00Z)")
+      .type_name("T");
+  sub.text("--format", args->formats, "terminal, json or csv, or a list of them (default terminal)")
+      .type_name("LIST");
   return [args] { return run(*args); };
 }
 

@@ -29,7 +29,7 @@ struct RunnerOptions {
   // The host probes (docs/agent.md#host-metrics): read every host_interval_ms, published on /metrics
   // at each poll. nullptr: none.
   HostMetrics* host = nullptr;
-  double host_interval_ms = 100;
+  double host_interval_ms = recording::kDefaultHostIntervalMs;
   // Attribution (docs/attribution.md#in-the-agent), each empty when off: `annotate` adds who held each
   // GPU to the records before they are stored; `after_write` writes the job records finished by `now`
   // (every one when stopping); `extra_metrics` adds families to /metrics (called on the server's thread).
