@@ -48,7 +48,8 @@ int run(const JobsArgs& a) {
 
 std::function<int()> setup_jobs(Args sub) {
   auto args = std::make_shared<JobsArgs>();
-  sub.text("--db", args->db, "the agent's record store (default: the agent's, as `diescope agent --help` says)")
+  sub.text("--db", args->db,
+           "the agent's record store (default: the agent's, as `diescope agent --help` says)")
       .type_name("PATH");
   sub.text("--since", args->since,
            "only jobs that ended since T: a duration ago (24h, 7d) or a UTC time (2026-12-02T14:00:00Z)")

@@ -39,7 +39,7 @@ struct RunCliOptions {
   std::vector<int> gpus;
   std::string calibration;
   std::string source = "auto";
-  std::string duty;  // ON/PERIOD in ms, empty: counters on throughout
+  std::string duty;                 // ON/PERIOD in ms, empty: counters on throughout
   std::vector<std::string> labels;  // --label KEY=VALUE
   bool no_attribution = false;
 };
@@ -135,9 +135,9 @@ int run_command(const RunCliOptions& cli) {
   for (const auto& rec : outcome.recordings)
     figures.push_back(report::report_run_recording(
         rec.path, rec.index, cli.window == "markers", several, lookup, std::cout,
-        watcher ? std::optional<report::RunHolders>(report::RunHolders{
-                      attribution::holders_json(seen, rec.index, attribution_notes),
-                      attribution::holders_line(seen, rec.index)})
+        watcher ? std::optional<report::RunHolders>(
+                      report::RunHolders{attribution::holders_json(seen, rec.index, attribution_notes),
+                                         attribution::holders_line(seen, rec.index)})
                 : std::nullopt));
   // Several GPUs: side by side, the least used, the gap between them, which were busy
   // (docs/method.md#several-gpus); gpus.json beside the recordings.
