@@ -72,6 +72,7 @@ printf 'ml train-7 trainer %s::0\nserve infer-2 server %s::1\n' "$uuid" "$uuid" 
 diescope-test-kubelet --socket /var/lib/kubelet/pod-resources/kubelet.sock --pods "$work/pods" \
   > "$work/kubelet.log" 2>&1 &
 kubelet=$!
+sleep 1
 
 # ---- pods ----
 stamp "pods: agent, two pods, run, top --once, /metrics"

@@ -22,6 +22,12 @@ std::optional<std::string> slurp(const std::filesystem::path& path, std::size_t 
 
 }  // namespace
 
+std::string read_command(const std::filesystem::path& proc_root, unsigned pid) {
+  std::string c = slurp(proc_root / std::to_string(pid) / "comm", 256).value_or("");
+  while (!c.empty() && (c.back() == '\n' || c.back() == '\0')) c.pop_back();
+  return c;
+}
+
 unsigned read_parent_pid(const std::filesystem::path& proc_root, unsigned pid) {
   const auto stat = slurp(proc_root / std::to_string(pid) / "stat", 4096);
   if (!stat) return 0;

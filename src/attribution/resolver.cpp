@@ -32,6 +32,10 @@ Holder holder_of(const ProcessFacts& p, const std::vector<std::string>& gpu_ids,
   if (in_pod) {
     h.kind = HolderKind::pod;
     h.pod_uid = cg.pod_uid;
+    // Not asked yet, or no socket yet (a kubelet starting): ask again soon rather than in 30 s.
+    if (pods &&
+        (pods->status == PodResources::Status::not_asked || pods->status == PodResources::Status::no_socket))
+      kubelet_stale = true;
     if (pods && pods->status == PodResources::Status::ok) {
       std::vector<const PodContainerDevices*> candidates;
       for (const PodContainerDevices& c : pods->containers)

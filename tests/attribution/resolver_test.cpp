@@ -62,6 +62,17 @@ TEST(Resolver, WithoutTheKubeletThePodUidFromTheCgroup) {
   EXPECT_EQ(describe(got.holders[0]), "pod UID 3b1f2a9c-5d4e-4f6a-8b7c-9d0e1f2a3b4c");
 }
 
+TEST(Resolver, KubeletNotAskedOrWithoutSocketIsAskedAgainSoon) {
+  Resolver r(kProc, {});
+  PodResources pods;  // not asked yet
+  EXPECT_TRUE(r.resolve({1003}, {kGpu}, &pods).kubelet_stale);
+  pods.status = PodResources::Status::no_socket;
+  EXPECT_TRUE(r.resolve({1003}, {kGpu}, &pods).kubelet_stale);
+  pods.status = PodResources::Status::timeout;  // a slow kubelet is not asked again at once
+  EXPECT_FALSE(r.resolve({1003}, {kGpu}, &pods).kubelet_stale);
+  EXPECT_FALSE(r.resolve({1008}, {kGpu}, nullptr).kubelet_stale);  // not in a pod
+}
+
 TEST(Resolver, KubeletThatDoesNotNameTheGpuIsStale) {
   Resolver r(kProc, {});
   PodResources pods;

@@ -35,6 +35,10 @@ struct ProcessFacts {
 // Reads /proc/PID under `proc_root` ("/proc", or a fixture tree). Never throws: what cannot be read is
 // noted.
 ProcessFacts read_process(const std::filesystem::path& proc_root, unsigned pid);
+// /proc/PID/comm without its newline; empty when unreadable.
+std::string read_command(const std::filesystem::path& proc_root, unsigned pid);
+// The command name of diescope's counter sampler, whichever diescope started it.
+inline constexpr const char* kSamplerCommand = "diescope-cupti";
 // The parent's pid (field 4 of stat); 0 when unreadable.
 unsigned read_parent_pid(const std::filesystem::path& proc_root, unsigned pid);
 // Just the start time (field 22 of stat), to check a cached pid cheaply; 0 when unreadable.
