@@ -11,7 +11,8 @@
 #          (--no-attribution), both reading GPM (two agents cannot both hold PM sampling): CPU
 #          seconds and RSS of each.
 #
-#   bench/attribution/h200_attribution.sh BIN OUT_DIR    BIN: bench/attribution/devcarry.sh's folder
+#   bench/attribution/h200_attribution.sh BIN OUT_DIR [STEPS]    BIN: bench/attribution/devcarry.sh's folder;
+#                                                                 STEPS: a list of pods,slurm,cost (default all)
 #
 # Writes small tables and excerpts into OUT_DIR; raw outputs stay in a temporary folder. Clocks,
 # power limits and modes are read, never set.
@@ -21,6 +22,8 @@ cd "$(dirname "$0")/../.."
 bench_bin_dir h200_attribution.sh "${1:-}" "${2:-}" diescope diescope-cupti diescope-workload \
   libdiescope-kubelet.so diescope-test-kubelet
 export PATH="$bin:$PATH"
+steps=",${3:-pods,slurm,cost},"
+want() { [[ $steps == *",$1,"* ]]; }
 log="$out/log.txt"
 : > "$log"
 stamp() { echo "$(date -u +%T) $*" | tee -a "$log"; }
@@ -75,6 +78,7 @@ kubelet=$!
 sleep 1
 
 # ---- pods ----
+if want pods; then
 stamp "pods: agent, two pods, run, top --once, /metrics"
 diescope agent --db "$work/agent.db" --ndjson --duty-period-ms 5000 --duty-on-ms 5000 --host-interval-ms 0 \
   > "$work/agent.ndjson" 2> "$work/agent.stderr" &
@@ -106,15 +110,19 @@ echo "agent: exit $?" >> "$log"
 diescope jobs --db "$work/agent.db" > "$out/jobs.txt" 2>&1
 diescope jobs --db "$work/agent.db" --format csv > "$out/jobs.csv" 2>&1
 diescope jobs --db "$work/agent.db" --format json > "$work/jobs.json" 2>&1
+fi
 
 # ---- slurm ----
+if want slurm; then
 stamp "slurm: run of a workload in Slurm job 4242's cgroup"
 timeout 40 diescope run --output "$work/run-slurm" -- \
   "$in_cgroup" "$cg_slurm" diescope-workload ffma --sms 66 --seconds 4 \
   > "$work/run-slurm.stdout" 2> "$work/run-slurm.stderr"
 echo "run-slurm: exit $?" >> "$log"
+fi
 
 # ---- cost ----
+if want cost; then
 stamp "cost: two agents, attribution on and off, 30 s under pod A's FFMA"
 env HOSTNAME=train-7 KUBERNETES_SERVICE_HOST=10.96.0.1 \
   "$in_cgroup" "$cg_a" diescope-workload ffma --sms 66 --seconds 36 \
@@ -142,25 +150,25 @@ hz=$(getconf CLK_TCK)
 } > "$out/cost.tsv"
 kill -TERM "$on" "$off"
 wait "$on" "$off" "$load"
+fi
 kill -TERM "$kubelet"
 wait "$kubelet"
 
 # ---- excerpts ----
 stamp "excerpts"
-grep -v '^{' "$work/run-pods.stdout" > "$out/run-pods-headline.txt"
-grep -v '^{' "$work/run-slurm.stdout" > "$out/run-slurm-headline.txt"
 for r in run-pods run-slurm; do
+  [ -f "$work/$r.stdout" ] && grep -v '^{' "$work/$r.stdout" > "$out/$r-headline.txt"
   python3 - "$work/$r" > "$out/$r-holders.json" << 'PY'
 import json, pathlib, sys
 for report in sorted(pathlib.Path(sys.argv[1]).glob("*.report/report.json")):
     print(json.dumps({"report": report.parent.name, "holders": json.load(open(report)).get("holders")}, indent=1))
 PY
 done
-cp "$work/top.txt" "$out/top-once.txt"
-grep -E '^diescope_(job_|gpu_holders)' "$work/metrics-during.txt" > "$out/metrics-during.txt"
-grep -E '^(# (HELP|TYPE) )?diescope_(job_|gpu_holders)' "$work/metrics-after.txt" > "$out/metrics-after.txt"
-grep 'attribution' "$work/agent.stderr" "$work/agent-on.stderr" > "$out/agent-log.txt"
-python3 - "$work/agent.ndjson" > "$out/agent-records-holders.tsv" << 'PY'
+if want pods; then
+  cp "$work/top.txt" "$out/top-once.txt"
+  grep -E '^diescope_(job_|gpu_holders)' "$work/metrics-during.txt" > "$out/metrics-during.txt"
+  grep -E '^(# (HELP|TYPE) )?diescope_(job_|gpu_holders)' "$work/metrics-after.txt" > "$out/metrics-after.txt"
+  python3 - "$work/agent.ndjson" > "$out/agent-records-holders.tsv" << 'PY'
 import json, sys
 print("kind\tgpu\tperiod_end_s\tholders_or_job")
 for line in open(sys.argv[1]):
@@ -170,4 +178,6 @@ for line in open(sys.argv[1]):
     else:
         print(f"record\t{r['gpu']['index']}\t{r['period']['end_ns']/1e9:.0f}\t" + "; ".join(h["name"] for h in r["holders"]))
 PY
+fi
+grep -h 'attribution' "$work"/agent*.stderr > "$out/agent-log.txt" 2> /dev/null
 stamp "done"

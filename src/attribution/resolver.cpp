@@ -98,7 +98,8 @@ Holder holder_of(const ProcessFacts& p, const std::vector<std::string>& gpu_ids,
   }
   switch (h.kind) {
     case HolderKind::pod:
-      h.key = h.pod.empty() ? "pod-uid/" + h.pod_uid : "pod/" + h.pod_namespace + "/" + h.pod;
+      // The UID when the cgroup gives it: the key stays the same when the kubelet's answer comes later.
+      h.key = !h.pod_uid.empty() ? "pod/" + h.pod_uid : "pod/" + h.pod_namespace + "/" + h.pod;
       break;
     case HolderKind::slurm_job:
       h.key = "slurm/" + h.slurm_job + (h.slurm_step.empty() ? "" : "/" + h.slurm_step);

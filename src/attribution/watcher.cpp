@@ -209,8 +209,7 @@ void Watcher::poll(recording::TimeNs now) {
       if (settings_.skip_own) {
         const auto self = static_cast<unsigned>(::getpid());
         std::erase_if(g.pids, [&](unsigned pid) {
-          return pid == self || read_parent_pid(settings_.proc_root, pid) == self ||
-                 read_command(settings_.proc_root, pid) == kSamplerCommand;
+          return pid == self || read_command(settings_.proc_root, pid) == kSamplerCommand;
         });
       }
       std::sort(g.pids.begin(), g.pids.end());

@@ -28,10 +28,10 @@ TEST(Resolver, PodsNamedByTheKubeletAndHostname) {
   ASSERT_EQ(got.holders.size(), 2U);
   // Sorted by key: pod/ml/train-7 before pod/serve/infer-2.
   const Holder& train = got.holders[0];
-  EXPECT_EQ(got.holders[1].key, "pod/serve/infer-2");
+  EXPECT_EQ(got.holders[1].key, "pod/9e8d7c6b-5a4f-4e3d-9c2b-1a0f9e8d7c6b");
   EXPECT_EQ(got.holders[1].container, "server");
   EXPECT_EQ(train.kind, HolderKind::pod);
-  EXPECT_EQ(train.key, "pod/ml/train-7");
+  EXPECT_EQ(train.key, "pod/3b1f2a9c-5d4e-4f6a-8b7c-9d0e1f2a3b4c");
   EXPECT_EQ(train.pod_namespace, "ml");
   EXPECT_EQ(train.container, "trainer");
   EXPECT_EQ(train.pod_uid, "3b1f2a9c-5d4e-4f6a-8b7c-9d0e1f2a3b4c");
@@ -48,7 +48,7 @@ TEST(Resolver, OnePodOnTheGpuNeedsNoHostname) {
   Resolver r(kProc, {});
   const Resolved got = r.resolve({1011}, {kGpu}, &pods);  // no environment readable
   ASSERT_EQ(got.holders.size(), 1U);
-  EXPECT_EQ(got.holders[0].key, "pod/batch/job-a");
+  EXPECT_EQ(got.holders[0].key, "pod/5c4b3a29-1807-4f6e-8d5c-4b3a29180766");
 }
 
 TEST(Resolver, WithoutTheKubeletThePodUidFromTheCgroup) {
@@ -58,8 +58,13 @@ TEST(Resolver, WithoutTheKubeletThePodUidFromTheCgroup) {
   const Resolved got = r.resolve({1003}, {kGpu}, &none);
   ASSERT_EQ(got.holders.size(), 1U);
   EXPECT_EQ(got.holders[0].kind, HolderKind::pod);
-  EXPECT_EQ(got.holders[0].key, "pod-uid/3b1f2a9c-5d4e-4f6a-8b7c-9d0e1f2a3b4c");
+  EXPECT_EQ(got.holders[0].key, "pod/3b1f2a9c-5d4e-4f6a-8b7c-9d0e1f2a3b4c");
   EXPECT_EQ(describe(got.holders[0]), "pod UID 3b1f2a9c-5d4e-4f6a-8b7c-9d0e1f2a3b4c");
+  // When the kubelet answers later, the holder keeps its key: one holder, one job, now named.
+  const PodResources pods = two_pods_sharing();
+  const Resolved named = r.resolve({1003}, {kGpu}, &pods);
+  EXPECT_EQ(named.holders[0].key, got.holders[0].key);
+  EXPECT_EQ(named.holders[0].pod, "train-7");
 }
 
 TEST(Resolver, KubeletNotAskedOrWithoutSocketIsAskedAgainSoon) {
@@ -79,7 +84,7 @@ TEST(Resolver, KubeletThatDoesNotNameTheGpuIsStale) {
   pods.status = PodResources::Status::ok;
   const Resolved got = r.resolve({1003}, {kGpu}, &pods);
   EXPECT_TRUE(got.kubelet_stale);
-  EXPECT_EQ(got.holders[0].key, "pod-uid/3b1f2a9c-5d4e-4f6a-8b7c-9d0e1f2a3b4c");
+  EXPECT_EQ(got.holders[0].key, "pod/3b1f2a9c-5d4e-4f6a-8b7c-9d0e1f2a3b4c");
 }
 
 TEST(Resolver, SlurmFromCgroupAndFromEnvironment) {

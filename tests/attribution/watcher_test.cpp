@@ -44,7 +44,7 @@ TEST(Watcher, SharedGpuSplitByProcessSamplesAndJobsWithEnergy) {
   EXPECT_TRUE(g.split_approximate);
   ASSERT_EQ(g.holders.size(), 2U);
   // Without the kubelet: pod UIDs from the cgroup paths.
-  EXPECT_EQ(g.holders[0].holder.key, "pod-uid/3b1f2a9c-5d4e-4f6a-8b7c-9d0e1f2a3b4c");
+  EXPECT_EQ(g.holders[0].holder.key, "pod/3b1f2a9c-5d4e-4f6a-8b7c-9d0e1f2a3b4c");
   EXPECT_DOUBLE_EQ(g.holders[0].share, 0.75);
   EXPECT_DOUBLE_EQ(g.holders[1].share, 0.25);
   EXPECT_EQ(g.holders[0].holder.labels, (std::vector<Label>{{"team", "vision"}}));

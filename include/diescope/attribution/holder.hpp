@@ -30,7 +30,8 @@ struct Label {
 
 struct Holder {
   HolderKind kind = HolderKind::process;
-  // Stable across polls: "pod/<namespace>/<name>", "slurm/<job>", "container/<id>", "process/<pid>".
+  // Stable across polls: "pod/<uid>" ("pod/<namespace>/<name>" without a UID), "slurm/<job>/<step>",
+  // "container/<id>", "process/<pid>".
   std::string key;
   // Kubernetes: from the kubelet, or only the pod UID from the cgroup path when it did not answer.
   std::string pod;

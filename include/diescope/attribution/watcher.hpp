@@ -36,8 +36,8 @@ struct WatchSettings {
   std::vector<Label> labels;
   std::vector<std::string> label_notes;
   double poll_ms = 1000;
-  // diescope's own processes (this one, its children and any diescope's counter sampler) hold the GPU
-  // too, but are not anyone's work: left out (docs/attribution.md#who-holds-a-gpu).
+  // diescope's own processes (this one and any diescope's counter sampler) hold the GPU too, but are
+  // not anyone's work: left out (docs/attribution.md#who-holds-a-gpu). `run`'s command, its child, is.
   bool skip_own = true;
   recording::TimeNs job_wait_ns = 180 * recording::kNsPerSecond;
 };
