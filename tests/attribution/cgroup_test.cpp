@@ -96,6 +96,13 @@ TEST(Cgroup, UnknownLayoutIsNotedWithItsPath) {
   EXPECT_NE(f.note.find("follows no layout diescope knows"), std::string::npos) << f.note;
 }
 
+TEST(Cgroup, UnknownV2LayoutOfTheGpuMachine) {
+  const CgroupFacts f = parse_cgroup(fixture(1013));
+  EXPECT_EQ(f.version, CgroupVersion::v2);
+  EXPECT_FALSE(f.known_layout);
+  EXPECT_EQ(f.path, "/process_api/83f4b0d2e2655111212d9e8d951b1e30");
+}
+
 TEST(Cgroup, NotACgroupFile) {
   const CgroupFacts f = parse_cgroup(fixture(1010));
   EXPECT_FALSE(f.known_layout);
