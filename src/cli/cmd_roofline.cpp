@@ -23,6 +23,7 @@
 #include "diescope/core/child_process.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/roofline/csv.hpp"
+#include "diescope/roofline/half_lanes.hpp"
 #include "diescope/roofline/ncu.hpp"
 #include "diescope/roofline/plot.hpp"
 #include "diescope/roofline/profile.hpp"
@@ -571,6 +572,7 @@ int profile_command(const ProfileOptions& o) {
       skip(e.cause(), e.fix());
     }
   }
+  for (const auto& w : apply_half_lanes(rows, target_executables(targets), dir)) warn(w);
   const std::string driver = driver_version();
   for (Row& r : rows) r.driver = driver;
   TableOptions table = o.table;
