@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   std::map<std::int64_t, Stream> streams;
   std::map<std::int64_t, std::map<std::string, Means>> per_pid;
   Means own_read, own_io, own_reader;
+  long io_reads = 0, reads_with_io = 0;
   int status = 0;
   while (::waitpid(child, &status, WNOHANG) == 0) {
     const auto batch = probes.read(diescope::core::realtime_ns(), diescope::core::monotonic_ns(), child);
@@ -79,24 +80,38 @@ int main(int argc, char** argv) {
       now[it->second.pid][it->second.name] = v.value;
       per_pid[it->second.pid][it->second.name].add(v.value);
     }
-    double read = 0, io = 0, reader = 0;
+    // The idle rule's figures (docs/method.md#stranded-idle-explained), as if the GPU idled throughout:
+    // an I/O read reads >= 10 MB/s from storage or has >= 0.5 threads blocked on I/O.
+    double read = 0, blocked_all = 0, io = 0, reader = 0;
     bool any = false;
+    auto blocked_of = [](std::map<std::string, double>& m) {
+      const double b = m["proc__io_blocked.sum.per_second"];
+      return std::isfinite(b)                            ? b / 100
+             : std::isfinite(m["proc__threads_blocked"]) ? m["proc__threads_blocked"]
+                                                         : 0.0;
+    };
     for (auto& [pid, m] : now) {
       const auto rb = m.find("proc__io_read_bytes.sum.per_second");
       if (rb == m.end() || !std::isfinite(rb->second)) continue;
       any = true;
       read += rb->second;
-      if (!(rb->second > 0)) continue;
-      const double blocked = std::isfinite(m["proc__io_blocked.sum.per_second"])
-                                 ? m["proc__io_blocked.sum.per_second"] / 100
-                                 : m["proc__threads_blocked"];
-      io += m["proc__cycles_kernel.sum.per_second"] / 100 + blocked;
-      reader += m["proc__cycles_active.sum.per_second"] / 100 + blocked;
+      blocked_all += blocked_of(m);
     }
     if (any) {
       own_read.add(read);
-      own_io.add(io);
-      own_reader.add(reader);
+      const bool io_read = read >= 10e6 || blocked_all >= 0.5;
+      io_reads += io_read ? 1 : 0;
+      ++reads_with_io;
+      if (io_read) {
+        for (auto& [pid, m] : now) {
+          const double blocked = blocked_of(m);
+          if (!(m["proc__io_read_bytes.sum.per_second"] > 0) && !(blocked > 0)) continue;
+          io += m["proc__cycles_kernel.sum.per_second"] / 100 + blocked;
+          reader += m["proc__cycles_active.sum.per_second"] / 100 + blocked;
+        }
+        own_io.add(io);
+        own_reader.add(reader);
+      }
     }
     std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(interval_ms * 1000)));
   }
@@ -107,7 +122,9 @@ int main(int argc, char** argv) {
                 m["proc__cycles_active.sum.per_second"].value(),
                 m["proc__cycles_kernel.sum.per_second"].value(), m["proc__io_blocked.sum.per_second"].value(),
                 m["proc__threads_blocked"].value());
-  std::printf("own_read_bytes_per_s,%.4g\nown_io_cores,%.3f\nown_reader_cores,%.3f\n", own_read.value(),
+  std::printf("own_read_bytes_per_s,%.4g\nown_read_share,%.3f\nown_io_cores,%.3f\nown_reader_cores,%.3f\n",
+              own_read.value(),
+              reads_with_io > 0 ? static_cast<double>(io_reads) / static_cast<double>(reads_with_io) : NAN,
               own_io.value(), own_reader.value());
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

@@ -57,4 +57,13 @@ for backend in ("ncu", "range"):
         print(f"{backend},{key},{v},{hi},{hand[key]:.0f},{ratio}")
 PY
 cat "$out/check.csv"
+# Each op's counter per thread and iteration (the slope between two iteration counts, so the code
+# around the loop drops out), beside the SASS's own instructions per iteration; and ncu's
+# per-instruction counts (SourceCounters) of the hadd2 and hfma2 kernels.
+counters=smsp__sass_thread_inst_executed_op_hadd_pred_on.sum,smsp__sass_thread_inst_executed_op_hmul_pred_on.sum,smsp__sass_thread_inst_executed_op_hfma_pred_on.sum,smsp__sass_inst_executed_op_hadd_pred_on.sum,smsp__inst_executed_pipe_fma_type_fp16.sum,smsp__inst_executed_pipe_fma.sum
+for iters in 64 128; do
+  timeout 60 ncu --clock-control none --metrics "$counters" --csv "$work/half_kernels" "$iters" > "$out/slope-$iters.csv" 2>&1
+done
+timeout 60 ncu --clock-control none -k regex:'hadd2|hfma2' --section SourceCounters -o "$work/source" "$work/half_kernels" 64 > /dev/null 2>&1
+timeout 60 ncu --import "$work/source.ncu-rep" --page source --csv --print-source sass > "$out/source-sass.csv" 2>&1
 rm -rf "$work"

@@ -4,7 +4,8 @@ sampling's, from the folders bench/run/gpm_edges.sh keeps (runs/NAME-{pm,gpm}/):
 
   overlap  every used GPM sample that overlaps the window, weighted by its overlap (the rule before
            the refresh lead);
-  lead     only samples wholly inside the window that start at least LEAD_MS (100) after it, whole.
+  lead     only samples wholly inside the window that start at least LEAD_MS (default 150) after it,
+           whole.
 
 Each run folder needs report.json and samples.csv (`diescope report RECORDING --output DIR` writes
 both). Prints one CSV line per workload: the unit, PM's window mean, GPM's by each rule, and the
@@ -17,7 +18,7 @@ import json
 import os
 import sys
 
-LEAD_NS = 100_000_000
+LEAD_NS = int(float(os.environ.get("LEAD_MS", "150")) * 1e6)
 
 
 def window_of(report):

@@ -143,8 +143,9 @@ IdleExplanation explain_idle(const recording::RecordSource& source, TimeNs span_
   }
 
   Mean host_busy, host_busy_b, iowait, mem_avail_pct, disk_read, disk_write, command, command_b, workers,
-      worker_cores, worker_cores_b, own_read, own_io, own_reader;
+      worker_cores, worker_cores_b, own_read_all, own_io, own_reader;
   bool blocked_from_delay = false, blocked_from_states = false;
+  double own_streams_idle = 0, own_reading_idle = 0;  // idle weight with storage figures, and reading
   std::vector<std::string> reader_names;
   std::map<std::string, Mean> disk_busy;
   std::map<std::int64_t, ProcMeans> procs;
@@ -251,35 +252,49 @@ IdleExplanation explain_idle(const recording::RecordSource& source, TimeNs span_
           break;
       }
     }
-    // The command's own reads: storage bytes of all its processes; the kernel and blocked time of
-    // those that read from storage in this sample. Blocked time is delay accounting's where it is
-    // on, else the threads in D at the read (an instant's count stands for the interval's mean).
+    // The command's own I/O: a sample in which its processes read at least kOwnReadMinBytesPerS from
+    // storage, or had at least kOwnBlockedMinThreads threads blocked on I/O, is an I/O sample; in it
+    // the kernel and blocked time of the processes that read or waited count. Blocked time is delay
+    // accounting's where it is on, else the threads in D at the read (an instant's count stands for
+    // the interval's mean). Reads are accounted when they are issued, so a process waiting on a slow
+    // device shows blocked time in samples where it reads nothing.
     {
-      double storage = 0, io_cores = 0, reader_cores = 0;
+      double storage = 0, blocked_all = 0;
       bool any_read = false;
+      auto blocked_of = [](const ProcIo& f) {
+        return std::isfinite(f.blocked)           ? f.blocked
+               : std::isfinite(f.threads_blocked) ? f.threads_blocked
+                                                  : 0.0;
+      };
       for (const auto& [pid, f] : io) {
+        const double blocked = blocked_of(f);
         if (!std::isfinite(f.read)) continue;
         any_read = true;
         storage += f.read;
-        if (!(f.read > 0)) continue;
-        double blocked = 0;
-        if (std::isfinite(f.blocked)) {
-          blocked = f.blocked;
-          blocked_from_delay = true;
-        } else if (std::isfinite(f.threads_blocked)) {
-          blocked = f.threads_blocked;
-          blocked_from_states = true;
-        }
-        io_cores += (std::isfinite(f.kernel) ? f.kernel : 0) + blocked;
-        reader_cores += (std::isfinite(f.cpu) ? f.cpu : 0) + blocked;
-        const std::string& name = names[pid];
-        if (std::find(reader_names.begin(), reader_names.end(), name) == reader_names.end())
-          reader_names.push_back(name);
+        blocked_all += blocked;
       }
       if (any_read) {
-        own_read.add(w_idle, storage);
-        own_io.add(w_idle, io_cores);
-        own_reader.add(w_idle, reader_cores);
+        own_streams_idle += w_idle;
+        own_read_all.add(w_idle, storage);
+        if (storage >= kOwnReadMinBytesPerS || blocked_all >= kOwnBlockedMinThreads) {
+          own_reading_idle += w_idle;
+          double io_cores = 0, reader_cores = 0;
+          for (const auto& [pid, f] : io) {
+            const double blocked = blocked_of(f);
+            if (!(f.read > 0) && !(blocked > 0)) continue;
+            if (w_idle > 0 && std::isfinite(f.blocked))
+              blocked_from_delay = true;
+            else if (w_idle > 0 && std::isfinite(f.threads_blocked))
+              blocked_from_states = true;
+            io_cores += (std::isfinite(f.kernel) ? f.kernel : 0) + blocked;
+            reader_cores += (std::isfinite(f.cpu) ? f.cpu : 0) + blocked;
+            const std::string& name = names[pid];
+            if (std::find(reader_names.begin(), reader_names.end(), name) == reader_names.end())
+              reader_names.push_back(name);
+          }
+          own_io.add(w_idle, io_cores);
+          own_reader.add(w_idle, reader_cores);
+        }
       }
     }
     if (std::isfinite(mem_available) && mem_capacity > 0)
@@ -311,7 +326,8 @@ IdleExplanation explain_idle(const recording::RecordSource& source, TimeNs span_
       x.busiest_disk = device;
     }
   }
-  x.own_read_bytes_per_s = own_read.value();
+  x.own_read_share = own_streams_idle > 0 ? own_reading_idle / own_streams_idle : kNaN;
+  x.own_read_bytes_per_s = own_read_all.value();
   x.own_io_cores = own_io.value();
   x.own_reader_cores = own_reader.value();
   x.own_blocked_from = blocked_from_delay    ? IdleExplanation::Blocked::delay_accounting
@@ -353,8 +369,8 @@ IdleExplanation explain_idle(const recording::RecordSource& source, TimeNs span_
     return x;
   }
   x.why_not = IdleNotExplained::none;
-  if (x.own_read_bytes_per_s >= kOwnReadMinBytesPerS && x.own_io_cores >= kOwnIoMinCores &&
-      x.own_io_cores >= kOwnIoMinShare * x.own_reader_cores)
+  if (x.own_read_bytes_per_s >= kOwnReadMinBytesPerS && x.own_read_share >= kOwnReadMinIdleShare &&
+      x.own_io_cores >= kOwnIoMinCores && x.own_io_cores >= kOwnIoMinShare * x.own_reader_cores)
     x.verdict = IdleVerdict::own_io_bound;
   else if (x.worker_capacity_cores >= 1 &&
            x.worker_cores >= kLoaderSaturatedPct / 100 * x.worker_capacity_cores)

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <chrono>
 #include <fstream>
 #include <iterator>
@@ -61,6 +63,26 @@ bool is_broadcast(std::string_view op) {
   return b.size() >= 6 && (b.substr(b.size() - 6) == ".H0_H0" || b.substr(b.size() - 6) == ".H1_H1");
 }
 
+// A source operand: a register (or constant) or an immediate, whose two halves SASS prints apart.
+struct Operand {
+  bool reg = true;
+  std::string_view text;  // the register, or the immediate's low half
+  std::string_view high;  // the immediate's high half
+};
+
+bool is_zero(const Operand& o) {
+  if (o.reg) return is_zero_register(o.text);
+  auto z = [](std::string_view v) { return v == "0" || v == "-0"; };
+  return z(o.text) && z(o.high);
+}
+
+// Multiplying by it adds no FLOP: an immediate of 1 (or -1: a negation) in both halves.
+bool is_unit(const Operand& o) {
+  if (o.reg) return false;
+  auto u = [](std::string_view v) { return v == "1" || v == "-1"; };
+  return u(o.text) && u(o.high);
+}
+
 std::vector<std::string_view> split_operands(std::string_view s) {
   std::vector<std::string_view> out;
   int depth = 0;
@@ -106,32 +128,47 @@ bool classify_half_instruction(std::string_view line, HalfInstruction& out) {
     out.op = HalfOp::fma;
   else
     return false;
-  const bool f32_result = opcode.find(".F32") != std::string_view::npos;
-  const std::vector<std::string_view> ops =
+  const std::vector<std::string_view> tokens =
       split_operands(space == std::string_view::npos ? std::string_view() : s.substr(space + 1));
-  if (ops.size() < 2) return false;
-  const std::vector<std::string_view> src(ops.begin() + 1, ops.end());
-  // No arithmetic: a zero multiplicand (FMA, MUL) or a zero addend (ADD) makes the result a copy.
-  const std::size_t factors = out.op == HalfOp::add ? src.size() : std::min<std::size_t>(2, src.size());
-  for (std::size_t i = 0; i < factors; ++i)
-    if (is_zero_register(src[i])) {
-      out.form = HalfForm::move;
-      return true;
-    }
-  // One lane: a 32-bit float result, or every register source broadcasting one half and every
-  // immediate pair equal (both lanes compute the same value).
-  bool all_broadcast = true;
-  std::vector<std::string_view> immediates;
-  for (const std::string_view op : src) {
-    if (is_register_like(op)) {
-      if (!is_broadcast(op)) all_broadcast = false;
+  if (tokens.size() < 2) return false;
+  // The sources, with an immediate's two halves ("1, 1") taken together as one operand.
+  std::vector<Operand> src;
+  for (std::size_t i = 1; i < tokens.size(); ++i) {
+    if (is_register_like(tokens[i])) {
+      src.push_back({true, bare_operand(tokens[i]), {}});
+    } else if (i + 1 < tokens.size() && !is_register_like(tokens[i + 1])) {
+      src.push_back({false, bare_operand(tokens[i]), bare_operand(tokens[i + 1])});
+      ++i;
     } else {
-      immediates.push_back(bare_operand(op));
+      src.push_back({false, bare_operand(tokens[i]), bare_operand(tokens[i])});
     }
   }
-  for (std::size_t i = 0; i + 1 < immediates.size(); i += 2)
-    if (immediates[i] != immediates[i + 1]) all_broadcast = false;
-  out.form = f32_result || all_broadcast ? HalfForm::scalar : HalfForm::packed;
+  // One lane: a 32-bit float result, or every register source broadcasting one half (RZ is zero in
+  // both) and every immediate's halves equal (both lanes compute the same value).
+  bool one_lane = opcode.find(".F32") != std::string_view::npos;
+  if (!one_lane) {
+    one_lane = true;
+    for (const Operand& o : src)
+      if (o.reg ? !is_broadcast(o.text) && !is_zero_register(o.text) : o.text != o.high) one_lane = false;
+  }
+  out.lanes = one_lane ? 1 : 2;
+  auto zero = [&](std::size_t k) { return k < src.size() && is_zero(src[k]); };
+  auto unit = [&](std::size_t k) { return k < src.size() && is_unit(src[k]); };
+  int flop_per_lane = 1;
+  if (out.op == HalfOp::add) {
+    if (zero(0) || zero(1)) flop_per_lane = 0;  // x + 0: a move or a conversion
+  } else if (out.op == HalfOp::mul) {
+    if (zero(0) || zero(1) || unit(0) || unit(1)) flop_per_lane = 0;  // x * 0, x * 1
+  } else {
+    const bool times_one = unit(0) || unit(1), plus_zero = zero(2);
+    if (zero(0) || zero(1) || (times_one && plus_zero))
+      flop_per_lane = 0;  // c moved, or x * 1 + 0
+    else if (times_one || plus_zero)
+      flop_per_lane = 1;  // an add (x * 1 + c) or a multiply (a * b + 0)
+    else
+      flop_per_lane = 2;
+  }
+  out.flop = flop_per_lane * out.lanes;
   return true;
 }
 
@@ -142,9 +179,61 @@ bool HalfForms::any() const {
   return false;
 }
 
+namespace {
+
+// "/*03e0*/ ..." -> 0x3e0; nullopt without an address.
+std::optional<long> sass_address(std::string_view line) {
+  if (!starts_with(line, "/*")) return std::nullopt;
+  const std::size_t end = line.find("*/");
+  if (end == std::string_view::npos) return std::nullopt;
+  try {
+    return std::stol(std::string(line.substr(2, end - 2)), nullptr, 16);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// "@P1 BRA 0x1b0 ;" -> 0x1b0: a branch's target; nullopt for another instruction.
+std::optional<long> branch_target(std::string_view line) {
+  const std::size_t bra = line.find(" BRA ");
+  if (bra == std::string_view::npos) return std::nullopt;
+  std::string_view rest = trim(line.substr(bra + 5));
+  if (!starts_with(rest, "0x")) return std::nullopt;
+  try {
+    return std::stol(std::string(rest.substr(2, rest.find_first_of(" ;") - 2)), nullptr, 16);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+struct Pending {
+  long address = -1;
+  HalfInstruction h;
+};
+
+// Counts a function's instructions, and those inside a loop: between a backward branch's target and
+// the branch (a branch to itself, the trap after EXIT, is no loop).
+void finish_function(HalfForms& into, const std::vector<Pending>& found,
+                     const std::vector<std::pair<long, long>>& loops) {
+  for (const Pending& p : found) {
+    const auto op = static_cast<std::size_t>(p.h.op);
+    const auto flop = static_cast<std::size_t>(p.h.flop);
+    ++into.count[op][flop];
+    for (const auto& [from, to] : loops)
+      if (p.address >= from && p.address <= to) {
+        ++into.in_loop[op][flop];
+        break;
+      }
+  }
+}
+
+}  // namespace
+
 std::map<std::string, HalfForms> half_forms_from_sass(std::string_view sass) {
   std::map<std::string, HalfForms> out;
   HalfForms* current = nullptr;
+  std::vector<Pending> found;
+  std::vector<std::pair<long, long>> loops;
   std::size_t pos = 0;
   while (pos < sass.size()) {
     std::size_t end = sass.find('\n', pos);
@@ -152,14 +241,20 @@ std::map<std::string, HalfForms> half_forms_from_sass(std::string_view sass) {
     const std::string_view line = trim(sass.substr(pos, end - pos));
     pos = end + 1;
     if (starts_with(line, "Function : ")) {
+      if (current) finish_function(*current, found, loops);
+      found.clear();
+      loops.clear();
       current = &out[std::string(trim(line.substr(11)))];
       continue;
     }
     if (!current) continue;
+    const std::optional<long> address = sass_address(line);
+    if (const auto target = branch_target(line); target && address && *target < *address)
+      loops.emplace_back(*target, *address);
     HalfInstruction h;
-    if (classify_half_instruction(line, h))
-      ++current->count[static_cast<std::size_t>(h.op)][static_cast<std::size_t>(h.form)];
+    if (classify_half_instruction(line, h)) found.push_back({address.value_or(-1), h});
   }
+  if (current) finish_function(*current, found, loops);
   return out;
 }
 
@@ -199,23 +294,31 @@ std::string bare_kernel_name(std::string_view name) {
   return std::string(trim(flat));
 }
 
-HalfLanes half_lanes_of(const HalfForms& forms) {
-  HalfLanes l;
+HalfFlops half_flops_of(const HalfForms& forms) {
+  HalfFlops f;
   static constexpr const char* kOpNames[] = {"HADD2", "HMUL2", "HFMA2"};
   for (std::size_t op = 0; op < kHalfOps; ++op) {
-    const auto& n = forms.count[op];
-    const bool packed = n[static_cast<std::size_t>(HalfForm::packed)] > 0;
-    const bool scalar = n[static_cast<std::size_t>(HalfForm::scalar)] > 0;
-    if (packed && scalar) {
-      l.lanes[op] = -1;
-      l.why += fmt::format("{}{} in both packed ({}) and one-lane ({}) forms", l.why.empty() ? "" : "; ",
-                           kOpNames[op], n[static_cast<std::size_t>(HalfForm::packed)],
-                           n[static_cast<std::size_t>(HalfForm::scalar)]);
-    } else {
-      l.lanes[op] = packed ? 2 : scalar ? 1 : 0;
+    // The loops' forms where the loops hold any that do work: they run once per trip, the rest once.
+    bool looped = false;
+    for (int flop = 1; flop <= kMaxHalfFlop; ++flop)
+      looped = looped || forms.in_loop[op][static_cast<std::size_t>(flop)] > 0;
+    const auto& counts = looped ? forms.in_loop[op] : forms.count[op];
+    int low = 0, high = 0;
+    std::string forms_seen;
+    for (int flop = 1; flop <= kMaxHalfFlop; ++flop) {
+      const int n = counts[static_cast<std::size_t>(flop)];
+      if (n == 0) continue;
+      if (low == 0) low = flop;
+      high = flop;
+      forms_seen += fmt::format("{}{} doing {}", forms_seen.empty() ? "" : ", ", n, flop);
     }
+    f.low[op] = low;
+    f.high[op] = high;
+    if (low != high)
+      f.why += fmt::format("{}{} instructions{} do different work ({} FLOP)", f.why.empty() ? "" : "; ",
+                           kOpNames[op], looped ? " in loops" : "", forms_seen);
   }
-  return l;
+  return f;
 }
 
 SassIndex sass_index_from_text(std::string_view sass) {
@@ -224,7 +327,10 @@ SassIndex sass_index_from_text(std::string_view sass) {
   for (const auto& [mangled, forms] : half_forms_from_sass(sass)) {
     HalfForms& into = index.by_name[bare_kernel_name(mangled)];
     for (std::size_t op = 0; op < kHalfOps; ++op)
-      for (std::size_t f = 0; f < kHalfForms; ++f) into.count[op][f] += forms.count[op][f];
+      for (std::size_t f = 0; f <= kMaxHalfFlop; ++f) {
+        into.count[op][f] += forms.count[op][f];
+        into.in_loop[op][f] += forms.in_loop[op][f];
+      }
   }
   return index;
 }
@@ -251,43 +357,35 @@ SassIndex read_sass(const std::filesystem::path& executable, const std::filesyst
 
 void apply_half_lanes(Row& row, const SassIndex& sass) {
   const std::array<double, kHalfOps> inst = row.fp16_inst;
-  const double flop_per_lane[kHalfOps] = {1, 1, 2};
   double any = 0;
   for (const double v : inst)
     if (std::isfinite(v)) any += v;
   if (!(any > 0)) return;
-  std::array<int, kHalfOps> lanes = {-1, -1, -1};
-  std::string why;
+  // Without the SASS: an add or a multiply does 1 or 2 FLOPs, an HFMA2 1 (one lane of an add or a
+  // multiply) to 4 (two lanes of FMA).
+  HalfFlops f;
+  f.low = {1, 1, 1};
+  f.high = {2, 2, kMaxHalfFlop};
   if (!sass.read) {
-    why = sass.why;
+    f.why = sass.why;
   } else if (row.kernel.find(" kernels; most launched: ") != std::string::npos) {
-    why = "the region launched several kernels, and the table names only one";
+    f.why = "the region launched several kernels, and the table names only one";
   } else {
     const auto it = sass.by_name.find(bare_kernel_name(row.kernel));
-    if (it == sass.by_name.end()) {
-      why = "no SASS for kernel " + bare_kernel_name(row.kernel) + " in the executable";
-    } else {
-      const HalfLanes l = half_lanes_of(it->second);
-      lanes = l.lanes;
-      why = l.why;
-    }
+    if (it == sass.by_name.end())
+      f.why = "no SASS for kernel " + bare_kernel_name(row.kernel) + " in the executable";
+    else
+      f = half_flops_of(it->second);
   }
   double low = 0, high = 0;
-  bool known = true;
   for (std::size_t op = 0; op < kHalfOps; ++op) {
-    if (!std::isfinite(inst[op]) || inst[op] == 0) continue;
-    if (lanes[op] < 0) {
-      known = false;
-      low += inst[op] * flop_per_lane[op];
-      high += inst[op] * flop_per_lane[op] * 2;
-    } else {
-      low += inst[op] * flop_per_lane[op] * lanes[op];
-      high += inst[op] * flop_per_lane[op] * lanes[op];
-    }
+    if (!std::isfinite(inst[op])) continue;
+    low += inst[op] * f.low[op];
+    high += inst[op] * f.high[op];
   }
   row.flop[index(Precision::fp16)] = low;
-  row.fp16_flop_high = known ? kNaN : high;
-  row.fp16_why = known ? std::string() : why;
+  row.fp16_flop_high = high > low ? high : kNaN;
+  row.fp16_why = high > low ? f.why : std::string();
 }
 
 std::vector<std::string> apply_half_lanes(std::vector<Row>& rows,

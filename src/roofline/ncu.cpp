@@ -344,11 +344,13 @@ std::vector<Row> rows_from_export(const RawExport& raw, const std::string& execu
       row.flop[index(r.precision)] = add + mul + 2.0 * fma;
       row.peak_flop_per_cycle[index(r.precision)] = 2.0 * number_if(r.fma_peak);
       if (r.precision != Precision::fp16) continue;
-      // docs/roofline.md#packed-half-precision: the counters count thread instructions, one lane or
-      // two; until the kernel's SASS says which, the FLOPs are the range [one lane, two lanes]. The
-      // peak is the hardware's: every FP16 FMA instruction issued fills its two lanes.
+      // docs/roofline.md#packed-half-precision: the counters count thread instructions of one or two
+      // lanes, and an HFMA2 may be an add or a multiply; until the kernel's SASS says which, the FLOPs
+      // are the range [1 per instruction, 2 per add or multiply and 4 per HFMA2]. The peak is the
+      // hardware's: every FP16 FMA instruction issued fills its two lanes.
       row.fp16_inst = {add, mul, fma};
       row.peak_flop_per_cycle[index(r.precision)] = 2.0 * kHalfLanesPerInstruction * number_if(r.fma_peak);
+      row.flop[index(r.precision)] = add + mul + fma;
       if (add + mul + fma > 0) {
         row.fp16_flop_high = kHalfLanesPerInstruction * (add + mul + 2.0 * fma);
         row.fp16_why = "the kernel's SASS was not read";

@@ -231,8 +231,8 @@ TEST(Rates, NaNWhenNoSampleHadTheCount) {
 }
 
 // docs/method.md#gpm-as-a-second-chip-source: a GPM reading describes the driver's refresh interval,
-// which can begin up to kGpmReadingLeadNs (100 ms) before its sample. A window over GPM samples uses
-// only those wholly inside it that start at least 100 ms after it; a PM window uses every sample that
+// which can begin up to kGpmReadingLeadNs (150 ms) before its sample. A window over GPM samples uses
+// only those wholly inside it that start at least 150 ms after it; a PM window uses every sample that
 // overlaps it.
 TEST(Window, GpmSamplesNearTheStartAreLeftOut) {
   auto make = [](recording::UnitSource source) {
@@ -251,12 +251,12 @@ TEST(Window, GpmSamplesNearTheStartAreLeftOut) {
   };
   const analysis::Analysis gpm = make(recording::UnitSource::gpm);
   ASSERT_TRUE(gpm.window.found);
-  // GPM: samples starting at or after 400 ms and ending by 1780 ms: [430, 530) ... [1630, 1730), 13
-  // samples of 50: mean 50, covered 1.3 s of a basis of 1.48 - 0.1 = 1.38 s (94.2%).
-  EXPECT_EQ(gpm.window.results.samples_used, 13);
+  // GPM: samples starting at or after 450 ms and ending by 1780 ms: [530, 630) ... [1630, 1730), 12
+  // samples of 50: mean 50, covered 1.2 s of a basis of 1.48 - 0.15 = 1.33 s (90.2%).
+  EXPECT_EQ(gpm.window.results.samples_used, 12);
   EXPECT_NEAR(gpm.window.results.units[0].mean_pct, 50.0, 1e-9);
-  EXPECT_NEAR(gpm.window.results.chip_covered_s, 1.3, 1e-9);
-  EXPECT_NEAR(gpm.window.results.chip_coverage_pct, 100.0 * 1.3 / 1.38, 1e-9);
+  EXPECT_NEAR(gpm.window.results.chip_covered_s, 1.2, 1e-9);
+  EXPECT_NEAR(gpm.window.results.chip_coverage_pct, 100.0 * 1.2 / 1.33, 1e-9);
   EXPECT_FALSE(gpm.window.results.partial);
   // The same samples read as PM sampling's: [230, 330) counts 30 ms of 0, [330, 430) 100 ms of 35,
   // 13 x 100 ms of 50 and [1730, 1830) 50 ms of 50: (0 x 30 + 35 x 100 + 50 x 1350) / 1480 = 47.97.

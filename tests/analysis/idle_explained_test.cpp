@@ -37,6 +37,9 @@ struct HostCase {
   double main_threads_blocked = 0;          // root's threads in D at the read
   double worker_read_bytes = std::nan("");  // each worker's storage reads
   double worker_kernel_pct = 0;
+  // A third phase after the wait, GPU idle too, in which the command reads nothing (and its kernel
+  // time is 0); 0 s: none.
+  double pause_s = 0;
 };
 
 recording::SyntheticSpec spec_of(const HostCase& c) {
@@ -46,12 +49,16 @@ recording::SyntheticSpec spec_of(const HostCase& c) {
   metrics::PeakInputs inputs;
   inputs.logical_cpus = 8;
   inputs.readings["mem__capacity_bytes"] = 64 * kGiB;
-  std::vector<double> step, wait;
+  std::vector<double> step, wait, pause;
   auto add = [&](std::string_view name, const metrics::Scope& scope, double in_step, double in_wait) {
     s.host_streams.push_back(recording::HostStream{0, static_cast<std::int64_t>(s.host_streams.size()),
                                                    *metrics::describe_metric(name, scope, inputs)});
     step.push_back(in_step);
     wait.push_back(in_wait);
+    // The pause reads nothing and spends no kernel time; every other figure is the wait's.
+    const bool io =
+        name == "proc__io_read_bytes.sum.per_second" || name == "proc__cycles_kernel.sum.per_second";
+    pause.push_back(io && !std::isnan(in_wait) ? 0 : in_wait);
   };
   const auto sys = metrics::Scope::system();
   add("cpu__cycles_busy.avg.pct_of_peak_sustained_elapsed", sys, 30, c.host_busy_pct);
@@ -83,6 +90,10 @@ recording::SyntheticSpec spec_of(const HostCase& c) {
   s.phases = {{"step", c.step_s, {0.5, 60, 30, 35}, {95, 99}, {2.3e12}, 100},
               {"wait", c.wait_s, {0, 0, 0, 0}, {0, 0}, {0}, 0}};
   s.host_values = {step, wait};
+  if (c.pause_s > 0) {
+    s.phases.push_back({"pause", c.pause_s, {0, 0, 0, 0}, {0, 0}, {0}, 0});
+    s.host_values.push_back(pause);
+  }
   s.cycles = c.cycles;
   s.significant_digits = 0;
   return s;
@@ -162,8 +173,9 @@ TEST(IdleExplained, OwnReadsInTheMainProcess) {
   c.main_threads_blocked = 0;  // no thread in D at the reads
   c.disk_busy_pct = 67;
   const analysis::IdleExplanation x = explain(c);
-  // Idle-weighted means of constant wait values: 1e9 B/s; I/O cores 0.60 + 0 blocked = 0.60 >= 0.5,
-  // of the reader's 0.75 + 0 = 0.75 cores (0.60 >= 0.5 x 0.75 = 0.375).
+  // Every idle sample reads (share 1), at 1e9 B/s; I/O cores 0.60 + 0 blocked = 0.60 >= 0.5, of the
+  // reader's 0.75 + 0 = 0.75 cores (0.60 >= 0.5 x 0.75 = 0.375).
+  EXPECT_NEAR(x.own_read_share, 1.0, 1e-12);
   EXPECT_NEAR(x.own_read_bytes_per_s, 1e9, 1e-3);
   EXPECT_NEAR(x.own_io_cores, 0.60, 1e-12);
   EXPECT_NEAR(x.own_reader_cores, 0.75, 1e-12);
@@ -184,9 +196,10 @@ TEST(IdleExplained, PageCacheReadsAreNotIo) {
   c.main_read_bytes = 0;
   c.main_kernel_pct = 70;
   const analysis::IdleExplanation x = explain(c);
+  // No idle sample reads from storage or waits on I/O: no share, 0 B/s, and no I/O time to describe.
+  EXPECT_NEAR(x.own_read_share, 0, 1e-12);
   EXPECT_NEAR(x.own_read_bytes_per_s, 0, 1e-12);
-  // No process read from storage: its kernel time is not counted as I/O.
-  EXPECT_NEAR(x.own_io_cores, 0, 1e-12);
+  EXPECT_TRUE(std::isnan(x.own_io_cores));
   EXPECT_EQ(x.own_blocked_from, analysis::IdleExplanation::Blocked::not_seen);
   EXPECT_EQ(x.verdict, IdleVerdict::no_clear_cause);
 }
@@ -216,6 +229,37 @@ TEST(IdleExplained, OwnReadsBlockedOnASlowDevice) {
   EXPECT_EQ(y.verdict, IdleVerdict::own_io_bound);
 }
 
+// A throttled device: reads are accounted when issued, in bursts, so in half of the idle samples the
+// reader reads nothing while it waits (delay accounting on). Wait: 22 MB/s, kernel 5%, blocked 90%;
+// pause: no reads, no kernel time, still blocked 90%: every idle sample is an I/O sample.
+TEST(IdleExplained, OwnReadsBurstyOnAThrottledDevice) {
+  HostCase c;
+  c.workers = 0;
+  c.main_cpu_pct = 10;
+  c.main_thread_pct = 10;
+  c.main_read_bytes = 22e6;
+  c.main_kernel_pct = 5;
+  c.main_blocked_pct = 90;
+  c.step_s = 0.2;
+  c.pause_s = 0.4;
+  const analysis::IdleExplanation x = explain(c);
+  EXPECT_NEAR(x.own_read_share, 1.0, 1e-12);
+  // Over all the idle time: (22e6 x 0.4 + 0 x 0.4) / 0.8 = 11e6.
+  EXPECT_NEAR(x.own_read_bytes_per_s, 11e6, 1e-3);
+  // I/O cores (0.05 + 0.90 + 0 + 0.90) / 2 = 0.925; the reader's (0.10 + 0.90) = 1.0 in both.
+  EXPECT_NEAR(x.own_io_cores, 0.925, 1e-12);
+  EXPECT_NEAR(x.own_reader_cores, 1.0, 1e-12);
+  EXPECT_EQ(x.own_blocked_from, analysis::IdleExplanation::Blocked::delay_accounting);
+  EXPECT_EQ(x.verdict, IdleVerdict::own_io_bound);
+  // Blocked 40% of a thread (below 0.5) in the pause: those samples are no I/O, the share 0.5, and
+  // the I/O cores those of the wait alone: 0.05 + 0.40 = 0.45 < 0.5.
+  c.main_blocked_pct = 40;
+  const analysis::IdleExplanation y = explain(c);
+  EXPECT_NEAR(y.own_read_share, 0.5, 1e-12);
+  EXPECT_NEAR(y.own_io_cores, 0.45, 1e-12);
+  EXPECT_NE(y.verdict, IdleVerdict::own_io_bound);
+}
+
 // Workers that read from storage: their reads, not their CPU, are the cause; the rule comes before
 // input_bound.
 TEST(IdleExplained, OwnReadsInWorkers) {
@@ -235,6 +279,27 @@ TEST(IdleExplained, OwnReadsInWorkers) {
   // Decoding, not reading: kernel 20% each = 0.8 of 3.8 cores (< 0.5 x 3.8): input_bound.
   c.worker_kernel_pct = 20;
   EXPECT_EQ(explain(c).verdict, IdleVerdict::input_bound);
+}
+
+// Reading for half of the idle time is enough; for less, not. The wait (0.4 s) reads, a pause after
+// it (GPU idle, no reads) does not: share 0.4 / (0.4 + 0.4) = 0.5, then 0.4 / (0.4 + 0.6) = 0.4.
+TEST(IdleExplained, OwnReadShareEdge) {
+  HostCase c;
+  c.workers = 0;
+  c.main_cpu_pct = 75;
+  c.main_thread_pct = 73;
+  c.main_read_bytes = 1e9;
+  c.main_kernel_pct = 60;
+  c.step_s = 0.2;
+  c.pause_s = 0.4;
+  analysis::IdleExplanation x = explain(c);
+  EXPECT_NEAR(x.own_read_share, 0.5, 1e-9);
+  EXPECT_NEAR(x.own_io_cores, 0.60, 1e-12);  // over the reading samples only
+  EXPECT_EQ(x.verdict, IdleVerdict::own_io_bound);
+  c.pause_s = 0.6;  // 0.4 / (0.4 + 0.6) = 0.4
+  x = explain(c);
+  EXPECT_NEAR(x.own_read_share, 0.4, 1e-9);
+  EXPECT_NE(x.verdict, IdleVerdict::own_io_bound);
 }
 
 // Each threshold's edge: 10 MB/s, 0.5 cores, half of the readers' time.

@@ -141,10 +141,13 @@ struct IdleExplanation {
   double disk_busy_max_pct = kNaN;  // the busiest device's disk__busy.pct
   std::string busiest_disk;
   double memory_available_pct = kNaN;  // mem__available_bytes of mem__capacity_bytes
-  // The command's own reads (docs/method.md#stranded-idle-explained): bytes its processes fetched
-  // from storage per second; the cores its reading processes (those with storage reads in a sample)
-  // spent in the kernel or blocked on I/O, and all their cores (on CPU or blocked); how the blocked
-  // part was read.
+  // The command's own I/O (docs/method.md#stranded-idle-explained): the share of the GPU-idle time
+  // (with storage figures) in which it was doing I/O (reading at least kOwnReadMinBytesPerS from
+  // storage, or with kOwnBlockedMinThreads threads blocked on I/O); the bytes per second its processes
+  // read from storage over all the idle time; over the I/O time, the cores the readers (the processes
+  // that read or waited) spent in the kernel or blocked on I/O, and all the readers' cores (on CPU or
+  // blocked); how the blocked part was read.
+  double own_read_share = kNaN;
   double own_read_bytes_per_s = kNaN;
   double own_io_cores = kNaN;
   double own_reader_cores = kNaN;

@@ -1,7 +1,7 @@
 // Packed half precision (docs/roofline.md#packed-half-precision): the FP16 counters count thread
-// instructions, and a packed HADD2, HMUL2 or HFMA2 does the work of two. How many lanes each kernel's
-// half-precision instructions fill is read from its SASS (`cuobjdump -sass`); where it cannot be, the
-// row's FP16 FLOPs stay a range.
+// instructions, and a packed HADD2, HMUL2 or HFMA2 does the work of two lanes; an HFMA2 may also be an
+// add, a multiply or a move. The FLOPs each kernel's half-precision instructions do are read from its
+// SASS (`cuobjdump -sass`); where they cannot be, the row's FP16 FLOPs stay a range.
 #pragma once
 
 #include <array>
@@ -20,23 +20,28 @@ namespace diescope::roofline {
 // The three instructions the FP16 counters count (smsp__sass_thread_inst_executed_op_h{add,mul,fma}).
 enum class HalfOp { add, mul, fma };
 inline constexpr std::size_t kHalfOps = 3;
-// What one instruction does: both lanes (packed), one lane (both sources broadcast one half, e.g.
-// `R2.H0_H0`), or no arithmetic (a multiplicand or an addend is RZ: the compiler's idioms for moving a
-// constant, `HFMA2.MMA R0, -RZ, RZ, 1, 1`, and for converting a half to float, `HADD2.F32 R0, -RZ,
-// R2.H0_H0`).
-enum class HalfForm { packed, scalar, move };
-inline constexpr std::size_t kHalfForms = 3;
+// The most FLOPs one thread instruction can do: a packed FMA, two lanes of two.
+inline constexpr int kMaxHalfFlop = 4;
 
-// One SASS line's half-precision form; false when the line is not HADD2, HMUL2 or HFMA2.
+// One SASS line's FP16 work (docs/roofline.md#packed-half-precision): which counter counts it, how
+// many lanes it fills (2, or 1 when every register source broadcasts one half, `R2.H0_H0`, or the
+// result is a 32-bit float) and the FLOPs it does: lanes x 2 for an FMA, lanes x 1 for an add, a
+// multiply, or an HFMA2 that multiplies by one (`HFMA2.MMA R0, R1, 1, 1, R2`: an add) or adds zero
+// (`HFMA2.MMA R0, R1, R2, -RZ`: a multiply), and 0 for the compiler's moves and conversions (a zero
+// multiplicand or addend: `HFMA2.MMA R0, -RZ, RZ, 1, 1`, `HADD2.F32 R0, -RZ, R2.H0_H0`). False when
+// the line is not HADD2, HMUL2 or HFMA2.
 struct HalfInstruction {
   HalfOp op = HalfOp::add;
-  HalfForm form = HalfForm::packed;
+  int lanes = 2;
+  int flop = 0;  // 0 to kMaxHalfFlop
 };
 bool classify_half_instruction(std::string_view sass_line, HalfInstruction& out);
 
-// How many instructions of each op and form a function's SASS holds (static counts).
+// How many instructions of each op doing each number of FLOPs a function's SASS holds (static
+// counts), in all and inside loops (between a backward branch and its target).
 struct HalfForms {
-  std::array<std::array<int, kHalfForms>, kHalfOps> count{};
+  std::array<std::array<int, kMaxHalfFlop + 1>, kHalfOps> count{};
+  std::array<std::array<int, kMaxHalfFlop + 1>, kHalfOps> in_loop{};
   bool any() const;
 };
 // `cuobjdump -sass` text -> each function's forms, by mangled name ("Function : NAME" lines).
@@ -46,14 +51,15 @@ std::map<std::string, HalfForms> half_forms_from_sass(std::string_view sass);
 // "void k<int>(int*)") or as SASS names it, demangled -> the bare function name ("hfma2", "k").
 std::string bare_kernel_name(std::string_view name);
 
-// The lanes each op's instructions fill in one kernel, or why they are not known.
-struct HalfLanes {
-  std::array<int, kHalfOps> lanes{};  // 0, 1 or 2; -1: not known (the instructions may fill 1 or 2)
-  std::string why;                    // empty when every op with instructions is known
+// The FLOPs per counted instruction of each op in one kernel: known when every form that does work
+// does the same (low == high), else the range; moves count at the work's value, 0 when there is no work.
+// Where loops hold forms of an op that do work, only the loops' forms are weighed (they run once per
+// trip; the code around them once per thread).
+struct HalfFlops {
+  std::array<int, kHalfOps> low{}, high{};
+  std::string why;  // empty when every op is known
 };
-// docs/roofline.md#packed-half-precision: per op, the lanes of the arithmetic forms present (packed 2,
-// scalar 1); both present: not known; only moves: 0.
-HalfLanes half_lanes_of(const HalfForms& forms);
+HalfFlops half_flops_of(const HalfForms& forms);
 
 // The SASS of each executable, keyed by bare kernel name (forms of same-named functions added up).
 struct SassIndex {
