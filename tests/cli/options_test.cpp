@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/run_diescope.hpp"
+#include "common/run_binary.hpp"
 #include "options.hpp"
 
 namespace diescope::cli {
