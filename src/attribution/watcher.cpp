@@ -62,16 +62,18 @@ nlohmann::json holders_json(const std::vector<GpuHolders>& seen, int gpu_index,
     for (const HolderShare& hs : g.holders) {
       nlohmann::json labels = nlohmann::json::object();
       for (const Label& l : holder_labels(hs.holder)) labels[l.key] = l.value;
-      entries.push_back({{"kind", std::string(to_string(hs.holder.kind))},
-                         {"key", hs.holder.key},
-                         {"name", describe(hs.holder)},
-                         {"labels", labels},
-                         {"pids", hs.holder.pids},
-                         {"commands", hs.holder.commands},
-                         {"notes", hs.holder.notes},
-                         {"gpu_instance_id",
-                          g.gpu_instance_id ? nlohmann::json(*g.gpu_instance_id) : nlohmann::json(nullptr)},
-                         {"gpu_instance_profile", g.gpu_instance_profile}});
+      nlohmann::json entry = {{"kind", std::string(to_string(hs.holder.kind))},
+                              {"key", hs.holder.key},
+                              {"name", describe(hs.holder)},
+                              {"labels", labels},
+                              {"pids", hs.holder.pids},
+                              {"commands", hs.holder.commands},
+                              {"notes", hs.holder.notes},
+                              {"gpu_instance_id", g.gpu_instance_id ? nlohmann::json(*g.gpu_instance_id)
+                                                                    : nlohmann::json(nullptr)},
+                              {"gpu_instance_profile", g.gpu_instance_profile}};
+      if (!g.gpu_instance_id) entry["gpu_instance_id_reason"] = "MIG is off on this GPU";
+      entries.push_back(std::move(entry));
     }
   }
   return {{"entries", entries}, {"split_approximate", approximate}, {"notes", notes}};

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "diescope/attribution/watcher.hpp"
 #include "nvml_fake.hpp"
 
@@ -194,6 +196,32 @@ TEST(Watcher, NvmlEnergyAndProcessListEntries) {
   ASSERT_EQ(list->size(), 2U);
   EXPECT_TRUE((*list)[1].compute && (*list)[1].graphics);
   EXPECT_EQ((*list)[0].gpu_instance_id, collect::NvmlProcess::kNoInstance);
+}
+
+}  // namespace
+}  // namespace diescope::attribution
+
+namespace diescope::attribution {
+namespace {
+
+TEST(HoldersLine, FourNamesThenHowManyMoreAndControlCharactersAsSpaces) {
+  std::vector<GpuHolders> seen(1);
+  seen[0].gpu_index = 0;
+  EXPECT_EQ(holders_line(seen, 0), "held by: no process NVML listed\n");
+  for (unsigned pid = 1; pid <= 6; ++pid) {
+    HolderShare hs;
+    hs.holder.key = "process/" + std::to_string(pid);
+    hs.holder.pids = {pid};
+    hs.holder.commands = {pid == 1 ? std::string("a\nb") : std::string("p")};
+    seen[0].holders.push_back(hs);
+  }
+  EXPECT_EQ(holders_line(seen, 0),
+            "held by: process 1 (a b), process 2 (p), process 3 (p), process 4 (p) and 2 more\n");
+  EXPECT_EQ(holders_line(seen, 1), "held by: no process NVML listed\n");  // another GPU's
+  const nlohmann::json j = holders_json(seen, 0, {"a note"});
+  EXPECT_EQ(j["entries"].size(), 6U);
+  EXPECT_EQ(j["entries"][0]["gpu_instance_id_reason"], "MIG is off on this GPU");
+  EXPECT_EQ(j["notes"][0], "a note");
 }
 
 }  // namespace
