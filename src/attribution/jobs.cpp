@@ -152,13 +152,16 @@ void JobTracker::finish_figures(JobRecord& job) const {
   bool any_stranded = false, pm = false, gpm = false;
   std::map<std::string, double> limiting;
   const std::string gpm_table = collect::gpm_unit_table().name;
+  recording::TimeNs covered_ns = 0;  // summed in whole ns, so full coverage is exactly 100%
   for (const agent::AgentRecord& r : found->second) {
     double w = 0;
+    recording::TimeNs w_ns = 0;
     if (duration_s > 0) {
       const recording::TimeNs a = std::max(r.period_start_ns, job.start_ns);
       const recording::TimeNs b = std::min(r.period_end_ns, job.end_ns);
       if (b <= a) continue;
-      w = static_cast<double>(b - a) / 1e9;
+      w_ns = b - a;
+      w = static_cast<double>(w_ns) / 1e9;
     } else {
       // A job seen at one poll only takes the record its moment falls in, whole.
       if (job.start_ns < r.period_start_ns || job.start_ns > r.period_end_ns) continue;
@@ -170,6 +173,7 @@ void JobTracker::finish_figures(JobRecord& job) const {
     }
     if (std::isfinite(r.die_util_pct)) {
       d_w += w;
+      covered_ns += w_ns;
       d_sum += w * r.die_util_pct;
       (r.unit_table == gpm_table ? gpm : pm) = true;
       if (r.limiting_unit) limiting[*r.limiting_unit] += w;
@@ -187,7 +191,9 @@ void JobTracker::finish_figures(JobRecord& job) const {
   job.die_util_pct = d_w > 0 ? d_sum / d_w : kNaN;
   job.gap_pct = gap_w > 0 ? gap_sum / gap_w : kNaN;
   job.stranded_gpu_seconds = any_stranded ? stranded : (duration_s > 0 ? kNaN : 0.0);
-  job.coverage_pct = duration_s > 0 ? std::min(100.0, 100.0 * d_w / duration_s) : (d_w > 0 ? 100.0 : 0.0);
+  job.coverage_pct = duration_s > 0 ? std::min(100.0, 100.0 * static_cast<double>(covered_ns) /
+                                                          static_cast<double>(job.end_ns - job.start_ns))
+                                    : (d_w > 0 ? 100.0 : 0.0);
   job.chip_source = pm && gpm ? ChipSourceSeen::both
                     : pm      ? ChipSourceSeen::pm
                     : gpm     ? ChipSourceSeen::gpm

@@ -202,3 +202,27 @@ TEST(Jobs, MostWastefulFirstNaNLast) {
 
 }  // namespace
 }  // namespace diescope::attribution
+
+namespace diescope::attribution {
+namespace {
+
+TEST(Jobs, FullCoverageIsExactly100AtAnyNanosecond) {
+  // Times as a live agent has them (ns since the epoch, no round numbers): three records cover the job.
+  const recording::TimeNs t0 = 1'796'227'243'085'162'019;
+  JobTracker t(180 * kS);
+  for (int i = 0; i < 3; ++i) {
+    agent::AgentRecord r = record(0, 0, 90, 40, "dram");
+    r.period_start_ns = t0 - 1'234'567 + i * 5'000'000'003LL;
+    r.period_end_ns = r.period_start_ns + 5'000'000'003LL;
+    t.add_record(r);
+  }
+  t.observe(0, kUuid, std::nullopt, "", t0, {holder("a")}, 0);
+  t.observe(0, kUuid, std::nullopt, "", t0 + 7'000'014'165, {holder("a")}, 0);
+  t.observe(0, kUuid, std::nullopt, "", t0 + 8'000'000'000, {}, 0);
+  const auto jobs = t.take_finished(t0 + 8'000'000'000);
+  ASSERT_EQ(jobs.size(), 1U);
+  EXPECT_EQ(jobs[0].coverage_pct, 100.0);
+}
+
+}  // namespace
+}  // namespace diescope::attribution
