@@ -70,12 +70,7 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
         host_copy = host_snapshot;
       }
       std::string body = render_metrics(copy, info, format, host_copy);
-      if (options.extra_metrics) {
-        // OpenMetrics ends with "# EOF": the extra families go before it.
-        const std::string extra = options.extra_metrics(format);
-        const auto eof = body.rfind("# EOF\n");
-        body.insert(eof == std::string::npos ? body.size() : eof, extra);
-      }
+      if (options.extra_metrics) body = append_families(std::move(body), options.extra_metrics(format));
       return HttpReply{
           200, format == ExpositionFormat::openmetrics ? kOpenMetricsContentType : kPrometheusContentType,
           std::move(body)};
