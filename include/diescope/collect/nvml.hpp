@@ -136,6 +136,8 @@ class NvmlDevice {
   // The distinct pids on the compute and graphics lists, ascending; nullopt when neither list could
   // be read. NVML's pids are the host's: in a container they may name no process of its own.
   std::optional<std::vector<unsigned>> process_ids() const;
+  // nvmlDeviceGetTotalEnergyConsumption: millijoules since the driver loaded; NaN and why otherwise.
+  NvmlReading total_energy_mj() const;
 
  private:
   const nvml_abi::Functions& fn() const { return nvml_->functions(); }

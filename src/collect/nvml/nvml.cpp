@@ -404,6 +404,14 @@ recording::ProcessReading NvmlDevice::processes(recording::TimeNs now_ns) const 
   return reading;
 }
 
+NvmlReading NvmlDevice::total_energy_mj() const {
+  if (!fn().total_energy) return {kNaN, "the driver lacks nvmlDeviceGetTotalEnergyConsumption"};
+  unsigned long long mj = 0;
+  const abi::Return rc = fn().total_energy(handle_, &mj);
+  if (rc != abi::kSuccess) return {kNaN, why_not(fn(), rc)};
+  return {static_cast<double>(mj), {}};
+}
+
 std::optional<std::vector<unsigned>> NvmlDevice::process_ids() const {
   const auto compute = list_processes(fn(), handle_, fn().compute_processes);
   const auto graphics = list_processes(fn(), handle_, fn().graphics_processes);

@@ -145,6 +145,8 @@ struct Functions {
   Return (*gpm_sample_free)(GpmSample) = nullptr;              // nvmlGpmSampleFree
   Return (*gpm_sample_get)(Device, GpmSample) = nullptr;       // nvmlGpmSampleGet
   Return (*gpm_metrics_get)(GpmMetricsGet*) = nullptr;         // nvmlGpmMetricsGet
+  // Energy (docs/python.md#energy).
+  Return (*total_energy)(Device, unsigned long long*) = nullptr;  // nvmlDeviceGetTotalEnergyConsumption (mJ)
   // Process lists: the _v3 or _v2 call (24-byte entries) when present, else the unversioned one (16).
   Return (*compute_processes)(Device, unsigned*, void*) = nullptr;
   Return (*graphics_processes)(Device, unsigned*, void*) = nullptr;

@@ -178,6 +178,7 @@ std::unique_ptr<Library> load_library() {
     f.gpm_sample_get = nullptr;
     f.gpm_metrics_get = nullptr;
   }
+  bind(h, f.total_energy, {"nvmlDeviceGetTotalEnergyConsumption"});
   // Entry layouts differ by version: _v3 and _v2 fill 24-byte entries, the unversioned call 16.
   f.compute_symbol =
       bind(h, f.compute_processes,
