@@ -185,7 +185,7 @@ class Measurement:
         finally:
             lib.ds_measure_free(handle)
         self.warnings = list(self.outcome.get("warnings", []))
-        paths = [r["path"] for r in self.outcome["recordings"]]
+        paths = [{"path": r["path"], "index": r["index"]} for r in self.outcome["recordings"]]
         gpus_json = os.path.join(self._folder, "gpus.json") if len(paths) > 1 else None
         done = _lib.take_json(lib.ds_report_run(json.dumps(paths).encode(), _lib.encode(self._calibration),
                                                 int(self._window), _lib.encode(gpus_json)))

@@ -14,6 +14,7 @@
 #include "diescope/analysis/result.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/recording/source.hpp"
+#include "diescope/report/recording_report.hpp"
 
 namespace diescope::capi {
 
@@ -77,8 +78,9 @@ void refuse_folder(const std::string& path);
 std::unique_ptr<recording::RecordSource> open_recording_checked(const std::string& path);
 
 analysis::Analysis analyse(const recording::RecordSource& source, bool use_window);
-nlohmann::json report_of(const recording::RecordSource& source, const analysis::Analysis& analysis,
-                         const std::string& recording_name, const std::string& calibration);
+// The `calibration` block as `report` and `run` look it up; `calibration` names a file or folder, or
+// is empty for the default places.
+report::CalibrationLookup calibration_lookup(const std::string& calibration);
 Table samples_table(const recording::RecordSource& source, const analysis::Analysis* analysis);
 Table spans_table(const recording::RecordSource& source, const std::vector<std::int64_t>& starts,
                   const std::vector<std::int64_t>& ends, bool whole_recording);

@@ -31,13 +31,13 @@
 #include "diescope/core/unique_fd.hpp"
 #include "diescope/recording/reader.hpp"
 #include "diescope/report/gpus_summary.hpp"
-#include "diescope/report/renderer.hpp"
+#include "diescope/report/recording_report.hpp"
 #include "diescope/report/report.hpp"
+
+namespace fs = std::filesystem;
 
 namespace diescope::capi {
 namespace {
-
-namespace fs = std::filesystem;
 
 // NVML's energy counter is read this often beside the run (docs/python.md#energy).
 constexpr auto kEnergyPeriod = std::chrono::milliseconds(20);
@@ -111,34 +111,6 @@ struct Measure {
     });
   }
 };
-
-namespace {
-
-// Writes one recording's report folder as `run` does (gpu<N>.dsrec.report/: report.json and
-// samples.csv) and returns the report with its terminal headline.
-nlohmann::json report_run_recording(const fs::path& path, bool use_window, const std::string& calibration) {
-  const auto source = recording::open_recording(path);
-  const analysis::Analysis analysis = analyse(*source, use_window);
-  const nlohmann::json report = report_of(*source, analysis, path.string(), calibration);
-  const fs::path out = fs::path(path.string() + ".report");
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec)
-    throw core::Error("cannot create the report folder " + out.string() + ": " + ec.message(),
-                      "choose another output folder", core::kExitInput);
-  std::ostringstream headline;
-  report::MultiRenderer renderers;
-  renderers.add(std::make_unique<report::TerminalRenderer>(headline));
-  renderers.add(std::make_unique<report::JsonRenderer>(out / "report.json"));
-  renderers.add(std::make_unique<report::CsvRenderer>(out / "samples.csv"));
-  renderers.render(report::ReportInput{report, source.get(), &analysis});
-  return {{"recording", path.string()},
-          {"report_path", (out / "report.json").string()},
-          {"report", report},
-          {"headline", headline.str()}};
-}
-
-}  // namespace
 
 }  // namespace diescope::capi
 
@@ -265,10 +237,18 @@ char* ds_report_run(const char* recordings_json, const char* calibration, int us
     nlohmann::json out;
     out["reports"] = nlohmann::json::array();
     std::vector<report::GpuFigures> figures;
+    const report::CalibrationLookup lookup = capi::calibration_lookup(cal);
     for (const auto& p : paths) {
-      nlohmann::json one = capi::report_run_recording(p.get<std::string>(), use_window != 0, cal);
-      figures.push_back(report::gpu_figures(one["report"], one["report_path"].get<std::string>()));
-      out["reports"].push_back(std::move(one));
+      // Each GPU's report as `run` writes it, the headline into a string for the caller to print.
+      const fs::path path = p.at("path").get<std::string>();
+      std::ostringstream headline;
+      figures.push_back(report::report_run_recording(path, p.at("index").get<int>(), use_window != 0,
+                                                     paths.size() > 1, lookup, headline));
+      const fs::path report_path = fs::path(path.string() + ".report") / "report.json";
+      out["reports"].push_back({{"recording", path.string()},
+                                {"report_path", report_path.string()},
+                                {"report", report::load_report(report_path)},
+                                {"headline", headline.str()}});
     }
     // Several GPUs: the summary `run` prints and writes as gpus.json (docs/method.md#several-gpus).
     if (figures.size() > 1) {

@@ -18,6 +18,7 @@
 #include "diescope/calibrate/lookup.hpp"
 #include "diescope/core/version.hpp"
 #include "diescope/recording/reader.hpp"
+#include "diescope/report/recording_report.hpp"
 #include "diescope/report/report.hpp"
 #include "diescope/report/samples_csv.hpp"
 
@@ -51,15 +52,15 @@ std::string host_column_name(const recording::HostStream& s) {
 
 }  // namespace
 
-nlohmann::json report_of(const recording::RecordSource& source, const analysis::Analysis& analysis,
-                         const std::string& recording_name, const std::string& calibration) {
-  report::ReportContext context{recording_name, source.side().end};
-  // The calibration that fits this recording's GPU model, driver, method and unit recipes, found as
+report::CalibrationLookup calibration_lookup(const std::string& calibration) {
+  const std::optional<fs::path> path =
+      calibration.empty() ? std::nullopt : std::optional<fs::path>(calibration);
+  // The calibration that fits the recording's GPU model, driver, method and unit recipes, found as
   // `diescope report` finds it (docs/calibration.md#how-a-report-finds-its-calibration).
-  context.calibration = calibrate::calibration_block_json(
-      calibrate::find_calibration(analysis.meta, analysis.method,
-                                  calibration.empty() ? std::nullopt : std::optional<fs::path>(calibration)));
-  return report::build_report(analysis, context);
+  return [path](const analysis::Analysis& analysis) {
+    return calibrate::calibration_block_json(
+        calibrate::find_calibration(analysis.meta, analysis.method, path));
+  };
 }
 
 analysis::Analysis analyse(const recording::RecordSource& source, bool use_window) {
@@ -216,9 +217,10 @@ char* ds_versions_json(void) {
 char* ds_report_of_recording(const char* path, const char* calibration, int use_window) {
   return capi::guarded([&] {
     const std::string file = capi::path_arg(path);
-    const auto source = capi::open_recording_checked(file);
-    const analysis::Analysis analysis = capi::analyse(*source, use_window != 0);
-    return capi::to_c(capi::dump(capi::report_of(*source, analysis, file, calibration ? calibration : "")));
+    capi::refuse_folder(file);
+    const report::RecordingReport r = report::analyse_recording(
+        file, use_window != 0, capi::calibration_lookup(calibration ? calibration : ""));
+    return capi::to_c(capi::dump(r.report));
   });
 }
 
