@@ -86,7 +86,8 @@ DS_API char* ds_measure_stop(ds_measure* measure);
 DS_API void ds_measure_free(ds_measure* measure);
 /* Writes each recording's report as `run` does (<recording>.report/report.json and samples.csv) and,
  * with several, the summary of GPUs to gpus_json_path (when not NULL). recordings_json is a JSON list
- * of {"path", "index"}. Returns {"reports": [{"recording", "report_path", "report", "headline"}], "gpus", "gpus_text"}.
+ * of {"path", "index"}. Returns {"reports": [{"recording", "report_path", "report", "headline"}], "gpus",
+ * "gpus_text"}.
  */
 DS_API char* ds_report_run(const char* recordings_json, const char* calibration, int use_window,
                            const char* gpus_json_path);
