@@ -43,13 +43,14 @@ def main():
     samples, report, _units = diescope.read_recording(os.path.join(folder, "gpu0.dsrec"))
 
     t = list(steps["time_s"])
+    edges = t + [t[-1] + list(steps["duration_ms"])[-1] / 1e3]  # each step drawn over its own span
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
     used = [i for i, u in enumerate(samples["use"]) if u == "used"]
     st = list(samples["time_s"])
     die = list(samples["die_util_pct"])
     ax1.plot([st[i] for i in used], [die[i] for i in used], color="0.8", lw=0.8, label="DIE-Util per sample")
-    ax1.step(t, list(steps["die_util_pct"]), where="post", label="DIE-Util per step")
-    ax1.step(t, list(steps["gpu_util_pct"]), where="post", label="GPU-Util per step")
+    ax1.stairs(list(steps["die_util_pct"]), edges, label="DIE-Util per step", lw=1.5)
+    ax1.stairs(list(steps["gpu_util_pct"]), edges, label="GPU-Util per step", lw=1.5)
     ax1.set_ylabel("%")
     ax1.set_ylim(0, 105)
     ax1.legend(loc="lower right")
@@ -62,7 +63,7 @@ def main():
             ax.axvspan(t0, t1, color="tab:green", alpha=0.08)
         ax1.set_title("steady window: DIE-Util %.1f%%, GPU-Util %.1f%%, limiting unit %s"
                       % (r["die_util_pct"], r["gpu_util_pct"], r.get("limiting_unit_label") or r.get("limiting_unit")))
-    ax2.step(t, list(steps["energy_j"]), where="post", color="tab:red")
+    ax2.stairs(list(steps["energy_j"]), edges, color="tab:red", lw=1.5)
     ax2.set_ylabel("energy per step (J)")
     ax2.set_xlabel("seconds since the measurement started")
     fig.tight_layout()

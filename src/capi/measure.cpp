@@ -143,6 +143,15 @@ ds_measure* ds_measure_start(const char* options_json) {
     m->marks = core::UniqueFd(fds[1]);
 
     m->nvml = collect::Nvml::load();  // throws DeviceError, with the fix, without a driver
+    // The energy counter is read from before the start, so that the first step has a reading before it.
+    std::vector<int> indexes;
+    if (opt.gpus) {
+      for (int i : *opt.gpus)
+        if (i >= 0 && i < m->nvml->device_count()) indexes.push_back(i);  // run names a bad index itself
+    } else {
+      for (int i = 0; i < m->nvml->device_count(); ++i) indexes.push_back(i);
+    }
+    m->start_energy(indexes);
     std::promise<void> started;
     auto started_future = started.get_future();
     auto started_promise = std::make_shared<std::promise<void>>(std::move(started));
@@ -164,15 +173,9 @@ ds_measure* ds_measure_start(const char* options_json) {
     } catch (...) {
       m->marks.reset();
       m->runner.join();
+      m->stop_energy();
       throw;
     }
-    std::vector<int> indexes;
-    if (opt.gpus) {
-      indexes = *opt.gpus;
-    } else {
-      for (int i = 0; i < m->nvml->device_count(); ++i) indexes.push_back(i);
-    }
-    m->start_energy(indexes);
     return reinterpret_cast<ds_measure*>(m.release());
   });
 }

@@ -9,6 +9,7 @@ LD_LIBRARY_PATH when the process starts).
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -100,7 +101,8 @@ class MeasureWithStandIn(unittest.TestCase):
     def test_energy_is_power_times_duration(self):
         # The stand-in's counter is WATTS x the wall time: a step of d ms used WATTS x d / 1000 J.
         steps = self.m.steps
-        for e, d in zip(column(steps, "energy_j")[1:], column(steps, "duration_ms")[1:]):
+        # The counter is read from before the measurement starts, so step 0 has its energy too.
+        for e, d in zip(column(steps, "energy_j"), column(steps, "duration_ms")):
             self.assertAlmostEqual(e, WATTS * d / 1000.0, delta=WATTS * d / 1000.0 * 0.01)
 
     def test_steady_window(self):
@@ -177,6 +179,8 @@ def no_driver_check():
 
 
 if __name__ == "__main__":
+    if not os.environ.get("MEASURE_TEST_CHILD"):
+        shutil.rmtree(SCRATCH, ignore_errors=True)  # each run starts from an empty scratch folder
     os.makedirs(SCRATCH, exist_ok=True)
     if not os.environ.get("MEASURE_TEST_CHILD"):
         # This machine has no driver: measure() must fail as `run` does; then the rest with the stand-in.
