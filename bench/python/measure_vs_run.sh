@@ -7,7 +7,8 @@
 # between the two rounds of each. Then m.step()'s cost (bench/python/step_cost.py) and the plot of the
 # first measured run (examples/python/plot_steps.py). Runs on a GPU machine with PyTorch.
 # Writes into OUT_DIR: env.txt, table.md (bench/python/measure_vs_run.py), runs.jsonl (each run's own
-# JSON line), steps-measure1.csv, steps.png, step-cost/; recordings and reports stay in WORK.
+# JSON line), steps.png, step-cost/, reports/ (each run's report.json, measure's steps.csv and the
+# tail of each run's stderr); the recordings stay in WORK.
 #
 #   bench/python/measure_vs_run.sh OUT_DIR     BUILD=build/release (bin/diescope, bin/diescope-cupti,
 #                                              python/diescope with libdiescope-c.so); STEPS=80
@@ -52,8 +53,16 @@ for round in 1 2; do
 done
 python3 bench/python/step_cost.py "$OUT/step-cost" --calls 10000 --batches 20 > /dev/null 2> "$WORK/step-cost.err" ||
   echo "step_cost exit $?" >> "$OUT/env.txt"
-cp "$WORK/measure1/steps.csv" "$OUT/steps-measure1.csv" 2>/dev/null || true
 python3 examples/python/plot_steps.py "$WORK/measure1" "$OUT/steps.png" > "$WORK/plot.out" 2>&1 ||
   { echo "plot_steps exit $?: $(tail -1 "$WORK/plot.out")" >> "$OUT/env.txt"; }
+# The reports and step tables the table is made from, small enough to keep beside it.
+mkdir -p "$OUT/reports"
+for round in 1 2; do
+  cp "$WORK/run$round/gpu0.dsrec.report/report.json" "$OUT/reports/run$round-report.json" 2>/dev/null || true
+  cp "$WORK/measure$round/gpu0.dsrec.report/report.json" "$OUT/reports/measure$round-report.json" 2>/dev/null || true
+  cp "$WORK/measure$round/steps.csv" "$OUT/reports/measure$round-steps.csv" 2>/dev/null || true
+  tail -c 3000 "$WORK/measure$round.err" > "$OUT/reports/measure$round-stderr.txt" 2>/dev/null || true
+  tail -c 3000 "$WORK/run$round.err" > "$OUT/reports/run$round-stderr.txt" 2>/dev/null || true
+done
 python3 bench/python/measure_vs_run.py "$WORK" "$OUT/runs.jsonl" > "$OUT/table.md"
 cat "$OUT/table.md"

@@ -154,6 +154,52 @@ class MeasureErrors(unittest.TestCase):
         self.assertEqual((e.exit_code, e.cause, e.fix), (code, cause, fix))
 
 
+def failing_sampler(kind):
+    """The fake sampler that fails at its start with the error kind given (busy: counters held)."""
+    path = os.path.join(SCRATCH, "fail-%s.sh" % kind)
+    with open(path, "w") as f:
+        f.write('#!/bin/sh\n[ "$1" = sample ] && shift\nexec "%s" "$@" --fail-with %s\n' % (FAKE_SAMPLER, kind))
+    os.chmod(path, 0o755)
+    return path
+
+
+def cli_run(args, sampler):
+    """`diescope run ARGS -- sleep 0.5` with the given sampler: its exit code, warnings and error lines."""
+    env = dict(os.environ, DIESCOPE_CUPTI=sampler)
+    out = tempfile.mkdtemp(dir=SCRATCH)
+    r = subprocess.run([DIESCOPE, "run", "--output", out, *args, "--", "sleep", "0.5"], capture_output=True,
+                       text=True, env=env)
+    warnings = [l.split("diescope: warning: ", 1)[1] for l in r.stderr.splitlines()
+                if l.startswith("diescope: warning: ")]
+    errors_ = [l for l in r.stderr.splitlines() if l.startswith("diescope: error: ") or l.startswith("  fix: ")]
+    return r.returncode, warnings, errors_
+
+
+class CountersUnavailable(unittest.TestCase):
+    """Counters held by another profiler, or forbidden: measure() does what `run` does."""
+
+    def test_held_counters_read_gpm_as_run_does(self):
+        sampler = failing_sampler("busy")
+        _, run_warnings, _ = cli_run(["--source", "auto", "--gpus", "0"], sampler)
+        with diescope.measure(gpus=[0], source="auto", sampler=sampler, quiet=True,
+                              output=tempfile.mkdtemp(dir=SCRATCH)) as m:
+            time.sleep(0.5)
+        self.assertEqual(m.warnings, run_warnings)
+        self.assertTrue(any("NVML GPM" in w for w in m.warnings), m.warnings)
+        self.assertEqual(m.outcome["recordings"][0]["chip_source"], "gpm")
+
+    def test_forbidden_counters_raise_as_run_fails(self):
+        sampler = failing_sampler("permission")
+        code, _, lines = cli_run(["--source", "pm", "--gpus", "0"], sampler)
+        with self.assertRaises(diescope.DeviceError) as ctx:
+            with diescope.measure(gpus=[0], source="pm", sampler=sampler, quiet=True,
+                                  output=tempfile.mkdtemp(dir=SCRATCH)):
+                pass
+        e = ctx.exception
+        self.assertEqual((e.exit_code, e.cause, e.fix),
+                         (code, lines[0].split("diescope: error: ", 1)[1], lines[1].split("fix: ", 1)[1]))
+
+
 class NoDriver(unittest.TestCase):
     """Without the stand-in (this CPU machine has no libnvidia-ml.so.1): the error `run` gives."""
 
