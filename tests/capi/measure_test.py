@@ -120,6 +120,12 @@ class MeasureWithStandIn(unittest.TestCase):
         with open(path + ".report/report.json") as f:
             self.assertEqual(self.m.report, json.load(f))
 
+    def test_host_probes_name_the_collector_thread(self):
+        # Attached, this process is the measured program's: the note gives the collector thread's CPU.
+        notes = [n["text"] for n in self.m.report["notes"] if n["topic"] == "host_probes"]
+        self.assertEqual(len(notes), 1)
+        self.assertIn("diescope's own collector thread used", notes[0])
+
     def test_regions(self):
         regions = self.m.regions
         self.assertEqual(self.pushed, ["forward"])

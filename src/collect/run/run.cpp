@@ -184,11 +184,12 @@ void Runner::read_host(recording::TimeNs now) {
   host_cpu_ns_ += thread_cpu_ns() - cpu0;
 }
 
-// What the probes cost, measured on this run: their own CPU time, and diescope's in all.
+// What the probes cost, measured on this run: their own CPU time, and diescope's in all. Attached,
+// the process is the measured program's, so diescope's own is the collector's thread.
 void Runner::note_host_cost(recording::TimeNs now) {
   if (!host_) return;
   rusage self{};
-  ::getrusage(RUSAGE_SELF, &self);
+  ::getrusage(attached_ ? RUSAGE_THREAD : RUSAGE_SELF, &self);
   const double self_s = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
                         static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6;
   const double run_s = static_cast<double>(std::max<recording::TimeNs>(1, now - outcome_.start_ns)) / 1e9;
@@ -196,9 +197,9 @@ void Runner::note_host_cost(recording::TimeNs now) {
   note_all(now, "host_probes",
            fmt::format(
                "{} reads every {:g} ms over {:.1f} s: the probes used {:.3f} s of CPU ({:.2f}% of one core); "
-               "diescope's own process used {:.3f} s ({:.2f}% of one core)",
-               host_->reads(), opt_.host_interval_ms, run_s, probes_s, probes_s / run_s * 100, self_s,
-               self_s / run_s * 100));
+               "diescope's own {} used {:.3f} s ({:.2f}% of one core)",
+               host_->reads(), opt_.host_interval_ms, run_s, probes_s, probes_s / run_s * 100,
+               attached_ ? "collector thread" : "process", self_s, self_s / run_s * 100));
 }
 
 recording::TimeNs Runner::stamp() {
