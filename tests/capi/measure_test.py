@@ -148,6 +148,26 @@ class MeasureWithStandIn(unittest.TestCase):
             self.m.step()
 
 
+class TwoGpus(unittest.TestCase):
+    """Every GPU by default, as run: one recording and report per GPU, gpus.json, steps per GPU."""
+
+    def test_two_gpus(self):
+        os.environ["DIESCOPE_FAKE_NVML_GPUS"] = "2"  # the stand-in reads it at each nvmlInit
+        try:
+            out = os.path.join(tempfile.mkdtemp(dir=SCRATCH), "run")
+            with diescope.measure(drain_ms=100, output=out, quiet=True) as m:
+                for _ in range(3):
+                    time.sleep(0.1)
+                    m.step()
+        finally:
+            del os.environ["DIESCOPE_FAKE_NVML_GPUS"]
+        self.assertEqual(sorted(m.reports), [0, 1])
+        for name in ("gpu0.dsrec.report/report.json", "gpu1.dsrec.report/report.json", "gpus.json"):
+            self.assertTrue(os.path.isfile(os.path.join(out, name)), name)
+        self.assertEqual(column(m.steps, "gpu"), [0, 0, 0, 1, 1, 1])
+        self.assertEqual(column(m.steps, "step"), [0, 1, 2, 0, 1, 2])
+
+
 class MeasureErrors(unittest.TestCase):
     def cli_error(self, args, env):
         r = subprocess.run([DIESCOPE, "run", *args, "--", "true"], capture_output=True, text=True, env=env)
