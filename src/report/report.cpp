@@ -363,7 +363,7 @@ json hygiene_json(const analysis::Hygiene& h, recording::TimeNs run_start_ns) {
   return o;
 }
 
-// Cut off: no end record, or a last record only half written (docs/report.md#the-headline). The
+// Cut off: no end record, or a last record only half written (docs/report.md#the-terminal-headline). The
 // headline says so first: every figure covers only what was written before the cut.
 bool cut_off(const analysis::Analysis& a) {
   if (a.truncated_input) return true;
