@@ -12,6 +12,7 @@ packages=(
   python3-scipy python3-numpy                          # compare.py imports them (its U test)
   prometheus                                           # agent end-to-end test scrapes with a real server
   tmux                                                 # top's tests drive it in a terminal and read the screen
+  chromium fonts-dejavu-core curl                      # HTML and SVG judged in headless Chromium; the README's scrape
 )
 missing=()
 for p in "${packages[@]}"; do

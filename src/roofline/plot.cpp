@@ -166,7 +166,7 @@ TextBox text_box(double x, double y, std::string_view anchor, double font_size, 
     if ((c & 0xC0) != 0x80) ++chars;
   const double w = kCharWidthEm * font_size * static_cast<double>(chars);
   const double x0 = anchor == "end" ? x - w : anchor == "middle" ? x - w / 2 : x;
-  return TextBox{x0, y - 0.8 * font_size, x0 + w, y + 0.25 * font_size};
+  return TextBox{x0, y - 0.95 * font_size, x0 + w, y + 0.25 * font_size};
 }
 
 namespace {
@@ -308,7 +308,9 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
     s += fmt::format(R"(<line x1="{1}" y1="{0:.1f}" x2="{2}" y2="{0:.1f}" stroke="#e4e4e4"/>)"
                      "\n",
                      y, kLeft, kRight);
-    s += text_at(placer, kLeft - 6, y + 4, "end", 11, si(std::pow(10.0, e), ""));
+    // The lowest can meet the x axis's first label in the corner: then the x label stays.
+    if (placer.free(text_box(kLeft - 6, y + 4, "end", 11, si(std::pow(10.0, e), ""))))
+      s += text_at(placer, kLeft - 6, y + 4, "end", 11, si(std::pow(10.0, e), ""));
   }
   s += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#333"/>)"
                    "\n",
@@ -320,7 +322,7 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
     const std::string title = "performance [FLOP/s] (dominant precision)";
     const TextBox flat = text_box(0, 0, "middle", 11, title);
     const double half = (flat.x1 - flat.x0) / 2, mid = (kTop + kBottom) / 2;
-    placer.take(TextBox{24 - 0.8 * 11, mid - half, 24 + 0.25 * 11, mid + half});
+    placer.take(TextBox{24 - 0.95 * 11, mid - half, 24 + 0.25 * 11, mid + half});
     s +=
         fmt::format(R"~(<text x="24" y="{0}" text-anchor="middle" transform="rotate(-90 24 {0})">{1}</text>)~"
                     "\n",

@@ -160,17 +160,17 @@ std::string overlapping_texts(const std::string& svg) {
 
 TEST(Plot, TheOverlapCheckFindsTwoLabelsOnOnePlace) {
   // The check itself: fp16 and fp32 printed at one place (as they once were, reading "fp38") overlap;
-  // two labels a line apart do not. 11 px text: "fp16" is 4 x 0.62 x 11 = 27.3 wide, 11.55 high.
+  // two labels a line apart do not. 11 px text: "fp16" is 4 x 0.62 x 11 = 27.3 wide, 1.2 x 11 = 13.2 high.
   const std::string two =
       R"(<text x="100" y="50">fp16 66.5 TFLOP/s</text><text x="100" y="50">fp32 66.5 TFLOP/s</text>)";
   EXPECT_NE(overlapping_texts(two), "");
-  const std::string apart = R"(<text x="100" y="50">fp16</text><text x="100" y="62">fp32</text>)";
+  const std::string apart = R"(<text x="100" y="50">fp16</text><text x="100" y="64">fp32</text>)";
   EXPECT_EQ(overlapping_texts(apart), "");
   const std::string beside = R"(<text x="100" y="50">fp16</text><text x="128" y="50">fp32</text>)";
   EXPECT_EQ(overlapping_texts(beside), "");
   const std::string touching = R"(<text x="100" y="50">fp16</text><text x="127" y="50">fp32</text>)";
   EXPECT_NE(overlapping_texts(touching), "");
-  // The rotated y-axis title (a column 11.55 wide left of x = 24) against a tick label at its side.
+  // The rotated y-axis title (a column 13.2 wide around x = 24) against a tick label at its side.
   const std::string rotated =
       R"~(<text x="24" y="300" text-anchor="middle" transform="rotate(-90 24 300)">performance</text>)~"
       R"(<text x="30" y="300" text-anchor="end">100 T</text>)";
