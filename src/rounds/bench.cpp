@@ -18,6 +18,7 @@
 #include "diescope/core/signals.hpp"
 #include "diescope/core/unique_fd.hpp"
 #include "diescope/recording/reader.hpp"
+#include "diescope/report/recording_report.hpp"
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/report.hpp"
 
@@ -57,18 +58,12 @@ GpuRound evaluate_recording(const fs::path& recording, int gpu_index) {
   g.recording = recording;
   g.headline = nullptr;
   try {
-    std::unique_ptr<recording::RecordSource> source = recording::open_recording(recording);
-    analysis::AnalysisOptions options;
-    options.use_window = true;
-    const analysis::Analysis analysis = analyze(*source, options);
-    const nlohmann::json report =
-        build_report(analysis, report::ReportContext{recording.string(), source->side().end});
+    const report::RecordingReport analysed = report::analyse_recording(recording, true);
+    const analysis::Analysis& analysis = analysed.analysis;
+    const nlohmann::json& report = analysed.report;
     const fs::path out = fs::path(recording.string() + ".report");
     create_folder(out);
-    report::MultiRenderer renderers;
-    renderers.add(std::make_unique<report::JsonRenderer>(out / "report.json"));
-    renderers.add(std::make_unique<report::CsvRenderer>(out / "samples.csv"));
-    renderers.render(report::ReportInput{report, source.get(), &analysis});
+    report::write_recording_report(analysed, out);
     g.report = out / "report.json";
     g.gpu = analysis.meta.gpu;
     g.verdict = judge_round(analysis);
@@ -253,6 +248,36 @@ std::string too_few_rounds(const BenchResult& result) {
                            kMinKeptRounds);
   }
   return message;
+}
+
+void require_kept_rounds(const BenchResult& result) {
+  if (result.failure)
+    throw core::Error(result.stopped_because + "; bench.json holds the rounds before it", result.failure->fix,
+                      result.failure->exit_code);
+  if (result.interrupted)
+    throw core::Error(result.stopped_because + "; bench.json holds the rounds finished before it",
+                      "run the bench again and let it finish", 130);
+  const std::string too_few = too_few_rounds(result);
+  if (!too_few.empty()) {
+    bool no_window = false, partial = false;
+    for (const auto& gpu : result.gpus)
+      for (const auto& left : gpu.left_out) {
+        no_window = no_window || left.reason.starts_with("no steady window");
+        partial = partial || left.reason.starts_with("window partial");
+      }
+    std::string fix = "see each round's reason above and its report in the round's folder";
+    if (no_window)
+      fix =
+          "make the command print the lines 'diescope: measure start' and 'diescope: measure stop' (flushed) "
+          "around its steady part, as the bundled workloads do, or one line 'diescope: measure window START "
+          "STOP' with its times once it knows them (docs/bench-command.md)";
+    else if (partial)
+      fix =
+          "the counters covered under 90% of the window: read the notes in the rounds' reports (another "
+          "profiler "
+          "holding the counters, the sampler stopping) and run again";
+    throw core::Error(too_few, fix, kExitTooFewRounds);
+  }
 }
 
 }  // namespace diescope::rounds

@@ -165,7 +165,7 @@ class LiveSource final : public AgentSource {
 };
 
 struct LiveOptions {
-  double interval_ms = 10;
+  double interval_ms = recording::kDefaultIntervalMs;
   double poll_ms = 1000;
   std::string sampler_executable;  // empty: diescope-cupti beside diescope
   std::vector<std::string> sampler_extra_args;
