@@ -374,6 +374,12 @@ std::string cards(const json& report) {
         "the whole run's figure under each.</p>\n",
         w.value("start_s", 0.0), w.value("end_s", 0.0));
   }
+  // A cut-off recording says so first, as the terminal's headline does (docs/report.md#reporthtml).
+  if (report.at("source").value("cut_off", false))
+    out += fmt::format(
+        "<p class=\"partial\" id=\"cut-off\">The recording was cut off at {:.2f} s (it ends early): every "
+        "figure covers only what was written before the cut.</p>\n",
+        number(run, "span_s").value_or(0.0));
   const json& gate = span.at("chip_coverage_gate");
   if (gate.value("partial", false))
     out += fmt::format("<p class=\"partial\">{}{}: every figure covers only that share.</p>\n",

@@ -228,6 +228,21 @@ TEST_F(HtmlAndTrace, HtmlSaysWhatEachChartCoversAndWhatToReadWithCare) {
             std::string::npos);
 }
 
+TEST_F(HtmlAndTrace, HtmlSaysFirstThatARecordingWasCutOff) {
+  report::HtmlRenderer whole(dir / "whole.html", 4);
+  whole.render(report::ReportInput{report, &rec, &analysis});
+  EXPECT_EQ(test::read_text(dir / "whole.html").find("id=\"cut-off\""), std::string::npos);
+  // The run spans 40 ms: 0.04 s.
+  report["source"]["cut_off"] = true;
+  report::HtmlRenderer html(dir / "report.html", 4);
+  html.render(report::ReportInput{report, &rec, &analysis});
+  const std::string page = test::read_text(dir / "report.html");
+  const std::size_t cut =
+      page.find("<p class=\"partial\" id=\"cut-off\">The recording was cut off at 0.04 s");
+  ASSERT_NE(cut, std::string::npos) << page.substr(0, 3000);
+  EXPECT_LT(cut, page.find("<div class=\"cards\">"));
+}
+
 TEST_F(HtmlAndTrace, HtmlStrandedBarHasALegend) {
   // Without the window the cards show the run: DIE-Util 56.7 used, active 10.0 and idle 33.3 (GPU-Util
   // 66.7 over the counter time: idle 100 - 66.7, active 66.7 - 56.7), each colour named with its points.
