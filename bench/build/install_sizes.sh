@@ -14,7 +14,7 @@ out=${2:?usage: bench/build/install_sizes.sh BUILD_DIR OUT_DIR}
 mkdir -p "$out"
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
-cmake --install "$build" --prefix "$prefix" --component runtime >"$out/install.log"
+cmake --install "$build" --prefix "$prefix" --component runtime >/dev/null
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "build type: $(grep -m1 '^CMAKE_BUILD_TYPE:' "$build/CMakeCache.txt" | cut -d= -f2)"
