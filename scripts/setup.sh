@@ -15,6 +15,7 @@ packages=(
   tmux                                                 # top's tests drive it in a terminal and read the screen
   libgrpc++-dev protobuf-compiler-grpc                 # attribution: the kubelet's pod-resources client (gRPC)
   libprotobuf-dev protobuf-compiler
+  chromium fonts-dejavu-core curl                      # HTML and SVG judged in headless Chromium; the README's scrape
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -155,7 +155,7 @@ def main():
     for i, uuid in ((0, UUID0), (1, UUID1)):
         mine = [line for line in series if f'gpu="{i}"' in line]
         add("agent /metrics", i, "series with this gpu and its uuid",
-            sum(1 for line in mine if f'uuid="{uuid}"' in line), len(mine))
+            sum(1 for line in mine if f'UUID="{uuid}"' in line), len(mine))
         die = re.search(r'diescope_die_util_percent\{[^}]*gpu="%d"[^}]*\} (\S+)' % i, body)
         add("agent /metrics", i, "diescope_die_util_percent", float(die.group(1)) if die else "none",
             {0: 60.0, 1: 20.0}[i])

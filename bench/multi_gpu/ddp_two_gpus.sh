@@ -6,7 +6,7 @@
 #   3. run, one busy GPU              the training on GPU 0 alone; the summary must say only GPU 0 was busy
 #   4. run --source gpm               NVLink bytes from GPM beside the gradients' all-reduce bytes
 #   5. bench --rounds 3               per-GPU rows
-#   6. agent                          /metrics scraped during the training: every series with gpu= and uuid=
+#   6. agent                          /metrics scraped during the training: every series with gpu= and UUID=
 #   7. top --once                     both GPUs in one frame, during another training (after the agent:
 #                                     one PM-sampling session per GPU at a time)
 # Needs at least two GPUs, PyTorch in python3, and a build with diescope and diescope-cupti; it stops

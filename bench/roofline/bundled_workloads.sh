@@ -46,7 +46,7 @@ python3 bench/roofline/known_work.py "$WORK/bundled" > "$OUT/known-work.csv"
 # Each workload's main kernel (the DFMA target also runs the calibration's STREAM forms and L2 flushes).
 diescope roofline plot --from-csv "$WORK/bundled/roofline-launches.csv" --aggregate dominant \
   --kernel 'ffma_kernel|stream_triad_kernel|nvjet|dfma_kernel' --output "$WORK/bundled-dominant" > "$WORK/plot-dominant.txt" 2>&1
-python3 bench/roofline/table_columns.py "$WORK/bundled-dominant/roofline.csv" > "$OUT/roofline.csv"
+python3 bench/roofline/table_columns.py "$WORK/bundled-dominant/roofline.csv" > "$OUT/roofline-columns.csv"
 
 # plot on a 10,000-row table: the batch's launches repeated with fresh launch IDs
 python3 - "$WORK/bundled/roofline-launches.csv" "$WORK/big.csv" <<'PY'

@@ -5,7 +5,7 @@
 # dominant). First, a time-only ncu pass over two steps checks which launches each region encloses
 # when backward is marked by a push/pop range on the main thread (step 1) and by a start/end range
 # (step 2): autograd launches backward kernels from its own thread. Writes into OUT_DIR:
-# nvtx-check.csv, regions.csv (sum), dominant.csv, timing.txt, env.txt; reports, exports, logs and
+# nvtx-check.csv, regions-columns.csv (sum), dominant-columns.csv (summaries: table_columns.py cuts), timing.txt, env.txt; reports, exports, logs and
 # plots stay in WORK.
 #
 #   bench/roofline/resnet50_regions.sh OUT_DIR [BATCH] [STEPS]    BUILD=build/release (diescope)
@@ -57,8 +57,8 @@ python3 - "$t0" "$t1" "$steps" "$batch" > "$OUT/timing.txt" <<'PY'
 import sys; print(f"profile of {sys.argv[3]} ResNet-50 training step(s), batch {sys.argv[4]}: {float(sys.argv[2]) - float(sys.argv[1]):.1f} s wall")
 PY
 grep "profiled in" "$WORK/profile.txt" >> "$OUT/timing.txt" || true
-python3 bench/roofline/table_columns.py "$WORK/resnet/roofline.csv" > "$OUT/regions.csv"
+python3 bench/roofline/table_columns.py "$WORK/resnet/roofline.csv" > "$OUT/regions-columns.csv"
 diescope roofline plot --from-csv "$WORK/resnet/roofline-launches.csv" --aggregate dominant --color-by region \
   --output "$WORK/resnet-dominant" > "$WORK/plot-dominant.txt" 2>&1
-python3 bench/roofline/table_columns.py "$WORK/resnet-dominant/roofline.csv" > "$OUT/dominant.csv"
+python3 bench/roofline/table_columns.py "$WORK/resnet-dominant/roofline.csv" > "$OUT/dominant-columns.csv"
 echo "done: $OUT"

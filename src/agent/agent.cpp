@@ -112,6 +112,8 @@ Agent::Agent(AgentSource& source, Clock& clock, AgentSettings settings)
     st.index = g->meta.gpu.index;
     st.uuid = g->meta.gpu.uuid;
     st.model = g->meta.gpu.model;
+    st.hostname = g->meta.host;
+    st.pci_bus_id = g->meta.gpu.pci_bus_id;
     for (const recording::ColumnDef& c2 : g->meta.units) {
       st.unit_keys.push_back(c2.key);
       st.unit_labels.push_back(c2.label.empty() ? c2.key : c2.label);

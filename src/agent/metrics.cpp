@@ -65,7 +65,12 @@ class Writer {
 };
 
 std::vector<Label> gpu_labels(const GpuStatus& g) {
-  return {{"gpu", std::to_string(g.index)}, {"uuid", g.uuid}, {"model", g.model}};
+  // dcgm-exporter's names, so dashboards join the two on them (docs/agent.md#metrics).
+  return {{"gpu", std::to_string(g.index)},
+          {"UUID", g.uuid},
+          {"modelName", g.model},
+          {"Hostname", g.hostname},
+          {"pci_bus_id", g.pci_bus_id}};
 }
 
 std::vector<Label> with(std::vector<Label> labels, Label extra) {

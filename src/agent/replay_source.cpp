@@ -213,6 +213,16 @@ bool ReplaySource::ended(recording::TimeNs now) const {
   return true;
 }
 
+bool ReplaySource::gpu_ended(std::size_t gpu, recording::TimeNs now) const {
+  const Gpu& g = *gpus_.at(gpu);
+  return !loop_ && (g.exhausted || now >= g.rec_end_ns + g.offset_ns);
+}
+
+recording::TimeNs ReplaySource::gpu_end_ns(std::size_t gpu) const {
+  const Gpu& g = *gpus_.at(gpu);
+  return g.rec_end_ns + g.offset_ns;
+}
+
 recording::TimeNs ReplaySource::end_ns() const {
   recording::TimeNs end = origin_ns_;
   for (const auto& g : gpus_) end = std::max(end, g->rec_end_ns + g->offset_ns);

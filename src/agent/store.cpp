@@ -113,10 +113,19 @@ std::filesystem::path default_store_path() {
   return "diescope-agent.db";
 }
 
-RecordStore::RecordStore(const std::filesystem::path& path) : path_(path) {
+RecordStore::RecordStore(const std::filesystem::path& path, bool create_folder) : path_(path) {
   if (path.has_parent_path()) {
     std::error_code ec;
-    std::filesystem::create_directories(path.parent_path(), ec);
+    if (create_folder) {
+      std::filesystem::create_directories(path.parent_path(), ec);
+    } else if (!std::filesystem::is_directory(path.parent_path(), ec)) {
+      // A path the user gave: a typo must not leave a tree of new folders behind.
+      throw core::InputError(
+          path.string(), 0,
+          "cannot hold a record store: its folder " + path.parent_path().string() + " does not exist",
+          "create the folder first (mkdir -p " + path.parent_path().string() +
+              "), or fix the path given to --db");
+    }
   }
   // A file that is there but not SQLite is named as such, not blamed on WAL or free space: every
   // SQLite database starts with these 16 bytes (its file format's header string).

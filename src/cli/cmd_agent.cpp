@@ -101,7 +101,7 @@ int run(const AgentArgs& a) {
   std::unique_ptr<agent::RecordStore> store;
   if (!a.no_db) {
     const std::filesystem::path path = a.db.empty() ? default_db_path() : std::filesystem::path(a.db);
-    store = std::make_unique<agent::RecordStore>(path);
+    store = std::make_unique<agent::RecordStore>(path, a.db.empty());
     log_line("records go to " + path.string());
   }
 

@@ -1,4 +1,6 @@
 // `diescope top`: a live terminal view of every GPU, GPU-Util beside DIE-Util (docs/top.md).
+#include <unistd.h>
+
 #include <csignal>
 #include <fmt/core.h>
 #include <memory>
@@ -17,6 +19,7 @@ struct TopArgs {
   std::vector<std::string> replay;
   double replay_speed = 1.0;
   bool replay_loop = false;
+  std::string at;          // --at: "steady" or seconds into the replay
   double interval_ms = 0;  // the defaults come from the rules (options.hpp)
   double drain_ms = 0;
   bool once = false;
@@ -48,8 +51,16 @@ int run(const TopArgs& a) {
     throw core::UsageError("--sampler, --sampler-arg, --gpus and --source are for live GPUs, not --replay",
                            "drop them, or drop --replay to watch this host's GPUs");
   }
-  if (a.replay.empty() && (a.replay_loop || a.replay_speed != 1.0))
-    throw core::UsageError("--replay-speed and --replay-loop need --replay FILE", "add --replay FILE");
+  if (a.replay.empty() && (a.replay_loop || a.replay_speed != 1.0 || !a.at.empty()))
+    throw core::UsageError("--replay-speed, --replay-loop and --at need --replay FILE", "add --replay FILE");
+  if (!a.at.empty() && !a.once)
+    throw core::UsageError("--at picks the moment of --once's frame", "add --once, or drop --at");
+  if (!a.replay.empty() && !a.replay_loop && (a.once || ::isatty(STDOUT_FILENO) == 0)) {
+    // One frame of a replay shows the steady window, or the moment asked for (docs/top.md#options).
+    std::optional<double> seconds;
+    if (!a.at.empty() && a.at != "steady") seconds = parse_number("--at", a.at, "--at 12.5 or --at steady");
+    options.at_ns = top::replay_moment(a.replay.front(), seconds);
+  }
 
   // Ctrl-C, SIGTERM and a closed terminal end the loop, which restores the terminal; a resize redraws.
   core::SignalSelfPipe stop_signals({SIGINT, SIGTERM, SIGHUP}, {SIGPIPE});
@@ -102,6 +113,10 @@ std::function<int()> setup_top(Args sub) {
   sub.option("--replay", args->replay, "play this recording instead of reading GPUs (repeat: one per GPU)");
   sub.number("--replay-speed", args->replay_speed, "recording seconds per second (default 1: its own pace)");
   sub.flag("--replay-loop", args->replay_loop, "start the recording over when it ends");
+  Opt at = sub.text("--at", args->at,
+                    "with --once --replay: the moment shown, seconds from the recording's start, or steady "
+                    "(the end of its steady window; the default)");
+  at.type_name("S|steady");
   sub.option("--sampler", args->sampler,
              "counter sampler executable (default: diescope-cupti beside diescope)");
   sub.option("--sampler-arg", args->sampler_args, "extra argument for the sampler (repeat)");

@@ -214,6 +214,19 @@ core::Error usage_error_for(CLI::App& app, const CLI::ParseError& error,
     return core::UsageError(who + ": unexpected argument " + in_quotes(extra), fix);
   }
   if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr) {
+    // A command with its own commands (`roofline plot`): a mistyped one is named, with the closest.
+    const auto nested =
+        sub ? sub->get_subcommands([](const CLI::App*) { return true; }) : std::vector<CLI::App*>{};
+    if (!nested.empty() && args.size() > 1 && !looks_like_option(args[1])) {
+      std::vector<std::string> names;
+      std::string listed;
+      for (const CLI::App* n : nested) {
+        names.push_back(n->get_name());
+        listed += (listed.empty() ? "" : ", ") + n->get_name();
+      }
+      return core::UsageError(who + ": unknown command " + in_quotes(args[1]) + did_you_mean(args[1], names),
+                              "the " + who + " commands are " + listed + "; " + fix);
+    }
     const std::string name = what.substr(0, what.find(" is required"));
     return core::UsageError(who + ": " + name + " is missing", fix);
   }

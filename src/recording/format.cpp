@@ -278,6 +278,7 @@ class Fields {
     if (it == object_.end()) throw MetaProblem("meta lacks the field " + name(key));
     return *it;
   }
+  bool has(const char* key) const { return object_.contains(key); }
   std::string string(const char* key) const {
     const json& v = at(key);
     if (!v.is_string()) throw MetaProblem(name(key) + " must be a string");
@@ -425,10 +426,12 @@ void validate_meta(const RecordingMeta& meta) {
 
 std::string meta_to_json(const RecordingMeta& meta) {
   validate_meta(meta);
-  const ojson gpu{{"index", meta.gpu.index},       {"uuid", meta.gpu.uuid},
-                  {"model", meta.gpu.model},       {"chip", meta.gpu.chip},
-                  {"driver", meta.gpu.driver},     {"compute_capability", meta.gpu.compute_capability},
-                  {"l2_bytes", meta.gpu.l2_bytes}, {"sm_count", meta.gpu.sm_count}};
+  ojson gpu{{"index", meta.gpu.index},       {"uuid", meta.gpu.uuid},
+            {"model", meta.gpu.model},       {"chip", meta.gpu.chip},
+            {"driver", meta.gpu.driver},     {"compute_capability", meta.gpu.compute_capability},
+            {"l2_bytes", meta.gpu.l2_bytes}, {"sm_count", meta.gpu.sm_count}};
+  // Optional: written when known (docs/recording-format.md#the-meta-line).
+  if (!meta.gpu.pci_bus_id.empty()) gpu["pci_bus_id"] = meta.gpu.pci_bus_id;
   const ojson j{{"format_version", core::kRecordingFormatVersion},
                 {"tool_version", meta.tool_version},
                 {"method", meta.method},
@@ -473,6 +476,7 @@ RecordingMeta meta_from_json(std::string_view text) {
   m.gpu.compute_capability = g.small_integer("compute_capability");
   m.gpu.l2_bytes = g.integer("l2_bytes", 0, INT64_MAX);
   m.gpu.sm_count = g.small_integer("sm_count");
+  if (g.has("pci_bus_id")) m.gpu.pci_bus_id = g.string("pci_bus_id");
   m.unit_table = f.string("unit_table");
   m.units = columns_from_json(f, "units");
   m.diagnostics = columns_from_json(f, "diagnostics");

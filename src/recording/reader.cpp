@@ -682,8 +682,9 @@ class EmptyStream final : public RecordStream<Record> {
 [[noreturn]] void not_a_recording(const std::string& path, std::string_view first_line) {
   throw core::InputError(path, 1,
                          "not a diescope recording: the first line reads '" + recfmt::excerpt(first_line) +
-                             "' where '" + std::string(kRecordingMagic) + " " +
-                             std::to_string(core::kRecordingFormatVersion) + "' was expected",
+                             "' where '" + std::string(kRecordingMagic) + " N' was expected (N from " +
+                             std::to_string(core::kOldestRecordingFormatVersion) + " to " +
+                             std::to_string(core::kRecordingFormatVersion) + ")",
                          "pass a recording written by diescope (a " + std::string(kRecordingExtension) +
                              " file); other tools can write one as " + kFormatDoc + " describes");
 }

@@ -120,11 +120,26 @@ double x_of_bin_edge(const Page& p, std::size_t k) {
   return kPlotWidth * static_cast<double>(k) / static_cast<double>(p.timeline.grid.bins);
 }
 
-// Step lines through the bins' means, broken where a bin has no value; bins in a row at one height
-// make one segment. Then, under it, the band from each bin's lowest to highest value, where they differ.
+// How long a polled reading is held across bins without one (docs/report.md#reporthtml): NVML's
+// clocks, power limit and engines and the host probes are read once per drain or probe (1 s, 100 ms),
+// fewer times than there are bins, so each reading is drawn until the next one, as a step; a gap
+// longer than this (a stop) breaks the line.
+constexpr double kHoldSeconds = 3.0;
+
+// Step lines through the bins' means, each value held until the next one (up to kHoldSeconds), broken
+// where longer stretches have no value; bins in a row at one height make one segment. Then, under it,
+// the band from each bin's lowest to highest value, where they differ.
 std::string lines(const Page& p, const TimelineSeries& s, std::size_t color_index, double top, double height,
                   bool band) {
   const std::size_t n = p.timeline.grid.bins;
+  // Readings polled now and then are held; chip samples cover their own time, and a bin without one
+  // (a dropped sample, counters off) stays a gap.
+  const bool polled = s.role == Role::sm_clock || s.role == Role::mem_clock || s.role == Role::power_limit ||
+                      s.role == Role::engine || s.role == Role::host;
+  const auto hold_bins = polled ? static_cast<std::size_t>(kHoldSeconds * 1e9 /
+                                                           static_cast<double>(std::max<recording::TimeNs>(
+                                                               1, p.timeline.grid.step_ns)))
+                                : std::size_t{0};
   auto y = [&](double v) { return std::round(height * (1 - std::clamp(v / top, 0.0, 1.0)) * 10) / 10; };
   std::string out;
   if (band) {
@@ -166,19 +181,21 @@ std::string lines(const Page& p, const TimelineSeries& s, std::size_t color_inde
     points.clear();
     level.reset();
   };
+  std::size_t last = 0;  // the last bin with a value
   for (std::size_t k = 0; k < n; ++k) {
     const double v = s.envelope.mean[k];
     if (!std::isfinite(v)) {
-      close(k);
+      if (level && k - last > hold_bins) close(last + 1);  // too long without a reading: the line ends
       continue;
     }
     const double yv = y(v);
+    last = k;
     if (level && *level == yv) continue;
     if (level) point(x_of_bin_edge(p, k), *level);
     point(x_of_bin_edge(p, k), yv);
     level = yv;
   }
-  close(n);
+  if (level) close(last + 1);
   return out + "\n";
 }
 
@@ -205,7 +222,7 @@ struct Member {
 // y-axis top, and the plot.
 std::string chart(const Page& p, const std::string& title, const std::string& subtitle,
                   const std::vector<Member>& members, std::optional<double> fixed_top, double height,
-                  const char* css_class, const std::vector<std::string>& legends = {}) {
+                  const char* css_class, const std::vector<std::string>& legends = {}, bool own_axis = true) {
   double top = 0;
   for (const Member& m : members) top = std::max(top, largest(p.timeline.series[m.series].envelope));
   top = fixed_top ? *fixed_top : nice_top(top * 1.05);  // a line at the top stays in view
@@ -214,6 +231,8 @@ std::string chart(const Page& p, const std::string& title, const std::string& su
       fmt::format("<div class=\"chart {}\">\n<div class=\"head\"><span class=\"title\">{}</span>", css_class,
                   escape(title));
   if (!subtitle.empty()) out += fmt::format(" <span class=\"sub\">{}</span>", escape(subtitle));
+  // What the line covers (docs/report.md#reporthtml): always the whole run, the window shaded.
+  out += fmt::format("<span class=\"span\">whole run{}</span>", p.window ? ", steady window shaded" : "");
   out += "<span class=\"legend\">";
   for (std::size_t j = 0; j < members.size(); ++j) {
     const Member& m = members[j];
@@ -228,9 +247,10 @@ std::string chart(const Page& p, const std::string& title, const std::string& su
   out += "</span></div>\n";
   out += fmt::format(
       "<div class=\"plot\" style=\"height:{:g}px\"><span class=\"ytop\">{}</span><span "
-      "class=\"ybottom\">0</span>"
+      "class=\"ymid\">{}</span><span class=\"ybottom\">0</span>"
       "<svg viewBox=\"0 0 {:g} {:g}\" preserveAspectRatio=\"none\">",
-      height, escape(shown_value(top, axis_shown)), kPlotWidth, height);
+      height, escape(shown_value(top, axis_shown)), escape(shown_value(top / 2, axis_shown)), kPlotWidth,
+      height);
   out += window_rect(p, height);
   for (double f : {0.25, 0.5, 0.75})
     out += fmt::format("<line class=\"grid\" x1=\"0\" x2=\"{:g}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/>", kPlotWidth,
@@ -238,6 +258,8 @@ std::string chart(const Page& p, const std::string& title, const std::string& su
   out += "\n";
   for (const Member& m : members) out += lines(p, p.timeline.series[m.series], m.color, top, height, true);
   out += "</svg><div class=\"cursor\"></div></div>\n";
+  // Each chart its own time axis, under its own plot (a shared one lines up with none of a grid's).
+  if (own_axis) out += time_axis(p);
   return out + "</div>\n";
 }
 
@@ -265,6 +287,16 @@ std::string strip(const Page& p, const std::vector<int>& category, const std::ve
     k = end;
   }
   return out + "</svg><div class=\"cursor\"></div></div>\n";
+}
+
+// A note that quotes a nanosecond clock reading: a run of 16 or more digits.
+bool has_raw_timestamp(std::string_view text) {
+  std::size_t run = 0;
+  for (char c : text) {
+    run = c >= '0' && c <= '9' ? run + 1 : 0;
+    if (run >= 16) return true;
+  }
+  return false;
 }
 
 std::optional<double> number(const json& o, const char* key) {
@@ -296,6 +328,38 @@ std::optional<double> limiting_mean(const json& span) {
   return std::nullopt;
 }
 
+// What to keep in mind when reading the cards, beside them (docs/report.md#reporthtml): the
+// calibration's state, DIE-Util's algorithm status, and units read through stand-in counters or
+// measuring something else than their name says (the flags of the units table).
+std::string caveats(const json& report, const json& span) {
+  std::vector<std::string> items;
+  const json& cal = report.at("calibration");
+  if (const std::string status = cal.value("status", ""); !status.empty() && status != "validated")
+    items.push_back(
+        fmt::format("<b>Calibration {}</b>: {}", escape(status), escape(cal.value("reason", ""))));
+  const json& algo = report.value("die_util_algorithm", json::object());
+  if (algo.value("status", "") == "experimental")
+    items.push_back(fmt::format(
+        "<b>DIE-Util is experimental</b>: the busiest unit of each sample ({}), not yet checked on every "
+        "workload",
+        escape(algo.value("name", ""))));
+  for (const auto& [flag, words] : std::vector<std::pair<std::string, std::string>>{
+           {"stand_in_counter", "read a stand-in counter, not the unit's own"},
+           {"different_measure", "measure something other than their name says"}}) {
+    std::string names;
+    for (const json& u : span.value("units", json::array())) {
+      const json flags = u.value("flags", json::array());
+      if (std::find(flags.begin(), flags.end(), flag) != flags.end())
+        names += (names.empty() ? "" : ", ") + u.value("label", u.value("key", ""));
+    }
+    if (!names.empty()) items.push_back(fmt::format("<b>{}</b> {} ({})", escape(names), words, flag));
+  }
+  if (items.empty()) return "";
+  std::string out = "<div class=\"caveats\" id=\"caveats\"><span class=\"ctitle\">Read with care</span><ul>";
+  for (const std::string& i : items) out += "<li>" + i + "</li>";
+  return out + "</ul></div>\n";
+}
+
 // The headline as four cards, for the window when there is one (the run's figures beside it).
 std::string cards(const json& report) {
   const json& w = report.at("window");
@@ -310,6 +374,12 @@ std::string cards(const json& report) {
         "the whole run's figure under each.</p>\n",
         w.value("start_s", 0.0), w.value("end_s", 0.0));
   }
+  // A cut-off recording says so first, as the terminal's headline does (docs/report.md#reporthtml).
+  if (report.at("source").value("cut_off", false))
+    out += fmt::format(
+        "<p class=\"partial\" id=\"cut-off\">The recording was cut off at {:.2f} s (it ends early): every "
+        "figure covers only what was written before the cut.</p>\n",
+        number(run, "span_s").value_or(0.0));
   const json& gate = span.at("chip_coverage_gate");
   if (gate.value("partial", false))
     out += fmt::format("<p class=\"partial\">{}{}: every figure covers only that share.</p>\n",
@@ -349,6 +419,12 @@ std::string cards(const json& report) {
           "<div class=\"split\"><span class=\"busy\" style=\"width:{:.1f}%\"></span><span class=\"active\" "
           "style=\"width:{:.1f}%\"></span><span class=\"idle\" style=\"width:{:.1f}%\"></span></div>",
           std::max(0.0, 100 - *stranded), std::max(0.0, *active), std::max(0.0, *idle));
+      // The bar's legend: what each colour is, with its points.
+      bar += fmt::format(
+          "<div class=\"splitkeys\"><span><i style=\"background:#c0392b\"></i>used (DIE-Util) {}</span>"
+          "<span><i style=\"background:#e59866\"></i>active: a kernel ran {}</span>"
+          "<span><i style=\"background:#bfc9ca\"></i>idle: nothing ran {}</span></div>",
+          one_decimal(std::max(0.0, 100 - *stranded)), one_decimal(*active), one_decimal(*idle));
     } else {
       detail = stranded ? "idle and active n/a: " + reason(h, "idle_points") : reason(h, "stranded_points");
     }
@@ -367,6 +443,7 @@ std::string cards(const json& report) {
     card("limiting", "Limiting unit", limiting_words(span), detail, run_line(limiting_words(run)));
   }
   out += "</div>\n";
+  out += caveats(report, span);
   // Why the GPU idled, when the recording has host streams (docs/method.md#stranded-idle-explained):
   // the analysis's verdict and what the host was doing, as report.json words them.
   if (auto it = span.find("idle_explained"); it != span.end() && it->is_object()) {
@@ -447,8 +524,13 @@ h1{font-size:1.4em;margin:.3em 0 0}h2{font-size:1.1em;margin:1.6em 0 .4em;border
 .plot{position:relative;margin:2px 0 0 44px;background:#fff;border:1px solid #e3e3e3}
 .plot svg{display:block;width:100%;height:100%}
 .plot.strip{height:16px}
-.ytop,.ybottom{position:absolute;left:-44px;width:40px;text-align:right;font-size:10px;color:#666}
-.ytop{top:-2px}.ybottom{bottom:-2px}
+.ytop,.ymid,.ybottom{position:absolute;left:-44px;width:40px;text-align:right;font-size:10px;color:#666}
+.ytop{top:-2px}.ybottom{bottom:-2px}.ymid{top:calc(50% - 7px)}
+.span{color:#888;font-size:.9em}
+.splitkeys{display:flex;flex-wrap:wrap;gap:0 10px;font-size:.75em;color:#555;margin-top:3px}
+.splitkeys i{display:inline-block;width:9px;height:9px;border-radius:2px;margin-right:3px;vertical-align:-1px}
+.caveats{background:#fff;border:1px solid #ddd;border-left:4px solid #7f8c8d;border-radius:6px;padding:6px 12px;margin-top:10px;font-size:.85em}
+.caveats ul{margin:2px 0;padding-left:1.2em}
 .grid{stroke:#eee;vector-effect:non-scaling-stroke}.window{fill:#fff3c4}
 polyline{fill:none;stroke-width:1.5;vector-effect:non-scaling-stroke}.band{fill-opacity:.18;stroke:none}
 .cursor{position:absolute;top:0;bottom:0;width:1px;background:#000;opacity:.5;display:none;pointer-events:none}
@@ -460,8 +542,8 @@ polyline{fill:none;stroke-width:1.5;vector-effect:non-scaling-stroke}.band{fill-
 .empty{color:#666;font-size:.9em}
 ul.notes{font-size:.85em;padding-left:1.2em}ul.notes li{margin:2px 0;overflow-wrap:anywhere}
 .notes .t{color:#666;font-variant-numeric:tabular-nums}
-pre{background:#f0f0f0;padding:10px;overflow-x:auto;font-size:12px}
-@media (max-width:600px){body{padding:8px}.cards{grid-template-columns:1fr 1fr;gap:6px}.card{padding:6px 8px}.cvalue{font-size:1.5em}.plot{margin-left:36px}.ytop,.ybottom{left:-36px;width:32px}.axis,.keys{margin-left:36px}}
+pre{background:#f0f0f0;padding:10px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere}
+@media (max-width:600px){body{padding:8px}.cards{grid-template-columns:1fr 1fr;gap:6px}.card{padding:6px 8px}.cvalue{font-size:1.5em}.plot{margin-left:36px}.ytop,.ymid,.ybottom{left:-36px;width:32px}.axis,.keys{margin-left:36px}}
 )";
 
 // Read-outs under the pointer (mouse or touch): the time, the limiting unit, and each chart's values
@@ -533,13 +615,21 @@ void HtmlRenderer::finish(const ReportInput& input) {
     return m;
   };
   const json& run = report.at("results");
+  // A unit's mean over the whole run and, beside it, over the steady window, which the cards show
+  // (docs/report.md#reporthtml): a title that read the run's 16.7% under a card's 38.8% misled.
+  const json* window_results = w.value("found", false) ? &w.at("results") : nullptr;
   auto unit_mean = [&](const char* list, const std::string& key) -> std::string {
-    for (const json& u : run.value(list, json::array()))
-      if (u.value("key", "") == key) {
-        auto m = number(u, "mean_pct");
-        return m ? "mean " + one_decimal(*m) + "% of peak" : "n/a: " + reason(u, "mean_pct");
-      }
-    return "";
+    auto mean_of = [&](const json& span) -> std::string {
+      for (const json& u : span.value(list, json::array()))
+        if (u.value("key", "") == key) {
+          auto m = number(u, "mean_pct");
+          return m ? one_decimal(*m) + "%" : "n/a (" + reason(u, "mean_pct") + ")";
+        }
+      return "n/a";
+    };
+    std::string out = "mean of peak: whole run " + mean_of(run);
+    if (window_results) out += ", steady window " + mean_of(*window_results);
+    return out;
   };
 
   const json& gpu = report.at("gpu");
@@ -559,7 +649,7 @@ void HtmlRenderer::finish(const ReportInput& input) {
   html += "<div class=\"bar\" id=\"readout\">Point at a chart to read its values.</div>\n";
 
   // The run: DIE-Util beside GPU-Util, then the limiting unit per stretch of time.
-  html += "<h2>Over the run</h2>\n";
+  html += "<h2 id=\"run\">Over the run</h2>\n";
   std::vector<std::size_t> headline = t.of(Role::die_util);
   for (std::size_t i : t.of(Role::gpu_util)) headline.push_back(i);
   html += chart(
@@ -568,7 +658,7 @@ void HtmlRenderer::finish(const ReportInput& input) {
                   "value{}",
                   t.grid.bins, static_cast<double>(t.grid.step_ns) / 1e9,
                   p.window ? "; the steady window is shaded" : ""),
-      members(headline), 100.0, 200, "main");
+      members(headline), 100.0, 200, "main", {}, false);
   const std::vector<int> limiting = t.limiting_per_bin();
   std::vector<std::string> limiting_labels;
   for (std::size_t i : t.of(Role::limiting_share)) limiting_labels.push_back(t.series[i].label);
@@ -585,7 +675,7 @@ void HtmlRenderer::finish(const ReportInput& input) {
   html += "</div>\n" + time_axis(p);
 
   // Every unit, each on its own 0..100% axis; then diagnostics and counted rates.
-  html += "<h2>Units</h2>\n<div class=\"grid2\">\n";
+  html += "<h2 id=\"units\">Units</h2>\n<div class=\"grid2\">\n";
   // Each unit in its colour of the limiting-unit strip.
   std::size_t unit_colour = 0;
   for (std::size_t i : t.of(Role::unit)) {
@@ -601,7 +691,7 @@ void HtmlRenderer::finish(const ReportInput& input) {
   html += "</div>\n";
   const std::vector<std::size_t> diags = t.of(Role::diagnostic), rates = t.of(Role::rate);
   if (!diags.empty() || !rates.empty()) {
-    html += "<h2>Diagnostics and counted rates</h2>\n<div class=\"grid2\">\n";
+    html += "<h2 id=\"diagnostics\">Diagnostics and counted rates</h2>\n<div class=\"grid2\">\n";
     for (std::size_t i : diags)
       html +=
           chart(p, t.series[i].label, "diagnostic, not part of DIE-Util", members({i}), 100.0, 70, "diag");
@@ -611,7 +701,7 @@ void HtmlRenderer::finish(const ReportInput& input) {
   }
 
   // Clocks, power limit, throttle reasons.
-  html += "<h2>Clocks, power and throttle reasons</h2>\n";
+  html += "<h2 id=\"clocks\">Clocks, power and throttle reasons</h2>\n";
   std::vector<std::size_t> clocks = t.of(Role::sm_clock);
   for (std::size_t i : t.of(Role::mem_clock)) clocks.push_back(i);
   if (clocks.empty()) {
@@ -622,7 +712,8 @@ void HtmlRenderer::finish(const ReportInput& input) {
       html += chart(p, t.series[clocks[i]].label, "MHz", {{clocks[i], 2 + i}}, std::nullopt, 70, "clock");
     for (std::size_t i : clocks) drawn[i] = true;
     for (std::size_t i : t.of(Role::power_limit)) {
-      html += chart(p, t.series[i].label, "enforced, W", {{i, 4}}, std::nullopt, 70, "power");
+      html += chart(p, t.series[i].label, "enforced, W (the recording holds no power draw)", {{i, 4}},
+                    std::nullopt, 70, "power");
       drawn[i] = true;
     }
     html += "</div>\n";
@@ -655,7 +746,7 @@ void HtmlRenderer::finish(const ReportInput& input) {
   html += time_axis(p);
 
   // Host panels: whatever host streams the recording carries, grouped by entity and unit.
-  html += "<h2>Host</h2>\n";
+  html += "<h2 id=\"host\">Host</h2>\n";
   const std::vector<std::size_t> host = t.of(Role::host);
   if (host.empty()) {
     html +=
@@ -677,26 +768,39 @@ void HtmlRenderer::finish(const ReportInput& input) {
       const bool percent = t.series[panel.series.front()].descriptor.unit == metrics::Unit::pct;
       html += chart(p, panel.title, sub, m, percent ? panel.peak : std::nullopt, 90, "host", panel.legends);
     }
-    html += "</div>\n" + time_axis(p);
+    html += "</div>\n";
   }
 
   // Notes, in time order, with their time after the run's start.
-  html += "<h2>Notes</h2>\n";
+  html += "<h2 id=\"notes\">Notes</h2>\n";
   const json& notes = report.at("notes");
   if (notes.empty()) {
     html += "<p class=\"empty\">No notes.</p>\n";
   } else {
     html += "<ul class=\"notes\">\n";
+    std::size_t raw = 0;
     for (const json& n : notes) {
+      // Raw clock readings (CUPTI's and the host's nanosecond counters) help no reader here: they
+      // stay in report.json and the terminal's notes (docs/report.md#reporthtml).
+      if (has_raw_timestamp(n.value("text", ""))) {
+        ++raw;
+        continue;
+      }
       const double at_s = static_cast<double>(n.value("ts_ns", recording::TimeNs{0}) -
                                               run.at("start_ns").get<recording::TimeNs>()) /
                           1e9;
       html += fmt::format("<li><span class=\"t\">{:+.3f} s</span> <b>{}</b> {}</li>\n", at_s,
                           escape(n.value("topic", "")), escape(n.value("text", "")));
     }
+    if (raw > 0)
+      html += fmt::format(
+          "<li><span class=\"t\"></span> {} note{} of raw clock readings (nanosecond counters) left out "
+          "here: report.json and the terminal keep them</li>\n",
+          raw, raw == 1 ? "" : "s");
     html += "</ul>\n";
   }
-  html += "<h2>As the terminal prints it</h2>\n<pre>" + escape(render_terminal(report)) + "</pre>\n";
+  html += "<h2 id=\"terminal\">As the terminal prints it</h2>\n<pre>" + escape(render_terminal(report)) +
+          "</pre>\n";
   html += "<script type=\"application/json\" id=\"diescope-data\">" +
           data_block(p, drawn, limiting, limiting_labels) + "</script>\n";
   html += fmt::format("<script>{}</script>\n", kScript);

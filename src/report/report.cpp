@@ -379,6 +379,15 @@ json hygiene_json(const analysis::Hygiene& h, recording::TimeNs run_start_ns) {
   return o;
 }
 
+// Cut off: no end record, or a last record only half written (docs/report.md#the-terminal-headline). The
+// headline says so first: every figure covers only what was written before the cut.
+bool cut_off(const analysis::Analysis& a) {
+  if (a.truncated_input) return true;
+  for (const analysis::AnalysisFinding& f : a.findings)
+    if (f.kind == analysis::AnalysisFinding::Kind::no_end_record) return true;
+  return false;
+}
+
 }  // namespace
 
 json build_report(const analysis::Analysis& a, const ReportContext& ctx) {
@@ -391,7 +400,8 @@ json build_report(const analysis::Analysis& a, const ReportContext& ctx) {
                      {"format_version", a.meta.format_version},
                      {"recorded_by", a.meta.tool_version},
                      {"recorded_method", a.meta.method},
-                     {"truncated", a.truncated_input}};
+                     {"truncated", a.truncated_input},
+                     {"cut_off", cut_off(a)}};
   r["host"] = a.meta.host;
   r["gpu"] = gpu_json(a.meta.gpu);
   r["collection"] = collection_json(a);

@@ -270,10 +270,15 @@ std::string render_terminal(const json& report) {
                                   named("model", "unknown GPU"), named("chip", "unknown chip"),
                                   named("driver", "unknown"), text(report, "run_type", "single"),
                                   number(results, "span_s").value_or(0.0), report.value("method", 0));
+  // A cut-off recording says so first (docs/report.md#the-terminal-headline).
+  std::string lead = "diescope: ";
+  if (report.at("source").value("cut_off", false))
+    lead += fmt::format("cut off at {:.2f} s (the recording ends early): ",
+                        number(results, "span_s").value_or(0.0));
   if (gate.value("partial", false))
-    out += "diescope: " + text(gate, "wording") + ": " + title + "\n";
+    out += lead + text(gate, "wording") + ": " + title + "\n";
   else
-    out += "diescope: " + title + "\n";
+    out += lead + title + "\n";
 
   out += span_block(results, "run");
   const json& cal = report.at("calibration");

@@ -89,9 +89,15 @@ void apply_measured_ceilings(std::vector<Row>& rows, const std::string& calibrat
   const std::optional<fs::path> explicit_path =
       calibration.empty() ? std::nullopt : std::optional<fs::path>(calibration);
   const MeasuredCeilings c = find_measured_ceilings(rows.front().gpu, rows.front().driver, explicit_path);
-  if (!c.found)
+  if (!c.found && rows.front().driver.empty())
+    // No driver here to say which one the exports were made under: the lookup cannot match one.
     warn("no measured ceilings (" + c.source +
-         "): only counter peaks are drawn; run `diescope calibrate` on this GPU, or pass --calibration PATH");
+         "): only counter peaks are drawn; this machine has no NVIDIA driver to say which driver the "
+         "profiles were made under: pass --driver VERSION (as `nvidia-smi` showed it there)");
+  else if (!c.found)
+    warn("no measured ceilings (" + c.source + "): only counter peaks are drawn; " +
+         (calibration.empty() ? "run `diescope calibrate` on this GPU, or pass --calibration PATH"
+                              : "pass a calibration made on this GPU and driver"));
   apply_ceilings(rows, c);
 }
 

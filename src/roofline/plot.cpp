@@ -105,7 +105,25 @@ std::string si(double value, std::string_view unit) {
 
 std::vector<RoofLine> plot_roofs(const std::vector<Row>& rows) {
   // docs/roofline.md#the-plot
-  std::vector<RoofLine> roofs;
+  struct Drawn {
+    std::string names, value_text, source;
+    bool compute, measured;
+    double value;
+    std::optional<Level> level;
+  };
+  std::vector<Drawn> roofs;
+  // One roof per kind and value as printed: "fp16, fp32 66.5 TFLOP/s" rather than two labels on one line.
+  const auto add = [&](const std::string& name, double value, const std::string& unit,
+                       const std::string& source, bool compute, bool measured, std::optional<Level> level) {
+    const std::string text = si(value, unit);
+    for (Drawn& r : roofs) {
+      if (r.compute == compute && r.measured == measured && r.value_text == text && r.source == source) {
+        r.names += ", " + name;
+        return;
+      }
+    }
+    roofs.push_back({name, text, source, compute, measured, value, level});
+  };
   for (Precision p : kAllPrecisions) {
     bool used = false;
     std::vector<double> counter, measured;
@@ -117,12 +135,9 @@ std::vector<RoofLine> plot_roofs(const std::vector<Row>& rows) {
     if (!used) continue;
     const std::string unit = std::string(precision_unit(p)) + "/s";
     const double m = median(measured), c = median(counter);
-    if (std::isfinite(m))
-      roofs.push_back(
-          {fmt::format("{} {} (diescope calibrate)", precision_name(p), si(m, unit)), true, true, m});
+    if (std::isfinite(m)) add(std::string(precision_name(p)), m, unit, "diescope calibrate", true, true, {});
     if (std::isfinite(c))
-      roofs.push_back(
-          {fmt::format("{} {} (counter peak x clock)", precision_name(p), si(c, unit)), true, false, c});
+      add(std::string(precision_name(p)), c, unit, "counter peak x clock", true, false, {});
   }
   for (Level l : kAllLevels) {
     bool used = false;
@@ -135,14 +150,75 @@ std::vector<RoofLine> plot_roofs(const std::vector<Row>& rows) {
     if (!used) continue;
     const double m = median(measured), c = median(counter);
     const char* measured_source = l == Level::dram ? "STREAM, diescope calibrate" : "diescope calibrate";
-    if (std::isfinite(m))
-      roofs.push_back(
-          {fmt::format("{} {} ({})", level_name(l), si(m, "B/s"), measured_source), false, true, m});
-    if (std::isfinite(c))
-      roofs.push_back(
-          {fmt::format("{} {} (counter peak x clock)", level_name(l), si(c, "B/s")), false, false, c});
+    if (std::isfinite(m)) add(std::string(level_name(l)), m, "B/s", measured_source, false, true, l);
+    if (std::isfinite(c)) add(std::string(level_name(l)), c, "B/s", "counter peak x clock", false, false, l);
   }
-  return roofs;
+  std::vector<RoofLine> out;
+  for (const Drawn& r : roofs)
+    out.push_back({fmt::format("{} {} ({})", r.names, r.value_text, r.source), r.compute, r.measured, r.value,
+                   r.level});
+  return out;
+}
+
+TextBox text_box(double x, double y, std::string_view anchor, double font_size, std::string_view text) {
+  std::size_t chars = 0;  // UTF-8 code points
+  for (unsigned char c : text)
+    if ((c & 0xC0) != 0x80) ++chars;
+  const double w = kCharWidthEm * font_size * static_cast<double>(chars);
+  const double x0 = anchor == "end" ? x - w : anchor == "middle" ? x - w / 2 : x;
+  return TextBox{x0, y - 0.95 * font_size, x0 + w, y + 0.25 * font_size};
+}
+
+namespace {
+
+// docs/roofline.md#the-plot: each memory level its own colour (measured solid, counter peak dashed).
+const char* level_colour(std::optional<Level> l) {
+  if (!l) return "#222";
+  switch (*l) {
+    case Level::dram:
+      return "#8a3b12";
+    case Level::l2:
+      return "#1f6fb4";
+    case Level::l1:
+      return "#2a8a3a";
+  }
+  return "#222";
+}
+
+// The texts placed so far; a new one goes where it overlaps none (docs/roofline.md#the-plot).
+class Placer {
+ public:
+  bool free(const TextBox& b) const {
+    for (const TextBox& o : taken_)
+      if (b.overlaps(o, 1)) return false;
+    return true;
+  }
+  void take(const TextBox& b) { taken_.push_back(b); }
+
+ private:
+  std::vector<TextBox> taken_;
+};
+
+// One <text>, its box taken.
+std::string text_at(Placer& placer, double x, double y, std::string_view anchor, double size,
+                    const std::string& text, const std::string& attrs = "") {
+  placer.take(text_box(x, y, anchor, size, text));
+  return fmt::format(R"(<text x="{:.1f}" y="{:.1f}"{}{}{}>{}</text>)"
+                     "\n",
+                     x, y, anchor == "start" ? "" : fmt::format(R"( text-anchor="{}")", anchor),
+                     size == 11 ? "" : fmt::format(R"( font-size="{:g}")", size), attrs, escape(text));
+}
+
+}  // namespace
+
+std::string plot_title(const std::vector<Row>& rows, const PlotOptions& options) {
+  // The GPU the rows were measured on belongs in the title: ceilings are per GPU.
+  std::vector<std::string> gpus;
+  for (const Row& r : rows)
+    if (!r.gpu.empty() && std::find(gpus.begin(), gpus.end(), r.gpu) == gpus.end()) gpus.push_back(r.gpu);
+  std::string title = options.title;
+  for (std::size_t i = 0; i < gpus.size(); ++i) title += (i == 0 ? " · " : ", ") + gpus[i];
+  return title;
 }
 
 std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options) {
@@ -151,6 +227,7 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
   struct Point {
     double x, y;
     std::string group, label, profiler, caches;
+    std::size_t number;  // 1-based, as the HTML table's # column
   };
   std::vector<std::string> profilers;  // the backends of the rows, in order of first appearance
   std::vector<Point> points;
@@ -168,7 +245,7 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
       ++unplotted;
       continue;
     }
-    points.push_back({x, y, group, point_label(r), r.profiler, r.caches});
+    points.push_back({x, y, group, point_label(r), r.profiler, r.caches, points.size() + 1});
   }
   double max_compute = 0, max_bw = 0, min_bw = std::numeric_limits<double>::infinity();
   for (const RoofLine& l : roofs) {
@@ -205,6 +282,7 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
   const double ylo_data = std::min(ymin, max_bw > 0 ? std::pow(10.0, sx.lo) * min_bw : ymin);
   const Scale sy{std::floor(std::log10(ylo_data)), std::ceil(std::log10(ymax * 1.5)), kBottom, kTop};
 
+  Placer placer;
   std::string s = fmt::format(
       R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" font-family="sans-serif" font-size="11">)"
       "\n",
@@ -212,45 +290,112 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
   s += fmt::format(R"(<rect width="{}" height="{}" fill="white"/>)"
                    "\n",
                    kWidth, kHeight);
-  s += fmt::format(R"(<text x="{}" y="22" font-size="15" font-weight="bold">{}</text>)"
-                   "\n",
-                   kLeft, escape(options.title));
+  s += text_at(placer, kLeft, 22, "start", 15, plot_title(rows, options), R"( font-weight="bold")");
   s += fmt::format(R"(<clipPath id="area"><rect x="{}" y="{}" width="{}" height="{}"/></clipPath>)"
                    "\n",
                    kLeft, kTop, kRight - kLeft, kBottom - kTop);
-  // Axes and decade grid.
+  // Axes and decade grid. Tick labels carry the SI prefix only; the axis titles name the units, so
+  // the y-axis title stays clear of the ticks.
   for (double e = sx.lo; e <= sx.hi + 1e-9; e += 1) {
     const double x = sx(std::pow(10.0, e));
     s += fmt::format(R"(<line x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="#e4e4e4"/>)"
-                     R"(<text x="{0:.1f}" y="{3}" text-anchor="middle">{4}</text>)"
                      "\n",
-                     x, kTop, kBottom, kBottom + 16, si(std::pow(10.0, e), ""));
+                     x, kTop, kBottom);
+    s += text_at(placer, x, kBottom + 16, "middle", 11, si(std::pow(10.0, e), ""));
   }
   for (double e = sy.lo; e <= sy.hi + 1e-9; e += 1) {
     const double y = sy(std::pow(10.0, e));
     s += fmt::format(R"(<line x1="{1}" y1="{0:.1f}" x2="{2}" y2="{0:.1f}" stroke="#e4e4e4"/>)"
-                     R"(<text x="{3}" y="{4:.1f}" text-anchor="end">{5}</text>)"
                      "\n",
-                     y, kLeft, kRight, kLeft - 6, y + 4, si(std::pow(10.0, e), "FLOP/s"));
+                     y, kLeft, kRight);
+    // The lowest can meet the x axis's first label in the corner: then the x label stays.
+    if (placer.free(text_box(kLeft - 6, y + 4, "end", 11, si(std::pow(10.0, e), ""))))
+      s += text_at(placer, kLeft - 6, y + 4, "end", 11, si(std::pow(10.0, e), ""));
   }
   s += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#333"/>)"
                    "\n",
                    kLeft, kTop, kRight - kLeft, kBottom - kTop);
-  s += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">arithmetic intensity at DRAM [FLOP/B]</text>)"
-                   "\n",
-                   (kLeft + kRight) / 2, kBottom + 36);
-  s += fmt::format(
-      R"~(<text x="18" y="{0}" text-anchor="middle" transform="rotate(-90 18 {0})">performance [FLOP/s] (dominant precision)</text>)~"
-      "\n",
-      (kTop + kBottom) / 2);
-  // Roofs: measured solid, counter peaks dashed.
+  s += text_at(placer, (kLeft + kRight) / 2, kBottom + 36, "middle", 11,
+               "arithmetic intensity at DRAM [FLOP/B]");
+  {
+    // Rotated: its box is the column at x = 24 (ascent left of the baseline).
+    const std::string title = "performance [FLOP/s] (dominant precision)";
+    const TextBox flat = text_box(0, 0, "middle", 11, title);
+    const double half = (flat.x1 - flat.x0) / 2, mid = (kTop + kBottom) / 2;
+    placer.take(TextBox{24 - 0.95 * 11, mid - half, 24 + 0.25 * 11, mid + half});
+    s +=
+        fmt::format(R"~(<text x="24" y="{0}" text-anchor="middle" transform="rotate(-90 24 {0})">{1}</text>)~"
+                    "\n",
+                    mid, escape(title));
+  }
+
+  // The legend on the right, placed first: it never moves.
+  std::string legend;
+  double ly = kTop + 10;
+  legend +=
+      text_at(placer, kRight + 16, ly, "start", 11,
+              options.color_by == ColorBy::executable ? "executable" : "region", R"( font-weight="bold")");
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    ly += 16;
+    legend += fmt::format(R"(<circle cx="{}" cy="{}" r="4.5" fill="{}"/>)", kRight + 22, ly - 4,
+                          kPalette[g % std::size(kPalette)]);
+    // Cut to the picture's width (the HTML table has the whole name).
+    const auto room = static_cast<std::size_t>((kWidth - kRight - 36) / (kCharWidthEm * 11));
+    legend += text_at(placer, kRight + 32, ly, "start", 11,
+                      groups[g].size() > room ? groups[g].substr(0, room - 1) + "~" : groups[g]);
+  }
+  // docs/roofline.md#the-plot: each backend has its own mark.
+  ly += 24;
+  legend += text_at(placer, kRight + 16, ly, "start", 11, "backend", R"( font-weight="bold")");
+  for (const std::string& b : profilers) {
+    ly += 16;
+    legend += marker(b, kRight + 22, ly - 4, "#888",
+                     R"( class="backend-mark" stroke="#222" stroke-width="0.5")", "");
+    legend += text_at(placer, kRight + 32, ly, "start", 11, b);
+  }
+  ly += 28;
+  legend += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#222" stroke-width="1.5"/>)",
+                        kRight + 16, ly - 4, kRight + 40);
+  legend += text_at(placer, kRight + 46, ly, "start", 11, "measured ceiling");
+  ly += 16;
+  legend += fmt::format(
+      R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#222" stroke-width="1.5" stroke-dasharray="6 4"/>)",
+      kRight + 16, ly - 4, kRight + 40);
+  legend += text_at(placer, kRight + 46, ly, "start", 11, "counter peak x clock");
+  ly += 24;
+  legend += text_at(placer, kRight + 16, ly, "start", 11,
+                    fmt::format("{} points{}", points.size(),
+                                unplotted > 0 ? fmt::format("; {} not drawn", unplotted) : ""));
+  if (unplotted > 0) {
+    ly += 14;
+    legend += text_at(placer, kRight + 16, ly, "start", 11, "(without FLOPs or DRAM bytes)");
+  }
+
+  // Markers next: labels must not cover them.
+  const bool label_points = points.size() <= kMaxLabelledPoints;
+  std::string marks;
+  for (const Point& p : points) {
+    const auto g =
+        static_cast<std::size_t>(std::find(groups.begin(), groups.end(), p.group) - groups.begin());
+    const char* colour = kPalette[g % std::size(kPalette)];
+    marks += marker(p.profiler, sx(p.x), sy(p.y), colour,
+                    R"( class="pt" fill-opacity="0.85" stroke="#222" stroke-width="0.5")",
+                    "<title>" +
+                        escape(fmt::format("#{} ", p.number) + p.profiler + " | " + p.group + " | " +
+                               p.label + (p.caches.empty() ? "" : " | caches " + p.caches)) +
+                        "</title>") +
+             "\n";
+    if (label_points) placer.take(TextBox{sx(p.x) - 6, sy(p.y) - 6, sx(p.x) + 6, sy(p.y) + 6});
+  }
+
+  // Roofs: measured solid, counter peaks dashed; each memory level its own colour.
   s += R"~(<g clip-path="url(#area)">)~"
        "\n";
-  int label_row = 0;
   std::string labels;
+  double bw_row = kBottom - 10;
   for (const RoofLine& l : roofs) {
     const char* dash = l.measured ? "" : R"( stroke-dasharray="6 4")";
-    const char* colour = l.compute ? "#222" : "#8a3b12";
+    const char* colour = level_colour(l.level);
     if (l.compute) {
       const double x0 =
           max_bw > 0 ? std::max(std::pow(10.0, sx.lo), l.value / max_bw) : std::pow(10.0, sx.lo);
@@ -258,11 +403,29 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
           R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1.5"{}/>)"
           "\n",
           sx(x0), sy(l.value), kRight, sy(l.value), colour, dash);
-      // Measured labels above their roof, counter peaks below theirs: the two are often close.
+      // Measured labels above their roof, counter peaks below theirs, at the right end; where that
+      // covers another text, the other side, then further left along the roof, then a row further
+      // away at a time.
+      const double above = sy(l.value) - 3, below = sy(l.value) + 11;
+      const double near = l.measured ? above : below, far = l.measured ? below : above;
+      const double width = text_box(0, 0, "start", 11, l.label).x1;
+      std::vector<std::pair<double, double>> spots;  // (right end x, baseline y)
+      for (double x : {kRight - 4, kRight - 4 - width - 16, sx(x0) + width + 8})
+        if (x - width >= sx(x0) - 1 && x <= kRight - 4) {
+          spots.emplace_back(x, near);
+          spots.emplace_back(x, far);
+        }
+      for (int step = 1; step <= 12; ++step)
+        spots.emplace_back(kRight - 4, near + (l.measured ? -12 : 12) * step);
+      std::pair<double, double> at = spots.back();
+      for (const auto& spot : spots) {
+        if (placer.free(text_box(spot.first, spot.second, "end", 11, l.label))) {
+          at = spot;
+          break;
+        }
+      }
       labels +=
-          fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="end" fill="{}">{}</text>)"
-                      "\n",
-                      kRight - 4, l.measured ? sy(l.value) - 3 : sy(l.value) + 11, colour, escape(l.label));
+          text_at(placer, at.first, at.second, "end", 11, l.label, fmt::format(R"( fill="{}")", colour));
     } else {
       const double x0 = std::pow(10.0, sx.lo);
       const double x1 = max_compute > 0 ? max_compute / l.value : std::pow(10.0, sx.hi);
@@ -271,80 +434,51 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
           "\n",
           sx(x0), sy(x0 * l.value), sx(x1), sy(x1 * l.value), colour, dash);
       // Bandwidth labels stack at the lower left, each with a sample of its line.
-      const double ly = kBottom - 10 - 14 * label_row++;
+      while (bw_row > kTop + 20 && !placer.free(text_box(kLeft + 280, bw_row, "start", 11, l.label)))
+        bw_row -= 14;
       labels += fmt::format(
-          R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1.5"{}/><text x="{:.1f}" y="{:.1f}" fill="{}">{}</text>)"
-          "\n",
-          kLeft + 250, ly - 4, kLeft + 275, ly - 4, colour, dash, kLeft + 280, ly, colour, escape(l.label));
+          R"(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1.5"{}/>)",
+          kLeft + 250, bw_row - 4, kLeft + 275, bw_row - 4, colour, dash);
+      labels +=
+          text_at(placer, kLeft + 280, bw_row, "start", 11, l.label, fmt::format(R"( fill="{}")", colour));
+      bw_row -= 14;
     }
   }
-  s += "</g>\n" + labels;
-  // Points.
-  const bool label_points = points.size() <= kMaxLabelledPoints;
-  for (const Point& p : points) {
-    const auto g =
-        static_cast<std::size_t>(std::find(groups.begin(), groups.end(), p.group) - groups.begin());
-    const char* colour = kPalette[g % std::size(kPalette)];
-    s += marker(p.profiler, sx(p.x), sy(p.y), colour,
-                R"( class="pt" fill-opacity="0.85" stroke="#222" stroke-width="0.5")",
-                "<title>" +
-                    escape(p.profiler + " | " + p.group + " | " + p.label +
-                           (p.caches.empty() ? "" : " | caches " + p.caches)) +
-                    "</title>") +
-         "\n";
-    if (label_points)
-      s += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="9" fill="#333">{}</text>)"
-                       "\n",
-                       sx(p.x) + 6, sy(p.y) - 5, escape(p.label));
+  s += "</g>\n" + labels + legend + marks;
+
+  // Point labels: "#number name" where it covers no other text or mark, else the number alone
+  // (the HTML table lists every number), else none (docs/roofline.md#the-plot).
+  if (label_points) {
+    for (const Point& p : points) {
+      const double x = sx(p.x), y = sy(p.y);
+      const struct {
+        double dx, dy;
+        const char* anchor;
+      } spots[] = {{7, -6, "start"},  {7, 13, "start"}, {-7, -6, "end"},  {-7, 13, "end"},
+                   {7, -18, "start"}, {7, 25, "start"}, {-7, -18, "end"}, {-7, 25, "end"},
+                   {7, -30, "start"}, {7, 37, "start"}, {-7, -30, "end"}, {-7, 37, "end"}};
+      bool placed = false;
+      for (const std::string& text : {fmt::format("{} {}", p.number, p.label), fmt::format("{}", p.number)}) {
+        for (const auto& spot : spots) {
+          const TextBox b = text_box(x + spot.dx, y + spot.dy, spot.anchor, 9, text);
+          if (b.x0 < kLeft || b.x1 > kRight || b.y0 < kTop || b.y1 > kBottom || !placer.free(b)) continue;
+          s += text_at(placer, x + spot.dx, y + spot.dy, spot.anchor, 9, text,
+                       R"( fill="#333" class="pt-label")");
+          placed = true;
+          break;
+        }
+        if (placed) break;
+      }
+    }
   }
-  // Legend.
-  double ly = kTop + 10;
-  s += fmt::format(R"(<text x="{}" y="{}" font-weight="bold">{}</text>)"
-                   "\n",
-                   kRight + 16, ly, options.color_by == ColorBy::executable ? "executable" : "region");
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    ly += 16;
-    s += fmt::format(R"(<circle cx="{}" cy="{}" r="4.5" fill="{}"/><text x="{}" y="{}">{}</text>)"
-                     "\n",
-                     kRight + 22, ly - 4, kPalette[g % std::size(kPalette)], kRight + 32, ly,
-                     escape(groups[g]));
-  }
-  // docs/roofline.md#the-plot: each backend has its own mark.
-  ly += 24;
-  s += fmt::format(R"(<text x="{}" y="{}" font-weight="bold">backend</text>)"
-                   "\n",
-                   kRight + 16, ly);
-  for (const std::string& b : profilers) {
-    ly += 16;
-    s += marker(b, kRight + 22, ly - 4, "#888", R"( class="backend-mark" stroke="#222" stroke-width="0.5")",
-                "") +
-         fmt::format(R"(<text x="{}" y="{}">{}</text>)"
-                     "\n",
-                     kRight + 32, ly, escape(b));
-  }
-  ly += 28;
-  s += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#222" stroke-width="1.5"/>)"
-                   R"(<text x="{3}" y="{4}">measured ceiling (diescope calibrate)</text>)"
-                   "\n",
-                   kRight + 16, ly - 4, kRight + 40, kRight + 46, ly);
-  ly += 16;
-  s += fmt::format(
-      R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#222" stroke-width="1.5" stroke-dasharray="6 4"/>)"
-      R"(<text x="{3}" y="{4}">counter peak x clock (ncu)</text>)"
-      "\n",
-      kRight + 16, ly - 4, kRight + 40, kRight + 46, ly);
-  ly += 24;
-  s += fmt::format(R"(<text x="{}" y="{}">{} points{}</text>)"
-                   "\n",
-                   kRight + 16, ly, points.size(),
-                   unplotted > 0 ? fmt::format("; {} without FLOPs or DRAM bytes not drawn", unplotted) : "");
   s += "</svg>\n";
   return s;
 }
 
 std::string render_html(const std::vector<Row>& rows, const PlotOptions& options) {
   std::string h =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escape(options.title) +
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
+      escape(plot_title(rows, options)) +
       "</title>\n<style>body{font-family:sans-serif;margin:16px}table{border-collapse:collapse;font-size:"
       "12px}td,th{border:1px solid #ccc;padding:2px "
       "6px;text-align:right}td.t{text-align:left}p.warn{border-left:4px solid "
@@ -359,15 +493,19 @@ std::string render_html(const std::vector<Row>& rows, const PlotOptions& options
   // docs/roofline.md#dram-bytes-and-the-cache-flush: the page says what the command line said.
   if (const auto w = mixed_caches_warning(rows))
     h += "<p class=warn><b>Warning:</b> " + escape(*w) + "</p>\n";
-  h += "<table><tr><th>backend</th><th>caches</th><th>executable</th><th>region</th><th>kernel</th>"
+  h += "<table><tr><th>#</th><th>backend</th><th>caches</th><th>executable</th><th>region</th><th>kernel</th>"
        "<th>launches</th><th>duration [s]</th>"
        "<th>precision</th><th>work [FLOP]</th><th>DRAM [B]</th><th>intensity DRAM [FLOP/B]</th>"
        "<th>performance [FLOP/s]</th><th>roof [FLOP/s]</th><th>roof from</th><th>of roof [%]</th></tr>\n";
+  std::size_t number = 0;  // the plot's point numbers: rows with FLOPs and DRAM bytes, in order
   for (const Row& r : rows) {
     const auto p = dominant_precision(r);
     const Roof roof = binding_roof(r);
+    const double x = intensity(r, Level::dram), y = performance(r);
+    const bool drawn = std::isfinite(x) && std::isfinite(y) && x > 0 && y > 0;
+    h += drawn ? fmt::format("<tr><td>{}</td>", ++number) : std::string("<tr><td></td>");
     h += fmt::format(
-        "<tr><td class=t>{}</td><td class=t>{}</td><td class=t>{}</td><td class=t>{}</td><td "
+        "<td class=t>{}</td><td class=t>{}</td><td class=t>{}</td><td class=t>{}</td><td "
         "class=t>{}</td><td>{}</td><td>{:.4g}</td><td "
         "class=t>{}</td><td>{:.4g}</td><td>{:.4g}</td><td>{:.4g}</td><td>{}</td><td>{}</td><td "
         "class=t>{}</td><td>{:."

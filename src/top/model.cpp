@@ -103,6 +103,7 @@ void Model::absorb(std::size_t gpu, GpuUpdate& update, recording::TimeNs now) {
     g.compute = b.list<recording::ProcessReading>().back().compute;
     g.graphics = b.list<recording::ProcessReading>().back().graphics;
   }
+  if (update.ended_at) g.ended_at = update.ended_at;
   if (std::isfinite(update.power_draw_w)) g.power_w = update.power_draw_w;
   if (update.processes) g.processes = std::move(update.processes);
   // A new chip source (PM sampling to GPM or back) has other columns: the unit history starts again
@@ -123,12 +124,22 @@ void Model::absorb(std::size_t gpu, GpuUpdate& update, recording::TimeNs now) {
 }
 
 void Model::trim(Gpu& g, recording::TimeNs now) const {
+  if (g.ended_at) now = std::min(now, *g.ended_at);  // an ended replay keeps its last minute
   // The history and the figure window, and a little more.
   const recording::TimeNs keep_from = now - kHistoryNs - 2 * kSecond - stale_after_ns(drain_ms_);
   while (!g.samples.empty() && g.samples.front().end_ns < keep_from) g.samples.pop_front();
   // One GPU-Util sample before the kept ones bounds the next one's booking.
   while (g.util.size() > 1 && g.util[1].ts_ns < keep_from) g.util.pop_front();
   while (g.engines.size() > 1 && g.engines[1].ts_ns < keep_from) g.engines.pop_front();
+}
+
+recording::TimeNs Model::shown_time(recording::TimeNs now) const {
+  recording::TimeNs last = 0;
+  for (const Gpu& g : gpus_) {
+    if (!g.ended_at) return now;
+    last = std::max(last, *g.ended_at);
+  }
+  return gpus_.empty() ? now : std::min(now, last);
 }
 
 std::vector<GpuFrame> Model::gpus(recording::TimeNs now) const {
@@ -140,6 +151,11 @@ std::vector<GpuFrame> Model::gpus(recording::TimeNs now) const {
 
 GpuFrame Model::frame_of(const Gpu& g, recording::TimeNs now) const {
   GpuFrame f;
+  // docs/top.md#sources: a replay that is over keeps the figures of its end, and says it is over.
+  if (g.ended_at) {
+    now = std::min(now, *g.ended_at);
+    f.replay_over = true;
+  }
   f.index = g.meta.gpu.index;
   f.model = g.meta.gpu.model;
   f.chip = g.meta.gpu.chip;

@@ -100,6 +100,8 @@ std::string title_line(const GpuFrame& g) {
   }
   std::string name = g.model.empty() ? std::string("unknown GPU") : g.model;
   if (!g.chip.empty()) name += " (" + g.chip + ")";
+  // docs/top.md#sources: the figures below are the recording's last; nothing more will come.
+  if (g.replay_over) chip_text += " · replay over: last figures";
   return fmt::format("GPU {} · {} · chip figures: {}", g.index, name, chip_text);
 }
 

@@ -10,9 +10,11 @@
 
 #include "diescope/agent/replay_source.hpp"
 #include "diescope/attribution/watcher.hpp"
+#include "diescope/analysis/analyze.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/sampler.hpp"
 #include "diescope/core/error.hpp"
+#include "diescope/recording/reader.hpp"
 #include "diescope/top/source.hpp"
 
 namespace diescope::top {
@@ -43,7 +45,8 @@ class AgentBacked : public Source {
       : source_(std::move(source)),
         clock_(std::move(clock)),
         description_(std::move(description)),
-        live_(live) {
+        live_(live),
+        replay_(dynamic_cast<const agent::ReplaySource*>(source_.get())) {
     const recording::TimeNs now = now_ns();
     for (std::size_t i = 0; i < source_->gpu_count(); ++i) source_->set_counters(i, true, now);
   }
@@ -66,6 +69,7 @@ class AgentBacked : public Source {
       }
       out.at(i).records = std::move(batches_[i]);
       batches_[i].clear();
+      if (replay_ != nullptr && replay_->gpu_ended(i, now)) out.at(i).ended_at = replay_->gpu_end_ns(i);
     }
     extras(now, out);
   }
@@ -87,6 +91,7 @@ class AgentBacked : public Source {
   std::unique_ptr<agent::Clock> clock_;
   std::string description_;
   bool live_;
+  const agent::ReplaySource* replay_;  // the source above when it replays recordings; else null
   std::vector<agent::GpuBatch> batches_;
 };
 
@@ -193,6 +198,22 @@ std::unique_ptr<Source> make_live_source(const LiveOptions& options) {
         "figures";
   return std::make_unique<Live>(std::move(source), std::move(nvml), gpus, options.drain_ms,
                                 std::move(no_sampler));
+}
+
+recording::TimeNs replay_moment(const std::string& file, std::optional<double> seconds) {
+  const std::unique_ptr<recording::RecordSource> rec = recording::open_recording(file);
+  const recording::TimeNs start = rec->meta().start_ns;
+  const recording::TimeNs end = rec->side().end ? rec->side().end->ts_ns : rec->side().last_ts_ns;
+  if (seconds) {
+    const double length_s = static_cast<double>(end - start) / 1e9;
+    if (!(*seconds >= 0) || *seconds > length_s)
+      throw core::UsageError(fmt::format("--at {:g} is outside {}, which lasts {:.2f} s", *seconds,
+                                         std::filesystem::path(file).filename().string(), length_s),
+                             fmt::format("give a time from 0 to {:.2f} s, or --at steady", length_s));
+    return start + static_cast<recording::TimeNs>(*seconds * 1e9);
+  }
+  const analysis::Analysis a = analysis::analyze(*rec);
+  return a.window.found ? a.window.results.end_ns : end;
 }
 
 std::unique_ptr<Source> make_replay_source(const ReplayOptions& options) {

@@ -114,7 +114,7 @@ int run_top(Source& source, const TopOptions& options) {
   const auto build = [&](recording::TimeNs now) {
     frame.gpus = model.gpus(now);
     sort_gpus(frame.gpus, frame.sort);
-    frame.time_of_day = time_of_day(now);
+    frame.time_of_day = time_of_day(model.shown_time(now));
     frame.ended = source.ended(now);
   };
 
@@ -141,6 +141,28 @@ int run_top(Source& source, const TopOptions& options) {
     return false;
   };
 
+  const auto print_frame = [&] {
+    std::string text;
+    for (const std::string& line : layout(frame, 120, 1000, false)) {
+      std::string l = line;
+      while (!l.empty() && l.back() == ' ') l.pop_back();
+      text += l + "\n";
+    }
+    write_all(options.stdout_fd, text);
+  };
+  if (!interactive && options.at_ns && !source.live()) {
+    // A replay's frame at a chosen moment (docs/top.md#options): the recordings read up to it a
+    // drain at a time, as the screen would have, without waiting for their pace.
+    recording::TimeNs now = source.now_ns();
+    while (now < *options.at_ns) {
+      now = std::min(now + drain_ns, *options.at_ns);
+      poll_source(now);
+    }
+    build(now);
+    print_frame();
+    source.shutdown();
+    return 0;
+  }
   if (!interactive) {
     // One frame, plain text, after a drain or two of readings (docs/top.md#the-screen).
     const recording::TimeNs start = source.now_ns();
@@ -167,13 +189,7 @@ int run_top(Source& source, const TopOptions& options) {
     }
     poll_source(now);
     build(now);
-    std::string text;
-    for (const std::string& line : layout(frame, 120, 1000, false)) {
-      std::string l = line;
-      while (!l.empty() && l.back() == ' ') l.pop_back();
-      text += l + "\n";
-    }
-    write_all(options.stdout_fd, text);
+    print_frame();
     source.shutdown();
     return 0;
   }

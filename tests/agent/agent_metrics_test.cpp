@@ -1,6 +1,11 @@
 // The /metrics exposition and the HTTP server that serves it.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
 #include "diescope/agent/http_server.hpp"
 #include "diescope/agent/metrics.hpp"
 #include "diescope/core/error.hpp"
@@ -13,6 +18,8 @@ GpuStatus status_with_record() {
   g.index = 0;
   g.uuid = "GPU-1234";
   g.model = "NVIDIA H200";
+  g.hostname = "gpu-node-3";
+  g.pci_bus_id = "00000000:19:00.0";
   g.records = 3;
   g.counters_on_total_s = 6.0;
   AgentRecord r;
@@ -39,7 +46,11 @@ GpuStatus status_with_record() {
 TEST(Metrics, PrometheusTextNamesUnitsAndLabels) {
   const std::string text = render_metrics({status_with_record()}, AgentInfo{"replay", 2000, 60000, 1000},
                                           ExpositionFormat::prometheus_text);
-  const std::string labels = "{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\"}";
+  // dcgm-exporter's label names and order: gpu, UUID, modelName, Hostname, pci_bus_id.
+  const std::string gpu =
+      "gpu=\"0\",UUID=\"GPU-1234\",modelName=\"NVIDIA "
+      "H200\",Hostname=\"gpu-node-3\",pci_bus_id=\"00000000:19:00.0\"";
+  const std::string labels = "{" + gpu + "}";
   EXPECT_NE(text.find("# HELP diescope_die_util_percent "), std::string::npos);
   EXPECT_NE(text.find("# TYPE diescope_die_util_percent gauge\n"), std::string::npos);
   EXPECT_NE(text.find("diescope_die_util_percent" + labels + " 60\n"), std::string::npos) << text;
@@ -47,27 +58,16 @@ TEST(Metrics, PrometheusTextNamesUnitsAndLabels) {
   EXPECT_NE(text.find("diescope_gap_percent" + labels + " 30\n"), std::string::npos);
   EXPECT_NE(text.find("diescope_stranded_idle_percent" + labels + " 10\n"), std::string::npos);
   EXPECT_NE(text.find("diescope_stranded_active_percent" + labels + " 30\n"), std::string::npos);
-  EXPECT_NE(text.find("diescope_unit_percent{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA "
-                      "H200\",unit=\"dram\",unit_label=\"DRAM\"} 30\n"),
+  EXPECT_NE(text.find("diescope_unit_percent{" + gpu + ",unit=\"dram\",unit_label=\"DRAM\"} 30\n"),
             std::string::npos);
   // The limiting unit as a labelled gauge: 1 for it, 0 for the others.
-  EXPECT_NE(
-      text.find(
-          "diescope_limiting_unit{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\",unit=\"fp32\"} 1\n"),
-      std::string::npos);
-  EXPECT_NE(
-      text.find(
-          "diescope_limiting_unit{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\",unit=\"dram\"} 0\n"),
-      std::string::npos);
+  EXPECT_NE(text.find("diescope_limiting_unit{" + gpu + ",unit=\"fp32\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("diescope_limiting_unit{" + gpu + ",unit=\"dram\"} 0\n"), std::string::npos);
   // Base units: 99.5% is a ratio of 0.995; 1980 MHz is 1.98e9 Hz.
   EXPECT_NE(text.find("diescope_chip_coverage_ratio" + labels + " 0.995\n"), std::string::npos);
-  EXPECT_NE(text.find("diescope_sm_clock_hertz{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA "
-                      "H200\",stat=\"mean\"} 1.98e+09\n"),
-            std::string::npos);
+  EXPECT_NE(text.find("diescope_sm_clock_hertz{" + gpu + ",stat=\"mean\"} 1.98e+09\n"), std::string::npos);
   // Unread memory clock: NaN, not 0.
-  EXPECT_NE(text.find("diescope_memory_clock_hertz{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA "
-                      "H200\",stat=\"mean\"} NaN\n"),
-            std::string::npos);
+  EXPECT_NE(text.find("diescope_memory_clock_hertz{" + gpu + ",stat=\"mean\"} NaN\n"), std::string::npos);
   // Counters end in _total, in the TYPE line too, in the text format.
   EXPECT_NE(text.find("# TYPE diescope_records_total counter\n"), std::string::npos);
   EXPECT_NE(text.find("diescope_records_total" + labels + " 3\n"), std::string::npos);
@@ -85,6 +85,38 @@ TEST(Metrics, PrometheusTextNamesUnitsAndLabels) {
     EXPECT_NE(text.find("# TYPE " + name + " "), std::string::npos) << name;
     EXPECT_EQ(name.rfind("diescope_", 0), 0u) << name;
   }
+}
+
+// Every label the Grafana dashboard filters, groups or names a legend by is one the agent writes
+// (or one Prometheus adds: instance, job), so no panel asks for `uuid` or `model` after a rename.
+TEST(Metrics, TheDashboardUsesOnlyLabelsTheAgentWrites) {
+  const std::string text = render_metrics({status_with_record()}, AgentInfo{"replay", 2000, 60000, 1000},
+                                          ExpositionFormat::prometheus_text);
+  std::set<std::string> written = {"instance", "job", "__name__"};
+  const std::regex label(R"(([A-Za-z_][A-Za-z0-9_]*)=")");
+  for (std::sregex_iterator it(text.begin(), text.end(), label), end; it != end; ++it)
+    written.insert((*it)[1]);
+  for (const char* name : {"gpu", "UUID", "modelName", "Hostname", "pci_bus_id"})
+    EXPECT_TRUE(written.count(name)) << name << " is not among the agent's labels";
+
+  std::ifstream in(std::string(DIESCOPE_SOURCE_DIR) + "/deploy/grafana-dashboard.json");
+  std::stringstream dashboard;
+  dashboard << in.rdbuf();
+  const std::string d = dashboard.str();
+  ASSERT_FALSE(d.empty());
+  // {{label}} in legends, label=~ / label= in matchers (JSON-escaped quotes), label_values(..., label).
+  const std::regex uses(
+      R"(\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}|([A-Za-z_][A-Za-z0-9_]*)(=~|!=|=)\\"|, ([A-Za-z_][A-Za-z0-9_]*)\))");
+  int checked = 0;
+  for (std::sregex_iterator it(d.begin(), d.end(), uses), end; it != end; ++it) {
+    const std::string name = (*it)[1].matched   ? (*it)[1].str()
+                             : (*it)[2].matched ? (*it)[2].str()
+                                                : (*it)[4].str();
+    EXPECT_TRUE(written.count(name)) << "the dashboard uses the label " << name
+                                     << ", which the agent does not write";
+    ++checked;
+  }
+  EXPECT_GT(checked, 30);
 }
 
 TEST(Metrics, OpenMetricsWhenAsked) {
@@ -107,7 +139,8 @@ TEST(Metrics, NoRecordYetMeansNoGpuGaugesButCounters) {
   const std::string text =
       render_metrics({g}, AgentInfo{"live", 2000, 60000, 1000}, ExpositionFormat::prometheus_text);
   EXPECT_EQ(text.find("diescope_die_util_percent{"), std::string::npos);
-  EXPECT_NE(text.find("diescope_records_total{gpu=\"0\",uuid=\"GPU-1234\",model=\"NVIDIA H200\"} 0\n"),
+  EXPECT_NE(text.find("diescope_records_total{gpu=\"0\",UUID=\"GPU-1234\",modelName=\"NVIDIA "
+                      "H200\",Hostname=\"gpu-node-3\",pci_bus_id=\"00000000:19:00.0\"} 0\n"),
             std::string::npos);
 }
 
@@ -129,6 +162,20 @@ TEST(HttpServer, ServesMetricsOnLoopback) {
   EXPECT_EQ(http_get("127.0.0.1", server.port(), "/nope").status, 404);
   EXPECT_EQ(http_get("127.0.0.1", server.port(), "/metrics?x=1").status, 200);
   EXPECT_EQ(calls, 2);
+}
+
+// docs/agent.md#metrics: a request's head is held to 8 KiB (8192 bytes), however the bytes arrive.
+// http_get sends "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: A\r\nConnection: close\r\n\r\n":
+// 23 + 17 + (8 + |A| + 2) + 19 + 2 = 71 + |A| bytes.
+TEST(HttpServer, RequestsOverEightKibAreRefused) {
+  MetricsServer server(parse_listen_address("127.0.0.1:0"), [](const std::string&) {
+    return HttpReply{200, "text/plain", "ok\n"};
+  });
+  const std::size_t head = 71;
+  EXPECT_EQ(http_get("127.0.0.1", server.port(), "/metrics", std::string(8192 - head, 'a')).status, 200);
+  EXPECT_EQ(http_get("127.0.0.1", server.port(), "/metrics", std::string(8193 - head, 'a')).status, 431);
+  // 10 KiB arrives in five 2 KiB reads, the last one holding the head's end: refused all the same.
+  EXPECT_EQ(http_get("127.0.0.1", server.port(), "/metrics", std::string(10240 - head, 'a')).status, 431);
 }
 
 TEST(HttpServer, ListenAddressesParse) {

@@ -98,8 +98,14 @@ TEST(AgentPrometheus, PrometheusQueryReturnsTheRecordingsDieUtil) {
   ASSERT_FALSE(sample.is_null()) << "Prometheus never returned diescope_die_util_percent; last answer: "
                                  << last_body;
   EXPECT_EQ(sample["metric"]["gpu"], "0");
-  EXPECT_EQ(sample["metric"]["model"], "NVIDIA H200");
-  EXPECT_EQ(sample["metric"]["uuid"], expected.meta.gpu.uuid);
+  // dcgm-exporter's label names (docs/agent.md#metrics), as a real Prometheus stores them.
+  EXPECT_EQ(sample["metric"]["modelName"], "NVIDIA H200");
+  EXPECT_EQ(sample["metric"]["UUID"], expected.meta.gpu.uuid);
+  EXPECT_EQ(sample["metric"]["Hostname"], expected.meta.host);
+  // The bundled recording does not hold the PCI bus id: its empty label is stored as absent.
+  EXPECT_FALSE(sample["metric"].contains("pci_bus_id"));
+  EXPECT_FALSE(sample["metric"].contains("uuid"));
+  EXPECT_FALSE(sample["metric"].contains("model"));
   EXPECT_EQ(sample["metric"]["job"], "diescope");
   const double value = std::stod(sample["value"][1].get<std::string>());
   EXPECT_DOUBLE_EQ(value, expected.run.die_util_pct);

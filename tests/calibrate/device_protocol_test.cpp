@@ -257,8 +257,8 @@ TEST(DeviceProtocol, WorkloadLinesSortTheOutput) {
 
 TEST(DeviceProtocol, DeviceFactsTakeTheWorkloadsSmsAndL2) {
   recording::RecordingMeta probe;
-  probe.gpu = recording::GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90,
-                                     0, 0};  // NVML gave no SMs or L2
+  probe.gpu = recording::GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90, 0,
+                                     0, ""};  // NVML gave no SMs or L2
   probe.unit_table = "hopper-gh100";
   probe.units = test::h200_units();
   const DeviceFacts facts = device_facts(probe, json{{"sm_count", 132}, {"l2_bytes", 52'428'800}});

@@ -40,7 +40,8 @@ inline std::vector<recording::ColumnDef> h200_units() {
 // An H200 as the device protocol sees it.
 inline DeviceFacts h200_facts() {
   DeviceFacts f;
-  f.gpu = recording::GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90, 52'428'800, 132};
+  f.gpu =
+      recording::GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159.04", 90, 52'428'800, 132, ""};
   f.unit_table = "hopper-gh100";
   f.units = h200_units();
   return f;

@@ -202,10 +202,10 @@ def main():
                   if 'gpu="' not in line]
     check("agent: series for both GPUs", any('gpu="0"' in l for l in series) and any('gpu="1"' in l for l in series),
           body[:4000] + a_err[-2000:])
-    labels_ok = all((f'gpu="0"' in l and f'uuid="{UUID0}"' in l) or (f'gpu="1"' in l and f'uuid="{UUID1}"' in l)
+    labels_ok = all((f'gpu="0"' in l and f'UUID="{UUID0}"' in l) or (f'gpu="1"' in l and f'UUID="{UUID1}"' in l)
                     for l in gpu_series if 'gpu="' in l)
-    check("agent: every per-GPU series has its GPU's index and uuid", labels_ok and not unlabelled,
-          "\n".join(l for l in gpu_series if 'uuid="' not in l)[:3000] + "\n" + "\n".join(unlabelled)[:1000])
+    check("agent: every per-GPU series has its GPU's index and UUID", labels_ok and not unlabelled,
+          "\n".join(l for l in gpu_series if 'UUID="' not in l)[:3000] + "\n" + "\n".join(unlabelled)[:1000])
     die = {m.group(1): float(m.group(2)) for m in re.finditer(r'diescope_die_util_percent\{[^}]*gpu="(\d)"[^}]*\} (\S+)', body)}
     check("agent: DIE-Util 60 and 20", die == {"0": 60.0, "1": 20.0}, json.dumps(die) + "\n" + body[:3000])
     # The host probes read this machine's own /proc (docs/agent.md): host CPU busy as a share of

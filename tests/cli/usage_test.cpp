@@ -71,6 +71,13 @@ TEST(Parsing, ATopLevelTypoNamesTheClosestCommand) {
   EXPECT_NE(far.err.find("run, bench, report"), std::string::npos) << far.err;
 }
 
+TEST(Parsing, ANestedCommandTypoNamesTheClosestCommand) {
+  const Ran ran = run_diescope({"roofline", "plto", "--from-csv", "x.csv"});
+  expect_message(ran, 2, "roofline: unknown command 'plto'; did you mean 'plot'?");
+  EXPECT_NE(ran.err.find("profile, plot"), std::string::npos) << ran.err;
+  EXPECT_EQ(ran.err.find("subcommand is missing"), std::string::npos) << ran.err;
+}
+
 TEST(Parsing, ATopLevelOptionTypoNamesTheClosestOption) {
   expect_message(run_diescope({"--versio"}), 2, "unknown option '--versio'; did you mean '--version'?");
   expect_message(run_diescope({}), 2, "name a command");
@@ -301,6 +308,14 @@ TEST(Agent, ContradictoryOrEmptyOptionsAreRefused) {
   expect_message(run_diescope(replay({"--no-db", "--no-listen", "--interval-ms", "-5"})), 2,
                  "--interval-ms -5 is out of range");
   EXPECT_FALSE(fs::exists(dir / "x.db"));
+}
+
+TEST(Agent, AMissingFolderForTheStoreIsRefusedNotMade) {
+  const fs::path dir = scratch("agent-missing");
+  const fs::path db = dir / "missing" / "dir" / "a.db";
+  expect_message(run_diescope(replay({"--db", db.string(), "--no-listen"})), 3,
+                 "its folder " + (dir / "missing" / "dir").string() + " does not exist");
+  EXPECT_FALSE(fs::exists(dir / "missing"));
 }
 
 TEST(Agent, AFileThatIsNotSqliteIsNamedAsSuch) {

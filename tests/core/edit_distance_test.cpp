@@ -15,8 +15,11 @@ TEST(EditDistance, EmptyAndEqual) {
 TEST(EditDistance, CountsEachKindOfEdit) {
   // kitten -> sitten (substitute k) -> sittin (substitute e) -> sitting (insert g): 3.
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3U);
-  // A transposition is two substitutions in this distance.
-  EXPECT_EQ(edit_distance("--gpsu", "--gpus"), 2U);
+  // Two neighbours swapped are one typo, not two substitutions.
+  EXPECT_EQ(edit_distance("--gpsu", "--gpus"), 1U);
+  EXPECT_EQ(edit_distance("plto", "plot"), 1U);
+  // ... but only neighbours: "abc" -> "cba" is two substitutions (a<->c are not adjacent).
+  EXPECT_EQ(edit_distance("abc", "cba"), 2U);
   // One missing letter.
   EXPECT_EQ(edit_distance("--ouput", "--output"), 1U);
   // Symmetric.

@@ -48,6 +48,8 @@ TEST_F(BadInput, UnreadableFile) {
 
 TEST_F(BadInput, NotARecording) {
   expect_input_error(raw("hello world\nsecond line\n"), 1, "not a diescope recording");
+  // Every format the reader reads is named, not only the newest: the bundled files are format 1.
+  expect_input_error(raw("hello world\n"), 1, "'diescope-recording N' was expected (N from 1 to 3)");
 }
 
 TEST_F(BadInput, BinaryWithoutNewline) {

@@ -60,7 +60,7 @@ inline analysis::Analysis hopper_analysis() {
   m.format_version = 1;
   m.tool_version = "0.1.0";
   m.method = 3;
-  m.gpu = recording::GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159", 90, 52'428'800, 132};
+  m.gpu = recording::GpuIdentity{0, "GPU-0f0e", "NVIDIA H200", "GH100", "580.159", 90, 52'428'800, 132, ""};
   m.unit_table = "hopper-gh100";
   m.units = {
       column("fp32", "FP32", "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_elapsed",

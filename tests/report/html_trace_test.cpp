@@ -140,9 +140,10 @@ TEST_F(HtmlAndTrace, HtmlHasTheCardsPanelsAndReadOuts) {
   EXPECT_NE(page.find("<div class=\"crun\">run: "), std::string::npos);
   // The sections, in order.
   std::size_t at = 0;
-  for (const char* h2 : {"Over the run", "Units", "Clocks, power and throttle reasons", "Host", "Notes",
-                         "As the terminal prints it"}) {
-    const std::size_t found = page.find(std::string("<h2>") + h2 + "</h2>", at);
+  for (const char* h2 : {"<h2 id=\"run\">Over the run", "<h2 id=\"units\">Units",
+                         "<h2 id=\"clocks\">Clocks, power and throttle reasons", "<h2 id=\"host\">Host",
+                         "<h2 id=\"notes\">Notes", "<h2 id=\"terminal\">As the terminal prints it"}) {
+    const std::size_t found = page.find(std::string(h2) + "</h2>", at);
     EXPECT_NE(found, std::string::npos) << h2;
     if (found != std::string::npos) at = found;
   }
@@ -172,6 +173,89 @@ TEST_F(HtmlAndTrace, HtmlLineBreaksWhereThereIsNoValue) {
   EXPECT_NE(page.find("<polyline stroke=\"#c0392b\" points=\"250.0,100.0 500.0,100.0\"/>"
                       "<polyline stroke=\"#c0392b\" points=\"750.0,160.0 1000.0,160.0\"/>"),
             std::string::npos);
+}
+
+// docs/report.md#reporthtml: NVML's readings come once a drain, fewer than the bins: each is held
+// until the next one (a step line), not drawn as a dash in its own bin with gaps between.
+TEST_F(HtmlAndTrace, HtmlPolledReadingsAreStepLines) {
+  // SM clock 1980 MHz at 5 ms (bin 0), 990 MHz at 35 ms (bin 3); nothing in bins 1 and 2. The chart's
+  // top: 1980 x 1.05 = 2079 -> 2500 (the next of 1, 1.2, 1.5, 2, 2.5, ... x 10^n); 70 high:
+  // 1980 -> 70 x (1 - 0.792) = 14.6, 990 -> 70 x (1 - 0.396) = 42.3.
+  rec.list<recording::ClockReading>() = {recording::ClockReading{kT0 + 5 * kMs, 1980, 3201},
+                                         recording::ClockReading{kT0 + 35 * kMs, 990, 3201}};
+  analysis = analysis::analyze(rec);
+  report = report::build_report(analysis);
+  report::HtmlRenderer html(dir / "report.html", 4);
+  html.render(report::ReportInput{report, &rec, &analysis});
+  const std::string page = test::read_text(dir / "report.html");
+  EXPECT_NE(page.find("points=\"0.0,14.6 750.0,14.6 750.0,42.3 1000.0,42.3\"/>"), std::string::npos) << page;
+  EXPECT_EQ(page.find("points=\"0.0,14.6 250.0,14.6\"/>"), std::string::npos);
+  // Half-way up the axis: 1250 MHz.
+  EXPECT_NE(page.find("<span class=\"ymid\">1250 MHz</span>"), std::string::npos);
+}
+
+// docs/report.md#reporthtml: what a reader misread or could not find, each on the page.
+TEST_F(HtmlAndTrace, HtmlSaysWhatEachChartCoversAndWhatToReadWithCare) {
+  // A raw clock note (nanosecond counters) is left out of the notes list and counted.
+  report["notes"].push_back(
+      json{{"ts_ns", kT0},
+           {"topic", "clock"},
+           {"text", "cuptiGetTimestamp 1796134821715445367, CLOCK_REALTIME 1796134821715446235"}});
+  report::HtmlRenderer html(dir / "report.html", 4);
+  html.render(report::ReportInput{report, &rec, &analysis});
+  const std::string page = test::read_text(dir / "report.html");
+  // FP32's mean over the run: 10 ms each at 50, 100 and 20 = 56.7%; over the window [15, 35) ms:
+  // 5 ms at 50, 10 at 100, 5 at 20 = 1350 / 20 = 67.5%.
+  EXPECT_NE(page.find("mean of peak: whole run 56.7%, steady window 67.5%"), std::string::npos) << page;
+  EXPECT_GE(count(page, "<span class=\"span\">whole run, steady window shaded</span>"), 2u);
+  // Every small chart has its own time axis under its plot (the main one shares the strip's).
+  EXPECT_NE(page.find("<div class=\"cursor\"></div></div>\n<div class=\"axis\">"), std::string::npos);
+  // The y axis is labelled half-way: FP32's 0..100% has 50.0% between.
+  EXPECT_NE(page.find("<span class=\"ymid\">50.0%</span>"), std::string::npos);
+  // The caveats sit beside the cards, before the charts.
+  const std::size_t caveats = page.find("<div class=\"caveats\" id=\"caveats\">");
+  ASSERT_NE(caveats, std::string::npos);
+  EXPECT_LT(caveats, page.find("<h2 id=\"run\">"));
+  EXPECT_NE(page.find("<b>Calibration unvalidated</b>", caveats), std::string::npos);
+  EXPECT_NE(page.find("<b>DIE-Util is experimental</b>", caveats), std::string::npos);
+  // No raw timestamps in the notes list; the terminal block keeps its lines whole (wrapped, not cut).
+  const std::size_t notes = page.find("<h2 id=\"notes\">"), terminal = page.find("<h2 id=\"terminal\">");
+  ASSERT_NE(notes, std::string::npos);
+  EXPECT_EQ(page.substr(notes, terminal - notes).find("1796134821715445367"), std::string::npos);
+  EXPECT_NE(page.find("1 note of raw clock readings (nanosecond counters) left out here", notes),
+            std::string::npos);
+  EXPECT_NE(page.find("pre{background:#f0f0f0;padding:10px;font-size:12px;white-space:pre-wrap"),
+            std::string::npos);
+}
+
+TEST_F(HtmlAndTrace, HtmlSaysFirstThatARecordingWasCutOff) {
+  report::HtmlRenderer whole(dir / "whole.html", 4);
+  whole.render(report::ReportInput{report, &rec, &analysis});
+  EXPECT_EQ(test::read_text(dir / "whole.html").find("id=\"cut-off\""), std::string::npos);
+  // The run spans 40 ms: 0.04 s.
+  report["source"]["cut_off"] = true;
+  report::HtmlRenderer html(dir / "report.html", 4);
+  html.render(report::ReportInput{report, &rec, &analysis});
+  const std::string page = test::read_text(dir / "report.html");
+  const std::size_t cut =
+      page.find("<p class=\"partial\" id=\"cut-off\">The recording was cut off at 0.04 s");
+  ASSERT_NE(cut, std::string::npos) << page.substr(0, 3000);
+  EXPECT_LT(cut, page.find("<div class=\"cards\">"));
+}
+
+TEST_F(HtmlAndTrace, HtmlStrandedBarHasALegend) {
+  // Without the window the cards show the run: DIE-Util 56.7 used, active 10.0 and idle 33.3 (GPU-Util
+  // 66.7 over the counter time: idle 100 - 66.7, active 66.7 - 56.7), each colour named with its points.
+  report["window"]["found"] = false;
+  report::HtmlRenderer html(dir / "report.html", 4);
+  html.render(report::ReportInput{report, &rec, &analysis});
+  const std::string page = test::read_text(dir / "report.html");
+  EXPECT_NE(
+      page.find("<div class=\"splitkeys\"><span><i style=\"background:#c0392b\"></i>used (DIE-Util) 56.7"
+                "</span><span><i style=\"background:#e59866\"></i>active: a kernel ran 10.0</span><span><i "
+                "style=\"background:#bfc9ca\"></i>idle: nothing ran 33.3</span></div>"),
+      std::string::npos)
+      << page.substr(page.find("card-gap"), 1200);
 }
 
 // Two samples in one bin: the band spans their lowest and highest values around the mean. One bin

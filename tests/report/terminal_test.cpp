@@ -103,6 +103,28 @@ TEST(Terminal, PartialSaysSoOnItsFirstLineAndDieUtilRow) {
             "(gate 90%)");
 }
 
+TEST(Terminal, ACutOffRecordingSaysSoFirst) {
+  // No end record: the run is taken to end at the last record; the headline says so before the rest.
+  analysis::Analysis a = hopper_analysis();
+  a.findings.push_back({analysis::AnalysisFinding::Kind::no_end_record, a.run.end_ns, 3.51});
+  json r = report::build_report(a);
+  keep_report("terminal_cut_off", r);
+  EXPECT_TRUE(r.at("source").at("cut_off").get<bool>());
+  EXPECT_FALSE(r.at("source").at("truncated").get<bool>());
+  auto lines = split_lines(report::render_terminal(r));
+  ASSERT_GE(lines.size(), 1u);
+  EXPECT_EQ(lines[0],
+            "diescope: cut off at 3.51 s (the recording ends early): NVIDIA H200 (GH100, driver 580.159), "
+            "single run, 3.51 s, method 3");
+  // Half a last record: the same.
+  analysis::Analysis b = hopper_analysis();
+  b.truncated_input = true;
+  EXPECT_EQ(split_lines(render(b))[0].rfind("diescope: cut off at 3.51 s (the recording ends early): ", 0),
+            0u);
+  // A whole recording does not.
+  EXPECT_FALSE(report::build_report(hopper_analysis()).at("source").at("cut_off").get<bool>());
+}
+
 TEST(Terminal, GapWithinTheNoiseFloorReadsZero) {
   analysis::Analysis a = hopper_analysis();
   // GPU-Util 41.5, DIE-Util 41.2: gap 0.3 < floor 0.5, counted as 0; idle takes all of stranded:

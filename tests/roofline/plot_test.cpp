@@ -2,6 +2,8 @@
 // dashed, one point per row with FLOPs and DRAM bytes, a legend, and nothing fetched from a network.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "diescope/roofline/ncu.hpp"
 #include "diescope/roofline/plot.hpp"
 #include "fixtures.hpp"
@@ -75,7 +77,7 @@ TEST(Plot, SvgDrawsEveryPointAndRoofAndIsSelfContained) {
   // the legend's own dashed sample
   EXPECT_GE(count(svg, "stroke-dasharray"), dashed + 1);
   EXPECT_EQ(count(svg, "http"), 1u);  // the SVG namespace, nothing fetched
-  for (const char* legend : {">ffma<", ">triad<", ">gemm<", "measured ceiling (diescope calibrate)"})
+  for (const char* legend : {">ffma<", ">triad<", ">gemm<", "measured ceiling"})
     EXPECT_NE(svg.find(legend), std::string::npos) << legend;
 }
 
@@ -111,6 +113,131 @@ TEST(Plot, APageMixingCacheStatesSaysSo) {
   EXPECT_NE(html.find("<td class=t>range</td><td class=t>program</td>"), std::string::npos);
   EXPECT_EQ(count(html, " | caches flushed</title>"), 2u);
   EXPECT_EQ(count(html, " | caches program</title>"), 1u);
+}
+
+// Every <text> of an SVG as the box it takes (docs/roofline.md#the-plot): x, y (baseline),
+// text-anchor, font-size (11 unless given), and the y-axis title turned by -90 degrees about (x, y).
+struct Text {
+  std::string text;
+  TextBox box;
+};
+std::vector<Text> svg_texts(const std::string& svg) {
+  std::vector<Text> out;
+  const std::regex element(R"re(<text ([^>]*)>([^<]*)</text>)re");
+  const auto attr = [](const std::string& attrs, const std::string& name) -> std::optional<std::string> {
+    std::smatch m;
+    if (std::regex_search(attrs, m, std::regex(" ?" + name + R"re(="([^"]*)")re"))) return m[1].str();
+    return std::nullopt;
+  };
+  for (std::sregex_iterator it(svg.begin(), svg.end(), element), end; it != end; ++it) {
+    const std::string attrs = " " + (*it)[1].str();
+    std::string text = (*it)[2].str();
+    for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+             {"&amp;", "&"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}})
+      for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + 1))
+        text.replace(at, from.size(), to);
+    const double x = std::stod(attr(attrs, " x").value());
+    const double y = std::stod(attr(attrs, " y").value());
+    const double size = std::stod(attr(attrs, "font-size").value_or("11"));
+    TextBox b = text_box(x, y, attr(attrs, "text-anchor").value_or("start"), size, text);
+    if (attr(attrs, "transform")) {  // rotate(-90 x y): the box turned about the baseline's anchor
+      b = TextBox{x - (y - b.y0), y - (b.x1 - x), x + (b.y1 - y), y + (x - b.x0)};
+    }
+    out.push_back({text, b});
+  }
+  return out;
+}
+
+std::string overlapping_texts(const std::string& svg) {
+  const std::vector<Text> texts = svg_texts(svg);
+  std::string found;
+  for (std::size_t i = 0; i < texts.size(); ++i)
+    for (std::size_t j = i + 1; j < texts.size(); ++j)
+      if (texts[i].box.overlaps(texts[j].box))
+        found += "'" + texts[i].text + "' and '" + texts[j].text + "'\n";
+  return found;
+}
+
+TEST(Plot, TheOverlapCheckFindsTwoLabelsOnOnePlace) {
+  // The check itself: fp16 and fp32 printed at one place (as they once were, reading "fp38") overlap;
+  // two labels a line apart do not. 11 px text: "fp16" is 4 x 0.62 x 11 = 27.3 wide, 1.2 x 11 = 13.2 high.
+  const std::string two =
+      R"(<text x="100" y="50">fp16 66.5 TFLOP/s</text><text x="100" y="50">fp32 66.5 TFLOP/s</text>)";
+  EXPECT_NE(overlapping_texts(two), "");
+  const std::string apart = R"(<text x="100" y="50">fp16</text><text x="100" y="64">fp32</text>)";
+  EXPECT_EQ(overlapping_texts(apart), "");
+  const std::string beside = R"(<text x="100" y="50">fp16</text><text x="128" y="50">fp32</text>)";
+  EXPECT_EQ(overlapping_texts(beside), "");
+  const std::string touching = R"(<text x="100" y="50">fp16</text><text x="127" y="50">fp32</text>)";
+  EXPECT_NE(overlapping_texts(touching), "");
+  // The rotated y-axis title (a column 13.2 wide around x = 24) against a tick label at its side.
+  const std::string rotated =
+      R"~(<text x="24" y="300" text-anchor="middle" transform="rotate(-90 24 300)">performance</text>)~"
+      R"(<text x="30" y="300" text-anchor="end">100 T</text>)";
+  EXPECT_NE(overlapping_texts(rotated), "");
+}
+
+TEST(Plot, NoTwoTextsOverlapOnTheBundledPlots) {
+  // docs/roofline.md#the-plot: every label (roofs, points, ticks, axis titles, legend) clear of the others.
+  std::vector<std::vector<Row>> tables = {bundled_rows()};
+  std::vector<Row> all;
+  for (const auto& [file, name] :
+       std::vector<std::pair<std::string, std::string>>{{"h200-ffma.raw.csv", "ffma"},
+                                                        {"h200-triad.raw.csv", "triad"},
+                                                        {"h200-gemm.raw.csv", "gemm"},
+                                                        {"h200-dfma.raw.csv", "dfma"},
+                                                        {"h200-resnet50.raw.csv", "resnet50"}}) {
+    for (Row r : fixture_rows(file, name)) all.push_back(r);
+  }
+  all.resize(std::min<std::size_t>(all.size(), 40));
+  tables.push_back(all);
+  tables.push_back(fixture_rows("h200-resnet50.raw.csv", "resnet50"));
+  for (const auto& rows : tables) {
+    for (const ColorBy by : {ColorBy::executable, ColorBy::region}) {
+      PlotOptions o;
+      o.color_by = by;
+      const std::string svg = render_svg(rows, o);
+      EXPECT_EQ(overlapping_texts(svg), "") << rows.size() << " rows";
+      for (const Text& t : svg_texts(svg))  // and inside the 1000 x 640 picture
+        EXPECT_TRUE(t.box.x0 >= 0 && t.box.x1 <= 1000 && t.box.y0 >= 0 && t.box.y1 <= 640) << t.text;
+      EXPECT_GT(svg_texts(svg).size(), 10u);
+    }
+  }
+}
+
+TEST(Plot, EqualRoofsAreOneRoofAndEachLevelHasItsOwnColour) {
+  // Two precisions whose counter peaks read the same (three digits) are one roof naming both.
+  // (Here fp16's peak per cycle is set to fp32's in every row: equal roofs, as unpacked halves give.)
+  auto rows = bundled_rows();
+  for (Row& r : rows)
+    r.peak_flop_per_cycle[index(Precision::fp16)] = r.peak_flop_per_cycle[index(Precision::fp32)];
+  Row half = rows[0];
+  half.flop[index(Precision::fp32)] = 0;
+  half.flop[index(Precision::fp16)] = rows[0].flop[index(Precision::fp32)];
+  rows.push_back(half);
+  std::vector<std::string> labels;
+  for (const auto& r : plot_roofs(rows)) labels.push_back(r.label);
+  std::size_t fp_counter = 0;
+  for (const auto& l : labels) {
+    if (l.find("(counter peak x clock)") != std::string::npos && l.rfind("fp", 0) == 0) {
+      ++fp_counter;
+      EXPECT_EQ(l.rfind("fp16, fp32 ", 0), 0u) << l;
+    }
+  }
+  EXPECT_EQ(fp_counter, 1u);
+  // dram, l2 and l1 roofs in three colours.
+  const std::string svg = render_svg(rows, PlotOptions{});
+  for (const char* colour : {"#8a3b12", "#1f6fb4", "#2a8a3a"})
+    EXPECT_NE(svg.find(std::string("stroke=\"") + colour + "\""), std::string::npos) << colour;
+}
+
+TEST(Plot, TheTitleNamesTheGpu) {
+  const auto rows = bundled_rows();
+  PlotOptions o;
+  o.title = "Roofline: 3 rows";
+  EXPECT_EQ(plot_title(rows, o), "Roofline: 3 rows · NVIDIA H200");
+  EXPECT_NE(render_svg(rows, o).find(">Roofline: 3 rows · NVIDIA H200</text>"), std::string::npos);
+  EXPECT_NE(render_html(rows, o).find("<title>Roofline: 3 rows · NVIDIA H200</title>"), std::string::npos);
 }
 
 TEST(Plot, ManyPointsAreDrawnUnlabelled) {

@@ -61,6 +61,22 @@ TEST(RooflineCli, PlotFromExportsWritesTheTableAndThePlot) {
   EXPECT_EQ(read_file((again / "roofline.csv").string()), read_file((out / "roofline.csv").string()));
 }
 
+TEST(RooflineCli, WithoutADriverTheCalibrationLookupAsksForDriverNotCalibration) {
+  if (fs::exists("/proc/driver/nvidia/version"))
+    GTEST_SKIP() << "this machine has an NVIDIA driver: the exports take its version";
+  const fs::path out = scratch("plot-no-driver");
+  const Ran r = run("roofline plot --from-export ffma=" + fixture_path("h200-ffma.raw.csv") +
+                    " --calibration " + kCalibration + " --output " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("pass --driver VERSION"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("or pass --calibration PATH"), std::string::npos) << r.out;
+  // With --driver the calibration is taken: no warning about ceilings.
+  const Ran r2 = run("roofline plot --from-export ffma=" + fixture_path("h200-ffma.raw.csv") +
+                     " --calibration " + kCalibration + " --driver 580.159.04 --output " + out.string());
+  ASSERT_EQ(r2.exit_code, 0) << r2.out;
+  EXPECT_EQ(r2.out.find("no measured ceilings"), std::string::npos) << r2.out;
+}
+
 TEST(RooflineCli, ABadTableIsNamedByFileAndLine) {
   const fs::path dir = scratch("bad");
   std::ofstream(dir / "cut.csv") << "executable,kernel,launch [id]\nx,\"k";

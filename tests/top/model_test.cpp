@@ -99,6 +99,36 @@ TEST(TopModel, FiguresOverTheLastSecondOfChipTime) {
   EXPECT_NEAR(g.gap_points(), 40.0, 1e-9);
 }
 
+TEST(TopModel, AReplayThatIsOverKeepsItsLastFiguresAndSaysSo) {
+  // docs/top.md#sources: the recording ends at T0+1.1 s; long after, the frame is the one at its
+  // end (the figures of FiguresOverTheLastSecondOfChipTime), not "starting", and the clock stops.
+  FakeSource source(false);
+  Model model(source, 1000);
+  GpuUpdate u = steady_update();
+  u.ended_at = kT0 + 1100 * kMs;
+  model.absorb(0, u, kT0 + 1200 * kMs);
+  for (const TimeNs later : {kT0 + 5000 * kMs, kT0 + 200'000 * kMs}) {
+    GpuUpdate nothing;  // polls after the end bring nothing
+    model.absorb(0, nothing, later);
+    const GpuFrame g = model.gpus(later)[0];
+    EXPECT_TRUE(g.replay_over);
+    EXPECT_EQ(g.feed, ChipFeed::chip);
+    EXPECT_NEAR(g.die_util_pct, 50.0, 1e-9);
+    EXPECT_NEAR(g.gpu_util_pct, 90.0, 1e-9);
+    EXPECT_EQ(g.limiting_unit, "FP32");
+    // The sparkline's newest second is still [T0, T0+1 s): 5 x 60 and 4 x 40.
+    EXPECT_NEAR(g.die_util_history.back(), (5 * 60.0 + 4 * 40.0) / 9, 1e-9);
+    EXPECT_EQ(model.shown_time(later), kT0 + 1100 * kMs);
+  }
+  // A replay not yet over shows the present time.
+  FakeSource going(false);
+  Model running(going, 1000);
+  GpuUpdate v = steady_update();
+  running.absorb(0, v, kT0 + 1200 * kMs);
+  EXPECT_FALSE(running.gpus(kT0 + 1200 * kMs)[0].replay_over);
+  EXPECT_EQ(running.shown_time(kT0 + 1200 * kMs), kT0 + 1200 * kMs);
+}
+
 TEST(TopModel, SparklinesAreWholeSecondsOfTheLastMinute) {
   FakeSource source;
   Model model(source, 1000);

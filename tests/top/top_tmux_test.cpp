@@ -155,6 +155,46 @@ TEST(TopTmux, CtrlCAndSigtermRestoreTheTerminal) {
   }
 }
 
+// Count of `text` in `s`.
+int count_of(const std::string& s, const std::string& text) {
+  int n = 0;
+  for (auto at = s.find(text); at != std::string::npos; at = s.find(text, at + 1)) ++n;
+  return n;
+}
+
+TEST(TopTmux, AfterAReplayEndsItSaysSoAndKeepsTheLastFigures) {
+  // docs/top.md#sources: copy.dsrec lasts 3.2 s, gemm-final-table.dsrec 6.8 s. The shorter one is
+  // over first and keeps its last figures; once both are, the header says so and the clock stops.
+  if (!have_tmux()) GTEST_SKIP() << "tmux is not installed (scripts/setup.sh installs it)";
+  TmuxSession tmux(
+      wrapped("--replay " + recording("copy.dsrec") + " --replay " + recording("gemm-final-table.dsrec"),
+              "diescope-top-over"));
+  const std::string over = "replay over: last figures";
+  std::string s = tmux.wait_for([&](const std::string& t) { return count_of(t, over) == 1; });
+  ASSERT_EQ(count_of(s, over), 1) << s;
+  EXPECT_EQ(s.find("· replay over"), s.find("· replay over: last")) << "the header says over too soon:\n"
+                                                                    << s;
+  EXPECT_NE(s.find("GPU 0 · NVIDIA H200 (GH100) · chip figures: PM sampling every 10 ms, recorded · " + over),
+            std::string::npos)
+      << s;
+  s = tmux.wait_for([&](const std::string& t) { return count_of(t, over) == 2; });
+  ASSERT_EQ(count_of(s, over), 2) << s;
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  s = tmux.screen();
+  const std::vector<std::string> lines = split_lines(s);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines[0].find("· replay over"), std::string::npos) << s;
+  EXPECT_EQ(s.find("waiting for the first chip samples"), std::string::npos) << s;
+  EXPECT_EQ(s.find("starting"), std::string::npos) << s;
+  // The figures stay those of each recording's last second: gemm's GPU still reads its tensor work.
+  EXPECT_NE(s.find("gap         4.6 points · limiting unit: Tensor"), std::string::npos) << s;
+  // Nothing moves any more, the clock included.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_EQ(tmux.screen(), s);
+  tmux.keys("q");
+  EXPECT_NE(tmux.wait_for_text("EXIT=0").find("EXIT=0"), std::string::npos);
+}
+
 TEST(TopTmux, NarrowWindowRedrawsWithinItsWidth) {
   if (!have_tmux()) GTEST_SKIP() << "tmux is not installed (scripts/setup.sh installs it)";
   TmuxSession tmux(
@@ -188,6 +228,31 @@ TEST(TopPlainText, OneFrameWhenStdoutIsNotATerminal) {
     EXPECT_NE(ran.out.find("limiting unit: DRAM"), std::string::npos) << ran.out;
     EXPECT_EQ(ran.out.find("q quit"), std::string::npos) << "no key line: nothing reads keys";
   }
+}
+
+TEST(TopPlainText, OneFrameOfAReplayShowsItsSteadyWindowOrTheTimeAsked) {
+  // docs/top.md#options. ResNet-50's first two seconds are start-up (GPU-Util 0, no limiting unit);
+  // its steady window is training. --at steady (the default) shows the window's end.
+  Ran ran = run_diescope({"top", "--once", "--replay", recording("resnet50.dsrec")});
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_NE(ran.out.find("limiting unit: DRAM"), std::string::npos) << ran.out;
+  const Ran steady =
+      run_diescope({"top", "--once", "--replay", recording("resnet50.dsrec"), "--at", "steady"});
+  EXPECT_EQ(steady.out, ran.out);
+  // --at 2: the first two seconds, idle; the header's time is the recording's start plus 2 s.
+  ran = run_diescope({"top", "--once", "--replay", recording("resnet50.dsrec"), "--at", "2"});
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_EQ(ran.out.find("limiting unit: DRAM"), std::string::npos) << ran.out;
+  // 1795967787632477390 ns + 2 s = 1795967789.63 s: 15:56:29 UTC.
+  EXPECT_NE(split_lines(ran.out)[0].find("15:56:29 UTC"), std::string::npos) << ran.out;
+  // A time outside the recording, and --at without --once, are refused with the fix.
+  ran = run_diescope({"top", "--once", "--replay", recording("resnet50.dsrec"), "--at", "99"});
+  EXPECT_EQ(ran.exit_code, 2);
+  EXPECT_NE(ran.err.find("--at 99 is outside resnet50.dsrec, which lasts 19.46 s"), std::string::npos)
+      << ran.err;
+  ran = run_diescope({"top", "--replay", recording("resnet50.dsrec"), "--at", "2"});
+  EXPECT_EQ(ran.exit_code, 2);
+  EXPECT_NE(ran.err.find("add --once"), std::string::npos) << ran.err;
 }
 
 TEST(TopCli, RefusesWhatItCannotDo) {

@@ -38,6 +38,8 @@ struct GpuStatus {
   int index = -1;
   std::string uuid;
   std::string model;
+  std::string hostname;                // the recording's host: this host, live
+  std::string pci_bus_id;              // empty when unknown (a recording that does not say)
   std::vector<std::string> unit_keys;  // the unit table's units, in order
   std::vector<std::string> unit_labels;
   std::optional<AgentRecord> last;  // the latest record

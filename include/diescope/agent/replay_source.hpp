@@ -47,6 +47,10 @@ class ReplaySource final : public AgentSource {
   bool counters_on(std::size_t gpu) const override;
   // The timeline's start (the first recording's start).
   recording::TimeNs origin_ns() const { return origin_ns_; }
+  // Whether GPU `gpu`'s recording is over at `now` (never while looping), and where on the
+  // timeline it ends: the shorter of two recordings ends first.
+  bool gpu_ended(std::size_t gpu, recording::TimeNs now) const;
+  recording::TimeNs gpu_end_ns(std::size_t gpu) const;
 
  private:
   struct Gpu;

@@ -27,7 +27,9 @@ class RecordStore {
  public:
   // Opens or creates the database. Throws InputError naming the path when it cannot be opened,
   // is not a diescope store, or has a newer schema.
-  explicit RecordStore(const std::filesystem::path& path);
+  // `create_folder`: make the file's missing folders (the default store's own folder); otherwise a
+  // missing folder is an InputError naming it (docs/agent.md#options).
+  explicit RecordStore(const std::filesystem::path& path, bool create_folder = false);
   ~RecordStore();
   RecordStore(const RecordStore&) = delete;
   RecordStore& operator=(const RecordStore&) = delete;

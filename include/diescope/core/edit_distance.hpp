@@ -7,8 +7,8 @@
 
 namespace diescope::core {
 
-// Levenshtein distance: the fewest single-byte insertions, deletions and substitutions that turn
-// `a` into `b`.
+// Optimal string alignment distance: the fewest single-byte insertions, deletions, substitutions and
+// swaps of two neighbouring bytes that turn `a` into `b` (a swap is one typo: "plto" is 1 from "plot").
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 }  // namespace diescope::core

@@ -68,6 +68,7 @@ struct GpuIdentity {
   int compute_capability = 0;  // major*10+minor, 90 for Hopper
   std::int64_t l2_bytes = 0;   // 0 when unknown
   int sm_count = 0;
+  std::string pci_bus_id;  // "00000000:19:00.0" (NVML); empty when unknown
 };
 
 // The defaults every command and collector shares, written once (docs/command-line.md#shared-options):

@@ -25,8 +25,12 @@ class Model {
   Model(const Source& source, double drain_ms);
 
   void absorb(std::size_t gpu, GpuUpdate& update, recording::TimeNs now);
-  // The frame at source time `now`, GPUs in index order (sort_gpus orders them).
+  // The frame at source time `now`, GPUs in index order (sort_gpus orders them). A GPU whose replay
+  // is over is shown as it was at its end.
   std::vector<GpuFrame> gpus(recording::TimeNs now) const;
+  // The time the header shows: `now`, or the last end once every GPU's replay is over (the clock
+  // stops with the recordings).
+  recording::TimeNs shown_time(recording::TimeNs now) const;
 
  private:
   struct Sample {
@@ -60,6 +64,7 @@ class Model {
     std::optional<std::vector<ProcessInfo>> processes;
     int compute = -1;
     int graphics = -1;
+    std::optional<recording::TimeNs> ended_at;  // the replay of this GPU is over, at this time
   };
   void trim(Gpu& g, recording::TimeNs now) const;
   GpuFrame frame_of(const Gpu& g, recording::TimeNs now) const;

@@ -45,6 +45,7 @@ struct GpuFrame {
   double interval_ms = kNaN;  // the chip sample interval
   std::string feed_reason;    // nvml_only: why (a sampler note), may be empty
   bool replay = false;        // figures come from a recording
+  bool replay_over = false;   // ... which has ended: the figures are those of its end
 
   double gpu_util_pct = kNaN;
   double die_util_pct = kNaN;

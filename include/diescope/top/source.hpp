@@ -38,6 +38,9 @@ struct GpuUpdate {
   // have the old columns.
   std::optional<recording::RecordingMeta> new_meta;
   collect::ChipSource new_chip_source = collect::ChipSource::pm;
+  // Set once this GPU's recording is over (a replay without loop): where it ended on the source's
+  // timeline. Nothing more comes for it; its last figures stay (docs/top.md#sources).
+  std::optional<recording::TimeNs> ended_at;
 };
 
 class Source {
@@ -88,6 +91,11 @@ struct ReplayOptions {
 // Recordings played at `speed`, their chip samples all shown (the counters stay on). Throws
 // InputError for a file that cannot be read, UsageError for a bad speed.
 std::unique_ptr<Source> make_replay_source(const ReplayOptions& options);
+// The moment of a replay's one frame (docs/top.md#options): `seconds` after the first recording's
+// start, or, without them, the end of its steady window (the end of the run when it has none), so
+// that the frame's second and its minute of sparklines lie in the steady work. Throws InputError for
+// a file that cannot be read, UsageError for a time outside the recording.
+recording::TimeNs replay_moment(const std::string& file, std::optional<double> seconds);
 // For tests: a source over an agent source already made (a ReplaySource on memory recordings, or
 // a LiveSource with stand-ins), with its own clock.
 std::unique_ptr<Source> make_agent_backed_source(std::unique_ptr<agent::AgentSource> source,

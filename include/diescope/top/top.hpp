@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "diescope/top/screen.hpp"
@@ -18,6 +19,9 @@ struct TopOptions {
   // --once and non-terminal output: collect this long (source time) before the frame, so that it
   // holds a drain of chip samples.
   double once_after_ms = 2000;
+  // A replay's one frame (--once, or stdout not a terminal): the source time it shows, reached by
+  // reading the recordings up to it at once rather than at their pace (replay_moment says which).
+  std::optional<recording::TimeNs> at_ns;
   SortKey sort = SortKey::index;
   int stdin_fd = 0;
   int stdout_fd = 1;

@@ -165,6 +165,9 @@ recording::GpuIdentity NvmlDevice::identity() const {
   if (fn().compute_capability && fn().compute_capability(handle_, &major, &minor) == abi::kSuccess) {
     id.compute_capability = major * 10 + minor;
   }
+  abi::PciInfo pci{};
+  if (fn().pci_info && fn().pci_info(handle_, &pci) == abi::kSuccess)
+    id.pci_bus_id = std::string(pci.busId, strnlen(pci.busId, sizeof pci.busId));
   return id;  // chip, l2_bytes and sm_count stay unknown: NVML does not report them
 }
 

@@ -127,6 +127,17 @@ struct GpmMetricsGet {  // nvmlGpmMetricsGet_t
   GpmMetric metrics[kGpmMetricMax];
 };
 
+struct PciInfo {  // nvmlPciInfo_t
+  char busIdLegacy[16];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  char busId[32];  // "00000000:19:00.0", as dcgm-exporter's pci_bus_id label
+};
+static_assert(sizeof(PciInfo) == 68, "nvmlPciInfo_t is 68 bytes");
+
 // The function table. Required entries are never null once loaded; optional ones are null when the
 // driver lacks them. Tests fill one with fakes.
 struct Functions {
@@ -145,6 +156,7 @@ struct Functions {
   Return (*samples)(Device, int, unsigned long long, int*, unsigned*,
                     Sample*) = nullptr;                        // nvmlDeviceGetSamples
   Return (*compute_capability)(Device, int*, int*) = nullptr;  // nvmlDeviceGetCudaComputeCapability
+  Return (*pci_info)(Device, PciInfo*) = nullptr;              // nvmlDeviceGetPciInfo_v3
   Return (*clock_event_reasons)(Device, unsigned long long*) =
       nullptr;  // ...ClocksEventReasons, else ...ThrottleReasons
   Return (*enforced_power_limit)(Device, unsigned*) = nullptr;  // nvmlDeviceGetEnforcedPowerLimit (mW)

@@ -156,6 +156,7 @@ std::unique_ptr<Library> load_library() {
 
   bind(h, f.samples, {"nvmlDeviceGetSamples"});
   bind(h, f.compute_capability, {"nvmlDeviceGetCudaComputeCapability"});
+  bind(h, f.pci_info, {"nvmlDeviceGetPciInfo_v3"});
   f.reasons_symbol =
       bind(h, f.clock_event_reasons,
            {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"});
