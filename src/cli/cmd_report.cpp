@@ -134,9 +134,9 @@ int run_report(const ReportOptions& opt) {
         "give the smoothing kernel in milliseconds, above 0 (--smooth 100), or leave it out");
   const double smooth_s = opt.smooth_ms / 1e3;
 
-  std::unique_ptr<recording::RecordSource> source = recording::open_recording(input);
+  std::unique_ptr<recording::Recording> source = recording::open_recording(input);
   analysis::AnalysisOptions analysis_options;
-  analysis_options.use_window = !opt.no_window;
+  analysis_options.window = opt.no_window ? analysis::WindowMode::none : analysis::WindowMode::markers;
   const analysis::Analysis analysis = analyze(*source, analysis_options);
   report::ReportContext context{input.string(), source->side().end};
   // The calibration that fits this recording's GPU model, driver, method and unit recipes.

@@ -155,8 +155,8 @@ int finish_table(std::vector<Row> rows, const TableOptions& o) {
     const auto p = dominant_precision(r);
     const Roof roof = binding_roof(r);
     std::string kernel = r.kernel.size() > 44 ? r.kernel.substr(0, 43) + "~" : r.kernel;
-    fmt::print("{:<8} {:<22} {:<12} {:<44} {:<12} {:>12} {:>16} {:>7.1f}%\n", r.profiler, r.executable,
-               r.region, kernel, p ? precision_name(*p) : "-", si(performance(r), "FLOP/s"),
+    fmt::print("{:<8} {:<22} {:<12} {:<44} {:<12} {:>12} {:>16} {:>7.1f}%\n", profiler_name(r.profiler),
+               r.executable, r.region, kernel, p ? precision_name(*p) : "-", si(performance(r), "FLOP/s"),
                roof.which.empty() ? "-" : roof.which + (roof.measured ? " meas." : " peak"), pct_of_roof(r));
   }
   fmt::print("wrote {}, roofline.svg, roofline.html\n", (dir / "roofline.csv").string());
@@ -254,7 +254,7 @@ struct SampledRun {
 // Reads a recording's chip samples: SM active (the diagnostic sm_active) and the DRAM bytes count.
 SampledRun read_sampled_recording(const fs::path& path) {
   SampledRun run;
-  std::unique_ptr<recording::RecordSource> source = recording::open_recording(path);
+  std::unique_ptr<recording::Recording> source = recording::open_recording(path);
   const recording::RecordingMeta& meta = source->meta();
   auto column = [&](const std::vector<recording::ColumnDef>& cols, const std::string& key) -> long {
     for (std::size_t i = 0; i < cols.size(); ++i)

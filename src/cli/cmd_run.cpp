@@ -79,11 +79,11 @@ std::string default_report_dir() {
 
 // Analyses one recording and writes its report beside it; prints the headline. Returns the figures
 // the summary of several GPUs compares (docs/method.md#several-gpus).
-report::GpuFigures report_one(const collect::GpuRecording& rec, bool use_window, bool several,
+report::GpuFigures report_one(const collect::GpuRecording& rec, analysis::WindowMode window, bool several,
                               const std::optional<fs::path>& calibration_path) {
-  std::unique_ptr<recording::RecordSource> source = recording::open_recording(rec.path);
+  std::unique_ptr<recording::Recording> source = recording::open_recording(rec.path);
   analysis::AnalysisOptions options;
-  options.use_window = use_window;
+  options.window = window;
   const analysis::Analysis analysis = analyze(*source, options);
   report::ReportContext context{rec.path.string(), source->side().end};
   // The calibration that fits this GPU model, driver, method and unit recipes (docs/calibration.md).
@@ -144,7 +144,7 @@ int run_command(const RunCliOptions& cli) {
   std::vector<report::GpuFigures> figures;
   for (const auto& rec : outcome.recordings)
     figures.push_back(
-        report_one(rec, cli.window == "markers", several,
+        report_one(rec, *analysis::window_mode_from_name(cli.window), several,
                    cli.calibration.empty() ? std::nullopt : std::optional<fs::path>(cli.calibration)));
   // Several GPUs: side by side, the least used, the gap between them, which were busy
   // (docs/method.md#several-gpus); gpus.json beside the recordings.

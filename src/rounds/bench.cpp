@@ -57,9 +57,9 @@ GpuRound evaluate_recording(const fs::path& recording, int gpu_index) {
   g.recording = recording;
   g.headline = nullptr;
   try {
-    std::unique_ptr<recording::RecordSource> source = recording::open_recording(recording);
+    std::unique_ptr<recording::Recording> source = recording::open_recording(recording);
     analysis::AnalysisOptions options;
-    options.use_window = true;
+    options.window = analysis::WindowMode::markers;
     const analysis::Analysis analysis = analyze(*source, options);
     const nlohmann::json report =
         build_report(analysis, report::ReportContext{recording.string(), source->side().end});

@@ -137,7 +137,7 @@ TEST_F(Renderers, CsvRendererStreamsTheRecording) {
 }
 
 // A MemoryRecording that counts the passes over its chip samples.
-class CountingRecording final : public recording::RecordSource {
+class CountingRecording final : public recording::Recording {
  public:
   recording::MemoryRecording inner;
   mutable int passes = 0;
