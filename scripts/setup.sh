@@ -6,7 +6,7 @@ packages=(
   cmake ninja-build g++ clang libclang-rt-14-dev      # build, and libFuzzer for the reader's fuzz target
   clang-format clang-tidy                              # CI's format and tidy checks (version 14 on Debian 12)
   nlohmann-json3-dev libcli11-dev libfmt-dev           # header-only: JSON, command line, formatting
-  libcpp-httplib-dev libsqlite3-dev sqlite3            # agent: /metrics endpoint, record store
+  libsqlite3-dev sqlite3                               # agent: record store (its /metrics server is its own: docs/agent.md#metrics)
   libgtest-dev libgmock-dev libbenchmark-dev           # tests and benchmarks
   libbenchmark-tools python3 python3-jsonschema        # compare.py, report-schema validation
   python3-scipy python3-numpy                          # compare.py imports them (its U test)

@@ -1,5 +1,6 @@
-// Throughput and peak memory of analyze() on long recordings (issue 2: 24 h at 10 ms, 8 units,
-// at least 1 million samples/s, memory that does not grow with the recording's length).
+// Throughput and peak memory of analyze() on long recordings (24 h at 10 ms, 8 units, at least
+// 1 million samples/s, memory that does not grow with the recording's length:
+// docs/method.md#memory-does-not-grow-with-the-recording).
 //
 //   analysis_throughput stream HOURS     analyse a recording synthesised on the fly: no file, no
 //                                        buffer, so the figure is the analysis's own cost

@@ -1,7 +1,8 @@
 // stream_variants: how fast can a STREAM triad (a = b + s c over single-precision vectors) move
 // bytes on this GPU? Times several kernel forms and grids with CUDA events (best of the repeats, L2
 // flushed between repeats by a 256 MiB write) and prints one CSV row per form. It is the search
-// behind the calibration's STREAM kernels (issue 5: triad at 90% of the counter-implied DRAM peak);
+// behind the calibration's STREAM kernels (triad at 90% of the counter-implied DRAM peak:
+// docs/calibration.md#the-step-kernels-calibrate_kernelscu);
 // bench/calibrate/stream_forms.sh runs it.
 //
 //   stream_variants [elements=2^26] [repeats=20] [flush=read|write]
@@ -34,11 +35,17 @@ template <Hint H>
 __device__ __forceinline__ float4 load(const float4* p) {
   if constexpr (H == Hint::streaming) return __ldcs(p);
   if constexpr (H == Hint::prefetch_256b) {
+    // The L2 prefetch-size qualifier exists from compute capability 8.0; before it the form is a
+    // plain load (its rows then time the same kernel as the unhinted form).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     float4 v;
     asm volatile("ld.global.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
                  : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
                  : "l"(p));
     return v;
+#else
+    return *p;
+#endif
   }
   if constexpr (H == Hint::no_allocate) {
     float4 v;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """FMA-bound work from PyTorch's jiterator (NVRTC): FP32 (FFMA) or FP64 (DFMA), for the GPM vs PM
-sampling cross-check (bench/run/gpm_vs_pm.sh), whose bundled workloads have no DFMA. Each thread runs
+sampling cross-check (bench/run/gpm_device.sh), whose bundled workloads have no DFMA. Each thread runs
 two dependent multiply-add chains; four full waves (2048 threads per SM) keep every SM busy.
 
     python3 bench/run/jit_fma.py --dtype float64 --seconds 3

@@ -368,8 +368,8 @@ json device_model_json(const DeviceModel& model) {
     j["cache_reread"] = cache_json(model.reread, model.cache_reread);
     j["cache_reread"]["note"] =
         "diescope's re-read sweep: one buffer read again and again with L1-bypassing loads, so a point's "
-        "working set is the buffer itself; beside the seed's contraction sweep (device_model.cache), whose "
-        "working set is the seed's proxy";
+        "working set is the buffer itself; beside the method's contraction sweep (device_model.cache), whose "
+        "working set is the method's proxy";
   }
   return j;
 }

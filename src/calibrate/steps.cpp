@@ -65,11 +65,24 @@ std::string_view step_workload_name(StepWorkload workload) {
 std::optional<StepWorkload> judged_workload(std::string_view unit, int compute_capability) {
   if (unit == "fp32") return StepWorkload::ffma;
   if (unit == "dram") return StepWorkload::stream;
-  if (unit == "tensor") return compute_capability == 90 ? StepWorkload::bf16_wgmma : StepWorkload::bf16_mma;
+  if (unit == "tensor") {
+    if (compute_capability == 90) return StepWorkload::bf16_wgmma;
+    if (compute_capability >= 80) return StepWorkload::bf16_mma;
+    return std::nullopt;  // unavailable_check says why
+  }
   if (unit == "fp64") return StepWorkload::dfma;
   if (unit == "ldst") return StepWorkload::l1_load;
   if (unit == "l2") return StepWorkload::l2_read;
   return std::nullopt;
+}
+
+std::string unavailable_check(std::string_view unit, int compute_capability) {
+  if (unit == "tensor" && compute_capability < 80)
+    return fmt::format(
+        "the tensor check is unavailable on compute capability {}.{}: its bf16 mma.sync needs 8.0 or "
+        "later (docs/calibration.md#steps)",
+        compute_capability / 10, compute_capability % 10);
+  return {};
 }
 
 std::string LaunchGeometry::name() const {
@@ -141,7 +154,12 @@ CalibrationPlan plan_calibration(const DeviceFacts& facts, bool quick) {
   const double seconds = quick ? kQuickStepSeconds : kFullStepSeconds;
   for (const recording::ColumnDef& unit : facts.units) {
     const std::optional<StepWorkload> w = judged_workload(unit.key, facts.gpu.compute_capability);
-    if (!w || unit_rule(unit.key) == nullptr) continue;
+    if (unit_rule(unit.key) == nullptr) continue;
+    if (!w) {
+      if (std::string why = unavailable_check(unit.key, facts.gpu.compute_capability); !why.empty())
+        plan.unavailable.push_back(UnavailableCheck{unit.key, std::move(why)});
+      continue;
+    }
     for (int load : load_ladder(sms, quick))
       plan.steps.push_back(StepPlan{unit.key, step_name(*w, load, sms), *w, StepRole::judged, load, seconds});
     if (unit.key == "fp32")
@@ -249,6 +267,18 @@ CalibrationFile build_calibration(const DeviceFacts& facts, const CalibrationPla
   for (const recording::ColumnDef& unit : facts.units) {
     const UnitRule* rule = unit_rule(unit.key);
     if (rule == nullptr) continue;
+    const auto unavailable = std::find_if(plan.unavailable.begin(), plan.unavailable.end(),
+                                          [&unit](const UnavailableCheck& u) { return u.unit == unit.key; });
+    if (unavailable != plan.unavailable.end()) {
+      UnitCheck none;
+      none.unit = unit.key;
+      none.verdict = Verdict::no_check;
+      none.reason = unavailable->reason;
+      none.ceiling_pct = std::numeric_limits<double>::quiet_NaN();
+      none.ceiling_reason = unavailable->reason;
+      file.units.push_back(calibrated_unit(unit, *rule, none));
+      continue;
+    }
     const bool has_steps = std::any_of(measured.begin(), measured.end(),
                                        [&unit](const MeasuredStep& s) { return s.unit == unit.key; });
     if (!has_steps) continue;

@@ -25,10 +25,10 @@ struct AgentArgs {
   double replay_speed = 1.0;
   bool replay_loop = false;
   bool linger = false;
-  double poll_ms = 1000;
+  double poll_ms = 0;  // --drain-ms; this and the other shared defaults come from options.hpp
   double duty_on_ms = 2000;
   double duty_period_ms = 60000;
-  double interval_ms = 10;
+  double interval_ms = 0;
   std::string db;
   bool no_db = false;
   double retention_days = 30;
@@ -41,7 +41,7 @@ struct AgentArgs {
   std::vector<std::string> sampler_args;
   std::vector<int> gpus;
   std::string source = "auto";
-  double host_interval_ms = 100;
+  double host_interval_ms = 0;
 };
 
 std::filesystem::path default_db_path() {
@@ -65,13 +65,8 @@ int run(const AgentArgs& a) {
   settings.duty_period_ms = a.duty_period_ms;
   agent::validate_settings(settings);
   // Replay and live alike (run and bench refuse the same values).
-  if (!(a.interval_ms >= 0.1 && a.interval_ms <= 10'000))
-    throw core::UsageError(fmt::format("--interval-ms {:g} is out of range", a.interval_ms),
-                           "give a sample interval from 0.1 to 10000 ms (default 10)");
-  if (!(a.host_interval_ms == 0 || (a.host_interval_ms >= 1 && a.host_interval_ms <= 60'000)))
-    throw core::UsageError(
-        fmt::format("--host-interval-ms {:g} is out of range", a.host_interval_ms),
-        "give a host probe interval from 1 to 60000 ms, or 0 for no host probes (default 100)");
+  check_range(kIntervalMs, a.interval_ms);
+  check_range(kHostIntervalMs, a.host_interval_ms);
   if (a.db_given && a.db.empty())
     throw core::UsageError(
         "--db was given an empty path",
@@ -159,51 +154,49 @@ int run(const AgentArgs& a) {
   return agent::run_agent(core, run_options);
 }
 
-std::function<int()> setup_agent(CLI::App& sub) {
+std::function<int()> setup_agent(Args sub) {
   auto args = std::make_shared<AgentArgs>();
-  sub.add_option("--replay", args->replay,
-                 "play this recording instead of reading GPUs (repeat: one per GPU)");
-  add_number(sub, "--replay-speed", args->replay_speed,
-             "recording seconds per second (default 1: its own pace)");
-  sub.add_flag("--replay-loop", args->replay_loop, "start the recording over when it ends");
-  sub.add_flag("--linger", args->linger, "after the replay ends, keep serving /metrics until stopped");
-  add_number(sub, "--drain-ms", args->poll_ms,
-             "NVML reads and counter buffer decoding every this many ms (default 1000)", {"--poll-ms"});
-  add_number(sub, "--duty-on-ms", args->duty_on_ms,
+  sub.option("--replay", args->replay, "play this recording instead of reading GPUs (repeat: one per GPU)");
+  sub.number("--replay-speed", args->replay_speed, "recording seconds per second (default 1: its own pace)");
+  sub.flag("--replay-loop", args->replay_loop, "start the recording over when it ends");
+  sub.flag("--linger", args->linger, "after the replay ends, keep serving /metrics until stopped");
+  sub.number(kDrainMs, args->poll_ms,
+             "NVML reads and counter buffer decoding every this many ms (default {default})", {"--poll-ms"});
+  sub.number("--duty-on-ms", args->duty_on_ms,
              "counters on this long at the start of each period (default 2000; = period: always on)");
-  add_number(sub, "--duty-period-ms", args->duty_period_ms, "one record per GPU per period (default 60000)");
-  add_number(sub, "--interval-ms", args->interval_ms,
-             "chip sampling interval while the counters are on (default 10)");
-  CLI::Option* db = add_text(sub, "--db", args->db,
-                             "SQLite record store (default $DIESCOPE_AGENT_DB, /var/lib/diescope/agent.db as "
-                             "root, else ~/.local/state/diescope/agent.db)");
-  db->type_name("PATH");
-  sub.add_flag("--no-db", args->no_db, "keep no record store");
-  add_number(sub, "--retention-days", args->retention_days,
+  sub.number("--duty-period-ms", args->duty_period_ms, "one record per GPU per period (default 60000)");
+  sub.number(kIntervalMs, args->interval_ms,
+             "chip sampling interval while the counters are on (default {default})");
+  Opt db = sub.text("--db", args->db,
+                    "SQLite record store (default $DIESCOPE_AGENT_DB, /var/lib/diescope/agent.db as "
+                    "root, else ~/.local/state/diescope/agent.db)");
+  db.type_name("PATH");
+  sub.flag("--no-db", args->no_db, "keep no record store");
+  sub.number("--retention-days", args->retention_days,
              "delete records older than this (default 30; 0 keeps all)");
-  sub.add_flag("--ndjson", args->ndjson, "also print each record as one JSON line on standard output");
-  CLI::Option* listen = add_text(
-      sub, "--listen", args->listen,
+  sub.flag("--ndjson", args->ndjson, "also print each record as one JSON line on standard output");
+  Opt listen = sub.text(
+      "--listen", args->listen,
       "serve /metrics on ADDR:PORT (default 127.0.0.1:9402; :PORT alone binds 127.0.0.1 too: this host "
       "only, where Prometheus exporters usually bind every interface; 0.0.0.0:9402 serves every "
       "interface)");
-  listen->type_name("ADDR:PORT");
-  sub.add_flag("--no-listen", args->no_listen, "serve no /metrics endpoint");
-  sub.add_option("--sampler", args->sampler,
-                 "counter sampler executable (default: diescope-cupti beside diescope)");
-  sub.add_option("--sampler-arg", args->sampler_args, "extra argument for the sampler (repeat), e.g. --fake");
-  add_gpu_list(sub, args->gpus,
-               "monitor only these GPU indexes, as nvidia-smi numbers them (default: every GPU)");
-  sub.add_option("--source", args->source,
-                 "where chip samples come from: pm (CUPTI PM sampling), gpm (NVML GPM), auto (PM sampling, "
-                 "and GPM whenever another profiler runs, so the agent never blocks one; default)")
-      ->check(CLI::IsMember({"pm", "gpm", "auto"}));
-  add_number(sub, "--host-interval-ms", args->host_interval_ms,
-             "read the host's CPU, memory and disks every this many ms for /metrics (default 100; 0: off; "
-             "live only)");
+  listen.type_name("ADDR:PORT");
+  sub.flag("--no-listen", args->no_listen, "serve no /metrics endpoint");
+  sub.option("--sampler", args->sampler,
+             "counter sampler executable (default: diescope-cupti beside diescope)");
+  sub.option("--sampler-arg", args->sampler_args, "extra argument for the sampler (repeat), e.g. --fake");
+  sub.gpu_list(args->gpus, "monitor only these GPU indexes, as nvidia-smi numbers them (default: every GPU)");
+  sub.option("--source", args->source,
+             "where chip samples come from: pm (CUPTI PM sampling), gpm (NVML GPM), auto (PM sampling, "
+             "and GPM whenever another profiler runs, so the agent never blocks one; default)")
+      .choices({"pm", "gpm", "auto"});
+  sub.number(
+      kHostIntervalMs, args->host_interval_ms,
+      "read the host's CPU, memory and disks every this many ms for /metrics (default {default}; 0: off; "
+      "live only)");
   return [args, db, listen] {
-    args->db_given = db->count() > 0;
-    args->listen_given = listen->count() > 0;
+    args->db_given = db.given();
+    args->listen_given = listen.given();
     return run(*args);
   };
 }

@@ -25,8 +25,8 @@ namespace fs = std::filesystem;
 
 struct BenchCliOptions {
   int rounds = 5;
-  double interval_ms = 10;
-  double drain_ms = 1000;
+  double interval_ms = 0;  // the defaults come from the rules (options.hpp)
+  double drain_ms = 0;
   std::string report_dir;
   std::vector<int> gpus;
   std::string workload;
@@ -76,12 +76,8 @@ int bench_command(const BenchCliOptions& cli) {
         fmt::format("--rounds {} is out of range", cli.rounds),
         fmt::format("give from {} to 10000 rounds: the spread needs at least {} kept rounds (default 5)",
                     rounds::kMinKeptRounds, rounds::kMinKeptRounds));
-  if (!(cli.interval_ms >= 0.1 && cli.interval_ms <= 10'000))
-    throw core::UsageError(fmt::format("--interval-ms {} is out of range", cli.interval_ms),
-                           "give a sample interval from 0.1 to 10000 ms (default 10)");
-  if (!(cli.drain_ms >= 10 && cli.drain_ms <= 60'000))
-    throw core::UsageError(fmt::format("--drain-ms {} is out of range", cli.drain_ms),
-                           "give a drain period from 10 to 60000 ms (default 1000)");
+  check_range(kIntervalMs, cli.interval_ms);
+  check_range(kDrainMs, cli.drain_ms);
 
   rounds::BenchOptions options;
   options.rounds = cli.rounds;
@@ -134,24 +130,22 @@ int bench_command(const BenchCliOptions& cli) {
   return 0;
 }
 
-std::function<int()> setup_bench(CLI::App& sub) {
+std::function<int()> setup_bench(Args sub) {
   auto opt = std::make_shared<BenchCliOptions>();
-  add_whole(sub, "--rounds", opt->rounds, "rounds of `diescope run` (default 5; at least 2)");
-  add_number(sub, "--interval-ms", opt->interval_ms, "chip counter sample interval in ms (default 10)");
-  add_number(sub, "--drain-ms", opt->drain_ms,
-             "how often the counter buffer is decoded, in ms (default 1000)", {"--poll-ms"});
-  add_text(sub, "--output", opt->report_dir,
+  sub.whole("--rounds", opt->rounds, "rounds of `diescope run` (default 5; at least 2)");
+  sub.number(kIntervalMs, opt->interval_ms);
+  sub.number(kDrainMs, opt->drain_ms, {}, {"--poll-ms"});
+  sub.text("--output", opt->report_dir,
            "folder for bench.json and the rounds' recordings and reports (default "
            "diescope-bench-<date>-<time> in the current folder)",
            {"--report"})
-      ->type_name("DIR");
-  add_gpu_list(sub, opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)");
-  sub.add_option(
-      "--workload", opt->workload,
-      "bench a bundled workload (ffma, stream, gemm, duty); arguments after -- go to the workload");
-  sub.add_flag("--show-output", opt->show_output,
-               "copy the command's stdout to the terminal (default: to round-NN/stdout.log)");
-  sub.add_option("command", opt->command, "the command to bench, after -- (or the workload's arguments)");
+      .type_name("DIR");
+  sub.gpu_list(opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)");
+  sub.option("--workload", opt->workload,
+             "bench a bundled workload (ffma, stream, gemm, duty); arguments after -- go to the workload");
+  sub.flag("--show-output", opt->show_output,
+           "copy the command's stdout to the terminal (default: to round-NN/stdout.log)");
+  sub.option("command", opt->command, "the command to bench, after -- (or the workload's arguments)");
   sub.footer(
       "Every round is summarised over the steady window between the lines 'diescope: measure start' and\n"
       "'diescope: measure stop' that the command prints, or the one a line 'diescope: measure window START\n"

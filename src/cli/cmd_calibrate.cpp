@@ -68,21 +68,21 @@ int calibrate_command(CalibrateCliOptions cli) {
   return 0;
 }
 
-std::function<int()> setup_calibrate(CLI::App& sub) {
+std::function<int()> setup_calibrate(Args sub) {
   auto opt = std::make_shared<CalibrateCliOptions>();
-  sub.add_flag(
+  sub.flag(
       "--quick", opt->run.quick,
       "a setup check in under a minute: every SM and a quarter for 2 s per unit, STREAM with 3 repeats, no "
       "sweeps; reports treat it as unvalidated");
-  add_one_gpu(sub, opt->gpu, "the GPU to calibrate, as nvidia-smi numbers it (default 0)");
-  add_text(sub, "--output", opt->run.output,
+  sub.one_gpu(opt->gpu, "the GPU to calibrate, as nvidia-smi numbers it (default 0)");
+  sub.text("--output", opt->run.output,
            "a .json file to write, or a folder (default $XDG_DATA_HOME/diescope/calibrations or "
            "~/.local/share/diescope/calibrations)",
            {"--out", "--report"})
-      ->type_name("PATH");
-  sub.add_flag("--json", opt->json, "print the calibration file on stdout instead of the summary");
-  sub.add_flag("--keep", opt->run.keep,
-               "keep the counter recording and the kernels' own lines in a scratch folder");
+      .type_name("PATH");
+  sub.flag("--json", opt->json, "print the calibration file on stdout instead of the summary");
+  sub.flag("--keep", opt->run.keep,
+           "keep the counter recording and the kernels' own lines in a scratch folder");
   sub.footer(
       "Runs kernels whose work is known (FFMA, integer multiply-add, STREAM triad, bf16 tensor MMAs (wgmma "
       "on\n"

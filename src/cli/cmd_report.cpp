@@ -17,10 +17,9 @@
 
 #include "command.hpp"
 #include "options.hpp"
-#include "diescope/analysis/analyze.hpp"
 #include "diescope/calibrate/lookup.hpp"
 #include "diescope/core/error.hpp"
-#include "diescope/recording/reader.hpp"
+#include "diescope/report/recording_report.hpp"
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/report.hpp"
 
@@ -134,16 +133,15 @@ int run_report(const ReportOptions& opt) {
         "give the smoothing kernel in milliseconds, above 0 (--smooth 100), or leave it out");
   const double smooth_s = opt.smooth_ms / 1e3;
 
-  std::unique_ptr<recording::Recording> source = recording::open_recording(input);
-  analysis::AnalysisOptions analysis_options;
-  analysis_options.window = opt.no_window ? analysis::WindowMode::none : analysis::WindowMode::markers;
-  const analysis::Analysis analysis = analyze(*source, analysis_options);
-  report::ReportContext context{input.string(), source->side().end};
   // The calibration that fits this recording's GPU model, driver, method and unit recipes.
-  context.calibration = calibrate::calibration_block_json(calibrate::find_calibration(
-      analysis.meta, analysis.method,
-      opt.calibration.empty() ? std::nullopt : std::optional<fs::path>(opt.calibration)));
-  const nlohmann::json report = build_report(analysis, context);
+  const std::optional<fs::path> calibration =
+      opt.calibration.empty() ? std::nullopt : std::optional<fs::path>(opt.calibration);
+  const report::RecordingReport analysed = report::analyse_recording(
+      input, opt.no_window ? analysis::WindowMode::none : analysis::WindowMode::markers,
+      [&calibration](const analysis::Analysis& analysis) {
+        return calibrate::calibration_block_json(
+            calibrate::find_calibration(analysis.meta, analysis.method, calibration));
+      });
 
   report::MultiRenderer renderers;
   std::vector<fs::path> written;
@@ -176,7 +174,7 @@ int run_report(const ReportOptions& opt) {
       written.clear();
     }
   }
-  renderers.render(report::ReportInput{report, source.get(), &analysis});
+  renderers.render(report::ReportInput{analysed.report, analysed.source.get(), &analysed.analysis});
   if (folder_error) {
     std::cout.flush();
     throw *folder_error;
@@ -189,42 +187,38 @@ int run_report(const ReportOptions& opt) {
   return 0;
 }
 
-std::function<int()> setup_report(CLI::App& sub) {
+std::function<int()> setup_report(Args sub) {
   auto opt = std::make_shared<ReportOptions>();
-  sub.add_option("PATH", opt->input, "a recording (.dsrec) to analyse, or a report.json to print again")
-      ->required();
-  add_text(sub, "--output", opt->out,
+  sub.option("PATH", opt->input, "a recording (.dsrec) to analyse, or a report.json to print again")
+      .required();
+  sub.text("--output", opt->out,
            "folder for report.json and samples.csv (default: <recording's file name>.report/ in the current "
            "folder)",
            {"--out", "--report"})
-      ->type_name("DIR");
-  sub.add_option(
-         "--format", opt->formats,
-         "what to produce: terminal (the headline), json (report.json), csv (samples.csv), html "
-         "(report.html, a self-contained page with a timeline), trace (trace.json for Perfetto) or all; "
-         "repeat or separate with commas (default: terminal,json,csv)")
-      ->delimiter(',')
-      ->type_name("LIST")
-      ->check(CLI::Validator(
-          [](std::string& name) -> std::string {
-            if (kFormats.count(name)) return {};
-            return "'" + name + "' is not a format" +
-                   did_you_mean(name, std::vector<std::string>(kFormats.begin(), kFormats.end())) +
-                   " (terminal, json, csv, html, trace, all)";
-          },
-          ""));
-  sub.add_option(
-         "--calibration", opt->calibration,
-         "a calibration file or folder from `diescope calibrate` (default: the calibrations folder under "
-         "$XDG_DATA_HOME/diescope or ~/.local/share/diescope)")
-      ->type_name("PATH");
-  add_number(
-      sub, "--smooth", opt->smooth_ms,
-      "smooth report.html, trace.json and samples.csv with a boxcar of MS milliseconds (default: none; "
-      "report.json and the headline are never smoothed)")
-      ->type_name("MS");
-  sub.add_flag("--no-window", opt->no_window,
-               "summarise the whole run only, even when the recording has window markers");
+      .type_name("DIR");
+  sub.option("--format", opt->formats,
+             "what to produce: terminal (the headline), json (report.json), csv (samples.csv), html "
+             "(report.html, a self-contained page with a timeline), trace (trace.json for Perfetto) or all; "
+             "repeat or separate with commas (default: terminal,json,csv)")
+      .list(',')
+      .type_name("LIST")
+      .check([](const std::string& name) -> std::string {
+        if (kFormats.count(name)) return {};
+        return "'" + name + "' is not a format" +
+               did_you_mean(name, std::vector<std::string>(kFormats.begin(), kFormats.end())) +
+               " (terminal, json, csv, html, trace, all)";
+      });
+  sub.option("--calibration", opt->calibration,
+             "a calibration file or folder from `diescope calibrate` (default: the calibrations folder under "
+             "$XDG_DATA_HOME/diescope or ~/.local/share/diescope)")
+      .type_name("PATH");
+  sub.number(
+         "--smooth", opt->smooth_ms,
+         "smooth report.html, trace.json and samples.csv with a boxcar of MS milliseconds (default: none; "
+         "report.json and the headline are never smoothed)")
+      .type_name("MS");
+  sub.flag("--no-window", opt->no_window,
+           "summarise the whole run only, even when the recording has window markers");
   return [opt]() { return run_report(*opt); };
 }
 

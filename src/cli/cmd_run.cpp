@@ -13,16 +13,13 @@
 
 #include "command.hpp"
 #include "options.hpp"
-#include "diescope/analysis/analyze.hpp"
 #include "diescope/calibrate/lookup.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/run.hpp"
 #include "diescope/core/atomic_file.hpp"
 #include "diescope/core/error.hpp"
-#include "diescope/recording/reader.hpp"
 #include "diescope/report/gpus_summary.hpp"
-#include "diescope/report/renderer.hpp"
-#include "diescope/report/report.hpp"
+#include "diescope/report/recording_report.hpp"
 #include "diescope/report/wording.hpp"
 
 namespace diescope::cli {
@@ -32,9 +29,9 @@ namespace fs = std::filesystem;
 
 struct RunCliOptions {
   std::vector<std::string> command;
-  double interval_ms = 10;
-  double drain_ms = 1000;
-  double host_interval_ms = 100;
+  double interval_ms = 0;  // the defaults come from the rules (options.hpp)
+  double drain_ms = 0;
+  double host_interval_ms = 0;
   std::string window = "none";
   std::string report_dir;
   std::vector<int> gpus;
@@ -77,46 +74,10 @@ std::string default_report_dir() {
   return name;
 }
 
-// Analyses one recording and writes its report beside it; prints the headline. Returns the figures
-// the summary of several GPUs compares (docs/method.md#several-gpus).
-report::GpuFigures report_one(const collect::GpuRecording& rec, analysis::WindowMode window, bool several,
-                              const std::optional<fs::path>& calibration_path) {
-  std::unique_ptr<recording::Recording> source = recording::open_recording(rec.path);
-  analysis::AnalysisOptions options;
-  options.window = window;
-  const analysis::Analysis analysis = analyze(*source, options);
-  report::ReportContext context{rec.path.string(), source->side().end};
-  // The calibration that fits this GPU model, driver, method and unit recipes (docs/calibration.md).
-  context.calibration = calibrate::calibration_block_json(
-      calibrate::find_calibration(analysis.meta, analysis.method, calibration_path));
-  const nlohmann::json report = build_report(analysis, context);
-  const fs::path out = fs::path(rec.path.string() + ".report");
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec)
-    throw core::Error("cannot create the report folder " + out.string() + ": " + ec.message(),
-                      "choose another --output folder", core::kExitInput);
-  if (several) std::cout << "\nGPU " << rec.index << "\n";
-  report::MultiRenderer renderers;
-  renderers.add(std::make_unique<report::TerminalRenderer>(std::cout));
-  renderers.add(std::make_unique<report::JsonRenderer>(out / "report.json"));
-  renderers.add(std::make_unique<report::CsvRenderer>(out / "samples.csv"));
-  renderers.render(report::ReportInput{report, source.get(), &analysis});
-  std::cout << "recording " << rec.path.string() << ", report " << (out / "report.json").string() << "\n";
-  return report::gpu_figures(report, (out / "report.json").string());
-}
-
 int run_command(const RunCliOptions& cli) {
-  if (!(cli.interval_ms >= 0.1 && cli.interval_ms <= 10'000))
-    throw core::UsageError(fmt::format("--interval-ms {} is out of range", cli.interval_ms),
-                           "give a sample interval from 0.1 to 10000 ms (default 10)");
-  if (!(cli.drain_ms >= 10 && cli.drain_ms <= 60'000))
-    throw core::UsageError(fmt::format("--drain-ms {} is out of range", cli.drain_ms),
-                           "give a drain period from 10 to 60000 ms (default 1000)");
-  if (!(cli.host_interval_ms == 0 || (cli.host_interval_ms >= 1 && cli.host_interval_ms <= 60'000)))
-    throw core::UsageError(
-        fmt::format("--host-interval-ms {} is out of range", cli.host_interval_ms),
-        "give a host probe interval from 1 to 60000 ms, or 0 for no host probes (default 100)");
+  check_range(kIntervalMs, cli.interval_ms);
+  check_range(kDrainMs, cli.drain_ms);
+  check_range(kHostIntervalMs, cli.host_interval_ms);
   // A missing or unreadable calibration file is refused before anything is measured, as `report`
   // refuses it (docs/calibration.md#how-a-report-finds-its-calibration).
   if (!cli.calibration.empty()) calibrate::check_calibration_path(cli.calibration);
@@ -141,11 +102,17 @@ int run_command(const RunCliOptions& cli) {
   for (const auto& warning : outcome.warnings) std::cerr << "diescope: warning: " << warning << "\n";
 
   const bool several = outcome.recordings.size() > 1;
+  const std::optional<fs::path> calibration =
+      cli.calibration.empty() ? std::nullopt : std::optional<fs::path>(cli.calibration);
+  // The calibration that fits each GPU model, driver, method and unit recipes (docs/calibration.md).
+  const report::CalibrationLookup lookup = [&calibration](const analysis::Analysis& analysis) {
+    return calibrate::calibration_block_json(
+        calibrate::find_calibration(analysis.meta, analysis.method, calibration));
+  };
   std::vector<report::GpuFigures> figures;
   for (const auto& rec : outcome.recordings)
-    figures.push_back(
-        report_one(rec, *analysis::window_mode_from_name(cli.window), several,
-                   cli.calibration.empty() ? std::nullopt : std::optional<fs::path>(cli.calibration)));
+    figures.push_back(report::report_run_recording(
+        rec.path, rec.index, *analysis::window_mode_from_name(cli.window), several, lookup, std::cout));
   // Several GPUs: side by side, the least used, the gap between them, which were busy
   // (docs/method.md#several-gpus); gpus.json beside the recordings.
   if (several) {
@@ -158,38 +125,34 @@ int run_command(const RunCliOptions& cli) {
   return outcome.exit_code;
 }
 
-std::function<int()> setup_run(CLI::App& sub) {
+std::function<int()> setup_run(Args sub) {
   auto opt = std::make_shared<RunCliOptions>();
-  add_number(sub, "--interval-ms", opt->interval_ms, "chip counter sample interval in ms (default 10)");
-  add_number(sub, "--drain-ms", opt->drain_ms,
-             "how often the counter buffer is decoded, in ms (default 1000)", {"--poll-ms"});
-  add_number(sub, "--host-interval-ms", opt->host_interval_ms,
-             "how often the host probes read CPU, memory, disks and the command's processes, in ms; 0: "
-             "none (default 100)");
-  sub.add_option(
-         "--window", opt->window,
-         "markers: also summarise the steady window between the lines 'diescope: measure start' and "
-         "'diescope: measure stop' that the command prints, or the one a line 'diescope: measure window "
-         "START STOP' (Unix seconds) or 'diescope: measure last SECONDS' gives (default none)")
-      ->check(CLI::IsMember({"markers", "none"}));
-  add_text(sub, "--output", opt->report_dir,
+  sub.number(kIntervalMs, opt->interval_ms);
+  sub.number(kDrainMs, opt->drain_ms, {}, {"--poll-ms"});
+  sub.number(kHostIntervalMs, opt->host_interval_ms);
+  sub.option("--window", opt->window,
+             "markers: also summarise the steady window between the lines 'diescope: measure start' and "
+             "'diescope: measure stop' that the command prints, or the one a line 'diescope: measure window "
+             "START STOP' (Unix seconds) or 'diescope: measure last SECONDS' gives (default none)")
+      .choices({"markers", "none"});
+  sub.text("--output", opt->report_dir,
            "folder for the recordings (gpu<N>.dsrec) and their reports (default diescope-run-<date>-<time> "
            "in the current folder)",
            {"--report"})
-      ->type_name("DIR");
-  add_gpu_list(sub, opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)");
-  add_text(
-      sub, "--duty", opt->duty,
-      "counters on for ON ms of every PERIOD ms from the command's start, off between; coverage is gated "
-      "against their scheduled time (default: on throughout)")
-      ->type_name("ON/PERIOD");
-  sub.add_option("--calibration", opt->calibration, "a calibration file or folder from `diescope calibrate`")
-      ->type_name("PATH");
-  sub.add_option("--source", opt->source,
-                 "where chip samples come from: pm (CUPTI PM sampling), gpm (NVML GPM, every 100 ms or more; "
-                 "no L1, L2 or load/store), auto (PM sampling, GPM when PM sampling cannot start; default)")
-      ->check(CLI::IsMember({"pm", "gpm", "auto"}));
-  sub.add_option("command", opt->command, "the command to measure, after --")->required();
+      .type_name("DIR");
+  sub.gpu_list(opt->gpus, "GPU indexes to measure, as nvidia-smi numbers them (default: every GPU)");
+  sub.text(
+         "--duty", opt->duty,
+         "counters on for ON ms of every PERIOD ms from the command's start, off between; coverage is gated "
+         "against their scheduled time (default: on throughout)")
+      .type_name("ON/PERIOD");
+  sub.option("--calibration", opt->calibration, "a calibration file or folder from `diescope calibrate`")
+      .type_name("PATH");
+  sub.option("--source", opt->source,
+             "where chip samples come from: pm (CUPTI PM sampling), gpm (NVML GPM, every 100 ms or more; "
+             "no L1, L2 or load/store), auto (PM sampling, GPM when PM sampling cannot start; default)")
+      .choices({"pm", "gpm", "auto"});
+  sub.option("command", opt->command, "the command to measure, after --").required();
   sub.footer("Example: diescope run --window markers -- diescope workload ffma\n");
   return [opt]() { return run_command(*opt); };
 }

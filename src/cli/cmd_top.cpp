@@ -17,8 +17,8 @@ struct TopArgs {
   std::vector<std::string> replay;
   double replay_speed = 1.0;
   bool replay_loop = false;
-  double interval_ms = 10;
-  double drain_ms = 1000;
+  double interval_ms = 0;  // the defaults come from the rules (options.hpp)
+  double drain_ms = 0;
   bool once = false;
   std::string sort = "index";
   std::vector<int> gpus;
@@ -38,9 +38,7 @@ top::SortKey parse_sort(const std::string& text) {
 }
 
 int run(const TopArgs& a) {
-  if (!(a.interval_ms >= 0.1 && a.interval_ms <= 10'000))
-    throw core::UsageError(fmt::format("--interval-ms {:g} is out of range", a.interval_ms),
-                           "give a sample interval from 0.1 to 10000 ms (default 10)");
+  check_range(kIntervalMs, a.interval_ms);
   top::TopOptions options;
   options.drain_ms = a.drain_ms;
   options.once = a.once;
@@ -86,30 +84,27 @@ int run(const TopArgs& a) {
   return top::run_top(*source, options);
 }
 
-std::function<int()> setup_top(CLI::App& sub) {
+std::function<int()> setup_top(Args sub) {
   auto args = std::make_shared<TopArgs>();
-  add_gpu_list(sub, args->gpus,
-               "watch only these GPU indexes, as nvidia-smi numbers them (default: every GPU)");
-  add_number(sub, "--interval-ms", args->interval_ms, "chip counter sample interval in ms (default 10)");
-  sub.add_option("--source", args->source,
-                 "where chip samples come from: pm (CUPTI PM sampling), gpm (NVML GPM, every 100 ms), auto "
-                 "(PM sampling, and GPM while another profiler runs or holds the counters; default)")
-      ->check(CLI::IsMember({"pm", "gpm", "auto"}));
-  add_number(sub, "--drain-ms", args->drain_ms,
-             "read NVML, decode the counters and redraw every this many ms (default 1000; 100 to 60000)");
-  sub.add_flag("--once", args->once,
-               "print one frame as plain text and exit (also when stdout is not a terminal)");
-  CLI::Option* sort =
-      add_text(sub, "--sort", args->sort, "order GPUs by index, die, gpu or gap (default index; key s)");
-  sort->type_name("KEY");
-  sub.add_option("--replay", args->replay,
-                 "play this recording instead of reading GPUs (repeat: one per GPU)");
-  add_number(sub, "--replay-speed", args->replay_speed,
-             "recording seconds per second (default 1: its own pace)");
-  sub.add_flag("--replay-loop", args->replay_loop, "start the recording over when it ends");
-  sub.add_option("--sampler", args->sampler,
-                 "counter sampler executable (default: diescope-cupti beside diescope)");
-  sub.add_option("--sampler-arg", args->sampler_args, "extra argument for the sampler (repeat)");
+  sub.gpu_list(args->gpus, "watch only these GPU indexes, as nvidia-smi numbers them (default: every GPU)");
+  sub.number(kIntervalMs, args->interval_ms);
+  sub.option("--source", args->source,
+             "where chip samples come from: pm (CUPTI PM sampling), gpm (NVML GPM, every 100 ms), auto "
+             "(PM sampling, and GPM while another profiler runs or holds the counters; default)")
+      .choices({"pm", "gpm", "auto"});
+  sub.number(
+      kDrainMs, args->drain_ms,
+      "read NVML, decode the counters and redraw every this many ms (default {default}; 100 to 60000)");
+  sub.flag("--once", args->once,
+           "print one frame as plain text and exit (also when stdout is not a terminal)");
+  Opt sort = sub.text("--sort", args->sort, "order GPUs by index, die, gpu or gap (default index; key s)");
+  sort.type_name("KEY");
+  sub.option("--replay", args->replay, "play this recording instead of reading GPUs (repeat: one per GPU)");
+  sub.number("--replay-speed", args->replay_speed, "recording seconds per second (default 1: its own pace)");
+  sub.flag("--replay-loop", args->replay_loop, "start the recording over when it ends");
+  sub.option("--sampler", args->sampler,
+             "counter sampler executable (default: diescope-cupti beside diescope)");
+  sub.option("--sampler-arg", args->sampler_args, "extra argument for the sampler (repeat)");
   return [args] { return run(*args); };
 }
 

@@ -231,22 +231,21 @@ int nvml_probe(const UnitsOptions& options) {
   return 0;
 }
 
-std::function<int()> setup_units(CLI::App& sub) {
+std::function<int()> setup_units(Args sub) {
   auto options = std::make_shared<UnitsOptions>();
-  sub.add_option("--write", options->write_path, "write the tables as JSON to this path (docs/units.json)");
-  sub.add_flag(
-      "--check-passes", options->check,
-      "check through CUPTI's host API that every table fits one counter pass on every chip it lists");
-  sub.add_option("--cupti", options->cupti,
-                 "path to diescope-cupti (default: beside diescope, or $DIESCOPE_CUPTI)");
-  sub.add_option("--counters", options->counters_of,
-                 "print one table's counters, one per line (e.g. hopper-gh100)");
-  sub.add_flag("--nvml-probe", options->nvml_probe,
-               "print what NVML reports for a GPU: identity, clocks, engines, processes, GPU-Util samples");
-  add_one_gpu(sub, options->device,
+  sub.option("--write", options->write_path, "write the tables as JSON to this path (docs/units.json)");
+  sub.flag("--check-passes", options->check,
+           "check through CUPTI's host API that every table fits one counter pass on every chip it lists");
+  sub.option("--cupti", options->cupti,
+             "path to diescope-cupti (default: beside diescope, or $DIESCOPE_CUPTI)");
+  sub.option("--counters", options->counters_of,
+             "print one table's counters, one per line (e.g. hopper-gh100)");
+  sub.flag("--nvml-probe", options->nvml_probe,
+           "print what NVML reports for a GPU: identity, clocks, engines, processes, GPU-Util samples");
+  sub.one_gpu(options->device,
               "the GPU for --check-passes (count with its own counter availability) or --nvml-probe "
               "(default 0)");
-  add_number(sub, "--probe-seconds", options->probe_seconds,
+  sub.number("--probe-seconds", options->probe_seconds,
              "how long --nvml-probe reads GPU-Util, 0.1 to 60 s (default 2)");
   return [options]() -> int {
     if (options->device && !options->check && !options->nvml_probe)

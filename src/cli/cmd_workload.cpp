@@ -12,11 +12,11 @@
 namespace diescope::cli {
 namespace {
 
-std::function<int()> setup_workload(CLI::App& sub) {
+std::function<int()> setup_workload(Args sub) {
   // Everything from the workload's name on goes to diescope-workload untouched, --help included.
-  sub.prefix_command();
+  sub.pass_through();
   sub.footer(workloads::overview_help("diescope workload"));
-  return [&sub]() -> int {
+  return [sub]() -> int {
     const std::vector<std::string> args = sub.remaining();
     if (args.empty()) {
       throw core::UsageError("name the workload to run", "diescope workload ffma|stream|gemm|duty [--help]");

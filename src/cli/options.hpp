@@ -1,16 +1,62 @@
-// The command line's one convention (CONTRIBUTING.md, "Command-line options"): the same name for the
-// same concept in every command, values parsed here so that every bad value gets the project's own
-// message (cause, fix, exit 2), and old spellings kept as hidden aliases that --help does not list.
+// The command line's options module (CONTRIBUTING.md, "Command-line options"): the options several
+// commands share, each with its name, default, range and help written once here
+// (docs/command-line.md#shared-options), and the value parsers that give every bad value the
+// project's own message (cause, fix, exit 2). No CLI11 here: command_line.cpp is the one file that
+// includes it.
 #pragma once
 
-#include <CLI/CLI.hpp>
-#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "diescope/core/error.hpp"
+#include "diescope/recording/records.hpp"
 
 namespace diescope::cli {
+
+// A number option several commands take. `help` and `fix` may name {default}, {min} and {max}, which
+// are filled in from the rule, so the figures are written once.
+struct NumberRule {
+  std::string_view name;  // "--interval-ms"
+  double fallback;        // the default
+  double min;             // the range, both ends included
+  double max;
+  bool zero_is_off;       // 0 is taken too: the thing it paces is off
+  std::string_view help;  // --help's words, where a command has none of its own
+  std::string_view fix;   // the refusal's fix
+};
+
+// docs/command-line.md#shared-options
+inline constexpr NumberRule kIntervalMs{"--interval-ms",
+                                        recording::kDefaultIntervalMs,
+                                        0.1,
+                                        10'000,
+                                        false,
+                                        "chip counter sample interval in ms (default {default})",
+                                        "give a sample interval from {min} to {max} ms (default {default})"};
+inline constexpr NumberRule kDrainMs{"--drain-ms",
+                                     recording::kDefaultDrainMs,
+                                     10,
+                                     60'000,
+                                     false,
+                                     "how often the counter buffer is decoded, in ms (default {default})",
+                                     "give a drain period from {min} to {max} ms (default {default})"};
+inline constexpr NumberRule kHostIntervalMs{
+    "--host-interval-ms",
+    recording::kDefaultHostIntervalMs,
+    1,
+    60'000,
+    true,
+    "how often the host probes read CPU, memory, disks and the command's processes, in ms; 0: none "
+    "(default {default})",
+    "give a host probe interval from {min} to {max} ms, or 0 for no host probes (default {default})"};
+
+// `text` with {default}, {min} and {max} filled in from `rule` (numbers in their shortest form).
+std::string rule_text(const NumberRule& rule, std::string_view text);
+// Whether `value` is one the rule takes: within [min, max], or 0 where 0 means off. NaN never is.
+bool in_range(const NumberRule& rule, double value);
+// Throws UsageError "NAME VALUE is out of range" with the rule's fix unless in_range.
+void check_range(const NumberRule& rule, double value);
 
 // The name in `names` closest to `given` by edit distance, when it is close enough to be a likely
 // typo (at most a third of the longer name's letters, and at least one); empty otherwise.
@@ -26,23 +72,7 @@ long parse_whole(const std::string& option, const std::string& text, const std::
 // One GPU index as nvidia-smi numbers them: a whole number from 0.
 int parse_gpu_index(const std::string& option, const std::string& text);
 
-// Options whose values are parsed by the functions above. `hidden` are old spellings that set the
-// same value and are not listed by --help; giving two spellings of one option is a usage error.
-CLI::Option* add_text(CLI::App& sub, const std::string& name, std::string& target,
-                      const std::string& description, const std::vector<std::string>& hidden = {});
-CLI::Option* add_number(CLI::App& sub, const std::string& name, double& target,
-                        const std::string& description, const std::vector<std::string>& hidden = {});
-CLI::Option* add_whole(CLI::App& sub, const std::string& name, int& target, const std::string& description);
-// --gpus LIST: GPU indexes separated by commas (or the option repeated).
-CLI::Option* add_gpu_list(CLI::App& sub, std::vector<int>& target, const std::string& description);
-// --gpus N for a command that takes exactly one GPU; --gpu and --device are hidden aliases.
-CLI::Option* add_one_gpu(CLI::App& sub, std::optional<int>& target, const std::string& description);
-
-// The project's message for what CLI11 refused in `args` (argv without the program name).
-core::Error usage_error_for(CLI::App& app, const CLI::ParseError& error,
-                            const std::vector<std::string>& args);
-
-// Refuses, before parsing, a first argument that is neither a command nor a top-level option.
-void check_command_name(const CLI::App& app, const std::vector<std::string>& args);
+// Text from the command line, quoted as given but with control bytes shown as \xHH.
+std::string in_quotes(const std::string& text);
 
 }  // namespace diescope::cli

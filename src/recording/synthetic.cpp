@@ -336,8 +336,8 @@ RecordingMeta synthetic_hopper_meta() {
              "graphics/compute engine busy"),
   };
   m.counts = {column("dram_bytes", "DRAM bytes", "dram__bytes.sum", "bytes moved per sample", "bytes")};
-  m.interval_ms = 10;
-  m.drain_ms = 1000;
+  m.interval_ms = kDefaultIntervalMs;
+  m.drain_ms = kDefaultDrainMs;
   m.gpu_util_resolution_pct = 1;
   m.start_ns = 1'795'959'362'400'000'000;  // 2026-11-29, when the probe ran
   m.run_type = "single";

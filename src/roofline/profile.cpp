@@ -24,17 +24,6 @@ namespace diescope::roofline {
 
 namespace {
 
-// Every backend and the settings it takes (docs/roofline.md#backend-settings).
-const std::map<std::string, std::vector<std::string>>& backends() {
-  static const std::map<std::string, std::vector<std::string>> b = {
-      {"ncu", {"ncu", "metrics", "ncu-arg", "aslr"}},
-      {"range", {"lib", "aslr"}},
-      {"sampled",
-       {"lib", "iterations", "interval-ms", "threshold", "gap-ms", "min-window-ms", "activity-ratio"}},
-  };
-  return b;
-}
-
 std::string joined(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
@@ -50,34 +39,103 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
+bool takes(const BackendSetting& setting, const std::string& profiler) {
+  return std::find(setting.backends.begin(), setting.backends.end(), profiler) != setting.backends.end();
+}
+
+// The flags of `profiler`, as --help lists them: "--lib, --aslr".
+std::string flags_of(const std::string& profiler) {
+  std::vector<std::string> names;
+  for (const BackendSetting& s : backend_settings())
+    if (takes(s, profiler)) names.push_back("--" + s.name);
+  return joined(names);
+}
+
+// How the user wrote a setting: "--iterations 3" as a flag, "-O iterations=3" in the old spelling.
+struct Given {
+  std::string name, value;
+  bool flag = false;
+  std::string spelled() const { return flag ? "--" + name + " " + value : "-O " + name + "=" + value; }
+  std::string spelled_name() const { return flag ? "--" + name : "-O " + name; }
+};
+
 }  // namespace
 
+const std::vector<BackendSetting>& backend_settings() {
+  // docs/roofline.md#backend-settings; the sampled constants' ranges: docs/roofline.md#sampled-constants.
+  static const std::vector<BackendSetting> settings = {
+      {"ncu", "PATH", {"ncu"}, "the ncu to run (default: ncu on PATH)"},
+      {"metrics", "A,B", {"ncu"}, "metrics added to the table's own, separated by commas; repeatable", true},
+      {"ncu-arg",
+       "ARG",
+       {"ncu"},
+       "an argument for ncu, before the target (--ncu-arg=ARG when ARG starts with -); repeatable",
+       true},
+      {"aslr",
+       "on|off",
+       {"ncu", "range"},
+       "on: leave address-space randomisation on (default off: setarch -R)"},
+      {"lib",
+       "PATH",
+       {"range", "sampled"},
+       "the injection library libdiescope-range.so (default: beside the diescope binary)"},
+      {"iterations",
+       "N",
+       {"sampled"},
+       "N > 1: run with N iterations and once with 1, and take the difference (default 1), 1 to 1000000"},
+      {"interval-ms", "X", {"sampled"}, "the PM sample interval in ms, 0.1 to 10 (default 0.5)"},
+      {"threshold", "PCT", {"sampled"}, "SM active % at which a sample is in a kernel, 0 to 100 (default 1)"},
+      {"gap-ms",
+       "X",
+       {"sampled"},
+       "active samples closer than this are one window, 0 to 1000 ms (default 0.25)"},
+      {"min-window-ms", "X", {"sampled"}, "shorter windows are dropped, 0 to 1000 ms (default 1)"},
+      {"activity-ratio",
+       "F",
+       {"sampled"},
+       "under this fraction of the busiest window's activity: data movement, 0 to 1 (default 0.7)"},
+  };
+  return settings;
+}
+
+std::vector<std::string> profiler_names() {
+  return {"ncu", "range", "sampled"};
+}
+
+std::string backend_group(const BackendSetting& setting) {
+  std::string group;
+  for (std::size_t i = 0; i < setting.backends.size(); ++i)
+    group += (i == 0 ? "" : i + 1 == setting.backends.size() ? " and " : ", ") + setting.backends[i];
+  return group + (setting.backends.size() == 1 ? " backend" : " backends");
+}
+
 NcuSettings parse_backend_settings(const std::string& profiler, const std::vector<std::string>& settings) {
-  const auto backend = backends().find(profiler);
-  if (backend == backends().end()) {
-    std::vector<std::string> names;
-    for (const auto& [name, _] : backends()) names.push_back(name);
+  const std::vector<std::string> profilers = profiler_names();
+  if (std::find(profilers.begin(), profilers.end(), profiler) == profilers.end())
     throw core::UsageError("--profiler " + profiler + " is not a profiler diescope drives",
-                           "give --profiler " + joined(names));
-  }
-  const std::vector<std::string>& valid = backend->second;
+                           "give --profiler " + joined(profilers));
   NcuSettings s;
   for (const std::string& item : settings) {
-    const std::size_t eq = item.find('=');
+    const bool flag = item.rfind("--", 0) == 0;
+    const std::string text = flag ? item.substr(2) : item;
+    const std::size_t eq = text.find('=');
     if (eq == std::string::npos || eq == 0)
       throw core::UsageError("-O " + item + " is not NAME=VALUE",
-                             "give -O NAME=VALUE; " + profiler + " takes: " + joined(valid));
-    const std::string name = item.substr(0, eq), value = item.substr(eq + 1);
-    if (std::find(valid.begin(), valid.end(), name) == valid.end()) {
-      std::string owner;
-      for (const auto& [other, names] : backends())
-        if (other != profiler && std::find(names.begin(), names.end(), name) != names.end()) owner = other;
+                             "give --NAME VALUE; the " + profiler + " backend takes " + flags_of(profiler));
+    const Given g{text.substr(0, eq), text.substr(eq + 1), flag};
+    const auto& all = backend_settings();
+    const auto known =
+        std::find_if(all.begin(), all.end(), [&](const BackendSetting& b) { return b.name == g.name; });
+    if (known == all.end() || !takes(*known, profiler))
       throw core::UsageError(
-          owner.empty() ? fmt::format("-O {} is not a setting of the {} backend", name, profiler)
-                        : fmt::format("-O {} belongs to the {} backend, not {}", name, owner, profiler),
-          fmt::format("the {} backend takes: {} (docs/roofline.md#backend-settings)", profiler,
-                      joined(valid)));
-    }
+          known == all.end()
+              ? fmt::format("{} is not a setting of the {} backend", g.spelled_name(), profiler)
+              : fmt::format("{} belongs to the {}, not {}", g.spelled_name(), backend_group(*known),
+                            profiler),
+          fmt::format("the {} backend takes {} (docs/roofline.md#backend-settings)", profiler,
+                      flags_of(profiler)));
+    const std::string& name = g.name;
+    const std::string& value = g.value;
     if (name == "ncu") {
       s.ncu = value;
     } else if (name == "metrics") {
@@ -95,8 +153,8 @@ NcuSettings parse_backend_settings(const std::string& profiler, const std::vecto
         used = 0;
       }
       if (used == 0 || used != value.size() || n < 1 || n > 1'000'000)
-        throw core::UsageError("-O iterations=" + value + " is not a whole number from 1 to 1000000",
-                               "give -O iterations=N (N > 1: a one-iteration .ref run is subtracted; "
+        throw core::UsageError(g.spelled() + " is not a whole number from 1 to 1000000",
+                               "give --iterations N (N > 1: a one-iteration .ref run is subtracted; "
                                "docs/roofline.md#the-two-point-measurement)");
       s.iterations = static_cast<int>(n);
     } else if (name == "interval-ms" || name == "threshold" || name == "gap-ms" || name == "min-window-ms" ||
@@ -121,15 +179,14 @@ NcuSettings parse_backend_settings(const std::string& profiler, const std::vecto
       };
       const Range& r = ranges.at(name);
       if (used == 0 || used != value.size() || !(v >= r.lo && v <= r.hi))
-        throw core::UsageError(
-            fmt::format("-O {}={} is not a number from {:g} to {:g}", name, value, r.lo, r.hi),
-            fmt::format("give -O {}=X with X from {:g} to {:g} "
-                        "(docs/roofline.md#sampled-constants)",
-                        name, r.lo, r.hi));
+        throw core::UsageError(fmt::format("{} is not a number from {:g} to {:g}", g.spelled(), r.lo, r.hi),
+                               fmt::format("give --{} X with X from {:g} to {:g} "
+                                           "(docs/roofline.md#sampled-constants)",
+                                           name, r.lo, r.hi));
       *r.field = v;
     } else if (name == "aslr") {
       if (value != "on" && value != "off")
-        throw core::UsageError("-O aslr=" + value + " is not on or off", "give -O aslr=on or -O aslr=off");
+        throw core::UsageError(g.spelled() + " is not on or off", "give --aslr on or --aslr off");
       s.aslr = value == "on";
     }
   }

@@ -18,6 +18,7 @@
 #include "diescope/core/signals.hpp"
 #include "diescope/core/unique_fd.hpp"
 #include "diescope/recording/reader.hpp"
+#include "diescope/report/recording_report.hpp"
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/report.hpp"
 
@@ -57,18 +58,13 @@ GpuRound evaluate_recording(const fs::path& recording, int gpu_index) {
   g.recording = recording;
   g.headline = nullptr;
   try {
-    std::unique_ptr<recording::Recording> source = recording::open_recording(recording);
-    analysis::AnalysisOptions options;
-    options.window = analysis::WindowMode::markers;
-    const analysis::Analysis analysis = analyze(*source, options);
-    const nlohmann::json report =
-        build_report(analysis, report::ReportContext{recording.string(), source->side().end});
+    const report::RecordingReport analysed =
+        report::analyse_recording(recording, analysis::WindowMode::markers);
+    const analysis::Analysis& analysis = analysed.analysis;
+    const nlohmann::json& report = analysed.report;
     const fs::path out = fs::path(recording.string() + ".report");
     create_folder(out);
-    report::MultiRenderer renderers;
-    renderers.add(std::make_unique<report::JsonRenderer>(out / "report.json"));
-    renderers.add(std::make_unique<report::CsvRenderer>(out / "samples.csv"));
-    renderers.render(report::ReportInput{report, source.get(), &analysis});
+    report::write_recording_report(analysed, out);
     g.report = out / "report.json";
     g.gpu = analysis.meta.gpu;
     g.verdict = judge_round(analysis);

@@ -103,6 +103,14 @@ TEST(Plan, TensorWorkloadFollowsTheChip) {
   for (int cc : {80, 89, 100, 120}) EXPECT_EQ(judged_workload("tensor", cc), StepWorkload::bf16_mma) << cc;
   EXPECT_EQ(judged_workload("fp32", 90), StepWorkload::ffma);
   EXPECT_EQ(judged_workload("l1_fill", 90), std::nullopt);  // no check for L1 fill
+  // Turing (7.5) has no bf16 mma.sync: no tensor step, and the reason names the capability.
+  EXPECT_EQ(judged_workload("tensor", 75), std::nullopt);
+  EXPECT_EQ(unavailable_check("tensor", 75),
+            "the tensor check is unavailable on compute capability 7.5: its bf16 mma.sync needs 8.0 or "
+            "later (docs/calibration.md#steps)");
+  for (int cc : {80, 90, 120}) EXPECT_EQ(unavailable_check("tensor", cc), "") << cc;
+  EXPECT_EQ(unavailable_check("fp32", 75), "");     // FFMA exists everywhere
+  EXPECT_EQ(unavailable_check("l1_fill", 75), "");  // no check at all, so nothing unavailable
 }
 
 // A test double of the GPU side: every reading is computed from the figures below.
@@ -311,6 +319,34 @@ TEST(BuildCalibration, JudgesEveryUnitAndFitsTheModel) {
   fs::create_directories(fs::path(DIESCOPE_BINARY_DIR) / "test-calibrations");
   fs::copy_file(path, fs::path(DIESCOPE_BINARY_DIR) / "test-calibrations" / "full.json",
                 fs::copy_options::overwrite_existing);
+}
+
+TEST(BuildCalibration, OnTuringTheTensorCheckIsUnavailableAndSaysSo) {
+  // The H200's facts with Turing's compute capability: the plan has no tensor step (6 units with a
+  // rule, less tensor, x 4 loads + FP32's 2 reported = 22 steps) and the file says why.
+  DeviceFacts turing = h200_facts();
+  turing.gpu.compute_capability = 75;
+  const CalibrationPlan plan = plan_calibration(turing, false);
+  EXPECT_EQ(plan.steps.size(), 22u);
+  EXPECT_EQ(std::count_if(plan.steps.begin(), plan.steps.end(),
+                          [](const StepPlan& s) { return s.unit == "tensor"; }),
+            0);
+  ASSERT_EQ(plan.unavailable.size(), 1u);
+  EXPECT_EQ(plan.unavailable[0].unit, "tensor");
+  DeclaredDevice device;
+  const CalibrationFile f =
+      build_calibration(turing, plan, device.answer(plan), RunInfo{"2026-11-30T12:34:56Z", "abc123"});
+  EXPECT_EQ(verdict_of(f, "tensor"), "no_check");
+  EXPECT_EQ(verdict_of(f, "fp32"), "pass");
+  const auto tensor =
+      std::find_if(f.units.begin(), f.units.end(), [](const CalibratedUnit& u) { return u.key == "tensor"; });
+  ASSERT_NE(tensor, f.units.end());
+  EXPECT_NE(tensor->reason.find("unavailable on compute capability 7.5"), std::string::npos)
+      << tensor->reason;
+  EXPECT_FALSE(tensor->ceiling_pct.has_value());
+  // The file reads back with the verdict and the reason.
+  const CalibrationFile back = calibration_from_json(calibration_to_json(f));
+  EXPECT_EQ(verdict_of(back, "tensor"), "no_check");
 }
 
 TEST(BuildCalibration, AnswersAreMatchedToThePlanByNameOnce) {

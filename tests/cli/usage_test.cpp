@@ -1,7 +1,7 @@
 // Every failure a user can cause on the command line prints the project's own message: the cause
 // (with the closest valid name when a name was mistyped), a fix, and the exit code of its kind
-// (docs/report.md, docs/agent.md; CONTRIBUTING.md, "Command-line options"). Each case of issue #15
-// is one test here, run through the real binary.
+// (docs/report.md, docs/agent.md; CONTRIBUTING.md, "Command-line options"). Each such failure is one
+// test here, run through the real binary.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 

@@ -2,6 +2,8 @@
 // that fails, crashes or outlives its timeout.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -54,11 +56,50 @@ TEST(Profile, AnUnknownSettingListsTheValidOnes) {
     FAIL() << "no error";
   } catch (const core::UsageError& e) {
     EXPECT_EQ(e.cause(), "-O sections is not a setting of the ncu backend");
-    EXPECT_NE(e.fix().find("ncu, metrics, ncu-arg, aslr"), std::string::npos) << e.fix();
+    EXPECT_NE(e.fix().find("--ncu, --metrics, --ncu-arg, --aslr"), std::string::npos) << e.fix();
   }
   EXPECT_THROW(parse_backend_settings("nsys", {}), core::UsageError);
   EXPECT_THROW(parse_backend_settings("ncu", {"aslr=maybe"}), core::UsageError);
   EXPECT_THROW(parse_backend_settings("ncu", {"metrics"}), core::UsageError);
+}
+
+// docs/roofline.md#backend-settings: a flag arrives as --NAME=VALUE and is quoted as the user wrote it.
+TEST(Profile, FlagsAndTheOldSpellingSetTheSameSettings) {
+  const NcuSettings flags =
+      parse_backend_settings("sampled", {"--iterations=4", "--lib=/x.so", "--gap-ms=0.5"});
+  const NcuSettings old = parse_backend_settings("sampled", {"iterations=4", "lib=/x.so", "gap-ms=0.5"});
+  EXPECT_EQ(flags.iterations, 4);
+  EXPECT_EQ(flags.iterations, old.iterations);
+  EXPECT_EQ(flags.lib, old.lib);
+  EXPECT_DOUBLE_EQ(flags.sampled.gap_ms, 0.5);
+  auto cause = [](const std::string& profiler, const std::string& item) {
+    try {
+      parse_backend_settings(profiler, {item});
+    } catch (const core::UsageError& e) {
+      return e.cause();
+    }
+    return std::string();
+  };
+  EXPECT_EQ(cause("sampled", "--iterations=0"), "--iterations 0 is not a whole number from 1 to 1000000");
+  EXPECT_EQ(cause("sampled", "iterations=0"), "-O iterations=0 is not a whole number from 1 to 1000000");
+  EXPECT_EQ(cause("ncu", "--lib=/x.so"), "--lib belongs to the range and sampled backends, not ncu");
+  EXPECT_EQ(cause("sampled", "--interval-ms=20"), "--interval-ms 20 is not a number from 0.1 to 10");
+  EXPECT_EQ(cause("range", "--aslr=maybe"), "--aslr maybe is not on or off");
+}
+
+// Each setting is listed under the backends that take it, as --help shows them.
+TEST(Profile, EachSettingIsListedUnderItsBackends) {
+  std::map<std::string, std::string> group;
+  for (const BackendSetting& s : backend_settings()) group[s.name] = backend_group(s);
+  EXPECT_EQ(group.size(), 11u);
+  EXPECT_EQ(group["ncu"], "ncu backend");
+  EXPECT_EQ(group["metrics"], "ncu backend");
+  EXPECT_EQ(group["ncu-arg"], "ncu backend");
+  EXPECT_EQ(group["aslr"], "ncu and range backends");
+  EXPECT_EQ(group["lib"], "range and sampled backends");
+  for (const char* name :
+       {"iterations", "interval-ms", "threshold", "gap-ms", "min-window-ms", "activity-ratio"})
+    EXPECT_EQ(group[name], "sampled backend") << name;
 }
 
 TEST(Profile, TargetsAreNamedForTheirFilesAndMadeUnique) {

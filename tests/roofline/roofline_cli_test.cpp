@@ -90,7 +90,7 @@ TEST(RooflineCli, ProfileGoesOnPastAFailingAndAHangingTarget) {
   std::ofstream(dir / "hang") << "#!/bin/sh\nexec sleep 60\n";
   for (const char* f : {"good", "crash", "hang"})
     fs::permissions(dir / f, fs::perms::owner_all, fs::perm_options::replace);
-  const Ran r = run("roofline profile -O ncu=" + kFakeNcu + " --timeout 2 --calibration " + kCalibration +
+  const Ran r = run("roofline profile --ncu " + kFakeNcu + " --timeout 2 --calibration " + kCalibration +
                     " --output " + (dir / "out").string() + " " + (dir / "crash").string() + " " +
                     (dir / "hang").string() + " " + (dir / "good").string() + " 2>&1 </dev/null; true");
   // run() appends its own redirection; the exit code is checked below through a second run.
@@ -104,7 +104,8 @@ TEST(RooflineCli, ProfileGoesOnPastAFailingAndAHangingTarget) {
   EXPECT_TRUE(fs::exists(dir / "out" / "good.ncu-rep"));
   EXPECT_TRUE(fs::exists(dir / "out" / "good.ncu.log"));
 
-  // A second run keeps the report unless --force; --skip-profile reads it.
+  // A second run keeps the report unless --force; --skip-profile reads it. (-O NAME=VALUE, the backend
+  // settings' old spelling, still works: docs/command-line.md#backend-options.)
   const Ran kept = run("roofline profile -O ncu=" + kFakeNcu + " --output " + (dir / "out").string() + " " +
                        (dir / "good").string());
   EXPECT_EQ(kept.exit_code, 3) << kept.out;
@@ -120,7 +121,7 @@ TEST(RooflineCli, NcuRowsRecordTheCacheStateAndAMixedPlotWarns) {
   const fs::path dir = scratch("caches");
   std::ofstream(dir / "good") << "#!/bin/sh\nexit 0\n";
   fs::permissions(dir / "good", fs::perms::owner_all, fs::perm_options::replace);
-  const std::string base = "roofline profile -O ncu=" + kFakeNcu + " --calibration " + kCalibration;
+  const std::string base = "roofline profile --ncu " + kFakeNcu + " --calibration " + kCalibration;
   const Ran flushed = run(base + " --output " + (dir / "flushed").string() + " " + (dir / "good").string());
   ASSERT_EQ(flushed.exit_code, 0) << flushed.out;
   const auto a = parse_table_csv(read_file((dir / "flushed" / "roofline.csv").string()), "a");
@@ -128,7 +129,7 @@ TEST(RooflineCli, NcuRowsRecordTheCacheStateAndAMixedPlotWarns) {
   for (const Row& r : a) EXPECT_EQ(r.caches, "flushed");
   EXPECT_EQ(read_file((dir / "flushed" / "good.caches").string()), "flushed\n");
 
-  const Ran unflushed = run(base + " -O ncu-arg=--cache-control=none --output " +
+  const Ran unflushed = run(base + " --ncu-arg=--cache-control=none --output " +
                             (dir / "unflushed").string() + " " + (dir / "good").string());
   ASSERT_EQ(unflushed.exit_code, 0) << unflushed.out;
   // Read again without the -O: the file beside the report says how it was made.
@@ -196,8 +197,8 @@ TEST(RooflineCliSampled, TwoPointRunsGiveOneRowPerRegionAndNameAnUnmatchedRule) 
   const fs::path prog = sampled_fixture(dir,
                                         "for i in range(n): region('k', i + 1)\n"
                                         "print('reps', sys.argv[1:])\nout.write('end\\t0\\n')\n");
-  const Ran r = run("roofline profile --profiler sampled -O lib=" + (dir / "lib.so").string() +
-                    " -O iterations=3 --flop 'prog.py\\[k\\]=1e9' --flop 'nomatch=1' --output " +
+  const Ran r = run("roofline profile --profiler sampled --lib " + (dir / "lib.so").string() +
+                    " --iterations 3 --flop 'prog.py\\[k\\]=1e9' --flop 'nomatch=1' --output " +
                     (dir / "out").string() + " -- " + prog.string() + " --reps '{iterations}'");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto rows = parse_table_csv(read_file((dir / "out" / "roofline.csv").string()), "roofline.csv");
@@ -267,6 +268,14 @@ TEST(RooflineCliSampled, NoRegionIsOneRowWithAWarning) {
       << r.out;
 }
 #endif
+
+// docs/roofline.md#backend-settings: a backend's flag given to another backend is refused, naming its own.
+TEST(RooflineCli, AFlagOfAnotherBackendIsRefused) {
+  const Ran r = run("roofline profile --profiler range --iterations 3 -- true");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("--iterations belongs to the sampled backend, not range"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the range backend takes --aslr, --lib"), std::string::npos) << r.out;
+}
 
 TEST(RooflineCliSampled, FlopRulesBelongToTheSampledBackend) {
   const Ran r = run("roofline profile --profiler ncu --flop 'x=1' -- true");

@@ -81,6 +81,19 @@ expect seed 1 "include/c.hpp:1: cites the method's source documents"
 add seedname tests/d_test.cpp "TEST(Catalog, HostNamesUnderSee""d002) {}"
 expect seedname 1 "tests/d_test.cpp:1: cites the method's source documents"
 
+add issue src/h.cpp "// Each case of issu""e #15 is one test" "// the issu""e 20 s step (an issue rate, not a request) is fine"
+expect issue 1 "src/h.cpp:1: names the issue that asked for something"
+
+add issuename bench/j.sh "# (issu""e 5's triad goal)"
+expect issuename 1 "bench/j.sh:1: names the issue that asked for something"
+
+add methodseed $D/k.md "the method's see""d (Turing) had no table"
+expect methodseed 1 "$D/k.md:1: cites the method's source documents (\"method's see""d\")"
+
+# Saved program output keeps what the program printed then; its README may not.
+add output $R/run/2026-11-29-h200-cost/calibration.json "{\"note\": \"the see""d's proxy\"}"
+expect output 0
+
 add occasion README.md "made in sessio""n 3, see the sessio""n-3 README"
 expect occasion 1 "README.md:1: names the occasion that produced something"
 

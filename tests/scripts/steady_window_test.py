@@ -85,10 +85,15 @@ for sig in (signal.SIGTERM, signal.SIGINT):
     signal.signal(sig, signal.SIG_DFL)
 
 # The workloads use it (their own loop is gone).
-for name in ("resnet50_amp.py", "gpt_bf16.py"):
+for name in ("resnet50_amp.py", "gpt_bf16.py", "augment_train.py"):
     text = open(os.path.join(sys.argv[1], "workloads", "pytorch", name)).read()
     check(f"{name} imports run_window", True, "from steady_window import run_window" in text)
     check(f"{name} has no marker of its own", False, "measure start" in text.split('"""', 2)[2])
+# The two training workloads share one mixed-precision step (amp_step.py), not a copy each.
+for name in ("resnet50_amp.py", "augment_train.py"):
+    text = open(os.path.join(sys.argv[1], "workloads", "pytorch", name)).read()
+    check(f"{name} imports amp_train_step", True, "from amp_step import amp_train_step" in text)
+    check(f"{name} has no GradScaler step of its own", False, "scaler.step(" in text)
 
 if fails:
     print(f"{fails} check(s) failed")

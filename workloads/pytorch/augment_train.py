@@ -21,6 +21,8 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from amp_step import amp_train_step
+from steady_window import run_window
 
 SIZE = 224
 KERNEL = 9  # the blur's size; set from --kernel before the loader's workers start
@@ -100,29 +102,14 @@ def main() -> int:
     mean = torch.tensor([123.7, 116.3, 103.5], device=dev).view(1, 3, 1, 1)
     std = torch.tensor([58.4, 57.1, 57.4], device=dev).view(1, 3, 1, 1)
 
-    def step(x, y):
-        x = ((x.to(dev, non_blocking=True).float() - mean) / std).contiguous(memory_format=torch.channels_last)
-        y = y.to(dev, non_blocking=True)
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.float16):
-            loss = loss_fn(model(x), y)
-        scaler.scale(loss).backward()
-        scaler.step(opt)
-        scaler.update()
-
     it = iter(loader)
-    for _ in range(args.warmup):
-        step(*next(it))
-    torch.cuda.synchronize()
-    print("diescope: measure start", flush=True)
-    t0 = time.perf_counter()
-    steps = 0
-    while time.perf_counter() - t0 < args.seconds:
-        step(*next(it))
-        steps += 1
-    torch.cuda.synchronize()
-    elapsed = time.perf_counter() - t0
-    print("diescope: measure stop", flush=True)
+
+    def step():
+        x, y = next(it)
+        x = ((x.to(dev, non_blocking=True).float() - mean) / std).contiguous(memory_format=torch.channels_last)
+        amp_train_step(model, opt, scaler, loss_fn, x, y.to(dev, non_blocking=True))
+
+    steps, elapsed = run_window(step, steps=0, warmup=args.warmup, sync=torch.cuda.synchronize, seconds=args.seconds)
     print(json.dumps({"model": args.model, "workers": args.workers, "batch": args.batch, "kernel": args.kernel, "augment_reps": reps,
                       "blur_ms": round(one_ms, 3), "augment_ms_target": args.augment_ms, "steps": steps,
                       "seconds": round(elapsed, 3), "images_per_s": round(steps * args.batch / elapsed, 1)}),

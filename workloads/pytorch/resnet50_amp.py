@@ -20,6 +20,7 @@ import sys
 import torch
 import torch.nn as nn
 
+from amp_step import amp_train_step
 from steady_window import run_window
 
 
@@ -90,12 +91,7 @@ def main() -> int:
     loss_fn = nn.CrossEntropyLoss()
 
     def train_step():
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.float16):
-            loss = loss_fn(model(x), y)
-        scaler.scale(loss).backward()
-        scaler.step(opt)
-        scaler.update()
+        amp_train_step(model, opt, scaler, loss_fn, x, y)
 
     def infer_step():
         with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16):

@@ -38,7 +38,8 @@ struct CostEntry {
   bool within_noise() const { return slowdown_lo_pct <= 0 && slowdown_hi_pct >= 0; }
 };
 
-// The table. Empty of figures until a measurement on the named GPU lands (issue 6, item 6).
+// The table. Empty of figures until a measurement on the named GPU lands
+// (docs/agent.md#cost-rows-a-record-cites).
 const std::vector<CostEntry>& cost_table();
 
 struct CostVerdict {

@@ -55,7 +55,7 @@ struct AgentRecord {
   // Settings.
   double duty_on_ms = 0;  // 0 and 0: always on
   double duty_period_ms = 0;
-  double interval_ms = 10;
+  double interval_ms = recording::kDefaultIntervalMs;
   double poll_ms = 1000;
 
   // The chip window's results.

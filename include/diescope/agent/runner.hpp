@@ -28,7 +28,7 @@ struct RunnerOptions {
   // The host probes (docs/agent.md#host-metrics): read every host_interval_ms, published on /metrics
   // at each poll. nullptr: none.
   HostMetrics* host = nullptr;
-  double host_interval_ms = 100;
+  double host_interval_ms = recording::kDefaultHostIntervalMs;
 };
 
 // Runs until the source ends (replay without linger) or the stop fd turns readable. Returns 0.

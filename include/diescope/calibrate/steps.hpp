@@ -42,6 +42,16 @@ std::string_view step_workload_name(StepWorkload workload);
 // nothing when the unit has no check. Hopper's tensor check runs wgmma: mma.sync reaches two thirds
 // of GH100's dense rate, so it cannot test the dense peak there.
 std::optional<StepWorkload> judged_workload(std::string_view unit, int compute_capability);
+// Why a unit that has a check cannot be checked on a chip of this compute capability (its
+// instructions do not exist there), naming the unit, the instruction and the capability; empty when
+// it can, or when the unit has no check at all. Turing (7.5) has no bf16 mma.sync: no tensor check.
+std::string unavailable_check(std::string_view unit, int compute_capability);
+
+// A checked unit the plan leaves out on this GPU, with unavailable_check's reason.
+struct UnavailableCheck {
+  std::string unit;
+  std::string reason;
+};
 
 struct StepPlan {
   std::string unit;  // the unit it checks
@@ -86,6 +96,8 @@ struct LaunchPlan {
 struct CalibrationPlan {
   bool quick = false;
   std::vector<StepPlan> steps;
+  // Units with a check that cannot run on this GPU; build_calibration writes each as no_check.
+  std::vector<UnavailableCheck> unavailable;
   StreamPlan stream;
   // Sweeps a quick check leaves out are not run at all (the file then says so).
   bool run_working_set = true, run_issue = true, run_launch = true;

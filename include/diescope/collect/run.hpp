@@ -44,7 +44,8 @@ std::optional<ChipSource> chip_source_from_name(std::string_view name);
 
 struct RunOptions {
   std::vector<std::string> command;  // argv of the measured command
-  double interval_ms = 10;           // chip sample interval (GPM: at least kGpmMinIntervalMs)
+  // chip sample interval (GPM: at least kGpmMinIntervalMs)
+  double interval_ms = recording::kDefaultIntervalMs;
   ChipSource source = ChipSource::pm;
   double drain_ms = 1000;                // how often the sampler decodes its buffer
   std::optional<std::vector<int>> gpus;  // NVML indexes; nullopt: every GPU
@@ -53,8 +54,9 @@ struct RunOptions {
   std::vector<std::string> sampler_leading_args = {"sample"};
   std::vector<std::string> sampler_extra_args;  // tests: {"--fake", ...}
   double poll_ms = 100;                         // the NVML / command loop
-  double host_interval_ms = 100;                // host probes (docs/method.md#host-probes); 0: none
-  double end_wait_ms = 1000;                    // wait for a GPU-Util sample at or after the end
+  // host probes (docs/method.md#host-probes); 0: none
+  double host_interval_ms = recording::kDefaultHostIntervalMs;
+  double end_wait_ms = 1000;  // wait for a GPU-Util sample at or after the end
   double sampler_start_timeout_ms = 60'000;
   int stdout_fd = 1;                // where the command's stdout is copied
   std::string run_type = "single";  // each recording's meta.run_type: "single", or "round" (bench)

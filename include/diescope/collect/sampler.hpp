@@ -143,7 +143,7 @@ struct SamplerConfig {
   std::string executable;                 // diescope-cupti, or a fake speaking the same protocol
   std::vector<std::string> leading_args;  // e.g. {"sample"} for diescope-cupti
   int device = 0;
-  double interval_ms = 10;
+  double interval_ms = recording::kDefaultIntervalMs;
   double drain_ms = 1000;
   std::vector<std::string> metrics;
   std::vector<std::string> extra_args;  // appended last (e.g. "--fake", "--crash-after", "5")

@@ -167,7 +167,7 @@ class LiveSession final : public Feed {
 };
 
 struct LiveSessionOptions {
-  double interval_ms = 10;
+  double interval_ms = recording::kDefaultIntervalMs;
   double poll_ms = 1000;
   std::string sampler_executable;  // empty: diescope-cupti beside diescope
   std::vector<std::string> sampler_extra_args;

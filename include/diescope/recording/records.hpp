@@ -70,6 +70,12 @@ struct GpuIdentity {
   int sm_count = 0;
 };
 
+// The defaults every command and collector shares, written once (docs/command-line.md#shared-options):
+// the chip sample interval, how often the counter buffer is decoded, and how often the host probes read.
+inline constexpr double kDefaultIntervalMs = 10;
+inline constexpr double kDefaultDrainMs = 1000;
+inline constexpr double kDefaultHostIntervalMs = 100;
+
 // Metadata written once at the head of a recording.
 struct RecordingMeta {
   int format_version = 1;
@@ -81,12 +87,12 @@ struct RecordingMeta {
   std::vector<ColumnDef> diagnostics;  // read from the chip, not part of DIE-Util
   std::vector<ColumnDef> counts;       // raw totals per sample (e.g. dram__bytes.sum), may be NaN
   std::vector<ColumnDef> engines;      // NVML engines; units of DIE-Util with source nvml_engine
-  double interval_ms = 10;             // chip sampling interval
-  double drain_ms = 1000;              // how often the counter buffer is decoded
-  double gpu_util_resolution_pct = 1;  // NVML reports whole percents
-  TimeNs start_ns = 0;                 // when the measured command (or replay) started
-  std::string run_type = "single";     // single | round | sustained
-  std::vector<std::string> command;    // argv of the measured command, empty when none
+  double interval_ms = kDefaultIntervalMs;  // chip sampling interval
+  double drain_ms = kDefaultDrainMs;        // how often the counter buffer is decoded
+  double gpu_util_resolution_pct = 1;       // NVML reports whole percents
+  TimeNs start_ns = 0;                      // when the measured command (or replay) started
+  std::string run_type = "single";          // single | round | sustained
+  std::vector<std::string> command;         // argv of the measured command, empty when none
   std::string host;
   // Duty cycling (agent): counters on for duty_on_ms of every duty_period_ms; 0 when always on.
   double duty_on_ms = 0;

@@ -13,7 +13,7 @@
 
 namespace diescope::roofline {
 
-// Backend settings from -O NAME=VALUE (docs/roofline.md#backend-settings).
+// Backend settings from --NAME VALUE (or -O NAME=VALUE; docs/roofline.md#backend-settings).
 struct NcuSettings {
   std::string ncu;                    // the ncu to run ("" = from PATH)
   std::vector<std::string> metrics;   // added to the table's own
@@ -26,8 +26,25 @@ struct NcuSettings {
   int iterations = 1;
   SampledConstants sampled;
 };
-// Throws UsageError for an unknown name, a name of another backend, or a bad value; the message
-// lists the valid names.
+
+// One backend setting: the flag --NAME VALUE of `roofline profile`, which --help lists under its
+// backends' heading, and its old spelling -O NAME=VALUE (docs/roofline.md#backend-settings).
+struct BackendSetting {
+  std::string name;                   // "iterations"
+  std::string value_name;             // the value in --help: "N"
+  std::vector<std::string> backends;  // the backends that take it: ncu, range, sampled
+  std::string help;
+  bool repeatable = false;  // each use adds a value (metrics, ncu-arg); else one use
+};
+const std::vector<BackendSetting>& backend_settings();
+// The backends --profiler names: ncu, range, sampled.
+std::vector<std::string> profiler_names();
+// The heading --help lists a setting under: "sampled backend", "range and sampled backends".
+std::string backend_group(const BackendSetting& setting);
+
+// The settings as given: "--NAME=VALUE" from a flag, "NAME=VALUE" from -O; a message quotes each as it
+// was written. Throws UsageError for an unknown profiler or name, a name of another backend, or a bad
+// value; the fix lists the backend's flags.
 NcuSettings parse_backend_settings(const std::string& profiler, const std::vector<std::string>& settings);
 
 struct Target {

@@ -2,7 +2,7 @@
 // PM sampling at a short interval, its NVTX regions timed by libdiescope-range.so (timestamps only);
 // within each region the kernel windows are found in the samples' compute activity, their DRAM
 // bytes integrated, and the FLOPs taken from analytic rules. Pure: the samples and the region times
-// come in, the rows go out; the runs themselves are in src/cli/cmd_roofline.cpp.
+// come in, the rows go out; the runs themselves are in src/roofline/pipeline.cpp.
 #pragma once
 
 #include <cstdint>

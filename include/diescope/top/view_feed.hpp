@@ -64,7 +64,8 @@ class ViewFeed {
 };
 
 struct LiveOptions {
-  double interval_ms = 10;         // chip sample interval
+  // chip sample interval
+  double interval_ms = recording::kDefaultIntervalMs;
   double drain_ms = 1000;          // NVML reads, counter decoding and screen refresh
   std::vector<int> gpus;           // empty: every GPU NVML lists
   std::string sampler_executable;  // empty: diescope-cupti beside diescope

@@ -15,7 +15,7 @@ namespace diescope::collect::child {
 
 struct Args {
   int device = 0;
-  double interval_ms = 10;
+  double interval_ms = recording::kDefaultIntervalMs;
   double drain_ms = 1000;
   std::vector<std::string> metrics;
   // CUPTI only.

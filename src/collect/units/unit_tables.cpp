@@ -176,7 +176,7 @@ UnitTable hopper_gh100() {
   t.source =
       "chosen for diescope with CUPTI's host API "
       "(bench/results/units/2026-11-29-cpu-one-pass-tables/pm-alternatives.txt); "
-      "no table in the method's seed covers Hopper";
+      "the method's original tables have none for Hopper";
   t.note =
       "What Hopper cannot see in this one pass, and why. PM sampling reads only what fits one pass of the "
       "chip's counter hardware, and CUPTI's host API says these do not fit beside the table: the plain "
@@ -266,7 +266,7 @@ UnitTable blackwell_gb20x() {
   t.chips = {"GB202", "GB203", "GB205", "GB206", "GB207"};
   t.compute_capabilities = {120};
   t.source =
-      "the method's seed (Blackwell, checked there on one GB205), adapted where CUDA 13.0's CUPTI "
+      "the method's original table (Blackwell, checked there on one GB205), adapted where CUDA 13.0's CUPTI "
       "counts more passes";
   t.note =
       "The method reads Blackwell's FP32 from the whole FMA pipe's instruction counter "
@@ -309,7 +309,7 @@ UnitTable halves_table(std::string name, std::string architecture, std::vector<s
   t.architecture = std::move(architecture);
   t.chips = std::move(chips);
   t.compute_capabilities = std::move(ccs);
-  t.source = "the method's seed (Ampere and Ada read FP32 as the FMA halves' mean)";
+  t.source = "the method's original table (Ampere and Ada read FP32 as the FMA halves' mean)";
   t.note =
       "FP64 is read from its instruction counter: its active-cycles counter would take the set to 4 passes. "
       "L1's crossbar fill counter is not in this family's PM-sampling catalog, and L1's and L2's composite "
@@ -350,7 +350,7 @@ UnitTable ampere_ga100() {
   t.architecture = "Ampere";
   t.chips = {"GA100"};
   t.compute_capabilities = {80};
-  t.source = "chosen for diescope with CUPTI's host API; the method's seed has no GA100 table";
+  t.source = "chosen for diescope with CUPTI's host API; the method's original tables have none for GA100";
   t.note =
       "GA100's PM-sampling catalog has no realtime counters for the FMA pipe's halves, so the halves' mean "
       "that GA10x uses is not available and the FMA heavy and lite diagnostics are absent; it does have the "
@@ -383,7 +383,7 @@ UnitTable turing_tu10x() {
   t.architecture = "Turing";
   t.chips = {"TU102", "TU104", "TU106", "TU116", "TU117"};
   t.compute_capabilities = {75};
-  t.source = "the method's seed (Turing: the closest one-pass counters)";
+  t.source = "the method's original table (Turing: the closest one-pass counters)";
   t.note =
       "Neither DRAM's byte share nor dram__throughput fits one pass beside this table (2 passes each), so "
       "DRAM is the framebuffer partitions' throughput and there is no DRAM throughput diagnostic. The raw "
@@ -403,10 +403,11 @@ UnitTable turing_tu10x() {
               "bandwidth. Neither DRAM bytes nor dram__throughput fits one pass here."),
   };
   t.diagnostics = {sm_active_diagnostic(), occupancy_diagnostic()};
-  t.counts = {bytes_count("dram_bytes", "DRAM bytes", kDramBytes,
-                          std::string(kDramBytesNote) +
-                              " The method's seed had no counted rate on Turing; with CUDA 13.0's CUPTI the "
-                              "raw count fits this pass (its percent of peak does not).")};
+  t.counts = {bytes_count(
+      "dram_bytes", "DRAM bytes", kDramBytes,
+      std::string(kDramBytesNote) +
+          " The method's original table had no counted rate on Turing; with CUDA 13.0's CUPTI the "
+          "raw count fits this pass (its percent of peak does not).")};
   return t;
 }
 

@@ -176,6 +176,9 @@ StepKernel Calibrator::make_kernel(const StepSpec& spec, DeviceBuffer& sink, Dev
     k.peak = fp64_warp_instructions_per_sm_per_cycle(device_.cc_major, device_.cc_minor).value;
     k.work_measure = "DFMA warp instructions";
   } else if (spec.workload == "bf16-mma") {
+    if (device_.cc_major < 8)  // the kernel traps there (calibrate_kernels.cu); the plan leaves the step out
+      throw core::UsageError("the bf16-mma step needs compute capability 8.0 or later (bf16 mma.sync)",
+                             "rebuild diescope and diescope-workload from the same source");
     k.launch = calib(CalibKernel::mma_bf16);
     k.work = [warps](int it) { return warps * it * kMmaChains * kMmaPerChain * kMmaFlops; };
     k.peak = bf16_dense_flop_per_sm_per_cycle(device_.cc_major, device_.cc_minor).value;
@@ -466,14 +469,14 @@ void Calibrator::run_working_set(const json& plan) {
                       {"distinct_bytes", (k * (m + n) + static_cast<std::int64_t>(m) * n) * 4},
                       {"seconds", best}});
   }
-  print_result(json{
-      {"calibrate", "working_set"},
-      {"m", m},
-      {"n", n},
-      {"blocks", tiles},
-      {"resident_blocks", resident},
-      {"working_set_definition", "the seed's: per-block global read bytes (k x 32 floats) x resident blocks"},
-      {"points", points}});
+  print_result(json{{"calibrate", "working_set"},
+                    {"m", m},
+                    {"n", n},
+                    {"blocks", tiles},
+                    {"resident_blocks", resident},
+                    {"working_set_definition",
+                     "the method's: per-block global read bytes (k x 32 floats) x resident blocks"},
+                    {"points", points}});
 }
 
 // diescope's addition beside the contraction sweep: a buffer re-read with L1-bypassing loads, sized

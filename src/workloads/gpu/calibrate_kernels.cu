@@ -86,7 +86,14 @@ __global__ void __launch_bounds__(kCalibThreads, 1) dfma_kernel(CalibArgs args) 
   clock.stop(args.tally);
 }
 
+// bf16 mma.sync m16n8k16 exists from compute capability 8.0: built for an older architecture the
+// kernel is empty and traps, and calibrate plans no bf16-mma step there (judged_workload,
+// docs/calibration.md#the-step-kernels-calibrate_kernelscu).
 __global__ void __launch_bounds__(kCalibThreads, 1) mma_bf16_kernel(CalibArgs args) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  (void)args;
+  __trap();
+#else
   BlockClock clock;
   clock.start();
   // Operands: bf16 pairs of small values (0x3c00 is 0.0078125); the accumulators stay finite.
@@ -113,6 +120,7 @@ __global__ void __launch_bounds__(kCalibThreads, 1) mma_bf16_kernel(CalibArgs ar
   args.sink[static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x] = sum;
   __syncthreads();
   clock.stop(args.tally);
+#endif
 }
 
 // Global loads that hit L1: in trip r, thread t of every block reads float4 number

@@ -1,0 +1,46 @@
+// One recording to its report, as `run`, `report` and `bench` make it (docs/report.md): the recording
+// analysed, the report built with the calibration that fits it, and the files written into the
+// report's folder.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "diescope/analysis/analyze.hpp"
+#include "diescope/recording/reader.hpp"
+#include "diescope/report/gpus_summary.hpp"
+
+namespace diescope::report {
+
+// The report's `calibration` block for an analysis (calibrate's lookup:
+// calibration_block_json(find_calibration(meta, method, path))). Empty: no calibration is looked up.
+using CalibrationLookup = std::function<nlohmann::json(const analysis::Analysis&)>;
+
+struct RecordingReport {
+  std::unique_ptr<recording::Recording> source;  // kept open: the sample renderers read it again
+  analysis::Analysis analysis;
+  nlohmann::json report;
+};
+
+// Opens and analyses a recording (over its steady window when `window` is markers and it has one) and builds
+// its report. Throws what open_recording throws for a bad file.
+RecordingReport analyse_recording(const std::filesystem::path& path, analysis::WindowMode window,
+                                  const CalibrationLookup& calibration = {});
+
+// Writes report.json and samples.csv into `folder` (created when missing) and, when `headline` is
+// given, the terminal headline there first.
+void write_recording_report(const RecordingReport& report, const std::filesystem::path& folder,
+                            std::ostream* headline = nullptr);
+
+// One GPU's recording of `diescope run`: analysed, its report written into <recording>.report/, the
+// headline printed to `out` (under "GPU N" when the run has `several`), then where both are. Returns
+// the figures the summary of several GPUs compares (docs/method.md#several-gpus).
+GpuFigures report_run_recording(const std::filesystem::path& recording, int gpu_index,
+                                analysis::WindowMode window, bool several,
+                                const CalibrationLookup& calibration, std::ostream& out);
+
+}  // namespace diescope::report
