@@ -57,31 +57,30 @@ struct Work {
   }
 };
 
+// The measured loop, the same under both backends: the iterations, and the tile in and out per iteration.
+void add_layout(Group<Work>& group, const char* name) {
+  group
+      .add(name,
+           [](Work& w, State& state) {
+             for (std::uint64_t i = 0; i < state.iterations(); ++i) w.iteration();
+           })
+      .bytes_per_iteration(2.0 * sizeof(float) * kSide * kSide)
+      .time_unit(TimeUnit::microsecond);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (!examples::have_gpu("mixed_domain")) return 4;
   Group<Work> host_counted("layout_mixed", [] { return std::make_unique<Work>(); });
   host_counted.domain(MeasurementDomain::mixed);  // host perf counters, findings prefixed [host]
-  host_counted
-      .add("perf",
-           [](Work& w, State& state) {
-             for (std::uint64_t i = 0; i < state.iterations(); ++i) w.iteration();
-           })
-      .bytes_per_iteration(2.0 * sizeof(float) * kSide * kSide)
-      .time_unit(TimeUnit::microsecond);
+  add_layout(host_counted, "perf");
 
   Group<Work> device_timed("layout_mixed_events", [] { return std::make_unique<Work>(); });
   device_timed.domain(MeasurementDomain::mixed).backend([](Work& w) {
     return cuda_event_backend(w.stream)();
   });
-  device_timed
-      .add("events",
-           [](Work& w, State& state) {
-             for (std::uint64_t i = 0; i < state.iterations(); ++i) w.iteration();
-           })
-      .bytes_per_iteration(2.0 * sizeof(float) * kSide * kSide)
-      .time_unit(TimeUnit::microsecond);
+  add_layout(device_timed, "events");
 
   std::vector<Benchmark> all = host_counted.benchmarks();
   for (const Benchmark& b : device_timed.benchmarks()) all.push_back(b);

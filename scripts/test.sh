@@ -9,15 +9,18 @@ cd "$(dirname "$0")/.."
 started=$SECONDS
 cpu_file=$(mktemp)
 trap 'rm -f "$cpu_file"' EXIT
-cpu_now() {  # children's CPU seconds so far; `times` runs in this shell, not a subshell
-  times >"$cpu_file"
+# The children's CPU seconds so far, from the second line of `times` (as 1m2.345s 0m0.678s). `times`
+# must run in this shell: in a $(...) subshell it would see that subshell's children only.
+cpu_of() {
   awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); s += p[1] * 60 + p[2] } printf "%.2f", s }' "$cpu_file"
 }
 step() {
   local t=$SECONDS c0 c1
-  c0=$(cpu_now)
+  times >"$cpu_file"
+  c0=$(cpu_of)
   "$@"
-  c1=$(cpu_now)
+  times >"$cpu_file"
+  c1=$(cpu_of)
   echo "test.sh: '$*' took $((SECONDS - t)) s, $(awk -v a="$c0" -v b="$c1" 'BEGIN {printf "%.1f", b - a}') CPU-s ($((SECONDS - started)) s so far)"
 }
 step bash scripts/setup.sh

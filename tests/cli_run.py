@@ -27,10 +27,10 @@ class CliTest:
         if not condition:
             self.failures.append(f"{name}\n{detail}")
 
-    def run(self, args, env=None, timeout=120):
-        """diescope ARGS in the scratch folder, stdout and stderr captured as text."""
-        return subprocess.run([self.diescope, *args], cwd=self.scratch, capture_output=True, text=True,
-                              timeout=timeout, env=env)
+    def run(self, args, env=None, timeout=120, cwd=None):
+        """diescope ARGS in the scratch folder (or `cwd`), stdout and stderr captured as text."""
+        return subprocess.run([self.diescope, *map(str, args)], cwd=cwd or self.scratch, capture_output=True,
+                              text=True, timeout=timeout, env=env)
 
     def finish(self, note=""):
         """Prints each failure and the count; the script's exit status."""

@@ -100,33 +100,7 @@ int bench_command(const BenchCliOptions& cli) {
       std::cerr << "diescope: warning: round " << round.number << ": " << warning << "\n";
   std::cout << rounds::render_summary(result) << std::flush;
 
-  if (result.failure)
-    throw core::Error(result.stopped_because + "; bench.json holds the rounds before it", result.failure->fix,
-                      result.failure->exit_code);
-  if (result.interrupted)
-    throw core::Error(result.stopped_because + "; bench.json holds the rounds finished before it",
-                      "run the bench again and let it finish", 130);
-  const std::string too_few = rounds::too_few_rounds(result);
-  if (!too_few.empty()) {
-    bool no_window = false, partial = false;
-    for (const auto& gpu : result.gpus)
-      for (const auto& left : gpu.left_out) {
-        no_window = no_window || left.reason.starts_with("no steady window");
-        partial = partial || left.reason.starts_with("window partial");
-      }
-    std::string fix = "see each round's reason above and its report in the round's folder";
-    if (no_window)
-      fix =
-          "make the command print the lines 'diescope: measure start' and 'diescope: measure stop' (flushed) "
-          "around its steady part, as the bundled workloads do, or one line 'diescope: measure window START "
-          "STOP' with its times once it knows them (docs/bench-command.md)";
-    else if (partial)
-      fix =
-          "the counters covered under 90% of the window: read the notes in the rounds' reports (another "
-          "profiler "
-          "holding the counters, the sampler stopping) and run again";
-    throw core::Error(too_few, fix, rounds::kExitTooFewRounds);
-  }
+  rounds::require_kept_rounds(result);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "command.hpp"
@@ -50,10 +51,15 @@ struct BackendFlags {
   // NAME=VALUE for -O, --NAME=VALUE for a flag: parse_backend_settings words each as it was given.
   std::vector<std::string> items() const {
     std::vector<std::string> out = old;
+    auto flag = [&out](const std::string& name, const std::string& value) {
+      std::string item = "--";
+      item.append(name).append("=").append(value);
+      out.push_back(std::move(item));
+    };
     for (const auto& [name, value] : one)
-      if (!value.empty()) out.push_back("--" + name + "=" + value);
+      if (!value.empty()) flag(name, value);
     for (const auto& [name, values] : many)
-      for (const auto& v : values) out.push_back("--" + name + "=" + v);
+      for (const auto& v : values) flag(name, v);
     return out;
   }
 };

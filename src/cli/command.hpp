@@ -32,7 +32,7 @@ class Opt {
   Opt& one_value_each();      // one value per use: a word after it is the next argument
   Opt& list(char delimiter);  // several values in one word, split at `delimiter`
   // Refuses a value: `why_not` returns the reason, or empty when the value is taken.
-  Opt& check(std::function<std::string(const std::string&)> why_not);
+  Opt& check(const std::function<std::string(const std::string&)>& why_not);
   Opt& group(const std::string& name);  // the heading --help lists it under
   bool given() const;                   // it was on the command line
 

@@ -255,7 +255,7 @@ Opt& Opt::list(char delimiter) {
   option_->delimiter(delimiter);
   return *this;
 }
-Opt& Opt::check(std::function<std::string(const std::string&)> why_not) {
+Opt& Opt::check(const std::function<std::string(const std::string&)>& why_not) {
   option_->check(CLI::Validator([why_not](std::string& value) { return why_not(value); }, ""));
   return *this;
 }

@@ -95,4 +95,29 @@ int parse_gpu_index(const std::string& option, const std::string& text) {
   return static_cast<int>(value);
 }
 
+// `--duty ON/PERIOD` (docs/method.md#duty-cycles-in-run): two numbers of milliseconds. run's loop
+// switches the counters at its 100 ms ticks, so each part of the period must be at least one tick.
+std::pair<double, double> parse_duty(const std::string& text, double poll_ms) {
+  const std::string example = "--duty 2000/10000 (counters on 2 s of every 10 s)";
+  const auto slash = text.find('/');
+  if (slash == std::string::npos)
+    throw core::UsageError("--duty '" + text + "' is not ON/PERIOD",
+                           "give two numbers of ms, e.g. " + example);
+  const double on = parse_number("--duty's ON", text.substr(0, slash), example);
+  const double period = parse_number("--duty's PERIOD", text.substr(slash + 1), example);
+  if (!(on >= poll_ms))
+    throw core::UsageError(
+        fmt::format("--duty {}: the counters' on-time {:g} ms is shorter than run's {:g} ms "
+                    "loop, which switches them",
+                    text, on, poll_ms),
+        "give an on-time of at least " + fmt::format("{:g}", poll_ms) + " ms, e.g. " + example);
+  if (!(period - on >= poll_ms))
+    throw core::UsageError(
+        fmt::format("--duty {}: the period leaves the counters off for {:g} ms, under run's {:g} ms loop",
+                    text, period - on, poll_ms),
+        "make the period at least " + fmt::format("{:g}", poll_ms) +
+            " ms longer than the on-time, or leave --duty out for counters on throughout");
+  return {on, period};
+}
+
 }  // namespace diescope::cli

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "diescope/core/error.hpp"
@@ -71,6 +72,10 @@ double parse_number(const std::string& option, const std::string& text, const st
 long parse_whole(const std::string& option, const std::string& text, const std::string& example);
 // One GPU index as nvidia-smi numbers them: a whole number from 0.
 int parse_gpu_index(const std::string& option, const std::string& text);
+
+// `--duty ON/PERIOD` (docs/method.md#duty-cycles-in-run): two numbers of milliseconds, each part of the
+// period at least `poll_ms` (run's loop switches the counters at its ticks). Returns {on, period}.
+std::pair<double, double> parse_duty(const std::string& text, double poll_ms);
 
 // Text from the command line, quoted as given but with control bytes shown as \xHH.
 std::string in_quotes(const std::string& text);

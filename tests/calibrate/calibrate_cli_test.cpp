@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "common/shell.hpp"
+#include "common/run_binary.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-using Ran = diescope::test::ShellRun;
+using diescope::test::Ran;
 using diescope::test::run_shell;
 
 Ran run(const std::string& args) {

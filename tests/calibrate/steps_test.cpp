@@ -347,6 +347,14 @@ TEST(BuildCalibration, OnTuringTheTensorCheckIsUnavailableAndSaysSo) {
   // The file reads back with the verdict and the reason.
   const CalibrationFile back = calibration_from_json(calibration_to_json(f));
   EXPECT_EQ(verdict_of(back, "tensor"), "no_check");
+  // What `diescope calibrate` prints: the unit's line says the check is unavailable, and why.
+  const std::string printed = summary_text(f);
+  EXPECT_NE(
+      printed.find(
+          "no_check              -  the tensor check is unavailable on compute capability 7.5: its bf16 "
+          "mma.sync needs 8.0 or later"),
+      std::string::npos)
+      << printed;
 }
 
 TEST(BuildCalibration, AnswersAreMatchedToThePlanByNameOnce) {

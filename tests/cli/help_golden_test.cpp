@@ -12,7 +12,7 @@
 #include <regex>
 #include <sstream>
 
-#include "cli/run_diescope.hpp"
+#include "common/run_binary.hpp"
 
 namespace diescope::test {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/run_diescope.hpp"
+#include "common/run_binary.hpp"
 #include "options.hpp"
 
 namespace diescope::cli {
@@ -103,6 +103,28 @@ TEST(OptionsModule, ValueParsersNameTheOptionAndTheText) {
   EXPECT_EQ(in_quotes("a\x01"), "'a\\x01'");
   EXPECT_EQ(closest_name("--interval-m", {"--interval-ms", "--drain-ms"}), "--interval-ms");
   EXPECT_EQ(did_you_mean("xyzzy", {"run", "report"}), "");
+}
+
+// docs/method.md#duty-cycles-in-run: ON/PERIOD in ms, each part at least one of run's 100 ms ticks.
+TEST(OptionsModule, DutyTakesOnAndPeriodEachAtLeastOneLoopTick) {
+  EXPECT_EQ(parse_duty("2000/10000", 100), std::make_pair(2000.0, 10000.0));
+  EXPECT_EQ(parse_duty("100/200", 100), std::make_pair(100.0, 200.0));  // both parts exactly one tick
+  auto cause = [](const std::string& text) {
+    try {
+      parse_duty(text, 100);
+    } catch (const core::UsageError& e) {
+      return e.cause();
+    }
+    return std::string();
+  };
+  EXPECT_EQ(cause("abc"), "--duty 'abc' is not ON/PERIOD");
+  EXPECT_EQ(
+      cause("50/1000"),
+      "--duty 50/1000: the counters' on-time 50 ms is shorter than run's 100 ms loop, which switches them");
+  // 1050 - 1000 = 50 ms off, under one 100 ms tick.
+  EXPECT_EQ(cause("1000/1050"),
+            "--duty 1000/1050: the period leaves the counters off for 50 ms, under run's 100 ms loop");
+  EXPECT_NE(cause("x/100"), "");
 }
 
 // docs/command-line.md#backend-options: `roofline profile --help` lists each backend's flags under its

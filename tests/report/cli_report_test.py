@@ -6,33 +6,34 @@ Reports go under REPORTS_DIR (the report_schema test validates them); junk files
 """
 import csv
 import json
+import os
 import pathlib
 import re
 import shutil
-import subprocess
 import sys
 
-failures = []
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+from cli_run import CliTest  # noqa: E402  (tests/ is on the path only from here on)
+
+test = None
 
 
 def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
+    test.check(what, cond)
 
 
 def run(diescope, *args, cwd=None):
-    return subprocess.run([str(diescope), "report", *map(str, args)], capture_output=True, text=True, timeout=120,
-                          cwd=cwd)
+    """`diescope report ARGS` in `cwd` (default: this process's folder)."""
+    return test.run(["report", *args], cwd=cwd or os.getcwd())
 
 
 def main():
+    global test
     diescope, source, reports, scratch = map(pathlib.Path, sys.argv[1:5])
+    test = CliTest("cli_report_test", str(diescope), str(scratch))  # makes SCRATCH_DIR afresh
     recording = source / "data/recordings/h200-probe-shape.dsrec"
     out = reports / "cli" / "probe"
     shutil.rmtree(reports / "cli", ignore_errors=True)
-    shutil.rmtree(scratch, ignore_errors=True)
-    scratch.mkdir(parents=True)
 
     # The bundled recording: headline, report.json, samples.csv.
     r = run(diescope, recording, "--output", out)
@@ -143,8 +144,7 @@ def main():
         check(len(err) == 2 and err[1].startswith("  fix: "), f"{path.name}: no fix in {e.stderr!r}")
     check(not (scratch / "never").exists(), "a failed report leaves no output folder")
 
-    print("cli_report_test: " + ("ok" if not failures else f"{len(failures)} failures"))
-    return 1 if failures else 0
+    return test.finish()
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "diescope/roofline/csv.hpp"
-#include "common/shell.hpp"
+#include "common/run_binary.hpp"
 #include "fixtures.hpp"
 
 namespace diescope::roofline {
@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 using test::fixture_path;
 using test::read_file;
 
-using Ran = diescope::test::ShellRun;
+using diescope::test::Ran;
 
 Ran run(const std::string& args) {
   return diescope::test::run_diescope_shell(args);

@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "cli/run_diescope.hpp"
+#include "common/run_binary.hpp"
 #include "diescope/top/screen.hpp"
 #include "top/golden_match.hpp"
 
@@ -29,14 +29,7 @@ std::string shell_quote(const std::string& s) {
 }
 
 std::string capture(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return out;
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  ::pclose(pipe);
-  return out;
+  return run_shell(command, false).out;
 }
 
 bool have_tmux() {

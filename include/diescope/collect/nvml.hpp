@@ -186,4 +186,9 @@ class GpuUtilReader {
   recording::TimeNs switched_at_ns_ = 0;
 };
 
+// `diescope units --nvml-probe`: what NVML reports for GPU `gpu` (identity, clocks, power limit,
+// throttle reasons, engines, processes) and its GPU-Util readings over `seconds`, on stdout. Returns 0;
+// throws DeviceError when NVML cannot be loaded.
+int print_nvml_probe(int gpu, double seconds);
+
 }  // namespace diescope::collect

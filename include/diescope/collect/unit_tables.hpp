@@ -132,4 +132,14 @@ PassCheck check_passes(const std::string& diescope_cupti, std::string_view chip,
 // Finds diescope-cupti: $DIESCOPE_CUPTI if set, else beside the running executable. Empty if absent.
 std::string find_diescope_cupti();
 
+// ---- `diescope units`' reports, printed on stdout ----
+
+// Every table: its units, diagnostics and counts with their counters and flags. Returns 0.
+int print_unit_tables();
+// Whether each table fits one counter pass on every chip it lists (CUPTI's host API, through
+// diescope-cupti at `cupti`, or found by find_diescope_cupti when empty), or, with `device`, on that
+// GPU's chip with its own counter availability. Returns 0 when every check fits, 1 otherwise; throws
+// DeviceError when diescope-cupti is missing or the GPU's chip cannot be read.
+int print_pass_checks(const std::string& cupti, std::optional<int> device);
+
 }  // namespace diescope::collect

@@ -147,6 +147,11 @@ std::string render_summary(const BenchResult& result);
 // Empty when every GPU kept at least kMinKeptRounds rounds; otherwise the message saying which did not.
 std::string too_few_rounds(const BenchResult& result);
 
+// Throws core::Error, with its fix and exit code, when the bench failed (the failure's), was
+// interrupted (130) or kept too few rounds (kExitTooFewRounds, the fix said from the rounds' reasons:
+// no window, or partial coverage); returns when it kept enough.
+void require_kept_rounds(const BenchResult& result);
+
 // Progress on a stream: a redrawn bar when it is a terminal, plain lines otherwise.
 class StreamProgress final : public ProgressSink {
  public:

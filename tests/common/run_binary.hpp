@@ -1,4 +1,7 @@
-// Runs the diescope binary as a user would and keeps what it printed and how it exited.
+// Runs a program as a user would and keeps what it printed and how it exited: the diescope binary
+// with its arguments (no shell: stdout and stderr apart), or a command line through the shell (stdout
+// and stderr together); and a fresh scratch folder under the build tree. The one helper every C++
+// test that runs the binary uses.
 #pragma once
 
 #include <fcntl.h>
@@ -6,6 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -64,8 +70,48 @@ inline Ran run_diescope_at(const std::filesystem::path& binary, const std::vecto
   return ran;
 }
 
+// The diescope binary of this build; DIESCOPE_TEST_BIN_DIR names the binaries' folder of a build
+// copied elsewhere (bench/run/gpu_regression.sh runs the gpu tests that way).
+inline std::string diescope_binary() {
+  if (const char* dir = std::getenv("DIESCOPE_TEST_BIN_DIR"); dir != nullptr)
+    return std::string(dir) + "/diescope";
+#ifdef DIESCOPE_BINARY
+  return DIESCOPE_BINARY;
+#else
+  return std::string(DIESCOPE_BINARY_DIR) + "/bin/diescope";
+#endif
+}
+
 inline Ran run_diescope(const std::vector<std::string>& args, const std::filesystem::path& cwd = {}) {
-  return run_diescope_at(DIESCOPE_BINARY, args, cwd);
+  return run_diescope_at(diescope_binary(), args, cwd);
+}
+
+// A command line through the shell: stdout, and stderr with it unless with_stderr is false (then
+// stderr goes where the test's goes); `err` stays empty.
+inline Ran run_shell(const std::string& command_line, bool with_stderr = true) {
+  const std::string command = command_line + (with_stderr ? " 2>&1" : "");
+  Ran r;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+  return r;
+}
+
+// `diescope ARGS` through the shell.
+inline Ran run_diescope_shell(const std::string& args, bool with_stderr = true) {
+  return run_shell(diescope_binary() + " " + args, with_stderr);
+}
+
+// An empty folder build/<area>/<name>, emptied first if an earlier run left one.
+inline std::filesystem::path scratch_dir(const std::string& area, const std::string& name) {
+  const std::filesystem::path dir = std::filesystem::path(DIESCOPE_BINARY_DIR) / area / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 }  // namespace diescope::test
