@@ -9,6 +9,12 @@
 //   gpm_probe serve [--gpu N] [--interval-ms X]
 //       Samples GPM until SIGTERM or SIGINT, then prints its CPU time per second: the cost of GPM
 //       itself, and a stand-in for "GPM on" in bench/agent/cost_events.py.
+//   gpm_probe trace [--gpu N] [--interval-ms X] [--seconds S]
+//       Polls GPM every X ms (5 ms: finer than the driver's 100 ms refresh) for S seconds and prints one
+//       CSV line per sample the sampler returns: its edges (CLOCK_REALTIME ns) and every column. A
+//       pair with no refresh inside is kept open by the sampler, so at X = 5 each line ends within 5 ms
+//       after a refresh: the lines give the refresh times, and each value the share over the refresh
+//       interval (docs/method.md#gpm-as-a-second-chip-source).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -139,20 +145,47 @@ int serve(const diescope::collect::NvmlDevice& device, double interval_ms) {
   return 0;
 }
 
+int trace(const diescope::collect::NvmlDevice& device, double interval_ms, double seconds) {
+  GpmSampler sampler(device, diescope::core::realtime_ns());
+  const auto& table = sampler.table();
+  std::printf("start_ns,end_ns");
+  for (const auto& u : table.units) std::printf(",%s", u.key.c_str());
+  for (const auto& d : table.diagnostics) std::printf(",%s", d.key.c_str());
+  std::printf("\n");
+  const auto step = static_cast<std::int64_t>(interval_ms * 1e6);
+  const std::int64_t start = diescope::core::monotonic_ns();
+  std::int64_t next = start + step;
+  long polls = 0, returned = 0;
+  while (next <= start + static_cast<std::int64_t>(seconds * 1e9)) {
+    sleep_until_mono(next);
+    next += step;
+    ++polls;
+    auto s = sampler.sample(diescope::core::realtime_ns());
+    if (!s) continue;
+    ++returned;
+    std::printf("%lld,%lld", static_cast<long long>(s->start_ns), static_cast<long long>(s->end_ns));
+    for (double v : s->columns.units) std::printf(",%.4f", v);
+    for (double v : s->columns.diagnostics) std::printf(",%.4f", v);
+    std::printf("\n");
+  }
+  std::fprintf(stderr, "gpm trace: %ld polls at %g ms, %ld samples returned\n", polls, interval_ms, returned);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     if (argc < 2) {
       std::fprintf(stderr,
-                   "usage: gpm_probe intervals|serve [--gpu N] [--ms LIST] [--seconds-each S] "
-                   "[--interval-ms X]\n");
+                   "usage: gpm_probe intervals|serve|trace [--gpu N] [--ms LIST] [--seconds-each S] "
+                   "[--interval-ms X] [--seconds S]\n");
       return 2;
     }
     const std::string mode = argv[1];
     int gpu = 0;
     std::vector<double> ms = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000};
-    double seconds_each = 2, interval_ms = 100;
+    double seconds_each = 2, interval_ms = 100, seconds = 5;
     for (int i = 2; i + 1 < argc; i += 2) {
       const std::string key = argv[i], value = argv[i + 1];
       if (key == "--gpu")
@@ -163,6 +196,8 @@ int main(int argc, char** argv) {
         seconds_each = std::stod(value);
       else if (key == "--interval-ms")
         interval_ms = std::stod(value);
+      else if (key == "--seconds")
+        seconds = std::stod(value);
       else {
         std::fprintf(stderr, "gpm_probe: unknown option %s\n", key.c_str());
         return 2;
@@ -172,6 +207,7 @@ int main(int argc, char** argv) {
     const auto device = nvml->device(gpu);
     if (mode == "intervals") return intervals(device, ms, seconds_each);
     if (mode == "serve") return serve(device, interval_ms);
+    if (mode == "trace") return trace(device, interval_ms, seconds);
     std::fprintf(stderr, "gpm_probe: unknown mode %s\n", mode.c_str());
     return 2;
   } catch (const diescope::core::Error& e) {

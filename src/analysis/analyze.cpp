@@ -64,6 +64,10 @@ struct SpanSums {
   std::vector<double> count_sum;            // share-weighted counts
   std::vector<recording::TimeNs> count_ns;  // time covered by samples that had the count
   detail::UtilWindow::Overlap util;
+  // docs/method.md#gpm-as-a-second-chip-source: in a window over GPM samples, the time before its
+  // start that a sample's reading can describe; such a window uses only samples wholly inside it
+  // that start at least this long after its start. 0: every sample that overlaps it.
+  recording::TimeNs lead_ns = 0;
 
   SpanSums(Interval s, const recording::RecordingMeta& meta)
       : span(s),
@@ -74,6 +78,7 @@ struct SpanSums {
 
   // Whether a sample belongs to this span: it overlaps it, or (empty sample) starts inside it.
   bool touches(const recording::ChipSample& s) const {
+    if (lead_ns > 0 && s.end_ns > s.start_ns) return s.start_ns >= span.lo + lead_ns && s.end_ns <= span.hi;
     if (s.end_ns > s.start_ns) return s.start_ns < span.hi && s.end_ns > span.lo;
     return s.start_ns >= span.lo && s.start_ns < span.hi;
   }
@@ -241,7 +246,9 @@ SpanResults finish_span(const SpanSums& sums, const detail::UtilOverSpan& whole,
 
   // Chip coverage: of the span, or of the time the counters were scheduled to run under duty cycling.
   const bool duty = meta.duty_on_ms > 0 && meta.duty_period_ms > 0;
-  double basis_ns = static_cast<double>(sums.span.length());
+  // A GPM window's samples can only cover the time after its lead
+  // (docs/method.md#gpm-as-a-second-chip-source).
+  double basis_ns = static_cast<double>(std::max<recording::TimeNs>(0, sums.span.length() - sums.lead_ns));
   if (duty) {
     bool has_on_event = false;
     for (const recording::CountersEvent& e : side.counters) has_on_event = has_on_event || e.on;
@@ -433,7 +440,15 @@ Analysis analyze(const recording::Recording& source, const AnalysisOptions& opti
 
   std::vector<SpanSums> spans;
   spans.emplace_back(run, meta);
-  if (window) spans.emplace_back(*window, meta);
+  if (window) {
+    spans.emplace_back(*window, meta);
+    // docs/method.md#gpm-as-a-second-chip-source: a GPM reading describes the driver's refresh
+    // interval, which can begin up to one refresh before its sample does.
+    const bool gpm = std::any_of(meta.units.begin(), meta.units.end(), [](const recording::ColumnDef& c) {
+      return c.source == recording::UnitSource::gpm;
+    });
+    if (gpm) spans.back().lead_ns = kGpmReadingLeadNs;
+  }
 
   // One pass over the chip samples.
   FirstSampleRule first_rule(side.counters);
@@ -516,6 +531,7 @@ Analysis analyze(const recording::Recording& source, const AnalysisOptions& opti
     const double duration = static_cast<double>(s.end_ns - s.start_ns);
 
     for (SpanSums& sums : spans) {
+      if (!sums.touches(s)) continue;
       const recording::TimeNs lo = std::max(s.start_ns, sums.span.lo);
       const recording::TimeNs hi = std::min(s.end_ns, sums.span.hi);
       if (hi <= lo) continue;

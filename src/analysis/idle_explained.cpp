@@ -43,7 +43,11 @@ enum class Role {
   disk_busy,
   proc_cpu,
   proc_thread,
-  proc_threads
+  proc_threads,
+  proc_read_bytes,
+  proc_kernel,
+  proc_blocked,
+  proc_threads_blocked
 };
 
 Role role_of(const metrics::MetricDescriptor& d) {
@@ -62,6 +66,10 @@ Role role_of(const metrics::MetricDescriptor& d) {
     if (name == "proc__cycles_active.sum.per_second") return Role::proc_cpu;
     if (name == "proc__thread_cycles_active.max.per_second") return Role::proc_thread;
     if (name == "proc__threads") return Role::proc_threads;
+    if (name == "proc__io_read_bytes.sum.per_second") return Role::proc_read_bytes;
+    if (name == "proc__cycles_kernel.sum.per_second") return Role::proc_kernel;
+    if (name == "proc__io_blocked.sum.per_second") return Role::proc_blocked;
+    if (name == "proc__threads_blocked") return Role::proc_threads_blocked;
   }
   return Role::other;
 }
@@ -74,6 +82,11 @@ struct StreamInfo {
 
 struct ProcMeans {
   Mean cpu, thread, threads;
+};
+
+// One process's I/O figures in one host sample (docs/method.md#stranded-idle-explained).
+struct ProcIo {
+  double read = kNaN, cpu = kNaN, kernel = kNaN, blocked = kNaN, threads_blocked = kNaN;
 };
 
 }  // namespace
@@ -130,7 +143,10 @@ IdleExplanation explain_idle(const recording::Recording& source, TimeNs span_sta
   }
 
   Mean host_busy, host_busy_b, iowait, mem_avail_pct, disk_read, disk_write, command, command_b, workers,
-      worker_cores, worker_cores_b;
+      worker_cores, worker_cores_b, own_read_all, own_io, own_reader;
+  bool blocked_from_delay = false, blocked_from_states = false;
+  double own_streams_idle = 0, own_reading_idle = 0;  // idle weight with storage figures, and reading
+  std::vector<std::string> reader_names;
   std::map<std::string, Mean> disk_busy;
   std::map<std::int64_t, ProcMeans> procs;
   std::vector<std::string> worker_names;
@@ -170,6 +186,7 @@ IdleExplanation explain_idle(const recording::Recording& source, TimeNs span_sta
 
     double mem_available = kNaN, mem_capacity = kNaN, read = 0, write = 0, cmd = 0, wk = 0, n_workers = 0;
     bool any_disk = false, any_cpu = false;
+    std::map<std::int64_t, ProcIo> io;
     for (const recording::HostValue& v : sample.values) {
       const auto it = streams.find(v.id);
       if (it == streams.end() || !std::isfinite(v.value)) continue;
@@ -199,8 +216,21 @@ IdleExplanation explain_idle(const recording::Recording& source, TimeNs span_sta
         case Role::disk_busy:
           disk_busy[info.device].add(w_idle, v.value);
           break;
+        case Role::proc_read_bytes:
+          if (pids.contains(info.pid)) io[info.pid].read = v.value;
+          break;
+        case Role::proc_kernel:
+          if (pids.contains(info.pid)) io[info.pid].kernel = v.value / 100;
+          break;
+        case Role::proc_blocked:
+          if (pids.contains(info.pid)) io[info.pid].blocked = v.value / 100;
+          break;
+        case Role::proc_threads_blocked:
+          if (pids.contains(info.pid)) io[info.pid].threads_blocked = v.value;
+          break;
         case Role::proc_cpu:
           if (!pids.contains(info.pid)) break;
+          io[info.pid].cpu = v.value / 100;
           any_cpu = true;
           cmd += v.value / 100;
           procs[info.pid].cpu.add(w_idle, v.value / 100);
@@ -220,6 +250,51 @@ IdleExplanation explain_idle(const recording::Recording& source, TimeNs span_sta
           break;
         case Role::other:
           break;
+      }
+    }
+    // The command's own I/O: a sample in which its processes read at least kOwnReadMinBytesPerS from
+    // storage, or had at least kOwnBlockedMinThreads threads blocked on I/O, is an I/O sample; in it
+    // the kernel and blocked time of the processes that read or waited count. Blocked time is delay
+    // accounting's where it is on, else the threads in D at the read (an instant's count stands for
+    // the interval's mean). Reads are accounted when they are issued, so a process waiting on a slow
+    // device shows blocked time in samples where it reads nothing.
+    {
+      double storage = 0, blocked_all = 0;
+      bool any_read = false;
+      auto blocked_of = [](const ProcIo& f) {
+        return std::isfinite(f.blocked)           ? f.blocked
+               : std::isfinite(f.threads_blocked) ? f.threads_blocked
+                                                  : 0.0;
+      };
+      for (const auto& [pid, f] : io) {
+        const double blocked = blocked_of(f);
+        if (!std::isfinite(f.read)) continue;
+        any_read = true;
+        storage += f.read;
+        blocked_all += blocked;
+      }
+      if (any_read) {
+        own_streams_idle += w_idle;
+        own_read_all.add(w_idle, storage);
+        if (storage >= kOwnReadMinBytesPerS || blocked_all >= kOwnBlockedMinThreads) {
+          own_reading_idle += w_idle;
+          double io_cores = 0, reader_cores = 0;
+          for (const auto& [pid, f] : io) {
+            const double blocked = blocked_of(f);
+            if (!(f.read > 0) && !(blocked > 0)) continue;
+            if (w_idle > 0 && std::isfinite(f.blocked))
+              blocked_from_delay = true;
+            else if (w_idle > 0 && std::isfinite(f.threads_blocked))
+              blocked_from_states = true;
+            io_cores += (std::isfinite(f.kernel) ? f.kernel : 0) + blocked;
+            reader_cores += (std::isfinite(f.cpu) ? f.cpu : 0) + blocked;
+            const std::string& name = names[pid];
+            if (std::find(reader_names.begin(), reader_names.end(), name) == reader_names.end())
+              reader_names.push_back(name);
+          }
+          own_io.add(w_idle, io_cores);
+          own_reader.add(w_idle, reader_cores);
+        }
       }
     }
     if (std::isfinite(mem_available) && mem_capacity > 0)
@@ -251,6 +326,14 @@ IdleExplanation explain_idle(const recording::Recording& source, TimeNs span_sta
       x.busiest_disk = device;
     }
   }
+  x.own_read_share = own_streams_idle > 0 ? own_reading_idle / own_streams_idle : kNaN;
+  x.own_read_bytes_per_s = own_read_all.value();
+  x.own_io_cores = own_io.value();
+  x.own_reader_cores = own_reader.value();
+  x.own_blocked_from = blocked_from_delay    ? IdleExplanation::Blocked::delay_accounting
+                       : blocked_from_states ? IdleExplanation::Blocked::thread_states
+                                             : IdleExplanation::Blocked::not_seen;
+  x.reader_names = reader_names;
   x.command_cores = command.value();
   x.command_cores_busy = command_b.value();
   x.workers = workers.value();
@@ -286,7 +369,11 @@ IdleExplanation explain_idle(const recording::Recording& source, TimeNs span_sta
     return x;
   }
   x.why_not = IdleNotExplained::none;
-  if (x.worker_capacity_cores >= 1 && x.worker_cores >= kLoaderSaturatedPct / 100 * x.worker_capacity_cores)
+  if (x.own_read_bytes_per_s >= kOwnReadMinBytesPerS && x.own_read_share >= kOwnReadMinIdleShare &&
+      x.own_io_cores >= kOwnIoMinCores && x.own_io_cores >= kOwnIoMinShare * x.own_reader_cores)
+    x.verdict = IdleVerdict::own_io_bound;
+  else if (x.worker_capacity_cores >= 1 &&
+           x.worker_cores >= kLoaderSaturatedPct / 100 * x.worker_capacity_cores)
     x.verdict = IdleVerdict::input_bound;
   else if (x.busiest_thread_owner && x.busiest_thread_owner->busiest_thread_pct >= kOneThreadBoundPct)
     x.verdict = IdleVerdict::one_thread_bound;

@@ -194,6 +194,22 @@ constexpr CatalogEntry kCatalog[] = {
      PeakRule::unknown("syscall-level bytes, page-cache hits included, have no device bound"),
      "Process reads",
      "Bytes read through syscalls (rchar), not block-device reads: not comparable with disk__read_bytes."},
+    {"proc__io_read_bytes.sum.per_second", T::counter, Unit::bytes_per_second, K::process, Source::procfs,
+     PeakRule::unknown("no /proc source gives the device's rated bandwidth"), "Process storage reads",
+     "Bytes the process caused to be fetched from storage (read_bytes in /proc/PID/io): page-cache hits are "
+     "not counted."},
+    {"proc__cycles_kernel.sum.per_second", T::counter, Unit::pct, K::process, Source::procfs,
+     PeakRule::per_logical_cpu(100), "Process kernel CPU",
+     "Kernel-mode time of all the process's threads (stime, clock ticks) per second of wall time, as a "
+     "percent of one core."},
+    {"proc__io_blocked.sum.per_second", T::counter, Unit::pct, K::process, Source::procfs,
+     PeakRule::unknown("every thread can wait at once: the bound is the thread count"),
+     "Process blocked on I/O",
+     "Time the process's threads waited for block I/O (delayacct_blkio_ticks of each thread) per second of "
+     "wall time, as a percent of one thread; NaN where the kernel's delay accounting is off."},
+    {"proc__threads_blocked", T::counter, Unit::count, K::process, Source::procfs,
+     PeakRule::unknown("a thread count has no useful bound"), "Threads in D",
+     "Threads of the process in uninterruptible sleep (state D, mostly waiting on I/O) at the read."},
     {"proc__io_wchar.sum.per_second", T::counter, Unit::bytes_per_second, K::process, Source::procfs,
      PeakRule::unknown("syscall-level bytes have no device bound"), "Process writes",
      "Bytes written through syscalls (wchar), not block-device writes."},

@@ -165,7 +165,23 @@ json idle_explained_json(const analysis::IdleExplanation& x, int gpu_index) {
   put_number(o, "disk_busy_max_pct", x.disk_busy_max_pct, "no disk moved during the run");
   if (!x.busiest_disk.empty()) o["busiest_disk"] = x.busiest_disk;
   put_number(o, "memory_available_pct", x.memory_available_pct, none);
-  o["rules"] = json{{"min_idle_points", analysis::kMinIdlePointsToExplain},
+  const char* no_storage = "no process of the command had a storage read figure while the GPU idled";
+  put_number(o, "own_read_share", x.own_read_share, no_storage);
+  put_number(o, "own_read_bytes_per_s", x.own_read_bytes_per_s,
+             "the command read no storage while the GPU idled");
+  put_number(o, "own_io_cores", x.own_io_cores, "the command did no I/O while the GPU idled");
+  put_number(o, "own_reader_cores", x.own_reader_cores, "the command did no I/O while the GPU idled");
+  o["own_blocked_from"] =
+      x.own_blocked_from == analysis::IdleExplanation::Blocked::delay_accounting ? "delay_accounting"
+      : x.own_blocked_from == analysis::IdleExplanation::Blocked::thread_states  ? "thread_states"
+                                                                                 : "not_seen";
+  o["reader_names"] = x.reader_names;
+  o["rules"] = json{{"own_read_min_bytes_per_s", analysis::kOwnReadMinBytesPerS},
+                    {"own_blocked_min_threads", analysis::kOwnBlockedMinThreads},
+                    {"own_read_min_idle_share", analysis::kOwnReadMinIdleShare},
+                    {"own_io_min_cores", analysis::kOwnIoMinCores},
+                    {"own_io_min_share", analysis::kOwnIoMinShare},
+                    {"min_idle_points", analysis::kMinIdlePointsToExplain},
                     {"min_idle_observed_s", analysis::kMinIdleSecondsObserved},
                     {"loader_saturated_pct", analysis::kLoaderSaturatedPct},
                     {"one_thread_bound_pct", analysis::kOneThreadBoundPct},

@@ -330,6 +330,8 @@ std::string idle_verdict_code(analysis::IdleVerdict verdict) {
   switch (verdict) {
     case V::not_explained:
       return "";
+    case V::own_io_bound:
+      return "own_io_bound";
     case V::input_bound:
       return "input_bound";
     case V::one_thread_bound:
@@ -371,6 +373,14 @@ std::string idle_verdict_words(const analysis::IdleExplanation& x, int gpu_index
   switch (x.verdict) {
     case V::not_explained:
       return idle_not_explained_words(x.why_not);
+    case V::own_io_bound:
+      return fmt::format(
+          "waiting on its own reads: {}, the command read {} from storage and was reading or waiting on I/O "
+          "{:.0f}% of the time; then its process{}{} spent {} of {} cores in the kernel or blocked on I/O",
+          while_idle, bytes_rate_words(x.own_read_bytes_per_s), x.own_read_share * 100,
+          x.reader_names.size() == 1 ? "" : "es",
+          x.reader_names.empty() ? "" : " (" + names_words(x.reader_names) + ")", cores_words(x.own_io_cores),
+          cores_words(x.own_reader_cores));
     case V::input_bound: {
       const long workers = std::lround(x.workers);
       return fmt::format("input-bound: {}, the {} worker process{}{} used {} of {} cores", while_idle,

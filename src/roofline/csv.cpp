@@ -104,6 +104,10 @@ const std::vector<Column>& columns() {
     for (Precision p : kAllPrecisions)
       c.push_back(
           array_col("work " + std::string(precision_name(p)), std::string(precision_unit(p)), &Row::flop, p));
+    // docs/roofline.md#packed-half-precision: the top of the fp16 range and why, where the lanes are
+    // not known.
+    c.push_back(number_col("work fp16 high", "FLOP", &Row::fp16_flop_high));
+    c.push_back(text_col("fp16 lanes unknown", &Row::fp16_why));
     c.push_back(number_col("tensor instructions", "inst", &Row::tensor_inst));
     for (Level l : kAllLevels)
       c.push_back(array_col("bytes " + std::string(level_name(l)), "B", &Row::bytes, l));
@@ -248,8 +252,10 @@ std::vector<Row> parse_table_csv(std::string_view text, const std::string& path)
       for (const Column& c : cols) {
         // A table written before the range backend has no profiler column (its rows are ncu's), and one
         // written before the caches were recorded no caches column (not recorded: empty).
-        if (c.read && c.name != "profiler" && c.name != "caches" &&
-            std::find(layout.begin(), layout.end(), &c) == layout.end())
+        // Nor one written before packed half precision the fp16 range's columns
+        // (docs/roofline.md#packed-half-precision).
+        if (c.read && c.name != "profiler" && c.name != "caches" && c.name != "work fp16 high" &&
+            c.name != "fp16 lanes unknown" && std::find(layout.begin(), layout.end(), &c) == layout.end())
           throw core::InputError(path, line_no, "column \"" + c.name + "\" is missing", fix);
       }
       continue;

@@ -24,6 +24,8 @@ namespace diescope::roofline {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// docs/roofline.md#packed-half-precision: the lanes of a packed FP16 instruction (HADD2, HMUL2, HFMA2).
+constexpr double kHalfLanesPerInstruction = 2;
 
 // docs/roofline.md#flops: executed SASS thread instructions per precision; an FMA is two FLOPs.
 struct ScalarRule {
@@ -341,6 +343,18 @@ std::vector<Row> rows_from_export(const RawExport& raw, const std::string& execu
       const double add = number(require(r.add)), mul = number(require(r.mul)), fma = number(require(r.fma));
       row.flop[index(r.precision)] = add + mul + 2.0 * fma;
       row.peak_flop_per_cycle[index(r.precision)] = 2.0 * number_if(r.fma_peak);
+      if (r.precision != Precision::fp16) continue;
+      // docs/roofline.md#packed-half-precision: the counters count thread instructions of one or two
+      // lanes, and an HFMA2 may be an add or a multiply; until the kernel's SASS says which, the FLOPs
+      // are the range [1 per instruction, 2 per add or multiply and 4 per HFMA2]. The peak is the
+      // hardware's: every FP16 FMA instruction issued fills its two lanes.
+      row.fp16_inst = {add, mul, fma};
+      row.peak_flop_per_cycle[index(r.precision)] = 2.0 * kHalfLanesPerInstruction * number_if(r.fma_peak);
+      row.flop[index(r.precision)] = add + mul + fma;
+      if (add + mul + fma > 0) {
+        row.fp16_flop_high = kHalfLanesPerInstruction * (add + mul + 2.0 * fma);
+        row.fp16_why = "the kernel's SASS was not read";
+      }
     }
     for (const auto& r : kTensorRules) {
       row.flop[index(r.precision)] = number_if(r.ops);

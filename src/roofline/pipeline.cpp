@@ -27,6 +27,7 @@
 #include "diescope/core/unique_fd.hpp"
 #include "diescope/recording/reader.hpp"
 #include "diescope/roofline/csv.hpp"
+#include "diescope/roofline/half_lanes.hpp"
 #include "diescope/roofline/ncu.hpp"
 #include "diescope/roofline/plot.hpp"
 #include "diescope/roofline/profile.hpp"
@@ -532,6 +533,8 @@ int profile(const ProfileRequest& o) {
       skip(e.cause(), e.fix());
     }
   }
+  for (const auto& w : apply_half_lanes(rows, target_executables(targets), dir))
+    warn(w);  // docs/roofline.md#packed-half-precision
   const std::string driver = driver_version();
   for (Row& r : rows) r.driver = driver;
   TableRequest table = o.table;

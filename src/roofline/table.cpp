@@ -257,6 +257,15 @@ void accumulate(Row& a, const Row& b) {
     a.level_hz[index(l)] = mean(a.level_hz[index(l)], b.level_hz[index(l)]);
     a.bytes[index(l)] = add_available(a.bytes[index(l)], b.bytes[index(l)]);
   }
+  // docs/roofline.md#packed-half-precision: a range stays a range; a known part adds to both ends.
+  const double fp16_a = a.flop[index(Precision::fp16)], fp16_b = b.flop[index(Precision::fp16)];
+  if (!std::isnan(a.fp16_flop_high) || !std::isnan(b.fp16_flop_high)) {
+    a.fp16_flop_high = add_available(std::isnan(a.fp16_flop_high) ? fp16_a : a.fp16_flop_high,
+                                     std::isnan(b.fp16_flop_high) ? fp16_b : b.fp16_flop_high);
+    if (a.fp16_why.empty()) a.fp16_why = b.fp16_why;
+  }
+  for (std::size_t i = 0; i < a.fp16_inst.size(); ++i)
+    a.fp16_inst[i] = add_available(a.fp16_inst[i], b.fp16_inst[i]);
   for (Precision p : kAllPrecisions) a.flop[index(p)] = add_available(a.flop[index(p)], b.flop[index(p)]);
   a.tensor_inst += b.tensor_inst;
   a.duration_s = t;

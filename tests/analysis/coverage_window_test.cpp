@@ -235,5 +235,39 @@ TEST(Rates, NaNWhenNoSampleHadTheCount) {
   EXPECT_TRUE(std::isnan(a.run.rates_per_s.at("dram_bytes")));
 }
 
+// docs/method.md#gpm-as-a-second-chip-source: a GPM reading describes the driver's refresh interval,
+// which can begin up to kGpmReadingLeadNs (150 ms) before its sample. A window over GPM samples uses
+// only those wholly inside it that start at least 150 ms after it; a PM window uses every sample that
+// overlaps it.
+TEST(Window, GpmSamplesNearTheStartAreLeftOut) {
+  auto make = [](recording::UnitSource source) {
+    Builder b({"fp32"}, 2000);
+    b.rec.meta_data.units[0].source = source;
+    b.setup_sample();
+    // The kernel starts at 300 ms. GPM samples of 100 ms from 230 ms: the first one, [230, 330),
+    // read the refresh interval before it (idle: 0); the next, [330, 430), read the interval that
+    // held the start (70 of 100 ms busy: 35); from [430, 530) on, 50.
+    b.sample(100, 230, {0});
+    b.sample(230, 330, {0});
+    b.sample(330, 430, {35});
+    b.samples(430, 14, 100, {50});  // to 1830
+    b.mark(300, recording::MarkKind::start).mark(1780, recording::MarkKind::stop);
+    return b.analyze();
+  };
+  const analysis::Analysis gpm = make(recording::UnitSource::gpm);
+  ASSERT_TRUE(gpm.window.found);
+  // GPM: samples starting at or after 450 ms and ending by 1780 ms: [530, 630) ... [1630, 1730), 12
+  // samples of 50: mean 50, covered 1.2 s of a basis of 1.48 - 0.15 = 1.33 s (90.2%).
+  EXPECT_EQ(gpm.window.results.samples_used, 12);
+  EXPECT_NEAR(gpm.window.results.units[0].mean_pct, 50.0, 1e-9);
+  EXPECT_NEAR(gpm.window.results.chip_covered_s, 1.2, 1e-9);
+  EXPECT_NEAR(gpm.window.results.chip_coverage_pct, 100.0 * 1.2 / 1.33, 1e-9);
+  EXPECT_FALSE(gpm.window.results.partial);
+  // The same samples read as PM sampling's: [230, 330) counts 30 ms of 0, [330, 430) 100 ms of 35,
+  // 13 x 100 ms of 50 and [1730, 1830) 50 ms of 50: (0 x 30 + 35 x 100 + 50 x 1350) / 1480 = 47.97.
+  const analysis::Analysis pm = make(recording::UnitSource::chip);
+  EXPECT_NEAR(pm.window.results.units[0].mean_pct, (35.0 * 100 + 50.0 * 1350) / 1480, 1e-9);
+}
+
 }  // namespace
 }  // namespace diescope::testing

@@ -36,6 +36,12 @@ inline constexpr recording::TimeNs kMaxNvmlPeriodNs = recording::kNsPerSecond;
 // what it can sustain.
 inline constexpr double kMaxPctOfPeak = 200.0;
 
+// docs/method.md#gpm-as-a-second-chip-source: how long before its sample's start a GPM reading can
+// begin: the driver's 100 ms refresh period plus the about 45 ms its readings lag the counters (both
+// measured on the H200); a steady window over GPM samples leaves out the samples that start within it
+// of the window's start, and those that end after the window.
+inline constexpr recording::TimeNs kGpmReadingLeadNs = 150'000'000;
+
 // Stranded idle explained (docs/method.md#stranded-idle-explained).
 // Below this idle share (points) there is nothing to explain.
 inline constexpr double kMinIdlePointsToExplain = 5.0;
@@ -43,6 +49,16 @@ inline constexpr double kMinIdlePointsToExplain = 5.0;
 inline constexpr double kMinIdleSecondsObserved = 1.0;
 // A host sample whose time GPU-Util covers less than this share of gets no weight.
 inline constexpr double kMinHostSampleUtilCoverage = 0.5;
+// own_io_bound: while the GPU idled the command read at least kOwnReadMinBytesPerS from storage; for
+// at least kOwnReadMinIdleShare of that time it was doing I/O (reading at least kOwnReadMinBytesPerS,
+// or with at least kOwnBlockedMinThreads threads blocked on I/O); and over that time the processes
+// doing it spent at least kOwnIoMinCores cores, and at least kOwnIoMinShare of their time, in the
+// kernel or blocked on I/O.
+inline constexpr double kOwnReadMinBytesPerS = 10e6;
+inline constexpr double kOwnBlockedMinThreads = 0.5;
+inline constexpr double kOwnReadMinIdleShare = 0.5;
+inline constexpr double kOwnIoMinCores = 0.5;
+inline constexpr double kOwnIoMinShare = 0.5;
 // input_bound: the workers' CPU at least this share of their capacity.
 inline constexpr double kLoaderSaturatedPct = 85.0;
 // one_thread_bound: a process's busiest thread at least this percent of one core.

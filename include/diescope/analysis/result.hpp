@@ -96,6 +96,7 @@ struct ClockStats {
 // ones by GPU-busy time, for contrast. NaN where the recording has no such stream.
 enum class IdleVerdict {
   not_explained,       // see IdleExplanation::why_not
+  own_io_bound,        // the command waited on its own reads from storage
   input_bound,         // the command's worker processes were saturated
   one_thread_bound,    // one CPU thread ran flat out
   host_cpu_saturated,  // every logical CPU was busy
@@ -142,6 +143,19 @@ struct IdleExplanation {
   double disk_busy_max_pct = kNaN;  // the busiest device's disk__busy.pct
   std::string busiest_disk;
   double memory_available_pct = kNaN;  // mem__available_bytes of mem__capacity_bytes
+  // The command's own I/O (docs/method.md#stranded-idle-explained): the share of the GPU-idle time
+  // (with storage figures) in which it was doing I/O (reading at least kOwnReadMinBytesPerS from
+  // storage, or with kOwnBlockedMinThreads threads blocked on I/O); the bytes per second its processes
+  // read from storage over all the idle time; over the I/O time, the cores the readers (the processes
+  // that read or waited) spent in the kernel or blocked on I/O, and all the readers' cores (on CPU or
+  // blocked); how the blocked part was read.
+  double own_read_share = kNaN;
+  double own_read_bytes_per_s = kNaN;
+  double own_io_cores = kNaN;
+  double own_reader_cores = kNaN;
+  enum class Blocked { not_seen, delay_accounting, thread_states };
+  Blocked own_blocked_from = Blocked::not_seen;
+  std::vector<std::string> reader_names;  // distinct, in order of first appearance
 };
 
 // The figures of one span: the whole run, or the steady window.

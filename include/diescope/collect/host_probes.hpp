@@ -51,16 +51,22 @@ struct PidStat {
   std::int64_t ppid = 0;
   std::int64_t threads = 0;
   std::int64_t rss_pages = 0;
-  std::uint64_t cpu_ticks = 0;  // utime + stime, in clock ticks (sysconf(_SC_CLK_TCK))
+  std::uint64_t cpu_ticks = 0;     // utime + stime, in clock ticks (sysconf(_SC_CLK_TCK))
+  std::uint64_t kernel_ticks = 0;  // stime
+  // delayacct_blkio_ticks (field 42): time waiting for block I/O, in clock ticks; nullopt where the
+  // line has no field 42 (docs/method.md#host-probes).
+  std::optional<std::uint64_t> blkio_ticks;
 };
 std::optional<PidStat> parse_pid_stat(std::string_view text);
 
 // The first field of /proc/PID/task/TID/schedstat: on-CPU nanoseconds. nullopt when unreadable.
 std::optional<std::uint64_t> parse_schedstat(std::string_view text);
 
-// /proc/PID/io: syscall read and write bytes. nullopt when the fields are missing.
+// /proc/PID/io: syscall read and write bytes, and the bytes fetched from storage (read_bytes: page-cache
+// hits are not counted; nullopt where the file has no such line). nullopt when rchar or wchar is missing.
 struct PidIo {
   std::uint64_t rchar = 0, wchar = 0;
+  std::optional<std::uint64_t> read_bytes;
 };
 std::optional<PidIo> parse_pid_io(std::string_view text);
 

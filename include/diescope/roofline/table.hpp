@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <regex>
 #include <string>
@@ -75,6 +76,15 @@ struct Row {
   double sm_hz = 0;                     // sm__cycles_elapsed.avg.per_second
   PerLevel level_hz = nan_per_level();  // dram__ / lts__ / l1tex__cycles_elapsed.avg.per_second
   PerPrecision flop = nan_per_precision();
+  // docs/roofline.md#packed-half-precision: the FP16 thread instructions (HADD2, HMUL2, HFMA2, in
+  // that order; NaN: not counted). flop[fp16] counts each with the lanes its kernel's SASS shows;
+  // where they are not known it is the bottom of a range whose top (every instruction two lanes) is
+  // fp16_flop_high, and fp16_why says why (NaN and empty when known).
+  std::array<double, 3> fp16_inst = {std::numeric_limits<double>::quiet_NaN(),
+                                     std::numeric_limits<double>::quiet_NaN(),
+                                     std::numeric_limits<double>::quiet_NaN()};
+  double fp16_flop_high = std::numeric_limits<double>::quiet_NaN();
+  std::string fp16_why;
   double tensor_inst = 0;  // sm__inst_executed_pipe_tensor.sum: warp instructions on the tensor pipe
   PerLevel bytes = nan_per_level();
 

@@ -126,7 +126,10 @@ struct HostProbes::State {
   std::unordered_map<std::int64_t, Known> known;
   struct Proc {
     std::int64_t id_cpu = -1, id_thread = -1, id_threads = -1, id_rss = -1, id_rchar = -1, id_wchar = -1;
-    std::unordered_map<std::int64_t, std::uint64_t> thread_ns;  // by tid, at the previous read
+    std::int64_t id_read_bytes = -1, id_kernel = -1, id_blocked = -1, id_threads_blocked = -1;
+    std::unordered_map<std::int64_t, std::uint64_t> thread_ns;     // by tid, at the previous read
+    std::unordered_map<std::int64_t, std::uint64_t> thread_blkio;  // delayacct_blkio_ticks, by tid
+    std::uint64_t prev_kernel_ticks = 0;
     bool have_prev = false;
     TimeNs prev_mono = 0;
     PidIo prev_io;
@@ -245,6 +248,11 @@ void HostProbes::State::read_disks(HostBatch& batch, TimeNs now, double elapsed_
 
 void HostProbes::State::read_processes(HostBatch& batch, TimeNs now, TimeNs mono, std::int64_t root,
                                        std::vector<HostValue>& values) {
+  // Delay accounting (kernel.task_delayacct, off by default since Linux 5.14): when it is off or the
+  // switch is missing, field 42 of a thread's stat reads 0 whatever the thread waited, so the blocked
+  // time is not known (docs/method.md#host-probes).
+  const bool delay_accounting =
+      read_file(opt.proc / "sys/kernel/task_delayacct", text) && !text.empty() && text.front() == '1';
   // Which pids are in the tree: the root, and every pid whose parent is (docs/method.md#host-probes).
   const std::vector<std::int64_t> pids = numeric_entries(opt.proc);
   std::unordered_map<std::int64_t, Known> seen;
@@ -301,18 +309,36 @@ void HostProbes::State::read_processes(HostBatch& batch, TimeNs now, TimeNs mono
       p.id_rss = declare(batch, now, "proc__rss_bytes", scope);
       p.id_rchar = declare(batch, now, "proc__io_rchar.sum.per_second", scope);
       p.id_wchar = declare(batch, now, "proc__io_wchar.sum.per_second", scope);
+      p.id_read_bytes = declare(batch, now, "proc__io_read_bytes.sum.per_second", scope);
+      p.id_kernel = declare(batch, now, "proc__cycles_kernel.sum.per_second", scope);
+      p.id_blocked = declare(batch, now, "proc__io_blocked.sum.per_second", scope);
+      p.id_threads_blocked = declare(batch, now, "proc__threads_blocked", scope);
     }
     // CPU: every thread's schedstat; a thread that appeared since the previous read ran only
     // within the interval, so all its time counts.
-    std::unordered_map<std::int64_t, std::uint64_t> threads;
-    std::uint64_t sum = 0, busiest = 0;
+    std::unordered_map<std::int64_t, std::uint64_t> threads, blkio;
+    std::uint64_t sum = 0, busiest = 0, blkio_ticks = 0;
+    int blocked_threads = 0;
+    bool blkio_all = true;
     for (std::int64_t tid : numeric_entries(dir / "task")) {
       const std::filesystem::path task = dir / "task" / std::to_string(tid);
+      // The thread's state (D: waiting uninterruptibly, mostly on I/O) and its block-I/O delay
+      // (docs/method.md#host-probes).
+      std::optional<PidStat> ts;
+      if (read_file(task / "stat", text)) ts = parse_pid_stat(text);
+      if (ts && ts->state == 'D') ++blocked_threads;
+      if (ts && ts->blkio_ticks) {
+        blkio.emplace(tid, *ts->blkio_ticks);
+        const auto before = p.thread_blkio.find(tid);
+        blkio_ticks +=
+            before == p.thread_blkio.end() ? *ts->blkio_ticks : delta(*ts->blkio_ticks, before->second);
+      } else {
+        blkio_all = false;
+      }
       std::optional<std::uint64_t> ns;
       if (read_file(task / "schedstat", text)) ns = parse_schedstat(text);
       // Without schedstat (a kernel built without it): the thread's user and system ticks.
-      if (!ns && read_file(task / "stat", text))
-        if (const auto ts = parse_pid_stat(text)) ns = ts->cpu_ticks * ns_per_tick;
+      if (!ns && ts) ns = ts->cpu_ticks * ns_per_tick;
       if (!ns) continue;
       threads.emplace(tid, *ns);
       if (!p.have_prev) continue;
@@ -328,6 +354,19 @@ void HostProbes::State::read_processes(HostBatch& batch, TimeNs now, TimeNs mono
       values.push_back({p.id_thread, std::min(100.0, static_cast<double>(busiest) / elapsed_ns * 100)});
     }
     values.push_back({p.id_threads, static_cast<double>(st->threads)});
+    values.push_back({p.id_threads_blocked, static_cast<double>(blocked_threads)});
+    if (rate) {
+      // Kernel time: the process's stime (all threads), in clock ticks.
+      values.push_back({p.id_kernel, static_cast<double>(delta(st->kernel_ticks, p.prev_kernel_ticks)) *
+                                         static_cast<double>(ns_per_tick) / elapsed_ns * 100});
+      // Blocked on I/O: NaN unless the kernel's delay accounting is on (its ticks read 0 when off).
+      values.push_back({p.id_blocked, delay_accounting && blkio_all
+                                          ? static_cast<double>(blkio_ticks) *
+                                                static_cast<double>(ns_per_tick) / elapsed_ns * 100
+                                          : kNaN});
+    }
+    p.prev_kernel_ticks = st->kernel_ticks;
+    p.thread_blkio = std::move(blkio);
     values.push_back({p.id_rss, static_cast<double>(st->rss_pages) * static_cast<double>(page_bytes)});
     // I/O: another user's process reads EACCES; NaN then, and a note once.
     std::optional<PidIo> io;
@@ -347,6 +386,10 @@ void HostProbes::State::read_processes(HostBatch& batch, TimeNs now, TimeNs mono
           {p.id_rchar, both ? static_cast<double>(delta(io->rchar, p.prev_io.rchar)) / s : kNaN});
       values.push_back(
           {p.id_wchar, both ? static_cast<double>(delta(io->wchar, p.prev_io.wchar)) / s : kNaN});
+      const bool storage = both && io->read_bytes && p.prev_io.read_bytes;
+      values.push_back(
+          {p.id_read_bytes,
+           storage ? static_cast<double>(delta(*io->read_bytes, *p.prev_io.read_bytes)) / s : kNaN});
     }
     p.prev_io_ok = io.has_value();
     if (io) p.prev_io = *io;

@@ -120,7 +120,7 @@ std::optional<PidStat> parse_pid_stat(std::string_view text) {
   s.comm = std::string(text.substr(open + 1, close - open - 1));
   std::string_view rest = text.substr(close + 1);
   // Fields after the comm, counted from 3 as proc(5) numbers them.
-  std::string_view fields[22];
+  std::string_view fields[40];
   for (std::string_view& f : fields) f = next_word(rest);
   if (fields[0].size() != 1) return std::nullopt;
   s.state = fields[0][0];
@@ -130,6 +130,9 @@ std::optional<PidStat> parse_pid_stat(std::string_view text) {
   std::uint64_t utime = 0, stime = 0;
   if (!to_number(fields[11], utime) || !to_number(fields[12], stime)) return std::nullopt;  // fields 14, 15
   s.cpu_ticks = utime + stime;
+  s.kernel_ticks = stime;
+  std::uint64_t blkio = 0;
+  if (to_number(fields[39], blkio)) s.blkio_ticks = blkio;  // field 42
   return s;
 }
 
@@ -147,6 +150,8 @@ std::optional<PidIo> parse_pid_io(std::string_view text) {
     const std::string_view key = next_word(rest);
     if (key == "rchar:") r = to_number(next_word(rest), io.rchar);
     if (key == "wchar:") w = to_number(next_word(rest), io.wchar);
+    std::uint64_t v = 0;
+    if (key == "read_bytes:" && to_number(next_word(rest), v)) io.read_bytes = v;
   });
   if (!r || !w) return std::nullopt;
   return io;

@@ -172,6 +172,15 @@ TEST(HostProbes, SecondReadGivesRatesOverTheElapsedTime) {
   // I/O of pid 100: rchar +1,000,000 bytes in 0.1 s = 1e7 B/s, wchar unchanged = 0.
   EXPECT_DOUBLE_EQ(r.at("proc__io_rchar.sum.per_second", "process:100"), 1e7);
   EXPECT_DOUBLE_EQ(r.at("proc__io_wchar.sum.per_second", "process:100"), 0.0);
+  // Its storage reads: read_bytes +500,000 in 0.1 s = 5e6 B/s.
+  EXPECT_DOUBLE_EQ(r.at("proc__io_read_bytes.sum.per_second", "process:100"), 5e6);
+  // Kernel time: stime +2 ticks over 100 ms, as a percent of one core.
+  const double ns_per_tick = 1e9 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  EXPECT_DOUBLE_EQ(r.at("proc__cycles_kernel.sum.per_second", "process:100"), 2 * ns_per_tick / 1e8 * 100);
+  // Threads in D at the read: 105. Blocked on I/O (delay accounting on in the fixture): thread 105's
+  // delayacct_blkio_ticks 1 -> 3, the others 0 (106 new, with 0): 2 ticks over 100 ms.
+  EXPECT_EQ(r.at("proc__threads_blocked", "process:100"), 1);
+  EXPECT_DOUBLE_EQ(r.at("proc__io_blocked.sum.per_second", "process:100"), 2 * ns_per_tick / 1e8 * 100);
   // pid 101's io cannot be read: NaN, never 0, and no second note.
   EXPECT_TRUE(std::isnan(r.at("proc__io_rchar.sum.per_second", "process:101")));
   EXPECT_TRUE(b.notes.empty());
