@@ -418,21 +418,22 @@ int profile(const ProfileRequest& o) {
         "--force and --skip-profile ask for opposite things",
         "give --force to profile again, or --skip-profile to use the reports already there");
   NcuSettings settings = parse_backend_settings(o.profiler, o.settings);
+  const Profiler backend = *profiler_from_name(o.profiler);  // parse_backend_settings refused any other
   settings.gpus = o.gpus;
   if (o.targets.empty())
     throw core::UsageError("no target to profile",
                            "give executables, or -- CMD ARGS (one command with its arguments)");
-  if (!o.flops.empty() && o.profiler != "sampled")
+  if (!o.flops.empty() && backend != Profiler::sampled)
     throw core::UsageError(
         "--flop gives the sampled backend its FLOPs; the " + o.profiler + " backend counts them",
         "leave out --flop, or give --profiler sampled");
   std::vector<FlopRule> rules;
   for (const auto& f : o.flops) rules.push_back(parse_flop_rule(f));
-  if (o.profiler == "range" && o.skip_profile)
+  if (backend == Profiler::range && o.skip_profile)
     throw core::UsageError("--skip-profile reads ncu reports; the range backend keeps none",
                            "leave out --skip-profile (or give --profiler ncu)");
   // ncu also exports reports, so --skip-profile needs it too.
-  const std::string ncu = o.profiler == "ncu"
+  const std::string ncu = backend == Profiler::ncu
                               ? core::find_executable(settings.ncu.empty() ? "ncu" : settings.ncu)
                               : std::string("-");
   if (ncu.empty())
@@ -450,16 +451,18 @@ int profile(const ProfileRequest& o) {
   std::vector<Row> rows;
   int failed = 0;
   for (const Target& t : targets) {
-    if (o.profiler != "range" && o.profiler != "sampled") break;
+    if (backend != Profiler::range && backend != Profiler::sampled) break;
     try {
-      std::vector<Row> got = o.profiler == "range" ? profile_range(t, settings, dir, machine, o.timeout_s)
-                                                   : profile_sampled(t, settings, rules, dir, o.gpus,
-                                                                     o.timeout_s, o.skip_profile);
+      std::vector<Row> got =
+          backend == Profiler::range
+              ? profile_range(t, settings, dir, machine, o.timeout_s)
+              : profile_sampled(t, settings, rules, dir, o.gpus, o.timeout_s, o.skip_profile);
       if (got.empty()) {
         ++failed;
         std::cerr << "diescope roofline: " << t.name
-                  << (o.profiler == "range" ? ": skipped: no region launched a kernel"
-                                            : ": skipped: no region showed a kernel window in the samples")
+                  << (backend == Profiler::range
+                          ? ": skipped: no region launched a kernel"
+                          : ": skipped: no region showed a kernel window in the samples")
                   << "\n  fix: check that the target launches kernels on this GPU\n";
         continue;
       }
@@ -473,7 +476,7 @@ int profile(const ProfileRequest& o) {
     }
   }
   for (const Target& t : targets) {
-    if (o.profiler == "range" || o.profiler == "sampled") break;
+    if (backend == Profiler::range || backend == Profiler::sampled) break;
     const fs::path base = dir / t.name;
     fs::path report = base;
     report += ".ncu-rep";
