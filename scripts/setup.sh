@@ -10,8 +10,11 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev           # tests and benchmarks
   libbenchmark-tools python3 python3-jsonschema        # compare.py, report-schema validation
   python3-scipy python3-numpy                          # compare.py imports them (its U test)
+  python3-pandas python3-matplotlib                    # the Python module's DataFrames and its plotting example
   prometheus                                           # agent end-to-end test scrapes with a real server
   tmux                                                 # top's tests drive it in a terminal and read the screen
+  libgrpc++-dev protobuf-compiler-grpc                 # attribution: the kubelet's pod-resources client (gRPC)
+  libprotobuf-dev protobuf-compiler
 )
 missing=()
 for p in "${packages[@]}"; do

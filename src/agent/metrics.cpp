@@ -243,4 +243,12 @@ std::string render_metrics(const std::vector<GpuStatus>& gpus, const AgentInfo& 
   return w.finish();
 }
 
+std::string append_families(std::string body, const std::string& families) {
+  const std::string eof = "# EOF\n";
+  const bool openmetrics =
+      body.size() >= eof.size() && body.compare(body.size() - eof.size(), eof.size(), eof) == 0;
+  body.insert(openmetrics ? body.size() - eof.size() : body.size(), families);
+  return body;
+}
+
 }  // namespace diescope::agent

@@ -207,12 +207,21 @@ nlohmann::json record_to_json(const AgentRecord& r) {
       {"restart", restart},
       {"notes", r.notes},
   };
+  json holders = json::array();
+  for (const RecordHolder& h : r.holders) {
+    json labels = json::object();
+    for (const auto& [k, v] : h.labels) labels[k] = v;
+    holders.push_back(
+        json{{"kind", h.kind}, {"key", h.key}, {"name", h.name}, {"labels", labels}, {"pids", h.pids}});
+  }
+  out["holders"] = holders;
   if (r.id > 0) out["id"] = r.id;
   return out;
 }
 
 std::string record_to_ndjson(const AgentRecord& record) {
-  return record_to_json(record).dump();
+  // A label's invalid UTF-8 is replaced rather than thrown on.
+  return record_to_json(record).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace diescope::agent

@@ -69,9 +69,11 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
         copy = snapshot;
         host_copy = host_snapshot;
       }
+      std::string body = render_metrics(copy, info, format, host_copy);
+      if (options.extra_metrics) body = append_families(std::move(body), options.extra_metrics(format));
       return HttpReply{
           200, format == ExpositionFormat::openmetrics ? kOpenMetricsContentType : kPrometheusContentType,
-          render_metrics(copy, info, format, host_copy)};
+          std::move(body)};
     });
     log("serving /metrics on http://" + server->address() + "/metrics");
     if (options.on_listening) options.on_listening(server->address());
@@ -95,6 +97,7 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
   };
 
   auto write = [&](std::vector<AgentRecord>& records) {
+    if (options.annotate) options.annotate(records);
     if (records.empty()) return;
     if (options.store) {
       try {
@@ -120,6 +123,7 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
     read_host();
     std::vector<AgentRecord> records = agent.step();
     write(records);
+    if (options.after_write) options.after_write(agent.now_ns(), false);
     publish();
     if (core::monotonic_ns() - last_retention_mono >= kRetentionEveryNs) apply_retention();
 
@@ -150,9 +154,11 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
     log("stopping (" + stopped_by + "): disabling the counters");
     std::vector<AgentRecord> last = agent.finish(stopped_by);
     write(last);
+    if (options.after_write) options.after_write(agent.now_ns(), true);
     publish();
     log("stopped; counters disabled");
   } else {
+    if (options.after_write) options.after_write(agent.now_ns(), true);
     log("the replay ended; stopping");
   }
   return 0;

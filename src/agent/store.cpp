@@ -1,5 +1,8 @@
 #include "diescope/agent/store.hpp"
 
+#include <cstdlib>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -100,6 +103,16 @@ class Statement {
 };
 
 }  // namespace
+
+std::filesystem::path default_store_path() {
+  if (const char* env = std::getenv("DIESCOPE_AGENT_DB"); env && *env) return env;
+  if (::geteuid() == 0) return "/var/lib/diescope/agent.db";
+  if (const char* state = std::getenv("XDG_STATE_HOME"); state && *state)
+    return std::filesystem::path(state) / "diescope" / "agent.db";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::filesystem::path(home) / ".local" / "state" / "diescope" / "agent.db";
+  return "diescope-agent.db";
+}
 
 RecordStore::RecordStore(const std::filesystem::path& path) : path_(path) {
   if (path.has_parent_path()) {

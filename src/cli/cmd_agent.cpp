@@ -14,6 +14,8 @@
 #include "diescope/collect/session.hpp"
 #include "diescope/agent/replay_feed.hpp"
 #include "diescope/agent/runner.hpp"
+#include "diescope/attribution/agent_hook.hpp"
+#include "diescope/attribution/labels.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/core/signals.hpp"
 
@@ -42,16 +44,13 @@ struct AgentArgs {
   std::vector<int> gpus;
   std::string source = "auto";
   double host_interval_ms = 0;
+  std::string labels_file;
+  bool no_attribution = false;
+  std::string kubelet_socket = attribution::kKubeletSocket;
 };
 
 std::filesystem::path default_db_path() {
-  if (const char* env = std::getenv("DIESCOPE_AGENT_DB"); env && *env) return env;
-  if (::geteuid() == 0) return "/var/lib/diescope/agent.db";
-  if (const char* state = std::getenv("XDG_STATE_HOME"); state && *state)
-    return std::filesystem::path(state) / "diescope" / "agent.db";
-  if (const char* home = std::getenv("HOME"); home && *home)
-    return std::filesystem::path(home) / ".local" / "state" / "diescope" / "agent.db";
-  return "diescope-agent.db";
+  return agent::default_store_path();
 }
 
 void log_line(const std::string& line) {
@@ -91,6 +90,12 @@ int run(const AgentArgs& a) {
   }
   std::optional<agent::ListenAddress> listen;
   if (!a.no_listen) listen = agent::parse_listen_address(a.listen);
+  if (!a.replay.empty() && !a.labels_file.empty())
+    throw core::UsageError("--labels-file is for live monitoring: a replay has no processes to label",
+                           "drop --labels-file, or drop --replay");
+  // Labels are checked before anything is switched on (docs/attribution.md#user-labels).
+  attribution::LabelSet labels;
+  if (!a.labels_file.empty()) labels = attribution::read_labels_file(a.labels_file);
 
   // The store first: a bad path fails before any counter is switched on.
   std::unique_ptr<agent::RecordStore> store;
@@ -136,6 +141,23 @@ int run(const AgentArgs& a) {
     log_line(fmt::format("host probes every {} ms, on /metrics as diescope_host_metric", a.host_interval_ms));
   }
 
+  // Who holds each GPU, on attribution's own thread (docs/attribution.md#in-the-agent).
+  std::unique_ptr<attribution::AgentAttribution> attrib;
+  if (a.replay.empty() && !a.no_attribution) {
+    attribution::WatchSettings ws;
+    ws.gpus = a.gpus;
+    ws.poll_ms = a.poll_ms;
+    ws.kubelet_socket = a.kubelet_socket;
+    ws.labels = labels.labels;
+    ws.label_notes = labels.notes;
+    std::unique_ptr<attribution::JobStore> jobs;
+    if (store) jobs = std::make_unique<attribution::JobStore>(store->path(), true);
+    attrib = std::make_unique<attribution::AgentAttribution>(
+        std::make_unique<attribution::Watcher>(collect::Nvml::load(), ws), std::move(jobs),
+        a.ndjson ? stdout : nullptr, log_line);
+    log_line("attribution on: holders of each GPU in every record, a job record when one leaves");
+  }
+
   agent::Agent core(*source, clock, settings);
   agent::RunnerOptions run_options;
   run_options.host = host.get();
@@ -151,6 +173,15 @@ int run(const AgentArgs& a) {
     return caught ? core::signal_name(caught->number) : std::string("stop requested");
   };
   run_options.log = log_line;
+  if (attrib) {
+    run_options.annotate = [&attrib](std::vector<agent::AgentRecord>& records) { attrib->annotate(records); };
+    run_options.after_write = [&attrib](recording::TimeNs now, bool stopping) {
+      attrib->write_jobs(now, stopping);
+    };
+    run_options.extra_metrics = [&attrib](agent::ExpositionFormat format) {
+      return attrib->metrics(format == agent::ExpositionFormat::openmetrics);
+    };
+  }
   return agent::run_agent(core, run_options);
 }
 
@@ -194,6 +225,14 @@ std::function<int()> setup_agent(Args sub) {
       kHostIntervalMs, args->host_interval_ms,
       "read the host's CPU, memory and disks every this many ms for /metrics (default {default}; 0: off; "
       "live only)");
+  sub.text("--labels-file", args->labels_file,
+           "labels for every holder of this host's GPUs: one KEY=VALUE a line (docs/attribution.md)")
+      .type_name("PATH");
+  sub.flag("--no-attribution", args->no_attribution,
+           "do not name who holds each GPU (no holders in records, no job records)");
+  sub.text("--kubelet-socket", args->kubelet_socket,
+           "the kubelet's pod-resources socket (default /var/lib/kubelet/pod-resources/kubelet.sock)")
+      .type_name("PATH");
   return [args, db, listen] {
     args->db_given = db.given();
     args->listen_given = listen.given();

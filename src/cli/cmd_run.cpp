@@ -17,6 +17,8 @@
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/run.hpp"
 #include "diescope/core/atomic_file.hpp"
+#include "diescope/attribution/labels.hpp"
+#include "diescope/attribution/watcher.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/report/gpus_summary.hpp"
 #include "diescope/report/recording_report.hpp"
@@ -37,7 +39,9 @@ struct RunCliOptions {
   std::vector<int> gpus;
   std::string calibration;
   std::string source = "auto";
-  std::string duty;  // ON/PERIOD in ms, empty: counters on throughout
+  std::string duty;                 // ON/PERIOD in ms, empty: counters on throughout
+  std::vector<std::string> labels;  // --label KEY=VALUE
+  bool no_attribution = false;
 };
 
 std::string default_report_dir() {
@@ -68,8 +72,26 @@ int run_command(const RunCliOptions& cli) {
   if (!cli.gpus.empty()) options.gpus = cli.gpus;
   options.output_dir = cli.report_dir.empty() ? fs::path(default_report_dir()) : fs::path(cli.report_dir);
 
+  const attribution::LabelSet labels = attribution::parse_labels(cli.labels);
   std::unique_ptr<collect::Nvml> nvml = collect::Nvml::load();
+  // Who holds each GPU, on attribution's own thread beside the run (docs/attribution.md#in-run).
+  std::unique_ptr<attribution::Watcher> watcher;
+  if (!cli.no_attribution) {
+    attribution::WatchSettings ws;
+    ws.gpus = cli.gpus;
+    ws.labels = labels.labels;
+    ws.label_notes = labels.notes;
+    watcher = std::make_unique<attribution::Watcher>(collect::Nvml::load(), ws);
+    watcher->start();
+  }
   const collect::RunOutcome outcome = collect::record_run(options, *nvml);
+  std::vector<attribution::GpuHolders> seen;
+  std::vector<std::string> attribution_notes;
+  if (watcher) {
+    watcher->stop();
+    seen = watcher->seen();
+    attribution_notes = watcher->snapshot().notes;
+  }
   std::cout.flush();
 
   std::cerr << "\ndiescope: the command " << report::run_ending_words(outcome.ending, outcome.exit_code)
@@ -87,7 +109,11 @@ int run_command(const RunCliOptions& cli) {
   std::vector<report::GpuFigures> figures;
   for (const auto& rec : outcome.recordings)
     figures.push_back(report::report_run_recording(
-        rec.path, rec.index, *analysis::window_mode_from_name(cli.window), several, lookup, std::cout));
+        rec.path, rec.index, *analysis::window_mode_from_name(cli.window), several, lookup, std::cout,
+        watcher ? std::optional<report::RunHolders>(
+                      report::RunHolders{attribution::holders_json(seen, rec.index, attribution_notes),
+                                         attribution::holders_line(seen, rec.index)})
+                : std::nullopt));
   // Several GPUs: side by side, the least used, the gap between them, which were busy
   // (docs/method.md#several-gpus); gpus.json beside the recordings.
   if (several) {
@@ -127,6 +153,9 @@ std::function<int()> setup_run(Args sub) {
              "where chip samples come from: pm (CUPTI PM sampling), gpm (NVML GPM, every 100 ms or more; "
              "no L1, L2 or load/store), auto (PM sampling, GPM when PM sampling cannot start; default)")
       .choices({"pm", "gpm", "auto"});
+  sub.option("--label", opt->labels, "a label for the command's holders in the report, KEY=VALUE (repeat)")
+      .type_name("KEY=VALUE");
+  sub.flag("--no-attribution", opt->no_attribution, "do not name who holds each GPU in the report");
   sub.option("command", opt->command, "the command to measure, after --").required();
   sub.footer("Example: diescope run --window markers -- diescope workload ffma\n");
   return [opt]() { return run_command(*opt); };

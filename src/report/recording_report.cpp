@@ -47,13 +47,16 @@ void write_recording_report(const RecordingReport& report, const fs::path& folde
 }
 
 GpuFigures report_run_recording(const fs::path& recording, int gpu_index, analysis::WindowMode window,
-                                bool several, const CalibrationLookup& calibration, std::ostream& out) {
-  const RecordingReport report = analyse_recording(recording, window, calibration);
+                                bool several, const CalibrationLookup& calibration, std::ostream& out,
+                                const std::optional<RunHolders>& holders) {
+  RecordingReport report = analyse_recording(recording, window, calibration);
+  if (holders) report.report["holders"] = holders->block;
   const fs::path folder = fs::path(recording.string() + ".report");
   // The folder first: one that cannot be made stops the run's report before its headline.
   create_report_folder(folder);
   if (several) out << "\nGPU " << gpu_index << "\n";
   write_recording_report(report, folder, &out);
+  if (holders) out << holders->line;
   out << "recording " << recording.string() << ", report " << (folder / "report.json").string() << "\n";
   return gpu_figures(report.report, (folder / "report.json").string());
 }

@@ -126,7 +126,8 @@ std::string processes_text(const GpuFrame& g) {
     if (g.processes->empty()) return "processes: none";
     std::string out = "processes:";
     for (const ProcessInfo& p : *g.processes)
-      out += fmt::format(" {} {},", p.pid, p.name.empty() ? std::string("?") : p.name);
+      out += fmt::format(" {} {}{},", p.pid, p.name.empty() ? std::string("?") : p.name,
+                         p.holder.empty() ? std::string() : " [" + p.holder + "]");
     out.pop_back();
     return out;
   }

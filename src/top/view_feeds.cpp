@@ -2,12 +2,14 @@
 // child with its restart backoff or GPM beside another profiler) and agent::ReplayFeed, with the
 // counters asked on for every GPU from the start, plus, live, what top shows and the agent does not
 // record (power draw, the pids and their names).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
 
 #include "diescope/agent/replay_feed.hpp"
+#include "diescope/attribution/watcher.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/sampler.hpp"
 #include "diescope/core/error.hpp"
@@ -99,6 +101,16 @@ class Live final : public AgentBacked {
         no_sampler_(std::move(no_sampler)),
         live_source_(dynamic_cast<const collect::LiveSession*>(&agent_source())) {
     for (int index : gpus) devices_.push_back(nvml_->device(index));
+    // Who holds each GPU, on attribution's own thread (docs/attribution.md#in-top).
+    attribution::WatchSettings ws;
+    ws.gpus = gpus;
+    ws.poll_ms = drain_ms;
+    try {
+      watcher_ = std::make_unique<attribution::Watcher>(nvml_, ws);
+      watcher_->start();
+    } catch (const std::exception&) {
+      watcher_.reset();  // the processes are still listed, by pid and name
+    }
   }
 
  private:
@@ -116,7 +128,7 @@ class Live final : public AgentBacked {
       out.at(i).power_draw_w = devices_[i].power_draw_w().value;
       if (auto pids = devices_[i].process_ids()) {
         std::vector<ProcessInfo> list;
-        for (unsigned pid : *pids) list.push_back(ProcessInfo{pid, process_name(pid)});
+        for (unsigned pid : *pids) list.push_back(ProcessInfo{pid, process_name(pid), holder_of(i, pid)});
         out.at(i).processes = std::move(list);
       }
     }
@@ -126,7 +138,25 @@ class Live final : public AgentBacked {
                ? collect::ChipSource::gpm
                : chip_source();
   }
+  // The latest watch's name for the holder of `pid` on this GPU; empty when it has none yet.
+  std::string holder_of(std::size_t gpu, unsigned pid) const {
+    if (!watcher_) return {};
+    const attribution::WatchSnapshot snap = watcher_->snapshot();
+    for (const attribution::GpuHolders& g : snap.gpus) {
+      if (g.gpu_index != devices_.at(gpu).index()) continue;
+      for (const attribution::HolderShare& hs : g.holders)
+        if (std::find(hs.holder.pids.begin(), hs.holder.pids.end(), pid) != hs.holder.pids.end()) {
+          std::string name = attribution::describe(hs.holder);
+          if (g.gpu_instance_id)
+            name += fmt::format(", GPU instance {} ({})", *g.gpu_instance_id, g.gpu_instance_profile);
+          if (g.split_approximate) name += fmt::format(", ~{:.0f}% of the GPU", hs.share * 100);
+          return name;
+        }
+    }
+    return {};
+  }
   std::shared_ptr<collect::Nvml> nvml_;
+  std::unique_ptr<attribution::Watcher> watcher_;
   std::vector<collect::NvmlDevice> devices_;
   recording::TimeNs drain_ns_;
   recording::TimeNs next_ns_ = 0;

@@ -155,5 +155,14 @@ TEST(HttpServer, BusyPortIsADeviceErrorNamingIt) {
   }
 }
 
+// docs/attribution.md#in-the-agent: attribution's families go after the agent's, and before
+// OpenMetrics' closing "# EOF", which must stay the last line.
+TEST(Metrics, AppendedFamiliesGoBeforeEof) {
+  const std::string family = "# TYPE diescope_gpu_holders gauge\ndiescope_gpu_holders{gpu=\"0\"} 2\n";
+  EXPECT_EQ(append_families("a 1\n# EOF\n", family), "a 1\n" + family + "# EOF\n");
+  EXPECT_EQ(append_families("a 1\n", family), "a 1\n" + family);
+  EXPECT_EQ(append_families("a 1\n", ""), "a 1\n");
+}
+
 }  // namespace
 }  // namespace diescope::agent

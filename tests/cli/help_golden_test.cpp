@@ -45,15 +45,17 @@ TEST_P(HelpGolden, MatchesTheCommittedText) {
 
 INSTANTIATE_TEST_SUITE_P(
     EveryCommand, HelpGolden,
-    ::testing::Values(
-        HelpCase{"diescope.txt", {"--help"}}, HelpCase{"run.txt", {"run", "--help"}},
-        HelpCase{"bench.txt", {"bench", "--help"}}, HelpCase{"report.txt", {"report", "--help"}},
-        HelpCase{"calibrate.txt", {"calibrate", "--help"}}, HelpCase{"workload.txt", {"workload", "--help"}},
-        HelpCase{"workload-ffma.txt", {"workload", "ffma", "--help"}},
-        HelpCase{"agent.txt", {"agent", "--help"}}, HelpCase{"top.txt", {"top", "--help"}},
-        HelpCase{"units.txt", {"units", "--help"}}, HelpCase{"roofline.txt", {"roofline", "--help"}},
-        HelpCase{"roofline-profile.txt", {"roofline", "profile", "--help"}},
-        HelpCase{"roofline-plot.txt", {"roofline", "plot", "--help"}}),
+    ::testing::Values(HelpCase{"diescope.txt", {"--help"}}, HelpCase{"run.txt", {"run", "--help"}},
+                      HelpCase{"bench.txt", {"bench", "--help"}},
+                      HelpCase{"report.txt", {"report", "--help"}},
+                      HelpCase{"calibrate.txt", {"calibrate", "--help"}},
+                      HelpCase{"workload.txt", {"workload", "--help"}},
+                      HelpCase{"workload-ffma.txt", {"workload", "ffma", "--help"}},
+                      HelpCase{"agent.txt", {"agent", "--help"}}, HelpCase{"top.txt", {"top", "--help"}},
+                      HelpCase{"jobs.txt", {"jobs", "--help"}}, HelpCase{"units.txt", {"units", "--help"}},
+                      HelpCase{"roofline.txt", {"roofline", "--help"}},
+                      HelpCase{"roofline-profile.txt", {"roofline", "profile", "--help"}},
+                      HelpCase{"roofline-plot.txt", {"roofline", "plot", "--help"}}),
     [](const ::testing::TestParamInfo<HelpCase>& param) {
       std::string name = param.param.file;
       name = name.substr(0, name.find('.'));
@@ -87,7 +89,7 @@ TEST(HelpConvention, EveryListedOptionIsDocumented) {
   for (const auto& entry : fs::directory_iterator(fs::path(DIESCOPE_SOURCE_DIR) / "docs"))
     if (entry.path().extension() == ".md") docs += read_all(entry.path());
   const std::regex listed("^  (--[a-z][a-z-]*)");
-  for (const char* command : {"run", "bench", "report", "calibrate", "agent", "units"}) {
+  for (const char* command : {"run", "bench", "report", "calibrate", "agent", "units", "jobs"}) {
     const Ran ran = run_diescope({command, "--help"});
     std::istringstream lines(ran.out);
     int options = 0;

@@ -119,6 +119,22 @@ TEST(Parsing, ADutyCycleRunCannotHonourIsRefused) {
                  "the period leaves the counters off for 0 ms");
 }
 
+// docs/attribution.md#user-labels and #diescope-jobs: each refusal before anything is measured.
+TEST(Parsing, AttributionRefusalsNameTheCause) {
+  expect_message(run_diescope({"run", "--label", "no equals", "--", "true"}), 2,
+                 "label \"no equals\" has no '='");
+  expect_message(run_diescope({"run", "--label", "pod=mine", "--", "true"}), 2,
+                 "label key \"pod\" is one diescope sets itself");
+  const std::string rec = std::string(DIESCOPE_SOURCE_DIR) + "/data/recordings/h200/ffma66.dsrec";
+  expect_message(
+      run_diescope({"agent", "--replay", rec, "--labels-file", "labels.txt", "--no-db", "--no-listen"}), 2,
+      "--labels-file is for live monitoring");
+  expect_message(run_diescope({"jobs", "--db", "/nonexistent/agent.db"}), 3, "no such record store");
+  expect_message(run_diescope({"jobs", "--since", "yesterday", "--db", "/nonexistent/agent.db"}), 2,
+                 "--since \"yesterday\" is neither a duration nor a UTC time");
+  expect_message(run_diescope({"jobs", "--format", "xml"}), 2, "--format xml is not a jobs format");
+}
+
 // ---- 2. One name per concept ----
 
 TEST(Names, OldSpellingsStillWorkAsHiddenAliases) {

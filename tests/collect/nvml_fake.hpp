@@ -54,6 +54,21 @@ struct State {
   int gpm_allocated = 0;                               // live sample buffers
   int gpm_samples_taken = 0;
   int gpm_metrics_calls = 0;
+  // Attribution: each pid's GPU instance (absent: MIG off), the energy counter, per-process samples
+  // (calls return those newer than lastSeen) and MIG's GPU instances.
+  std::map<unsigned, unsigned> pid_instance;
+  unsigned long long energy_mj = 1'000'000;
+  abi::Return energy_result = abi::kSuccess;
+  std::vector<abi::ProcessUtilizationSample> process_samples;
+  abi::Return process_util_result = abi::kSuccess;
+  unsigned mig_current = 0;
+  struct Mig {
+    unsigned gpu_instance_id;
+    std::string profile;
+    std::string uuid;
+  };
+  std::vector<Mig> mig;                 // one MIG device each
+  std::vector<unsigned> gpm_mig_calls;  // the GPU instance of each nvmlGpmMigSampleGet
 };
 
 inline State& state() {
@@ -80,6 +95,14 @@ inline std::string uuid_of(unsigned index) {
   const std::string n = std::to_string(index);
   if (uuid.size() >= n.size()) uuid.replace(uuid.size() - n.size(), n.size(), n);
   return uuid;
+}
+
+// MIG devices: handles of their own, so name and UUID know which is asked.
+inline int mig_objects[kMaxDevices] = {};
+inline int mig_index(abi::Device device) {
+  for (unsigned i = 0; i < kMaxDevices; ++i)
+    if (device == reinterpret_cast<abi::Device>(&mig_objects[i])) return static_cast<int>(i);
+  return -1;
 }
 
 inline void copy_string(const std::string& from, char* to, unsigned size) {
@@ -118,11 +141,19 @@ inline abi::Return fake_handle(unsigned index, abi::Device* out) {
   *out = handle(index);
   return abi::kSuccess;
 }
-inline abi::Return fake_name(abi::Device, char* buf, unsigned n) {
+inline abi::Return fake_name(abi::Device device, char* buf, unsigned n) {
+  if (const int m = mig_index(device); m >= 0) {
+    copy_string(state().name + " MIG " + state().mig.at(static_cast<unsigned>(m)).profile, buf, n);
+    return abi::kSuccess;
+  }
   copy_string(state().name, buf, n);
   return abi::kSuccess;
 }
 inline abi::Return fake_uuid(abi::Device device, char* buf, unsigned n) {
+  if (const int m = mig_index(device); m >= 0) {
+    copy_string(state().mig.at(static_cast<unsigned>(m)).uuid, buf, n);
+    return abi::kSuccess;
+  }
   copy_string(uuid_of(index_of(device)), buf, n);
   return abi::kSuccess;
 }
@@ -192,7 +223,11 @@ inline abi::Return fill_processes(const std::vector<unsigned>& pids, unsigned* c
     return abi::kErrorInsufficientSize;
   }
   auto* entries = static_cast<abi::ProcessInfoV2*>(infos);
-  for (std::size_t i = 0; i < pids.size(); ++i) entries[i] = abi::ProcessInfoV2{pids[i], 1u << 20, 0, 0};
+  for (std::size_t i = 0; i < pids.size(); ++i) {
+    const auto gi = state().pid_instance.find(pids[i]);
+    entries[i] = abi::ProcessInfoV2{pids[i], 1u << 20,
+                                    gi == state().pid_instance.end() ? abi::kNoGpuInstance : gi->second, 0};
+  }
   *count = static_cast<unsigned>(pids.size());
   return abi::kSuccess;
 }
@@ -290,6 +325,51 @@ inline abi::Return fake_gpm_metrics(abi::GpmMetricsGet* get) {
   return abi::kSuccess;
 }
 
+inline abi::Return fake_energy(abi::Device, unsigned long long* mj) {
+  if (state().energy_result != abi::kSuccess) return state().energy_result;
+  *mj = state().energy_mj;
+  return abi::kSuccess;
+}
+inline abi::Return fake_process_util(abi::Device, abi::ProcessUtilizationSample* out, unsigned* count,
+                                     unsigned long long last_seen) {
+  if (state().process_util_result != abi::kSuccess) return state().process_util_result;
+  std::vector<abi::ProcessUtilizationSample> newer;
+  for (const auto& e : state().process_samples)
+    if (e.timeStamp > last_seen) newer.push_back(e);
+  if (newer.empty()) return abi::kErrorNotFound;
+  if (!out || *count < newer.size()) {
+    *count = static_cast<unsigned>(newer.size());
+    return abi::kErrorInsufficientSize;
+  }
+  for (std::size_t i = 0; i < newer.size(); ++i) out[i] = newer[i];
+  *count = static_cast<unsigned>(newer.size());
+  return abi::kSuccess;
+}
+inline abi::Return fake_mig_mode(abi::Device, unsigned* current, unsigned* pending) {
+  *current = state().mig_current;
+  *pending = state().mig_current;
+  return abi::kSuccess;
+}
+inline abi::Return fake_max_mig(abi::Device, unsigned* count) {
+  *count = 7;
+  return abi::kSuccess;
+}
+inline abi::Return fake_mig_handle(abi::Device, unsigned index, abi::Device* out) {
+  if (index >= state().mig.size()) return abi::kErrorNotFound;
+  *out = reinterpret_cast<abi::Device>(&mig_objects[index]);
+  return abi::kSuccess;
+}
+inline abi::Return fake_gi_id(abi::Device device, unsigned* id) {
+  const int m = mig_index(device);
+  if (m < 0) return abi::kErrorInvalidArgument;
+  *id = state().mig.at(static_cast<unsigned>(m)).gpu_instance_id;
+  return abi::kSuccess;
+}
+inline abi::Return fake_gpm_mig_get(abi::Device device, unsigned gpu_instance, abi::GpmSample sample) {
+  state().gpm_mig_calls.push_back(gpu_instance);
+  return fake_gpm_get(device, sample);
+}
+
 // A table with every call present, answering from state(). Resets the state.
 inline std::shared_ptr<abi::Functions> fake_functions() {
   state() = State{};
@@ -320,6 +400,13 @@ inline std::shared_ptr<abi::Functions> fake_functions() {
   f->gpm_sample_free = fake_gpm_free;
   f->gpm_sample_get = fake_gpm_get;
   f->gpm_metrics_get = fake_gpm_metrics;
+  f->total_energy = fake_energy;
+  f->process_utilization = fake_process_util;
+  f->mig_mode = fake_mig_mode;
+  f->max_mig_devices = fake_max_mig;
+  f->mig_device_by_index = fake_mig_handle;
+  f->gpu_instance_id = fake_gi_id;
+  f->gpm_mig_sample_get = fake_gpm_mig_get;
   return f;
 }
 

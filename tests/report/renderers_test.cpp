@@ -9,6 +9,7 @@
 #include "diescope/core/atomic_file.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/recording/memory_recording.hpp"
+#include "diescope/report/recording_report.hpp"
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/report.hpp"
 #include "fixtures.hpp"
@@ -202,6 +203,53 @@ TEST(AtomicFileWriter, NothingAppearsUntilCommit) {
     w.commit();
   }
   EXPECT_EQ(test::read_text(dir / "out.txt"), std::string(200'000, 'x') + "y");
+}
+
+}  // namespace
+}  // namespace diescope
+
+namespace diescope {
+namespace {
+
+// docs/report.md#holders: run's report carries who held the GPU, and its headline a line naming them.
+TEST(RunReport, HoldersInTheReportAndUnderTheHeadline) {
+  const std::filesystem::path dir = std::filesystem::path(DIESCOPE_BINARY_DIR) / "run-report-holders-test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path rec = dir / "gpu0.dsrec";
+  std::filesystem::copy_file(std::filesystem::path(DIESCOPE_SOURCE_DIR) / "data/recordings/h200/ffma66.dsrec",
+                             rec);
+  const nlohmann::json block = {
+      {"entries",
+       {{{"kind", "pod"},
+         {"key", "pod/3b1f2a9c-5d4e-4f6a-8b7c-9d0e1f2a3b4c"},
+         {"name", "pod ml/train-7 (container trainer)"},
+         {"labels",
+          {{"pod", "train-7"}, {"namespace", "ml"}, {"container", "trainer"}, {"team", "say \"hi\""}}},
+         {"pids", {4711}},
+         {"commands", {"python"}},
+         {"notes", nlohmann::json::array()},
+         {"gpu_instance_id", nullptr},
+         {"gpu_instance_id_reason", "MIG is off on this GPU"},
+         {"gpu_instance_profile", ""}}}},
+      {"split_approximate", false},
+      {"notes", nlohmann::json::array()}};
+  std::ostringstream out;
+  report::report_run_recording(rec, 0, false, false, {}, out,
+                               report::RunHolders{block, "held by: pod ml/train-7 (container trainer)\n"});
+  EXPECT_NE(out.str().find("\nheld by: pod ml/train-7 (container trainer)\nrecording "), std::string::npos)
+      << out.str();
+  const nlohmann::json written =
+      nlohmann::json::parse(test::read_text(dir / "gpu0.dsrec.report/report.json"));
+  EXPECT_EQ(written["holders"], block);
+  // Without holders (report PATH, run --no-attribution) the report has none.
+  std::ostringstream plain;
+  report::report_run_recording(rec, 0, false, false, {}, plain);
+  EXPECT_FALSE(
+      nlohmann::json::parse(test::read_text(dir / "gpu0.dsrec.report/report.json")).contains("holders"));
+  EXPECT_EQ(plain.str().find("held by"), std::string::npos);
+  // Kept for the schema test.
+  test::keep_report("run_with_holders", written);
 }
 
 }  // namespace

@@ -8,6 +8,10 @@
 //   DIESCOPE_FAKE_NVML_GPUS=N            N GPUs (default 1), UUIDs ending in their index
 //   DIESCOPE_FAKE_NVML_GPU_UTIL=A,B,...  GPU-Util of GPU 0, 1, ... in whole percents (default 97 each)
 //   DIESCOPE_FAKE_NVML_NVLINK_MIBS=R     GPM's NVLink TX and RX rates, MiB/s (default 0)
+//   DIESCOPE_FAKE_NVML_POWER_W=W         every GPU draws W watts: its energy counter is W x the
+//                                        CLOCK_REALTIME seconds, in mJ (default: no energy counter)
+#include <time.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -124,6 +128,16 @@ __attribute__((visibility("default"))) abi::Return nvmlDeviceGetGraphicsRunningP
   return fake::fake_graphics(d, c, infos);
 }
 
+__attribute__((visibility("default"))) abi::Return nvmlDeviceGetTotalEnergyConsumption(
+    abi::Device, unsigned long long* mj) {
+  const unsigned watts = env_whole(std::getenv("DIESCOPE_FAKE_NVML_POWER_W"), 0);
+  if (watts == 0) return abi::kErrorNotSupported;
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  *mj = static_cast<unsigned long long>(now.tv_sec) * watts * 1000ULL +
+        static_cast<unsigned long long>(now.tv_nsec) * watts / 1000000ULL;
+  return abi::kSuccess;
+}
 __attribute__((visibility("default"))) abi::Return nvmlDeviceGetPowerUsage(abi::Device d, unsigned* mw) {
   return fake::fake_draw(d, mw);
 }

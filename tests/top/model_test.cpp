@@ -202,7 +202,7 @@ TEST(TopModel, ClocksPowerThrottleAndProcessesAreTheNewest) {
       recording::ThrottleReading{kT0, recording::throttle_sw_power_cap});
   u.records.list<recording::ProcessReading>().push_back(recording::ProcessReading{kT0, 2, 0, 0});
   u.power_draw_w = 512;
-  u.processes = std::vector<ProcessInfo>{{42, "python3"}, {43, ""}};
+  u.processes = std::vector<ProcessInfo>{{42, "python3", ""}, {43, "", ""}};
   model.absorb(0, u, kT0 + kMs);
   const GpuFrame g = model.gpus(kT0 + kMs)[0];
   EXPECT_EQ(g.sm_mhz, 1980);

@@ -220,3 +220,25 @@ TEST(TopScreen, HeldCountersNameTheReasonWhereDieUtilWouldBe) {
 
 }  // namespace
 }  // namespace diescope::top
+
+namespace diescope::top {
+namespace {
+
+// docs/attribution.md#in-top: each process names its holder, as the watch found it.
+TEST(TopScreen, ProcessesNameTheirHolders) {
+  Frame frame;
+  frame.source = "live";
+  frame.time_of_day = "12:00:00 UTC";
+  frame.gpus = {hand_gpu(0, 50, 25)};
+  frame.gpus[0].processes =
+      std::vector<ProcessInfo>{{4711, "python", "pod ml/train-7 (container trainer)"}, {4712, "bench", ""}};
+  const std::vector<std::string> lines = layout(frame, 200, 40, false);
+  bool found = false;
+  for (const std::string& l : lines)
+    found = found || l.find("processes: 4711 python [pod ml/train-7 (container trainer)], 4712 bench") !=
+                         std::string::npos;
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace diescope::top

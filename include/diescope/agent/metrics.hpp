@@ -34,6 +34,10 @@ struct AgentInfo {
 std::string render_metrics(const std::vector<GpuStatus>& gpus, const AgentInfo& info, ExpositionFormat format,
                            const std::vector<HostFigure>& host = {});
 
+// `body` (render_metrics' text) with more families added at its end, before OpenMetrics' "# EOF"
+// line where it has one (attribution's per-job families, docs/attribution.md#in-the-agent).
+std::string append_families(std::string body, const std::string& families);
+
 // A label value escaped for the exposition formats (backslash, double quote, newline).
 std::string escape_label_value(const std::string& value);
 

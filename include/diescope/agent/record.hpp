@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -17,7 +18,7 @@
 namespace diescope::agent {
 
 // The agent record's own format version (changes with its fields, not with the method).
-inline constexpr int kAgentRecordSchema = 1;
+inline constexpr int kAgentRecordSchema = 2;
 
 struct UnitFigure {
   std::string key;
@@ -33,6 +34,15 @@ struct Restart {
   recording::TimeNs step_ns = 0;
   recording::TimeNs at_ns = 0;  // when the agent noticed it (wall clock after the step)
   std::string text;
+};
+
+// Who held the GPU during the period (docs/attribution.md#labels-everywhere): filled by attribution.
+struct RecordHolder {
+  std::string kind;  // "pod", "slurm_job", "container", "process"
+  std::string key;
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> labels;
+  std::vector<unsigned> pids;
 };
 
 struct AgentRecord {
@@ -95,8 +105,9 @@ struct AgentRecord {
   std::optional<CostEntry> cost;
   std::string cost_reason;
 
-  std::optional<Restart> restart;  // this record starts afresh after a clock event
-  std::vector<std::string> notes;  // sampler crashes and restarts, analysis notes
+  std::optional<Restart> restart;     // this record starts afresh after a clock event
+  std::vector<std::string> notes;     // sampler crashes and restarts, analysis notes
+  std::vector<RecordHolder> holders;  // empty without attribution, or when nothing held the GPU
 
   int method = 0;
   int schema = kAgentRecordSchema;

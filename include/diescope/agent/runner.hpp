@@ -11,6 +11,7 @@
 #include "diescope/agent/agent.hpp"
 #include "diescope/agent/host_metrics.hpp"
 #include "diescope/agent/http_server.hpp"
+#include "diescope/agent/metrics.hpp"
 #include "diescope/agent/store.hpp"
 
 namespace diescope::agent {
@@ -29,6 +30,13 @@ struct RunnerOptions {
   // at each poll. nullptr: none.
   HostMetrics* host = nullptr;
   double host_interval_ms = recording::kDefaultHostIntervalMs;
+  // Attribution (docs/attribution.md#in-the-agent), each empty when off: `annotate` adds who held each
+  // GPU to the records before they are stored; `after_write` writes the job records finished by `now`
+  // (every one when stopping); `extra_metrics` adds families to /metrics (called on the server's thread).
+  // None may block: they copy what attribution's own thread gathered.
+  std::function<void(std::vector<AgentRecord>&)> annotate;
+  std::function<void(recording::TimeNs now, bool stopping)> after_write;
+  std::function<std::string(ExpositionFormat)> extra_metrics;
 };
 
 // Runs until the source ends (replay without linger) or the stop fd turns readable. Returns 0.

@@ -19,6 +19,10 @@ namespace diescope::agent {
 // The store's schema version (PRAGMA user_version); changes with its tables, not with the method.
 inline constexpr int kStoreSchema = 1;
 
+// Where the agent keeps its store unless told (docs/agent.md#the-store): $DIESCOPE_AGENT_DB,
+// /var/lib/diescope/agent.db as root, else under $XDG_STATE_HOME or ~/.local/state.
+std::filesystem::path default_store_path();
+
 class RecordStore {
  public:
   // Opens or creates the database. Throws InputError naming the path when it cannot be opened,

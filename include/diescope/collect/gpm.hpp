@@ -62,7 +62,10 @@ class GpmSampler {
   // GPM samples and takes the first pair `probe_ms` apart (so the table can leave out what this GPU does not
   // answer). Throws DeviceError naming the cause and the fix when GPM cannot be read. The first pair spans at
   // least two refreshes (250 ms), so a metric is left out only when the driver truly does not answer it.
-  GpmSampler(const NvmlDevice& device, recording::TimeNs now_ns, double probe_ms = 250);
+  // `gpu_instance`: under MIG, read one GPU instance through nvmlGpmMigSampleGet
+  // (docs/attribution.md#mig); nullopt reads the whole GPU.
+  GpmSampler(const NvmlDevice& device, recording::TimeNs now_ns, double probe_ms = 250,
+             std::optional<unsigned> gpu_instance = std::nullopt);
   ~GpmSampler();
   GpmSampler(const GpmSampler&) = delete;
   GpmSampler& operator=(const GpmSampler&) = delete;

@@ -73,6 +73,46 @@ struct UtilSamplesRead {
   std::string error;            // for unsupported and failed
 };
 
+// One entry of NVML's compute or graphics process list (docs/attribution.md#who-holds-a-gpu).
+struct NvmlProcess {
+  static constexpr unsigned kNoInstance = 0xFFFFFFFFu;  // MIG off (or a driver that does not say)
+  unsigned pid = 0;
+  unsigned gpu_instance_id = kNoInstance;
+  bool compute = false;
+  bool graphics = false;
+  std::uint64_t used_memory_bytes = 0;  // 0 where NVML does not say
+};
+
+// What one nvmlDeviceGetProcessUtilization call gave: each process's SM percent over NVML's own
+// sample periods, newer than the last seen timestamp.
+struct ProcessUtilRead {
+  struct Sample {
+    unsigned pid = 0;
+    std::uint64_t ts_us = 0;
+    unsigned sm_pct = 0;
+    unsigned mem_pct = 0;
+  };
+  enum class Status { ok, none, unsupported, failed };
+  Status status = Status::ok;
+  std::vector<Sample> samples;
+  std::uint64_t newest_us = 0;
+  std::string error;
+};
+
+// A GPU instance under MIG: its ID, its profile as nvidia-smi and dcgm-exporter name it ("1g.18gb")
+// and the MIG device's UUID ("MIG-...").
+struct MigInstance {
+  unsigned gpu_instance_id = 0;
+  std::string profile;
+  std::string uuid;
+};
+struct MigState {
+  enum class Mode { disabled, enabled, unknown };
+  Mode mode = Mode::unknown;
+  std::vector<MigInstance> instances;  // enabled: one per GPU instance, by ID
+  std::string why;                     // unknown: why NVML could not say
+};
+
 class NvmlDevice;
 
 // NVML initialised; shut down on destruction. Not copyable; devices borrow it.
@@ -136,6 +176,14 @@ class NvmlDevice {
   // The distinct pids on the compute and graphics lists, ascending; nullopt when neither list could
   // be read. NVML's pids are the host's: in a container they may name no process of its own.
   std::optional<std::vector<unsigned>> process_ids() const;
+  // Both lists merged per pid, with each entry's GPU instance; nullopt when neither could be read.
+  std::optional<std::vector<NvmlProcess>> process_list() const;
+  // nvmlDeviceGetTotalEnergyConsumption: millijoules since the driver loaded; NaN and why otherwise.
+  NvmlReading total_energy_mj() const;
+  // nvmlDeviceGetProcessUtilization: per-process samples newer than `last_seen_us`.
+  ProcessUtilRead process_utilization(std::uint64_t last_seen_us) const;
+  // MIG mode and, when on, its GPU instances (docs/attribution.md#mig).
+  MigState mig() const;
 
  private:
   const nvml_abi::Functions& fn() const { return nvml_->functions(); }

@@ -64,6 +64,14 @@ struct RunOptions {
   // duty_period_ms from the command's start; both 0 (or on >= period) keep them on throughout.
   double duty_on_ms = 0;
   double duty_period_ms = 0;
+  // Measure this process instead of a command (the Python module's measure(), docs/python.md#measure):
+  // `command` stays empty and no child is started; what is written to attach_fd's other end is read
+  // as the command's stdout (window markers, not copied anywhere) and the run ends when it reaches
+  // end of file. This process stands for the command in the holders and the host probes, and its
+  // SIGINT and SIGTERM stay its own. record_run() takes ownership of the descriptor.
+  int attach_fd = -1;
+  // Called from record_run() once the samplers sample, when the command (or the attached part) starts.
+  std::function<void(recording::TimeNs start_ns)> on_start;
 };
 
 struct GpuRecording {

@@ -7,6 +7,8 @@
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -36,11 +38,19 @@ RecordingReport analyse_recording(const std::filesystem::path& path, analysis::W
 void write_recording_report(const RecordingReport& report, const std::filesystem::path& folder,
                             std::ostream* headline = nullptr);
 
+// What `run` adds beside a recording's own report: who held the GPU (docs/report.md#holders), as the
+// report's `holders` block and as a line under the headline.
+struct RunHolders {
+  nlohmann::json block;
+  std::string line;
+};
+
 // One GPU's recording of `diescope run`: analysed, its report written into <recording>.report/, the
 // headline printed to `out` (under "GPU N" when the run has `several`), then where both are. Returns
 // the figures the summary of several GPUs compares (docs/method.md#several-gpus).
 GpuFigures report_run_recording(const std::filesystem::path& recording, int gpu_index,
                                 analysis::WindowMode window, bool several,
-                                const CalibrationLookup& calibration, std::ostream& out);
+                                const CalibrationLookup& calibration, std::ostream& out,
+                                const std::optional<RunHolders>& holders = std::nullopt);
 
 }  // namespace diescope::report

@@ -21,7 +21,8 @@ namespace diescope::top {
 
 struct ProcessInfo {
   unsigned pid = 0;
-  std::string name;  // empty when the pid names no process this host shows (another namespace)
+  std::string name;    // empty when the pid names no process this host shows (another namespace)
+  std::string holder;  // who holds the GPU with it: "pod ml/train-7 (container trainer)"; empty when unknown
 };
 
 // What one GPU produced since the previous poll.

@@ -93,6 +93,12 @@ struct GpmSampler::Impl {
   abi::GpmMetricsGet request{};
 
   const abi::Functions& fn() const { return device->functions(); }
+  std::optional<unsigned> gpu_instance;  // MIG: nvmlGpmMigSampleGet on this GPU instance
+  // One GPM sample of the whole GPU, or of one GPU instance under MIG (docs/attribution.md#mig).
+  abi::Return take(abi::GpmSample into) const {
+    if (gpu_instance) return fn().gpm_mig_sample_get(device->handle(), *gpu_instance, into);
+    return fn().gpm_sample_get(device->handle(), into);
+  }
   ~Impl() {
     if (previous) fn().gpm_sample_free(previous);
     if (current) fn().gpm_sample_free(current);
@@ -124,8 +130,13 @@ struct GpmSampler::Impl {
   }
 };
 
-GpmSampler::GpmSampler(const NvmlDevice& device, recording::TimeNs now_ns, double probe_ms)
+GpmSampler::GpmSampler(const NvmlDevice& device, recording::TimeNs now_ns, double probe_ms,
+                       std::optional<unsigned> gpu_instance)
     : impl_(std::make_unique<Impl>()) {
+  if (gpu_instance && !device.functions().gpm_mig_sample_get)
+    throw core::DeviceError("the driver lacks nvmlGpmMigSampleGet, so GPM cannot read a MIG GPU instance",
+                            "update the NVIDIA driver");
+  impl_->gpu_instance = gpu_instance;
   const GpmSupport support = gpm_support(device);
   if (!support.supported)
     throw core::DeviceError(
@@ -150,14 +161,14 @@ GpmSampler::GpmSampler(const NvmlDevice& device, recording::TimeNs now_ns, doubl
     im.catalogue.push_back(m);
   }
   // The first pair: which metrics does this GPU answer?
-  abi::Return rc = f.gpm_sample_get(device.handle(), im.previous);
+  abi::Return rc = im.take(im.previous);
   if (rc != abi::kSuccess)
     throw core::DeviceError(
         "nvmlGpmSampleGet failed on GPU " + std::to_string(device.index()) + ": " + why_not(f, rc),
         "check that nvidia-smi works on this machine, or use --source pm");
   const recording::TimeNs first_mono = core::monotonic_ns();
   std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long>(probe_ms * 1000)));
-  rc = f.gpm_sample_get(device.handle(), im.current);
+  rc = im.take(im.current);
   const recording::TimeNs elapsed = core::monotonic_ns() - first_mono;
   if (rc != abi::kSuccess)
     throw core::DeviceError(
@@ -195,7 +206,7 @@ GpmSampler::~GpmSampler() = default;
 std::optional<GpmSample> GpmSampler::sample(recording::TimeNs now_ns) {
   Impl& im = *impl_;
   const abi::Functions& f = im.fn();
-  const abi::Return rc = f.gpm_sample_get(im.device->handle(), im.current);
+  const abi::Return rc = im.take(im.current);
   if (rc != abi::kSuccess) {
     last_error_ = "nvmlGpmSampleGet: " + why_not(f, rc);
     im.have_previous = false;

@@ -404,6 +404,182 @@ recording::ProcessReading NvmlDevice::processes(recording::TimeNs now_ns) const 
   return reading;
 }
 
+namespace {
+
+// One process list with every entry's fields; nullopt when it cannot be read.
+std::optional<std::vector<NvmlProcess>> list_entries(const abi::Functions& f, abi::Device device,
+                                                     abi::Return (*list)(abi::Device, unsigned*, void*),
+                                                     bool compute) {
+  if (!list) return std::nullopt;
+  unsigned count = 0;
+  abi::Return rc = list(device, &count, nullptr);
+  if (rc == abi::kSuccess) return std::vector<NvmlProcess>{};
+  if (rc != abi::kErrorInsufficientSize) return std::nullopt;
+  const std::size_t stride = f.process_entry_size;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const unsigned capacity = count + 8;
+    std::vector<unsigned char> buffer(2 * capacity * stride, 0);
+    count = capacity;
+    rc = list(device, &count, buffer.data());
+    if (rc == abi::kErrorInsufficientSize) continue;
+    if (rc != abi::kSuccess) return std::nullopt;
+    std::vector<NvmlProcess> out;
+    for (unsigned i = 0; i < std::min(count, capacity); ++i) {
+      NvmlProcess p;
+      p.compute = compute;
+      p.graphics = !compute;
+      if (stride == sizeof(abi::ProcessInfoV2)) {
+        abi::ProcessInfoV2 e{};
+        std::memcpy(&e, buffer.data() + i * stride, sizeof e);
+        p.pid = e.pid;
+        p.used_memory_bytes = e.usedGpuMemory;
+        p.gpu_instance_id = e.gpuInstanceId;
+      } else {
+        abi::ProcessInfoV1 e{};
+        std::memcpy(&e, buffer.data() + i * stride, sizeof e);
+        p.pid = e.pid;
+        p.used_memory_bytes = e.usedGpuMemory;
+      }
+      // NVML reports unknown memory as ~0 (NVML_VALUE_NOT_AVAILABLE).
+      if (p.used_memory_bytes == ~0ULL) p.used_memory_bytes = 0;
+      out.push_back(p);
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::vector<NvmlProcess>> NvmlDevice::process_list() const {
+  const auto compute = list_entries(fn(), handle_, fn().compute_processes, true);
+  const auto graphics = list_entries(fn(), handle_, fn().graphics_processes, false);
+  if (!compute && !graphics) return std::nullopt;
+  std::vector<NvmlProcess> merged;
+  auto add = [&merged](const NvmlProcess& p) {
+    for (NvmlProcess& m : merged) {
+      if (m.pid == p.pid && m.gpu_instance_id == p.gpu_instance_id) {
+        m.compute = m.compute || p.compute;
+        m.graphics = m.graphics || p.graphics;
+        m.used_memory_bytes = std::max(m.used_memory_bytes, p.used_memory_bytes);
+        return;
+      }
+    }
+    merged.push_back(p);
+  };
+  if (compute)
+    for (const NvmlProcess& p : *compute) add(p);
+  if (graphics)
+    for (const NvmlProcess& p : *graphics) add(p);
+  std::sort(merged.begin(), merged.end(), [](const NvmlProcess& a, const NvmlProcess& b) {
+    return a.pid != b.pid ? a.pid < b.pid : a.gpu_instance_id < b.gpu_instance_id;
+  });
+  return merged;
+}
+
+NvmlReading NvmlDevice::total_energy_mj() const {
+  if (!fn().total_energy) return {kNaN, "the driver lacks nvmlDeviceGetTotalEnergyConsumption"};
+  unsigned long long mj = 0;
+  const abi::Return rc = fn().total_energy(handle_, &mj);
+  if (rc != abi::kSuccess) return {kNaN, why_not(fn(), rc)};
+  return {static_cast<double>(mj), {}};
+}
+
+ProcessUtilRead NvmlDevice::process_utilization(std::uint64_t last_seen_us) const {
+  ProcessUtilRead read;
+  read.newest_us = last_seen_us;
+  if (!fn().process_utilization) {
+    read.status = ProcessUtilRead::Status::unsupported;
+    read.error = "the driver lacks nvmlDeviceGetProcessUtilization";
+    return read;
+  }
+  unsigned count = 0;
+  abi::Return rc = fn().process_utilization(handle_, nullptr, &count, last_seen_us);
+  if (rc == abi::kErrorNotFound || (rc == abi::kSuccess && count == 0)) {
+    read.status = ProcessUtilRead::Status::none;
+    return read;
+  }
+  if (rc != abi::kSuccess && rc != abi::kErrorInsufficientSize) {
+    read.status = rc == abi::kErrorNotSupported ? ProcessUtilRead::Status::unsupported
+                                                : ProcessUtilRead::Status::failed;
+    read.error = why_not(fn(), rc);
+    return read;
+  }
+  std::vector<abi::ProcessUtilizationSample> buffer(count + 8);
+  count = static_cast<unsigned>(buffer.size());
+  rc = fn().process_utilization(handle_, buffer.data(), &count, last_seen_us);
+  if (rc == abi::kErrorNotFound) {
+    read.status = ProcessUtilRead::Status::none;
+    return read;
+  }
+  if (rc != abi::kSuccess) {
+    read.status = ProcessUtilRead::Status::failed;
+    read.error = why_not(fn(), rc);
+    return read;
+  }
+  for (unsigned i = 0; i < std::min<std::size_t>(count, buffer.size()); ++i) {
+    const abi::ProcessUtilizationSample& e = buffer[i];
+    read.samples.push_back({e.pid, e.timeStamp, e.smUtil, e.memUtil});
+    read.newest_us = std::max<std::uint64_t>(read.newest_us, e.timeStamp);
+  }
+  return read;
+}
+
+MigState NvmlDevice::mig() const {
+  MigState state;
+  if (!fn().mig_mode) {
+    state.mode = MigState::Mode::disabled;  // a driver without MIG calls has no MIG
+    return state;
+  }
+  unsigned current = 0, pending = 0;
+  abi::Return rc = fn().mig_mode(handle_, &current, &pending);
+  if (rc == abi::kErrorNotSupported) {
+    state.mode = MigState::Mode::disabled;
+    return state;
+  }
+  if (rc != abi::kSuccess) {
+    state.why = why_not(fn(), rc);
+    return state;
+  }
+  if (current != abi::kDeviceMigEnable) {
+    state.mode = MigState::Mode::disabled;
+    return state;
+  }
+  state.mode = MigState::Mode::enabled;
+  if (!fn().max_mig_devices || !fn().mig_device_by_index || !fn().gpu_instance_id) {
+    state.mode = MigState::Mode::unknown;
+    state.why = "MIG is on, but the driver lacks the calls that list MIG devices";
+    return state;
+  }
+  unsigned max = 0;
+  if ((rc = fn().max_mig_devices(handle_, &max)) != abi::kSuccess) {
+    state.mode = MigState::Mode::unknown;
+    state.why = why_not(fn(), rc);
+    return state;
+  }
+  for (unsigned i = 0; i < max; ++i) {
+    abi::Device mig = nullptr;
+    if (fn().mig_device_by_index(handle_, i, &mig) != abi::kSuccess) continue;  // an empty slot
+    MigInstance instance;
+    if (fn().gpu_instance_id(mig, &instance.gpu_instance_id) != abi::kSuccess) continue;
+    // A MIG device's name ends in its profile: "NVIDIA H200 MIG 1g.18gb" (docs/attribution.md#mig).
+    char name[abi::kNameBuffer] = {};
+    if (fn().name(mig, name, sizeof name) == abi::kSuccess) {
+      const std::string text = name;
+      const auto at = text.rfind("MIG ");
+      instance.profile = at == std::string::npos ? text : text.substr(at + 4);
+    }
+    char uuid[abi::kUuidBuffer] = {};
+    if (fn().uuid(mig, uuid, sizeof uuid) == abi::kSuccess) instance.uuid = uuid;
+    bool seen = false;
+    for (const MigInstance& m : state.instances) seen = seen || m.gpu_instance_id == instance.gpu_instance_id;
+    if (!seen) state.instances.push_back(std::move(instance));  // several compute instances, one GPU instance
+  }
+  std::sort(state.instances.begin(), state.instances.end(),
+            [](const MigInstance& a, const MigInstance& b) { return a.gpu_instance_id < b.gpu_instance_id; });
+  return state;
+}
+
 std::optional<std::vector<unsigned>> NvmlDevice::process_ids() const {
   const auto compute = list_processes(fn(), handle_, fn().compute_processes);
   const auto graphics = list_processes(fn(), handle_, fn().graphics_processes);

@@ -75,6 +75,19 @@ struct ProcessInfoV1 {  // nvmlProcessInfo_v1_t, for drivers with only the unver
 };
 static_assert(sizeof(ProcessInfoV1) == 16, "nvmlProcessInfo_v1_t is 16 bytes");
 
+struct ProcessUtilizationSample {  // nvmlProcessUtilizationSample_t
+  unsigned int pid;
+  unsigned long long timeStamp;  // microseconds since the Unix epoch
+  unsigned int smUtil;
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
+};
+static_assert(sizeof(ProcessUtilizationSample) == 32, "nvmlProcessUtilizationSample_t is 32 bytes");
+// nvmlProcessInfo_v2_t::gpuInstanceId when MIG is off.
+inline constexpr unsigned kNoGpuInstance = 0xFFFFFFFFu;
+inline constexpr unsigned kDeviceMigEnable = 1;  // NVML_DEVICE_MIG_ENABLE
+
 inline constexpr int kClockSm = 1;  // nvmlClockType_t
 inline constexpr int kClockMem = 2;
 inline constexpr int kGpuUtilizationSamples = 1;  // nvmlSamplingType_t
@@ -145,6 +158,15 @@ struct Functions {
   Return (*gpm_sample_free)(GpmSample) = nullptr;              // nvmlGpmSampleFree
   Return (*gpm_sample_get)(Device, GpmSample) = nullptr;       // nvmlGpmSampleGet
   Return (*gpm_metrics_get)(GpmMetricsGet*) = nullptr;         // nvmlGpmMetricsGet
+  // Attribution (docs/attribution.md): energy, per-process utilisation, MIG instances.
+  Return (*total_energy)(Device, unsigned long long*) = nullptr;  // nvmlDeviceGetTotalEnergyConsumption (mJ)
+  Return (*process_utilization)(Device, ProcessUtilizationSample*, unsigned*,
+                                unsigned long long) = nullptr;  // nvmlDeviceGetProcessUtilization
+  Return (*mig_mode)(Device, unsigned*, unsigned*) = nullptr;   // nvmlDeviceGetMigMode (current, pending)
+  Return (*max_mig_devices)(Device, unsigned*) = nullptr;       // nvmlDeviceGetMaxMigDeviceCount
+  Return (*mig_device_by_index)(Device, unsigned, Device*) = nullptr;   // nvmlDeviceGetMigDeviceHandleByIndex
+  Return (*gpu_instance_id)(Device, unsigned*) = nullptr;               // nvmlDeviceGetGpuInstanceId
+  Return (*gpm_mig_sample_get)(Device, unsigned, GpmSample) = nullptr;  // nvmlGpmMigSampleGet
   // Process lists: the _v3 or _v2 call (24-byte entries) when present, else the unversioned one (16).
   Return (*compute_processes)(Device, unsigned*, void*) = nullptr;
   Return (*graphics_processes)(Device, unsigned*, void*) = nullptr;

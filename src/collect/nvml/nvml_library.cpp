@@ -178,6 +178,13 @@ std::unique_ptr<Library> load_library() {
     f.gpm_sample_get = nullptr;
     f.gpm_metrics_get = nullptr;
   }
+  bind(h, f.total_energy, {"nvmlDeviceGetTotalEnergyConsumption"});
+  bind(h, f.process_utilization, {"nvmlDeviceGetProcessUtilization"});
+  bind(h, f.mig_mode, {"nvmlDeviceGetMigMode"});
+  bind(h, f.max_mig_devices, {"nvmlDeviceGetMaxMigDeviceCount"});
+  bind(h, f.mig_device_by_index, {"nvmlDeviceGetMigDeviceHandleByIndex"});
+  bind(h, f.gpu_instance_id, {"nvmlDeviceGetGpuInstanceId"});
+  if (f.gpm_sample_get) bind(h, f.gpm_mig_sample_get, {"nvmlGpmMigSampleGet"});
   // Entry layouts differ by version: _v3 and _v2 fill 24-byte entries, the unversioned call 16.
   f.compute_symbol =
       bind(h, f.compute_processes,

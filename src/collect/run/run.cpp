@@ -146,6 +146,13 @@ class Runner {
   // Killed and reaped by its destructor if run() ends by an exception (a full disk under a writer).
   core::ChildProcess command_;
   bool command_running_ = false;
+  // Attached (RunOptions::attach_fd): this process is the command, and attach_fd its stdout.
+  bool attached_ = false;
+  core::UniqueFd attached_out_;
+  core::UniqueFd& command_out() { return attached_ ? attached_out_ : command_.stdout_pipe(); }
+  std::int64_t command_pid() const {
+    return !command_running_ ? 0 : attached_ ? static_cast<std::int64_t>(::getpid()) : command_.pid();
+  }
   int signals_forwarded_ = 0;
   MarkerScanner markers_;
   recording::TimeNs last_mark_ns_ = 0;  // marks of one recording never go back in time
@@ -167,7 +174,7 @@ recording::TimeNs thread_cpu_ns() {
 void Runner::read_host(recording::TimeNs now) {
   if (!host_) return;
   const recording::TimeNs cpu0 = thread_cpu_ns();
-  const HostBatch batch = host_->read(now, core::monotonic_ns(), command_running_ ? command_.pid() : 0);
+  const HostBatch batch = host_->read(now, core::monotonic_ns(), command_pid());
   for (auto& gpu : gpus_) {
     for (const auto& s : batch.streams) gpu.writer->write(s);
     for (const auto& t : batch.tasks) gpu.writer->write(t);
@@ -177,11 +184,12 @@ void Runner::read_host(recording::TimeNs now) {
   host_cpu_ns_ += thread_cpu_ns() - cpu0;
 }
 
-// What the probes cost, measured on this run: their own CPU time, and diescope's in all.
+// What the probes cost, measured on this run: their own CPU time, and diescope's in all. Attached,
+// the process is the measured program's, so diescope's own is the collector's thread.
 void Runner::note_host_cost(recording::TimeNs now) {
   if (!host_) return;
   rusage self{};
-  ::getrusage(RUSAGE_SELF, &self);
+  ::getrusage(attached_ ? RUSAGE_THREAD : RUSAGE_SELF, &self);
   const double self_s = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
                         static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6;
   const double run_s = static_cast<double>(std::max<recording::TimeNs>(1, now - outcome_.start_ns)) / 1e9;
@@ -189,9 +197,9 @@ void Runner::note_host_cost(recording::TimeNs now) {
   note_all(now, "host_probes",
            fmt::format(
                "{} reads every {:g} ms over {:.1f} s: the probes used {:.3f} s of CPU ({:.2f}% of one core); "
-               "diescope's own process used {:.3f} s ({:.2f}% of one core)",
-               host_->reads(), opt_.host_interval_ms, run_s, probes_s, probes_s / run_s * 100, self_s,
-               self_s / run_s * 100));
+               "diescope's own {} used {:.3f} s ({:.2f}% of one core)",
+               host_->reads(), opt_.host_interval_ms, run_s, probes_s, probes_s / run_s * 100,
+               attached_ ? "collector thread" : "process", self_s, self_s / run_s * 100));
 }
 
 recording::TimeNs Runner::stamp() {
@@ -630,7 +638,7 @@ void Runner::pump_sampler(Gpu& gpu, recording::TimeNs now) {
 }
 
 void Runner::read_command_output(recording::TimeNs now) {
-  core::UniqueFd& command_stdout = command_.stdout_pipe();
+  core::UniqueFd& command_stdout = command_out();
   if (!command_stdout) return;
   char chunk[65536];
   for (;;) {
@@ -764,8 +772,7 @@ void Runner::tick(recording::TimeNs now, bool ended) {
     gpu.writer->write(gpu.device.processes(now));
     // Who holds the GPU, by pid and name, when that changes: the headline names the others.
     if (const auto pids = gpu.device.process_ids()) {
-      const std::int64_t command_pid = command_running_ ? command_.pid() : 0;
-      for (const auto& holder : gpu.holders.update(now, *pids, command_pid, ::getpid()))
+      for (const auto& holder : gpu.holders.update(now, *pids, command_pid(), ::getpid()))
         gpu.writer->write(holder);
     }
   }
@@ -819,7 +826,7 @@ void Runner::loop() {
     // Wait for output, a signal, or the next tick.
     std::vector<pollfd> fds;
     fds.push_back(pollfd{signals_->fd(), POLLIN, 0});
-    if (command_.stdout_pipe()) fds.push_back(pollfd{command_.stdout_pipe().get(), POLLIN, 0});
+    if (command_out()) fds.push_back(pollfd{command_out().get(), POLLIN, 0});
     for (auto& gpu : gpus_)
       if (gpu.sampler && !gpu.sampler_done) fds.push_back(pollfd{gpu.sampler->output_fd(), POLLIN, 0});
     recording::TimeNs wake = next_tick;
@@ -847,7 +854,12 @@ void Runner::loop() {
     }
 
     if (command_running_) {
-      if (const std::optional<core::ExitStatus> status = command_.try_wait()) {
+      // Attached, the measured part ends when its pipe is closed (end of file).
+      const std::optional<core::ExitStatus> status =
+          !attached_      ? command_.try_wait()
+          : attached_out_ ? std::nullopt
+                          : std::optional<core::ExitStatus>(core::ExitStatus::from_wait_status(0));
+      if (status) {
         command_running_ = false;
         outcome_.end_ns = stamp();
         end_mono = core::monotonic_ns();
@@ -897,12 +909,19 @@ void Runner::loop() {
 }
 
 RunOutcome Runner::run() {
-  if (opt_.command.empty())
+  attached_ = opt_.attach_fd >= 0;
+  if (opt_.command.empty() && !attached_)
     throw core::UsageError("no command to run",
                            "put the command after --, e.g. diescope run -- python train.py");
   choose_gpus();
-  core::resolve_command(opt_.command[0]);  // a missing command fails before any counter is switched on
-  signals_.emplace(std::initializer_list<int>{SIGINT, SIGTERM, SIGCHLD}, std::initializer_list<int>{SIGPIPE});
+  // A missing command fails before any counter is switched on.
+  if (!attached_) core::resolve_command(opt_.command[0]);
+  // Attached, the program's own signals stay its own: the loop's ticks notice the sampler's end.
+  if (attached_)
+    signals_.emplace(std::initializer_list<int>{}, std::initializer_list<int>{});
+  else
+    signals_.emplace(std::initializer_list<int>{SIGINT, SIGTERM, SIGCHLD},
+                     std::initializer_list<int>{SIGPIPE});
   start_samplers();
   wait_for_samplers();
   start_gpm();
@@ -910,11 +929,17 @@ RunOutcome Runner::run() {
   if (opt_.host_interval_ms > 0) host_.emplace();
   outcome_.start_ns = stamp();
   open_recordings();
-  core::ChildSpec command;
-  command.argv = opt_.command;
-  command.out = core::Stdio::pipe();  // teed to opt_.stdout_fd and scanned for window markers
-  command_ = core::ChildProcess(command);
+  if (attached_) {
+    attached_out_ = core::UniqueFd(opt_.attach_fd);
+    stdout_broken_ = true;  // the program's own lines: scanned for markers, not copied anywhere
+  } else {
+    core::ChildSpec command;
+    command.argv = opt_.command;
+    command.out = core::Stdio::pipe();  // teed to opt_.stdout_fd and scanned for window markers
+    command_ = core::ChildProcess(command);
+  }
   command_running_ = true;
+  if (opt_.on_start) opt_.on_start(outcome_.start_ns);
   last_slow_poll_ = 0;
   loop();
 
