@@ -8,7 +8,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "diescope/agent/profiler_watch.hpp"
+#include "diescope/collect/profiler_watch.hpp"
 
 namespace {
 
@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 
 // Later scans of this host's /proc: stat and comm of every process, environments already known.
 void BM_ScanThisHost(benchmark::State& state) {
-  diescope::agent::ProfilerWatch watch;
+  diescope::collect::ProfilerWatch watch;
   watch.scan();
   std::size_t processes = 0;
   for (const auto& entry : fs::directory_iterator("/proc"))
@@ -45,7 +45,7 @@ fs::path fake_proc(int processes) {
 void BM_ScanFakeFirst(benchmark::State& state) {
   const fs::path root = fake_proc(static_cast<int>(state.range(0)));
   for (auto _ : state) {
-    diescope::agent::ProfilerWatch watch(root, 1);  // new: every environment is read
+    diescope::collect::ProfilerWatch watch(root, 1);  // new: every environment is read
     benchmark::DoNotOptimize(watch.scan());
   }
   fs::remove_all(root);
@@ -54,7 +54,7 @@ BENCHMARK(BM_ScanFakeFirst)->Arg(500)->Unit(benchmark::kMicrosecond);
 
 void BM_ScanFakeLater(benchmark::State& state) {
   const fs::path root = fake_proc(static_cast<int>(state.range(0)));
-  diescope::agent::ProfilerWatch watch(root, 1);
+  diescope::collect::ProfilerWatch watch(root, 1);
   watch.scan();
   for (auto _ : state) benchmark::DoNotOptimize(watch.scan());
   fs::remove_all(root);

@@ -112,8 +112,8 @@ std::unique_ptr<recording::RecordStream<Record>> periodic(recording::TimeNs firs
   return std::make_unique<PeriodicGen<Record, Fill>>(first, period, end, fill);
 }
 
-// A RecordSource that synthesises every stream on demand; nothing is held but the current record.
-class StreamingSource final : public recording::RecordSource {
+// A Recording that synthesises every stream on demand; nothing is held but the current record.
+class StreamingSource final : public recording::Recording {
  public:
   explicit StreamingSource(double hours) {
     samples_ = 1 + static_cast<std::int64_t>(std::llround(hours * 3600.0 * 100.0));
@@ -221,7 +221,7 @@ double peak_rss_mib() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
-int report(const char* mode, double hours, const recording::RecordSource& source, std::int64_t samples) {
+int report(const char* mode, double hours, const recording::Recording& source, std::int64_t samples) {
   const auto t0 = std::chrono::steady_clock::now();
   const analysis::Analysis a = analysis::analyze(source);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

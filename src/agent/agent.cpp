@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "diescope/analysis/analyze.hpp"
+#include "diescope/collect/duty.hpp"
 #include "diescope/core/error.hpp"
 
 namespace diescope::agent {
@@ -22,7 +23,7 @@ recording::TimeNs ms_to_ns(double ms) {
 
 // Records from the source are trusted only inside [period start, now + this]: anything else was
 // timed before a clock step (or by a sampler child still draining from before one).
-constexpr recording::TimeNs kFutureSlackNs = kMaxClockSkewNs;
+constexpr recording::TimeNs kFutureSlackNs = core::kMaxClockSkewNs;
 
 template <typename R>
 void sort_by_ts(std::vector<R>& v) {
@@ -87,10 +88,10 @@ struct Agent::GpuState {
   std::vector<std::string> notes;        // for this period's record
 };
 
-Agent::Agent(AgentSource& source, Clock& clock, AgentSettings settings)
+Agent::Agent(collect::Feed& source, core::Clock& clock, AgentSettings settings)
     : source_(source), clock_(clock), settings_(std::move(settings)) {
   validate_settings(settings_);
-  const ClockReadings c = clock_.read();
+  const core::ClockReadings c = clock_.read();
   watch_.check(c);
   now_ns_ = source_.now_ns(c);
   read_power();
@@ -137,7 +138,7 @@ void Agent::read_power() {
 }
 
 bool Agent::always_on() const {
-  return settings_.duty_on_ms >= settings_.duty_period_ms;
+  return !collect::DutyCycle{settings_.duty_on_ms, settings_.duty_period_ms}.cycles();
 }
 
 void Agent::start_period(GpuState& g, recording::TimeNs start) {
@@ -158,7 +159,7 @@ void Agent::start_period(GpuState& g, recording::TimeNs start) {
   if (g.requested_on && always_on()) g.window_start = start;
 }
 
-void Agent::absorb(GpuState& g, GpuBatch& batch) {
+void Agent::absorb(GpuState& g, collect::GpuBatch& batch) {
   const recording::TimeNs lo = g.period_start;
   const recording::TimeNs hi = now_ns_ + kFutureSlackNs;
   recording::MemoryRecording& p = *g.period;
@@ -295,7 +296,7 @@ std::optional<AgentRecord> Agent::close_period(GpuState& g, recording::TimeNs en
   return record;
 }
 
-void Agent::restart_all(const ClockEvent& event, recording::TimeNs now) {
+void Agent::restart_all(const core::ClockEvent& event, recording::TimeNs now) {
   for (auto& gp : gpus_) {
     GpuState& g = *gp;
     if (g.requested_on) {
@@ -305,7 +306,7 @@ void Agent::restart_all(const ClockEvent& event, recording::TimeNs now) {
     Restart r;
     r.step_ns = event.step_ns;
     r.at_ns = event.at_realtime_ns;
-    if (event.kind == ClockEvent::Kind::suspend) {
+    if (event.kind == core::ClockEvent::Kind::suspend) {
       r.kind = "suspend";
       r.text = "the machine was suspended for " + seconds_text(event.step_ns).substr(1) +
                "; the record in progress was abandoned and this one started afresh";
@@ -364,7 +365,11 @@ void Agent::switch_columns(GpuState& g, recording::TimeNs at, const std::string&
 
 void Agent::schedule(GpuState& g, recording::TimeNs now) {
   const recording::TimeNs window_end = g.period_start + ms_to_ns(settings_.duty_on_ms);
-  const bool want = always_on() || (!g.window_done && now < window_end);
+  // The period's start moves when the chip source switches (start_period), so the phase is taken
+  // from this period's own start rather than the schedule's.
+  const collect::DutyPhase phase =
+      always_on() || (!g.window_done && now < window_end) ? collect::DutyPhase::on : collect::DutyPhase::off;
+  const bool want = phase == collect::DutyPhase::on;
   if (want && !g.requested_on) {
     source_.set_counters(g.index, true, now);
     g.requested_on = true;
@@ -386,12 +391,12 @@ void Agent::schedule(GpuState& g, recording::TimeNs now) {
 std::vector<AgentRecord> Agent::step() {
   std::vector<AgentRecord> records;
   if (ended_) return records;
-  const ClockReadings c = clock_.read();
-  const ClockEvent event = watch_.check(c);
-  if (event.kind != ClockEvent::Kind::none) source_.rebase(c);
+  const core::ClockReadings c = clock_.read();
+  const core::ClockEvent event = watch_.check(c);
+  if (event.kind != core::ClockEvent::Kind::none) source_.rebase(c);
   recording::TimeNs now = source_.now_ns(c);
   now_ns_ = now;
-  if (event.kind != ClockEvent::Kind::none) restart_all(event, now);
+  if (event.kind != core::ClockEvent::Kind::none) restart_all(event, now);
   read_power();
   for (auto& g : gpus_) g->power = fold_power(g->power, *last_power_);
 
@@ -459,7 +464,7 @@ std::vector<AgentRecord> Agent::step() {
 std::vector<AgentRecord> Agent::finish(const std::string& why) {
   std::vector<AgentRecord> records;
   if (ended_) return records;
-  const ClockReadings c = clock_.read();
+  const core::ClockReadings c = clock_.read();
   now_ns_ = source_.now_ns(c);
   for (auto& g : gpus_) {
     if (g->requested_on) {

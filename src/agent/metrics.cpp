@@ -173,7 +173,9 @@ std::string render_metrics(const std::vector<GpuStatus>& gpus, const AgentInfo& 
              [](const AgentRecord& r) { return pct_to_ratio(r.chip_coverage_pct); });
   per_record(w, gpus, "diescope_chip_coverage_partial",
              "1 when chip coverage fell under the 90% gate and the latest record is partial, else 0.", "",
-             [](const AgentRecord& r) { return r.chip_coverage_gate == "partial" ? 1.0 : 0.0; });
+             [](const AgentRecord& r) {
+               return r.chip_coverage_gate == analysis::CoverageGate::partial ? 1.0 : 0.0;
+             });
   per_record(w, gpus, "diescope_gpu_util_coverage_ratio",
              "Share of the chip-sampled time that GPU-Util samples covered (latest record).", "ratio",
              [](const AgentRecord& r) { return pct_to_ratio(r.gpu_util_coverage_pct); });

@@ -85,7 +85,7 @@ AgentRecord make_record(const analysis::Analysis& analysis, const RecordContext&
   r.limiting_reason = report::limiting_unit_missing_words(s);
   r.chip_coverage_pct = s.chip_coverage_pct;
   r.chip_scheduled_s = s.chip_scheduled_s;
-  r.chip_coverage_gate = s.partial ? "partial" : "pass";
+  r.chip_coverage_gate = s.partial ? analysis::CoverageGate::partial : analysis::CoverageGate::pass;
   r.partial_wording = report::partial_words(s);
   r.samples_read = s.samples_read;
   r.samples_used = s.samples_used;
@@ -185,7 +185,7 @@ nlohmann::json record_to_json(const AgentRecord& r) {
                     {"limiting_reason", r.limiting_reason},
                     {"coverage_pct", number(r.chip_coverage_pct)},
                     {"scheduled_s", number(r.chip_scheduled_s)},
-                    {"coverage_gate", r.chip_coverage_gate},
+                    {"coverage_gate", std::string(report::coverage_gate_code(r.chip_coverage_gate))},
                     {"partial_wording", r.partial_wording},
                     {"samples_read", r.samples_read},
                     {"samples_used", r.samples_used}}},

@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "diescope/core/error.hpp"
+#include "diescope/report/wording.hpp"
 
 namespace diescope::agent {
 
@@ -264,7 +265,7 @@ void RecordStore::add(std::vector<AgentRecord>& records) {
         ins.bind_null(21);
       ins.bind(22, r.limiting_reason);
       ins.bind(23, r.chip_coverage_pct);
-      ins.bind(24, r.chip_coverage_gate);
+      ins.bind(24, std::string(report::coverage_gate_code(r.chip_coverage_gate)));
       ins.bind(25, r.sm_clock.mean_mhz);
       ins.bind(26, r.mem_clock.mean_mhz);
       if (r.cost) {

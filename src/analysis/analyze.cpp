@@ -114,7 +114,7 @@ class FirstSampleRule {
 // Matches each chip sample to the first engine reading at or after its end.
 class EngineMatcher {
  public:
-  EngineMatcher(const recording::RecordSource& source, std::size_t columns)
+  EngineMatcher(const recording::Recording& source, std::size_t columns)
       : source_name_(source.name()), columns_(columns) {
     if (columns_ > 0) stream_ = source.stream<recording::EngineReading>();
     done_ = !stream_;
@@ -229,7 +229,7 @@ const recording::ColumnDef* column_of_unit(const recording::RecordingMeta& meta,
 }
 
 SpanResults finish_span(const SpanSums& sums, const detail::UtilOverSpan& whole,
-                        const recording::RecordSource& source, bool is_window) {
+                        const recording::Recording& source, bool is_window) {
   const recording::RecordingMeta& meta = source.meta();
   const recording::SideRecords& side = source.side();
   SpanResults r;
@@ -405,7 +405,17 @@ WindowResults find_window(const recording::SideRecords& side, Interval run, std:
 
 }  // namespace
 
-Analysis analyze(const recording::RecordSource& source, const AnalysisOptions& options) {
+std::string_view window_mode_name(WindowMode mode) {
+  return mode == WindowMode::markers ? "markers" : "none";
+}
+
+std::optional<WindowMode> window_mode_from_name(std::string_view name) {
+  for (WindowMode mode : {WindowMode::none, WindowMode::markers})
+    if (window_mode_name(mode) == name) return mode;
+  return std::nullopt;
+}
+
+Analysis analyze(const recording::Recording& source, const AnalysisOptions& options) {
   const recording::RecordingMeta& meta = source.meta();
   const recording::SideRecords& side = source.side();
   Analysis analysis;
@@ -422,7 +432,7 @@ Analysis analyze(const recording::RecordSource& source, const AnalysisOptions& o
   if (side.truncated) analysis.findings.push_back({Finding::truncated, side.last_ts_ns});
 
   std::optional<Interval> window;
-  if (options.use_window) {
+  if (options.window == WindowMode::markers) {
     analysis.window = find_window(side, run, window);
   } else {
     analysis.window.finding = WindowFinding::not_asked;

@@ -105,7 +105,7 @@ std::vector<UtilOverSpan> UtilWindow::finish_whole_spans() {
 
 namespace diescope::analysis {
 
-void for_each_booked_util(const recording::RecordSource& source,
+void for_each_booked_util(const recording::Recording& source,
                           const std::function<void(const BookedUtil&)>& visit) {
   detail::UtilBooker booker(source.stream<recording::UtilSample>(), source.name());
   BookedUtil booked;

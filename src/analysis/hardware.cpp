@@ -14,7 +14,7 @@ namespace diescope::analysis {
 namespace detail {
 namespace {
 
-void check_order(const recording::RecordSource& source, const char* kind, long index, recording::TimeNs ts,
+void check_order(const recording::Recording& source, const char* kind, long index, recording::TimeNs ts,
                  recording::TimeNs prev) {
   if (index > 1 && ts < prev) {
     throw core::InputError(
@@ -40,7 +40,7 @@ ClockStats clock_stats(const RangeStats& r) {
 // Reads one stream in time order, checking that order, and hands each reading to `take`. Stops
 // after the first reading past `last_needed`: nothing later can matter.
 template <typename Reading, typename Take>
-void read_in_order(const recording::RecordSource& source,
+void read_in_order(const recording::Recording& source,
                    std::unique_ptr<recording::RecordStream<Reading>> stream, const char* kind,
                    recording::TimeNs last_needed, Take take) {
   Reading reading;
@@ -166,7 +166,7 @@ class ThrottleUnion {
 
 }  // namespace
 
-void hardware_over(const recording::RecordSource& source, const std::vector<HardwareSpan>& spans) {
+void hardware_over(const recording::Recording& source, const std::vector<HardwareSpan>& spans) {
   if (spans.empty()) return;
   // Only the first reading after the latest span's end can matter.
   recording::TimeNs last_end = spans.front().span.hi;
@@ -205,7 +205,7 @@ void hardware_over(const recording::RecordSource& source, const std::vector<Hard
   }
 }
 
-Hygiene hygiene_of(const recording::RecordSource& source) {
+Hygiene hygiene_of(const recording::Recording& source) {
   Hygiene hygiene;
   // Every process reading counts, however late.
   read_in_order(

@@ -91,7 +91,7 @@ struct ProcIo {
 
 }  // namespace
 
-IdleExplanation explain_idle(const recording::RecordSource& source, TimeNs span_start, TimeNs span_end,
+IdleExplanation explain_idle(const recording::Recording& source, TimeNs span_start, TimeNs span_end,
                              double idle_points) {
   IdleExplanation x;
   x.idle_points = idle_points;

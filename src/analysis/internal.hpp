@@ -10,7 +10,7 @@
 
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/analysis/result.hpp"
-#include "diescope/recording/source.hpp"
+#include "diescope/recording/recording.hpp"
 
 namespace diescope::analysis::detail {
 
@@ -94,9 +94,9 @@ struct HardwareSpan {
   Interval span;
   SpanResults* out = nullptr;
 };
-void hardware_over(const recording::RecordSource& source, const std::vector<HardwareSpan>& spans);
+void hardware_over(const recording::Recording& source, const std::vector<HardwareSpan>& spans);
 
 // Other holders of the GPU and clock jumps over the whole recording.
-Hygiene hygiene_of(const recording::RecordSource& source);
+Hygiene hygiene_of(const recording::Recording& source);
 
 }  // namespace diescope::analysis::detail

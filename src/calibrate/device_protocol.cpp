@@ -256,7 +256,7 @@ DeviceFacts device_facts(const recording::RecordingMeta& probe, const nlohmann::
   return facts;
 }
 
-std::vector<MeasuredStep> measure_recorded_steps(const recording::RecordSource& recording,
+std::vector<MeasuredStep> measure_recorded_steps(const recording::Recording& recording,
                                                  const std::vector<WorkloadStep>& steps,
                                                  const CalibrationPlan& plan) {
   const recording::RecordingMeta& meta = recording.meta();

@@ -13,7 +13,7 @@
 
 #include "diescope/analysis/result.hpp"
 #include "diescope/core/error.hpp"
-#include "diescope/recording/source.hpp"
+#include "diescope/recording/recording.hpp"
 #include "diescope/report/recording_report.hpp"
 
 namespace diescope::capi {
@@ -75,14 +75,14 @@ std::string path_arg(const char* path);
 // A folder given where a file is wanted: refused as `diescope report` refuses it.
 void refuse_folder(const std::string& path);
 // open_recording(), with a folder refused first.
-std::unique_ptr<recording::RecordSource> open_recording_checked(const std::string& path);
+std::unique_ptr<recording::Recording> open_recording_checked(const std::string& path);
 
-analysis::Analysis analyse(const recording::RecordSource& source, bool use_window);
+analysis::Analysis analyse(const recording::Recording& source, bool use_window);
 // The `calibration` block as `report` and `run` look it up; `calibration` names a file or folder, or
 // is empty for the default places.
 report::CalibrationLookup calibration_lookup(const std::string& calibration);
-Table samples_table(const recording::RecordSource& source, const analysis::Analysis* analysis);
-Table spans_table(const recording::RecordSource& source, const std::vector<std::int64_t>& starts,
+Table samples_table(const recording::Recording& source, const analysis::Analysis* analysis);
+Table spans_table(const recording::Recording& source, const std::vector<std::int64_t>& starts,
                   const std::vector<std::int64_t>& ends, bool whole_recording);
 
 }  // namespace diescope::capi

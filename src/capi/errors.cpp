@@ -51,7 +51,7 @@ void refuse_folder(const std::string& path) {
   throw core::InputError(path, 0, "is a folder, not a recording or a report", fix);
 }
 
-std::unique_ptr<recording::RecordSource> open_recording_checked(const std::string& path) {
+std::unique_ptr<recording::Recording> open_recording_checked(const std::string& path) {
   refuse_folder(path);
   return recording::open_recording(path);
 }

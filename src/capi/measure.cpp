@@ -245,8 +245,10 @@ char* ds_report_run(const char* recordings_json, const char* calibration, int us
       // Each GPU's report as `run` writes it, the headline into a string for the caller to print.
       const fs::path path = p.at("path").get<std::string>();
       std::ostringstream headline;
-      figures.push_back(report::report_run_recording(path, p.at("index").get<int>(), use_window != 0,
-                                                     paths.size() > 1, lookup, headline));
+      figures.push_back(report::report_run_recording(
+          path, p.at("index").get<int>(),
+          use_window != 0 ? analysis::WindowMode::markers : analysis::WindowMode::none, paths.size() > 1,
+          lookup, headline));
       const fs::path report_path = fs::path(path.string() + ".report") / "report.json";
       out["reports"].push_back({{"recording", path.string()},
                                 {"report_path", report_path.string()},

@@ -63,9 +63,9 @@ report::CalibrationLookup calibration_lookup(const std::string& calibration) {
   };
 }
 
-analysis::Analysis analyse(const recording::RecordSource& source, bool use_window) {
+analysis::Analysis analyse(const recording::Recording& source, bool use_window) {
   analysis::AnalysisOptions options;
-  options.use_window = use_window;
+  options.window = use_window ? analysis::WindowMode::markers : analysis::WindowMode::none;
   return analysis::analyze(source, options);
 }
 
@@ -79,7 +79,7 @@ Table::Column& Table::add(std::string name, ColumnType type, std::string unit) {
 //  - GPU-Util: the NVML samples booked to time by the analysis's own rule, overlap-weighted over the
 //    sample's time; NaN where no booked sample overlaps it;
 //  - clocks, power limit, throttle mask and host probes: the latest reading at or before the sample's end.
-Table samples_table(const recording::RecordSource& source, const analysis::Analysis* analysis) {
+Table samples_table(const recording::Recording& source, const analysis::Analysis* analysis) {
   const recording::RecordingMeta& meta = source.meta();
   Table t;
   const std::size_t c_start = t.columns.size();
@@ -219,7 +219,8 @@ char* ds_report_of_recording(const char* path, const char* calibration, int use_
     const std::string file = capi::path_arg(path);
     capi::refuse_folder(file);
     const report::RecordingReport r = report::analyse_recording(
-        file, use_window != 0, capi::calibration_lookup(calibration ? calibration : ""));
+        file, use_window != 0 ? analysis::WindowMode::markers : analysis::WindowMode::none,
+        capi::calibration_lookup(calibration ? calibration : ""));
     return capi::to_c(capi::dump(r.report));
   });
 }

@@ -26,7 +26,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr recording::TimeNs kSliceMarginNs = 2 * recording::kNsPerSecond;
 
 // The whole recording in memory, so that each span's analysis does not read the file again.
-recording::MemoryRecording in_memory(const recording::RecordSource& source) {
+recording::MemoryRecording in_memory(const recording::Recording& source) {
   recording::MemoryRecording memory;
   memory.meta_data = source.meta();
   memory.side_records = source.side();
@@ -69,7 +69,7 @@ void slice_streams(const recording::MemoryRecording& whole, recording::TimeNs lo
 
 }  // namespace
 
-Table spans_table(const recording::RecordSource& source, const std::vector<std::int64_t>& starts,
+Table spans_table(const recording::Recording& source, const std::vector<std::int64_t>& starts,
                   const std::vector<std::int64_t>& ends, bool whole_recording) {
   recording::MemoryRecording memory = in_memory(source);
   recording::MemoryRecording slice;

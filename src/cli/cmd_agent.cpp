@@ -11,8 +11,8 @@
 #include "command.hpp"
 #include "options.hpp"
 #include "diescope/agent/agent.hpp"
-#include "diescope/agent/live_source.hpp"
-#include "diescope/agent/replay_source.hpp"
+#include "diescope/collect/session.hpp"
+#include "diescope/agent/replay_feed.hpp"
 #include "diescope/agent/runner.hpp"
 #include "diescope/attribution/agent_hook.hpp"
 #include "diescope/attribution/labels.hpp"
@@ -109,18 +109,18 @@ int run(const AgentArgs& a) {
   // that hangs up must not kill it (SIGPIPE ignored).
   core::SignalSelfPipe stop_signals({SIGTERM, SIGINT}, {SIGPIPE});
 
-  agent::SystemClock clock;
-  std::unique_ptr<agent::AgentSource> source;
+  core::SystemClock clock;
+  std::unique_ptr<collect::Feed> source;
   if (!a.replay.empty()) {
     agent::ReplayOptions options;
     for (const auto& f : a.replay) options.files.emplace_back(f);
     options.speed = a.replay_speed;
     options.loop = a.replay_loop;
-    source = std::make_unique<agent::ReplaySource>(options, clock.read());
+    source = std::make_unique<agent::ReplayFeed>(options, clock.read());
     log_line(fmt::format("replaying {} recording(s) at {}x{}", a.replay.size(), a.replay_speed,
                          a.replay_loop ? ", looping" : ""));
   } else {
-    agent::LiveOptions options;
+    collect::LiveSessionOptions options;
     options.interval_ms = a.interval_ms;
     options.poll_ms = a.poll_ms;
     options.sampler_executable = a.sampler;
@@ -128,7 +128,7 @@ int run(const AgentArgs& a) {
     options.gpus = a.gpus;
     options.chip.source = collect::chip_source_from_name(a.source).value_or(collect::ChipSource::automatic);
     options.log = log_line;
-    source = agent::make_live_source(options);
+    source = collect::open_live_session(options);
     log_line(fmt::format("monitoring {} GPU(s)", source->gpu_count()));
   }
   log_line(fmt::format("counters on {} ms of every {} ms; drain every {} ms",

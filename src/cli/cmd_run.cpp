@@ -109,7 +109,7 @@ int run_command(const RunCliOptions& cli) {
   std::vector<report::GpuFigures> figures;
   for (const auto& rec : outcome.recordings)
     figures.push_back(report::report_run_recording(
-        rec.path, rec.index, cli.window == "markers", several, lookup, std::cout,
+        rec.path, rec.index, *analysis::window_mode_from_name(cli.window), several, lookup, std::cout,
         watcher ? std::optional<report::RunHolders>(
                       report::RunHolders{attribution::holders_json(seen, rec.index, attribution_notes),
                                          attribution::holders_line(seen, rec.index)})

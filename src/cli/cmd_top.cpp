@@ -75,13 +75,13 @@ int run(const TopArgs& a) {
     while (resize.next()) {}
   };
 
-  std::unique_ptr<top::Source> source;
+  std::unique_ptr<top::ViewFeed> source;
   if (!a.replay.empty()) {
     top::ReplayOptions replay;
     replay.files = a.replay;
     replay.speed = a.replay_speed;
     replay.loop = a.replay_loop;
-    source = top::make_replay_source(replay);
+    source = top::make_replay_feed(replay);
   } else {
     top::LiveOptions live;
     live.interval_ms = a.interval_ms;
@@ -90,7 +90,7 @@ int run(const TopArgs& a) {
     live.sampler_executable = a.sampler;
     live.sampler_extra_args = a.sampler_args;
     live.chip = collect::chip_source_from_name(a.source).value_or(collect::ChipSource::automatic);
-    source = top::make_live_source(live);
+    source = top::make_live_feed(live);
   }
   return top::run_top(*source, options);
 }

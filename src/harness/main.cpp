@@ -45,7 +45,7 @@ int bench_main(int argc, char** argv, const std::vector<Benchmark>& benchmarks) 
     try {
       options.filter = std::regex(filter);
     } catch (const std::regex_error& e) {
-      std::cerr << "diescope-bench: error: --filter '" << filter << "' is not a regular expression ("
+      std::cerr << "diescope-harness: error: --filter '" << filter << "' is not a regular expression ("
                 << e.what()
                 << ")\n  fix: pass an ECMAScript regular expression, e.g. --filter 'copy/bytes:.*'\n";
       return core::kExitUsage;
@@ -75,11 +75,11 @@ int bench_main(int argc, char** argv, const std::vector<Benchmark>& benchmarks) 
   try {
     results = run_benchmarks(benchmarks, printer, options);
   } catch (const core::Error& e) {
-    std::cerr << "diescope-bench: error: " << e.cause() << "\n  fix: " << e.fix() << "\n";
+    std::cerr << "diescope-harness: error: " << e.cause() << "\n  fix: " << e.fix() << "\n";
     return e.exit_code();
   }
   if (results.empty()) {
-    std::cerr << "diescope-bench: error: no benchmark matched"
+    std::cerr << "diescope-harness: error: no benchmark matched"
               << (filter.empty() ? "" : " --filter '" + filter + "'")
               << "\n  fix: list the names with --list\n";
     return core::kExitUsage;
@@ -89,7 +89,7 @@ int bench_main(int argc, char** argv, const std::vector<Benchmark>& benchmarks) 
     if (r.error) failed += (failed.empty() ? "" : ", ") + r.name;
   }
   if (!failed.empty()) {
-    std::cerr << "diescope-bench: error: these benchmarks failed: " << failed
+    std::cerr << "diescope-harness: error: these benchmarks failed: " << failed
               << "\n  fix: read each one's error and diagnostics above\n";
     return 1;
   }

@@ -32,7 +32,7 @@ std::string HostData::scope_label(const metrics::Scope& scope) const {
   return scope.label();
 }
 
-HostData load_host_data(const RecordSource& source, TimeNs from_ns, TimeNs to_ns) {
+HostData load_host_data(const Recording& source, TimeNs from_ns, TimeNs to_ns) {
   HostData data;
   data.interval_ms = source.meta().host_interval_ms;
   data.tasks = source.side().host_tasks;

@@ -22,7 +22,7 @@ class VectorStream final : public RecordStream<Record> {
 
 }  // namespace
 
-RecordSource::AnyStream MemoryRecording::open_stream(StreamTag kind) const {
+Recording::AnyStream MemoryRecording::open_stream(StreamTag kind) const {
   return open_with(kind, [this]<typename Record>(std::type_identity<Record>) -> StreamPtr<Record> {
     return std::make_unique<VectorStream<Record>>(list<Record>());
   });

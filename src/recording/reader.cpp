@@ -719,7 +719,7 @@ int first_version_with(std::size_t kind) {
   return host ? 2 : 1;
 }
 
-class FileRecording final : public RecordSource {
+class FileRecording final : public Recording {
  public:
   explicit FileRecording(const std::filesystem::path& path);
 
@@ -946,7 +946,7 @@ TimeNs FileRecording::read_line(Fields& f, const Shared& shared, long line_numbe
 
 }  // namespace
 
-std::unique_ptr<RecordSource> open_recording(const std::filesystem::path& path) {
+std::unique_ptr<Recording> open_recording(const std::filesystem::path& path) {
   return std::make_unique<FileRecording>(path);
 }
 

@@ -24,12 +24,12 @@ void create_report_folder(const fs::path& folder) {
 
 }  // namespace
 
-RecordingReport analyse_recording(const fs::path& path, bool use_window,
+RecordingReport analyse_recording(const fs::path& path, analysis::WindowMode window,
                                   const CalibrationLookup& calibration) {
   RecordingReport r;
   r.source = recording::open_recording(path);
   analysis::AnalysisOptions options;
-  options.use_window = use_window;
+  options.window = window;
   r.analysis = analyze(*r.source, options);
   ReportContext context{path.string(), r.source->side().end};
   if (calibration) context.calibration = calibration(r.analysis);
@@ -46,10 +46,10 @@ void write_recording_report(const RecordingReport& report, const fs::path& folde
   renderers.render(ReportInput{report.report, report.source.get(), &report.analysis});
 }
 
-GpuFigures report_run_recording(const fs::path& recording, int gpu_index, bool use_window, bool several,
-                                const CalibrationLookup& calibration, std::ostream& out,
+GpuFigures report_run_recording(const fs::path& recording, int gpu_index, analysis::WindowMode window,
+                                bool several, const CalibrationLookup& calibration, std::ostream& out,
                                 const std::optional<RunHolders>& holders) {
-  RecordingReport report = analyse_recording(recording, use_window, calibration);
+  RecordingReport report = analyse_recording(recording, window, calibration);
   if (holders) report.report["holders"] = holders->block;
   const fs::path folder = fs::path(recording.string() + ".report");
   // The folder first: one that cannot be made stops the run's report before its headline.

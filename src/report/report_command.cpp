@@ -123,7 +123,8 @@ int report_command(const ReportRequest& opt) {
         "give the smoothing kernel in milliseconds, above 0 (--smooth 100), or leave it out");
   const double smooth_s = opt.smooth_ms / 1e3;
 
-  const RecordingReport analysed = analyse_recording(input, !opt.no_window, opt.calibration);
+  const RecordingReport analysed = analyse_recording(
+      input, opt.no_window ? analysis::WindowMode::none : analysis::WindowMode::markers, opt.calibration);
 
   MultiRenderer renderers;
   std::vector<fs::path> written;

@@ -51,12 +51,12 @@ const char* use_name(SampleUse use) {
 
 }  // namespace
 
-void walk_samples(const recording::RecordSource& source, const analysis::Analysis* analysis,
+void walk_samples(const recording::Recording& source, const analysis::Analysis* analysis,
                   const std::function<void(const WalkedSample&)>& visit) {
   const std::vector<double> unmatched(source.meta().engines.size(), analysis::kNaN);
   WalkedSample w;
   analysis::AnalysisOptions options;
-  options.use_window = false;  // the verdicts are the run's; the window changes none of them
+  options.window = analysis::WindowMode::none;  // the verdicts are the run's; the window changes none of them
   options.observe_sample = [&](const analysis::ObservedSample& o) {
     w.index = o.index;
     w.sample = o.sample;
@@ -182,7 +182,7 @@ SamplesCsvStats SamplesCsvWriter::finish() {
   return stats_;
 }
 
-SamplesCsvStats write_samples_csv(const recording::RecordSource& source, const analysis::Analysis* analysis,
+SamplesCsvStats write_samples_csv(const recording::Recording& source, const analysis::Analysis* analysis,
                                   const std::function<void(std::string_view)>& sink) {
   SamplesCsvWriter csv(source.meta(), analysis, sink);
   walk_samples(source, analysis, [&csv](const WalkedSample& w) { csv.row(w); });

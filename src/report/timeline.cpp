@@ -255,7 +255,7 @@ void TimelineBuilder::sample(const WalkedSample& w) {
 
 Timeline TimelineBuilder::finish(const ReportInput& input) {
   metrics::Pipeline& p = *pipeline_;
-  const recording::RecordSource& source = *input.recording;
+  const recording::Recording& source = *input.recording;
   analysis::for_each_booked_util(source,
                                  [&](const analysis::BookedUtil& b) { p.span(gpu_, b.lo, b.hi, b.pct); });
   {

@@ -315,6 +315,16 @@ std::string bytes_rate_words(double v) {
 
 }  // namespace
 
+std::string_view coverage_gate_code(analysis::CoverageGate gate) {
+  return gate == analysis::CoverageGate::partial ? "partial" : "pass";
+}
+
+std::optional<analysis::CoverageGate> coverage_gate_from_code(std::string_view code) {
+  for (analysis::CoverageGate gate : {analysis::CoverageGate::pass, analysis::CoverageGate::partial})
+    if (coverage_gate_code(gate) == code) return gate;
+  return std::nullopt;
+}
+
 std::string idle_verdict_code(analysis::IdleVerdict verdict) {
   using V = analysis::IdleVerdict;
   switch (verdict) {

@@ -80,7 +80,12 @@ Column derived(const std::string& name, const std::string& unit,
 const std::vector<Column>& columns() {
   static const std::vector<Column> cols = [] {
     std::vector<Column> c;
-    c.push_back(text_col("profiler", &Row::profiler));
+    c.push_back({"profiler", "", [](const Row& r) { return quote(std::string(profiler_name(r.profiler))); },
+                 [](Row& r, const std::string& s) {
+                   const std::optional<Profiler> p = profiler_from_name(s);
+                   if (!p) throw std::invalid_argument("not a profiler");
+                   r.profiler = *p;
+                 }});
     c.push_back(text_col("executable", &Row::executable));
     c.push_back(text_col("kernel", &Row::kernel));
     c.push_back({"launch", "id", [](const Row& r) { return std::to_string(r.launch); },
@@ -266,10 +271,12 @@ std::vector<Row> parse_table_csv(std::string_view text, const std::string& path)
       try {
         layout[i]->read(r, fields[i]);
       } catch (const std::exception&) {
-        const bool state = layout[i]->name == "caches";
+        const std::string& name = layout[i]->name;
         throw core::InputError(path, line_no,
-                               "column \"" + layout[i]->name + "\" holds \"" + fields[i] + "\", not " +
-                                   (state ? "flushed, unflushed, program or empty" : "a number"),
+                               "column \"" + name + "\" holds \"" + fields[i] + "\", not " +
+                                   (name == "caches"     ? "flushed, unflushed, program or empty"
+                                    : name == "profiler" ? "ncu, range or sampled"
+                                                         : "a number"),
                                fix);
       }
     }

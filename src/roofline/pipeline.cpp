@@ -136,8 +136,8 @@ int finish_table(std::vector<Row> rows, const TableRequest& o) {
     const auto p = dominant_precision(r);
     const Roof roof = binding_roof(r);
     std::string kernel = r.kernel.size() > 44 ? r.kernel.substr(0, 43) + "~" : r.kernel;
-    fmt::print("{:<8} {:<22} {:<12} {:<44} {:<12} {:>12} {:>16} {:>7.1f}%\n", r.profiler, r.executable,
-               r.region, kernel, p ? precision_name(*p) : "-", si(performance(r), "FLOP/s"),
+    fmt::print("{:<8} {:<22} {:<12} {:<44} {:<12} {:>12} {:>16} {:>7.1f}%\n", profiler_name(r.profiler),
+               r.executable, r.region, kernel, p ? precision_name(*p) : "-", si(performance(r), "FLOP/s"),
                roof.which.empty() ? "-" : roof.which + (roof.measured ? " meas." : " peak"), pct_of_roof(r));
   }
   fmt::print("wrote {}, roofline.svg, roofline.html\n", (dir / "roofline.csv").string());
@@ -221,7 +221,7 @@ struct SampledRun {
 // Reads a recording's chip samples: SM active (the diagnostic sm_active) and the DRAM bytes count.
 SampledRun read_sampled_recording(const fs::path& path) {
   SampledRun run;
-  std::unique_ptr<recording::RecordSource> source = recording::open_recording(path);
+  std::unique_ptr<recording::Recording> source = recording::open_recording(path);
   const recording::RecordingMeta& meta = source->meta();
   auto column = [&](const std::vector<recording::ColumnDef>& cols, const std::string& key) -> long {
     for (std::size_t i = 0; i < cols.size(); ++i)
@@ -424,21 +424,22 @@ int profile(const ProfileRequest& o) {
         "--force and --skip-profile ask for opposite things",
         "give --force to profile again, or --skip-profile to use the reports already there");
   NcuSettings settings = parse_backend_settings(o.profiler, o.settings);
+  const Profiler backend = *profiler_from_name(o.profiler);  // parse_backend_settings refused any other
   settings.gpus = o.gpus;
   if (o.targets.empty())
     throw core::UsageError("no target to profile",
                            "give executables, or -- CMD ARGS (one command with its arguments)");
-  if (!o.flops.empty() && o.profiler != "sampled")
+  if (!o.flops.empty() && backend != Profiler::sampled)
     throw core::UsageError(
         "--flop gives the sampled backend its FLOPs; the " + o.profiler + " backend counts them",
         "leave out --flop, or give --profiler sampled");
   std::vector<FlopRule> rules;
   for (const auto& f : o.flops) rules.push_back(parse_flop_rule(f));
-  if (o.profiler == "range" && o.skip_profile)
+  if (backend == Profiler::range && o.skip_profile)
     throw core::UsageError("--skip-profile reads ncu reports; the range backend keeps none",
                            "leave out --skip-profile (or give --profiler ncu)");
   // ncu also exports reports, so --skip-profile needs it too.
-  const std::string ncu = o.profiler == "ncu"
+  const std::string ncu = backend == Profiler::ncu
                               ? core::find_executable(settings.ncu.empty() ? "ncu" : settings.ncu)
                               : std::string("-");
   if (ncu.empty())
@@ -456,16 +457,18 @@ int profile(const ProfileRequest& o) {
   std::vector<Row> rows;
   int failed = 0;
   for (const Target& t : targets) {
-    if (o.profiler != "range" && o.profiler != "sampled") break;
+    if (backend != Profiler::range && backend != Profiler::sampled) break;
     try {
-      std::vector<Row> got = o.profiler == "range" ? profile_range(t, settings, dir, machine, o.timeout_s)
-                                                   : profile_sampled(t, settings, rules, dir, o.gpus,
-                                                                     o.timeout_s, o.skip_profile);
+      std::vector<Row> got =
+          backend == Profiler::range
+              ? profile_range(t, settings, dir, machine, o.timeout_s)
+              : profile_sampled(t, settings, rules, dir, o.gpus, o.timeout_s, o.skip_profile);
       if (got.empty()) {
         ++failed;
         std::cerr << "diescope roofline: " << t.name
-                  << (o.profiler == "range" ? ": skipped: no region launched a kernel"
-                                            : ": skipped: no region showed a kernel window in the samples")
+                  << (backend == Profiler::range
+                          ? ": skipped: no region launched a kernel"
+                          : ": skipped: no region showed a kernel window in the samples")
                   << "\n  fix: check that the target launches kernels on this GPU\n";
         continue;
       }
@@ -479,7 +482,7 @@ int profile(const ProfileRequest& o) {
     }
   }
   for (const Target& t : targets) {
-    if (o.profiler == "range" || o.profiler == "sampled") break;
+    if (backend == Profiler::range || backend == Profiler::sampled) break;
     const fs::path base = dir / t.name;
     fs::path report = base;
     report += ".ncu-rep";

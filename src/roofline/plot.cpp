@@ -66,22 +66,22 @@ struct Scale {
 };
 
 // docs/roofline.md#the-plot: ncu's points are circles, the range profiler's squares, the sampled
-// backend's diamonds (any other name: a triangle). `attrs` goes into the element, `inner` inside it.
-std::string marker(const std::string& profiler, double x, double y, const char* fill,
-                   const std::string& attrs, const std::string& inner) {
-  if (profiler == "ncu")
-    return fmt::format(R"(<circle{} cx="{:.1f}" cy="{:.1f}" r="4.5" fill="{}">{}</circle>)", attrs, x, y,
-                       fill, inner);
-  if (profiler == "range")
-    return fmt::format(R"(<rect{} x="{:.1f}" y="{:.1f}" width="8" height="8" fill="{}">{}</rect>)", attrs,
-                       x - 4, y - 4, fill, inner);
-  if (profiler == "sampled")
-    return fmt::format(
-        R"(<polygon{} points="{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}" fill="{}">{}</polygon>)",
-        attrs, x, y - 5.5, x + 5.5, y, x, y + 5.5, x - 5.5, y, fill, inner);
+// backend's diamonds. `attrs` goes into the element, `inner` inside it.
+std::string marker(Profiler profiler, double x, double y, const char* fill, const std::string& attrs,
+                   const std::string& inner) {
+  switch (profiler) {
+    case Profiler::ncu:
+      return fmt::format(R"(<circle{} cx="{:.1f}" cy="{:.1f}" r="4.5" fill="{}">{}</circle>)", attrs, x, y,
+                         fill, inner);
+    case Profiler::range:
+      return fmt::format(R"(<rect{} x="{:.1f}" y="{:.1f}" width="8" height="8" fill="{}">{}</rect>)", attrs,
+                         x - 4, y - 4, fill, inner);
+    case Profiler::sampled:
+      break;
+  }
   return fmt::format(
-      R"(<polygon{} points="{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}" fill="{}">{}</polygon>)", attrs, x,
-      y - 5, x + 5, y + 4, x - 5, y + 4, fill, inner);
+      R"(<polygon{} points="{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}" fill="{}">{}</polygon>)",
+      attrs, x, y - 5.5, x + 5.5, y, x, y + 5.5, x - 5.5, y, fill, inner);
 }
 
 }  // namespace
@@ -226,10 +226,12 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
   // Points: x = intensity at DRAM, y = performance (docs/roofline.md#the-plot).
   struct Point {
     double x, y;
-    std::string group, label, profiler, caches;
+    std::string group, label;
+    Profiler profiler;
+    std::string caches;
     std::size_t number;  // 1-based, as the HTML table's # column
   };
-  std::vector<std::string> profilers;  // the backends of the rows, in order of first appearance
+  std::vector<Profiler> profilers;  // the backends of the rows, in order of first appearance
   std::vector<Point> points;
   std::size_t unplotted = 0;
   std::vector<std::string> groups;
@@ -347,11 +349,11 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
   // docs/roofline.md#the-plot: each backend has its own mark.
   ly += 24;
   legend += text_at(placer, kRight + 16, ly, "start", 11, "backend", R"( font-weight="bold")");
-  for (const std::string& b : profilers) {
+  for (const Profiler b : profilers) {
     ly += 16;
     legend += marker(b, kRight + 22, ly - 4, "#888",
                      R"( class="backend-mark" stroke="#222" stroke-width="0.5")", "");
-    legend += text_at(placer, kRight + 32, ly, "start", 11, b);
+    legend += text_at(placer, kRight + 32, ly, "start", 11, std::string(profiler_name(b)));
   }
   ly += 28;
   legend += fmt::format(R"(<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#222" stroke-width="1.5"/>)",
@@ -381,7 +383,7 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
     marks += marker(p.profiler, sx(p.x), sy(p.y), colour,
                     R"( class="pt" fill-opacity="0.85" stroke="#222" stroke-width="0.5")",
                     "<title>" +
-                        escape(fmt::format("#{} ", p.number) + p.profiler + " | " + p.group + " | " +
+                        escape(fmt::format("#{} ", p.number) + std::string(profiler_name(p.profiler)) + " | " + p.group + " | " +
                                p.label + (p.caches.empty() ? "" : " | caches " + p.caches)) +
                         "</title>") +
              "\n";
@@ -510,9 +512,9 @@ std::string render_html(const std::vector<Row>& rows, const PlotOptions& options
         "class=t>{}</td><td>{:.4g}</td><td>{:.4g}</td><td>{:.4g}</td><td>{}</td><td>{}</td><td "
         "class=t>{}</td><td>{:."
         "1f}</td></tr>\n",
-        escape(r.profiler), escape(r.caches), escape(r.executable), escape(r.region),
-        escape(short_kernel(r.kernel)), r.launches, r.duration_s, p ? precision_name(*p) : "",
-        dominant_flop(r), r.bytes[index(Level::dram)], intensity(r, Level::dram),
+        escape(std::string(profiler_name(r.profiler))), escape(r.caches), escape(r.executable),
+        escape(r.region), escape(short_kernel(r.kernel)), r.launches, r.duration_s,
+        p ? precision_name(*p) : "", dominant_flop(r), r.bytes[index(Level::dram)], intensity(r, Level::dram),
         si(performance(r), "FLOP/s"), si(roof.flop_per_s, "FLOP/s"),
         roof.which.empty() ? "" : roof.which + (roof.measured ? " (measured)" : " (counter peak)"),
         pct_of_roof(r));

@@ -99,7 +99,9 @@ const std::vector<BackendSetting>& backend_settings() {
 }
 
 std::vector<std::string> profiler_names() {
-  return {"ncu", "range", "sampled"};
+  std::vector<std::string> names;
+  for (Profiler p : {Profiler::ncu, Profiler::range, Profiler::sampled}) names.emplace_back(profiler_name(p));
+  return names;
 }
 
 std::string backend_group(const BackendSetting& setting) {

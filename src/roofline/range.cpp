@@ -331,7 +331,7 @@ std::vector<Row> rows_from_range(const std::vector<RangeRun>& runs, const std::s
     rows[i].region = r.name;
     rows[i].launches = r.launches;
     rows[i].gpu = first.gpu;
-    rows[i].profiler = "range";
+    rows[i].profiler = Profiler::range;
     rows[i].caches = kCachesProgram;  // docs/roofline.md#dram-bytes-and-the-cache-flush
   }
   return rows;

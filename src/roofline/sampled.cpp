@@ -282,7 +282,7 @@ std::vector<Row> rows_from_sampled(const std::vector<SampledRegion>& main,
   std::vector<Row> rows;
   auto base_row = [&](const std::string& region) {
     Row r;
-    r.profiler = "sampled";
+    r.profiler = Profiler::sampled;
     r.caches = kCachesProgram;  // docs/roofline.md#dram-bytes-and-the-cache-flush
     r.executable = executable;
     r.region = region;

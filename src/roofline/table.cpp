@@ -181,7 +181,7 @@ std::vector<Row> filter_regions(std::vector<Row> rows, const std::optional<std::
                                 std::vector<std::string>& warnings) {
   // docs/roofline.md#regions
   // Each backend's rows of an executable are judged apart: one backend may see regions another lacks.
-  auto source = [](const Row& r) { return r.profiler + '\t' + r.executable; };
+  auto source = [](const Row& r) { return std::string(profiler_name(r.profiler)) + '\t' + r.executable; };
   std::set<std::string> with_regions, seen;
   std::vector<std::pair<std::string, std::string>> order;  // source, executable
   for (const Row& r : rows) {
@@ -213,6 +213,24 @@ std::vector<Row> filter_kernels(std::vector<Row> rows, const std::regex& kernel)
                             [&](const Row& r) { return !std::regex_search(r.kernel, kernel); }),
              rows.end());
   return rows;
+}
+
+std::string_view profiler_name(Profiler profiler) {
+  switch (profiler) {
+    case Profiler::ncu:
+      return "ncu";
+    case Profiler::range:
+      return "range";
+    case Profiler::sampled:
+      return "sampled";
+  }
+  return "ncu";
+}
+
+std::optional<Profiler> profiler_from_name(std::string_view name) {
+  for (Profiler p : {Profiler::ncu, Profiler::range, Profiler::sampled})
+    if (profiler_name(p) == name) return p;
+  return std::nullopt;
 }
 
 Aggregate parse_aggregate(std::string_view text) {
@@ -269,7 +287,7 @@ std::vector<Row> aggregate(const std::vector<Row>& rows, Aggregate how) {
   // dominant: per group, per kernel name, the kernel's launches added
   std::vector<std::map<std::string, Row>> per_kernel;
   for (const Row& r : rows) {
-    const Key key{r.profiler, r.executable, r.region};
+    const Key key{std::string(profiler_name(r.profiler)), r.executable, r.region};
     auto [it, fresh] = group_of.emplace(key, sums.size());
     if (fresh) {
       order.push_back(key);
@@ -316,7 +334,7 @@ std::optional<std::string> mixed_caches_warning(const std::vector<Row>& rows) {
     for (Kind& k : kinds)
       if (r.caches == k.value) {
         ++k.rows;
-        k.backends.insert(r.profiler);
+        k.backends.insert(std::string(profiler_name(r.profiler)));
       }
   std::string parts;
   int present = 0;
@@ -342,7 +360,8 @@ std::vector<Row> concatenate(const std::vector<std::vector<Row>>& tables) {
   std::vector<Row> out;
   for (const auto& t : tables)
     for (const Row& r : t)
-      if (seen.emplace(r.profiler, r.executable, r.region, r.launch).second) out.push_back(r);
+      if (seen.emplace(std::string(profiler_name(r.profiler)), r.executable, r.region, r.launch).second)
+        out.push_back(r);
   return out;
 }
 

@@ -58,7 +58,8 @@ GpuRound evaluate_recording(const fs::path& recording, int gpu_index) {
   g.recording = recording;
   g.headline = nullptr;
   try {
-    const report::RecordingReport analysed = report::analyse_recording(recording, true);
+    const report::RecordingReport analysed =
+        report::analyse_recording(recording, analysis::WindowMode::markers);
     const analysis::Analysis& analysis = analysed.analysis;
     const nlohmann::json& report = analysed.report;
     const fs::path out = fs::path(recording.string() + ".report");

@@ -220,7 +220,7 @@ json bench_json(const BenchResult& r) {
     o["workload"] = nullptr;
     o["workload_reason"] = "a command was given, not a bundled workload";
   }
-  o["window"] = "markers";
+  o["window"] = std::string(analysis::window_mode_name(analysis::WindowMode::markers));
   o["rounds_requested"] = r.rounds_requested;
   o["rounds_run"] = static_cast<int>(r.rounds.size());
   o["interval_ms"] = r.interval_ms;

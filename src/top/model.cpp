@@ -45,13 +45,15 @@ recording::TimeNs stale_after_ns(double drain_ms) {
   return std::max<recording::TimeNs>(3 * kSecond, static_cast<recording::TimeNs>(3 * drain_ms * 1e6));
 }
 
-Model::Model(const Source& source, double drain_ms) : replay_(!source.live()), drain_ms_(drain_ms) {
+Model::Model(const ViewFeed& source, double drain_ms) : replay_(!source.live()), drain_ms_(drain_ms) {
   for (std::size_t i = 0; i < source.gpu_count(); ++i) {
     Gpu g;
     g.meta = source.meta(i);
-    // A recording made with GPM carries GPM's unit table: replayed, it is titled GPM.
-    g.chip_source =
-        g.meta.unit_table == collect::gpm_unit_table().name ? collect::ChipSource::gpm : source.chip_source();
+    // A recording made with GPM has GPM's columns: replayed, it is titled GPM.
+    const bool gpm_columns =
+        std::any_of(g.meta.units.begin(), g.meta.units.end(),
+                    [](const recording::ColumnDef& c) { return c.source == recording::UnitSource::gpm; });
+    g.chip_source = gpm_columns ? collect::ChipSource::gpm : source.chip_source();
     // Every source asks for the counters from its start on a GPU with a unit table: until the
     // sampler says otherwise, they are starting.
     g.asked = !g.meta.units.empty();
@@ -61,7 +63,7 @@ Model::Model(const Source& source, double drain_ms) : replay_(!source.live()), d
 
 void Model::absorb(std::size_t gpu, GpuUpdate& update, recording::TimeNs now) {
   Gpu& g = gpus_.at(gpu);
-  agent::GpuBatch& b = update.records;
+  collect::GpuBatch& b = update.records;
   // The first chip sample after each start of the counters spans their setup and is left out
   // (docs/method.md#which-chip-samples-are-used); a start may come in an earlier batch.
   std::vector<recording::TimeNs> starts;
@@ -174,13 +176,13 @@ GpuFrame Model::frame_of(const Gpu& g, recording::TimeNs now) const {
 
   const bool chip_fresh = !g.samples.empty() && now - g.last_chip_ns <= stale_after_ns(drain_ms_);
   if (chip_fresh) {
-    f.feed = ChipFeed::chip;
+    f.chip_status = ChipStatus::chip;
   } else if (g.asked && g.reason.empty()) {
-    f.feed = ChipFeed::starting;
+    f.chip_status = ChipStatus::starting;
   } else {
-    f.feed = ChipFeed::nvml_only;
-    f.feed_reason = g.reason;
-    if (f.feed_reason.empty() && g.meta.units.empty()) f.feed_reason = "no unit table for this GPU";
+    f.chip_status = ChipStatus::nvml_only;
+    f.status_reason = g.reason;
+    if (f.status_reason.empty() && g.meta.units.empty()) f.status_reason = "no unit table for this GPU";
   }
 
   // The span the current figures cover: the newest chip time (so GPU-Util and DIE-Util cover the

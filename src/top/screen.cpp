@@ -84,17 +84,17 @@ std::string mhz_text(double mhz) {
 
 std::string title_line(const GpuFrame& g) {
   std::string chip_text;
-  switch (g.feed) {
-    case ChipFeed::chip:
+  switch (g.chip_status) {
+    case ChipStatus::chip:
       chip_text = std::isfinite(g.interval_ms)
                       ? fmt::format("{} every {:g} ms", chip_source_words(g.chip_source), g.interval_ms)
                       : std::string(chip_source_words(g.chip_source));
       if (g.replay) chip_text += ", recorded";
       break;
-    case ChipFeed::starting:
+    case ChipStatus::starting:
       chip_text = fmt::format("{} starting", chip_source_words(g.chip_source));
       break;
-    case ChipFeed::nvml_only:
+    case ChipStatus::nvml_only:
       chip_text = "none: GPU-Util only, from NVML";
       break;
   }
@@ -167,9 +167,10 @@ void util_rows(const GpuFrame& g, int width, std::vector<std::string>& out) {
   };
   row("GPU-Util", g.gpu_util_pct, g.gpu_util_history, "");
   std::string instead;
-  if (g.feed == ChipFeed::nvml_only)
-    instead = g.feed_reason.empty() ? std::string("no chip samples") : "no chip samples: " + g.feed_reason;
-  else if (g.feed == ChipFeed::starting)
+  if (g.chip_status == ChipStatus::nvml_only)
+    instead =
+        g.status_reason.empty() ? std::string("no chip samples") : "no chip samples: " + g.status_reason;
+  else if (g.chip_status == ChipStatus::starting)
     instead = "waiting for the first chip samples";
   row("DIE-Util", g.die_util_pct, g.die_util_history, instead);
 }
@@ -180,7 +181,7 @@ std::string gap_line(const GpuFrame& g) {
   if (gap == 0) gap = 0;
   std::string line =
       std::isfinite(gap) ? fmt::format("  gap       {:5.1f} points", gap) : std::string("  gap          n/a");
-  if (g.feed != ChipFeed::chip) return line;
+  if (g.chip_status != ChipStatus::chip) return line;
   if (!g.limiting_unit.empty()) return line + " · limiting unit: " + g.limiting_unit;
   if (g.all_idle) return line + " · limiting unit: none (every unit idle)";
   return line + " · limiting unit: n/a";

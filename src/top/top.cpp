@@ -93,7 +93,7 @@ std::string time_of_day(recording::TimeNs ns) {
   return fmt::format("{:02}:{:02}:{:02} UTC", tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
-int run_top(Source& source, const TopOptions& options) {
+int run_top(ViewFeed& source, const TopOptions& options) {
   if (!(options.drain_ms >= 100) || !(options.drain_ms <= 60'000))
     throw core::UsageError(fmt::format("--drain-ms {:g} is out of range for top", options.drain_ms),
                            "give a refresh from 100 to 60000 ms (default 1000)");

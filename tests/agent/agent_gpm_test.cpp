@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "diescope/agent/agent.hpp"
-#include "diescope/agent/live_source.hpp"
-#include "diescope/agent/profiler_watch.hpp"
+#include "diescope/collect/session.hpp"
+#include "diescope/collect/profiler_watch.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "nvml_fake.hpp"
 #include "two_unit_table.hpp"
@@ -40,50 +40,8 @@ void add_process(const fs::path& proc, int pid, const std::string& comm, int par
   std::ofstream(dir / "environ", std::ios::binary) << environ << '\0';
 }
 
-TEST(ProfilerWatch, SeesProfilersByNameAndByInjectionButNotItself) {
-  const fs::path proc = fresh_dir("watch");
-  add_process(proc, 10, "bash");
-  add_process(proc, 11, "ncu");
-  add_process(proc, 12, "nv-nsight-cu-cl");
-  add_process(proc, 13, "python3", 11,
-              std::string("HOME=/root") + '\0' + "CUDA_INJECTION64_PATH=/opt/ncu/libToolsInjection64.so");
-  add_process(proc, 14, "dcgmproftester12");
-  add_process(proc, 15, "nsys", 500);  // a child of the agent (pid 500): its own, never counted
-  add_process(proc, 500, "ncu");       // the agent itself, whatever its name
-  fs::create_directories(proc / "self");
-  ProfilerWatch watch(proc, 500);
-  const std::vector<SeenProfiler> seen = watch.scan();
-  EXPECT_EQ(profilers_text(seen),
-            "ncu (pid 11), nv-nsight-cu-cl (pid 12), python3 with CUDA_INJECTION64_PATH (pid 13), "
-            "dcgmproftester12 (pid 14)");
-  fs::remove_all(proc);
-  EXPECT_TRUE(ProfilerWatch(proc, 500).scan().empty()) << "no /proc tree: nothing seen";
-}
-
-// stat with a start time (field 22) after the parent (field 4): "pid (comm) S ppid" then fields 5..21.
-void set_start(const fs::path& proc, int pid, const std::string& comm, unsigned long long start) {
-  std::ofstream(proc / std::to_string(pid) / "stat")
-      << pid << " (" << comm << ") S 1 1 1 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 " << start << " 0 0\n";
-}
-
-TEST(ProfilerWatch, ReadsAnEnvironmentOncePerProcessAndAgainForAReusedPid) {
-  const fs::path proc = fresh_dir("watch-reuse");
-  const std::string injected = std::string("CUDA_INJECTION64_PATH=/opt/libinject.so");
-  add_process(proc, 20, "python3 (a) b", 1, injected);  // comm with spaces and a ')' of its own
-  set_start(proc, 20, "python3 (a) b", 1000);
-  ProfilerWatch watch(proc, 500);
-  EXPECT_EQ(profilers_text(watch.scan()), "python3 (a) b with CUDA_INJECTION64_PATH (pid 20)");
-  // The environment a process started with cannot change: the same (pid, start) is not read again.
-  std::ofstream(proc / "20" / "environ", std::ios::binary) << "PATH=/usr/bin" << '\0';
-  EXPECT_EQ(watch.scan().size(), 1U);
-  // The pid reused by a new process (another start time): its environment is read, no injection.
-  set_start(proc, 20, "python3 (a) b", 2000);
-  EXPECT_TRUE(watch.scan().empty());
-  fs::remove_all(proc);
-}
-
 // NVML stand-in with GPM: GPU-Util 50 at each read; GPM from the fake NVML table.
-class GpmTelemetry final : public GpuTelemetry {
+class GpmTelemetry final : public collect::GpuTelemetry {
  public:
   GpmTelemetry() : nvml_(std::make_unique<collect::Nvml>(collect::fake_nvml::fake_functions())) {}
   recording::GpuIdentity identity() const override {
@@ -95,7 +53,7 @@ class GpmTelemetry final : public GpuTelemetry {
     return id;
   }
   std::vector<recording::ColumnDef> engine_columns() const override { return {}; }
-  void read(recording::TimeNs now, GpuBatch& out) override {
+  void read(recording::TimeNs now, collect::GpuBatch& out) override {
     out.list<recording::UtilSample>().push_back(
         recording::UtilSample{now, 50, recording::UtilSource::samples});
   }
@@ -109,8 +67,8 @@ class GpmTelemetry final : public GpuTelemetry {
 
 // One GPU on the stand-in above with the two-unit table; with_sampler: the fake sampler child makes
 // its PM-sampling chip samples, else it has none.
-std::vector<LiveGpu> one_gpu(bool with_sampler) {
-  std::vector<LiveGpu> gpus(1);
+std::vector<collect::SessionGpu> one_gpu(bool with_sampler) {
+  std::vector<collect::SessionGpu> gpus(1);
   gpus[0].telemetry = std::make_unique<GpmTelemetry>();
   gpus[0].table = &test::two_unit_table();
   if (with_sampler) gpus[0].sampler.executable = DIESCOPE_SAMPLER_FAKE;
@@ -126,15 +84,15 @@ std::string joined(const std::vector<std::string>& notes) {
 TEST(AgentBesideProfilers, SwitchesToGpmWhileNcuRunsAndBackWhenItEnds) {
   const fs::path proc = fresh_dir("switch");
   add_process(proc, 10, "bash");
-  std::vector<LiveGpu> gpus = one_gpu(true);
+  std::vector<collect::SessionGpu> gpus = one_gpu(true);
   gpus[0].sampler.device = 0;
-  ChipSourcePolicy policy;
+  collect::ChipSourcePolicy policy;
   policy.source = collect::ChipSource::automatic;
   policy.proc_root = proc;
   policy.scan_ns = 20 * recording::kNsPerMs;
   policy.return_after_ns = 300 * recording::kNsPerMs;
-  LiveSource source(std::move(gpus), 2, 50, {}, {}, policy);
-  SystemClock clock;
+  collect::LiveSession source(std::move(gpus), 2, 50, {}, {}, policy);
+  core::SystemClock clock;
   AgentSettings settings;
   settings.poll_ms = 50;
   settings.duty_on_ms = 60000;  // always on, one long period: only the switches end records
@@ -187,38 +145,15 @@ TEST(AgentBesideProfilers, SwitchesToGpmWhileNcuRunsAndBackWhenItEnds) {
   fs::remove_all(proc);
 }
 
-TEST(AgentBesideProfilers, SourcePmNeverReadsGpm) {
-  const fs::path proc = fresh_dir("pm");
-  add_process(proc, 4242, "ncu");
-  std::vector<LiveGpu> gpus = one_gpu(true);
-  ChipSourcePolicy policy;
-  policy.source = collect::ChipSource::pm;
-  policy.proc_root = proc;
-  LiveSource source(std::move(gpus), 2, 50, {}, {}, policy);
-  EXPECT_EQ(source.chip_source(0), collect::ChipSource::pm);
-  EXPECT_EQ(source.meta(0).unit_table, "test-two-units");
-  fs::remove_all(proc);
-}
-
-// A GPU with a unit table but no sampler executable, under --source pm: neither PM sampling nor GPM
-// makes its chip samples, and the source says so with no value rather than a name.
-TEST(AgentBesideProfilers, NoSamplerAndNoGpmIsNoChipSource) {
-  std::vector<LiveGpu> gpus = one_gpu(false);
-  ChipSourcePolicy policy;
-  policy.source = collect::ChipSource::pm;
-  LiveSource source(std::move(gpus), 2, 50, {}, {}, policy);
-  EXPECT_FALSE(source.chip_source(0).has_value());
-}
-
 // GPM is read at its own 100 ms, not at the agent's polls (docs/agent.md#beside-other-profilers):
 // with polls every 500 ms, a loop that sleeps until the agent's next due time, as the runner's does,
 // takes a GPM sample about every 100 ms.
 TEST(AgentBesideProfilers, GpmIsReadEvery100MsBetweenPolls) {
-  std::vector<LiveGpu> gpus = one_gpu(false);
-  ChipSourcePolicy policy;
+  std::vector<collect::SessionGpu> gpus = one_gpu(false);
+  collect::ChipSourcePolicy policy;
   policy.source = collect::ChipSource::gpm;
-  LiveSource source(std::move(gpus), 100, 500, {}, {}, policy);
-  SystemClock clock;
+  collect::LiveSession source(std::move(gpus), 100, 500, {}, {}, policy);
+  core::SystemClock clock;
   AgentSettings settings;
   settings.poll_ms = 500;
   settings.duty_on_ms = 60000;  // always on
@@ -244,10 +179,10 @@ TEST(AgentBesideProfilers, GpmIsReadEvery100MsBetweenPolls) {
 }
 
 TEST(AgentBesideProfilers, SourceGpmStartsOnGpm) {
-  std::vector<LiveGpu> gpus = one_gpu(true);
-  ChipSourcePolicy policy;
+  std::vector<collect::SessionGpu> gpus = one_gpu(true);
+  collect::ChipSourcePolicy policy;
   policy.source = collect::ChipSource::gpm;
-  LiveSource source(std::move(gpus), 10, 50, {}, {}, policy);
+  collect::LiveSession source(std::move(gpus), 10, 50, {}, {}, policy);
   EXPECT_EQ(source.chip_source(0), collect::ChipSource::gpm);
   EXPECT_EQ(source.meta(0).unit_table, "gpm");
   EXPECT_EQ(source.meta(0).interval_ms, 100);  // GPM's shortest interval, above the 10 ms asked for

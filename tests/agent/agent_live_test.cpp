@@ -1,12 +1,12 @@
-// The live source's sampler side, driven by the fake sampler child (no GPU): restarts with a
-// backoff after crashes, a clean stop that resets it, and the agent's records saying so.
+// The agent's records over the live session, driven by the fake sampler child (no GPU): they say
+// the sampler crashed and was restarted (the restarts themselves: tests/collect/session_test.cpp).
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 
 #include "diescope/agent/agent.hpp"
-#include "diescope/agent/live_source.hpp"
+#include "diescope/collect/session.hpp"
 #include "diescope/core/clock.hpp"
 #include "two_unit_table.hpp"
 
@@ -25,92 +25,8 @@ collect::SamplerConfig fake_config(std::vector<std::string> extra) {
   return c;
 }
 
-bool any_note(const std::vector<recording::Note>& notes, const std::string& text) {
-  for (const recording::Note& n : notes)
-    if (n.text.find(text) != std::string::npos) return true;
-  return false;
-}
-
-TEST(SamplerSupervisor, RestartsACrashedSamplerWithADoublingBackoff) {
-  SupervisorTiming timing;
-  timing.backoff_initial_ns = 100 * recording::kNsPerMs;
-  timing.backoff_max_ns = 400 * recording::kNsPerMs;
-  SamplerSupervisor sup(fake_config({"--crash-after", "10"}), &test::two_unit_table(), "GPU-fake-0", timing);
-  GpuBatch batch;
-  sup.set_wanted(true, core::realtime_ns(), batch);
-  EXPECT_EQ(sup.starts(), 1);
-  const auto deadline = std::chrono::steady_clock::now() + 1600ms;
-  while (std::chrono::steady_clock::now() < deadline) {
-    sup.pump(core::realtime_ns(), batch);
-    std::this_thread::sleep_for(5ms);
-  }
-  // Each child crashes after 10 samples; it is restarted after 0.1 s, then 0.2 s, then 0.4 s
-  // (the cap), so 1.6 s holds at least 4 starts: 0 + (crash) 0.1 + 0.2 + 0.4 = 0.7 s of backoff.
-  EXPECT_GE(sup.starts(), 4);
-  EXPECT_EQ(sup.restarts(), sup.starts() - 1);
-  EXPECT_TRUE(any_note(batch.notes, "killed by signal SIGSEGV"));
-  EXPECT_TRUE(any_note(batch.notes, "restarting it in 0.1 s"));
-  EXPECT_TRUE(any_note(batch.notes, "restarting it in 0.2 s"));
-  EXPECT_TRUE(any_note(batch.notes, "restarting it in 0.4 s"));
-  EXPECT_FALSE(any_note(batch.notes, "restarting it in 0.8 s"));  // capped at the maximum
-  EXPECT_TRUE(any_note(batch.notes, "restarted the counter sampler"));
-  // A crash is a stop of the counters, with its reason; every child's start is an "on".
-  int ons = 0, crash_offs = 0;
-  for (const recording::CountersEvent& e : batch.counters) {
-    if (e.on)
-      ++ons;
-    else if (e.reason.find("SIGSEGV") != std::string::npos)
-      ++crash_offs;
-  }
-  EXPECT_EQ(ons, static_cast<int>(sup.starts()));
-  EXPECT_GE(crash_offs, 3);
-  // Samples arrive with the fake's values: unit a is metric 0, 10 + k%10; unit b 20 + k%10.
-  ASSERT_GE(batch.list<recording::ChipSample>().size(), 30u);
-  EXPECT_EQ(batch.list<recording::ChipSample>()[3].units.size(), 2u);
-  EXPECT_DOUBLE_EQ(batch.list<recording::ChipSample>()[3].units[0], 13);
-  EXPECT_DOUBLE_EQ(batch.list<recording::ChipSample>()[3].units[1], 23);
-  GpuBatch last;
-  sup.stop_and_wait(core::realtime_ns(), last);
-  EXPECT_FALSE(sup.running());
-}
-
-TEST(SamplerSupervisor, ACleanStopDisablesTheCountersAndIsNoFailure) {
-  SupervisorTiming timing;
-  timing.backoff_initial_ns = 100 * recording::kNsPerMs;
-  SamplerSupervisor sup(fake_config({}), &test::two_unit_table(), "GPU-fake-0", timing);
-  GpuBatch batch;
-  sup.set_wanted(true, core::realtime_ns(), batch);
-  const auto until = std::chrono::steady_clock::now() + 150ms;
-  while (std::chrono::steady_clock::now() < until) {
-    sup.pump(core::realtime_ns(), batch);
-    std::this_thread::sleep_for(5ms);
-  }
-  EXPECT_TRUE(sup.running());
-  sup.set_wanted(false, core::realtime_ns(), batch);
-  const auto stop_deadline = std::chrono::steady_clock::now() + 3s;
-  while (sup.running() && std::chrono::steady_clock::now() < stop_deadline) {
-    sup.pump(core::realtime_ns(), batch);
-    std::this_thread::sleep_for(5ms);
-  }
-  EXPECT_FALSE(sup.running());
-  EXPECT_EQ(sup.restarts(), 0);
-  EXPECT_FALSE(any_note(batch.notes, "restarting"));
-  ASSERT_FALSE(batch.counters.empty());
-  EXPECT_FALSE(batch.counters.back().on);
-  EXPECT_EQ(batch.counters.back().reason, "");  // the agent asked: an ordinary stop
-  EXPECT_GE(batch.list<recording::ChipSample>().size(), 10u);
-}
-
-TEST(SamplerSupervisor, NoTableMeansNoChild) {
-  SamplerSupervisor sup(fake_config({}), nullptr, "", {});
-  GpuBatch batch;
-  sup.set_wanted(true, core::realtime_ns(), batch);
-  EXPECT_FALSE(sup.running());
-  EXPECT_EQ(sup.starts(), 0);
-}
-
 // NVML stand-in: GPU-Util 50 stamped at each read, SM clock 1500 MHz.
-class FakeTelemetry final : public GpuTelemetry {
+class FakeTelemetry final : public collect::GpuTelemetry {
  public:
   recording::GpuIdentity identity() const override {
     recording::GpuIdentity id;
@@ -121,22 +37,22 @@ class FakeTelemetry final : public GpuTelemetry {
     return id;
   }
   std::vector<recording::ColumnDef> engine_columns() const override { return {}; }
-  void read(recording::TimeNs now, GpuBatch& out) override {
+  void read(recording::TimeNs now, collect::GpuBatch& out) override {
     out.list<recording::UtilSample>().push_back(
         recording::UtilSample{now, 50, recording::UtilSource::samples});
     out.list<recording::ClockReading>().push_back(recording::ClockReading{now, 1500, 2619});
   }
 };
 
-TEST(LiveSource, AgentRecordsSayTheSamplerCrashedAndWasRestarted) {
-  std::vector<LiveGpu> gpus(1);
+TEST(LiveSession, AgentRecordsSayTheSamplerCrashedAndWasRestarted) {
+  std::vector<collect::SessionGpu> gpus(1);
   gpus[0].telemetry = std::make_unique<FakeTelemetry>();
   gpus[0].table = &test::two_unit_table();
   gpus[0].sampler = fake_config({"--crash-after", "40"});
-  SupervisorTiming timing;
+  collect::SupervisorTiming timing;
   timing.backoff_initial_ns = 100 * recording::kNsPerMs;
-  LiveSource source(std::move(gpus), 2, 50, timing);
-  SystemClock clock;
+  collect::LiveSession source(std::move(gpus), 2, 50, timing);
+  core::SystemClock clock;
   AgentSettings settings;
   settings.poll_ms = 50;
   settings.duty_on_ms = 600;

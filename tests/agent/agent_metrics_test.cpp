@@ -32,7 +32,7 @@ GpuStatus status_with_record() {
   r.units = {UnitFigure{"fp32", "FP32", 60, 100, {}}, UnitFigure{"dram", "DRAM", 30, 100, {}}};
   r.limiting_unit = "fp32";
   r.chip_coverage_pct = 99.5;
-  r.chip_coverage_gate = "pass";
+  r.chip_coverage_gate = analysis::CoverageGate::pass;
   r.gpu_util_coverage_pct = 100;
   r.sm_clock.mean_mhz = 1980;
   r.sm_clock.min_mhz = 1755;

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "diescope/agent/agent.hpp"
-#include "diescope/agent/replay_source.hpp"
+#include "diescope/agent/replay_feed.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
 #include "fake_clock.hpp"
@@ -23,14 +23,14 @@ constexpr recording::TimeNs kS = recording::kNsPerSecond;
 
 struct Rig {
   FakeClock clock;
-  std::unique_ptr<ReplaySource> source;
+  std::unique_ptr<ReplayFeed> source;
   std::unique_ptr<Agent> agent;
   recording::TimeNs origin = 0;
 
   Rig(double seconds, AgentSettings settings, double speed = 1.0) {
-    std::vector<std::unique_ptr<recording::RecordSource>> recs;
+    std::vector<std::unique_ptr<recording::Recording>> recs;
     recs.push_back(testing::steady_recording(seconds));
-    source = std::make_unique<ReplaySource>(std::move(recs), speed, false, clock.read());
+    source = std::make_unique<ReplayFeed>(std::move(recs), speed, false, clock.read());
     origin = source->origin_ns();
     agent = std::make_unique<Agent>(*source, clock, settings);
   }
@@ -97,7 +97,7 @@ TEST(AgentReplay, OneRecordPerPeriodWithTheChipWindowsFigures) {
   // 1.99 s covered of 2 s scheduled = 99.5%.
   EXPECT_EQ(r.samples_used, 199);
   EXPECT_NEAR(r.chip_coverage_pct, 99.5, 1e-9);
-  EXPECT_EQ(r.chip_coverage_gate, "pass");
+  EXPECT_EQ(r.chip_coverage_gate, analysis::CoverageGate::pass);
   // DIE-Util is the busiest unit: max(60, 5, 30, 20) = 60, and FP32 limits the chip.
   EXPECT_NEAR(r.die_util_pct, 60.0, 1e-9);
   ASSERT_TRUE(r.limiting_unit);

@@ -47,7 +47,7 @@ AgentRecord sample_record(recording::TimeNs end_ns) {
   r.gpu_util_reason = "no GPU-Util sample covers the chip-sampled time";
   r.units = {UnitFigure{"fp32", "FP32", 60, 100, {}}, UnitFigure{"dram", "DRAM", analysis::kNaN, 0, {}}};
   r.limiting_unit = "fp32";
-  r.chip_coverage_gate = "pass";
+  r.chip_coverage_gate = analysis::CoverageGate::pass;
   r.cost_reason =
       "the cost table has no figure for counters on 2000 ms of every 30000 ms at 10 ms on NVIDIA H200";
   r.method = 3;

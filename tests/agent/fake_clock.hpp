@@ -1,18 +1,18 @@
 // A clock the test moves by hand: steps of the wall clock and suspends on purpose.
 #pragma once
 
-#include "diescope/agent/clock.hpp"
+#include "diescope/core/clock.hpp"
 
 namespace diescope::agent::testing {
 
-class FakeClock final : public Clock {
+class FakeClock final : public core::Clock {
  public:
   explicit FakeClock(recording::TimeNs realtime0 = 1'800'000'000 * recording::kNsPerSecond) {
     now_.realtime_ns = realtime0;
     now_.monotonic_ns = 1000 * recording::kNsPerSecond;
     now_.boottime_ns = 1000 * recording::kNsPerSecond;
   }
-  ClockReadings read() override { return now_; }
+  core::ClockReadings read() override { return now_; }
   // Time passes normally on every clock.
   void advance(recording::TimeNs ns) {
     now_.realtime_ns += ns;
@@ -28,7 +28,7 @@ class FakeClock final : public Clock {
   }
 
  private:
-  ClockReadings now_;
+  core::ClockReadings now_;
 };
 
 }  // namespace diescope::agent::testing

@@ -200,10 +200,15 @@ TEST(Window, ReasonsWhenNoneIsFound) {
 
   Builder b = window_case();
   analysis::AnalysisOptions no_window;
-  no_window.use_window = false;
+  no_window.window = analysis::WindowMode::none;
   const analysis::Analysis a = b.analyze(no_window);
   EXPECT_FALSE(a.window.found);
   EXPECT_EQ(a.window.finding, analysis::WindowFinding::not_asked);
+  // `run --window` takes these words, and only these.
+  EXPECT_EQ(analysis::window_mode_from_name("markers"), analysis::WindowMode::markers);
+  EXPECT_EQ(analysis::window_mode_from_name("none"), analysis::WindowMode::none);
+  EXPECT_FALSE(analysis::window_mode_from_name("steady").has_value());
+  EXPECT_EQ(analysis::window_mode_name(analysis::WindowMode::markers), "markers");
 }
 
 TEST(Rates, SampleCutByTheRunEndCountsForItsShare) {

@@ -71,7 +71,7 @@ class RunCollect : public ::testing::Test {
     s << in.rdbuf();
     return s.str();
   }
-  static std::vector<recording::Note> notes_about(const recording::RecordSource& source,
+  static std::vector<recording::Note> notes_about(const recording::Recording& source,
                                                   const std::string& text) {
     std::vector<recording::Note> found;
     for (const auto& n : source.side().notes)
@@ -517,7 +517,7 @@ TEST_F(RunCollect, AWindowPrintedAfterwardsBecomesMarksAtItsTimes) {
   EXPECT_EQ(notes_about(*source, "the command printed its window").size(), 1u);
 
   analysis::AnalysisOptions with_window;
-  with_window.use_window = true;
+  with_window.window = analysis::WindowMode::markers;
   const analysis::Analysis a = analysis::analyze(*source, with_window);
   ASSERT_TRUE(a.window.found);
   EXPECT_EQ(a.window.finding, analysis::WindowFinding::markers);

@@ -116,7 +116,7 @@ inline std::string header_for(const recording::RecordingMeta& meta, const TempDi
 }
 
 // Reads every stream of a recording to its end (what the analysis does).
-inline void read_everything(const recording::RecordSource& source) {
+inline void read_everything(const recording::Recording& source) {
   recording::for_each_kind<recording::StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
     Record r;
     for (auto s = source.stream<Record>(); s->next(r);) {}

@@ -27,7 +27,7 @@ std::string make_recording(const TempDir& dir) {
   return read_bytes(path);
 }
 
-long count_chip(const recording::RecordSource& r, recording::TimeNs& last_start) {
+long count_chip(const recording::Recording& r, recording::TimeNs& last_start) {
   long n = 0;
   recording::ChipSample c;
   for (auto s = r.stream<recording::ChipSample>(); s->next(c);) {

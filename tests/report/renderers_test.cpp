@@ -138,7 +138,7 @@ TEST_F(Renderers, CsvRendererStreamsTheRecording) {
 }
 
 // A MemoryRecording that counts the passes over its chip samples.
-class CountingRecording final : public recording::RecordSource {
+class CountingRecording final : public recording::Recording {
  public:
   recording::MemoryRecording inner;
   mutable int passes = 0;
@@ -235,7 +235,7 @@ TEST(RunReport, HoldersInTheReportAndUnderTheHeadline) {
       {"split_approximate", false},
       {"notes", nlohmann::json::array()}};
   std::ostringstream out;
-  report::report_run_recording(rec, 0, false, false, {}, out,
+  report::report_run_recording(rec, 0, analysis::WindowMode::none, false, {}, out,
                                report::RunHolders{block, "held by: pod ml/train-7 (container trainer)\n"});
   EXPECT_NE(out.str().find("\nheld by: pod ml/train-7 (container trainer)\nrecording "), std::string::npos)
       << out.str();
@@ -244,7 +244,7 @@ TEST(RunReport, HoldersInTheReportAndUnderTheHeadline) {
   EXPECT_EQ(written["holders"], block);
   // Without holders (report PATH, run --no-attribution) the report has none.
   std::ostringstream plain;
-  report::report_run_recording(rec, 0, false, false, {}, plain);
+  report::report_run_recording(rec, 0, analysis::WindowMode::none, false, {}, plain);
   EXPECT_FALSE(
       nlohmann::json::parse(test::read_text(dir / "gpu0.dsrec.report/report.json")).contains("holders"));
   EXPECT_EQ(plain.str().find("held by"), std::string::npos);

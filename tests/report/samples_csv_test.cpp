@@ -71,7 +71,7 @@ analysis::Analysis run_and_window() {
   return a;
 }
 
-std::string csv_of(const recording::RecordSource& rec, const analysis::Analysis* a,
+std::string csv_of(const recording::Recording& rec, const analysis::Analysis* a,
                    report::SamplesCsvStats* stats = nullptr) {
   std::string out;
   report::SamplesCsvStats s =

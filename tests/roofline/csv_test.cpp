@@ -30,7 +30,7 @@ TEST(Csv, TableWithoutProfilerColumnIsNcus) {
   }
   const auto back = parse_table_csv(old, "old.csv");
   ASSERT_EQ(back.size(), rows.size());
-  for (const Row& r : back) EXPECT_EQ(r.profiler, "ncu");
+  for (const Row& r : back) EXPECT_EQ(r.profiler, Profiler::ncu);
 }
 
 TEST(Csv, TableWithoutCachesColumnReadsAsNotRecorded) {
@@ -105,11 +105,11 @@ TEST(Csv, HeadersCarryUnitsAndTheTableRoundTrips) {
   EXPECT_NE(header.find("intensity dram [FLOP/B]"), std::string::npos);
   EXPECT_NE(header.find("of roof [%]"), std::string::npos);
 
-  rows[2].profiler = "range";
+  rows[2].profiler = Profiler::range;
   const auto back = parse_table_csv(table_csv(rows), "t.csv");
   ASSERT_EQ(back.size(), rows.size());
-  EXPECT_EQ(back[0].profiler, "ncu");
-  EXPECT_EQ(back[2].profiler, "range");
+  EXPECT_EQ(back[0].profiler, Profiler::ncu);
+  EXPECT_EQ(back[2].profiler, Profiler::range);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     EXPECT_EQ(back[i].kernel, rows[i].kernel);
     EXPECT_EQ(back[i].region, rows[i].region);
@@ -169,6 +169,26 @@ TEST(Csv, AMalformedCellNamesItsColumn) {
     EXPECT_EQ(e.line(), 2);
     EXPECT_NE(e.cause().find("column \"launches\" holds \"one\""), std::string::npos) << e.cause();
   }
+}
+
+// docs/roofline.md#backends: a row's backend is one of the three; another word is named with its line.
+TEST(Csv, AProfilerThatIsNoBackendNamesTheWordsItTakes) {
+  std::string text = table_csv(fixture_rows("h200-dfma.raw.csv", "dfma"));
+  const std::size_t second = text.find('\n') + 1;
+  ASSERT_EQ(text.compare(second, 4, "ncu,"), 0) << text.substr(second, 20);
+  text.replace(second, 4, "nsys,");
+  try {
+    parse_table_csv(text, "p.csv");
+    FAIL() << "no error";
+  } catch (const core::InputError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_NE(e.cause().find("column \"profiler\" holds \"nsys\", not ncu, range or sampled"),
+              std::string::npos)
+        << e.cause();
+  }
+  EXPECT_EQ(profiler_from_name("sampled"), Profiler::sampled);
+  EXPECT_EQ(profiler_name(Profiler::range), "range");
+  EXPECT_FALSE(profiler_from_name("Range").has_value());
 }
 
 TEST(Csv, AnUnknownOrMissingColumnIsAnError) {

@@ -102,7 +102,7 @@ TEST(Plot, APageMixingCacheStatesSaysSo) {
   rows[0].caches = "flushed";
   rows[1].caches = "flushed";
   EXPECT_EQ(render_html(rows, PlotOptions{}).find("caches in different states"), std::string::npos);
-  rows[2].profiler = "range";
+  rows[2].profiler = Profiler::range;
   rows[2].caches = "program";
   const std::string html = render_html(rows, PlotOptions{});
   EXPECT_EQ(count(html, "<p class=warn>"), 1u);

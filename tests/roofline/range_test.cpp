@@ -161,7 +161,7 @@ TEST(RangeRows, GroupsMergeByRegionAndOccurrence) {
   // The outside row is dropped: the program marks regions (docs/roofline.md#regions).
   ASSERT_EQ(rows.size(), 2u);
   const Row& fma = rows[0];
-  EXPECT_EQ(fma.profiler, "range");
+  EXPECT_EQ(fma.profiler, Profiler::range);
   EXPECT_EQ(fma.caches, "program");  // the program ran as it is
   EXPECT_EQ(fma.region, "fma");
   EXPECT_EQ(fma.kernel, "ffma_kernel");
@@ -312,7 +312,7 @@ TEST(RangeRows, BackendsStayApartWhenTablesMeet) {
   ncu.region = "ffma";
   ncu.launch = 1;
   Row range = ncu;
-  range.profiler = "range";
+  range.profiler = Profiler::range;
   // Same executable, region and launch ID: both kept, one per backend.
   EXPECT_EQ(concatenate({{ncu}, {range}}).size(), 2u);
   EXPECT_EQ(concatenate({{ncu}, {ncu}}).size(), 1u);

@@ -159,7 +159,7 @@ TEST(RooflineCli, NcuRowsRecordTheCacheStateAndAMixedPlotWarns) {
 
   // The flushed table beside a range table (the program's caches): a warning counts both kinds.
   for (Row& r : b) {
-    r.profiler = "range";
+    r.profiler = Profiler::range;
     r.caches = "program";
   }
   std::ofstream(dir / "range.csv") << table_csv(b);
@@ -219,7 +219,7 @@ TEST(RooflineCliSampled, TwoPointRunsGiveOneRowPerRegionAndNameAnUnmatchedRule) 
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto rows = parse_table_csv(read_file((dir / "out" / "roofline.csv").string()), "roofline.csv");
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0].profiler, "sampled");
+  EXPECT_EQ(rows[0].profiler, Profiler::sampled);
   EXPECT_EQ(rows[0].region, "k");
   EXPECT_DOUBLE_EQ(rows[0].flop[index(Precision::fp32)], 1e9);
   // Each region is 30 ms of host time; its window is the samples overlapping it (0.5 ms each).

@@ -305,7 +305,7 @@ TEST(SampledTwoPoint, TheOneIterationRunIsSubtractedAndTheRestDividedByNMinusOne
   EXPECT_NEAR(rows[0].duration_s, 0.002, 1e-15);
   EXPECT_DOUBLE_EQ(rows[0].bytes[index(Level::dram)], 100);
   EXPECT_DOUBLE_EQ(rows[0].flop[index(Precision::fp32)], 1e9);
-  EXPECT_EQ(rows[0].profiler, "sampled");
+  EXPECT_EQ(rows[0].profiler, Profiler::sampled);
   EXPECT_EQ(rows[0].caches, "program");
   EXPECT_TRUE(warnings.empty());
 }
@@ -425,7 +425,7 @@ TEST(SampledTable, RowsRoundTripThroughTheCsvAndDrawWithTheirOwnMark) {
   EXPECT_DOUBLE_EQ(performance(rows[0]), 5e13);
   const auto back = parse_table_csv(table_csv(rows), "t.csv");
   ASSERT_EQ(back.size(), 1u);
-  EXPECT_EQ(back[0].profiler, "sampled");
+  EXPECT_EQ(back[0].profiler, Profiler::sampled);
   EXPECT_DOUBLE_EQ(back[0].duration_s, 0.02);
   EXPECT_DOUBLE_EQ(back[0].bytes[index(Level::dram)], 1e9);
   const std::string svg = render_svg(back, PlotOptions{});
@@ -440,7 +440,7 @@ TEST(SampledTable, SampledRowsBorrowTheGpusPeaksPerCycleFromAnotherBackendsRow) 
   ncu.peak_flop_per_cycle[index(Precision::fp32)] = 33792;
   ncu.peak_bytes_per_cycle[index(Level::dram)] = 1504;
   Row sampled;
-  sampled.profiler = "sampled";
+  sampled.profiler = Profiler::sampled;
   sampled.gpu = "NVIDIA H200";
   Row other = sampled;
   other.gpu = "NVIDIA H100";

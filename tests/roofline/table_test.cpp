@@ -170,7 +170,7 @@ TEST(Table, SumAddsWorkAndTimePerExecutableAndRegionAndRecomputesIntensity) {
 TEST(Table, APlotMixingCacheStatesNamesEachKindWithItsRowsAndBackends) {
   auto with = [](const char* profiler, const char* caches, std::int64_t launch) {
     Row r = row("t", "forward", "k", 1, 1, 1, launch);
-    r.profiler = profiler;
+    r.profiler = *profiler_from_name(profiler);
     r.caches = caches;
     return r;
   };

@@ -32,11 +32,14 @@ recording::RecordingMeta h200_meta(const std::vector<std::pair<std::string, std:
   return meta;
 }
 
-class FakeSource final : public Source {
+class FakeSource final : public ViewFeed {
  public:
   explicit FakeSource(bool live = true, std::string unit_table = "hopper-gh100")
       : live_(live), meta_(h200_meta({{"fp32", "FP32"}, {"dram", "DRAM"}})) {
     meta_.unit_table = std::move(unit_table);
+    // A recording made with GPM has GPM's columns, as the reader gives them.
+    if (meta_.unit_table == collect::gpm_unit_table().name)
+      for (recording::ColumnDef& c : meta_.units) c.source = recording::UnitSource::gpm;
   }
   std::string description() const override { return "fake"; }
   collect::ChipSource chip_source() const override { return collect::ChipSource::pm; }
@@ -87,7 +90,7 @@ TEST(TopModel, FiguresOverTheLastSecondOfChipTime) {
   ASSERT_EQ(gpus.size(), 1u);
   const GpuFrame& g = gpus[0];
   EXPECT_EQ(g.index, 3);
-  EXPECT_EQ(g.feed, ChipFeed::chip);
+  EXPECT_EQ(g.chip_status, ChipStatus::chip);
   // Window (T0+0.1 s, T0+1.1 s]: busiest unit per sample is 60 (x5) then 40 (x5): DIE-Util 50.
   EXPECT_NEAR(g.die_util_pct, 50.0, 1e-9);
   ASSERT_EQ(g.units.size(), 2u);
@@ -112,7 +115,7 @@ TEST(TopModel, AReplayThatIsOverKeepsItsLastFiguresAndSaysSo) {
     model.absorb(0, nothing, later);
     const GpuFrame g = model.gpus(later)[0];
     EXPECT_TRUE(g.replay_over);
-    EXPECT_EQ(g.feed, ChipFeed::chip);
+    EXPECT_EQ(g.chip_status, ChipStatus::chip);
     EXPECT_NEAR(g.die_util_pct, 50.0, 1e-9);
     EXPECT_NEAR(g.gpu_util_pct, 90.0, 1e-9);
     EXPECT_EQ(g.limiting_unit, "FP32");
@@ -197,8 +200,8 @@ TEST(TopModel, HeldCountersShowGpuUtilOnlyWithTheReason) {
   u.records.list<recording::UtilSample>().push_back(recording::UtilSample{kT0 + 1000 * kMs, 90});
   model.absorb(0, u, kT0 + 1000 * kMs);
   const GpuFrame g = model.gpus(kT0 + 1000 * kMs)[0];
-  EXPECT_EQ(g.feed, ChipFeed::nvml_only);
-  EXPECT_EQ(g.feed_reason, "another profiler holds the counters");
+  EXPECT_EQ(g.chip_status, ChipStatus::nvml_only);
+  EXPECT_EQ(g.status_reason, "another profiler holds the counters");
   EXPECT_TRUE(std::isnan(g.die_util_pct));
   EXPECT_TRUE(g.limiting_unit.empty());
   // Window (T0, T0+1 s]: 70 booked to (T0-0.5, T0+0.5], 90 to (T0+0.5, T0+1]: 80.
@@ -212,9 +215,9 @@ TEST(TopModel, ChipSamplesGoStaleAfterThreeDrains) {
   GpuUpdate u = steady_update();
   model.absorb(0, u, kT0 + 1200 * kMs);
   // The newest sample ended at T0+1.1 s; stale after 3 s (three 1 s drains).
-  EXPECT_EQ(model.gpus(kT0 + 4100 * kMs)[0].feed, ChipFeed::chip);
+  EXPECT_EQ(model.gpus(kT0 + 4100 * kMs)[0].chip_status, ChipStatus::chip);
   const GpuFrame late = model.gpus(kT0 + 4101 * kMs)[0];
-  EXPECT_EQ(late.feed, ChipFeed::starting);  // the counters are on, nothing has come since
+  EXPECT_EQ(late.chip_status, ChipStatus::starting);  // the counters are on, nothing has come since
   EXPECT_TRUE(std::isnan(late.die_util_pct));
 }
 
@@ -253,7 +256,7 @@ TEST(TopModel, BeforeAnyReadingTheCountersAreStarting) {
   FakeSource source;
   Model model(source, 1000);
   const GpuFrame g = model.gpus(kT0)[0];
-  EXPECT_EQ(g.feed, ChipFeed::starting);  // the source asks for them from its start
+  EXPECT_EQ(g.chip_status, ChipStatus::starting);  // the source asks for them from its start
   EXPECT_TRUE(std::isnan(g.gpu_util_pct));
   EXPECT_TRUE(std::isnan(g.die_util_pct));
 }
@@ -276,14 +279,14 @@ TEST(TopModel, TheSamplersInformationIsNotAReasonButItsFailureIs) {
   GpuUpdate info;
   info.records.notes.push_back(recording::Note{kT0, "sampler sampler", "decode image holds 129 samples"});
   model.absorb(0, info, kT0);
-  EXPECT_EQ(model.gpus(kT0)[0].feed, ChipFeed::starting);
+  EXPECT_EQ(model.gpus(kT0)[0].chip_status, ChipStatus::starting);
   GpuUpdate failure;
   failure.records.notes.push_back(
       recording::Note{kT0 + kMs, "sampler", "cannot start the counter sampler: x"});
   model.absorb(0, failure, kT0 + kMs);
   const GpuFrame g = model.gpus(kT0 + kMs)[0];
-  EXPECT_EQ(g.feed, ChipFeed::nvml_only);
-  EXPECT_EQ(g.feed_reason, "cannot start the counter sampler: x");
+  EXPECT_EQ(g.chip_status, ChipStatus::nvml_only);
+  EXPECT_EQ(g.status_reason, "cannot start the counter sampler: x");
 }
 
 // Another profiler takes the counters: the live source switches the GPU to GPM, whose columns differ
@@ -341,14 +344,14 @@ TEST(TopModel, ASwitchBackToPmSamplingIsStartingUntilItsFirstSample) {
   // 4 s later, past the stale limit of 3 s, with no PM sample yet: still starting.
   GpuFrame g = model.gpus(kT0 + 9000 * kMs)[0];
   EXPECT_EQ(g.chip_source, collect::ChipSource::pm);
-  EXPECT_EQ(g.feed, ChipFeed::starting);
+  EXPECT_EQ(g.chip_status, ChipStatus::starting);
   // A failure of the new source names its reason.
   GpuUpdate failed;
   failed.records.counters.push_back(recording::CountersEvent{kT0 + 9500 * kMs, false, "counters held"});
   model.absorb(0, failed, kT0 + 9500 * kMs);
   g = model.gpus(kT0 + 9500 * kMs)[0];
-  EXPECT_EQ(g.feed, ChipFeed::nvml_only);
-  EXPECT_EQ(g.feed_reason, "counters held");
+  EXPECT_EQ(g.chip_status, ChipStatus::nvml_only);
+  EXPECT_EQ(g.status_reason, "counters held");
 }
 
 }  // namespace

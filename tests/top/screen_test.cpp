@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "diescope/agent/replay_source.hpp"
+#include "diescope/agent/replay_feed.hpp"
 #include "diescope/top/model.hpp"
 #include "diescope/top/screen.hpp"
 #include "top/golden_match.hpp"
@@ -17,10 +17,10 @@ namespace {
 using recording::TimeNs;
 namespace fs = std::filesystem;
 
-class StepClock final : public agent::Clock {
+class StepClock final : public core::Clock {
  public:
-  agent::ClockReadings read() override { return readings; }
-  agent::ClockReadings readings{};
+  core::ClockReadings read() override { return readings; }
+  core::ClockReadings readings{};
 };
 
 // The bundled FFMA recording on 66 of 132 SMs, replayed to its end, polled once a second.
@@ -29,9 +29,9 @@ Frame replayed_frame(const std::string& file) {
   StepClock* clock_ptr = clock.get();
   agent::ReplayOptions o;
   o.files = {fs::path(DIESCOPE_SOURCE_DIR) / "data/recordings/h200" / file};
-  auto replay = std::make_unique<agent::ReplaySource>(o, clock->read());
-  std::unique_ptr<Source> source =
-      make_agent_backed_source(std::move(replay), std::move(clock), "replay " + file + " at 1x", false);
+  auto replay = std::make_unique<agent::ReplayFeed>(o, clock->read());
+  std::unique_ptr<ViewFeed> source =
+      make_view_feed(std::move(replay), std::move(clock), "replay " + file + " at 1x", false);
   Model model(*source, 1000);
   std::vector<GpuUpdate> updates(1);
   TimeNs now = source->now_ns();
@@ -96,7 +96,7 @@ GpuFrame hand_gpu(int index, double gpu_util, double die_util) {
   g.index = index;
   g.model = "NVIDIA H200";
   g.chip = "GH100";
-  g.feed = ChipFeed::chip;
+  g.chip_status = ChipStatus::chip;
   g.chip_source = collect::ChipSource::pm;
   g.interval_ms = 10;
   g.gpu_util_pct = gpu_util;
@@ -138,8 +138,8 @@ TEST(TopScreen, EveryLineFitsEverySize) {
   frame.source = "live";
   frame.time_of_day = "12:00:00 UTC";
   for (int i = 0; i < 4; ++i) frame.gpus.push_back(hand_gpu(i, 10.0 * i, 5.0 * i));
-  frame.gpus[2].feed = ChipFeed::nvml_only;
-  frame.gpus[2].feed_reason = "another profiler holds the counters (fix: let it finish)";
+  frame.gpus[2].chip_status = ChipStatus::nvml_only;
+  frame.gpus[2].status_reason = "another profiler holds the counters (fix: let it finish)";
   for (int width = 10; width <= 200; width += 7)
     for (int height = 3; height <= 60; height += 5)
       expect_fits(layout(frame, width, height, true), width, height);
@@ -197,7 +197,7 @@ TEST(TopScreen, TheTitleNamesGpmWhenGpmMakesTheChipSamples) {
   frame.gpus = {g};
   EXPECT_EQ(layout(frame, 120, 40, false).at(1),
             "GPU 0 · NVIDIA H200 (GH100) · chip figures: GPM every 100 ms");
-  frame.gpus[0].feed = ChipFeed::starting;
+  frame.gpus[0].chip_status = ChipStatus::starting;
   EXPECT_EQ(layout(frame, 120, 40, false).at(1), "GPU 0 · NVIDIA H200 (GH100) · chip figures: GPM starting");
   frame.gpus[0].chip_source = collect::ChipSource::pm;
   EXPECT_EQ(layout(frame, 120, 40, false).at(1),
@@ -208,8 +208,8 @@ TEST(TopScreen, HeldCountersNameTheReasonWhereDieUtilWouldBe) {
   Frame frame;
   frame.source = "live";
   GpuFrame g = hand_gpu(0, 81.3, kNaN);
-  g.feed = ChipFeed::nvml_only;
-  g.feed_reason = "another profiler holds the counters";
+  g.chip_status = ChipStatus::nvml_only;
+  g.status_reason = "another profiler holds the counters";
   g.limiting_unit.clear();
   frame.gpus = {g};
   const std::vector<std::string> lines = layout(frame, 120, 40, false);

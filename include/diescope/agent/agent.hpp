@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "diescope/agent/clock.hpp"
+#include "diescope/core/clock.hpp"
 #include "diescope/agent/record.hpp"
-#include "diescope/agent/source.hpp"
+#include "diescope/collect/feed.hpp"
 
 namespace diescope::agent {
 
@@ -52,7 +52,7 @@ struct GpuStatus {
 
 class Agent {
  public:
-  Agent(AgentSource& source, Clock& clock, AgentSettings settings);
+  Agent(collect::Feed& source, core::Clock& clock, AgentSettings settings);
   ~Agent();
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
@@ -72,28 +72,28 @@ class Agent {
   bool ended() const { return ended_; }
   const std::vector<GpuStatus>& status() const { return status_; }
   const AgentSettings& settings() const { return settings_; }
-  AgentSource& source() { return source_; }
+  collect::Feed& source() { return source_; }
 
  private:
   struct GpuState;
   void start_period(GpuState& g, recording::TimeNs start);
-  void absorb(GpuState& g, GpuBatch& batch);
+  void absorb(GpuState& g, collect::GpuBatch& batch);
   std::optional<AgentRecord> close_period(GpuState& g, recording::TimeNs end,
                                           const std::vector<std::string>& extra_notes);
-  void restart_all(const ClockEvent& event, recording::TimeNs now);
+  void restart_all(const core::ClockEvent& event, recording::TimeNs now);
   void schedule(GpuState& g, recording::TimeNs now);
   void switch_columns(GpuState& g, recording::TimeNs at, const std::string& why,
                       std::vector<AgentRecord>& records);
   bool always_on() const;
   void read_power();
 
-  AgentSource& source_;
-  Clock& clock_;
+  collect::Feed& source_;
+  core::Clock& clock_;
   AgentSettings settings_;
-  ClockWatch watch_;
+  core::ClockWatch watch_;
   std::vector<std::unique_ptr<GpuState>> gpus_;
   std::vector<GpuStatus> status_;
-  std::vector<GpuBatch> batches_;
+  std::vector<collect::GpuBatch> batches_;
   recording::TimeNs now_ns_ = 0;
   recording::TimeNs next_poll_ns_ = 0;
   bool ended_ = false;

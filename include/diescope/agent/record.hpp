@@ -76,7 +76,7 @@ struct AgentRecord {
   std::string limiting_reason;
   double chip_coverage_pct = analysis::kNaN;
   double chip_scheduled_s = analysis::kNaN;
-  std::string chip_coverage_gate;  // "pass" or "partial"
+  analysis::CoverageGate chip_coverage_gate = analysis::CoverageGate::pass;
   std::string partial_wording;
   std::int64_t samples_read = 0;
   std::int64_t samples_used = 0;

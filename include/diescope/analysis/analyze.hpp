@@ -1,16 +1,18 @@
 // The method's analysis (docs/method.md): from a recording to the figures a report prints.
-// It never talks to a GPU; it reads a RecordSource in one streaming pass per record kind, in
+// It never talks to a GPU; it reads a Recording in one streaming pass per record kind, in
 // memory that does not grow with the recording's length.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <cstddef>
 
 #include "diescope/analysis/result.hpp"
-#include "diescope/recording/source.hpp"
+#include "diescope/recording/recording.hpp"
 
 namespace diescope::analysis {
 
@@ -71,7 +73,7 @@ inline constexpr double kLowMemoryAvailablePct = 5.0;
 
 // The explanation of a span's idle time from the recording's host streams. `idle_points` is the
 // span's idle share (NaN when unknown). analyze() fills SpanResults::idle_explained with it.
-IdleExplanation explain_idle(const recording::RecordSource& source, recording::TimeNs span_start,
+IdleExplanation explain_idle(const recording::Recording& source, recording::TimeNs span_start,
                              recording::TimeNs span_end, double idle_points);
 
 // Why the analysis leaves a chip sample out (docs/method.md, "Which chip samples are used").
@@ -104,14 +106,21 @@ struct ObservedSample {
   double die_util_pct = kNaN;  // die_util_of_sample() of its units and those engines
 };
 
+// Whether the steady window is summarised (docs/method.md#the-steady-window): `markers` summarises
+// the one the markers (or a printed window line) give, when there is one; `none` the run alone.
+// window_mode_name gives the word `run --window` takes, window_mode_from_name reads it.
+enum class WindowMode { none, markers };
+std::string_view window_mode_name(WindowMode mode);  // "none", "markers"
+std::optional<WindowMode> window_mode_from_name(std::string_view name);
+
 struct AnalysisOptions {
-  bool use_window = true;  // summarise the steady window between markers when there is one
+  WindowMode window = WindowMode::markers;
   // Called for every chip sample in stream order, when set. Observing never changes the results.
   std::function<void(const ObservedSample&)> observe_sample;
 };
 
-// Throws InputError when a stream breaks the RecordSource promises (time order, column counts).
-Analysis analyze(const recording::RecordSource& source, const AnalysisOptions& options = {});
+// Throws InputError when a stream breaks the Recording promises (time order, column counts).
+Analysis analyze(const recording::Recording& source, const AnalysisOptions& options = {});
 
 // DIE-Util of one sample: the busiest available unit, as read (not clamped). NaN when no unit is
 // available. `engines` holds the engine values matched to this sample (may be empty). Non-finite
@@ -129,7 +138,7 @@ struct BookedUtil {
 
 // Books every GPU-Util sample of the recording in time order, by the rule analyze() weighs them
 // with; for outputs that draw GPU-Util over time. Throws InputError as analyze() would.
-void for_each_booked_util(const recording::RecordSource& source,
+void for_each_booked_util(const recording::Recording& source,
                           const std::function<void(const BookedUtil&)>& visit);
 
 // What the headline is computed from; analyze() fills it from a span's results.

@@ -63,6 +63,8 @@ enum class PartialCause {
   low_coverage,   // usable chip samples covered under kMinChipCoveragePct
   not_scheduled,  // duty cycling: the counters were not scheduled to run during the span
 };
+// The chip coverage gate's verdict on a span (docs/method.md#chip-coverage-and-partial-results).
+enum class CoverageGate { pass, partial };
 // Which GPU-Util readings a span's figure came from.
 enum class GpuUtilFrom { none, samples, polled, samples_and_polled };
 

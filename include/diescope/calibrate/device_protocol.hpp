@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "diescope/calibrate/steps.hpp"
-#include "diescope/recording/source.hpp"
+#include "diescope/recording/recording.hpp"
 
 namespace diescope::calibrate {
 
@@ -104,7 +104,7 @@ MeasuredStep measure_step(const WorkloadStep& step, const std::vector<CounterSam
 // measure_step for each reported step, over the run's recording: each unit's column of the chip
 // samples (DRAM with the dram_bytes count beside it) and NVML's memory clock. A step gets its
 // plan's role; one the plan does not name is reported.
-std::vector<MeasuredStep> measure_recorded_steps(const recording::RecordSource& recording,
+std::vector<MeasuredStep> measure_recorded_steps(const recording::Recording& recording,
                                                  const std::vector<WorkloadStep>& steps,
                                                  const CalibrationPlan& plan);
 

@@ -11,7 +11,7 @@
 #include "diescope/metrics/descriptor.hpp"
 #include "diescope/metrics/postprocess.hpp"
 #include "diescope/recording/records.hpp"
-#include "diescope/recording/source.hpp"
+#include "diescope/recording/recording.hpp"
 
 namespace diescope::recording {
 
@@ -42,7 +42,7 @@ struct HostData {
 // Reads every host stream of `source` whose points lie in [from_ns, to_ns) into memory. Memory
 // grows with the recording's host samples (16 bytes a value): a renderer of a long recording reads
 // source.stream<HostSample>() itself and reduces as it goes.
-HostData load_host_data(const RecordSource& source, TimeNs from_ns = std::numeric_limits<TimeNs>::min(),
+HostData load_host_data(const Recording& source, TimeNs from_ns = std::numeric_limits<TimeNs>::min(),
                         TimeNs to_ns = std::numeric_limits<TimeNs>::max());
 
 }  // namespace diescope::recording

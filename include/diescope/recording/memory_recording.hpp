@@ -1,13 +1,13 @@
 // A recording held in memory: for tests, synthetic recordings and generators. Implements
-// RecordSource over plain vectors; its streams yield the records in the order they were added
-// (a RecordSource promises time order per kind, so add them in time order).
+// Recording over plain vectors; its streams yield the records in the order they were added
+// (a Recording promises time order per kind, so add them in time order).
 #pragma once
 
 #include <tuple>
 #include <vector>
 
 #include "diescope/recording/record_kinds.hpp"
-#include "diescope/recording/source.hpp"
+#include "diescope/recording/recording.hpp"
 
 namespace diescope::recording {
 
@@ -33,7 +33,7 @@ class StreamRecords {
   PerKind<std::tuple, OwnedVector, StreamKinds> lists_;
 };
 
-class MemoryRecording final : public RecordSource, public StreamRecords {
+class MemoryRecording final : public Recording, public StreamRecords {
  public:
   RecordingMeta meta_data;
   SideRecords side_records;

@@ -1,4 +1,4 @@
-// Reads a recording file (docs/recording-format.md) as a RecordSource.
+// Reads a recording file (docs/recording-format.md) as a Recording.
 //
 // open_recording() reads the file once: it checks the header and meta, loads the side records
 // (marks, counters events, notes, clock jumps, the end) and checks every line's kind and times.
@@ -14,11 +14,11 @@
 #include <filesystem>
 #include <memory>
 
-#include "diescope/recording/source.hpp"
+#include "diescope/recording/recording.hpp"
 
 namespace diescope::recording {
 
 // Throws InputError for a missing, unreadable, empty or malformed file, or a directory.
-std::unique_ptr<RecordSource> open_recording(const std::filesystem::path& path);
+std::unique_ptr<Recording> open_recording(const std::filesystem::path& path);
 
 }  // namespace diescope::recording

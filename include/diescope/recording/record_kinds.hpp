@@ -18,7 +18,7 @@ struct TypeList {
   static constexpr std::size_t size = sizeof...(Ts);
 };
 
-// The high-rate kinds: each is read through a cursor of its own (RecordSource::stream<R>()).
+// The high-rate kinds: each is read through a cursor of its own (Recording::stream<R>()).
 using StreamKinds = TypeList<ChipSample, UtilSample, ClockReading, ThrottleReading, PowerLimitReading,
                              EngineReading, ProcessReading, HostSample>;
 // The low-rate kinds: loaded whole when a recording is opened (SideRecords).

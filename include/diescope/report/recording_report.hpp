@@ -23,14 +23,14 @@ namespace diescope::report {
 using CalibrationLookup = std::function<nlohmann::json(const analysis::Analysis&)>;
 
 struct RecordingReport {
-  std::unique_ptr<recording::RecordSource> source;  // kept open: the sample renderers read it again
+  std::unique_ptr<recording::Recording> source;  // kept open: the sample renderers read it again
   analysis::Analysis analysis;
   nlohmann::json report;
 };
 
-// Opens and analyses a recording (over its steady window when `use_window` and it has one) and builds
+// Opens and analyses a recording (over its steady window when `window` is markers and it has one) and builds
 // its report. Throws what open_recording throws for a bad file.
-RecordingReport analyse_recording(const std::filesystem::path& path, bool use_window,
+RecordingReport analyse_recording(const std::filesystem::path& path, analysis::WindowMode window,
                                   const CalibrationLookup& calibration = {});
 
 // Writes report.json and samples.csv into `folder` (created when missing) and, when `headline` is
@@ -48,8 +48,9 @@ struct RunHolders {
 // One GPU's recording of `diescope run`: analysed, its report written into <recording>.report/, the
 // headline printed to `out` (under "GPU N" when the run has `several`), then where both are. Returns
 // the figures the summary of several GPUs compares (docs/method.md#several-gpus).
-GpuFigures report_run_recording(const std::filesystem::path& recording, int gpu_index, bool use_window,
-                                bool several, const CalibrationLookup& calibration, std::ostream& out,
+GpuFigures report_run_recording(const std::filesystem::path& recording, int gpu_index,
+                                analysis::WindowMode window, bool several,
+                                const CalibrationLookup& calibration, std::ostream& out,
                                 const std::optional<RunHolders>& holders = std::nullopt);
 
 }  // namespace diescope::report

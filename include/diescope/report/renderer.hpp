@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diescope/analysis/result.hpp"
-#include "diescope/recording/source.hpp"
+#include "diescope/recording/recording.hpp"
 
 namespace diescope::report {
 
@@ -21,7 +21,7 @@ struct WalkedSample;  // samples_csv.hpp
 struct ReportInput {
   const nlohmann::json& report;
   // Present when the report was made from a recording now; null when re-rendering a report.json.
-  const recording::RecordSource* recording = nullptr;
+  const recording::Recording* recording = nullptr;
   const analysis::Analysis* analysis = nullptr;
 };
 

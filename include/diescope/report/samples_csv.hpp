@@ -19,7 +19,7 @@
 
 #include "diescope/analysis/result.hpp"
 #include "diescope/metrics/postprocess.hpp"
-#include "diescope/recording/source.hpp"
+#include "diescope/recording/recording.hpp"
 
 namespace diescope::report {
 
@@ -46,7 +46,7 @@ struct WalkedSample {
 // these verdicts add up to the analysis's own counts. With `analysis` null there is no run to be
 // outside of: every sample gets the verdict of the drop rules alone. A sample outside the run is
 // shown unmatched to engines, as the analysis never reads it.
-void walk_samples(const recording::RecordSource& source, const analysis::Analysis* analysis,
+void walk_samples(const recording::Recording& source, const analysis::Analysis* analysis,
                   const std::function<void(const WalkedSample&)>& visit);
 
 struct SamplesCsvStats {
@@ -88,7 +88,7 @@ class SamplesCsvWriter {
 };
 
 // The whole CSV: walk_samples() through a SamplesCsvWriter.
-SamplesCsvStats write_samples_csv(const recording::RecordSource& source, const analysis::Analysis* analysis,
+SamplesCsvStats write_samples_csv(const recording::Recording& source, const analysis::Analysis* analysis,
                                   const std::function<void(std::string_view)>& sink);
 
 }  // namespace diescope::report

@@ -3,7 +3,9 @@
 // terminal, the agent's records and `diescope bench` print these words; docs/report.md quotes them.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/analysis/result.hpp"
@@ -23,6 +25,10 @@ std::string split_missing_words(const analysis::SpanResults& span);
 
 // "partial (counters covered 61% of the run)"; empty when the span passed its coverage gate.
 std::string partial_words(const analysis::SpanResults& span);
+
+// The chip coverage gate's verdict as the agent's records write it: "pass", "partial".
+std::string_view coverage_gate_code(analysis::CoverageGate gate);
+std::optional<analysis::CoverageGate> coverage_gate_from_code(std::string_view code);
 
 // Where GPU-Util came from: "samples", "polled", "samples+polled"; empty when from neither.
 std::string gpu_util_from_words(analysis::GpuUtilFrom from);

@@ -54,18 +54,24 @@ using PerLevel = std::array<double, kLevels>;
 PerPrecision nan_per_precision();
 PerLevel nan_per_level();
 
+// The backend that measured a row (docs/roofline.md#backends); profiler_name is the word the CSV
+// table, the plot and the printed table use, profiler_from_name reads it back.
+enum class Profiler { ncu, range, sampled };
+std::string_view profiler_name(Profiler profiler);  // "ncu", "range", "sampled"
+std::optional<Profiler> profiler_from_name(std::string_view name);
+
 // One row. "Not available" is NaN (a metric the report lacks, a ceiling with no calibration).
 struct Row {
-  std::string profiler = "ncu";  // the backend that measured it: ncu, range (docs/roofline.md#backends)
-  std::string executable;        // the target's name (the file name of what was profiled)
-  std::string kernel;            // the kernel's (demangled) name as ncu prints it
-  std::int64_t launch = 0;       // ncu's launch ID; for an aggregated row the first launch of the group
-  std::string region;            // the NVTX region (docs/roofline.md#regions); empty: outside every region
-  std::string grid, block;       // "(x, y, z)"; empty for an aggregated row of several shapes
-  std::int64_t launches = 1;     // launches this row stands for
-  std::string gpu;               // "NVIDIA H200"
-  std::string driver;            // "580.159.04": what the calibration lookup matches; empty when unknown
-  double duration_s = 0;         // gpu__time_duration.sum (summed for an aggregated row)
+  Profiler profiler = Profiler::ncu;  // the backend that measured it (docs/roofline.md#backends)
+  std::string executable;             // the target's name (the file name of what was profiled)
+  std::string kernel;                 // the kernel's (demangled) name as ncu prints it
+  std::int64_t launch = 0;            // ncu's launch ID; for an aggregated row the first launch of the group
+  std::string region;         // the NVTX region (docs/roofline.md#regions); empty: outside every region
+  std::string grid, block;    // "(x, y, z)"; empty for an aggregated row of several shapes
+  std::int64_t launches = 1;  // launches this row stands for
+  std::string gpu;            // "NVIDIA H200"
+  std::string driver;         // "580.159.04": what the calibration lookup matches; empty when unknown
+  double duration_s = 0;      // gpu__time_duration.sum (summed for an aggregated row)
 
   double sm_hz = 0;                     // sm__cycles_elapsed.avg.per_second
   PerLevel level_hz = nan_per_level();  // dram__ / lts__ / l1tex__cycles_elapsed.avg.per_second

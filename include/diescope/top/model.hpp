@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "diescope/top/screen.hpp"
-#include "diescope/top/source.hpp"
+#include "diescope/top/view_feed.hpp"
 
 namespace diescope::top {
 
@@ -22,7 +22,7 @@ recording::TimeNs stale_after_ns(double drain_ms);
 class Model {
  public:
   // The current figures cover the last drain (at least 1 s) of each GPU's newest readings.
-  Model(const Source& source, double drain_ms);
+  Model(const ViewFeed& source, double drain_ms);
 
   void absorb(std::size_t gpu, GpuUpdate& update, recording::TimeNs now);
   // The frame at source time `now`, GPUs in index order (sort_gpus orders them). A GPU whose replay

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "diescope/top/source.hpp"
+#include "diescope/top/view_feed.hpp"
 
 namespace diescope::top {
 
@@ -25,7 +25,7 @@ std::string to_string(SortKey key);  // "index", "DIE-Util", "GPU-Util", "gap"
 std::string_view chip_source_words(collect::ChipSource source);
 
 // Where the GPU's chip figures come from right now (docs/top.md#sources).
-enum class ChipFeed {
+enum class ChipStatus {
   chip,       // chip samples arrive (PM sampling, or the source's own chip source)
   starting,   // the counters were asked for and no sample has come yet
   nvml_only,  // none: GPU-Util only, from NVML (the reason says why)
@@ -40,10 +40,10 @@ struct GpuFrame {
   int index = -1;
   std::string model;
   std::string chip;
-  ChipFeed feed = ChipFeed::nvml_only;
+  ChipStatus chip_status = ChipStatus::nvml_only;
   collect::ChipSource chip_source = collect::ChipSource::pm;
   double interval_ms = kNaN;  // the chip sample interval
-  std::string feed_reason;    // nvml_only: why (a sampler note), may be empty
+  std::string status_reason;  // nvml_only: why (a sampler note), may be empty
   bool replay = false;        // figures come from a recording
   bool replay_over = false;   // ... which has ended: the figures are those of its end
 

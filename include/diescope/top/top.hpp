@@ -9,7 +9,7 @@
 #include <string>
 
 #include "diescope/top/screen.hpp"
-#include "diescope/top/source.hpp"
+#include "diescope/top/view_feed.hpp"
 
 namespace diescope::top {
 
@@ -33,7 +33,7 @@ struct TopOptions {
 
 // Runs until q, a stop signal, or (--once / not a terminal) one frame. Returns the exit code: 0, or
 // drain_stop's after a signal.
-int run_top(Source& source, const TopOptions& options);
+int run_top(ViewFeed& source, const TopOptions& options);
 
 // The frame's time of day, "13:45:02 UTC".
 std::string time_of_day(recording::TimeNs ns);

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "diescope/collect/duty.hpp"
 #include "diescope/collect/gpm.hpp"
 #include "diescope/collect/host_probes.hpp"
 #include "diescope/collect/nvml.hpp"
@@ -34,8 +35,6 @@ namespace m = sampler_msg;
 
 namespace {
 
-constexpr recording::TimeNs kClockStepNs =
-    100 * recording::kNsPerMs;                                      // a wall-clock step this large is a jump
 constexpr recording::TimeNs kSlowPollNs = recording::kNsPerSecond;  // NVML reads that need not run every tick
 constexpr recording::TimeNs kSamplerStopTimeoutNs = 10 * recording::kNsPerSecond;
 constexpr std::size_t kMaxMarkerLine = 256;
@@ -126,6 +125,7 @@ class Runner {
   void read_command_output(recording::TimeNs now);
   void printed_window(const PrintedWindow& window, recording::TimeNs now);
   void handle_signals();
+  DutyCycle duty() const { return DutyCycle{opt_.duty_on_ms, opt_.duty_period_ms}; }
   bool duty_cycled() const;
   void duty_step(recording::TimeNs now);
   void note(Gpu& gpu, recording::TimeNs now, const std::string& topic, const std::string& text);
@@ -158,7 +158,7 @@ class Runner {
   recording::TimeNs last_mark_ns_ = 0;  // marks of one recording never go back in time
   bool stdout_broken_ = false;
   recording::TimeNs last_stamp_ = 0;
-  recording::TimeNs last_real_ = 0, last_mono_ = 0;
+  core::ClockWatch clock_watch_;  // wall-clock steps and suspends (docs/method.md#known-limits)
   recording::TimeNs last_slow_poll_ = 0;
   // Host probes (docs/method.md#host-probes); empty when host_interval_ms is 0.
   std::optional<HostProbes> host_;
@@ -738,16 +738,10 @@ void Runner::handle_signals() {
 }
 
 void Runner::tick(recording::TimeNs now, bool ended) {
-  // Wall-clock steps against the monotonic clock.
-  const recording::TimeNs mono = core::monotonic_ns();
-  const recording::TimeNs real = core::realtime_ns();
-  if (last_mono_ != 0) {
-    const recording::TimeNs step = (real - last_real_) - (mono - last_mono_);
-    if (std::llabs(step) > kClockStepNs)
-      for (auto& gpu : gpus_) gpu.writer->write(recording::ClockJump{now, step});
-  }
-  last_mono_ = mono;
-  last_real_ = real;
+  // A wall-clock step or a suspend between two ticks is a jump, as the agent sees them.
+  const core::ClockEvent clock_event = clock_watch_.check(core::SystemClock().read());
+  if (clock_event.kind != core::ClockEvent::Kind::none)
+    for (auto& gpu : gpus_) gpu.writer->write(recording::ClockJump{now, clock_event.step_ns});
 
   // Clocks and throttle reasons every tick: they move within a second and the analysis needs them
   // under each sample. The rest once a second: GPU-Util samples wait in the driver's buffer (unless
@@ -792,7 +786,7 @@ void Runner::read_engines(Gpu& gpu, recording::TimeNs now) {
 }
 
 bool Runner::duty_cycled() const {
-  return opt_.duty_on_ms > 0 && opt_.duty_period_ms > opt_.duty_on_ms;
+  return duty().cycles();
 }
 
 // Counters on for the first duty_on_ms of every duty_period_ms from the command's start, off for the
@@ -800,11 +794,9 @@ bool Runner::duty_cycled() const {
 // (docs/method.md#measurement-cost), and on is a new sampler. The first period's sampler is the one
 // started before the command. Scheduled at the loop's ticks, so each edge comes up to one poll late.
 void Runner::duty_step(recording::TimeNs now) {
-  const auto period_ns = static_cast<recording::TimeNs>(opt_.duty_period_ms * 1e6);
-  const auto on_ns = static_cast<recording::TimeNs>(opt_.duty_on_ms * 1e6);
   const recording::TimeNs since = std::max<recording::TimeNs>(0, now - outcome_.start_ns);
-  const long period = static_cast<long>(since / period_ns);
-  const bool in_on_part = since % period_ns < on_ns;
+  const long period = duty().period_at(since);
+  const bool in_on_part = duty().phase_at(since) == DutyPhase::on;
   for (auto& gpu : gpus_) {
     if (!gpu.table || !gpu.ever_sampled) continue;  // never had counters: nothing to cycle
     const bool running = gpu.sampler && !gpu.sampler_done;

@@ -1,4 +1,4 @@
-// The replay source: recordings (docs/recording-format.md) played at their own pace, one GPU per
+// The replay feed: recordings (docs/recording-format.md) played at their own pace, one GPU per
 // file, so the whole agent (duty cycles, records, the store, /metrics) runs without a GPU.
 //
 // The replay's timeline starts at the first recording's start and runs `speed` recording seconds
@@ -14,8 +14,8 @@
 #include <memory>
 #include <vector>
 
-#include "diescope/agent/source.hpp"
-#include "diescope/recording/source.hpp"
+#include "diescope/collect/feed.hpp"
+#include "diescope/recording/recording.hpp"
 
 namespace diescope::agent {
 
@@ -25,25 +25,25 @@ struct ReplayOptions {
   bool loop = false;                         // start over at the end, shifted to follow on
 };
 
-class ReplaySource final : public AgentSource {
+class ReplayFeed final : public collect::Feed {
  public:
   // Opens every file (InputError when one cannot be read) at the moment of `start`.
-  ReplaySource(const ReplayOptions& options, const ClockReadings& start);
+  ReplayFeed(const ReplayOptions& options, const core::ClockReadings& start);
   // For tests: recordings already open.
-  ReplaySource(std::vector<std::unique_ptr<recording::RecordSource>> recordings, double speed, bool loop,
-               const ClockReadings& start);
-  ~ReplaySource() override;
+  ReplayFeed(std::vector<std::unique_ptr<recording::Recording>> recordings, double speed, bool loop,
+             const core::ClockReadings& start);
+  ~ReplayFeed() override;
 
   std::string kind() const override { return "replay"; }
   std::size_t gpu_count() const override;
   const recording::RecordingMeta& meta(std::size_t gpu) const override;
-  recording::TimeNs now_ns(const ClockReadings& clocks) override;
+  recording::TimeNs now_ns(const core::ClockReadings& clocks) override;
   double speed() const override { return speed_; }
-  void collect(recording::TimeNs now, std::vector<GpuBatch>& out) override;
+  void collect(recording::TimeNs now, std::vector<collect::GpuBatch>& out) override;
   void set_counters(std::size_t gpu, bool on, recording::TimeNs now) override;
   bool ended(recording::TimeNs now) const override;
   recording::TimeNs end_ns() const override;
-  void shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) override;
+  void shutdown(recording::TimeNs now, std::vector<collect::GpuBatch>& out) override;
   bool counters_on(std::size_t gpu) const override;
   // The timeline's start (the first recording's start).
   recording::TimeNs origin_ns() const { return origin_ns_; }
@@ -54,7 +54,7 @@ class ReplaySource final : public AgentSource {
 
  private:
   struct Gpu;
-  void init(const ClockReadings& start);
+  void init(const core::ClockReadings& start);
   std::vector<std::unique_ptr<Gpu>> gpus_;
   double speed_ = 1.0;
   bool loop_ = false;

@@ -1,6 +1,7 @@
-// Where the agent's records come from: a LIVE source (NVML and the CUPTI sampler child, one per
-// GPU) or a REPLAY source (recordings played at their own pace). The agent drives either through
-// this interface and never knows which it has, so everything downstream of it runs in CI.
+// A feed: what each GPU produced since the last call, as it arrives (docs/session.md#who-reads-it).
+// It is the live session (NVML and the CUPTI sampler child, one per GPU) or a replay (recordings
+// played at their own pace, agent::ReplayFeed). The agent and `top` read either through this
+// interface and never know which they have, so everything downstream of it runs in CI.
 #pragma once
 
 #include <cstddef>
@@ -9,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "diescope/agent/clock.hpp"
+#include "diescope/core/clock.hpp"
 #include "diescope/recording/memory_recording.hpp"
 
-namespace diescope::agent {
+namespace diescope::collect {
 
 // The records one GPU produced since the previous collect, each kind in time order: every stream
 // kind (list<R>()), plus the counters events and notes.
@@ -27,9 +28,9 @@ struct GpuBatch : recording::StreamRecords {
   void clear() { *this = GpuBatch{}; }
 };
 
-class AgentSource {
+class Feed {
  public:
-  virtual ~AgentSource() = default;
+  virtual ~Feed() = default;
   virtual std::string kind() const = 0;  // "live" or "replay"
   virtual std::size_t gpu_count() const = 0;
   // Identity and columns of one GPU (start_ns and the duty fields are the agent's to set).
@@ -37,10 +38,10 @@ class AgentSource {
 
   // The source's timeline at the moment of `clocks`: the wall clock (live) or the recording's own
   // time (replay, which runs `speed()` recording seconds per monotonic second).
-  virtual recording::TimeNs now_ns(const ClockReadings& clocks) = 0;
+  virtual recording::TimeNs now_ns(const core::ClockReadings& clocks) = 0;
   virtual double speed() const { return 1.0; }
   // After a wall-clock step or a suspend: re-anchor the timeline (live: nothing to do).
-  virtual void rebase(const ClockReadings& /*clocks*/) {}
+  virtual void rebase(const core::ClockReadings& /*clocks*/) {}
 
   // Everything read up to `now`, appended to out[gpu] (out has gpu_count() entries).
   virtual void collect(recording::TimeNs now, std::vector<GpuBatch>& out) = 0;
@@ -64,4 +65,4 @@ class AgentSource {
   virtual bool counters_on(std::size_t gpu) const = 0;
 };
 
-}  // namespace diescope::agent
+}  // namespace diescope::collect

@@ -1,10 +1,10 @@
-// A unit table of two made-up units (A, B) on a made-up chip, for the agent tests that run the fake
-// sampler: its columns match what diescope_sampler_fake writes.
+// A unit table of two made-up units (A, B) on a made-up chip, for the session and agent tests that run the
+// fake sampler: its columns match what diescope_sampler_fake writes.
 #pragma once
 
 #include "diescope/collect/unit_tables.hpp"
 
-namespace diescope::agent::test {
+namespace diescope::test {
 
 inline const collect::UnitTable& two_unit_table() {
   static const collect::UnitTable table = [] {
@@ -28,4 +28,4 @@ inline const collect::UnitTable& two_unit_table() {
   return table;
 }
 
-}  // namespace diescope::agent::test
+}  // namespace diescope::test

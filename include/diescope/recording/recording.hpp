@@ -1,7 +1,7 @@
 // A recording as the analysis sees it: metadata, the small records loaded whole, and one
 // independent cursor per high-rate stream. Cursors never buffer a stream, so the analysis runs in
 // memory that does not grow with a recording's length. Implemented by the file reader
-// (reader.hpp) and by MemoryRecording (tests, synthetic recordings, the agent's replay source).
+// (reader.hpp) and by MemoryRecording (tests, synthetic recordings, the agent's replay feed).
 #pragma once
 
 #include <memory>
@@ -52,9 +52,9 @@ struct SideRecords {
 template <typename Record>
 using StreamPtr = std::unique_ptr<RecordStream<Record>>;
 
-class RecordSource {
+class Recording {
  public:
-  virtual ~RecordSource() = default;
+  virtual ~Recording() = default;
   virtual const RecordingMeta& meta() const = 0;
   virtual const SideRecords& side() const = 0;
   // A new cursor over the records of one stream kind (StreamKinds), e.g. stream<ChipSample>().

@@ -1,4 +1,4 @@
-#include "diescope/agent/replay_source.hpp"
+#include "diescope/agent/replay_feed.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -35,8 +35,8 @@ recording::TimeNs ts_of(const Record& r) {
 
 }  // namespace
 
-struct ReplaySource::Gpu {
-  std::unique_ptr<recording::RecordSource> recording;
+struct ReplayFeed::Gpu {
+  std::unique_ptr<recording::Recording> recording;
   recording::RecordingMeta meta;
   recording::TimeNs rec_start_ns = 0;
   recording::TimeNs rec_end_ns = 0;
@@ -69,7 +69,7 @@ struct ReplaySource::Gpu {
   }
 
   // Hands out every record whose (shifted) time is at or before `now`.
-  void emit_until(recording::TimeNs now, GpuBatch& out) {
+  void emit_until(recording::TimeNs now, collect::GpuBatch& out) {
     const recording::TimeNs limit = now - offset_ns;  // in the recording's own time
     recording::for_each_kind<recording::StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
       Cursor<Record>& cursor = std::get<Cursor<Record>>(cursors);
@@ -108,7 +108,7 @@ struct ReplaySource::Gpu {
   }
 };
 
-ReplaySource::ReplaySource(const ReplayOptions& options, const ClockReadings& start)
+ReplayFeed::ReplayFeed(const ReplayOptions& options, const core::ClockReadings& start)
     : speed_(options.speed), loop_(options.loop) {
   if (options.files.empty()) {
     throw core::UsageError("replay needs at least one recording",
@@ -122,8 +122,8 @@ ReplaySource::ReplaySource(const ReplayOptions& options, const ClockReadings& st
   init(start);
 }
 
-ReplaySource::ReplaySource(std::vector<std::unique_ptr<recording::RecordSource>> recordings, double speed,
-                           bool loop, const ClockReadings& start)
+ReplayFeed::ReplayFeed(std::vector<std::unique_ptr<recording::Recording>> recordings, double speed, bool loop,
+                       const core::ClockReadings& start)
     : speed_(speed), loop_(loop) {
   for (auto& recording : recordings) {
     auto gpu = std::make_unique<Gpu>();
@@ -134,9 +134,9 @@ ReplaySource::ReplaySource(std::vector<std::unique_ptr<recording::RecordSource>>
   init(start);
 }
 
-ReplaySource::~ReplaySource() = default;
+ReplayFeed::~ReplayFeed() = default;
 
-void ReplaySource::init(const ClockReadings& start) {
+void ReplayFeed::init(const core::ClockReadings& start) {
   if (!(speed_ > 0) || !std::isfinite(speed_)) {
     throw core::UsageError("--replay-speed must be a positive number",
                            "e.g. --replay-speed 1 (real time) or 10");
@@ -145,7 +145,7 @@ void ReplaySource::init(const ClockReadings& start) {
   origin_ns_ = gpus_.front()->recording->meta().start_ns;
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     Gpu& g = *gpus_[i];
-    const recording::RecordSource& rec = *g.recording;
+    const recording::Recording& rec = *g.recording;
     g.meta = rec.meta();
     g.rec_start_ns = g.meta.start_ns;
     g.rec_end_ns = rec.side().end ? rec.side().end->ts_ns : rec.side().last_ts_ns;
@@ -164,22 +164,22 @@ void ReplaySource::init(const ClockReadings& start) {
   }
 }
 
-std::size_t ReplaySource::gpu_count() const {
+std::size_t ReplayFeed::gpu_count() const {
   return gpus_.size();
 }
-const recording::RecordingMeta& ReplaySource::meta(std::size_t gpu) const {
+const recording::RecordingMeta& ReplayFeed::meta(std::size_t gpu) const {
   return gpus_.at(gpu)->meta;
 }
 
-recording::TimeNs ReplaySource::now_ns(const ClockReadings& clocks) {
+recording::TimeNs ReplayFeed::now_ns(const core::ClockReadings& clocks) {
   const double elapsed = static_cast<double>(clocks.monotonic_ns - mono0_ns_) * speed_;
   return origin_ns_ + static_cast<recording::TimeNs>(std::llround(elapsed));
 }
 
-void ReplaySource::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
+void ReplayFeed::collect(recording::TimeNs now, std::vector<collect::GpuBatch>& out) {
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     Gpu& g = *gpus_[i];
-    GpuBatch& batch = out.at(i);
+    collect::GpuBatch& batch = out.at(i);
     for (const recording::CountersEvent& e : g.pending_events) batch.counters.push_back(e);
     g.pending_events.clear();
     for (;;) {
@@ -198,7 +198,7 @@ void ReplaySource::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
   }
 }
 
-void ReplaySource::set_counters(std::size_t gpu, bool on, recording::TimeNs now) {
+void ReplayFeed::set_counters(std::size_t gpu, bool on, recording::TimeNs now) {
   Gpu& g = *gpus_.at(gpu);
   if (g.on == on) return;
   g.on = on;
@@ -206,30 +206,30 @@ void ReplaySource::set_counters(std::size_t gpu, bool on, recording::TimeNs now)
   g.pending_events.push_back(recording::CountersEvent{now, on, ""});  // the schedule's own: no reason
 }
 
-bool ReplaySource::ended(recording::TimeNs now) const {
+bool ReplayFeed::ended(recording::TimeNs now) const {
   if (loop_) return false;
   for (const auto& g : gpus_)
     if (!g->exhausted && now < g->rec_end_ns + g->offset_ns) return false;
   return true;
 }
 
-bool ReplaySource::gpu_ended(std::size_t gpu, recording::TimeNs now) const {
+bool ReplayFeed::gpu_ended(std::size_t gpu, recording::TimeNs now) const {
   const Gpu& g = *gpus_.at(gpu);
   return !loop_ && (g.exhausted || now >= g.rec_end_ns + g.offset_ns);
 }
 
-recording::TimeNs ReplaySource::gpu_end_ns(std::size_t gpu) const {
+recording::TimeNs ReplayFeed::gpu_end_ns(std::size_t gpu) const {
   const Gpu& g = *gpus_.at(gpu);
   return g.rec_end_ns + g.offset_ns;
 }
 
-recording::TimeNs ReplaySource::end_ns() const {
+recording::TimeNs ReplayFeed::end_ns() const {
   recording::TimeNs end = origin_ns_;
   for (const auto& g : gpus_) end = std::max(end, g->rec_end_ns + g->offset_ns);
   return end;
 }
 
-void ReplaySource::shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) {
+void ReplayFeed::shutdown(recording::TimeNs now, std::vector<collect::GpuBatch>& out) {
   for (std::size_t i = 0; i < gpus_.size(); ++i) set_counters(i, false, now);
   for (std::size_t i = 0; i < gpus_.size(); ++i) {
     for (const recording::CountersEvent& e : gpus_[i]->pending_events) out.at(i).counters.push_back(e);
@@ -237,7 +237,7 @@ void ReplaySource::shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) {
   }
 }
 
-bool ReplaySource::counters_on(std::size_t gpu) const {
+bool ReplayFeed::counters_on(std::size_t gpu) const {
   return gpus_.at(gpu)->on;
 }
 

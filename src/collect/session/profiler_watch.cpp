@@ -1,5 +1,5 @@
 // Other profilers on the host, from /proc (docs/agent.md#beside-other-profilers).
-#include "diescope/agent/profiler_watch.hpp"
+#include "diescope/collect/profiler_watch.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <unistd.h>
 
-namespace diescope::agent {
+namespace diescope::collect {
 namespace {
 
 // Process names (as /proc/PID/comm gives them, at most 15 characters) of tools that take the counters.
@@ -120,4 +120,4 @@ std::string profilers_text(const std::vector<SeenProfiler>& seen) {
   return out;
 }
 
-}  // namespace diescope::agent
+}  // namespace diescope::collect

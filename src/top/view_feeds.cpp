@@ -1,21 +1,21 @@
-// top's sources over the agent's: the agent's LiveSource (NVML, and the PM-sampling child with its
-// restart backoff or GPM beside another profiler) and ReplaySource, with the counters asked on for every GPU
-// from the start, plus, live, what top shows and the agent does not record (power draw, the pids and their
-// names).
+// top's view feeds over the feeds the agent reads too: the live session (NVML, and the PM-sampling
+// child with its restart backoff or GPM beside another profiler) and agent::ReplayFeed, with the
+// counters asked on for every GPU from the start, plus, live, what top shows and the agent does not
+// record (power draw, the pids and their names).
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
 
-#include "diescope/agent/replay_source.hpp"
+#include "diescope/agent/replay_feed.hpp"
 #include "diescope/attribution/watcher.hpp"
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/sampler.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/recording/reader.hpp"
-#include "diescope/top/source.hpp"
+#include "diescope/top/view_feed.hpp"
 
 namespace diescope::top {
 
@@ -38,15 +38,15 @@ std::string process_name(unsigned pid) {
   return name;
 }
 
-class AgentBacked : public Source {
+class AgentBacked : public ViewFeed {
  public:
-  AgentBacked(std::unique_ptr<agent::AgentSource> source, std::unique_ptr<agent::Clock> clock,
+  AgentBacked(std::unique_ptr<collect::Feed> source, std::unique_ptr<core::Clock> clock,
               std::string description, bool live)
       : source_(std::move(source)),
         clock_(std::move(clock)),
         description_(std::move(description)),
         live_(live),
-        replay_(dynamic_cast<const agent::ReplaySource*>(source_.get())) {
+        replay_(dynamic_cast<const agent::ReplayFeed*>(source_.get())) {
     const recording::TimeNs now = now_ns();
     for (std::size_t i = 0; i < source_->gpu_count(); ++i) source_->set_counters(i, true, now);
   }
@@ -76,35 +76,35 @@ class AgentBacked : public Source {
   std::vector<int> wait_fds() const override { return source_->wait_fds(); }
   bool ended(recording::TimeNs now) const override { return source_->ended(now); }
   void shutdown() override {
-    std::vector<agent::GpuBatch> ignored(source_->gpu_count());
+    std::vector<collect::GpuBatch> ignored(source_->gpu_count());
     source_->shutdown(now_ns(), ignored);
   }
 
  protected:
   virtual void extras(recording::TimeNs /*now*/, std::vector<GpuUpdate>& /*out*/) {}
-  // GPU `gpu`'s chip source now (a live source may switch).
+  // GPU `gpu`'s chip source now (a live session may switch).
   virtual collect::ChipSource chip_source_of(std::size_t /*gpu*/) const { return chip_source(); }
-  const agent::AgentSource& agent_source() const { return *source_; }
+  const collect::Feed& agent_source() const { return *source_; }
 
  private:
-  std::unique_ptr<agent::AgentSource> source_;
-  std::unique_ptr<agent::Clock> clock_;
+  std::unique_ptr<collect::Feed> source_;
+  std::unique_ptr<core::Clock> clock_;
   std::string description_;
   bool live_;
-  const agent::ReplaySource* replay_;  // the source above when it replays recordings; else null
-  std::vector<agent::GpuBatch> batches_;
+  const agent::ReplayFeed* replay_;  // the source above when it replays recordings; else null
+  std::vector<collect::GpuBatch> batches_;
 };
 
 class Live final : public AgentBacked {
  public:
-  Live(std::unique_ptr<agent::AgentSource> source, std::shared_ptr<collect::Nvml> nvml,
+  Live(std::unique_ptr<collect::Feed> source, std::shared_ptr<collect::Nvml> nvml,
        const std::vector<int>& gpus, double drain_ms, std::string no_sampler)
-      : AgentBacked(std::move(source), std::make_unique<agent::SystemClock>(), "live", true),
+      : AgentBacked(std::move(source), std::make_unique<core::SystemClock>(), "live", true),
         nvml_(std::move(nvml)),
         // A tenth early is close enough, as the agent's NVML poll (a poll that wakes early is not skipped).
         drain_ns_(static_cast<recording::TimeNs>(drain_ms * 0.9e6)),
         no_sampler_(std::move(no_sampler)),
-        live_source_(dynamic_cast<const agent::LiveSource*>(&agent_source())) {
+        live_source_(dynamic_cast<const collect::LiveSession*>(&agent_source())) {
     for (int index : gpus) devices_.push_back(nvml_->device(index));
     // Who holds each GPU, on attribution's own thread (docs/attribution.md#in-top).
     attribution::WatchSettings ws;
@@ -166,19 +166,20 @@ class Live final : public AgentBacked {
   recording::TimeNs drain_ns_;
   recording::TimeNs next_ns_ = 0;
   std::string no_sampler_;  // why there is no counter sampler; empty once said (or when there is one)
-  const agent::LiveSource* live_source_;  // the source above, which names each GPU's chip source; may be null
+  const collect::LiveSession*
+      live_source_;  // the source above, which names each GPU's chip source; may be null
 };
 
 }  // namespace
 
-std::unique_ptr<Source> make_agent_backed_source(std::unique_ptr<agent::AgentSource> source,
-                                                 std::unique_ptr<agent::Clock> clock, std::string description,
-                                                 bool live) {
+std::unique_ptr<ViewFeed> make_view_feed(std::unique_ptr<collect::Feed> source,
+                                         std::unique_ptr<core::Clock> clock, std::string description,
+                                         bool live) {
   return std::make_unique<AgentBacked>(std::move(source), std::move(clock), std::move(description), live);
 }
 
-std::unique_ptr<Source> make_live_source(const LiveOptions& options) {
-  agent::LiveOptions o;
+std::unique_ptr<ViewFeed> make_live_feed(const LiveOptions& options) {
+  collect::LiveSessionOptions o;
   o.interval_ms = options.interval_ms;
   o.poll_ms = options.drain_ms;
   o.gpus = options.gpus;
@@ -186,7 +187,7 @@ std::unique_ptr<Source> make_live_source(const LiveOptions& options) {
   o.sampler_extra_args = options.sampler_extra_args;
   o.log = options.log;
   o.chip.source = options.chip;
-  std::unique_ptr<agent::AgentSource> source = agent::make_live_source(o);
+  std::unique_ptr<collect::Feed> source = collect::open_live_session(o);
   std::shared_ptr<collect::Nvml> nvml = collect::Nvml::load();
   std::vector<int> gpus = options.gpus;
   if (gpus.empty())
@@ -201,7 +202,7 @@ std::unique_ptr<Source> make_live_source(const LiveOptions& options) {
 }
 
 recording::TimeNs replay_moment(const std::string& file, std::optional<double> seconds) {
-  const std::unique_ptr<recording::RecordSource> rec = recording::open_recording(file);
+  const std::unique_ptr<recording::Recording> rec = recording::open_recording(file);
   const recording::TimeNs start = rec->meta().start_ns;
   const recording::TimeNs end = rec->side().end ? rec->side().end->ts_ns : rec->side().last_ts_ns;
   if (seconds) {
@@ -216,17 +217,17 @@ recording::TimeNs replay_moment(const std::string& file, std::optional<double> s
   return a.window.found ? a.window.results.end_ns : end;
 }
 
-std::unique_ptr<Source> make_replay_source(const ReplayOptions& options) {
+std::unique_ptr<ViewFeed> make_replay_feed(const ReplayOptions& options) {
   agent::ReplayOptions o;
   for (const std::string& f : options.files) o.files.emplace_back(f);
   o.speed = options.speed;
   o.loop = options.loop;
-  auto clock = std::make_unique<agent::SystemClock>();
-  auto source = std::make_unique<agent::ReplaySource>(o, clock->read());
+  auto clock = std::make_unique<core::SystemClock>();
+  auto source = std::make_unique<agent::ReplayFeed>(o, clock->read());
   std::string names;
   for (const std::string& f : options.files)
     names += (names.empty() ? "" : ", ") + std::filesystem::path(f).filename().string();
-  return make_agent_backed_source(
+  return make_view_feed(
       std::move(source), std::move(clock),
       fmt::format("replay {} at {:g}x{}", names, options.speed, options.loop ? ", looping" : ""), false);
 }

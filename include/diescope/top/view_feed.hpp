@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "diescope/agent/live_source.hpp"
-#include "diescope/agent/source.hpp"
+#include "diescope/collect/session.hpp"
+#include "diescope/collect/feed.hpp"
 #include "diescope/collect/run.hpp"
 #include "diescope/recording/records.hpp"
 
@@ -29,7 +29,7 @@ struct ProcessInfo {
 struct GpuUpdate {
   // The recording's records: chip samples, GPU-Util samples, clocks, clock-event reasons, power
   // limit, engines, process counts, counters on/off and notes (topic "sampler": why none came).
-  agent::GpuBatch records;
+  collect::GpuBatch records;
   // Read where the source can read them (a recording holds neither): NaN / nullopt otherwise.
   double power_draw_w = std::numeric_limits<double>::quiet_NaN();
   std::optional<std::vector<ProcessInfo>> processes;
@@ -43,12 +43,12 @@ struct GpuUpdate {
   std::optional<recording::TimeNs> ended_at;
 };
 
-class Source {
+class ViewFeed {
  public:
-  virtual ~Source() = default;
+  virtual ~ViewFeed() = default;
   // Shown in the header: "live", or "replay ffma66.dsrec at 1x".
   virtual std::string description() const = 0;
-  // What makes this source's chip samples at the start: pm (live or recorded); a live source that
+  // What makes this feed's chip samples at the start: pm (live or recorded); a live feed that
   // switches to GPM says so in its update (GpuUpdate::new_chip_source). The title words it
   // (chip_source_words).
   virtual collect::ChipSource chip_source() const = 0;
@@ -81,7 +81,7 @@ struct LiveOptions {
 };
 // This host's GPUs: NVML at every drain, chip samples from `chip` (a held counter set is retried
 // with the agent's backoff). Throws DeviceError (no driver, no GPU, a bad index).
-std::unique_ptr<Source> make_live_source(const LiveOptions& options);
+std::unique_ptr<ViewFeed> make_live_feed(const LiveOptions& options);
 
 struct ReplayOptions {
   std::vector<std::string> files;  // one per GPU
@@ -90,16 +90,16 @@ struct ReplayOptions {
 };
 // Recordings played at `speed`, their chip samples all shown (the counters stay on). Throws
 // InputError for a file that cannot be read, UsageError for a bad speed.
-std::unique_ptr<Source> make_replay_source(const ReplayOptions& options);
+std::unique_ptr<ViewFeed> make_replay_feed(const ReplayOptions& options);
 // The moment of a replay's one frame (docs/top.md#options): `seconds` after the first recording's
 // start, or, without them, the end of its steady window (the end of the run when it has none), so
 // that the frame's second and its minute of sparklines lie in the steady work. Throws InputError for
 // a file that cannot be read, UsageError for a time outside the recording.
 recording::TimeNs replay_moment(const std::string& file, std::optional<double> seconds);
-// For tests: a source over an agent source already made (a ReplaySource on memory recordings, or
-// a LiveSource with stand-ins), with its own clock.
-std::unique_ptr<Source> make_agent_backed_source(std::unique_ptr<agent::AgentSource> source,
-                                                 std::unique_ptr<agent::Clock> clock, std::string description,
-                                                 bool live);
+// For tests: a source over an agent source already made (a ReplayFeed on memory recordings, or
+// a collect::LiveSession with stand-ins), with its own clock.
+std::unique_ptr<ViewFeed> make_view_feed(std::unique_ptr<collect::Feed> source,
+                                         std::unique_ptr<core::Clock> clock, std::string description,
+                                         bool live);
 
 }  // namespace diescope::top

@@ -1,10 +1,12 @@
-// The live source: every GPU of the host through NVML (GPU-Util samples, clocks, clock-event
-// reasons, power limit, engines, processes at each poll) and the CUPTI PM-sampling child (chip
-// counters), one child per GPU, started for each duty window and stopped at its end: stopping the
-// child disables the counters (disable, never pause: docs/method.md#measurement-cost).
+// The live session (docs/session.md): every GPU of the host through NVML (GPU-Util samples, clocks,
+// clock-event reasons, power limit, engines, processes at each poll) and the CUPTI PM-sampling child
+// (chip counters), one child per GPU, started when a reader wants the counters and stopped when it
+// no longer does: stopping the child disables the counters (disable, never pause:
+// docs/method.md#measurement-cost). With --source auto it reads NVML GPM instead while another
+// profiler runs, and PM sampling again after.
 //
 // A child that crashes or reports an error is restarted with a backoff (1 s, doubling to 60 s),
-// as long as its window still wants counters; a child that ends cleanly resets the backoff.
+// as long as its reader still wants counters; a child that ends cleanly resets the backoff.
 #pragma once
 
 #include <functional>
@@ -13,14 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "diescope/agent/profiler_watch.hpp"
-#include "diescope/agent/source.hpp"
+#include "diescope/collect/profiler_watch.hpp"
+#include "diescope/collect/feed.hpp"
 #include "diescope/collect/gpm.hpp"
 #include "diescope/collect/run.hpp"
 #include "diescope/collect/sampler.hpp"
 #include "diescope/collect/unit_tables.hpp"
 
-namespace diescope::agent {
+namespace diescope::collect {
 
 // One GPU's NVML side, read at every poll. An interface so tests can stand in for NVML.
 class GpuTelemetry {
@@ -95,7 +97,7 @@ class SamplerSupervisor {
   recording::TimeNs busy_at_ns_ = 0;
 };
 
-// Where the live source's chip samples come from (docs/agent.md#beside-other-profilers).
+// Where the live session's chip samples come from (docs/agent.md#beside-other-profilers).
 struct ChipSourcePolicy {
   collect::ChipSource source = collect::ChipSource::pm;
   std::filesystem::path proc_root = "/proc";  // where ProfilerWatch looks (tests give a fake tree)
@@ -106,22 +108,22 @@ struct ChipSourcePolicy {
   static constexpr recording::TimeNs kBusyHoldNs = 60 * recording::kNsPerSecond;
 };
 
-struct LiveGpu {
+struct SessionGpu {
   std::unique_ptr<GpuTelemetry> telemetry;
   const collect::UnitTable* table = nullptr;  // chosen by compute capability; null: none fits
   collect::SamplerConfig sampler;             // executable empty: no sampler
 };
 
-class LiveSource final : public AgentSource {
+class LiveSession final : public Feed {
  public:
-  LiveSource(std::vector<LiveGpu> gpus, double interval_ms, double poll_ms, SupervisorTiming timing = {},
-             std::function<void(const std::string&)> log = {}, ChipSourcePolicy policy = {});
-  ~LiveSource() override;
+  LiveSession(std::vector<SessionGpu> gpus, double interval_ms, double poll_ms, SupervisorTiming timing = {},
+              std::function<void(const std::string&)> log = {}, ChipSourcePolicy policy = {});
+  ~LiveSession() override;
 
   std::string kind() const override { return "live"; }
   std::size_t gpu_count() const override { return gpus_.size(); }
   const recording::RecordingMeta& meta(std::size_t gpu) const override { return gpus_.at(gpu).meta; }
-  recording::TimeNs now_ns(const ClockReadings& clocks) override { return clocks.realtime_ns; }
+  recording::TimeNs now_ns(const core::ClockReadings& clocks) override { return clocks.realtime_ns; }
   void collect(recording::TimeNs now, std::vector<GpuBatch>& out) override;
   void set_counters(std::size_t gpu, bool on, recording::TimeNs now) override;
   std::vector<int> wait_fds() const override;
@@ -164,7 +166,7 @@ class LiveSource final : public AgentSource {
   recording::TimeNs last_seen_ns_ = 0;  // when another profiler was last seen; 0: never
 };
 
-struct LiveOptions {
+struct LiveSessionOptions {
   double interval_ms = recording::kDefaultIntervalMs;
   double poll_ms = 1000;
   std::string sampler_executable;  // empty: diescope-cupti beside diescope
@@ -175,8 +177,8 @@ struct LiveOptions {
   std::function<void(const std::string&)> log;
 };
 
-// Loads NVML and builds the live source for this host's GPUs. Throws DeviceError (no driver, no
+// Loads NVML and builds the live session for this host's GPUs. Throws DeviceError (no driver, no
 // GPU, an index that does not exist).
-std::unique_ptr<AgentSource> make_live_source(const LiveOptions& options);
+std::unique_ptr<Feed> open_live_session(const LiveSessionOptions& options);
 
-}  // namespace diescope::agent
+}  // namespace diescope::collect

@@ -9,7 +9,7 @@
 #include <sys/types.h>
 #include <vector>
 
-namespace diescope::agent {
+namespace diescope::collect {
 
 struct SeenProfiler {
   pid_t pid = 0;
@@ -43,4 +43,4 @@ class ProfilerWatch {
 // "ncu (pid 4242), nsys (pid 77)".
 std::string profilers_text(const std::vector<SeenProfiler>& seen);
 
-}  // namespace diescope::agent
+}  // namespace diescope::collect

@@ -1,4 +1,4 @@
-#include "diescope/agent/live_source.hpp"
+#include "diescope/collect/session.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +14,7 @@
 #include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
 
-namespace diescope::agent {
+namespace diescope::collect {
 
 namespace m = collect::sampler_msg;
 
@@ -207,16 +207,17 @@ void SamplerSupervisor::stop_and_wait(recording::TimeNs now, GpuBatch& out) {
   if (child_) reap(core::realtime_ns(), out);  // wait() kills it past the timeout
 }
 
-// ---- LiveSource ----
+// ---- LiveSession ----
 
-LiveSource::LiveSource(std::vector<LiveGpu> gpus, double interval_ms, double poll_ms, SupervisorTiming timing,
-                       std::function<void(const std::string&)> log, ChipSourcePolicy policy)
+LiveSession::LiveSession(std::vector<SessionGpu> gpus, double interval_ms, double poll_ms,
+                         SupervisorTiming timing, std::function<void(const std::string&)> log,
+                         ChipSourcePolicy policy)
     : poll_ns_(static_cast<recording::TimeNs>(poll_ms * 1e6)),
       gpm_interval_ms_(std::max(interval_ms, collect::kGpmMinIntervalMs)),
       log_(std::move(log)),
       policy_(std::move(policy)),
       watch_(policy_.proc_root) {
-  for (LiveGpu& in : gpus) {
+  for (SessionGpu& in : gpus) {
     Gpu g;
     g.meta.tool_version = core::kToolVersion;
     g.meta.method = core::kMethodVersion;
@@ -260,7 +261,7 @@ LiveSource::LiveSource(std::vector<LiveGpu> gpus, double interval_ms, double pol
   }
 }
 
-bool LiveSource::want_gpm(const Gpu& g, recording::TimeNs now) const {
+bool LiveSession::want_gpm(const Gpu& g, recording::TimeNs now) const {
   if (g.gpm_failed) return false;
   switch (policy_.source) {
     case collect::ChipSource::pm:
@@ -279,7 +280,7 @@ bool LiveSource::want_gpm(const Gpu& g, recording::TimeNs now) const {
   return g.on_gpm && last_seen_ns_ != 0 && now - last_seen_ns_ < policy_.return_after_ns;
 }
 
-void LiveSource::to_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std::string& why) {
+void LiveSession::to_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std::string& why) {
   try {
     g.gpm = g.telemetry->open_gpm(now);
   } catch (const core::Error& e) {
@@ -305,7 +306,7 @@ void LiveSource::to_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std:
   if (g.wanted) set_gpm_sampling(g, true, now, out);
 }
 
-void LiveSource::to_pm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std::string& why) {
+void LiveSession::to_pm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std::string& why) {
   set_gpm_sampling(g, false, now, out);
   g.gpm.reset();
   g.on_gpm = false;
@@ -317,7 +318,7 @@ void LiveSource::to_pm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std::
   if (g.supervisor) g.supervisor->set_wanted(g.wanted, now, out);
 }
 
-void LiveSource::set_gpm_sampling(Gpu& g, bool on, recording::TimeNs now, GpuBatch& out) {
+void LiveSession::set_gpm_sampling(Gpu& g, bool on, recording::TimeNs now, GpuBatch& out) {
   if (on == g.gpm_sampling || !g.gpm) return;
   if (on) {
     g.gpm->sample(now);  // starts a new pair here: nothing before the window is counted
@@ -331,7 +332,7 @@ void LiveSource::set_gpm_sampling(Gpu& g, bool on, recording::TimeNs now, GpuBat
   }
 }
 
-void LiveSource::sample_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out) {
+void LiveSession::sample_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out) {
   if (!g.gpm || !g.gpm_sampling) return;
   std::optional<collect::GpmSample> s = g.gpm->sample(now);
   g.next_gpm_ns = now + static_cast<recording::TimeNs>(gpm_interval_ms_ * 1e6);
@@ -344,16 +345,16 @@ void LiveSource::sample_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out) {
       s->start_ns, s->end_ns, s->columns.units, s->columns.diagnostics, s->columns.counts});
 }
 
-std::optional<collect::ChipSource> LiveSource::chip_source(std::size_t gpu) const {
+std::optional<collect::ChipSource> LiveSession::chip_source(std::size_t gpu) const {
   const Gpu& g = gpus_.at(gpu);
   if (g.on_gpm) return collect::ChipSource::gpm;
   if (g.supervisor) return collect::ChipSource::pm;
   return std::nullopt;
 }
 
-LiveSource::~LiveSource() = default;
+LiveSession::~LiveSession() = default;
 
-void LiveSource::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
+void LiveSession::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
   if (policy_.source == collect::ChipSource::automatic && now >= next_scan_ns_) {
     seen_ = watch_.scan();
     if (!seen_.empty()) last_seen_ns_ = now;
@@ -404,7 +405,7 @@ void LiveSource::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
   }
 }
 
-void LiveSource::set_counters(std::size_t gpu, bool on, recording::TimeNs now) {
+void LiveSession::set_counters(std::size_t gpu, bool on, recording::TimeNs now) {
   Gpu& g = gpus_.at(gpu);
   g.wanted = on;
   if (g.on_gpm) {
@@ -415,7 +416,7 @@ void LiveSource::set_counters(std::size_t gpu, bool on, recording::TimeNs now) {
   if (g.supervisor && !(on && want_gpm(g, now))) g.supervisor->set_wanted(on, now, g.pending);
 }
 
-recording::TimeNs LiveSource::next_due_ns() const {
+recording::TimeNs LiveSession::next_due_ns() const {
   // GPM at its own interval, not at the poll (docs/agent.md#beside-other-profilers).
   recording::TimeNs due = std::numeric_limits<recording::TimeNs>::max();
   for (const Gpu& g : gpus_)
@@ -423,14 +424,14 @@ recording::TimeNs LiveSource::next_due_ns() const {
   return due;
 }
 
-std::vector<int> LiveSource::wait_fds() const {
+std::vector<int> LiveSession::wait_fds() const {
   std::vector<int> fds;
   for (const Gpu& g : gpus_)
     if (g.supervisor && g.supervisor->fd() >= 0) fds.push_back(g.supervisor->fd());
   return fds;
 }
 
-void LiveSource::shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) {
+void LiveSession::shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) {
   // Ask every child first, then wait: they stop in parallel.
   for (Gpu& g : gpus_) {
     g.wanted = false;
@@ -447,12 +448,12 @@ void LiveSource::shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) {
   }
 }
 
-long LiveSource::sampler_restarts(std::size_t gpu) const {
+long LiveSession::sampler_restarts(std::size_t gpu) const {
   const Gpu& g = gpus_.at(gpu);
   return g.supervisor ? g.supervisor->restarts() : 0;
 }
 
-bool LiveSource::counters_on(std::size_t gpu) const {
+bool LiveSession::counters_on(std::size_t gpu) const {
   const Gpu& g = gpus_.at(gpu);
   return (g.supervisor && g.supervisor->running()) || g.gpm_sampling;
 }
@@ -504,7 +505,7 @@ class NvmlTelemetry final : public GpuTelemetry {
 
 }  // namespace
 
-std::unique_ptr<AgentSource> make_live_source(const LiveOptions& options) {
+std::unique_ptr<Feed> open_live_session(const LiveSessionOptions& options) {
   std::shared_ptr<collect::Nvml> nvml = collect::Nvml::load();
   const int count = nvml->device_count();
   std::vector<int> indices = options.gpus;
@@ -520,14 +521,14 @@ std::unique_ptr<AgentSource> make_live_source(const LiveOptions& options) {
     options.log("diescope-cupti was not found beside diescope (nor in $DIESCOPE_CUPTI): no chip counters");
   }
   const recording::TimeNs start = core::realtime_ns();
-  std::vector<LiveGpu> gpus;
+  std::vector<SessionGpu> gpus;
   for (int index : indices) {
     if (index < 0 || index >= count) {
       throw core::DeviceError(
           "GPU " + std::to_string(index) + " does not exist (NVML lists " + std::to_string(count) + ")",
           "pass indices from 0 to " + std::to_string(count - 1) + " to --gpus");
     }
-    LiveGpu g;
+    SessionGpu g;
     g.telemetry = std::make_unique<NvmlTelemetry>(nvml, index, start);
     g.table = collect::unit_table_for_compute_capability(g.telemetry->identity().compute_capability);
     g.sampler.executable = executable;
@@ -536,8 +537,8 @@ std::unique_ptr<AgentSource> make_live_source(const LiveOptions& options) {
     g.sampler.extra_args = options.sampler_extra_args;
     gpus.push_back(std::move(g));
   }
-  return std::make_unique<LiveSource>(std::move(gpus), options.interval_ms, options.poll_ms, options.timing,
-                                      options.log, options.chip);
+  return std::make_unique<LiveSession>(std::move(gpus), options.interval_ms, options.poll_ms, options.timing,
+                                       options.log, options.chip);
 }
 
-}  // namespace diescope::agent
+}  // namespace diescope::collect

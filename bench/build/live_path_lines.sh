@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Where the live path lives (docs/session.md): the lines of each file on it, the include graph of its
+# headers (which file includes which), and the places that build the sampler child, open NVML GPM,
+# watch for other profilers and start a live collection. Reads the sources only; any machine.
+#   bench/build/live_path_lines.sh [OUT]   prints to stdout, and writes OUT/live_path.txt when given
+# The line table per part is bench/build's job elsewhere; this script covers the live path alone.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:-}
+
+report() {
+  echo "# live path files: lines"
+  for f in src/collect/run/run.cpp src/collect/session/session.cpp src/collect/session/profiler_watch.cpp \
+    include/diescope/collect/session.hpp include/diescope/collect/feed.hpp include/diescope/collect/duty.hpp \
+    include/diescope/collect/profiler_watch.hpp src/agent/agent.cpp src/agent/runner.cpp src/agent/replay_feed.cpp \
+    src/top/view_feeds.cpp src/top/top.cpp; do
+    if [[ -f $f ]]; then printf '%6d  %s\n' "$(wc -l <"$f")" "$f"; else printf '%6s  %s\n' "-" "$f (absent)"; fi
+  done
+  echo
+  echo "# include graph: file -> live-path header it includes"
+  local headers='diescope/collect/(session|feed|duty|profiler_watch|sampler|gpm|run|host_probes)\.hpp'
+  grep -rEo "#include \"${headers}\"" src include tests bench --include='*.cpp' --include='*.hpp' |
+    sed -E 's/:#include "diescope\/collect\/(.*)"/ -> \1/' | sort
+  echo
+  # A sampler child is built where a SamplerProcess is constructed; GPM is opened where a GpmSampler
+  # is; the tests and the classes' own definitions are left out.
+  echo "# where the sampler child is built (a SamplerProcess constructed)"
+  grep -rnE 'make_unique<(collect::)?SamplerProcess>|SamplerProcess [a-z_]+\(' src --include='*.cpp' || echo "(none)"
+  echo
+  echo "# where NVML GPM is opened as a chip source (a GpmSampler constructed)"
+  grep -rnE 'make_unique<(collect::)?GpmSampler>|GpmSampler [a-z_]+\(' src --include='*.cpp' || echo "(none)"
+  echo
+  echo "# where the switch between PM sampling and GPM is decided"
+  grep -rnE '::(to_gpm|to_pm|start_gpm|want_gpm)\(' src --include='*.cpp' || echo "(none)"
+  echo
+  echo "# where other profilers are watched (a ProfilerWatch constructed or scanned)"
+  grep -rnE 'watch_\.scan\(\)|ProfilerWatch [a-z_]+\(' src --include='*.cpp' || echo "(none)"
+  echo
+  echo "# who starts a live collection"
+  grep -rnE '(collect::)?(record_run|open_live_session)\(' src --include='*.cpp' | grep -v '^src/collect/run/run.cpp:.*RunOutcome record_run' |
+    grep -v '^src/collect/session/session.cpp:.*open_live_session(const' || echo "(none)"
+}
+
+if [[ -n $out ]]; then
+  mkdir -p "$out"
+  report | tee "$out/live_path.txt"
+else
+  report
+fi

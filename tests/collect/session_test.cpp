@@ -1,0 +1,343 @@
+// The live session on the CPU (docs/session.md): the sampler child's supervision (restarts with a
+// doubling backoff, a clean stop that is no failure) driven by the fake sampler child, the watch for
+// other profilers over a fake /proc tree, the switch to NVML GPM and back through the swapped NVML
+// function table, and the duty schedule. The agent's and top's tests cover their policies and sinks.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <limits>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
+
+#include "diescope/collect/duty.hpp"
+#include "diescope/collect/profiler_watch.hpp"
+#include "diescope/collect/session.hpp"
+#include "diescope/core/clock.hpp"
+#include "nvml_fake.hpp"
+#include "two_unit_table.hpp"
+
+namespace diescope::collect {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+SamplerConfig fake_config(std::vector<std::string> extra) {
+  SamplerConfig c;
+  c.executable = DIESCOPE_SAMPLER_FAKE;
+  c.device = 0;
+  c.interval_ms = 2;
+  c.drain_ms = 20;
+  c.extra_args = std::move(extra);
+  return c;
+}
+
+bool any_note(const std::vector<recording::Note>& notes, const std::string& text) {
+  for (const recording::Note& n : notes)
+    if (n.text.find(text) != std::string::npos) return true;
+  return false;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("diescope-session-" + std::to_string(::getpid()) + "-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void add_process(const fs::path& proc, int pid, const std::string& comm, int parent = 1,
+                 const std::string& environ = "PATH=/usr/bin") {
+  const fs::path dir = proc / std::to_string(pid);
+  fs::create_directories(dir);
+  std::ofstream(dir / "comm") << comm << "\n";
+  std::ofstream(dir / "stat") << pid << " (" << comm << ") S " << parent << " 1 1 0 -1\n";
+  std::ofstream(dir / "environ", std::ios::binary) << environ << '\0';
+}
+
+TEST(SamplerSupervisor, RestartsACrashedSamplerWithADoublingBackoff) {
+  SupervisorTiming timing;
+  timing.backoff_initial_ns = 100 * recording::kNsPerMs;
+  timing.backoff_max_ns = 400 * recording::kNsPerMs;
+  SamplerSupervisor sup(fake_config({"--crash-after", "10"}), &diescope::test::two_unit_table(), "GPU-fake-0",
+                        timing);
+  GpuBatch batch;
+  sup.set_wanted(true, core::realtime_ns(), batch);
+  EXPECT_EQ(sup.starts(), 1);
+  const auto deadline = std::chrono::steady_clock::now() + 1600ms;
+  while (std::chrono::steady_clock::now() < deadline) {
+    sup.pump(core::realtime_ns(), batch);
+    std::this_thread::sleep_for(5ms);
+  }
+  // Each child crashes after 10 samples; it is restarted after 0.1 s, then 0.2 s, then 0.4 s
+  // (the cap), so 1.6 s holds at least 4 starts: 0 + (crash) 0.1 + 0.2 + 0.4 = 0.7 s of backoff.
+  EXPECT_GE(sup.starts(), 4);
+  EXPECT_EQ(sup.restarts(), sup.starts() - 1);
+  EXPECT_TRUE(any_note(batch.notes, "killed by signal SIGSEGV"));
+  EXPECT_TRUE(any_note(batch.notes, "restarting it in 0.1 s"));
+  EXPECT_TRUE(any_note(batch.notes, "restarting it in 0.2 s"));
+  EXPECT_TRUE(any_note(batch.notes, "restarting it in 0.4 s"));
+  EXPECT_FALSE(any_note(batch.notes, "restarting it in 0.8 s"));  // capped at the maximum
+  EXPECT_TRUE(any_note(batch.notes, "restarted the counter sampler"));
+  // A crash is a stop of the counters, with its reason; every child's start is an "on".
+  int ons = 0, crash_offs = 0;
+  for (const recording::CountersEvent& e : batch.counters) {
+    if (e.on)
+      ++ons;
+    else if (e.reason.find("SIGSEGV") != std::string::npos)
+      ++crash_offs;
+  }
+  EXPECT_EQ(ons, static_cast<int>(sup.starts()));
+  EXPECT_GE(crash_offs, 3);
+  // Samples arrive with the fake's values: unit a is metric 0, 10 + k%10; unit b 20 + k%10.
+  ASSERT_GE(batch.list<recording::ChipSample>().size(), 30u);
+  EXPECT_EQ(batch.list<recording::ChipSample>()[3].units.size(), 2u);
+  EXPECT_DOUBLE_EQ(batch.list<recording::ChipSample>()[3].units[0], 13);
+  EXPECT_DOUBLE_EQ(batch.list<recording::ChipSample>()[3].units[1], 23);
+  GpuBatch last;
+  sup.stop_and_wait(core::realtime_ns(), last);
+  EXPECT_FALSE(sup.running());
+}
+
+TEST(SamplerSupervisor, ACleanStopDisablesTheCountersAndIsNoFailure) {
+  SupervisorTiming timing;
+  timing.backoff_initial_ns = 100 * recording::kNsPerMs;
+  SamplerSupervisor sup(fake_config({}), &diescope::test::two_unit_table(), "GPU-fake-0", timing);
+  GpuBatch batch;
+  sup.set_wanted(true, core::realtime_ns(), batch);
+  const auto until = std::chrono::steady_clock::now() + 150ms;
+  while (std::chrono::steady_clock::now() < until) {
+    sup.pump(core::realtime_ns(), batch);
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_TRUE(sup.running());
+  sup.set_wanted(false, core::realtime_ns(), batch);
+  const auto stop_deadline = std::chrono::steady_clock::now() + 3s;
+  while (sup.running() && std::chrono::steady_clock::now() < stop_deadline) {
+    sup.pump(core::realtime_ns(), batch);
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_FALSE(sup.running());
+  EXPECT_EQ(sup.restarts(), 0);
+  EXPECT_FALSE(any_note(batch.notes, "restarting"));
+  ASSERT_FALSE(batch.counters.empty());
+  EXPECT_FALSE(batch.counters.back().on);
+  EXPECT_EQ(batch.counters.back().reason, "");  // the agent asked: an ordinary stop
+  EXPECT_GE(batch.list<recording::ChipSample>().size(), 10u);
+}
+
+TEST(SamplerSupervisor, NoTableMeansNoChild) {
+  SamplerSupervisor sup(fake_config({}), nullptr, "", {});
+  GpuBatch batch;
+  sup.set_wanted(true, core::realtime_ns(), batch);
+  EXPECT_FALSE(sup.running());
+  EXPECT_EQ(sup.starts(), 0);
+}
+
+TEST(ProfilerWatch, SeesProfilersByNameAndByInjectionButNotItself) {
+  const fs::path proc = fresh_dir("watch");
+  add_process(proc, 10, "bash");
+  add_process(proc, 11, "ncu");
+  add_process(proc, 12, "nv-nsight-cu-cl");
+  add_process(proc, 13, "python3", 11,
+              std::string("HOME=/root") + '\0' + "CUDA_INJECTION64_PATH=/opt/ncu/libToolsInjection64.so");
+  add_process(proc, 14, "dcgmproftester12");
+  add_process(proc, 15, "nsys", 500);  // a child of the agent (pid 500): its own, never counted
+  add_process(proc, 500, "ncu");       // the agent itself, whatever its name
+  fs::create_directories(proc / "self");
+  ProfilerWatch watch(proc, 500);
+  const std::vector<SeenProfiler> seen = watch.scan();
+  EXPECT_EQ(profilers_text(seen),
+            "ncu (pid 11), nv-nsight-cu-cl (pid 12), python3 with CUDA_INJECTION64_PATH (pid 13), "
+            "dcgmproftester12 (pid 14)");
+  fs::remove_all(proc);
+  EXPECT_TRUE(ProfilerWatch(proc, 500).scan().empty()) << "no /proc tree: nothing seen";
+}
+
+// stat with a start time (field 22) after the parent (field 4): "pid (comm) S ppid" then fields 5..21.
+void set_start(const fs::path& proc, int pid, const std::string& comm, unsigned long long start) {
+  std::ofstream(proc / std::to_string(pid) / "stat")
+      << pid << " (" << comm << ") S 1 1 1 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 " << start << " 0 0\n";
+}
+
+TEST(ProfilerWatch, ReadsAnEnvironmentOncePerProcessAndAgainForAReusedPid) {
+  const fs::path proc = fresh_dir("watch-reuse");
+  const std::string injected = std::string("CUDA_INJECTION64_PATH=/opt/libinject.so");
+  add_process(proc, 20, "python3 (a) b", 1, injected);  // comm with spaces and a ')' of its own
+  set_start(proc, 20, "python3 (a) b", 1000);
+  ProfilerWatch watch(proc, 500);
+  EXPECT_EQ(profilers_text(watch.scan()), "python3 (a) b with CUDA_INJECTION64_PATH (pid 20)");
+  // The environment a process started with cannot change: the same (pid, start) is not read again.
+  std::ofstream(proc / "20" / "environ", std::ios::binary) << "PATH=/usr/bin" << '\0';
+  EXPECT_EQ(watch.scan().size(), 1U);
+  // The pid reused by a new process (another start time): its environment is read, no injection.
+  set_start(proc, 20, "python3 (a) b", 2000);
+  EXPECT_TRUE(watch.scan().empty());
+  fs::remove_all(proc);
+}
+
+// NVML stand-in with GPM: GPU-Util 50 at each read; GPM from the swapped NVML function table.
+class GpmTelemetry final : public GpuTelemetry {
+ public:
+  GpmTelemetry() : nvml_(std::make_unique<Nvml>(fake_nvml::fake_functions())) {}
+  recording::GpuIdentity identity() const override {
+    recording::GpuIdentity id;
+    id.index = 0;
+    id.uuid = "GPU-fake-0";
+    id.model = "diescope fake GPU";
+    id.compute_capability = 90;
+    return id;
+  }
+  std::vector<recording::ColumnDef> engine_columns() const override { return {}; }
+  void read(recording::TimeNs now, GpuBatch& out) override {
+    out.list<recording::UtilSample>().push_back(
+        recording::UtilSample{now, 50, recording::UtilSource::samples});
+  }
+  std::unique_ptr<GpmSampler> open_gpm(recording::TimeNs now) override {
+    return std::make_unique<GpmSampler>(nvml_->device(0), now, 0);
+  }
+
+ private:
+  std::unique_ptr<Nvml> nvml_;
+};
+
+// One GPU on the stand-in above with the two-unit table; with_sampler: the fake sampler child makes
+// its PM-sampling chip samples, else it has none.
+std::vector<SessionGpu> one_gpu(bool with_sampler) {
+  std::vector<SessionGpu> gpus(1);
+  gpus[0].telemetry = std::make_unique<GpmTelemetry>();
+  gpus[0].table = &diescope::test::two_unit_table();
+  if (with_sampler) gpus[0].sampler.executable = DIESCOPE_SAMPLER_FAKE;
+  return gpus;
+}
+
+// What a session handed out over a span of collects.
+struct Collected {
+  std::size_t pm_samples = 0;   // chip samples with the two-unit table's columns
+  std::size_t gpm_samples = 0;  // chip samples with GPM's
+  double gpm_fp32 = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::string> changes;  // columns_change_why of each switch
+};
+
+// Collects every 10 ms for `span`, or until `done` holds.
+void collect_for(LiveSession& session, std::chrono::milliseconds span, Collected& got,
+                 const std::function<bool()>& done = {}) {
+  const auto until = std::chrono::steady_clock::now() + span;
+  while (std::chrono::steady_clock::now() < until && !(done && done())) {
+    std::vector<GpuBatch> out(1);
+    session.collect(core::realtime_ns(), out);
+    const bool gpm = session.meta(0).unit_table == gpm_unit_table().name;
+    // A switch ends the batch's chip samples: those before it have the old columns.
+    const bool switched = out[0].columns_changed_at.has_value();
+    for (const recording::OwnedChipSample& s : out[0].list<recording::ChipSample>()) {
+      if (gpm != switched) {
+        ++got.gpm_samples;
+        const auto& units = session.meta(0).units;
+        for (std::size_t i = 0; i < units.size() && i < s.units.size(); ++i)
+          if (units[i].key == "fp32") got.gpm_fp32 = s.units[i];
+      } else {
+        ++got.pm_samples;
+      }
+    }
+    if (switched) got.changes.push_back(out[0].columns_change_why);
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
+// docs/session.md#what-it-owns: with --source auto, PM sampling until a profiler appears, GPM while
+// it runs, and PM sampling again once none has been seen for return_after_ns (0.3 s here).
+TEST(LiveSession, SwitchesToGpmWhileAProfilerRunsAndBackWhenItEnds) {
+  const fs::path proc = fresh_dir("switch");
+  add_process(proc, 10, "bash");
+  ChipSourcePolicy policy;
+  policy.source = ChipSource::automatic;
+  policy.proc_root = proc;
+  policy.scan_ns = 20 * recording::kNsPerMs;
+  policy.return_after_ns = 300 * recording::kNsPerMs;
+  LiveSession session(one_gpu(true), 2, 50, {}, {}, policy);
+  session.set_counters(0, true, core::realtime_ns());
+  Collected got;
+  collect_for(session, 400ms, got);
+  EXPECT_EQ(session.chip_source(0), ChipSource::pm);
+  EXPECT_GT(got.pm_samples, 0u);
+  EXPECT_TRUE(got.changes.empty());
+
+  add_process(proc, 4242, "ncu");  // Nsight Compute starts
+  collect_for(session, 2s, got, [&] { return session.chip_source(0) == ChipSource::gpm; });
+  ASSERT_EQ(session.chip_source(0), ChipSource::gpm);
+  collect_for(session, 350ms, got);  // GPM at its own 100 ms floor (the interval asked is 2 ms)
+  ASSERT_EQ(got.changes.size(), 1u);
+  EXPECT_EQ(got.changes[0],
+            "chip samples come from NVML GPM from now on (another profiler runs: ncu (pid 4242)): the agent "
+            "holds no performance counters, so it blocks no other profiler; GPM does not see L1, L2 or "
+            "load/store");
+  EXPECT_EQ(session.meta(0).unit_table, "gpm");
+  EXPECT_EQ(session.meta(0).interval_ms, 100);
+  EXPECT_GE(got.gpm_samples, 1u);
+  EXPECT_DOUBLE_EQ(got.gpm_fp32, 46.3);  // the swapped table's FP32 metric
+  EXPECT_TRUE(session.counters_on(0));
+
+  fs::remove_all(proc / "4242");  // it ends
+  collect_for(session, 2s, got, [&] { return session.chip_source(0) == ChipSource::pm; });
+  EXPECT_EQ(session.chip_source(0), ChipSource::pm);
+  ASSERT_EQ(got.changes.size(), 2u);
+  EXPECT_EQ(got.changes[1], "chip samples come from PM sampling again (no other profiler seen for 0.3 s)");
+  EXPECT_EQ(session.meta(0).unit_table, "test-two-units");
+
+  std::vector<GpuBatch> last(1);
+  session.shutdown(core::realtime_ns(), last);
+  EXPECT_FALSE(session.counters_on(0));
+  fs::remove_all(proc);
+}
+
+TEST(LiveSession, SourcePmNeverReadsGpm) {
+  const fs::path proc = fresh_dir("pm");
+  add_process(proc, 4242, "ncu");
+  std::vector<SessionGpu> gpus = one_gpu(true);
+  ChipSourcePolicy policy;
+  policy.source = ChipSource::pm;
+  policy.proc_root = proc;
+  LiveSession session(std::move(gpus), 2, 50, {}, {}, policy);
+  EXPECT_EQ(session.chip_source(0), ChipSource::pm);
+  EXPECT_EQ(session.meta(0).unit_table, "test-two-units");
+  fs::remove_all(proc);
+}
+
+// A GPU with a unit table but no sampler executable, under --source pm: neither PM sampling nor GPM
+// makes its chip samples, and the session says so with no value rather than a name.
+TEST(LiveSession, NoSamplerAndNoGpmIsNoChipSource) {
+  std::vector<SessionGpu> gpus = one_gpu(false);
+  ChipSourcePolicy policy;
+  policy.source = ChipSource::pm;
+  LiveSession session(std::move(gpus), 2, 50, {}, {}, policy);
+  EXPECT_FALSE(session.chip_source(0).has_value());
+}
+
+// docs/session.md#duty-phases: 2000 ms on in every 60000 ms. 1.999 s in is on, 2 s off; 61 s is
+// the second period (index 1), 1 s into it, so on.
+TEST(DutyCycle, OnForTheFirstPartOfEachPeriod) {
+  const DutyCycle duty{2000, 60000};
+  EXPECT_TRUE(duty.cycles());
+  EXPECT_EQ(duty.phase_at(0), DutyPhase::on);
+  EXPECT_EQ(duty.phase_at(1999 * recording::kNsPerMs), DutyPhase::on);
+  EXPECT_EQ(duty.phase_at(2000 * recording::kNsPerMs), DutyPhase::off);
+  EXPECT_EQ(duty.phase_at(59'999 * recording::kNsPerMs), DutyPhase::off);
+  EXPECT_EQ(duty.period_at(59'999 * recording::kNsPerMs), 0);
+  EXPECT_EQ(duty.phase_at(61'000 * recording::kNsPerMs), DutyPhase::on);
+  EXPECT_EQ(duty.period_at(61'000 * recording::kNsPerMs), 1);
+  // Both 0, or on at least the period: always on, one period.
+  for (const DutyCycle always : {DutyCycle{0, 0}, DutyCycle{500, 500}, DutyCycle{900, 600}}) {
+    EXPECT_FALSE(always.cycles());
+    EXPECT_EQ(always.phase_at(123'456 * recording::kNsPerMs), DutyPhase::on);
+    EXPECT_EQ(always.period_at(123'456 * recording::kNsPerMs), 0);
+  }
+  EXPECT_EQ(duty_phase_name(DutyPhase::off), "off");
+  EXPECT_EQ(duty_phase_from_name("on"), DutyPhase::on);
+  EXPECT_FALSE(duty_phase_from_name("paused").has_value());
+}
+
+}  // namespace
+}  // namespace diescope::collect
