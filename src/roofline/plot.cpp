@@ -380,13 +380,14 @@ std::string render_svg(const std::vector<Row>& rows, const PlotOptions& options)
     const auto g =
         static_cast<std::size_t>(std::find(groups.begin(), groups.end(), p.group) - groups.begin());
     const char* colour = kPalette[g % std::size(kPalette)];
-    marks += marker(p.profiler, sx(p.x), sy(p.y), colour,
-                    R"( class="pt" fill-opacity="0.85" stroke="#222" stroke-width="0.5")",
-                    "<title>" +
-                        escape(fmt::format("#{} ", p.number) + std::string(profiler_name(p.profiler)) + " | " + p.group + " | " +
-                               p.label + (p.caches.empty() ? "" : " | caches " + p.caches)) +
-                        "</title>") +
-             "\n";
+    marks +=
+        marker(p.profiler, sx(p.x), sy(p.y), colour,
+               R"( class="pt" fill-opacity="0.85" stroke="#222" stroke-width="0.5")",
+               "<title>" +
+                   escape(fmt::format("#{} ", p.number) + std::string(profiler_name(p.profiler)) + " | " +
+                          p.group + " | " + p.label + (p.caches.empty() ? "" : " | caches " + p.caches)) +
+                   "</title>") +
+        "\n";
     if (label_points) placer.take(TextBox{sx(p.x) - 6, sy(p.y) - 6, sx(p.x) + 6, sy(p.y) + 6});
   }
 
