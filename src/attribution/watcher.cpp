@@ -107,6 +107,8 @@ Watcher::Watcher(std::shared_ptr<const collect::Nvml> nvml, WatchSettings settin
   if (gpus.empty())
     for (int i = 0; i < nvml_->device_count(); ++i) gpus.push_back(i);
   for (int index : gpus) {
+    // An index NVML does not list is left to the command's own GPU check, which names it with its fix.
+    if (index < 0 || index >= nvml_->device_count()) continue;
     collect::NvmlDevice d = nvml_->device(index);
     const std::string uuid = d.identity().uuid;
     devices_.push_back(Device{d, uuid, 0, {}, kMigCheckEvery, {}, {}});
