@@ -237,8 +237,11 @@ void MetricsServer::serve() {
           const auto head_end = c.in.find("\r\n\r\n");
           HttpReply reply;
           bool head_only = false;
-          if (head_end != std::string::npos && head_end + 4 > kMaxRequestBytes) {
-            // A head read in its last chunk is still held to the limit (docs/agent.md#metrics).
+          // A head is held to the limit whether it is still arriving or was read in its last chunk
+          // (docs/agent.md#metrics).
+          const bool too_large = head_end != std::string::npos ? head_end + 4 > kMaxRequestBytes
+                                                               : c.in.size() > kMaxRequestBytes;
+          if (too_large) {
             reply = {431, "", "request too large\n"};
             c.responding = true;
           } else if (head_end != std::string::npos) {
@@ -267,9 +270,6 @@ void MetricsServer::serve() {
                 reply = {404, "", "not found; metrics are at /metrics\n"};
               }
             }
-            c.responding = true;
-          } else if (c.in.size() > kMaxRequestBytes) {
-            reply = {431, "", "request too large\n"};
             c.responding = true;
           }
           if (c.responding) {

@@ -154,6 +154,7 @@ std::vector<RoofLine> plot_roofs(const std::vector<Row>& rows) {
     if (std::isfinite(c)) add(std::string(level_name(l)), c, "B/s", "counter peak x clock", false, false, l);
   }
   std::vector<RoofLine> out;
+  out.reserve(roofs.size());
   for (const Drawn& r : roofs)
     out.push_back({fmt::format("{} {} ({})", r.names, r.value_text, r.source), r.compute, r.measured, r.value,
                    r.level});
