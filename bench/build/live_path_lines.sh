@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Where the live path lives (docs/session.md): the lines of each file on it, the include graph of its
+# Where the live path lives (docs/live-collection.md): the lines of each file on it, the include graph of its
 # headers (which file includes which), and the places that build the sampler child, open NVML GPM,
 # watch for other profilers and start a live collection. Reads the sources only; any machine.
 #   bench/build/live_path_lines.sh [OUT]   prints to stdout, and writes OUT/live_path.txt when given
@@ -10,15 +10,15 @@ out=${1:-}
 
 report() {
   echo "# live path files: lines"
-  for f in src/collect/run/run.cpp src/collect/session/session.cpp src/collect/session/profiler_watch.cpp \
-    include/diescope/collect/session.hpp include/diescope/collect/feed.hpp include/diescope/collect/duty.hpp \
+  for f in src/collect/run/run.cpp src/collect/live/live_collection.cpp src/collect/live/profiler_watch.cpp \
+    include/diescope/collect/live_collection.hpp include/diescope/collect/feed.hpp include/diescope/collect/duty.hpp \
     include/diescope/collect/profiler_watch.hpp src/agent/agent.cpp src/agent/runner.cpp src/agent/replay_feed.cpp \
     src/top/view_feeds.cpp src/top/top.cpp; do
     if [[ -f $f ]]; then printf '%6d  %s\n' "$(wc -l <"$f")" "$f"; else printf '%6s  %s\n' "-" "$f (absent)"; fi
   done
   echo
   echo "# include graph: file -> live-path header it includes"
-  local headers='diescope/collect/(session|feed|duty|profiler_watch|sampler|gpm|run|host_probes)\.hpp'
+  local headers='diescope/collect/(live_collection|feed|duty|profiler_watch|sampler|gpm|run|host_probes)\.hpp'
   grep -rEo "#include \"${headers}\"" src include tests bench --include='*.cpp' --include='*.hpp' |
     sed -E 's/:#include "diescope\/collect\/(.*)"/ -> \1/' | sort
   echo
@@ -38,7 +38,7 @@ report() {
   echo
   echo "# who starts a live collection"
   grep -rnE '(collect::)?(record_run|open_live_session)\(' src --include='*.cpp' | grep -v '^src/collect/run/run.cpp:.*RunOutcome record_run' |
-    grep -v '^src/collect/session/session.cpp:.*open_live_session(const' || echo "(none)"
+    grep -v '^src/collect/live/live_collection.cpp:.*open_live_session(const' || echo "(none)"
 }
 
 if [[ -n $out ]]; then

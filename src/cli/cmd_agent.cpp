@@ -11,7 +11,7 @@
 #include "command.hpp"
 #include "options.hpp"
 #include "diescope/agent/agent.hpp"
-#include "diescope/collect/session.hpp"
+#include "diescope/collect/live_collection.hpp"
 #include "diescope/agent/replay_feed.hpp"
 #include "diescope/agent/runner.hpp"
 #include "diescope/attribution/agent_hook.hpp"

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "diescope/agent/agent.hpp"
-#include "diescope/collect/session.hpp"
+#include "diescope/collect/live_collection.hpp"
 #include "diescope/collect/profiler_watch.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "nvml_fake.hpp"

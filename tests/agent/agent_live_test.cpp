@@ -1,12 +1,12 @@
 // The agent's records over the live session, driven by the fake sampler child (no GPU): they say
-// the sampler crashed and was restarted (the restarts themselves: tests/collect/session_test.cpp).
+// the sampler crashed and was restarted (the restarts themselves: tests/collect/live_collection_test.cpp).
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 
 #include "diescope/agent/agent.hpp"
-#include "diescope/collect/session.hpp"
+#include "diescope/collect/live_collection.hpp"
 #include "diescope/core/clock.hpp"
 #include "two_unit_table.hpp"
 

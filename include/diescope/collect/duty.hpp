@@ -1,4 +1,4 @@
-// The duty schedule of the live session (docs/session.md#duty-phases): counters on for the first
+// The duty schedule of the live session (docs/live-collection.md#duty-phases): counters on for the first
 // on_ms of every period_ms counted from the schedule's start, off for the rest. `run --duty` and the
 // agent share it; DutyPhase names the two phases in one place.
 #pragma once

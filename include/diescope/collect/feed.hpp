@@ -1,4 +1,4 @@
-// A feed: what each GPU produced since the last call, as it arrives (docs/session.md#who-reads-it).
+// A feed: what each GPU produced since the last call, as it arrives (docs/live-collection.md#who-reads-it).
 // It is the live session (NVML and the CUPTI sampler child, one per GPU) or a replay (recordings
 // played at their own pace, agent::ReplayFeed). The agent and `top` read either through this
 // interface and never know which they have, so everything downstream of it runs in CI.

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "diescope/collect/session.hpp"
+#include "diescope/collect/live_collection.hpp"
 #include "diescope/collect/feed.hpp"
 #include "diescope/collect/run.hpp"
 #include "diescope/recording/records.hpp"

@@ -1,4 +1,4 @@
-// The live session (docs/session.md): every GPU of the host through NVML (GPU-Util samples, clocks,
+// The live session (docs/live-collection.md): every GPU of the host through NVML (GPU-Util samples, clocks,
 // clock-event reasons, power limit, engines, processes at each poll) and the CUPTI PM-sampling child
 // (chip counters), one child per GPU, started when a reader wants the counters and stopped when it
 // no longer does: stopping the child disables the counters (disable, never pause:

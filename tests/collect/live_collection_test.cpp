@@ -1,4 +1,4 @@
-// The live session on the CPU (docs/session.md): the sampler child's supervision (restarts with a
+// The live session on the CPU (docs/live-collection.md): the sampler child's supervision (restarts with a
 // doubling backoff, a clean stop that is no failure) driven by the fake sampler child, the watch for
 // other profilers over a fake /proc tree, the switch to NVML GPM and back through the swapped NVML
 // function table, and the duty schedule. The agent's and top's tests cover their policies and sinks.
@@ -14,7 +14,7 @@
 
 #include "diescope/collect/duty.hpp"
 #include "diescope/collect/profiler_watch.hpp"
-#include "diescope/collect/session.hpp"
+#include "diescope/collect/live_collection.hpp"
 #include "diescope/core/clock.hpp"
 #include "nvml_fake.hpp"
 #include "two_unit_table.hpp"
@@ -247,7 +247,7 @@ void collect_for(LiveSession& session, std::chrono::milliseconds span, Collected
   }
 }
 
-// docs/session.md#what-it-owns: with --source auto, PM sampling until a profiler appears, GPM while
+// docs/live-collection.md#what-it-owns: with --source auto, PM sampling until a profiler appears, GPM while
 // it runs, and PM sampling again once none has been seen for return_after_ns (0.3 s here).
 TEST(LiveSession, SwitchesToGpmWhileAProfilerRunsAndBackWhenItEnds) {
   const fs::path proc = fresh_dir("switch");
@@ -316,7 +316,7 @@ TEST(LiveSession, NoSamplerAndNoGpmIsNoChipSource) {
   EXPECT_FALSE(session.chip_source(0).has_value());
 }
 
-// docs/session.md#duty-phases: 2000 ms on in every 60000 ms. 1.999 s in is on, 2 s off; 61 s is
+// docs/live-collection.md#duty-phases: 2000 ms on in every 60000 ms. 1.999 s in is on, 2 s off; 61 s is
 // the second period (index 1), 1 s into it, so on.
 TEST(DutyCycle, OnForTheFirstPartOfEachPeriod) {
   const DutyCycle duty{2000, 60000};

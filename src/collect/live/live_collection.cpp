@@ -1,4 +1,4 @@
-#include "diescope/collect/session.hpp"
+#include "diescope/collect/live_collection.hpp"
 
 #include <algorithm>
 #include <chrono>
