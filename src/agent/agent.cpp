@@ -83,6 +83,9 @@ struct Agent::GpuState {
   recording::TimeNs hot_since = 0;
   recording::TimeNs on_ns = 0;  // measured on-time inside this period
 
+  recording::TimeNs hold_until = 0;  // a capture keeps the counters on until then
+  bool window_observed = false;      // this period's window figures are in status().last_window
+
   std::optional<PowerOverPeriod> power;  // the host's power source over this period so far
   std::optional<Restart> restart;        // for the next record
   std::vector<std::string> notes;        // for this period's record
@@ -151,12 +154,14 @@ void Agent::start_period(GpuState& g, recording::TimeNs start) {
   g.window_done = false;
   g.window_start.reset();
   g.window_end.reset();
+  g.window_observed = false;
   g.on_ns = 0;
   g.power.reset();
   if (last_power_) g.power = fold_power(std::nullopt, *last_power_);
   if (g.hot) g.hot_since = start;
-  // Counters left on across the boundary (always on) keep their window going from the start.
-  if (g.requested_on && always_on()) g.window_start = start;
+  // Counters left on across the boundary (always on, or held for a capture) keep their window going
+  // from the start.
+  if (g.requested_on && (always_on() || g.hold_until > start)) g.window_start = start;
 }
 
 void Agent::absorb(GpuState& g, collect::GpuBatch& batch) {
@@ -287,6 +292,21 @@ std::optional<AgentRecord> Agent::close_period(GpuState& g, recording::TimeNs en
 
   const analysis::Analysis analysis = analysis::analyze(p);
   AgentRecord record = make_record(analysis, ctx);
+  if (had_window && !g.window_observed) {
+    // Always on (or a window cut short by the period's end): the record is the window's figures.
+    WindowFigures w;
+    w.start_ns = *g.window_start;
+    w.end_ns = std::max(g.window_end ? std::min(*g.window_end, end) : end, *g.window_start);
+    w.die_util_pct = record.die_util_pct;
+    w.gpu_util_pct = record.gpu_util_pct;
+    w.gap_pct = record.gap_pct;
+    w.stranded_pct = record.stranded_pct;
+    w.stranded_idle_pct = record.stranded_idle_pct;
+    GpuStatus& s = status_[g.index];
+    w.seq = s.last_window ? s.last_window->seq + 1 : 1;
+    s.last_window = w;
+    g.window_observed = true;
+  }
 
   GpuStatus& st = status_[g.index];
   st.counters_on_total_s += record.counters_on_s;
@@ -369,7 +389,13 @@ void Agent::schedule(GpuState& g, recording::TimeNs now) {
   // from this period's own start rather than the schedule's.
   const collect::DutyPhase phase =
       always_on() || (!g.window_done && now < window_end) ? collect::DutyPhase::on : collect::DutyPhase::off;
-  const bool want = phase == collect::DutyPhase::on;
+  const bool duty_on = phase == collect::DutyPhase::on;
+  // The record's window ends on the duty schedule even while a capture holds the counters on.
+  if (!duty_on && !g.window_done) {
+    if (g.requested_on) g.window_end = now;
+    g.window_done = true;
+  }
+  const bool want = duty_on || now < g.hold_until;
   if (want && !g.requested_on) {
     source_.set_counters(g.index, true, now);
     g.requested_on = true;
@@ -380,12 +406,52 @@ void Agent::schedule(GpuState& g, recording::TimeNs now) {
   } else if (!want && g.requested_on) {
     source_.set_counters(g.index, false, now);
     g.requested_on = false;
-    g.window_done = true;
-    g.window_end = now;
-  } else if (!want) {
-    g.window_done = true;
   }
   status_[g.index].counters_on = g.requested_on;
+}
+
+void Agent::hold_counters(std::size_t gpu, recording::TimeNs until_ns) {
+  GpuState& g = *gpus_.at(gpu);
+  g.hold_until = until_ns;
+  if (!ended_) schedule(g, now_ns_);
+}
+
+// A window's figures once its counters are off and one more drain has brought its last samples: the
+// period so far analysed over the window, as its record will be.
+void Agent::observe_window(GpuState& g) {
+  if (g.window_observed || !g.window_done || !g.window_start || !g.window_end) return;
+  if (now_ns_ < *g.window_end + ms_to_ns(settings_.poll_ms)) return;
+  recording::MemoryRecording w;
+  w.meta_data = g.period->meta_data;
+  recording::for_each_kind<recording::StreamKinds>(
+      [&]<typename Record>(std::type_identity<Record>) { w.list<Record>() = g.period->list<Record>(); });
+  const recording::TimeNs start = *g.window_start;
+  const recording::TimeNs stop = std::max(*g.window_end, start);
+  for (const recording::CountersEvent& e : g.period->side_records.counters)
+    if (e.ts_ns <= stop) w.side_records.counters.push_back(e);
+  w.side_records.counters.push_back(recording::CountersEvent{stop, false, ""});
+  sort_by_ts(w.side_records.counters);
+  w.side_records.marks.push_back(recording::Mark{start, recording::MarkKind::start});
+  w.side_records.marks.push_back(recording::Mark{stop, recording::MarkKind::stop});
+  w.side_records.end = recording::RunEnd{stop, 0, recording::RunEnding::period_end()};
+  w.side_records.last_ts_ns = stop;
+  RecordContext ctx;
+  ctx.poll_ms = settings_.poll_ms;
+  ctx.source = source_.kind();
+  ctx.cost_table = settings_.cost_table;
+  const AgentRecord r = make_record(analysis::analyze(w), ctx);
+  WindowFigures f;
+  f.start_ns = start;
+  f.end_ns = stop;
+  f.die_util_pct = r.die_util_pct;
+  f.gpu_util_pct = r.gpu_util_pct;
+  f.gap_pct = r.gap_pct;
+  f.stranded_pct = r.stranded_pct;
+  f.stranded_idle_pct = r.stranded_idle_pct;
+  GpuStatus& s = status_[g.index];
+  f.seq = s.last_window ? s.last_window->seq + 1 : 1;
+  s.last_window = f;
+  g.window_observed = true;
 }
 
 std::vector<AgentRecord> Agent::step() {
@@ -405,6 +471,7 @@ std::vector<AgentRecord> Agent::step() {
     GpuState& g = *gp;
     const std::optional<recording::TimeNs> changed = batches_[g.index].columns_changed_at;
     const std::string why = batches_[g.index].columns_change_why;
+    if (settings_.on_batch) settings_.on_batch(g.index, batches_[g.index]);
     absorb(g, batches_[g.index]);
     if (changed) switch_columns(g, std::max(*changed, g.period_start), why, records);
   }
@@ -430,7 +497,7 @@ std::vector<AgentRecord> Agent::step() {
         g.staged.reset();
         next_start = close_until;
       }
-      if (g.requested_on && !always_on()) {
+      if (g.requested_on && !always_on() && !(g.hold_until > end)) {
         // Still on from a window that should have ended: switch off before the next window starts.
         source_.set_counters(g.index, false, end);
         g.requested_on = false;
@@ -438,6 +505,7 @@ std::vector<AgentRecord> Agent::step() {
       start_period(g, next_start);
     }
     if (!over) schedule(g, now);
+    if (!over) observe_window(g);
     status_[g.index].sampler_restarts = source_.sampler_restarts(g.index);
   }
   if (over) {
@@ -475,7 +543,10 @@ std::vector<AgentRecord> Agent::finish(const std::string& why) {
   }
   source_.collect(now_ns_, batches_);
   source_.shutdown(now_ns_, batches_);
-  for (auto& g : gpus_) absorb(*g, batches_[g->index]);
+  for (auto& g : gpus_) {
+    if (settings_.on_batch) settings_.on_batch(g->index, batches_[g->index]);
+    absorb(*g, batches_[g->index]);
+  }
   for (auto& g : gpus_) {
     status_[g->index].counters_on = false;
     if (!g->window_start || now_ns_ <= g->period_start) continue;
@@ -496,8 +567,12 @@ recording::TimeNs Agent::next_due_ns() const {
   recording::TimeNs due = std::min(next_poll_ns_, source_.next_due_ns());
   for (const auto& g : gpus_) {
     due = std::min(due, g->period_end);
-    if (g->requested_on && !always_on())
+    if (g->requested_on && !always_on() && !g->window_done)
       due = std::min(due, g->period_start + ms_to_ns(settings_.duty_on_ms));
+    if (g->hold_until > now_ns_) due = std::min(due, g->hold_until);
+    // A window's figures are due one drain after it ends (observe_window).
+    if (g->window_done && !g->window_observed && g->window_start && g->window_end)
+      due = std::min(due, std::max(now_ns_, *g->window_end + ms_to_ns(settings_.poll_ms)));
   }
   return due;
 }

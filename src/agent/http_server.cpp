@@ -30,6 +30,16 @@ const char* reason_phrase(int status) {
   switch (status) {
     case 200:
       return "OK";
+    case 202:
+      return "Accepted";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 409:
+      return "Conflict";
+    case 429:
+      return "Too Many Requests";
     case 400:
       return "Bad Request";
     case 404:
@@ -66,6 +76,23 @@ std::string header_value(const std::string& head, const std::string& name) {
     pos = end;
   }
   return {};
+}
+
+// Whether the connected peer is this host: 127.0.0.0/8, ::1, or IPv4-mapped loopback.
+bool peer_is_loopback(int fd) {
+  sockaddr_storage peer{};
+  socklen_t len = sizeof peer;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) return false;
+  if (peer.ss_family == AF_INET) {
+    const auto* a4 = reinterpret_cast<const sockaddr_in*>(&peer);
+    return (ntohl(a4->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (peer.ss_family == AF_INET6) {
+    const auto* a6 = reinterpret_cast<const sockaddr_in6*>(&peer);
+    if (IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr) && a6->sin6_addr.s6_addr[12] == 127;
+  }
+  return false;
 }
 
 struct Connection {
@@ -123,7 +150,8 @@ ListenAddress parse_listen_address(const std::string& text) {
   return a;
 }
 
-MetricsServer::MetricsServer(const ListenAddress& address, Handler handler) : handler_(std::move(handler)) {
+MetricsServer::MetricsServer(const ListenAddress& address, Handler handler, PostHandler post)
+    : handler_(std::move(handler)), post_(std::move(post)) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -256,7 +284,19 @@ void MetricsServer::serve() {
               std::string target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
               target = target.substr(0, target.find('?'));
               head_only = method == "HEAD";
-              if (method != "GET" && method != "HEAD") {
+              if (method == "POST" && post_ && target == "/capture") {
+                HttpPost post;
+                post.target = target;
+                const auto q = request_line.find('?', sp1 + 1);
+                if (q != std::string::npos && q < sp2) post.query = request_line.substr(q + 1, sp2 - q - 1);
+                post.authorization = header_value(head, "Authorization");
+                post.peer_loopback = peer_is_loopback(c.fd.get());
+                try {
+                  reply = post_(post);
+                } catch (const std::exception& e) {
+                  reply = {503, "", std::string("capture unavailable: ") + e.what() + "\n"};
+                }
+              } else if (method != "GET" && method != "HEAD") {
                 reply = {405, "", "only GET and HEAD\n"};
               } else if (target == "/metrics") {
                 try {
@@ -310,8 +350,10 @@ void MetricsServer::serve() {
   }
 }
 
-HttpResponse http_get(const std::string& host, int port, const std::string& path, const std::string& accept,
-                      int timeout_ms) {
+namespace {
+
+HttpResponse http_request(const std::string& method, const std::string& host, int port,
+                          const std::string& path, const std::string& extra_headers, int timeout_ms) {
   HttpResponse r;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -340,8 +382,8 @@ HttpResponse http_get(const std::string& host, int port, const std::string& path
     return r;
   }
   freeaddrinfo(found);
-  std::string request = "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n";
-  if (!accept.empty()) request += "Accept: " + accept + "\r\n";
+  std::string request = method + " " + path + " HTTP/1.1\r\nHost: " + host + "\r\n" + extra_headers;
+  if (method == "POST") request += "Content-Length: 0\r\n";
   request += "Connection: close\r\n\r\n";
   if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) {
     r.error = "send failed";
@@ -369,6 +411,20 @@ HttpResponse http_get(const std::string& host, int port, const std::string& path
     r.status = std::atoi(r.headers.c_str() + 9);
   r.error.clear();
   return r;
+}
+
+}  // namespace
+
+HttpResponse http_get(const std::string& host, int port, const std::string& path, const std::string& accept,
+                      int timeout_ms) {
+  return http_request("GET", host, port, path, accept.empty() ? "" : "Accept: " + accept + "\r\n",
+                      timeout_ms);
+}
+
+HttpResponse http_post(const std::string& host, int port, const std::string& path,
+                       const std::string& authorization, int timeout_ms) {
+  return http_request("POST", host, port, path,
+                      authorization.empty() ? "" : "Authorization: " + authorization + "\r\n", timeout_ms);
 }
 
 }  // namespace diescope::agent

@@ -60,21 +60,24 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
 
   std::optional<MetricsServer> server;
   if (options.listen) {
-    server.emplace(*options.listen, [&](const std::string& accept) {
-      const ExpositionFormat format = format_for_accept(accept);
-      std::vector<GpuStatus> copy;
-      std::vector<HostFigure> host_copy;
-      {
-        std::lock_guard lock(snapshot_mutex);
-        copy = snapshot;
-        host_copy = host_snapshot;
-      }
-      std::string body = render_metrics(copy, info, format, host_copy);
-      if (options.extra_metrics) body = append_families(std::move(body), options.extra_metrics(format));
-      return HttpReply{
-          200, format == ExpositionFormat::openmetrics ? kOpenMetricsContentType : kPrometheusContentType,
-          std::move(body)};
-    });
+    server.emplace(
+        *options.listen,
+        [&](const std::string& accept) {
+          const ExpositionFormat format = format_for_accept(accept);
+          std::vector<GpuStatus> copy;
+          std::vector<HostFigure> host_copy;
+          {
+            std::lock_guard lock(snapshot_mutex);
+            copy = snapshot;
+            host_copy = host_snapshot;
+          }
+          std::string body = render_metrics(copy, info, format, host_copy);
+          if (options.extra_metrics) body = append_families(std::move(body), options.extra_metrics(format));
+          return HttpReply{
+              200, format == ExpositionFormat::openmetrics ? kOpenMetricsContentType : kPrometheusContentType,
+              std::move(body)};
+        },
+        options.post);
     log("serving /metrics on http://" + server->address() + "/metrics");
     if (options.on_listening) options.on_listening(server->address());
   }
@@ -124,6 +127,7 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
     std::vector<AgentRecord> records = agent.step();
     write(records);
     if (options.after_write) options.after_write(agent.now_ns(), false);
+    if (options.after_step) options.after_step();
     publish();
     if (core::monotonic_ns() - last_retention_mono >= kRetentionEveryNs) apply_retention();
 
@@ -141,6 +145,7 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
     const bool watch_source = !agent.ended();
     if (watch_source)
       for (int fd : agent.source().wait_fds()) fds.push_back({fd, POLLIN, 0});
+    for (int fd : options.wake_fds) fds.push_back({fd, POLLIN, 0});
     // Round up to the next millisecond so the loop never spins just short of a due time.
     const int timeout_ms = static_cast<int>((wait_ns + recording::kNsPerMs - 1) / recording::kNsPerMs);
     const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
@@ -154,10 +159,12 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
     log("stopping (" + stopped_by + "): disabling the counters");
     std::vector<AgentRecord> last = agent.finish(stopped_by);
     write(last);
+    if (options.on_stop) options.on_stop(stopped_by);
     if (options.after_write) options.after_write(agent.now_ns(), true);
     publish();
     log("stopped; counters disabled");
   } else {
+    if (options.on_stop) options.on_stop("the replay ended");
     if (options.after_write) options.after_write(agent.now_ns(), true);
     log("the replay ended; stopping");
   }

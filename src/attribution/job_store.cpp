@@ -127,6 +127,7 @@ json job_to_json(const JobRecord& j) {
       {"coverage_pct", j.coverage_pct},
       {"chip_source", std::string(to_string(j.chip_source))},
       {"notes", j.notes},
+      {"captures", j.captures},
   };
   if (j.id > 0) out["id"] = j.id;
   return out;
@@ -186,6 +187,8 @@ JobRecord job_from_json(const json& in) {
        {ChipSourceSeen::none, ChipSourceSeen::pm, ChipSourceSeen::gpm, ChipSourceSeen::both})
     if (source == to_string(s)) j.chip_source = s;
   j.notes = in.at("notes").get<std::vector<std::string>>();
+  // Records written before captures existed have no such field.
+  if (in.contains("captures")) j.captures = in.at("captures").get<std::vector<std::string>>();
   return j;
 }
 

@@ -208,6 +208,14 @@ void JobTracker::finish_figures(JobRecord& job) const {
   if (d_w == 0) job.notes.emplace_back("no agent record with a chip figure covers the job's time");
 }
 
+void JobTracker::link_capture(int gpu_index, recording::TimeNs start_ns, const std::string& folder) {
+  for (auto& [key, slot] : slots_)
+    for (auto& [hk, o] : slot.open)
+      if (o.job.gpu_index == gpu_index) o.job.captures.push_back(folder);
+  for (auto& [ended_at, job] : ended_)
+    if (job.gpu_index == gpu_index && job.end_ns >= start_ns) job.captures.push_back(folder);
+}
+
 std::vector<JobRecord> JobTracker::take_finished(recording::TimeNs now_ns, bool all) {
   if (all) {
     for (auto& [key, slot] : slots_) {

@@ -325,6 +325,11 @@ void Watcher::annotate(std::vector<agent::AgentRecord>& records) {
   }
 }
 
+void Watcher::link_capture(int gpu_index, recording::TimeNs start_ns, const std::string& folder) {
+  std::lock_guard lock(mutex_);
+  tracker_.link_capture(gpu_index, start_ns, folder);
+}
+
 std::vector<JobRecord> Watcher::take_finished(recording::TimeNs now, bool all) {
   std::lock_guard lock(mutex_);
   return tracker_.take_finished(now, all);

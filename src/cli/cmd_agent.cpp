@@ -8,6 +8,7 @@
 #include <optional>
 #include <unistd.h>
 
+#include "agent_captures.hpp"
 #include "command.hpp"
 #include "options.hpp"
 #include "diescope/agent/agent.hpp"
@@ -47,6 +48,7 @@ struct AgentArgs {
   std::string labels_file;
   bool no_attribution = false;
   std::string kubelet_socket = attribution::kKubeletSocket;
+  std::string rules;  // --rules FILE: triggered captures (docs/agent.md#triggered-captures)
 };
 
 std::filesystem::path default_db_path() {
@@ -96,6 +98,8 @@ int run(const AgentArgs& a) {
   // Labels are checked before anything is switched on (docs/attribution.md#user-labels).
   attribution::LabelSet labels;
   if (!a.labels_file.empty()) labels = attribution::read_labels_file(a.labels_file);
+  std::optional<agent::CaptureRules> rules;
+  if (!a.rules.empty()) rules = agent::read_capture_rules(a.rules);
 
   // The store first: a bad path fails before any counter is switched on.
   std::unique_ptr<agent::RecordStore> store;
@@ -158,6 +162,8 @@ int run(const AgentArgs& a) {
     log_line("attribution on: holders of each GPU in every record, a job record when one leaves");
   }
 
+  AgentCaptures captures;
+  if (rules) tee_batches(captures, settings);
   agent::Agent core(*source, clock, settings);
   agent::RunnerOptions run_options;
   run_options.host = host.get();
@@ -181,6 +187,10 @@ int run(const AgentArgs& a) {
     run_options.extra_metrics = [&attrib](agent::ExpositionFormat format) {
       return attrib->metrics(format == agent::ExpositionFormat::openmetrics);
     };
+  }
+  if (rules) {
+    attach_captures(captures, std::move(*rules), core, attrib.get(), a.replay.empty(), run_options);
+    log_line("captures: rules from " + a.rules);
   }
   return agent::run_agent(core, run_options);
 }
@@ -233,6 +243,10 @@ std::function<int()> setup_agent(Args sub) {
   sub.text("--kubelet-socket", args->kubelet_socket,
            "the kubelet's pod-resources socket (default /var/lib/kubelet/pod-resources/kubelet.sock)")
       .type_name("PATH");
+  sub.text("--rules", args->rules,
+           "triggered captures: a JSON file of rules (a gap held, DIE-Util low under high GPU-Util, POST "
+           "/capture, SIGUSR1) and where captures go (docs/agent.md#triggered-captures)")
+      .type_name("FILE");
   return [args, db, listen] {
     args->db_given = db.given();
     args->listen_given = listen.given();

@@ -17,6 +17,7 @@
 #include "diescope/metrics/postprocess.hpp"
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/samples_csv.hpp"
+#include "capture_box.hpp"
 #include "timeline.hpp"
 
 namespace diescope::report {
@@ -645,6 +646,8 @@ void HtmlRenderer::finish(const ReportInput& input) {
       escape(gpu.value("model", "")), escape(gpu.value("chip", "")), escape(gpu.value("driver", "")),
       escape(report.value("run_type", "")), p.span_s, escape(report.at("source").value("recording", "")),
       report.value("schema", 0), report.value("method", 0));
+  // A capture's page leads with why it was taken (docs/agent.md#what-a-capture-holds).
+  html += detail::capture_box_html(report);
   html += cards(report);
   html += "<div class=\"bar\" id=\"readout\">Point at a chart to read its values.</div>\n";
 

@@ -28,6 +28,22 @@ struct AgentSettings {
   const std::vector<CostEntry>* cost_table = nullptr;  // nullptr: the built-in table
   // Reads the host's power source once per poll; empty: read_power_source() (tests pass their own).
   std::function<PowerSource()> read_power;
+  // Sees each GPU's batch as it arrives, before the period takes it (a capture's tee:
+  // docs/agent.md#triggered-captures). Empty: none.
+  std::function<void(std::size_t gpu, const collect::GpuBatch& batch)> on_batch;
+};
+
+// One chip window's figures, made once its counters stopped (or its period closed), so that capture
+// rules can act on a window a period before its record is written (docs/agent.md#triggered-captures).
+struct WindowFigures {
+  long seq = 0;  // counts the GPU's windows observed so far; a new window has a higher one
+  recording::TimeNs start_ns = 0;
+  recording::TimeNs end_ns = 0;
+  double die_util_pct = analysis::kNaN;
+  double gpu_util_pct = analysis::kNaN;
+  double gap_pct = analysis::kNaN;
+  double stranded_pct = analysis::kNaN;
+  double stranded_idle_pct = analysis::kNaN;
 };
 
 // Throws UsageError for settings the agent cannot run with (the fix names the flag).
@@ -46,8 +62,9 @@ struct GpuStatus {
   long records = 0;
   long clock_restarts = 0;  // records abandoned after a wall-clock step or suspend
   long sampler_restarts = 0;
-  double counters_on_total_s = 0;  // measured on-time over every closed record
-  bool counters_on = false;        // now
+  double counters_on_total_s = 0;            // measured on-time over every closed record
+  bool counters_on = false;                  // now
+  std::optional<WindowFigures> last_window;  // the latest chip window's figures
 };
 
 class Agent {
@@ -63,6 +80,10 @@ class Agent {
   // Stops: disables the counters (waiting for them to confirm) and closes the current periods at
   // now. A period whose counters never came on gives no record. `why` goes into the last records.
   std::vector<AgentRecord> finish(const std::string& why);
+
+  // Keeps GPU `gpu`'s counters on until `until_ns` (source time) whatever the duty cycle says, for a
+  // capture; its records' chip windows are unchanged (docs/agent.md#triggered-captures).
+  void hold_counters(std::size_t gpu, recording::TimeNs until_ns);
 
   // The source time of the next thing due (a poll, the end of a chip window or of a period).
   recording::TimeNs next_due_ns() const;
@@ -86,6 +107,7 @@ class Agent {
                       std::vector<AgentRecord>& records);
   bool always_on() const;
   void read_power();
+  void observe_window(GpuState& g);
 
   collect::Feed& source_;
   core::Clock& clock_;

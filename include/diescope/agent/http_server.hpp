@@ -30,14 +30,24 @@ struct HttpReply {
   std::string body;
 };
 
+// A POST request as the server hands it on (the capture requests: docs/agent.md#post-capture).
+struct HttpPost {
+  std::string target;  // the path, e.g. "/capture"
+  std::string query;   // after '?'
+  std::string authorization;
+  bool peer_loopback = false;  // the client connected from 127.0.0.0/8 or ::1
+};
+
 class MetricsServer {
  public:
   // Called on the server's thread for GET/HEAD /metrics with the request's Accept header.
   using Handler = std::function<HttpReply(const std::string& accept)>;
+  // Called on the server's thread for POST /capture; empty: POST is refused (405).
+  using PostHandler = std::function<HttpReply(const HttpPost& request)>;
 
   // Binds and listens (throws DeviceError naming the address when it cannot), then serves on its
   // own thread until destroyed.
-  MetricsServer(const ListenAddress& address, Handler handler);
+  MetricsServer(const ListenAddress& address, Handler handler, PostHandler post = {});
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
@@ -50,6 +60,7 @@ class MetricsServer {
  private:
   void serve();
   Handler handler_;
+  PostHandler post_;
   core::UniqueFd listen_fd_;
   core::Pipe wake_;  // a byte on it stops the server's thread
   int port_ = 0;
@@ -68,5 +79,8 @@ struct HttpResponse {
 // GET http://host:port/path with one connection. For tests and benchmarks.
 HttpResponse http_get(const std::string& host, int port, const std::string& path,
                       const std::string& accept = "", int timeout_ms = 5000);
+// POST http://host:port/path with no body and an optional Authorization header. For tests and scripts.
+HttpResponse http_post(const std::string& host, int port, const std::string& path,
+                       const std::string& authorization = "", int timeout_ms = 5000);
 
 }  // namespace diescope::agent

@@ -37,6 +37,13 @@ struct RunnerOptions {
   std::function<void(std::vector<AgentRecord>&)> annotate;
   std::function<void(recording::TimeNs now, bool stopping)> after_write;
   std::function<std::string(ExpositionFormat)> extra_metrics;
+  // Triggered captures (docs/agent.md#triggered-captures), each empty when off: `after_step` runs after
+  // each step's records are written, `wake_fds` wake the loop (a request or SIGUSR1 waits), `on_stop`
+  // runs after the last records when stopping, `post` serves POST /capture.
+  std::function<void()> after_step;
+  std::vector<int> wake_fds;
+  std::function<void(const std::string& why)> on_stop;
+  MetricsServer::PostHandler post;
 };
 
 // Runs until the source ends (replay without linger) or the stop fd turns readable. Returns 0.

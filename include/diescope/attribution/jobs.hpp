@@ -43,6 +43,9 @@ struct JobRecord {
   double coverage_pct = 0;    // of the job's time, the share with a chip figure (DIE-Util)
   ChipSourceSeen chip_source = ChipSourceSeen::none;
   std::vector<std::string> notes;
+  // Capture folders of the agent's triggered captures on this GPU while the job held it
+  // (docs/agent.md#triggered-captures).
+  std::vector<std::string> captures;
   int schema = kJobRecordSchema;
 };
 
@@ -70,6 +73,9 @@ class JobTracker {
   // agent is stopping).
   std::vector<JobRecord> take_finished(recording::TimeNs now_ns, bool all = false);
   std::size_t open_jobs() const;
+  // A capture started on GPU `gpu_index` at `start_ns` into `folder`: every job open on that GPU, and
+  // every one that ended at or after the start but is not written yet, links to it.
+  void link_capture(int gpu_index, recording::TimeNs start_ns, const std::string& folder);
 
  private:
   struct Open {

@@ -87,6 +87,8 @@ class Watcher {
   void annotate(std::vector<agent::AgentRecord>& records);
   // Finished jobs (all open jobs too when `all`).
   std::vector<JobRecord> take_finished(recording::TimeNs now, bool all = false);
+  // Links a capture folder to the jobs on a GPU (JobTracker::link_capture).
+  void link_capture(int gpu_index, recording::TimeNs start_ns, const std::string& folder);
   long polls() const { return polls_; }
 
  private:

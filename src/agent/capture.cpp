@@ -1,0 +1,693 @@
+// Captures: a fired rule records one GPU into a capture folder (docs/agent.md#triggered-captures).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <system_error>
+#include <type_traits>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "diescope/agent/capture.hpp"
+#include "diescope/analysis/analyze.hpp"
+#include "diescope/collect/host_probes.hpp"
+#include "diescope/core/atomic_file.hpp"
+#include "diescope/core/clock.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/recording/writer.hpp"
+#include "diescope/report/recording_report.hpp"
+#include "diescope/report/renderer.hpp"
+
+namespace diescope::agent {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kSummaryFile = "capture.json";
+constexpr const char* kRecordingFile = "capture.dsrec";
+// How long the HTTP thread waits for the agent's loop to act on a request.
+constexpr auto kHttpWait = std::chrono::seconds(4);
+
+std::string utc_stamp(recording::TimeNs ns, bool compact) {
+  const std::time_t t = static_cast<std::time_t>(ns / recording::kNsPerSecond);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, compact ? "%Y%m%dT%H%M%SZ" : "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Bytes under a folder (files only); 0 when it cannot be read.
+std::uintmax_t folder_bytes(const fs::path& folder) {
+  std::uintmax_t total = 0;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code e2;
+    if (it->is_regular_file(e2)) {
+      const auto n = it->file_size(e2);
+      if (!e2) total += n;
+    }
+  }
+  return total;
+}
+
+// Capture folders under `root`, oldest first (their names start with the UTC start time).
+std::vector<fs::path> capture_folders(const fs::path& root) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code e2;
+    if (it->is_directory(e2) && fs::exists(it->path() / kSummaryFile, e2)) out.push_back(it->path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string query_value(const std::string& query, const std::string& key) {
+  std::size_t pos = 0;
+  while (pos <= query.size()) {
+    const std::size_t amp = query.find('&', pos);
+    const std::string part = query.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
+    const std::size_t eq = part.find('=');
+    if (part.substr(0, eq) == key) return eq == std::string::npos ? std::string() : part.substr(eq + 1);
+    if (amp == std::string::npos) break;
+    pos = amp + 1;
+  }
+  return {};
+}
+
+}  // namespace
+
+struct CaptureManager::Active {
+  std::size_t gpu = 0;
+  int gpu_index = -1;
+  std::size_t rule = 0;
+  std::string trigger;
+  fs::path folder;
+  recording::TimeNs start_ns = 0;
+  recording::TimeNs end_ns = 0;  // when its length is reached
+  recording::TimeNs closed_ns = 0;
+  std::optional<CaptureJob> job;
+  std::optional<recording::TimeNs> job_left_ns;
+  std::string chip_source;  // pm, gpm or none, from the recording's columns
+  std::string outcome = "running";
+  std::vector<std::string> notes;
+
+  std::mutex mutex;  // the writer is shared with the host probes' thread
+  std::unique_ptr<recording::RecordingWriter> writer;
+  std::array<recording::TimeNs, recording::kKindCount> last_ts{};
+  std::array<bool, recording::kKindCount> have_ts{};
+  bool chip_stopped = false;  // the chip columns changed: no more chip samples
+  bool write_failed = false;
+  long dropped = 0;  // records out of time order (or refused by the writer), left out
+  std::string last_refusal;
+
+  std::thread host;
+  std::atomic<bool> stop_host{false};
+
+  // Writes one record under the mutex's protection, keeping each kind's time order.
+  template <typename R>
+  void put(const R& record) {
+    if (write_failed || !writer) return;
+    using View = std::remove_cvref_t<decltype(recording::view_of(record))>;
+    constexpr std::size_t k = recording::kind_index<View>;
+    const recording::TimeNs ts = recording::order_time(record);
+    if (have_ts[k] && ts < last_ts[k]) {
+      ++dropped;
+      return;
+    }
+    try {
+      writer->write(record);
+      last_ts[k] = ts;
+      have_ts[k] = true;
+    } catch (const std::exception& e) {
+      ++dropped;
+      last_refusal = e.what();
+    }
+  }
+};
+
+CaptureManager::CaptureManager(CaptureRules rules, Agent& agent, CaptureHooks hooks)
+    : rules_(std::move(rules)),
+      agent_(agent),
+      hooks_(std::move(hooks)),
+      evaluator_(rules_.rules, agent.status().size()),
+      seen_window_(agent.status().size(), 0),
+      last_start_(agent.status().size(), std::numeric_limits<recording::TimeNs>::min()),
+      active_(agent.status().size()) {
+  wake_ = core::make_pipe("capture requests");
+  core::set_nonblocking(wake_.read.get());
+  core::set_nonblocking(wake_.write.get());
+  for (std::size_t i = 0; i < agent.status().size(); ++i)
+    if (agent.status()[i].last_window) seen_window_[i] = agent.status()[i].last_window->seq;
+  std::error_code ec;
+  fs::create_directories(rules_.settings.folder, ec);
+  if (ec)
+    throw core::UsageError(
+        fmt::format("cannot create the capture folder {}: {}", rules_.settings.folder.string(), ec.message()),
+        "name a folder the agent's user can write in \"captures\": {\"folder\": ...} of the rules file");
+}
+
+CaptureManager::~CaptureManager() {
+  for (auto& a : active_)
+    if (a) {
+      a->stop_host = true;
+      if (a->host.joinable()) a->host.join();
+    }
+}
+
+void CaptureManager::log(const std::string& line) const {
+  if (hooks_.log) hooks_.log("capture: " + line);
+}
+
+void CaptureManager::count(std::size_t rule, CaptureOutcome outcome) {
+  std::lock_guard lock(counts_mutex_);
+  ++counts_[{rule, outcome}];
+}
+
+std::vector<CaptureManager::Counted> CaptureManager::counts() const {
+  std::lock_guard lock(counts_mutex_);
+  std::vector<Counted> out;
+  for (std::size_t r = 0; r < rules_.rules.size(); ++r)
+    for (CaptureOutcome o : {CaptureOutcome::written, CaptureOutcome::cut_short, CaptureOutcome::disk_full,
+                             CaptureOutcome::rate_limited, CaptureOutcome::busy, CaptureOutcome::failed}) {
+      const auto it = counts_.find({r, o});
+      out.push_back({rules_.rules[r].name, o, it == counts_.end() ? 0 : it->second});
+    }
+  return out;
+}
+
+std::vector<fs::path> CaptureManager::finished() const {
+  return finished_;
+}
+
+bool CaptureManager::capturing(std::size_t gpu) const {
+  return active_.at(gpu) != nullptr;
+}
+
+std::string CaptureManager::metrics(ExpositionFormat /*format*/) const {
+  std::string out =
+      "# HELP diescope_captures_total Triggered captures by rule and outcome "
+      "(docs/agent.md#triggered-captures).\n"
+      "# TYPE diescope_captures_total counter\n";
+  for (const Counted& c : counts())
+    out += fmt::format("diescope_captures_total{{rule=\"{}\",outcome=\"{}\"}} {}\n",
+                       escape_label_value(c.rule), to_string(c.outcome), c.count);
+  return out;
+}
+
+void CaptureManager::signal() {
+  std::lock_guard lock(pending_mutex_);
+  signalled_ = true;
+}
+
+HttpReply CaptureManager::http(const CaptureHttpRequest& request) {
+  if (!request.peer_loopback && !rules_.settings.allow_remote)
+    return {
+        403, "text/plain; charset=utf-8",
+        "POST /capture is served to this host only (loopback); set \"allow_remote\": true in the rules file "
+        "to take it from other hosts\n"};
+  const std::string auth = request.authorization;
+  const std::string given = auth.rfind("Bearer ", 0) == 0 ? auth.substr(7) : std::string();
+  if (!token_matches(given, rules_.token))
+    return {401, "text/plain; charset=utf-8",
+            "a capture needs the token from the rules file's token_file: Authorization: Bearer TOKEN\n"};
+  const std::string rule_name = query_value(request.query, "rule");
+  std::optional<std::size_t> rule;
+  for (std::size_t r = 0; r < rules_.rules.size(); ++r)
+    if (rules_.rules[r].condition == CaptureCondition::http &&
+        (rule_name.empty() || rules_.rules[r].name == rule_name)) {
+      rule = r;
+      break;
+    }
+  if (!rule)
+    return {404, "text/plain; charset=utf-8",
+            fmt::format("no http rule named \"{}\" in the rules file\n", rule_name)};
+  int gpu = -1;
+  const std::string gpu_text = query_value(request.query, "gpu");
+  if (!gpu_text.empty()) {
+    char* end = nullptr;
+    const long v = std::strtol(gpu_text.c_str(), &end, 10);
+    if (end == gpu_text.c_str() || *end != '\0' || v < 0)
+      return {400, "text/plain; charset=utf-8", "gpu= takes a GPU index, e.g. /capture?gpu=0\n"};
+    gpu = static_cast<int>(v);
+  }
+  Pending p;
+  p.rule = *rule;
+  p.gpu_index = gpu;
+  p.trigger = "POST /capture";
+  p.reply = std::make_shared<std::promise<HttpReply>>();
+  std::future<HttpReply> reply = p.reply->get_future();
+  {
+    std::lock_guard lock(pending_mutex_);
+    pending_.push_back(std::move(p));
+  }
+  const char byte = 'c';
+  (void)!::write(wake_.write.get(), &byte, 1);
+  if (reply.wait_for(kHttpWait) != std::future_status::ready)
+    return {202, "text/plain; charset=utf-8",
+            "capture requested; the agent has not acted on it yet (see diescope_captures_total)\n"};
+  return reply.get();
+}
+
+void CaptureManager::enforce_quota(const fs::path& keep) {
+  const double quota = rules_.settings.quota_mb * 1e6;
+  std::vector<fs::path> folders = capture_folders(rules_.settings.folder);
+  std::uintmax_t total = 0;
+  std::vector<std::pair<fs::path, std::uintmax_t>> sized;
+  for (const fs::path& f : folders) {
+    const std::uintmax_t b = folder_bytes(f);
+    total += b;
+    sized.emplace_back(f, b);
+  }
+  // The oldest first; a running capture is never deleted (docs/agent.md#rate-and-space).
+  for (const auto& [f, b] : sized) {
+    if (static_cast<double>(total) <= quota) break;
+    bool running = f == keep;
+    for (const auto& a : active_)
+      if (a && a->folder == f) running = true;
+    if (running) continue;
+    std::error_code ec;
+    fs::remove_all(f, ec);
+    if (ec) {
+      log(fmt::format("quota: cannot delete {}: {}", f.string(), ec.message()));
+      continue;
+    }
+    total -= b;
+    log(fmt::format("quota: deleted the oldest capture {} ({:.1f} MB) to stay under {:g} MB", f.string(),
+                    static_cast<double>(b) / 1e6, rules_.settings.quota_mb));
+    finished_.erase(std::remove(finished_.begin(), finished_.end(), f), finished_.end());
+  }
+}
+
+void CaptureManager::write_summary(const Active& a, const std::string& state) const {
+  const CaptureRule& rule = rules_.rules[a.rule];
+  json j;
+  j["schema"] = 1;
+  j["state"] = state;
+  j["rule"] = rule.name;
+  j["condition"] = std::string(to_string(rule.condition));
+  j["trigger"] = a.trigger;
+  j["gpu"] = a.gpu_index;
+  j["start_ns"] = a.start_ns;
+  j["start_utc"] = utc_stamp(a.start_ns, false);
+  j["length_s"] = rule.capture_s;
+  j["end_ns"] = a.closed_ns ? json(a.closed_ns) : json(nullptr);
+  j["chip_source"] = a.chip_source;
+  if (a.job) {
+    json labels = json::object();
+    for (const auto& [k, v] : a.job->labels) labels[k] = v;
+    j["job"] = {
+        {"key", a.job->key}, {"name", a.job->name}, {"labels", labels}, {"root_pid", a.job->root_pid}};
+  } else {
+    j["job"] = nullptr;
+  }
+  j["job_left_ns"] = a.job_left_ns ? json(*a.job_left_ns) : json(nullptr);
+  j["interval_ms"] = agent_.source().meta(a.gpu).interval_ms;
+  j["host_interval_ms"] = hooks_.host_probes ? json(rules_.settings.host_interval_ms) : json(nullptr);
+  j["nvtx"] =
+      "not recorded: the agent does not load itself into the programs it watches, and NVTX ranges are only "
+      "seen from inside a program (docs/agent.md#what-a-capture-holds)";
+  j["notes"] = a.notes;
+  j["files"] = {{"recording", kRecordingFile},
+                {"report", "report.html"},
+                {"report_json", "report.json"},
+                {"trace", "trace.json"}};
+  try {
+    core::write_file_atomically(a.folder / kSummaryFile, j.dump(2) + "\n");
+  } catch (const std::exception& e) {
+    log(fmt::format("{}: capture.json not written: {}", a.folder.string(), e.what()));
+  }
+}
+
+std::optional<std::string> CaptureManager::start(std::size_t rule_i, std::size_t gpu,
+                                                 const std::string& trigger, CaptureOutcome& outcome) {
+  const CaptureRule& rule = rules_.rules[rule_i];
+  const recording::TimeNs now = agent_.now_ns();
+  const int gpu_index = agent_.status().at(gpu).index;
+  if (active_[gpu]) {
+    outcome = CaptureOutcome::busy;
+    count(rule_i, outcome);
+    log(fmt::format("rule {} fired on GPU {} ({}) while a capture runs there; not started", rule.name,
+                    gpu_index, trigger));
+    return std::nullopt;
+  }
+  const double since_s = static_cast<double>(now - last_start_[gpu]) / 1e9;
+  if (last_start_[gpu] != std::numeric_limits<recording::TimeNs>::min() &&
+      since_s < rules_.settings.min_interval_s) {
+    outcome = CaptureOutcome::rate_limited;
+    count(rule_i, outcome);
+    log(fmt::format(
+        "rule {} fired on GPU {} ({}) {:.0f} s after the last capture there; the limit is one per {:g} s",
+        rule.name, gpu_index, trigger, since_s, rules_.settings.min_interval_s));
+    return std::nullopt;
+  }
+  auto a = std::make_unique<Active>();
+  a->gpu = gpu;
+  a->gpu_index = gpu_index;
+  a->rule = rule_i;
+  a->trigger = trigger;
+  a->start_ns = now;
+  a->end_ns = now + static_cast<recording::TimeNs>(std::llround(rule.capture_s * 1e9));
+  a->folder = rules_.settings.folder / fmt::format("{}-gpu{}-{}", utc_stamp(now, true), gpu_index, rule.name);
+  enforce_quota({});
+  std::error_code ec;
+  fs::create_directories(a->folder, ec);
+  recording::RecordingMeta meta = agent_.source().meta(gpu);
+  meta.start_ns = now;
+  meta.run_type = "sustained";
+  meta.duty_on_ms = 0;
+  meta.duty_period_ms = 0;
+  meta.host_interval_ms =
+      hooks_.host_probes ? rules_.settings.host_interval_ms : recording::RecordingMeta{}.host_interval_ms;
+  a->chip_source = meta.units.empty()                                        ? "none"
+                   : meta.units.front().source == recording::UnitSource::gpm ? "gpm"
+                                                                             : "pm";
+  if (a->chip_source == "gpm")
+    a->notes.push_back(
+        "chip source: NVML GPM, because another profiler held the counters; the capture never takes them "
+        "from "
+        "a profiler (docs/agent.md#beside-other-profilers)");
+  if (hooks_.job) a->job = hooks_.job(gpu_index);
+  meta.command.clear();
+  if (a->job) meta.command = {a->job->name};
+  try {
+    if (ec)
+      throw core::Error("cannot create " + a->folder.string() + ": " + ec.message(), "", core::kExitInput);
+    a->writer = std::make_unique<recording::RecordingWriter>(a->folder / kRecordingFile, meta);
+    a->put(recording::Note{
+        now, "capture",
+        fmt::format("rule {} fired: {}; capturing {:g} s", rule.name, trigger, rule.capture_s)});
+    if (a->job && a->job->root_pid > 0)
+      a->put(recording::Note{now, "capture",
+                             fmt::format("host probes follow process {} and its children ({})",
+                                         a->job->root_pid, a->job->name)});
+  } catch (const std::exception& e) {
+    outcome = CaptureOutcome::failed;
+    count(rule_i, outcome);
+    log(fmt::format("rule {} fired on GPU {} but its capture could not start: {}", rule.name, gpu_index,
+                    e.what()));
+    return std::nullopt;
+  }
+  last_start_[gpu] = now;
+  agent_.hold_counters(gpu, a->end_ns);
+  if (hooks_.link) hooks_.link(gpu_index, now, a->folder.string());
+  write_summary(*a, "running");
+  // The host probes at their own cadence (10 ms by default), on their own thread so the agent's loop
+  // keeps its polls (docs/agent.md#what-a-capture-holds).
+  Active* raw = a.get();
+  const std::int64_t root = a->job ? a->job->root_pid : 0;
+  const auto step = std::chrono::nanoseconds(std::llround(rules_.settings.host_interval_ms * 1e6));
+  const fs::path proc = hooks_.proc;
+  if (hooks_.host_probes)
+    raw->host = std::thread([raw, root, step, proc] {
+      collect::HostProbeOptions options;
+      options.proc = proc;
+      collect::HostProbes probes(options);
+      auto next = std::chrono::steady_clock::now();
+      while (!raw->stop_host.load()) {
+        const collect::HostBatch b = probes.read(core::realtime_ns(), core::monotonic_ns(), root);
+        {
+          std::lock_guard lock(raw->mutex);
+          for (const auto& s : b.streams) raw->put(s);
+          for (const auto& t : b.tasks) raw->put(t);
+          for (const auto& n : b.notes) raw->put(n);
+          if (!b.sample.values.empty()) raw->put(b.sample);
+        }
+        next += step;
+        const auto now_tp = std::chrono::steady_clock::now();
+        if (next < now_tp) next = now_tp;  // behind: skip, never burst
+        std::this_thread::sleep_until(next);
+      }
+    });
+  log(fmt::format("rule {} fired on GPU {} ({}): capturing {:g} s into {}", rule.name, gpu_index, trigger,
+                  rule.capture_s, a->folder.string()));
+  const std::string folder = a->folder.string();
+  active_[gpu] = std::move(a);
+  outcome = CaptureOutcome::written;  // so far: the final outcome is counted when it closes
+  return folder;
+}
+
+void CaptureManager::on_batch(std::size_t gpu, const collect::GpuBatch& batch) {
+  if (gpu >= active_.size() || !active_[gpu]) return;
+  Active& a = *active_[gpu];
+  std::lock_guard lock(a.mutex);
+  const recording::TimeNs lo = a.start_ns;
+  recording::for_each_kind<recording::StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
+    if constexpr (std::is_same_v<Record, recording::HostSample>) {
+      return;  // the capture's own probes write the host
+    } else {
+      for (const auto& r : batch.list<Record>()) {
+        if constexpr (std::is_same_v<Record, recording::ChipSample>) {
+          if (a.chip_stopped || r.end_ns <= lo) continue;
+          if (batch.columns_changed_at && r.end_ns > *batch.columns_changed_at) continue;
+        } else {
+          if (r.ts_ns < lo) continue;
+        }
+        a.put(r);
+      }
+    }
+  });
+  for (const auto& e : batch.counters)
+    if (e.ts_ns >= lo) a.put(e);
+  for (recording::Note n : batch.notes) {
+    if (n.ts_ns < lo) continue;
+    // A recording's note topic is one word (docs/recording-format.md); a feed's may not be.
+    std::replace(n.topic.begin(), n.topic.end(), ' ', '_');
+    a.put(n);
+  }
+  if (batch.columns_changed_at && !a.chip_stopped) {
+    // The recording's columns are those it started with; the other source's samples cannot join it.
+    a.chip_stopped = true;
+    const std::string text = fmt::format(
+        "the chip source changed {:.1f} s into the capture ({}); chip samples after it are not in this "
+        "capture",
+        static_cast<double>(*batch.columns_changed_at - lo) / 1e9, batch.columns_change_why);
+    a.notes.push_back(text);
+    a.put(recording::Note{std::max(lo, *batch.columns_changed_at), "capture", text});
+  }
+}
+
+void CaptureManager::finish(Active& a, const std::string& why, CaptureOutcome outcome) {
+  a.stop_host = true;
+  if (a.host.joinable()) a.host.join();
+  const recording::TimeNs now = std::max(agent_.now_ns(), a.start_ns);
+  a.closed_ns = now;
+  {
+    std::lock_guard lock(a.mutex);
+    if (a.dropped > 0)
+      a.notes.push_back(fmt::format("{} record(s) out of time order or refused by the writer were left out{}",
+                                    a.dropped,
+                                    a.last_refusal.empty() ? "" : " (the last: " + a.last_refusal + ")"));
+    a.put(recording::RunEnd{now, 0, recording::RunEnding{recording::RunEnding::Way::other, 0, why}});
+    try {
+      if (a.writer) a.writer->close();
+    } catch (const std::exception& e) {
+      outcome = CaptureOutcome::disk_full;
+      a.notes.push_back(std::string("closing the recording failed: ") + e.what());
+    }
+  }
+  if (!a.notes.empty() || outcome != CaptureOutcome::written)
+    log(fmt::format("{}: {}", a.folder.string(), why));
+  a.outcome = std::string(to_string(outcome));
+  // The report, with the capture's own block first (docs/agent.md#what-a-capture-holds). A recording cut by a
+  // full disk still reads (the writer flushed whole lines), so it gets its report when there is room.
+  try {
+    report::RecordingReport r =
+        report::analyse_recording(a.folder / kRecordingFile, analysis::WindowMode::none);
+    const CaptureRule& rule = rules_.rules[a.rule];
+    json block;
+    block["rule"] = rule.name;
+    block["condition"] = std::string(to_string(rule.condition));
+    block["trigger"] = a.trigger;
+    block["outcome"] = a.outcome;
+    block["ended"] = why;
+    block["start_utc"] = utc_stamp(a.start_ns, false);
+    block["length_s"] = rule.capture_s;
+    block["captured_s"] = static_cast<double>(now - a.start_ns) / 1e9;
+    block["chip_source"] = a.chip_source;
+    if (a.job) {
+      json labels = json::object();
+      for (const auto& [k, v] : a.job->labels) labels[k] = v;
+      block["job"] = {{"name", a.job->name}, {"key", a.job->key}, {"labels", labels}};
+    } else {
+      block["job"] = nullptr;
+    }
+    block["job_left_s"] =
+        a.job_left_ns ? json(static_cast<double>(*a.job_left_ns - a.start_ns) / 1e9) : json(nullptr);
+    block["nvtx"] = "not recorded (the agent does not load into the program)";
+    block["notes"] = a.notes;
+    r.report["capture"] = block;
+    report::MultiRenderer renderers;
+    renderers.add(std::make_unique<report::JsonRenderer>(a.folder / "report.json"));
+    renderers.add(std::make_unique<report::HtmlRenderer>(a.folder / "report.html"));
+    renderers.add(std::make_unique<report::TraceRenderer>(a.folder / "trace.json"));
+    renderers.render(report::ReportInput{r.report, r.source.get(), &r.analysis});
+  } catch (const std::exception& e) {
+    if (outcome == CaptureOutcome::written) outcome = CaptureOutcome::failed;
+    a.outcome = std::string(to_string(outcome));
+    a.notes.push_back(std::string("the report could not be written: ") + e.what());
+    log(fmt::format("{}: the report could not be written: {}", a.folder.string(), e.what()));
+  }
+  write_summary(a, a.outcome);
+  count(a.rule, outcome);
+  finished_.push_back(a.folder);
+}
+
+void CaptureManager::after_step() {
+  {
+    char buf[64];
+    while (::read(wake_.read.get(), buf, sizeof buf) > 0) {}
+  }
+  std::deque<Pending> pending;
+  bool signalled = false;
+  {
+    std::lock_guard lock(pending_mutex_);
+    pending.swap(pending_);
+    signalled = signalled_;
+    signalled_ = false;
+  }
+  const auto& status = agent_.status();
+  auto watches = [&](const CaptureRule& rule, std::size_t gpu) {
+    return rule.gpus.empty() ||
+           std::find(rule.gpus.begin(), rule.gpus.end(), status[gpu].index) != rule.gpus.end();
+  };
+  if (signalled)
+    for (std::size_t r = 0; r < rules_.rules.size(); ++r)
+      if (rules_.rules[r].condition == CaptureCondition::signal)
+        for (std::size_t g = 0; g < status.size(); ++g)
+          if (watches(rules_.rules[r], g)) {
+            CaptureOutcome o{};
+            start(r, g, "SIGUSR1", o);
+          }
+  for (Pending& p : pending) {
+    std::vector<std::string> folders;
+    std::vector<std::string> refused;
+    bool any = false;
+    for (std::size_t g = 0; g < status.size(); ++g) {
+      if (p.gpu_index >= 0 ? status[g].index != p.gpu_index : !watches(rules_.rules[p.rule], g)) continue;
+      any = true;
+      CaptureOutcome o{};
+      if (auto f = start(p.rule, g, p.trigger, o))
+        folders.push_back(*f);
+      else
+        refused.push_back(fmt::format("GPU {}: {}", status[g].index, to_string(o)));
+    }
+    HttpReply reply;
+    reply.content_type = "text/plain; charset=utf-8";
+    if (!any) {
+      reply.status = 404;
+      reply.body = fmt::format("this agent does not monitor GPU {}\n", p.gpu_index);
+    } else if (folders.empty()) {
+      reply.status = 429;
+      for (const auto& s : refused) reply.body += "not started: " + s + "\n";
+    } else {
+      reply.status = 200;
+      for (const auto& f : folders) reply.body += "capturing into " + f + "\n";
+      for (const auto& s : refused) reply.body += "not started: " + s + "\n";
+    }
+    if (p.reply) p.reply->set_value(reply);
+  }
+  // New windows against the window rules.
+  for (std::size_t g = 0; g < status.size(); ++g) {
+    const auto& w = status[g].last_window;
+    if (!w || w->seq <= seen_window_[g]) continue;
+    seen_window_[g] = w->seq;
+    for (std::size_t r : evaluator_.observe(g, status[g].index, *w)) {
+      const CaptureRule& rule = rules_.rules[r];
+      const double value = rule.condition == CaptureCondition::die_under_gpu_over ? w->die_util_pct
+                           : rule.of == GapMeasure::gap                           ? w->gap_pct
+                           : rule.of == GapMeasure::stranded                      ? w->stranded_pct
+                                                                                  : w->stranded_idle_pct;
+      const std::string trigger =
+          rule.condition == CaptureCondition::gap_over
+              ? fmt::format(
+                    "{} {:.1f} points over {:g} (GPU-Util {:.1f}%, DIE-Util {:.1f}%) for at least {:g} s",
+                    to_string(rule.of), value, rule.points, w->gpu_util_pct, w->die_util_pct, rule.for_s)
+              : fmt::format(
+                    "DIE-Util {:.1f}% under {:g}% while GPU-Util {:.1f}% over {:g}% for at least {:g} s",
+                    w->die_util_pct, rule.die_util_under, w->gpu_util_pct, rule.gpu_util_over, rule.for_s);
+      CaptureOutcome o{};
+      start(r, g, trigger, o);
+    }
+  }
+  // Running captures: the job, the disk, the length.
+  const recording::TimeNs now = agent_.now_ns();
+  for (std::size_t g = 0; g < active_.size(); ++g) {
+    if (!active_[g]) continue;
+    Active& a = *active_[g];
+    if (a.job && !a.job_left_ns && hooks_.job) {
+      const std::optional<CaptureJob> j = hooks_.job(a.gpu_index);
+      if (!j || j->key != a.job->key) {
+        a.job_left_ns = now;
+        const std::string text = fmt::format(
+            "the job ({}) left GPU {} {:.1f} s into the capture; the capture goes on to its length",
+            a.job->name, a.gpu_index, static_cast<double>(now - a.start_ns) / 1e9);
+        a.notes.push_back(text);
+        std::lock_guard lock(a.mutex);
+        a.put(recording::Note{now, "capture", text});
+      }
+    }
+    bool disk_full = false;
+    std::string disk_why;
+    {
+      std::lock_guard lock(a.mutex);
+      try {
+        if (hooks_.before_flush) hooks_.before_flush(a.folder / kRecordingFile);
+        if (a.writer && !a.write_failed) a.writer->flush();
+      } catch (const std::exception& e) {
+        a.write_failed = true;
+        disk_full = true;
+        disk_why = e.what();
+      }
+    }
+    if (!disk_full) {
+      enforce_quota(a.folder);
+      const double quota = rules_.settings.quota_mb * 1e6;
+      if (static_cast<double>(folder_bytes(rules_.settings.folder)) > quota) {
+        disk_full = true;
+        disk_why = fmt::format(
+            "the capture folders reached the quota of {:g} MB with no older capture left to delete",
+            rules_.settings.quota_mb);
+        std::lock_guard lock(a.mutex);
+        a.put(recording::Note{now, "capture", disk_why + "; the capture stops here"});
+        try {
+          if (a.writer) a.writer->flush();
+        } catch (const std::exception&) {}
+        a.write_failed = true;
+      }
+    }
+    if (disk_full) {
+      a.notes.push_back("the disk filled mid-capture (" + disk_why +
+                        "); the capture stopped there and the agent's records and /metrics went on");
+      agent_.hold_counters(g, 0);
+      finish(a, "disk full: " + disk_why, CaptureOutcome::disk_full);
+      active_[g].reset();
+      continue;
+    }
+    if (now >= a.end_ns) {
+      agent_.hold_counters(g, 0);
+      finish(a, fmt::format("the capture's length ({:g} s) was reached", rules_.rules[a.rule].capture_s),
+             CaptureOutcome::written);
+      active_[g].reset();
+    }
+  }
+}
+
+void CaptureManager::stop(const std::string& why) {
+  for (std::size_t g = 0; g < active_.size(); ++g) {
+    if (!active_[g]) continue;
+    Active& a = *active_[g];
+    a.notes.push_back(
+        fmt::format("the agent stopped ({}) {:.1f} s into the capture; the capture was closed there", why,
+                    static_cast<double>(agent_.now_ns() - a.start_ns) / 1e9));
+    finish(a, "the agent stopped (" + why + ")", CaptureOutcome::cut_short);
+    active_[g].reset();
+  }
+}
+
+}  // namespace diescope::agent
