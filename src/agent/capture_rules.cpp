@@ -163,7 +163,7 @@ CaptureRules parse_capture_rules(std::string_view text, const std::string& path)
                  {"folder", "quota_mb", "min_interval_s", "token_file", "allow_remote", "host_interval_ms"},
                  "\"captures\"", from);
     out.settings.folder = text_field(c, s, "folder", from);
-    out.settings.quota_mb = number(c, s, "quota_mb", out.settings.quota_mb, 1, 1e9, from);
+    out.settings.quota_mb = number(c, s, "quota_mb", out.settings.quota_mb, 0.01, 1e9, from);
     out.settings.min_interval_s = number(c, s, "min_interval_s", out.settings.min_interval_s, 0, 1e9, from);
     out.settings.token_file = text_field(c, s, "token_file", from);
     out.settings.host_interval_ms =

@@ -1,0 +1,497 @@
+// Triggered captures (docs/agent.md#triggered-captures): the rules file and its errors, the window
+// conditions worked out by hand, the token comparison, and the capture manager over a replayed
+// synthetic recording driven by a fake clock: a capture written, the rate limit under a condition
+// that fires at every window, a disk that fills mid-capture (a write hook and the quota), a job that
+// leaves mid-capture, the agent stopping mid-capture, and the Prometheus counts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "diescope/agent/agent.hpp"
+#include "diescope/agent/capture.hpp"
+#include "diescope/agent/replay_feed.hpp"
+#include "diescope/core/error.hpp"
+#include "diescope/recording/reader.hpp"
+#include "fake_clock.hpp"
+#include "steady_recording.hpp"
+
+namespace diescope::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::FakeClock;
+
+constexpr recording::TimeNs kMs = recording::kNsPerMs;
+constexpr recording::TimeNs kS = recording::kNsPerSecond;
+
+// The UsageError a rules text gives, as "cause | fix"; empty when it parses.
+std::string parse_error(const std::string& text) {
+  try {
+    (void)parse_capture_rules(text, "rules.json");
+  } catch (const core::UsageError& e) {
+    return e.cause() + " | " + e.fix();
+  }
+  return "";
+}
+
+TEST(CaptureRules, EveryConditionWithItsFieldsAndDefaults) {
+  const CaptureRules r = parse_capture_rules(R"({
+  // comments are allowed
+  "captures": {"folder": "/tmp/c", "quota_mb": 100, "min_interval_s": 30, "token_file": "/tmp/t"},
+  "rules": [
+    {"name": "gap", "when": "gap_over", "points": 40, "for_s": 300, "capture_s": 60},
+    {"name": "idle", "when": "gap_over", "of": "idle", "points": 50, "capture_s": 20, "gpus": [1]},
+    {"name": "low-die", "when": "die_under_gpu_over", "die_util_under": 10, "gpu_util_over": 80, "for_s": 600, "capture_s": 60},
+    {"name": "on_request", "when": "http", "capture_s": 30},
+    {"name": "usr1", "when": "sigusr1", "capture_s": 5}
+  ]
+})",
+                                             "rules.json");
+  ASSERT_EQ(r.rules.size(), 5u);
+  EXPECT_EQ(r.settings.folder, "/tmp/c");
+  EXPECT_EQ(r.settings.quota_mb, 100);
+  EXPECT_EQ(r.settings.min_interval_s, 30);
+  EXPECT_EQ(r.settings.host_interval_ms, 10);  // the default
+  EXPECT_FALSE(r.settings.allow_remote);
+  EXPECT_EQ(r.rules[0].condition, CaptureCondition::gap_over);
+  EXPECT_EQ(r.rules[0].of, GapMeasure::gap);  // the default
+  EXPECT_EQ(r.rules[0].points, 40);
+  EXPECT_EQ(r.rules[0].for_s, 300);
+  EXPECT_EQ(r.rules[0].line, 5);
+  EXPECT_EQ(r.rules[1].of, GapMeasure::idle);
+  EXPECT_EQ(r.rules[1].for_s, 0);  // the default: one window
+  EXPECT_EQ(r.rules[1].gpus, std::vector<int>{1});
+  EXPECT_EQ(r.rules[2].condition, CaptureCondition::die_under_gpu_over);
+  EXPECT_EQ(r.rules[2].die_util_under, 10);
+  EXPECT_EQ(r.rules[2].gpu_util_over, 80);
+  EXPECT_EQ(r.rules[3].condition, CaptureCondition::http);
+  EXPECT_EQ(r.rules[4].condition, CaptureCondition::signal);
+  EXPECT_EQ(r.rules[4].capture_s, 5);
+  EXPECT_TRUE(r.has(CaptureCondition::http));
+}
+
+TEST(CaptureRules, ASyntaxErrorNamesItsLine) {
+  // The comma after "capture_s": 5 is missing: the parser stops at line 4's opening quote.
+  const std::string err = parse_error(
+      "{\n  \"rules\": [\n    {\"name\": \"a\", \"when\": \"sigusr1\", \"capture_s\": 5\n"
+      "     \"gpus\": [0]}\n  ]\n}\n");
+  EXPECT_NE(err.find("rules.json:4: not valid JSON"), std::string::npos) << err;
+  EXPECT_NE(err.find("fix the JSON at that line"), std::string::npos) << err;
+}
+
+TEST(CaptureRules, AnUnknownFieldIsNamedWithItsLineAndTheNearestField) {
+  const std::string err = parse_error(R"({
+  "rules": [
+    {"name": "a", "when": "gap_over", "points": 40, "capture_s": 5},
+    {"name": "b", "when": "gap_over", "pionts": 40, "capture_s": 5}
+  ]
+})");
+  EXPECT_NE(err.find("rules.json:4: unknown field \"pionts\" in a rule"), std::string::npos) << err;
+  EXPECT_NE(err.find("did you mean \"points\"?"), std::string::npos) << err;
+  const std::string top = parse_error(
+      "{\"rules\": [{\"name\": \"a\", \"when\": \"sigusr1\", \"capture_s\": 5}],\n"
+      "\"capture\": {}}");
+  EXPECT_NE(top.find("rules.json:2: unknown field \"capture\" in the file"), std::string::npos) << top;
+  EXPECT_NE(top.find("did you mean \"captures\"?"), std::string::npos) << top;
+}
+
+TEST(CaptureRules, MissingWrongAndMisplacedValuesAreRefused) {
+  EXPECT_NE(parse_error(R"({"rules": [{"name": "a", "when": "gap_over", "capture_s": 5}]})")
+                .find("the rule needs \"points\""),
+            std::string::npos);
+  EXPECT_NE(
+      parse_error(R"({"rules": [{"name": "a", "when": "sigusr1"}]})").find("the rule needs \"capture_s\""),
+      std::string::npos);
+  EXPECT_NE(parse_error(R"({"rules": [{"name": "a", "when": "sigusr1", "points": 3, "capture_s": 5}]})")
+                .find("\"points\" is for gap_over rules, not \"sigusr1\""),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"rules": [{"name": "a", "when": "often", "capture_s": 5}]})")
+                .find("unknown condition \"when\": \"often\""),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"rules": [{"name": "a", "when": "sigusr1", "capture_s": 0}]})")
+                .find("\"capture_s\" is 0, outside 1 to 3600"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"rules": [{"name": "a b", "when": "sigusr1", "capture_s": 5}]})")
+                .find("may hold only letters, digits, - and _"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"rules": [{"name": "a", "when": "sigusr1", "capture_s": 5},
+                                      {"name": "a", "when": "sigusr1", "capture_s": 5}]})")
+                .find("two rules are named \"a\""),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"rules": [{"name": "a", "when": "http", "capture_s": 5}]})")
+                .find("an http rule needs \"captures\": {\"token_file\": PATH}"),
+            std::string::npos);
+  EXPECT_NE(parse_error(R"({"rules": []})").find("a list of at least one rule"), std::string::npos);
+}
+
+TEST(CaptureRules, TheTokenComparisonNeedsEveryByte) {
+  EXPECT_TRUE(token_matches("s3cret-token-0123456", "s3cret-token-0123456"));
+  EXPECT_FALSE(token_matches("s3cret-token-0123457", "s3cret-token-0123456"));   // the last byte
+  EXPECT_FALSE(token_matches("s3cret-token-012345", "s3cret-token-0123456"));    // a prefix
+  EXPECT_FALSE(token_matches("s3cret-token-01234567", "s3cret-token-0123456"));  // longer
+  EXPECT_FALSE(token_matches("", "s3cret-token-0123456"));
+  EXPECT_FALSE(token_matches("", ""));  // no token configured accepts nothing
+}
+
+WindowFigures window(long seq, double start_s, double end_s, double gpu, double die) {
+  WindowFigures w;
+  w.seq = seq;
+  w.start_ns = static_cast<recording::TimeNs>(start_s * 1e9);
+  w.end_ns = static_cast<recording::TimeNs>(end_s * 1e9);
+  w.gpu_util_pct = gpu;
+  w.die_util_pct = die;
+  w.gap_pct = gpu - die;
+  w.stranded_pct = 100 - die;
+  w.stranded_idle_pct = 100 - gpu;
+  return w;
+}
+
+CaptureRule rule(CaptureCondition c, double for_s) {
+  CaptureRule r;
+  r.name = "r";
+  r.condition = c;
+  r.for_s = for_s;
+  r.capture_s = 10;
+  return r;
+}
+
+// The default duty: 2 s windows starting every 60 s. A gap of 45 points held for 300 s fires when the
+// latest window's end is 300 s or more after the first window's start: windows start at 0, 60, ...,
+// 300, and the one at 300 ends at 302 (302 - 0 >= 300), the sixth. The fifth ends at 242.
+TEST(CaptureConditions, AGapHeldForDFiresOnTheWindowThatReachesD) {
+  CaptureRule gap = rule(CaptureCondition::gap_over, 300);
+  gap.points = 40;
+  RuleEvaluator ev({gap}, 1);
+  for (int k = 0; k < 5; ++k)
+    EXPECT_TRUE(ev.observe(0, 0, window(k + 1, 60.0 * k, 60.0 * k + 2, 95, 50)).empty()) << "window " << k;
+  EXPECT_EQ(ev.observe(0, 0, window(6, 300, 302, 95, 50)), std::vector<std::size_t>{0});
+  // Fired: the count starts again, so the next window alone does not fire.
+  EXPECT_TRUE(ev.observe(0, 0, window(7, 360, 362, 95, 50)).empty());
+}
+
+// A window under the threshold breaks the streak: counting restarts at the next window that holds.
+// Gap 40.0 is not over 40 (strictly over), so it breaks too.
+TEST(CaptureConditions, AWindowThatDoesNotHoldStartsTheCountAgain) {
+  CaptureRule gap = rule(CaptureCondition::gap_over, 100);
+  gap.points = 40;
+  RuleEvaluator ev({gap}, 1);
+  EXPECT_TRUE(ev.observe(0, 0, window(1, 0, 2, 95, 50)).empty());       // 45: holds, since 0
+  EXPECT_TRUE(ev.observe(0, 0, window(2, 60, 62, 90, 50)).empty());     // 40.0: breaks
+  EXPECT_TRUE(ev.observe(0, 0, window(3, 120, 122, 95, 50)).empty());   // since 120
+  EXPECT_TRUE(ev.observe(0, 0, window(4, 180, 182, 95, 50)).empty());   // 62 s
+  EXPECT_EQ(ev.observe(0, 0, window(5, 240, 242, 95, 50)).size(), 1u);  // 122 s >= 100
+}
+
+// DIE-Util under 10 while GPU-Util over 80, both strict; NaN never holds. The idle measure is
+// 100 - GPU-Util: 100 - 14 = 86 > 50.
+TEST(CaptureConditions, TheOtherMeasuresAndNaN) {
+  CaptureRule low = rule(CaptureCondition::die_under_gpu_over, 0);
+  low.die_util_under = 10;
+  low.gpu_util_over = 80;
+  EXPECT_TRUE(RuleEvaluator::holds(low, window(1, 0, 2, 85, 9.9)));
+  EXPECT_FALSE(RuleEvaluator::holds(low, window(1, 0, 2, 85, 10)));
+  EXPECT_FALSE(RuleEvaluator::holds(low, window(1, 0, 2, 80, 5)));
+  EXPECT_FALSE(RuleEvaluator::holds(low, window(1, 0, 2, 85, std::nan(""))));
+  CaptureRule idle = rule(CaptureCondition::gap_over, 0);
+  idle.of = GapMeasure::idle;
+  idle.points = 50;
+  EXPECT_TRUE(RuleEvaluator::holds(idle, window(1, 0, 2, 14, 11)));  // idle 86, gap 3
+  CaptureRule gap = idle;
+  gap.of = GapMeasure::gap;
+  EXPECT_FALSE(RuleEvaluator::holds(gap, window(1, 0, 2, 14, 11)));  // the gap is 3
+  CaptureRule stranded = idle;
+  stranded.of = GapMeasure::stranded;
+  EXPECT_TRUE(RuleEvaluator::holds(stranded, window(1, 0, 2, 14, 11)));  // 89 > 50
+  // A rule for GPU 1 ignores GPU 0's windows.
+  CaptureRule only1 = idle;
+  only1.gpus = {1};
+  RuleEvaluator ev({only1}, 2);
+  EXPECT_TRUE(ev.observe(0, 0, window(1, 0, 2, 14, 11)).empty());
+  EXPECT_EQ(ev.observe(1, 1, window(1, 0, 2, 14, 11)).size(), 1u);
+}
+
+fs::path temp_dir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("diescope-capture-" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// The agent on a replayed steady recording (GPU-Util 90, DIE-Util 60: gap 30, idle 10), a 500 ms
+// poll, with a capture manager on its batches.
+struct Rig {
+  FakeClock clock;
+  std::unique_ptr<ReplayFeed> source;
+  std::unique_ptr<Agent> agent;
+  std::unique_ptr<CaptureManager> captures;
+  std::vector<AgentRecord> records;
+  recording::TimeNs origin = 0;
+
+  Rig(double seconds, double on_ms, double period_ms, CaptureRules rules, CaptureHooks hooks = {}) {
+    std::vector<std::unique_ptr<recording::Recording>> recs;
+    recs.push_back(testing::steady_recording(seconds));
+    source = std::make_unique<ReplayFeed>(std::move(recs), 1.0, false, clock.read());
+    origin = source->origin_ns();
+    AgentSettings s;
+    s.poll_ms = 500;
+    s.duty_on_ms = on_ms;
+    s.duty_period_ms = period_ms;
+    s.read_power = [] { return PowerSource::mains; };
+    s.on_batch = [this](std::size_t gpu, const collect::GpuBatch& b) {
+      if (captures) captures->on_batch(gpu, b);
+    };
+    agent = std::make_unique<Agent>(*source, clock, s);
+    hooks.host_probes = false;  // a replay: this host is not the recording's
+    captures = std::make_unique<CaptureManager>(std::move(rules), *agent, std::move(hooks));
+  }
+  // One 500 ms step: the agent, then the captures (as the runner does).
+  void step() {
+    clock.advance(500 * kMs);
+    for (auto& r : agent->step()) records.push_back(std::move(r));
+    captures->after_step();
+  }
+  void run_until(double s) {
+    while (agent->now_ns() - origin < static_cast<recording::TimeNs>(s * 1e9) && !agent->ended()) step();
+  }
+  long count(const std::string& rule, CaptureOutcome o) const {
+    for (const auto& c : captures->counts())
+      if (c.rule == rule && c.outcome == o) return c.count;
+    return -1;
+  }
+};
+
+CaptureRules rules_with(const fs::path& folder, std::vector<CaptureRule> rules, double min_interval_s = 0) {
+  CaptureRules r;
+  r.settings.folder = folder;
+  r.settings.min_interval_s = min_interval_s;
+  r.rules = std::move(rules);
+  return r;
+}
+
+json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  return json::parse(in);
+}
+
+// SIGUSR1 at 1.0 s: the capture starts at the next step (1.0 s, the step that handles it) and, 2 s
+// long, closes at the step at 3.0 s. Its folder holds the recording (readable, ended), the report with
+// the capture block, and capture.json; the records go on (5 s periods: one record by 5 s).
+TEST(CaptureManager, ASignalRuleWritesACaptureFolderAndTheRecordsGoOn) {
+  const fs::path dir = temp_dir("signal");
+  CaptureRule usr1 = rule(CaptureCondition::signal, 0);
+  usr1.name = "usr1";
+  usr1.capture_s = 2;
+  std::vector<std::string> links;
+  CaptureHooks hooks;
+  hooks.job = [](int) {
+    CaptureJob j;
+    j.key = "pod/uid-1";
+    j.name = "pod ml/train-7 (container trainer)";
+    j.labels = {{"pod", "train-7"}, {"namespace", "ml"}};
+    return std::optional<CaptureJob>(j);
+  };
+  hooks.link = [&links](int gpu, recording::TimeNs, const std::string& folder) {
+    links.push_back(std::to_string(gpu) + " " + folder);
+  };
+  Rig rig(10, 1000, 5000, rules_with(dir, {usr1}), hooks);
+  rig.run_until(0.5);
+  rig.clock.advance(500 * kMs);
+  for (auto& r : rig.agent->step()) rig.records.push_back(std::move(r));
+  rig.captures->signal();
+  rig.captures->after_step();  // at 1.0 s
+  EXPECT_TRUE(rig.captures->capturing(0));
+  rig.run_until(2.5);
+  EXPECT_TRUE(rig.captures->capturing(0)) << "closed before its 2 s";
+  rig.run_until(3.0);
+  EXPECT_FALSE(rig.captures->capturing(0));
+  rig.run_until(5.5);
+  ASSERT_EQ(rig.records.size(), 1u);
+  EXPECT_NEAR(rig.records[0].die_util_pct, 60, 1e-9);  // the record is the window's, unchanged
+
+  ASSERT_EQ(rig.captures->finished().size(), 1u);
+  const fs::path folder = rig.captures->finished()[0];
+  EXPECT_NE(folder.filename().string().find("-gpu0-usr1"), std::string::npos) << folder;
+  ASSERT_EQ(links.size(), 1u);
+  EXPECT_EQ(links[0], "0 " + folder.string());
+  const json summary = read_json(folder / "capture.json");
+  EXPECT_EQ(summary["state"], "written");
+  EXPECT_EQ(summary["trigger"], "SIGUSR1");
+  EXPECT_EQ(summary["job"]["labels"]["pod"], "train-7");
+  EXPECT_EQ(summary["chip_source"], "pm");
+  EXPECT_TRUE(summary["host_interval_ms"].is_null());  // a replay runs no host probes
+  EXPECT_EQ(summary["end_ns"].get<recording::TimeNs>() - summary["start_ns"].get<recording::TimeNs>(),
+            2 * kS);
+  auto rec = recording::open_recording(folder / "capture.dsrec");
+  ASSERT_TRUE(rec->side().end);
+  // 10 ms samples over [1 s, 3 s): the counters were already off at 1 s (the window is 0-1 s), so
+  // the hold starts them, and the first sample after that start is kept in the file (the analysis
+  // drops it). At least 190 of the 200 are there.
+  long chip = 0;
+  auto stream = rec->stream<recording::ChipSample>();
+  recording::ChipSample sample;
+  while (stream->next(sample)) ++chip;
+  EXPECT_GE(chip, 190);
+  EXPECT_LE(chip, 201);
+  const json report = read_json(folder / "report.json");
+  EXPECT_EQ(report["capture"]["rule"], "usr1");
+  EXPECT_EQ(report["capture"]["outcome"], "written");
+  EXPECT_NEAR(report["results"]["die_util_pct"].get<double>(), 60, 1e-9);
+  EXPECT_TRUE(fs::exists(folder / "report.html"));
+  EXPECT_TRUE(fs::exists(folder / "trace.json"));
+  EXPECT_EQ(rig.count("usr1", CaptureOutcome::written), 1);
+}
+
+// A gap rule (gap 30 > 25) on one window fires at every window: 1 s on of every 2 s, each window's
+// figures one poll after it ends, at 1.5, 3.5, 5.5, 7.5 and 9.5 s. With one capture per 5 s and 1 s
+// captures: started at 1.5 and at 7.5 (6 s later), refused at 3.5 (2 s), 5.5 (4 s) and 9.5 (2 s).
+// Every period still gets its record: 5 by 10 s.
+TEST(CaptureManager, TheRateLimitHoldsWhenAConditionFiresAtEveryWindow) {
+  const fs::path dir = temp_dir("rate");
+  CaptureRule gap = rule(CaptureCondition::gap_over, 0);
+  gap.name = "gap";
+  gap.points = 25;
+  gap.capture_s = 1;
+  Rig rig(12, 1000, 2000, rules_with(dir, {gap}, 5));
+  rig.run_until(10.0);
+  EXPECT_EQ(rig.count("gap", CaptureOutcome::written), 2);
+  EXPECT_EQ(rig.count("gap", CaptureOutcome::rate_limited), 3);
+  EXPECT_EQ(rig.count("gap", CaptureOutcome::busy), 0);
+  ASSERT_EQ(rig.records.size(), 5u);
+  for (const AgentRecord& r : rig.records) EXPECT_NEAR(r.die_util_pct, 60, 1e-9);
+  const std::string text = rig.captures->metrics(ExpositionFormat::prometheus_text);
+  EXPECT_NE(text.find("# TYPE diescope_captures_total counter"), std::string::npos) << text;
+  EXPECT_NE(text.find("diescope_captures_total{rule=\"gap\",outcome=\"written\"} 2\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("diescope_captures_total{rule=\"gap\",outcome=\"rate_limited\"} 3\n"),
+            std::string::npos)
+      << text;
+}
+
+// The disk fills mid-capture: the third flush fails (a write hook). The capture ends as disk_full with
+// a note; the agent's records go on.
+TEST(CaptureManager, ADiskThatFillsMidCaptureEndsItWithANoteAndTheRecordsGoOn) {
+  const fs::path dir = temp_dir("disk");
+  CaptureRule usr1 = rule(CaptureCondition::signal, 0);
+  usr1.name = "usr1";
+  usr1.capture_s = 5;
+  CaptureHooks hooks;
+  auto flushes = std::make_shared<int>(0);
+  hooks.before_flush = [flushes](const fs::path&) {
+    if (++*flushes == 3) throw core::Error("write failed: No space left on device", "", core::kExitInput);
+  };
+  Rig rig(12, 1000, 2000, rules_with(dir, {usr1}), hooks);
+  rig.captures->signal();
+  rig.step();  // 0.5 s: started, first flush
+  rig.step();  // 1.0 s
+  EXPECT_TRUE(rig.captures->capturing(0));
+  rig.step();  // 1.5 s: the third flush fails
+  EXPECT_FALSE(rig.captures->capturing(0));
+  rig.run_until(10.0);
+  EXPECT_EQ(rig.records.size(), 5u);
+  EXPECT_EQ(rig.count("usr1", CaptureOutcome::disk_full), 1);
+  const json summary = read_json(rig.captures->finished().at(0) / "capture.json");
+  EXPECT_EQ(summary["state"], "disk_full");
+  bool noted = false;
+  for (const auto& n : summary["notes"])
+    noted = noted || n.get<std::string>().find(
+                         "the disk filled mid-capture (write failed: No space left on "
+                         "device)") != std::string::npos;
+  EXPECT_TRUE(noted) << summary.dump(2);
+}
+
+// The quota: an older capture folder of 30 kB is deleted first when a capture starts (quota 20 kB);
+// then the capture alone passes the quota (200 chip samples of about 100 bytes a line) and stops with
+// disk_full, its recording still readable.
+TEST(CaptureManager, TheQuotaDeletesTheOldestFirstAndStopsACaptureThatAloneFillsIt) {
+  const fs::path dir = temp_dir("quota");
+  const fs::path old = dir / "20200101T000000Z-gpu0-old";
+  fs::create_directories(old);
+  std::ofstream(old / "capture.json") << "{}";
+  std::ofstream(old / "capture.dsrec") << std::string(30000, 'x');
+  CaptureRule usr1 = rule(CaptureCondition::signal, 0);
+  usr1.name = "usr1";
+  usr1.capture_s = 5;
+  CaptureRules rules = rules_with(dir, {usr1});
+  rules.settings.quota_mb = 0.02;
+  Rig rig(12, 1000, 2000, rules);
+  rig.captures->signal();
+  rig.step();
+  EXPECT_FALSE(fs::exists(old)) << "the oldest capture should have been deleted";
+  rig.run_until(6.0);
+  EXPECT_EQ(rig.count("usr1", CaptureOutcome::disk_full), 1);
+  const fs::path folder = rig.captures->finished().at(0);
+  const json summary = read_json(folder / "capture.json");
+  EXPECT_EQ(summary["state"], "disk_full");
+  EXPECT_LT(summary["end_ns"].get<recording::TimeNs>() - summary["start_ns"].get<recording::TimeNs>(),
+            5 * kS);
+  EXPECT_NO_THROW((void)recording::open_recording(folder / "capture.dsrec"));
+  EXPECT_EQ(rig.records.size(), 3u);  // periods ending at 2, 4, 6 s
+}
+
+// The job leaves the GPU at 2.0 s, 1.5 s into a capture that started at 0.5 s: the capture says so
+// and runs on to its 3 s.
+TEST(CaptureManager, AJobThatLeavesMidCaptureIsNotedAndTheCaptureRunsOn) {
+  const fs::path dir = temp_dir("job");
+  CaptureRule usr1 = rule(CaptureCondition::signal, 0);
+  usr1.name = "usr1";
+  usr1.capture_s = 3;
+  auto present = std::make_shared<bool>(true);
+  CaptureHooks hooks;
+  hooks.job = [present](int) -> std::optional<CaptureJob> {
+    if (!*present) return std::nullopt;
+    CaptureJob j;
+    j.key = "process/4711";
+    j.name = "process 4711 (python3)";
+    return j;
+  };
+  Rig rig(12, 1000, 2000, rules_with(dir, {usr1}), hooks);
+  rig.captures->signal();
+  rig.step();  // 0.5 s: started
+  rig.run_until(1.5);
+  *present = false;
+  rig.step();  // 2.0 s: gone
+  EXPECT_TRUE(rig.captures->capturing(0));
+  rig.run_until(3.5);
+  EXPECT_FALSE(rig.captures->capturing(0));
+  const fs::path folder = rig.captures->finished().at(0);
+  const json summary = read_json(folder / "capture.json");
+  EXPECT_EQ(summary["state"], "written");
+  EXPECT_EQ(summary["job_left_ns"].get<recording::TimeNs>() - summary["start_ns"].get<recording::TimeNs>(),
+            1500 * kMs);
+  const json report = read_json(folder / "report.json");
+  EXPECT_DOUBLE_EQ(report["capture"]["job_left_s"].get<double>(), 1.5);
+}
+
+// The agent stops 1 s into a 5 s capture: the capture is closed there, its recording ends with the
+// stop and reads back, and its report is written.
+TEST(CaptureManager, StoppingTheAgentClosesTheCaptureReadable) {
+  const fs::path dir = temp_dir("stop");
+  CaptureRule usr1 = rule(CaptureCondition::signal, 0);
+  usr1.name = "usr1";
+  usr1.capture_s = 5;
+  Rig rig(12, 1000, 2000, rules_with(dir, {usr1}));
+  rig.captures->signal();
+  rig.step();  // 0.5 s
+  rig.step();
+  rig.step();  // 1.5 s
+  for (auto& r : rig.agent->finish("SIGTERM")) rig.records.push_back(std::move(r));
+  rig.captures->stop("SIGTERM");
+  EXPECT_FALSE(rig.captures->capturing(0));
+  const fs::path folder = rig.captures->finished().at(0);
+  const json summary = read_json(folder / "capture.json");
+  EXPECT_EQ(summary["state"], "cut_short");
+  EXPECT_EQ(summary["end_ns"].get<recording::TimeNs>() - summary["start_ns"].get<recording::TimeNs>(), kS);
+  auto rec = recording::open_recording(folder / "capture.dsrec");
+  ASSERT_TRUE(rec->side().end);
+  EXPECT_EQ(rec->side().end->ending.text, "the agent stopped (SIGTERM)");
+  EXPECT_TRUE(fs::exists(folder / "report.html"));
+  EXPECT_EQ(rig.count("usr1", CaptureOutcome::cut_short), 1);
+}
+
+}  // namespace
+}  // namespace diescope::agent
