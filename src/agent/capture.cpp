@@ -368,7 +368,7 @@ std::optional<std::string> CaptureManager::start(std::size_t rule_i, std::size_t
                    : meta.units.front().source == recording::UnitSource::gpm ? "gpm"
                                                                              : "pm";
   if (a->chip_source == "gpm")
-    a->notes.push_back(
+    a->notes.emplace_back(
         "chip source: NVML GPM, because another profiler held the counters; the capture never takes them "
         "from "
         "a profiler (docs/agent.md#beside-other-profilers)");
@@ -679,14 +679,14 @@ void CaptureManager::after_step() {
 }
 
 void CaptureManager::stop(const std::string& why) {
-  for (std::size_t g = 0; g < active_.size(); ++g) {
-    if (!active_[g]) continue;
-    Active& a = *active_[g];
+  for (auto& slot : active_) {
+    if (!slot) continue;
+    Active& a = *slot;
     a.notes.push_back(
         fmt::format("the agent stopped ({}) {:.1f} s into the capture; the capture was closed there", why,
                     static_cast<double>(agent_.now_ns() - a.start_ns) / 1e9));
     finish(a, "the agent stopped (" + why + ")", CaptureOutcome::cut_short);
-    active_[g].reset();
+    slot.reset();
   }
 }
 

@@ -222,21 +222,63 @@ fs::path temp_dir(const std::string& name) {
   return dir;
 }
 
+// A replay whose chip source switches at `switch_at` (as the live session's does when another
+// profiler takes the counters): that collect's batch says the columns changed.
+class SwitchingFeed final : public collect::Feed {
+ public:
+  SwitchingFeed(std::unique_ptr<ReplayFeed> inner, recording::TimeNs switch_at)
+      : inner_(std::move(inner)), switch_at_(switch_at) {}
+  std::string kind() const override { return inner_->kind(); }
+  std::size_t gpu_count() const override { return inner_->gpu_count(); }
+  const recording::RecordingMeta& meta(std::size_t gpu) const override { return inner_->meta(gpu); }
+  recording::TimeNs now_ns(const core::ClockReadings& c) override { return inner_->now_ns(c); }
+  void collect(recording::TimeNs now, std::vector<collect::GpuBatch>& out) override {
+    inner_->collect(now, out);
+    if (!switched_ && now >= switch_at_) {
+      switched_ = true;
+      out[0].columns_changed_at = now;
+      out[0].columns_change_why = "another profiler (ncu, pid 4242) runs: NVML GPM";
+    }
+  }
+  void set_counters(std::size_t gpu, bool on, recording::TimeNs now) override {
+    inner_->set_counters(gpu, on, now);
+  }
+  bool ended(recording::TimeNs now) const override { return inner_->ended(now); }
+  recording::TimeNs end_ns() const override { return inner_->end_ns(); }
+  void shutdown(recording::TimeNs now, std::vector<collect::GpuBatch>& out) override {
+    inner_->shutdown(now, out);
+  }
+  bool counters_on(std::size_t gpu) const override { return inner_->counters_on(gpu); }
+  recording::TimeNs origin_ns() const { return inner_->origin_ns(); }
+
+ private:
+  std::unique_ptr<ReplayFeed> inner_;
+  recording::TimeNs switch_at_;
+  bool switched_ = false;
+};
+
 // The agent on a replayed steady recording (GPU-Util 90, DIE-Util 60: gap 30, idle 10), a 500 ms
-// poll, with a capture manager on its batches.
+// poll, with a capture manager on its batches. `gpm`: the recording's units are NVML GPM's (the
+// live session reads GPM beside another profiler); `switch_at_s`: the chip source switches then.
 struct Rig {
   FakeClock clock;
-  std::unique_ptr<ReplayFeed> source;
+  std::unique_ptr<collect::Feed> source;
   std::unique_ptr<Agent> agent;
   std::unique_ptr<CaptureManager> captures;
   std::vector<AgentRecord> records;
   recording::TimeNs origin = 0;
 
-  Rig(double seconds, double on_ms, double period_ms, CaptureRules rules, CaptureHooks hooks = {}) {
+  Rig(double seconds, double on_ms, double period_ms, CaptureRules rules, CaptureHooks hooks = {},
+      bool gpm = false, double switch_at_s = 1e9) {
     std::vector<std::unique_ptr<recording::Recording>> recs;
-    recs.push_back(testing::steady_recording(seconds));
-    source = std::make_unique<ReplayFeed>(std::move(recs), 1.0, false, clock.read());
-    origin = source->origin_ns();
+    recording::SyntheticSpec spec = testing::steady_spec(seconds);
+    if (gpm)
+      for (auto& u : spec.meta.units) u.source = recording::UnitSource::gpm;
+    recs.push_back(recording::make_synthetic_recording(spec));
+    auto replay = std::make_unique<ReplayFeed>(std::move(recs), 1.0, false, clock.read());
+    origin = replay->origin_ns();
+    source = std::make_unique<SwitchingFeed>(std::move(replay),
+                                             origin + static_cast<recording::TimeNs>(switch_at_s * 1e9));
     AgentSettings s;
     s.poll_ms = 500;
     s.duty_on_ms = on_ms;
@@ -491,6 +533,57 @@ TEST(CaptureManager, StoppingTheAgentClosesTheCaptureReadable) {
   EXPECT_EQ(rec->side().end->ending.text, "the agent stopped (SIGTERM)");
   EXPECT_TRUE(fs::exists(folder / "report.html"));
   EXPECT_EQ(rig.count("usr1", CaptureOutcome::cut_short), 1);
+}
+
+// Beside another profiler the live session reads NVML GPM (its units' source is gpm): the capture
+// records those columns and says so, in capture.json, the report's block and the page.
+TEST(CaptureManager, ACaptureOnGpmSaysSo) {
+  const fs::path dir = temp_dir("gpm");
+  CaptureRule usr1 = rule(CaptureCondition::signal, 0);
+  usr1.name = "usr1";
+  usr1.capture_s = 1;
+  Rig rig(12, 1000, 2000, rules_with(dir, {usr1}), {}, true);
+  rig.captures->signal();
+  rig.run_until(2.0);
+  const fs::path folder = rig.captures->finished().at(0);
+  const json summary = read_json(folder / "capture.json");
+  EXPECT_EQ(summary["chip_source"], "gpm");
+  ASSERT_FALSE(summary["notes"].empty());
+  EXPECT_NE(
+      summary["notes"][0].get<std::string>().find("chip source: NVML GPM, because another profiler held the "
+                                                  "counters; the capture never takes them"),
+      std::string::npos);
+  std::ifstream html(folder / "report.html");
+  const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+  EXPECT_NE(page.find("NVML GPM: another profiler held the counters, and the capture never takes them"),
+            std::string::npos);
+}
+
+// The chip source switches 1.5 s into a 3 s capture started at 0.5 s: the capture keeps the columns it
+// started with, takes no chip sample timed after the switch, and notes when and why.
+TEST(CaptureManager, AChipSourceSwitchMidCaptureStopsItsChipSamplesWithANote) {
+  const fs::path dir = temp_dir("switch");
+  CaptureRule usr1 = rule(CaptureCondition::signal, 0);
+  usr1.name = "usr1";
+  usr1.capture_s = 3;
+  Rig rig(12, 1000, 2000, rules_with(dir, {usr1}), {}, false, 2.0);
+  rig.captures->signal();
+  rig.run_until(4.0);
+  const fs::path folder = rig.captures->finished().at(0);
+  const json summary = read_json(folder / "capture.json");
+  ASSERT_FALSE(summary["notes"].empty()) << summary.dump(2);
+  EXPECT_NE(
+      summary["notes"][0].get<std::string>().find(
+          "the chip source changed 1.5 s into the capture (another profiler (ncu, pid 4242) runs: NVML GPM)"),
+      std::string::npos)
+      << summary.dump(2);
+  auto rec = recording::open_recording(folder / "capture.dsrec");
+  auto stream = rec->stream<recording::ChipSample>();
+  recording::ChipSample sample;
+  recording::TimeNs last_end = 0;
+  while (stream->next(sample)) last_end = sample.end_ns;
+  EXPECT_LE(last_end, rig.origin + 2 * kS);
+  EXPECT_GT(last_end, rig.origin + 1500 * kMs);
 }
 
 }  // namespace

@@ -34,6 +34,27 @@ agent::AgentRecord record(recording::TimeNs start_s, recording::TimeNs end_s, do
   return r;
 }
 
+// docs/agent.md#triggered-captures: a capture links to the jobs on its GPU. At 20 s, "a" is open on
+// GPU 0, "b" ended at 12 s (after the capture's start at 11 s) and waits for a record, "c" ended at
+// 10 s (before it), "d" is on GPU 1. Only "a" and "b" link it.
+TEST(Jobs, ACaptureLinksToTheJobsOnItsGpuDuringIt) {
+  JobTracker t(180 * kS);
+  t.observe(0, kUuid, std::nullopt, "", 9 * kS, {holder("a"), holder("b", 0), holder("c", 0)}, NAN);
+  t.observe(0, kUuid, std::nullopt, "", 10 * kS, {holder("a"), holder("b", 0), holder("c", 0)}, NAN);
+  t.observe(0, kUuid, std::nullopt, "", 11 * kS, {holder("a"), holder("b", 0)}, NAN);  // c ended at 10 s
+  t.observe(0, kUuid, std::nullopt, "", 12 * kS, {holder("a"), holder("b", 0)}, NAN);
+  t.observe(0, kUuid, std::nullopt, "", 13 * kS, {holder("a")}, NAN);  // b ended at 12 s
+  t.observe(1, "GPU-1", std::nullopt, "", 13 * kS, {holder("d")}, NAN);
+  t.link_capture(0, 11 * kS, "/captures/x");
+  const auto jobs = t.take_finished(20 * kS, true);
+  ASSERT_EQ(jobs.size(), 4U);
+  for (const JobRecord& j : jobs) {
+    const bool linked = j.holder.key == "a" || j.holder.key == "b";
+    EXPECT_EQ(j.captures, linked ? std::vector<std::string>{"/captures/x"} : std::vector<std::string>{})
+        << j.holder.key;
+  }
+}
+
 TEST(Jobs, OneHolderAlone) {
   JobTracker t(180 * kS);
   // Polls at 10, 11, 12 s with the holder; 13 s without. Energy +300 J a second.
