@@ -189,11 +189,14 @@ bool CaptureManager::capturing(std::size_t gpu) const {
   return active_.at(gpu) != nullptr;
 }
 
-std::string CaptureManager::metrics(ExpositionFormat /*format*/) const {
-  std::string out =
-      "# HELP diescope_captures_total Triggered captures by rule and outcome "
-      "(docs/agent.md#triggered-captures).\n"
-      "# TYPE diescope_captures_total counter\n";
+std::string CaptureManager::metrics(ExpositionFormat format) const {
+  // Prometheus text names a counter's family with _total, OpenMetrics without (as metrics.cpp does).
+  const std::string family =
+      format == ExpositionFormat::openmetrics ? "diescope_captures" : "diescope_captures_total";
+  std::string out = fmt::format(
+      "# HELP {0} Triggered captures by rule and outcome (docs/agent.md#triggered-captures).\n"
+      "# TYPE {0} counter\n",
+      family);
   for (const Counted& c : counts())
     out += fmt::format("diescope_captures_total{{rule=\"{}\",outcome=\"{}\"}} {}\n",
                        escape_label_value(c.rule), to_string(c.outcome), c.count);

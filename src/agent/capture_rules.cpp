@@ -283,6 +283,18 @@ CaptureRules read_capture_rules(const std::filesystem::path& path) {
   return rules;
 }
 
+void check_rule_gpus(const CaptureRules& rules, const std::vector<int>& monitored) {
+  std::string list;
+  for (int g : monitored) list += (list.empty() ? "" : ", ") + std::to_string(g);
+  for (const CaptureRule& r : rules.rules)
+    for (int g : r.gpus)
+      if (std::find(monitored.begin(), monitored.end(), g) == monitored.end())
+        throw core::UsageError(fmt::format("capture rule \"{}\" (line {}) watches GPU {}, which this agent "
+                                           "does not monitor (it monitors {})",
+                                           r.name, r.line, g, list.empty() ? "none" : list),
+                               "drop it from the rule's \"gpus\", or monitor it (--gpus)");
+}
+
 bool token_matches(std::string_view given, std::string_view expected) {
   // Every byte of the expected token is compared whatever `given` holds, and the result is folded
   // with OR, so the time does not say how long a prefix was right.

@@ -9,6 +9,12 @@
 
 namespace diescope::cli {
 
+void check_captures(const agent::CaptureRules& rules, const collect::Feed& feed) {
+  std::vector<int> monitored;
+  for (std::size_t i = 0; i < feed.gpu_count(); ++i) monitored.push_back(feed.meta(i).gpu.index);
+  agent::check_rule_gpus(rules, monitored);
+}
+
 void tee_batches(AgentCaptures& captures, agent::AgentSettings& settings) {
   settings.on_batch = [&captures](std::size_t gpu, const collect::GpuBatch& batch) {
     if (captures.manager) captures.manager->on_batch(gpu, batch);

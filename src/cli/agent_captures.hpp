@@ -22,6 +22,9 @@ struct AgentCaptures {
       usr1;  // only with a sigusr1 rule: otherwise SIGUSR1 keeps its default
 };
 
+// Refuses rules that watch a GPU the feed does not have (before the agent switches anything on).
+void check_captures(const agent::CaptureRules& rules, const collect::Feed& feed);
+
 // Sends each batch to the captures once they exist (AgentSettings::on_batch).
 void tee_batches(AgentCaptures& captures, agent::AgentSettings& settings);
 

@@ -163,7 +163,10 @@ int run(const AgentArgs& a) {
   }
 
   AgentCaptures captures;
-  if (rules) tee_batches(captures, settings);
+  if (rules) {
+    check_captures(*rules, *source);
+    tee_batches(captures, settings);
+  }
   agent::Agent core(*source, clock, settings);
   agent::RunnerOptions run_options;
   run_options.host = host.get();

@@ -129,6 +129,21 @@ TEST(CaptureRules, MissingWrongAndMisplacedValuesAreRefused) {
   EXPECT_NE(parse_error(R"({"rules": []})").find("a list of at least one rule"), std::string::npos);
 }
 
+TEST(CaptureRules, ARuleForAGpuTheAgentDoesNotMonitorIsRefused) {
+  const CaptureRules r = parse_capture_rules(
+      "{\"rules\": [\n{\"name\": \"a\", \"when\": \"sigusr1\", \"capture_s\": 5, \"gpus\": [0, 3]}]}",
+      "rules.json");
+  EXPECT_NO_THROW(check_rule_gpus(r, {0, 1, 2, 3}));
+  try {
+    check_rule_gpus(r, {0, 1});
+    FAIL() << "GPU 3 is not monitored";
+  } catch (const core::UsageError& e) {
+    EXPECT_EQ(
+        e.cause(),
+        "capture rule \"a\" (line 2) watches GPU 3, which this agent does not monitor (it monitors 0, 1)");
+  }
+}
+
 TEST(CaptureRules, TheTokenComparisonNeedsEveryByte) {
   EXPECT_TRUE(token_matches("s3cret-token-0123456", "s3cret-token-0123456"));
   EXPECT_FALSE(token_matches("s3cret-token-0123457", "s3cret-token-0123456"));   // the last byte
@@ -412,6 +427,11 @@ TEST(CaptureManager, TheRateLimitHoldsWhenAConditionFiresAtEveryWindow) {
   EXPECT_NE(text.find("diescope_captures_total{rule=\"gap\",outcome=\"rate_limited\"} 3\n"),
             std::string::npos)
       << text;
+  // OpenMetrics names the family without _total, its samples with it.
+  const std::string om = rig.captures->metrics(ExpositionFormat::openmetrics);
+  EXPECT_NE(om.find("# TYPE diescope_captures counter\n"), std::string::npos) << om;
+  EXPECT_NE(om.find("diescope_captures_total{rule=\"gap\",outcome=\"written\"} 2\n"), std::string::npos)
+      << om;
 }
 
 // The disk fills mid-capture: the third flush fails (a write hook). The capture ends as disk_full with

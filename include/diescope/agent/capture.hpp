@@ -76,6 +76,10 @@ CaptureRules parse_capture_rules(std::string_view text, const std::string& path)
 // Reads the file (and the token file its http rules need). Throws UsageError.
 CaptureRules read_capture_rules(const std::filesystem::path& path);
 
+// Refuses a rule that names a GPU the agent does not monitor (`monitored`: the feed's GPU indexes), so
+// a mistyped index stops the agent before any counter is switched on. Throws UsageError.
+void check_rule_gpus(const CaptureRules& rules, const std::vector<int>& monitored);
+
 // Compares a token in time that depends only on the lengths, never on where they first differ.
 bool token_matches(std::string_view given, std::string_view expected);
 
