@@ -546,6 +546,69 @@ void CaptureManager::after_step() {
     char buf[64];
     while (::read(wake_.read.get(), buf, sizeof buf) > 0) {}
   }
+  // Running captures first (the job, the disk, the length), so one that has ended does not refuse a
+  // rule that fires in the same step.
+  const recording::TimeNs now = agent_.now_ns();
+  for (std::size_t g = 0; g < active_.size(); ++g) {
+    if (!active_[g]) continue;
+    Active& a = *active_[g];
+    if (a.job && !a.job_left_ns && hooks_.job) {
+      const std::optional<CaptureJob> j = hooks_.job(a.gpu_index);
+      if (!j || j->key != a.job->key) {
+        a.job_left_ns = now;
+        const std::string text = fmt::format(
+            "the job ({}) left GPU {} {:.1f} s into the capture; the capture goes on to its length",
+            a.job->name, a.gpu_index, static_cast<double>(now - a.start_ns) / 1e9);
+        a.notes.push_back(text);
+        std::lock_guard lock(a.mutex);
+        a.put(recording::Note{now, "capture", text});
+      }
+    }
+    bool disk_full = false;
+    std::string disk_why;
+    {
+      std::lock_guard lock(a.mutex);
+      try {
+        if (hooks_.before_flush) hooks_.before_flush(a.folder / kRecordingFile);
+        if (a.writer && !a.write_failed) a.writer->flush();
+      } catch (const std::exception& e) {
+        a.write_failed = true;
+        disk_full = true;
+        disk_why = e.what();
+      }
+    }
+    if (!disk_full) {
+      enforce_quota(a.folder);
+      const double quota = rules_.settings.quota_mb * 1e6;
+      if (static_cast<double>(folder_bytes(rules_.settings.folder)) > quota) {
+        disk_full = true;
+        disk_why = fmt::format(
+            "the capture folders reached the quota of {:g} MB with no older capture left to delete",
+            rules_.settings.quota_mb);
+        std::lock_guard lock(a.mutex);
+        a.put(recording::Note{now, "capture", disk_why + "; the capture stops here"});
+        try {
+          if (a.writer) a.writer->flush();
+        } catch (const std::exception&) {}
+        a.write_failed = true;
+      }
+    }
+    if (disk_full) {
+      a.notes.push_back("the disk filled mid-capture (" + disk_why +
+                        "); the capture stopped there and the agent's records and /metrics went on");
+      agent_.hold_counters(g, 0);
+      finish(a, "disk full: " + disk_why, CaptureOutcome::disk_full);
+      active_[g].reset();
+      continue;
+    }
+    if (now >= a.end_ns) {
+      agent_.hold_counters(g, 0);
+      finish(a, fmt::format("the capture's length ({:g} s) was reached", rules_.rules[a.rule].capture_s),
+             CaptureOutcome::written);
+      active_[g].reset();
+    }
+  }
+
   std::deque<Pending> pending;
   bool signalled = false;
   {
@@ -616,67 +679,6 @@ void CaptureManager::after_step() {
                     w->die_util_pct, rule.die_util_under, w->gpu_util_pct, rule.gpu_util_over, rule.for_s);
       CaptureOutcome o{};
       start(r, g, trigger, o);
-    }
-  }
-  // Running captures: the job, the disk, the length.
-  const recording::TimeNs now = agent_.now_ns();
-  for (std::size_t g = 0; g < active_.size(); ++g) {
-    if (!active_[g]) continue;
-    Active& a = *active_[g];
-    if (a.job && !a.job_left_ns && hooks_.job) {
-      const std::optional<CaptureJob> j = hooks_.job(a.gpu_index);
-      if (!j || j->key != a.job->key) {
-        a.job_left_ns = now;
-        const std::string text = fmt::format(
-            "the job ({}) left GPU {} {:.1f} s into the capture; the capture goes on to its length",
-            a.job->name, a.gpu_index, static_cast<double>(now - a.start_ns) / 1e9);
-        a.notes.push_back(text);
-        std::lock_guard lock(a.mutex);
-        a.put(recording::Note{now, "capture", text});
-      }
-    }
-    bool disk_full = false;
-    std::string disk_why;
-    {
-      std::lock_guard lock(a.mutex);
-      try {
-        if (hooks_.before_flush) hooks_.before_flush(a.folder / kRecordingFile);
-        if (a.writer && !a.write_failed) a.writer->flush();
-      } catch (const std::exception& e) {
-        a.write_failed = true;
-        disk_full = true;
-        disk_why = e.what();
-      }
-    }
-    if (!disk_full) {
-      enforce_quota(a.folder);
-      const double quota = rules_.settings.quota_mb * 1e6;
-      if (static_cast<double>(folder_bytes(rules_.settings.folder)) > quota) {
-        disk_full = true;
-        disk_why = fmt::format(
-            "the capture folders reached the quota of {:g} MB with no older capture left to delete",
-            rules_.settings.quota_mb);
-        std::lock_guard lock(a.mutex);
-        a.put(recording::Note{now, "capture", disk_why + "; the capture stops here"});
-        try {
-          if (a.writer) a.writer->flush();
-        } catch (const std::exception&) {}
-        a.write_failed = true;
-      }
-    }
-    if (disk_full) {
-      a.notes.push_back("the disk filled mid-capture (" + disk_why +
-                        "); the capture stopped there and the agent's records and /metrics went on");
-      agent_.hold_counters(g, 0);
-      finish(a, "disk full: " + disk_why, CaptureOutcome::disk_full);
-      active_[g].reset();
-      continue;
-    }
-    if (now >= a.end_ns) {
-      agent_.hold_counters(g, 0);
-      finish(a, fmt::format("the capture's length ({:g} s) was reached", rules_.rules[a.rule].capture_s),
-             CaptureOutcome::written);
-      active_[g].reset();
     }
   }
 }

@@ -403,28 +403,29 @@ TEST(CaptureManager, ASignalRuleWritesACaptureFolderAndTheRecordsGoOn) {
   EXPECT_EQ(rig.count("usr1", CaptureOutcome::written), 1);
 }
 
-// A gap rule (gap 30 > 25) on one window fires at every window: 1 s on of every 2 s, each window's
-// figures one poll after it ends, at 1.5, 3.5, 5.5, 7.5 and 9.5 s. With one capture per 5 s and 1 s
-// captures: started at 1.5 and at 7.5 (6 s later), refused at 3.5 (2 s), 5.5 (4 s) and 9.5 (2 s).
-// Every period still gets its record: 5 by 10 s.
-TEST(CaptureManager, TheRateLimitHoldsWhenAConditionFiresAtEveryWindow) {
+// A gap rule (gap 30 > 25) on one window fires every second: counters on 0.5 s of every 1 s, each
+// window [k, k + 0.5] judged one 500 ms poll after it ends, at k + 1 s: at 1, 2, ..., 10 s. With one
+// capture per 5 s and 1 s captures: started at 1 and at 6 s; refused at 2, 3, 4, 5, 7, 8, 9 and 10 s
+// (8; at 2 and 7 s the capture before has just ended, so it is the rate, not a running capture, that
+// refuses). Every period still gets its record: 10 by 10 s.
+TEST(CaptureManager, TheRateLimitHoldsWhenAConditionFiresEverySecond) {
   const fs::path dir = temp_dir("rate");
   CaptureRule gap = rule(CaptureCondition::gap_over, 0);
   gap.name = "gap";
   gap.points = 25;
   gap.capture_s = 1;
-  Rig rig(12, 1000, 2000, rules_with(dir, {gap}, 5));
+  Rig rig(12, 500, 1000, rules_with(dir, {gap}, 5));
   rig.run_until(10.0);
   EXPECT_EQ(rig.count("gap", CaptureOutcome::written), 2);
-  EXPECT_EQ(rig.count("gap", CaptureOutcome::rate_limited), 3);
+  EXPECT_EQ(rig.count("gap", CaptureOutcome::rate_limited), 8);
   EXPECT_EQ(rig.count("gap", CaptureOutcome::busy), 0);
-  ASSERT_EQ(rig.records.size(), 5u);
+  ASSERT_EQ(rig.records.size(), 10u);
   for (const AgentRecord& r : rig.records) EXPECT_NEAR(r.die_util_pct, 60, 1e-9);
   const std::string text = rig.captures->metrics(ExpositionFormat::prometheus_text);
   EXPECT_NE(text.find("# TYPE diescope_captures_total counter"), std::string::npos) << text;
   EXPECT_NE(text.find("diescope_captures_total{rule=\"gap\",outcome=\"written\"} 2\n"), std::string::npos)
       << text;
-  EXPECT_NE(text.find("diescope_captures_total{rule=\"gap\",outcome=\"rate_limited\"} 3\n"),
+  EXPECT_NE(text.find("diescope_captures_total{rule=\"gap\",outcome=\"rate_limited\"} 8\n"),
             std::string::npos)
       << text;
   // OpenMetrics names the family without _total, its samples with it.
@@ -434,7 +435,8 @@ TEST(CaptureManager, TheRateLimitHoldsWhenAConditionFiresAtEveryWindow) {
       << om;
 }
 
-// The disk fills mid-capture: the third flush fails (a write hook). The capture ends as disk_full with
+// The disk fills mid-capture: the third flush fails (a write hook; a capture flushes at each step
+// after the one that started it). The capture ends as disk_full with
 // a note; the agent's records go on.
 TEST(CaptureManager, ADiskThatFillsMidCaptureEndsItWithANoteAndTheRecordsGoOn) {
   const fs::path dir = temp_dir("disk");
@@ -448,10 +450,11 @@ TEST(CaptureManager, ADiskThatFillsMidCaptureEndsItWithANoteAndTheRecordsGoOn) {
   };
   Rig rig(12, 1000, 2000, rules_with(dir, {usr1}), hooks);
   rig.captures->signal();
-  rig.step();  // 0.5 s: started, first flush
-  rig.step();  // 1.0 s
+  rig.step();  // 0.5 s: started
+  rig.step();  // 1.0 s: first flush
+  rig.step();  // 1.5 s: second
   EXPECT_TRUE(rig.captures->capturing(0));
-  rig.step();  // 1.5 s: the third flush fails
+  rig.step();  // 2.0 s: the third flush fails
   EXPECT_FALSE(rig.captures->capturing(0));
   rig.run_until(10.0);
   EXPECT_EQ(rig.records.size(), 5u);
