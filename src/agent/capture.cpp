@@ -519,9 +519,15 @@ void CaptureManager::finish(Active& a, const std::string& why, CaptureOutcome ou
       block["job"] = {{"name", a.job->name}, {"key", a.job->key}, {"labels", labels}};
     } else {
       block["job"] = nullptr;
+      block["job_reason"] =
+          hooks_.job ? "no job held the GPU when the capture started" : "attribution is off: no job is named";
     }
-    block["job_left_s"] =
-        a.job_left_ns ? json(static_cast<double>(*a.job_left_ns - a.start_ns) / 1e9) : json(nullptr);
+    if (a.job_left_ns) {
+      block["job_left_s"] = static_cast<double>(*a.job_left_ns - a.start_ns) / 1e9;
+    } else {
+      block["job_left_s"] = nullptr;
+      block["job_left_s_reason"] = a.job ? "the job held the GPU to the capture's end" : "no job to leave";
+    }
     block["nvtx"] = "not recorded (the agent does not load into the program)";
     block["notes"] = a.notes;
     r.report["capture"] = block;

@@ -27,20 +27,22 @@ const json& span_of(const json& report) {
   return w.value("found", false) ? w.at("results") : report.at("results");
 }
 
-// Energy is the report's own block when the build measures it; until then the slot says so.
+// Energy is the report's own figure where the build records one (a span's `energy` block, or a
+// top-level one); until then the slot says so (docs/agent.md#what-a-capture-holds).
 std::string energy_line(const json& report) {
-  if (report.contains("energy") && report.at("energy").is_object()) {
-    const json& e = report.at("energy");
-    for (const char* key : {"joules", "energy_j", "total_j"})
+  for (const json* holder : {&span_of(report), &report}) {
+    if (!holder->contains("energy") || !holder->at("energy").is_object()) continue;
+    const json& e = holder->at("energy");
+    for (const char* key : {"energy_j", "joules"})
       if (e.contains(key) && e.at(key).is_number())
         return fmt::format("{:.1f} J over the capture{}", e.at(key).get<double>(),
                            e.contains("source") && e.at("source").is_string()
                                ? " (" + esc(e.at("source").get<std::string>()) + ")"
                                : "");
-    if (e.contains("reason") && e.at("reason").is_string())
-      return "n/a: " + esc(e.at("reason").get<std::string>());
+    for (const char* key : {"energy_j_reason", "reason"})
+      if (e.contains(key) && e.at(key).is_string()) return "n/a: " + esc(e.at(key).get<std::string>());
   }
-  return "not in this report: this build of diescope does not record energy";
+  return "not in this report: this build of diescope does not report energy";
 }
 
 }  // namespace
