@@ -501,7 +501,7 @@ void CaptureManager::finish(Active& a, const std::string& why, CaptureOutcome ou
   // full disk still reads (the writer flushed whole lines), so it gets its report when there is room.
   try {
     report::RecordingReport r =
-        report::analyse_recording(a.folder / kRecordingFile, analysis::WindowMode::none);
+        report::analyse_recording(a.folder / kRecordingFile, analysis::WindowMode::none, hooks_.calibration);
     const CaptureRule& rule = rules_.rules[a.rule];
     json block;
     block["rule"] = rule.name;

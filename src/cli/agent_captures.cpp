@@ -6,6 +6,7 @@
 
 #include "diescope/attribution/agent_hook.hpp"
 #include "diescope/attribution/holder.hpp"
+#include "diescope/calibrate/lookup.hpp"
 
 namespace diescope::cli {
 
@@ -28,6 +29,11 @@ void attach_captures(AgentCaptures& captures, agent::CaptureRules rules, agent::
   agent::CaptureHooks hooks;
   hooks.log = options.log;
   hooks.host_probes = live;
+  // The calibration that fits the GPU, found as `diescope report` finds it.
+  hooks.calibration = [](const analysis::Analysis& analysis) {
+    return calibrate::calibration_block_json(
+        calibrate::find_calibration(analysis.meta, analysis.method, std::nullopt));
+  };
   if (attrib) {
     hooks.job = [attrib](int gpu_index) -> std::optional<agent::CaptureJob> {
       const attribution::WatchSnapshot snap = attrib->watcher().snapshot();

@@ -30,6 +30,7 @@
 #include "diescope/agent/metrics.hpp"
 #include "diescope/collect/feed.hpp"
 #include "diescope/core/unique_fd.hpp"
+#include "diescope/report/recording_report.hpp"
 
 namespace diescope::agent {
 
@@ -116,6 +117,8 @@ struct CaptureHooks {
   // Called before each flush of a capture's recording; throwing stands for a write that failed
   // (tests: a disk that fills).
   std::function<void(const std::filesystem::path& recording)> before_flush;
+  // The report's calibration block, as `diescope report` looks it up (empty: none is looked up).
+  report::CalibrationLookup calibration;
   std::filesystem::path proc = "/proc";  // the host probes' /proc (tests give a fixture)
   bool host_probes = true;               // false in a replay: this host is not the recording's
 };
