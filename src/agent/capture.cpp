@@ -13,6 +13,7 @@
 #include "diescope/agent/capture.hpp"
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/collect/host_probes.hpp"
+#include "diescope/collect/run.hpp"
 #include "diescope/core/atomic_file.hpp"
 #include "diescope/core/clock.hpp"
 #include "diescope/core/error.hpp"
@@ -67,6 +68,11 @@ std::vector<fs::path> capture_folders(const fs::path& root) {
   return out;
 }
 
+// The word capture.json and report.json use for a chip source ("none" without chip columns).
+std::string chip_source_word(const std::optional<collect::ChipSource>& source) {
+  return source ? std::string(collect::chip_source_name(*source)) : std::string("none");
+}
+
 std::string query_value(const std::string& query, const std::string& key) {
   std::size_t pos = 0;
   while (pos <= query.size()) {
@@ -93,8 +99,8 @@ struct CaptureManager::Active {
   recording::TimeNs closed_ns = 0;
   std::optional<CaptureJob> job;
   std::optional<recording::TimeNs> job_left_ns;
-  std::string chip_source;  // pm, gpm or none, from the recording's columns
-  std::string outcome = "running";
+  std::optional<collect::ChipSource> chip_source;  // from the recording's columns; nullopt: none
+  std::optional<CaptureOutcome> outcome;           // nullopt while it runs
   std::vector<std::string> notes;
 
   std::mutex mutex;  // the writer is shared with the host probes' thread
@@ -300,7 +306,7 @@ void CaptureManager::write_summary(const Active& a, const std::string& state) co
   j["start_utc"] = utc_stamp(a.start_ns, false);
   j["length_s"] = rule.capture_s;
   j["end_ns"] = a.closed_ns ? json(a.closed_ns) : json(nullptr);
-  j["chip_source"] = a.chip_source;
+  j["chip_source"] = chip_source_word(a.chip_source);
   if (a.job) {
     json labels = json::object();
     for (const auto& [k, v] : a.job->labels) labels[k] = v;
@@ -367,10 +373,10 @@ std::optional<std::string> CaptureManager::start(std::size_t rule_i, std::size_t
   meta.duty_period_ms = 0;
   meta.host_interval_ms =
       hooks_.host_probes ? rules_.settings.host_interval_ms : recording::RecordingMeta{}.host_interval_ms;
-  a->chip_source = meta.units.empty()                                        ? "none"
-                   : meta.units.front().source == recording::UnitSource::gpm ? "gpm"
-                                                                             : "pm";
-  if (a->chip_source == "gpm")
+  if (!meta.units.empty())
+    a->chip_source = meta.units.front().source == recording::UnitSource::gpm ? collect::ChipSource::gpm
+                                                                             : collect::ChipSource::pm;
+  if (a->chip_source == collect::ChipSource::gpm)
     a->notes.emplace_back(
         "chip source: NVML GPM, because another profiler held the counters; the capture never takes them "
         "from "
@@ -496,7 +502,7 @@ void CaptureManager::finish(Active& a, const std::string& why, CaptureOutcome ou
   }
   if (!a.notes.empty() || outcome != CaptureOutcome::written)
     log(fmt::format("{}: {}", a.folder.string(), why));
-  a.outcome = std::string(to_string(outcome));
+  a.outcome = outcome;
   // The report, with the capture's own block first (docs/agent.md#what-a-capture-holds). A recording cut by a
   // full disk still reads (the writer flushed whole lines), so it gets its report when there is room.
   try {
@@ -507,12 +513,12 @@ void CaptureManager::finish(Active& a, const std::string& why, CaptureOutcome ou
     block["rule"] = rule.name;
     block["condition"] = std::string(to_string(rule.condition));
     block["trigger"] = a.trigger;
-    block["outcome"] = a.outcome;
+    block["outcome"] = std::string(to_string(outcome));
     block["ended"] = why;
     block["start_utc"] = utc_stamp(a.start_ns, false);
     block["length_s"] = rule.capture_s;
     block["captured_s"] = static_cast<double>(now - a.start_ns) / 1e9;
-    block["chip_source"] = a.chip_source;
+    block["chip_source"] = chip_source_word(a.chip_source);
     if (a.job) {
       json labels = json::object();
       for (const auto& [k, v] : a.job->labels) labels[k] = v;
@@ -538,11 +544,11 @@ void CaptureManager::finish(Active& a, const std::string& why, CaptureOutcome ou
     renderers.render(report::ReportInput{r.report, r.source.get(), &r.analysis});
   } catch (const std::exception& e) {
     if (outcome == CaptureOutcome::written) outcome = CaptureOutcome::failed;
-    a.outcome = std::string(to_string(outcome));
+    a.outcome = outcome;
     a.notes.push_back(std::string("the report could not be written: ") + e.what());
     log(fmt::format("{}: the report could not be written: {}", a.folder.string(), e.what()));
   }
-  write_summary(a, a.outcome);
+  write_summary(a, std::string(to_string(outcome)));
   count(a.rule, outcome);
   finished_.push_back(a.folder);
 }
