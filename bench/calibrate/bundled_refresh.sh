@@ -49,8 +49,9 @@ fits() {
   fi
 }
 
-# rec NAME SECONDS [RUN OPTIONS...] -- CMD...: one `diescope run --window markers`; its headline goes
-# to headlines.txt, its recording and report.json to WORK/rec as NAME.dsrec and NAME.report.json.
+# rec NAME SECONDS [RUN OPTIONS...] -- CMD...: one `diescope run --window markers` (stopped after
+# three times its usual SECONDS); its headline goes to headlines.txt, its recording and report.json
+# to WORK/rec as NAME.dsrec and NAME.report.json, packed into OUT/recordings.tgz.
 rec() {
   local name=$1 usual=$2 rc=0 opts=() s
   shift 2
@@ -58,7 +59,7 @@ rec() {
   shift
   fits "$name" "$usual" || return 0
   s=$(date +%s.%N)
-  timeout 120 diescope run --window markers "${opts[@]}" --output "$WORK/$name" -- "$@" \
+  timeout $((usual * 3)) diescope run --window markers "${opts[@]}" --output "$WORK/$name" -- "$@" \
     > "$WORK/$name.stdout" 2> "$WORK/$name.stderr" < /dev/null || rc=$?
   echo "$name rc=$rc $(python3 -c "print(round($(date +%s.%N)-$s,1))") s" >> "$OUT/summary.txt"
   { echo "== $name: diescope run --window markers ${opts[*]} -- $*"; cat "$WORK/$name.stdout"
@@ -66,6 +67,8 @@ rec() {
   cp "$WORK/$name/gpu0.dsrec" "$WORK/rec/$name.dsrec" 2>/dev/null || true
   cp "$WORK/$name/gpu0.dsrec.report/report.json" "$WORK/rec/$name.report.json" 2>/dev/null ||
     cp "$WORK/$name"/*/report.json "$WORK/rec/$name.report.json" 2>/dev/null || true
+  # Packed after every run, so that a call stopped at its time limit still brings back what was made.
+  tar -C "$WORK/rec" -czf "$OUT/recordings.tgz" .
 }
 
 if has pci && fits pci 10; then
@@ -97,20 +100,20 @@ PY
 fi
 
 if has workloads; then
-  rec ffma132 6 -- diescope workload ffma --sms 132 --seconds 3
-  rec ffma66 6 -- diescope workload ffma --sms 66 --seconds 3
-  rec ffma33 6 -- diescope workload ffma --sms 33 --seconds 3
-  rec copy 6 -- diescope workload stream --kernel copy --seconds 3
-  rec triad 6 -- diescope workload stream --kernel triad --seconds 3
-  rec gemm 7 -- diescope workload gemm --seconds 3
-  rec duty 6 -- diescope workload duty --on-ms 50 --period-ms 100 --seconds 3
+  rec ffma132 5 -- diescope workload ffma --sms 132 --seconds 3
+  rec ffma66 5 -- diescope workload ffma --sms 66 --seconds 3
+  rec ffma33 5 -- diescope workload ffma --sms 33 --seconds 3
+  rec copy 5 -- diescope workload stream --kernel copy --seconds 3
+  rec triad 5 -- diescope workload stream --kernel triad --seconds 3
+  rec gemm 6 -- diescope workload gemm --seconds 3
+  rec duty 5 -- diescope workload duty --on-ms 50 --period-ms 100 --seconds 3
 fi
-has resnet50 && rec resnet50 25 -- python3 workloads/pytorch/resnet50_amp.py --seconds 8 --warmup 10
+has resnet50 && rec resnet50 22 -- python3 workloads/pytorch/resnet50_amp.py --seconds 8 --warmup 10
 
-if has calibrate && fits calibrate 45; then
+if has calibrate && fits calibrate 40; then
   s=$(date +%s)
   rc=0
-  timeout 90 diescope calibrate --quick --output "$OUT/calibration-quick.json" \
+  timeout 60 diescope calibrate --quick --output "$OUT/calibration-quick.json" \
     > "$OUT/calibrate-quick.txt" 2> "$WORK/calibrate.stderr" < /dev/null || rc=$?
   tail -3 "$WORK/calibrate.stderr" >> "$OUT/calibrate-quick.txt"
   echo "calibrate-quick rc=$rc $(($(date +%s) - s)) s" >> "$OUT/summary.txt"
