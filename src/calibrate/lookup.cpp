@@ -150,16 +150,14 @@ std::string older_method_caveat(int file_method, int query_method) {
     const char* what;
   };
   static constexpr Change kChanges[] = {
-      {4,
-       "a steady window over GPM samples starts 150 ms late; calibration reads PM sampling and its own "
-       "step windows, never GPM"},
+      {4, "a steady window over GPM samples starts 150 ms late; calibration reads no GPM"},
   };
   std::vector<std::string> changes;
   for (const Change& c : kChanges)
     if (c.method > file_method && c.method <= query_method)
       changes.push_back(fmt::format("method {}: {}", c.method, c.what));
-  return fmt::format("made with method {}, read with method {}: its verdicts and ceilings stand ({})",
-                     file_method, query_method, join(changes, "; "));
+  return fmt::format("made with method {}, still valid under method {} ({})", file_method, query_method,
+                     join(changes, "; "));
 }
 
 CalibrationQuery calibration_query(const recording::RecordingMeta& meta, int method) {

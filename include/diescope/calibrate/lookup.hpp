@@ -98,8 +98,8 @@ inline constexpr const char* kNoCalibrationReason =
 // does (a unit's counter, a tolerance of calibrate's checks) sets this to its own method.
 inline constexpr int kOldestFittingCalibrationMethod = 3;
 // What a report of `query_method` says about a fitting file of an older `file_method`: that file's
-// method, what changed since and why that leaves the file's verdicts and ceilings standing. Empty
-// when the two methods are the same.
+// method, and what each method since changed and why a calibration does not see it. Empty when the
+// file's method is the report's.
 std::string older_method_caveat(int file_method, int query_method);
 // passed_over lists at most this many files (a folder of thousands is not copied into every report).
 inline constexpr std::size_t kMaxPassedOverListed = 20;
