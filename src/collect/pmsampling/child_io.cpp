@@ -1,6 +1,8 @@
 #include "child_io.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <charconv>
 #include <csignal>
@@ -27,6 +29,22 @@ bool parse_int(std::string_view text, Int& out) {
 }
 
 }  // namespace
+
+std::size_t hardware_buffer_bytes(double interval_ms, double drain_ms, std::size_t bytes_per_sample) {
+  constexpr double kMiB = 1 << 20;
+  const double samples = std::ceil(kHardwareBufferDrains * drain_ms / interval_ms) +
+                         static_cast<double>(kHardwareBufferSpareSamples);
+  const double bytes = samples * static_cast<double>(bytes_per_sample) * kHardwareBufferHeadroom;
+  const double mib = std::ceil(bytes / kMiB);
+  if (!(mib * kMiB < static_cast<double>(kHardwareBufferMaxBytes))) return kHardwareBufferMaxBytes;
+  return std::max(kHardwareBufferMinBytes, static_cast<std::size_t>(mib) << 20);
+}
+
+std::size_t decode_image_samples(double interval_ms, double drain_ms, std::size_t bytes_per_sample) {
+  const double wanted = std::ceil(drain_ms / interval_ms * 1.25) + 4;
+  const double fits = static_cast<double>(kDecodeImageMaxBytes / std::max<std::size_t>(bytes_per_sample, 1));
+  return static_cast<std::size_t>(std::max(8.0, std::min(wanted, fits)));
+}
 
 std::optional<Args> parse_args(int argc, char** argv, std::string& why) {
   Args args;
@@ -66,8 +84,8 @@ std::optional<Args> parse_args(int argc, char** argv, std::string& why) {
       ok = ok && parse_double(v, args.drain_ms) && args.drain_ms >= 1;
       if (!ok) return bad("--drain-ms must be at least 1");
     } else if (flag == "--hw-buffer-mb") {
-      ok = ok && parse_int(v, args.hw_buffer_mb) && args.hw_buffer_mb > 0;
-      if (!ok) return bad("--hw-buffer-mb takes a positive size");
+      ok = ok && parse_int(v, args.hw_buffer_mb);
+      if (!ok) return bad("--hw-buffer-mb takes a size in MiB (0: sized from the interval and drain)");
     } else if (flag == "--crash-after") {
       if (!(ok && parse_int(v, args.crash_after))) return bad("--crash-after takes a sample count");
     } else if (flag == "--max-samples") {
@@ -214,7 +232,7 @@ void Retimer::finish(std::vector<SamplerMessage>& out) {
 
 void Emitter::emit(const SamplerMessage& message) {
   if (std::holds_alternative<sampler_msg::Sample>(message)) ++samples_;
-  buffer_ += format_message(message);
+  append_message(buffer_, message);
   buffer_ += '\n';
 }
 

@@ -19,9 +19,9 @@ struct Args {
   double drain_ms = 1000;
   std::vector<std::string> metrics;
   // CUPTI only.
-  std::size_t hw_buffer_mb = 512;
-  bool keep_latest = false;  // hardware buffer append mode; KEEP_OLDEST reports overflow
-  bool timing = false;       // a "timing" note per drain: where the decode time went
+  std::size_t hw_buffer_mb = 0;  // 0: sized from the interval and the drain (hardware_buffer_bytes)
+  bool keep_latest = false;      // hardware buffer append mode; KEEP_OLDEST reports overflow
+  bool timing = false;           // a "timing" note per drain: where the decode time went
   // Fake only.
   bool fake = false;
   long crash_after = -1;            // raise SIGSEGV after this many samples
@@ -34,6 +34,22 @@ struct Args {
   // so that the GPUs of a stand-in host differ by known amounts (docs/method.md#several-gpus).
   std::map<int, double> fake_levels;
 };
+
+// The counters' hardware buffer: the samples of two drain periods plus kHardwareBufferSpareSamples,
+// at `bytes_per_sample` each, times kHardwareBufferHeadroom, rounded up to whole MiB and held within
+// [kHardwareBufferMinBytes, kHardwareBufferMaxBytes] (docs/footprint.md#the-hardware-buffer).
+inline constexpr double kHardwareBufferDrains = 2;
+inline constexpr std::size_t kHardwareBufferSpareSamples = 64;
+inline constexpr double kHardwareBufferHeadroom = 1.5;
+inline constexpr std::size_t kHardwareBufferMinBytes = std::size_t{4} << 20;
+inline constexpr std::size_t kHardwareBufferMaxBytes = std::size_t{512} << 20;
+std::size_t hardware_buffer_bytes(double interval_ms, double drain_ms, std::size_t bytes_per_sample);
+
+// The decode image: one drain's samples with a quarter more and 4 spare, at least 8, and no more
+// than fit in kDecodeImageMaxBytes; a longer backlog is decoded in several passes
+// (docs/footprint.md#the-decode-image). Returns the number of samples.
+inline constexpr std::size_t kDecodeImageMaxBytes = std::size_t{16} << 20;
+std::size_t decode_image_samples(double interval_ms, double drain_ms, std::size_t bytes_per_sample);
 
 // Parses the child's command line (argv[0] is the program or subcommand name). Returns nullopt and
 // sets `why` on a bad argument.
@@ -98,6 +114,8 @@ class Retimer {
 class Emitter {
  public:
   void emit(const SamplerMessage& message);
+  // Bytes waiting for flush().
+  std::size_t pending_bytes() const { return buffer_.size(); }
   // Writes everything buffered. Returns false when the parent can no longer read.
   bool flush();
   bool broken() const { return broken_; }
