@@ -19,6 +19,7 @@
 // uncertainty = one interval. Either way it says which on the protocol ("clock" and a note).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <string>
@@ -650,6 +651,10 @@ int sampler_main(int argc, char** argv) {
     out.flush();
     return core::kExitUsage;
   }
+  // A child started by diescope run or the agent times its stages too when asked through the
+  // environment (docs/footprint.md#the-samplers-stages).
+  if (const char* timing = std::getenv("DIESCOPE_SAMPLER_TIMING"); timing && std::strcmp(timing, "1") == 0)
+    args->timing = true;
   child::StopWatcher stop;
   Sampler sampler(*args, out);
   try {
