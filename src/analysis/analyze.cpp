@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "diescope/analysis/analyze.hpp"
+#include "diescope/analysis/energy.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
 #include "internal.hpp"
@@ -64,6 +65,10 @@ struct SpanSums {
   std::vector<double> count_sum;            // share-weighted counts
   std::vector<recording::TimeNs> count_ns;  // time covered by samples that had the count
   detail::UtilWindow::Overlap util;
+  // Energy over the usable chip samples' time, and over those under the stranded threshold
+  // (docs/energy.md#energy-stranded).
+  EnergySums energy_chip;
+  EnergySums energy_stranded;
   // docs/method.md#gpm-as-a-second-chip-source: in a window over GPM samples, the time before its
   // start that a sample's reading can describe; such a window uses only samples wholly inside it
   // that start at least this long after its start. 0: every sample that overlaps it.
@@ -465,6 +470,7 @@ Analysis analyze(const recording::Recording& source, const AnalysisOptions& opti
   const auto& observe = options.observe_sample;
   ObservedSample observed;
 
+  PowerTimeline power(source);
   auto chip = source.stream<recording::ChipSample>();
   recording::ChipSample s;
   observed.sample = &s;
@@ -528,6 +534,8 @@ Analysis analyze(const recording::Recording& source, const AnalysisOptions& opti
       ++impossible;
     if (first || broken) continue;
     util.prepare(s.start_ns, s.end_ns);
+    power.advance(s.start_ns);
+    const bool stranded = std::isfinite(die) && die < kStrandedEnergyDieUtilPct;
     const double duration = static_cast<double>(s.end_ns - s.start_ns);
 
     for (SpanSums& sums : spans) {
@@ -553,6 +561,10 @@ Analysis analyze(const recording::Recording& source, const AnalysisOptions& opti
         sums.count_ns[c] += dt;
       }
       util.overlap(lo, hi, sums.util);
+      EnergySums energy;
+      power.add(lo, hi, energy);
+      sums.energy_chip.add(energy);
+      if (stranded) sums.energy_stranded.add(energy);
     }
   }
   if (outside > 0) analysis.findings.push_back({Finding::samples_outside_run, run.lo, 0, outside});
@@ -566,6 +578,11 @@ Analysis analyze(const recording::Recording& source, const AnalysisOptions& opti
     hardware.push_back({*window, &analysis.window.results});
   }
   detail::hardware_over(source, hardware);
+  for (std::size_t i = 0; i < hardware.size(); ++i) {
+    const Interval span = hardware[i].span;
+    hardware[i].out->energy = energy_figures(energy_sums_over(source, span.lo, span.hi), spans[i].energy_chip,
+                                             spans[i].energy_stranded, span.length(), meta.format_version);
+  }
   analysis.hygiene = detail::hygiene_of(source);
   // What the host did while the GPU idled (docs/method.md#stranded-idle-explained).
   for (const detail::HardwareSpan& h : hardware) {

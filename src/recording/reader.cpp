@@ -66,8 +66,8 @@ std::string syntax(std::type_identity<ClockReading>, const RecordingMeta&) {
 std::string syntax(std::type_identity<ThrottleReading>, const RecordingMeta&) {
   return "throttle TIME_NS REASONS (names joined by commas, - for none, ? for unknown)";
 }
-std::string syntax(std::type_identity<PowerLimitReading>, const RecordingMeta&) {
-  return "power TIME_NS LIMIT_W";
+std::string syntax(std::type_identity<PowerLimitReading>, const RecordingMeta& meta) {
+  return meta.format_version >= 4 ? "power TIME_NS LIMIT_W DRAW_W ENERGY_MJ" : "power TIME_NS LIMIT_W";
 }
 std::string syntax(std::type_identity<EngineReading>, const RecordingMeta& meta) {
   return "engine TIME_NS, then one value per engine of the meta (" + std::to_string(meta.engines.size()) +
@@ -485,10 +485,18 @@ void parse_fields(Fields& f, const Shared&, ThrottleReading& out) {
   out.mask = mask;
 }
 
-void parse_fields(Fields& f, const Shared&, PowerLimitReading& out) {
+void parse_fields(Fields& f, const Shared& shared, PowerLimitReading& out) {
   out.ts_ns = f.time();
   out.limit_w = f.number("power limit", true);
   if (out.limit_w < 0) f.fail("the power limit is negative");
+  // Before format 4 the line held the limit alone: draw and energy were not recorded.
+  out.draw_w = std::numeric_limits<double>::quiet_NaN();
+  out.energy_mj = std::numeric_limits<double>::quiet_NaN();
+  if (shared.meta.format_version < 4) return;
+  out.draw_w = f.number("power draw", true);
+  if (out.draw_w < 0) f.fail("the power draw is negative");
+  out.energy_mj = f.number("energy counter", true);
+  if (out.energy_mj < 0) f.fail("the energy counter is negative");
 }
 
 void parse_fields(Fields& f, const Shared&, ProcessReading& out) {

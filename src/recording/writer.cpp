@@ -190,11 +190,17 @@ void append_fields(std::string& out, const ThrottleReading& r) {
 void check_fields(const PowerLimitReading& r, const RecordingMeta&, const Reject& reject) {
   if (std::isinf(r.limit_w) || r.limit_w < 0)
     reject("power limit " + std::to_string(r.limit_w) + " W is infinite or negative");
+  if (std::isinf(r.draw_w) || r.draw_w < 0)
+    reject("power draw " + std::to_string(r.draw_w) + " W is infinite or negative");
+  if (std::isinf(r.energy_mj) || r.energy_mj < 0)
+    reject("energy counter " + std::to_string(r.energy_mj) + " mJ is infinite or negative");
 }
 void append_fields(std::string& out, const PowerLimitReading& r) {
   recfmt::append_integer(out, r.ts_ns);
-  out += ' ';
-  recfmt::append_number(out, r.limit_w);
+  for (double v : {r.limit_w, r.draw_w, r.energy_mj}) {
+    out += ' ';
+    recfmt::append_number(out, v);
+  }
 }
 
 void check_fields(const EngineReading& r, const RecordingMeta& meta, const Reject& reject) {

@@ -107,6 +107,12 @@ struct Builder {
     rec.list<recording::PowerLimitReading>().push_back(recording::PowerLimitReading{at_ms(ts_ms), watts});
     return *this;
   }
+  // One power record: the limit and the draw in watts, the energy counter in millijoules.
+  Builder& power_reading(double ts_ms, double limit_w, double draw_w, double energy_mj) {
+    rec.list<recording::PowerLimitReading>().push_back(
+        recording::PowerLimitReading{at_ms(ts_ms), limit_w, draw_w, energy_mj});
+    return *this;
+  }
   analysis::Analysis analyze(analysis::AnalysisOptions options = {}) const {
     return diescope::analysis::analyze(rec, options);
   }

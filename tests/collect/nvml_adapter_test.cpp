@@ -206,6 +206,26 @@ TEST(NvmlAdapter, PowerDrawInWattsOrNaNWithTheReason) {
   EXPECT_NE(device.power_draw_w().why.find("nvmlDeviceGetPowerUsage"), std::string::npos);
 }
 
+TEST(NvmlAdapter, PowerRecordHoldsLimitDrawAndEnergyEachNaNWhenUnreadable) {
+  auto functions = fake_functions();
+  Nvml nvml(functions);
+  NvmlDevice device = nvml.device(0);
+  state().energy_mj = 123'456'789;
+  const recording::PowerLimitReading r = device.power_limit(42);
+  EXPECT_EQ(r.ts_ns, 42);
+  EXPECT_EQ(r.limit_w, 700.0);       // 700000 mW / 1000
+  EXPECT_EQ(r.draw_w, 331.5);        // 331500 mW / 1000
+  EXPECT_EQ(r.energy_mj, 123456789.0);  // millijoules as NVML gives them
+  state().draw_result = abi::kErrorNotSupported;
+  state().energy_result = abi::kErrorNotSupported;
+  const recording::PowerLimitReading none = device.power_limit(43);
+  EXPECT_EQ(none.limit_w, 700.0);
+  EXPECT_TRUE(std::isnan(none.draw_w));
+  EXPECT_TRUE(std::isnan(none.energy_mj));
+  functions->total_energy = nullptr;  // an older driver without the counter
+  EXPECT_TRUE(std::isnan(device.power_limit(44).energy_mj));
+}
+
 TEST(NvmlAdapter, SamplesConvertMicrosecondsToNanosecondsAndKeepWholePercents) {
   auto functions = fake_functions();
   Nvml nvml(functions);

@@ -49,7 +49,7 @@ TEST_F(BadInput, UnreadableFile) {
 TEST_F(BadInput, NotARecording) {
   expect_input_error(raw("hello world\nsecond line\n"), 1, "not a diescope recording");
   // Every format the reader reads is named, not only the newest: the bundled files are format 1.
-  expect_input_error(raw("hello world\n"), 1, "'diescope-recording N' was expected (N from 1 to 3)");
+  expect_input_error(raw("hello world\n"), 1, "'diescope-recording N' was expected (N from 1 to 4)");
 }
 
 TEST_F(BadInput, BinaryWithoutNewline) {
@@ -65,8 +65,8 @@ TEST_F(BadInput, MagicWithoutVersion) {
 
 TEST_F(BadInput, WrongVersionSaysWhichIsSupported) {
   const std::string msg =
-      expect_input_error(raw("diescope-recording 4\nmeta {}\n"), 1, "version 4 is not supported");
-  EXPECT_NE(msg.find("reads versions 1 to 3"), std::string::npos) << msg;
+      expect_input_error(raw("diescope-recording 5\nmeta {}\n"), 1, "version 5 is not supported");
+  EXPECT_NE(msg.find("reads versions 1 to 4"), std::string::npos) << msg;
   expect_input_error(raw("diescope-recording 0\n"), 1, "version 0 is not supported");
 }
 
@@ -113,7 +113,7 @@ TEST_F(BadInput, MetaWrongTypesAndValues) {
   expect_input_error(dir_ / "t3.dsrec", 2, "'units[0].recipe.combine'");
   write_bytes(dir_ / "t4.dsrec", header_with("\"key\":\"dram\"", "\"key\":\"fp32\""));
   expect_input_error(dir_ / "t4.dsrec", 2, "used twice");
-  write_bytes(dir_ / "t5.dsrec", header_with("\"format_version\":3", "\"format_version\":1"));
+  write_bytes(dir_ / "t5.dsrec", header_with("\"format_version\":4", "\"format_version\":1"));
   expect_input_error(dir_ / "t5.dsrec", 2, "differs from line 1");
   write_bytes(dir_ / "t6.dsrec", header_with("\"run_type\":\"round\"", "\"run_type\":\"many\""));
   expect_input_error(dir_ / "t6.dsrec", 2, "'run_type'");
@@ -147,7 +147,9 @@ TEST_F(BadInput, OtherKindsWithWrongFieldCounts) {
       {"mark 1\n", 3, "ends before its start or stop"},
       {"mark 1 start now\n", 3, "a field too many"},
       {"jump 1\n", 3, "ends before its step"},
-      {"power 1 700 800\n", 3, "a field too many"},
+      {"power 1 700 800\n", 3, "ends before its energy counter"},
+      {"power 1 700\n", 3, "ends before its power draw"},
+      {"power 1 700 300 5 6\n", 3, "a field too many"},
       {"throttle 1\n", 3, "ends before its reasons"},
   });
 }
@@ -195,6 +197,8 @@ TEST_F(BadInput, InfinityAnywhere) {
       {"clock 1 inf 1593\n", "SM clock is infinite"},
       {"clock 1 1980 inf\n", "memory clock is infinite"},
       {"power 1 inf\n", "power limit is infinite"},
+      {"power 1 700 inf 5\n", "power draw is infinite"},
+      {"power 1 700 300 inf\n", "energy counter is infinite"},
       {"engine 1 inf 0\n", "engine 'nvenc' is infinite"},
       {"engine 1 0 inf\n", "engine 'nvdec' is infinite"},
       {"chip inf 110 1 2 3 4\n", "start time 'inf' is not a whole number"},
@@ -236,7 +240,7 @@ TEST_F(BadInput, NanWhereNotAllowed) {
 TEST_F(BadInput, NanWhereAllowedReadsAsNan) {
   // Unit, diagnostic, count, clock, power and engine values may be NaN: "not available".
   const auto path =
-      with_records("chip 100 110 nan nan nan nan\nclock 1 nan nan\npower 1 nan\nengine 1 nan nan\n");
+      with_records("chip 100 110 nan nan nan nan\nclock 1 nan nan\npower 1 nan nan nan\nengine 1 nan nan\n");
   const auto r = recording::open_recording(path);
   recording::ChipSample c;
   const auto chip = r->stream<recording::ChipSample>();  // the sample's values live in the stream
@@ -247,11 +251,33 @@ TEST_F(BadInput, NanWhereAllowedReadsAsNan) {
   EXPECT_TRUE(std::isnan(k.sm_mhz) && std::isnan(k.mem_mhz));
   recording::PowerLimitReading p;
   ASSERT_TRUE(r->stream<recording::PowerLimitReading>()->next(p));
-  EXPECT_TRUE(std::isnan(p.limit_w));
+  EXPECT_TRUE(std::isnan(p.limit_w) && std::isnan(p.draw_w) && std::isnan(p.energy_mj));
   recording::EngineReading e;
   const auto engines = r->stream<recording::EngineReading>();
   ASSERT_TRUE(engines->next(e));
   EXPECT_TRUE(std::isnan(e.values[0]) && std::isnan(e.values[1]));
+}
+
+TEST_F(BadInput, PowerDrawAndEnergyMayNotBeNegative) {
+  expect_input_error(with_records("power 1 700 -1 5\n"), 3, "the power draw is negative");
+  expect_input_error(with_records("power 1 700 300 -5\n"), 3, "the energy counter is negative");
+}
+
+TEST_F(BadInput, PowerLineBeforeVersionFourHoldsTheLimitAlone) {
+  // A version-3 file: the power line has the limit only; draw and energy read back as NaN, not 0.
+  std::string v3 = header_;
+  v3.replace(v3.find("diescope-recording 4"), 20, "diescope-recording 3");
+  v3.replace(v3.find("\"format_version\":4"), 18, "\"format_version\":3");
+  const auto r = recording::open_recording(raw(v3 + "power 5 700\n"));
+  EXPECT_EQ(r->meta().format_version, 3);
+  recording::PowerLimitReading p;
+  ASSERT_TRUE(r->stream<recording::PowerLimitReading>()->next(p));
+  EXPECT_EQ(p.ts_ns, 5);
+  EXPECT_EQ(p.limit_w, 700);
+  EXPECT_TRUE(std::isnan(p.draw_w));
+  EXPECT_TRUE(std::isnan(p.energy_mj));
+  // The new fields in an old file are one field too many.
+  expect_input_error(raw(v3 + "power 5 700 300 9\n"), 3, "a field too many");
 }
 
 TEST_F(BadInput, ChipEndBeforeStart) {
@@ -273,7 +299,7 @@ TEST_F(BadInput, TimesDecreasingWithinAKind) {
       "util 200 1 samples\nutil 150 1 samples\n",
       "clock 200 1 1\nclock 150 1 1\n",
       "throttle 200 -\nthrottle 150 -\n",
-      "power 200 1\npower 150 1\n",
+      "power 200 1 2 3\npower 150 1 2 3\n",
       "engine 200 1 1\nengine 150 1 1\n",
       "proc 200 0 0 0\nproc 150 0 0 0\n",
       "mark 200 start\nmark 150 stop\n",

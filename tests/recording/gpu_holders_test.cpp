@@ -76,8 +76,8 @@ TEST_F(HolderBadInput, LinesAreChecked) {
 
 TEST_F(HolderBadInput, VersionTwoReadsWithoutHoldersAndRefusesThem) {
   std::string v2 = header_;
-  v2.replace(v2.find("diescope-recording 3"), 20, "diescope-recording 2");
-  v2.replace(v2.find("\"format_version\":3"), 18, "\"format_version\":2");
+  v2.replace(v2.find("diescope-recording 4"), 20, "diescope-recording 2");
+  v2.replace(v2.find("\"format_version\":4"), 18, "\"format_version\":2");
   const auto r = recording::open_recording(raw(v2 + "proc 5 2 0 0\n"));
   EXPECT_EQ(r->meta().format_version, 2);
   EXPECT_TRUE(r->side().holders.empty());

@@ -45,7 +45,7 @@ TEST(HostStreams, RoundTripWithDescriptorsTasksAndValues) {
     w.close();
   }
   const auto r = recording::open_recording(path);
-  EXPECT_EQ(r->meta().format_version, 3);
+  EXPECT_EQ(r->meta().format_version, 4);
   EXPECT_EQ(r->meta().host_interval_ms, 100);
   const auto& streams = r->side().host_streams;
   ASSERT_EQ(streams.size(), 4U);
@@ -162,8 +162,8 @@ TEST_F(HostBadInput, SamplesAreCheckedWhenTheirStreamIsRead) {
 TEST_F(HostBadInput, VersionOneReadsWithoutHostStreamsAndRefusesThem) {
   // A version-1 header: no host_interval_ms in the meta.
   std::string v1 = header_;
-  v1.replace(v1.find("diescope-recording 3"), 20, "diescope-recording 1");
-  v1.replace(v1.find("\"format_version\":3"), 18, "\"format_version\":1");
+  v1.replace(v1.find("diescope-recording 4"), 20, "diescope-recording 1");
+  v1.replace(v1.find("\"format_version\":4"), 18, "\"format_version\":1");
   const auto at = v1.find(",\"host_interval_ms\":null");
   ASSERT_NE(at, std::string::npos);
   v1.erase(at, std::string(",\"host_interval_ms\":null").size());

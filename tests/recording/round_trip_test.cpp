@@ -41,7 +41,7 @@ TEST(RecordingRoundTrip, MetaKeepsEveryField) {
   }
   const auto r = recording::open_recording(dir / "meta.dsrec");
   const recording::RecordingMeta& got = r->meta();
-  EXPECT_EQ(got.format_version, 3);
+  EXPECT_EQ(got.format_version, 4);
   EXPECT_TRUE(std::isnan(got.host_interval_ms));  // no host probes: null
   EXPECT_EQ(got.tool_version, m.tool_version);
   EXPECT_EQ(got.method, m.method);
@@ -115,7 +115,7 @@ Written every_kind(recording::TimeNs t0) {
                                        recording::throttle_display_clocks}},
                 {t0 + 4, std::uint64_t{0x400 | 0x8000'0000'0000'0000ULL |
                                        recording::throttle_sync_boost}}};  // unnamed bits too
-  w.power = {{t0, 700}, {t0 + 5, kNaN}, {t0 + 6, 612.25}};
+  w.power = {{t0, 700, 331.5, 1.5e12}, {t0 + 5, kNaN, kNaN, kNaN}, {t0 + 6, 612.25, 0, 1.5e12 + 0.25}};
   w.engine = {{t0, {0, kNaN}}, {t0 + 100'000'000, {93.8, 4}}};
   w.process = {{t0, 0, 0, 0}, {t0 + 1, -1, -1, 3}, {t0 + 2, 2, 1, 0}};
   w.marks = {{t0 + 10, recording::MarkKind::start}, {t0 + 20, recording::MarkKind::stop}};
@@ -248,6 +248,8 @@ TEST(RecordingRoundTrip, EveryRecordKindReadsBackEqual) {
     ASSERT_TRUE(power->next(p));
     EXPECT_EQ(p.ts_ns, want.ts_ns);
     EXPECT_TRUE(same_value(p.limit_w, want.limit_w));
+    EXPECT_TRUE(same_value(p.draw_w, want.draw_w));
+    EXPECT_TRUE(same_value(p.energy_mj, want.energy_mj));
   }
   EXPECT_FALSE(power->next(p));
 
@@ -328,7 +330,7 @@ TEST(RecordingRoundTrip, NanIsWrittenAsNanAndThrottleReasonsAsNames) {
   EXPECT_NE(text.find("\nthrottle 1700000000000000001 -\n"), std::string::npos);
   EXPECT_NE(text.find("\nthrottle 1700000000000000002 ?\n"), std::string::npos);
   EXPECT_NE(text.find("\nnote 1700000000000000000 x a\\nb\\\\c\n"), std::string::npos);
-  EXPECT_EQ(text.rfind("diescope-recording 3\nmeta {", 0), 0u);
+  EXPECT_EQ(text.rfind("diescope-recording 4\nmeta {", 0), 0u);
 }
 
 TEST(RecordingRoundTrip, ReaderAcceptsWhatOtherToolsMayWrite) {

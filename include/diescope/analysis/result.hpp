@@ -158,6 +158,35 @@ struct IdleExplanation {
   std::vector<std::string> reader_names;  // distinct, in order of first appearance
 };
 
+// Where a span's energy came from (docs/energy.md#the-rules): NVML's energy counter, the power draw
+// integrated over time where the counter is absent or goes back, or neither.
+enum class EnergySource { none, counter, power_draw };
+// Why the counter was not used: it was not read (NaN) or it went back (a wrap or a driver reload).
+enum class CounterUnused { none, absent, went_back };
+// Why a span has no energy at all.
+enum class EnergyMissing {
+  none,
+  not_recorded,  // a recording before format 4: power lines held the limit alone
+  no_readings,   // fewer than two power readings around the span
+  unreadable,    // neither the counter nor the draw could be read over all of it
+};
+
+// Energy over one span (docs/energy.md).
+struct EnergyFigures {
+  double energy_j = kNaN;  // over the part of the span the power readings cover
+  EnergySource source = EnergySource::none;
+  CounterUnused counter_unused = CounterUnused::none;
+  EnergyMissing missing = EnergyMissing::none;
+  double covered_s = 0;          // time between power readings inside the span
+  double coverage_pct = kNaN;    // covered_s of the span's length
+  double mean_power_w = kNaN;    // energy_j / covered_s
+  double chip_sampled_j = kNaN;  // over the usable chip samples' time, by the same source
+  // Over the usable chip samples whose DIE-Util was under kStrandedEnergyDieUtilPct ("energy
+  // stranded"), and its share of chip_sampled_j.
+  double stranded_j = kNaN;
+  double stranded_pct = kNaN;
+};
+
 // The figures of one span: the whole run, or the steady window.
 struct SpanResults {
   bool is_window = false;  // the steady window's results; else the whole run's
@@ -208,6 +237,9 @@ struct SpanResults {
 
   // What the host did while the GPU idled (docs/method.md#stranded-idle-explained).
   IdleExplanation idle_explained;
+
+  // Energy over the span (docs/energy.md).
+  EnergyFigures energy;
 };
 
 // How the steady window was found, or why it was not (docs/method.md#the-steady-window).

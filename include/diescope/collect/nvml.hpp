@@ -159,8 +159,10 @@ class NvmlDevice {
   recording::ClockReading clocks(recording::TimeNs now_ns) const;
   recording::ThrottleReading throttle_reasons(
       recording::TimeNs now_ns) const;  // mask nullopt when NVML cannot say
-  recording::PowerLimitReading power_limit(recording::TimeNs now_ns) const;  // watts, NaN when unreadable
-  NvmlReading power_draw_w() const;     // nvmlDeviceGetPowerUsage, in watts (top shows it; not recorded)
+  // The power record: the enforced limit and the draw in watts, the energy counter in millijoules;
+  // each NaN when unreadable.
+  recording::PowerLimitReading power_limit(recording::TimeNs now_ns) const;
+  NvmlReading power_draw_w() const;     // nvmlDeviceGetPowerUsage, in watts
   NvmlReading polled_gpu_util() const;  // nvmlDeviceGetUtilizationRates().gpu
   UtilSamplesRead gpu_util_samples(std::uint64_t last_seen_us) const;
 

@@ -155,10 +155,16 @@ struct ThrottleReading {
   std::optional<std::uint64_t> mask;  // nullopt: NVML could not say
 };
 
+// One read of NVML's power figures (docs/recording-format.md#records). Before format 4 a power line
+// held the limit alone: draw and energy read back as NaN.
 struct PowerLimitReading {
   static constexpr std::string_view kKindWord = "power";
   TimeNs ts_ns = 0;
-  double limit_w = 0;  // enforced power limit; NaN when unreadable
+  double limit_w = 0;         // enforced power limit; NaN when unreadable
+  double draw_w = std::numeric_limits<double>::quiet_NaN();  // nvmlDeviceGetPowerUsage; NaN when unreadable or not recorded
+  // nvmlDeviceGetTotalEnergyConsumption: millijoules since the driver loaded; NaN when unreadable or
+  // not recorded. Kept as a double: exact to 2^53 mJ, 285 years at 1 kW.
+  double energy_mj = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Engine utilisation readings; one value per meta.engines column, NaN when unreadable.

@@ -203,6 +203,10 @@ recording::PowerLimitReading NvmlDevice::power_limit(recording::TimeNs now_ns) c
   if (fn().enforced_power_limit && fn().enforced_power_limit(handle_, &milliwatts) == abi::kSuccess) {
     reading.limit_w = milliwatts / 1000.0;
   }
+  // Draw and the energy counter with the limit, so that every path that records the limit records
+  // them too (docs/energy.md#what-is-recorded).
+  reading.draw_w = power_draw_w().value;
+  reading.energy_mj = total_energy_mj().value;
   return reading;
 }
 

@@ -743,10 +743,10 @@ void Runner::tick(recording::TimeNs now, bool ended) {
   if (clock_event.kind != core::ClockEvent::Kind::none)
     for (auto& gpu : gpus_) gpu.writer->write(recording::ClockJump{now, clock_event.step_ns});
 
-  // Clocks and throttle reasons every tick: they move within a second and the analysis needs them
-  // under each sample. The rest once a second: GPU-Util samples wait in the driver's buffer (unless
-  // polling, where a read is a sample), engine and process lists move slowly, and reports give the
-  // power limit only as a range.
+  // Clocks, throttle reasons and power (with the energy counter) every tick: they move within a
+  // second and the analysis needs them under each sample and step (docs/energy.md#what-is-recorded).
+  // The rest once a second: GPU-Util samples wait in the driver's buffer (unless polling, where a
+  // read is a sample), and engine and process lists move slowly.
   const bool slow_due = now - last_slow_poll_ >= kSlowPollNs;
   if (slow_due) last_slow_poll_ = now;
   for (auto& gpu : gpus_) {
@@ -766,9 +766,9 @@ void Runner::tick(recording::TimeNs now, bool ended) {
     if (ended) continue;  // after the end only GPU-Util is still awaited
     gpu.writer->write(gpu.device.clocks(now));
     gpu.writer->write(gpu.device.throttle_reasons(now));
+    gpu.writer->write(gpu.device.power_limit(now));
     if (!slow_due) continue;
     read_engines(gpu, now);
-    gpu.writer->write(gpu.device.power_limit(now));
     gpu.writer->write(gpu.device.processes(now));
     // Who holds the GPU, by pid and name, when that changes: the headline names the others.
     if (const auto pids = gpu.device.process_ids()) {
