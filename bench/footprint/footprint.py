@@ -375,9 +375,6 @@ def section_heldout():
                                     "drain_cpu_us")] + [kv.get("image_bytes"), kv.get("sample_bytes")])
             if n and n[0] == "sampler" and len(n) > 1 and "decode image holds" in n[1]:
                 own_rows.append([interval, "sampler", n[1]])
-        for line in open(os.path.join(WORK, name + ".out")):
-            if line.startswith("{"):
-                own_rows.append([interval, "workload", line.strip()[:400]])
     tsv("heldout_means.tsv", ["interval_ms", "window", "samples"] + cols, means_rows)
     tsv("loss.tsv", ["interval_ms", "drain_ms", "span_s", "samples", "expected", "holes", "hole_ms", "lost_pct",
                      "samples_without_values", "sampler_notes"], loss_rows)
@@ -387,6 +384,9 @@ def section_heldout():
     tsv("heldout_cost.tsv", ["interval_ms", "run_cpu_pct_whole_run", "child_cpu_pct_whole_run", "run_rss_mb_peak",
                              "child_rss_mb_peak"], cost_rows)
     tsv("heldout_own.tsv", ["interval_ms", "from", "line"], own_rows)
+    # The workloads' own counts beside the readings (their JSON lines stay in WORK).
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "heldout_table.py"),
+                    OUT, WORK], check=True)
 
 
 # ---------------------------------------------------------------- CUPTI alone

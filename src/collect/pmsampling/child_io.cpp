@@ -30,20 +30,27 @@ bool parse_int(std::string_view text, Int& out) {
 
 }  // namespace
 
+double decode_period_ms(double interval_ms, double drain_ms) {
+  return std::min(drain_ms, kMaxSamplesPerDecode * interval_ms);
+}
+
+std::size_t samples_held(double interval_ms, double drain_ms) {
+  const double per_decode = std::ceil(decode_period_ms(interval_ms, drain_ms) / interval_ms - 1e-9);
+  return static_cast<std::size_t>(2 * per_decode) + kSpareSamples;
+}
+
+std::size_t decode_image_samples(double interval_ms, double drain_ms) {
+  const double per_decode = decode_period_ms(interval_ms, drain_ms) / interval_ms;
+  return static_cast<std::size_t>(std::max(8.0, std::ceil(per_decode * 1.25 - 1e-9) + 4));
+}
+
 std::size_t hardware_buffer_bytes(double interval_ms, double drain_ms, std::size_t bytes_per_sample) {
   constexpr double kMiB = 1 << 20;
-  const double samples = std::ceil(kHardwareBufferDrains * drain_ms / interval_ms) +
-                         static_cast<double>(kHardwareBufferSpareSamples);
-  const double bytes = samples * static_cast<double>(bytes_per_sample) * kHardwareBufferHeadroom;
+  const double bytes = static_cast<double>(samples_held(interval_ms, drain_ms)) *
+                       static_cast<double>(bytes_per_sample) * kHardwareBufferHeadroom;
   const double mib = std::ceil(bytes / kMiB);
   if (!(mib * kMiB < static_cast<double>(kHardwareBufferMaxBytes))) return kHardwareBufferMaxBytes;
   return std::max(kHardwareBufferMinBytes, static_cast<std::size_t>(mib) << 20);
-}
-
-std::size_t decode_image_samples(double interval_ms, double drain_ms, std::size_t bytes_per_sample) {
-  const double wanted = std::ceil(drain_ms / interval_ms * 1.25) + 4;
-  const double fits = static_cast<double>(kDecodeImageMaxBytes / std::max<std::size_t>(bytes_per_sample, 1));
-  return static_cast<std::size_t>(std::max(8.0, std::min(wanted, fits)));
 }
 
 std::optional<Args> parse_args(int argc, char** argv, std::string& why) {

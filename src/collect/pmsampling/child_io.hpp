@@ -35,21 +35,30 @@ struct Args {
   std::map<int, double> fake_levels;
 };
 
-// The counters' hardware buffer: the samples of two drain periods plus kHardwareBufferSpareSamples,
-// at `bytes_per_sample` each, times kHardwareBufferHeadroom, rounded up to whole MiB and held within
-// [kHardwareBufferMinBytes, kHardwareBufferMaxBytes] (docs/footprint.md#the-hardware-buffer).
-inline constexpr double kHardwareBufferDrains = 2;
-inline constexpr std::size_t kHardwareBufferSpareSamples = 64;
+// How often the child decodes: every --drain-ms, but at least every kMaxSamplesPerDecode intervals,
+// so that what one decode must hold does not grow as the interval shrinks
+// (docs/footprint.md#the-decode-period).
+inline constexpr double kMaxSamplesPerDecode = 100;
+double decode_period_ms(double interval_ms, double drain_ms);
+
+// The samples the hardware buffer is sized for: two decode periods' worth plus kSpareSamples
+// (docs/footprint.md#the-hardware-buffer).
+inline constexpr std::size_t kSpareSamples = 64;
+std::size_t samples_held(double interval_ms, double drain_ms);
+
+// The samples the decode image holds: one decode period's with a quarter more and 4 spare, at least
+// 8. CUPTI's decode drops the records that do not fit in the image, so it must hold every sample
+// that arrives between two decodes; re-initialising it costs time in proportion to its size, so it
+// holds no more (docs/footprint.md#the-decode-image).
+std::size_t decode_image_samples(double interval_ms, double drain_ms);
+
+// The counters' hardware buffer: samples_held() at `bytes_per_sample` each, times
+// kHardwareBufferHeadroom, rounded up to whole MiB and held within [kHardwareBufferMinBytes,
+// kHardwareBufferMaxBytes] (docs/footprint.md#the-hardware-buffer).
 inline constexpr double kHardwareBufferHeadroom = 1.5;
 inline constexpr std::size_t kHardwareBufferMinBytes = std::size_t{4} << 20;
 inline constexpr std::size_t kHardwareBufferMaxBytes = std::size_t{512} << 20;
 std::size_t hardware_buffer_bytes(double interval_ms, double drain_ms, std::size_t bytes_per_sample);
-
-// The decode image: one drain's samples with a quarter more and 4 spare, at least 8, and no more
-// than fit in kDecodeImageMaxBytes; a longer backlog is decoded in several passes
-// (docs/footprint.md#the-decode-image). Returns the number of samples.
-inline constexpr std::size_t kDecodeImageMaxBytes = std::size_t{16} << 20;
-std::size_t decode_image_samples(double interval_ms, double drain_ms, std::size_t bytes_per_sample);
 
 // Parses the child's command line (argv[0] is the program or subcommand name). Returns nullopt and
 // sets `why` on a bad argument.

@@ -47,8 +47,6 @@ namespace m = sampler_msg;
 namespace {
 
 constexpr std::int64_t kClockTrustNs = 200'000'000;  // 0.2 s
-constexpr std::size_t kMaxImageBytes =
-    child::kDecodeImageMaxBytes + (std::size_t{1} << 20);  // + the image's header
 
 struct Failure {
   m::ErrorKind kind;
@@ -198,6 +196,12 @@ class Sampler {
   bool split_pending_ = false;  // the image was re-initialised with a sample half decoded
   long blanked_total_ = 0;
   std::size_t sample_bytes_ = 0;  // one sample in the decode image
+  double decode_period_ms_ = 0;   // --drain-ms, or shorter at short intervals
+
+ public:
+  double decode_period_ms() const { return decode_period_ms_; }
+
+ private:
   // Where the child's time went, summed over the run (--timing): ns per stage.
   struct Stages {
     std::int64_t decode = 0, info = 0, evaluate = 0, emit = 0, init = 0, write = 0, cpu = 0;
@@ -374,27 +378,21 @@ void Sampler::setup() {
                                                 : CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
   CHECK_ACQUIRE(cuptiPmSamplingSetConfig(&config));
 
-  // One drain's samples, with headroom, within a cap; a longer backlog is decoded in several passes
+  // Every sample that arrives between two decodes: CUPTI drops what does not fit
   // (docs/footprint.md#the-decode-image).
-  if (sample_bytes_ == 0) sample_bytes_ = std::max<std::size_t>(image_bytes(65) / 65, 1);
-  auto max_samples = static_cast<std::uint32_t>(std::min<std::size_t>(
-      child::decode_image_samples(args_.interval_ms, args_.drain_ms, sample_bytes_), 1'000'000));
-  for (;;) {
-    const std::size_t bytes = image_bytes(max_samples);
-    if (bytes == 0) DIESCOPE_CUPTI_CHECK(CUPTI_ERROR_UNKNOWN);
-    if (bytes <= kMaxImageBytes || max_samples <= 8) {
-      image_.resize(bytes);
-      break;
-    }
-    max_samples /= 2;
-  }
+  const auto max_samples =
+      static_cast<std::uint32_t>(child::decode_image_samples(args_.interval_ms, args_.drain_ms));
+  const std::size_t bytes = image_bytes(max_samples);
+  if (bytes == 0) DIESCOPE_CUPTI_CHECK(CUPTI_ERROR_UNKNOWN);
+  image_.resize(bytes);
   init_image();
   values_.resize(metric_ptrs_.size());
   out_.emit(m::Note{"sampler", "decode image holds " + std::to_string(max_samples) + " samples (" +
                                    std::to_string(image_.size() / 1024) + " KiB, " +
                                    std::to_string(sample_bytes_) + " bytes a sample); hardware buffer " +
                                    std::to_string(hw_bytes >> 20) + " MiB, " +
-                                   (args_.keep_latest ? "keep-latest" : "keep-oldest") + " mode"});
+                                   (args_.keep_latest ? "keep-latest" : "keep-oldest") +
+                                   " mode; decoded every " + std::to_string(decode_period_ms_) + " ms"});
 }
 
 void Sampler::init_image() {
@@ -667,8 +665,9 @@ int sampler_main(int argc, char** argv) {
     }
     sampler.start();
     std::string reason;
-    // Drains keep a fixed period: the time a drain takes is not added to the wait after it.
-    const auto period_ns = static_cast<std::int64_t>(args->drain_ms * 1e6);
+    // Drains keep a fixed period: the time a drain takes is not added to the wait after it. The
+    // period is the decode period (docs/footprint.md#the-decode-period).
+    const auto period_ns = static_cast<std::int64_t>(sampler.decode_period_ms() * 1e6);
     std::int64_t next_drain = core::monotonic_ns() + period_ns;
     while (!stop.wait((next_drain - core::monotonic_ns()) / 1'000'000)) {
       next_drain += period_ns;
