@@ -14,8 +14,10 @@ int main(int argc, char** argv) {
   int index = 0;
   double seconds = 20;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--device")) index = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--device"))
+      index = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--seconds"))
+      seconds = std::atof(argv[i + 1]);
     else {
       std::fprintf(stderr, "bare_cuda: unknown argument %s (see the header of bare_cuda.cpp)\n", argv[i]);
       return 2;
@@ -25,8 +27,8 @@ int main(int argc, char** argv) {
   CUcontext context = nullptr;
   CUdeviceptr memory = 0;
   if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&device, index) != CUDA_SUCCESS ||
-      cuDevicePrimaryCtxRetain(&context, device) != CUDA_SUCCESS || cuCtxSetCurrent(context) != CUDA_SUCCESS ||
-      cuMemAlloc(&memory, 1 << 20) != CUDA_SUCCESS) {
+      cuDevicePrimaryCtxRetain(&context, device) != CUDA_SUCCESS ||
+      cuCtxSetCurrent(context) != CUDA_SUCCESS || cuMemAlloc(&memory, 1 << 20) != CUDA_SUCCESS) {
     std::fprintf(stderr, "bare_cuda: could not create a context on GPU %d: check nvidia-smi -L\n", index);
     return 1;
   }

@@ -32,9 +32,12 @@ int main(int argc, char** argv) {
   unsigned device = 0;
   double interval_ms = 10, seconds = 20;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--device")) device = static_cast<unsigned>(std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--interval-ms")) interval_ms = std::atof(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--device"))
+      device = static_cast<unsigned>(std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--interval-ms"))
+      interval_ms = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--seconds"))
+      seconds = std::atof(argv[i + 1]);
     else {
       std::fprintf(stderr, "nvml_poll: unknown argument %s (see the header of nvml_poll.cpp)\n", argv[i]);
       return 2;
@@ -75,8 +78,9 @@ int main(int argc, char** argv) {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   std::printf("interval_ms=%g seconds=%.2f reads=%ld failed=%ld mean_util=%.1f cpu_pct=%.3f maxrss_mb=%.1f\n",
-              interval_ms, wall, reads, failed, reads ? static_cast<double>(sum) / static_cast<double>(reads) : 0.0,
-              100 * cpu / wall, static_cast<double>(ru.ru_maxrss) / 1024);
+              interval_ms, wall, reads, failed,
+              reads ? static_cast<double>(sum) / static_cast<double>(reads) : 0.0, 100 * cpu / wall,
+              static_cast<double>(ru.ru_maxrss) / 1024);
   if (shutdown) shutdown();
   return 0;
 }

@@ -72,12 +72,18 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--device") device = std::atoi(value());
-    else if (a == "--interval-ms") interval_ms = std::atof(value());
-    else if (a == "--drain-ms") drain_ms = std::atof(value());
-    else if (a == "--seconds") seconds = std::atof(value());
-    else if (a == "--hw-buffer-mb") hw_mb = std::strtoul(value(), nullptr, 10);
-    else if (a == "--evaluate") evaluate = true;
+    if (a == "--device")
+      device = std::atoi(value());
+    else if (a == "--interval-ms")
+      interval_ms = std::atof(value());
+    else if (a == "--drain-ms")
+      drain_ms = std::atof(value());
+    else if (a == "--seconds")
+      seconds = std::atof(value());
+    else if (a == "--hw-buffer-mb")
+      hw_mb = std::strtoul(value(), nullptr, 10);
+    else if (a == "--evaluate")
+      evaluate = true;
     else if (a == "--metrics") {
       std::string list = value();
       for (std::size_t b = 0, c; b <= list.size(); b = c + 1) {
@@ -242,7 +248,8 @@ int main(int argc, char** argv) {
     if (wait > 0) usleep(static_cast<useconds_t>(wait / 1000));
     drain();
   }
-  if (const std::int64_t wait = until - now_ns(CLOCK_MONOTONIC); wait > 0) usleep(static_cast<useconds_t>(wait / 1000));
+  if (const std::int64_t wait = until - now_ns(CLOCK_MONOTONIC); wait > 0)
+    usleep(static_cast<useconds_t>(wait / 1000));
   auto stop = PARAMS(CUpti_PmSampling_Stop_Params);
   stop.pPmSamplingObject = sampling;
   CHECK(cuptiPmSamplingStop(&stop));
@@ -257,14 +264,16 @@ int main(int argc, char** argv) {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   std::printf(
-      "interval_ms=%g drain_ms=%g hw_buffer_mb=%zu evaluate=%d seconds=%.2f samples=%ld untimed=%ld holes=%ld "
-      "hole_ms=%.3f unplaced_ms=%.3f span_ms=%.1f lost_pct=%.3f overflow=%ld drains=%ld passes=%ld image_kib=%zu decode_ms=%.1f "
+      "interval_ms=%g drain_ms=%g hw_buffer_mb=%zu evaluate=%d seconds=%.2f samples=%ld untimed=%ld "
+      "holes=%ld "
+      "hole_ms=%.3f unplaced_ms=%.3f span_ms=%.1f lost_pct=%.3f overflow=%ld drains=%ld passes=%ld "
+      "image_kib=%zu decode_ms=%.1f "
       "sampleinfo_ms=%.1f evaluate_ms=%.1f cpu_pct=%.2f maxrss_mb=%.1f\n",
       interval_ms, drain_ms, hw_mb, evaluate ? 1 : 0, wall_s, samples, untimed, holes,
-      static_cast<double>(hole_ns) / 1e6, unplaced_ms, span_ms, span_ms > 0 ? 100.0 * unplaced_ms / span_ms : 0.0,
-      overflow, drains, passes, image.size() / 1024, static_cast<double>(decode_ns) / 1e6,
-      static_cast<double>(read_ns) / 1e6, static_cast<double>(eval_ns) / 1e6, 100 * cpu_s / wall_s,
-      static_cast<double>(ru.ru_maxrss) / 1024);
+      static_cast<double>(hole_ns) / 1e6, unplaced_ms, span_ms,
+      span_ms > 0 ? 100.0 * unplaced_ms / span_ms : 0.0, overflow, drains, passes, image.size() / 1024,
+      static_cast<double>(decode_ns) / 1e6, static_cast<double>(read_ns) / 1e6,
+      static_cast<double>(eval_ns) / 1e6, 100 * cpu_s / wall_s, static_cast<double>(ru.ru_maxrss) / 1024);
   auto disable = PARAMS(CUpti_PmSampling_Disable_Params);
   disable.pPmSamplingObject = sampling;
   cuptiPmSamplingDisable(&disable);
