@@ -10,7 +10,8 @@
 //
 // With a small --hw-buffer-mb and a --drain-ms longer than the run, the buffer fills before the
 // one decode: the samples decoded then are what the buffer holds, so its size over their count is
-// the raw bytes one sample takes (bench/footprint/footprint.sh, "hwbytes").
+// the raw bytes one sample takes. On the H200 this did not work: in keep-oldest mode a decode after
+// an overflow returned no sample (bench/results/footprint/2026-12-02-h200-footprint/).
 #include <cuda.h>
 #include <cupti_pmsampling.h>
 #include <cupti_profiler_host.h>
