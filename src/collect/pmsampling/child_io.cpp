@@ -149,27 +149,37 @@ bool StopWatcher::wait(std::int64_t timeout_ms) {
       reason_ = "signal " + core::signal_name(caught->number);
       break;
     }
-    const std::int64_t left_ms = (deadline - core::monotonic_ns() + 999'999) / 1'000'000;
-    if (left_ms <= 0) break;
+    // A wait with no time left still looks at stdin once: a caller that fell behind must still
+    // see the parent's stop.
+    const std::int64_t left_ms =
+        std::max<std::int64_t>(0, (deadline - core::monotonic_ns() + 999'999) / 1'000'000);
     pollfd fds[2] = {{0, POLLIN, 0}, {signals_.fd(), POLLIN, 0}};
     int ready = ::poll(fds, 2, static_cast<int>(left_ms));
-    if (ready <= 0) continue;  // timeout or EINTR: loop re-checks the signal and the deadline
-    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+    if (ready > 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
       char chunk[256];
       ssize_t n = ::read(0, chunk, sizeof chunk);
-      if (n <= 0) {
-        if (n < 0 && errno == EINTR) continue;
+      if (n <= 0 && !(n < 0 && errno == EINTR)) {
         stop_ = true;
         reason_ = "the parent closed the sampler's input";
         break;
       }
-      stdin_buffer_.append(chunk, static_cast<std::size_t>(n));
-      if (stdin_buffer_.find("stop\n") != std::string::npos) {
-        stop_ = true;
-        reason_ = "the parent asked the sampler to stop";
-        break;
+      if (n > 0) {
+        stdin_buffer_.append(chunk, static_cast<std::size_t>(n));
+        if (stdin_buffer_.find("stop\n") != std::string::npos) {
+          stop_ = true;
+          reason_ = "the parent asked the sampler to stop";
+          break;
+        }
+        if (stdin_buffer_.size() > 4096) stdin_buffer_.erase(0, stdin_buffer_.size() - 8);
       }
-      if (stdin_buffer_.size() > 4096) stdin_buffer_.erase(0, stdin_buffer_.size() - 8);
+    }
+    if (left_ms == 0 && (ready <= 0 || core::monotonic_ns() >= deadline)) {
+      // Timed out: one last look at the signals, then return.
+      if (const auto caught = signals_.next()) {
+        stop_ = true;
+        reason_ = "signal " + core::signal_name(caught->number);
+      }
+      break;
     }
   }
   return stop_;

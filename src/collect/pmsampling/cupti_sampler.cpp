@@ -197,11 +197,6 @@ class Sampler {
   long blanked_total_ = 0;
   std::size_t sample_bytes_ = 0;  // one sample in the decode image
   double decode_period_ms_ = 0;   // --drain-ms, or shorter at short intervals
-
- public:
-  double decode_period_ms() const { return decode_period_ms_; }
-
- private:
   // Where the child's time went, summed over the run (--timing): ns per stage.
   struct Stages {
     std::int64_t decode = 0, info = 0, evaluate = 0, emit = 0, init = 0, write = 0, cpu = 0;
@@ -342,6 +337,7 @@ void Sampler::setup() {
   };
   const std::size_t one = image_bytes(1), many = image_bytes(65);
   sample_bytes_ = many > one ? (many - one) / 64 : 0;
+  decode_period_ms_ = child::decode_period_ms(args_.interval_ms, args_.drain_ms);
   std::size_t hw_bytes = args_.hw_buffer_mb << 20;
   if (hw_bytes == 0) {
     hw_bytes = sample_bytes_ > 0
@@ -667,7 +663,8 @@ int sampler_main(int argc, char** argv) {
     std::string reason;
     // Drains keep a fixed period: the time a drain takes is not added to the wait after it. The
     // period is the decode period (docs/footprint.md#the-decode-period).
-    const auto period_ns = static_cast<std::int64_t>(sampler.decode_period_ms() * 1e6);
+    const auto period_ns = std::max<std::int64_t>(
+        1'000'000, std::llround(child::decode_period_ms(args->interval_ms, args->drain_ms) * 1e6));
     std::int64_t next_drain = core::monotonic_ns() + period_ns;
     while (!stop.wait((next_drain - core::monotonic_ns()) / 1'000'000)) {
       next_drain += period_ns;
