@@ -379,7 +379,10 @@ void Sampler::setup() {
   const auto max_samples =
       static_cast<std::uint32_t>(child::decode_image_samples(args_.interval_ms, args_.drain_ms));
   const std::size_t bytes = image_bytes(max_samples);
-  if (bytes == 0) DIESCOPE_CUPTI_CHECK(CUPTI_ERROR_UNKNOWN);
+  if (bytes == 0)
+    throw Failure{m::ErrorKind::cupti, 0,
+                  "cuptiPmSamplingGetCounterDataSize gave no size for a decode image of " +
+                      std::to_string(max_samples) + " samples"};
   image_.resize(bytes);
   init_image();
   values_.resize(metric_ptrs_.size());
