@@ -473,15 +473,20 @@ TEST(CaptureManager, ADiskThatFillsMidCaptureEndsItWithANoteAndTheRecordsGoOn) {
   EXPECT_TRUE(noted) << summary.dump(2);
 }
 
-// The quota: an older capture folder of 30 kB is deleted first when a capture starts (quota 20 kB);
-// then the capture alone passes the quota (200 chip samples of about 100 bytes a line) and stops with
-// disk_full, its recording still readable.
+// The quota (20 kB): two older capture folders of 15 kB each (30 kB) when a capture starts: the oldest
+// (2020) is deleted, which brings the total to 15 kB, under the quota, so the 2021 one stays. As the
+// capture grows (about 100 bytes a chip line, 100 lines a second) the total passes 20 kB again: the
+// 2021 folder goes next, and then the capture alone passes the quota and stops with disk_full, its
+// recording still readable.
 TEST(CaptureManager, TheQuotaDeletesTheOldestFirstAndStopsACaptureThatAloneFillsIt) {
   const fs::path dir = temp_dir("quota");
-  const fs::path old = dir / "20200101T000000Z-gpu0-old";
-  fs::create_directories(old);
-  std::ofstream(old / "capture.json") << "{}";
-  std::ofstream(old / "capture.dsrec") << std::string(30000, 'x');
+  const fs::path oldest = dir / "20200101T000000Z-gpu0-old";
+  const fs::path older = dir / "20210101T000000Z-gpu0-old";
+  for (const fs::path& f : {oldest, older}) {
+    fs::create_directories(f);
+    std::ofstream(f / "capture.json") << "{}";
+    std::ofstream(f / "capture.dsrec") << std::string(15000 - 2, 'x');
+  }
   CaptureRule usr1 = rule(CaptureCondition::signal, 0);
   usr1.name = "usr1";
   usr1.capture_s = 5;
@@ -490,8 +495,10 @@ TEST(CaptureManager, TheQuotaDeletesTheOldestFirstAndStopsACaptureThatAloneFills
   Rig rig(12, 1000, 2000, rules);
   rig.captures->signal();
   rig.step();
-  EXPECT_FALSE(fs::exists(old)) << "the oldest capture should have been deleted";
+  EXPECT_FALSE(fs::exists(oldest)) << "the oldest capture should have been deleted";
+  EXPECT_TRUE(fs::exists(older)) << "one deletion was enough: the next oldest stays";
   rig.run_until(6.0);
+  EXPECT_FALSE(fs::exists(older));
   EXPECT_EQ(rig.count("usr1", CaptureOutcome::disk_full), 1);
   const fs::path folder = rig.captures->finished().at(0);
   const json summary = read_json(folder / "capture.json");
