@@ -10,6 +10,7 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "diescope/agent/agent.hpp"
 #include "diescope/agent/capture.hpp"
@@ -567,6 +568,36 @@ TEST(CaptureManager, StoppingTheAgentClosesTheCaptureReadable) {
   EXPECT_EQ(rec->side().end->ending.text, "the agent stopped (SIGTERM)");
   EXPECT_TRUE(fs::exists(folder / "report.html"));
   EXPECT_EQ(rig.count("usr1", CaptureOutcome::cut_short), 1);
+}
+
+// POST /capture from another host is refused unless allow_remote; the token is checked either way;
+// a request that passes both is acted on by the agent's loop (here: the test's after_step).
+TEST(CaptureManager, PostCaptureIsForLoopbackUnlessAllowedAndNeedsTheToken) {
+  const fs::path dir = temp_dir("post");
+  CaptureRule http = rule(CaptureCondition::http, 0);
+  http.name = "on-request";
+  http.capture_s = 1;
+  CaptureRules rules = rules_with(dir, {http});
+  rules.token = "0123456789abcdef";
+  Rig rig(12, 1000, 2000, rules);
+  EXPECT_EQ(rig.captures->http({"", "Bearer 0123456789abcdef", false}).status, 403);
+  EXPECT_EQ(rig.captures->http({"", "Bearer 0123456789abcdeX", true}).status, 401);
+  EXPECT_EQ(rig.captures->http({"gpu=x", "Bearer 0123456789abcdef", true}).status, 400);
+  HttpReply reply;
+  std::thread client([&] { reply = rig.captures->http({"gpu=0", "Bearer 0123456789abcdef", true}); });
+  for (int i = 0; i < 200 && !rig.captures->capturing(0); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    rig.captures->after_step();
+  }
+  client.join();
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  EXPECT_TRUE(rig.captures->capturing(0));
+
+  CaptureRules remote = rules_with(temp_dir("post-remote"), {http});
+  remote.token = "0123456789abcdef";
+  remote.settings.allow_remote = true;
+  Rig open(12, 1000, 2000, remote);
+  EXPECT_EQ(open.captures->http({"", "Bearer 0123456789abcdeX", false}).status, 401);  // past the gate
 }
 
 // Beside another profiler the live session reads NVML GPM (its units' source is gpm): the capture
