@@ -60,6 +60,7 @@ void EnergySums::add(const EnergySums& o) {
 EnergyFigures energy_figures(const EnergySums& span, const EnergySums& chip_sampled, const EnergySums& stranded,
                              recording::TimeNs span_ns, int format_version) {
   EnergyFigures e;
+  e.missing = EnergyMissing::none;
   e.covered_s = static_cast<double>(span.covered_ns) * 1e-9;
   if (span_ns > 0) e.coverage_pct = 100.0 * static_cast<double>(span.covered_ns) / static_cast<double>(span_ns);
   if (span.covered_ns <= 0) {
