@@ -198,7 +198,8 @@ void generate_synthetic(const SyntheticSpec& spec, RecordSink& sink) {
       if (!spec.engine_values.empty()) sink.write(EngineReading{next_clock, spec.engine_values});
       if (std::isfinite(spec.power_draw_w)) {
         // The counter as the draw integrates it: W x ns / 1e6 = mJ.
-        const double mj = spec.energy_start_mj + spec.power_draw_w * static_cast<double>(next_clock - t0) / 1e6;
+        const double mj =
+            spec.energy_start_mj + spec.power_draw_w * static_cast<double>(next_clock - t0) / 1e6;
         sink.write(PowerLimitReading{next_clock, spec.power_limit_w, spec.power_draw_w, mj});
       }
       next_clock += spec.clock_period_ns;

@@ -327,8 +327,8 @@ Timeline TimelineBuilder::finish(const ReportInput& input) {
     const bool any = std::any_of(e.mean.begin(), e.mean.end(), [](double v) { return std::isfinite(v); });
     // Keep every column of the recording, even one without a value (its panel says so); leave out
     // what is optional by nature.
-    const bool optional_series =
-        role == Role::sm_clock || role == Role::mem_clock || role == Role::power_limit || role == Role::power_draw;
+    const bool optional_series = role == Role::sm_clock || role == Role::mem_clock ||
+                                 role == Role::power_limit || role == Role::power_draw;
     if (role == Role::throttle &&
         std::none_of(e.max.begin(), e.max.end(), [](double v) { return std::isfinite(v) && v > 0; }))
       continue;

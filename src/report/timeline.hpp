@@ -28,8 +28,8 @@ enum class Role {
   mem_clock,
   power_limit,
   power_draw,  // NVML's power draw, as read (recording format 4 on)
-  throttle,  // the share of time one throttle reason held the clocks (0..100)
-  host,      // a host stream, drawn from its descriptor alone
+  throttle,    // the share of time one throttle reason held the clocks (0..100)
+  host,        // a host stream, drawn from its descriptor alone
 };
 
 struct TimelineSeries {

@@ -483,7 +483,8 @@ std::string_view counter_unused_code(analysis::CounterUnused why) {
 std::string energy_missing_words(const analysis::EnergyFigures& e) {
   switch (e.missing) {
     case analysis::EnergyMissing::not_recorded:
-      return "the recording predates format 4: it holds the power limit but neither the draw nor NVML's energy "
+      return "the recording predates format 4: it holds the power limit but neither the draw nor NVML's "
+             "energy "
              "counter";
     case analysis::EnergyMissing::no_readings:
       return "fewer than two power readings around this span";
@@ -514,8 +515,8 @@ std::string energy_words(const analysis::EnergyFigures& e) {
   if (std::isfinite(e.coverage_pct) && e.coverage_pct < 99.95)
     out += fmt::format(" over {:.1f}% of the span", e.coverage_pct);
   if (std::isfinite(e.stranded_j) && std::isfinite(e.stranded_pct))
-    out += fmt::format("; {} stranded ({:.1f}% of the chip-sampled energy, DIE-Util under {:g}%)", joules(e.stranded_j),
-                       e.stranded_pct, analysis::kStrandedEnergyDieUtilPct);
+    out += fmt::format("; {} stranded ({:.1f}% of the chip-sampled energy, DIE-Util under {:g}%)",
+                       joules(e.stranded_j), e.stranded_pct, analysis::kStrandedEnergyDieUtilPct);
   return out;
 }
 

@@ -199,8 +199,9 @@ TEST_F(HtmlAndTrace, HtmlPolledReadingsAreStepLines) {
 // 350 -> 70 x (1 - 350/800) = 39.375 -> 39.4, 700 -> 70 x (1 - 700/800) = 8.75 -> 8.8.
 TEST_F(HtmlAndTrace, HtmlDrawsPowerItselfBesideItsLimit) {
   rec.list<recording::ClockReading>() = {recording::ClockReading{kT0 + 5 * kMs, 1980, 3201}};
-  rec.list<recording::PowerLimitReading>() = {recording::PowerLimitReading{kT0 + 5 * kMs, 700, 350, 1e6},
-                                              recording::PowerLimitReading{kT0 + 35 * kMs, 700, 700, 1e6 + 10.5}};
+  rec.list<recording::PowerLimitReading>() = {
+      recording::PowerLimitReading{kT0 + 5 * kMs, 700, 350, 1e6},
+      recording::PowerLimitReading{kT0 + 35 * kMs, 700, 700, 1e6 + 10.5}};
   analysis = analysis::analyze(rec);
   report = report::build_report(analysis);
   report::HtmlRenderer html(dir / "report.html", 4);

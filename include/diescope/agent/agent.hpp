@@ -50,7 +50,7 @@ struct GpuStatus {
   // Energy over every closed record with a figure, and the part stranded (docs/energy.md#in-the-agent).
   double energy_total_j = 0;
   double stranded_energy_total_j = 0;
-  bool counters_on = false;        // now
+  bool counters_on = false;  // now
 };
 
 class Agent {

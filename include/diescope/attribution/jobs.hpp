@@ -42,7 +42,7 @@ struct JobRecord {
   std::string energy_reason;  // why energy is NaN
   // Energy spent while DIE-Util was low, from the agent's records (docs/energy.md#in-job-records).
   double stranded_energy_j = kNaN;
-  double coverage_pct = 0;    // of the job's time, the share with a chip figure (DIE-Util)
+  double coverage_pct = 0;  // of the job's time, the share with a chip figure (DIE-Util)
   ChipSourceSeen chip_source = ChipSourceSeen::none;
   std::vector<std::string> notes;
   int schema = kJobRecordSchema;
