@@ -455,6 +455,20 @@ std::string cards(const json& report) {
       out += "<div class=\"cdetail\">" + escape(x.at("host").get<std::string>()) + "</div>";
     out += "</div>\n";
   }
+  // The span's energy (docs/energy.md#in-the-report), and the whole run's beside a window's; a
+  // report.json written before energy was reported has none.
+  auto energy_words = [](const json& s) -> std::string {
+    auto it = s.find("energy");
+    return it != s.end() && it->is_object() && it->contains("wording") ? it->at("wording").get<std::string>()
+                                                                       : std::string();
+  };
+  if (const std::string words = energy_words(span); !words.empty()) {
+    out +=
+        "<div class=\"idle\" id=\"energy\"><span class=\"ctitle\">Energy</span> <b>" + escape(words) + "</b>";
+    if (in_window && !energy_words(run).empty())
+      out += "<div class=\"cdetail\">whole run: " + escape(energy_words(run)) + "</div>";
+    out += "</div>\n";
+  }
   return out;
 }
 

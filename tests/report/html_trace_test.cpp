@@ -201,7 +201,7 @@ TEST_F(HtmlAndTrace, HtmlDrawsPowerItselfBesideItsLimit) {
   rec.list<recording::ClockReading>() = {recording::ClockReading{kT0 + 5 * kMs, 1980, 3201}};
   rec.list<recording::PowerLimitReading>() = {
       recording::PowerLimitReading{kT0 + 5 * kMs, 700, 350, 1e6},
-      recording::PowerLimitReading{kT0 + 35 * kMs, 700, 700, 1e6 + 10.5}};
+      recording::PowerLimitReading{kT0 + 35 * kMs, 700, 700, 1e6 + 10500}};
   analysis = analysis::analyze(rec);
   report = report::build_report(analysis);
   report::HtmlRenderer html(dir / "report.html", 4);
@@ -213,6 +213,14 @@ TEST_F(HtmlAndTrace, HtmlDrawsPowerItselfBesideItsLimit) {
   EXPECT_NE(page.find("points=\"0.0,39.4 750.0,39.4 750.0,8.8 1000.0,8.8\"/>"), std::string::npos) << page;
   EXPECT_NE(page.find("points=\"0.0,8.8 1000.0,8.8\"/>"), std::string::npos);
   EXPECT_EQ(page.find("the recording holds no power draw"), std::string::npos);
+  // The energy beside the cards: the window [15, 35) ms lies between the readings at 5 and 35 ms,
+  // whose counter rose 10500 mJ in 30 ms; 20 ms of it hold 7000 mJ: 7.0 J at 7 J / 0.02 s = 350 W.
+  EXPECT_NE(
+      page.find("<div class=\"idle\" id=\"energy\"><span class=\"ctitle\">Energy</span> <b>7.0 J (NVML's "
+                "energy counter), 350 W mean; 0.0 J stranded"),
+      std::string::npos)
+      << page;
+  EXPECT_NE(page.find("<div class=\"cdetail\">whole run: "), std::string::npos);
 
   // Without a draw (a recording before format 4): the limit alone, and the page says why.
   rec.list<recording::PowerLimitReading>() = {recording::PowerLimitReading{kT0 + 5 * kMs, 700}};
