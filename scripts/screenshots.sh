@@ -20,8 +20,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 out=docs/images
 
-"$diescope" report data/recordings/h200/resnet50.dsrec --format html --output "$work/resnet50" >/dev/null
-"$diescope" report data/recordings/h200/input-bound-2w.dsrec --format html --output "$work/input-bound" >/dev/null
+"$diescope" report data/recordings/h200/resnet50.dsrec --calibration data/calibrations --format html --output "$work/resnet50" >/dev/null
+"$diescope" report data/recordings/h200/input-bound-2w.dsrec --calibration data/calibrations --format html --output "$work/input-bound" >/dev/null
 "$diescope" roofline plot --from-csv data/roofline/h200-workloads.csv --output "$work/roofline" >/dev/null 2>&1
 "$diescope" top --once --replay data/recordings/h200/resnet50.dsrec >"$work/top.txt"
 "$diescope" report data/recordings/h200/resnet50-energy-steps.dsrec --format html --output "$work/energy" >/dev/null

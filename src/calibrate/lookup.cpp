@@ -141,6 +141,25 @@ CalibrationBlock scan_folder(const fs::path& dir, const CalibrationQuery& query)
 
 }  // namespace
 
+std::string older_method_caveat(int file_method, int query_method) {
+  if (file_method >= query_method) return {};
+  // What each method after kOldestFittingCalibrationMethod changed (docs/method.md#method-versions),
+  // and why a calibration does not see it.
+  struct Change {
+    int method;
+    const char* what;
+  };
+  static constexpr Change kChanges[] = {
+      {4, "a steady window over GPM samples starts 150 ms late; calibration reads no GPM"},
+  };
+  std::vector<std::string> changes;
+  for (const Change& c : kChanges)
+    if (c.method > file_method && c.method <= query_method)
+      changes.push_back(fmt::format("method {}: {}", c.method, c.what));
+  return fmt::format("made with method {}, still valid under method {} ({})", file_method, query_method,
+                     join(changes, "; "));
+}
+
 CalibrationQuery calibration_query(const recording::RecordingMeta& meta, int method) {
   CalibrationQuery q;
   q.gpu_model = meta.gpu.model;
@@ -157,7 +176,13 @@ std::optional<std::string> misfit(const CalibrationFile& file, const Calibration
   if (file.gpu.model != query.gpu_model)
     return fmt::format("GPU model {} vs {}", file.gpu.model, query.gpu_model);
   if (file.gpu.driver != query.driver) return fmt::format("driver {} vs {}", file.gpu.driver, query.driver);
-  if (file.method != query.method) return fmt::format("method {} vs {}", file.method, query.method);
+  // docs/calibration.md#calibrations-across-methods: older files fit back to the oldest method whose
+  // checks are today's; an older one, or one from a newer diescope, is made again on this GPU.
+  if (file.method < kOldestFittingCalibrationMethod || file.method > query.method)
+    return fmt::format(
+        "method {} vs {} (calibration files of methods {} to {} fit; make one with `diescope "
+        "calibrate`)",
+        file.method, query.method, kOldestFittingCalibrationMethod, query.method);
   if (file.units.empty()) return std::string("the file lists no unit it checked");
   for (const CalibratedUnit& u : file.units) {
     const recording::ColumnDef* mine = find_unit(query.units, u.key);
@@ -275,7 +300,9 @@ CalibrationBlock block_for(const CandidateFile& chosen, const CalibrationQuery& 
     if (u.verdict == Verdict::pass) ++passed;
     b.units.push_back(std::move(u));
   }
-  const std::string summary = units_by_verdict(b.units);
+  std::string summary = units_by_verdict(b.units);
+  if (const std::string caveat = older_method_caveat(f.method, query.method); !caveat.empty())
+    summary += "; " + caveat;
   const bool all = passed > 0 && passed == static_cast<int>(b.units.size());
   if (f.quick) {
     b.status = "unvalidated";

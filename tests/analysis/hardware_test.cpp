@@ -211,7 +211,7 @@ TEST(Span, RunEndsAtTheEndRecord) {
   EXPECT_EQ(a.run.start_ns, T0);
   EXPECT_EQ(a.run.end_ns, at_ms(1000));
   EXPECT_NEAR(a.run.span_s, 1.0, 1e-12);
-  EXPECT_EQ(a.method, 3);
+  EXPECT_EQ(a.method, 4);
 }
 
 TEST(Span, CutOffRecordingEndsAtItsLastRecordWithANote) {

@@ -28,7 +28,7 @@ TEST(CalibrationFile, RoundTripsThroughJson) {
 
   const CalibrationFile back = calibration_from_json(j);
   EXPECT_EQ(back.schema, 3);
-  EXPECT_EQ(back.method, 3);
+  EXPECT_EQ(back.method, 4);
   EXPECT_EQ(back.commit, "0123456789ab");
   EXPECT_EQ(back.date, "2026-11-30T12:34:56Z");
   EXPECT_FALSE(back.quick);

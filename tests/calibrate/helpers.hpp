@@ -48,7 +48,7 @@ inline DeviceFacts h200_facts() {
 }
 
 inline CalibrationQuery h200_query(std::string driver = "580.159.04") {
-  return CalibrationQuery{"NVIDIA H200", std::move(driver), 3, h200_units()};
+  return CalibrationQuery{"NVIDIA H200", std::move(driver), 4, h200_units()};
 }
 
 inline const recording::ColumnDef& column_of(const std::string& key) {
@@ -75,7 +75,7 @@ inline CalibratedUnit checked(const std::string& key, Verdict verdict, std::opti
 inline CalibrationFile h200_file(std::string date = "2026-11-30T12:34:56Z", bool quick = false) {
   CalibrationFile f;
   f.schema = 3;
-  f.method = 3;
+  f.method = 4;
   f.tool_version = "0.1.0";
   f.commit = "0123456789ab";
   f.date = std::move(date);

@@ -6,6 +6,7 @@
 #include "diescope/calibrate/lookup.hpp"
 #include "diescope/calibrate/sha256.hpp"
 #include "diescope/core/error.hpp"
+#include "diescope/core/version.hpp"
 #include "helpers.hpp"
 
 namespace diescope::calibrate {
@@ -42,7 +43,7 @@ TEST(Lookup, FullCalibrationWithSomeUnitsCheckedIsPartial) {
   EXPECT_EQ(b.file->name, "h200.json");
   EXPECT_EQ(b.file->sha256, sha256_hex(read_text(path)));
   EXPECT_EQ(b.file->schema, 3);
-  EXPECT_EQ(b.file->method, 3);
+  EXPECT_EQ(b.file->method, 4);
   EXPECT_EQ(b.file->commit, "0123456789ab");
   EXPECT_EQ(b.file->date, "2026-11-30T12:34:56Z");
   EXPECT_FALSE(b.file->quick);
@@ -171,7 +172,10 @@ TEST(Lookup, ANamedFileThatDoesNotFitSaysTheFirstWayFileValueFirst) {
   CalibrationFile old_method = h200_file();
   old_method.method = 2;
   const fs::path m = put(dir, "method.json", old_method);
-  EXPECT_EQ(named_reason(m), "calibration file " + m.string() + " not taken: method 2 vs 3");
+  EXPECT_EQ(named_reason(m),
+            "calibration file " + m.string() +
+                " not taken: method 2 vs 4 (calibration files of methods 3 to 4 fit; make one "
+                "with `diescope calibrate`)");
 
   CalibrationFile other_recipe = h200_file();
   other_recipe.units[1].recipe =
@@ -187,6 +191,80 @@ TEST(Lookup, ANamedFileThatDoesNotFitSaysTheFirstWayFileValueFirst) {
   const fs::path u = put(dir, "unit.json", extra_unit);
   EXPECT_EQ(named_reason(u),
             "calibration file " + u.string() + " not taken: unit nvenc is not a unit of this report");
+}
+
+// docs/calibration.md#calibrations-across-methods: a method-3 file fits a method-4 report with a caveat
+// in the reason; its verdicts and ceilings are the file's.
+TEST(Lookup, AMethod3FileFitsAMethod4ReportWithACaveat) {
+  const fs::path dir = scratch("older-method");
+  CalibrationFile older = h200_file();
+  older.method = 3;
+  put(dir, "h200-method3.json", older);
+  const CalibrationBlock b = find_calibration(h200_query(), dir, std::nullopt);
+  EXPECT_EQ(b.status, "partial");
+  EXPECT_EQ(b.reason,
+            "full calibration of 2026-11-30T12:34:56Z: passed FP32, DRAM; no check Tensor, FP64, Load/store, "
+            "L1 fill, L2; made with method 3, still valid under method 4 (method 4: a steady window over GPM "
+            "samples starts 150 ms late; calibration reads no GPM)");
+  ASSERT_TRUE(b.file.has_value());
+  EXPECT_EQ(b.file->method, 3);
+  EXPECT_DOUBLE_EQ(b.units[0].ceiling_pct.value(), 98.8);
+  EXPECT_EQ(verdict_of(b, "dram"), Verdict::pass);
+  EXPECT_TRUE(b.passed_over.empty());
+
+  // Beside a method-4 file of the same date, the newest by date wins as ever; the same date falls to
+  // the name, and neither is preferred for its method.
+  put(dir, "h200-method4.json", h200_file("2026-12-01T00:00:00Z"));
+  const CalibrationBlock newer = find_calibration(h200_query(), dir, std::nullopt);
+  ASSERT_TRUE(newer.file.has_value());
+  EXPECT_EQ(newer.file->name, "h200-method4.json");
+  EXPECT_EQ(newer.reason,
+            "full calibration of 2026-12-01T00:00:00Z: passed FP32, DRAM; no check Tensor, FP64, Load/store, "
+            "L1 fill, L2");
+}
+
+TEST(Lookup, MethodsOutsideTheFittingRangeAreNotTakenAndNameTheFix) {
+  EXPECT_EQ(kOldestFittingCalibrationMethod, 3);
+  CalibrationFile f = h200_file();
+  f.method = 2;  // before the oldest fitting method
+  EXPECT_EQ(misfit(f, h200_query()).value_or(""),
+            "method 2 vs 4 (calibration files of methods 3 to 4 fit; make one with `diescope calibrate`)");
+  f.method = 5;  // a newer diescope's calibration
+  EXPECT_EQ(misfit(f, h200_query()).value_or(""),
+            "method 5 vs 4 (calibration files of methods 3 to 4 fit; make one with `diescope calibrate`)");
+  f.method = 3;
+  EXPECT_FALSE(misfit(f, h200_query()).has_value());
+  CalibrationQuery method3 = h200_query();
+  method3.method = 3;  // a method-4 file does not fit a method-3 report
+  EXPECT_EQ(misfit(h200_file(), method3).value_or(""),
+            "method 4 vs 3 (calibration files of methods 3 to 3 fit; make one with `diescope calibrate`)");
+}
+
+// Every method after the oldest fitting one says what it changed, so no caveat is left empty.
+TEST(Lookup, EveryMethodSinceTheOldestFittingOneIsWorded) {
+  EXPECT_EQ(older_method_caveat(4, 4), "");
+  const std::string caveat = older_method_caveat(kOldestFittingCalibrationMethod, core::kMethodVersion);
+  // The changes are listed in brackets, each as "method N: what", after "; " from the second on.
+  const std::string changes = caveat.substr(caveat.find('(') + 1);
+  for (int m = kOldestFittingCalibrationMethod + 1; m <= core::kMethodVersion; ++m) {
+    const std::string entry = "method " + std::to_string(m) + ": ";
+    EXPECT_TRUE(changes.rfind(entry, 0) == 0 || changes.find("; " + entry) != std::string::npos)
+        << "method " << m << " has no entry in older_method_caveat: " << caveat;
+  }
+}
+
+// A GPM recording's units are read with GPM's recipes, which no calibration lists: the first unit
+// read another way is the misfit, so a PM calibration never validates a GPM report.
+TEST(Lookup, APmCalibrationDoesNotFitAGpmRecording) {
+  CalibrationQuery gpm = h200_query();
+  for (recording::ColumnDef& c : gpm.units) {
+    if (c.key == "fp32") c.recipe = {recording::UnitRecipe::Combine::counter, {"NVML_GPM_METRIC_FP32_UTIL"}};
+    if (c.key == "dram")
+      c.recipe = {recording::UnitRecipe::Combine::counter, {"NVML_GPM_METRIC_DRAM_BW_UTIL"}};
+  }
+  EXPECT_EQ(misfit(h200_file(), gpm).value_or(""), "unit fp32 read as counter " +
+                                                       column_of("fp32").recipe.counters[0] +
+                                                       " vs counter NVML_GPM_METRIC_FP32_UTIL");
 }
 
 // ---- Bad input, as a new user would meet it ----

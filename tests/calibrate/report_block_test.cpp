@@ -18,6 +18,7 @@ namespace fs = std::filesystem;
 // DRAM, read the way the fixture reads them.
 CalibrationFile fixture_calibration(const recording::RecordingMeta& meta) {
   CalibrationFile f = test::h200_file();
+  f.method = meta.method;  // the fixture's analysis is of the method it was recorded with
   f.gpu.driver = meta.gpu.driver;
   f.units.clear();
   for (const recording::ColumnDef& c : meta.units) {

@@ -41,12 +41,12 @@ def main():
     lines = r.stdout.splitlines()
     first = lines[0] if lines else ""
     m = re.match(r"^diescope: (partial \(counters covered (\d+)% of the run\): )?NVIDIA H200 \(GH100, driver 580\.159\), "
-                 r"single run, [0-9.]+ s, method 3$", first)
+                 r"single run, [0-9.]+ s, method 4$", first)
     check(m is not None, f"first line: {first!r}")
     report = json.loads((out / "report.json").read_text())
     res = report["results"]
     gate = res["chip_coverage_gate"]
-    check(report["schema"] == 3 and report["method"] == 3, "schema and method versions")
+    check(report["schema"] == 3 and report["method"] == 4, "schema and method versions")
     if m:
         # The first line says partial exactly when the report does, with the same share.
         check(bool(m.group(1)) == gate["partial"], f"first line partial={bool(m.group(1))}, report partial={gate['partial']}")

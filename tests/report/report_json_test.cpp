@@ -23,7 +23,7 @@ TEST(ReportJson, CarriesSchemaAndMethodVersions) {
   json r = report::build_report(hopper_analysis(), {"probe.dsrec", {}});
   keep_report("versions", r);
   EXPECT_EQ(r["schema"], core::kReportSchemaVersion);
-  EXPECT_EQ(r["method"], 3);
+  EXPECT_EQ(r["method"], 4);
   EXPECT_EQ(r["tool"]["version"], core::kToolVersion);
   EXPECT_EQ(r["run_type"], "single");
   EXPECT_EQ(r["source"]["recording"], "probe.dsrec");
@@ -338,7 +338,7 @@ TEST(ReportJson, NotesFromTheRecordingAndTheReader) {
                                  {"topic", "analysis"},
                                  {"text", "2 chip sample(s) lie wholly outside the run and were left out"}}));
   EXPECT_EQ(r["notes"][2]["topic"], "recording");
-  EXPECT_EQ(r["notes"][3]["text"], "recorded by a method 2 collector, analysed with method 3");
+  EXPECT_EQ(r["notes"][3]["text"], "recorded by a method 2 collector, analysed with method 4");
   EXPECT_EQ(r["source"]["truncated"], true);
 }
 

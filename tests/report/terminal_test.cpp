@@ -32,7 +32,7 @@ TEST(Terminal, ExactHeadlineOfAFullRun) {
   // stranded 100 - 41.2 = 58.8 = idle (100 - 47.9 = 52.1) + active 6.7; coverage 3.40/3.51 = 96.9%;
   // FP32's mean 29.87 -> 29.9; 84.98 -> 85.0; 82.26 -> 82.3; 5.311 -> 5.3; SM mean 1961.4 -> 1961.
   const std::string want =
-      "diescope: NVIDIA H200 (GH100, driver 580.159), single run, 3.51 s, method 3\n"
+      "diescope: NVIDIA H200 (GH100, driver 580.159), single run, 3.51 s, method 4\n"
       "  GPU-Util      47.9%   nvidia-smi's figure (samples), over the time the counters cover\n"
       "  DIE-Util      41.2%   busiest unit per sample (max-unit, experimental)\n"
       "  gap           6.7     points, GPU-Util minus DIE-Util\n"
@@ -94,7 +94,7 @@ TEST(Terminal, PartialSaysSoOnItsFirstLineAndDieUtilRow) {
   EXPECT_EQ(
       lines[0],
       "diescope: partial (counters covered 57% of the run): NVIDIA H200 (GH100, driver 580.159), single run, "
-      "3.51 s, method 3");
+      "3.51 s, method 4");
   EXPECT_EQ(lines[1],
             "  GPU-Util      47.9%   nvidia-smi's figure (samples), over the time the counters cover; whole "
             "run 45.0%");
@@ -119,7 +119,7 @@ TEST(Terminal, ACutOffRecordingSaysSoFirst) {
   ASSERT_GE(lines.size(), 1u);
   EXPECT_EQ(lines[0],
             "diescope: cut off at 3.51 s (the recording ends early): NVIDIA H200 (GH100, driver 580.159), "
-            "single run, 3.51 s, method 3");
+            "single run, 3.51 s, method 4");
   // Half a last record: the same.
   analysis::Analysis b = hopper_analysis();
   b.truncated_input = true;

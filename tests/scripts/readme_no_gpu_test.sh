@@ -2,7 +2,8 @@
 # README.md's "Try it without a GPU", run as written: every line of its code block, with the built
 # diescope in place of build/release (scripts/main.sh through DIESCOPE_BUILD, so it builds nothing),
 # a scratch folder in place of /tmp/diescope-try and a free port in place of 9402. Each line must exit
-# 0 and leave its files; the scrape must hold the DIE-Util gauge.
+# 0 and leave its files; the scrape must hold the DIE-Util gauge, and main.sh's report must take the
+# bundled calibration.
 #
 #   tests/scripts/readme_no_gpu_test.sh SOURCE_DIR DIESCOPE
 set -euo pipefail
@@ -49,5 +50,10 @@ for f in build/bundled-report/report.json build/bundled-report/samples.csv build
          try/input-bound/report.html try/roofline/roofline.csv try/roofline/roofline.svg try/roofline/roofline.html; do
   [ -s "$work/$f" ] || { echo "FAIL: $f was not written"; failed=1; }
 done
+# docs/calibration.md#the-bundled-calibration: the bundled report takes the bundled H200 calibration.
+calibration=$(python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["calibration"]
+print(c["status"], (c.get("file") or {}).get("name"))' "$work/build/bundled-report/report.json" 2>&1) || true
+[ "$calibration" = "partial h200-580.159.04-2026-11-29-full.json" ] ||
+  { echo "FAIL: the bundled report's calibration is '$calibration', not partial from the bundled file"; failed=1; }
 [ "$failed" = 0 ] && echo "PASS: every command of README.md's no-GPU section"
 exit "$failed"

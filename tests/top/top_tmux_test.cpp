@@ -243,12 +243,12 @@ TEST(TopPlainText, OneFrameOfAReplayShowsItsSteadyWindowOrTheTimeAsked) {
   ran = run_diescope({"top", "--once", "--replay", recording("resnet50.dsrec"), "--at", "2"});
   ASSERT_EQ(ran.exit_code, 0) << ran.err;
   EXPECT_EQ(ran.out.find("limiting unit: DRAM"), std::string::npos) << ran.out;
-  // 1795967787632477390 ns + 2 s = 1795967789.63 s: 15:56:29 UTC.
-  EXPECT_NE(split_lines(ran.out)[0].find("15:56:29 UTC"), std::string::npos) << ran.out;
+  // 1796235741514470204 ns + 2 s = 1796235743.51 s: 18:22:23 UTC.
+  EXPECT_NE(split_lines(ran.out)[0].find("18:22:23 UTC"), std::string::npos) << ran.out;
   // A time outside the recording, and --at without --once, are refused with the fix.
   ran = run_diescope({"top", "--once", "--replay", recording("resnet50.dsrec"), "--at", "99"});
   EXPECT_EQ(ran.exit_code, 2);
-  EXPECT_NE(ran.err.find("--at 99 is outside resnet50.dsrec, which lasts 19.46 s"), std::string::npos)
+  EXPECT_NE(ran.err.find("--at 99 is outside resnet50.dsrec, which lasts 33.50 s"), std::string::npos)
       << ran.err;
   ran = run_diescope({"top", "--replay", recording("resnet50.dsrec"), "--at", "2"});
   EXPECT_EQ(ran.exit_code, 2);

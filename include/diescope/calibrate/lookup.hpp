@@ -7,8 +7,9 @@
 // Rules:
 //  - Where: `--calibration PATH` (a file or a folder; a path that does not exist is an error), else
 //    default_calibration_dir(). Only regular .json files up to 16 MB are read.
-//  - What fits: schema 3 or later, the report's GPU model, driver and method, and every unit the
-//    file lists is a unit of the report read the same way (same recipe).
+//  - What fits: schema 3 or later, the report's GPU model and driver, a method from
+//    kOldestFittingCalibrationMethod to the report's (an older one's reason carries a caveat), and
+//    every unit the file lists is a unit of the report read the same way (same recipe).
 //  - Which: a full calibration before a quick setup check, then the newest by the date inside.
 //  - None fits: in a folder, bad or other files are passed over and the reason is "no calibration
 //    file for this GPU model, driver and method"; a named file says why it was not taken.
@@ -92,6 +93,14 @@ struct CalibrationBlock {
 
 inline constexpr const char* kNoCalibrationReason =
     "no calibration file for this GPU model, driver and method";
+// The oldest method whose calibration files still fit today's reports: no method since has changed
+// anything a calibration measures (docs/calibration.md#calibrations-across-methods). A change that
+// does (a unit's counter, a tolerance of calibrate's checks) sets this to its own method.
+inline constexpr int kOldestFittingCalibrationMethod = 3;
+// What a report of `query_method` says about a fitting file of an older `file_method`: that file's
+// method, and what each method since changed and why a calibration does not see it. Empty when the
+// file's method is the report's.
+std::string older_method_caveat(int file_method, int query_method);
 // passed_over lists at most this many files (a folder of thousands is not copied into every report).
 inline constexpr std::size_t kMaxPassedOverListed = 20;
 

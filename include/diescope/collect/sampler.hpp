@@ -125,6 +125,8 @@ using SamplerMessage =
 
 // One line without its '\n'. Free text has newlines replaced by spaces.
 std::string format_message(const SamplerMessage& message);
+// The same line appended to `out`: the child formats thousands of samples a second into one buffer.
+void append_message(std::string& out, const SamplerMessage& message);
 // Parses one line (without '\n'). Returns nullopt and sets `why` when the line is not a message.
 std::optional<SamplerMessage> parse_message(std::string_view line, std::string* why = nullptr);
 

@@ -7,7 +7,7 @@ namespace diescope::core {
 
 inline constexpr const char* kToolVersion = "0.1.0";
 // diescope's method starts at version 3; docs/method.md#method-versions says what changes it.
-inline constexpr int kMethodVersion = 3;
+inline constexpr int kMethodVersion = 4;
 inline constexpr int kReportSchemaVersion = 3;
 inline constexpr int kRecordingFormatVersion = 4;
 // The oldest recording format version this diescope still reads (docs/recording-format.md#versions).

@@ -1,6 +1,8 @@
 #include "child_io.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <charconv>
 #include <csignal>
@@ -27,6 +29,29 @@ bool parse_int(std::string_view text, Int& out) {
 }
 
 }  // namespace
+
+double decode_period_ms(double interval_ms, double drain_ms) {
+  return std::min(drain_ms, kMaxSamplesPerDecode * interval_ms);
+}
+
+std::size_t samples_held(double interval_ms, double drain_ms) {
+  const double per_decode = std::ceil(decode_period_ms(interval_ms, drain_ms) / interval_ms - 1e-9);
+  return static_cast<std::size_t>(2 * per_decode) + kSpareSamples;
+}
+
+std::size_t decode_image_samples(double interval_ms, double drain_ms) {
+  const double per_decode = decode_period_ms(interval_ms, drain_ms) / interval_ms;
+  return static_cast<std::size_t>(std::max(8.0, std::ceil(per_decode * 1.25 - 1e-9) + 4));
+}
+
+std::size_t hardware_buffer_bytes(double interval_ms, double drain_ms, std::size_t bytes_per_sample) {
+  constexpr double kMiB = 1 << 20;
+  const double bytes = static_cast<double>(samples_held(interval_ms, drain_ms)) *
+                       static_cast<double>(bytes_per_sample) * kHardwareBufferHeadroom;
+  const double mib = std::ceil(bytes / kMiB);
+  if (!(mib * kMiB < static_cast<double>(kHardwareBufferMaxBytes))) return kHardwareBufferMaxBytes;
+  return std::max(kHardwareBufferMinBytes, static_cast<std::size_t>(mib) << 20);
+}
 
 std::optional<Args> parse_args(int argc, char** argv, std::string& why) {
   Args args;
@@ -66,8 +91,8 @@ std::optional<Args> parse_args(int argc, char** argv, std::string& why) {
       ok = ok && parse_double(v, args.drain_ms) && args.drain_ms >= 1;
       if (!ok) return bad("--drain-ms must be at least 1");
     } else if (flag == "--hw-buffer-mb") {
-      ok = ok && parse_int(v, args.hw_buffer_mb) && args.hw_buffer_mb > 0;
-      if (!ok) return bad("--hw-buffer-mb takes a positive size");
+      ok = ok && parse_int(v, args.hw_buffer_mb);
+      if (!ok) return bad("--hw-buffer-mb takes a size in MiB (0: sized from the interval and drain)");
     } else if (flag == "--crash-after") {
       if (!(ok && parse_int(v, args.crash_after))) return bad("--crash-after takes a sample count");
     } else if (flag == "--max-samples") {
@@ -124,27 +149,37 @@ bool StopWatcher::wait(std::int64_t timeout_ms) {
       reason_ = "signal " + core::signal_name(caught->number);
       break;
     }
-    const std::int64_t left_ms = (deadline - core::monotonic_ns() + 999'999) / 1'000'000;
-    if (left_ms <= 0) break;
+    // A wait with no time left still looks at stdin once: a caller that fell behind must still
+    // see the parent's stop.
+    const std::int64_t left_ms =
+        std::max<std::int64_t>(0, (deadline - core::monotonic_ns() + 999'999) / 1'000'000);
     pollfd fds[2] = {{0, POLLIN, 0}, {signals_.fd(), POLLIN, 0}};
     int ready = ::poll(fds, 2, static_cast<int>(left_ms));
-    if (ready <= 0) continue;  // timeout or EINTR: loop re-checks the signal and the deadline
-    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+    if (ready > 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
       char chunk[256];
       ssize_t n = ::read(0, chunk, sizeof chunk);
-      if (n <= 0) {
-        if (n < 0 && errno == EINTR) continue;
+      if (n <= 0 && !(n < 0 && errno == EINTR)) {
         stop_ = true;
         reason_ = "the parent closed the sampler's input";
         break;
       }
-      stdin_buffer_.append(chunk, static_cast<std::size_t>(n));
-      if (stdin_buffer_.find("stop\n") != std::string::npos) {
-        stop_ = true;
-        reason_ = "the parent asked the sampler to stop";
-        break;
+      if (n > 0) {
+        stdin_buffer_.append(chunk, static_cast<std::size_t>(n));
+        if (stdin_buffer_.find("stop\n") != std::string::npos) {
+          stop_ = true;
+          reason_ = "the parent asked the sampler to stop";
+          break;
+        }
+        if (stdin_buffer_.size() > 4096) stdin_buffer_.erase(0, stdin_buffer_.size() - 8);
       }
-      if (stdin_buffer_.size() > 4096) stdin_buffer_.erase(0, stdin_buffer_.size() - 8);
+    }
+    if (left_ms == 0 && (ready <= 0 || core::monotonic_ns() >= deadline)) {
+      // Timed out: one last look at the signals, then return.
+      if (const auto caught = signals_.next()) {
+        stop_ = true;
+        reason_ = "signal " + core::signal_name(caught->number);
+      }
+      break;
     }
   }
   return stop_;
@@ -214,7 +249,7 @@ void Retimer::finish(std::vector<SamplerMessage>& out) {
 
 void Emitter::emit(const SamplerMessage& message) {
   if (std::holds_alternative<sampler_msg::Sample>(message)) ++samples_;
-  buffer_ += format_message(message);
+  append_message(buffer_, message);
   buffer_ += '\n';
 }
 

@@ -19,9 +19,9 @@ struct Args {
   double drain_ms = 1000;
   std::vector<std::string> metrics;
   // CUPTI only.
-  std::size_t hw_buffer_mb = 512;
-  bool keep_latest = false;  // hardware buffer append mode; KEEP_OLDEST reports overflow
-  bool timing = false;       // a "timing" note per drain: where the decode time went
+  std::size_t hw_buffer_mb = 0;  // 0: sized from the interval and the drain (hardware_buffer_bytes)
+  bool keep_latest = false;      // hardware buffer append mode; KEEP_OLDEST reports overflow
+  bool timing = false;           // a "timing" note per drain: where the decode time went
   // Fake only.
   bool fake = false;
   long crash_after = -1;            // raise SIGSEGV after this many samples
@@ -34,6 +34,31 @@ struct Args {
   // so that the GPUs of a stand-in host differ by known amounts (docs/method.md#several-gpus).
   std::map<int, double> fake_levels;
 };
+
+// How often the child decodes: every --drain-ms, but at least every kMaxSamplesPerDecode intervals,
+// so that what one decode must hold does not grow as the interval shrinks
+// (docs/footprint.md#the-decode-period).
+inline constexpr double kMaxSamplesPerDecode = 100;
+double decode_period_ms(double interval_ms, double drain_ms);
+
+// The samples the hardware buffer is sized for: two decode periods' worth plus kSpareSamples
+// (docs/footprint.md#the-hardware-buffer).
+inline constexpr std::size_t kSpareSamples = 64;
+std::size_t samples_held(double interval_ms, double drain_ms);
+
+// The samples the decode image holds: one decode period's with a quarter more and 4 spare, at least
+// 8. CUPTI's decode drops the records that do not fit in the image, so it must hold every sample
+// that arrives between two decodes; re-initialising it costs time in proportion to its size, so it
+// holds no more (docs/footprint.md#the-decode-image).
+std::size_t decode_image_samples(double interval_ms, double drain_ms);
+
+// The counters' hardware buffer: samples_held() at `bytes_per_sample` each, times
+// kHardwareBufferHeadroom, rounded up to whole MiB and held within [kHardwareBufferMinBytes,
+// kHardwareBufferMaxBytes] (docs/footprint.md#the-hardware-buffer).
+inline constexpr double kHardwareBufferHeadroom = 1.5;
+inline constexpr std::size_t kHardwareBufferMinBytes = std::size_t{4} << 20;
+inline constexpr std::size_t kHardwareBufferMaxBytes = std::size_t{512} << 20;
+std::size_t hardware_buffer_bytes(double interval_ms, double drain_ms, std::size_t bytes_per_sample);
 
 // Parses the child's command line (argv[0] is the program or subcommand name). Returns nullopt and
 // sets `why` on a bad argument.
@@ -98,6 +123,8 @@ class Retimer {
 class Emitter {
  public:
   void emit(const SamplerMessage& message);
+  // Bytes waiting for flush().
+  std::size_t pending_bytes() const { return buffer_.size(); }
   // Writes everything buffered. Returns false when the parent can no longer read.
   bool flush();
   bool broken() const { return broken_; }

@@ -19,6 +19,7 @@
 // uncertainty = one interval. Either way it says which on the protocol ("clock" and a note).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <string>
@@ -45,9 +46,7 @@ namespace m = sampler_msg;
 
 namespace {
 
-constexpr std::int64_t kClockTrustNs = 200'000'000;   // 0.2 s
-constexpr std::size_t kMaxImageBytes = 256ull << 20;  // cap on the decode image
-constexpr double kImageHeadroom = 1.25;               // a late drain still fits in one decode
+constexpr std::int64_t kClockTrustNs = 200'000'000;  // 0.2 s
 
 struct Failure {
   m::ErrorKind kind;
@@ -196,6 +195,14 @@ class Sampler {
   long incomplete_ = 0;         // decodes that left a started sample in the image
   bool split_pending_ = false;  // the image was re-initialised with a sample half decoded
   long blanked_total_ = 0;
+  std::size_t sample_bytes_ = 0;  // one sample in the decode image
+  double decode_period_ms_ = 0;   // --drain-ms, or shorter at short intervals
+  // Where the child's time went, summed over the run (--timing): ns per stage.
+  struct Stages {
+    std::int64_t decode = 0, info = 0, evaluate = 0, emit = 0, init = 0, write = 0, cpu = 0;
+    long samples = 0, drains = 0, passes = 0;
+  } total_;
+  void emit_totals();
 };
 
 void Sampler::setup() {
@@ -317,13 +324,38 @@ void Sampler::setup() {
   CHECK_ACQUIRE(cuptiPmSamplingEnable(&enable));
   sampling_ = enable.pPmSamplingObject;
 
+  // What one sample takes in the decode image, from CUPTI itself: the image for 65 samples less the
+  // image for 1, over 64. It sizes both the decode image and the hardware buffer
+  // (docs/footprint.md#the-hardware-buffer).
+  auto image_bytes = [&](std::uint32_t samples) -> std::size_t {
+    auto size = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params);
+    size.pPmSamplingObject = sampling_;
+    size.pMetricNames = metric_ptrs_.data();
+    size.numMetrics = metric_ptrs_.size();
+    size.maxSamples = samples;
+    return cuptiPmSamplingGetCounterDataSize(&size) == CUPTI_SUCCESS ? size.counterDataSize : 0;
+  };
+  const std::size_t one = image_bytes(1), many = image_bytes(65);
+  sample_bytes_ = many > one ? (many - one) / 64 : 0;
+  decode_period_ms_ = child::decode_period_ms(args_.interval_ms, args_.drain_ms);
+  std::size_t hw_bytes = args_.hw_buffer_mb << 20;
+  if (hw_bytes == 0) {
+    hw_bytes = sample_bytes_ > 0
+                   ? child::hardware_buffer_bytes(args_.interval_ms, args_.drain_ms, sample_bytes_)
+                   : child::kHardwareBufferMaxBytes;
+    if (sample_bytes_ == 0)
+      out_.emit(m::Note{"sampler",
+                        "CUPTI gave no counter-data size before the configuration: the hardware "
+                        "buffer takes its largest size"});
+  }
+
   // The GPU-time trigger needs GA10x or newer; Turing (7.5) and GA100 (8.0) count SYS clocks.
   const bool time_trigger = !(cc_ < 80 || chip_ == "GA100");
   auto config = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_SetConfig_Params);
   config.pPmSamplingObject = sampling_;
   config.configSize = config_.size();
   config.pConfig = config_.data();
-  config.hardwareBufferSize = args_.hw_buffer_mb << 20;
+  config.hardwareBufferSize = hw_bytes;
   if (time_trigger) {
     config.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
     config.samplingInterval = static_cast<std::uint64_t>(interval_ns());
@@ -342,26 +374,24 @@ void Sampler::setup() {
                                                 : CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
   CHECK_ACQUIRE(cuptiPmSamplingSetConfig(&config));
 
-  // One drain's samples, with headroom; a longer backlog is decoded in several passes.
-  const double per_drain = std::ceil(args_.drain_ms / args_.interval_ms * kImageHeadroom) + 4;
-  auto max_samples = static_cast<std::uint32_t>(std::clamp(per_drain, 8.0, 1e6));
-  auto data_size = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataSize_Params);
-  for (;;) {
-    data_size.pPmSamplingObject = sampling_;
-    data_size.pMetricNames = metric_ptrs_.data();
-    data_size.numMetrics = metric_ptrs_.size();
-    data_size.maxSamples = max_samples;
-    DIESCOPE_CUPTI_CHECK(cuptiPmSamplingGetCounterDataSize(&data_size));
-    if (data_size.counterDataSize <= kMaxImageBytes || max_samples <= 8) break;
-    max_samples /= 2;
-  }
-  image_.resize(data_size.counterDataSize);
+  // Every sample that arrives between two decodes: CUPTI drops what does not fit
+  // (docs/footprint.md#the-decode-image).
+  const auto max_samples =
+      static_cast<std::uint32_t>(child::decode_image_samples(args_.interval_ms, args_.drain_ms));
+  const std::size_t bytes = image_bytes(max_samples);
+  if (bytes == 0)
+    throw Failure{m::ErrorKind::cupti, 0,
+                  "cuptiPmSamplingGetCounterDataSize gave no size for a decode image of " +
+                      std::to_string(max_samples) + " samples"};
+  image_.resize(bytes);
   init_image();
   values_.resize(metric_ptrs_.size());
   out_.emit(m::Note{"sampler", "decode image holds " + std::to_string(max_samples) + " samples (" +
-                                   std::to_string(image_.size() / 1024) + " KiB); hardware buffer " +
-                                   std::to_string(args_.hw_buffer_mb) + " MiB, " +
-                                   (args_.keep_latest ? "keep-latest" : "keep-oldest") + " mode"});
+                                   std::to_string(image_.size() / 1024) + " KiB, " +
+                                   std::to_string(sample_bytes_) + " bytes a sample); hardware buffer " +
+                                   std::to_string(hw_bytes >> 20) + " MiB, " +
+                                   (args_.keep_latest ? "keep-latest" : "keep-oldest") +
+                                   " mode; decoded every " + std::to_string(decode_period_ms_) + " ms"});
 }
 
 void Sampler::init_image() {
@@ -406,9 +436,11 @@ void Sampler::start() {
 }
 
 bool Sampler::drain() {
+  // Each stage is timed with the child's own clocks (the GPU machine has no perf):
+  // docs/footprint.md#the-samplers-stages.
   const std::int64_t began = core::monotonic_ns();
   const std::int64_t cpu_began = core::thread_cpu_ns();
-  std::int64_t decode_ns = 0, evaluate_ns = 0, init_ns = 0;
+  Stages here;
   long emitted = 0;
   long blanked = 0;
   int passes = 0;
@@ -421,7 +453,7 @@ bool Sampler::drain() {
     decode.counterDataImageSize = image_.size();
     std::int64_t t = core::monotonic_ns();
     CUptiResult rc = cuptiPmSamplingDecodeData(&decode);
-    decode_ns += core::monotonic_ns() - t;
+    here.decode += core::monotonic_ns() - t;
     if (rc == CUPTI_ERROR_OUT_OF_MEMORY || (rc == CUPTI_SUCCESS && decode.overflow)) {
       out_.emit(m::Overflow{
           core::realtime_ns(),
@@ -434,18 +466,22 @@ bool Sampler::drain() {
       ok = false;
       break;
     }
+    t = core::monotonic_ns();
     auto info = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
     info.pCounterDataImage = image_.data();
     info.counterDataImageSize = image_.size();
     DIESCOPE_CUPTI_CHECK(cuptiPmSamplingGetCounterDataInfo(&info));
-    t = core::monotonic_ns();
+    here.info += core::monotonic_ns() - t;
     for (std::size_t i = 0; i < info.numCompletedSamples; ++i) {
+      t = core::monotonic_ns();
       auto sample = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
       sample.pPmSamplingObject = sampling_;
       sample.pCounterDataImage = image_.data();
       sample.counterDataImageSize = image_.size();
       sample.sampleIndex = i;
       DIESCOPE_CUPTI_CHECK(cuptiPmSamplingCounterDataGetSampleInfo(&sample));
+      const std::int64_t t_eval = core::monotonic_ns();
+      here.info += t_eval - t;
       auto eval = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
       eval.pHostObject = host_;
       eval.pCounterDataImage = image_.data();
@@ -456,6 +492,8 @@ bool Sampler::drain() {
       eval.pMetricValues = values_.data();
       if (cuptiProfilerHostEvaluateToGpuValues(&eval) != CUPTI_SUCCESS)
         std::fill(values_.begin(), values_.end(), std::nan(""));
+      t = core::monotonic_ns();
+      here.evaluate += t - t_eval;
       const auto gpu_start = static_cast<std::int64_t>(sample.startTimestamp);
       const auto gpu_end = static_cast<std::int64_t>(sample.endTimestamp);
       if (first_sample_) {
@@ -490,10 +528,10 @@ bool Sampler::drain() {
       // A sample CUPTI gave no time keeps end <= start here, so the retimer can recognise it.
       retimer_.feed(std::move(out_sample), ready);
       ++emitted;
+      for (auto& message : ready) out_.emit(message);
+      ready.clear();
+      here.emit += core::monotonic_ns() - t;
     }
-    evaluate_ns += core::monotonic_ns() - t;
-    for (auto& message : ready) out_.emit(message);
-    ready.clear();
     if (info.numCompletedSamples > 0) split_pending_ = false;
     if (info.numPopulatedSamples > info.numCompletedSamples) {
       ++incomplete_;
@@ -501,7 +539,7 @@ bool Sampler::drain() {
     }
     t = core::monotonic_ns();
     init_image();
-    init_ns += core::monotonic_ns() - t;
+    here.init += core::monotonic_ns() - t;
     if (decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) {
       ++passes;
       break;
@@ -510,13 +548,42 @@ bool Sampler::drain() {
   out_.emit(m::Drain{core::realtime_ns(), emitted, (core::monotonic_ns() - began) / 1000, blanked});
   if (args_.timing) {
     out_.emit(m::Note{
-        "timing", "decode_us " + std::to_string(decode_ns / 1000) + " evaluate_us " +
-                      std::to_string(evaluate_ns / 1000) + " init_us " + std::to_string(init_ns / 1000) +
-                      " cpu_us " + std::to_string((core::thread_cpu_ns() - cpu_began) / 1000) + " passes " +
-                      std::to_string(passes) + " incomplete_seen " + std::to_string(incomplete_)});
+        "timing",
+        "decode_us " + std::to_string(here.decode / 1000) + " info_us " + std::to_string(here.info / 1000) +
+            " evaluate_us " + std::to_string(here.evaluate / 1000) + " emit_us " +
+            std::to_string(here.emit / 1000) + " init_us " + std::to_string(here.init / 1000) + " bytes " +
+            std::to_string(out_.pending_bytes()) + " cpu_us " +
+            std::to_string((core::thread_cpu_ns() - cpu_began) / 1000) + " passes " + std::to_string(passes) +
+            " samples " + std::to_string(emitted) + " incomplete_seen " + std::to_string(incomplete_)});
   }
+  const std::int64_t t = core::monotonic_ns();
   out_.flush();
+  here.write = core::monotonic_ns() - t;
+  here.cpu = core::thread_cpu_ns() - cpu_began;
+  total_.decode += here.decode;
+  total_.info += here.info;
+  total_.evaluate += here.evaluate;
+  total_.emit += here.emit;
+  total_.init += here.init;
+  total_.write += here.write;
+  total_.cpu += here.cpu;
+  total_.samples += emitted;
+  total_.passes += passes;
+  ++total_.drains;
   return ok;
+}
+
+// The run's stage totals in one note (--timing), so a benchmark reads one line.
+void Sampler::emit_totals() {
+  if (!args_.timing) return;
+  auto us = [](std::int64_t ns) { return std::to_string(ns / 1000); };
+  out_.emit(m::Note{"timing-total",
+                    "drains " + std::to_string(total_.drains) + " passes " + std::to_string(total_.passes) +
+                        " samples " + std::to_string(total_.samples) + " decode_us " + us(total_.decode) +
+                        " info_us " + us(total_.info) + " evaluate_us " + us(total_.evaluate) + " emit_us " +
+                        us(total_.emit) + " init_us " + us(total_.init) + " write_us " + us(total_.write) +
+                        " drain_cpu_us " + us(total_.cpu) + " image_bytes " + std::to_string(image_.size()) +
+                        " sample_bytes " + std::to_string(sample_bytes_)});
 }
 
 void Sampler::finish() {
@@ -537,6 +604,7 @@ void Sampler::stop_and_disable(const std::string& reason) {
       out_.emit(m::Note{"sampler", "cuptiPmSamplingStop failed: " + cupti::result_text(rc)});
   }
   finish();
+  emit_totals();
   release();
   out_.emit(m::Off{core::realtime_ns(), reason});
   out_.flush();
@@ -580,6 +648,10 @@ int sampler_main(int argc, char** argv) {
     out.flush();
     return core::kExitUsage;
   }
+  // A child started by diescope run or the agent times its stages too when asked through the
+  // environment (docs/footprint.md#the-samplers-stages).
+  if (const char* timing = std::getenv("DIESCOPE_SAMPLER_TIMING"); timing && std::strcmp(timing, "1") == 0)
+    args->timing = true;
   child::StopWatcher stop;
   Sampler sampler(*args, out);
   try {
@@ -592,8 +664,10 @@ int sampler_main(int argc, char** argv) {
     }
     sampler.start();
     std::string reason;
-    // Drains keep a fixed period: the time a drain takes is not added to the wait after it.
-    const auto period_ns = static_cast<std::int64_t>(args->drain_ms * 1e6);
+    // Drains keep a fixed period: the time a drain takes is not added to the wait after it. The
+    // period is the decode period (docs/footprint.md#the-decode-period).
+    const auto period_ns = std::max<std::int64_t>(
+        1'000'000, std::llround(child::decode_period_ms(args->interval_ms, args->drain_ms) * 1e6));
     std::int64_t next_drain = core::monotonic_ns() + period_ns;
     while (!stop.wait((next_drain - core::monotonic_ns()) / 1'000'000)) {
       next_drain += period_ns;

@@ -221,8 +221,12 @@ std::optional<m::ErrorKind> error_kind_from_name(std::string_view name) {
 
 std::string format_message(const SamplerMessage& message) {
   std::string out;
-  std::visit(Formatter{out}, message);
+  append_message(out, message);
   return out;
+}
+
+void append_message(std::string& out, const SamplerMessage& message) {
+  std::visit(Formatter{out}, message);
 }
 
 std::optional<SamplerMessage> parse_message(std::string_view line, std::string* why) {

@@ -1,0 +1,436 @@
+#!/usr/bin/env python3
+"""diescope's own footprint on a GPU machine, each figure beside its peer measured in the same run.
+
+    footprint.py OUT_DIR WORK_DIR [SECTION ...]     (run through bench/footprint/footprint.sh)
+
+Sections (all by default, in this order):
+  agent    `diescope agent` at its defaults for 62 s (one duty period): its CPU and RSS and its
+           sampler child's; then /metrics latency, 1 scraper and 100 in parallel. Beside it, with the
+           GPU otherwise idle: a bare CUDA program (RSS), `nvidia-smi dmon`, `nvidia-smi --query-gpu
+           ... -lms 100` and nvml_poll at 10 and 1 ms (CPU from /proc/PID/stat, start-up included).
+  idle     `diescope run -- sleep` at 10 ms and 1 ms: CPU of run and its sampler child over the
+           steady part (from /proc/PID/stat), their RSS.
+  heldout  the held-out checks (FFMA on 132, 66 and 33 SMs, STREAM copy, an L2-resident copy) under
+           `diescope run` at 10, 1 and 0.1 ms; at 0.1 ms each lasts 12 s (over 60 s sustained).
+           Per window the unit means; per run the samples lost, overflow, the child's stage times.
+  minimal  bench/footprint/pm_minimal (CUPTI alone) at 0.1 ms beside FFMA; then the raw bytes a
+           sample takes in the hardware buffer (a 4 MiB buffer filled before one decode), FFMA and idle.
+
+Environment: BIN (the folder with diescope, diescope-cupti, diescope-workload, pm_minimal,
+nvml_poll, bare_cuda). Clocks and limits are read, never set. OUT_DIR gets small tables; raw outputs
+stay in WORK_DIR.
+"""
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from multiprocessing import Barrier, Process, Queue
+
+BIN = os.environ.get("BIN", "build/release/bin")
+TCK = os.sysconf("SC_CLK_TCK")
+OUT, WORK = sys.argv[1], sys.argv[2]
+SECTIONS = sys.argv[3:] or ["agent", "idle", "heldout", "minimal"]
+os.makedirs(OUT, exist_ok=True)
+os.makedirs(WORK, exist_ok=True)
+
+
+def exe(name):
+    return os.path.join(BIN, name)
+
+
+def log(*a):
+    print("footprint:", *a, file=sys.stderr, flush=True)
+
+
+def write(name, text):
+    with open(os.path.join(OUT, name), "w") as f:
+        f.write(text)
+
+
+def tsv(name, header, rows):
+    write(name, "\t".join(header) + "\n" + "".join("\t".join(str(x) for x in r) + "\n" for r in rows))
+
+
+def cpu_s(pid):
+    """utime + stime of one process, in seconds (the fields after the command's closing paren)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+        return (int(rest[11]) + int(rest[12])) / TCK
+    except (OSError, IndexError):
+        return float("nan")
+
+
+def rss_mb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def children(pid, name=None):
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                s = f.read()
+        except OSError:
+            continue
+        comm = s[s.index("(") + 1 : s.rindex(")")]
+        ppid = int(s.rsplit(")", 1)[1].split()[1])
+        if ppid == pid and (name is None or comm.startswith(name)):
+            out.append(int(d))
+    return out
+
+
+class Watch:
+    """Start and steady CPU of a process, and its peak RSS, read from /proc while it runs."""
+
+    def __init__(self, pid, started):
+        self.pid, self.started = pid, started
+        self.peak = 0.0
+        self.marks = {}
+
+    def poll(self):
+        r = rss_mb(self.pid)
+        if r == r:
+            self.peak = max(self.peak, r)
+
+    def mark(self, key):
+        self.marks[key] = (time.monotonic(), cpu_s(self.pid))
+
+    def pct(self, a, b):
+        (ta, ca), (tb, cb) = self.marks[a], self.marks[b]
+        return 100 * (cb - ca) / (tb - ta)
+
+    def pct_since_start(self, b):
+        tb, cb = self.marks[b]
+        return 100 * cb / (tb - self.started)
+
+
+def fmt(x, digits=2):
+    return "nan" if x != x else f"{x:.{digits}f}"
+
+
+# ---------------------------------------------------------------- agent and peers
+def scrape(port, scrapers, per, q, barrier):
+    times, failed = [], 0
+    try:
+        barrier.wait(30)
+        for _ in range(per):
+            t = time.perf_counter()
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    r.read()
+                times.append(time.perf_counter() - t)
+            except OSError:
+                failed += 1
+    finally:
+        q.put((times, failed))
+
+
+def scrape_round(port, scrapers, per):
+    q, barrier = Queue(), Barrier(scrapers)
+    procs = [Process(target=scrape, args=(port, scrapers, per, q, barrier)) for _ in range(scrapers)]
+    for p in procs:
+        p.start()
+    times, failed = [], 0
+    for _ in procs:
+        t, f = q.get(timeout=120)
+        times += t
+        failed += f
+    for p in procs:
+        p.join()
+    times.sort()
+    if not times:
+        return 0, failed, float("nan"), float("nan"), float("nan")
+    pick = lambda f: times[min(len(times) - 1, int(f * len(times)))] * 1000
+    return len(times), failed, pick(0.5), pick(0.99), times[-1] * 1000
+
+
+def section_agent():
+    started = []
+    try:
+        agent_phase(started)
+    finally:
+        for p in started:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def agent_phase(started):
+    db = os.path.join(WORK, "agent.db")
+    err = open(os.path.join(WORK, "agent.err"), "w")
+    t0 = time.monotonic()
+    agent = subprocess.Popen([exe("diescope"), "agent", "--db", db, "--listen", "127.0.0.1:0"],
+                             stdout=subprocess.DEVNULL, stderr=err)
+    started.append(agent)
+    port = None
+    for _ in range(100):
+        time.sleep(0.1)
+        m = re.search(r"serving /metrics on http://127.0.0.1:(\d+)/metrics", open(err.name).read())
+        if m:
+            port = int(m.group(1))
+            break
+    peers = {}
+
+    def peer(name, argv):
+        p = subprocess.Popen(argv, stdout=open(os.path.join(WORK, name + ".out"), "w"), stderr=subprocess.STDOUT)
+        started.append(p)
+        peers[name] = (p, Watch(p.pid, time.monotonic()))
+
+    peer("bare_cuda", [exe("bare_cuda"), "--seconds", "24"])
+    peer("nvidia-smi_dmon", ["nvidia-smi", "dmon", "-i", "0"])
+    peer("nvidia-smi_query_100ms", ["nvidia-smi", "-i", "0", "--query-gpu=timestamp,utilization.gpu,utilization.memory,"
+                                    "clocks.sm,power.draw,temperature.gpu", "--format=csv", "-lms", "100"])
+    peer("nvml_poll_10ms", [exe("nvml_poll"), "--interval-ms", "10", "--seconds", "22"])
+    peer("nvml_poll_1ms", [exe("nvml_poll"), "--interval-ms", "1", "--seconds", "22"])
+    aw = Watch(agent.pid, t0)
+    child_peak, child_cpu = 0.0, {}
+    time.sleep(2)
+    aw.mark("a")
+    for _, w in peers.values():
+        w.mark("a")
+    end = time.monotonic() + float(os.environ.get("AGENT_SECONDS", "62"))
+    peers_done = False
+    while time.monotonic() < end:
+        aw.poll()
+        for c in children(agent.pid, "diescope-cupti"):
+            child_peak = max(child_peak, rss_mb(c))
+            child_cpu[c] = cpu_s(c)
+        if not peers_done:
+            for _, w in peers.values():
+                w.poll()
+            if time.monotonic() - t0 > 21:
+                for _, w in peers.values():
+                    w.mark("b")
+                peers_done = True
+        time.sleep(0.25)
+    aw.mark("b")
+    if not peers_done:
+        for _, w in peers.values():
+            w.mark("b")
+    rows = []
+    for name, (p, w) in peers.items():
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+        p.wait(10)
+        rows.append([name, fmt(w.pct("a", "b"), 3), fmt(w.pct_since_start("b"), 3), fmt(w.peak, 1)])
+    tsv("peers.tsv", ["program", "cpu_pct_steady", "cpu_pct_with_startup", "rss_mb_peak"], rows)
+    for name in ("nvml_poll_10ms", "nvml_poll_1ms"):
+        os.system(f"cat {WORK}/{name}.out >> {OUT}/nvml_poll.txt")
+
+    lat = []
+    if port:
+        for label, scrapers, per in (("1 scraper, 300 in turn", 1, 300), ("100 scrapers in parallel, 20 each", 100, 20)):
+            c0 = cpu_s(agent.pid)
+            r = scrape_round(port, scrapers, per)
+            # The agent's own CPU per answered request: the server's side, without the clients' scheduling.
+            lat.append((label,) + r + (1000 * (cpu_s(agent.pid) - c0) / max(r[0], 1),))
+    agent.send_signal(signal.SIGTERM)
+    agent.wait(20)
+    tsv("agent.tsv", ["measure", "value"], [
+        ["agent_cpu_pct_62s", fmt(aw.pct("a", "b"), 3)],
+        ["agent_rss_mb_peak", fmt(aw.peak, 1)],
+        ["sampler_child_rss_mb_peak", fmt(child_peak, 1)],
+        ["sampler_child_cpu_s_total", fmt(sum(child_cpu.values()), 2)],
+        ["sampler_child_starts", len(child_cpu)],
+    ] + [[f"metrics_latency {n}", f"n={k} failed={f} p50_ms={fmt(a, 3)} p99_ms={fmt(b, 3)} max_ms={fmt(c, 3)} "
+                                    f"agent_cpu_ms_per_request={fmt(d, 3)}"]
+         for n, k, f, a, b, c, d in lat])
+
+
+# ---------------------------------------------------------------- diescope run
+def run_diescope(name, interval, drain, command, seconds_steady=None, timing=False):
+    """Runs `diescope run` around `command`; returns (watch of run, watch of its child, stdout)."""
+    out_dir = os.path.join(WORK, name)
+    env = dict(os.environ)
+    if timing:
+        env["DIESCOPE_SAMPLER_TIMING"] = "1"
+    argv = [exe("diescope"), "run", "--interval-ms", str(interval), "--drain-ms", str(drain),
+            "--window", "markers", "--output", out_dir, "--"] + command
+    t0 = time.monotonic()
+    stdout = open(os.path.join(WORK, name + ".out"), "w")
+    p = subprocess.Popen(argv, stdout=stdout, stderr=open(os.path.join(WORK, name + ".err"), "w"), env=env)
+    pw, cw = Watch(p.pid, t0), None
+    while p.poll() is None:
+        if cw is None:
+            kids = children(p.pid, os.environ.get("FOOTPRINT_CHILD", "diescope-cupti"))
+            if kids:
+                cw = Watch(kids[0], time.monotonic())
+        pw.poll()
+        if cw:
+            cw.poll()
+        el = time.monotonic() - t0
+        if seconds_steady:
+            a, b = seconds_steady
+            if el >= a and "a" not in pw.marks:
+                pw.mark("a")
+                cw and cw.mark("a")
+            if el >= b and "b" not in pw.marks:
+                pw.mark("b")
+                cw and cw.mark("b")
+        else:
+            pw.mark("last")
+            cw and cw.mark("last")
+        time.sleep(0.2)
+    return pw, cw, out_dir
+
+
+def section_idle():
+    rows = []
+    for interval in (10, 1):
+        pw, cw, _ = run_diescope(f"idle-{interval}ms", interval, 1000, ["sleep", "22"], (6, 20))
+        parent, child = pw.pct("a", "b"), cw.pct("a", "b") if cw else float("nan")
+        rows.append([interval, fmt(parent, 3), fmt(child, 3), fmt(parent + child, 3), fmt(pw.peak, 1),
+                     fmt(cw.peak if cw else float("nan"), 1), fmt(pw.peak + (cw.peak if cw else 0), 1)])
+    tsv("idle.tsv", ["interval_ms", "run_cpu_pct", "child_cpu_pct", "together_cpu_pct", "run_rss_mb",
+                     "child_rss_mb", "together_rss_mb"], rows)
+
+
+def read_recording(path, interval_ms):
+    meta, marks, chips, notes = None, [], [], []
+    with open(path) as f:
+        for line in f:
+            kind, _, rest = line.rstrip("\n").partition(" ")
+            if kind == "chip":
+                v = rest.split()
+                chips.append((int(v[0]), int(v[1]), [float(x) for x in v[2:]]))
+            elif kind == "meta":
+                meta = json.loads(rest)
+            elif kind == "mark":
+                t, what = rest.split()[:2]
+                marks.append((int(t), what))
+            elif kind == "note":
+                notes.append(rest.split(" ", 2)[1:])
+    cols = [u["key"] for u in meta["units"] + meta.get("diagnostics", []) + meta.get("counts", [])]
+    return meta, cols, marks, chips, notes
+
+
+def loss_of(chips, notes, interval_ms, after_ns):
+    """Samples after the setup sample: holes between them and what was lost."""
+    iv = interval_ms * 1e6
+    s = [c for c in chips[1:] if c[0] >= after_ns]
+    holes, hole_ns = 0, 0
+    for a, b in zip(s, s[1:]):
+        if b[0] - a[1] > iv / 2:
+            holes += 1
+            hole_ns += b[0] - a[1]
+    span = (s[-1][1] - s[0][0]) if s else 0
+    nan = sum(1 for c in s if any(x != x for x in c[2]))
+    topics = {}
+    for n in notes:
+        if n and n[0] == "sampler":
+            text = n[1] if len(n) > 1 else ""
+            for key in ("retimed", "dropped", "chip samples lost", "overflow"):
+                if key in text:
+                    topics[key] = topics.get(key, 0) + 1
+    return {"samples": len(s), "expected": round(span / iv) if iv else 0, "span_s": span / 1e9, "holes": holes,
+            "hole_ms": hole_ns / 1e6, "lost_pct": 100 * hole_ns / span if span else float("nan"),
+            "nan_samples": nan, "notes": topics}
+
+
+def section_heldout():
+    plan = [("ffma132", ["ffma", "--sms", "132"]), ("ffma66", ["ffma", "--sms", "66"]),
+            ("ffma33", ["ffma", "--sms", "33"]), ("stream_copy", ["stream", "--kernel", "copy"]),
+            ("l2_copy", ["stream", "--kernel", "copy", "--elements", "4194304"])]
+    means_rows, loss_rows, stage_rows, cost_rows, own_rows = [], [], [], [], []
+    for interval, drain, seconds in ((10, 1000, 4), (1, 1000, 4), (0.1, 100, 12)):
+        script = " && ".join(f"{exe('diescope-workload')} {' '.join(a)} --seconds {seconds}" for _, a in plan)
+        name = f"heldout-{interval}ms"
+        pw, cw, out_dir = run_diescope(name, interval, drain, ["bash", "-c", script], timing=True)
+        cost_rows.append([interval, fmt(pw.pct_since_start("last"), 3),
+                          fmt(cw.pct_since_start("last") if cw else float("nan"), 3), fmt(pw.peak, 1),
+                          fmt(cw.peak if cw else float("nan"), 1)])
+        meta, cols, marks, chips, notes = read_recording(os.path.join(out_dir, "gpu0.dsrec"), interval)
+        starts = [t for t, w in marks if w == "start"]
+        stops = [t for t, w in marks if w == "stop"]
+        for (label, _), a, b in zip(plan, starts, stops):
+            inside = [c for c in chips if c[0] >= a and c[1] <= b and not any(x != x for x in c[2])]
+            means = [sum(c[2][i] for c in inside) / len(inside) if inside else float("nan") for i in range(len(cols))]
+            means_rows.append([interval, label, len(inside)] + [fmt(m, 2) for m in means])
+        loss = loss_of(chips, notes, interval, 0)
+        loss_rows.append([interval, drain, fmt(loss["span_s"], 1), loss["samples"], loss["expected"], loss["holes"],
+                          fmt(loss["hole_ms"], 3), fmt(loss["lost_pct"], 3), loss["nan_samples"],
+                          json.dumps(loss["notes"], separators=(",", ":"))])
+        for n in notes:
+            if n and n[0] == "timing-total":
+                kv = dict(zip(n[1].split()[0::2], n[1].split()[1::2]))
+                samples = max(int(kv.get("samples", 0)), 1)
+                stage_rows.append([interval, drain, kv.get("samples"), kv.get("drains"), kv.get("passes")] +
+                                  [fmt(int(kv.get(k, 0)) / samples, 2) for k in
+                                   ("decode_us", "info_us", "evaluate_us", "emit_us", "init_us", "write_us",
+                                    "drain_cpu_us")] + [kv.get("image_bytes"), kv.get("sample_bytes")])
+            if n and n[0] == "sampler" and len(n) > 1 and "decode image holds" in n[1]:
+                own_rows.append([interval, "sampler", n[1]])
+    tsv("heldout_means.tsv", ["interval_ms", "window", "samples"] + cols, means_rows)
+    tsv("loss.tsv", ["interval_ms", "drain_ms", "span_s", "samples", "expected", "holes", "hole_ms", "lost_pct",
+                     "samples_without_values", "sampler_notes"], loss_rows)
+    tsv("stages.tsv", ["interval_ms", "drain_ms", "samples", "drains", "passes", "decode_us_per_sample",
+                       "info_us", "evaluate_us", "emit_us", "init_us", "write_us", "drain_cpu_us",
+                       "image_bytes", "sample_bytes"], stage_rows)
+    tsv("heldout_cost.tsv", ["interval_ms", "run_cpu_pct_whole_run", "child_cpu_pct_whole_run", "run_rss_mb_peak",
+                             "child_rss_mb_peak"], cost_rows)
+    tsv("heldout_own.tsv", ["interval_ms", "from", "line"], own_rows)
+    # The workloads' own counts beside the readings (their JSON lines stay in WORK).
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "heldout_table.py"),
+                    OUT, WORK], check=True)
+
+
+# ---------------------------------------------------------------- CUPTI alone
+def section_minimal():
+    units = subprocess.run([exe("diescope"), "units"], capture_output=True, text=True).stdout
+    metrics, inside = [], False
+    for line in units.splitlines():
+        if not line.startswith(" "):
+            inside = line.startswith("hopper-gh100")
+            continue
+        if inside:
+            names = [w for w in line.split() if "__" in w]
+            if names:
+                metrics.append(names[0])
+    m = ",".join(metrics)
+    lines = ["metrics=" + m]
+    load = subprocess.Popen([exe("diescope-workload"), "ffma", "--seconds", "40"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    time.sleep(3)
+
+    def pm(*args):
+        r = subprocess.run([exe("pm_minimal"), "--metrics", m] + list(args), capture_output=True, text=True)
+        lines.append(" ".join(args) + " | " + (r.stdout.strip() or r.stderr.strip()))
+
+    pm("--interval-ms", "0.1", "--drain-ms", "100", "--seconds", "12", "--evaluate")
+    pm("--interval-ms", "0.1", "--drain-ms", "10", "--seconds", "6")
+    pm("--interval-ms", "0.1", "--drain-ms", "5000", "--seconds", "2", "--hw-buffer-mb", "4")
+    load.terminate()
+    load.wait()
+    time.sleep(1)
+    pm("--interval-ms", "0.1", "--drain-ms", "5000", "--seconds", "2", "--hw-buffer-mb", "4")
+    write("minimal.txt", "\n".join(lines) + "\n")
+
+
+def main():
+    for s in SECTIONS:
+        log("section", s, time.strftime("%H:%M:%S"))
+        try:
+            globals()["section_" + s]()
+        except Exception as e:  # one section's failure must not lose the others' figures
+            log("section", s, "failed:", repr(e))
+            write(f"failed-{s}.txt", repr(e) + "\n")
+    log("done", time.strftime("%H:%M:%S"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# diescope's own footprint on a GPU machine, each figure beside its peer in the same run: the agent
+# at its defaults (CPU, RSS, its sampler child, /metrics latency with 1 and 100 scrapers) beside a
+# bare CUDA program, nvidia-smi dmon, nvidia-smi --query-gpu -lms 100 and a minimal NVML poller;
+# `diescope run` idle at 10 and 1 ms (CPU and RSS of run and its sampler child); the held-out checks
+# (FFMA on 132/66/33 SMs, STREAM copy, an L2-resident copy) at 10, 1 and 0.1 ms, 0.1 ms sustained
+# for over 60 s, with samples lost and the child's stage times; CUPTI alone (pm_minimal) at 0.1 ms
+# and the raw bytes a sample takes in the hardware buffer. Optionally the analysis's speed on the CPU
+# (bench/footprint/analysis_speed.sh, when present and ANALYSIS=1). Docs: docs/footprint.md.
+#
+#   bench/footprint/footprint.sh OUT_DIR [SECTION ...]     SECTION: agent idle heldout minimal (default all)
+#   BUILD=build/release (diescope, diescope-cupti, diescope-workload, pm_minimal, nvml_poll, bare_cuda
+#   in $BUILD/bin; or BIN=folder). WORK=folder for raw outputs (default a new temporary folder).
+#
+# Writes OUT_DIR/env.txt and the section tables (peers.tsv, agent.tsv, nvml_poll.txt, idle.tsv,
+# heldout_means.tsv, heldout_cost.tsv, heldout_own.tsv, loss.tsv, stages.tsv, minimal.txt). Reads
+# clocks and limits, never sets them.
+set -euo pipefail
+out_dir=${1:?usage: bench/footprint/footprint.sh OUT_DIR [agent|idle|heldout|minimal ...]}
+shift
+mkdir -p "$out_dir"
+out=$(cd "$out_dir" && pwd)
+cd "$(dirname "$0")/../.."
+bin=${BIN:-${BUILD:-build/release}/bin}
+bin=$(cd "$bin" && pwd)
+for f in diescope diescope-cupti diescope-workload pm_minimal nvml_poll bare_cuda; do
+  [ -x "$bin/$f" ] || { echo "footprint.sh: no $bin/$f; build the target $f first (cmake --build --preset release --target $f)" >&2; exit 2; }
+done
+work=${WORK:-$(mktemp -d)}
+mkdir -p "$work"
+{
+  date -u '+date %Y-%m-%d %H:%M:%S UTC'
+  echo "host $(hostname), $(nproc) CPU cores, $(uname -sr)"
+  grep -m1 'model name' /proc/cpuinfo || true
+  nvidia-smi --query-gpu=name,pci.bus_id,driver_version,power.limit,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,persistence_mode \
+    --format=csv 2> /dev/null || echo "nvidia-smi: not available"
+  echo "clocks left as found"
+} > "$out/env.txt"
+BIN=$bin python3 bench/footprint/footprint.py "$out" "$work" "$@"
+if [ "${ANALYSIS:-0}" = 1 ] && [ -x bench/footprint/analysis_speed.sh ]; then
+  bash bench/footprint/analysis_speed.sh "$out/analysis" || echo "footprint.sh: analysis_speed.sh failed" >&2
+fi
+echo "footprint.sh: tables in $out; raw outputs in $work" >&2
