@@ -98,7 +98,8 @@ def span_figures(path, starts_ns, ends_ns, whole_recording=False, raw=False):
     """The figures of a recording over spans you name: span i is [starts_ns[i], ends_ns[i]) in ns since
     the Unix epoch (CLOCK_REALTIME, time.time_ns()). Each is analysed as the steady window is, by the
     same analysis (docs/python.md#steps-and-regions). One row per span: start_ns, end_ns,
-    die_util_pct, gpu_util_pct, gap_points, chip_coverage_pct, samples_used, partial, limiting_unit.
+    die_util_pct, gpu_util_pct, gap_points, chip_coverage_pct, samples_used, partial, limiting_unit,
+    energy_j, energy_source (counter, power_draw or none) and stranded_energy_j (docs/energy.md).
     whole_recording=True analyses the whole recording for each span (slow; equal by test)."""
     starts, ends = [int(s) for s in starts_ns], [int(e) for e in ends_ns]
     if len(starts) != len(ends):

@@ -310,6 +310,9 @@ std::optional<AgentRecord> Agent::close_period(GpuState& g, recording::TimeNs en
 
   GpuStatus& st = status_[g.index];
   st.counters_on_total_s += record.counters_on_s;
+  // A period without a figure adds nothing: the counters stay monotonic (docs/energy.md#in-the-agent).
+  if (std::isfinite(record.energy_j)) st.energy_total_j += record.energy_j;
+  if (std::isfinite(record.stranded_energy_j)) st.stranded_energy_total_j += record.stranded_energy_j;
   g.restart.reset();
   g.notes.clear();
   g.staged = std::move(next);

@@ -222,6 +222,17 @@ std::string render_metrics(const std::vector<GpuStatus>& gpus, const AgentInfo& 
   w.family("diescope_counters_on_seconds", "counter",
            "Measured time the chip counters were on, over closed records.", "seconds");
   for (const GpuStatus& g : gpus) w.sample(gpu_labels(g), g.counters_on_total_s);
+  // docs/energy.md#in-the-agent: joules over closed records, and the part spent while DIE-Util was low.
+  w.family("diescope_energy_joules", "counter",
+           "Energy the GPU used over closed records, from NVML's energy counter (or its power draw where the "
+           "counter is absent or went back).",
+           "joules");
+  for (const GpuStatus& g : gpus) w.sample(gpu_labels(g), g.energy_total_j);
+  w.family("diescope_energy_stranded_joules", "counter",
+           "Energy used over closed records' chip-sampled time while DIE-Util was under 10%.", "joules");
+  for (const GpuStatus& g : gpus) w.sample(gpu_labels(g), g.stranded_energy_total_j);
+  per_record(w, gpus, "diescope_power_watts", "Mean power draw over the latest record's period.", "watts",
+             [](const AgentRecord& r) { return r.mean_power_w; });
   w.family("diescope_records", "counter", "Records written for the GPU.");
   for (const GpuStatus& g : gpus) w.sample(gpu_labels(g), static_cast<double>(g.records));
   w.family("diescope_clock_restarts", "counter",

@@ -107,6 +107,15 @@ AgentRecord make_record(const analysis::Analysis& analysis, const RecordContext&
   r.throttle_reasons = s.throttle_reasons;
   r.power_limit_min_w = s.power_limit_min_w;
   r.power_limit_max_w = s.power_limit_max_w;
+  // Energy over the whole period (every period's joules, counters on or off); stranded over the chip
+  // window, where DIE-Util is known (docs/energy.md#in-the-agent).
+  const analysis::EnergyFigures& e = analysis.run.energy;
+  r.energy_j = e.energy_j;
+  r.energy_source = std::string(report::energy_source_code(e.source));
+  r.energy_reason = std::isfinite(e.energy_j) ? "" : report::energy_missing_words(e);
+  r.mean_power_w = e.mean_power_w;
+  r.stranded_energy_j = s.energy.stranded_j;
+  r.stranded_energy_pct = s.energy.stranded_pct;
 
   const CostVerdict cost = cost_for(
       meta.gpu.model, meta.interval_ms, meta.duty_on_ms, meta.duty_period_ms, context.power,
@@ -203,6 +212,12 @@ nlohmann::json record_to_json(const AgentRecord& r) {
       {"clocks", json{{"sm", clock_json(r.sm_clock)}, {"mem", clock_json(r.mem_clock)}}},
       {"throttle_reasons", optional_json(r.throttle_reasons)},
       {"power_limit_w", json{{"min", number(r.power_limit_min_w)}, {"max", number(r.power_limit_max_w)}}},
+      {"energy", json{{"j", number(r.energy_j)},
+                      {"source", r.energy_source},
+                      {"reason", r.energy_reason},
+                      {"mean_power_w", number(r.mean_power_w)},
+                      {"stranded_j", number(r.stranded_energy_j)},
+                      {"stranded_pct", number(r.stranded_energy_pct)}}},
       {"cost", cost},
       {"restart", restart},
       {"notes", r.notes},

@@ -57,11 +57,13 @@ void EnergySums::add(const EnergySums& o) {
   draw_absent = draw_absent || o.draw_absent;
 }
 
-EnergyFigures energy_figures(const EnergySums& span, const EnergySums& chip_sampled, const EnergySums& stranded,
-                             recording::TimeNs span_ns, int format_version) {
+EnergyFigures energy_figures(const EnergySums& span, const EnergySums& chip_sampled,
+                             const EnergySums& stranded, recording::TimeNs span_ns, int format_version) {
   EnergyFigures e;
+  e.missing = EnergyMissing::none;
   e.covered_s = static_cast<double>(span.covered_ns) * 1e-9;
-  if (span_ns > 0) e.coverage_pct = 100.0 * static_cast<double>(span.covered_ns) / static_cast<double>(span_ns);
+  if (span_ns > 0)
+    e.coverage_pct = 100.0 * static_cast<double>(span.covered_ns) / static_cast<double>(span_ns);
   if (span.covered_ns <= 0) {
     e.missing = EnergyMissing::no_readings;
     return e;
@@ -152,8 +154,8 @@ EnergySums energy_sums_over(const recording::Recording& source, recording::TimeN
 }
 
 EnergyFigures energy_over(const recording::Recording& source, recording::TimeNs lo, recording::TimeNs hi) {
-  EnergyFigures e =
-      energy_figures(energy_sums_over(source, lo, hi), {}, {}, hi > lo ? hi - lo : 0, source.meta().format_version);
+  EnergyFigures e = energy_figures(energy_sums_over(source, lo, hi), {}, {}, hi > lo ? hi - lo : 0,
+                                   source.meta().format_version);
   e.chip_sampled_j = kNaN;
   e.stranded_j = kNaN;
   return e;

@@ -124,6 +124,7 @@ json job_to_json(const JobRecord& j) {
       {"stranded_gpu_seconds", number(j.stranded_gpu_seconds)},
       {"energy_j", number(j.energy_j)},
       {"energy_reason", j.energy_reason},
+      {"stranded_energy_j", number(j.stranded_energy_j)},
       {"coverage_pct", j.coverage_pct},
       {"chip_source", std::string(to_string(j.chip_source))},
       {"notes", j.notes},
@@ -181,6 +182,8 @@ JobRecord job_from_json(const json& in) {
   j.stranded_gpu_seconds = number_from(in.at("stranded_gpu_seconds"));
   j.energy_j = number_from(in.at("energy_j"));
   j.energy_reason = in.at("energy_reason").get<std::string>();
+  // Records stored before it was added have none: NaN.
+  if (in.contains("stranded_energy_j")) j.stranded_energy_j = number_from(in.at("stranded_energy_j"));
   j.coverage_pct = in.at("coverage_pct").get<double>();
   const std::string source = in.at("chip_source").get<std::string>();
   for (ChipSourceSeen s :
@@ -349,17 +352,17 @@ std::string jobs_csv(const std::vector<JobRecord>& jobs) {
       "holder_kind,holder,pod,namespace,container,slurm_job,gpu,uuid,gpu_instance_id,start_ns,end_ns,gpu_"
       "seconds,"
       "shared,gpu_util_pct,die_util_pct,gap_pct,limiting_unit,stranded_gpu_seconds,energy_j,coverage_pct,"
-      "chip_source\n";
+      "chip_source,stranded_energy_j\n";
   auto num = [](double v) { return std::isfinite(v) ? fmt::format("{}", v) : std::string(); };
   for (const JobRecord& j : jobs) {
     out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", to_string(j.holder.kind),
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", to_string(j.holder.kind),
         csv_field(describe(j.holder)), csv_field(j.holder.pod), csv_field(j.holder.pod_namespace),
         csv_field(j.holder.container), csv_field(j.holder.slurm_job), j.gpu_index, j.gpu_uuid,
         j.gpu_instance_id ? std::to_string(*j.gpu_instance_id) : "", j.start_ns, j.end_ns, num(j.gpu_seconds),
         j.shared ? "approximate" : "exact", num(j.gpu_util_pct), num(j.die_util_pct), num(j.gap_pct),
         csv_field(j.limiting_unit), num(j.stranded_gpu_seconds), num(j.energy_j), num(j.coverage_pct),
-        to_string(j.chip_source));
+        to_string(j.chip_source), num(j.stranded_energy_j));
   }
   return out;
 }
@@ -406,6 +409,9 @@ std::string jobs_metrics(const std::vector<JobRecord>& last, bool openmetrics) {
        [](const JobRecord& j) { return j.gpu_util_pct; }},
       {"diescope_job_energy_joules", "energy a finished job drew, from NVML's total energy counter", "joules",
        [](const JobRecord& j) { return j.energy_j; }},
+      {"diescope_job_stranded_energy_joules",
+       "energy a finished job drew while DIE-Util was under 10%, from the agent's records", "joules",
+       [](const JobRecord& j) { return j.stranded_energy_j; }},
       {"diescope_job_end_timestamp_seconds", "when a finished job left the GPU", "seconds",
        [](const JobRecord& j) { return static_cast<double>(j.end_ns) / 1e9; }},
   };

@@ -148,8 +148,8 @@ void JobTracker::finish_figures(JobRecord& job) const {
     return;
   }
   const double duration_s = static_cast<double>(job.end_ns - job.start_ns) / 1e9;
-  double g_w = 0, g_sum = 0, d_w = 0, d_sum = 0, gap_w = 0, gap_sum = 0, stranded = 0;
-  bool any_stranded = false, pm = false, gpm = false;
+  double g_w = 0, g_sum = 0, d_w = 0, d_sum = 0, gap_w = 0, gap_sum = 0, stranded = 0, stranded_j = 0;
+  bool any_stranded = false, any_stranded_j = false, pm = false, gpm = false;
   std::map<std::string, double> limiting;
   const std::string gpm_table = collect::gpm_unit_table().name;
   recording::TimeNs covered_ns = 0;  // summed in whole ns, so full coverage is exactly 100%
@@ -186,11 +186,18 @@ void JobTracker::finish_figures(JobRecord& job) const {
       any_stranded = true;
       stranded += w * job.mean_share * r.stranded_pct / 100.0;
     }
+    // docs/energy.md#in-job-records: the overlap at the record's mean power, its share, and the part of
+    // the record's chip-sampled energy that was stranded.
+    if (std::isfinite(r.mean_power_w) && std::isfinite(r.stranded_energy_pct) && duration_s > 0) {
+      any_stranded_j = true;
+      stranded_j += w * job.mean_share * r.mean_power_w * r.stranded_energy_pct / 100.0;
+    }
   }
   job.gpu_util_pct = g_w > 0 ? g_sum / g_w : kNaN;
   job.die_util_pct = d_w > 0 ? d_sum / d_w : kNaN;
   job.gap_pct = gap_w > 0 ? gap_sum / gap_w : kNaN;
   job.stranded_gpu_seconds = any_stranded ? stranded : (duration_s > 0 ? kNaN : 0.0);
+  job.stranded_energy_j = any_stranded_j ? stranded_j : (duration_s > 0 ? kNaN : 0.0);
   job.coverage_pct = duration_s > 0 ? std::min(100.0, 100.0 * static_cast<double>(covered_ns) /
                                                           static_cast<double>(job.end_ns - job.start_ns))
                                     : (d_w > 0 ? 100.0 : 0.0);

@@ -12,6 +12,7 @@
 #include "diescope/analysis/analyze.hpp"
 #include "diescope/capi/diescope_c.h"
 #include "diescope/recording/memory_recording.hpp"
+#include "diescope/report/wording.hpp"
 
 namespace diescope::capi {
 namespace {
@@ -85,6 +86,10 @@ Table spans_table(const recording::Recording& source, const std::vector<std::int
   t.add("samples_used", ColumnType::i8, "count");
   t.add("partial", ColumnType::i8, "bool");
   t.add("limiting_unit", ColumnType::text, "");
+  // docs/energy.md: the span's energy, from NVML's counter or the power draw (energy_source).
+  t.add("energy_j", ColumnType::f8, "J");
+  t.add("energy_source", ColumnType::text, "");
+  t.add("stranded_energy_j", ColumnType::f8, "J");
   for (std::size_t i = 0; i < starts.size(); ++i) {
     // The span as the steady window: a start and a stop mark at its ends, the recording's own marks
     // set aside (docs/python.md#steps-and-regions).
@@ -105,6 +110,9 @@ Table spans_table(const recording::Recording& source, const std::vector<std::int
     t.columns[6].i.push_back(found ? r.samples_used : 0);
     t.columns[7].i.push_back(found && r.partial ? 1 : 0);
     t.columns[8].s.push_back(found && r.limiting_unit ? *r.limiting_unit : "");
+    t.columns[9].f.push_back(found ? r.energy.energy_j : kNaN);
+    t.columns[10].s.push_back(found ? std::string(report::energy_source_code(r.energy.source)) : "none");
+    t.columns[11].f.push_back(found ? r.energy.stranded_j : kNaN);
     ++t.rows;
   }
   return t;

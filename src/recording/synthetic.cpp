@@ -175,7 +175,8 @@ void generate_synthetic(const SyntheticSpec& spec, RecordSink& sink) {
 
   sink.write(CountersEvent{t0, true, ""});
   for (const Note& n : spec.notes) sink.write(n);
-  sink.write(PowerLimitReading{t0, spec.power_limit_w});
+  // Without a draw, one power reading at the start; with one, a reading with every clock reading below.
+  if (!std::isfinite(spec.power_draw_w)) sink.write(PowerLimitReading{t0, spec.power_limit_w});
   sink.write(ProcessReading{t0, 0, 0, 0});
   for (HostStream h : spec.host_streams) {
     h.ts_ns = t0;
@@ -195,6 +196,12 @@ void generate_synthetic(const SyntheticSpec& spec, RecordSink& sink) {
       sink.write(ClockReading{next_clock, spec.sm_mhz, spec.mem_mhz});
       sink.write(ThrottleReading{next_clock, s.gpu_util_pct == 0 ? throttle_gpu_idle : std::uint64_t{0}});
       if (!spec.engine_values.empty()) sink.write(EngineReading{next_clock, spec.engine_values});
+      if (std::isfinite(spec.power_draw_w)) {
+        // The counter as the draw integrates it: W x ns / 1e6 = mJ.
+        const double mj =
+            spec.energy_start_mj + spec.power_draw_w * static_cast<double>(next_clock - t0) / 1e6;
+        sink.write(PowerLimitReading{next_clock, spec.power_limit_w, spec.power_draw_w, mj});
+      }
       next_clock += spec.clock_period_ns;
     }
     while (spec.util_period_ns > 0 && next_util <= t && next_util <= run_end) {

@@ -136,7 +136,7 @@ std::string lines(const Page& p, const TimelineSeries& s, std::size_t color_inde
   // Readings polled now and then are held; chip samples cover their own time, and a bin without one
   // (a dropped sample, counters off) stays a gap.
   const bool polled = s.role == Role::sm_clock || s.role == Role::mem_clock || s.role == Role::power_limit ||
-                      s.role == Role::engine || s.role == Role::host;
+                      s.role == Role::power_draw || s.role == Role::engine || s.role == Role::host;
   const auto hold_bins = polled ? static_cast<std::size_t>(kHoldSeconds * 1e9 /
                                                            static_cast<double>(std::max<recording::TimeNs>(
                                                                1, p.timeline.grid.step_ns)))
@@ -456,6 +456,20 @@ std::string cards(const json& report) {
       out += "<div class=\"cdetail\">" + escape(x.at("host").get<std::string>()) + "</div>";
     out += "</div>\n";
   }
+  // The span's energy (docs/energy.md#in-the-report), and the whole run's beside a window's; a
+  // report.json written before energy was reported has none.
+  auto energy_words = [](const json& s) -> std::string {
+    auto it = s.find("energy");
+    return it != s.end() && it->is_object() && it->contains("wording") ? it->at("wording").get<std::string>()
+                                                                       : std::string();
+  };
+  if (const std::string words = energy_words(span); !words.empty()) {
+    out +=
+        "<div class=\"idle\" id=\"energy\"><span class=\"ctitle\">Energy</span> <b>" + escape(words) + "</b>";
+    if (in_window && !energy_words(run).empty())
+      out += "<div class=\"cdetail\">whole run: " + escape(energy_words(run)) + "</div>";
+    out += "</div>\n";
+  }
   return out;
 }
 
@@ -714,10 +728,25 @@ void HtmlRenderer::finish(const ReportInput& input) {
     for (std::size_t i = 0; i < clocks.size(); ++i)
       html += chart(p, t.series[clocks[i]].label, "MHz", {{clocks[i], 2 + i}}, std::nullopt, 70, "clock");
     for (std::size_t i : clocks) drawn[i] = true;
-    for (std::size_t i : t.of(Role::power_limit)) {
-      html += chart(p, t.series[i].label, "enforced, W (the recording holds no power draw)", {{i, 4}},
-                    std::nullopt, 70, "power");
-      drawn[i] = true;
+    // Power itself beside its limit (docs/report.md#reporthtml), both as step lines; a recording
+    // before format 4 holds the limit alone.
+    const std::vector<std::size_t> draw = t.of(Role::power_draw), limit = t.of(Role::power_limit);
+    if (!draw.empty()) {
+      std::vector<Member> m{{draw.front(), 5}};
+      std::vector<std::string> legends{"draw"};
+      if (!limit.empty()) {
+        m.push_back({limit.front(), 4});
+        legends.emplace_back("limit");
+      }
+      html += chart(p, "power", "W, NVML's draw as read and the enforced limit", m, std::nullopt, 70, "power",
+                    legends);
+      for (const Member& x : m) drawn[x.series] = true;
+    } else {
+      for (std::size_t i : limit) {
+        html += chart(p, t.series[i].label, "enforced, W (the recording holds no power draw)", {{i, 4}},
+                      std::nullopt, 70, "power");
+        drawn[i] = true;
+      }
     }
     html += "</div>\n";
   }

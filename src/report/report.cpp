@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "diescope/analysis/analyze.hpp"
+#include "diescope/analysis/energy.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
 #include "diescope/recording/format.hpp"
@@ -192,6 +193,32 @@ json idle_explained_json(const analysis::IdleExplanation& x, int gpu_index) {
   return o;
 }
 
+// docs/energy.md: the span's energy, where it came from, and the part spent while DIE-Util was low.
+json energy_json(const analysis::EnergyFigures& e) {
+  json o;
+  const std::string missing = or_default(energy_missing_words(e), "not available");
+  put_number(o, "energy_j", e.energy_j, missing);
+  o["energy_source"] = energy_source_code(e.source);
+  if (e.counter_unused == analysis::CounterUnused::none) {
+    o["counter_unused"] = nullptr;
+    o["counter_unused_reason"] = e.source == analysis::EnergySource::counter
+                                     ? "NVML's energy counter was used"
+                                     : or_default(energy_missing_words(e), "not available");
+  } else {
+    o["counter_unused"] = counter_unused_code(e.counter_unused);
+  }
+  put_number(o, "covered_s", e.covered_s, "not computed");
+  put_number(o, "coverage_pct", e.coverage_pct, "the span has no length");
+  put_number(o, "mean_power_w", e.mean_power_w, missing);
+  const std::string no_chip = std::isfinite(e.energy_j) ? "no usable chip sample in this span" : missing;
+  put_number(o, "chip_sampled_j", e.chip_sampled_j, no_chip);
+  put_number(o, "stranded_j", e.stranded_j, no_chip);
+  put_number(o, "stranded_pct", e.stranded_pct, no_chip);
+  o["stranded_rule"] = json{{"die_util_below_pct", analysis::kStrandedEnergyDieUtilPct}};
+  o["wording"] = energy_words(e);
+  return o;
+}
+
 json span_json(const analysis::SpanResults& r, const analysis::Analysis& a) {
   const recording::RecordingMeta& meta = a.meta;
   json o;
@@ -279,6 +306,8 @@ json span_json(const analysis::SpanResults& r, const analysis::Analysis& a) {
   // (docs/method.md#stranded-idle-explained).
   if (r.idle_explained.why_not != analysis::IdleNotExplained::no_host_streams)
     o["idle_explained"] = idle_explained_json(r.idle_explained, a.meta.gpu.index);
+
+  o["energy"] = energy_json(r.energy);
 
   json rates = json::object();
   for (const auto& [key, value] : r.rates_per_s)

@@ -164,6 +164,13 @@ std::string span_block(const json& r, const char* span_word) {
   return out;
 }
 
+// The span's energy (docs/energy.md), last in its block; a report.json written before energy was
+// reported has none.
+std::string energy_row(const json& r) {
+  const json& e = member(r, "energy", kNoObject);
+  return e.contains("wording") ? row("energy", "", e.at("wording").get<std::string>()) : std::string();
+}
+
 std::string units_block(const json& r) {
   std::string out =
       fmt::format("  {:<13} {:>7} {:>10} {:>12}\n", "units", "mean", "available", "peak sample");
@@ -290,6 +297,7 @@ std::string render_terminal(const json& report) {
   out += "\n";
   out += units_block(results);
   out += hardware_block(report.at("hardware"));
+  out += energy_row(results);
 
   const json& window = report.at("window");
   if (window.value("found", false)) {
@@ -298,6 +306,7 @@ std::string render_terminal(const json& report) {
                        text(window, "how"), number(window, "start_s").value_or(0.0),
                        number(window, "end_s").value_or(0.0), number(w, "span_s").value_or(0.0));
     out += span_block(w, "window");
+    out += energy_row(w);
   } else if (!text(window, "how").empty()) {
     out += "\nsteady window: none (" + text(window, "how") + ")\n";
   }

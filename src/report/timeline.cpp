@@ -207,6 +207,8 @@ TimelineBuilder::TimelineBuilder(const ReportInput& input, const TimelineOptions
                    gpu_descriptor("gpu__clock_mem", metrics::Unit::mhz, std::nullopt, gpu));
   power_ = add(Role::power_limit, "power_limit", "power limit",
                gpu_descriptor("gpu__power_limit", metrics::Unit::watts, std::nullopt, gpu));
+  power_draw_ = add(Role::power_draw, "power_draw", "power draw",
+                    gpu_descriptor("gpu__power_draw", metrics::Unit::watts, std::nullopt, gpu));
   for (int b = 0; b < 64; ++b) {
     const std::uint64_t bit = std::uint64_t{1} << b;
     const std::vector<std::string> names = recording::throttle_reason_names(bit);
@@ -269,7 +271,10 @@ Timeline TimelineBuilder::finish(const ReportInput& input) {
   {
     auto power = source.stream<recording::PowerLimitReading>();
     recording::PowerLimitReading r;
-    while (power->next(r)) p.point(power_, r.ts_ns, r.limit_w);
+    while (power->next(r)) {
+      p.point(power_, r.ts_ns, r.limit_w);
+      p.point(power_draw_, r.ts_ns, r.draw_w);
+    }
   }
   {
     // A reason holds from one reading to the next (at most a second, as GPU-Util's samples are booked).
@@ -322,8 +327,8 @@ Timeline TimelineBuilder::finish(const ReportInput& input) {
     const bool any = std::any_of(e.mean.begin(), e.mean.end(), [](double v) { return std::isfinite(v); });
     // Keep every column of the recording, even one without a value (its panel says so); leave out
     // what is optional by nature.
-    const bool optional_series =
-        role == Role::sm_clock || role == Role::mem_clock || role == Role::power_limit;
+    const bool optional_series = role == Role::sm_clock || role == Role::mem_clock ||
+                                 role == Role::power_limit || role == Role::power_draw;
     if (role == Role::throttle &&
         std::none_of(e.max.begin(), e.max.end(), [](double v) { return std::isfinite(v) && v > 0; }))
       continue;

@@ -27,8 +27,9 @@ enum class Role {
   sm_clock,
   mem_clock,
   power_limit,
-  throttle,  // the share of time one throttle reason held the clocks (0..100)
-  host,      // a host stream, drawn from its descriptor alone
+  power_draw,  // NVML's power draw, as read (recording format 4 on)
+  throttle,    // the share of time one throttle reason held the clocks (0..100)
+  host,        // a host stream, drawn from its descriptor alone
 };
 
 struct TimelineSeries {
@@ -87,7 +88,7 @@ class TimelineBuilder {
                   const metrics::StreamSteps& steps = {});
   std::optional<metrics::Pipeline> pipeline_;
   std::vector<Added> added_;
-  std::size_t die_ = 0, gpu_ = 0, sm_clock_ = 0, mem_clock_ = 0, power_ = 0;
+  std::size_t die_ = 0, gpu_ = 0, sm_clock_ = 0, mem_clock_ = 0, power_ = 0, power_draw_ = 0;
   std::vector<std::size_t> units_, engines_, diags_, rates_, shares_, throttle_;
   std::vector<std::uint64_t> throttle_bits_;
   std::map<std::int64_t, std::size_t> host_;  // recording's stream id -> pipeline id

@@ -104,6 +104,7 @@ std::string track_name(const detail::TimelineSeries& s) {
     case Role::sm_clock:
     case Role::mem_clock:
     case Role::power_limit:
+    case Role::power_draw:
       return s.label + " " + unit;
   }
   return s.label;

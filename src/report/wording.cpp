@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "diescope/analysis/energy.hpp"
 #include "diescope/core/signals.hpp"
 
 namespace diescope::report {
@@ -452,6 +453,70 @@ std::string idle_host_words(const analysis::IdleExplanation& x) {
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? "; " : "") + parts[i];
   if (!out.empty()) out += fmt::format(" (means over {:.1f} s of GPU-idle time)", x.idle_observed_s);
+  return out;
+}
+
+std::string_view energy_source_code(analysis::EnergySource source) {
+  switch (source) {
+    case analysis::EnergySource::counter:
+      return "counter";
+    case analysis::EnergySource::power_draw:
+      return "power_draw";
+    case analysis::EnergySource::none:
+      break;
+  }
+  return "none";
+}
+
+std::string_view counter_unused_code(analysis::CounterUnused why) {
+  switch (why) {
+    case analysis::CounterUnused::absent:
+      return "absent";
+    case analysis::CounterUnused::went_back:
+      return "went_back";
+    case analysis::CounterUnused::none:
+      break;
+  }
+  return "";
+}
+
+std::string energy_missing_words(const analysis::EnergyFigures& e) {
+  switch (e.missing) {
+    case analysis::EnergyMissing::not_recorded:
+      return "the recording predates format 4: it holds the power limit but neither the draw nor NVML's "
+             "energy "
+             "counter";
+    case analysis::EnergyMissing::no_readings:
+      return "fewer than two power readings around this span";
+    case analysis::EnergyMissing::unreadable:
+      return "NVML could read neither the energy counter nor the power draw over this span";
+    case analysis::EnergyMissing::not_computed:
+      return "not computed";
+    case analysis::EnergyMissing::none:
+      break;
+  }
+  return "";
+}
+
+std::string energy_words(const analysis::EnergyFigures& e) {
+  if (!std::isfinite(e.energy_j)) return "n/a: " + energy_missing_words(e);
+  const auto joules = [](double j) {
+    return std::abs(j) >= 1e4 ? fmt::format("{:.1f} kJ", j / 1e3) : fmt::format("{:.1f} J", j);
+  };
+  std::string out = joules(e.energy_j);
+  if (e.source == analysis::EnergySource::counter) {
+    out += " (NVML's energy counter)";
+  } else {
+    out += e.counter_unused == analysis::CounterUnused::went_back
+               ? " (power draw integrated: the energy counter went back)"
+               : " (power draw integrated: no energy counter)";
+  }
+  if (std::isfinite(e.mean_power_w)) out += fmt::format(", {:.0f} W mean", e.mean_power_w);
+  if (std::isfinite(e.coverage_pct) && e.coverage_pct < 99.95)
+    out += fmt::format(" over {:.1f}% of the span", e.coverage_pct);
+  if (std::isfinite(e.stranded_j) && std::isfinite(e.stranded_pct))
+    out += fmt::format("; {} stranded ({:.1f}% of the chip-sampled energy, DIE-Util under {:g}%)",
+                       joules(e.stranded_j), e.stranded_pct, analysis::kStrandedEnergyDieUtilPct);
   return out;
 }
 

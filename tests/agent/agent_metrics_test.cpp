@@ -22,7 +22,10 @@ GpuStatus status_with_record() {
   g.pci_bus_id = "00000000:19:00.0";
   g.records = 3;
   g.counters_on_total_s = 6.0;
+  g.energy_total_j = 12500;
+  g.stranded_energy_total_j = 2500;
   AgentRecord r;
+  r.mean_power_w = 412.5;
   r.gpu_util_pct = 90;
   r.die_util_pct = 60;
   r.gap_pct = 30;
@@ -73,6 +76,11 @@ TEST(Metrics, PrometheusTextNamesUnitsAndLabels) {
   EXPECT_NE(text.find("diescope_records_total" + labels + " 3\n"), std::string::npos);
   EXPECT_NE(text.find("diescope_counters_on_seconds_total" + labels + " 6\n"), std::string::npos);
   EXPECT_NE(text.find("diescope_record_counters_on_seconds" + labels + " 2\n"), std::string::npos);
+  // Energy (docs/energy.md#in-the-agent): joules over closed records, counters; power a gauge.
+  EXPECT_NE(text.find("# TYPE diescope_energy_joules_total counter\n"), std::string::npos);
+  EXPECT_NE(text.find("diescope_energy_joules_total" + labels + " 12500\n"), std::string::npos);
+  EXPECT_NE(text.find("diescope_energy_stranded_joules_total" + labels + " 2500\n"), std::string::npos);
+  EXPECT_NE(text.find("diescope_power_watts" + labels + " 412.5\n"), std::string::npos);
   EXPECT_EQ(text.find("# EOF"), std::string::npos);
   // Every sample line's family has HELP and TYPE.
   std::size_t pos = 0;

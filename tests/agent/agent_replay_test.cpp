@@ -27,9 +27,11 @@ struct Rig {
   std::unique_ptr<Agent> agent;
   recording::TimeNs origin = 0;
 
-  Rig(double seconds, AgentSettings settings, double speed = 1.0) {
+  Rig(double seconds, AgentSettings settings, double speed = 1.0, double power_draw_w = analysis::kNaN) {
     std::vector<std::unique_ptr<recording::Recording>> recs;
-    recs.push_back(testing::steady_recording(seconds));
+    recording::SyntheticSpec spec = testing::steady_spec(seconds);
+    spec.power_draw_w = power_draw_w;
+    recs.push_back(recording::make_synthetic_recording(spec));
     source = std::make_unique<ReplayFeed>(std::move(recs), speed, false, clock.read());
     origin = source->origin_ns();
     agent = std::make_unique<Agent>(*source, clock, settings);
@@ -141,6 +143,36 @@ TEST(AgentReplay, OneRecordPerPeriodWithTheChipWindowsFigures) {
   EXPECT_TRUE(rig.agent->ended());
   EXPECT_EQ(rig.agent->status()[0].records, 2);
   EXPECT_DOUBLE_EQ(rig.agent->status()[0].counters_on_total_s, 4.0);
+}
+
+// docs/energy.md#in-the-agent: each record's energy over its whole period from the counter, and the
+// agent's totals over closed records. The synthetic GPU draws 400 W and reads its power with each
+// clock reading, every 100 ms from 0 to 9.9 s.
+TEST(AgentReplay, EnergyPerRecordAndItsTotals) {
+  Rig rig(10, duty(2000, 5000), 1.0, 400);
+  auto records = rig.run(10 * kS);
+  ASSERT_EQ(records.size(), 2u);
+  // [0, 5 s): readings cover all of it, 400 W x 5 s = 2000 J.
+  EXPECT_EQ(records[0].energy_source, "counter");
+  EXPECT_NEAR(records[0].energy_j, 2000.0, 1e-6);
+  EXPECT_NEAR(records[0].mean_power_w, 400.0, 1e-9);
+  // [5 s, 10 s): the last reading is at 9.9 s, so 4.9 s are covered: 1960 J.
+  EXPECT_NEAR(records[1].energy_j, 1960.0, 1e-6);
+  // DIE-Util is 60% throughout, over the 10% threshold: nothing stranded.
+  EXPECT_EQ(records[0].stranded_energy_j, 0.0);
+  const GpuStatus st = rig.agent->status()[0];
+  EXPECT_NEAR(st.energy_total_j, 3960.0, 1e-6);
+  EXPECT_EQ(st.stranded_energy_total_j, 0.0);
+}
+
+TEST(AgentReplay, WithoutPowerReadingsEnergyIsNaNWithItsReason) {
+  Rig rig(10, duty(2000, 5000));
+  auto records = rig.run(10 * kS);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_TRUE(std::isnan(records[0].energy_j));
+  EXPECT_EQ(records[0].energy_source, "none");
+  EXPECT_FALSE(records[0].energy_reason.empty());
+  EXPECT_EQ(rig.agent->status()[0].energy_total_j, 0.0);  // nothing closed with a figure adds nothing
 }
 
 TEST(AgentReplay, CountersAreOffBetweenWindows) {

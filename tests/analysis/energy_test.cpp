@@ -87,7 +87,7 @@ TEST(Energy, CounterNotReadFallsBackToTheDraw) {
   const analysis::EnergyFigures e = b.analyze().run.energy;
   EXPECT_EQ(e.source, EnergySource::power_draw);
   EXPECT_EQ(e.counter_unused, CounterUnused::absent);
-  EXPECT_NEAR(e.energy_j, 300.0, 1e-9);  // (200 + 400) / 2 W x 1 s
+  EXPECT_NEAR(e.energy_j, 300.0, 1e-9);   // (200 + 400) / 2 W x 1 s
   EXPECT_TRUE(std::isnan(e.stranded_j));  // no usable chip sample: not known, not 0
 }
 

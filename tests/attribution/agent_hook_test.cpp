@@ -75,8 +75,8 @@ TEST(AgentHook, RecordsHoldJobsStoredPrintedAndExported) {
 }
 
 TEST(AgentHook, SeriesBoundedForEightGpusAndFiftyJobsADay) {
-  // 8 GPUs, 50 jobs in a day: the per-job families keep the last kJobsOnMetrics (20) jobs, 6 families
-  // each: 120 job series at any time however many jobs run; the holders family one per GPU: 8.
+  // 8 GPUs, 50 jobs in a day: the per-job families keep the last kJobsOnMetrics (20) jobs, 7 families
+  // each: 140 job series at any time however many jobs run; the holders family one per GPU: 8.
   std::vector<JobRecord> last;
   for (int i = 0; i < 50; ++i) {
     JobRecord j;
@@ -93,9 +93,10 @@ TEST(AgentHook, SeriesBoundedForEightGpusAndFiftyJobsADay) {
   std::size_t total = 0;
   for (const char* f :
        {"diescope_job_gpu_seconds", "diescope_job_stranded_gpu_seconds", "diescope_job_die_util_percent",
-        "diescope_job_gpu_util_percent", "diescope_job_energy_joules", "diescope_job_end_timestamp_seconds"})
+        "diescope_job_gpu_util_percent", "diescope_job_energy_joules", "diescope_job_stranded_energy_joules",
+        "diescope_job_end_timestamp_seconds"})
     total += series(text, f);
-  EXPECT_EQ(total, 6U * 20U);
+  EXPECT_EQ(total, 7U * 20U);
   WatchSnapshot snap;
   for (int g = 0; g < 8; ++g)
     snap.gpus.push_back(GpuHolders{g, "GPU-" + std::to_string(g), {}, "", {}, false, "", {}});

@@ -123,6 +123,36 @@ TEST(Jobs, TwoRecordsWeightedByOverlap) {
   EXPECT_DOUBLE_EQ(jobs[0].energy_j, 0);
 }
 
+// docs/energy.md#in-job-records: per overlapped record, overlap x share x the record's mean power x
+// its stranded share of the chip-sampled energy.
+TEST(Jobs, StrandedEnergyFromTheRecords) {
+  JobTracker t(180 * kS);
+  agent::AgentRecord first = record(0, 60, 100, 40, "dram");
+  first.mean_power_w = 500;
+  first.stranded_energy_pct = 20;
+  agent::AgentRecord second = record(60, 120, 100, 80, "fp32");
+  second.mean_power_w = 600;
+  second.stranded_energy_pct = 5;
+  t.add_record(first);
+  t.add_record(second);
+  t.observe(0, kUuid, std::nullopt, "", 50 * kS, {holder("a", 0.5)}, 0);
+  t.observe(0, kUuid, std::nullopt, "", 80 * kS, {holder("a", 0.5)}, 0);
+  t.observe(0, kUuid, std::nullopt, "", 81 * kS, {}, 0);
+  const auto jobs = t.take_finished(81 * kS);
+  ASSERT_EQ(jobs.size(), 1U);
+  // 10 s x 0.5 x 500 W x 20% = 500 J, and 20 s x 0.5 x 600 W x 5% = 300 J: 800 J.
+  EXPECT_NEAR(jobs[0].stranded_energy_j, 800.0, 1e-9);
+  // Records without energy give NaN, not 0.
+  JobTracker none(180 * kS);
+  none.add_record(record(0, 60, 100, 40, "dram"));
+  none.observe(0, kUuid, std::nullopt, "", 10 * kS, {holder("a")}, 0);
+  none.observe(0, kUuid, std::nullopt, "", 20 * kS, {holder("a")}, 0);
+  none.observe(0, kUuid, std::nullopt, "", 21 * kS, {}, 0);
+  const auto plain = none.take_finished(61 * kS);
+  ASSERT_EQ(plain.size(), 1U);
+  EXPECT_TRUE(std::isnan(plain[0].stranded_energy_j));
+}
+
 TEST(Jobs, PartCoverageAndGpmSource) {
   JobTracker t(180 * kS);
   // The record covers 30 of the job's 60 s with a chip figure; the other 30 s have none.

@@ -47,10 +47,11 @@ def cli_report(path, out, *flags):
     return report, rows
 
 
-def synthetic(folder):
-    """A recording written by hand; the expected table values are worked out in the tests below."""
+def synthetic(folder, version=2):
+    """A recording written by hand; the expected table values are worked out in the tests below.
+    Version 4 adds the power draw and NVML's energy counter to its power lines."""
     meta = {
-        "format_version": 2, "tool_version": "0.1.0", "method": 3,
+        "format_version": version, "tool_version": "0.1.0", "method": 3,
         "gpu": {"index": 0, "uuid": "GPU-synthetic", "model": "NVIDIA H200", "chip": "GH100",
                 "driver": "580.159", "compute_capability": 90, "l2_bytes": 52428800, "sm_count": 132},
         "unit_table": "example",
@@ -65,11 +66,14 @@ def synthetic(folder):
         "interval_ms": 100, "drain_ms": 1000, "gpu_util_resolution_pct": 1, "start_ns": S,
         "run_type": "single", "command": ["./train"], "host": "cpu", "duty_on_ms": 0, "duty_period_ms": 0,
         "host_interval_ms": 100}
+    power = ["power %d 700" % S] if version < 4 else [
+        "power %d 700 200 1000000" % S, "power %d 700 300 1050000" % (S + 200 * MS),
+        "power %d 700 300 1110000" % (S + 400 * MS)]
     lines = [
-        "diescope-recording 2",
+        "diescope-recording %d" % version,
         "meta " + json.dumps(meta),
         "counters %d on" % S,
-        "power %d 700" % S,
+        *power,
         "clock %d 1980 2619" % S,
         "hstream %d 0 cpu__cycles_busy.avg.pct_of_peak_sustained_elapsed throughput pct system 100" % S,
         "hstream %d 1 proc__cycles_active.sum.per_second counter pct process:4242 400" % S,
@@ -227,6 +231,21 @@ class Spans(unittest.TestCase):
             self.assertEqual(column(f, "limiting_unit"), ["dram"])
             self.assertEqual(column(f, "samples_used"), [2])
             self.assertAlmostEqual(column(f, "chip_coverage_pct")[0], 100.0, places=9)
+
+    def test_span_energy_by_hand(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.environ["XDG_DATA_HOME"] = d
+            f = diescope.span_figures(synthetic(d, version=4), [S + 100 * MS], [S + 300 * MS])
+            # The counter, linear between readings (docs/energy.md#the-rules): at 100 ms
+            # 1000000 + 50000 x 100/200 = 1025000 mJ, at 300 ms 1050000 + 60000 x 100/200 = 1080000 mJ: 55 J.
+            self.assertAlmostEqual(column(f, "energy_j")[0], 55.0, places=9)
+            self.assertEqual(column(f, "energy_source"), ["counter"])
+            # DIE-Util 50 and 70 in the span: nothing under 10%, so 0 J stranded.
+            self.assertEqual(column(f, "stranded_energy_j")[0], 0.0)
+            # A version-2 recording has no draw and no counter: NaN, not 0.
+            old = diescope.span_figures(synthetic(d), [S + 100 * MS], [S + 300 * MS])
+            self.assertTrue(math.isnan(column(old, "energy_j")[0]))
+            self.assertEqual(column(old, "energy_source"), ["none"])
 
     def test_recordings_window_as_a_span(self):
         for name in ("resnet50.dsrec", "ffma66.dsrec", "gemm.dsrec"):

@@ -213,8 +213,8 @@ TEST(NvmlAdapter, PowerRecordHoldsLimitDrawAndEnergyEachNaNWhenUnreadable) {
   state().energy_mj = 123'456'789;
   const recording::PowerLimitReading r = device.power_limit(42);
   EXPECT_EQ(r.ts_ns, 42);
-  EXPECT_EQ(r.limit_w, 700.0);       // 700000 mW / 1000
-  EXPECT_EQ(r.draw_w, 331.5);        // 331500 mW / 1000
+  EXPECT_EQ(r.limit_w, 700.0);          // 700000 mW / 1000
+  EXPECT_EQ(r.draw_w, 331.5);           // 331500 mW / 1000
   EXPECT_EQ(r.energy_mj, 123456789.0);  // millijoules as NVML gives them
   state().draw_result = abi::kErrorNotSupported;
   state().energy_result = abi::kErrorNotSupported;

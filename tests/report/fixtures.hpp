@@ -110,6 +110,17 @@ inline analysis::Analysis hopper_analysis() {
   r.throttle_reasons = std::vector<std::string>{"gpu_idle"};
   r.power_limit_min_w = 700;
   r.power_limit_max_w = 700;
+  // Energy (docs/energy.md): 1404 J from the counter over 3.51 s is 400 W; of 1360 J over the chip
+  // samples, 340 J while DIE-Util was under 10%: 25%.
+  r.energy.energy_j = 1404;
+  r.energy.source = analysis::EnergySource::counter;
+  r.energy.missing = analysis::EnergyMissing::none;
+  r.energy.covered_s = 3.51;
+  r.energy.coverage_pct = 100;
+  r.energy.mean_power_w = 400;
+  r.energy.chip_sampled_j = 1360;
+  r.energy.stranded_j = 340;
+  r.energy.stranded_pct = 25;
 
   a.window.finding = analysis::WindowFinding::no_markers;
   a.hygiene.compute_holders_max = 0;
@@ -148,6 +159,13 @@ inline analysis::Analysis hopper_analysis_with_window() {
   w.headline.active_tenths = 140;
   w.sm_clock = analysis::ClockStats{1980, 1980, 1980, 12};
   w.throttle_reasons = std::vector<std::string>{};
+  // 600 J over the window's 1.2 s is 500 W, none of it stranded.
+  w.energy.energy_j = 600;
+  w.energy.covered_s = 1.2;
+  w.energy.mean_power_w = 500;
+  w.energy.chip_sampled_j = 600;
+  w.energy.stranded_j = 0;
+  w.energy.stranded_pct = 0;
   return a;
 }
 

@@ -194,6 +194,43 @@ TEST_F(HtmlAndTrace, HtmlPolledReadingsAreStepLines) {
   EXPECT_NE(page.find("<span class=\"ymid\">1250 MHz</span>"), std::string::npos);
 }
 
+// docs/report.md#reporthtml: power itself beside its limit, both held as step lines. Draw 350 W at
+// 5 ms (bin 0) and 700 W at 35 ms (bin 3), limit 700 W. The top: 700 x 1.05 = 735 -> 800; 70 high:
+// 350 -> 70 x (1 - 350/800) = 39.375 -> 39.4, 700 -> 70 x (1 - 700/800) = 8.75 -> 8.8.
+TEST_F(HtmlAndTrace, HtmlDrawsPowerItselfBesideItsLimit) {
+  rec.list<recording::ClockReading>() = {recording::ClockReading{kT0 + 5 * kMs, 1980, 3201}};
+  rec.list<recording::PowerLimitReading>() = {
+      recording::PowerLimitReading{kT0 + 5 * kMs, 700, 350, 1e6},
+      recording::PowerLimitReading{kT0 + 35 * kMs, 700, 700, 1e6 + 10500}};
+  analysis = analysis::analyze(rec);
+  report = report::build_report(analysis);
+  report::HtmlRenderer html(dir / "report.html", 4);
+  html.render(report::ReportInput{report, &rec, &analysis});
+  const std::string page = test::read_text(dir / "report.html");
+  EXPECT_NE(page.find("<span class=\"title\">power</span>"), std::string::npos) << page;
+  EXPECT_NE(page.find("draw <b class=\"read\""), std::string::npos);
+  EXPECT_NE(page.find("limit <b class=\"read\""), std::string::npos);
+  EXPECT_NE(page.find("points=\"0.0,39.4 750.0,39.4 750.0,8.8 1000.0,8.8\"/>"), std::string::npos) << page;
+  EXPECT_NE(page.find("points=\"0.0,8.8 1000.0,8.8\"/>"), std::string::npos);
+  EXPECT_EQ(page.find("the recording holds no power draw"), std::string::npos);
+  // The energy beside the cards: the window [15, 35) ms lies between the readings at 5 and 35 ms,
+  // whose counter rose 10500 mJ in 30 ms; 20 ms of it hold 7000 mJ: 7.0 J at 7 J / 0.02 s = 350 W.
+  EXPECT_NE(
+      page.find("<div class=\"idle\" id=\"energy\"><span class=\"ctitle\">Energy</span> <b>7.0 J (NVML's "
+                "energy counter), 350 W mean; 0.0 J stranded"),
+      std::string::npos)
+      << page;
+  EXPECT_NE(page.find("<div class=\"cdetail\">whole run: "), std::string::npos);
+
+  // Without a draw (a recording before format 4): the limit alone, and the page says why.
+  rec.list<recording::PowerLimitReading>() = {recording::PowerLimitReading{kT0 + 5 * kMs, 700}};
+  analysis = analysis::analyze(rec);
+  report = report::build_report(analysis);
+  report::HtmlRenderer old(dir / "old.html", 4);
+  old.render(report::ReportInput{report, &rec, &analysis});
+  EXPECT_NE(test::read_text(dir / "old.html").find("the recording holds no power draw"), std::string::npos);
+}
+
 // docs/report.md#reporthtml: what a reader misread or could not find, each on the page.
 TEST_F(HtmlAndTrace, HtmlSaysWhatEachChartCoversAndWhatToReadWithCare) {
   // A raw clock note (nanosecond counters) is left out of the notes list and counted.

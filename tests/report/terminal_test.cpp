@@ -50,6 +50,8 @@ TEST(Terminal, ExactHeadlineOfAFullRun) {
       "  rate                  dram_bytes: 1.1e+12 per second\n"
       "  clocks                over the run: SM 1755-1980 MHz, mean 1961; memory 3201 MHz\n"
       "  throttle              gpu_idle; power limit 700 W\n"
+      "  energy                1404.0 J (NVML's energy counter), 400 W mean; 340.0 J stranded (25.0% of the "
+      "chip-sampled energy, DIE-Util under 10%)\n"
       "\n"
       "steady window: none (no markers)\n";
   EXPECT_EQ(render(hopper_analysis()), want);
@@ -67,7 +69,9 @@ TEST(Terminal, WindowSectionHasItsOwnFigures) {
       "  stranded      15.0    points = idle 1.0 + active 14.0\n"
       "  limiting      FP32    85.0% of peak\n"
       "  coverage              counters 100.0% of the window (gate 90%); GPU-Util 100.0% of counter time "
-      "(gate 90%)\n";
+      "(gate 90%)\n"
+      "  energy                600.0 J (NVML's energy counter), 500 W mean; 0.0 J stranded (0.0% of the "
+      "chip-sampled energy, DIE-Util under 10%)\n";
   ASSERT_GE(out.size(), want_window.size());
   EXPECT_EQ(out.substr(out.size() - want_window.size()), want_window);
   // The clocks cover the window: a steady 1980 MHz there.

@@ -62,7 +62,10 @@ struct GpuStatus {
   long records = 0;
   long clock_restarts = 0;  // records abandoned after a wall-clock step or suspend
   long sampler_restarts = 0;
-  double counters_on_total_s = 0;            // measured on-time over every closed record
+  double counters_on_total_s = 0;  // measured on-time over every closed record
+  // Energy over every closed record with a figure, and the part stranded (docs/energy.md#in-the-agent).
+  double energy_total_j = 0;
+  double stranded_energy_total_j = 0;
   bool counters_on = false;                  // now
   std::optional<WindowFigures> last_window;  // the latest chip window's figures
 };

@@ -101,6 +101,16 @@ struct AgentRecord {
   double power_limit_min_w = analysis::kNaN;
   double power_limit_max_w = analysis::kNaN;
 
+  // Energy (docs/energy.md): over the whole period, from NVML's counter or the power draw
+  // (energy_source, "none" with energy_reason when neither); stranded over the chip window's usable
+  // samples whose DIE-Util was under the threshold.
+  double energy_j = analysis::kNaN;
+  std::string energy_source = "none";
+  std::string energy_reason;
+  double mean_power_w = analysis::kNaN;
+  double stranded_energy_j = analysis::kNaN;
+  double stranded_energy_pct = analysis::kNaN;
+
   // Cost: the estimate or the reason there is none.
   std::optional<CostEntry> cost;
   std::string cost_reason;

@@ -34,10 +34,10 @@ struct EnergySums {
 
 // The figures of one span from its sums: the counter where it was read throughout and never went
 // back, else the draw, else none with the reason (docs/energy.md#the-rules). `format_version` is the
-// recording's: before 4 neither was recorded, which names the reason when neither was read. chip_sampled and stranded are the sums over the span's
-// usable chip samples and over those under the threshold.
-EnergyFigures energy_figures(const EnergySums& span, const EnergySums& chip_sampled, const EnergySums& stranded,
-                             recording::TimeNs span_ns, int format_version);
+// recording's: before 4 neither was recorded, which names the reason when neither was read. chip_sampled and
+// stranded are the sums over the span's usable chip samples and over those under the threshold.
+EnergyFigures energy_figures(const EnergySums& span, const EnergySums& chip_sampled,
+                             const EnergySums& stranded, recording::TimeNs span_ns, int format_version);
 
 // Joules per TFLOP (1e12 FLOPs): NaN when either is not a positive finite number.
 double joules_per_tflop(double energy_j, double flops);

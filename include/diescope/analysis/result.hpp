@@ -166,6 +166,7 @@ enum class CounterUnused { none, absent, went_back };
 // Why a span has no energy at all.
 enum class EnergyMissing {
   none,
+  not_computed,  // figures not made by the analysis (a span built by hand)
   not_recorded,  // a recording before format 4: power lines held the limit alone
   no_readings,   // fewer than two power readings around the span
   unreadable,    // neither the counter nor the draw could be read over all of it
@@ -176,7 +177,7 @@ struct EnergyFigures {
   double energy_j = kNaN;  // over the part of the span the power readings cover
   EnergySource source = EnergySource::none;
   CounterUnused counter_unused = CounterUnused::none;
-  EnergyMissing missing = EnergyMissing::none;
+  EnergyMissing missing = EnergyMissing::not_computed;
   double covered_s = 0;          // time between power readings inside the span
   double coverage_pct = kNaN;    // covered_s of the span's length
   double mean_power_w = kNaN;    // energy_j / covered_s

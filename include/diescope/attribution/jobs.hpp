@@ -40,7 +40,9 @@ struct JobRecord {
   double stranded_gpu_seconds = kNaN;
   double energy_j = kNaN;
   std::string energy_reason;  // why energy is NaN
-  double coverage_pct = 0;    // of the job's time, the share with a chip figure (DIE-Util)
+  // Energy spent while DIE-Util was low, from the agent's records (docs/energy.md#in-job-records).
+  double stranded_energy_j = kNaN;
+  double coverage_pct = 0;  // of the job's time, the share with a chip figure (DIE-Util)
   ChipSourceSeen chip_source = ChipSourceSeen::none;
   std::vector<std::string> notes;
   // Capture folders of the agent's triggered captures on this GPU while the job held it

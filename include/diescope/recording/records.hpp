@@ -160,8 +160,9 @@ struct ThrottleReading {
 struct PowerLimitReading {
   static constexpr std::string_view kKindWord = "power";
   TimeNs ts_ns = 0;
-  double limit_w = 0;         // enforced power limit; NaN when unreadable
-  double draw_w = std::numeric_limits<double>::quiet_NaN();  // nvmlDeviceGetPowerUsage; NaN when unreadable or not recorded
+  double limit_w = 0;  // enforced power limit; NaN when unreadable
+  // nvmlDeviceGetPowerUsage in watts; NaN when unreadable or not recorded.
+  double draw_w = std::numeric_limits<double>::quiet_NaN();
   // nvmlDeviceGetTotalEnergyConsumption: millijoules since the driver loaded; NaN when unreadable or
   // not recorded. Kept as a double: exact to 2^53 mJ, 285 years at 1 kW.
   double energy_mj = std::numeric_limits<double>::quiet_NaN();

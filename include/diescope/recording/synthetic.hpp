@@ -12,7 +12,8 @@
 //  - GPU-Util (source samples) every util_period_ns: the whole-percent time-weighted mean of the
 //    phases' gpu_util_pct over the period before it.
 //  - Clocks and throttle reasons every clock_period_ns (gpu_idle while the phase's GPU-Util is 0,
-//    none otherwise); one power-limit and one process reading at the start.
+//    none otherwise); one process reading at the start; one power reading at the start, or with
+//    every clock reading when the spec sets a power draw.
 //  - counters on at the start and off at the end, `marks` and `notes` as given, and a run end.
 //  - Host streams (when the spec declares some): their hstream and task records at the start, then a
 //    host sample every host_period_ns whose values are the time-weighted mean of the phases'
@@ -22,6 +23,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,6 +55,10 @@ struct SyntheticSpec {
   double sm_mhz = 1980;
   double mem_mhz = 0;  // NaN: not read
   double power_limit_w = 700;
+  // A steady power draw (W); NaN: neither the draw nor the energy counter is recorded. When set, a
+  // power reading goes with every clock reading, its counter energy_start_mj plus the draw integrated.
+  double power_draw_w = std::numeric_limits<double>::quiet_NaN();
+  double energy_start_mj = 1e9;
   double jitter = 0;  // relative noise on unit, diagnostic and count values
   std::uint64_t seed = 1;
   int significant_digits = 4;  // 0 keeps full precision

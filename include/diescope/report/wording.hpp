@@ -62,6 +62,14 @@ std::string clock_jump_words(const recording::ClockJump& jump, recording::TimeNs
 std::string drop_words(analysis::SampleDrop drop, const analysis::SampleBreak& broken,
                        const recording::RecordingMeta& meta);
 
+// Energy (docs/energy.md): the source's code ("counter", "power_draw", "none"), why the counter was
+// not used ("absent", "went_back"; empty when it was), why there is no energy, and one line for
+// people: "412.3 kJ (NVML's energy counter), 593 W mean; 12.1 kJ stranded (...)".
+std::string_view energy_source_code(analysis::EnergySource source);
+std::string_view counter_unused_code(analysis::CounterUnused why);
+std::string energy_missing_words(const analysis::EnergyFigures& e);
+std::string energy_words(const analysis::EnergyFigures& e);
+
 // How a run ended, for people: "exited with code 3", "ended by SIGINT".
 std::string run_ending_words(const recording::RunEnding& ending, int exit_code);
 // The same in a table's cell: the exit code, or the signal's name ("3", "SIGINT").

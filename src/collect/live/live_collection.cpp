@@ -220,6 +220,8 @@ LiveSession::LiveSession(std::vector<SessionGpu> gpus, double interval_ms, doubl
   for (SessionGpu& in : gpus) {
     Gpu g;
     g.meta.tool_version = core::kToolVersion;
+    // Its power records hold the draw and the energy counter (docs/energy.md#what-is-recorded).
+    g.meta.format_version = core::kRecordingFormatVersion;
     g.meta.method = core::kMethodVersion;
     g.meta.gpu = in.telemetry->identity();
     g.meta.engines = in.telemetry->engine_columns();

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""ResNet-50 AMP training in long steps, each an NVTX range, with NVML's energy counter read by this
+program itself at every step boundary: the reference that `diescope run`'s per-step energy is set
+against (bench/energy/resnet50_steps.sh, docs/energy.md#checked-on-the-h200).
+
+One step is one optimizer step over --accum micro-batches of --micro images (gradient accumulation),
+so that a step lasts seconds: NVML's counter moves in steps of tens of joules, and a boundary read
+between two of them is uncertain by up to one. After every step the program synchronises, then reads
+the counter through ctypes (libnvidia-ml.so.1, nvmlDeviceGetTotalEnergyConsumption) and the time
+(CLOCK_REALTIME, time.time_ns, the recording's clock) before and after the call. A thread polls the
+counter every 2 ms and keeps each change, which gives the counter's own update period.
+
+FLOPs per micro-batch (forward and backward) come from PyTorch's FlopCounterMode on one micro-batch.
+
+Writes OUT/steps.csv (step, start_ns, end_ns, reference mJ at each end, FLOPs), OUT/counter.csv (the
+counter's changes), OUT/env.json; prints the window markers `diescope run --window markers` reads.
+"""
+import argparse
+import csv
+import ctypes
+import json
+import os
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, os.pardir, os.pardir, "workloads", "pytorch"))
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+
+from resnet50_amp import resnet50  # noqa: E402
+
+
+class Nvml:
+    """The one NVML call the reference needs, through ctypes."""
+
+    def __init__(self, index):
+        lib = None
+        for name in ("libnvidia-ml.so.1", "/usr/local/nvidia/lib64/libnvidia-ml.so.1"):
+            try:
+                lib = ctypes.CDLL(name)
+                break
+            except OSError:
+                continue
+        if lib is None:
+            raise SystemExit("resnet50_steps: libnvidia-ml.so.1 not found; run on a machine with the NVIDIA driver")
+        self.lib = lib
+        if lib.nvmlInit_v2() != 0:
+            raise SystemExit("resnet50_steps: nvmlInit_v2 failed")
+        self.handle = ctypes.c_void_p()
+        if lib.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(index), ctypes.byref(self.handle)) != 0:
+            raise SystemExit("resnet50_steps: no NVML device %d" % index)
+        self.lock = threading.Lock()
+
+    def energy_mj(self):
+        v = ctypes.c_ulonglong()
+        with self.lock:
+            rc = self.lib.nvmlDeviceGetTotalEnergyConsumption(self.handle, ctypes.byref(v))
+        if rc != 0:
+            raise SystemExit("resnet50_steps: nvmlDeviceGetTotalEnergyConsumption returned %d" % rc)
+        return v.value
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--micro", type=int, default=256, help="images per micro-batch")
+    p.add_argument("--accum", type=int, default=40, help="micro-batches per step")
+    p.add_argument("--steps", type=int, default=12, help="timed steps")
+    p.add_argument("--warmup", type=int, default=2, help="untimed steps before the window")
+    p.add_argument("--nvml-index", type=int, default=0)
+    p.add_argument("--output", required=True)
+    args = p.parse_args()
+    os.makedirs(args.output, exist_ok=True)
+    if not torch.cuda.is_available():
+        print("resnet50_steps: no CUDA device visible to PyTorch", file=sys.stderr)
+        return 2
+    nvml = Nvml(args.nvml_index)
+
+    # The counter's changes, polled every 2 ms for the whole run.
+    changes = []
+    done = threading.Event()
+
+    def poll():
+        last = None
+        while not done.is_set():
+            t, e = time.time_ns(), nvml.energy_mj()
+            if e != last:
+                changes.append((t, e))
+                last = e
+            time.sleep(0.002)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+
+    dev = torch.device("cuda")
+    torch.backends.cudnn.benchmark = True
+    model = resnet50(1000).to(dev).to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    scaler = torch.amp.GradScaler("cuda")
+    x = torch.randn(args.micro, 3, 224, 224, device=dev).to(memory_format=torch.channels_last)
+    y = torch.randint(0, 1000, (args.micro,), device=dev)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def micro_step():
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = loss_fn(model(x), y) / args.accum
+        scaler.scale(loss).backward()
+
+    # FLOPs of one micro-batch's forward and backward, as PyTorch counts them.
+    flops_micro = float("nan")
+    try:
+        from torch.utils.flop_counter import FlopCounterMode
+
+        with FlopCounterMode(display=False) as fc:
+            micro_step()
+        flops_micro = float(fc.get_total_flops())
+    except Exception as e:  # an older PyTorch: FLOPs stay unknown
+        print("resnet50_steps: FLOPs not counted: %s" % e, file=sys.stderr)
+    opt.zero_grad(set_to_none=True)
+
+    def step():
+        for _ in range(args.accum):
+            micro_step()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad(set_to_none=True)
+
+    for _ in range(args.warmup):
+        step()
+    torch.cuda.synchronize()
+
+    def boundary():
+        torch.cuda.synchronize()
+        t0 = time.time_ns()
+        e = nvml.energy_mj()
+        t1 = time.time_ns()
+        return (t0 + t1) // 2, e, t1 - t0
+
+    print("diescope: measure start", flush=True)
+    rows = []
+    prev = boundary()
+    for i in range(args.steps):
+        torch.cuda.nvtx.range_push("step %d" % i)
+        step()
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_pop()
+        cur = boundary()
+        rows.append({"step": i, "start_ns": prev[0], "end_ns": cur[0], "nvml_start_mj": prev[1],
+                     "nvml_end_mj": cur[1], "read_ns": max(prev[2], cur[2]),
+                     "flops": flops_micro * args.accum})
+        prev = cur
+    print("diescope: measure stop", flush=True)
+    time.sleep(0.3)
+    done.set()
+    poller.join()
+
+    with open(os.path.join(args.output, "steps.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    with open(os.path.join(args.output, "counter.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["ts_ns", "energy_mj"])
+        w.writerows(changes)
+    env = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "micro": args.micro,
+           "accum": args.accum, "steps": args.steps, "warmup": args.warmup, "flops_per_micro_batch": flops_micro}
+    with open(os.path.join(args.output, "env.json"), "w") as f:
+        json.dump(env, f, indent=1)
+    print(json.dumps(env), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
