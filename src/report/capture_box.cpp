@@ -27,22 +27,15 @@ const json& span_of(const json& report) {
   return w.value("found", false) ? w.at("results") : report.at("results");
 }
 
-// Energy is the report's own figure where the build records one (a span's `energy` block, or a
-// top-level one); until then the slot says so (docs/agent.md#what-a-capture-holds).
+// Energy is the report's own figure and words (docs/energy.md#in-the-report): the steady window's
+// when there is one, else the whole capture's. A report.json from before energy has no block.
 std::string energy_line(const json& report) {
   for (const json* holder : {&span_of(report), &report}) {
     if (!holder->contains("energy") || !holder->at("energy").is_object()) continue;
     const json& e = holder->at("energy");
-    for (const char* key : {"energy_j", "joules"})
-      if (e.contains(key) && e.at(key).is_number())
-        return fmt::format("{:.1f} J over the capture{}", e.at(key).get<double>(),
-                           e.contains("source") && e.at("source").is_string()
-                               ? " (" + esc(e.at("source").get<std::string>()) + ")"
-                               : "");
-    for (const char* key : {"energy_j_reason", "reason"})
-      if (e.contains(key) && e.at(key).is_string()) return "n/a: " + esc(e.at(key).get<std::string>());
+    if (e.contains("wording") && e.at("wording").is_string()) return esc(e.at("wording").get<std::string>());
   }
-  return "not in this report: this build of diescope does not report energy";
+  return "not in this report: it was written before diescope reported energy";
 }
 
 }  // namespace
