@@ -4,10 +4,15 @@
     footprint.py OUT_DIR WORK_DIR [SECTION ...]     (run through bench/footprint/footprint.sh)
 
 Sections (all by default, in this order):
-  agent    `diescope agent` at its defaults for 62 s (one duty period): its CPU and RSS and its
-           sampler child's; then /metrics latency, 1 scraper and 100 in parallel. Beside it, with the
-           GPU otherwise idle: a bare CUDA program (RSS), `nvidia-smi dmon`, `nvidia-smi --query-gpu
-           ... -lms 100` and nvml_poll at 10 and 1 ms (CPU from /proc/PID/stat, start-up included).
+  agent    `diescope agent` at its defaults for 62 s (one duty period): its CPU, wake-ups (context
+           switches of all its threads), RSS split by /proc/PID/smaps (anonymous, file-backed, NVML's
+           library, heap, anonymous mappings) and its sampler child's; beside it for the whole span
+           nvml_poll at the agent's own poll (1 s), whose RSS is NVML's share; then /metrics latency
+           with 1 scraper and 100 in parallel (bench/footprint/metrics_load). With a GPU, also a bare
+           CUDA program (RSS), `nvidia-smi dmon`, `nvidia-smi --query-gpu ... -lms 100` and nvml_poll
+           at 10 and 1 ms for 20 s (CPU from /proc/PID/stat, start-up included). AGENT_ARGS adds
+           arguments to the agent (the CPU machine's fake sampler); BEFORE_BIN names a folder with
+           another build's diescope measured the same way after it (memory.tsv, agent.tsv).
   idle     `diescope run -- sleep` at 10 ms and 1 ms: CPU of run and its sampler child over the
            steady part (from /proc/PID/stat), their RSS.
   heldout  the held-out checks (FFMA on 132, 66 and 33 SMs, STREAM copy, an L2-resident copy) under
@@ -28,8 +33,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
-from multiprocessing import Barrier, Process, Queue
 
 BIN = os.environ.get("BIN", "build/release/bin")
 TCK = os.sysconf("SC_CLK_TCK")
@@ -124,39 +127,84 @@ def fmt(x, digits=2):
 
 
 # ---------------------------------------------------------------- agent and peers
-def scrape(port, scrapers, per, q, barrier):
-    times, failed = [], 0
+def wakeups(pid):
+    """Context switches of every thread of a process so far (voluntary + involuntary): its wake-ups."""
+    total = 0
     try:
-        barrier.wait(30)
-        for _ in range(per):
-            t = time.perf_counter()
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-                    r.read()
-                times.append(time.perf_counter() - t)
-            except OSError:
-                failed += 1
-    finally:
-        q.put((times, failed))
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return float("nan")
+    for t in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{t}/status") as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
 
 
-def scrape_round(port, scrapers, per):
-    q, barrier = Queue(), Barrier(scrapers)
-    procs = [Process(target=scrape, args=(port, scrapers, per, q, barrier)) for _ in range(scrapers)]
-    for p in procs:
-        p.start()
-    times, failed = [], 0
-    for _ in procs:
-        t, f = q.get(timeout=120)
-        times += t
-        failed += f
-    for p in procs:
-        p.join()
-    times.sort()
-    if not times:
-        return 0, failed, float("nan"), float("nan"), float("nan")
-    pick = lambda f: times[min(len(times) - 1, int(f * len(times)))] * 1000
-    return len(times), failed, pick(0.5), pick(0.99), times[-1] * 1000
+def threads_of(pid):
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0
+
+
+def memory_split(pid):
+    """Where a process's resident memory is, in MB, from /proc/PID/smaps: anonymous against file-backed
+    (smaps_rollup), and by mapping: NVML's library, the program's own file, other libraries, the heap,
+    anonymous mappings (thread stacks, allocator arenas, libraries' own allocations), the main stack."""
+    out = {}
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k in ("Rss", "Pss", "Anonymous", "Shared_Clean", "Private_Clean", "Private_Dirty"):
+                    out[k.lower()] = int(v.split()[0]) / 1024
+    except OSError:
+        return out
+    out["file_backed"] = out.get("rss", 0) - out.get("anonymous", 0)
+    groups = {}
+    exe_path = os.path.realpath(f"/proc/{pid}/exe")
+    name = None
+    try:
+        with open(f"/proc/{pid}/smaps") as f:
+            for line in f:
+                head = line.split()
+                if head and re.match(r"^[0-9a-f]+-[0-9a-f]+$", head[0]):
+                    path = head[5] if len(head) > 5 else ""
+                    if "libnvidia-ml" in path:
+                        name = "nvml_library"
+                    elif path and os.path.realpath(path) == exe_path:
+                        name = "program_file"
+                    elif path.startswith("/") and ".so" in path:
+                        name = "other_libraries"
+                    elif path == "[heap]":
+                        name = "heap"
+                    elif path == "[stack]":
+                        name = "main_stack"
+                    elif path == "":
+                        name = "anonymous_mappings"
+                    else:
+                        name = "other"
+                elif head and head[0] == "Rss:" and name:
+                    groups[name] = groups.get(name, 0) + int(head[1]) / 1024
+    except OSError:
+        pass
+    for k, v in groups.items():
+        out["rss_" + k] = v
+    return out
+
+
+def metrics_load(port, scrapers, per):
+    """The C++ scrapers (bench/footprint/metrics_load.cpp): n, failed, p50, p99, max in ms."""
+    r = subprocess.run([exe("metrics_load"), "--port", str(port), "--scrapers", str(scrapers), "--requests", str(per)],
+                       capture_output=True, text=True, timeout=300)
+    kv = dict(x.split("=", 1) for x in r.stdout.split() if "=" in x)
+    return (int(kv.get("n", 0)), int(kv.get("failed", scrapers * per)), float(kv.get("p50_ms", "nan")),
+            float(kv.get("p99_ms", "nan")), float(kv.get("max_ms", "nan")), int(kv.get("bytes", 0)))
 
 
 def section_agent():
@@ -170,12 +218,15 @@ def section_agent():
                 p.wait()
 
 
-def agent_phase(started):
-    db = os.path.join(WORK, "agent.db")
-    err = open(os.path.join(WORK, "agent.err"), "w")
+def start_agent(binary, tag, started):
+    db = os.path.join(WORK, f"agent-{tag}.db")
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.remove(db + suffix)
+    err = open(os.path.join(WORK, f"agent-{tag}.err"), "w")
     t0 = time.monotonic()
-    agent = subprocess.Popen([exe("diescope"), "agent", "--db", db, "--listen", "127.0.0.1:0"],
-                             stdout=subprocess.DEVNULL, stderr=err)
+    argv = [binary, "agent", "--db", db, "--listen", "127.0.0.1:0"] + os.environ.get("AGENT_ARGS", "").split()
+    agent = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
     started.append(agent)
     port = None
     for _ in range(100):
@@ -184,44 +235,77 @@ def agent_phase(started):
         if m:
             port = int(m.group(1))
             break
+    return agent, port, t0
+
+
+def agent_phase(started):
+    """The agent at its defaults for AGENT_SECONDS (one duty period): CPU, wake-ups, RSS and where it
+    is, its sampler child; beside it nvml_poll at the agent's own poll (1 s) for the whole span, the
+    NVML share of memory; nvidia-smi dmon, --query-gpu -lms 100, nvml_poll at 10 and 1 ms and a bare
+    CUDA program for their first 20 s. Then /metrics with 1 scraper and 100 in parallel (metrics_load).
+    With BEFORE_BIN, a second agent built from another commit gets the same span and scrapes after."""
+    seconds = float(os.environ.get("AGENT_SECONDS", "62"))
+    agent, port, t0 = start_agent(exe("diescope"), "after", started)
     peers = {}
 
     def peer(name, argv):
-        p = subprocess.Popen(argv, stdout=open(os.path.join(WORK, name + ".out"), "w"), stderr=subprocess.STDOUT)
+        try:
+            p = subprocess.Popen(argv, stdout=open(os.path.join(WORK, name + ".out"), "w"), stderr=subprocess.STDOUT)
+        except OSError as e:
+            log(f"peer {name} not started: {e}")
+            return
         started.append(p)
         peers[name] = (p, Watch(p.pid, time.monotonic()))
 
-    peer("bare_cuda", [exe("bare_cuda"), "--seconds", "24"])
-    peer("nvidia-smi_dmon", ["nvidia-smi", "dmon", "-i", "0"])
-    peer("nvidia-smi_query_100ms", ["nvidia-smi", "-i", "0", "--query-gpu=timestamp,utilization.gpu,utilization.memory,"
-                                    "clocks.sm,power.draw,temperature.gpu", "--format=csv", "-lms", "100"])
-    peer("nvml_poll_10ms", [exe("nvml_poll"), "--interval-ms", "10", "--seconds", "22"])
-    peer("nvml_poll_1ms", [exe("nvml_poll"), "--interval-ms", "1", "--seconds", "22"])
+    have_gpu = subprocess.run(["sh", "-c", "command -v nvidia-smi && nvidia-smi -L"], capture_output=True).returncode == 0
+    if have_gpu:
+        peer("bare_cuda", [exe("bare_cuda"), "--seconds", "24"])
+        peer("nvidia-smi_dmon", ["nvidia-smi", "dmon", "-i", "0"])
+        peer("nvidia-smi_query_100ms", ["nvidia-smi", "-i", "0", "--query-gpu=timestamp,utilization.gpu,utilization.memory,"
+                                        "clocks.sm,power.draw,temperature.gpu", "--format=csv", "-lms", "100"])
+        peer("nvml_poll_10ms", [exe("nvml_poll"), "--interval-ms", "10", "--seconds", "22"])
+        peer("nvml_poll_1ms", [exe("nvml_poll"), "--interval-ms", "1", "--seconds", "22"])
+    peer("nvml_poll_1000ms", [exe("nvml_poll"), "--interval-ms", "1000", "--seconds", str(seconds + 6)])
     aw = Watch(agent.pid, t0)
     child_peak, child_cpu = 0.0, {}
     time.sleep(2)
     aw.mark("a")
+    wake_a = wakeups(agent.pid)
     for _, w in peers.values():
         w.mark("a")
-    end = time.monotonic() + float(os.environ.get("AGENT_SECONDS", "62"))
-    peers_done = False
+    poll_wake_a = wakeups(peers["nvml_poll_1000ms"][0].pid) if "nvml_poll_1000ms" in peers else float("nan")
+    end = time.monotonic() + seconds
+    short_done = False
     while time.monotonic() < end:
         aw.poll()
-        for c in children(agent.pid, "diescope-cupti"):
+        for c in children(agent.pid, os.environ.get("FOOTPRINT_CHILD", "diescope-cupti")):
             child_peak = max(child_peak, rss_mb(c))
             child_cpu[c] = cpu_s(c)
-        if not peers_done:
-            for _, w in peers.values():
+        for name, (_, w) in peers.items():
+            if name == "nvml_poll_1000ms" or not short_done:
                 w.poll()
-            if time.monotonic() - t0 > 21:
-                for _, w in peers.values():
+        if not short_done and time.monotonic() - t0 > 21:
+            for name, (_, w) in peers.items():
+                if name != "nvml_poll_1000ms":
                     w.mark("b")
-                peers_done = True
+            short_done = True
         time.sleep(0.25)
     aw.mark("b")
-    if not peers_done:
-        for _, w in peers.values():
-            w.mark("b")
+    wake_b = wakeups(agent.pid)
+    span = aw.marks["b"][0] - aw.marks["a"][0]
+    mem_agent = memory_split(agent.pid)
+    mem_poll = {}
+    poll_wake_rate = float("nan")
+    if "nvml_poll_1000ms" in peers:
+        pp, pw = peers["nvml_poll_1000ms"]
+        pw.mark("b")
+        mem_poll = memory_split(pp.pid)
+        poll_wake_rate = (wakeups(pp.pid) - poll_wake_a) / span
+    if not short_done:
+        for name, (_, w) in peers.items():
+            if "b" not in w.marks:
+                w.mark("b")
+    threads = threads_of(agent.pid)
     rows = []
     for name, (p, w) in peers.items():
         if p.poll() is None:
@@ -229,30 +313,72 @@ def agent_phase(started):
         p.wait(10)
         rows.append([name, fmt(w.pct("a", "b"), 3), fmt(w.pct_since_start("b"), 3), fmt(w.peak, 1)])
     tsv("peers.tsv", ["program", "cpu_pct_steady", "cpu_pct_with_startup", "rss_mb_peak"], rows)
-    for name in ("nvml_poll_10ms", "nvml_poll_1ms"):
-        os.system(f"cat {WORK}/{name}.out >> {OUT}/nvml_poll.txt")
+    for name in ("nvml_poll_10ms", "nvml_poll_1ms", "nvml_poll_1000ms"):
+        if name in peers:
+            os.system(f"cat {WORK}/{name}.out >> {OUT}/nvml_poll.txt")
+    keys = sorted(set(mem_agent) | set(mem_poll))
+    tsv("memory.tsv", ["mb", "agent", "nvml_poll_1000ms"],
+        [[k, fmt(mem_agent.get(k, float("nan")), 2), fmt(mem_poll.get(k, float("nan")), 2)] for k in keys])
 
-    lat = []
-    if port:
-        for label, scrapers, per in (("1 scraper, 300 in turn", 1, 300), ("100 scrapers in parallel, 20 each", 100, 20)):
-            c0 = cpu_s(agent.pid)
-            r = scrape_round(port, scrapers, per)
-            # The agent's own CPU per answered request: the server's side, without the clients' scheduling.
-            lat.append((label,) + r + (1000 * (cpu_s(agent.pid) - c0) / max(r[0], 1),))
+    lat = scrape_rounds(agent, port)
     agent.send_signal(signal.SIGTERM)
     agent.wait(20)
-    tsv("agent.tsv", ["measure", "value"], [
-        ["agent_cpu_pct_62s", fmt(aw.pct("a", "b"), 3)],
+    own = mem_agent.get("rss", float("nan")) - mem_poll.get("rss", float("nan"))
+    table = [
+        [f"agent_cpu_pct_{seconds:g}s", fmt(aw.pct("a", "b"), 3)],
+        ["agent_wakeups_per_s", fmt((wake_b - wake_a) / span, 2)],
+        ["agent_threads", threads],
+        ["nvml_poll_1000ms_cpu_pct", fmt(peers["nvml_poll_1000ms"][1].pct("a", "b"), 3) if "nvml_poll_1000ms" in peers else "nan"],
+        ["nvml_poll_1000ms_wakeups_per_s", fmt(poll_wake_rate, 2)],
         ["agent_rss_mb_peak", fmt(aw.peak, 1)],
+        ["agent_rss_mb_end", fmt(mem_agent.get("rss", float("nan")), 1)],
+        ["nvml_poll_1000ms_rss_mb_end", fmt(mem_poll.get("rss", float("nan")), 1)],
+        ["agent_rss_mb_beyond_nvml_poll", fmt(own, 1)],
         ["sampler_child_rss_mb_peak", fmt(child_peak, 1)],
         ["sampler_child_cpu_s_total", fmt(sum(child_cpu.values()), 2)],
         ["sampler_child_starts", len(child_cpu)],
-    ] + [[f"metrics_latency {n}", f"n={k} failed={f} p50_ms={fmt(a, 3)} p99_ms={fmt(b, 3)} max_ms={fmt(c, 3)} "
-                                    f"agent_cpu_ms_per_request={fmt(d, 3)}"]
-         for n, k, f, a, b, c, d in lat])
+    ] + lat
+    before = os.environ.get("BEFORE_BIN")
+    if before:
+        b_agent, b_port, b_t0 = start_agent(os.path.join(before, "diescope"), "before", started)
+        bw = Watch(b_agent.pid, b_t0)
+        time.sleep(2)
+        bw.mark("a")
+        bwake_a = wakeups(b_agent.pid)
+        b_end = time.monotonic() + float(os.environ.get("BEFORE_SECONDS", str(seconds)))
+        while time.monotonic() < b_end:
+            bw.poll()
+            time.sleep(0.25)
+        bw.mark("b")
+        b_span = bw.marks["b"][0] - bw.marks["a"][0]
+        b_mem = memory_split(b_agent.pid)
+        table += [
+            [f"before_agent_cpu_pct_{b_span:.0f}s", fmt(bw.pct("a", "b"), 3)],
+            ["before_agent_wakeups_per_s", fmt((wakeups(b_agent.pid) - bwake_a) / b_span, 2)],
+            ["before_agent_threads", threads_of(b_agent.pid)],
+            ["before_agent_rss_mb_end", fmt(b_mem.get("rss", float("nan")), 1)],
+            ["before_agent_anonymous_mb", fmt(b_mem.get("anonymous", float("nan")), 1)],
+        ] + [["before_" + k, v] for k, v in scrape_rounds(b_agent, b_port)]
+        b_agent.send_signal(signal.SIGTERM)
+        b_agent.wait(20)
+    tsv("agent.tsv", ["measure", "value"], table)
 
 
-# ---------------------------------------------------------------- diescope run
+def scrape_rounds(agent, port):
+    rows = []
+    if not port:
+        return rows
+    for label, scrapers, per in (("1 scraper, 300 in turn", 1, 300), ("100 scrapers in parallel, 20 each", 100, 20)):
+        c0 = cpu_s(agent.pid)
+        n, failed, p50, p99, mx, size = metrics_load(port, scrapers, per)
+        # The agent's own CPU per answered request: the server's side, without the clients' scheduling.
+        per_req = 1000 * (cpu_s(agent.pid) - c0) / max(n, 1)
+        rows.append([f"metrics_latency {label}",
+                     f"n={n} failed={failed} p50_ms={fmt(p50, 3)} p99_ms={fmt(p99, 3)} max_ms={fmt(mx, 3)} "
+                     f"body_bytes={size} agent_cpu_ms_per_request={fmt(per_req, 3)}"])
+    return rows
+
+
 def run_diescope(name, interval, drain, command, seconds_steady=None, timing=False):
     """Runs `diescope run` around `command`; returns (watch of run, watch of its child, stdout)."""
     out_dir = os.path.join(WORK, name)

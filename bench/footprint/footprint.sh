@@ -9,10 +9,14 @@
 # (bench/footprint/analysis_speed.sh, when present and ANALYSIS=1). Docs: docs/footprint.md.
 #
 #   bench/footprint/footprint.sh OUT_DIR [SECTION ...]     SECTION: agent idle heldout minimal (default all)
-#   BUILD=build/release (diescope, diescope-cupti, diescope-workload, pm_minimal, nvml_poll, bare_cuda
-#   in $BUILD/bin; or BIN=folder). WORK=folder for raw outputs (default a new temporary folder).
+#   BUILD=build/release (diescope, diescope-cupti, diescope-workload, pm_minimal, nvml_poll, bare_cuda,
+#   metrics_load in $BUILD/bin; or BIN=folder). WORK=folder for raw outputs (default a new temporary
+#   folder). The agent section alone runs on a machine without a GPU with the stand-in NVML and the
+#   fake sampler: LD_LIBRARY_PATH=<stand-in libnvidia-ml.so.1's folder> AGENT_ARGS="--sampler FAKE"
+#   (bench/results/agent/2026-12-03-cpu-agent-cost/README.md has the command); BEFORE_BIN=folder
+#   measures another build's agent the same way after it.
 #
-# Writes OUT_DIR/env.txt and the section tables (peers.tsv, agent.tsv, nvml_poll.txt, idle.tsv,
+# Writes OUT_DIR/env.txt and the section tables (peers.tsv, agent.tsv, memory.tsv, nvml_poll.txt, idle.tsv,
 # heldout_means.tsv, heldout_cost.tsv, heldout_own.tsv, loss.tsv, stages.tsv, minimal.txt). Reads
 # clocks and limits, never sets them.
 set -euo pipefail
@@ -23,7 +27,14 @@ out=$(cd "$out_dir" && pwd)
 cd "$(dirname "$0")/../.."
 bin=${BIN:-${BUILD:-build/release}/bin}
 bin=$(cd "$bin" && pwd)
-for f in diescope diescope-cupti diescope-workload pm_minimal nvml_poll bare_cuda; do
+need="diescope nvml_poll"
+for s in "${@:-agent idle heldout minimal}"; do
+  case $s in
+    agent) need="$need metrics_load" ;;
+    *) need="$need diescope-cupti diescope-workload pm_minimal bare_cuda" ;;
+  esac
+done
+for f in $need; do
   [ -x "$bin/$f" ] || { echo "footprint.sh: no $bin/$f; build the target $f first (cmake --build --preset release --target $f)" >&2; exit 2; }
 done
 work=${WORK:-$(mktemp -d)}

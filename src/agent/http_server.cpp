@@ -1,5 +1,6 @@
 #include "diescope/agent/http_server.hpp"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <vector>
 
@@ -19,7 +21,12 @@ namespace diescope::agent {
 namespace {
 
 constexpr std::size_t kMaxRequestBytes = 8192;
-constexpr std::size_t kMaxConnections = 64;
+// Connections open at once over every serving thread, and the kernel's queue of connections not yet
+// accepted: both above a hundred scrapers at once (docs/agent.md#metrics-under-load).
+constexpr long kMaxConnections = 1024;
+constexpr int kListenBacklog = 1024;
+// Connections one thread accepts before serving what it holds, so the others take their share.
+constexpr int kAcceptBurst = 16;
 constexpr std::int64_t kRequestTimeoutMs = 5000;
 
 std::int64_t now_ms() {
@@ -98,21 +105,53 @@ bool peer_is_loopback(int fd) {
 struct Connection {
   core::UniqueFd fd;
   std::string in;
-  std::string out;
-  std::size_t sent = 0;
+  std::string head;                          // the status line and headers
+  std::shared_ptr<const std::string> body;  // null: none (HEAD)
+  std::size_t sent = 0;                      // of head, then body
   std::int64_t deadline_ms = 0;
   bool responding = false;
 };
 
-std::string make_response(const HttpReply& reply, bool head_only) {
+// The response's head; its body is sent from the shared bytes without a copy.
+void make_response(HttpReply reply, bool head_only, Connection& c) {
+  std::shared_ptr<const std::string> body =
+      reply.shared_body ? std::move(reply.shared_body) : std::make_shared<const std::string>(std::move(reply.body));
   std::string out = "HTTP/1.1 " + std::to_string(reply.status) + " " + reason_phrase(reply.status) + "\r\n";
   out += "Content-Type: " +
          (reply.content_type.empty() ? std::string("text/plain; charset=utf-8") : reply.content_type) +
          "\r\n";
-  out += "Content-Length: " + std::to_string(reply.body.size()) + "\r\n";
+  out += "Content-Length: " + std::to_string(body->size()) + "\r\n";
   out += "Connection: close\r\n\r\n";
-  if (!head_only) out += reply.body;
-  return out;
+  c.head = std::move(out);
+  if (!head_only) c.body = std::move(body);
+}
+
+// Sends what is left of the response; true when all of it is sent or the peer is gone.
+bool send_some(Connection& c) {
+  const std::size_t body_size = c.body ? c.body->size() : 0;
+  const std::size_t total = c.head.size() + body_size;
+  while (c.sent < total) {
+    iovec parts[2];
+    int count = 0;
+    if (c.sent < c.head.size()) {
+      parts[count++] = {c.head.data() + c.sent, c.head.size() - c.sent};
+      if (body_size > 0) parts[count++] = {const_cast<char*>(c.body->data()), body_size};
+    } else {
+      const std::size_t at = c.sent - c.head.size();
+      parts[count++] = {const_cast<char*>(c.body->data()) + at, body_size - at};
+    }
+    msghdr msg{};
+    msg.msg_iov = parts;
+    msg.msg_iovlen = static_cast<std::size_t>(count);
+    const ssize_t n = ::sendmsg(c.fd.get(), &msg, MSG_NOSIGNAL);
+    if (n > 0) {
+      c.sent += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return false;
+    return true;
+  }
+  return true;
 }
 
 }  // namespace
@@ -150,7 +189,7 @@ ListenAddress parse_listen_address(const std::string& text) {
   return a;
 }
 
-MetricsServer::MetricsServer(const ListenAddress& address, Handler handler, PostHandler post)
+MetricsServer::MetricsServer(const ListenAddress& address, Handler handler, PostHandler post, int threads)
     : handler_(std::move(handler)), post_(std::move(post)) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -172,7 +211,7 @@ MetricsServer::MetricsServer(const ListenAddress& address, Handler handler, Post
     if (!fd) continue;
     const int one = 1;
     setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(fd.get(), ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd.get(), 64) == 0) {
+    if (::bind(fd.get(), ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd.get(), kListenBacklog) == 0) {
       listen_fd_ = std::move(fd);
       break;
     }
@@ -221,7 +260,9 @@ MetricsServer::MetricsServer(const ListenAddress& address, Handler handler, Post
     throw core::DeviceError(e.cause(), e.fix());
   }
   core::set_nonblocking(wake_.write.get());
-  thread_ = std::thread([this] { serve(); });
+  const int count = std::max(1, threads);
+  threads_.reserve(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) threads_.emplace_back([this] { serve(); });
 }
 
 MetricsServer::~MetricsServer() {
@@ -229,7 +270,8 @@ MetricsServer::~MetricsServer() {
     const char c = 'x';
     [[maybe_unused]] auto n = ::write(wake_.write.get(), &c, 1);
   }
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& t : threads_)
+    if (t.joinable()) t.join();
 }
 
 void MetricsServer::serve() {
@@ -247,7 +289,10 @@ void MetricsServer::serve() {
     const int timeout = static_cast<int>(std::max<std::int64_t>(0, next_deadline - now_ms()));
     const int ready = ::poll(fds.data(), fds.size(), timeout);
     if (ready < 0 && errno != EINTR) return;
-    if (fds[0].revents) return;  // asked to stop
+    if (fds[0].revents) {  // asked to stop
+      open_.fetch_sub(static_cast<long>(conns.size()));
+      return;
+    }
     const std::int64_t now = now_ms();
 
     // Existing connections (fds[2 + i] is conns[i]).
@@ -285,6 +330,7 @@ void MetricsServer::serve() {
               target = target.substr(0, target.find('?'));
               head_only = method == "HEAD";
               if (method == "POST" && post_ && target == "/capture") {
+                const std::lock_guard post_lock(post_mutex_);
                 HttpPost post;
                 post.target = target;
                 const auto q = request_line.find('?', sp1 + 1);
@@ -313,38 +359,31 @@ void MetricsServer::serve() {
             c.responding = true;
           }
           if (c.responding) {
-            c.out = make_response(reply, head_only);
+            make_response(std::move(reply), head_only, c);
             served_.fetch_add(1);
           }
         }
       }
-      if (c.responding && !done) {
-        while (c.sent < c.out.size()) {
-          const ssize_t n = ::send(c.fd.get(), c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
-          if (n > 0) {
-            c.sent += static_cast<std::size_t>(n);
-          } else {
-            if (n < 0 && (errno == EAGAIN || errno == EINTR)) break;
-            done = true;
-            break;
-          }
-        }
-        if (c.sent >= c.out.size()) done = true;
-      }
+      if (c.responding && !done) done = send_some(c);
       if (!done && now >= c.deadline_ms) done = true;  // too slow: drop it
-      if (done) c.fd.reset();
+      if (done) {
+        c.fd.reset();
+        open_.fetch_sub(1);
+      }
     }
     std::erase_if(conns, [](const Connection& c) { return !c.fd; });
 
-    // New connections.
+    // New connections, a burst at a time: every serving thread polls the listening socket, and the
+    // one whose accept succeeds serves the connection.
     if (fds[1].revents & POLLIN) {
-      for (;;) {
+      for (int burst = 0; burst < kAcceptBurst; ++burst) {
         core::UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
         if (!fd) break;
-        if (conns.size() >= kMaxConnections) continue;  // refused: closed at once
+        if (open_.load() >= kMaxConnections) continue;  // refused: closed at once
+        open_.fetch_add(1);
         const int one = 1;
         setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        conns.push_back(Connection{std::move(fd), {}, {}, 0, now + kRequestTimeoutMs, false});
+        conns.push_back(Connection{std::move(fd), {}, {}, nullptr, 0, now + kRequestTimeoutMs, false});
       }
     }
   }

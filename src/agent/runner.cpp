@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <memory>
 #include <mutex>
 #include <poll.h>
 #include <vector>
@@ -28,8 +29,6 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
   info.duty_period_ms = agent.settings().duty_period_ms;
   info.poll_ms = agent.settings().poll_ms;
 
-  std::mutex snapshot_mutex;
-  std::vector<GpuStatus> snapshot = agent.status();
   std::vector<HostFigure> host_snapshot;
   const recording::TimeNs host_step_ns =
       options.host
@@ -46,16 +45,57 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
     next_host_mono += host_step_ns;
     if (next_host_mono <= mono) next_host_mono = mono + host_step_ns;  // behind: skip, never burst
   };
-  auto publish = [&] {
+
+  // /metrics is rendered once per change of the figures, not once per scrape
+  // (docs/agent.md#metrics-under-load): each format's bytes are kept with the generation of the
+  // figures they show; the loop renders again, when it publishes, each format scraped since its last
+  // publish, and a format nobody asked for is rendered by the first scrape that asks.
+  struct Exposition {
+    std::mutex mutex;  // guards the rest; held while a scrape renders a stale format
+    std::vector<GpuStatus> gpus;
     std::vector<HostFigure> host;
+    long generation = 0;
+    struct Slot {
+      long generation = -1;
+      std::shared_ptr<const std::string> body;
+      bool asked = false;
+    };
+    Slot slots[2];
+  } exposition;
+  exposition.gpus = agent.status();
+  auto render = [&](const std::vector<GpuStatus>& gpus, const std::vector<HostFigure>& host,
+                    ExpositionFormat format) {
+    std::string body = render_metrics(gpus, info, format, host);
+    if (options.extra_metrics) body = append_families(std::move(body), options.extra_metrics(format));
+    return std::make_shared<const std::string>(std::move(body));
+  };
+  auto slot_of = [](ExpositionFormat format) { return format == ExpositionFormat::openmetrics ? 1 : 0; };
+  auto publish = [&] {
     const bool host_due = options.host && core::monotonic_ns() >= next_host_publish_mono;
     if (host_due) {
-      host = options.host->publish(core::realtime_ns());
+      host_snapshot = options.host->publish(core::realtime_ns());
       next_host_publish_mono = core::monotonic_ns() + std::llround(agent.settings().poll_ms * 1e6);
     }
-    std::lock_guard lock(snapshot_mutex);
-    snapshot = agent.status();
-    if (host_due) host_snapshot = std::move(host);
+    const std::vector<GpuStatus>& gpus = agent.status();
+    bool asked[2] = {false, false};
+    {
+      std::lock_guard lock(exposition.mutex);
+      for (int i = 0; i < 2; ++i) asked[i] = exposition.slots[i].asked;
+    }
+    // Rendered outside the lock, so scrapes meanwhile get the previous figures whole.
+    std::shared_ptr<const std::string> fresh[2];
+    for (int i = 0; i < 2; ++i)
+      if (asked[i])
+        fresh[i] = render(gpus, host_snapshot,
+                          i == 1 ? ExpositionFormat::openmetrics : ExpositionFormat::prometheus_text);
+    std::lock_guard lock(exposition.mutex);
+    exposition.gpus = gpus;
+    exposition.host = host_snapshot;
+    ++exposition.generation;
+    for (int i = 0; i < 2; ++i) {
+      if (!fresh[i]) continue;
+      exposition.slots[i] = {exposition.generation, std::move(fresh[i]), false};
+    }
   };
 
   std::optional<MetricsServer> server;
@@ -64,18 +104,21 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
         *options.listen,
         [&](const std::string& accept) {
           const ExpositionFormat format = format_for_accept(accept);
-          std::vector<GpuStatus> copy;
-          std::vector<HostFigure> host_copy;
+          std::shared_ptr<const std::string> body;
           {
-            std::lock_guard lock(snapshot_mutex);
-            copy = snapshot;
-            host_copy = host_snapshot;
+            std::lock_guard lock(exposition.mutex);
+            auto& slot = exposition.slots[slot_of(format)];
+            slot.asked = true;
+            if (slot.generation != exposition.generation) {
+              slot.body = render(exposition.gpus, exposition.host, format);
+              slot.generation = exposition.generation;
+            }
+            body = slot.body;
           }
-          std::string body = render_metrics(copy, info, format, host_copy);
-          if (options.extra_metrics) body = append_families(std::move(body), options.extra_metrics(format));
-          return HttpReply{
+          HttpReply reply{
               200, format == ExpositionFormat::openmetrics ? kOpenMetricsContentType : kPrometheusContentType,
-              std::move(body)};
+              {}, std::move(body)};
+          return reply;
         },
         options.post);
     log("serving /metrics on http://" + server->address() + "/metrics");
@@ -122,24 +165,39 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
   std::string stopped_by;
   const double speed = agent.source().speed();
   const recording::TimeNs poll_wall_ns = static_cast<recording::TimeNs>(agent.settings().poll_ms * 1e6);
+  // The loop wakes only when something is due (docs/agent.md#wake-ups): the agent's next poll,
+  // duty edge, window or hold (next_due_ns), a host probe, a sampler child's message, a capture
+  // request, or a stop. A wake for a host probe alone reads the probe and steps nothing.
+  bool step_due = true;
+  recording::TimeNs agent_due_mono = -1;
   for (;;) {
     read_host();
-    std::vector<AgentRecord> records = agent.step();
-    write(records);
-    if (options.after_write) options.after_write(agent.now_ns(), false);
-    if (options.after_step) options.after_step();
-    publish();
-    if (core::monotonic_ns() - last_retention_mono >= kRetentionEveryNs) apply_retention();
-
-    if (agent.ended() && !options.linger) break;
-    recording::TimeNs wait_ns = poll_wall_ns;
-    if (!agent.ended()) {
-      const recording::TimeNs until_due = agent.next_due_ns() - agent.now_ns();
-      wait_ns = std::clamp<recording::TimeNs>(
-          static_cast<recording::TimeNs>(static_cast<double>(until_due) / speed), 0, poll_wall_ns);
+    if (step_due) {
+      std::vector<AgentRecord> records = agent.step();
+      write(records);
+      if (options.after_write) options.after_write(agent.now_ns(), false);
+      if (options.after_step) options.after_step();
+      publish();
+      if (core::monotonic_ns() - last_retention_mono >= kRetentionEveryNs) apply_retention();
+      if (agent.ended() && !options.linger) break;
     }
-    if (options.host)
-      wait_ns = std::clamp<recording::TimeNs>(next_host_mono - core::monotonic_ns(), 0, wait_ns);
+    const recording::TimeNs mono = core::monotonic_ns();
+    if (step_due) {
+      // When the agent is next due, on the monotonic clock; -1: never (a replay that ended, lingering).
+      // Taken after a step only: a wake for a host probe alone leaves it where it was.
+      agent_due_mono = -1;
+      if (!agent.ended()) {
+        const recording::TimeNs until_due = agent.next_due_ns() - agent.now_ns();
+        agent_due_mono = mono + std::clamp<recording::TimeNs>(
+                                    static_cast<recording::TimeNs>(static_cast<double>(until_due) / speed), 0,
+                                    poll_wall_ns);
+      }
+    }
+    recording::TimeNs wait_ns = agent_due_mono < 0 ? -1 : std::max<recording::TimeNs>(agent_due_mono - mono, 0);
+    if (options.host) {
+      const recording::TimeNs host_wait = std::max<recording::TimeNs>(next_host_mono - mono, 0);
+      wait_ns = wait_ns < 0 ? host_wait : std::min(wait_ns, host_wait);
+    }
     std::vector<pollfd> fds;
     if (options.stop_fd >= 0) fds.push_back({options.stop_fd, POLLIN, 0});
     const bool watch_source = !agent.ended();
@@ -147,13 +205,16 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
       for (int fd : agent.source().wait_fds()) fds.push_back({fd, POLLIN, 0});
     for (int fd : options.wake_fds) fds.push_back({fd, POLLIN, 0});
     // Round up to the next millisecond so the loop never spins just short of a due time.
-    const int timeout_ms = static_cast<int>((wait_ns + recording::kNsPerMs - 1) / recording::kNsPerMs);
+    const int timeout_ms =
+        wait_ns < 0 ? -1 : static_cast<int>((wait_ns + recording::kNsPerMs - 1) / recording::kNsPerMs);
     const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
     if (ready < 0 && errno != EINTR) break;
     if (options.stop_fd >= 0 && fds[0].revents) {
       stopped_by = options.stop_reason ? options.stop_reason() : "stop requested";
       break;
     }
+    const bool fd_ready = std::any_of(fds.begin(), fds.end(), [](const pollfd& p) { return p.revents != 0; });
+    step_due = fd_ready || ready < 0 || (agent_due_mono >= 0 && core::monotonic_ns() >= agent_due_mono);
   }
   if (!stopped_by.empty()) {
     log("stopping (" + stopped_by + "): disabling the counters");

@@ -134,15 +134,20 @@ void Watcher::start() {
       next += step;
       const auto now = std::chrono::steady_clock::now();
       if (next < now) next = now;  // behind: skip, never burst
-      while (!stop_ && std::chrono::steady_clock::now() < next)
-        std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
-            next - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
+      // One wake a poll: the thread sleeps until the next poll is due or stop() wakes it
+      // (docs/agent.md#wake-ups).
+      std::unique_lock lock(sleep_mutex_);
+      sleep_cv_.wait_until(lock, next, [this] { return stop_.load(); });
     }
   });
 }
 
 void Watcher::stop() {
-  stop_ = true;
+  {
+    const std::lock_guard lock(sleep_mutex_);
+    stop_ = true;
+  }
+  sleep_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 

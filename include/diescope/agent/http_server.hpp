@@ -3,14 +3,19 @@
 // Why not cpp-httplib: Debian 12 ships it as a compiled shared library (libcpp-httplib.so.0.11,
 // which pulls in OpenSSL, zlib and brotli), not header-only, and the GPU machine has no such
 // library; linking it would stop the whole diescope binary from starting there. /metrics needs
-// one GET route, so the server is written here on plain sockets: one thread, poll(), at most 64
-// connections, every response "Connection: close", 8 KiB request limit, 5 s per request.
+// one GET route, so the server is written here on plain sockets: a small pool of threads, each with
+// its own poll() over the shared listening socket and the connections it accepted, at most 1024
+// connections in all, every response "Connection: close", 8 KiB request limit, 5 s per request
+// (docs/agent.md#metrics-under-load).
 #pragma once
 
 #include <atomic>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "diescope/core/unique_fd.hpp"
 
@@ -25,9 +30,17 @@ struct ListenAddress {
 ListenAddress parse_listen_address(const std::string& text);
 
 struct HttpReply {
+  HttpReply() = default;
+  HttpReply(int status_code, std::string type, std::string text,
+            std::shared_ptr<const std::string> shared = nullptr)
+      : status(status_code), content_type(std::move(type)), body(std::move(text)), shared_body(std::move(shared)) {}
+
   int status = 200;
   std::string content_type;
   std::string body;
+  // When set, the body sent instead of `body`: bytes rendered once and shared by every scrape
+  // (docs/agent.md#metrics-under-load).
+  std::shared_ptr<const std::string> shared_body;
 };
 
 // A POST request as the server hands it on (the capture requests: docs/agent.md#post-capture).
@@ -40,14 +53,18 @@ struct HttpPost {
 
 class MetricsServer {
  public:
-  // Called on the server's thread for GET/HEAD /metrics with the request's Accept header.
+  // Called on any of the serving threads, possibly at once, for GET/HEAD /metrics with the request's
+  // Accept header: it must be thread-safe.
   using Handler = std::function<HttpReply(const std::string& accept)>;
-  // Called on the server's thread for POST /capture; empty: POST is refused (405).
+  // Called for POST /capture on a serving thread, one request at a time; empty: POST is refused (405).
   using PostHandler = std::function<HttpReply(const HttpPost& request)>;
 
-  // Binds and listens (throws DeviceError naming the address when it cannot), then serves on its
-  // own thread until destroyed.
-  MetricsServer(const ListenAddress& address, Handler handler, PostHandler post = {});
+  static constexpr int kDefaultThreads = 4;
+
+  // Binds and listens (throws DeviceError naming the address when it cannot), then serves on
+  // `threads` threads of its own until destroyed.
+  MetricsServer(const ListenAddress& address, Handler handler, PostHandler post = {},
+                int threads = kDefaultThreads);
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
@@ -61,12 +78,14 @@ class MetricsServer {
   void serve();
   Handler handler_;
   PostHandler post_;
+  std::mutex post_mutex_;  // one POST at a time, as with a single serving thread
   core::UniqueFd listen_fd_;
-  core::Pipe wake_;  // a byte on it stops the server's thread
+  core::Pipe wake_;  // a byte on it stops every serving thread (none reads it)
   int port_ = 0;
   std::string bound_;
   std::atomic<long> served_{0};
-  std::thread thread_;
+  std::atomic<long> open_{0};  // connections open over every thread
+  std::vector<std::thread> threads_;
 };
 
 struct HttpResponse {

@@ -32,7 +32,8 @@ struct RunnerOptions {
   double host_interval_ms = recording::kDefaultHostIntervalMs;
   // Attribution (docs/attribution.md#in-the-agent), each empty when off: `annotate` adds who held each
   // GPU to the records before they are stored; `after_write` writes the job records finished by `now`
-  // (every one when stopping); `extra_metrics` adds families to /metrics (called on the server's thread).
+  // (every one when stopping); `extra_metrics` adds families to /metrics (called on the loop's thread or a
+  // serving thread, whenever the exposition is rendered: docs/agent.md#metrics-under-load).
   // None may block: they copy what attribution's own thread gathered.
   std::function<void(std::vector<AgentRecord>&)> annotate;
   std::function<void(recording::TimeNs now, bool stopping)> after_write;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -107,6 +108,9 @@ class Watcher {
   std::vector<std::string> notes_;
   std::atomic<long> polls_{0};
   std::atomic<bool> stop_{false};
+  // The poll thread sleeps on this until its next poll or stop() (docs/agent.md#wake-ups).
+  std::mutex sleep_mutex_;
+  std::condition_variable sleep_cv_;
   std::thread thread_;
 };
 

@@ -421,8 +421,13 @@ void LiveSession::set_counters(std::size_t gpu, bool on, recording::TimeNs now) 
 recording::TimeNs LiveSession::next_due_ns() const {
   // GPM at its own interval, not at the poll (docs/agent.md#beside-other-profilers).
   recording::TimeNs due = std::numeric_limits<recording::TimeNs>::max();
-  for (const Gpu& g : gpus_)
+  for (const Gpu& g : gpus_) {
     if (g.on_gpm && g.gpm_sampling) due = std::min(due, g.next_gpm_ns);
+    // The profiler scan is due on its own only while PM sampling holds the counters; while they are
+    // off it runs at each poll (docs/agent.md#beside-other-profilers).
+    if (policy_.source == collect::ChipSource::automatic && g.wanted && !g.on_gpm && g.supervisor)
+      due = std::min(due, next_scan_ns_);
+  }
   return due;
 }
 
