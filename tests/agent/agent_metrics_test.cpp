@@ -4,6 +4,12 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
 #include <sstream>
 
 #include "diescope/agent/http_server.hpp"
@@ -170,6 +176,44 @@ TEST(HttpServer, ServesMetricsOnLoopback) {
   EXPECT_EQ(http_get("127.0.0.1", server.port(), "/nope").status, 404);
   EXPECT_EQ(http_get("127.0.0.1", server.port(), "/metrics?x=1").status, 200);
   EXPECT_EQ(calls, 2);
+}
+
+// docs/agent.md#metrics-under-load: a hundred scrapers at once are all answered (none refused: the
+// backlog and the connection limit are both 1024), every one with the same shared bytes, and the
+// handler runs on more than one serving thread at a time. The handler holds each call until a
+// second call is inside too (or 2 s pass), so one serving thread alone would show 1 inside at most;
+// the pool of 4 shows 2 or more.
+TEST(HttpServer, AHundredScrapersAtOnceAreAllAnsweredBySeveralThreads) {
+  const auto shared = std::make_shared<const std::string>("diescope_records_total 7\n");
+  std::atomic<int> inside{0}, most_inside{0};
+  MetricsServer server(parse_listen_address("127.0.0.1:0"), [&](const std::string&) {
+    const int now = ++inside;
+    int seen = most_inside.load();
+    while (now > seen && !most_inside.compare_exchange_weak(seen, now)) {
+    }
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (most_inside.load() < 2 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    --inside;
+    return HttpReply{200, "text/plain; version=0.0.4", "", shared};
+  });
+  constexpr int kScrapers = 100;
+  std::vector<HttpResponse> got(kScrapers);
+  std::barrier start(kScrapers);
+  std::vector<std::thread> scrapers;
+  for (int i = 0; i < kScrapers; ++i)
+    scrapers.emplace_back([&, i] {
+      start.arrive_and_wait();
+      got[static_cast<std::size_t>(i)] = http_get("127.0.0.1", server.port(), "/metrics", "", 10000);
+    });
+  for (std::thread& t : scrapers) t.join();
+  int answered = 0;
+  for (const HttpResponse& r : got) {
+    if (r.status == 200 && r.body == *shared) ++answered;
+    EXPECT_NE(r.headers.find("Content-Length: 25"), std::string::npos) << r.headers << r.error;
+  }
+  EXPECT_EQ(answered, kScrapers);
+  EXPECT_EQ(server.requests_served(), kScrapers);
+  EXPECT_GE(most_inside.load(), 2);
 }
 
 // docs/agent.md#metrics: a request's head is held to 8 KiB (8192 bytes), however the bytes arrive.
