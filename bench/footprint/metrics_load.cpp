@@ -127,7 +127,8 @@ int main(int argc, char** argv) {
   std::sort(times.begin(), times.end());
   auto pick = [&](double f) {
     if (times.empty()) return 0.0 / 0.0;
-    const auto at = std::min(times.size() - 1, static_cast<std::size_t>(f * static_cast<double>(times.size())));
+    const auto at =
+        std::min(times.size() - 1, static_cast<std::size_t>(f * static_cast<double>(times.size())));
     return static_cast<double>(times[at]) / 1e6;
   };
   std::printf("n=%zu failed=%ld p50_ms=%.3f p99_ms=%.3f max_ms=%.3f bytes=%ld\n", times.size(), failed.load(),

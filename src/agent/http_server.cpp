@@ -105,17 +105,18 @@ bool peer_is_loopback(int fd) {
 struct Connection {
   core::UniqueFd fd;
   std::string in;
-  std::string head;                          // the status line and headers
+  std::string head;                         // the status line and headers
   std::shared_ptr<const std::string> body;  // null: none (HEAD)
-  std::size_t sent = 0;                      // of head, then body
+  std::size_t sent = 0;                     // of head, then body
   std::int64_t deadline_ms = 0;
   bool responding = false;
 };
 
 // The response's head; its body is sent from the shared bytes without a copy.
 void make_response(HttpReply reply, bool head_only, Connection& c) {
-  std::shared_ptr<const std::string> body =
-      reply.shared_body ? std::move(reply.shared_body) : std::make_shared<const std::string>(std::move(reply.body));
+  std::shared_ptr<const std::string> body = reply.shared_body
+                                                ? std::move(reply.shared_body)
+                                                : std::make_shared<const std::string>(std::move(reply.body));
   std::string out = "HTTP/1.1 " + std::to_string(reply.status) + " " + reason_phrase(reply.status) + "\r\n";
   out += "Content-Type: " +
          (reply.content_type.empty() ? std::string("text/plain; charset=utf-8") : reply.content_type) +

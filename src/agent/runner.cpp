@@ -116,8 +116,10 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
             body = slot.body;
           }
           HttpReply reply{
-              200, format == ExpositionFormat::openmetrics ? kOpenMetricsContentType : kPrometheusContentType,
-              {}, std::move(body)};
+              200,
+              format == ExpositionFormat::openmetrics ? kOpenMetricsContentType : kPrometheusContentType,
+              {},
+              std::move(body)};
           return reply;
         },
         options.post);
@@ -193,7 +195,8 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
                                     poll_wall_ns);
       }
     }
-    recording::TimeNs wait_ns = agent_due_mono < 0 ? -1 : std::max<recording::TimeNs>(agent_due_mono - mono, 0);
+    recording::TimeNs wait_ns =
+        agent_due_mono < 0 ? -1 : std::max<recording::TimeNs>(agent_due_mono - mono, 0);
     if (options.host) {
       const recording::TimeNs host_wait = std::max<recording::TimeNs>(next_host_mono - mono, 0);
       wait_ns = wait_ns < 0 ? host_wait : std::min(wait_ns, host_wait);

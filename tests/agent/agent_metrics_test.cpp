@@ -189,8 +189,7 @@ TEST(HttpServer, AHundredScrapersAtOnceAreAllAnsweredBySeveralThreads) {
   MetricsServer server(parse_listen_address("127.0.0.1:0"), [&](const std::string&) {
     const int now = ++inside;
     int seen = most_inside.load();
-    while (now > seen && !most_inside.compare_exchange_weak(seen, now)) {
-    }
+    while (now > seen && !most_inside.compare_exchange_weak(seen, now)) {}
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     while (most_inside.load() < 2 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
     --inside;

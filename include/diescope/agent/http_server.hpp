@@ -33,7 +33,10 @@ struct HttpReply {
   HttpReply() = default;
   HttpReply(int status_code, std::string type, std::string text,
             std::shared_ptr<const std::string> shared = nullptr)
-      : status(status_code), content_type(std::move(type)), body(std::move(text)), shared_body(std::move(shared)) {}
+      : status(status_code),
+        content_type(std::move(type)),
+        body(std::move(text)),
+        shared_body(std::move(shared)) {}
 
   int status = 200;
   std::string content_type;
