@@ -8,6 +8,7 @@
 
 #include "diescope/agent/agent.hpp"
 #include "diescope/agent/replay_feed.hpp"
+#include "diescope/agent/runner.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
 #include "fake_clock.hpp"
@@ -299,6 +300,34 @@ TEST(AgentReplay, SettingsThatCannotRunAreUsageErrors) {
   EXPECT_THROW(validate_settings(duty(100, 0)), core::UsageError);
   EXPECT_THROW(validate_settings(duty(100, 500, 1000)), core::UsageError);  // period shorter than a poll
   EXPECT_NO_THROW(validate_settings(duty(2000, 60000, 1000)));
+}
+
+// docs/agent.md#wake-ups: a wake for a host probe alone reads the probe and steps nothing, and does
+// not put the agent's own due times off. A 4.5 s recording replayed at 10x with 1 s periods (500 ms
+// on) and 100 ms polls, host probes every 2 ms: the agent is due at its start and at each poll (45
+// of them, the window ends and period ends falling on polls): 46 due times, each stepped at most
+// twice (a wake a fraction of a millisecond short of a due time, the replay's clock running 10x,
+// steps once more), so at most 92 steps, where a step at each probe read would be about 225 in the
+// 0.45 s. And it still closes every period: [0, 1), [1, 2), [2, 3), [3, 4) and [4, 4.5) cut short
+// by the recording's end, 5 records.
+TEST(AgentRunner, HostProbeWakesStepNothingAndDelayNothing) {
+  core::SystemClock clock;
+  std::vector<std::unique_ptr<recording::Recording>> recs;
+  recs.push_back(recording::make_synthetic_recording(testing::steady_spec(4.5)));
+  ReplayFeed source(std::move(recs), 10.0, false, clock.read());
+  Agent agent(source, clock, duty(500, 1000, 100));
+  HostMetrics host;
+  RunnerOptions options;
+  options.host = &host;
+  options.host_interval_ms = 2;
+  options.retention_days = 0;
+  long steps = 0;
+  options.after_step = [&] { ++steps; };
+  long records = 0;
+  options.annotate = [&](std::vector<AgentRecord>& r) { records += static_cast<long>(r.size()); };
+  EXPECT_EQ(run_agent(agent, options), 0);
+  EXPECT_EQ(records, 5);
+  EXPECT_LE(steps, 92);
 }
 
 }  // namespace
