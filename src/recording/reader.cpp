@@ -559,12 +559,21 @@ class KindCursor {
 
   bool next(std::string_view& line) {
     const KindRange& range = shared_->ranges[kind_];
-    if (range.count == 0 || seen_ == range.count) return false;
+    if (range.count == 0 || seen_ == range.count) {
+      // Done: the shared read need not queue for this cursor any more, and may start again for others.
+      if (joined_) shared_->read->leave(kind_);
+      joined_ = false;
+      return false;
+    }
     if (joined_) {
       SharedRead::Resume resume;
       const std::optional<bool> got = shared_->read->next(kind_, line, line_number_, resume);
       if (got) {
-        if (!*got) return false;
+        if (!*got) {
+          shared_->read->leave(kind_);
+          joined_ = false;
+          return false;
+        }
         ++seen_;
         return true;
       }
