@@ -268,16 +268,16 @@ class Fields {
                                "); correct or delete line " + std::to_string(line_number_));
   }
 
-  [[noreturn]] void fail_number(NumStatus status, const char* p, const std::string& what,
+  [[noreturn]] void fail_number(NumStatus status, const char* p, std::string_view what,
                                 const char* expected) const {
     if (status == NumStatus::missing)
-      fail("the " + std::string(kKindWords[kind_]) + " line ends before its " + what);
+      fail("the " + std::string(kKindWords[kind_]) + " line ends before its " + std::string(what));
     const std::string tok = recfmt::excerpt(token_at(p, e_));
-    if (status == NumStatus::out_of_range) fail("the " + what + " '" + tok + "' is out of range");
-    fail("the " + what + " '" + tok + "' is not " + expected);
+    if (status == NumStatus::out_of_range) fail("the " + std::string(what) + " '" + tok + "' is out of range");
+    fail("the " + std::string(what) + " '" + tok + "' is not " + expected);
   }
 
-  std::int64_t integer(const std::string& what, const char* expected = "a whole number") {
+  std::int64_t integer(std::string_view what, const char* expected = "a whole number") {
     const char* at = p_;
     std::int64_t v = 0;
     const NumStatus s = parse_field(p_, e_, v);
@@ -287,26 +287,26 @@ class Fields {
   TimeNs time(const char* what = "time") {
     return integer(what, "a whole number of nanoseconds since the Unix epoch");
   }
-  int small_integer(const std::string& what) {
+  int small_integer(std::string_view what) {
     const char* at = p_;
     const std::int64_t v = integer(what);
     if (v < INT32_MIN || v > INT32_MAX) fail_number(NumStatus::out_of_range, at, what, "");
     return static_cast<int>(v);
   }
-  double number(const std::string& what, bool nan_allowed) {
+  double number(std::string_view what, bool nan_allowed) {
     const char* at = p_;
     double v = 0;
     const NumStatus s = parse_field(p_, e_, v);
     if (s != NumStatus::ok) fail_number(s, at, what, "a number");
     if (std::isinf(v))
-      fail("the " + what + " is infinite ('" + recfmt::excerpt(token_at(at, e_)) +
+      fail("the " + std::string(what) + " is infinite ('" + recfmt::excerpt(token_at(at, e_)) +
            "'); write nan for a value that could not be read");
-    if (std::isnan(v) && !nan_allowed) fail("the " + what + " is NaN, which it may not be");
+    if (std::isnan(v) && !nan_allowed) fail("the " + std::string(what) + " is NaN, which it may not be");
     return v;
   }
-  std::string_view word(const std::string& what) {
+  std::string_view word(std::string_view what) {
     while (p_ != e_ && is_separator(*p_)) ++p_;
-    if (p_ == e_) fail("the " + std::string(kKindWords[kind_]) + " line ends before its " + what);
+    if (p_ == e_) fail("the " + std::string(kKindWords[kind_]) + " line ends before its " + std::string(what));
     const char* q = p_;
     while (q != e_ && !is_separator(*q)) ++q;
     const std::string_view w(p_, static_cast<std::size_t>(q - p_));
