@@ -36,6 +36,12 @@ void LineReader::unmap() {
   map_bytes_ = 0;
 }
 
+void LineReader::line_too_long() const {
+  throw core::InputError(file_->path, line_number_ + 1,
+                         "the line is longer than " + std::to_string(kMaxLineBytes >> 20) + " MiB",
+                         "this is not a recording diescope wrote; check the file");
+}
+
 bool LineReader::next(std::string_view& line) {
   for (;;) {
     const char* start = map_ + pos_;
@@ -44,6 +50,7 @@ bool LineReader::next(std::string_view& line) {
                          : nullptr;
     if (nl != nullptr) {
       std::size_t length = static_cast<std::size_t>(nl - start);
+      if (length >= kMaxLineBytes) line_too_long();
       line_offset_ = map_offset_ + static_cast<std::int64_t>(pos_);
       line_length_ = length;
       if (length > 0 && start[length - 1] == '\r') --length;
@@ -67,13 +74,8 @@ bool LineReader::next(std::string_view& line) {
 // kMaxLineBytes.
 void LineReader::fill() {
   const std::size_t unread = end_ - pos_;
-  if (unread >= window_) {  // a whole window without a newline
-    if (window_ >= kMaxLineBytes)
-      throw core::InputError(file_->path, line_number_ + 1,
-                             "the line is longer than " + std::to_string(kMaxLineBytes >> 20) + " MiB",
-                             "this is not a recording diescope wrote; check the file");
-    window_ = std::min(window_ * 2, kMaxLineBytes);
-  }
+  if (unread >= kMaxLineBytes) line_too_long();
+  if (unread >= window_) window_ = std::min(window_ * 2, kMaxLineBytes);  // a whole window without a newline
   const std::int64_t unread_at = map_offset_ + static_cast<std::int64_t>(pos_);
   static const std::int64_t page = ::sysconf(_SC_PAGESIZE);
   const std::int64_t from = unread_at / page * page;

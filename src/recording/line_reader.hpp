@@ -49,6 +49,7 @@ class LineReader {
  private:
   void fill();
   void unmap();
+  [[noreturn]] void line_too_long() const;
 
   std::shared_ptr<const OpenFile> file_;
   std::int64_t limit_;
