@@ -219,11 +219,12 @@ void hardware_over(const recording::Recording& source, const std::vector<Hardwar
   }
   // The three streams in one time order, so that a recording file serves them from one read of it
   // (recording.hpp); each statistic sees its own stream's readings in their order as before.
-  InOrder<recording::ClockReading> clocks(source, source.stream<recording::ClockReading>(), "clock", last_end);
+  InOrder<recording::ClockReading> clocks(source, source.stream<recording::ClockReading>(), "clock",
+                                          last_end);
   InOrder<recording::PowerLimitReading> power(source, source.stream<recording::PowerLimitReading>(),
                                               "power limit", last_end);
-  InOrder<recording::ThrottleReading> throttles(source, source.stream<recording::ThrottleReading>(), "throttle",
-                                                last_end);
+  InOrder<recording::ThrottleReading> throttles(source, source.stream<recording::ThrottleReading>(),
+                                                "throttle", last_end);
   const auto take_clock = [&](const recording::ClockReading& r) {
     for (std::size_t i = 0; i < spans.size(); ++i) {
       sm_clock[i].add(r.ts_ns, r.sm_mhz);

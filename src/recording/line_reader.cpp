@@ -45,9 +45,10 @@ void LineReader::line_too_long() const {
 bool LineReader::next(std::string_view& line) {
   for (;;) {
     const char* start = map_ + pos_;
-    const auto* nl = end_ > pos_ + scanned_
-                         ? static_cast<const char*>(std::memchr(start + scanned_, '\n', end_ - pos_ - scanned_))
-                         : nullptr;
+    const auto* nl =
+        end_ > pos_ + scanned_
+            ? static_cast<const char*>(std::memchr(start + scanned_, '\n', end_ - pos_ - scanned_))
+            : nullptr;
     if (nl != nullptr) {
       std::size_t length = static_cast<std::size_t>(nl - start);
       if (length >= kMaxLineBytes) line_too_long();

@@ -273,7 +273,8 @@ class Fields {
     if (status == NumStatus::missing)
       fail("the " + std::string(kKindWords[kind_]) + " line ends before its " + std::string(what));
     const std::string tok = recfmt::excerpt(token_at(p, e_));
-    if (status == NumStatus::out_of_range) fail("the " + std::string(what) + " '" + tok + "' is out of range");
+    if (status == NumStatus::out_of_range)
+      fail("the " + std::string(what) + " '" + tok + "' is out of range");
     fail("the " + std::string(what) + " '" + tok + "' is not " + expected);
   }
 
@@ -306,7 +307,8 @@ class Fields {
   }
   std::string_view word(std::string_view what) {
     while (p_ != e_ && is_separator(*p_)) ++p_;
-    if (p_ == e_) fail("the " + std::string(kKindWords[kind_]) + " line ends before its " + std::string(what));
+    if (p_ == e_)
+      fail("the " + std::string(kKindWords[kind_]) + " line ends before its " + std::string(what));
     const char* q = p_;
     while (q != e_ && !is_separator(*q)) ++q;
     const std::string_view w(p_, static_cast<std::size_t>(q - p_));
@@ -508,9 +510,8 @@ class SharedRead {
         if (q.bytes.size() + l.size() > kQueueBytes) {
           // Too far ahead of its cursor: that cursor reads alone from its first line not yet taken.
           q.dropped = true;
-          q.resume = q.head < q.lines.size()
-                         ? Resume{q.lines[q.head].offset, q.lines[q.head].line_number}
-                         : Resume{reader_->line_offset(), reader_->line_number()};
+          q.resume = q.head < q.lines.size() ? Resume{q.lines[q.head].offset, q.lines[q.head].line_number}
+                                             : Resume{reader_->line_offset(), reader_->line_number()};
           q.bytes = std::string();
           q.lines = std::vector<Queued>();
           break;

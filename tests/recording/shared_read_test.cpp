@@ -24,7 +24,8 @@ std::filesystem::path write_interleaved(const TempDir& dir, int samples, int uti
     const std::vector<double> units{static_cast<double>(i), 2}, diag{3}, counts{4};
     w.write(recording::ChipSample{t, t + 10 * recording::kNsPerMs, units, diag, counts});
     if (i % util_every == util_every - 1)
-      w.write(recording::UtilSample{t, static_cast<double>(i / util_every % 100), recording::UtilSource::samples});
+      w.write(recording::UtilSample{t, static_cast<double>(i / util_every % 100),
+                                    recording::UtilSource::samples});
     if (i % 5 == 4) w.write(recording::ClockReading{t, static_cast<double>(i), 1593});
   }
   w.close();
