@@ -541,10 +541,10 @@ std::string joules_per_tflop_missing_words(const analysis::EnergyFigures& e) {
 std::string joules_per_tflop_words(const analysis::EnergyFigures& e) {
   if (!std::isfinite(e.joules_per_tflop)) return "n/a: " + joules_per_tflop_missing_words(e);
   const double tflop = e.flops / 1e12;
-  return fmt::format("{:.3g} J per TFLOP: {:.1f} J over {} TFLOP ({}; FLOPs printed by the program)",
-                     e.joules_per_tflop, e.energy_j,
-                     tflop >= 1000 ? fmt::format("{:.0f}", tflop) : fmt::format("{:.4g}", tflop),
-                     e.source == analysis::EnergySource::counter ? "NVML's energy counter" : "power draw integrated");
+  return fmt::format(
+      "{:.3g} J per TFLOP: {:.1f} J over {} TFLOP ({}; FLOPs printed by the program)", e.joules_per_tflop,
+      e.energy_j, tflop >= 1000 ? fmt::format("{:.0f}", tflop) : fmt::format("{:.4g}", tflop),
+      e.source == analysis::EnergySource::counter ? "NVML's energy counter" : "power draw integrated");
 }
 
 }  // namespace diescope::report

@@ -162,7 +162,8 @@ const std::vector<Column>& columns() {
       return roof.which + (roof.measured ? " (measured)" : " (counter peak)");
     }));
     c.push_back(derived("of roof", "%", [](const Row& r) { return num(pct_of_roof(r)); }));
-    c.push_back(derived("joules per tflop", "J/TFLOP", [](const Row& r) { return num(joules_per_tflop(r)); }));
+    c.push_back(
+        derived("joules per tflop", "J/TFLOP", [](const Row& r) { return num(joules_per_tflop(r)); }));
     return c;
   }();
   return cols;
@@ -265,7 +266,8 @@ std::vector<Row> parse_table_csv(std::string_view text, const std::string& path)
         // (docs/roofline.md#packed-half-precision).
         // Nor one written before energy its columns (docs/roofline.md#energy).
         if (c.read && c.name != "profiler" && c.name != "caches" && c.name != "work fp16 high" &&
-            c.name != "fp16 lanes unknown" && c.name != "energy" && c.name != "energy source" && std::find(layout.begin(), layout.end(), &c) == layout.end())
+            c.name != "fp16 lanes unknown" && c.name != "energy" && c.name != "energy source" &&
+            std::find(layout.begin(), layout.end(), &c) == layout.end())
           throw core::InputError(path, line_no, "column \"" + c.name + "\" is missing", fix);
       }
       continue;

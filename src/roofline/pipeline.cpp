@@ -379,8 +379,8 @@ std::string windows_table(const std::vector<SampledRegion>& regions,
       if (!inside) idle = std::max(idle, s.activity_pct);
     }
     for (const Window& w : g.windows)
-      out += fmt::format("{}\t{}\t{:.3f}\t{:.3f}\t{:.3f}\t{:.2f}\t{:.6g}\t{}\t{:.3f}\t{:.2f}\t{}\t{}\n", g.name,
-                         g.number, static_cast<double>(w.start_ns - g.from_ns) * 1e-6,
+      out += fmt::format("{}\t{}\t{:.3f}\t{:.3f}\t{:.3f}\t{:.2f}\t{:.6g}\t{}\t{:.3f}\t{:.2f}\t{}\t{}\n",
+                         g.name, g.number, static_cast<double>(w.start_ns - g.from_ns) * 1e-6,
                          static_cast<double>(w.end_ns - w.start_ns) * 1e-6, w.active_s * 1e3,
                          w.mean_activity_pct, w.dram_bytes, window_kind_name(w.kind),
                          static_cast<double>(g.to_ns - g.from_ns) * 1e-6, idle, w.start_ns, w.end_ns);

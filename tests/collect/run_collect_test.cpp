@@ -680,9 +680,10 @@ TEST(RunMarkers, FlopsLinesAreReadInOnePlace) {
   EXPECT_EQ(f->note.scope, recording::FlopsScope::run);
   EXPECT_FALSE(parse_printed_flops("diescope: measure flopsy 1"));
   EXPECT_FALSE(parse_printed_flops("diescope: measure start"));
-  for (const char* bad : {"diescope: measure flops", "diescope: measure flops 0", "diescope: measure flops -5",
-                          "diescope: measure flops 1e400", "diescope: measure flops nan", "diescope: measure flops 1x",
-                          "diescope: measure flops 1 step", "diescope: measure flops 1 run 2"}) {
+  for (const char* bad :
+       {"diescope: measure flops", "diescope: measure flops 0", "diescope: measure flops -5",
+        "diescope: measure flops 1e400", "diescope: measure flops nan", "diescope: measure flops 1x",
+        "diescope: measure flops 1 step", "diescope: measure flops 1 run 2"}) {
     f = parse_printed_flops(bad);
     ASSERT_TRUE(f) << bad;
     EXPECT_NE(f->error, "") << bad;

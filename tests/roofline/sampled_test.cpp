@@ -359,8 +359,8 @@ TEST(SampledEnergy, TheCounterIsLinearBetweenReadingsOverEachKernelWindow) {
   // Its row: 61 J over 12.2 TFLOP (1.22e13 FLOP) is 5 J per TFLOP.
   g[0].kernel_windows = 2;
   std::vector<std::string> warnings;
-  const auto rows = rows_from_sampled(g, nullptr, 1, "prog", "NVIDIA H200", {parse_flop_rule("prog=1.22e13")},
-                                      warnings);
+  const auto rows =
+      rows_from_sampled(g, nullptr, 1, "prog", "NVIDIA H200", {parse_flop_rule("prog=1.22e13")}, warnings);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_NEAR(joules_per_tflop(rows[0]), 5.0, 1e-12);
   EXPECT_EQ(joules_per_tflop_missing(rows[0]), "");

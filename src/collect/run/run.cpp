@@ -1077,7 +1077,8 @@ std::optional<PrintedFlops> parse_printed_flops(std::string_view line) {
   PrintedFlops f;
   f.line = std::string(line);
   const std::vector<std::string_view> words = words_of(line.substr(kFlops.size()));
-  const bool scope_ok = words.size() == 1 || (words.size() == 2 && (words[1] == "window" || words[1] == "run"));
+  const bool scope_ok =
+      words.size() == 1 || (words.size() == 2 && (words[1] == "window" || words[1] == "run"));
   double flops = 0;
   bool number_ok = false;
   if (!words.empty()) {
@@ -1092,7 +1093,8 @@ std::optional<PrintedFlops> parse_printed_flops(std::string_view line) {
     f.error = "its FLOPs are not above 0";
   } else {
     f.note.flops = flops;
-    f.note.scope = words.size() == 2 && words[1] == "run" ? recording::FlopsScope::run : recording::FlopsScope::window;
+    f.note.scope =
+        words.size() == 2 && words[1] == "run" ? recording::FlopsScope::run : recording::FlopsScope::window;
   }
   return f;
 }
