@@ -28,7 +28,7 @@ cd "$(dirname "$0")/../.."
 bin=${BIN:-${BUILD:-build/release}/bin}
 bin=$(cd "$bin" && pwd)
 need="diescope nvml_poll"
-for s in "${@:-agent idle heldout minimal}"; do
+for s in ${*:-agent idle heldout minimal}; do
   case $s in
     agent) need="$need metrics_load" ;;
     *) need="$need diescope-cupti diescope-workload pm_minimal bare_cuda" ;;
