@@ -247,7 +247,8 @@ TEST(HostProbes, TheLiveHostReads) {
 // that thread's children file (a kernel with CONFIG_PROC_CHILDREN).
 class ChildrenTree {
  public:
-  ChildrenTree() : root_(fs::temp_directory_path() / ("diescope-host-children-" + std::to_string(::getpid()))) {
+  ChildrenTree()
+      : root_(fs::temp_directory_path() / ("diescope-host-children-" + std::to_string(::getpid()))) {
     fs::remove_all(root_);
     fs::create_directories(root_);
   }
@@ -258,10 +259,11 @@ class ChildrenTree {
   void process(int pid, int ppid, const std::string& children) {
     const fs::path task = root_ / std::to_string(pid) / "task" / std::to_string(pid);
     fs::create_directories(task);
-    put(root_ / std::to_string(pid) / "stat",
-        std::to_string(pid) + " (p" + std::to_string(pid) + ") S " + std::to_string(ppid) +
-            " 1 1 0 -1 4194304 120 0 0 0 10 5 0 0 20 0 1 0 12345 1000000 256 18446744073709551615 1 1 0 0 0 0 "
-            "0 0 0 0 0 0 17 3 0 0 0 0 0\n");
+    put(root_ / std::to_string(pid) / "stat", std::to_string(pid) + " (p" + std::to_string(pid) + ") S " +
+                                                  std::to_string(ppid) +
+                                                  " 1 1 0 -1 4194304 120 0 0 0 10 5 0 0 20 0 1 0 12345 "
+                                                  "1000000 256 18446744073709551615 1 1 0 0 0 0 "
+                                                  "0 0 0 0 0 0 17 3 0 0 0 0 0\n");
     put(task / "schedstat", "1000 0 0\n");
     put(task / "children", children);
   }
@@ -269,9 +271,7 @@ class ChildrenTree {
   const fs::path& root() const { return root_; }
 
  private:
-  static void put(const fs::path& path, const std::string& text) {
-    std::ofstream(path) << text;
-  }
+  static void put(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
   fs::path root_;
 };
 
