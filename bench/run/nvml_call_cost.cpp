@@ -1,8 +1,9 @@
 // What each NVML read that `diescope run` makes costs the caller: wall time and this thread's CPU
 // time per call, through diescope's own adapter, on a real GPU. `diescope run` reads clocks and
 // throttle reasons, the power limit, draw and energy counter every 100 ms and the rest (GPU-Util
-// samples, engines, process lists) once a second: on the H200 a GPU-Util samples read cost about 2.2 ms of CPU, so reading it every
-// 100 ms was most of the run's own CPU (bench/results/run/2026-11-29-h200-nvml-cadence/).
+// samples, engines, process lists) once a second: on the H200 a GPU-Util samples read cost about 2.2 ms of
+// CPU, so reading it every 100 ms was most of the run's own CPU
+// (bench/results/run/2026-11-29-h200-nvml-cadence/).
 //   nvml_call_cost [GPU_INDEX] [CALLS]      (defaults 0 and 500)
 #include <algorithm>
 #include <cmath>
@@ -41,7 +42,6 @@ int main(int argc, char** argv) {
     time_call("throttle reasons", calls, [&] { (void)device.throttle_reasons(0); });
     time_call("power limit, draw and energy", calls, [&] { (void)device.power_limit(0); });
     time_call("power draw", calls, [&] { (void)device.power_draw_w(); });
-    time_call("energy counter (as run reads it)", calls, [&] { (void)device.total_energy_mj(); });
     time_call("energy counter, by call", calls, [&] { (void)device.total_energy_mj_by_call(); });
     time_call("energy counter, by field value", calls, [&] { (void)device.total_energy_mj_by_field(); });
     // The two ways side by side for 2 s: how often each value changes (the counter's staircase) and
@@ -65,9 +65,10 @@ int main(int argc, char** argv) {
         last_field = b.value;
         max_apart = std::max(max_apart, std::abs(a.value - b.value));
       }
-      std::printf("energy staircase over 2 s: %d read pairs; the call's value changed %d times, the field's %d; "
-                  "they differed by up to %.0f mJ%s%s\n",
-                  reads, steps_call, steps_field, max_apart, why.empty() ? "" : "; stopped: ", why.c_str());
+      std::printf(
+          "energy staircase over 2 s: %d read pairs; the call's value changed %d times, the field's %d; "
+          "they differed by up to %.0f mJ%s%s\n",
+          reads, steps_call, steps_field, max_apart, why.empty() ? "" : "; stopped: ", why.c_str());
     }
     time_call("GPU-Util samples (since 0)", calls, [&] { (void)device.gpu_util_samples(0); });
     // What run reads once a second: the samples newer than the newest it has.

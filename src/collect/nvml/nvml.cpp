@@ -485,8 +485,7 @@ std::optional<std::vector<NvmlProcess>> NvmlDevice::process_list() const {
 }
 
 NvmlReading NvmlDevice::total_energy_mj() const {
-  NvmlReading field = total_energy_mj_by_field();
-  return field.ok() ? field : total_energy_mj_by_call();
+  return total_energy_mj_by_call();
 }
 
 NvmlReading NvmlDevice::total_energy_mj_by_field() const {
