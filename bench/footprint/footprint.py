@@ -13,13 +13,23 @@ Sections (all by default, in this order):
            at 10 and 1 ms for 20 s (CPU from /proc/PID/stat, start-up included). AGENT_ARGS adds
            arguments to the agent (the CPU machine's fake sampler); BEFORE_BIN names a folder with
            another build's diescope measured the same way after it (memory.tsv, agent.tsv).
-  idle     `diescope run -- sleep` at 10 ms and 1 ms: CPU of run and its sampler child over the
-           steady part (from /proc/PID/stat), their RSS.
+  peers    what a user would run instead, GPU idle, 22 s: a bare CUDA program, `nvidia-smi dmon`,
+           `nvidia-smi --query-gpu ... -lms 100`, nvml_poll at 10 and 1 ms (CPU from /proc/PID/stat,
+           steady and with start-up; peak RSS); where the bare CUDA program's memory goes (smaps);
+           nvml_call_cost (each NVML read run makes), when in BIN.
+  idle     `diescope run -- sleep` at 10 ms and 1 ms, and at 10 ms without host probes (22 s each;
+           FOOTPRINT_IDLE=interval_ms:host_interval_ms:seconds,... for others): CPU of run
+           and its sampler child over the steady part (from /proc/PID/stat), their RSS, the probes'
+           own CPU (the recording's host_probes note), the child's stage times, and where the
+           child's and run's memory goes (/proc/PID/smaps by mapping, mid-run).
   heldout  the held-out checks (FFMA on 132, 66 and 33 SMs, STREAM copy, an L2-resident copy) under
-           `diescope run` at 10, 1 and 0.1 ms; at 0.1 ms each lasts 12 s (over 60 s sustained).
+           `diescope run` at 10, 1 and 0.1 ms; at 0.1 ms each lasts 12 s (over 60 s sustained);
+           FOOTPRINT_HELDOUT=interval_ms:drain_ms:seconds_each,... for others.
            Per window the unit means; per run the samples lost, overflow, the child's stage times.
-  minimal  bench/footprint/pm_minimal (CUPTI alone) at 0.1 ms beside FFMA; then the raw bytes a
-           sample takes in the hardware buffer (a 4 MiB buffer filled before one decode), FFMA and idle.
+  minimal  bench/footprint/pm_minimal (CUPTI alone, with evaluation and a 20 MiB hardware buffer as
+           the child's) beside FFMA at 0.1 ms (10 ms decodes, 12 s), 1 ms (100 ms decodes) and 10 ms
+           (1 s decodes): its CPU, peak RSS and where its memory goes (smaps); then a 4 MiB buffer
+           decoded once after 2.5 s at 10 and 1 ms (does it overflow: a bound on a raw sample's bytes).
 
 Environment: BIN (the folder with diescope, diescope-cupti, diescope-workload, pm_minimal,
 nvml_poll, bare_cuda). Clocks and limits are read, never set. OUT_DIR gets small tables; raw outputs
@@ -37,7 +47,7 @@ import time
 BIN = os.environ.get("BIN", "build/release/bin")
 TCK = os.sysconf("SC_CLK_TCK")
 OUT, WORK = sys.argv[1], sys.argv[2]
-SECTIONS = sys.argv[3:] or ["agent", "idle", "heldout", "minimal"]
+SECTIONS = sys.argv[3:] or ["agent", "peers", "idle", "heldout", "minimal"]
 os.makedirs(OUT, exist_ok=True)
 os.makedirs(WORK, exist_ok=True)
 
@@ -78,6 +88,54 @@ def rss_mb(pid):
     except OSError:
         pass
     return float("nan")
+
+
+def smaps_groups(pid):
+    """Resident kB of one process by what is mapped: CUDA's driver, CUPTI, nvperf, NVML, other
+    libraries, the program itself, the heap, anonymous memory, the rest; and the total."""
+    groups = {}
+    name = "?"
+    try:
+        exe_path = os.readlink(f"/proc/{pid}/exe")
+        with open(f"/proc/{pid}/smaps") as f:
+            for line in f:
+                head = line.split()
+                if not head:
+                    continue
+                if "-" in head[0] and not head[0].endswith(":"):
+                    path = head[5] if len(head) > 5 else ""
+                    base = os.path.basename(path)
+                    if path == exe_path:
+                        name = "program"
+                    elif base.startswith("libcuda.") or base.startswith("libcudadebugger"):
+                        name = "libcuda"
+                    elif base.startswith("libcupti"):
+                        name = "libcupti"
+                    elif base.startswith("libnvperf"):
+                        name = "libnvperf"
+                    elif base.startswith("libnvidia-ml"):
+                        name = "libnvidia-ml"
+                    elif ".so" in base:
+                        name = "other libraries"
+                    elif path == "[heap]":
+                        name = "heap"
+                    elif path.startswith("/dev/nvidia"):
+                        name = "/dev/nvidia*"
+                    elif path == "":
+                        name = "anonymous"
+                    else:
+                        name = "other"
+                elif head[0] == "Rss:":
+                    groups[name] = groups.get(name, 0) + int(head[1])
+    except OSError:
+        return {}
+    groups["total"] = sum(groups.values())
+    return groups
+
+
+def smaps_rows(label, pid):
+    g = smaps_groups(pid)
+    return [[label, k, f"{v / 1024:.1f}"] for k, v in sorted(g.items(), key=lambda kv: -kv[1])]
 
 
 def children(pid, name=None):
@@ -379,14 +437,64 @@ def scrape_rounds(agent, port):
     return rows
 
 
-def run_diescope(name, interval, drain, command, seconds_steady=None, timing=False):
+# ---------------------------------------------------------------- peers alone
+def section_peers():
+    started, peers = [], {}
+    try:
+        def peer(name, argv):
+            p = subprocess.Popen(argv, stdout=open(os.path.join(WORK, name + ".out"), "w"), stderr=subprocess.STDOUT)
+            started.append(p)
+            peers[name] = (p, Watch(p.pid, time.monotonic()))
+
+        peer("bare_cuda", [exe("bare_cuda"), "--seconds", "24"])
+        peer("nvidia-smi_dmon", ["nvidia-smi", "dmon", "-i", "0"])
+        peer("nvidia-smi_query_100ms", ["nvidia-smi", "-i", "0", "--query-gpu=timestamp,utilization.gpu,"
+                                        "utilization.memory,clocks.sm,power.draw,temperature.gpu", "--format=csv",
+                                        "-lms", "100"])
+        peer("nvml_poll_10ms", [exe("nvml_poll"), "--interval-ms", "10", "--seconds", "22"])
+        peer("nvml_poll_1ms", [exe("nvml_poll"), "--interval-ms", "1", "--seconds", "22"])
+        t0 = time.monotonic()
+        time.sleep(2)
+        for _, w in peers.values():
+            w.mark("a")
+        smaps = []
+        while time.monotonic() - t0 < 21:
+            for _, w in peers.values():
+                w.poll()
+            if not smaps and time.monotonic() - t0 > 10:
+                smaps = smaps_rows("bare_cuda", peers["bare_cuda"][0].pid) + \
+                    smaps_rows("nvml_poll_10ms", peers["nvml_poll_10ms"][0].pid)
+            time.sleep(0.25)
+        rows = []
+        for name, (p, w) in peers.items():
+            w.mark("b")
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+            p.wait(10)
+            rows.append([name, fmt(w.pct("a", "b"), 3), fmt(w.pct_since_start("b"), 3), fmt(w.peak, 1)])
+        tsv("peers.tsv", ["program", "cpu_pct_steady", "cpu_pct_with_startup", "rss_mb_peak"], rows)
+        tsv("peers_smaps.tsv", ["program", "mapped", "rss_mb"], smaps)
+        for name in ("nvml_poll_10ms", "nvml_poll_1ms"):
+            os.system(f"cat {WORK}/{name}.out >> {OUT}/nvml_poll.txt")
+    finally:
+        for p in started:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    if os.access(exe("nvml_call_cost"), os.X_OK):
+        r = subprocess.run([exe("nvml_call_cost"), "0", "300"], capture_output=True, text=True)
+        write("nvml_calls.txt", r.stdout + r.stderr)
+
+
+# ---------------------------------------------------------------- diescope run
+def run_diescope(name, interval, drain, command, seconds_steady=None, timing=False, extra=(), at_mid=None):
     """Runs `diescope run` around `command`; returns (watch of run, watch of its child, stdout)."""
     out_dir = os.path.join(WORK, name)
     env = dict(os.environ)
     if timing:
         env["DIESCOPE_SAMPLER_TIMING"] = "1"
     argv = [exe("diescope"), "run", "--interval-ms", str(interval), "--drain-ms", str(drain),
-            "--window", "markers", "--output", out_dir, "--"] + command
+            "--window", "markers", "--output", out_dir] + list(extra) + ["--"] + command
     t0 = time.monotonic()
     stdout = open(os.path.join(WORK, name + ".out"), "w")
     p = subprocess.Popen(argv, stdout=stdout, stderr=open(os.path.join(WORK, name + ".err"), "w"), env=env)
@@ -408,6 +516,9 @@ def run_diescope(name, interval, drain, command, seconds_steady=None, timing=Fal
             if el >= b and "b" not in pw.marks:
                 pw.mark("b")
                 cw and cw.mark("b")
+            if at_mid and el >= (a + b) / 2 and "mid" not in pw.marks:
+                pw.marks["mid"] = None
+                at_mid(p.pid, cw.pid if cw else None)
         else:
             pw.mark("last")
             cw and cw.mark("last")
@@ -416,14 +527,43 @@ def run_diescope(name, interval, drain, command, seconds_steady=None, timing=Fal
 
 
 def section_idle():
-    rows = []
-    for interval in (10, 1):
-        pw, cw, _ = run_diescope(f"idle-{interval}ms", interval, 1000, ["sleep", "22"], (6, 20))
+    rows, smaps = [], []
+    # FOOTPRINT_IDLE: interval_ms:host_interval_ms:seconds,... (the command sleeps that long; CPU is
+    # read from a third of it, at most 6 s, to 2 s before its end).
+    for run in os.environ.get("FOOTPRINT_IDLE", "10:100:22,1:100:22,10:0:22").split(","):
+        iv, host_ms, seconds = run.split(":")
+        interval, host_ms, seconds = float(iv) if "." in iv else int(iv), int(host_ms), int(seconds)
+        extra = () if host_ms == 100 else ("--host-interval-ms", str(host_ms))
+        name = f"idle-{interval}ms-host{host_ms}"
+        def at_mid(run_pid, child_pid, interval=interval):
+            smaps.extend(smaps_rows(f"diescope run, {interval} ms", run_pid))
+            if child_pid:
+                smaps.extend(smaps_rows(f"sampler child, {interval} ms", child_pid))
+
+        steady = (min(6, seconds / 3), seconds - 2)
+        pw, cw, out_dir = run_diescope(name, interval, 1000, ["sleep", str(seconds)], steady, timing=True, extra=extra,
+                                       at_mid=at_mid if host_ms else None)
         parent, child = pw.pct("a", "b"), cw.pct("a", "b") if cw else float("nan")
-        rows.append([interval, fmt(parent, 3), fmt(child, 3), fmt(parent + child, 3), fmt(pw.peak, 1),
-                     fmt(cw.peak if cw else float("nan"), 1), fmt(pw.peak + (cw.peak if cw else 0), 1)])
-    tsv("idle.tsv", ["interval_ms", "run_cpu_pct", "child_cpu_pct", "together_cpu_pct", "run_rss_mb",
-                     "child_rss_mb", "together_rss_mb"], rows)
+        probes, drain_us = float("nan"), float("nan")
+        try:
+            _, _, _, _, notes = read_recording(os.path.join(out_dir, "gpu0.dsrec"), interval)
+        except (OSError, ValueError, TypeError) as e:
+            log(name, "recording unreadable:", repr(e))
+            notes = []
+        for n in notes:
+            if n and n[0] == "host_probes" and len(n) > 1:
+                m = re.search(r"\(([\d.]+)% of one core\); diescope", n[1])
+                probes = float(m.group(1)) if m else probes
+            if n and n[0] == "timing-total" and len(n) > 1:
+                kv = dict(zip(n[1].split()[0::2], n[1].split()[1::2]))
+                drain_us = int(kv.get("drain_cpu_us", 0)) / max(int(kv.get("samples", 0)), 1)
+        rows.append([interval, host_ms, fmt(parent, 3), fmt(child, 3), fmt(parent + child, 3), fmt(probes, 3),
+                     fmt(drain_us, 1), fmt(pw.peak, 1), fmt(cw.peak if cw else float("nan"), 1),
+                     fmt(pw.peak + (cw.peak if cw else 0), 1)])
+    tsv("idle.tsv", ["interval_ms", "host_interval_ms", "run_cpu_pct", "child_cpu_pct", "together_cpu_pct",
+                     "host_probes_cpu_pct_of_run", "child_drain_cpu_us_per_sample", "run_rss_mb", "child_rss_mb",
+                     "together_rss_mb"], rows)
+    tsv("idle_smaps.tsv", ["program", "mapped", "rss_mb"], smaps)
 
 
 def read_recording(path, interval_ms):
@@ -473,7 +613,12 @@ def section_heldout():
             ("ffma33", ["ffma", "--sms", "33"]), ("stream_copy", ["stream", "--kernel", "copy"]),
             ("l2_copy", ["stream", "--kernel", "copy", "--elements", "4194304"])]
     means_rows, loss_rows, stage_rows, cost_rows, own_rows = [], [], [], [], []
-    for interval, drain, seconds in ((10, 1000, 4), (1, 1000, 4), (0.1, 100, 12)):
+    # FOOTPRINT_HELDOUT: interval_ms:drain_ms:seconds per workload,...
+    runs = []
+    for run in os.environ.get("FOOTPRINT_HELDOUT", "10:1000:4,1:1000:4,0.1:100:12").split(","):
+        iv, dr, sec = run.split(":")
+        runs.append((float(iv) if "." in iv else int(iv), int(dr), int(sec)))
+    for interval, drain, seconds in runs:
         script = " && ".join(f"{exe('diescope-workload')} {' '.join(a)} --seconds {seconds}" for _, a in plan)
         name = f"heldout-{interval}ms"
         pw, cw, out_dir = run_diescope(name, interval, drain, ["bash", "-c", script], timing=True)
@@ -529,22 +674,33 @@ def section_minimal():
                 metrics.append(names[0])
     m = ",".join(metrics)
     lines = ["metrics=" + m]
-    load = subprocess.Popen([exe("diescope-workload"), "ffma", "--seconds", "40"], stdout=subprocess.DEVNULL,
+    load = subprocess.Popen([exe("diescope-workload"), "ffma", "--seconds", "60"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     time.sleep(3)
+    smaps = []
 
     def pm(*args):
-        r = subprocess.run([exe("pm_minimal"), "--metrics", m] + list(args), capture_output=True, text=True)
-        lines.append(" ".join(args) + " | " + (r.stdout.strip() or r.stderr.strip()))
+        p = subprocess.Popen([exe("pm_minimal"), "--metrics", m] + list(args), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        if "--interval-ms" in args and args[args.index("--interval-ms") + 1] == "10":
+            time.sleep(6)
+            smaps.extend(smaps_rows("pm_minimal 10 ms", p.pid))
+        out, err = p.communicate()
+        lines.append(" ".join(args) + " | " + (out.strip() or err.strip()))
 
-    pm("--interval-ms", "0.1", "--drain-ms", "100", "--seconds", "12", "--evaluate")
-    pm("--interval-ms", "0.1", "--drain-ms", "10", "--seconds", "6")
-    pm("--interval-ms", "0.1", "--drain-ms", "5000", "--seconds", "2", "--hw-buffer-mb", "4")
+    # The child's own settings: evaluation on, a 20 MiB hardware buffer, decodes every 100 intervals
+    # at most (docs/footprint.md#the-decode-period).
+    pm("--interval-ms", "0.1", "--drain-ms", "10", "--seconds", "12", "--evaluate", "--hw-buffer-mb", "20")
+    pm("--interval-ms", "1", "--drain-ms", "100", "--seconds", "8", "--evaluate", "--hw-buffer-mb", "20")
+    pm("--interval-ms", "10", "--drain-ms", "1000", "--seconds", "12", "--evaluate", "--hw-buffer-mb", "20")
+    # A 4 MiB buffer decoded once after 2.5 s: no overflow at 10 ms says a raw sample takes under
+    # 4 MiB / 250 (16.8 kB); at 1 ms, under 4 MiB / 2500 (1.7 kB) (docs/footprint.md#the-hardware-buffer).
+    pm("--interval-ms", "10", "--drain-ms", "2500", "--seconds", "5", "--hw-buffer-mb", "4")
+    pm("--interval-ms", "1", "--drain-ms", "2500", "--seconds", "5", "--hw-buffer-mb", "4")
     load.terminate()
     load.wait()
-    time.sleep(1)
-    pm("--interval-ms", "0.1", "--drain-ms", "5000", "--seconds", "2", "--hw-buffer-mb", "4")
     write("minimal.txt", "\n".join(lines) + "\n")
+    tsv("minimal_smaps.tsv", ["program", "mapped", "rss_mb"], smaps)
 
 
 def main():

@@ -2,25 +2,28 @@
 # diescope's own footprint on a GPU machine, each figure beside its peer in the same run: the agent
 # at its defaults (CPU, RSS, its sampler child, /metrics latency with 1 and 100 scrapers) beside a
 # bare CUDA program, nvidia-smi dmon, nvidia-smi --query-gpu -lms 100 and a minimal NVML poller;
-# `diescope run` idle at 10 and 1 ms (CPU and RSS of run and its sampler child); the held-out checks
-# (FFMA on 132/66/33 SMs, STREAM copy, an L2-resident copy) at 10, 1 and 0.1 ms, 0.1 ms sustained
-# for over 60 s, with samples lost and the child's stage times; CUPTI alone (pm_minimal) at 0.1 ms
-# and the raw bytes a sample takes in the hardware buffer. Optionally the analysis's speed on the CPU
+# the same peers alone (peers), with where a bare CUDA program's memory goes and what each NVML read
+# costs; `diescope run` idle at 10 and 1 ms, and at 10 ms without host probes (CPU and RSS of run
+# and its sampler child, the probes' own CPU, where their memory goes); the held-out checks (FFMA on
+# 132/66/33 SMs, STREAM copy, an L2-resident copy) at 10, 1 and 0.1 ms, 0.1 ms sustained for over
+# 60 s, with samples lost and the child's stage times; CUPTI alone (pm_minimal, the child's buffer
+# and evaluation) at 0.1, 1 and 10 ms: its CPU and memory. Optionally the analysis's speed on the CPU
 # (bench/footprint/analysis_speed.sh, when present and ANALYSIS=1). Docs: docs/footprint.md.
 #
-#   bench/footprint/footprint.sh OUT_DIR [SECTION ...]     SECTION: agent idle heldout minimal (default all)
+#   bench/footprint/footprint.sh OUT_DIR [SECTION ...]     SECTION: agent peers idle heldout minimal (default all)
 #   BUILD=build/release (diescope, diescope-cupti, diescope-workload, pm_minimal, nvml_poll, bare_cuda,
-#   metrics_load in $BUILD/bin; or BIN=folder). WORK=folder for raw outputs (default a new temporary
-#   folder). The agent section alone runs on a machine without a GPU with the stand-in NVML and the
-#   fake sampler: LD_LIBRARY_PATH=<stand-in libnvidia-ml.so.1's folder> AGENT_ARGS="--sampler FAKE"
-#   (bench/results/agent/2026-12-03-cpu-agent-cost/README.md has the command); BEFORE_BIN=folder
-#   measures another build's agent the same way after it.
+#   metrics_load and, when there, nvml_call_cost in $BUILD/bin; or BIN=folder). WORK=folder for raw
+#   outputs (default a new temporary folder). The agent section alone runs on a machine without a GPU
+#   with the stand-in NVML and the fake sampler: LD_LIBRARY_PATH=<stand-in libnvidia-ml.so.1's folder>
+#   AGENT_ARGS="--sampler FAKE" (bench/results/agent/2026-12-03-cpu-agent-cost/README.md has the
+#   command); BEFORE_BIN=folder measures another build's agent the same way after it.
 #
-# Writes OUT_DIR/env.txt and the section tables (peers.tsv, agent.tsv, memory.tsv, nvml_poll.txt, idle.tsv,
-# heldout_means.tsv, heldout_cost.tsv, heldout_own.tsv, loss.tsv, stages.tsv, minimal.txt). Reads
+# Writes OUT_DIR/env.txt and the section tables (peers.tsv, peers_smaps.tsv, nvml_calls.txt,
+# agent.tsv, memory.tsv, nvml_poll.txt, idle.tsv, idle_smaps.tsv, heldout_means.tsv, heldout_cost.tsv,
+# heldout_own.tsv, loss.tsv, stages.tsv, minimal.txt, minimal_smaps.tsv). Reads
 # clocks and limits, never sets them.
 set -euo pipefail
-out_dir=${1:?usage: bench/footprint/footprint.sh OUT_DIR [agent|idle|heldout|minimal ...]}
+out_dir=${1:?usage: bench/footprint/footprint.sh OUT_DIR [agent|peers|idle|heldout|minimal ...]}
 shift
 mkdir -p "$out_dir"
 out=$(cd "$out_dir" && pwd)

@@ -1,9 +1,12 @@
 // What each NVML read that `diescope run` makes costs the caller: wall time and this thread's CPU
 // time per call, through diescope's own adapter, on a real GPU. `diescope run` reads clocks and
-// throttle reasons every 100 ms and the rest (GPU-Util samples, engines, power limit, process list)
-// once a second: on the H200 a GPU-Util samples read cost about 2.2 ms of CPU, so reading it every
-// 100 ms was most of the run's own CPU (bench/results/run/2026-11-29-h200-nvml-cadence/).
+// throttle reasons, the power limit, draw and energy counter every 100 ms and the rest (GPU-Util
+// samples, engines, process lists) once a second: on the H200 a GPU-Util samples read cost about 2.2 ms of
+// CPU, so reading it every 100 ms was most of the run's own CPU
+// (bench/results/run/2026-11-29-h200-nvml-cadence/).
 //   nvml_call_cost [GPU_INDEX] [CALLS]      (defaults 0 and 500)
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -37,8 +40,41 @@ int main(int argc, char** argv) {
     std::printf("%-34s %10s %10s\n", "read", "wall_us", "cpu_us");
     time_call("clocks (SM and memory)", calls, [&] { (void)device.clocks(0); });
     time_call("throttle reasons", calls, [&] { (void)device.throttle_reasons(0); });
-    time_call("power limit", calls, [&] { (void)device.power_limit(0); });
+    time_call("power limit, draw and energy", calls, [&] { (void)device.power_limit(0); });
+    time_call("power draw", calls, [&] { (void)device.power_draw_w(); });
+    time_call("energy counter, by call", calls, [&] { (void)device.total_energy_mj_by_call(); });
+    time_call("energy counter, by field value", calls, [&] { (void)device.total_energy_mj_by_field(); });
+    // The two ways side by side for 2 s: how often each value changes (the counter's staircase) and
+    // how far apart they read.
+    {
+      double last_call = -1, last_field = -1, max_apart = 0;
+      int reads = 0, steps_call = 0, steps_field = 0;
+      std::string why;
+      const std::int64_t end = diescope::core::monotonic_ns() + 2'000'000'000;
+      while (diescope::core::monotonic_ns() < end) {
+        const auto a = device.total_energy_mj_by_call();
+        const auto b = device.total_energy_mj_by_field();
+        if (!a.ok() || !b.ok()) {
+          why = a.ok() ? b.why : a.why;
+          break;
+        }
+        ++reads;
+        if (a.value != last_call) ++steps_call;
+        if (b.value != last_field) ++steps_field;
+        last_call = a.value;
+        last_field = b.value;
+        max_apart = std::max(max_apart, std::abs(a.value - b.value));
+      }
+      std::printf(
+          "energy staircase over 2 s: %d read pairs; the call's value changed %d times, the field's %d; "
+          "they differed by up to %.0f mJ%s%s\n",
+          reads, steps_call, steps_field, max_apart, why.empty() ? "" : "; stopped: ", why.c_str());
+    }
     time_call("GPU-Util samples (since 0)", calls, [&] { (void)device.gpu_util_samples(0); });
+    // What run reads once a second: the samples newer than the newest it has.
+    const std::uint64_t newest = device.gpu_util_samples(0).newest_us;
+    time_call("GPU-Util samples (since newest)", calls, [&] { (void)device.gpu_util_samples(newest); });
+    time_call("process ids (holders)", calls / 10, [&] { (void)device.process_ids(); });
     time_call("GPU-Util polled", calls, [&] { (void)device.polled_gpu_util(); });
     for (const auto& engine : device.engines())
       time_call("engine " + engine.key, calls, [&] { (void)device.engine_utilization(engine); });

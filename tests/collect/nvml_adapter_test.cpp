@@ -226,6 +226,30 @@ TEST(NvmlAdapter, PowerRecordHoldsLimitDrawAndEnergyEachNaNWhenUnreadable) {
   EXPECT_TRUE(std::isnan(device.power_limit(44).energy_mj));
 }
 
+TEST(NvmlAdapter, EnergyAsAFieldValueReadsTheSameCounterApartFromTheCall) {
+  auto functions = fake_functions();
+  Nvml nvml(functions);
+  NvmlDevice device = nvml.device(0);
+  // Two different values, so that each read shows which way it came.
+  state().energy_mj = 111'000;
+  state().field_energy_mj = 222'000;
+  EXPECT_EQ(device.total_energy_mj_by_field().why, "the driver lacks nvmlDeviceGetFieldValues");
+  functions->field_values = fake_nvml::fake_field_values;
+  EXPECT_EQ(device.total_energy_mj_by_field().value, 222000.0);
+  // What the power record holds stays the call's.
+  EXPECT_EQ(device.total_energy_mj().value, 111000.0);
+  EXPECT_EQ(device.power_limit(42).energy_mj, 111000.0);
+  EXPECT_EQ(state().field_calls, 1);
+  // The field not answered, or the whole call failing: NaN with the reason.
+  state().field_energy_result = abi::kErrorNotSupported;
+  const NvmlReading field = device.total_energy_mj_by_field();
+  EXPECT_TRUE(std::isnan(field.value));
+  EXPECT_EQ(field.why, "not supported on this GPU");
+  state().field_energy_result = abi::kSuccess;
+  state().fields_result = abi::kErrorNotSupported;
+  EXPECT_EQ(device.total_energy_mj_by_field().why, "not supported on this GPU");
+}
+
 TEST(NvmlAdapter, SamplesConvertMicrosecondsToNanosecondsAndKeepWholePercents) {
   auto functions = fake_functions();
   Nvml nvml(functions);

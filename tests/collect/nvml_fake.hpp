@@ -59,6 +59,12 @@ struct State {
   std::map<unsigned, unsigned> pid_instance;
   unsigned long long energy_mj = 1'000'000;
   abi::Return energy_result = abi::kSuccess;
+  // The same counter as a field value (nvmlDeviceGetFieldValues, bound only where a test sets it):
+  // the call's result, and the field's own.
+  unsigned long long field_energy_mj = 1'000'000;
+  abi::Return fields_result = abi::kSuccess;
+  abi::Return field_energy_result = abi::kSuccess;
+  int field_calls = 0;
   std::vector<abi::ProcessUtilizationSample> process_samples;
   abi::Return process_util_result = abi::kSuccess;
   unsigned mig_current = 0;
@@ -328,6 +334,21 @@ inline abi::Return fake_gpm_metrics(abi::GpmMetricsGet* get) {
 inline abi::Return fake_energy(abi::Device, unsigned long long* mj) {
   if (state().energy_result != abi::kSuccess) return state().energy_result;
   *mj = state().energy_mj;
+  return abi::kSuccess;
+}
+inline abi::Return fake_field_values(abi::Device, int count, abi::FieldValue* values) {
+  ++state().field_calls;
+  if (state().fields_result != abi::kSuccess) return state().fields_result;
+  for (int i = 0; i < count; ++i) {
+    abi::FieldValue& v = values[i];
+    if (v.fieldId != abi::kFieldTotalEnergy) {
+      v.nvmlReturn = abi::kErrorNotSupported;
+      continue;
+    }
+    v.nvmlReturn = state().field_energy_result;
+    v.valueType = abi::kValueUnsignedLongLong;
+    v.value.ullVal = state().field_energy_mj;
+  }
   return abi::kSuccess;
 }
 inline abi::Return fake_process_util(abi::Device, abi::ProcessUtilizationSample* out, unsigned* count,

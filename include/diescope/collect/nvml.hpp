@@ -180,8 +180,14 @@ class NvmlDevice {
   std::optional<std::vector<unsigned>> process_ids() const;
   // Both lists merged per pid, with each entry's GPU instance; nullopt when neither could be read.
   std::optional<std::vector<NvmlProcess>> process_list() const;
-  // nvmlDeviceGetTotalEnergyConsumption: millijoules since the driver loaded; NaN and why otherwise.
+  // NVML's energy counter, millijoules since the driver loaded (nvmlDeviceGetTotalEnergyConsumption);
+  // NaN and why otherwise.
   NvmlReading total_energy_mj() const;
+  NvmlReading total_energy_mj_by_call() const;  // the same
+  // The same counter as the field value NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION (nvmlDeviceGetFieldValues),
+  // which bench/run/nvml_call_cost.cpp times beside the call: the call costs about 3.5 ms of CPU on the
+  // H200 (docs/footprint.md#the-table).
+  NvmlReading total_energy_mj_by_field() const;
   // nvmlDeviceGetProcessUtilization: per-process samples newer than `last_seen_us`.
   ProcessUtilRead process_utilization(std::uint64_t last_seen_us) const;
   // MIG mode and, when on, its GPU instances (docs/attribution.md#mig).

@@ -1,5 +1,7 @@
 // The host probes (docs/method.md#host-probes). One read() per host interval: /proc/stat,
-// /proc/meminfo, /proc/diskstats, and every process of the measured command's tree.
+// /proc/meminfo, /proc/diskstats, and every process of the measured command's tree. What one read
+// costs, and why the system files stay open and the tree is followed through its children files:
+// docs/method.md#what-the-probes-cost.
 #include "diescope/collect/host_probes.hpp"
 
 #include <dirent.h>
@@ -16,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "diescope/core/error.hpp"
+#include "diescope/core/unique_fd.hpp"
 #include "diescope/metrics/catalog.hpp"
 
 namespace diescope::collect {
@@ -55,6 +58,46 @@ bool read_file(const std::filesystem::path& path, std::string& out) {
   return true;
 }
 
+// A /proc file kept open from one read to the next and read again from its start (pread at offset 0
+// has the kernel produce it anew): an open and a close fewer per read.
+class KeptFile {
+ public:
+  // The whole file into `out`; false (with errno kept) when it cannot be opened or read. A failed
+  // read closes it, so the next read opens it again.
+  bool read(const std::filesystem::path& path, std::string& out) {
+    out.clear();
+    if (!fd_) {
+      fd_ = core::UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!fd_) return false;
+    }
+    char buf[16384];
+    for (off_t at = 0;;) {
+      const ssize_t n = ::pread(fd_.get(), buf, sizeof buf, at);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        const int err = errno;
+        fd_.reset();
+        errno = err;
+        return false;
+      }
+      if (n == 0) break;
+      out.append(buf, static_cast<std::size_t>(n));
+      at += n;
+    }
+    return true;
+  }
+  void close() { fd_.reset(); }
+
+ private:
+  core::UniqueFd fd_;
+};
+
+// The pids in /proc/PID/task/TID/children of every thread of `pid` (its child processes), appended
+// to `out`. False when the process's task folder cannot be listed (it exited). `children` is set to
+// false when a thread has no children file (a kernel without CONFIG_PROC_CHILDREN).
+bool child_pids(const std::filesystem::path& proc, std::int64_t pid, std::string& text,
+                std::vector<std::int64_t>& out, bool& children);
+
 // The numeric entries of a /proc-like folder (pids, or a process's thread ids).
 std::vector<std::int64_t> numeric_entries(const std::filesystem::path& dir) {
   std::vector<std::int64_t> out;
@@ -69,6 +112,33 @@ std::vector<std::int64_t> numeric_entries(const std::filesystem::path& dir) {
   ::closedir(d);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+bool child_pids(const std::filesystem::path& proc, std::int64_t pid, std::string& text,
+                std::vector<std::int64_t>& out, bool& children) {
+  const std::filesystem::path dir = proc / std::to_string(pid) / "task";
+  const std::vector<std::int64_t> tids = numeric_entries(dir);
+  if (tids.empty()) return false;
+  for (const std::int64_t tid : tids) {
+    if (!read_file(dir / std::to_string(tid) / "children", text)) {
+      if (errno == ENOENT && !std::filesystem::exists(dir / std::to_string(tid))) continue;  // it exited
+      if (errno == ENOENT) children = false;
+      continue;
+    }
+    const char* at = text.data();
+    const char* const end = text.data() + text.size();
+    while (at < end) {
+      std::int64_t child = 0;
+      const auto [next, ec] = std::from_chars(at, end, child);
+      if (ec == std::errc{}) {
+        if (child > 0) out.push_back(child);
+        at = next;
+      } else {
+        ++at;  // the separating space, or anything else the file holds
+      }
+    }
+  }
+  return true;
 }
 
 double pct(std::uint64_t part, std::uint64_t whole) {
@@ -95,6 +165,7 @@ struct HostProbes::State {
   std::uint64_t ns_per_tick = 10'000'000;
   std::string text;  // reused read buffer
   std::int64_t next_id = 0;
+  KeptFile stat_file, meminfo_file, diskstats_file, delayacct_file;
   metrics::PeakInputs peaks;
   bool have_prev = false;
   TimeNs prev_mono = 0;
@@ -124,6 +195,11 @@ struct HostProbes::State {
     bool in_tree = false;
   };
   std::unordered_map<std::int64_t, Known> known;
+  // How the tree is found (docs/method.md#what-the-probes-cost): through the children files from the
+  // root down, or, where the kernel has none, by reading every pid's parent in /proc.
+  enum class TreeSource { unknown, children, scan };
+  TreeSource tree_source = TreeSource::unknown;
+  std::vector<std::int64_t> tree;  // the tree's pids at the previous read (children source)
   struct Proc {
     std::int64_t id_cpu = -1, id_thread = -1, id_threads = -1, id_rss = -1, id_rchar = -1, id_wchar = -1;
     std::int64_t id_read_bytes = -1, id_kernel = -1, id_blocked = -1, id_threads_blocked = -1;
@@ -154,10 +230,18 @@ struct HostProbes::State {
   void read_disks(HostBatch& batch, TimeNs now, double elapsed_s, std::vector<HostValue>& values);
   void read_processes(HostBatch& batch, TimeNs now, TimeNs mono, std::int64_t root,
                       std::vector<HostValue>& values);
+  std::vector<std::int64_t> tree_by_children(std::int64_t root);
+  std::vector<std::int64_t> tree_by_scan(std::int64_t root);
+  void close_files() {
+    stat_file.close();
+    meminfo_file.close();
+    diskstats_file.close();
+    delayacct_file.close();
+  }
 };
 
 void HostProbes::State::read_cpu(HostBatch& batch, TimeNs now, std::vector<HostValue>& values) {
-  if (!read_file(opt.proc / "stat", text)) return;
+  if (!stat_file.read(opt.proc / "stat", text)) return;
   const std::vector<CpuJiffies> cpus = parse_proc_stat(text);
   if (cpus.empty() || cpus.front().cpu != -1) return;
   if (!cpu_declared) {
@@ -193,7 +277,7 @@ void HostProbes::State::read_cpu(HostBatch& batch, TimeNs now, std::vector<HostV
 }
 
 void HostProbes::State::read_memory(HostBatch& batch, TimeNs now, std::vector<HostValue>& values) {
-  if (!read_file(opt.proc / "meminfo", text)) return;
+  if (!meminfo_file.read(opt.proc / "meminfo", text)) return;
   const MemInfo m = parse_meminfo(text);
   if (!mem_declared) {
     if (std::isfinite(m.total)) peaks.readings["mem__capacity_bytes"] = m.total;
@@ -213,7 +297,7 @@ void HostProbes::State::read_memory(HostBatch& batch, TimeNs now, std::vector<Ho
 
 void HostProbes::State::read_disks(HostBatch& batch, TimeNs now, double elapsed_s,
                                    std::vector<HostValue>& values) {
-  if (!read_file(opt.proc / "diskstats", text)) return;
+  if (!diskstats_file.read(opt.proc / "diskstats", text)) return;
   for (const DiskStat& d : parse_diskstats(text)) {
     auto it = disks.find(d.name);
     if (it == disks.end()) {
@@ -251,46 +335,23 @@ void HostProbes::State::read_processes(HostBatch& batch, TimeNs now, TimeNs mono
   // Delay accounting (kernel.task_delayacct, off by default since Linux 5.14): when it is off or the
   // switch is missing, field 42 of a thread's stat reads 0 whatever the thread waited, so the blocked
   // time is not known (docs/method.md#host-probes).
-  const bool delay_accounting =
-      read_file(opt.proc / "sys/kernel/task_delayacct", text) && !text.empty() && text.front() == '1';
-  // Which pids are in the tree: the root, and every pid whose parent is (docs/method.md#host-probes).
-  const std::vector<std::int64_t> pids = numeric_entries(opt.proc);
-  std::unordered_map<std::int64_t, Known> seen;
-  seen.reserve(pids.size());
-  std::vector<std::int64_t> fresh;
-  for (std::int64_t pid : pids) {
-    if (const auto k = known.find(pid); k != known.end()) {
-      seen.emplace(pid, k->second);
-      continue;
-    }
-    if (!read_file(opt.proc / std::to_string(pid) / "stat", text)) continue;  // it exited meanwhile
-    const auto st = parse_pid_stat(text);
-    if (!st) continue;
-    seen.emplace(pid, Known{st->ppid, pid == root});
-    fresh.push_back(pid);
+  const bool delay_accounting = delayacct_file.read(opt.proc / "sys/kernel/task_delayacct", text) &&
+                                !text.empty() && text.front() == '1';
+  // Which pids are in the tree: the root, and every pid whose parent is, found through the children
+  // files where the kernel has them (docs/method.md#host-probes).
+  if (tree_source == TreeSource::unknown) {
+    std::vector<std::int64_t> ignored;
+    bool children = true;
+    if (child_pids(opt.proc, root, text, ignored, children))
+      tree_source = children ? TreeSource::children : TreeSource::scan;
   }
-  // A child may be listed before its parent joins: repeat until nothing more joins.
-  for (bool grew = true; grew;) {
-    grew = false;
-    for (std::int64_t pid : fresh) {
-      Known& k = seen[pid];
-      if (k.in_tree) continue;
-      const auto parent = seen.find(k.ppid);
-      if (parent != seen.end() && parent->second.in_tree) {
-        k.in_tree = true;
-        grew = true;
-      }
-    }
-  }
-  known = std::move(seen);
+  const std::vector<std::int64_t> pids =
+      tree_source == TreeSource::children ? tree_by_children(root) : tree_by_scan(root);
 
-  for (auto it = procs.begin(); it != procs.end();) {
-    const auto k = known.find(it->first);
-    it = k == known.end() || !k->second.in_tree ? procs.erase(it) : std::next(it);  // exited
+  for (auto it = procs.begin(); it != procs.end();) {  // exited
+    it = std::binary_search(pids.begin(), pids.end(), it->first) ? std::next(it) : procs.erase(it);
   }
   for (std::int64_t pid : pids) {  // in pid order, so stream ids do not depend on hashing
-    const auto k = known.find(pid);
-    if (k == known.end() || !k->second.in_tree) continue;
     const std::filesystem::path dir = opt.proc / std::to_string(pid);
     if (!read_file(dir / "stat", text)) continue;
     const auto st = parse_pid_stat(text);
@@ -399,6 +460,66 @@ void HostProbes::State::read_processes(HostBatch& batch, TimeNs now, TimeNs mono
   }
 }
 
+// The tree through the children files: the root, the pids that were in the tree at the previous read
+// and are still there (a process whose parent exited stays in the tree, as with the scan), and every
+// child of those, down. Reads only the tree's own processes, whatever else the host runs. Ascending.
+std::vector<std::int64_t> HostProbes::State::tree_by_children(std::int64_t root) {
+  std::vector<std::int64_t> todo = tree;
+  todo.push_back(root);
+  std::set<std::int64_t> found;
+  std::vector<std::int64_t> kids;
+  bool children = true;
+  while (!todo.empty()) {
+    const std::int64_t pid = todo.back();
+    todo.pop_back();
+    if (found.contains(pid)) continue;
+    kids.clear();
+    if (!child_pids(opt.proc, pid, text, kids, children)) continue;  // exited
+    found.insert(pid);
+    todo.insert(todo.end(), kids.begin(), kids.end());
+  }
+  tree.assign(found.begin(), found.end());
+  return tree;
+}
+
+// The tree by reading every pid's parent in /proc (kernels without the children files): a pid joins
+// when its parent is in the tree, and stays while it runs. Ascending.
+std::vector<std::int64_t> HostProbes::State::tree_by_scan(std::int64_t root) {
+  const std::vector<std::int64_t> pids = numeric_entries(opt.proc);
+  std::unordered_map<std::int64_t, Known> seen;
+  seen.reserve(pids.size());
+  std::vector<std::int64_t> fresh;
+  for (std::int64_t pid : pids) {
+    if (const auto k = known.find(pid); k != known.end()) {
+      seen.emplace(pid, k->second);
+      continue;
+    }
+    if (!read_file(opt.proc / std::to_string(pid) / "stat", text)) continue;  // it exited meanwhile
+    const auto st = parse_pid_stat(text);
+    if (!st) continue;
+    seen.emplace(pid, Known{st->ppid, pid == root});
+    fresh.push_back(pid);
+  }
+  // A child may be listed before its parent joins: repeat until nothing more joins.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (std::int64_t pid : fresh) {
+      Known& k = seen[pid];
+      if (k.in_tree) continue;
+      const auto parent = seen.find(k.ppid);
+      if (parent != seen.end() && parent->second.in_tree) {
+        k.in_tree = true;
+        grew = true;
+      }
+    }
+  }
+  known = std::move(seen);
+  std::vector<std::int64_t> in_tree;
+  for (std::int64_t pid : pids)
+    if (const auto k = known.find(pid); k != known.end() && k->second.in_tree) in_tree.push_back(pid);
+  return in_tree;
+}
+
 HostProbes::HostProbes(HostProbeOptions options) : state_(std::make_unique<State>()) {
   state_->opt = std::move(options);
   state_->page_bytes = state_->opt.page_bytes > 0 ? state_->opt.page_bytes : ::sysconf(_SC_PAGESIZE);
@@ -412,6 +533,8 @@ HostProbes::~HostProbes() = default;
 
 void HostProbes::set_proc_root(std::filesystem::path proc) {
   state_->opt.proc = std::move(proc);
+  state_->close_files();
+  state_->tree_source = State::TreeSource::unknown;
 }
 
 HolderIdentity identify_gpu_holder(std::int64_t pid, std::int64_t command_pid, std::int64_t self_pid,

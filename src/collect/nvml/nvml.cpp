@@ -485,6 +485,22 @@ std::optional<std::vector<NvmlProcess>> NvmlDevice::process_list() const {
 }
 
 NvmlReading NvmlDevice::total_energy_mj() const {
+  return total_energy_mj_by_call();
+}
+
+NvmlReading NvmlDevice::total_energy_mj_by_field() const {
+  if (!fn().field_values) return {kNaN, "the driver lacks nvmlDeviceGetFieldValues"};
+  abi::FieldValue value{};
+  value.fieldId = abi::kFieldTotalEnergy;
+  const abi::Return rc = fn().field_values(handle_, 1, &value);
+  if (rc != abi::kSuccess) return {kNaN, why_not(fn(), rc)};
+  if (value.nvmlReturn != abi::kSuccess) return {kNaN, why_not(fn(), value.nvmlReturn)};
+  const double mj = sample_value(value.valueType, value.value);
+  if (std::isnan(mj)) return {kNaN, "NVML gave the energy field an unknown value type"};
+  return {mj, {}};
+}
+
+NvmlReading NvmlDevice::total_energy_mj_by_call() const {
   if (!fn().total_energy) return {kNaN, "the driver lacks nvmlDeviceGetTotalEnergyConsumption"};
   unsigned long long mj = 0;
   const abi::Return rc = fn().total_energy(handle_, &mj);

@@ -56,6 +56,18 @@ inline constexpr int kValueSignedLongLong = 4;
 inline constexpr int kValueSignedInt = 5;
 inline constexpr int kValueUnsignedShort = 6;
 
+struct FieldValue {  // nvmlFieldValue_t
+  unsigned int fieldId;
+  unsigned int scopeId;
+  long long timestamp;    // microseconds
+  long long latencyUsec;  // how old the value was when read
+  int valueType;          // nvmlValueType_t
+  Return nvmlReturn;
+  Value value;
+};
+static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t is 40 bytes");
+inline constexpr unsigned kFieldTotalEnergy = 83;  // NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION (mJ)
+
 struct Sample {                  // nvmlSample_t
   unsigned long long timeStamp;  // microseconds since the Unix epoch
   Value sampleValue;
@@ -172,6 +184,7 @@ struct Functions {
   Return (*gpm_metrics_get)(GpmMetricsGet*) = nullptr;         // nvmlGpmMetricsGet
   // Attribution (docs/attribution.md): energy, per-process utilisation, MIG instances.
   Return (*total_energy)(Device, unsigned long long*) = nullptr;  // nvmlDeviceGetTotalEnergyConsumption (mJ)
+  Return (*field_values)(Device, int, FieldValue*) = nullptr;     // nvmlDeviceGetFieldValues
   Return (*process_utilization)(Device, ProcessUtilizationSample*, unsigned*,
                                 unsigned long long) = nullptr;  // nvmlDeviceGetProcessUtilization
   Return (*mig_mode)(Device, unsigned*, unsigned*) = nullptr;   // nvmlDeviceGetMigMode (current, pending)

@@ -180,6 +180,7 @@ std::unique_ptr<Library> load_library() {
     f.gpm_metrics_get = nullptr;
   }
   bind(h, f.total_energy, {"nvmlDeviceGetTotalEnergyConsumption"});
+  bind(h, f.field_values, {"nvmlDeviceGetFieldValues"});
   bind(h, f.process_utilization, {"nvmlDeviceGetProcessUtilization"});
   bind(h, f.mig_mode, {"nvmlDeviceGetMigMode"});
   bind(h, f.max_mig_devices, {"nvmlDeviceGetMaxMigDeviceCount"});

@@ -2,10 +2,16 @@
 // are two reads 100 ms apart. Every expected value is worked out from the fixture files by hand.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
-#include <unistd.h>
+#include <vector>
 
 #include "diescope/collect/host_probes.hpp"
 
@@ -235,6 +241,95 @@ TEST(HostProbes, TheLiveHostReads) {
   EXPECT_GE(r.at("proc__threads", "process:" + std::to_string(self)), 1);
   EXPECT_GE(r.at("proc__cycles_active.sum.per_second", "process:" + std::to_string(self)), 0);
   EXPECT_GT(r.at("mem__capacity_bytes", "system"), 0);
+}
+
+// A /proc tree written by the test: each process with its stat, one thread with its schedstat, and
+// that thread's children file (a kernel with CONFIG_PROC_CHILDREN).
+class ChildrenTree {
+ public:
+  ChildrenTree()
+      : root_(fs::temp_directory_path() / ("diescope-host-children-" + std::to_string(::getpid()))) {
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  ~ChildrenTree() { fs::remove_all(root_); }
+  ChildrenTree(const ChildrenTree&) = delete;
+  ChildrenTree& operator=(const ChildrenTree&) = delete;
+
+  void process(int pid, int ppid, const std::string& children) {
+    const fs::path task = root_ / std::to_string(pid) / "task" / std::to_string(pid);
+    fs::create_directories(task);
+    put(root_ / std::to_string(pid) / "stat", std::to_string(pid) + " (p" + std::to_string(pid) + ") S " +
+                                                  std::to_string(ppid) +
+                                                  " 1 1 0 -1 4194304 120 0 0 0 10 5 0 0 20 0 1 0 12345 "
+                                                  "1000000 256 18446744073709551615 1 1 0 0 0 0 "
+                                                  "0 0 0 0 0 0 17 3 0 0 0 0 0\n");
+    put(task / "schedstat", "1000 0 0\n");
+    put(task / "children", children);
+  }
+  void exit(int pid) { fs::remove_all(root_ / std::to_string(pid)); }
+  const fs::path& root() const { return root_; }
+
+ private:
+  static void put(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
+  fs::path root_;
+};
+
+std::vector<std::int64_t> task_pids(const HostBatch& b) {
+  std::vector<std::int64_t> out;
+  for (const auto& t : b.tasks) out.push_back(t.pid);
+  return out;
+}
+
+TEST(HostProbes, TheTreeIsFollowedThroughTheChildrenFiles) {
+  ChildrenTree proc;
+  // 100 is the root; 101 its child, 102 and 103 101's; 300's stat names 100 as its parent, but no
+  // children file lists it: the probes read the tree from the children files, not from /proc's list.
+  proc.process(100, 1, "101 ");
+  proc.process(101, 100, "102 103 ");
+  proc.process(102, 101, "");
+  proc.process(103, 101, "");
+  proc.process(300, 100, "");
+  collect::HostProbeOptions o;
+  o.proc = proc.root();
+  o.page_bytes = 4096;
+  collect::HostProbes probes(o);
+  Reads r;
+  const HostBatch first = probes.read(kT0, kMono0, 100);
+  r.add(first);
+  EXPECT_EQ(task_pids(first), (std::vector<std::int64_t>{100, 101, 102, 103}));
+  EXPECT_FALSE(r.declared("proc__threads", "process:300"));
+  // 101 exits: 102 is re-parented to init (its stat says 1, no children file lists it) and stays in
+  // the tree, as with the scan; 103 exits with it; 104 is new under 100.
+  proc.exit(101);
+  proc.exit(103);
+  proc.process(102, 1, "");
+  proc.process(100, 1, "104");
+  proc.process(104, 100, "");
+  r.add(probes.read(kT0 + kStep, kMono0 + kStep, 100));
+  EXPECT_TRUE(r.has("proc__threads", "process:100"));
+  EXPECT_TRUE(r.has("proc__threads", "process:102"));
+  EXPECT_TRUE(r.has("proc__threads", "process:104"));
+  EXPECT_FALSE(r.has("proc__threads", "process:101"));
+  EXPECT_FALSE(r.has("proc__threads", "process:103"));
+  // 102's thread ran 1000 ns at both reads: 0 ns over 100 ms is 0% of a core.
+  EXPECT_EQ(r.at("proc__cycles_active.sum.per_second", "process:102"), 0.0);
+}
+
+TEST(HostProbes, TheLiveTreeFindsAForkedChild) {
+  // The machine's own /proc: a child of this test process is in its tree from the first read.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  collect::HostProbes probes;
+  const HostBatch b = probes.read(kT0, kMono0, static_cast<std::int64_t>(::getpid()));
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  const std::vector<std::int64_t> pids = task_pids(b);
+  EXPECT_NE(std::find(pids.begin(), pids.end(), static_cast<std::int64_t>(child)), pids.end());
 }
 
 }  // namespace
