@@ -124,7 +124,8 @@ int report_command(const ReportRequest& opt) {
         "give the smoothing kernel in milliseconds, above 0 (--smooth 100), or leave it out");
   const double smooth_s = opt.smooth_ms / 1e3;
 
-  const analysis::WindowMode window = opt.no_window ? analysis::WindowMode::none : analysis::WindowMode::markers;
+  const analysis::WindowMode window =
+      opt.no_window ? analysis::WindowMode::none : analysis::WindowMode::markers;
   MultiRenderer renderers;
   std::vector<fs::path> written;
   // The headline renders first and is always printed; a folder that cannot be written is an error

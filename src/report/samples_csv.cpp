@@ -60,8 +60,11 @@ std::function<void(const analysis::ObservedSample&)> sample_walker(
     std::vector<double> unmatched;
     WalkedSample w;
   };
-  auto walk = std::make_shared<Walk>(Walk{source.meta(), in_analysis, std::move(visit),
-                                          std::vector<double>(source.meta().engines.size(), analysis::kNaN), {}});
+  auto walk = std::make_shared<Walk>(Walk{source.meta(),
+                                          in_analysis,
+                                          std::move(visit),
+                                          std::vector<double>(source.meta().engines.size(), analysis::kNaN),
+                                          {}});
   return [walk](const analysis::ObservedSample& o) {
     WalkedSample& w = walk->w;
     w.index = o.index;

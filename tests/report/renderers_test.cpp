@@ -199,7 +199,8 @@ TEST_F(Renderers, OnePassWritesWhatAnalysisThenRenderWrite) {
     return multi;
   };
   std::ostringstream two_passes_headline, one_pass_headline;
-  const report::RecordingReport analysed = report::analyse_recording(recording, analysis::WindowMode::markers);
+  const report::RecordingReport analysed =
+      report::analyse_recording(recording, analysis::WindowMode::markers);
   renderers_into(dir / "two-passes", two_passes_headline)
       ->render(report::ReportInput{analysed.report, analysed.source.get(), &analysed.analysis});
   const auto one_pass = renderers_into(dir / "one-pass", one_pass_headline);
