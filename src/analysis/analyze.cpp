@@ -467,6 +467,17 @@ Analysis analyze(const recording::Recording& source, const AnalysisOptions& opti
   const std::size_t n_diags = meta.diagnostics.size();
   const std::size_t n_counts = meta.counts.size();
 
+  if (options.before_samples) {
+    Analysis bounds = analysis;
+    bounds.run.start_ns = run.lo;
+    bounds.run.end_ns = run.hi;
+    if (window) {
+      bounds.window.results.start_ns = window->lo;
+      bounds.window.results.end_ns = window->hi;
+    }
+    options.before_samples(bounds);
+  }
+
   const auto& observe = options.observe_sample;
   ObservedSample observed;
 

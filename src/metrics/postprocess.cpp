@@ -363,7 +363,21 @@ struct Pipeline::Stream {
   std::vector<double> weight, lo, hi;
 };
 
-Pipeline::Pipeline(const Grid& grid, double smooth_s) : grid_(grid), smooth_s_(smooth_s) {}
+Pipeline::Pipeline(const Grid& grid, double smooth_s)
+    : grid_(grid), smooth_s_(smooth_s), last_bin_lo_ns_(grid.origin_ns) {}
+
+std::size_t Pipeline::bin_of(std::int64_t t_ns) {
+  const std::int64_t step = grid_.step_ns;
+  if (t_ns >= last_bin_lo_ns_ && t_ns - last_bin_lo_ns_ < step) return last_bin_;
+  if (t_ns >= last_bin_lo_ns_ + step && t_ns - last_bin_lo_ns_ - step < step) {
+    last_bin_lo_ns_ += step;
+    return ++last_bin_;
+  }
+  const std::int64_t k = (t_ns - grid_.origin_ns) / step;
+  last_bin_ = static_cast<std::size_t>(k);
+  last_bin_lo_ns_ = grid_.origin_ns + k * step;
+  return last_bin_;
+}
 
 Expected<Pipeline> Pipeline::make(const Grid& grid, double smooth_s) {
   if (grid.bins == 0 || grid.step_ns <= 0) return MetricError{"pipeline: the grid has no bins"};
@@ -422,20 +436,23 @@ const MetricDescriptor& Pipeline::descriptor(std::size_t id) const {
 void Pipeline::to_grid(Stream& s, std::int64_t t0, std::int64_t t1, double value) {
   if (!std::isfinite(value)) return;  // no value: the bin stays empty unless another value reaches it
   const std::int64_t origin = grid_.origin_ns, end = grid_.end_ns(), step = grid_.step_ns;
+  // Adding value x weight to a bin's sum is skipped for a value of 0, which adds exactly nothing (a
+  // sum from +0 never becomes -0): a state's share of time is 0 in most bins.
+  const bool adds = value != 0;
   auto enter = [&](std::size_t k, double weight) {
-    s.weighted[k] += static_cast<long double>(value) * weight;
+    if (adds) s.weighted[k] += static_cast<long double>(value) * weight;
     s.weight[k] += weight;
     s.lo[k] = std::isnan(s.lo[k]) ? value : std::min(s.lo[k], value);
     s.hi[k] = std::isnan(s.hi[k]) ? value : std::max(s.hi[k], value);
   };
   if (t1 <= t0) {  // a point: once in its bin
     if (t0 < origin || t0 >= end) return;
-    enter(static_cast<std::size_t>((t0 - origin) / step), 1.0);
+    enter(bin_of(t0), 1.0);
     return;
   }
   const std::int64_t a = std::max(t0, origin), b = std::min(t1, end);
   if (b <= a) return;
-  for (std::int64_t k = (a - origin) / step; k < static_cast<std::int64_t>(grid_.bins); ++k) {
+  for (auto k = static_cast<std::int64_t>(bin_of(a)); k < static_cast<std::int64_t>(grid_.bins); ++k) {
     const std::int64_t bin_lo = origin + k * step;
     if (bin_lo >= b) break;
     const std::int64_t overlap = std::min(b, bin_lo + step) - std::max(a, bin_lo);

@@ -1,12 +1,14 @@
 // docs/report.md: a recording to its report, for run, report and bench.
 #include "diescope/report/recording_report.hpp"
 
+#include <exception>
 #include <ostream>
 #include <system_error>
 
 #include "diescope/core/error.hpp"
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/report.hpp"
+#include "diescope/report/samples_csv.hpp"
 
 namespace diescope::report {
 
@@ -34,6 +36,49 @@ RecordingReport analyse_recording(const fs::path& path, analysis::WindowMode win
   ReportContext context{path.string(), r.source->side().end};
   if (calibration) context.calibration = calibration(r.analysis);
   r.report = build_report(r.analysis, context);
+  return r;
+}
+
+RecordingReport analyse_and_render(const fs::path& path, analysis::WindowMode window,
+                                   const CalibrationLookup& calibration, MultiRenderer& renderers) {
+  RecordingReport r;
+  r.source = recording::open_recording(path);
+  const recording::Recording& source = *r.source;
+  ReportContext context{path.string(), source.side().end};
+  const std::vector<SampleRenderer*> walkers = renderers.sample_renderers();
+  analysis::AnalysisOptions options;
+  options.window = window;
+  // What the renderers that show each sample begin from: the report of the analysis as it stands
+  // before the first sample (the run's bounds, the GPU, the source).
+  analysis::Analysis bounds;
+  nlohmann::json bounds_report;
+  std::exception_ptr walk_failed;
+  if (!walkers.empty()) {
+    options.before_samples = [&](const analysis::Analysis& before) {
+      bounds = before;
+      bounds_report = build_report(bounds, context);
+      try {
+        for (SampleRenderer* w : walkers) w->begin(ReportInput{bounds_report, &source, &bounds});
+      } catch (...) {
+        walk_failed = std::current_exception();
+      }
+    };
+    options.observe_sample = sample_walker(source, true, [&](const WalkedSample& sample) {
+      if (walk_failed) return;
+      try {
+        for (SampleRenderer* w : walkers) w->sample(sample);
+      } catch (...) {
+        walk_failed = std::current_exception();
+      }
+    });
+  }
+  r.analysis = analyze(source, options);
+  if (calibration) context.calibration = calibration(r.analysis);
+  r.report = build_report(r.analysis, context);
+  const ReportInput input{r.report, r.source.get(), &r.analysis};
+  renderers.render_documents(input);
+  if (walk_failed) std::rethrow_exception(walk_failed);
+  for (SampleRenderer* w : walkers) w->finish(input);
   return r;
 }
 

@@ -50,6 +50,18 @@ void MultiRenderer::render(const ReportInput& input) {
   for (SampleRenderer* w : walkers) w->finish(input);
 }
 
+std::vector<SampleRenderer*> MultiRenderer::sample_renderers() const {
+  std::vector<SampleRenderer*> walkers;
+  for (const auto& r : renderers_)
+    if (auto* walker = dynamic_cast<SampleRenderer*>(r.get())) walkers.push_back(walker);
+  return walkers;
+}
+
+void MultiRenderer::render_documents(const ReportInput& input) {
+  for (const auto& r : renderers_)
+    if (!dynamic_cast<SampleRenderer*>(r.get())) r->render(input);
+}
+
 void SampleRenderer::render(const ReportInput& input) {
   if (!input.recording) throw_no_recording(*this);
   begin(input);

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "diescope/core/error.hpp"
+#include "diescope/report/recording_report.hpp"
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/report.hpp"
 
@@ -123,18 +124,22 @@ int report_command(const ReportRequest& opt) {
         "give the smoothing kernel in milliseconds, above 0 (--smooth 100), or leave it out");
   const double smooth_s = opt.smooth_ms / 1e3;
 
-  const RecordingReport analysed = analyse_recording(
-      input, opt.no_window ? analysis::WindowMode::none : analysis::WindowMode::markers, opt.calibration);
-
+  const analysis::WindowMode window =
+      opt.no_window ? analysis::WindowMode::none : analysis::WindowMode::markers;
   MultiRenderer renderers;
   std::vector<fs::path> written;
   // The headline renders first and is always printed; a folder that cannot be written is an error
-  // after it.
+  // after it, and after the recording's own errors (the analysis comes first).
   if (wants(formats, "terminal")) renderers.add(std::make_unique<TerminalRenderer>(std::cout));
   std::optional<core::Error> folder_error;
+  std::optional<fs::path> made_folder;  // created here for this report: removed again if the analysis fails
   if (formats.size() > formats.count("terminal")) {
     try {
+      const fs::path wanted = opt.out.empty() ? default_output_folder(input) : fs::path(opt.out);
+      std::error_code exists_ec;
+      const bool existed = fs::exists(wanted, exists_ec);
       const fs::path out = output_folder(opt, input);
+      if (!existed) made_folder = out;
       if (wants(formats, "json")) {
         renderers.add(std::make_unique<JsonRenderer>(out / "report.json"));
         written.push_back(out / "report.json");
@@ -152,12 +157,22 @@ int report_command(const ReportRequest& opt) {
         written.push_back(out / "trace.json");
       }
     } catch (const core::Error& e) {
-      if (!wants(formats, "terminal")) throw;
       folder_error = e;
       written.clear();
     }
   }
-  renderers.render(ReportInput{analysed.report, analysed.source.get(), &analysed.analysis});
+  if (folder_error && !wants(formats, "terminal")) {
+    analyse_recording(input, window, opt.calibration);
+    throw *folder_error;
+  }
+  // One pass over the recording feeds the analysis and every output (docs/report.md#one-pass).
+  try {
+    analyse_and_render(input, window, opt.calibration, renderers);
+  } catch (...) {
+    std::error_code remove_ec;
+    if (made_folder) fs::remove(*made_folder, remove_ec);  // only while empty: nothing was written into it
+    throw;
+  }
   if (folder_error) {
     std::cout.flush();
     throw *folder_error;

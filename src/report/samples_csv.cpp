@@ -51,30 +51,47 @@ const char* use_name(SampleUse use) {
 
 }  // namespace
 
-void walk_samples(const recording::Recording& source, const analysis::Analysis* analysis,
-                  const std::function<void(const WalkedSample&)>& visit) {
-  const std::vector<double> unmatched(source.meta().engines.size(), analysis::kNaN);
-  WalkedSample w;
-  analysis::AnalysisOptions options;
-  options.window = analysis::WindowMode::none;  // the verdicts are the run's; the window changes none of them
-  options.observe_sample = [&](const analysis::ObservedSample& o) {
+std::function<void(const analysis::ObservedSample&)> sample_walker(
+    const recording::Recording& source, bool in_analysis, std::function<void(const WalkedSample&)> visit) {
+  struct Walk {
+    const recording::RecordingMeta& meta;
+    bool in_analysis;
+    std::function<void(const WalkedSample&)> visit;
+    std::vector<double> unmatched;
+    WalkedSample w;
+  };
+  auto walk = std::make_shared<Walk>(Walk{source.meta(),
+                                          in_analysis,
+                                          std::move(visit),
+                                          std::vector<double>(source.meta().engines.size(), analysis::kNaN),
+                                          {}});
+  return [walk](const analysis::ObservedSample& o) {
+    WalkedSample& w = walk->w;
     w.index = o.index;
     w.sample = o.sample;
-    w.engines = unmatched;
+    w.engines = walk->unmatched;
     w.die_util_pct = o.die_util_pct;
-    if (analysis && !o.in_run) {
+    if (walk->in_analysis && !o.in_run) {
       w.verdict = {SampleUse::outside_run, "outside the run"};
       w.die_util_pct = analysis::die_util_of_sample(o.sample->units, {});
     } else if (o.drop == analysis::SampleDrop::first) {
-      w.verdict = {SampleUse::dropped_first, drop_words(o.drop, o.broken, source.meta())};
+      w.verdict = {SampleUse::dropped_first, drop_words(o.drop, o.broken, walk->meta)};
     } else if (o.drop == analysis::SampleDrop::broken) {
-      w.verdict = {SampleUse::dropped_broken, drop_words(o.drop, o.broken, source.meta())};
+      w.verdict = {SampleUse::dropped_broken, drop_words(o.drop, o.broken, walk->meta)};
     } else {
-      w.verdict = {};
+      w.verdict.use = SampleUse::used;
+      w.verdict.reason.clear();
       if (!o.engines.empty()) w.engines = o.engines;
     }
-    visit(w);
+    walk->visit(w);
   };
+}
+
+void walk_samples(const recording::Recording& source, const analysis::Analysis* analysis,
+                  const std::function<void(const WalkedSample&)>& visit) {
+  analysis::AnalysisOptions options;
+  options.window = analysis::WindowMode::none;  // the verdicts are the run's; the window changes none of them
+  options.observe_sample = sample_walker(source, analysis != nullptr, visit);
   analyze(source, options);
 }
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "builder.hpp"
 #include "diescope/core/error.hpp"
@@ -116,6 +118,40 @@ TEST(Drops, WhereAnImpossibleSampleBrokeIsObserved) {
   EXPECT_EQ(seen[2].column, 0u);
   EXPECT_EQ(seen[2].value, analysis::SampleBreak::Value::negative);
   EXPECT_EQ(seen[2].read, -0.5);
+}
+
+TEST(Drops, BeforeSamplesSeesTheBoundsOfRunAndWindowBeforeTheFirstSample) {
+  // The run is [0, 1000) ms (builder); the markers at 200 and 1500 make the window [200, 1000) once
+  // clipped to the run. Before the first sample: those bounds, and not a sample counted yet.
+  Builder b({"sm"}, 1000);
+  b.mark(200, recording::MarkKind::start);
+  b.mark(1500, recording::MarkKind::stop);
+  b.samples(0, 10, 100, {50});
+  std::vector<std::string> order;
+  analysis::Analysis bounds;
+  analysis::AnalysisOptions options;
+  options.before_samples = [&](const analysis::Analysis& a) {
+    order.push_back("before");
+    bounds = a;
+  };
+  options.observe_sample = [&order](const analysis::ObservedSample&) { order.push_back("sample"); };
+  const analysis::Analysis a = b.analyze(options);
+  ASSERT_EQ(order.size(), 11u);
+  EXPECT_EQ(order.front(), "before");
+  EXPECT_EQ(std::count(order.begin(), order.end(), "sample"), 10);
+  EXPECT_EQ(bounds.run.start_ns, at_ms(0));
+  EXPECT_EQ(bounds.run.end_ns, at_ms(1000));
+  EXPECT_TRUE(bounds.window.found);
+  EXPECT_EQ(bounds.window.results.start_ns, at_ms(200));
+  EXPECT_EQ(bounds.window.results.end_ns, at_ms(1000));
+  EXPECT_EQ(bounds.run.samples_read, 0);
+  // The finished analysis has the same bounds, and the samples: 10 read, the first dropped.
+  EXPECT_EQ(a.run.start_ns, bounds.run.start_ns);
+  EXPECT_EQ(a.run.end_ns, bounds.run.end_ns);
+  EXPECT_EQ(a.window.results.start_ns, bounds.window.results.start_ns);
+  EXPECT_EQ(a.window.results.end_ns, bounds.window.results.end_ns);
+  EXPECT_EQ(a.run.samples_read, 10);
+  EXPECT_EQ(a.run.samples_used, 9);
 }
 
 TEST(Engines, AnImpossibleEngineValueIsUnavailableNotBusiest) {

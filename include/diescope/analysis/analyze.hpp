@@ -117,6 +117,12 @@ struct AnalysisOptions {
   WindowMode window = WindowMode::markers;
   // Called for every chip sample in stream order, when set. Observing never changes the results.
   std::function<void(const ObservedSample&)> observe_sample;
+  // Called once, when set, after the run and the steady window are found and before any chip sample
+  // is read: with the meta, the notes, window.found and window.finding, and the bounds of the run
+  // (run.start_ns, run.end_ns) and of the window (window.results.start_ns, end_ns); every figure
+  // still empty. The outputs that show each sample start from it, so that one pass feeds them all
+  // (docs/report.md#one-pass).
+  std::function<void(const Analysis&)> before_samples;
 };
 
 // Throws InputError when a stream breaks the Recording promises (time order, column counts).

@@ -191,8 +191,13 @@ class Pipeline {
   struct Stream;
   Pipeline(const Grid& grid, double smooth_s);
   void to_grid(Stream& s, std::int64_t t0_ns, std::int64_t t1_ns, double value);
+  // The bin holding `t_ns` (origin_ns <= t_ns < end_ns()); the last bin found is kept, since spans
+  // arrive in time order and most fall in it or the next (no division then).
+  std::size_t bin_of(std::int64_t t_ns);
   Grid grid_;
   double smooth_s_;
+  std::size_t last_bin_ = 0;
+  std::int64_t last_bin_lo_ns_ = 0;  // origin_ns + last_bin_ * step_ns
   std::vector<std::shared_ptr<Stream>> streams_;
 };
 

@@ -33,6 +33,17 @@ struct RecordingReport {
 RecordingReport analyse_recording(const std::filesystem::path& path, analysis::WindowMode window,
                                   const CalibrationLookup& calibration = {});
 
+class MultiRenderer;  // renderer.hpp
+
+// analyse_recording(), then `renderers` over its report, in one pass over the recording
+// (docs/report.md#one-pass): the renderers that show each sample see each one as the analysis reads
+// it, having begun from the run's bounds before the first; the others render once the report is
+// built, before those finish. What each writes is what MultiRenderer::render() writes after
+// analyse_recording(), and in the same order: a renderer that fails to begin or to take a sample
+// throws once the others have rendered.
+RecordingReport analyse_and_render(const std::filesystem::path& path, analysis::WindowMode window,
+                                   const CalibrationLookup& calibration, MultiRenderer& renderers);
+
 // Writes report.json and samples.csv into `folder` (created when missing) and, when `headline` is
 // given, the terminal headline there first.
 void write_recording_report(const RecordingReport& report, const std::filesystem::path& folder,

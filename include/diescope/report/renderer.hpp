@@ -59,6 +59,11 @@ class MultiRenderer final : public Renderer {
   bool needs_recording() const override;
   // The renderers that need no samples in the order added, then those that do, over one shared walk.
   void render(const ReportInput& input) override;
+  // The renderers that show each sample, in the order added; render_documents() renders the others.
+  // Together they let the analysis's own pass feed the samples (analyse_and_render(),
+  // docs/report.md#one-pass).
+  std::vector<SampleRenderer*> sample_renderers() const;
+  void render_documents(const ReportInput& input);
 
  private:
   std::vector<std::unique_ptr<Renderer>> renderers_;

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "diescope/analysis/analyze.hpp"
 #include "diescope/analysis/result.hpp"
 #include "diescope/metrics/postprocess.hpp"
 #include "diescope/recording/recording.hpp"
@@ -48,6 +49,13 @@ struct WalkedSample {
 // shown unmatched to engines, as the analysis never reads it.
 void walk_samples(const recording::Recording& source, const analysis::Analysis* analysis,
                   const std::function<void(const WalkedSample&)>& visit);
+
+// The analysis's per-sample observer behind walk_samples(): each observed sample becomes a
+// WalkedSample for `visit`. `in_analysis` false: there is no run to be outside of (a null analysis
+// above). Set as AnalysisOptions::observe_sample of the report's own analysis, it feeds the
+// per-sample outputs from that one pass (docs/report.md#one-pass).
+std::function<void(const analysis::ObservedSample&)> sample_walker(
+    const recording::Recording& source, bool in_analysis, std::function<void(const WalkedSample&)> visit);
 
 struct SamplesCsvStats {
   std::int64_t rows = 0;
