@@ -130,7 +130,7 @@ int run(const AgentArgs& a) {
     options.sampler_executable = a.sampler;
     options.sampler_extra_args = a.sampler_args;
     options.gpus = a.gpus;
-    options.chip.source = collect::chip_source_from_name(a.source).value_or(collect::ChipSource::automatic);
+    options.chip.source = collect::chip_source_setting_from_name(a.source).value_or(collect::ChipSourceSetting::automatic);
     options.log = log_line;
     source = collect::open_live_session(options);
     log_line(fmt::format("monitoring {} GPU(s)", source->gpu_count()));
