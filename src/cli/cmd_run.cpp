@@ -1,11 +1,8 @@
 // `diescope run [opts] -- CMD ARGS`: runs a command, records every GPU it may use (chip counters by
 // PM sampling in a child process, NVML, the command's window markers), then analyses each
 // recording, prints the headline and writes the report. Exits with the command's exit code.
-#include <fmt/core.h>
-
 #include <ctime>
 #include <tuple>
-#include <utility>
 #include <filesystem>
 #include <iostream>
 #include <string>

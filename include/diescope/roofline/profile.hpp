@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "diescope/roofline/sampled.hpp"
+#include "diescope/roofline/table.hpp"
 
 namespace diescope::roofline {
 
@@ -32,7 +33,7 @@ struct NcuSettings {
 struct BackendSetting {
   std::string name;                   // "iterations"
   std::string value_name;             // the value in --help: "N"
-  std::vector<std::string> backends;  // the backends that take it: ncu, range, sampled
+  std::vector<Profiler> backends;     // the backends that take it
   std::string help;
   bool repeatable = false;  // each use adds a value (metrics, ncu-arg); else one use
 };
