@@ -38,6 +38,9 @@ view() {  # DIR -> the figures, the fields and the notes of every report in DIR
   python3 - "$1" <<'PY'
 import json, os, re, sys
 d = sys.argv[1]
+if not os.path.isdir(d):
+    print("run wrote no folder")
+    sys.exit(0)
 def paths(x, at=""):
     if isinstance(x, dict):
         for k, v in x.items():

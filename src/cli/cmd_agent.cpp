@@ -26,7 +26,7 @@ void log_line(const std::string& line) {
 }
 
 int run(const AgentArgs& a) {
-  const agent::AgentSettings settings = agent::agent_settings(a);
+  agent::AgentSettings settings = agent::agent_settings(a);
   // Replay and live alike (run and bench refuse the same values).
   check_range(kIntervalMs, a.interval_ms);
   check_range(kHostIntervalMs, a.host_interval_ms);
