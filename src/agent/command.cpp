@@ -84,8 +84,8 @@ std::unique_ptr<collect::Feed> open_agent_feed(const AgentCommand& a, const core
     feed = collect::open_live_session(options);
     log(fmt::format("monitoring {} GPU(s)", feed->gpu_count()));
   }
-  log(fmt::format("counters on {} ms of every {} ms; drain every {} ms", std::min(a.duty_on_ms, a.duty_period_ms),
-                  a.duty_period_ms, a.poll_ms));
+  log(fmt::format("counters on {} ms of every {} ms; drain every {} ms",
+                  std::min(a.duty_on_ms, a.duty_period_ms), a.duty_period_ms, a.poll_ms));
   return feed;
 }
 

@@ -69,7 +69,8 @@ int run(const AgentArgs& a) {
     tee_batches(captures, settings);
   }
   agent::Agent core(*source, clock, settings);
-  agent::RunnerOptions run_options = agent::agent_runner_options(a, host.get(), store.get(), listen, log_line);
+  agent::RunnerOptions run_options =
+      agent::agent_runner_options(a, host.get(), store.get(), listen, log_line);
   run_options.stop_fd = stop_signals.fd();
   run_options.stop_reason = [&stop_signals] {
     const auto caught = stop_signals.next();

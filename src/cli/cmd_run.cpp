@@ -62,7 +62,8 @@ int run_command(const RunCliOptions& cli) {
   options.command = cli.command;
   options.interval_ms = cli.interval_ms;
   options.drain_ms = cli.drain_ms;
-  options.source = collect::chip_source_setting_from_name(cli.source).value_or(collect::ChipSourceSetting::automatic);
+  options.source =
+      collect::chip_source_setting_from_name(cli.source).value_or(collect::ChipSourceSetting::automatic);
   options.host_interval_ms = cli.host_interval_ms;
   if (!cli.gpus.empty()) options.gpus = cli.gpus;
   options.output_dir = cli.report_dir.empty() ? fs::path(default_report_dir()) : fs::path(cli.report_dir);

@@ -13,7 +13,8 @@ void report_run(const std::vector<RunRecordingRef>& recordings, const RunReportS
   const bool several = recordings.size() > 1;
   std::vector<GpuFigures> figures;
   for (const auto& rec : recordings)
-    figures.push_back(report_run_recording(rec.path, rec.index, settings.window, several, settings.calibration, out,
+    figures.push_back(report_run_recording(rec.path, rec.index, settings.window, several,
+                                           settings.calibration, out,
                                            settings.holders ? settings.holders(rec.index) : std::nullopt));
   // Several GPUs: side by side, the least used, the gap between them, which were busy
   // (docs/method.md#several-gpus); gpus.json beside the recordings.

@@ -65,7 +65,11 @@ const std::vector<BackendSetting>& backend_settings() {
   // docs/roofline.md#backend-settings; the sampled constants' ranges: docs/roofline.md#sampled-constants.
   static const std::vector<BackendSetting> settings = {
       {"ncu", "PATH", {Profiler::ncu}, "the ncu to run (default: ncu on PATH)"},
-      {"metrics", "A,B", {Profiler::ncu}, "metrics added to the table's own, separated by commas; repeatable", true},
+      {"metrics",
+       "A,B",
+       {Profiler::ncu},
+       "metrics added to the table's own, separated by commas; repeatable",
+       true},
       {"ncu-arg",
        "ARG",
        {Profiler::ncu},
@@ -84,7 +88,10 @@ const std::vector<BackendSetting>& backend_settings() {
        {Profiler::sampled},
        "N > 1: run with N iterations and once with 1, and take the difference (default 1), 1 to 1000000"},
       {"interval-ms", "X", {Profiler::sampled}, "the PM sample interval in ms, 0.1 to 10 (default 0.5)"},
-      {"threshold", "PCT", {Profiler::sampled}, "SM active % at which a sample is in a kernel, 0 to 100 (default 1)"},
+      {"threshold",
+       "PCT",
+       {Profiler::sampled},
+       "SM active % at which a sample is in a kernel, 0 to 100 (default 1)"},
       {"gap-ms",
        "X",
        {Profiler::sampled},
@@ -107,7 +114,9 @@ std::vector<std::string> profiler_names() {
 std::string backend_group(const BackendSetting& setting) {
   std::string group;
   for (std::size_t i = 0; i < setting.backends.size(); ++i)
-    group += (i == 0 ? "" : i + 1 == setting.backends.size() ? " and " : ", ") +
+    group += (i == 0                             ? ""
+              : i + 1 == setting.backends.size() ? " and "
+                                                 : ", ") +
              std::string(profiler_name(setting.backends[i]));
   return group + (setting.backends.size() == 1 ? " backend" : " backends");
 }

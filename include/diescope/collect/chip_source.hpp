@@ -36,12 +36,12 @@ enum class GpmSwitch { follow_profilers, whole_run };
 
 // What the decision looks at, for one GPU.
 struct GpmSwitchState {
-  bool pm_possible = true;      // this GPU has PM sampling (a unit table and a sampler executable)
-  bool pm_running = false;      // whole_run: PM sampling started and samples
-  bool profiler_seen = false;   // follow_profilers: another profiler is running now
-  bool held_lately = false;     // follow_profilers: PM sampling found the counters held lately
-  bool on_gpm = false;          // follow_profilers: chip samples come from GPM now
-  bool seen_recently = false;   // follow_profilers: another profiler was seen within the return time
+  bool pm_possible = true;     // this GPU has PM sampling (a unit table and a sampler executable)
+  bool pm_running = false;     // whole_run: PM sampling started and samples
+  bool profiler_seen = false;  // follow_profilers: another profiler is running now
+  bool held_lately = false;    // follow_profilers: PM sampling found the counters held lately
+  bool on_gpm = false;         // follow_profilers: chip samples come from GPM now
+  bool seen_recently = false;  // follow_profilers: another profiler was seen within the return time
 };
 
 // Whether chip samples should come from NVML GPM: the one place the switch is decided.

@@ -85,7 +85,7 @@ class SamplerSupervisor {
   std::unique_ptr<collect::ColumnEvaluator> evaluator_;
   collect::ColumnValues values_;
   std::size_t metric_count_ = 0;  // values each sample carries, from the sampler's metrics
-  ChipSampleCheck check_;          // docs/live-collection.md#sample-checks
+  ChipSampleCheck check_;         // docs/live-collection.md#sample-checks
   std::vector<collect::SamplerMessage> messages_;
   bool wanted_ = false;
   bool stopping_ = false;  // we asked the current child to stop

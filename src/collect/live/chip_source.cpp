@@ -19,7 +19,8 @@ std::string_view chip_source_setting_name(ChipSourceSetting setting) {
 }
 
 std::optional<ChipSourceSetting> chip_source_setting_from_name(std::string_view name) {
-  for (ChipSourceSetting setting : {ChipSourceSetting::pm, ChipSourceSetting::gpm, ChipSourceSetting::automatic})
+  for (ChipSourceSetting setting :
+       {ChipSourceSetting::pm, ChipSourceSetting::gpm, ChipSourceSetting::automatic})
     if (chip_source_setting_name(setting) == name) return setting;
   return std::nullopt;
 }
@@ -53,9 +54,11 @@ bool gpm_wanted(ChipSourceSetting setting, GpmSwitch rule, const GpmSwitchState&
 
 // docs/live-collection.md#sample-checks
 std::optional<ChipSampleCheck::Refusal> ChipSampleCheck::admit(std::vector<double>& values,
-                                                               recording::TimeNs start_ns, std::size_t expected) {
+                                                               recording::TimeNs start_ns,
+                                                               std::size_t expected) {
   if (start_ns < last_start_ns_)
-    return Refusal{"sampler", fmt::format("a chip sample out of time order was left out (start {} ns)", start_ns)};
+    return Refusal{"sampler",
+                   fmt::format("a chip sample out of time order was left out (start {} ns)", start_ns)};
   for (double& v : values)
     if (std::isinf(v)) v = std::numeric_limits<double>::quiet_NaN();  // unreadable, never infinite
   if (values.size() != expected)

@@ -263,8 +263,9 @@ LiveSession::LiveSession(std::vector<SessionGpu> gpus, double interval_ms, doubl
     if (!want_gpm(g, now)) continue;
     GpuBatch ignored;  // no column change to report before the first record
     to_gpm(g, now, ignored,
-           policy_.source == collect::ChipSourceSetting::gpm ? "--source gpm"
-                                                      : "another profiler runs: " + profilers_text(seen_));
+           policy_.source == collect::ChipSourceSetting::gpm
+               ? "--source gpm"
+               : "another profiler runs: " + profilers_text(seen_));
     g.pending.notes.insert(g.pending.notes.end(), ignored.notes.begin(), ignored.notes.end());
   }
 }

@@ -572,7 +572,8 @@ void Runner::sampler_ended(Gpu& gpu, recording::TimeNs now) {
 
 void Runner::start_gpm() {
   for (auto& gpu : gpus_) {
-    // GPM for the whole run where PM sampling could not start (docs/live-collection.md#what-was-decided-for-run).
+    // GPM for the whole run where PM sampling could not start
+    // (docs/live-collection.md#what-was-decided-for-run).
     GpmSwitchState state;
     state.pm_running = gpu.sampling;
     if (!gpm_wanted(opt_.source, GpmSwitch::whole_run, state)) continue;
