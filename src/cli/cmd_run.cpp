@@ -110,6 +110,7 @@ int run_command(const RunCliOptions& cli) {
     };
   settings.output_dir = options.output_dir;
   std::vector<report::RunRecordingRef> recordings;
+  recordings.reserve(outcome.recordings.size());
   for (const auto& rec : outcome.recordings) recordings.push_back({rec.index, rec.path});
   report::report_run(recordings, settings, std::cout);
   return outcome.exit_code;

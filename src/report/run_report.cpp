@@ -12,6 +12,7 @@ void report_run(const std::vector<RunRecordingRef>& recordings, const RunReportS
                 std::ostream& out) {
   const bool several = recordings.size() > 1;
   std::vector<GpuFigures> figures;
+  figures.reserve(recordings.size());
   for (const auto& rec : recordings)
     figures.push_back(report_run_recording(rec.path, rec.index, settings.window, several,
                                            settings.calibration, out,
