@@ -583,6 +583,11 @@ Analysis analyze(const recording::Recording& source, const AnalysisOptions& opti
     hardware[i].out->energy = energy_figures(energy_sums_over(source, span.lo, span.hi), spans[i].energy_chip,
                                              spans[i].energy_stranded, span.length(), meta.format_version);
   }
+  // docs/energy.md#joules-per-tflop: the FLOPs the program printed, each over the span it named.
+  if (const ProgramFlops flops = program_flops(side.notes); flops.any()) {
+    set_span_flops(analysis.run.energy, flops.run, FlopsMissing::window_only);
+    if (window) set_span_flops(analysis.window.results.energy, flops.window, FlopsMissing::run_only);
+  }
   analysis.hygiene = detail::hygiene_of(source);
   // What the host did while the GPU idled (docs/method.md#stranded-idle-explained).
   for (const detail::HardwareSpan& h : hardware) {

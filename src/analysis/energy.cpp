@@ -8,6 +8,7 @@
 #include <string>
 
 #include "diescope/core/error.hpp"
+#include "diescope/recording/format.hpp"
 
 namespace diescope::analysis {
 
@@ -98,6 +99,30 @@ EnergyFigures energy_figures(const EnergySums& span, const EnergySums& chip_samp
 double joules_per_tflop(double energy_j, double flops) {
   if (!(std::isfinite(energy_j) && energy_j >= 0) || !(std::isfinite(flops) && flops > 0)) return kNaN;
   return energy_j / (flops / 1e12);
+}
+
+bool ProgramFlops::any() const {
+  return std::isfinite(window) || std::isfinite(run);
+}
+
+ProgramFlops program_flops(const std::vector<recording::Note>& notes) {
+  ProgramFlops out;
+  for (const recording::Note& note : notes) {
+    if (note.topic != recording::kFlopsNoteTopic) continue;
+    const std::optional<recording::FlopsNote> f = recording::parse_flops_note(note.text);
+    if (!f) continue;
+    double& slot = f->scope == recording::FlopsScope::run ? out.run : out.window;
+    if (std::isnan(slot)) slot = f->flops;
+  }
+  return out;
+}
+
+void set_span_flops(EnergyFigures& e, double flops, FlopsMissing missing) {
+  e.flops_told = true;
+  e.flops = flops;
+  e.flops_source = std::isfinite(flops) ? FlopsSource::program : FlopsSource::none;
+  e.flops_missing = std::isfinite(flops) ? FlopsMissing::none : missing;
+  e.joules_per_tflop = joules_per_tflop(e.energy_j, flops);
 }
 
 PowerTimeline::PowerTimeline(const recording::Recording& source)

@@ -37,21 +37,59 @@ ClockStats clock_stats(const RangeStats& r) {
   return ClockStats{r.min, r.max, r.mean, r.readings};
 }
 
+// One stream read in time order, checking that order, one reading ahead; done after the first
+// reading past `last_needed`: nothing later can matter.
+template <typename Reading>
+class InOrder {
+ public:
+  InOrder(const recording::Recording& source, std::unique_ptr<recording::RecordStream<Reading>> stream,
+          const char* kind, recording::TimeNs last_needed)
+      : source_(source), stream_(std::move(stream)), kind_(kind), last_needed_(last_needed) {
+    advance();
+  }
+  bool done() const { return !have_; }
+  recording::TimeNs ts() const { return reading_.ts_ns; }
+  // Hands the reading at hand to `take` and reads the next.
+  template <typename Take>
+  void take(Take&& take_reading) {
+    take_reading(reading_);
+    if (reading_.ts_ns > last_needed_) {
+      have_ = false;
+      stream_.reset();
+      return;
+    }
+    advance();
+  }
+
+ private:
+  void advance() {
+    have_ = stream_ && stream_->next(reading_);
+    if (!have_) {
+      stream_.reset();
+      return;
+    }
+    check_order(source_, kind_, ++index_, reading_.ts_ns, prev_);
+    prev_ = reading_.ts_ns;
+  }
+
+  const recording::Recording& source_;
+  std::unique_ptr<recording::RecordStream<Reading>> stream_;
+  const char* kind_;
+  recording::TimeNs last_needed_;
+  Reading reading_;
+  bool have_ = false;
+  long index_ = 0;
+  recording::TimeNs prev_ = 0;
+};
+
 // Reads one stream in time order, checking that order, and hands each reading to `take`. Stops
 // after the first reading past `last_needed`: nothing later can matter.
 template <typename Reading, typename Take>
 void read_in_order(const recording::Recording& source,
                    std::unique_ptr<recording::RecordStream<Reading>> stream, const char* kind,
                    recording::TimeNs last_needed, Take take) {
-  Reading reading;
-  long index = 0;
-  recording::TimeNs prev = 0;
-  while (stream && stream->next(reading)) {
-    check_order(source, kind, ++index, reading.ts_ns, prev);
-    prev = reading.ts_ns;
-    take(reading);
-    if (reading.ts_ns > last_needed) break;
-  }
+  InOrder<Reading> in(source, std::move(stream), kind, last_needed);
+  while (!in.done()) in.take(take);
 }
 
 // A reading holds until the next one, the last until the span's end. Statistics over a span take
@@ -179,21 +217,38 @@ void hardware_over(const recording::Recording& source, const std::vector<Hardwar
     power_limit.emplace_back(h.span);
     throttle.emplace_back(h.span);
   }
-  read_in_order(source, source.stream<recording::ClockReading>(), "clock", last_end,
-                [&](const recording::ClockReading& r) {
-                  for (std::size_t i = 0; i < spans.size(); ++i) {
-                    sm_clock[i].add(r.ts_ns, r.sm_mhz);
-                    mem_clock[i].add(r.ts_ns, r.mem_mhz);
-                  }
-                });
-  read_in_order(source, source.stream<recording::PowerLimitReading>(), "power limit", last_end,
-                [&](const recording::PowerLimitReading& r) {
-                  for (HeldStats& p : power_limit) p.add(r.ts_ns, r.limit_w);
-                });
-  read_in_order(source, source.stream<recording::ThrottleReading>(), "throttle", last_end,
-                [&](const recording::ThrottleReading& r) {
-                  for (ThrottleUnion& u : throttle) u.add(r);
-                });
+  // The three streams in one time order, so that a recording file serves them from one read of it
+  // (recording.hpp); each statistic sees its own stream's readings in their order as before.
+  InOrder<recording::ClockReading> clocks(source, source.stream<recording::ClockReading>(), "clock",
+                                          last_end);
+  InOrder<recording::PowerLimitReading> power(source, source.stream<recording::PowerLimitReading>(),
+                                              "power limit", last_end);
+  InOrder<recording::ThrottleReading> throttles(source, source.stream<recording::ThrottleReading>(),
+                                                "throttle", last_end);
+  const auto take_clock = [&](const recording::ClockReading& r) {
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      sm_clock[i].add(r.ts_ns, r.sm_mhz);
+      mem_clock[i].add(r.ts_ns, r.mem_mhz);
+    }
+  };
+  const auto take_power = [&](const recording::PowerLimitReading& r) {
+    for (HeldStats& p : power_limit) p.add(r.ts_ns, r.limit_w);
+  };
+  const auto take_throttle = [&](const recording::ThrottleReading& r) {
+    for (ThrottleUnion& u : throttle) u.add(r);
+  };
+  while (!clocks.done() || !power.done() || !throttles.done()) {
+    constexpr recording::TimeNs kNone = std::numeric_limits<recording::TimeNs>::max();
+    const recording::TimeNs c = clocks.done() ? kNone : clocks.ts();
+    const recording::TimeNs p = power.done() ? kNone : power.ts();
+    const recording::TimeNs t = throttles.done() ? kNone : throttles.ts();
+    if (!clocks.done() && c <= p && c <= t)
+      clocks.take(take_clock);
+    else if (!power.done() && p <= t)
+      power.take(take_power);
+    else
+      throttles.take(take_throttle);
+  }
   for (std::size_t i = 0; i < spans.size(); ++i) {
     SpanResults& out = *spans[i].out;
     out.sm_clock = clock_stats(sm_clock[i].finish());

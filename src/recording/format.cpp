@@ -152,6 +152,39 @@ std::string run_ending_text(const RunEnding& ending) {
   return ending.text;
 }
 
+// docs/recording-format.md#flops-notes
+std::string_view flops_scope_text(FlopsScope scope) {
+  return scope == FlopsScope::run ? "run" : "window";
+}
+
+std::string flops_note_text(const FlopsNote& note) {
+  std::string out;
+  recfmt::append_number(out, note.flops);
+  out += ' ';
+  out += flops_scope_text(note.scope);
+  return out;
+}
+
+std::optional<FlopsNote> parse_flops_note(std::string_view text) {
+  const std::size_t space = text.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  const std::string_view number = text.substr(0, space);
+  const std::string_view scope = text.substr(space + 1);
+  FlopsNote note;
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), note.flops);
+  if (ec != std::errc() || end != number.data() + number.size() || !std::isfinite(note.flops) ||
+      !(note.flops > 0))
+    return std::nullopt;
+  if (scope == "window") {
+    note.scope = FlopsScope::window;
+  } else if (scope == "run") {
+    note.scope = FlopsScope::run;
+  } else {
+    return std::nullopt;
+  }
+  return note;
+}
+
 namespace recfmt {
 
 std::optional<std::size_t> kind_of_word(std::string_view word) {

@@ -1,5 +1,7 @@
-// A buffered reader of complete lines from a byte range of an open file, for the recording reader.
-// Each cursor owns one, so cursors move independently; all share the file descriptor (pread).
+// A reader of complete lines from a byte range of an open file, for the recording reader. It maps a
+// window of the file at a time (kWindowBytes, more for a longer line) rather than copying it into a
+// buffer, so reading costs no copy and memory does not grow with the file. Each cursor owns one, so
+// cursors move independently; all share the file descriptor.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +26,12 @@ class LineReader {
  public:
   // Reads [begin, limit) of the file; `first_line` is the 1-based number of the line at `begin`.
   // `strict_limit`: the file is known to hold `limit` bytes, so ending sooner is an error (it shrank).
+  // `buffer_bytes` is kept for callers; the window is what it maps.
   LineReader(std::shared_ptr<const OpenFile> file, std::int64_t begin, std::int64_t limit, long first_line,
              std::size_t buffer_bytes, bool strict_limit);
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
 
   // The next complete line, without its '\n' and a '\r' before it. False at the end of the range;
   // tail_bytes() then says how many bytes followed the last newline.
@@ -37,19 +43,25 @@ class LineReader {
 
   // Longest line accepted; a longer one is an error rather than unbounded memory.
   static constexpr std::size_t kMaxLineBytes = std::size_t{4} << 20;
+  // The part of the file mapped at a time.
+  static constexpr std::size_t kWindowBytes = std::size_t{2} << 20;
 
  private:
   void fill();
+  void unmap();
+  [[noreturn]] void line_too_long() const;
 
   std::shared_ptr<const OpenFile> file_;
   std::int64_t limit_;
-  std::int64_t file_pos_;  // file offset of buf_[end_]
+  std::int64_t file_pos_;  // file offset of map_[end_]
   bool strict_limit_;
   bool eof_ = false;
-  std::unique_ptr<char[]> buf_;
-  std::size_t capacity_;
+  const char* map_ = nullptr;  // the window mapped, at file offset map_offset_
+  std::size_t map_bytes_ = 0;
+  std::int64_t map_offset_ = 0;
+  std::size_t window_ = kWindowBytes;
   std::size_t pos_ = 0;      // start of the unread part
-  std::size_t end_ = 0;      // end of the bytes read
+  std::size_t end_ = 0;      // end of the bytes mapped within the range
   std::size_t scanned_ = 0;  // bytes from pos_ already known to hold no newline
   long line_number_;
   std::int64_t line_offset_ = 0;

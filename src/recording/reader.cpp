@@ -13,6 +13,7 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
@@ -41,13 +42,17 @@ struct KindRange {
   long count = 0;
 };
 
-// What the cursors share; immutable once the file is opened.
+class SharedRead;
+
+// What the cursors share; immutable once the file is opened (the shared read behind its pointer is
+// the one thing that moves).
 struct Shared {
   std::shared_ptr<const OpenFile> file;
   RecordingMeta meta;
   std::array<KindRange, kKindCount> ranges;
   std::vector<std::string> chip_column_names;  // "unit 'fp32'", ... for messages
   std::set<std::int64_t> host_ids;             // the host streams the file declares
+  std::shared_ptr<SharedRead> read;            // one pass over the file for cursors open together
 };
 
 // ---- each kind's line syntax, for messages (docs/recording-format.md, "Records") -----------------
@@ -181,6 +186,63 @@ inline NumStatus parse_field<std::int64_t>(const char*& p, const char* e, std::i
   return NumStatus::ok;
 }
 
+// Numbers as the writer prints them ("24.89", "0", "1.711e+10") without std::from_chars's general
+// path: a mantissa of at most 2^53 scaled by a power of ten up to 10^22 is exact in a double on both
+// sides, so one multiplication or division rounds correctly and gives from_chars's own result
+// (Clinger's fast path). Anything else (nan, longer mantissas, larger exponents) goes to from_chars.
+template <>
+inline NumStatus parse_field<double>(const char*& p, const char* e, double& value) {
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  while (p != e && is_separator(*p)) ++p;
+  if (p == e) return NumStatus::missing;
+  const char* q = p;
+  const bool negative = *q == '-';
+  if (negative) ++q;
+  std::uint64_t mantissa = 0;
+  int digits = 0;
+  int exponent = 0;
+  const char* int_start = q;
+  while (q != e && static_cast<unsigned>(*q - '0') < 10 && digits < 19) {
+    mantissa = mantissa * 10 + static_cast<std::uint64_t>(*q++ - '0');
+    ++digits;
+  }
+  bool fast = q != int_start && (q == e || static_cast<unsigned>(*q - '0') >= 10);
+  if (fast && q != e && *q == '.') {
+    const char* frac_start = ++q;
+    while (q != e && static_cast<unsigned>(*q - '0') < 10 && digits < 19) {
+      mantissa = mantissa * 10 + static_cast<std::uint64_t>(*q++ - '0');
+      ++digits;
+      --exponent;
+    }
+    fast = q != frac_start && (q == e || static_cast<unsigned>(*q - '0') >= 10);
+  }
+  if (fast && q != e && (*q == 'e' || *q == 'E')) {
+    ++q;
+    const bool exp_negative = q != e && *q == '-';
+    if (q != e && (*q == '-' || *q == '+')) ++q;
+    const char* exp_start = q;
+    int exp_value = 0;
+    while (q != e && static_cast<unsigned>(*q - '0') < 10 && q - exp_start < 4)
+      exp_value = exp_value * 10 + (*q++ - '0');
+    fast = q != exp_start && (q == e || static_cast<unsigned>(*q - '0') >= 10);
+    exponent += exp_negative ? -exp_value : exp_value;
+  }
+  if (fast && (q == e || is_separator(*q)) && mantissa <= (std::uint64_t{1} << 53) && exponent >= -22 &&
+      exponent <= 22) {
+    double v = static_cast<double>(mantissa);
+    v = exponent < 0 ? v / kPow10[-exponent] : v * kPow10[exponent];
+    value = negative ? -v : v;
+    p = q;
+    return NumStatus::ok;
+  }
+  const auto [end, ec] = std::from_chars(p, e, value);
+  if (ec == std::errc::result_out_of_range) return NumStatus::out_of_range;
+  if (ec != std::errc{} || (end != e && !is_separator(*end))) return NumStatus::not_number;
+  p = end;
+  return NumStatus::ok;
+}
+
 std::string_view token_at(const char* p, const char* e) {
   while (p != e && is_separator(*p)) ++p;
   const char* q = p;
@@ -206,16 +268,17 @@ class Fields {
                                "); correct or delete line " + std::to_string(line_number_));
   }
 
-  [[noreturn]] void fail_number(NumStatus status, const char* p, const std::string& what,
+  [[noreturn]] void fail_number(NumStatus status, const char* p, std::string_view what,
                                 const char* expected) const {
     if (status == NumStatus::missing)
-      fail("the " + std::string(kKindWords[kind_]) + " line ends before its " + what);
+      fail("the " + std::string(kKindWords[kind_]) + " line ends before its " + std::string(what));
     const std::string tok = recfmt::excerpt(token_at(p, e_));
-    if (status == NumStatus::out_of_range) fail("the " + what + " '" + tok + "' is out of range");
-    fail("the " + what + " '" + tok + "' is not " + expected);
+    if (status == NumStatus::out_of_range)
+      fail("the " + std::string(what) + " '" + tok + "' is out of range");
+    fail("the " + std::string(what) + " '" + tok + "' is not " + expected);
   }
 
-  std::int64_t integer(const std::string& what, const char* expected = "a whole number") {
+  std::int64_t integer(std::string_view what, const char* expected = "a whole number") {
     const char* at = p_;
     std::int64_t v = 0;
     const NumStatus s = parse_field(p_, e_, v);
@@ -225,26 +288,27 @@ class Fields {
   TimeNs time(const char* what = "time") {
     return integer(what, "a whole number of nanoseconds since the Unix epoch");
   }
-  int small_integer(const std::string& what) {
+  int small_integer(std::string_view what) {
     const char* at = p_;
     const std::int64_t v = integer(what);
     if (v < INT32_MIN || v > INT32_MAX) fail_number(NumStatus::out_of_range, at, what, "");
     return static_cast<int>(v);
   }
-  double number(const std::string& what, bool nan_allowed) {
+  double number(std::string_view what, bool nan_allowed) {
     const char* at = p_;
     double v = 0;
     const NumStatus s = parse_field(p_, e_, v);
     if (s != NumStatus::ok) fail_number(s, at, what, "a number");
     if (std::isinf(v))
-      fail("the " + what + " is infinite ('" + recfmt::excerpt(token_at(at, e_)) +
+      fail("the " + std::string(what) + " is infinite ('" + recfmt::excerpt(token_at(at, e_)) +
            "'); write nan for a value that could not be read");
-    if (std::isnan(v) && !nan_allowed) fail("the " + what + " is NaN, which it may not be");
+    if (std::isnan(v) && !nan_allowed) fail("the " + std::string(what) + " is NaN, which it may not be");
     return v;
   }
-  std::string_view word(const std::string& what) {
+  std::string_view word(std::string_view what) {
     while (p_ != e_ && is_separator(*p_)) ++p_;
-    if (p_ == e_) fail("the " + std::string(kKindWords[kind_]) + " line ends before its " + what);
+    if (p_ == e_)
+      fail("the " + std::string(kKindWords[kind_]) + " line ends before its " + std::string(what));
     const char* q = p_;
     while (q != e_ && !is_separator(*q)) ++q;
     const std::string_view w(p_, static_cast<std::size_t>(q - p_));
@@ -317,35 +381,234 @@ bool has_kind(std::string_view line, std::string_view word) {
          (line.size() == word.size() || is_separator(line[word.size()]));
 }
 
-// The lines of one kind, in file order, through a reader of their own.
+// One read of the file shared by the cursors that are open at the same time
+// (docs/recording-format.md#reading-a-recording): the analysis walks the chip samples with the GPU-Util,
+// engine and power cursors in lockstep, and each of those would otherwise read the whole file for
+// itself, as their kinds' lines are interleaved. A cursor joins the shared read when it opens before
+// the read has passed its kind's first line; the read then queues the lines of every joined kind as
+// it passes them, until that kind's cursor takes them. A queue that grows past kQueueBytes (a cursor
+// that lags far behind the others) is dropped and its cursor goes on with a reader of its own from
+// its first line not yet taken, so memory stays bounded whatever the recording's length. Cursors of
+// one recording share it from the thread that opened the first of them; one opened on another
+// thread reads alone.
+class SharedRead {
+ public:
+  static constexpr std::size_t kQueueBytes = std::size_t{4} << 20;
+
+  // Where a cursor that left (or never joined) the shared read goes on by itself.
+  struct Resume {
+    std::int64_t offset = 0;
+    long line_number = 0;  // of the line at `offset`
+  };
+
+  SharedRead(std::shared_ptr<const OpenFile> file, const std::array<KindRange, kKindCount>& ranges)
+      : file_(std::move(file)), ranges_(ranges) {
+    for (const KindRange& r : ranges_) {
+      if (r.count == 0) continue;
+      if (begin_ < 0 || r.begin < begin_) {
+        begin_ = r.begin;
+        first_line_ = r.first_line;
+      }
+      end_ = std::max(end_, r.end);
+    }
+  }
+
+  // Joins the cursor of `kind` to the shared read; false when it must read alone.
+  bool join(std::size_t kind) {
+    if (begin_ < 0 || queues_[kind].joined) return false;
+    if (joined_.empty()) {
+      // Nobody reads along: the next pass starts from the top (a second analysis, a later reader).
+      reader_.reset();
+      reader_done_ = false;
+    }
+    if (!owner_set_) {
+      owner_ = std::this_thread::get_id();
+      owner_set_ = true;
+    } else if (owner_ != std::this_thread::get_id()) {
+      return false;
+    }
+    const std::int64_t at = reader_ ? reader_->offset_after() : begin_;
+    if (reader_ && (reader_done_ || at > ranges_[kind].begin)) return false;
+    queues_[kind] = Queue{};
+    queues_[kind].joined = true;
+    joined_.push_back(kind);
+    return true;
+  }
+
+  void leave(std::size_t kind) {
+    queues_[kind] = Queue{};
+    joined_.erase(std::remove(joined_.begin(), joined_.end(), kind), joined_.end());
+  }
+
+  // The next line of `kind` for its joined cursor: true with the line; false at the end of the file;
+  // nullopt when its queue was dropped, with `resume` set (the cursor has left the shared read).
+  std::optional<bool> next(std::size_t kind, std::string_view& line, long& line_number, Resume& resume) {
+    Queue& q = queues_[kind];
+    for (;;) {
+      if (q.dropped) {
+        resume = q.resume;
+        leave(kind);
+        return std::nullopt;
+      }
+      if (q.head < q.lines.size()) {
+        const Queued& l = q.lines[q.head++];
+        line = std::string_view(q.bytes.data() + l.at, l.length);
+        line_number = l.line_number;
+        if (q.head == q.lines.size()) q.clear_taken = true;
+        return true;
+      }
+      if (q.clear_taken) {
+        q.lines.clear();
+        q.bytes.clear();
+        q.head = 0;
+        q.clear_taken = false;
+      }
+      return pump(kind, line, line_number);
+    }
+  }
+
+ private:
+  struct Queued {
+    std::size_t at;
+    std::size_t length;
+    long line_number;
+    std::int64_t offset;
+  };
+  struct Queue {
+    bool joined = false;
+    bool dropped = false;
+    bool clear_taken = false;
+    std::string bytes;
+    std::vector<Queued> lines;
+    std::size_t head = 0;
+    Resume resume;
+  };
+
+  // Reads on until a line of `kind`, queueing the other joined kinds' lines it passes. False at the
+  // end of the file.
+  bool pump(std::size_t kind, std::string_view& line, long& line_number) {
+    if (!reader_)
+      reader_.emplace(file_, begin_, end_, first_line_,
+                      std::min(kCursorBufferBytes, static_cast<std::size_t>(end_ - begin_) + 1),
+                      /*strict_limit=*/true);
+    std::string_view l;
+    while (!reader_done_) {
+      if (!reader_->next(l)) {
+        reader_done_ = true;
+        break;
+      }
+      for (std::size_t k : joined_) {
+        const std::string_view word = kKindWords[k];
+        if (l.empty() || l[0] != word[0] || !has_kind(l, word)) continue;
+        if (k == kind) {
+          line = l;
+          line_number = reader_->line_number();
+          return true;
+        }
+        Queue& q = queues_[k];
+        if (q.dropped) break;
+        if (q.bytes.size() + l.size() > kQueueBytes) {
+          // Too far ahead of its cursor: that cursor reads alone from its first line not yet taken.
+          q.dropped = true;
+          q.resume = q.head < q.lines.size() ? Resume{q.lines[q.head].offset, q.lines[q.head].line_number}
+                                             : Resume{reader_->line_offset(), reader_->line_number()};
+          q.bytes = std::string();
+          q.lines = std::vector<Queued>();
+          break;
+        }
+        if (q.clear_taken) {
+          q.lines.clear();
+          q.bytes.clear();
+          q.head = 0;
+          q.clear_taken = false;
+        }
+        q.lines.push_back({q.bytes.size(), l.size(), reader_->line_number(), reader_->line_offset()});
+        q.bytes.append(l);
+        break;
+      }
+    }
+    return false;
+  }
+
+  std::shared_ptr<const OpenFile> file_;
+  std::array<KindRange, kKindCount> ranges_;
+  std::int64_t begin_ = -1;
+  std::int64_t end_ = 0;
+  long first_line_ = 0;
+  std::optional<LineReader> reader_;
+  bool reader_done_ = false;
+  std::array<Queue, kKindCount> queues_;
+  std::vector<std::size_t> joined_;
+  std::thread::id owner_;
+  bool owner_set_ = false;
+};
+
+// The lines of one kind, in file order: from the shared read while it serves this kind, else
+// through a reader of its own.
 class KindCursor {
  public:
   KindCursor(std::shared_ptr<const Shared> shared, std::size_t kind)
-      : shared_(std::move(shared)), kind_(kind) {}
+      : shared_(std::move(shared)), kind_(kind) {
+    const KindRange& range = shared_->ranges[kind_];
+    joined_ = range.count > 0 && shared_->read && shared_->read->join(kind_);
+  }
+  ~KindCursor() {
+    if (joined_) shared_->read->leave(kind_);
+  }
+  KindCursor(const KindCursor&) = delete;
+  KindCursor& operator=(const KindCursor&) = delete;
+
   bool next(std::string_view& line) {
     const KindRange& range = shared_->ranges[kind_];
-    if (range.count == 0 || seen_ == range.count) return false;
-    if (!reader_) {
-      const auto span = static_cast<std::size_t>(range.end - range.begin);
-      reader_.emplace(shared_->file, range.begin, range.end, range.first_line,
-                      std::min(kCursorBufferBytes, span + 1), /*strict_limit=*/true);
+    if (range.count == 0 || seen_ == range.count) {
+      // Done: the shared read need not queue for this cursor any more, and may start again for others.
+      if (joined_) shared_->read->leave(kind_);
+      joined_ = false;
+      return false;
+    }
+    if (joined_) {
+      SharedRead::Resume resume;
+      const std::optional<bool> got = shared_->read->next(kind_, line, line_number_, resume);
+      if (got) {
+        if (!*got) {
+          shared_->read->leave(kind_);
+          joined_ = false;
+          return false;
+        }
+        ++seen_;
+        return true;
+      }
+      joined_ = false;
+      open_reader(resume.offset, resume.line_number);
+    } else if (!reader_) {
+      open_reader(range.begin, range.first_line);
     }
     const std::string_view word = kKindWords[kind_];
     while (reader_->next(line)) {
       if (!has_kind(line, word)) continue;
       ++seen_;
+      line_number_ = reader_->line_number();
       return true;
     }
     return false;
   }
-  long line_number() const { return reader_->line_number(); }
+  long line_number() const { return line_number_; }
   const Shared& shared() const { return *shared_; }
 
  private:
+  void open_reader(std::int64_t from, long first_line) {
+    const KindRange& range = shared_->ranges[kind_];
+    const auto span = static_cast<std::size_t>(range.end - from);
+    reader_.emplace(shared_->file, from, range.end, first_line, std::min(kCursorBufferBytes, span + 1),
+                    /*strict_limit=*/true);
+  }
+
   std::shared_ptr<const Shared> shared_;
   std::size_t kind_;
+  bool joined_ = false;
   std::optional<LineReader> reader_;
   long seen_ = 0;
+  long line_number_ = 0;
 };
 
 class ChipCursor final : public RecordStream<ChipSample> {
@@ -858,6 +1121,7 @@ FileRecording::FileRecording(const std::filesystem::path& path) {
   }
   side_.truncated = reader.tail_bytes() > 0;
   side_.complete_lines = reader.line_number();
+  shared->read = std::make_shared<SharedRead>(shared->file, shared->ranges);
   shared_ = std::move(shared);
 }
 

@@ -466,6 +466,11 @@ std::string cards(const json& report) {
   if (const std::string words = energy_words(span); !words.empty()) {
     out +=
         "<div class=\"idle\" id=\"energy\"><span class=\"ctitle\">Energy</span> <b>" + escape(words) + "</b>";
+    // docs/energy.md#joules-per-tflop: only where the recording holds the program's FLOPs, under the
+    // span's own figure.
+    if (const json& e = span.at("energy"); e.contains("joules_per_tflop_wording"))
+      out += "<div class=\"cdetail\" id=\"joules-per-tflop\">" +
+             escape(e.at("joules_per_tflop_wording").get<std::string>()) + "</div>";
     if (in_window && !energy_words(run).empty())
       out += "<div class=\"cdetail\">whole run: " + escape(energy_words(run)) + "</div>";
     out += "</div>\n";

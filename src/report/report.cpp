@@ -216,6 +216,13 @@ json energy_json(const analysis::EnergyFigures& e) {
   put_number(o, "stranded_pct", e.stranded_pct, no_chip);
   o["stranded_rule"] = json{{"die_util_below_pct", analysis::kStrandedEnergyDieUtilPct}};
   o["wording"] = energy_words(e);
+  // docs/energy.md#joules-per-tflop: only in reports of recordings that hold the program's FLOPs.
+  if (e.flops_told) {
+    put_number(o, "flops", e.flops, flops_missing_words(e));
+    o["flops_source"] = e.flops_source == analysis::FlopsSource::program ? "program" : "none";
+    put_number(o, "joules_per_tflop", e.joules_per_tflop, joules_per_tflop_missing_words(e));
+    o["joules_per_tflop_wording"] = joules_per_tflop_words(e);
+  }
   return o;
 }
 

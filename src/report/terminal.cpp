@@ -168,7 +168,12 @@ std::string span_block(const json& r, const char* span_word) {
 // reported has none.
 std::string energy_row(const json& r) {
   const json& e = member(r, "energy", kNoObject);
-  return e.contains("wording") ? row("energy", "", e.at("wording").get<std::string>()) : std::string();
+  std::string out =
+      e.contains("wording") ? row("energy", "", e.at("wording").get<std::string>()) : std::string();
+  // docs/energy.md#joules-per-tflop: only where the recording holds the program's FLOPs.
+  if (e.contains("joules_per_tflop_wording"))
+    out += row("J/TFLOP", "", e.at("joules_per_tflop_wording").get<std::string>());
+  return out;
 }
 
 std::string units_block(const json& r) {

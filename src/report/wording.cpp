@@ -520,4 +520,31 @@ std::string energy_words(const analysis::EnergyFigures& e) {
   return out;
 }
 
+std::string flops_missing_words(const analysis::EnergyFigures& e) {
+  switch (e.flops_missing) {
+    case analysis::FlopsMissing::window_only:
+      return "the program gave the steady window's FLOPs, not the whole run's";
+    case analysis::FlopsMissing::run_only:
+      return "the program gave the whole run's FLOPs, not the steady window's";
+    case analysis::FlopsMissing::none:
+      break;
+  }
+  return e.flops_told ? "" : "the recording holds no FLOPs";
+}
+
+std::string joules_per_tflop_missing_words(const analysis::EnergyFigures& e) {
+  if (!std::isfinite(e.flops)) return flops_missing_words(e);
+  if (!std::isfinite(e.energy_j)) return energy_missing_words(e);
+  return "";
+}
+
+std::string joules_per_tflop_words(const analysis::EnergyFigures& e) {
+  if (!std::isfinite(e.joules_per_tflop)) return "n/a: " + joules_per_tflop_missing_words(e);
+  const double tflop = e.flops / 1e12;
+  return fmt::format(
+      "{:.3g} J per TFLOP: {:.1f} J over {} TFLOP ({}; FLOPs printed by the program)", e.joules_per_tflop,
+      e.energy_j, tflop >= 1000 ? fmt::format("{:.0f}", tflop) : fmt::format("{:.4g}", tflop),
+      e.source == analysis::EnergySource::counter ? "NVML's energy counter" : "power draw integrated");
+}
+
 }  // namespace diescope::report

@@ -131,6 +131,14 @@ const std::vector<Column>& columns() {
                      throw std::invalid_argument("not a cache state");
                    r.caches = s;
                  }});
+    // docs/roofline.md#energy: the joules over the row's kernel windows and their source.
+    c.push_back(number_col("energy", "J", &Row::energy_j));
+    c.push_back({"energy source", "", [](const Row& r) { return quote(r.energy_source); },
+                 [](Row& r, const std::string& s) {
+                   if (!s.empty() && s != kEnergyCounter && s != kEnergyPowerDraw)
+                     throw std::invalid_argument("not an energy source");
+                   r.energy_source = s;
+                 }});
     // Derived: written for people, recomputed on reading (docs/roofline.md#derived).
     for (Precision p : kAllPrecisions)
       c.push_back(derived("counter ceiling " + std::string(precision_name(p)),
@@ -154,6 +162,8 @@ const std::vector<Column>& columns() {
       return roof.which + (roof.measured ? " (measured)" : " (counter peak)");
     }));
     c.push_back(derived("of roof", "%", [](const Row& r) { return num(pct_of_roof(r)); }));
+    c.push_back(
+        derived("joules per tflop", "J/TFLOP", [](const Row& r) { return num(joules_per_tflop(r)); }));
     return c;
   }();
   return cols;
@@ -254,8 +264,10 @@ std::vector<Row> parse_table_csv(std::string_view text, const std::string& path)
         // written before the caches were recorded no caches column (not recorded: empty).
         // Nor one written before packed half precision the fp16 range's columns
         // (docs/roofline.md#packed-half-precision).
+        // Nor one written before energy its columns (docs/roofline.md#energy).
         if (c.read && c.name != "profiler" && c.name != "caches" && c.name != "work fp16 high" &&
-            c.name != "fp16 lanes unknown" && std::find(layout.begin(), layout.end(), &c) == layout.end())
+            c.name != "fp16 lanes unknown" && c.name != "energy" && c.name != "energy source" &&
+            std::find(layout.begin(), layout.end(), &c) == layout.end())
           throw core::InputError(path, line_no, "column \"" + c.name + "\" is missing", fix);
       }
       continue;
@@ -274,9 +286,10 @@ std::vector<Row> parse_table_csv(std::string_view text, const std::string& path)
         const std::string& name = layout[i]->name;
         throw core::InputError(path, line_no,
                                "column \"" + name + "\" holds \"" + fields[i] + "\", not " +
-                                   (name == "caches"     ? "flushed, unflushed, program or empty"
-                                    : name == "profiler" ? "ncu, range or sampled"
-                                                         : "a number"),
+                                   (name == "caches"          ? "flushed, unflushed, program or empty"
+                                    : name == "profiler"      ? "ncu, range or sampled"
+                                    : name == "energy source" ? "counter, power_draw or empty"
+                                                              : "a number"),
                                fix);
       }
     }

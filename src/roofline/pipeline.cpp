@@ -213,6 +213,7 @@ std::vector<Row> profile_range(const Target& t, const NcuSettings& settings, con
 struct SampledRun {
   RangeRun stamps;
   std::vector<ActivitySample> samples;
+  std::vector<recording::PowerLimitReading> power;  // docs/roofline.md#energy
   std::string gpu;
   std::int64_t end_ns = 0;  // the program's end (CLOCK_REALTIME)
   int exit_code = 0;
@@ -242,6 +243,10 @@ SampledRun read_sampled_recording(const fs::path& path) {
   while (stream->next(c))
     run.samples.push_back({c.start_ns, c.end_ns, c.diagnostics[static_cast<std::size_t>(active)],
                            c.counts[static_cast<std::size_t>(bytes)]});
+  if (auto readings = source->stream<recording::PowerLimitReading>()) {
+    recording::PowerLimitReading p;
+    while (readings->next(p)) run.power.push_back(p);
+  }
   const auto& side = source->side();
   run.end_ns = side.end ? side.end->ts_ns : side.last_ts_ns;
   return run;
@@ -361,7 +366,7 @@ std::string windows_table(const std::vector<SampledRegion>& regions,
       "# threshold {:g}% SM active, gap {:g} ms, minimum window {:g} ms, activity ratio {:g}, interval {:g} "
       "ms\n"
       "region\toccurrence\twindow_start_ms\twindow_ms\tactive_ms\tmean_sm_active_pct\tdram_bytes\tkind\t"
-      "region_ms\tidle_max_sm_active_pct\n",
+      "region_ms\tidle_max_sm_active_pct\twindow_start_ns\twindow_end_ns\n",
       c.activity_threshold_pct, c.gap_ms, c.min_window_ms, c.activity_ratio, c.interval_ms);
   for (const SampledRegion& g : regions) {
     // The busiest sample of the region outside every window: how far idle sits below the threshold.
@@ -374,11 +379,11 @@ std::string windows_table(const std::vector<SampledRegion>& regions,
       if (!inside) idle = std::max(idle, s.activity_pct);
     }
     for (const Window& w : g.windows)
-      out += fmt::format("{}\t{}\t{:.3f}\t{:.3f}\t{:.3f}\t{:.2f}\t{:.6g}\t{}\t{:.3f}\t{:.2f}\n", g.name,
-                         g.number, static_cast<double>(w.start_ns - g.from_ns) * 1e-6,
+      out += fmt::format("{}\t{}\t{:.3f}\t{:.3f}\t{:.3f}\t{:.2f}\t{:.6g}\t{}\t{:.3f}\t{:.2f}\t{}\t{}\n",
+                         g.name, g.number, static_cast<double>(w.start_ns - g.from_ns) * 1e-6,
                          static_cast<double>(w.end_ns - w.start_ns) * 1e-6, w.active_s * 1e3,
                          w.mean_activity_pct, w.dram_bytes, window_kind_name(w.kind),
-                         static_cast<double>(g.to_ns - g.from_ns) * 1e-6, idle);
+                         static_cast<double>(g.to_ns - g.from_ns) * 1e-6, idle, w.start_ns, w.end_ns);
     if (g.windows.empty())
       out += fmt::format("{}\t{}\t\t\t\t\t\tnone\t{:.3f}\t{:.2f}\n", g.name, g.number,
                          static_cast<double>(g.to_ns - g.from_ns) * 1e-6, idle);
@@ -396,6 +401,7 @@ std::vector<Row> profile_sampled(const Target& t, const NcuSettings& settings,
     SampledRun run = run_sampled(t, settings, dir, tag, n, gpus, timeout_s, skip_profile);
     std::vector<SampledRegion> regions =
         measure_regions(run.samples, run.stamps, run.end_ns, settings.sampled, t.name + tag, warnings);
+    add_window_energy(regions, run.power);
     core::write_file_atomically(dir / (t.name + tag + ".sampled-windows.tsv"),
                                 windows_table(regions, run.samples, settings.sampled));
     return std::make_pair(std::move(run), std::move(regions));

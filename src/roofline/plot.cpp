@@ -500,7 +500,8 @@ std::string render_html(const std::vector<Row>& rows, const PlotOptions& options
   h += "<table><tr><th>#</th><th>backend</th><th>caches</th><th>executable</th><th>region</th><th>kernel</th>"
        "<th>launches</th><th>duration [s]</th>"
        "<th>precision</th><th>work [FLOP]</th><th>DRAM [B]</th><th>intensity DRAM [FLOP/B]</th>"
-       "<th>performance [FLOP/s]</th><th>roof [FLOP/s]</th><th>roof from</th><th>of roof [%]</th></tr>\n";
+       "<th>performance [FLOP/s]</th><th>roof [FLOP/s]</th><th>roof from</th><th>of roof [%]</th>"
+       "<th>energy [J/TFLOP]</th></tr>\n";
   std::size_t number = 0;  // the plot's point numbers: rows with FLOPs and DRAM bytes, in order
   for (const Row& r : rows) {
     const auto p = dominant_precision(r);
@@ -513,13 +514,17 @@ std::string render_html(const std::vector<Row>& rows, const PlotOptions& options
         "class=t>{}</td><td>{}</td><td>{:.4g}</td><td "
         "class=t>{}</td><td>{:.4g}</td><td>{:.4g}</td><td>{:.4g}</td><td>{}</td><td>{}</td><td "
         "class=t>{}</td><td>{:."
-        "1f}</td></tr>\n",
+        "1f}</td>",
         escape(std::string(profiler_name(r.profiler))), escape(r.caches), escape(r.executable),
         escape(r.region), escape(short_kernel(r.kernel)), r.launches, r.duration_s,
         p ? precision_name(*p) : "", dominant_flop(r), r.bytes[index(Level::dram)], intensity(r, Level::dram),
         si(performance(r), "FLOP/s"), si(roof.flop_per_s, "FLOP/s"),
         roof.which.empty() ? "" : roof.which + (roof.measured ? " (measured)" : " (counter peak)"),
         pct_of_roof(r));
+    // docs/roofline.md#energy: an empty cell says why in its title.
+    const double jt = joules_per_tflop(r);
+    h += std::isfinite(jt) ? fmt::format("<td>{:.4g}</td></tr>\n", jt)
+                           : "<td title=\"" + escape(joules_per_tflop_missing(r)) + "\"></td></tr>\n";
   }
   h += "</table>\n</body></html>\n";
   return h;

@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "diescope/analysis/energy.hpp"
 #include "diescope/core/error.hpp"
 
 namespace diescope::roofline {
@@ -275,6 +276,37 @@ std::optional<std::size_t> match_flop_rule(const std::vector<FlopRule>& rules, c
   return std::nullopt;
 }
 
+void add_window_energy(std::vector<SampledRegion>& regions,
+                       const std::vector<recording::PowerLimitReading>& power) {
+  // docs/roofline.md#energy: the sums of docs/energy.md#the-rules over each kernel window; a region
+  // whose windows are not all between two readings has none.
+  for (SampledRegion& g : regions) {
+    analysis::EnergySums sums;
+    std::int64_t length = 0;
+    for (const Window& w : g.windows) {
+      if (w.kind != WindowKind::kernel) continue;
+      length += w.end_ns - w.start_ns;
+      for (std::size_t i = 1; i < power.size(); ++i) {
+        const recording::PowerLimitReading& p = power[i - 1];
+        const recording::PowerLimitReading& q = power[i];
+        if (q.ts_ns <= w.start_ns) continue;
+        if (p.ts_ns >= w.end_ns) break;
+        sums.add(p, q, std::max(p.ts_ns, w.start_ns), std::min(q.ts_ns, w.end_ns));
+      }
+    }
+    g.energy_j = kNaN;
+    g.energy_source.clear();
+    if (length == 0 || sums.covered_ns < length) continue;
+    if (!sums.counter_absent && !sums.counter_went_back) {
+      g.energy_j = sums.counter_j;
+      g.energy_source = kEnergyCounter;
+    } else if (!sums.draw_absent) {
+      g.energy_j = sums.draw_j;
+      g.energy_source = kEnergyPowerDraw;
+    }
+  }
+}
+
 std::vector<Row> rows_from_sampled(const std::vector<SampledRegion>& main,
                                    const std::vector<SampledRegion>* ref, int iterations,
                                    const std::string& executable, const std::string& gpu,
@@ -298,6 +330,8 @@ std::vector<Row> rows_from_sampled(const std::vector<SampledRegion>& main,
       r.launches = g.launches;
       r.duration_s = g.duration_s;
       r.bytes[index(Level::dram)] = g.dram_bytes;
+      r.energy_j = g.energy_j;
+      r.energy_source = g.energy_source;
       r.kernel =
           fmt::format("{} kernel window{}{}", g.kernel_windows, g.kernel_windows == 1 ? "" : "s",
                       g.movement_windows > 0 ? fmt::format(", {} data movement", g.movement_windows) : "");
@@ -306,8 +340,13 @@ std::vector<Row> rows_from_sampled(const std::vector<SampledRegion>& main,
   } else {
     // docs/roofline.md#the-two-point-measurement: per region name, the occurrences added in each run.
     struct Sum {
-      double duration = 0, bytes = 0;
+      double duration = 0, bytes = 0, energy = 0;
+      std::string energy_source = kEnergyCounter;  // the weaker source of any occurrence
       long windows = 0, occurrences = 0, launches = 0;
+      void add_energy(const SampledRegion& g) {
+        energy += g.energy_j;
+        if (g.energy_source != kEnergyCounter) energy_source = g.energy_source;
+      }
     };
     std::vector<std::string> order;
     std::map<std::string, Sum> m, r1;
@@ -316,6 +355,7 @@ std::vector<Row> rows_from_sampled(const std::vector<SampledRegion>& main,
       if (fresh) order.push_back(g.name);
       it->second.duration += g.duration_s;
       it->second.bytes += g.dram_bytes;
+      it->second.add_energy(g);
       it->second.windows += g.kernel_windows;
       it->second.launches += g.launches;
       ++it->second.occurrences;
@@ -324,6 +364,7 @@ std::vector<Row> rows_from_sampled(const std::vector<SampledRegion>& main,
       Sum& s = r1[g.name];
       s.duration += g.duration_s;
       s.bytes += g.dram_bytes;
+      s.add_energy(g);
       s.windows += g.kernel_windows;
       s.launches += g.launches;
       ++s.occurrences;
@@ -346,6 +387,13 @@ std::vector<Row> rows_from_sampled(const std::vector<SampledRegion>& main,
       r.launches = std::max(1L, std::lround(static_cast<double>(a.launches - b.launches) / n));
       r.duration_s = (a.duration - b.duration) / n;
       r.bytes[index(Level::dram)] = (a.bytes - b.bytes) / n;
+      // docs/roofline.md#energy: the same difference; a negative one is noise, left empty.
+      r.energy_j = (a.energy - b.energy) / n;
+      r.energy_source = a.energy_source == kEnergyCounter ? b.energy_source : a.energy_source;
+      if (!(r.energy_j >= 0) || r.energy_source.empty()) {
+        r.energy_j = kNaN;
+        r.energy_source.clear();
+      }
       if (!(r.duration_s > 0)) {
         warnings.push_back(fmt::format(
             "{}: region {}: the {}-iteration run's kernel time ({:.6g} s) is not above the one-iteration "

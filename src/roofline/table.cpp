@@ -177,6 +177,31 @@ double pct_of_roof(const Row& r) {
   return performance(r) / roof.flop_per_s * 100.0;
 }
 
+double joules_per_tflop(const Row& r) {
+  // docs/roofline.md#energy
+  const double flop = dominant_flop(r);
+  if (!(std::isfinite(r.energy_j) && r.energy_j >= 0) || !(std::isfinite(flop) && flop > 0))
+    return std::numeric_limits<double>::quiet_NaN();
+  return r.energy_j / (flop / 1e12);
+}
+
+std::string joules_per_tflop_missing(const Row& r) {
+  if (std::isfinite(joules_per_tflop(r))) return {};
+  if (!std::isfinite(r.energy_j)) {
+    switch (r.profiler) {
+      case Profiler::ncu:
+        return "no energy: ncu replays each launch once per pass, so NVML's counter read around the run is "
+               "not the launch's";
+      case Profiler::range:
+        return "no energy: the range profiler does not read NVML's energy counter";
+      case Profiler::sampled:
+        return "no energy: the recording holds neither NVML's energy counter nor the power draw over the "
+               "row's kernel windows";
+    }
+  }
+  return "no FLOPs";
+}
+
 std::vector<Row> filter_regions(std::vector<Row> rows, const std::optional<std::regex>& keep,
                                 std::vector<std::string>& warnings) {
   // docs/roofline.md#regions
@@ -274,6 +299,10 @@ void accumulate(Row& a, const Row& b) {
   if (a.grid != b.grid) a.grid.clear();
   if (a.block != b.block) a.block.clear();
   if (a.caches != b.caches) a.caches.clear();  // a group measured both ways: not one setting
+  // docs/roofline.md#energy: joules add up only when every row of the group has them.
+  a.energy_j = a.energy_j + b.energy_j;
+  if (a.energy_source != b.energy_source) a.energy_source = kEnergyPowerDraw;  // the weaker one
+  if (std::isnan(a.energy_j)) a.energy_source.clear();
 }
 
 }  // namespace

@@ -31,8 +31,9 @@ std::string overview_help(std::string_view program) {
       std::string(program) +
       " NAME [OPTIONS]\n\n"
       "Bundled GPU workloads whose work is known. Each prints `diescope: measure start` and\n"
-      "`diescope: measure stop` around its steady window (flushed at once), then one JSON line\n"
-      "with the work it counted, its CUDA-event time and the SM clock it ran at.\n\nWorkloads:\n";
+      "`diescope: measure stop` around its steady window (flushed at once), then (ffma, gemm)\n"
+      "`diescope: measure flops FLOPS`, the window's FLOPs, and one JSON line with the work it\n"
+      "counted, its CUDA-event time and the SM clock it ran at.\n\nWorkloads:\n";
   for (const auto& w : workload_catalog()) {
     text += "  " + std::string(w.name);
     text.append(w.name.size() < 8 ? 8 - w.name.size() : 1, ' ');

@@ -95,6 +95,10 @@ struct Builder {
     rec.side_records.marks.push_back(recording::Mark{at_ms(ts_ms), kind});
     return *this;
   }
+  Builder& note(double ts_ms, std::string topic, std::string text) {
+    rec.side_records.notes.push_back(recording::Note{at_ms(ts_ms), std::move(topic), std::move(text)});
+    return *this;
+  }
   Builder& clock(double ts_ms, double sm, double mem) {
     rec.list<recording::ClockReading>().push_back(recording::ClockReading{at_ms(ts_ms), sm, mem});
     return *this;

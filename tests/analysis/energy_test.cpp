@@ -130,6 +130,43 @@ TEST(Energy, JoulesPerTflop) {
   EXPECT_TRUE(std::isnan(analysis::joules_per_tflop(kNaNv, 1e12)));
 }
 
+// docs/energy.md#joules-per-tflop: the program's FLOPs, each over the span it named.
+TEST(Energy, JoulesPerTflopOverTheWindowTheProgramNamed) {
+  Builder b = counter_run();
+  b.mark(200, recording::MarkKind::start).mark(900, recording::MarkKind::stop);
+  // The window's 275 J (above) over 5.5e13 FLOPs = 55 TFLOP: 275 / 55 = 5 J per TFLOP. A second
+  // window line is not the first: it is ignored; a note of another topic and a bad text are too.
+  b.note(950, "flops", "5.5e+13 window").note(960, "flops", "1e+20 window");
+  b.note(960, "window", "1e+12 run").note(970, "flops", "many window");
+  const analysis::Analysis a = b.analyze();
+  ASSERT_TRUE(a.window.found);
+  const analysis::EnergyFigures& w = a.window.results.energy;
+  EXPECT_TRUE(w.flops_told);
+  EXPECT_DOUBLE_EQ(w.flops, 5.5e13);
+  EXPECT_EQ(w.flops_source, analysis::FlopsSource::program);
+  EXPECT_NEAR(w.joules_per_tflop, 5.0, 1e-12);
+  // The run has the program's FLOPs for the window only: none, with why.
+  const analysis::EnergyFigures& r = a.run.energy;
+  EXPECT_TRUE(r.flops_told);
+  EXPECT_TRUE(std::isnan(r.flops));
+  EXPECT_EQ(r.flops_missing, analysis::FlopsMissing::window_only);
+  EXPECT_TRUE(std::isnan(r.joules_per_tflop));
+}
+
+TEST(Energy, JoulesPerTflopOverTheRun) {
+  Builder b = counter_run();
+  // The run's 350 J over 7e13 FLOPs (70 TFLOP): 5 J per TFLOP.
+  b.note(990, "flops", "7e+13 run");
+  const analysis::Analysis a = b.analyze();
+  EXPECT_NEAR(a.run.energy.joules_per_tflop, 5.0, 1e-12);
+}
+
+TEST(Energy, NoFlopsNoteLeavesTheFiguresOut) {
+  const analysis::Analysis a = counter_run().analyze();
+  EXPECT_FALSE(a.run.energy.flops_told);
+  EXPECT_TRUE(std::isnan(a.run.energy.joules_per_tflop));
+}
+
 TEST(Energy, PowerReadingsOutOfOrderAreRefused) {
   Builder b({"fp32"});
   b.power_reading(500, 700, 300, 1000).power_reading(400, 700, 300, 2000);

@@ -558,6 +558,30 @@ TEST_F(RunCollect, AWindowLineThatCannotBeUsedIsANoteAndAWarning) {
   EXPECT_EQ(outcome.warnings.size(), 4u);
 }
 
+// docs/energy.md#telling-diescope-the-flops: the line becomes a flops note the analysis reads; a line
+// that cannot be read is a note and a warning.
+TEST_F(RunCollect, FlopsTheProgramPrintsBecomeAFlopsNote) {
+  auto o = options({"/bin/sh", "-c",
+                    "echo 'diescope: measure start'; sleep 0.2; echo 'diescope: measure stop'; "
+                    "echo 'diescope: measure flops 2.5e13'; echo 'diescope: measure flops 4e13 run'; "
+                    "echo 'diescope: measure flops -1'"});
+  RunOutcome outcome = record_run(o, *nvml_);
+  ASSERT_EQ(outcome.exit_code, 0);
+  auto source = recording::open_recording(outcome.recordings[0].path);
+  std::vector<std::string> texts;
+  for (const auto& n : source->side().notes)
+    if (n.topic == "flops") texts.push_back(n.text);
+  EXPECT_EQ(texts, (std::vector<std::string>{"2.5e+13 window", "4e+13 run"}));
+  EXPECT_EQ(notes_about(*source, "its FLOPs are not above 0").size(), 1u);
+  ASSERT_EQ(outcome.warnings.size(), 1u);
+  analysis::AnalysisOptions with_window;
+  with_window.window = analysis::WindowMode::markers;
+  const analysis::Analysis a = analysis::analyze(*source, with_window);
+  ASSERT_TRUE(a.window.found);
+  EXPECT_DOUBLE_EQ(a.window.results.energy.flops, 2.5e13);
+  EXPECT_DOUBLE_EQ(a.run.energy.flops, 4e13);
+}
+
 // run --duty 300/600 (docs/method.md#duty-cycles-in-run): counters on for the first 300 ms of every
 // 600 ms from the command's start. The command runs 1.6 s: periods start at 0, 0.6 and 1.2 s, so the
 // counters come on three times (the first before the command) and go off at about 0.3, 0.9 and
@@ -645,6 +669,45 @@ TEST(RunMarkers, WindowLinesAreReadToTheNanosecond) {
   scanner.feed(
       "2.5\r\n", [](recording::MarkKind) {}, [&](const PrintedWindow& pw) { starts.push_back(pw.start_ns); });
   EXPECT_EQ(starts, std::vector<recording::TimeNs>{1'500'000'000});
+}
+
+TEST(RunMarkers, FlopsLinesAreReadInOnePlace) {
+  auto f = parse_printed_flops("diescope: measure flops 2.2e13");
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->error, "");
+  EXPECT_DOUBLE_EQ(f->note.flops, 2.2e13);
+  EXPECT_EQ(f->note.scope, recording::FlopsScope::window);
+  f = parse_printed_flops("diescope: measure flops  1000   run");
+  ASSERT_TRUE(f);
+  EXPECT_DOUBLE_EQ(f->note.flops, 1000);
+  EXPECT_EQ(f->note.scope, recording::FlopsScope::run);
+  EXPECT_FALSE(parse_printed_flops("diescope: measure flopsy 1"));
+  EXPECT_FALSE(parse_printed_flops("diescope: measure start"));
+  for (const char* bad :
+       {"diescope: measure flops", "diescope: measure flops 0", "diescope: measure flops -5",
+        "diescope: measure flops 1e400", "diescope: measure flops nan", "diescope: measure flops 1x",
+        "diescope: measure flops 1 step", "diescope: measure flops 1 run 2"}) {
+    f = parse_printed_flops(bad);
+    ASSERT_TRUE(f) << bad;
+    EXPECT_NE(f->error, "") << bad;
+  }
+  // The note's text reads back as the same note (docs/recording-format.md#flops-notes).
+  const recording::FlopsNote note{2.2e13, recording::FlopsScope::run};
+  EXPECT_EQ(recording::flops_note_text(note), "2.2e+13 run");
+  const auto back = recording::parse_flops_note(recording::flops_note_text(note));
+  ASSERT_TRUE(back);
+  EXPECT_DOUBLE_EQ(back->flops, 2.2e13);
+  EXPECT_EQ(back->scope, recording::FlopsScope::run);
+  for (const char* bad : {"2.2e13", "2.2e13 window ", "0 window", "x run", "1 step", "-1 run", "inf run"})
+    EXPECT_FALSE(recording::parse_flops_note(bad)) << bad;
+  std::vector<double> seen;
+  MarkerScanner scanner;
+  scanner.feed(
+      "diescope: measure flops 3e1", [](recording::MarkKind) {}, {},
+      [&](const PrintedFlops& pf) { seen.push_back(pf.note.flops); });
+  scanner.feed(
+      "2\n", [](recording::MarkKind) {}, {}, [&](const PrintedFlops& pf) { seen.push_back(pf.note.flops); });
+  EXPECT_EQ(seen, std::vector<double>{3e12});
 }
 
 }  // namespace

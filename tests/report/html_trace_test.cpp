@@ -221,6 +221,20 @@ TEST_F(HtmlAndTrace, HtmlDrawsPowerItselfBesideItsLimit) {
       std::string::npos)
       << page;
   EXPECT_NE(page.find("<div class=\"cdetail\">whole run: "), std::string::npos);
+  EXPECT_EQ(page.find("joules-per-tflop"), std::string::npos);  // no FLOPs in the recording
+
+  // docs/energy.md#joules-per-tflop: the program's 1.4e12 FLOPs for the window: 7 J / 1.4 TFLOP = 5.
+  rec.side_records.notes.push_back(recording::Note{kT0 + 36 * kMs, "flops", "1.4e+12 window"});
+  analysis = analysis::analyze(rec);
+  report = report::build_report(analysis);
+  report::HtmlRenderer with_flops(dir / "flops.html", 4);
+  with_flops.render(report::ReportInput{report, &rec, &analysis});
+  const std::string flops_page = test::read_text(dir / "flops.html");
+  EXPECT_NE(flops_page.find("<div class=\"cdetail\" id=\"joules-per-tflop\">5 J per TFLOP: 7.0 J over 1.4 "
+                            "TFLOP (NVML's energy counter; FLOPs printed by the program)</div>"),
+            std::string::npos)
+      << flops_page;
+  rec.side_records.notes.pop_back();
 
   // Without a draw (a recording before format 4): the limit alone, and the page says why.
   rec.list<recording::PowerLimitReading>() = {recording::PowerLimitReading{kT0 + 5 * kMs, 700}};

@@ -2,7 +2,10 @@
 // re-rendered report.json reading the same as the original.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "diescope/analysis/analyze.hpp"
+#include "diescope/analysis/energy.hpp"
 #include "diescope/recording/memory_recording.hpp"
 #include "diescope/recording/synthetic.hpp"
 #include "diescope/report/renderer.hpp"
@@ -55,6 +58,36 @@ TEST(Terminal, ExactHeadlineOfAFullRun) {
       "\n"
       "steady window: none (no markers)\n";
   EXPECT_EQ(render(hopper_analysis()), want);
+}
+
+// docs/energy.md#joules-per-tflop: the window's 600 J over the 120 TFLOP (1.2e14 FLOPs) the program
+// printed for it is 5 J per TFLOP; the run has none, since the FLOPs were the window's. The row, the
+// JSON fields and the page's line appear only in reports of recordings that hold the FLOPs.
+TEST(Terminal, JoulesPerTflopRowWhereTheProgramGaveItsFlops) {
+  analysis::Analysis a = hopper_analysis_with_window();
+  EXPECT_EQ(render(a).find("J/TFLOP"), std::string::npos);
+  analysis::set_span_flops(a.window.results.energy, 1.2e14, analysis::FlopsMissing::run_only);
+  analysis::set_span_flops(a.run.energy, std::nan(""), analysis::FlopsMissing::window_only);
+  const json r = report::build_report(a);
+  keep_report("joules-per-tflop", r);
+  const json& w = r["window"]["results"]["energy"];
+  EXPECT_DOUBLE_EQ(w["flops"].get<double>(), 1.2e14);
+  EXPECT_EQ(w["flops_source"], "program");
+  EXPECT_DOUBLE_EQ(w["joules_per_tflop"].get<double>(), 5.0);
+  const json& run = r["results"]["energy"];
+  EXPECT_TRUE(run["flops"].is_null());
+  EXPECT_EQ(run["flops_reason"], "the program gave the steady window's FLOPs, not the whole run's");
+  EXPECT_TRUE(run["joules_per_tflop"].is_null());
+  EXPECT_EQ(run["flops_source"], "none");
+  const std::string out = report::render_terminal(r);
+  EXPECT_NE(out.find("  J/TFLOP               n/a: the program gave the steady window's FLOPs, not the whole "
+                     "run's\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  J/TFLOP               5 J per TFLOP: 600.0 J over 120 TFLOP (NVML's energy counter; "
+                     "FLOPs printed by the program)\n"),
+            std::string::npos)
+      << out;
 }
 
 TEST(Terminal, WindowSectionHasItsOwnFigures) {

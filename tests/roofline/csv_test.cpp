@@ -130,6 +130,25 @@ TEST(Csv, HeadersCarryUnitsAndTheTableRoundTrips) {
   EXPECT_EQ(table_csv(back), table_csv(rows));
 }
 
+TEST(Csv, EnergyRoundTripsAndABadSourceIsAnError) {
+  // docs/roofline.md#energy: 20 J over the row's FLOPs (tables written before it, the bundled ones,
+  // have neither column and read in the other tests).
+  auto rows = fixture_rows("h200-gemm.raw.csv", "gemm");
+  ASSERT_FALSE(rows.empty());
+  rows[0].energy_j = 20;
+  rows[0].energy_source = "counter";
+  const std::string text = table_csv(rows);
+  EXPECT_NE(text.find(",energy [J],energy source,"), std::string::npos);
+  EXPECT_NE(text.find(",joules per tflop [J/TFLOP]"), std::string::npos);
+  const auto back = parse_table_csv(text, "t.csv");
+  EXPECT_DOUBLE_EQ(back[0].energy_j, 20);
+  EXPECT_EQ(back[0].energy_source, "counter");
+  EXPECT_NEAR(joules_per_tflop(back[0]), 20 / (dominant_flop(rows[0]) / 1e12), 1e-9);
+  std::string bad = text;
+  bad.replace(bad.find(",counter,"), 9, ",joules,");
+  EXPECT_THROW(parse_table_csv(bad, "bad.csv"), core::InputError);
+}
+
 TEST(Csv, DerivedColumnsAreWrittenForPeople) {
   const auto rows = fixture_rows("h200-triad.raw.csv", "triad");
   const std::string text = table_csv({rows[0]});

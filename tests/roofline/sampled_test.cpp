@@ -331,6 +331,89 @@ TEST(SampledTwoPoint, NoMoreTimeInTheLongerRunLeavesTheDurationEmpty) {
   EXPECT_NE(warnings[0].find("DIESCOPE_ITERATIONS"), std::string::npos);
 }
 
+// ---- energy (docs/roofline.md#energy) -------------------------------------------------------------
+
+recording::PowerLimitReading reading(std::int64_t ms, double draw_w, double energy_mj) {
+  return recording::PowerLimitReading{ms * kMs, 700, draw_w, energy_mj};
+}
+
+Window window_of(std::int64_t from_ms, std::int64_t to_ms, WindowKind kind = WindowKind::kernel) {
+  Window w;
+  w.start_ns = from_ms * kMs;
+  w.end_ns = to_ms * kMs;
+  w.kind = kind;
+  return w;
+}
+
+TEST(SampledEnergy, TheCounterIsLinearBetweenReadingsOverEachKernelWindow) {
+  // Readings at 0, 100 and 200 ms: the counter at 0, 50 J and 110 J. Kernel windows [50, 150) and
+  // [180, 190); a data-movement window [10, 20) does not count. [50, 100): 50 J x 50/100 = 25 J;
+  // [100, 150): 60 J x 50/100 = 30 J; [180, 190): 60 J x 10/100 = 6 J. 61 J in all.
+  std::vector<SampledRegion> g(1);
+  g[0].windows = {window_of(10, 20, WindowKind::data_movement), window_of(50, 150), window_of(180, 190)};
+  const std::vector<recording::PowerLimitReading> power = {reading(0, 400, 0), reading(100, 400, 50'000),
+                                                           reading(200, 400, 110'000)};
+  add_window_energy(g, power);
+  EXPECT_NEAR(g[0].energy_j, 61.0, 1e-9);
+  EXPECT_EQ(g[0].energy_source, "counter");
+  // Its row: 61 J over 12.2 TFLOP (1.22e13 FLOP) is 5 J per TFLOP.
+  g[0].kernel_windows = 2;
+  std::vector<std::string> warnings;
+  const auto rows =
+      rows_from_sampled(g, nullptr, 1, "prog", "NVIDIA H200", {parse_flop_rule("prog=1.22e13")}, warnings);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NEAR(joules_per_tflop(rows[0]), 5.0, 1e-12);
+  EXPECT_EQ(joules_per_tflop_missing(rows[0]), "");
+}
+
+TEST(SampledEnergy, WithoutTheCounterTheDrawIsIntegrated) {
+  // The counter is not read at 100 ms: the draw, 200 W at 0 and 400 W at 100 ms, linear between.
+  // [50, 100): the draw goes from 300 to 400 W, the trapezoid 350 W x 0.05 s = 17.5 J.
+  std::vector<SampledRegion> g(1);
+  g[0].windows = {window_of(50, 100)};
+  add_window_energy(g, {reading(0, 200, 0), reading(100, 400, kNaN)});
+  EXPECT_NEAR(g[0].energy_j, 17.5, 1e-9);
+  EXPECT_EQ(g[0].energy_source, "power_draw");
+}
+
+TEST(SampledEnergy, AWindowOutsideTheReadingsHasNone) {
+  // The readings end at 100 ms; the window runs to 120 ms: not covered, so no energy (NaN, not 0).
+  std::vector<SampledRegion> g(1);
+  g[0].windows = {window_of(50, 120)};
+  add_window_energy(g, {reading(0, 200, 0), reading(100, 400, 40'000)});
+  EXPECT_TRUE(std::isnan(g[0].energy_j));
+  EXPECT_EQ(g[0].energy_source, "");
+  Row r;
+  r.profiler = Profiler::sampled;
+  r.flop[index(Precision::fp32)] = 1e12;
+  EXPECT_TRUE(std::isnan(joules_per_tflop(r)));
+  EXPECT_NE(joules_per_tflop_missing(r).find("neither"), std::string::npos);
+  r.profiler = Profiler::ncu;
+  EXPECT_NE(joules_per_tflop_missing(r).find("replays"), std::string::npos);
+}
+
+TEST(SampledEnergy, TheTwoPointDifferenceAppliesToEnergyToo) {
+  // N = 3. Main: 3 occurrences of 10 J plus 4 J of set-up in the first (34 J); ref: 14 J.
+  // (34 - 14) / 2 = 10 J per iteration.
+  std::vector<SampledRegion> main = {region("k", 1, 0.005, 1), region("k", 2, 0.002, 1),
+                                     region("k", 3, 0.002, 1)};
+  main[0].energy_j = 14;
+  main[1].energy_j = main[2].energy_j = 10;
+  std::vector<SampledRegion> ref = {region("k", 1, 0.005, 1)};
+  ref[0].energy_j = 14;
+  for (auto* v : {&main, &ref})
+    for (SampledRegion& g : *v) g.energy_source = "counter";
+  std::vector<std::string> warnings;
+  auto rows = rows_from_sampled(main, &ref, 3, "prog", "", {}, warnings);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NEAR(rows[0].energy_j, 10.0, 1e-12);
+  EXPECT_EQ(rows[0].energy_source, "counter");
+  // One occurrence measured by the draw makes the row's source the draw.
+  main[2].energy_source = "power_draw";
+  rows = rows_from_sampled(main, &ref, 3, "prog", "", {}, warnings);
+  EXPECT_EQ(rows[0].energy_source, "power_draw");
+}
+
 TEST(SampledTwoPoint, IterationsAreSubstitutedInTheArguments) {
   const auto argv = substitute_iterations({"prog", "--reps", "{iterations}", "--tag=x{iterations}y"}, 20);
   EXPECT_EQ(argv, (std::vector<std::string>{"prog", "--reps", "20", "--tag=x20y"}));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <vector>
 
 #include "diescope/analysis/result.hpp"
 #include "diescope/recording/recording.hpp"
@@ -41,6 +42,17 @@ EnergyFigures energy_figures(const EnergySums& span, const EnergySums& chip_samp
 
 // Joules per TFLOP (1e12 FLOPs): NaN when either is not a positive finite number.
 double joules_per_tflop(double energy_j, double flops);
+
+// The program's FLOPs in a recording (docs/energy.md#telling-diescope-the-flops): the first flops note
+// of each scope; NaN where it gave none.
+struct ProgramFlops {
+  double window = kNaN;
+  double run = kNaN;
+  bool any() const;
+};
+ProgramFlops program_flops(const std::vector<recording::Note>& notes);
+// Puts `flops` (NaN: given for the other span, `missing`) and the joules per TFLOP into `e`.
+void set_span_flops(EnergyFigures& e, double flops, FlopsMissing missing);
 
 // The power readings around a moving time, read once from the recording's stream: answers the sums
 // over [lo, hi) for lo at or after the last advance(), holding only the readings such a span needs.

@@ -172,6 +172,13 @@ enum class EnergyMissing {
   unreadable,    // neither the counter nor the draw could be read over all of it
 };
 
+// Where a span's FLOPs came from (docs/energy.md#joules-per-tflop): the measured program printed
+// them (a flops note), or nowhere.
+enum class FlopsSource { none, program };
+// Why a span of a recording that holds the program's FLOPs has none: they were given for the other
+// span.
+enum class FlopsMissing { none, window_only, run_only };
+
 // Energy over one span (docs/energy.md).
 struct EnergyFigures {
   double energy_j = kNaN;  // over the part of the span the power readings cover
@@ -186,6 +193,13 @@ struct EnergyFigures {
   // stranded"), and its share of chip_sampled_j.
   double stranded_j = kNaN;
   double stranded_pct = kNaN;
+  // Joules per TFLOP (docs/energy.md#joules-per-tflop), only where the recording holds the program's
+  // FLOPs (flops_told): its FLOPs over this span, or why not, and energy_j over them in 1e12.
+  bool flops_told = false;
+  double flops = kNaN;
+  FlopsSource flops_source = FlopsSource::none;
+  FlopsMissing flops_missing = FlopsMissing::none;
+  double joules_per_tflop = kNaN;
 };
 
 // The figures of one span: the whole run, or the steady window.

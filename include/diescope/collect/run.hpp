@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "diescope/collect/chip_source.hpp"
+#include "diescope/recording/format.hpp"
 #include "diescope/recording/records.hpp"
 
 namespace diescope::collect {
@@ -111,15 +112,28 @@ struct PrintedWindow {
 // Reads the text after "diescope: measure " of a window line; nullopt when it is not one.
 std::optional<PrintedWindow> parse_printed_window(std::string_view line);
 
+// The FLOPs the command did, printed on its stdout (docs/energy.md#telling-diescope-the-flops):
+//   "diescope: measure flops FLOPS"         the work between its window markers (the steady window)
+//   "diescope: measure flops FLOPS run"     the work of the whole run
+// FLOPS is a number above 0 ("2.2e13"). A line that starts with the prefix and cannot be read keeps
+// the reason in `error`. This is the one place such a line is read.
+struct PrintedFlops {
+  recording::FlopsNote note;
+  std::string line;   // the line as printed, for notes
+  std::string error;  // non-empty: the line could not be read, and why
+};
+std::optional<PrintedFlops> parse_printed_flops(std::string_view line);
+
 // Finds the window markers in a stream of bytes split anywhere. A marker is a whole line (a '\r'
 // before the '\n' is ignored) saying "diescope: measure start" or "diescope: measure stop"; a
 // window line is one PrintedWindow reads.
 class MarkerScanner {
  public:
-  // Feeds bytes; calls `on_mark` for each complete marker line and `on_window` (when given) for each
-  // complete window line.
+  // Feeds bytes; calls `on_mark` for each complete marker line, `on_window` (when given) for each
+  // complete window line and `on_flops` (when given) for each complete FLOPs line.
   void feed(std::string_view bytes, const std::function<void(recording::MarkKind)>& on_mark,
-            const std::function<void(const PrintedWindow&)>& on_window = {});
+            const std::function<void(const PrintedWindow&)>& on_window = {},
+            const std::function<void(const PrintedFlops&)>& on_flops = {});
 
  private:
   std::string line_;

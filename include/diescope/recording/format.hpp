@@ -43,4 +43,18 @@ std::optional<std::uint64_t> throttle_reason_bit(std::string_view name);
 // Every reason in `mask`, lowest bit first; bits without a name appear as one "0x..." entry at the end.
 std::vector<std::string> throttle_reason_names(std::uint64_t mask);
 
+// The FLOPs the measured program said it did (docs/recording-format.md#flops-notes): a `note` whose
+// topic is kFlopsNoteTopic and whose text is "FLOPS SCOPE", FLOPS a number above 0 and SCOPE
+// `window` (the steady window's work) or `run` (the whole run's).
+inline constexpr std::string_view kFlopsNoteTopic = "flops";
+enum class FlopsScope { window, run };
+struct FlopsNote {
+  double flops = 0;
+  FlopsScope scope = FlopsScope::window;
+};
+std::string_view flops_scope_text(FlopsScope scope);  // "window", "run"
+std::string flops_note_text(const FlopsNote& note);   // "1.5e+15 window"
+// nullopt when `text` is not a flops note's text.
+std::optional<FlopsNote> parse_flops_note(std::string_view text);
+
 }  // namespace diescope::recording

@@ -69,6 +69,11 @@ std::string_view energy_source_code(analysis::EnergySource source);
 std::string_view counter_unused_code(analysis::CounterUnused why);
 std::string energy_missing_words(const analysis::EnergyFigures& e);
 std::string energy_words(const analysis::EnergyFigures& e);
+// Joules per TFLOP (docs/energy.md#joules-per-tflop): why the span has no FLOPs, why it has no figure,
+// and the words the terminal's and the page's row print.
+std::string flops_missing_words(const analysis::EnergyFigures& e);
+std::string joules_per_tflop_missing_words(const analysis::EnergyFigures& e);
+std::string joules_per_tflop_words(const analysis::EnergyFigures& e);
 
 // How a run ended, for people: "exited with code 3", "ended by SIGINT".
 std::string run_ending_words(const recording::RunEnding& ending, int exit_code);

@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "diescope/recording/records.hpp"
 #include "diescope/roofline/range.hpp"
 #include "diescope/roofline/table.hpp"
 
@@ -60,7 +62,16 @@ struct SampledRegion {
   double duration_s = 0;  // the kernel windows' summed active length
   double dram_bytes = 0;  // their summed bytes
   long kernel_windows = 0, movement_windows = 0;
+  // docs/roofline.md#energy: the joules over its kernel windows and their source ("counter",
+  // "power_draw"; empty and NaN when the power readings do not cover every window).
+  double energy_j = std::numeric_limits<double>::quiet_NaN();
+  std::string energy_source;
 };
+
+// docs/roofline.md#energy: each region's energy over its kernel windows from the recording's power
+// readings (in time order), by the rules of docs/energy.md#the-rules.
+void add_window_energy(std::vector<SampledRegion>& regions,
+                       const std::vector<recording::PowerLimitReading>& power);
 
 // The regions of one run (the library's timestamps-mode file), each measured on `samples`.
 // `run_end_ns` (CLOCK_REALTIME) closes a region the program never closed or crashed inside.

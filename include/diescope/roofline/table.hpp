@@ -100,7 +100,16 @@ struct Row {
   // ncu's previous replay pass left them), "program" (the range and sampled backends: as the program
   // left them); empty: not recorded.
   std::string caches;
+  // docs/roofline.md#energy: the joules over the row's kernel windows from the recording's power
+  // readings (the sampled backend; NaN for the others) and their source: "counter" (NVML's energy
+  // counter), "power_draw" (the draw integrated), empty where none was read.
+  double energy_j = std::numeric_limits<double>::quiet_NaN();
+  std::string energy_source;
 };
+
+// The values of Row::energy_source.
+inline constexpr const char* kEnergyCounter = "counter";
+inline constexpr const char* kEnergyPowerDraw = "power_draw";
 
 // The values of Row::caches.
 inline constexpr const char* kCachesFlushed = "flushed";
@@ -128,6 +137,10 @@ struct Roof {
 };
 Roof binding_roof(const Row& r);
 double pct_of_roof(const Row& r);  // performance / roof x 100
+// docs/roofline.md#energy: energy over the row's work (the dominant precision's FLOPs) in 1e12;
+// NaN where either is unknown, and why.
+double joules_per_tflop(const Row& r);
+std::string joules_per_tflop_missing(const Row& r);  // empty when known
 
 // docs/roofline.md#regions: launches outside every NVTX region are dropped, except in an executable
 // with no region at all (kept whole; a warning says why). `keep` (when given) keeps only regions

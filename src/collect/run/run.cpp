@@ -1,6 +1,7 @@
 // `diescope run`'s collector loop (see run.hpp for the order of a run).
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <csignal>
 #include <cstring>
@@ -124,6 +125,7 @@ class Runner {
   void sampler_ended(Gpu& gpu, recording::TimeNs now);
   void read_command_output(recording::TimeNs now);
   void printed_window(const PrintedWindow& window, recording::TimeNs now);
+  void printed_flops(const PrintedFlops& flops, recording::TimeNs now);
   void handle_signals();
   DutyCycle duty() const { return DutyCycle{opt_.duty_on_ms, opt_.duty_period_ms}; }
   bool duty_cycled() const;
@@ -661,7 +663,8 @@ void Runner::read_command_output(recording::TimeNs now) {
             for (auto& gpu : gpus_) gpu.writer->write(recording::Mark{at, kind});
             last_mark_ns_ = at;
           },
-          [&](const PrintedWindow& window) { printed_window(window, now); });
+          [&](const PrintedWindow& window) { printed_window(window, now); },
+          [&](const PrintedFlops& flops) { printed_flops(flops, now); });
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -705,6 +708,19 @@ void Runner::printed_window(const PrintedWindow& window, recording::TimeNs now) 
       fmt::format("the command printed its window ('{}'): marks at {} and {} ns, {:.3f} s, the line arrived "
                   "{} after the stop",
                   window.line, start, stop, static_cast<double>(stop - start) * 1e-9, ms_text(now - stop)));
+}
+
+// The FLOPs the command printed (docs/energy.md#telling-diescope-the-flops): a flops note the
+// analysis reads (docs/recording-format.md#flops-notes); a line that cannot be read is a note and a
+// warning, and the run goes on.
+void Runner::printed_flops(const PrintedFlops& flops, recording::TimeNs now) {
+  if (!flops.error.empty()) {
+    const std::string text = fmt::format("the FLOPs line '{}' was left out: {}", flops.line, flops.error);
+    note_all(now, "flops_line", text);
+    warn(text);
+    return;
+  }
+  note_all(now, std::string(recording::kFlopsNoteTopic), recording::flops_note_text(flops.note));
 }
 
 void Runner::handle_signals() {
@@ -1046,8 +1062,38 @@ std::optional<PrintedWindow> parse_printed_window(std::string_view line) {
   return w;
 }
 
+std::optional<PrintedFlops> parse_printed_flops(std::string_view line) {
+  constexpr std::string_view kFlops = "diescope: measure flops";
+  if (!line.starts_with(kFlops) || (line.size() != kFlops.size() && line[kFlops.size()] != ' '))
+    return std::nullopt;
+  PrintedFlops f;
+  f.line = std::string(line);
+  const std::vector<std::string_view> words = words_of(line.substr(kFlops.size()));
+  const bool scope_ok =
+      words.size() == 1 || (words.size() == 2 && (words[1] == "window" || words[1] == "run"));
+  double flops = 0;
+  bool number_ok = false;
+  if (!words.empty()) {
+    const auto [end, ec] = std::from_chars(words[0].data(), words[0].data() + words[0].size(), flops);
+    number_ok = ec == std::errc() && end == words[0].data() + words[0].size() && std::isfinite(flops);
+  }
+  if (!number_ok || !scope_ok) {
+    f.error =
+        "it does not hold a number of FLOPs, optionally followed by 'window' or 'run' (e.g. 'diescope: "
+        "measure flops 2.2e13')";
+  } else if (!(flops > 0)) {
+    f.error = "its FLOPs are not above 0";
+  } else {
+    f.note.flops = flops;
+    f.note.scope =
+        words.size() == 2 && words[1] == "run" ? recording::FlopsScope::run : recording::FlopsScope::window;
+  }
+  return f;
+}
+
 void MarkerScanner::feed(std::string_view bytes, const std::function<void(recording::MarkKind)>& on_mark,
-                         const std::function<void(const PrintedWindow&)>& on_window) {
+                         const std::function<void(const PrintedWindow&)>& on_window,
+                         const std::function<void(const PrintedFlops&)>& on_flops) {
   for (char c : bytes) {
     if (c != '\n') {
       if (overlong_) continue;
@@ -1066,6 +1112,8 @@ void MarkerScanner::feed(std::string_view bytes, const std::function<void(record
         on_mark(recording::MarkKind::start);
       } else if (line == "diescope: measure stop") {
         on_mark(recording::MarkKind::stop);
+      } else if (const std::optional<PrintedFlops> flops = parse_printed_flops(line)) {
+        if (on_flops) on_flops(*flops);
       } else if (on_window) {
         if (const std::optional<PrintedWindow> window = parse_printed_window(line)) on_window(*window);
       }

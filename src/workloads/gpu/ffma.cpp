@@ -142,6 +142,7 @@ int run_ffma(const FfmaOptions& options) {
       ffma_per_thread(static_cast<std::uint64_t>(args.iterations), kFfmaUnroll, kFfmaAccumulators);
   const std::uint64_t instructions = ffma_warp_instructions(fma_thread, threads, launches);
   const double flops = ffma_flops(fma_thread, threads, launches);
+  print_measure_flops(flops);
   const double mhz = clock_mhz(static_cast<double>(measured.cycles), static_cast<double>(measured.ns));
   const Rate lanes = fp32_lanes_per_sm(device.cc_major, device.cc_minor);
   const Rate peak_instructions = ffma_warp_instructions_per_sm_per_cycle(device.cc_major, device.cc_minor);

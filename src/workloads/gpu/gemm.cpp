@@ -233,6 +233,7 @@ int run_gemm(const GemmOptions& options) {
   const Rate mhz = clock_mhz_between(read_stamps(stamps_before, device.sm_count),
                                      read_stamps(stamps_after, device.sm_count));
   const double flops = gemm_flops(m, n, k) * static_cast<double>(calls);
+  print_measure_flops(flops);
   const Rate per_sm = bf16_dense_flop_per_sm_per_cycle(device.cc_major, device.cc_minor);
   const double peak = per_sm.value * device.sm_count * mhz.value * 1e6;
 

@@ -1,5 +1,6 @@
 #include "output.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -13,6 +14,16 @@ void print_measure_start() {
 
 void print_measure_stop() {
   std::fputs("diescope: measure stop\n", stdout);
+  std::fflush(stdout);
+}
+
+void print_measure_flops(double flops) {
+  std::string line = "diescope: measure flops ";
+  char number[64];
+  const auto end = std::to_chars(number, number + sizeof number, flops).ptr;
+  line.append(number, end);
+  line += '\n';
+  std::fputs(line.c_str(), stdout);
   std::fflush(stdout);
 }
 

@@ -12,6 +12,9 @@ namespace diescope::workloads::gpu {
 
 void print_measure_start();
 void print_measure_stop();
+// "diescope: measure flops FLOPS": the work the window just marked did, for diescope run's joules per
+// TFLOP (docs/energy.md#telling-diescope-the-flops). Printed after the stop marker.
+void print_measure_flops(double flops);
 void print_result(const nlohmann::json& result);
 // A line for people, on stderr.
 void print_note(const std::string& line);

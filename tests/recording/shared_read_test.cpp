@@ -1,0 +1,204 @@
+// Cursors open together share one read of the file (docs/recording-format.md#reading-a-recording):
+// each returns what it returns alone, a cursor that lags past the queue's bound goes on by itself,
+// and numbers read through the fast path equal what std::from_chars reads.
+#include <cmath>
+
+#include "test_files.hpp"
+
+namespace diescope {
+namespace {
+
+using testing::header_for;
+using testing::small_meta;
+using testing::TempDir;
+using testing::write_bytes;
+
+// Chip sample i spans [10 i, 10 i + 10) ms with units {i, 2}; a GPU-Util reading of
+// i / util_every % 100 follows every util_every-th, a clock reading of SM clock i MHz every fifth.
+std::filesystem::path write_interleaved(const TempDir& dir, int samples, int util_every) {
+  const recording::RecordingMeta meta = small_meta();
+  const auto path = dir / "interleaved.dsrec";
+  recording::RecordingWriter w(path, meta);
+  for (int i = 0; i < samples; ++i) {
+    const recording::TimeNs t = meta.start_ns + i * 10 * recording::kNsPerMs;
+    const std::vector<double> units{static_cast<double>(i), 2}, diag{3}, counts{4};
+    w.write(recording::ChipSample{t, t + 10 * recording::kNsPerMs, units, diag, counts});
+    if (i % util_every == util_every - 1)
+      w.write(recording::UtilSample{t, static_cast<double>(i / util_every % 100),
+                                    recording::UtilSource::samples});
+    if (i % 5 == 4) w.write(recording::ClockReading{t, static_cast<double>(i), 1593});
+  }
+  w.close();
+  return path;
+}
+
+TEST(SharedRead, CursorsReadInLockstepGetEveryRecordOfTheirKind) {
+  TempDir dir;
+  const int n = 1000;
+  const auto recording = recording::open_recording(write_interleaved(dir, n, 10));
+  auto chip = recording->stream<recording::ChipSample>();
+  auto util = recording->stream<recording::UtilSample>();
+  auto clock = recording->stream<recording::ClockReading>();
+  recording::ChipSample c;
+  recording::UtilSample u;
+  recording::ClockReading k;
+  int chips = 0, utils = 0, clocks = 0;
+  // One GPU-Util reading after every ten chip samples, one clock reading after every five.
+  while (chip->next(c)) {
+    EXPECT_EQ(c.units[0], static_cast<double>(chips));
+    ++chips;
+    if (chips % 10 == 0) {
+      ASSERT_TRUE(util->next(u));
+      EXPECT_EQ(u.pct, static_cast<double>((chips - 1) / 10 % 100));
+      ++utils;
+    }
+    if (chips % 5 == 0) {
+      ASSERT_TRUE(clock->next(k));
+      EXPECT_EQ(k.sm_mhz, static_cast<double>(chips - 1));
+      ++clocks;
+    }
+  }
+  EXPECT_FALSE(util->next(u));
+  EXPECT_FALSE(clock->next(k));
+  EXPECT_EQ(chips, 1000);
+  EXPECT_EQ(utils, 100);
+  EXPECT_EQ(clocks, 200);
+}
+
+TEST(SharedRead, ACursorFarBehindReadsOnByItself) {
+  // 200,000 samples, each followed by a GPU-Util line of about 36 bytes: 7 MB, more than the 4 MiB
+  // queue holds when the chip cursor goes first to the end, so the util cursor is dropped from the
+  // shared read and reads its lines itself, from its first line not yet taken.
+  TempDir dir;
+  const int n = 200000;
+  const auto recording = recording::open_recording(write_interleaved(dir, n, 1));
+  auto util = recording->stream<recording::UtilSample>();
+  auto chip = recording->stream<recording::ChipSample>();
+  recording::UtilSample u;
+  // Two readings taken before the chip cursor runs ahead.
+  ASSERT_TRUE(util->next(u));
+  EXPECT_EQ(u.pct, 0);
+  ASSERT_TRUE(util->next(u));
+  EXPECT_EQ(u.pct, 1);
+  recording::ChipSample c;
+  long chips = 0;
+  while (chip->next(c)) ++chips;
+  EXPECT_EQ(chips, n);
+  int utils = 2;
+  while (util->next(u)) {
+    ASSERT_EQ(u.pct, static_cast<double>(utils % 100)) << "reading " << utils;
+    ++utils;
+  }
+  EXPECT_EQ(utils, n);
+  // A cursor opened after every other has finished reads from the top again.
+  auto again = recording->stream<recording::UtilSample>();
+  ASSERT_TRUE(again->next(u));
+  EXPECT_EQ(u.pct, 0);
+}
+
+TEST(SharedRead, ErrorsNameTheLineWhicheverCursorReadsIt) {
+  // The third GPU-Util line (line 8) is bad; the chip cursor passes it first, queueing it for the
+  // util cursor, which reports it with its own line number.
+  TempDir dir;
+  const recording::RecordingMeta meta = small_meta();
+  const std::string records =
+      "chip 100 110 1 2 3 4\nutil 105 50 samples\nchip 110 120 1 2 3 4\nutil 115 60 samples\n"
+      "chip 120 130 1 2 3 4\nutil 125 150 samples\nchip 130 140 1 2 3 4\n";
+  const auto path = dir / "bad-util.dsrec";
+  write_bytes(path, header_for(meta, dir) + records);
+  const auto recording = recording::open_recording(path);
+  auto util = recording->stream<recording::UtilSample>();
+  auto chip = recording->stream<recording::ChipSample>();
+  recording::ChipSample c;
+  int chips = 0;
+  while (chip->next(c)) ++chips;
+  EXPECT_EQ(chips, 4);
+  recording::UtilSample u;
+  ASSERT_TRUE(util->next(u));
+  EXPECT_EQ(u.pct, 50);
+  ASSERT_TRUE(util->next(u));
+  EXPECT_EQ(u.pct, 60);
+  try {
+    util->next(u);
+    ADD_FAILURE() << "no error for a GPU-Util of 150";
+  } catch (const core::InputError& e) {
+    EXPECT_EQ(e.line(), 8) << e.what();
+    EXPECT_NE(std::string(e.what()).find("outside 0..100"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SharedRead, NumbersReadAsFromChars) {
+  // Each value written as another tool might: the fast path (a mantissa up to 2^53 and a power of
+  // ten up to 22) must give the correctly rounded double, as std::from_chars does; the rest falls
+  // back to it.
+  TempDir dir;
+  const recording::RecordingMeta meta = small_meta();  // 2 units, 1 diagnostic, 1 count
+  const std::string records =
+      "chip 100 110 0.1 24.89 -0 1.711e+10\n"
+      "chip 110 120 .5 5. 2.5E3 1e22\n"
+      "chip 120 130 9007199254740993 123456789012345678901 1e-23 0.30000000000000004\n"
+      "chip 130 140 nan 1e23 00012.50 -7.25e-2\n";
+  const auto path = dir / "numbers.dsrec";
+  write_bytes(path, header_for(meta, dir) + records);
+  const auto recording = recording::open_recording(path);
+  auto chip = recording->stream<recording::ChipSample>();
+  std::vector<double> got;
+  recording::ChipSample c;
+  while (chip->next(c)) {
+    got.insert(got.end(), c.units.begin(), c.units.end());
+    got.insert(got.end(), c.diagnostics.begin(), c.diagnostics.end());
+    got.insert(got.end(), c.counts.begin(), c.counts.end());
+  }
+  ASSERT_EQ(got.size(), 16u);
+  EXPECT_EQ(got[0], 0.1);
+  EXPECT_EQ(got[1], 24.89);
+  EXPECT_EQ(got[2], 0.0);
+  EXPECT_TRUE(std::signbit(got[2]));  // -0 keeps its sign
+  EXPECT_EQ(got[3], 1.711e10);
+  EXPECT_EQ(got[4], 0.5);
+  EXPECT_EQ(got[5], 5.0);
+  EXPECT_EQ(got[6], 2500.0);
+  EXPECT_EQ(got[7], 1e22);
+  EXPECT_EQ(got[8], 9007199254740992.0);  // 2^53 + 1 rounds to even, 2^53
+  EXPECT_EQ(got[9], 123456789012345678901.0);
+  EXPECT_EQ(got[10], 1e-23);
+  EXPECT_EQ(got[11], 0.30000000000000004);
+  EXPECT_TRUE(std::isnan(got[12]));
+  EXPECT_EQ(got[13], 1e23);
+  EXPECT_EQ(got[14], 12.5);
+  EXPECT_EQ(got[15], -0.0725);
+}
+
+TEST(SharedRead, LinesAcrossTheMappedWindowsReadWhole) {
+  // Lines of 1,000 to 5,000 bytes (a note's text) around chip samples, past several 2 MiB windows:
+  // every line is read whole wherever a window ends.
+  TempDir dir;
+  const recording::RecordingMeta meta = small_meta();
+  const auto path = dir / "windows.dsrec";
+  {
+    recording::RecordingWriter w(path, meta);
+    for (int i = 0; i < 3000; ++i) {
+      const recording::TimeNs t = meta.start_ns + i * 10 * recording::kNsPerMs;
+      const std::vector<double> units{static_cast<double>(i), 2}, diag{3}, counts{4};
+      w.write(recording::ChipSample{t, t + 10 * recording::kNsPerMs, units, diag, counts});
+      w.write(recording::Note{t, "filler", std::string(1000 + i % 4001, 'x')});
+    }
+    w.close();
+  }
+  ASSERT_GT(std::filesystem::file_size(path), std::size_t{6} << 20);
+  const auto recording = recording::open_recording(path);
+  ASSERT_EQ(recording->side().notes.size(), 3000u);
+  for (std::size_t i = 0; i < 3000; ++i)
+    ASSERT_EQ(recording->side().notes[i].text.size(), 1000 + i % 4001) << "note " << i;
+  auto chip = recording->stream<recording::ChipSample>();
+  recording::ChipSample c;
+  int chips = 0;
+  while (chip->next(c)) {
+    ASSERT_EQ(c.units[0], static_cast<double>(chips));
+    ++chips;
+  }
+  EXPECT_EQ(chips, 3000);
+}
+
+}  // namespace
+}  // namespace diescope
