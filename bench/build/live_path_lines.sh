@@ -11,14 +11,14 @@ out=${1:-}
 report() {
   echo "# live path files: lines"
   for f in src/collect/run/run.cpp src/collect/live/live_collection.cpp src/collect/live/profiler_watch.cpp \
-    include/diescope/collect/live_collection.hpp include/diescope/collect/feed.hpp include/diescope/collect/duty.hpp \
+    src/collect/live/chip_source.cpp include/diescope/collect/chip_source.hpp include/diescope/collect/live_collection.hpp include/diescope/collect/feed.hpp include/diescope/collect/duty.hpp \
     include/diescope/collect/profiler_watch.hpp src/agent/agent.cpp src/agent/runner.cpp src/agent/replay_feed.cpp \
     src/top/view_feeds.cpp src/top/top.cpp; do
     if [[ -f $f ]]; then printf '%6d  %s\n' "$(wc -l <"$f")" "$f"; else printf '%6s  %s\n' "-" "$f (absent)"; fi
   done
   echo
   echo "# include graph: file -> live-path header it includes"
-  local headers='diescope/collect/(live_collection|feed|duty|profiler_watch|sampler|gpm|run|host_probes)\.hpp'
+  local headers='diescope/collect/(live_collection|chip_source|feed|duty|profiler_watch|sampler|gpm|run|host_probes)\.hpp'
   grep -rEo "#include \"${headers}\"" src include tests bench --include='*.cpp' --include='*.hpp' |
     sed -E 's/:#include "diescope\/collect\/(.*)"/ -> \1/' | sort
   echo
@@ -30,8 +30,15 @@ report() {
   echo "# where NVML GPM is opened as a chip source (a GpmSampler constructed)"
   grep -rnE 'make_unique<(collect::)?GpmSampler>|GpmSampler [a-z_]+\(' src --include='*.cpp' || echo "(none)"
   echo
-  echo "# where the switch between PM sampling and GPM is decided"
+  echo "# where the switch between PM sampling and GPM is decided (the rule), and who asks it"
+  grep -rnE '^bool gpm_wanted\(' src --include='*.cpp' || echo "(none)"
+  grep -rnE '[^a-z_]gpm_wanted\(' src --include='*.cpp' | grep -v ':bool gpm_wanted(' || echo "(none)"
+  echo
+  echo "# where a switch is carried out (GPM opened, PM sampling stopped or started again)"
   grep -rnE '::(to_gpm|to_pm|start_gpm|want_gpm)\(' src --include='*.cpp' || echo "(none)"
+  echo
+  echo "# where the sampler child's samples are checked (out of order, value count, infinity)"
+  grep -rnE 'ChipSampleCheck::admit\(|\.admit\(' src --include='*.cpp' || echo "(none)"
   echo
   echo "# where other profilers are watched (a ProfilerWatch constructed or scanned)"
   grep -rnE 'watch_\.scan\(\)|ProfilerWatch [a-z_]+\(' src --include='*.cpp' || echo "(none)"

@@ -49,8 +49,8 @@ struct EnergySeries {
   std::string why;         // why there are no readings
 };
 
-collect::ChipSource source_of(const std::string& name) {
-  const auto source = collect::chip_source_from_name(name);
+collect::ChipSourceSetting source_of(const std::string& name) {
+  const auto source = collect::chip_source_setting_from_name(name);
   if (!source)
     throw core::UsageError("source '" + name + "' is not a chip source",
                            "give pm, gpm or auto (the default)");

@@ -1,11 +1,8 @@
 // `diescope run [opts] -- CMD ARGS`: runs a command, records every GPU it may use (chip counters by
 // PM sampling in a child process, NVML, the command's window markers), then analyses each
 // recording, prints the headline and writes the report. Exits with the command's exit code.
-#include <fmt/core.h>
-
 #include <ctime>
 #include <tuple>
-#include <utility>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -16,12 +13,10 @@
 #include "diescope/calibrate/lookup.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/run.hpp"
-#include "diescope/core/atomic_file.hpp"
 #include "diescope/attribution/labels.hpp"
 #include "diescope/attribution/watcher.hpp"
 #include "diescope/core/error.hpp"
-#include "diescope/report/gpus_summary.hpp"
-#include "diescope/report/recording_report.hpp"
+#include "diescope/report/run_report.hpp"
 #include "diescope/report/wording.hpp"
 
 namespace diescope::cli {
@@ -67,7 +62,8 @@ int run_command(const RunCliOptions& cli) {
   options.command = cli.command;
   options.interval_ms = cli.interval_ms;
   options.drain_ms = cli.drain_ms;
-  options.source = collect::chip_source_from_name(cli.source).value_or(collect::ChipSource::automatic);
+  options.source =
+      collect::chip_source_setting_from_name(cli.source).value_or(collect::ChipSourceSetting::automatic);
   options.host_interval_ms = cli.host_interval_ms;
   if (!cli.gpus.empty()) options.gpus = cli.gpus;
   options.output_dir = cli.report_dir.empty() ? fs::path(default_report_dir()) : fs::path(cli.report_dir);
@@ -98,31 +94,25 @@ int run_command(const RunCliOptions& cli) {
             << (outcome.interrupted ? " (interrupted)" : "") << "\n";
   for (const auto& warning : outcome.warnings) std::cerr << "diescope: warning: " << warning << "\n";
 
-  const bool several = outcome.recordings.size() > 1;
+  // The calibration that fits each GPU model, driver, method and unit recipes (docs/calibration.md).
   const std::optional<fs::path> calibration =
       cli.calibration.empty() ? std::nullopt : std::optional<fs::path>(cli.calibration);
-  // The calibration that fits each GPU model, driver, method and unit recipes (docs/calibration.md).
-  const report::CalibrationLookup lookup = [&calibration](const analysis::Analysis& analysis) {
+  report::RunReportSettings settings;
+  settings.window = *analysis::window_mode_from_name(cli.window);
+  settings.calibration = [&calibration](const analysis::Analysis& analysis) {
     return calibrate::calibration_block_json(
         calibrate::find_calibration(analysis.meta, analysis.method, calibration));
   };
-  std::vector<report::GpuFigures> figures;
-  for (const auto& rec : outcome.recordings)
-    figures.push_back(report::report_run_recording(
-        rec.path, rec.index, *analysis::window_mode_from_name(cli.window), several, lookup, std::cout,
-        watcher ? std::optional<report::RunHolders>(
-                      report::RunHolders{attribution::holders_json(seen, rec.index, attribution_notes),
-                                         attribution::holders_line(seen, rec.index)})
-                : std::nullopt));
-  // Several GPUs: side by side, the least used, the gap between them, which were busy
-  // (docs/method.md#several-gpus); gpus.json beside the recordings.
-  if (several) {
-    const report::GpusSummary summary = report::summarise_gpus(std::move(figures));
-    std::cout << report::gpus_summary_text(summary);
-    const fs::path file = options.output_dir / "gpus.json";
-    core::write_file_atomically(file, report::gpus_summary_json(summary).dump(2) + "\n");
-    std::cout << "summary " << file.string() << "\n";
-  }
+  if (watcher)
+    settings.holders = [&](int index) {
+      return std::optional<report::RunHolders>(report::RunHolders{
+          attribution::holders_json(seen, index, attribution_notes), attribution::holders_line(seen, index)});
+    };
+  settings.output_dir = options.output_dir;
+  std::vector<report::RunRecordingRef> recordings;
+  recordings.reserve(outcome.recordings.size());
+  for (const auto& rec : outcome.recordings) recordings.push_back({rec.index, rec.path});
+  report::report_run(recordings, settings, std::cout);
   return outcome.exit_code;
 }
 

@@ -89,7 +89,8 @@ int run(const TopArgs& a) {
     live.gpus = a.gpus;
     live.sampler_executable = a.sampler;
     live.sampler_extra_args = a.sampler_args;
-    live.chip = collect::chip_source_from_name(a.source).value_or(collect::ChipSource::automatic);
+    live.chip =
+        collect::chip_source_setting_from_name(a.source).value_or(collect::ChipSourceSetting::automatic);
     source = top::make_live_feed(live);
   }
   return top::run_top(*source, options);

@@ -294,7 +294,7 @@ SampledRun run_sampled(const Target& t, const NcuSettings& settings, const fs::p
     const std::vector<std::string> argv = substitute_iterations(t.argv, iterations);
     options.command.insert(options.command.end(), argv.begin(), argv.end());
     options.interval_ms = settings.sampled.interval_ms;
-    options.source = collect::ChipSource::pm;
+    options.source = collect::ChipSourceSetting::pm;
     options.gpus = std::vector<int>{gpu};
     options.output_dir = rec_dir;
     options.host_interval_ms = 0;

@@ -39,12 +39,12 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
-bool takes(const BackendSetting& setting, const std::string& profiler) {
+bool takes(const BackendSetting& setting, Profiler profiler) {
   return std::find(setting.backends.begin(), setting.backends.end(), profiler) != setting.backends.end();
 }
 
 // The flags of `profiler`, as --help lists them: "--lib, --aslr".
-std::string flags_of(const std::string& profiler) {
+std::string flags_of(Profiler profiler) {
   std::vector<std::string> names;
   for (const BackendSetting& s : backend_settings())
     if (takes(s, profiler)) names.push_back("--" + s.name);
@@ -64,35 +64,42 @@ struct Given {
 const std::vector<BackendSetting>& backend_settings() {
   // docs/roofline.md#backend-settings; the sampled constants' ranges: docs/roofline.md#sampled-constants.
   static const std::vector<BackendSetting> settings = {
-      {"ncu", "PATH", {"ncu"}, "the ncu to run (default: ncu on PATH)"},
-      {"metrics", "A,B", {"ncu"}, "metrics added to the table's own, separated by commas; repeatable", true},
+      {"ncu", "PATH", {Profiler::ncu}, "the ncu to run (default: ncu on PATH)"},
+      {"metrics",
+       "A,B",
+       {Profiler::ncu},
+       "metrics added to the table's own, separated by commas; repeatable",
+       true},
       {"ncu-arg",
        "ARG",
-       {"ncu"},
+       {Profiler::ncu},
        "an argument for ncu, before the target (--ncu-arg=ARG when ARG starts with -); repeatable",
        true},
       {"aslr",
        "on|off",
-       {"ncu", "range"},
+       {Profiler::ncu, Profiler::range},
        "on: leave address-space randomisation on (default off: setarch -R)"},
       {"lib",
        "PATH",
-       {"range", "sampled"},
+       {Profiler::range, Profiler::sampled},
        "the injection library libdiescope-range.so (default: beside the diescope binary)"},
       {"iterations",
        "N",
-       {"sampled"},
+       {Profiler::sampled},
        "N > 1: run with N iterations and once with 1, and take the difference (default 1), 1 to 1000000"},
-      {"interval-ms", "X", {"sampled"}, "the PM sample interval in ms, 0.1 to 10 (default 0.5)"},
-      {"threshold", "PCT", {"sampled"}, "SM active % at which a sample is in a kernel, 0 to 100 (default 1)"},
+      {"interval-ms", "X", {Profiler::sampled}, "the PM sample interval in ms, 0.1 to 10 (default 0.5)"},
+      {"threshold",
+       "PCT",
+       {Profiler::sampled},
+       "SM active % at which a sample is in a kernel, 0 to 100 (default 1)"},
       {"gap-ms",
        "X",
-       {"sampled"},
+       {Profiler::sampled},
        "active samples closer than this are one window, 0 to 1000 ms (default 0.25)"},
-      {"min-window-ms", "X", {"sampled"}, "shorter windows are dropped, 0 to 1000 ms (default 1)"},
+      {"min-window-ms", "X", {Profiler::sampled}, "shorter windows are dropped, 0 to 1000 ms (default 1)"},
       {"activity-ratio",
        "F",
-       {"sampled"},
+       {Profiler::sampled},
        "under this fraction of the busiest window's activity: data movement, 0 to 1 (default 0.7)"},
   };
   return settings;
@@ -107,15 +114,18 @@ std::vector<std::string> profiler_names() {
 std::string backend_group(const BackendSetting& setting) {
   std::string group;
   for (std::size_t i = 0; i < setting.backends.size(); ++i)
-    group += (i == 0 ? "" : i + 1 == setting.backends.size() ? " and " : ", ") + setting.backends[i];
+    group += (i == 0                             ? ""
+              : i + 1 == setting.backends.size() ? " and "
+                                                 : ", ") +
+             std::string(profiler_name(setting.backends[i]));
   return group + (setting.backends.size() == 1 ? " backend" : " backends");
 }
 
 NcuSettings parse_backend_settings(const std::string& profiler, const std::vector<std::string>& settings) {
-  const std::vector<std::string> profilers = profiler_names();
-  if (std::find(profilers.begin(), profilers.end(), profiler) == profilers.end())
+  const std::optional<Profiler> backend = profiler_from_name(profiler);
+  if (!backend)
     throw core::UsageError("--profiler " + profiler + " is not a profiler diescope drives",
-                           "give --profiler " + joined(profilers));
+                           "give --profiler " + joined(profiler_names()));
   NcuSettings s;
   for (const std::string& item : settings) {
     const bool flag = item.rfind("--", 0) == 0;
@@ -123,19 +133,19 @@ NcuSettings parse_backend_settings(const std::string& profiler, const std::vecto
     const std::size_t eq = text.find('=');
     if (eq == std::string::npos || eq == 0)
       throw core::UsageError("-O " + item + " is not NAME=VALUE",
-                             "give --NAME VALUE; the " + profiler + " backend takes " + flags_of(profiler));
+                             "give --NAME VALUE; the " + profiler + " backend takes " + flags_of(*backend));
     const Given g{text.substr(0, eq), text.substr(eq + 1), flag};
     const auto& all = backend_settings();
     const auto known =
         std::find_if(all.begin(), all.end(), [&](const BackendSetting& b) { return b.name == g.name; });
-    if (known == all.end() || !takes(*known, profiler))
+    if (known == all.end() || !takes(*known, *backend))
       throw core::UsageError(
           known == all.end()
               ? fmt::format("{} is not a setting of the {} backend", g.spelled_name(), profiler)
               : fmt::format("{} belongs to the {}, not {}", g.spelled_name(), backend_group(*known),
                             profiler),
           fmt::format("the {} backend takes {} (docs/roofline.md#backend-settings)", profiler,
-                      flags_of(profiler)));
+                      flags_of(*backend)));
     const std::string& name = g.name;
     const std::string& value = g.value;
     if (name == "ncu") {

@@ -275,10 +275,8 @@ std::string_view chip_source_words(collect::ChipSource source) {
       return "PM sampling";
     case collect::ChipSource::gpm:
       return "GPM";
-    case collect::ChipSource::automatic:
-      break;  // a setting, never what runs: a source names the one it started
   }
-  return "PM sampling or GPM";
+  return "PM sampling";
 }
 
 int display_width(const std::string& text) {

@@ -87,7 +87,7 @@ TEST(AgentBesideProfilers, SwitchesToGpmWhileNcuRunsAndBackWhenItEnds) {
   std::vector<collect::SessionGpu> gpus = one_gpu(true);
   gpus[0].sampler.device = 0;
   collect::ChipSourcePolicy policy;
-  policy.source = collect::ChipSource::automatic;
+  policy.source = collect::ChipSourceSetting::automatic;
   policy.proc_root = proc;
   policy.scan_ns = 20 * recording::kNsPerMs;
   policy.return_after_ns = 300 * recording::kNsPerMs;
@@ -151,7 +151,7 @@ TEST(AgentBesideProfilers, SwitchesToGpmWhileNcuRunsAndBackWhenItEnds) {
 TEST(AgentBesideProfilers, GpmIsReadEvery100MsBetweenPolls) {
   std::vector<collect::SessionGpu> gpus = one_gpu(false);
   collect::ChipSourcePolicy policy;
-  policy.source = collect::ChipSource::gpm;
+  policy.source = collect::ChipSourceSetting::gpm;
   collect::LiveSession source(std::move(gpus), 100, 500, {}, {}, policy);
   core::SystemClock clock;
   AgentSettings settings;
@@ -181,7 +181,7 @@ TEST(AgentBesideProfilers, GpmIsReadEvery100MsBetweenPolls) {
 TEST(AgentBesideProfilers, SourceGpmStartsOnGpm) {
   std::vector<collect::SessionGpu> gpus = one_gpu(true);
   collect::ChipSourcePolicy policy;
-  policy.source = collect::ChipSource::gpm;
+  policy.source = collect::ChipSourceSetting::gpm;
   collect::LiveSession source(std::move(gpus), 10, 50, {}, {}, policy);
   EXPECT_EQ(source.chip_source(0), collect::ChipSource::gpm);
   EXPECT_EQ(source.meta(0).unit_table, "gpm");

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <filesystem>
@@ -127,6 +128,86 @@ TEST(SamplerSupervisor, ACleanStopDisablesTheCountersAndIsNoFailure) {
   EXPECT_FALSE(batch.counters.back().on);
   EXPECT_EQ(batch.counters.back().reason, "");  // the agent asked: an ordinary stop
   EXPECT_GE(batch.list<recording::ChipSample>().size(), 10u);
+}
+
+// The sample checks every reader gets (docs/live-collection.md#sample-checks), from a stand-in child
+// that writes the protocol by hand: the second sample starts before the first, the third has one value
+// where the metrics line announced two, the fourth has an infinite value. Kept: the first (start
+// 1000 ns) and the fourth (start 3000 ns), whose first unit is NaN and second is 2 (unit B is m_b).
+TEST(SamplerSupervisor, LeavesOutOfOrderAndShortSamplesAndReadsInfinityAsNaN) {
+  const fs::path dir = fresh_dir("checks");
+  const fs::path script = dir / "sampler.sh";
+  std::ofstream(script) << "#!/bin/sh\n"
+                           "echo 'hello 1 1 fake'\n"
+                           "echo 'metrics 2 m_a m_b'\n"
+                           "echo 'on 1000'\n"
+                           "echo 's 1000 2000 1 2'\n"
+                           "echo 's 500 900 1 2'\n"
+                           "echo 's 2000 3000 1'\n"
+                           "echo 's 3000 4000 inf 2'\n"
+                           "read line\n"
+                           "echo 'off 5000'\n"
+                           "echo 'bye 4'\n";
+  fs::permissions(script, fs::perms::owner_all);
+  SamplerConfig config = fake_config({});
+  config.executable = script.string();
+  SamplerSupervisor sup(config, &diescope::test::two_unit_table(), "", {});
+  GpuBatch batch;
+  sup.set_wanted(true, core::realtime_ns(), batch);
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < deadline && batch.list<recording::ChipSample>().size() < 2) {
+    sup.pump(core::realtime_ns(), batch);
+    std::this_thread::sleep_for(5ms);
+  }
+  sup.stop_and_wait(core::realtime_ns(), batch);
+  const auto& samples = batch.list<recording::ChipSample>();
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0].start_ns, 1000);
+  EXPECT_EQ(samples[1].start_ns, 3000);
+  ASSERT_EQ(samples[1].units.size(), 2u);
+  EXPECT_TRUE(std::isnan(samples[1].units[0]));
+  EXPECT_EQ(samples[1].units[1], 2.0);
+  EXPECT_TRUE(any_note(batch.notes, "a chip sample out of time order was left out (start 500 ns)"));
+  EXPECT_TRUE(any_note(batch.notes, "a chip sample with 1 values where 2 were expected was left out"));
+  EXPECT_EQ(sup.restarts(), 0);
+  fs::remove_all(dir);
+}
+
+// The GPM switch (docs/live-collection.md#what-was-decided-for-run), decided in one place for both rules.
+TEST(GpmSwitch, WholeRunTakesGpmOnlyWherePmSamplingDidNotStart) {
+  GpmSwitchState running;
+  running.pm_running = true;
+  GpmSwitchState not_started;
+  // --source pm never reads GPM, --source gpm always does, whatever PM sampling did.
+  EXPECT_FALSE(gpm_wanted(ChipSourceSetting::pm, GpmSwitch::whole_run, not_started));
+  EXPECT_TRUE(gpm_wanted(ChipSourceSetting::gpm, GpmSwitch::whole_run, running));
+  EXPECT_FALSE(gpm_wanted(ChipSourceSetting::automatic, GpmSwitch::whole_run, running));
+  EXPECT_TRUE(gpm_wanted(ChipSourceSetting::automatic, GpmSwitch::whole_run, not_started));
+  // A profiler seen does not move a run that samples: its rule looks only at the start.
+  running.profiler_seen = true;
+  EXPECT_FALSE(gpm_wanted(ChipSourceSetting::automatic, GpmSwitch::whole_run, running));
+}
+
+TEST(GpmSwitch, FollowProfilersSwitchesWhileOneRunsAndBackAfter) {
+  GpmSwitchState s;
+  EXPECT_FALSE(gpm_wanted(ChipSourceSetting::automatic, GpmSwitch::follow_profilers, s));
+  s.profiler_seen = true;
+  EXPECT_TRUE(gpm_wanted(ChipSourceSetting::automatic, GpmSwitch::follow_profilers, s));
+  s.profiler_seen = false;
+  s.held_lately = true;
+  EXPECT_TRUE(gpm_wanted(ChipSourceSetting::automatic, GpmSwitch::follow_profilers, s));
+  // On GPM, none seen now but one seen within the return time: stay; after it: back to PM sampling.
+  s.held_lately = false;
+  s.on_gpm = true;
+  s.seen_recently = true;
+  EXPECT_TRUE(gpm_wanted(ChipSourceSetting::automatic, GpmSwitch::follow_profilers, s));
+  s.seen_recently = false;
+  EXPECT_FALSE(gpm_wanted(ChipSourceSetting::automatic, GpmSwitch::follow_profilers, s));
+  // No PM sampling on this GPU: GPM whenever it can be read.
+  GpmSwitchState no_pm;
+  no_pm.pm_possible = false;
+  EXPECT_TRUE(gpm_wanted(ChipSourceSetting::automatic, GpmSwitch::follow_profilers, no_pm));
+  EXPECT_FALSE(gpm_wanted(ChipSourceSetting::pm, GpmSwitch::follow_profilers, no_pm));
 }
 
 TEST(SamplerSupervisor, NoTableMeansNoChild) {
@@ -253,7 +334,7 @@ TEST(LiveSession, SwitchesToGpmWhileAProfilerRunsAndBackWhenItEnds) {
   const fs::path proc = fresh_dir("switch");
   add_process(proc, 10, "bash");
   ChipSourcePolicy policy;
-  policy.source = ChipSource::automatic;
+  policy.source = ChipSourceSetting::automatic;
   policy.proc_root = proc;
   policy.scan_ns = 20 * recording::kNsPerMs;
   policy.return_after_ns = 300 * recording::kNsPerMs;
@@ -298,7 +379,7 @@ TEST(LiveSession, SourcePmNeverReadsGpm) {
   add_process(proc, 4242, "ncu");
   std::vector<SessionGpu> gpus = one_gpu(true);
   ChipSourcePolicy policy;
-  policy.source = ChipSource::pm;
+  policy.source = ChipSourceSetting::pm;
   policy.proc_root = proc;
   LiveSession session(std::move(gpus), 2, 50, {}, {}, policy);
   EXPECT_EQ(session.chip_source(0), ChipSource::pm);
@@ -311,7 +392,7 @@ TEST(LiveSession, SourcePmNeverReadsGpm) {
 TEST(LiveSession, NoSamplerAndNoGpmIsNoChipSource) {
   std::vector<SessionGpu> gpus = one_gpu(false);
   ChipSourcePolicy policy;
-  policy.source = ChipSource::pm;
+  policy.source = ChipSourceSetting::pm;
   LiveSession session(std::move(gpus), 2, 50, {}, {}, policy);
   EXPECT_FALSE(session.chip_source(0).has_value());
 }

@@ -251,7 +251,7 @@ TEST_F(RunCollect, SourceAutoReadsGpmWhenTheCountersAreHeldAndSaysWhy) {
   auto o =
       options({"/bin/sh", "-c", "echo 'diescope: measure start'; sleep 0.6; echo 'diescope: measure stop'"},
               {"--fail-with", "busy"});
-  o.source = ChipSource::automatic;
+  o.source = ChipSourceSetting::automatic;
   RunOutcome outcome = record_run(o, *nvml_);
   const GpuRecording& rec = outcome.recordings[0];
   EXPECT_TRUE(rec.counters);
@@ -300,7 +300,7 @@ TEST_F(RunCollect, SourceAutoReadsGpmWhenTheCountersAreHeldAndSaysWhy) {
 
 TEST_F(RunCollect, SourcePmStaysGpuUtilOnlyAndNamesTheWayToGpm) {
   auto o = options({"/bin/sh", "-c", "sleep 0.2"}, {"--fail-with", "busy"});
-  o.source = ChipSource::pm;
+  o.source = ChipSourceSetting::pm;
   RunOutcome outcome = record_run(o, *nvml_);
   EXPECT_FALSE(outcome.recordings[0].counters);
   EXPECT_FALSE(outcome.recordings[0].chip_source.has_value());
@@ -314,7 +314,7 @@ TEST_F(RunCollect, SourcePmStaysGpuUtilOnlyAndNamesTheWayToGpm) {
 
 TEST_F(RunCollect, SourceAutoWithoutGpmIsGpuUtilOnlyWithBothReasons) {
   auto o = options({"/bin/sh", "-c", "sleep 0.2"}, {"--fail-with", "busy"});
-  o.source = ChipSource::automatic;
+  o.source = ChipSourceSetting::automatic;
   fake_nvml::state().gpm_supported = false;
   RunOutcome outcome = record_run(o, *nvml_);
   EXPECT_FALSE(outcome.recordings[0].counters);
@@ -331,7 +331,7 @@ TEST_F(RunCollect, SourceAutoWithoutGpmIsGpuUtilOnlyWithBothReasons) {
 
 TEST_F(RunCollect, SourceAutoReadsGpmWhenTheCountersAreForbidden) {
   auto o = options({"/bin/sh", "-c", "sleep 0.3"}, {"--fail-with", "permission"});
-  o.source = ChipSource::automatic;
+  o.source = ChipSourceSetting::automatic;
   RunOutcome outcome = record_run(o, *nvml_);
   EXPECT_EQ(outcome.recordings[0].chip_source, ChipSource::gpm);
   ASSERT_EQ(outcome.warnings.size(), 1u);
@@ -344,7 +344,7 @@ TEST_F(RunCollect, SourceAutoReadsGpmWhenTheCountersAreForbidden) {
 TEST_F(RunCollect, SourceGpmStartsNoSampler) {
   auto o = options({"/bin/sh", "-c", "sleep 0.3"});
   o.sampler_executable = "/nonexistent/diescope-cupti";
-  o.source = ChipSource::gpm;
+  o.source = ChipSourceSetting::gpm;
   RunOutcome outcome = record_run(o, *nvml_);
   EXPECT_EQ(outcome.recordings[0].chip_source, ChipSource::gpm);
   EXPECT_TRUE(outcome.warnings.empty()) << outcome.warnings[0];
@@ -360,7 +360,7 @@ TEST_F(RunCollect, GpmOnAComputeCapabilityOfSeveralChipsLeavesTheChipUnnamed) {
   fake_nvml::state().cc_major = 12;
   auto o = options({"/bin/sh", "-c", "sleep 0.2"});
   o.sampler_executable = "/nonexistent/diescope-cupti";
-  o.source = ChipSource::gpm;
+  o.source = ChipSourceSetting::gpm;
   RunOutcome outcome = record_run(o, *nvml_);
   auto source = recording::open_recording(outcome.recordings[0].path);
   EXPECT_EQ(source->meta().gpu.chip, "");
@@ -377,7 +377,7 @@ TEST_F(RunCollect, OtherProcessesOnTheListsAreRecordedByPidNameAndRole) {
   fake_nvml::state().compute_pids = {1u, self};
   auto o = options({"/bin/sh", "-c", "sleep 0.3"});
   o.sampler_executable = "/nonexistent/diescope-cupti";
-  o.source = ChipSource::gpm;
+  o.source = ChipSourceSetting::gpm;
   RunOutcome outcome = record_run(o, *nvml_);
   auto source = recording::open_recording(outcome.recordings[0].path);
   const auto& holders = source->side().holders;
@@ -394,11 +394,14 @@ TEST_F(RunCollect, OtherProcessesOnTheListsAreRecordedByPidNameAndRole) {
 }
 
 TEST(ChipSourceNames, RoundTrip) {
-  EXPECT_EQ(chip_source_name(ChipSource::automatic), "auto");
-  EXPECT_EQ(chip_source_from_name("gpm"), ChipSource::gpm);
-  EXPECT_EQ(chip_source_from_name("pm"), ChipSource::pm);
-  EXPECT_EQ(chip_source_from_name("auto"), ChipSource::automatic);
-  EXPECT_FALSE(chip_source_from_name("cupti").has_value());
+  EXPECT_EQ(chip_source_setting_name(ChipSourceSetting::automatic), "auto");
+  EXPECT_EQ(chip_source_setting_from_name("gpm"), ChipSourceSetting::gpm);
+  EXPECT_EQ(chip_source_setting_from_name("pm"), ChipSourceSetting::pm);
+  EXPECT_EQ(chip_source_setting_from_name("auto"), ChipSourceSetting::automatic);
+  EXPECT_FALSE(chip_source_setting_from_name("cupti").has_value());
+  // What a recording got is one of the two sources, named as the setting that asks for it.
+  EXPECT_EQ(chip_source_name(ChipSource::pm), "pm");
+  EXPECT_EQ(chip_source_name(ChipSource::gpm), "gpm");
 }
 
 TEST_F(RunCollect, NoPermissionStopsBeforeTheCommandRuns) {

@@ -18,7 +18,7 @@
 #include "diescope/collect/profiler_watch.hpp"
 #include "diescope/collect/feed.hpp"
 #include "diescope/collect/gpm.hpp"
-#include "diescope/collect/run.hpp"
+#include "diescope/collect/chip_source.hpp"
 #include "diescope/collect/sampler.hpp"
 #include "diescope/collect/unit_tables.hpp"
 
@@ -84,6 +84,8 @@ class SamplerSupervisor {
   std::unique_ptr<collect::SamplerProcess> child_;
   std::unique_ptr<collect::ColumnEvaluator> evaluator_;
   collect::ColumnValues values_;
+  std::size_t metric_count_ = 0;  // values each sample carries, from the sampler's metrics
+  ChipSampleCheck check_;         // docs/live-collection.md#sample-checks
   std::vector<collect::SamplerMessage> messages_;
   bool wanted_ = false;
   bool stopping_ = false;  // we asked the current child to stop
@@ -99,7 +101,7 @@ class SamplerSupervisor {
 
 // Where the live session's chip samples come from (docs/agent.md#beside-other-profilers).
 struct ChipSourcePolicy {
-  collect::ChipSource source = collect::ChipSource::pm;
+  collect::ChipSourceSetting source = collect::ChipSourceSetting::pm;
   std::filesystem::path proc_root = "/proc";  // where ProfilerWatch looks (tests give a fake tree)
   recording::TimeNs scan_ns = 200 * recording::kNsPerMs;  // how often it looks
   // Back to PM sampling once no other profiler has been seen for this long, and no sampler has

@@ -8,8 +8,8 @@
 //   1. samplers start on every chosen GPU and are waited for until they sample (or fail: no
 //      permission stops the run before the command starts; counters held by another profiler, an
 //      unsupported GPU or a crash leave that GPU GPU-Util-only, with a note saying why). With
-//      ChipSource::automatic such a GPU (no permission included) reads NVML GPM instead, and with
-//      ChipSource::gpm every GPU does; GPM is sampled from the loop below;
+//      ChipSourceSetting::automatic such a GPU (no permission included) reads NVML GPM instead, and
+//      with ChipSourceSetting::gpm every GPU does; GPM is sampled from the loop below;
 //   2. the command starts (start_ns); its stdout lines "diescope: measure start|stop" become marks,
 //      timed when they reach us, and a window line (PrintedWindow) becomes a start and a stop mark
 //      at the times it gives; with a duty cycle the samplers stop and start again each period;
@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "diescope/collect/chip_source.hpp"
 #include "diescope/recording/format.hpp"
 #include "diescope/recording/records.hpp"
 
@@ -36,18 +37,11 @@ namespace diescope::collect {
 
 class Nvml;
 
-// Where chip samples come from (docs/method.md#gpm-as-a-second-chip-source): CUPTI PM sampling, NVML
-// GPM, or PM sampling with GPM when PM sampling cannot start (the counters held by another profiler,
-// forbidden, or the chip unsupported).
-enum class ChipSource { pm, gpm, automatic };
-std::string_view chip_source_name(ChipSource source);  // "pm", "gpm", "auto"
-std::optional<ChipSource> chip_source_from_name(std::string_view name);
-
 struct RunOptions {
   std::vector<std::string> command;  // argv of the measured command
   // chip sample interval (GPM: at least kGpmMinIntervalMs)
   double interval_ms = recording::kDefaultIntervalMs;
-  ChipSource source = ChipSource::pm;
+  ChipSourceSetting source = ChipSourceSetting::pm;
   double drain_ms = 1000;                // how often the sampler decodes its buffer
   std::optional<std::vector<int>> gpus;  // NVML indexes; nullopt: every GPU
   std::filesystem::path output_dir;      // gpu<N>.dsrec go here (created if missing)

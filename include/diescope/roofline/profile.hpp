@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "diescope/roofline/sampled.hpp"
+#include "diescope/roofline/table.hpp"
 
 namespace diescope::roofline {
 
@@ -30,9 +31,9 @@ struct NcuSettings {
 // One backend setting: the flag --NAME VALUE of `roofline profile`, which --help lists under its
 // backends' heading, and its old spelling -O NAME=VALUE (docs/roofline.md#backend-settings).
 struct BackendSetting {
-  std::string name;                   // "iterations"
-  std::string value_name;             // the value in --help: "N"
-  std::vector<std::string> backends;  // the backends that take it: ncu, range, sampled
+  std::string name;                // "iterations"
+  std::string value_name;          // the value in --help: "N"
+  std::vector<Profiler> backends;  // the backends that take it
   std::string help;
   bool repeatable = false;  // each use adds a value (metrics, ncu-arg); else one use
 };

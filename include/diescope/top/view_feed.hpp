@@ -76,7 +76,7 @@ struct LiveOptions {
   std::vector<std::string> sampler_extra_args;
   // automatic: PM sampling while the counters are free, GPM while another profiler runs or holds
   // them, as the agent does (docs/top.md#sources).
-  collect::ChipSource chip = collect::ChipSource::automatic;
+  collect::ChipSourceSetting chip = collect::ChipSourceSetting::automatic;
   std::function<void(const std::string&)> log;
 };
 // This host's GPUs: NVML at every drain, chip samples from `chip` (a held counter set is retried

@@ -93,10 +93,15 @@ void SamplerSupervisor::start(recording::TimeNs now, GpuBatch& out) {
 void SamplerSupervisor::handle(const collect::SamplerMessage& message, recording::TimeNs now, GpuBatch& out) {
   if (const auto* s = std::get_if<m::Sample>(&message)) {
     if (!evaluator_) return;
-    evaluator_->evaluate(s->values, values_);
+    std::vector<double> sample_values = s->values;
+    if (const auto refused = check_.admit(sample_values, s->start_ns, metric_count_)) {
+      out.notes.push_back(recording::Note{now, refused->topic, refused->text});
+      return;
+    }
+    evaluator_->evaluate(sample_values, values_);
     recording::OwnedChipSample o;
     o.start_ns = s->start_ns;
-    o.end_ns = s->end_ns;
+    o.end_ns = std::max(s->end_ns, s->start_ns);
     o.units = values_.units;
     o.diagnostics = values_.diagnostics;
     o.counts = values_.counts;
@@ -112,6 +117,7 @@ void SamplerSupervisor::handle(const collect::SamplerMessage& message, recording
   } else if (const auto* metrics = std::get_if<m::Metrics>(&message)) {
     try {
       evaluator_ = std::make_unique<collect::ColumnEvaluator>(*table_, metrics->names);
+      metric_count_ = metrics->names.size();
     } catch (const core::Error& e) {
       out.notes.push_back(
           recording::Note{now, "sampler", "the sampler's metrics do not fit the unit table: " + e.cause()});
@@ -248,7 +254,7 @@ LiveSession::LiveSession(std::vector<SessionGpu> gpus, double interval_ms, doubl
   }
   // The first records' columns: GPM from the start when it is asked for or another profiler runs.
   const recording::TimeNs now = core::realtime_ns();
-  if (policy_.source == collect::ChipSource::automatic) {
+  if (policy_.source == collect::ChipSourceSetting::automatic) {
     seen_ = watch_.scan();
     if (!seen_.empty()) last_seen_ns_ = now;
     next_scan_ns_ = now + policy_.scan_ns;
@@ -257,29 +263,24 @@ LiveSession::LiveSession(std::vector<SessionGpu> gpus, double interval_ms, doubl
     if (!want_gpm(g, now)) continue;
     GpuBatch ignored;  // no column change to report before the first record
     to_gpm(g, now, ignored,
-           policy_.source == collect::ChipSource::gpm ? "--source gpm"
-                                                      : "another profiler runs: " + profilers_text(seen_));
+           policy_.source == collect::ChipSourceSetting::gpm
+               ? "--source gpm"
+               : "another profiler runs: " + profilers_text(seen_));
     g.pending.notes.insert(g.pending.notes.end(), ignored.notes.begin(), ignored.notes.end());
   }
 }
 
 bool LiveSession::want_gpm(const Gpu& g, recording::TimeNs now) const {
   if (g.gpm_failed) return false;
-  switch (policy_.source) {
-    case collect::ChipSource::pm:
-      return false;
-    case collect::ChipSource::gpm:
-      return true;
-    case collect::ChipSource::automatic:
-      break;
-  }
-  if (!g.supervisor) return true;  // no PM sampling here: GPM if it can
-  if (!seen_.empty()) return true;
-  const bool busy_lately =
-      g.supervisor->busy_at_ns() != 0 && now - g.supervisor->busy_at_ns() < ChipSourcePolicy::kBusyHoldNs;
-  if (busy_lately) return true;
-  // Stay on GPM until no profiler has been seen for a while (ncu starts one process per run).
-  return g.on_gpm && last_seen_ns_ != 0 && now - last_seen_ns_ < policy_.return_after_ns;
+  GpmSwitchState state;
+  state.pm_possible = g.supervisor != nullptr;
+  state.pm_running = g.supervisor && g.supervisor->running();
+  state.profiler_seen = !seen_.empty();
+  state.held_lately = g.supervisor && g.supervisor->busy_at_ns() != 0 &&
+                      now - g.supervisor->busy_at_ns() < ChipSourcePolicy::kBusyHoldNs;
+  state.on_gpm = g.on_gpm;
+  state.seen_recently = last_seen_ns_ != 0 && now - last_seen_ns_ < policy_.return_after_ns;
+  return gpm_wanted(policy_.source, GpmSwitch::follow_profilers, state);
 }
 
 void LiveSession::to_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std::string& why) {
@@ -357,7 +358,7 @@ std::optional<collect::ChipSource> LiveSession::chip_source(std::size_t gpu) con
 LiveSession::~LiveSession() = default;
 
 void LiveSession::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
-  if (policy_.source == collect::ChipSource::automatic && now >= next_scan_ns_) {
+  if (policy_.source == collect::ChipSourceSetting::automatic && now >= next_scan_ns_) {
     seen_ = watch_.scan();
     if (!seen_.empty()) last_seen_ns_ = now;
     next_scan_ns_ = now + policy_.scan_ns;
@@ -384,7 +385,7 @@ void LiveSession::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
         } else {
           to_gpm(g, now, batch,
                  !seen_.empty() ? "another profiler runs: " + profilers_text(seen_)
-                 : policy_.source == collect::ChipSource::gpm
+                 : policy_.source == collect::ChipSourceSetting::gpm
                      ? std::string("--source gpm")
                      : std::string("PM sampling found the counters held by another profiler"));
         }

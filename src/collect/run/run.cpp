@@ -86,7 +86,7 @@ struct Gpu {
   recording::TimeNs last_util_ts = 0;
   std::vector<NvmlEngine> engines;
   std::vector<double> engine_values;
-  recording::TimeNs last_chip_start = INT64_MIN;
+  ChipSampleCheck check;  // out of order, value count, infinity (docs/live-collection.md#sample-checks)
   ColumnValues values;
   long samples = 0;
   long blanked = 0;  // samples the sampler sent without values (split by a decode)
@@ -263,7 +263,7 @@ void Runner::start_sampler(Gpu& gpu) {
 void Runner::start_samplers() {
   sampler_path_ = opt_.sampler_executable.empty() ? find_sampler_executable() : opt_.sampler_executable;
   for (auto& gpu : gpus_) {
-    if (opt_.source == ChipSource::gpm) {
+    if (opt_.source == ChipSourceSetting::gpm) {
       gpu.counters_why = "--source gpm";
       continue;
     }
@@ -276,7 +276,7 @@ void Runner::start_samplers() {
       warn("GPU " + std::to_string(gpu.identity.index) + ": " + gpu.counters_why);
       continue;
     }
-    if (sampler_path_.empty() && opt_.source == ChipSource::automatic) {
+    if (sampler_path_.empty() && opt_.source == ChipSourceSetting::automatic) {
       gpu.counters_why = "diescope-cupti, the program that reads the chip counters, is not beside diescope";
       continue;
     }
@@ -323,7 +323,7 @@ void Runner::handle_start_message(Gpu& gpu, SamplerMessage& message) {
   } else if (auto* error = std::get_if<m::Error>(&message)) {
     const ErrorText text = describe_error(*error, gpu.identity.index);
     if ((error->kind == m::ErrorKind::permission || error->kind == m::ErrorKind::no_driver) &&
-        opt_.source == ChipSource::pm) {
+        opt_.source == ChipSourceSetting::pm) {
       for (auto& other : gpus_)
         if (other.sampler) other.sampler->request_stop();
       throw core::DeviceError(text.cause, text.fix);
@@ -331,7 +331,7 @@ void Runner::handle_start_message(Gpu& gpu, SamplerMessage& message) {
     gpu.counters_why = text.cause + "; " + text.fix;
     gpu.pm_cause = text.cause;
     // Under --source auto the warning comes with the switch to GPM (start_gpm).
-    if (opt_.source == ChipSource::pm)
+    if (opt_.source == ChipSourceSetting::pm)
       warn(text.cause + " (" + text.fix +
            (error->kind == m::ErrorKind::busy ? "; or run with --source auto to read NVML GPM instead" : "") +
            ")");
@@ -502,26 +502,15 @@ void Runner::handle(Gpu& gpu, const SamplerMessage& message, recording::TimeNs n
           gpu.writer->write(recording::CountersEvent{msg.ts_ns, true, ""});
         } else if constexpr (std::is_same_v<T, m::Sample>) {
           if (!gpu.evaluator) return;
-          if (msg.start_ns < gpu.last_chip_start) {
-            note(gpu, now, "sampler",
-                 "a chip sample out of time order was left out (start " + std::to_string(msg.start_ns) +
-                     " ns)");
-            return;
-          }
           std::vector<double> values = msg.values;
-          for (double& v : values)
-            if (std::isinf(v)) v = kNaN;  // unreadable, never infinite
-          if (values.size() != gpu.metrics.size()) {
-            note(gpu, now, "protocol",
-                 "a chip sample with " + std::to_string(values.size()) + " values where " +
-                     std::to_string(gpu.metrics.size()) + " were expected was left out");
+          if (const auto refused = gpu.check.admit(values, msg.start_ns, gpu.metrics.size())) {
+            note(gpu, now, refused->topic, refused->text);
             return;
           }
           gpu.evaluator->evaluate(values, gpu.values);
           gpu.writer->write(recording::OwnedChipSample{msg.start_ns, std::max(msg.end_ns, msg.start_ns),
                                                        gpu.values.units, gpu.values.diagnostics,
                                                        gpu.values.counts});
-          gpu.last_chip_start = msg.start_ns;
           gpu.last_sample_end = msg.end_ns;
           ++gpu.samples;
         } else if constexpr (std::is_same_v<T, m::Drain>) {
@@ -584,9 +573,12 @@ void Runner::sampler_ended(Gpu& gpu, recording::TimeNs now) {
 }
 
 void Runner::start_gpm() {
-  if (opt_.source == ChipSource::pm) return;
   for (auto& gpu : gpus_) {
-    if (gpu.sampling) continue;  // PM sampling runs
+    // GPM for the whole run where PM sampling could not start
+    // (docs/live-collection.md#what-was-decided-for-run).
+    GpmSwitchState state;
+    state.pm_running = gpu.sampling;
+    if (!gpm_wanted(opt_.source, GpmSwitch::whole_run, state)) continue;
     const std::string gpu_name = "GPU " + std::to_string(gpu.identity.index);
     const std::string pm_why = gpu.pm_cause.empty() ? gpu.counters_why : gpu.pm_cause;
     try {
@@ -605,7 +597,7 @@ void Runner::start_gpm() {
         "DIE-Util is the busiest of the units it has (docs/method.md#gpm-as-a-second-chip-source)",
         gpm_interval_ms(),
         pm_why == "--source gpm" ? "--source gpm" : "PM sampling could not start: " + pm_why);
-    if (opt_.source == ChipSource::automatic) warn(gpu_name + ": " + gpu.gpm_why);
+    if (opt_.source == ChipSourceSetting::automatic) warn(gpu_name + ": " + gpu.gpm_why);
   }
 }
 
@@ -625,7 +617,7 @@ void Runner::sample_gpm(recording::TimeNs now) {
     }
     gpu.writer->write(recording::OwnedChipSample{sample->start_ns, sample->end_ns, sample->columns.units,
                                                  sample->columns.diagnostics, sample->columns.counts});
-    gpu.last_chip_start = sample->start_ns;
+    gpu.check.kept(sample->start_ns);
     gpu.last_sample_end = sample->end_ns;
     ++gpu.samples;
   }
@@ -1129,24 +1121,6 @@ void MarkerScanner::feed(std::string_view bytes, const std::function<void(record
     line_.clear();
     overlong_ = false;
   }
-}
-
-std::string_view chip_source_name(ChipSource source) {
-  switch (source) {
-    case ChipSource::pm:
-      return "pm";
-    case ChipSource::gpm:
-      return "gpm";
-    case ChipSource::automatic:
-      return "auto";
-  }
-  return "auto";
-}
-
-std::optional<ChipSource> chip_source_from_name(std::string_view name) {
-  for (ChipSource source : {ChipSource::pm, ChipSource::gpm, ChipSource::automatic})
-    if (chip_source_name(source) == name) return source;
-  return std::nullopt;
 }
 
 RunOutcome record_run(const RunOptions& options, const Nvml& nvml) {
