@@ -426,7 +426,7 @@ recording::TimeNs LiveSession::next_due_ns() const {
     if (g.on_gpm && g.gpm_sampling) due = std::min(due, g.next_gpm_ns);
     // The profiler scan is due on its own only while PM sampling holds the counters; while they are
     // off it runs at each poll (docs/agent.md#beside-other-profilers).
-    if (policy_.source == collect::ChipSource::automatic && g.wanted && !g.on_gpm && g.supervisor)
+    if (policy_.source == collect::ChipSourceSetting::automatic && g.wanted && !g.on_gpm && g.supervisor)
       due = std::min(due, next_scan_ns_);
   }
   return due;
