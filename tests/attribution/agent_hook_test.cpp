@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diescope/attribution/agent_hook.hpp"
+#include "diescope/core/clock.hpp"
 #include "nvml_fake.hpp"
 
 namespace diescope::attribution {
@@ -37,20 +38,24 @@ TEST(AgentHook, RecordsHoldJobsStoredPrintedAndExported) {
   AgentAttribution hook(std::move(watcher), std::make_unique<JobStore>(db, true), ndjson,
                         [&logged](const std::string& l) { logged.push_back(l); });
   w->stop();  // the test polls by hand
-  w->poll(1 * kSecond);
+  // The watcher's thread may have polled once, at the wall clock, before stop(): the hand polls
+  // come after it, and the record starts at the first hand poll, so the overlap is 1 s either way.
+  const recording::TimeNs base = core::realtime_ns() + 3600 * kSecond;
+  w->poll(base + 1 * kSecond);
   fakes::state().energy_mj += 250'000;
-  w->poll(2 * kSecond);
+  w->poll(base + 2 * kSecond);
   fakes::state().compute_pids = {};
-  w->poll(3 * kSecond);
+  w->poll(base + 3 * kSecond);
   std::vector<agent::AgentRecord> records(1);
   records[0].gpu_index = 0;
-  records[0].period_end_ns = 60 * kSecond;
+  records[0].period_start_ns = base + 1 * kSecond;
+  records[0].period_end_ns = base + 60 * kSecond;
   records[0].die_util_pct = 25;
   records[0].stranded_pct = 75;
   hook.annotate(records);
   ASSERT_EQ(records[0].holders.size(), 1U);
   EXPECT_EQ(records[0].holders[0].key, "slurm/4242/0");
-  hook.write_jobs(3 * kSecond, false);
+  hook.write_jobs(base + 3 * kSecond, false);
   // The store has it, NDJSON printed it, /metrics exports it with its labels.
   JobStore read(db, false);
   const auto jobs = read.list(0);
