@@ -53,6 +53,73 @@ std::size_t hardware_buffer_bytes(double interval_ms, double drain_ms, std::size
   return std::max(kHardwareBufferMinBytes, static_cast<std::size_t>(mib) << 20);
 }
 
+std::size_t decode_images(std::size_t image_bytes) {
+  const std::size_t fit = image_bytes > 0 ? kDecodeImagesBytes / image_bytes : kDecodeImagesMax;
+  return std::clamp(fit, kDecodeImagesMin, kDecodeImagesMax);
+}
+
+ImageRing::ImageRing(std::size_t limit, std::size_t made)
+    : limit_(std::max<std::size_t>(limit, 1)), made_(std::min(made, limit_)) {
+  for (std::size_t i = 0; i < made_; ++i) free_.push_back(i);
+}
+
+std::optional<ImageRing::Taken> ImageRing::take_free() {
+  std::unique_lock lock(mutex_);
+  Taken taken;
+  if (free_.empty() && made_ < limit_ && !closed_) {
+    taken.image = made_++;
+    taken.fresh = true;
+    return taken;
+  }
+  if (free_.empty() && !closed_) {
+    const std::int64_t began = core::monotonic_ns();
+    changed_.wait(lock, [&] { return !free_.empty() || closed_; });
+    taken.waited_ns = std::max<std::int64_t>(1, core::monotonic_ns() - began);
+  }
+  if (closed_) return std::nullopt;
+  taken.image = free_.front();
+  free_.pop_front();
+  return taken;
+}
+
+void ImageRing::put_decoded(std::size_t image) {
+  {
+    std::lock_guard lock(mutex_);
+    decoded_.push_back(image);
+  }
+  changed_.notify_all();
+}
+
+std::optional<std::size_t> ImageRing::take_decoded() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return !decoded_.empty() || closed_; });
+  if (decoded_.empty()) return std::nullopt;
+  const std::size_t image = decoded_.front();
+  decoded_.pop_front();
+  return image;
+}
+
+void ImageRing::put_free(std::size_t image) {
+  {
+    std::lock_guard lock(mutex_);
+    free_.push_back(image);
+  }
+  changed_.notify_all();
+}
+
+void ImageRing::close() {
+  {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+  }
+  changed_.notify_all();
+}
+
+std::size_t ImageRing::made() const {
+  std::lock_guard lock(mutex_);
+  return made_;
+}
+
 std::optional<Args> parse_args(int argc, char** argv, std::string& why) {
   Args args;
   for (int i = 1; i < argc; ++i) {

@@ -2,8 +2,11 @@
 // how they write protocol lines to the parent.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +62,52 @@ inline constexpr double kHardwareBufferHeadroom = 1.5;
 inline constexpr std::size_t kHardwareBufferMinBytes = std::size_t{4} << 20;
 inline constexpr std::size_t kHardwareBufferMaxBytes = std::size_t{512} << 20;
 std::size_t hardware_buffer_bytes(double interval_ms, double drain_ms, std::size_t bytes_per_sample);
+
+// How many counter-data images the CUPTI child may rotate between its decoding thread and its
+// evaluating one: as many as kDecodeImagesBytes holds, at least kDecodeImagesMin (one decoded into
+// while the other is evaluated) and at most kDecodeImagesMax. The child makes kDecodeImagesMin at
+// start and adds one only when the decode finds every image still waiting for the evaluation
+// (docs/footprint.md#the-decode-pipeline).
+inline constexpr std::size_t kDecodeImagesMin = 2;
+inline constexpr std::size_t kDecodeImagesMax = 4;
+inline constexpr std::size_t kDecodeImagesBytes = std::size_t{32} << 20;
+std::size_t decode_images(std::size_t image_bytes);
+
+// The images in rotation, by index: free ones for the decoding thread, decoded ones (oldest first)
+// for the evaluating thread. Bounded by `limit` images; the decoding side waits only when every one
+// of them is decoded and not yet evaluated (docs/footprint.md#the-decode-pipeline).
+class ImageRing {
+ public:
+  explicit ImageRing(std::size_t limit, std::size_t made = kDecodeImagesMin);
+  struct Taken {
+    std::size_t image = 0;
+    bool fresh = false;            // a new image: the caller makes it (the limit was not reached)
+    std::int64_t waited_ns = 0;    // how long the caller waited for the evaluation to give one back
+  };
+  // The decoding side: the image given back first; else a new one while fewer than the limit exist;
+  // else waits for the evaluating side to give one back. nullopt once closed.
+  std::optional<Taken> take_free();
+  // The decoding side hands a decoded image to the evaluating side.
+  void put_decoded(std::size_t image);
+  // The evaluating side: the oldest decoded image, waiting for one; nullopt once closed and every
+  // decoded image has been taken.
+  std::optional<std::size_t> take_decoded();
+  // The evaluating side gives an image back.
+  void put_free(std::size_t image);
+  // No more images will be decoded (or the evaluation stopped): wakes both sides.
+  void close();
+  std::size_t made() const;
+  std::size_t limit() const { return limit_; }
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::size_t limit_;
+  std::size_t made_;
+  std::deque<std::size_t> free_;
+  std::deque<std::size_t> decoded_;
+  bool closed_ = false;
+};
 
 // Parses the child's command line (argv[0] is the program or subcommand name). Returns nullopt and
 // sets `why` on a bad argument.

@@ -3,9 +3,15 @@
 // Call sequence (as the first H200 probe showed working, docs/method.md#the-first-h200-probe):
 //   cuInit -> cuptiProfilerInitialize -> cuptiDeviceGetChipName -> counter availability ->
 //   host object + config image (must be ONE pass) -> cuptiPmSamplingEnable -> SetConfig (GPU-time
-//   trigger) -> counter-data image sized for one drain -> Start -> {DecodeData, per sample
-//   GetSampleInfo + EvaluateToGpuValues, re-initialise the image} every drain -> Stop -> last
-//   drain -> cuptiPmSamplingDisable.
+//   trigger) -> counter-data images sized for one drain -> Start -> {DecodeData, per sample
+//   GetSampleInfo} every drain on this thread, EvaluateToGpuValues and the protocol lines on an
+//   evaluating thread, the images in rotation between the two -> Stop -> last drain ->
+//   cuptiPmSamplingDisable.
+//
+// Two threads (docs/footprint.md#the-decode-pipeline): the decoding thread alone calls the PM
+// sampling object (decode, sample times, image initialisation); the evaluating thread alone calls
+// the profiler host object (evaluation) and writes to the parent. An image passes from one to the
+// other through an ImageRing, whose lock orders every write to it before the other side's reads.
 //
 // The driver is loaded with dlopen so that a machine without one gets a clear message rather than
 // a loader error, and so that this file links on the CPU-only build machine.
@@ -18,11 +24,14 @@
 // cuptiGetTimestamp's timeline and the child re-anchors: offset = Start's return - first end,
 // uncertainty = one interval. Either way it says which on the protocol ("clock" and a note).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <memory>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -150,28 +159,57 @@ std::string format_uuid(const CUuuid& id) {
   return out;
 }
 
+// What the decoding thread found in one decode pass, for the evaluating thread: the image, each
+// completed sample's GPU times, and the messages met on the way, in order.
+struct Pass {
+  std::vector<std::uint8_t> image;
+  struct Times {
+    std::int64_t start = 0, end = 0;
+  };
+  std::vector<Times> samples;
+  bool used = false;         // decoded into since it was last initialised
+  bool blank_first = false;  // its first sample was split by the previous pass's hand-over
+  std::vector<SamplerMessage> before;  // overflow and notes, sent before its samples
+  // Set on the last pass of a drain: the drain's own figures from the decoding side.
+  bool ends_drain = false;
+  std::int64_t drain_began_ns = 0;  // CLOCK_MONOTONIC
+  std::int64_t decode_ns = 0, info_ns = 0, init_ns = 0, wait_ns = 0, decode_cpu_ns = 0;
+  int passes = 0;
+  long incomplete_seen = 0;
+};
+
 class Sampler {
  public:
   Sampler(const child::Args& args, child::Emitter& out) : args_(args), out_(out), retimer_(interval_ns()) {
     for (const auto& name : args_.metrics) metric_ptrs_.push_back(name.c_str());
   }
-  ~Sampler() { release(); }
+  ~Sampler() {
+    halt();
+    release();
+  }
 
   void setup();
+  // Starts the counters and the evaluating thread; until halt() only that thread writes to `out`.
   void start();
-  // Decodes everything the hardware buffer holds and emits it. Returns false if the session broke.
+  // Decodes everything the hardware buffer holds and hands it to the evaluating thread. Returns
+  // false if the session broke or the evaluating thread stopped.
   bool drain();
   // Samples CUPTI gave no time and that could not be placed are dropped (with a note) at the end.
   void finish();
   void stop_and_disable(const std::string& reason);
+  // Ends the evaluating thread after it has sent every pass handed to it; `out` is this thread's again.
+  void halt();
+  bool parent_gone() const { return parent_gone_.load(); }
 
  private:
   std::int64_t interval_ns() const {
     return static_cast<std::int64_t>(std::llround(args_.interval_ms * 1e6));
   }
-  void init_image();
+  void init_image(std::vector<std::uint8_t>& image);
   void sync_clock();
   void release();
+  void evaluate_loop();
+  void evaluate_pass(Pass& pass);
 
   const child::Args& args_;
   child::Emitter& out_;
@@ -183,23 +221,36 @@ class Sampler {
   std::vector<const char*> metric_ptrs_;
   std::vector<std::uint8_t> availability_;
   std::vector<std::uint8_t> config_;
-  std::vector<std::uint8_t> image_;
+  std::size_t image_bytes_ = 0;  // each decode image
+  std::vector<Pass> passes_;     // one per image in rotation (docs/footprint.md#the-decode-pipeline)
+  std::unique_ptr<child::ImageRing> ring_;
+  std::thread evaluator_;
+  std::atomic<bool> parent_gone_{false};
+  std::atomic<bool> evaluator_failed_{false};
+  std::string evaluator_error_;  // read after the join
   CUpti_Profiler_Host_Object* host_ = nullptr;
   CUpti_PmSampling_Object* sampling_ = nullptr;
   bool started_ = false;
   bool context_retained_ = false;
   std::int64_t offset_ns_ = 0;
   std::int64_t on_ns_ = 0;
+  // The evaluating thread's own.
   bool first_sample_ = true;
   std::vector<double> values_;
-  long incomplete_ = 0;         // decodes that left a started sample in the image
-  bool split_pending_ = false;  // the image was re-initialised with a sample half decoded
   long blanked_total_ = 0;
+  long drain_emitted_ = 0, drain_blanked_ = 0;
+  std::int64_t drain_eval_ns_ = 0, drain_emit_ns_ = 0, drain_eval_cpu_ns_ = 0;
+  // The decoding thread's own.
+  long incomplete_ = 0;         // decodes that left a started sample in the image
+  bool split_pending_ = false;  // the next pass's first sample was half decoded into the last image
+  long waits_ = 0;              // times every image was waiting for the evaluation
   std::size_t sample_bytes_ = 0;  // one sample in the decode image
   double decode_period_ms_ = 0;   // --drain-ms, or shorter at short intervals
-  // Where the child's time went, summed over the run (--timing): ns per stage.
+  // Where the child's time went, summed over the run (--timing): ns per stage. The decoding thread
+  // adds decode, info, init, wait and decode_cpu; the evaluating thread the rest.
   struct Stages {
-    std::int64_t decode = 0, info = 0, evaluate = 0, emit = 0, init = 0, write = 0, cpu = 0;
+    std::int64_t decode = 0, info = 0, evaluate = 0, emit = 0, init = 0, write = 0, wait = 0;
+    std::int64_t decode_cpu = 0, evaluate_cpu = 0;
     long samples = 0, drains = 0, passes = 0;
   } total_;
   void emit_totals();
@@ -383,22 +434,31 @@ void Sampler::setup() {
     throw Failure{m::ErrorKind::cupti, 0,
                   "cuptiPmSamplingGetCounterDataSize gave no size for a decode image of " +
                       std::to_string(max_samples) + " samples"};
-  image_.resize(bytes);
-  init_image();
+  // Images in rotation between the decoding and the evaluating thread, the first two made now
+  // (docs/footprint.md#the-decode-pipeline).
+  image_bytes_ = bytes;
+  const std::size_t images = child::decode_images(bytes);
+  passes_.resize(images);
+  ring_ = std::make_unique<child::ImageRing>(images);
+  for (std::size_t i = 0; i < ring_->made(); ++i) {
+    passes_[i].image.resize(bytes);
+    init_image(passes_[i].image);
+  }
   values_.resize(metric_ptrs_.size());
   out_.emit(m::Note{"sampler", "decode image holds " + std::to_string(max_samples) + " samples (" +
-                                   std::to_string(image_.size() / 1024) + " KiB, " +
-                                   std::to_string(sample_bytes_) + " bytes a sample); hardware buffer " +
-                                   std::to_string(hw_bytes >> 20) + " MiB, " +
-                                   (args_.keep_latest ? "keep-latest" : "keep-oldest") +
-                                   " mode; decoded every " + std::to_string(decode_period_ms_) + " ms"});
+                                   std::to_string(bytes / 1024) + " KiB, " + std::to_string(sample_bytes_) +
+                                   " bytes a sample); hardware buffer " + std::to_string(hw_bytes >> 20) +
+                                   " MiB, " + (args_.keep_latest ? "keep-latest" : "keep-oldest") +
+                                   " mode; decoded every " + std::to_string(decode_period_ms_) + " ms; " +
+                                   std::to_string(ring_->made()) + " decode images in rotation, up to " +
+                                   std::to_string(images)});
 }
 
-void Sampler::init_image() {
+void Sampler::init_image(std::vector<std::uint8_t>& image) {
   auto p = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_CounterDataImage_Initialize_Params);
   p.pPmSamplingObject = sampling_;
-  p.counterDataSize = image_.size();
-  p.pCounterData = image_.data();
+  p.counterDataSize = image.size();
+  p.pCounterData = image.data();
   DIESCOPE_CUPTI_CHECK(cuptiPmSamplingCounterDataImageInitialize(&p));
 }
 
@@ -433,148 +493,228 @@ void Sampler::start() {
   on_ns_ = core::realtime_ns();
   out_.emit(m::On{on_ns_});
   out_.flush();
+  evaluator_ = std::thread([this] { evaluate_loop(); });
 }
 
 bool Sampler::drain() {
   // Each stage is timed with the child's own clocks (the GPU machine has no perf):
-  // docs/footprint.md#the-samplers-stages.
+  // docs/footprint.md#the-samplers-stages. Only the decode and the samples' times are read here;
+  // the evaluation, the protocol lines and the write are the evaluating thread's
+  // (docs/footprint.md#the-decode-pipeline).
   const std::int64_t began = core::monotonic_ns();
   const std::int64_t cpu_began = core::thread_cpu_ns();
-  Stages here;
-  long emitted = 0;
-  long blanked = 0;
-  int passes = 0;
+  std::int64_t decode_ns = 0, info_ns = 0, init_ns = 0, wait_ns = 0;
   bool ok = true;
-  std::vector<SamplerMessage> ready;
-  for (; passes < 10'000; ++passes) {
+  for (int passes = 0; passes < 10'000;) {
+    const auto taken = ring_->take_free();
+    if (!taken) return false;  // the evaluating thread stopped
+    Pass& pass = passes_[taken->image];
+    pass.samples.clear();
+    pass.before.clear();
+    pass.ends_drain = false;
+    pass.blank_first = false;
+    if (taken->waited_ns > 0) {
+      wait_ns += taken->waited_ns;
+      if (waits_++ == 0)
+        pass.before.emplace_back(m::Note{
+            "sampler", "every decode image was waiting for the evaluation: the decode waited " +
+                           std::to_string(taken->waited_ns / 1000) +
+                           " us (the hardware buffer holds what arrives meanwhile; the total is said at the end)"});
+    }
+    if (taken->fresh) {
+      pass.image.resize(image_bytes_);
+      pass.before.emplace_back(m::Note{"sampler", "the evaluation fell behind: decode image " +
+                                                      std::to_string(taken->image + 1) + " of up to " +
+                                                      std::to_string(ring_->limit()) + " made"});
+    }
+    std::int64_t t = core::monotonic_ns();
+    if (taken->fresh || pass.used) init_image(pass.image);  // each decode starts on an initialised image
+    init_ns += core::monotonic_ns() - t;
+    ++passes;
+
     auto decode = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_DecodeData_Params);
     decode.pPmSamplingObject = sampling_;
-    decode.pCounterDataImage = image_.data();
-    decode.counterDataImageSize = image_.size();
-    std::int64_t t = core::monotonic_ns();
+    decode.pCounterDataImage = pass.image.data();
+    decode.counterDataImageSize = pass.image.size();
+    t = core::monotonic_ns();
     CUptiResult rc = cuptiPmSamplingDecodeData(&decode);
-    here.decode += core::monotonic_ns() - t;
+    decode_ns += core::monotonic_ns() - t;
+    pass.used = true;
     if (rc == CUPTI_ERROR_OUT_OF_MEMORY || (rc == CUPTI_SUCCESS && decode.overflow)) {
-      out_.emit(m::Overflow{
+      pass.before.emplace_back(m::Overflow{
           core::realtime_ns(),
           "the counters' hardware buffer overflowed: samples were lost (" +
               std::string(rc == CUPTI_SUCCESS ? "decode flagged overflow" : cupti::result_name(rc)) +
               "); drain more often (--drain-ms) or sample less often (--interval-ms)"});
     }
+    bool last = decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
     if (rc != CUPTI_SUCCESS) {
-      out_.emit(m::Note{"sampler", "cuptiPmSamplingDecodeData failed: " + cupti::result_text(rc)});
+      pass.before.emplace_back(m::Note{"sampler", "cuptiPmSamplingDecodeData failed: " + cupti::result_text(rc)});
       ok = false;
-      break;
-    }
-    t = core::monotonic_ns();
-    auto info = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
-    info.pCounterDataImage = image_.data();
-    info.counterDataImageSize = image_.size();
-    DIESCOPE_CUPTI_CHECK(cuptiPmSamplingGetCounterDataInfo(&info));
-    here.info += core::monotonic_ns() - t;
-    for (std::size_t i = 0; i < info.numCompletedSamples; ++i) {
+      last = true;
+    } else {
       t = core::monotonic_ns();
-      auto sample = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
-      sample.pPmSamplingObject = sampling_;
-      sample.pCounterDataImage = image_.data();
-      sample.counterDataImageSize = image_.size();
-      sample.sampleIndex = i;
-      DIESCOPE_CUPTI_CHECK(cuptiPmSamplingCounterDataGetSampleInfo(&sample));
-      const std::int64_t t_eval = core::monotonic_ns();
-      here.info += t_eval - t;
-      auto eval = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
-      eval.pHostObject = host_;
-      eval.pCounterDataImage = image_.data();
-      eval.counterDataImageSize = image_.size();
-      eval.rangeIndex = i;
-      eval.ppMetricNames = metric_ptrs_.data();
-      eval.numMetrics = metric_ptrs_.size();
-      eval.pMetricValues = values_.data();
-      if (cuptiProfilerHostEvaluateToGpuValues(&eval) != CUPTI_SUCCESS)
-        std::fill(values_.begin(), values_.end(), std::nan(""));
-      t = core::monotonic_ns();
-      here.evaluate += t - t_eval;
-      const auto gpu_start = static_cast<std::int64_t>(sample.startTimestamp);
-      const auto gpu_end = static_cast<std::int64_t>(sample.endTimestamp);
-      if (first_sample_) {
-        first_sample_ = false;
-        const std::int64_t miss = gpu_end + offset_ns_ - on_ns_;
-        std::string text = "first sample: gpu start " + std::to_string(gpu_start) + ", end " +
-                           std::to_string(gpu_end) + "; its end is " + std::to_string(miss) +
-                           " ns after Start returned on the cuptiGetTimestamp mapping";
-        if (miss > kClockTrustNs || miss < -kClockTrustNs) {
-          offset_ns_ = on_ns_ - gpu_end;
-          out_.emit(
-              m::Clock{offset_ns_, interval_ns(), "anchored: the first sample ends when Start returns"});
-          text += "; re-anchored";
-        }
-        out_.emit(m::Note{"clock", text});
+      auto info = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
+      info.pCounterDataImage = pass.image.data();
+      info.counterDataImageSize = pass.image.size();
+      DIESCOPE_CUPTI_CHECK(cuptiPmSamplingGetCounterDataInfo(&info));
+      pass.samples.reserve(info.numCompletedSamples);
+      for (std::size_t i = 0; i < info.numCompletedSamples; ++i) {
+        auto sample = DIESCOPE_CUPTI_PARAMS(CUpti_PmSampling_CounterData_GetSampleInfo_Params);
+        sample.pPmSamplingObject = sampling_;
+        sample.pCounterDataImage = pass.image.data();
+        sample.counterDataImageSize = pass.image.size();
+        sample.sampleIndex = i;
+        DIESCOPE_CUPTI_CHECK(cuptiPmSamplingCounterDataGetSampleInfo(&sample));
+        pass.samples.push_back(
+            {static_cast<std::int64_t>(sample.startTimestamp), static_cast<std::int64_t>(sample.endTimestamp)});
       }
-      // The sample that was in progress when the image was last re-initialised lost the part the
-      // previous decode had put in it: its values are incomplete (on the H200 FP32 read up to
-      // 123,355% there; bench/results/run/2026-11-29-h200-end-to-end/). It goes out without values,
-      // so the analysis drops it.
-      m::Sample out_sample{gpu_start + offset_ns_, gpu_end + offset_ns_, values_};
-      if (i == 0 && split_pending_) {
-        std::fill(out_sample.values.begin(), out_sample.values.end(), std::nan(""));
-        ++blanked;
-        if (blanked_total_++ == 0) {
-          out_.emit(m::Note{"sampler",
-                            "the sample in progress at each drain is split between two decodes and its "
-                            "counter values are incomplete: it is sent without values (one per drain at "
-                            "most; each drain message counts them)"});
-        }
+      info_ns += core::monotonic_ns() - t;
+      // The sample in progress when the last image was handed on lost the part that image holds.
+      pass.blank_first = split_pending_ && info.numCompletedSamples > 0;
+      if (info.numCompletedSamples > 0) split_pending_ = false;
+      if (info.numPopulatedSamples > info.numCompletedSamples) {
+        ++incomplete_;
+        split_pending_ = true;
       }
-      // A sample CUPTI gave no time keeps end <= start here, so the retimer can recognise it.
-      retimer_.feed(std::move(out_sample), ready);
-      ++emitted;
-      for (auto& message : ready) out_.emit(message);
-      ready.clear();
-      here.emit += core::monotonic_ns() - t;
     }
-    if (info.numCompletedSamples > 0) split_pending_ = false;
-    if (info.numPopulatedSamples > info.numCompletedSamples) {
-      ++incomplete_;
-      split_pending_ = true;
+    if (last) {
+      pass.ends_drain = true;
+      pass.drain_began_ns = began;
+      pass.decode_ns = decode_ns;
+      pass.info_ns = info_ns;
+      pass.init_ns = init_ns;
+      pass.wait_ns = wait_ns;
+      pass.passes = passes;
+      pass.incomplete_seen = incomplete_;
+      pass.decode_cpu_ns = core::thread_cpu_ns() - cpu_began;
+      total_.decode += decode_ns;
+      total_.info += info_ns;
+      total_.init += init_ns;
+      total_.wait += wait_ns;
+      total_.decode_cpu += pass.decode_cpu_ns;
+      total_.passes += passes;
+      ++total_.drains;
     }
-    t = core::monotonic_ns();
-    init_image();
-    here.init += core::monotonic_ns() - t;
-    if (decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) {
-      ++passes;
-      break;
-    }
+    ring_->put_decoded(taken->image);
+    if (last) break;
   }
-  out_.emit(m::Drain{core::realtime_ns(), emitted, (core::monotonic_ns() - began) / 1000, blanked});
+  return ok;
+}
+
+void Sampler::evaluate_loop() {
+  try {
+    while (const auto image = ring_->take_decoded()) {
+      evaluate_pass(passes_[*image]);
+      ring_->put_free(*image);
+    }
+  } catch (const std::exception& e) {
+    evaluator_error_ = e.what();
+    evaluator_failed_ = true;
+    ring_->close();
+  } catch (...) {
+    evaluator_error_ = "an unknown exception";
+    evaluator_failed_ = true;
+    ring_->close();
+  }
+}
+
+void Sampler::evaluate_pass(Pass& pass) {
+  const std::int64_t cpu_began = core::thread_cpu_ns();
+  for (auto& message : pass.before) out_.emit(message);
+  std::vector<SamplerMessage> ready;
+  for (std::size_t i = 0; i < pass.samples.size(); ++i) {
+    const std::int64_t t_eval = core::monotonic_ns();
+    auto eval = DIESCOPE_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+    eval.pHostObject = host_;
+    eval.pCounterDataImage = pass.image.data();
+    eval.counterDataImageSize = pass.image.size();
+    eval.rangeIndex = i;
+    eval.ppMetricNames = metric_ptrs_.data();
+    eval.numMetrics = metric_ptrs_.size();
+    eval.pMetricValues = values_.data();
+    if (cuptiProfilerHostEvaluateToGpuValues(&eval) != CUPTI_SUCCESS)
+      std::fill(values_.begin(), values_.end(), std::nan(""));
+    const std::int64_t t = core::monotonic_ns();
+    drain_eval_ns_ += t - t_eval;
+    const std::int64_t gpu_start = pass.samples[i].start;
+    const std::int64_t gpu_end = pass.samples[i].end;
+    if (first_sample_) {
+      first_sample_ = false;
+      const std::int64_t miss = gpu_end + offset_ns_ - on_ns_;
+      std::string text = "first sample: gpu start " + std::to_string(gpu_start) + ", end " +
+                         std::to_string(gpu_end) + "; its end is " + std::to_string(miss) +
+                         " ns after Start returned on the cuptiGetTimestamp mapping";
+      if (miss > kClockTrustNs || miss < -kClockTrustNs) {
+        offset_ns_ = on_ns_ - gpu_end;
+        out_.emit(m::Clock{offset_ns_, interval_ns(), "anchored: the first sample ends when Start returns"});
+        text += "; re-anchored";
+      }
+      out_.emit(m::Note{"clock", text});
+    }
+    // The sample that was in progress when the image was last handed on lost the part the previous
+    // decode had put in that image: its values are incomplete (on the H200 FP32 read up to 123,355%
+    // there; bench/results/run/2026-11-29-h200-end-to-end/). It goes out without values, so the
+    // analysis drops it.
+    m::Sample out_sample{gpu_start + offset_ns_, gpu_end + offset_ns_, values_};
+    if (i == 0 && pass.blank_first) {
+      std::fill(out_sample.values.begin(), out_sample.values.end(), std::nan(""));
+      ++drain_blanked_;
+      if (blanked_total_++ == 0) {
+        out_.emit(m::Note{"sampler",
+                          "the sample in progress at each drain is split between two decodes and its "
+                          "counter values are incomplete: it is sent without values (one per drain at "
+                          "most; each drain message counts them)"});
+      }
+    }
+    // A sample CUPTI gave no time keeps end <= start here, so the retimer can recognise it.
+    retimer_.feed(std::move(out_sample), ready);
+    ++drain_emitted_;
+    for (auto& message : ready) out_.emit(message);
+    ready.clear();
+    drain_emit_ns_ += core::monotonic_ns() - t;
+  }
+  drain_eval_cpu_ns_ += core::thread_cpu_ns() - cpu_began;
+  if (!pass.ends_drain) return;
+  out_.emit(m::Drain{core::realtime_ns(), drain_emitted_, (core::monotonic_ns() - pass.drain_began_ns) / 1000,
+                     drain_blanked_});
   if (args_.timing) {
     out_.emit(m::Note{
         "timing",
-        "decode_us " + std::to_string(here.decode / 1000) + " info_us " + std::to_string(here.info / 1000) +
-            " evaluate_us " + std::to_string(here.evaluate / 1000) + " emit_us " +
-            std::to_string(here.emit / 1000) + " init_us " + std::to_string(here.init / 1000) + " bytes " +
-            std::to_string(out_.pending_bytes()) + " cpu_us " +
-            std::to_string((core::thread_cpu_ns() - cpu_began) / 1000) + " passes " + std::to_string(passes) +
-            " samples " + std::to_string(emitted) + " incomplete_seen " + std::to_string(incomplete_)});
+        "decode_us " + std::to_string(pass.decode_ns / 1000) + " info_us " + std::to_string(pass.info_ns / 1000) +
+            " evaluate_us " + std::to_string(drain_eval_ns_ / 1000) + " emit_us " +
+            std::to_string(drain_emit_ns_ / 1000) + " init_us " + std::to_string(pass.init_ns / 1000) +
+            " wait_us " + std::to_string(pass.wait_ns / 1000) + " bytes " + std::to_string(out_.pending_bytes()) +
+            " cpu_us " + std::to_string((pass.decode_cpu_ns + drain_eval_cpu_ns_) / 1000) + " decode_cpu_us " +
+            std::to_string(pass.decode_cpu_ns / 1000) + " evaluate_cpu_us " +
+            std::to_string(drain_eval_cpu_ns_ / 1000) + " passes " + std::to_string(pass.passes) + " samples " +
+            std::to_string(drain_emitted_) + " incomplete_seen " + std::to_string(pass.incomplete_seen)});
   }
+  const std::int64_t cpu_write = core::thread_cpu_ns();
   const std::int64_t t = core::monotonic_ns();
-  out_.flush();
-  here.write = core::monotonic_ns() - t;
-  here.cpu = core::thread_cpu_ns() - cpu_began;
-  total_.decode += here.decode;
-  total_.info += here.info;
-  total_.evaluate += here.evaluate;
-  total_.emit += here.emit;
-  total_.init += here.init;
-  total_.write += here.write;
-  total_.cpu += here.cpu;
-  total_.samples += emitted;
-  total_.passes += passes;
-  ++total_.drains;
-  return ok;
+  if (!out_.flush()) parent_gone_ = true;
+  total_.write += core::monotonic_ns() - t;
+  drain_eval_cpu_ns_ += core::thread_cpu_ns() - cpu_write;
+  total_.evaluate += drain_eval_ns_;
+  total_.emit += drain_emit_ns_;
+  total_.evaluate_cpu += drain_eval_cpu_ns_;
+  total_.samples += drain_emitted_;
+  drain_emitted_ = drain_blanked_ = 0;
+  drain_eval_ns_ = drain_emit_ns_ = drain_eval_cpu_ns_ = 0;
+}
+
+void Sampler::halt() {
+  if (!evaluator_.joinable()) return;
+  ring_->close();
+  evaluator_.join();
 }
 
 // The run's stage totals in one note (--timing), so a benchmark reads one line.
 void Sampler::emit_totals() {
+  if (waits_ > 0)
+    out_.emit(m::Note{"sampler", "every decode image was waiting for the evaluation " + std::to_string(waits_) +
+                                     " times: the decode waited " + std::to_string(total_.wait / 1'000'000) +
+                                     " ms in all"});
   if (!args_.timing) return;
   auto us = [](std::int64_t ns) { return std::to_string(ns / 1000); };
   out_.emit(m::Note{"timing-total",
@@ -582,7 +722,10 @@ void Sampler::emit_totals() {
                         " samples " + std::to_string(total_.samples) + " decode_us " + us(total_.decode) +
                         " info_us " + us(total_.info) + " evaluate_us " + us(total_.evaluate) + " emit_us " +
                         us(total_.emit) + " init_us " + us(total_.init) + " write_us " + us(total_.write) +
-                        " drain_cpu_us " + us(total_.cpu) + " image_bytes " + std::to_string(image_.size()) +
+                        " wait_us " + us(total_.wait) + " drain_cpu_us " +
+                        us(total_.decode_cpu + total_.evaluate_cpu) + " decode_cpu_us " + us(total_.decode_cpu) +
+                        " evaluate_cpu_us " + us(total_.evaluate_cpu) + " image_bytes " +
+                        std::to_string(image_bytes_) + " images " + std::to_string(ring_ ? ring_->made() : 0) +
                         " sample_bytes " + std::to_string(sample_bytes_)});
 }
 
@@ -598,11 +741,14 @@ void Sampler::stop_and_disable(const std::string& reason) {
     stop.pPmSamplingObject = sampling_;
     CUptiResult rc = cuptiPmSamplingStop(&stop);
     started_ = false;
-    if (rc == CUPTI_SUCCESS)
-      drain();
-    else
-      out_.emit(m::Note{"sampler", "cuptiPmSamplingStop failed: " + cupti::result_text(rc)});
+    const bool stopped = rc == CUPTI_SUCCESS;
+    if (stopped) drain();
+    halt();
+    if (!stopped) out_.emit(m::Note{"sampler", "cuptiPmSamplingStop failed: " + cupti::result_text(rc)});
   }
+  halt();
+  if (evaluator_failed_)
+    out_.emit(m::Note{"sampler", "the evaluating thread stopped: " + evaluator_error_});
   finish();
   emit_totals();
   release();
@@ -676,18 +822,20 @@ int sampler_main(int argc, char** argv) {
         reason = "the counter session broke (see the notes before this)";
         break;
       }
-      if (out.broken()) {
+      if (sampler.parent_gone()) {
         reason = "the parent stopped reading";
         break;
       }
     }
     sampler.stop_and_disable(reason);
   } catch (const Failure& failure) {
+    sampler.halt();  // `out` is this thread's again
     out.emit(m::Error{failure.kind, failure.code, failure.text});
     out.flush();
     // The destructor stops and disables whatever was enabled.
     return core::kExitDevice;
   } catch (const cupti::CuptiError& e) {
+    sampler.halt();
     out.emit(m::Error{classify(e.result()), long(e.result()), e.cause()});
     out.flush();
     return core::kExitDevice;
