@@ -6,12 +6,14 @@
 //   the previous one ended) and the time they cover, overflow, and the wall and CPU time of each stage.
 //
 //   pm_minimal --metrics a,b,... [--device 0] [--interval-ms 0.1] [--drain-ms 100] [--seconds 10]
-//              [--hw-buffer-mb 512] [--evaluate]
+//              [--hw-buffer-mb 512] [--evaluate] [--keep-latest]
 //
 // With a small --hw-buffer-mb and a --drain-ms longer than the run, the buffer fills before the
 // one decode: the samples decoded then are what the buffer holds, so its size over their count is
-// the raw bytes one sample takes. On the H200 this did not work: in keep-oldest mode a decode after
-// an overflow returned no sample (bench/results/footprint/2026-12-02-h200-footprint/).
+// the raw bytes one sample takes (printed as raw_bytes_per_sample_if_full). On the H200 this did not
+// work in keep-oldest mode: a decode after an overflow returned no sample
+// (bench/results/footprint/2026-12-02-h200-footprint/). --keep-latest asks the hardware buffer to
+// keep the newest samples instead, so that the one decode finds it full.
 #include <cuda.h>
 #include <cupti_pmsampling.h>
 #include <cupti_profiler_host.h>
@@ -62,7 +64,7 @@ int main(int argc, char** argv) {
   int device = 0;
   double interval_ms = 0.1, drain_ms = 100, seconds = 10;
   std::size_t hw_mb = 512;
-  bool evaluate = false;
+  bool evaluate = false, keep_latest = false;
   std::vector<std::string> names;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -85,6 +87,8 @@ int main(int argc, char** argv) {
       hw_mb = std::strtoul(value(), nullptr, 10);
     else if (a == "--evaluate")
       evaluate = true;
+    else if (a == "--keep-latest")
+      keep_latest = true;
     else if (a == "--metrics") {
       std::string list = value();
       for (std::size_t b = 0, c; b <= list.size(); b = c + 1) {
@@ -151,7 +155,8 @@ int main(int argc, char** argv) {
   set.hardwareBufferSize = hw_mb << 20;
   set.samplingInterval = static_cast<std::uint64_t>(std::llround(interval_ms * 1e6));
   set.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
-  set.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
+  set.hwBufferAppendMode = keep_latest ? CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST
+                                       : CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
   CHECK(cuptiPmSamplingSetConfig(&set));
 
   // The image holds one drain's samples and a quarter more, within 64 MiB.
@@ -269,12 +274,14 @@ int main(int argc, char** argv) {
       "holes=%ld "
       "hole_ms=%.3f unplaced_ms=%.3f span_ms=%.1f lost_pct=%.3f overflow=%ld drains=%ld passes=%ld "
       "image_kib=%zu decode_ms=%.1f "
-      "sampleinfo_ms=%.1f evaluate_ms=%.1f cpu_pct=%.2f maxrss_mb=%.1f\n",
+      "sampleinfo_ms=%.1f evaluate_ms=%.1f cpu_pct=%.2f maxrss_mb=%.1f keep_latest=%d "
+      "raw_bytes_per_sample_if_full=%.0f\n",
       interval_ms, drain_ms, hw_mb, evaluate ? 1 : 0, wall_s, samples, untimed, holes,
       static_cast<double>(hole_ns) / 1e6, unplaced_ms, span_ms,
       span_ms > 0 ? 100.0 * unplaced_ms / span_ms : 0.0, overflow, drains, passes, image.size() / 1024,
       static_cast<double>(decode_ns) / 1e6, static_cast<double>(read_ns) / 1e6,
-      static_cast<double>(eval_ns) / 1e6, 100 * cpu_s / wall_s, static_cast<double>(ru.ru_maxrss) / 1024);
+      static_cast<double>(eval_ns) / 1e6, 100 * cpu_s / wall_s, static_cast<double>(ru.ru_maxrss) / 1024,
+      keep_latest ? 1 : 0, samples > 0 ? static_cast<double>(hw_mb << 20) / static_cast<double>(samples) : 0.0);
   auto disable = PARAMS(CUpti_PmSampling_Disable_Params);
   disable.pPmSamplingObject = sampling;
   cuptiPmSamplingDisable(&disable);

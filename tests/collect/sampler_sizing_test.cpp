@@ -1,7 +1,12 @@
 // The sampler child's buffers are sized from the interval and the drain, not for the worst case
 // (docs/footprint.md#the-decode-period, docs/footprint.md#the-decode-image,
-// docs/footprint.md#the-hardware-buffer). Every expected value is worked out by hand beside it.
+// docs/footprint.md#the-hardware-buffer), and its decode images rotate between two threads
+// (docs/footprint.md#the-decode-pipeline). Every expected value is worked out by hand beside it.
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
 
 #include "../../src/collect/pmsampling/child_io.hpp"
 
@@ -59,6 +64,103 @@ TEST(SamplerSizing, ZeroAsksForTheRule) {
   args = child::parse_args(5, const_cast<char**>(given), why);
   ASSERT_TRUE(args) << why;
   EXPECT_EQ(args->hw_buffer_mb, 64u);
+}
+
+TEST(SamplerSizing, DecodeImagesAreWhatThirtyTwoMiBHoldWithinTwoAndFour) {
+  // The Hopper image on the H200: 129 samples * 50,393 bytes = 6,500,697 bytes; 33,554,432 /
+  // 6,500,697 = 5.16, so 5, held to the ceiling of 4.
+  EXPECT_EQ(child::decode_images(129 * 50'393), 4u);
+  // 10 MiB images: 32 / 10 = 3.2, so 3.
+  EXPECT_EQ(child::decode_images(10 * kMiB), 3u);
+  // 20 MiB images: 32 / 20 = 1.6, so 1, raised to the floor of 2 (one decoded, one evaluated).
+  EXPECT_EQ(child::decode_images(20 * kMiB), 2u);
+  // 64 MiB images: none fit the 32 MiB; still 2.
+  EXPECT_EQ(child::decode_images(64 * kMiB), 2u);
+  // 8 MiB images: exactly 4.
+  EXPECT_EQ(child::decode_images(8 * kMiB), 4u);
+}
+
+TEST(ImageRing, GivesBackFirstWhatWasGivenBackFirstAndMakesNewOnesUpToTheLimit) {
+  child::ImageRing ring(3);  // images 0 and 1 made at start, a third allowed
+  EXPECT_EQ(ring.made(), 2u);
+  auto a = ring.take_free();
+  auto b = ring.take_free();
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->image, 0u);
+  EXPECT_EQ(b->image, 1u);
+  EXPECT_FALSE(a->fresh || b->fresh);
+  EXPECT_EQ(a->waited_ns, 0);
+  // Both are being decoded or evaluated: the third is made rather than waited for.
+  auto c = ring.take_free();
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->image, 2u);
+  EXPECT_TRUE(c->fresh);
+  EXPECT_EQ(c->waited_ns, 0);
+  EXPECT_EQ(ring.made(), 3u);
+  // Decoded in the order 1, 0, 2: evaluated in that order.
+  ring.put_decoded(1);
+  ring.put_decoded(0);
+  ring.put_decoded(2);
+  EXPECT_EQ(ring.take_decoded(), std::optional<std::size_t>(1));
+  EXPECT_EQ(ring.take_decoded(), std::optional<std::size_t>(0));
+  // Given back 0 then 1: taken again 0 then 1.
+  ring.put_free(0);
+  ring.put_free(1);
+  EXPECT_EQ(ring.take_free()->image, 0u);
+  EXPECT_EQ(ring.take_free()->image, 1u);
+  // Closed: the decoded image left is still handed out, then nothing.
+  ring.close();
+  EXPECT_EQ(ring.take_decoded(), std::optional<std::size_t>(2));
+  EXPECT_EQ(ring.take_decoded(), std::nullopt);
+  EXPECT_EQ(ring.take_free(), std::nullopt);
+}
+
+TEST(ImageRing, TheDecodeWaitsOnlyWhenEveryImageIsDecodedAndSaysHowLong) {
+  child::ImageRing ring(2);
+  ring.put_decoded(ring.take_free()->image);
+  ring.put_decoded(ring.take_free()->image);
+  // Both decoded, none evaluated, the limit reached: the next take waits until the evaluating side
+  // gives one back, 50 ms later.
+  std::thread evaluator([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const auto image = ring.take_decoded();
+    ring.put_free(*image);
+  });
+  const auto taken = ring.take_free();
+  evaluator.join();
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(taken->image, 0u);  // the oldest decoded, evaluated and given back
+  EXPECT_FALSE(taken->fresh);
+  EXPECT_GE(taken->waited_ns, 40'000'000);  // 50 ms less the scheduler's slack
+}
+
+TEST(ImageRing, EveryPassArrivesOnceAndInOrderThroughTwoImages) {
+  // 500 passes through 2 images, the evaluating side slower than the decoding one: each image
+  // carries its pass's number; the evaluating side must see 0, 1, ..., 499.
+  child::ImageRing ring(2);
+  std::vector<int> carried(2, -1);
+  std::vector<int> seen;
+  std::thread evaluator([&] {
+    while (const auto image = ring.take_decoded()) {
+      seen.push_back(carried[*image]);
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      ring.put_free(*image);
+    }
+  });
+  long waited = 0;
+  for (int pass = 0; pass < 500; ++pass) {
+    const auto taken = ring.take_free();
+    ASSERT_TRUE(taken);
+    if (taken->waited_ns > 0) ++waited;
+    carried[taken->image] = pass;
+    ring.put_decoded(taken->image);
+  }
+  ring.close();
+  evaluator.join();
+  ASSERT_EQ(seen.size(), 500u);
+  for (int pass = 0; pass < 500; ++pass) EXPECT_EQ(seen[static_cast<std::size_t>(pass)], pass);
+  EXPECT_EQ(ring.made(), 2u);
+  EXPECT_GT(waited, 0);  // the decoding side outran the slower evaluation and waited
 }
 
 }  // namespace
