@@ -47,8 +47,8 @@ sleep 3
 {
   echo "pm_minimal --interval-ms 0.1 --drain-ms 5000 --seconds 2 --hw-buffer-mb 4 --keep-latest"
   "$bin/pm_minimal" --metrics "$metrics" --interval-ms 0.1 --drain-ms 5000 --seconds 2 --hw-buffer-mb 4 --keep-latest 2>&1 || true
-  echo "pm_minimal --interval-ms 0.1 --drain-ms 5000 --seconds 2 --hw-buffer-mb 8 --keep-latest"
-  "$bin/pm_minimal" --metrics "$metrics" --interval-ms 0.1 --drain-ms 5000 --seconds 2 --hw-buffer-mb 8 --keep-latest 2>&1 || true
+  echo "pm_minimal --interval-ms 0.1 --drain-ms 5000 --seconds 2 --hw-buffer-mb 6 --keep-latest"
+  "$bin/pm_minimal" --metrics "$metrics" --interval-ms 0.1 --drain-ms 5000 --seconds 2 --hw-buffer-mb 6 --keep-latest 2>&1 || true
 } > "$out/raw_probe.txt"
 
 # Did 0.1 ms hold? No hole and no overflow in its held-out run.
