@@ -81,8 +81,8 @@ class ImageRing {
   explicit ImageRing(std::size_t limit, std::size_t made = kDecodeImagesMin);
   struct Taken {
     std::size_t image = 0;
-    bool fresh = false;            // a new image: the caller makes it (the limit was not reached)
-    std::int64_t waited_ns = 0;    // how long the caller waited for the evaluation to give one back
+    bool fresh = false;          // a new image: the caller makes it (the limit was not reached)
+    std::int64_t waited_ns = 0;  // how long the caller waited for the evaluation to give one back
   };
   // The decoding side: the image given back first; else a new one while fewer than the limit exist;
   // else waits for the evaluating side to give one back. nullopt once closed.

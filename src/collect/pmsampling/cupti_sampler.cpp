@@ -167,8 +167,8 @@ struct Pass {
     std::int64_t start = 0, end = 0;
   };
   std::vector<Times> samples;
-  bool used = false;         // decoded into since it was last initialised
-  bool blank_first = false;  // its first sample was split by the previous pass's hand-over
+  bool used = false;                   // decoded into since it was last initialised
+  bool blank_first = false;            // its first sample was split by the previous pass's hand-over
   std::vector<SamplerMessage> before;  // overflow and notes, sent before its samples
   // Set on the last pass of a drain: the drain's own figures from the decoding side.
   bool ends_drain = false;
@@ -241,9 +241,9 @@ class Sampler {
   long drain_emitted_ = 0, drain_blanked_ = 0;
   std::int64_t drain_eval_ns_ = 0, drain_emit_ns_ = 0, drain_eval_cpu_ns_ = 0;
   // The decoding thread's own.
-  long incomplete_ = 0;         // decodes that left a started sample in the image
-  bool split_pending_ = false;  // the next pass's first sample was half decoded into the last image
-  long waits_ = 0;              // times every image was waiting for the evaluation
+  long incomplete_ = 0;           // decodes that left a started sample in the image
+  bool split_pending_ = false;    // the next pass's first sample was half decoded into the last image
+  long waits_ = 0;                // times every image was waiting for the evaluation
   std::size_t sample_bytes_ = 0;  // one sample in the decode image
   double decode_period_ms_ = 0;   // --drain-ms, or shorter at short intervals
   // Where the child's time went, summed over the run (--timing): ns per stage. The decoding thread
@@ -517,9 +517,10 @@ bool Sampler::drain() {
       wait_ns += taken->waited_ns;
       if (waits_++ == 0)
         pass.before.emplace_back(m::Note{
-            "sampler", "every decode image was waiting for the evaluation: the decode waited " +
-                           std::to_string(taken->waited_ns / 1000) +
-                           " us (the hardware buffer holds what arrives meanwhile; the total is said at the end)"});
+            "sampler",
+            "every decode image was waiting for the evaluation: the decode waited " +
+                std::to_string(taken->waited_ns / 1000) +
+                " us (the hardware buffer holds what arrives meanwhile; the total is said at the end)"});
     }
     if (taken->fresh) {
       pass.image.resize(image_bytes_);
@@ -549,7 +550,8 @@ bool Sampler::drain() {
     }
     bool last = decode.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
     if (rc != CUPTI_SUCCESS) {
-      pass.before.emplace_back(m::Note{"sampler", "cuptiPmSamplingDecodeData failed: " + cupti::result_text(rc)});
+      pass.before.emplace_back(
+          m::Note{"sampler", "cuptiPmSamplingDecodeData failed: " + cupti::result_text(rc)});
       ok = false;
       last = true;
     } else {
@@ -566,8 +568,8 @@ bool Sampler::drain() {
         sample.counterDataImageSize = pass.image.size();
         sample.sampleIndex = i;
         DIESCOPE_CUPTI_CHECK(cuptiPmSamplingCounterDataGetSampleInfo(&sample));
-        pass.samples.push_back(
-            {static_cast<std::int64_t>(sample.startTimestamp), static_cast<std::int64_t>(sample.endTimestamp)});
+        pass.samples.push_back({static_cast<std::int64_t>(sample.startTimestamp),
+                                static_cast<std::int64_t>(sample.endTimestamp)});
       }
       info_ns += core::monotonic_ns() - t;
       // The sample in progress when the last image was handed on lost the part that image holds.
@@ -680,15 +682,17 @@ void Sampler::evaluate_pass(Pass& pass) {
                      drain_blanked_});
   if (args_.timing) {
     out_.emit(m::Note{
-        "timing",
-        "decode_us " + std::to_string(pass.decode_ns / 1000) + " info_us " + std::to_string(pass.info_ns / 1000) +
-            " evaluate_us " + std::to_string(drain_eval_ns_ / 1000) + " emit_us " +
-            std::to_string(drain_emit_ns_ / 1000) + " init_us " + std::to_string(pass.init_ns / 1000) +
-            " wait_us " + std::to_string(pass.wait_ns / 1000) + " bytes " + std::to_string(out_.pending_bytes()) +
-            " cpu_us " + std::to_string((pass.decode_cpu_ns + drain_eval_cpu_ns_) / 1000) + " decode_cpu_us " +
-            std::to_string(pass.decode_cpu_ns / 1000) + " evaluate_cpu_us " +
-            std::to_string(drain_eval_cpu_ns_ / 1000) + " passes " + std::to_string(pass.passes) + " samples " +
-            std::to_string(drain_emitted_) + " incomplete_seen " + std::to_string(pass.incomplete_seen)});
+        "timing", "decode_us " + std::to_string(pass.decode_ns / 1000) + " info_us " +
+                      std::to_string(pass.info_ns / 1000) + " evaluate_us " +
+                      std::to_string(drain_eval_ns_ / 1000) + " emit_us " +
+                      std::to_string(drain_emit_ns_ / 1000) + " init_us " +
+                      std::to_string(pass.init_ns / 1000) + " wait_us " +
+                      std::to_string(pass.wait_ns / 1000) + " bytes " + std::to_string(out_.pending_bytes()) +
+                      " cpu_us " + std::to_string((pass.decode_cpu_ns + drain_eval_cpu_ns_) / 1000) +
+                      " decode_cpu_us " + std::to_string(pass.decode_cpu_ns / 1000) + " evaluate_cpu_us " +
+                      std::to_string(drain_eval_cpu_ns_ / 1000) + " passes " + std::to_string(pass.passes) +
+                      " samples " + std::to_string(drain_emitted_) + " incomplete_seen " +
+                      std::to_string(pass.incomplete_seen)});
   }
   const std::int64_t cpu_write = core::thread_cpu_ns();
   const std::int64_t t = core::monotonic_ns();
@@ -712,21 +716,21 @@ void Sampler::halt() {
 // The run's stage totals in one note (--timing), so a benchmark reads one line.
 void Sampler::emit_totals() {
   if (waits_ > 0)
-    out_.emit(m::Note{"sampler", "every decode image was waiting for the evaluation " + std::to_string(waits_) +
-                                     " times: the decode waited " + std::to_string(total_.wait / 1'000'000) +
-                                     " ms in all"});
+    out_.emit(m::Note{"sampler", "every decode image was waiting for the evaluation " +
+                                     std::to_string(waits_) + " times: the decode waited " +
+                                     std::to_string(total_.wait / 1'000'000) + " ms in all"});
   if (!args_.timing) return;
   auto us = [](std::int64_t ns) { return std::to_string(ns / 1000); };
-  out_.emit(m::Note{"timing-total",
-                    "drains " + std::to_string(total_.drains) + " passes " + std::to_string(total_.passes) +
-                        " samples " + std::to_string(total_.samples) + " decode_us " + us(total_.decode) +
-                        " info_us " + us(total_.info) + " evaluate_us " + us(total_.evaluate) + " emit_us " +
-                        us(total_.emit) + " init_us " + us(total_.init) + " write_us " + us(total_.write) +
-                        " wait_us " + us(total_.wait) + " drain_cpu_us " +
-                        us(total_.decode_cpu + total_.evaluate_cpu) + " decode_cpu_us " + us(total_.decode_cpu) +
-                        " evaluate_cpu_us " + us(total_.evaluate_cpu) + " image_bytes " +
-                        std::to_string(image_bytes_) + " images " + std::to_string(ring_ ? ring_->made() : 0) +
-                        " sample_bytes " + std::to_string(sample_bytes_)});
+  out_.emit(m::Note{
+      "timing-total",
+      "drains " + std::to_string(total_.drains) + " passes " + std::to_string(total_.passes) + " samples " +
+          std::to_string(total_.samples) + " decode_us " + us(total_.decode) + " info_us " + us(total_.info) +
+          " evaluate_us " + us(total_.evaluate) + " emit_us " + us(total_.emit) + " init_us " +
+          us(total_.init) + " write_us " + us(total_.write) + " wait_us " + us(total_.wait) +
+          " drain_cpu_us " + us(total_.decode_cpu + total_.evaluate_cpu) + " decode_cpu_us " +
+          us(total_.decode_cpu) + " evaluate_cpu_us " + us(total_.evaluate_cpu) + " image_bytes " +
+          std::to_string(image_bytes_) + " images " + std::to_string(ring_ ? ring_->made() : 0) +
+          " sample_bytes " + std::to_string(sample_bytes_)});
 }
 
 void Sampler::finish() {
@@ -747,8 +751,7 @@ void Sampler::stop_and_disable(const std::string& reason) {
     if (!stopped) out_.emit(m::Note{"sampler", "cuptiPmSamplingStop failed: " + cupti::result_text(rc)});
   }
   halt();
-  if (evaluator_failed_)
-    out_.emit(m::Note{"sampler", "the evaluating thread stopped: " + evaluator_error_});
+  if (evaluator_failed_) out_.emit(m::Note{"sampler", "the evaluating thread stopped: " + evaluator_error_});
   finish();
   emit_totals();
   release();
