@@ -201,6 +201,10 @@ TimelineBuilder::TimelineBuilder(const ReportInput& input, const TimelineOptions
   for (const recording::ColumnDef& c : meta.engines)
     shares_.push_back(add(Role::limiting_share, c.key, label_of(c),
                           gpu_descriptor("", metrics::Unit::pct, 100.0, gpu), share));
+  // sample() hands each kind's columns to consecutive streams in one call.
+  for (const std::vector<std::size_t>* ids : {&units_, &engines_, &diags_, &shares_})
+    for (std::size_t i = 1; i < ids->size(); ++i)
+      if ((*ids)[i] != (*ids)[0] + i) throw std::logic_error("timeline: a kind's streams are not consecutive");
   sm_clock_ = add(Role::sm_clock, "sm_clock", "SM clock",
                   gpu_descriptor("gpu__clock_sm", metrics::Unit::mhz, std::nullopt, gpu));
   mem_clock_ = add(Role::mem_clock, "mem_clock", "memory clock",
@@ -231,28 +235,36 @@ void TimelineBuilder::sample(const WalkedSample& w) {
   metrics::Pipeline& p = *pipeline_;
   const recording::ChipSample& s = *w.sample;
   const recording::TimeNs a = s.start_ns, b = s.end_ns;
+  // The streams of each kind of column were added one after another, so their ids run on: one
+  // spans() call takes a kind's columns.
+  auto columns = [&](const std::vector<std::size_t>& ids, std::span<const double> values) {
+    const std::size_t n = std::min(values.size(), ids.size());
+    if (n > 0) p.spans(ids.front(), a, b, values.first(n));
+  };
   p.span(die_, a, b, w.die_util_pct);
   std::size_t busiest = shares_.size();
   double busiest_value = 0;
+  columns(units_, s.units);
   for (std::size_t i = 0; i < s.units.size() && i < units_.size(); ++i) {
-    p.span(units_[i], a, b, s.units[i]);
     if (std::isfinite(s.units[i]) && (busiest == shares_.size() || s.units[i] > busiest_value)) {
       busiest = i;
       busiest_value = s.units[i];
     }
   }
+  columns(engines_, w.engines);
   for (std::size_t i = 0; i < w.engines.size() && i < engines_.size(); ++i) {
-    p.span(engines_[i], a, b, w.engines[i]);
     if (std::isfinite(w.engines[i]) && (busiest == shares_.size() || w.engines[i] > busiest_value)) {
       busiest = units_.size() + i;
       busiest_value = w.engines[i];
     }
   }
-  for (std::size_t i = 0; i < s.diagnostics.size() && i < diags_.size(); ++i)
-    p.span(diags_[i], a, b, s.diagnostics[i]);
+  columns(diags_, s.diagnostics);
   for (std::size_t i = 0; i < s.counts.size() && i < rates_.size(); ++i) p.span(rates_[i], a, b, s.counts[i]);
-  if (busiest < shares_.size())
-    for (std::size_t i = 0; i < shares_.size(); ++i) p.span(shares_[i], a, b, i == busiest ? 100.0 : 0.0);
+  if (busiest < shares_.size()) {
+    share_values_.assign(shares_.size(), 0.0);
+    share_values_[busiest] = 100.0;
+    columns(shares_, share_values_);
+  }
 }
 
 Timeline TimelineBuilder::finish(const ReportInput& input) {
