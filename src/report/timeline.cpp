@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <stdexcept>
 
@@ -270,65 +271,79 @@ void TimelineBuilder::sample(const WalkedSample& w) {
 Timeline TimelineBuilder::finish(const ReportInput& input) {
   metrics::Pipeline& p = *pipeline_;
   const recording::Recording& source = *input.recording;
-  analysis::for_each_booked_util(source,
-                                 [&](const analysis::BookedUtil& b) { p.span(gpu_, b.lo, b.hi, b.pct); });
-  {
-    auto clocks = source.stream<recording::ClockReading>();
-    recording::ClockReading c;
-    while (clocks->next(c)) {
+  // GPU-Util, clocks, power, throttle reasons and host streams, taken in one time order: opened
+  // together, they share one read of a recording file (docs/recording-format.md#reading-a-recording)
+  // where one after another each would read it whole. Each stream goes to its own series, so the
+  // order between streams changes no value.
+  analysis::BookedUtilReader util(source);
+  auto clocks = source.stream<recording::ClockReading>();
+  auto power = source.stream<recording::PowerLimitReading>();
+  auto throttle = source.stream<recording::ThrottleReading>();
+  auto host = source.stream<recording::HostSample>();
+  analysis::BookedUtil booked;
+  recording::ClockReading c;
+  recording::PowerLimitReading r;
+  recording::ThrottleReading t;
+  recording::HostSample h;
+  bool have_util = util.next(booked);
+  bool have_clock = clocks->next(c);
+  bool have_power = power->next(r);
+  bool have_throttle = throttle->next(t);
+  bool have_host = host->next(h);
+
+  // A reason holds from one reading to the next (at most a second, as GPU-Util's samples are booked).
+  std::optional<recording::ThrottleReading> previous_throttle;
+  auto book = [&](const recording::ThrottleReading& from, recording::TimeNs to) {
+    const recording::TimeNs end = std::min(to, from.ts_ns + recording::kNsPerSecond);
+    for (std::size_t i = 0; i < throttle_.size(); ++i) {
+      const double v = from.mask ? ((*from.mask & throttle_bits_[i]) != 0 ? 100.0 : 0.0) : analysis::kNaN;
+      if (end > from.ts_ns) p.span(throttle_[i], from.ts_ns, end, v);
+    }
+  };
+  // A rate covers the time since its stream's previous value; a level is a point.
+  std::map<std::int64_t, recording::TimeNs> previous_host;
+  auto take_host = [&]() {
+    for (const recording::HostValue& v : h.values) {
+      auto it = host_.find(v.id);
+      if (it == host_.end()) continue;
+      if (metrics::value_covers_interval(p.descriptor(it->second))) {
+        auto prev = previous_host.find(v.id);
+        if (prev != previous_host.end() && prev->second < h.ts_ns)
+          p.span(it->second, prev->second, h.ts_ns, v.value);
+        else
+          p.point(it->second, h.ts_ns, v.value);
+        previous_host[v.id] = h.ts_ns;
+      } else {
+        p.point(it->second, h.ts_ns, v.value);
+      }
+    }
+  };
+  constexpr recording::TimeNs kNone = std::numeric_limits<recording::TimeNs>::max();
+  while (have_util || have_clock || have_power || have_throttle || have_host) {
+    const recording::TimeNs next = std::min({have_util ? booked.hi : kNone, have_clock ? c.ts_ns : kNone,
+                                             have_power ? r.ts_ns : kNone, have_throttle ? t.ts_ns : kNone,
+                                             have_host ? h.ts_ns : kNone});
+    if (have_util && booked.hi == next) {
+      p.span(gpu_, booked.lo, booked.hi, booked.pct);
+      have_util = util.next(booked);
+    } else if (have_clock && c.ts_ns == next) {
       p.point(sm_clock_, c.ts_ns, c.sm_mhz);
       p.point(mem_clock_, c.ts_ns, c.mem_mhz);
-    }
-  }
-  {
-    auto power = source.stream<recording::PowerLimitReading>();
-    recording::PowerLimitReading r;
-    while (power->next(r)) {
+      have_clock = clocks->next(c);
+    } else if (have_power && r.ts_ns == next) {
       p.point(power_, r.ts_ns, r.limit_w);
       p.point(power_draw_, r.ts_ns, r.draw_w);
+      have_power = power->next(r);
+    } else if (have_throttle && t.ts_ns == next) {
+      if (previous_throttle) book(*previous_throttle, t.ts_ns);
+      previous_throttle = t;
+      have_throttle = throttle->next(t);
+    } else {
+      take_host();
+      have_host = host->next(h);
     }
   }
-  {
-    // A reason holds from one reading to the next (at most a second, as GPU-Util's samples are booked).
-    auto throttle = source.stream<recording::ThrottleReading>();
-    recording::ThrottleReading r;
-    std::optional<recording::ThrottleReading> previous;
-    auto book = [&](const recording::ThrottleReading& from, recording::TimeNs to) {
-      const recording::TimeNs end = std::min(to, from.ts_ns + recording::kNsPerSecond);
-      for (std::size_t i = 0; i < throttle_.size(); ++i) {
-        const double v = from.mask ? ((*from.mask & throttle_bits_[i]) != 0 ? 100.0 : 0.0) : analysis::kNaN;
-        if (end > from.ts_ns) p.span(throttle_[i], from.ts_ns, end, v);
-      }
-    };
-    while (throttle->next(r)) {
-      if (previous) book(*previous, r.ts_ns);
-      previous = r;
-    }
-    if (previous) book(*previous, previous->ts_ns + 100 * recording::kNsPerMs);
-  }
-
-  {
-    // A rate covers the time since its stream's previous value; a level is a point.
-    auto host = source.stream<recording::HostSample>();
-    recording::HostSample h;
-    std::map<std::int64_t, recording::TimeNs> previous;
-    while (host->next(h)) {
-      for (const recording::HostValue& v : h.values) {
-        auto it = host_.find(v.id);
-        if (it == host_.end()) continue;
-        if (metrics::value_covers_interval(p.descriptor(it->second))) {
-          auto prev = previous.find(v.id);
-          if (prev != previous.end() && prev->second < h.ts_ns)
-            p.span(it->second, prev->second, h.ts_ns, v.value);
-          else
-            p.point(it->second, h.ts_ns, v.value);
-          previous[v.id] = h.ts_ns;
-        } else {
-          p.point(it->second, h.ts_ns, v.value);
-        }
-      }
-    }
-  }
+  if (previous_throttle) book(*previous_throttle, previous_throttle->ts_ns + 100 * recording::kNsPerMs);
 
   Timeline out;
   out.grid = p.grid();
