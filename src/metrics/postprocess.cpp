@@ -471,7 +471,7 @@ const MetricDescriptor& Pipeline::descriptor(std::size_t id) const {
 
 void Pipeline::to_grid(Stream& s, std::int64_t t0, std::int64_t t1, double value) {
   if (!std::isfinite(value)) return;  // no value: the bin stays empty unless another value reaches it
-  if (t1 <= t0) {  // a point: once in its bin
+  if (t1 <= t0) {                     // a point: once in its bin
     if (t0 < grid_.origin_ns || t0 >= grid_.end_ns()) return;
     enter(s, bin_of(t0), 1.0, value);
     return;
@@ -514,7 +514,8 @@ void Pipeline::span(std::size_t id, std::int64_t t0_ns, std::int64_t t1_ns, doub
                  });
 }
 
-void Pipeline::spans(std::size_t first, std::int64_t t0_ns, std::int64_t t1_ns, std::span<const double> values) {
+void Pipeline::spans(std::size_t first, std::int64_t t0_ns, std::int64_t t1_ns,
+                     std::span<const double> values) {
   if (first > streams_.size() || values.size() > streams_.size() - first)
     throw std::out_of_range("Pipeline::spans: no such streams");
   for (std::size_t i = 0; i < values.size(); ++i) {

@@ -205,7 +205,8 @@ TimelineBuilder::TimelineBuilder(const ReportInput& input, const TimelineOptions
   // sample() hands each kind's columns to consecutive streams in one call.
   for (const std::vector<std::size_t>* ids : {&units_, &engines_, &diags_, &shares_})
     for (std::size_t i = 1; i < ids->size(); ++i)
-      if ((*ids)[i] != (*ids)[0] + i) throw std::logic_error("timeline: a kind's streams are not consecutive");
+      if ((*ids)[i] != (*ids)[0] + i)
+        throw std::logic_error("timeline: a kind's streams are not consecutive");
   sm_clock_ = add(Role::sm_clock, "sm_clock", "SM clock",
                   gpu_descriptor("gpu__clock_sm", metrics::Unit::mhz, std::nullopt, gpu));
   mem_clock_ = add(Role::mem_clock, "mem_clock", "memory clock",
@@ -320,9 +321,9 @@ Timeline TimelineBuilder::finish(const ReportInput& input) {
   };
   constexpr recording::TimeNs kNone = std::numeric_limits<recording::TimeNs>::max();
   while (have_util || have_clock || have_power || have_throttle || have_host) {
-    const recording::TimeNs next = std::min({have_util ? booked.hi : kNone, have_clock ? c.ts_ns : kNone,
-                                             have_power ? r.ts_ns : kNone, have_throttle ? t.ts_ns : kNone,
-                                             have_host ? h.ts_ns : kNone});
+    const recording::TimeNs next =
+        std::min({have_util ? booked.hi : kNone, have_clock ? c.ts_ns : kNone, have_power ? r.ts_ns : kNone,
+                  have_throttle ? t.ts_ns : kNone, have_host ? h.ts_ns : kNone});
     if (have_util && booked.hi == next) {
       p.span(gpu_, booked.lo, booked.hi, booked.pct);
       have_util = util.next(booked);
