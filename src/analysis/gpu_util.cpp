@@ -112,4 +112,13 @@ void for_each_booked_util(const recording::Recording& source,
   while (booker.next(booked)) visit(booked);
 }
 
+BookedUtilReader::BookedUtilReader(const recording::Recording& source)
+    : booker_(std::make_unique<detail::UtilBooker>(source.stream<recording::UtilSample>(), source.name())) {}
+
+BookedUtilReader::~BookedUtilReader() = default;
+
+bool BookedUtilReader::next(BookedUtil& out) {
+  return booker_->next(out);
+}
+
 }  // namespace diescope::analysis

@@ -360,8 +360,29 @@ struct Pipeline::Stream {
   std::optional<BoxcarWindow> smooth;
   std::optional<std::int64_t> previous_point_ns;  // for a point's rate
   std::vector<long double> weighted;
-  std::vector<double> weight, lo, hi;
+  // Each bin's weight, lowest and highest value side by side: a value touches one place, not three.
+  struct Bin {
+    double weight = 0;
+    double lo = kNaN;
+    double hi = kNaN;
+  };
+  std::vector<Bin> bins;
+  // Products not yet added to weighted[pending_bin], in the order they came (flush_pending()).
+  std::size_t pending_bin = 0;
+  std::vector<Pending> pending;
 };
+
+// Adds the pending products to their bin's sum one by one in the order they came, as adding each
+// when it came would: the same additions of the same extended-precision numbers, in the same order,
+// with the sum held in a register between them rather than stored and loaded again each time (an
+// extended-precision store and load cost more than the addition).
+void Pipeline::flush_pending(Stream& s) {
+  if (s.pending.empty()) return;
+  long double sum = s.weighted[s.pending_bin];
+  for (const Pending& p : s.pending) sum += static_cast<long double>(p.value) * p.weight;
+  s.weighted[s.pending_bin] = sum;
+  s.pending.clear();
+}
 
 Pipeline::Pipeline(const Grid& grid, double smooth_s)
     : grid_(grid), smooth_s_(smooth_s), last_bin_lo_ns_(grid.origin_ns) {}
@@ -422,9 +443,8 @@ Expected<std::size_t> Pipeline::add(const MetricDescriptor& descriptor, const St
   }
   if (smooth_s_ != 0 && steps.smooth) s->smooth = *BoxcarWindow::make(smooth_s_, 1);
   s->weighted.assign(grid_.bins, 0.0L);
-  s->weight.assign(grid_.bins, 0.0);
-  s->lo.assign(grid_.bins, kNaN);
-  s->hi.assign(grid_.bins, kNaN);
+  s->pending.reserve(kPendingProducts);
+  s->bins.assign(grid_.bins, Stream::Bin{});
   streams_.push_back(std::move(s));
   return streams_.size() - 1;
 }
@@ -433,30 +453,49 @@ const MetricDescriptor& Pipeline::descriptor(std::size_t id) const {
   return streams_.at(id)->descriptor;
 }
 
-void Pipeline::to_grid(Stream& s, std::int64_t t0, std::int64_t t1, double value) {
-  if (!std::isfinite(value)) return;  // no value: the bin stays empty unless another value reaches it
-  const std::int64_t origin = grid_.origin_ns, end = grid_.end_ns(), step = grid_.step_ns;
+// One value over `weight` ns of bin k.
+[[gnu::always_inline]] inline void Pipeline::enter(Stream& s, std::size_t k, double weight, double value) {
   // Adding value x weight to a bin's sum is skipped for a value of 0, which adds exactly nothing (a
   // sum from +0 never becomes -0): a state's share of time is 0 in most bins.
-  const bool adds = value != 0;
-  auto enter = [&](std::size_t k, double weight) {
-    if (adds) s.weighted[k] += static_cast<long double>(value) * weight;
-    s.weight[k] += weight;
-    s.lo[k] = std::isnan(s.lo[k]) ? value : std::min(s.lo[k], value);
-    s.hi[k] = std::isnan(s.hi[k]) ? value : std::max(s.hi[k], value);
-  };
-  if (t1 <= t0) {  // a point: once in its bin
-    if (t0 < origin || t0 >= end) return;
-    enter(bin_of(t0), 1.0);
+  if (value != 0) {  // weighted[k] += value x weight in extended precision, in order (flush_pending())
+    if (!s.pending.empty() && s.pending_bin != k) flush_pending(s);
+    s.pending_bin = k;
+    s.pending.push_back({value, weight});
+    if (s.pending.size() == kPendingProducts) flush_pending(s);
+  }
+  Stream::Bin& bin = s.bins[k];
+  bin.weight += weight;
+  bin.lo = std::isnan(bin.lo) ? value : std::min(bin.lo, value);
+  bin.hi = std::isnan(bin.hi) ? value : std::max(bin.hi, value);
+}
+
+void Pipeline::to_grid(Stream& s, std::int64_t t0, std::int64_t t1, double value) {
+  if (!std::isfinite(value)) return;  // no value: the bin stays empty unless another value reaches it
+  if (t1 <= t0) {                     // a point: once in its bin
+    if (t0 < grid_.origin_ns || t0 >= grid_.end_ns()) return;
+    enter(s, bin_of(t0), 1.0, value);
     return;
   }
+  // The span's bins and overlaps depend on its times alone, and a chip sample puts one span of the
+  // same times into every stream: they are worked out once for all of them
+  // (docs/report.md#one-pass).
+  if (!pieces_valid_ || t0 != pieces_t0_ || t1 != pieces_t1_) split(t0, t1);
+  for (const Piece& piece : pieces_) enter(s, piece.bin, piece.weight, value);
+}
+
+void Pipeline::split(std::int64_t t0, std::int64_t t1) {
+  pieces_.clear();
+  pieces_t0_ = t0;
+  pieces_t1_ = t1;
+  pieces_valid_ = true;
+  const std::int64_t origin = grid_.origin_ns, end = grid_.end_ns(), step = grid_.step_ns;
   const std::int64_t a = std::max(t0, origin), b = std::min(t1, end);
   if (b <= a) return;
   for (auto k = static_cast<std::int64_t>(bin_of(a)); k < static_cast<std::int64_t>(grid_.bins); ++k) {
     const std::int64_t bin_lo = origin + k * step;
     if (bin_lo >= b) break;
     const std::int64_t overlap = std::min(b, bin_lo + step) - std::max(a, bin_lo);
-    if (overlap > 0) enter(static_cast<std::size_t>(k), static_cast<double>(overlap));
+    if (overlap > 0) pieces_.push_back({static_cast<std::size_t>(k), static_cast<double>(overlap)});
   }
 }
 
@@ -473,6 +512,23 @@ void Pipeline::span(std::size_t id, std::int64_t t0_ns, std::int64_t t1_ns, doub
                  [&](std::uint64_t tag, std::int64_t ts, std::span<const double> v) {
                    to_grid(s, ts, static_cast<std::int64_t>(tag), v[0]);
                  });
+}
+
+void Pipeline::spans(std::size_t first, std::int64_t t0_ns, std::int64_t t1_ns,
+                     std::span<const double> values) {
+  if (first > streams_.size() || values.size() > streams_.size() - first)
+    throw std::out_of_range("Pipeline::spans: no such streams");
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    Stream& s = *streams_[first + i];
+    if (s.steps.to_rate || s.smooth || t1_ns <= t0_ns) {
+      span(first + i, t0_ns, t1_ns, values[i]);
+      continue;
+    }
+    const double value = values[i] * s.factor;
+    if (!std::isfinite(value)) continue;
+    if (!pieces_valid_ || t0_ns != pieces_t0_ || t1_ns != pieces_t1_) split(t0_ns, t1_ns);
+    for (const Piece& piece : pieces_) enter(s, piece.bin, piece.weight, value);
+  }
 }
 
 void Pipeline::point(std::size_t id, std::int64_t ts_ns, double value) {
@@ -503,13 +559,19 @@ std::vector<EnvelopeSeries> Pipeline::finish() {
         to_grid(s, ts, static_cast<std::int64_t>(tag), v[0]);
       });
     }
+    flush_pending(s);
     EnvelopeSeries e{s.descriptor, {}};
     e.envelope.mean.resize(grid_.bins, kNaN);
     for (std::size_t k = 0; k < grid_.bins; ++k) {
-      if (s.weight[k] > 0) e.envelope.mean[k] = static_cast<double>(s.weighted[k] / s.weight[k]);
+      if (s.bins[k].weight > 0) e.envelope.mean[k] = static_cast<double>(s.weighted[k] / s.bins[k].weight);
     }
-    e.envelope.min = std::move(s.lo);
-    e.envelope.max = std::move(s.hi);
+    e.envelope.min.resize(grid_.bins);
+    e.envelope.max.resize(grid_.bins);
+    for (std::size_t k = 0; k < grid_.bins; ++k) {
+      e.envelope.min[k] = s.bins[k].lo;
+      e.envelope.max[k] = s.bins[k].hi;
+    }
+    s.bins = {};
     out.push_back(std::move(e));
   }
   streams_.clear();

@@ -186,6 +186,27 @@ inline NumStatus parse_field<std::int64_t>(const char*& p, const char* e, std::i
   return NumStatus::ok;
 }
 
+// How many of the eight bytes at `q` (all readable) are digits before the first that is not, and in
+// `value` the number those digits make (fast_float's eight-digit step on the digits alone).
+inline int leading_digits(const char* q, std::uint64_t& value) {
+  std::uint64_t chunk;
+  std::memcpy(&chunk, q, 8);
+  const std::uint64_t not_digit =
+      ((chunk + 0x4646464646464646ULL) | (chunk - 0x3030303030303030ULL)) & 0x8080808080808080ULL;
+  const int n = not_digit == 0 ? 8 : std::countr_zero(not_digit) / 8;
+  if (n == 0) return 0;
+  // The n digits to the top bytes, zero digits before them.
+  chunk = (chunk - 0x3030303030303030ULL) << (8 * (8 - n));
+  chunk = (chunk * 10) + (chunk >> 8);
+  chunk = (((chunk & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+           (((chunk >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
+          32;
+  value = chunk;
+  return n;
+}
+
+constexpr std::uint64_t kPow10Int[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+
 // Numbers as the writer prints them ("24.89", "0", "1.711e+10") without std::from_chars's general
 // path: a mantissa of at most 2^53 scaled by a power of ten up to 10^22 is exact in a double on both
 // sides, so one multiplication or division rounds correctly and gives from_chars's own result
@@ -199,6 +220,29 @@ inline NumStatus parse_field<double>(const char*& p, const char* e, double& valu
   const char* q = p;
   const bool negative = *q == '-';
   if (negative) ++q;
+  // The common shape first, "DDD" or "DDD.DDD" with fewer than eight digits on each side and a
+  // separator after: each run of digits is found and read eight bytes at a time, without a branch
+  // per digit. The mantissa and exponent are those the loop below finds, so the value is the same.
+  if (e - q >= 8) {
+    std::uint64_t int_part = 0;
+    const int int_digits = leading_digits(q, int_part);
+    if (int_digits > 0 && int_digits < 8) {
+      const char* r = q + int_digits;
+      std::uint64_t frac_part = 0;
+      int frac_digits = 0;
+      if (*r == '.' && e - r > 8) {
+        frac_digits = leading_digits(r + 1, frac_part);
+        r = frac_digits > 0 && frac_digits < 8 ? r + 1 + frac_digits : nullptr;
+      }
+      if (r != nullptr && (r == e || is_separator(*r))) {
+        double v = static_cast<double>(int_part * kPow10Int[frac_digits] + frac_part);
+        v = v / kPow10[frac_digits];
+        value = negative ? -v : v;
+        p = r;
+        return NumStatus::ok;
+      }
+    }
+  }
   std::uint64_t mantissa = 0;
   int digits = 0;
   int exponent = 0;
@@ -250,6 +294,30 @@ std::string_view token_at(const char* p, const char* e) {
   return {p, static_cast<std::size_t>(q - p)};
 }
 
+// The text of a time already read and its value, so that the same text is not read again: a chip
+// sample starts where the one before it ended, and a throttle line carries its clock line's time.
+// Equal text is an equal number, so the value and every check come out as reading it would give.
+struct TimeMemo {
+  std::array<char, 24> text{};
+  std::size_t length = 0;
+  TimeNs value = 0;
+};
+
+// Whether the n bytes at a and b are the same, eight at a time (a call to memcmp costs more).
+inline bool same_bytes(const char* a, const char* b, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t x;
+    std::uint64_t y;
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    if (x != y) return false;
+  }
+  for (; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 // Reads the fields of one line after its kind word; every problem becomes an InputError naming
 // the file, the line and the line's syntax.
 class Fields {
@@ -287,6 +355,24 @@ class Fields {
   }
   TimeNs time(const char* what = "time") {
     return integer(what, "a whole number of nanoseconds since the Unix epoch");
+  }
+  // A time as time() reads it; when its text is the memo's, the memo's value, unread. The memo
+  // then holds this time.
+  TimeNs time(const char* what, TimeMemo& memo) {
+    while (p_ != e_ && is_separator(*p_)) ++p_;
+    const std::size_t n = memo.length;
+    if (n > 0 && static_cast<std::size_t>(e_ - p_) >= n && same_bytes(p_, memo.text.data(), n) &&
+        (p_ + n == e_ || is_separator(p_[n]))) {
+      p_ += n;
+      return memo.value;
+    }
+    const char* at = p_;
+    const TimeNs v = time(what);
+    const auto length = static_cast<std::size_t>(p_ - at);
+    memo.length = length <= memo.text.size() ? length : 0;
+    if (memo.length > 0) std::memcpy(memo.text.data(), at, length);
+    memo.value = v;
+    return v;
   }
   int small_integer(std::string_view what) {
     const char* at = p_;
@@ -627,8 +713,8 @@ class ChipCursor final : public RecordStream<ChipSample> {
     const Shared& shared = cursor_.shared();
     const long n = cursor_.line_number();
     Fields f(line, kind_index<ChipSample>, shared, n);
-    const TimeNs start = f.time("start time");
-    const TimeNs end = f.time("end time");
+    const TimeNs start = f.time("start time", times_);
+    const TimeNs end = f.time("end time", times_);
     const char* p = f.position();
     const char* e = f.line_end();
     for (std::size_t i = 0; i < values_.size(); ++i) {
@@ -672,6 +758,7 @@ class ChipCursor final : public RecordStream<ChipSample> {
   }
 
   KindCursor cursor_;
+  TimeMemo times_;  // the previous line's end time
   std::size_t units_ = 0;
   std::size_t diagnostics_ = 0;
   std::vector<double> values_;
@@ -1017,6 +1104,9 @@ class FileRecording final : public Recording {
   // the latest time the line reaches.
   template <typename Record>
   TimeNs read_line(Fields& f, const Shared& shared, long line_number, long& end_line, TimeNs& latest);
+  // The last chip line's end time, and the last time of another stream kind's line (read_line).
+  TimeMemo chip_times_;
+  TimeMemo other_times_;
 
   std::shared_ptr<const Shared> shared_;
   SideRecords side_;
@@ -1189,13 +1279,13 @@ template <typename Record>
 TimeNs FileRecording::read_line(Fields& f, const Shared& shared, long line_number, long& end_line,
                                 TimeNs& latest) {
   if constexpr (std::is_same_v<Record, ChipSample>) {
-    const TimeNs start = f.time("start time");
-    const TimeNs end = f.time("end time");
+    const TimeNs start = f.time("start time", chip_times_);
+    const TimeNs end = f.time("end time", chip_times_);
     if (end < start) span_error(shared, line_number, start, end);
     latest = end;
     return start;
   } else if constexpr (is_stream_kind<Record>) {
-    latest = f.time();  // the cursor checks the rest of the line
+    latest = f.time("time", other_times_);  // the cursor checks the rest of the line
     return latest;
   } else {
     Record record;

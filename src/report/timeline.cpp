@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <stdexcept>
 
@@ -201,6 +202,11 @@ TimelineBuilder::TimelineBuilder(const ReportInput& input, const TimelineOptions
   for (const recording::ColumnDef& c : meta.engines)
     shares_.push_back(add(Role::limiting_share, c.key, label_of(c),
                           gpu_descriptor("", metrics::Unit::pct, 100.0, gpu), share));
+  // sample() hands each kind's columns to consecutive streams in one call.
+  for (const std::vector<std::size_t>* ids : {&units_, &engines_, &diags_, &shares_})
+    for (std::size_t i = 1; i < ids->size(); ++i)
+      if ((*ids)[i] != (*ids)[0] + i)
+        throw std::logic_error("timeline: a kind's streams are not consecutive");
   sm_clock_ = add(Role::sm_clock, "sm_clock", "SM clock",
                   gpu_descriptor("gpu__clock_sm", metrics::Unit::mhz, std::nullopt, gpu));
   mem_clock_ = add(Role::mem_clock, "mem_clock", "memory clock",
@@ -231,92 +237,114 @@ void TimelineBuilder::sample(const WalkedSample& w) {
   metrics::Pipeline& p = *pipeline_;
   const recording::ChipSample& s = *w.sample;
   const recording::TimeNs a = s.start_ns, b = s.end_ns;
+  // The streams of each kind of column were added one after another, so their ids run on: one
+  // spans() call takes a kind's columns.
+  auto columns = [&](const std::vector<std::size_t>& ids, std::span<const double> values) {
+    const std::size_t n = std::min(values.size(), ids.size());
+    if (n > 0) p.spans(ids.front(), a, b, values.first(n));
+  };
   p.span(die_, a, b, w.die_util_pct);
   std::size_t busiest = shares_.size();
   double busiest_value = 0;
+  columns(units_, s.units);
   for (std::size_t i = 0; i < s.units.size() && i < units_.size(); ++i) {
-    p.span(units_[i], a, b, s.units[i]);
     if (std::isfinite(s.units[i]) && (busiest == shares_.size() || s.units[i] > busiest_value)) {
       busiest = i;
       busiest_value = s.units[i];
     }
   }
+  columns(engines_, w.engines);
   for (std::size_t i = 0; i < w.engines.size() && i < engines_.size(); ++i) {
-    p.span(engines_[i], a, b, w.engines[i]);
     if (std::isfinite(w.engines[i]) && (busiest == shares_.size() || w.engines[i] > busiest_value)) {
       busiest = units_.size() + i;
       busiest_value = w.engines[i];
     }
   }
-  for (std::size_t i = 0; i < s.diagnostics.size() && i < diags_.size(); ++i)
-    p.span(diags_[i], a, b, s.diagnostics[i]);
+  columns(diags_, s.diagnostics);
   for (std::size_t i = 0; i < s.counts.size() && i < rates_.size(); ++i) p.span(rates_[i], a, b, s.counts[i]);
-  if (busiest < shares_.size())
-    for (std::size_t i = 0; i < shares_.size(); ++i) p.span(shares_[i], a, b, i == busiest ? 100.0 : 0.0);
+  if (busiest < shares_.size()) {
+    share_values_.assign(shares_.size(), 0.0);
+    share_values_[busiest] = 100.0;
+    columns(shares_, share_values_);
+  }
 }
 
 Timeline TimelineBuilder::finish(const ReportInput& input) {
   metrics::Pipeline& p = *pipeline_;
   const recording::Recording& source = *input.recording;
-  analysis::for_each_booked_util(source,
-                                 [&](const analysis::BookedUtil& b) { p.span(gpu_, b.lo, b.hi, b.pct); });
-  {
-    auto clocks = source.stream<recording::ClockReading>();
-    recording::ClockReading c;
-    while (clocks->next(c)) {
+  // GPU-Util, clocks, power, throttle reasons and host streams, taken in one time order: opened
+  // together, they share one read of a recording file (docs/recording-format.md#reading-a-recording)
+  // where one after another each would read it whole. Each stream goes to its own series, so the
+  // order between streams changes no value.
+  analysis::BookedUtilReader util(source);
+  auto clocks = source.stream<recording::ClockReading>();
+  auto power = source.stream<recording::PowerLimitReading>();
+  auto throttle = source.stream<recording::ThrottleReading>();
+  auto host = source.stream<recording::HostSample>();
+  analysis::BookedUtil booked;
+  recording::ClockReading c;
+  recording::PowerLimitReading r;
+  recording::ThrottleReading t;
+  recording::HostSample h;
+  bool have_util = util.next(booked);
+  bool have_clock = clocks->next(c);
+  bool have_power = power->next(r);
+  bool have_throttle = throttle->next(t);
+  bool have_host = host->next(h);
+
+  // A reason holds from one reading to the next (at most a second, as GPU-Util's samples are booked).
+  std::optional<recording::ThrottleReading> previous_throttle;
+  auto book = [&](const recording::ThrottleReading& from, recording::TimeNs to) {
+    const recording::TimeNs end = std::min(to, from.ts_ns + recording::kNsPerSecond);
+    for (std::size_t i = 0; i < throttle_.size(); ++i) {
+      const double v = from.mask ? ((*from.mask & throttle_bits_[i]) != 0 ? 100.0 : 0.0) : analysis::kNaN;
+      if (end > from.ts_ns) p.span(throttle_[i], from.ts_ns, end, v);
+    }
+  };
+  // A rate covers the time since its stream's previous value; a level is a point.
+  std::map<std::int64_t, recording::TimeNs> previous_host;
+  auto take_host = [&]() {
+    for (const recording::HostValue& v : h.values) {
+      auto it = host_.find(v.id);
+      if (it == host_.end()) continue;
+      if (metrics::value_covers_interval(p.descriptor(it->second))) {
+        auto prev = previous_host.find(v.id);
+        if (prev != previous_host.end() && prev->second < h.ts_ns)
+          p.span(it->second, prev->second, h.ts_ns, v.value);
+        else
+          p.point(it->second, h.ts_ns, v.value);
+        previous_host[v.id] = h.ts_ns;
+      } else {
+        p.point(it->second, h.ts_ns, v.value);
+      }
+    }
+  };
+  constexpr recording::TimeNs kNone = std::numeric_limits<recording::TimeNs>::max();
+  while (have_util || have_clock || have_power || have_throttle || have_host) {
+    const recording::TimeNs next =
+        std::min({have_util ? booked.hi : kNone, have_clock ? c.ts_ns : kNone, have_power ? r.ts_ns : kNone,
+                  have_throttle ? t.ts_ns : kNone, have_host ? h.ts_ns : kNone});
+    if (have_util && booked.hi == next) {
+      p.span(gpu_, booked.lo, booked.hi, booked.pct);
+      have_util = util.next(booked);
+    } else if (have_clock && c.ts_ns == next) {
       p.point(sm_clock_, c.ts_ns, c.sm_mhz);
       p.point(mem_clock_, c.ts_ns, c.mem_mhz);
-    }
-  }
-  {
-    auto power = source.stream<recording::PowerLimitReading>();
-    recording::PowerLimitReading r;
-    while (power->next(r)) {
+      have_clock = clocks->next(c);
+    } else if (have_power && r.ts_ns == next) {
       p.point(power_, r.ts_ns, r.limit_w);
       p.point(power_draw_, r.ts_ns, r.draw_w);
+      have_power = power->next(r);
+    } else if (have_throttle && t.ts_ns == next) {
+      if (previous_throttle) book(*previous_throttle, t.ts_ns);
+      previous_throttle = t;
+      have_throttle = throttle->next(t);
+    } else {
+      take_host();
+      have_host = host->next(h);
     }
   }
-  {
-    // A reason holds from one reading to the next (at most a second, as GPU-Util's samples are booked).
-    auto throttle = source.stream<recording::ThrottleReading>();
-    recording::ThrottleReading r;
-    std::optional<recording::ThrottleReading> previous;
-    auto book = [&](const recording::ThrottleReading& from, recording::TimeNs to) {
-      const recording::TimeNs end = std::min(to, from.ts_ns + recording::kNsPerSecond);
-      for (std::size_t i = 0; i < throttle_.size(); ++i) {
-        const double v = from.mask ? ((*from.mask & throttle_bits_[i]) != 0 ? 100.0 : 0.0) : analysis::kNaN;
-        if (end > from.ts_ns) p.span(throttle_[i], from.ts_ns, end, v);
-      }
-    };
-    while (throttle->next(r)) {
-      if (previous) book(*previous, r.ts_ns);
-      previous = r;
-    }
-    if (previous) book(*previous, previous->ts_ns + 100 * recording::kNsPerMs);
-  }
-
-  {
-    // A rate covers the time since its stream's previous value; a level is a point.
-    auto host = source.stream<recording::HostSample>();
-    recording::HostSample h;
-    std::map<std::int64_t, recording::TimeNs> previous;
-    while (host->next(h)) {
-      for (const recording::HostValue& v : h.values) {
-        auto it = host_.find(v.id);
-        if (it == host_.end()) continue;
-        if (metrics::value_covers_interval(p.descriptor(it->second))) {
-          auto prev = previous.find(v.id);
-          if (prev != previous.end() && prev->second < h.ts_ns)
-            p.span(it->second, prev->second, h.ts_ns, v.value);
-          else
-            p.point(it->second, h.ts_ns, v.value);
-          previous[v.id] = h.ts_ns;
-        } else {
-          p.point(it->second, h.ts_ns, v.value);
-        }
-      }
-    }
-  }
+  if (previous_throttle) book(*previous_throttle, previous_throttle->ts_ns + 100 * recording::kNsPerMs);
 
   Timeline out;
   out.grid = p.grid();

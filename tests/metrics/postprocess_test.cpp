@@ -384,6 +384,43 @@ TEST(Pipeline, SpansAreTimeWeightedIntoMinMeanMaxEnvelopes) {
   expect_values(out[0].envelope.max, {10, 40, 40, kNaN}, "max");
 }
 
+// spans() is span() into consecutive streams: [5, 15) ms then [15, 30) ms over bins of 10 ms, values
+// {10, 0} then {40, 20}. Stream 0 as above; stream 1: bin 0 holds 0 (a 0 enters min, mean and max),
+// bin 1 holds 0 for 5 ms and 20 for 5 ms, mean 10, bin 2 holds 20. Streams past the last
+// are refused.
+TEST(Pipeline, SpansIntoConsecutiveStreamsAreSpansIntoEach) {
+  Pipeline p = *Pipeline::make(Grid{0, 10 * kMs, 4});
+  const std::size_t first = *p.add(plain(Unit::pct, 100));
+  ASSERT_EQ(*p.add(plain(Unit::pct, 100)), first + 1);
+  const std::vector<double> a{10, 0}, b{40, 20};
+  p.spans(first, 5 * kMs, 15 * kMs, a);
+  p.spans(first, 15 * kMs, 30 * kMs, b);
+  EXPECT_THROW(p.spans(first + 1, 0, 10 * kMs, a), std::out_of_range);
+  auto out = p.finish();
+  ASSERT_EQ(out.size(), 2u);
+  expect_values(out[0].envelope.mean, {10, 25, 40, kNaN}, "mean 0");
+  expect_values(out[1].envelope.min, {0, 0, 20, kNaN}, "min 1");
+  expect_values(out[1].envelope.mean, {0, 10, 20, kNaN}, "mean 1");
+  expect_values(out[1].envelope.max, {0, 20, 20, kNaN}, "max 1");
+}
+
+// A bin's sum is kept in extended precision however many values reach it: 1000 spans of 1 ns (more
+// than the 256 products a stream holds before adding them) alternate 2^53 and 2, then 1000 values
+// of 1 fill the next bin. The first bin's sum, 500 x 2^53 + 1000, is exact in extended precision
+// (under 2^62) and its mean is 2^52 + 1, a double; summed in doubles the 2s would vanish once the sum
+// passes 2^54 and the mean would be 2^52. The second bin's mean is 1.
+TEST(Pipeline, BinSumsKeepExtendedPrecisionAcrossManyValues) {
+  Pipeline p = *Pipeline::make(Grid{0, 1000, 2});
+  const std::size_t id = *p.add(plain(Unit::count));
+  const double big = 9007199254740992.0;  // 2^53
+  for (int i = 0; i < 1000; ++i) p.span(id, i, i + 1, i % 2 == 0 ? big : 2.0);
+  for (int i = 1000; i < 2000; ++i) p.span(id, i, i + 1, 1.0);
+  auto out = p.finish();
+  ASSERT_EQ(out[0].envelope.mean.size(), 2u);
+  EXPECT_EQ(out[0].envelope.mean[0], 4503599627370497.0);  // 2^52 + 1
+  EXPECT_EQ(out[0].envelope.mean[1], 1.0);
+}
+
 // Points are counted once each in their bin: 2 and 4 at 1 and 9 ms average 3; a span before the grid
 // and a point after it are left out.
 TEST(Pipeline, PointsAreMeansOfTheirBinAndOutsideTheGridIsLeftOut) {

@@ -169,6 +169,77 @@ TEST(SharedRead, NumbersReadAsFromChars) {
   EXPECT_EQ(got[15], -0.0725);
 }
 
+TEST(SharedRead, NumbersWithEightBytesAfterThemReadAsFromChars) {
+  // Values followed by at least eight bytes of the line take the eight-digits-at-a-time path: up to
+  // seven digits on each side of the point. Eight digits, an empty fraction or an exponent go the
+  // long way. Each must read as std::from_chars reads it; the count (last) ends the line.
+  TempDir dir;
+  const recording::RecordingMeta meta = small_meta();  // 2 units, 1 diagnostic, 1 count
+  const std::string records =
+      "chip 100 110 1234567.7654321 -3.25 0007.50 1\n"
+      "chip 110 120 12345678.5 24. 9999999.9999999 2\n"
+      "chip 120 130 0.0000001 1.5e3 -0 3\n";
+  const auto path = dir / "numbers.dsrec";
+  write_bytes(path, header_for(meta, dir) + records);
+  const auto recording = recording::open_recording(path);
+  auto chip = recording->stream<recording::ChipSample>();
+  std::vector<double> got;
+  recording::ChipSample c;
+  while (chip->next(c)) {
+    got.insert(got.end(), c.units.begin(), c.units.end());
+    got.insert(got.end(), c.diagnostics.begin(), c.diagnostics.end());
+  }
+  ASSERT_EQ(got.size(), 9u);
+  EXPECT_EQ(got[0], 1234567.7654321);
+  EXPECT_EQ(got[1], -3.25);
+  EXPECT_EQ(got[2], 7.5);
+  EXPECT_EQ(got[3], 12345678.5);
+  EXPECT_EQ(got[4], 24.0);
+  EXPECT_EQ(got[5], 9999999.9999999);
+  EXPECT_EQ(got[6], 1e-7);
+  EXPECT_EQ(got[7], 1500.0);
+  EXPECT_EQ(got[8], 0.0);
+  EXPECT_TRUE(std::signbit(got[8]));
+}
+
+TEST(SharedRead, ATimeWithThePreviousTimesTextIsThatTime) {
+  // A chip sample's start is most often the text of the previous sample's end, which the reader
+  // does not read again. The same number written otherwise (0 before it) is read; text that only
+  // begins with the previous time's ("...400x") is no time at all.
+  TempDir dir;
+  const recording::RecordingMeta meta = small_meta();
+  const recording::TimeNs t = meta.start_ns;
+  auto line = [](const std::string& start, const std::string& end) {
+    return "chip " + start + " " + end + " 1 2 3 4\n";
+  };
+  const std::string a = std::to_string(t), b = std::to_string(t + 200), c = std::to_string(t + 300),
+                    d = std::to_string(t + 400), e = std::to_string(t + 500);
+  const std::string records = line(a, b) + line(b, c) + line("0" + c, d) + line(d, e);
+  const auto path = dir / "times.dsrec";
+  write_bytes(path, header_for(meta, dir) + records);
+  const auto recording = recording::open_recording(path);
+  auto chip = recording->stream<recording::ChipSample>();
+  std::vector<recording::TimeNs> starts, ends;
+  recording::ChipSample s;
+  while (chip->next(s)) {
+    starts.push_back(s.start_ns);
+    ends.push_back(s.end_ns);
+  }
+  const std::vector<recording::TimeNs> want_starts{t, t + 200, t + 300, t + 400};
+  const std::vector<recording::TimeNs> want_ends{t + 200, t + 300, t + 400, t + 500};
+  EXPECT_EQ(starts, want_starts);
+  EXPECT_EQ(ends, want_ends);
+
+  const auto bad = dir / "bad-time.dsrec";
+  write_bytes(bad, header_for(meta, dir) + line(c, d) + line(d + "x", e));
+  try {
+    (void)recording::open_recording(bad);
+    ADD_FAILURE() << "a start time of '" << d << "x' was accepted";
+  } catch (const core::InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("is not a whole number"), std::string::npos) << err.what();
+  }
+}
+
 TEST(SharedRead, LinesAcrossTheMappedWindowsReadWhole) {
   // Lines of 1,000 to 5,000 bytes (a note's text) around chip samples, past several 2 MiB windows:
   // every line is read whole wherever a window ends.

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <optional>
 #include <string>
@@ -146,6 +147,25 @@ struct BookedUtil {
 // with; for outputs that draw GPU-Util over time. Throws InputError as analyze() would.
 void for_each_booked_util(const recording::Recording& source,
                           const std::function<void(const BookedUtil&)>& visit);
+
+namespace detail {
+class UtilBooker;
+}
+
+// The same, one booked sample at a time, for a reader that takes GPU-Util in time order beside the
+// recording's other streams (so that one read of a recording file serves them all).
+class BookedUtilReader {
+ public:
+  explicit BookedUtilReader(const recording::Recording& source);
+  ~BookedUtilReader();
+  BookedUtilReader(const BookedUtilReader&) = delete;
+  BookedUtilReader& operator=(const BookedUtilReader&) = delete;
+  // The next booked sample; false after the last. Throws InputError as analyze() would.
+  bool next(BookedUtil& out);
+
+ private:
+  std::unique_ptr<detail::UtilBooker> booker_;
+};
 
 // What the headline is computed from; analyze() fills it from a span's results.
 struct HeadlineInputs {
