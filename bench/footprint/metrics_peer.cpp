@@ -116,7 +116,8 @@ int main(int argc, char** argv) {
       seconds = std::atof(argv[i + 1]);
   }
   if (port < 0 || bytes < 0 || threads <= 0 || !(seconds > 0)) {
-    std::fprintf(stderr, "metrics_peer: give --port N >= 0, --bytes N >= 0, --threads N > 0, --seconds S > 0\n");
+    std::fprintf(stderr,
+                 "metrics_peer: give --port N >= 0, --bytes N >= 0, --threads N > 0, --seconds S > 0\n");
     return 2;
   }
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -132,10 +133,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "metrics_peer: cannot listen on 127.0.0.1:%d: %s\n", port, std::strerror(errno));
     return 1;
   }
-  const std::string response = "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
-                               "Content-Length: " +
-                               std::to_string(bytes) + "\r\nConnection: close\r\n\r\n" +
-                               std::string(static_cast<std::size_t>(bytes), 'x');
+  const std::string response =
+      "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
+      "Content-Length: " +
+      std::to_string(bytes) + "\r\nConnection: close\r\n\r\n" +
+      std::string(static_cast<std::size_t>(bytes), 'x');
   std::printf("serving on %d\n", ntohs(addr.sin_port));
   std::fflush(stdout);
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -120,8 +120,8 @@ class PowerTelemetry final : public collect::GpuTelemetry {
 // docs/agent.md#nvml-reads: with a poll of 1 s and 2 s of counters in every 10 s, stepped every 1 s
 // for 21 s, the power line is read at 1, 2 (counters wanted: the window is [0 s, 2 s)), 3 (the first
 // poll after they went off), 10 (a period ends: power_due), 11, 12 (the window [10 s, 12 s)), 13, 20
-// (a period ends) and 21 s (its window): 9 reads where every poll (top's default) makes 21. The second record, the period [10 s, 20 s), has the same energy
-// either way: 300 W x 10 s = 3000 J, over all 10 s.
+// (a period ends) and 21 s (its window): 9 reads where every poll (top's default) makes 21. The second
+// record, the period [10 s, 20 s), has the same energy either way: 300 W x 10 s = 3000 J, over all 10 s.
 TEST(LiveSession, AgentReadsThePowerLineOnlyAroundWindowsAndAtPeriodEnds) {
   for (const bool when_due : {true, false}) {
     testing::FakeClock clock;
