@@ -8,7 +8,8 @@ Sections (all by default, in this order):
            switches of all its threads), RSS split by /proc/PID/smaps (anonymous, file-backed, NVML's
            library, heap, anonymous mappings) and its sampler child's; beside it for the whole span
            nvml_poll at the agent's own poll (1 s), whose RSS is NVML's share; then /metrics latency
-           with 1 scraper and 100 in parallel (bench/footprint/metrics_load). With a GPU, also a bare
+           with 1 scraper, 100 and 16 in parallel (bench/footprint/metrics_load), and the same rounds
+           against bench/footprint/metrics_peer (a minimal server, the floor). With a GPU, also a bare
            CUDA program (RSS), `nvidia-smi dmon`, `nvidia-smi --query-gpu ... -lms 100` and nvml_poll
            at 10 and 1 ms for 20 s (CPU from /proc/PID/stat, start-up included). AGENT_ARGS adds
            arguments to the agent (the CPU machine's fake sampler); BEFORE_BIN names a folder with
@@ -422,11 +423,17 @@ def agent_phase(started):
     tsv("agent.tsv", ["measure", "value"], table)
 
 
+# 1 scraper; 100 at once, as a fleet; 16 at once, one a CPU core of the GPU machine, so that the
+# clients' own threads are not more than the cores (docs/footprint.md#the-agents-own-cost).
+SCRAPE_ROUNDS = (("1 scraper, 300 in turn", 1, 300), ("100 scrapers in parallel, 20 each", 100, 20),
+                 ("16 scrapers in parallel, 125 each", 16, 125))
+
+
 def scrape_rounds(agent, port):
     rows = []
     if not port:
         return rows
-    for label, scrapers, per in (("1 scraper, 300 in turn", 1, 300), ("100 scrapers in parallel, 20 each", 100, 20)):
+    for label, scrapers, per in SCRAPE_ROUNDS:
         c0 = cpu_s(agent.pid)
         n, failed, p50, p99, mx, size = metrics_load(port, scrapers, per)
         # The agent's own CPU per answered request: the server's side, without the clients' scheduling.
@@ -434,6 +441,33 @@ def scrape_rounds(agent, port):
         rows.append([f"metrics_latency {label}",
                      f"n={n} failed={failed} p50_ms={fmt(p50, 3)} p99_ms={fmt(p99, 3)} max_ms={fmt(mx, 3)} "
                      f"body_bytes={size} agent_cpu_ms_per_request={fmt(per_req, 3)}"])
+    rows += peer_rounds(size)
+    return rows
+
+
+def peer_rounds(size):
+    """The floor: bench/footprint/metrics_peer (a minimal epoll server, nothing of diescope) answering a
+    fixed body of the agent's size, timed by the same metrics_load rounds right after the agent's."""
+    peer_exe = os.path.join(BIN, "metrics_peer")
+    if not os.access(peer_exe, os.X_OK) or size <= 0:
+        return []
+    peer = subprocess.Popen([peer_exe, "--bytes", str(size), "--seconds", "120"], stdout=subprocess.PIPE, text=True)
+    rows = []
+    try:
+        m = re.match(r"serving on (\d+)", peer.stdout.readline())
+        if not m:
+            return rows
+        port = int(m.group(1))
+        for label, scrapers, per in SCRAPE_ROUNDS:
+            c0 = cpu_s(peer.pid)
+            n, failed, p50, p99, mx, got = metrics_load(port, scrapers, per)
+            per_req = 1000 * (cpu_s(peer.pid) - c0) / max(n, 1)
+            rows.append([f"peer_metrics_latency {label}",
+                         f"n={n} failed={failed} p50_ms={fmt(p50, 3)} p99_ms={fmt(p99, 3)} max_ms={fmt(mx, 3)} "
+                         f"body_bytes={got} peer_cpu_ms_per_request={fmt(per_req, 3)}"])
+    finally:
+        peer.kill()
+        peer.wait()
     return rows
 
 

@@ -12,7 +12,7 @@
 #
 #   bench/footprint/footprint.sh OUT_DIR [SECTION ...]     SECTION: agent peers idle heldout minimal (default all)
 #   BUILD=build/release (diescope, diescope-cupti, diescope-workload, pm_minimal, nvml_poll, bare_cuda,
-#   metrics_load and, when there, nvml_call_cost in $BUILD/bin; or BIN=folder). WORK=folder for raw
+#   metrics_load and, when there, metrics_peer and nvml_call_cost in $BUILD/bin; or BIN=folder). WORK=folder for raw
 #   outputs (default a new temporary folder). The agent section alone runs on a machine without a GPU
 #   with the stand-in NVML and the fake sampler: LD_LIBRARY_PATH=<stand-in libnvidia-ml.so.1's folder>
 #   AGENT_ARGS="--sampler FAKE" (bench/results/agent/2026-12-03-cpu-agent-cost/README.md has the

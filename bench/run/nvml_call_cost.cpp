@@ -3,10 +3,12 @@
 // throttle reasons, the power limit, draw and energy counter every 100 ms and the rest (GPU-Util
 // samples, engines, process lists) once a second: on the H200 a GPU-Util samples read cost about 2.2 ms of
 // CPU, so reading it every 100 ms was most of the run's own CPU
-// (bench/results/run/2026-11-29-h200-nvml-cadence/).
+// (bench/results/run/2026-11-29-h200-nvml-cadence/). The agent's attribution adds the per-process
+// utilisation (docs/agent.md#nvml-reads).
 //   nvml_call_cost [GPU_INDEX] [CALLS]      (defaults 0 and 500)
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -79,6 +81,12 @@ int main(int argc, char** argv) {
     for (const auto& engine : device.engines())
       time_call("engine " + engine.key, calls, [&] { (void)device.engine_utilization(engine); });
     time_call("process lists", calls / 10, [&] { (void)device.processes(0); });
+    // Attribution's per-process utilisation, asked since the previous read as its polls ask.
+    std::uint64_t seen_us = 0;
+    time_call("per-process utilisation", calls / 10, [&] {
+      const diescope::collect::ProcessUtilRead r = device.process_utilization(seen_us);
+      seen_us = r.newest_us;
+    });
   } catch (const diescope::core::Error& e) {
     std::fprintf(stderr, "nvml_call_cost: %s\n", e.what());
     return 4;

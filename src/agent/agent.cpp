@@ -469,6 +469,10 @@ std::vector<AgentRecord> Agent::step() {
   read_power();
   for (auto& g : gpus_) g->power = fold_power(g->power, *last_power_);
 
+  // A period that ends at this step needs NVML's power line read now, after its end, for its energy
+  // (docs/agent.md#nvml-reads); the source reads it anyway while the counters are wanted.
+  for (auto& g : gpus_)
+    if (now >= g->period_end || event.kind != core::ClockEvent::Kind::none) source_.power_due(g->index);
   source_.collect(now, batches_);
   for (auto& gp : gpus_) {
     GpuState& g = *gp;

@@ -7,10 +7,11 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <unordered_map>
 #include <vector>
 
 #include "diescope/core/clock.hpp"
@@ -102,18 +103,8 @@ bool peer_is_loopback(int fd) {
   return false;
 }
 
-struct Connection {
-  core::UniqueFd fd;
-  std::string in;
-  std::string head;                         // the status line and headers
-  std::shared_ptr<const std::string> body;  // null: none (HEAD)
-  std::size_t sent = 0;                     // of head, then body
-  std::int64_t deadline_ms = 0;
-  bool responding = false;
-};
-
 // The response's head; its body is sent from the shared bytes without a copy.
-void make_response(HttpReply reply, bool head_only, Connection& c) {
+void make_response(HttpReply reply, bool head_only, MetricsServer::Connection& c) {
   std::shared_ptr<const std::string> body = reply.shared_body
                                                 ? std::move(reply.shared_body)
                                                 : std::make_shared<const std::string>(std::move(reply.body));
@@ -128,7 +119,7 @@ void make_response(HttpReply reply, bool head_only, Connection& c) {
 }
 
 // Sends what is left of the response; true when all of it is sent or the peer is gone.
-bool send_some(Connection& c) {
+bool send_some(MetricsServer::Connection& c) {
   const std::size_t body_size = c.body ? c.body->size() : 0;
   const std::size_t total = c.head.size() + body_size;
   while (c.sent < total) {
@@ -275,108 +266,143 @@ MetricsServer::~MetricsServer() {
     if (t.joinable()) t.join();
 }
 
-void MetricsServer::serve() {
-  std::vector<Connection> conns;
-  std::vector<pollfd> fds;
-  for (;;) {
-    fds.clear();
-    fds.push_back({wake_.read.get(), POLLIN, 0});
-    fds.push_back({listen_fd_.get(), POLLIN, 0});
-    std::int64_t next_deadline = now_ms() + 60'000;
-    for (const Connection& c : conns) {
-      fds.push_back({c.fd.get(), static_cast<short>(c.responding ? POLLOUT : POLLIN), 0});
-      next_deadline = std::min(next_deadline, c.deadline_ms);
+void MetricsServer::respond_if_whole(Connection& c) {
+  const auto head_end = c.in.find("\r\n\r\n");
+  HttpReply reply;
+  bool head_only = false;
+  // A head is held to the limit whether it is still arriving or was read in its last chunk
+  // (docs/agent.md#metrics).
+  const bool too_large =
+      head_end != std::string::npos ? head_end + 4 > kMaxRequestBytes : c.in.size() > kMaxRequestBytes;
+  if (too_large) {
+    reply = {431, "", "request too large\n"};
+  } else if (head_end == std::string::npos) {
+    return;  // more to come
+  } else {
+    const std::string head = c.in.substr(0, head_end + 2);
+    const std::string request_line = head.substr(0, head.find("\r\n"));
+    const auto sp1 = request_line.find(' ');
+    const auto sp2 = request_line.find(' ', sp1 == std::string::npos ? 0 : sp1 + 1);
+    if (sp1 == std::string::npos || sp2 == std::string::npos) {
+      reply = {400, "", "bad request line\n"};
+    } else {
+      const std::string method = request_line.substr(0, sp1);
+      std::string target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
+      target = target.substr(0, target.find('?'));
+      head_only = method == "HEAD";
+      if (method == "POST" && post_ && target == "/capture") {
+        const std::lock_guard post_lock(post_mutex_);
+        HttpPost post;
+        post.target = target;
+        const auto q = request_line.find('?', sp1 + 1);
+        if (q != std::string::npos && q < sp2) post.query = request_line.substr(q + 1, sp2 - q - 1);
+        post.authorization = header_value(head, "Authorization");
+        post.peer_loopback = peer_is_loopback(c.fd.get());
+        try {
+          reply = post_(post);
+        } catch (const std::exception& e) {
+          reply = {503, "", std::string("capture unavailable: ") + e.what() + "\n"};
+        }
+      } else if (method != "GET" && method != "HEAD") {
+        reply = {405, "", "only GET and HEAD\n"};
+      } else if (target == "/metrics") {
+        try {
+          reply = handler_(header_value(head, "Accept"));
+        } catch (const std::exception& e) {
+          reply = {503, "", std::string("metrics unavailable: ") + e.what() + "\n"};
+        }
+      } else if (target == "/") {
+        reply = {200, "text/plain; charset=utf-8", "diescope agent: metrics at /metrics\n"};
+      } else {
+        reply = {404, "", "not found; metrics are at /metrics\n"};
+      }
     }
-    const int timeout = static_cast<int>(std::max<std::int64_t>(0, next_deadline - now_ms()));
-    const int ready = ::poll(fds.data(), fds.size(), timeout);
-    if (ready < 0 && errno != EINTR) return;
-    if (fds[0].revents) {  // asked to stop
-      open_.fetch_sub(static_cast<long>(conns.size()));
+  }
+  c.responding = true;
+  make_response(std::move(reply), head_only, c);
+  served_.fetch_add(1);
+}
+
+bool MetricsServer::advance(Connection& c) {
+  while (!c.responding) {
+    char buf[2048];
+    const ssize_t n = ::recv(c.fd.get(), buf, sizeof buf, 0);
+    if (n == 0) return true;  // the peer closed before its request was whole
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno != EAGAIN && errno != EWOULDBLOCK;  // EAGAIN: wait for the rest
+    }
+    c.in.append(buf, static_cast<std::size_t>(n));
+    respond_if_whole(c);
+  }
+  return send_some(c);
+}
+
+void MetricsServer::serve() {
+  // Each serving thread waits in an epoll set of its own: the stop pipe, the shared listening socket
+  // (exclusive, so that a connection wakes one thread rather than all of them) and the connections it
+  // accepted. A new connection is read and answered in the wake that accepts it when its request is
+  // already there, so an answer costs no extra wait (docs/agent.md#metrics-under-load).
+  const core::UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
+  if (!ep) return;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = wake_.read.get();
+  if (::epoll_ctl(ep.get(), EPOLL_CTL_ADD, wake_.read.get(), &ev) != 0) return;
+  ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+  ev.data.fd = listen_fd_.get();
+  if (::epoll_ctl(ep.get(), EPOLL_CTL_ADD, listen_fd_.get(), &ev) != 0) {
+    ev.events = EPOLLIN;  // a kernel without EPOLLEXCLUSIVE: every thread wakes, one accept succeeds
+    if (::epoll_ctl(ep.get(), EPOLL_CTL_ADD, listen_fd_.get(), &ev) != 0) return;
+  }
+  std::unordered_map<int, Connection> conns;
+  const auto drop = [&](int fd) {
+    ::epoll_ctl(ep.get(), EPOLL_CTL_DEL, fd, nullptr);
+    conns.erase(fd);
+    open_.fetch_sub(1);
+  };
+  // After a step: a finished connection is closed; one still reading waits for its socket to be
+  // readable, one still sending for it to be writable.
+  const auto settle = [&](Connection& c, bool done) {
+    const int fd = c.fd.get();
+    if (done) {
+      drop(fd);
       return;
     }
-    const std::int64_t now = now_ms();
-
-    // Existing connections (fds[2 + i] is conns[i]).
-    for (std::size_t i = 0; i < conns.size(); ++i) {
-      Connection& c = conns[i];
-      const short rev = fds[2 + i].revents;
-      bool done = false;
-      if (!c.responding && (rev & (POLLIN | POLLHUP | POLLERR))) {
-        char buf[2048];
-        const ssize_t n = ::recv(c.fd.get(), buf, sizeof buf, 0);
-        if (n <= 0) {
-          done = !(n < 0 && (errno == EAGAIN || errno == EINTR));
-        } else {
-          c.in.append(buf, static_cast<std::size_t>(n));
-          const auto head_end = c.in.find("\r\n\r\n");
-          HttpReply reply;
-          bool head_only = false;
-          // A head is held to the limit whether it is still arriving or was read in its last chunk
-          // (docs/agent.md#metrics).
-          const bool too_large = head_end != std::string::npos ? head_end + 4 > kMaxRequestBytes
-                                                               : c.in.size() > kMaxRequestBytes;
-          if (too_large) {
-            reply = {431, "", "request too large\n"};
-            c.responding = true;
-          } else if (head_end != std::string::npos) {
-            const std::string head = c.in.substr(0, head_end + 2);
-            const std::string request_line = head.substr(0, head.find("\r\n"));
-            const auto sp1 = request_line.find(' ');
-            const auto sp2 = request_line.find(' ', sp1 == std::string::npos ? 0 : sp1 + 1);
-            if (sp1 == std::string::npos || sp2 == std::string::npos) {
-              reply = {400, "", "bad request line\n"};
-            } else {
-              const std::string method = request_line.substr(0, sp1);
-              std::string target = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
-              target = target.substr(0, target.find('?'));
-              head_only = method == "HEAD";
-              if (method == "POST" && post_ && target == "/capture") {
-                const std::lock_guard post_lock(post_mutex_);
-                HttpPost post;
-                post.target = target;
-                const auto q = request_line.find('?', sp1 + 1);
-                if (q != std::string::npos && q < sp2) post.query = request_line.substr(q + 1, sp2 - q - 1);
-                post.authorization = header_value(head, "Authorization");
-                post.peer_loopback = peer_is_loopback(c.fd.get());
-                try {
-                  reply = post_(post);
-                } catch (const std::exception& e) {
-                  reply = {503, "", std::string("capture unavailable: ") + e.what() + "\n"};
-                }
-              } else if (method != "GET" && method != "HEAD") {
-                reply = {405, "", "only GET and HEAD\n"};
-              } else if (target == "/metrics") {
-                try {
-                  reply = handler_(header_value(head, "Accept"));
-                } catch (const std::exception& e) {
-                  reply = {503, "", std::string("metrics unavailable: ") + e.what() + "\n"};
-                }
-              } else if (target == "/") {
-                reply = {200, "text/plain; charset=utf-8", "diescope agent: metrics at /metrics\n"};
-              } else {
-                reply = {404, "", "not found; metrics are at /metrics\n"};
-              }
-            }
-            c.responding = true;
-          }
-          if (c.responding) {
-            make_response(std::move(reply), head_only, c);
-            served_.fetch_add(1);
-          }
-        }
-      }
-      if (c.responding && !done) done = send_some(c);
-      if (!done && now >= c.deadline_ms) done = true;  // too slow: drop it
-      if (done) {
-        c.fd.reset();
-        open_.fetch_sub(1);
-      }
+    const std::uint32_t want = c.responding ? EPOLLOUT : EPOLLIN;
+    if (want == c.waiting_for) return;
+    epoll_event e{};
+    e.events = want;
+    e.data.fd = fd;
+    if (::epoll_ctl(ep.get(), c.waiting_for == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &e) != 0) {
+      drop(fd);
+      return;
     }
-    std::erase_if(conns, [](const Connection& c) { return !c.fd; });
-
-    // New connections, a burst at a time: every serving thread polls the listening socket, and the
-    // one whose accept succeeds serves the connection.
-    if (fds[1].revents & POLLIN) {
+    c.waiting_for = want;
+  };
+  std::vector<epoll_event> events(64);
+  for (;;) {
+    std::int64_t next_deadline = now_ms() + 60'000;
+    for (const auto& [fd, c] : conns) next_deadline = std::min(next_deadline, c.deadline_ms);
+    const int timeout = static_cast<int>(std::max<std::int64_t>(0, next_deadline - now_ms()));
+    const int ready = ::epoll_wait(ep.get(), events.data(), static_cast<int>(events.size()), timeout);
+    if (ready < 0 && errno != EINTR) return;
+    const std::int64_t now = now_ms();
+    bool accept_ready = false;
+    for (int i = 0; i < ready; ++i) {
+      const int fd = events[static_cast<std::size_t>(i)].data.fd;
+      if (fd == wake_.read.get()) {  // asked to stop
+        open_.fetch_sub(static_cast<long>(conns.size()));
+        return;
+      }
+      if (fd == listen_fd_.get()) {
+        accept_ready = true;
+        continue;
+      }
+      if (auto it = conns.find(fd); it != conns.end()) settle(it->second, advance(it->second));
+    }
+    // New connections, a burst at a time so the other threads take their share.
+    if (accept_ready) {
       for (int burst = 0; burst < kAcceptBurst; ++burst) {
         core::UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
         if (!fd) break;
@@ -384,9 +410,19 @@ void MetricsServer::serve() {
         open_.fetch_add(1);
         const int one = 1;
         setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        conns.push_back(Connection{std::move(fd), {}, {}, nullptr, 0, now + kRequestTimeoutMs, false});
+        const int key = fd.get();
+        Connection& c = conns[key];
+        c.fd = std::move(fd);
+        c.deadline_ms = now + kRequestTimeoutMs;
+        settle(c, advance(c));
       }
     }
+    // Connections past their time (a client too slow to send its request or read the answer):
+    // dropped, so they hold no slot.
+    std::vector<int> late;
+    for (const auto& [fd, c] : conns)
+      if (now >= c.deadline_ms) late.push_back(fd);
+    for (int fd : late) drop(fd);
   }
 }
 

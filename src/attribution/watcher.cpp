@@ -173,7 +173,6 @@ void Watcher::poll(recording::TimeNs now) {
       d.polls_since_mig_check = 0;
     }
     const auto list = d.device.process_list();
-    const collect::NvmlReading energy = d.device.total_energy_mj();
     if (!list) {
       GpuHolders g;
       g.gpu_index = d.device.index();
@@ -181,13 +180,6 @@ void Watcher::poll(recording::TimeNs now) {
       g.note = "NVML could not list the processes on this GPU: no holders this poll";
       snap.gpus.push_back(g);
       continue;
-    }
-    // Per-process SM utilisation since the previous poll, to split a shared GPU.
-    std::map<unsigned, double> sm_by_pid;
-    const collect::ProcessUtilRead util = d.device.process_utilization(d.last_util_us);
-    if (util.status == collect::ProcessUtilRead::Status::ok) {
-      for (const auto& s : util.samples) sm_by_pid[s.pid] += s.sm_pct;
-      d.last_util_us = util.newest_us;
     }
     struct Group {
       std::optional<unsigned> instance;
@@ -214,6 +206,7 @@ void Watcher::poll(recording::TimeNs now) {
       for (const collect::NvmlProcess& p : *list) g.pids.push_back(p.pid);
       groups.push_back(std::move(g));
     }
+    std::size_t most_pids = 0;
     for (Group& g : groups) {
       if (settings_.skip_own) {
         const auto self = static_cast<unsigned>(::getpid());
@@ -223,6 +216,28 @@ void Watcher::poll(recording::TimeNs now) {
       }
       std::sort(g.pids.begin(), g.pids.end());
       g.pids.erase(std::unique(g.pids.begin(), g.pids.end()), g.pids.end());
+      most_pids = std::max(most_pids, g.pids.size());
+    }
+    // NVML's two dear reads, only where a figure uses them (docs/attribution.md#how-it-runs): the
+    // energy counter (3.4 to 3.8 ms of CPU a read on the H200) only while some process holds the GPU,
+    // since a job's energy is the counter's rise between two polls that both list it; the
+    // per-process utilisation only where two or more processes could share the GPU, since one holder
+    // takes it all. A poll that skips it moves the mark to its own time, so the next read still
+    // covers the time since the previous poll.
+    const collect::NvmlReading energy =
+        most_pids > 0 ? d.device.total_energy_mj() : collect::NvmlReading{kNaN, "no process held the GPU"};
+    // Per-process SM utilisation since the previous poll, to split a shared GPU.
+    std::map<unsigned, double> sm_by_pid;
+    if (most_pids > 1) {
+      const collect::ProcessUtilRead util = d.device.process_utilization(d.last_util_us);
+      if (util.status == collect::ProcessUtilRead::Status::ok) {
+        for (const auto& s : util.samples) sm_by_pid[s.pid] += s.sm_pct;
+        d.last_util_us = util.newest_us;
+      }
+    } else {
+      d.last_util_us = static_cast<std::uint64_t>(std::max<recording::TimeNs>(0, now) / 1000);
+    }
+    for (Group& g : groups) {
       alive.insert(alive.end(), g.pids.begin(), g.pids.end());
       Resolved r = resolver_.resolve(g.pids, g.ids, pods.get());
       if (r.kubelet_stale && kubelet_) kubelet_->refresh_soon();

@@ -8,6 +8,7 @@
 #include "diescope/agent/agent.hpp"
 #include "diescope/collect/live_collection.hpp"
 #include "diescope/core/clock.hpp"
+#include "fake_clock.hpp"
 #include "two_unit_table.hpp"
 
 namespace diescope::agent {
@@ -85,6 +86,76 @@ TEST(LiveSession, AgentRecordsSayTheSamplerCrashedAndWasRestarted) {
   // Stopping disables the counters: no child is left.
   agent.finish("SIGTERM");
   EXPECT_FALSE(source.counters_on(0));
+}
+
+// NVML stand-in that draws a steady 300 W: its energy counter is 300 J a second from the start, so
+// any two reads give the same energy over any span between them. It notes when it read the power line.
+class PowerTelemetry final : public collect::GpuTelemetry {
+ public:
+  explicit PowerTelemetry(recording::TimeNs origin, std::vector<recording::TimeNs>* power_reads)
+      : origin_(origin), power_reads_(power_reads) {}
+  recording::GpuIdentity identity() const override {
+    recording::GpuIdentity id;
+    id.index = 0;
+    id.uuid = "GPU-fake-0";
+    id.model = "diescope fake GPU";
+    id.compute_capability = 90;
+    return id;
+  }
+  std::vector<recording::ColumnDef> engine_columns() const override { return {}; }
+  void read(recording::TimeNs now, collect::GpuBatch& out) override {
+    out.list<recording::UtilSample>().push_back(
+        recording::UtilSample{now, 50, recording::UtilSource::samples});
+    if (!power_wanted()) return;
+    power_reads_->push_back(now);
+    const double mj = 300.0 * static_cast<double>(now - origin_) / 1e6;  // 300 W = 300 mJ a ms
+    out.list<recording::PowerLimitReading>().push_back(recording::PowerLimitReading{now, 700, 300, mj});
+  }
+
+ private:
+  recording::TimeNs origin_;
+  std::vector<recording::TimeNs>* power_reads_;
+};
+
+// docs/agent.md#nvml-reads: with a poll of 1 s and 2 s of counters in every 10 s, stepped every 1 s
+// for 21 s, the power line is read at 1, 2 (counters wanted: the window is [0 s, 2 s)), 3 (the first
+// poll after they went off), 10 (a period ends: power_due), 11, 12 (the window [10 s, 12 s)), 13, 20
+// (a period ends) and 21 s (its window): 9 reads where every poll (top's default) makes 21. The second
+// record, the period [10 s, 20 s), has the same energy either way: 300 W x 10 s = 3000 J, over all 10 s.
+TEST(LiveSession, AgentReadsThePowerLineOnlyAroundWindowsAndAtPeriodEnds) {
+  for (const bool when_due : {true, false}) {
+    testing::FakeClock clock;
+    const recording::TimeNs t0 = clock.read().realtime_ns;
+    std::vector<recording::TimeNs> reads;
+    std::vector<collect::SessionGpu> gpus(1);
+    gpus[0].telemetry = std::make_unique<PowerTelemetry>(t0, &reads);
+    gpus[0].table = &test::two_unit_table();  // no sampler executable: no counters, the schedule alone
+    collect::ChipSourcePolicy policy;
+    policy.source = collect::ChipSourceSetting::pm;
+    collect::LiveSession source(std::move(gpus), 10, 1000, {}, {}, policy);
+    source.set_power_when_due(when_due);
+    AgentSettings settings;
+    settings.poll_ms = 1000;
+    settings.duty_on_ms = 2000;
+    settings.duty_period_ms = 10000;
+    settings.read_power = [] { return PowerSource::mains; };
+    Agent agent(source, clock, settings);
+    std::vector<AgentRecord> records;
+    for (int s = 1; s <= 21; ++s) {
+      clock.advance(recording::kNsPerSecond);
+      for (AgentRecord& r : agent.step()) records.push_back(std::move(r));
+    }
+    std::vector<double> at;
+    for (recording::TimeNs t : reads) at.push_back(static_cast<double>(t - t0) / 1e9);
+    if (when_due) {
+      EXPECT_EQ(at, (std::vector<double>{1, 2, 3, 10, 11, 12, 13, 20, 21}));
+    } else {
+      EXPECT_EQ(at.size(), 21U);
+    }
+    ASSERT_GE(records.size(), 2U) << when_due;
+    EXPECT_EQ(records[1].energy_source, "counter") << when_due;
+    EXPECT_NEAR(records[1].energy_j, 3000, 1e-6) << when_due;
+  }
 }
 
 }  // namespace

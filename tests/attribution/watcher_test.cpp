@@ -182,6 +182,52 @@ TEST(Watcher, MigListsInstancesWithProfilesFromNames) {
   EXPECT_EQ(nvml->device(0).mig().mode, collect::MigState::Mode::disabled);
 }
 
+// docs/attribution.md#how-it-runs: the energy counter is read only at polls where a process holds
+// the GPU, the per-process utilisation only where two or more could share it, and the job figures are
+// those of reading both at every poll. Polls at 1..5 s:
+//   1 s idle (E 1,000,000 mJ)  2 s pid 4040 (1,100,000)  3 s pid 4040 (1,300,000)  4 s idle (1,600,000)
+//   5 s pids 1003 and 1004 (1,700,000)
+// Energy reads: polls 2, 3 and 5 = 3. Job 4040 held (2 s, 3 s]: 1 GPU-second and
+// 1,300,000 - 1,100,000 mJ = 200 J, as if the counter were read at every poll. Per-process reads: only
+// at 5 s, where the adapter asks for the count and then the samples (2 calls). The idle poll at 4 s
+// moved the mark to 4,000,000 us, so the sample at 3,900,000 us (1003 at 90%) is before the previous
+// poll and left out: 1003's share is 30 / (30 + 10) = 0.75 (with it, 120 / 130).
+TEST(Watcher, DearNvmlReadsOnlyWhereAFigureUsesThem) {
+  auto nvml = std::make_shared<collect::Nvml>(fake::fake_functions());
+  auto& s = fake::state();
+  Watcher w(nvml, settings());
+  s.energy_mj = 1'000'000;
+  w.poll(1 * kSec);
+  EXPECT_EQ(s.energy_calls, 0);
+  s.compute_pids = {4040};
+  s.energy_mj = 1'100'000;
+  w.poll(2 * kSec);
+  s.energy_mj = 1'300'000;
+  w.poll(3 * kSec);
+  EXPECT_EQ(s.energy_calls, 2);
+  s.compute_pids = {};
+  s.energy_mj = 1'600'000;
+  w.poll(4 * kSec);
+  EXPECT_EQ(s.energy_calls, 2);
+  EXPECT_EQ(s.process_util_calls, 0);
+  const auto jobs = w.take_finished(4 * kSec, true);  // all: no agent records to wait for
+  ASSERT_EQ(jobs.size(), 1U);
+  EXPECT_EQ(jobs[0].holder.key, "process/4040");
+  EXPECT_DOUBLE_EQ(jobs[0].gpu_seconds, 1);
+  EXPECT_DOUBLE_EQ(jobs[0].energy_j, 200);
+
+  s.compute_pids = {1003, 1004};
+  s.process_samples = {util(1003, 3'900'000, 90), util(1003, 4'500'000, 30), util(1004, 4'500'000, 10)};
+  s.energy_mj = 1'700'000;
+  w.poll(5 * kSec);
+  EXPECT_EQ(s.energy_calls, 3);
+  EXPECT_EQ(s.process_util_calls, 2);
+  const GpuHolders g = w.snapshot().gpus.at(0);
+  ASSERT_EQ(g.holders.size(), 2U);
+  EXPECT_DOUBLE_EQ(g.holders[0].share, 0.75);
+  EXPECT_DOUBLE_EQ(g.holders[1].share, 0.25);
+}
+
 TEST(Watcher, NvmlEnergyAndProcessListEntries) {
   auto nvml = std::make_shared<collect::Nvml>(fake::fake_functions());
   fake::state().energy_mj = 123'456;

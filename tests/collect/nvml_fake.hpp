@@ -58,6 +58,8 @@ struct State {
   // (calls return those newer than lastSeen) and MIG's GPU instances.
   std::map<unsigned, unsigned> pid_instance;
   unsigned long long energy_mj = 1'000'000;
+  int energy_calls = 0;        // nvmlDeviceGetTotalEnergyConsumption
+  int process_util_calls = 0;  // nvmlDeviceGetProcessUtilization
   abi::Return energy_result = abi::kSuccess;
   // The same counter as a field value (nvmlDeviceGetFieldValues, bound only where a test sets it):
   // the call's result, and the field's own.
@@ -332,6 +334,7 @@ inline abi::Return fake_gpm_metrics(abi::GpmMetricsGet* get) {
 }
 
 inline abi::Return fake_energy(abi::Device, unsigned long long* mj) {
+  ++state().energy_calls;
   if (state().energy_result != abi::kSuccess) return state().energy_result;
   *mj = state().energy_mj;
   return abi::kSuccess;
@@ -353,6 +356,7 @@ inline abi::Return fake_field_values(abi::Device, int count, abi::FieldValue* va
 }
 inline abi::Return fake_process_util(abi::Device, abi::ProcessUtilizationSample* out, unsigned* count,
                                      unsigned long long last_seen) {
+  ++state().process_util_calls;
   if (state().process_util_result != abi::kSuccess) return state().process_util_result;
   std::vector<abi::ProcessUtilizationSample> newer;
   for (const auto& e : state().process_samples)

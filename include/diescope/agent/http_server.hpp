@@ -4,12 +4,13 @@
 // which pulls in OpenSSL, zlib and brotli), not header-only, and the GPU machine has no such
 // library; linking it would stop the whole diescope binary from starting there. /metrics needs
 // one GET route, so the server is written here on plain sockets: a small pool of threads, each with
-// its own poll() over the shared listening socket and the connections it accepted, at most 1024
+// its own epoll set over the shared listening socket and the connections it accepted, at most 1024
 // connections in all, every response "Connection: close", 8 KiB request limit, 5 s per request
 // (docs/agent.md#metrics-under-load).
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -77,8 +78,24 @@ class MetricsServer {
   int port() const { return port_; }
   long requests_served() const { return served_.load(); }
 
+  // One client's connection, on the serving thread that accepted it.
+  struct Connection {
+    core::UniqueFd fd;
+    std::string in;
+    std::string head;                         // the status line and headers
+    std::shared_ptr<const std::string> body;  // null: none (HEAD)
+    std::size_t sent = 0;                     // of head, then body
+    std::int64_t deadline_ms = 0;
+    bool responding = false;
+    std::uint32_t waiting_for = 0;  // the epoll events it is registered for; 0: not registered
+  };
+
  private:
   void serve();
+  // Reads what the socket holds, answers once the request's head is whole, sends what the socket
+  // takes; true when the connection is done (answered, refused or gone).
+  bool advance(Connection& c);
+  void respond_if_whole(Connection& c);
   Handler handler_;
   PostHandler post_;
   std::mutex post_mutex_;  // one POST at a time, as with a single serving thread

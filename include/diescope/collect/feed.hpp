@@ -49,6 +49,9 @@ class Feed {
   // off, not paused (pausing saves nothing: docs/method.md#measurement-cost). The change shows as a
   // CountersEvent in a later collect, timed when it took effect.
   virtual void set_counters(std::size_t gpu, bool on, recording::TimeNs now) = 0;
+  // The agent needs one GPU's power line (limit, draw, energy counter) at the next poll: a period
+  // ends there. A source that reads it at every poll ignores this (docs/agent.md#nvml-reads).
+  virtual void power_due(std::size_t /*gpu*/) {}
   // File descriptors worth waking for (a sampler child's output); collect soon after one is readable.
   virtual std::vector<int> wait_fds() const { return {}; }
   // The next time the source has something of its own to read (a GPM sample every 100 ms, between

@@ -32,10 +32,17 @@ class GpuTelemetry {
   virtual std::vector<recording::ColumnDef> engine_columns() const = 0;
   // Appends what is new since the previous read (GPU-Util samples, one clock, throttle, power,
   // engine and process reading) and notes (e.g. the switch to polled GPU-Util).
+  // The power line (limit, draw, energy counter) is read only when power_wanted() holds, or when
+  // the previous energy read failed (docs/agent.md#nvml-reads); a stand-in may read it anyway.
   virtual void read(recording::TimeNs now, GpuBatch& out) = 0;
+  void want_power(bool wanted) { power_wanted_ = wanted; }
+  bool power_wanted() const { return power_wanted_; }
   // NVML GPM for this GPU, its first pair taken at `now`. Throws DeviceError when GPM cannot be
   // read (the default: a stand-in without GPM).
   virtual std::unique_ptr<collect::GpmSampler> open_gpm(recording::TimeNs now);
+
+ private:
+  bool power_wanted_ = true;
 };
 
 struct SupervisorTiming {
@@ -133,6 +140,11 @@ class LiveSession final : public Feed {
   void shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) override;
   long sampler_restarts(std::size_t gpu) const override;
   bool counters_on(std::size_t gpu) const override;
+  void power_due(std::size_t gpu) override;
+  // Read the power line only at the polls that need it: while the counters are wanted, at the first
+  // poll after they go off, and where power_due() asked (the agent: docs/agent.md#nvml-reads). Off
+  // (the default, as for top): at every poll.
+  void set_power_when_due(bool on) { power_when_due_ = on; }
   // Where GPU `gpu`'s chip samples come from now: pm or gpm (never automatic); nullopt while
   // neither runs. Whoever prints it words it (collect::chip_source_name, top's title).
   std::optional<collect::ChipSource> chip_source(std::size_t gpu) const;
@@ -146,6 +158,7 @@ class LiveSession final : public Feed {
     GpuBatch pending;                    // produced by set_counters, handed out at the next collect
     recording::TimeNs next_read_ns = 0;  // NVML is read once per poll, however often collect() runs
     bool wanted = false;                 // the agent wants chip samples
+    bool power_requested = true;         // the next poll reads the power line (power_when_due_)
     bool on_gpm = false;                 // chip samples come from GPM
     bool gpm_failed = false;             // GPM could not be opened: PM sampling or nothing
     std::unique_ptr<collect::GpmSampler> gpm;
@@ -159,6 +172,7 @@ class LiveSession final : public Feed {
   void set_gpm_sampling(Gpu& g, bool on, recording::TimeNs now, GpuBatch& out);
   std::vector<Gpu> gpus_;
   recording::TimeNs poll_ns_ = 0;
+  bool power_when_due_ = false;
   double gpm_interval_ms_ = collect::kGpmMinIntervalMs;
   std::function<void(const std::string&)> log_;
   ChipSourcePolicy policy_;
@@ -177,6 +191,7 @@ struct LiveSessionOptions {
   SupervisorTiming timing;
   ChipSourcePolicy chip;
   std::function<void(const std::string&)> log;
+  bool power_when_due = false;  // LiveSession::set_power_when_due (the agent sets it)
 };
 
 // Loads NVML and builds the live session for this host's GPUs. Throws DeviceError (no driver, no
