@@ -9,8 +9,9 @@
 #
 #   bench/agent/capture_nvtx_interval.sh OUT_DIR     BUILD=build/release (diescope, diescope-cupti,
 #                                                    libdiescope-nvtx.so, nvtx_ring_cost)
-#   Env: CAPTURE_S (20), AGENT_DELAY_S (3: after the workload's first line), SIGNAL_AFTER_S (4: after the
-#        agent's start), TRAIN_S (45).
+#   Env: CAPTURE_S (20), AGENT_DELAY_S (3: after the workload's first line), SIGNAL_AFTER_S (1: after the
+#        agent logs its rules, so inside its first duty window: the sampler runs at 10 ms and restarts at the
+#        capture's interval), TRAIN_S (45).
 #
 # Writes into OUT_DIR: env.txt, rules.json, train.txt, agent.log, records.txt (each record's interval,
 # window and figures), capture.json, report-capture.json (the report's capture block and the results'
@@ -27,7 +28,7 @@ python3 -c "import torch" 2>/dev/null || { echo "capture_nvtx_interval: PyTorch 
 bench_out "$out_dir"
 bench_work capture-nvtx
 W=$WORK
-CAPTURE_S=${CAPTURE_S:-20}; AGENT_DELAY_S=${AGENT_DELAY_S:-3}; SIGNAL_AFTER_S=${SIGNAL_AFTER_S:-4}; TRAIN_S=${TRAIN_S:-45}
+CAPTURE_S=${CAPTURE_S:-20}; AGENT_DELAY_S=${AGENT_DELAY_S:-3}; SIGNAL_AFTER_S=${SIGNAL_AFTER_S:-1}; TRAIN_S=${TRAIN_S:-45}
 export DIESCOPE_NVTX_DIR="$W/rings"
 {
   bench_gpu_env
@@ -46,6 +47,8 @@ for _ in $(seq 1 300); do grep -q '^start' "$OUT/train.txt" 2>/dev/null && break
 sleep "$AGENT_DELAY_S"
 diescope agent --db "$W/agent.db" --no-listen --ndjson --rules "$OUT/rules.json" > "$W/agent.ndjson" 2> "$W/agent.log" &
 agent=$!
+# SIGUSR1 only once the agent catches it (it logs its rules then), inside its first duty window.
+for _ in $(seq 1 100); do grep -q 'captures: rules from' "$W/agent.log" 2>/dev/null && break; sleep 0.1; done
 sleep "$SIGNAL_AFTER_S"
 kill -USR1 "$agent"
 sleep $((CAPTURE_S + 4))

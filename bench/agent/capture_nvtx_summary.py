@@ -41,7 +41,8 @@ def main():
         rep = json.load(open(f"{cap}/report.json"))
         res = rep["results"]
         json.dump({"capture": rep["capture"], "results": {k: res.get(k) for k in (
-            "die_util_pct", "gpu_util_pct", "chip_coverage_pct", "coverage_gate", "samples_read", "samples_used")}},
+            "die_util_pct", "gpu_util_pct", "chip_coverage_pct", "chip_coverage_gate", "chip_covered_s",
+            "chip_scheduled_s")}},
             open(f"{out}/report-capture.json", "w"), indent=2)
         cs = summary.get("chip_samples") or {}
         lines.append(f"capture {os.path.basename(cap.rstrip('/'))}: state {summary['state']}, interval "
@@ -69,7 +70,7 @@ def main():
         slices = sum(1 for e in trace["traceEvents"] if e.get("pid") == 3 and e.get("ph") == "X")
         lines.append(f"trace.json: {slices} NVTX slices")
         lines.append(f"report: DIE-Util {res.get('die_util_pct')}, GPU-Util {res.get('gpu_util_pct')}, "
-                     f"chip coverage {res.get('chip_coverage_pct')} ({res.get('coverage_gate')})")
+                     f"chip coverage {res.get('chip_coverage_pct')} ({res.get('chip_coverage_gate')})")
     open(f"{out}/checks.txt", "w").write("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

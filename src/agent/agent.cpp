@@ -88,9 +88,9 @@ void fold_short_samples(std::vector<recording::OwnedChipSample>& samples, record
   };
   for (recording::OwnedChipSample& s : samples) {
     const recording::TimeNs span = s.end_ns - s.start_ns;
-    const bool same_shape = !acc || (s.units.size() == acc->units.size() &&
-                                     s.diagnostics.size() == acc->diagnostics.size() &&
-                                     s.counts.size() == acc->counts.size());
+    const bool same_shape =
+        !acc || (s.units.size() == acc->units.size() && s.diagnostics.size() == acc->diagnostics.size() &&
+                 s.counts.size() == acc->counts.size());
     if (span * 2 >= interval_ns || span <= 0) {  // a sample at the session's interval (or a setup) stays
       flush();
       out.push_back(std::move(s));

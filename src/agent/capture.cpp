@@ -119,7 +119,8 @@ json nvtx_by_name(const std::vector<NvtxRange>& ranges) {
     s.total += std::max<recording::TimeNs>(r.end_ns - r.start_ns, 0);
   }
   std::vector<std::pair<std::string, Sum>> rows(by.begin(), by.end());
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.second.total > y.second.total; });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& x, const auto& y) { return x.second.total > y.second.total; });
   if (rows.size() > kNvtxNamesShown) rows.resize(kNvtxNamesShown);
   json out = json::array();
   for (const auto& [name, sum] : rows)
@@ -175,7 +176,7 @@ void add_nvtx_to_trace(const fs::path& trace, const std::vector<NvtxRange>& rang
                            {"ts", static_cast<double>(start - origin) / 1e3},
                            {"dur", static_cast<double>(end - start) / 1e3},
                            {"args", args}}
-                              .dump();
+                          .dump();
   }
   text.insert(tail, events);
   core::write_file_atomically(trace, text);
@@ -518,16 +519,18 @@ std::optional<std::string> CaptureManager::start(std::size_t rule_i, std::size_t
     // is the shortest that holds where the source can sample at all.
     if (a->chip_source == collect::ChipSource::gpm) {
       if (rule.interval_ms > 0)
-      a->notes.push_back(fmt::format("NVML GPM keeps its own interval ({:g} ms); the capture's {:g} ms is for "
-                                     "PM sampling",
-                                     meta.interval_ms, wanted_ms));
+        a->notes.push_back(
+            fmt::format("NVML GPM keeps its own interval ({:g} ms); the capture's {:g} ms is for "
+                        "PM sampling",
+                        meta.interval_ms, wanted_ms));
     } else if (agent_.sample_interval(gpu, wanted_ms)) {
       a->interval_ms = wanted_ms;
       a->interval_changed = true;
     } else if (rule.interval_ms > 0) {
-      a->notes.push_back(fmt::format("the {} source keeps its interval ({:g} ms): the capture's {:g} ms needs "
-                                     "a live session",
-                                     agent_.source().kind(), meta.interval_ms, wanted_ms));
+      a->notes.push_back(
+          fmt::format("the {} source keeps its interval ({:g} ms): the capture's {:g} ms needs "
+                      "a live session",
+                      agent_.source().kind(), meta.interval_ms, wanted_ms));
     }
   }
   meta.interval_ms = a->interval_ms;
@@ -679,7 +682,8 @@ std::string CaptureManager::nvtx_text(const Active& a) const {
   if (a.job->root_pid <= 0) return "not recorded: the job has no process on this host to follow";
   if (a.rings.empty())
     return fmt::format(
-        "not recorded: no process of the job (pid {} and its children) wrote an NVTX ring under {}; start the job "
+        "not recorded: no process of the job (pid {} and its children) wrote an NVTX ring under {}; start "
+        "the job "
         "with NVTX_INJECTION64_PATH naming libdiescope-nvtx.so (docs/agent.md#nvtx-in-captures)",
         a.job->root_pid, hooks_.nvtx_dir.string());
   std::uint64_t lost = 0;
@@ -692,7 +696,8 @@ std::string CaptureManager::nvtx_text(const Active& a) const {
                                  a.rings.size(), kNvtxFile);
   if (lost > 0) text += fmt::format("; {} event(s) were overwritten in the ring before they were read", lost);
   if (unmatched > 0) text += fmt::format("; {} pop(s) or end(s) matched no push or start", unmatched);
-  if (a.ranges_left_out > 0) text += fmt::format("; {} more range(s) left out (at most {} kept)", a.ranges_left_out, kMaxNvtxRanges);
+  if (a.ranges_left_out > 0)
+    text += fmt::format("; {} more range(s) left out (at most {} kept)", a.ranges_left_out, kMaxNvtxRanges);
   return text;
 }
 
@@ -715,7 +720,8 @@ void CaptureManager::finish(Active& a, const std::string& why, CaptureOutcome ou
       a.notes.push_back(fmt::format(
           "the sampler {} at {:g} ms: no usable chip samples from {:+.2f} s to {:+.2f} s of the capture (its "
           "start-up; the first sample after the counters' start spans it and is dropped)",
-          a.interval_changed ? "restarted" : "started", a.interval_ms, static_cast<double>(from - a.start_ns) / 1e9,
+          a.interval_changed ? "restarted" : "started", a.interval_ms,
+          static_cast<double>(from - a.start_ns) / 1e9,
           static_cast<double>(*a.usable_ns - a.start_ns) / 1e9));
     } else {
       a.notes.emplace_back("the sampler did not deliver chip samples during the capture");
@@ -725,8 +731,8 @@ void CaptureManager::finish(Active& a, const std::string& why, CaptureOutcome ou
     std::lock_guard lock(a.mutex);
     if (!a.ranges.empty() || !a.rings.empty())
       a.put(recording::Note{now, "nvtx",
-                            fmt::format("{} NVTX range(s) of {} process(es) of the job in {}", a.ranges.size(),
-                                        a.rings.size(), kNvtxFile)});
+                            fmt::format("{} NVTX range(s) of {} process(es) of the job in {}",
+                                        a.ranges.size(), a.rings.size(), kNvtxFile)});
     if (a.dropped > 0)
       a.notes.push_back(fmt::format("{} record(s) out of time order or refused by the writer were left out{}",
                                     a.dropped,

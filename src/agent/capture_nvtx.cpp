@@ -78,7 +78,8 @@ std::optional<RingReader> RingReader::open(const fs::path& path, std::string& wh
       h->slot_bytes != sizeof(nvtx_ring::Slot) || h->capacity == 0 ||
       bytes < nvtx_ring::file_bytes(h->capacity)) {
     ::munmap(map, bytes);
-    why = path.string() + " is not an NVTX ring of this version (" + std::to_string(nvtx_ring::kVersion) + ")";
+    why =
+        path.string() + " is not an NVTX ring of this version (" + std::to_string(nvtx_ring::kVersion) + ")";
     return std::nullopt;
   }
   RingReader r;
@@ -89,7 +90,9 @@ std::optional<RingReader> RingReader::open(const fs::path& path, std::string& wh
   return r;
 }
 
-RingReader::RingReader(RingReader&& o) noexcept { *this = std::move(o); }
+RingReader::RingReader(RingReader&& o) noexcept {
+  *this = std::move(o);
+}
 
 RingReader& RingReader::operator=(RingReader&& o) noexcept {
   if (this != &o) {
@@ -187,8 +190,10 @@ void RingReader::take(const nvtx_ring::Slot& s, std::int64_t since_ns, std::vect
 void RingReader::close_open(std::int64_t at_ns, std::int64_t since_ns, std::vector<NvtxRange>& out) const {
   if (at_ns < since_ns) return;
   for (const auto& [tid, stack] : stacks_)
-    for (const Open& o : stack) out.push_back(NvtxRange{pid_, o.tid, o.depth, o.name, o.start_ns, at_ns, true});
-  for (const auto& [id, o] : started_) out.push_back(NvtxRange{pid_, o.tid, 0, o.name, o.start_ns, at_ns, true});
+    for (const Open& o : stack)
+      out.push_back(NvtxRange{pid_, o.tid, o.depth, o.name, o.start_ns, at_ns, true});
+  for (const auto& [id, o] : started_)
+    out.push_back(NvtxRange{pid_, o.tid, 0, o.name, o.start_ns, at_ns, true});
 }
 
 }  // namespace diescope::agent

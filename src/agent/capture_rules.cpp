@@ -193,11 +193,10 @@ CaptureRules parse_capture_rules(std::string_view text, const std::string& path)
     from = text.find('{', from + 1);
     const int line = line_of_offset(text, from);
     if (!r.is_object()) c.fail(line, "each rule must be an object");
-    check_fields(
-        c, r,
-        {"name", "when", "of", "points", "die_util_under", "gpu_util_over", "for_s", "capture_s", "gpus",
-         "interval_ms"},
-        "a rule", from);
+    check_fields(c, r,
+                 {"name", "when", "of", "points", "die_util_under", "gpu_util_over", "for_s", "capture_s",
+                  "gpus", "interval_ms"},
+                 "a rule", from);
     CaptureRule rule;
     rule.line = line;
     rule.name = text_field(c, r, "name", from);

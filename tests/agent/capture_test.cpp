@@ -304,8 +304,8 @@ struct Rig {
     recs.push_back(recording::make_synthetic_recording(spec));
     auto replay = std::make_unique<ReplayFeed>(std::move(recs), 1.0, false, clock.read());
     origin = replay->origin_ns();
-    auto switching = std::make_unique<SwitchingFeed>(std::move(replay),
-                                                     origin + static_cast<recording::TimeNs>(switch_at_s * 1e9));
+    auto switching = std::make_unique<SwitchingFeed>(
+        std::move(replay), origin + static_cast<recording::TimeNs>(switch_at_s * 1e9));
     feed = switching.get();
     source = std::move(switching);
     AgentSettings s;
@@ -664,7 +664,6 @@ TEST(CaptureManager, AChipSourceSwitchMidCaptureStopsItsChipSamplesWithANote) {
   EXPECT_GT(last_end, rig.origin + 1500 * kMs);
 }
 
-
 // The rule's interval_ms: absent is 0 (the GPU model's default), a value is kept, and one outside the
 // range --interval-ms takes (0.1 to 10000 ms) is refused with its line.
 TEST(CaptureRules, TheIntervalFieldIsCheckedLikeIntervalMs) {
@@ -681,11 +680,13 @@ TEST(CaptureRules, TheIntervalFieldIsCheckedLikeIntervalMs) {
     {"name": "a", "when": "sigusr1", "capture_s": 5,
      "interval_ms": 0.05}
   ]})"),
-            "capture rules rules.json:3: \"interval_ms\" is 0.05, outside 0.1 to 10000 | give \"interval_ms\" a value "
+            "capture rules rules.json:3: \"interval_ms\" is 0.05, outside 0.1 to 10000 | give "
+            "\"interval_ms\" a value "
             "from 0.1 to 10000");
-  EXPECT_NE(parse_error(R"({"rules": [{"name": "a", "when": "sigusr1", "capture_s": 5, "interval_ms": "1"}]})")
-                .find("\"interval_ms\" must be a number"),
-            std::string::npos);
+  EXPECT_NE(
+      parse_error(R"({"rules": [{"name": "a", "when": "sigusr1", "capture_s": 5, "interval_ms": "1"}]})")
+          .find("\"interval_ms\" must be a number"),
+      std::string::npos);
 }
 
 // The default: 1 ms on the H200 (shown to hold for 60 s), never longer than the session's own
@@ -697,8 +698,8 @@ TEST(CaptureRules, TheDefaultIntervalIsTheShortestShownToHoldOnTheModel) {
   EXPECT_EQ(default_capture_interval_ms("", 20), 20);
 }
 
-recording::OwnedChipSample chip(recording::TimeNs start_us, recording::TimeNs end_us, std::vector<double> units,
-                                double diag, double count) {
+recording::OwnedChipSample chip(recording::TimeNs start_us, recording::TimeNs end_us,
+                                std::vector<double> units, double diag, double count) {
   return recording::OwnedChipSample{start_us * 1000, end_us * 1000, std::move(units), {diag}, {count}};
 }
 
@@ -755,9 +756,10 @@ TEST(CaptureInterval, ACaptureSwitchesTheIntervalAndBack) {
     } else {
       ASSERT_EQ(rig.feed->intervals.size(), 1u);  // asked once, refused: nothing to switch back
       EXPECT_EQ(summary["interval_ms"], 10.0);
-      EXPECT_NE(summary["notes"].dump().find("the replay source keeps its interval (10 ms): the capture's 1 ms "
-                                             "needs a live session"),
-                std::string::npos)
+      EXPECT_NE(
+          summary["notes"].dump().find("the replay source keeps its interval (10 ms): the capture's 1 ms "
+                                       "needs a live session"),
+          std::string::npos)
           << summary.dump(2);
     }
     EXPECT_EQ(summary["session_interval_ms"], 10.0);
@@ -929,7 +931,7 @@ TEST(NvtxRing, TheInjectionLibraryWritesWhatTheProgramPushed) {
   EXPECT_LE(by["outer"].start_ns, by["inner"].start_ns);
   EXPECT_LT(by["inner"].start_ns, by["inner"].end_ns);
   EXPECT_LE(by["inner"].end_ns, by["outer"].end_ns);
-  EXPECT_GE(by["inner"].end_ns - by["inner"].start_ns, 2 * kMs);  // it slept 2 ms inside
+  EXPECT_GE(by["inner"].end_ns - by["inner"].start_ns, 2 * kMs);             // it slept 2 ms inside
   EXPECT_EQ(by["outer"].tid, static_cast<std::uint32_t>(w.program->pid()));  // the main thread
   EXPECT_NE(by["worker"].tid, by["outer"].tid);
   EXPECT_EQ(by["outer"].pid, w.program->pid());
@@ -968,7 +970,8 @@ TEST(NvtxRing, ACaptureRecordsTheJobsRangesOrSaysWhyNot) {
     const json report = read_json(folder / "report.json");
     if (!with_ring) {
       EXPECT_EQ(summary["nvtx"], "not recorded: no process of the job (pid " + std::to_string(::getpid()) +
-                                     " and its children) wrote an NVTX ring under " + (dir / "rings").string() +
+                                     " and its children) wrote an NVTX ring under " +
+                                     (dir / "rings").string() +
                                      "; start the job with NVTX_INJECTION64_PATH naming libdiescope-nvtx.so "
                                      "(docs/agent.md#nvtx-in-captures)");
       EXPECT_FALSE(fs::exists(folder / "nvtx.csv"));

@@ -15,7 +15,9 @@
 
 namespace {
 
-void pause_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+void pause_ms(int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
 
 }  // namespace
 
@@ -40,6 +42,7 @@ int main(int argc, char** argv) {
   std::printf("written %d\n", static_cast<int>(::getpid()));
   std::fflush(stdout);
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (argc > 1 && !std::filesystem::exists(argv[1]) && std::chrono::steady_clock::now() < until) pause_ms(10);
+  while (argc > 1 && !std::filesystem::exists(argv[1]) && std::chrono::steady_clock::now() < until)
+    pause_ms(10);
   return 0;
 }

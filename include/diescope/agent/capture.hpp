@@ -131,7 +131,7 @@ struct CaptureHooks {
   std::filesystem::path proc = "/proc";  // the host probes' /proc (tests give a fixture)
   // Where the jobs' NVTX rings are (docs/agent.md#nvtx-in-captures); empty: no NVTX is read.
   std::filesystem::path nvtx_dir = nvtx_ring_dir();
-  bool host_probes = true;               // false in a replay: this host is not the recording's
+  bool host_probes = true;  // false in a replay: this host is not the recording's
 };
 
 // A POST /capture as the HTTP thread sees it.

@@ -37,8 +37,8 @@ struct Header {
   std::uint32_t slot_bytes;
   std::uint32_t capacity;  // slots
   std::int32_t pid;
-  std::uint64_t written;    // slots claimed so far (atomic); slot i lives at i % capacity
-  std::uint64_t clock_id;   // the clock of ts_ns: CLOCK_REALTIME (0)
+  std::uint64_t written;   // slots claimed so far (atomic); slot i lives at i % capacity
+  std::uint64_t clock_id;  // the clock of ts_ns: CLOCK_REALTIME (0)
   std::uint64_t reserved[3];
 };
 static_assert(sizeof(Header) == 64);
@@ -48,8 +48,8 @@ struct Slot {
   std::int64_t ts_ns;
   std::uint64_t id;  // start/end: the range's id; push/pop: 0
   std::uint32_t tid;
-  std::uint16_t kind;   // EventKind
-  std::uint16_t depth;  // push: the depth after it (1: outermost); pop: the depth before it
+  std::uint16_t kind;     // EventKind
+  std::uint16_t depth;    // push: the depth after it (1: outermost); pop: the depth before it
   char name[kNameBytes];  // push and start: the message, NUL-terminated; pop and end: empty
 };
 static_assert(sizeof(Slot) == 64);
@@ -112,7 +112,7 @@ class RingReader {
     std::uint32_t tid = 0;
   };
   std::map<std::uint32_t, std::vector<Open>> stacks_;  // push/pop: per thread
-  std::map<std::uint64_t, Open> started_;               // start/end: by id
+  std::map<std::uint64_t, Open> started_;              // start/end: by id
 };
 
 // The ring folder: $DIESCOPE_NVTX_DIR when set, else nvtx_ring::kDefaultDir.

@@ -54,7 +54,9 @@ class Feed {
   // interval (its start-up is a gap in the chip samples), a stopped one starts at it next time. meta()
   // keeps the interval the source was opened with. Returns false where the source cannot: a replay
   // plays its recording's samples, and GPM keeps its own interval.
-  virtual bool set_interval(std::size_t /*gpu*/, double /*interval_ms*/, recording::TimeNs /*now*/) { return false; }
+  virtual bool set_interval(std::size_t /*gpu*/, double /*interval_ms*/, recording::TimeNs /*now*/) {
+    return false;
+  }
   // File descriptors worth waking for (a sampler child's output); collect soon after one is readable.
   virtual std::vector<int> wait_fds() const { return {}; }
   // The next time the source has something of its own to read (a GPM sample every 100 ms, between

@@ -54,7 +54,8 @@ ring::Header* make_ring() {
   if (::mkdir(dir, 01777) == 0) ::chmod(dir, 01777);
   const int pid = static_cast<int>(::getpid());
   char path[sizeof g_path];
-  if (std::snprintf(path, sizeof path, "%s/%d.ring", dir, pid) >= static_cast<int>(sizeof path)) return nullptr;
+  if (std::snprintf(path, sizeof path, "%s/%d.ring", dir, pid) >= static_cast<int>(sizeof path))
+    return nullptr;
   const int fd = ::open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return nullptr;
   const std::size_t bytes = ring::file_bytes(ring::kSlots);
@@ -83,7 +84,8 @@ ring::Header* the_ring() {
   ring::Header* h = g_ring.load(std::memory_order_acquire);
   if (h != nullptr || g_failed.load(std::memory_order_relaxed)) return h;
   int expected = 0;
-  if (!g_opening.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return nullptr;  // another thread
+  if (!g_opening.compare_exchange_strong(expected, 1, std::memory_order_acq_rel))
+    return nullptr;  // another thread
   h = make_ring();
   if (h == nullptr) g_failed.store(true, std::memory_order_relaxed);
   g_ring.store(h, std::memory_order_release);
@@ -119,7 +121,8 @@ struct Narrow {
   explicit Narrow(const wchar_t* w) {
     std::size_t n = 0;
     if (w != nullptr)
-      for (; n + 1 < sizeof text && w[n] != 0; ++n) text[n] = (w[n] > 0 && w[n] < 128) ? static_cast<char>(w[n]) : '?';
+      for (; n + 1 < sizeof text && w[n] != 0; ++n)
+        text[n] = (w[n] > 0 && w[n] < 128) ? static_cast<char>(w[n]) : '?';
     text[n] = '\0';
   }
 };
@@ -159,30 +162,48 @@ nvtxRangeId_t start(const char* name) {
   return id;
 }
 
-void end(nvtxRangeId_t id) { put(ring::EventKind::end, 0, id, nullptr); }
+void end(nvtxRangeId_t id) {
+  put(ring::EventKind::end, 0, id, nullptr);
+}
 
-int NVTX_API range_push_a(const char* message) { return push(message); }
-int NVTX_API range_push_w(const wchar_t* message) { return push(Narrow(message).text); }
+int NVTX_API range_push_a(const char* message) {
+  return push(message);
+}
+int NVTX_API range_push_w(const wchar_t* message) {
+  return push(Narrow(message).text);
+}
 int NVTX_API range_push_ex(const nvtxEventAttributes_t* a) {
   Narrow n(nullptr);
   return push(message_of(a, n));
 }
-int NVTX_API range_pop() { return pop(); }
-nvtxRangeId_t NVTX_API range_start_a(const char* message) { return start(message); }
-nvtxRangeId_t NVTX_API range_start_w(const wchar_t* message) { return start(Narrow(message).text); }
+int NVTX_API range_pop() {
+  return pop();
+}
+nvtxRangeId_t NVTX_API range_start_a(const char* message) {
+  return start(message);
+}
+nvtxRangeId_t NVTX_API range_start_w(const wchar_t* message) {
+  return start(Narrow(message).text);
+}
 nvtxRangeId_t NVTX_API range_start_ex(const nvtxEventAttributes_t* a) {
   Narrow n(nullptr);
   return start(message_of(a, n));
 }
-void NVTX_API range_end(nvtxRangeId_t id) { end(id); }
+void NVTX_API range_end(nvtxRangeId_t id) {
+  end(id);
+}
 int NVTX_API domain_push_ex(nvtxDomainHandle_t /*domain*/, const nvtxEventAttributes_t* a) {
   return range_push_ex(a);
 }
-int NVTX_API domain_pop(nvtxDomainHandle_t /*domain*/) { return pop(); }
+int NVTX_API domain_pop(nvtxDomainHandle_t /*domain*/) {
+  return pop();
+}
 nvtxRangeId_t NVTX_API domain_start_ex(nvtxDomainHandle_t /*domain*/, const nvtxEventAttributes_t* a) {
   return range_start_ex(a);
 }
-void NVTX_API domain_end(nvtxDomainHandle_t /*domain*/, nvtxRangeId_t id) { end(id); }
+void NVTX_API domain_end(nvtxDomainHandle_t /*domain*/, nvtxRangeId_t id) {
+  end(id);
+}
 // Registered strings: the handle is a copy of the string, kept for the process's life (NVTX has no
 // call to release one).
 nvtxStringHandle_t NVTX_API register_string_a(nvtxDomainHandle_t /*domain*/, const char* s) {
@@ -196,7 +217,9 @@ nvtxDomainHandle_t NVTX_API domain_create_a(const char* /*name*/) {
   static char domain = 0;
   return reinterpret_cast<nvtxDomainHandle_t>(&domain);
 }
-nvtxDomainHandle_t NVTX_API domain_create_w(const wchar_t* /*name*/) { return domain_create_a(nullptr); }
+nvtxDomainHandle_t NVTX_API domain_create_w(const wchar_t* /*name*/) {
+  return domain_create_a(nullptr);
+}
 
 // A forked child writes its own ring, made at its first event; the parent's stays the parent's.
 void after_fork_in_child() {
@@ -222,7 +245,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(N
   if (callbacks == nullptr || callbacks->GetModuleFunctionTable == nullptr) return 0;
   NvtxFunctionTable core = nullptr;
   unsigned core_size = 0;
-  if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &core, &core_size) == 0 || core == nullptr) return 0;
+  if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &core, &core_size) == 0 || core == nullptr)
+    return 0;
   set(core, core_size, NVTX_CBID_CORE_RangePushA, &range_push_a);
   set(core, core_size, NVTX_CBID_CORE_RangePushW, &range_push_w);
   set(core, core_size, NVTX_CBID_CORE_RangePushEx, &range_push_ex);
