@@ -46,7 +46,7 @@ def main():
             open(f"{out}/report-capture.json", "w"), indent=2)
         cs = summary.get("chip_samples") or {}
         lines.append(f"capture {os.path.basename(cap.rstrip('/'))}: state {summary['state']}, interval "
-                     f"{summary['interval_ms']} ms (session {summary['session_interval_ms']} ms)")
+                     f"{summary['interval_ms']} ms (the live session's interval: {summary['session_interval_ms']} ms)")
         if cs:
             lines.append(f"chip samples from +{cs['from_s']:.2f} s to the end: expected {cs['expected']:.0f}, "
                          f"received {cs['received']} ({100 * cs['received'] / max(cs['expected'], 1):.2f}%)")
