@@ -116,7 +116,7 @@ RingReader::~RingReader() {
 
 std::size_t RingReader::read(std::int64_t since_ns, std::vector<NvtxRange>& out) {
   if (map_ == nullptr) return 0;
-  auto* h = static_cast<nvtx_ring::Header*>(map_);
+  const auto* h = static_cast<const nvtx_ring::Header*>(map_);
   const auto* slots = reinterpret_cast<const nvtx_ring::Slot*>(h + 1);
   const std::uint64_t written = __atomic_load_n(&h->written, __ATOMIC_ACQUIRE);
   if (written > next_ + capacity_) {  // overwritten before they were read
@@ -127,13 +127,16 @@ std::size_t RingReader::read(std::int64_t since_ns, std::vector<NvtxRange>& out)
   for (; next_ < written; ++next_) {
     const nvtx_ring::Slot& slot = slots[next_ % capacity_];
     const std::uint64_t before = __atomic_load_n(&slot.seq, __ATOMIC_ACQUIRE);
-    if (before == 0 && next_ + 1 == written) break;  // claimed, not yet whole: the next read takes it
+    if (before > next_ + 1) {  // already rewritten by a later event
+      ++lost_;
+      continue;
+    }
+    if (before != next_ + 1) break;  // claimed and not yet whole: the next read takes it
     nvtx_ring::Slot copy;
     std::memcpy(&copy, &slot, sizeof copy);
     std::atomic_thread_fence(std::memory_order_acquire);
-    const std::uint64_t after = __atomic_load_n(&slot.seq, __ATOMIC_RELAXED);
-    if (before != next_ + 1 || after != before) {
-      ++lost_;  // torn or already overwritten
+    if (__atomic_load_n(&slot.seq, __ATOMIC_RELAXED) != before) {
+      ++lost_;  // rewritten while it was copied
       continue;
     }
     copy.name[nvtx_ring::kNameBytes - 1] = '\0';

@@ -800,7 +800,41 @@ struct HandRing {
     std::ofstream out(path, std::ios::binary);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
+  // Rewrites the file in place (a reader's mapping sees it), as a writer does.
+  void update() const {
+    std::fstream out(path, std::ios::binary | std::ios::in | std::ios::out);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  nvtx_ring::Slot& slot(std::size_t i) {
+    return reinterpret_cast<nvtx_ring::Slot*>(bytes.data() + sizeof(nvtx_ring::Header))[i];
+  }
 };
+
+// A slot claimed but not yet whole (its sequence number still 0) stops the read there: the first read
+// takes only A's push; once the slot is published, the next read takes B's push and its pop: B, 10 ns.
+TEST(NvtxRing, ASlotNotYetWholeIsTakenByTheNextRead) {
+  const fs::path dir = temp_dir("ring-partial");
+  using K = nvtx_ring::EventKind;
+  HandRing ring(dir / "4242.ring");
+  ring.add(K::push, 10, 1, 1, 0, "A");
+  ring.add(K::push, 20, 1, 2, 0, "B");
+  ring.add(K::pop, 30, 1, 2, 0);
+  ring.slot(1).seq = 0;
+  ring.save();
+  std::string why;
+  auto reader = RingReader::open(ring.path, why);
+  ASSERT_TRUE(reader) << why;
+  std::vector<NvtxRange> out;
+  EXPECT_EQ(reader->read(0, out), 1u);
+  EXPECT_TRUE(out.empty());
+  ring.slot(1).seq = 2;
+  ring.update();
+  EXPECT_EQ(reader->read(0, out), 2u);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].name, "B");
+  EXPECT_EQ(out[0].end_ns - out[0].start_ns, 10);
+  EXPECT_EQ(reader->lost(), 0u);
+}
 
 TEST(NvtxRing, TheReaderPairsPushesPopsStartsAndEndsByHand) {
   const fs::path dir = temp_dir("ring-hand");

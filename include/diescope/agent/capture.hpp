@@ -1,8 +1,9 @@
 // Triggered captures in the agent (docs/agent.md#triggered-captures): rules read from a JSON file,
 // each a condition (a gap held for a time, DIE-Util low while GPU-Util is high, a POST /capture, a
-// SIGUSR1) and a length. A fired rule records one GPU for that length with the counters held on and
-// the host probes at 10 ms following the job's process tree, into a capture folder with the
-// recording, report.html, report.json and trace.json; the job record links to it. A per-GPU rate
+// SIGUSR1) and a length. A fired rule records one GPU for that length with the counters held on at
+// the shortest interval that holds, the host probes at 10 ms following the job's process tree, and
+// the job's NVTX ranges from its rings (docs/agent.md#nvtx-in-captures), into a capture folder with the
+// recording, report.html, report.json, trace.json and nvtx.csv; the job record links to it. A per-GPU rate
 // limit, a disk quota that deletes the oldest capture first, and a full disk that ends a capture with
 // a note, never the agent.
 #pragma once
