@@ -6,7 +6,7 @@ against (bench/energy/resnet50_steps.sh, docs/energy.md#checked-on-the-h200).
 One step is one optimizer step over --accum micro-batches of --micro images (gradient accumulation),
 so that a step lasts seconds: NVML's counter moves in steps of tens of joules, and a boundary read
 between two of them is uncertain by up to one. After every step the program synchronises, then reads
-the counter through ctypes (libnvidia-ml.so.1, nvmlDeviceGetTotalEnergyConsumption) and the time
+the counter (nvml_energy.py: nvmlDeviceGetTotalEnergyConsumption through ctypes) and the time
 (CLOCK_REALTIME, time.time_ns, the recording's clock) before and after the call. A thread polls the
 counter every 2 ms and keeps each change, which gives the counter's own update period.
 
@@ -17,7 +17,6 @@ counter's changes), OUT/env.json; prints the window markers `diescope run --wind
 """
 import argparse
 import csv
-import ctypes
 import json
 import os
 import sys
@@ -31,36 +30,7 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 
 from resnet50_amp import resnet50  # noqa: E402
-
-
-class Nvml:
-    """The one NVML call the reference needs, through ctypes."""
-
-    def __init__(self, index):
-        lib = None
-        for name in ("libnvidia-ml.so.1", "/usr/local/nvidia/lib64/libnvidia-ml.so.1"):
-            try:
-                lib = ctypes.CDLL(name)
-                break
-            except OSError:
-                continue
-        if lib is None:
-            raise SystemExit("resnet50_steps: libnvidia-ml.so.1 not found; run on a machine with the NVIDIA driver")
-        self.lib = lib
-        if lib.nvmlInit_v2() != 0:
-            raise SystemExit("resnet50_steps: nvmlInit_v2 failed")
-        self.handle = ctypes.c_void_p()
-        if lib.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(index), ctypes.byref(self.handle)) != 0:
-            raise SystemExit("resnet50_steps: no NVML device %d" % index)
-        self.lock = threading.Lock()
-
-    def energy_mj(self):
-        v = ctypes.c_ulonglong()
-        with self.lock:
-            rc = self.lib.nvmlDeviceGetTotalEnergyConsumption(self.handle, ctypes.byref(v))
-        if rc != 0:
-            raise SystemExit("resnet50_steps: nvmlDeviceGetTotalEnergyConsumption returned %d" % rc)
-        return v.value
+from nvml_energy import NvmlEnergy  # noqa: E402
 
 
 def main():
@@ -76,7 +46,7 @@ def main():
     if not torch.cuda.is_available():
         print("resnet50_steps: no CUDA device visible to PyTorch", file=sys.stderr)
         return 2
-    nvml = Nvml(args.nvml_index)
+    nvml = NvmlEnergy(args.nvml_index, "resnet50_steps")
 
     # The counter's changes, polled every 2 ms for the whole run.
     changes = []
@@ -85,7 +55,7 @@ def main():
     def poll():
         last = None
         while not done.is_set():
-            t, e = time.time_ns(), nvml.energy_mj()
+            t, e = time.time_ns(), nvml.millijoules()
             if e != last:
                 changes.append((t, e))
                 last = e
@@ -134,7 +104,7 @@ def main():
     def boundary():
         torch.cuda.synchronize()
         t0 = time.time_ns()
-        e = nvml.energy_mj()
+        e = nvml.millijoules()
         t1 = time.time_ns()
         return (t0 + t1) // 2, e, t1 - t0
 
