@@ -1,6 +1,6 @@
 # The install step (docs/building.md#installing): what a machine or a container image needs to run
 # diescope, all in one folder because each program finds the others beside itself (diescope-cupti,
-# diescope-workload, libdiescope-range.so). With DIESCOPE_SPLIT_DEBUG (the default) every installed
+# diescope-workload, libdiescope-range.so, libdiescope-nvtx.so). With DIESCOPE_SPLIT_DEBUG (the default) every installed
 # file is stripped and its debug info goes to <prefix>/lib/debug/<absolute bin dir>/<name>.debug,
 # linked back with a GNU debuglink, where gdb finds it (`set debug-file-directory <prefix>/lib/debug`;
 # automatic for the prefix /usr).
@@ -8,7 +8,7 @@ include(GNUInstallDirs)
 option(DIESCOPE_SPLIT_DEBUG "Install stripped binaries, their debug info kept apart under lib/debug" ON)
 
 set(DIESCOPE_INSTALLED_FILES "")
-foreach(target diescope diescope-cupti diescope-workload diescope-range)
+foreach(target diescope diescope-cupti diescope-workload diescope-range diescope-nvtx)
   if(TARGET ${target})
     install(TARGETS ${target}
             RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime

@@ -47,6 +47,64 @@ std::string seconds_text(recording::TimeNs ns) {
 
 }  // namespace
 
+// docs/agent.md#what-a-capture-holds: a record's chip samples keep the session's interval while a
+// capture samples at a shorter one.
+void fold_short_samples(std::vector<recording::OwnedChipSample>& samples, recording::TimeNs interval_ns) {
+  if (interval_ns <= 0 || samples.empty()) return;
+  std::vector<recording::OwnedChipSample> out;
+  out.reserve(samples.size());
+  std::optional<recording::OwnedChipSample> acc;
+  std::vector<double> weights;  // per unit and diagnostic column: the time its values covered
+  auto add = [&](const recording::OwnedChipSample& s) {
+    const auto span = static_cast<double>(s.end_ns - s.start_ns);
+    if (!acc) {
+      acc = recording::OwnedChipSample{s.start_ns, s.end_ns, std::vector<double>(s.units.size(), 0.0),
+                                       std::vector<double>(s.diagnostics.size(), 0.0),
+                                       std::vector<double>(s.counts.size(), 0.0)};
+      weights.assign(s.units.size() + s.diagnostics.size(), 0.0);
+    }
+    acc->end_ns = s.end_ns;
+    auto mean_part = [&](const std::vector<double>& from, std::vector<double>& to, std::size_t offset) {
+      for (std::size_t i = 0; i < from.size() && i < to.size(); ++i)
+        if (std::isfinite(from[i])) {
+          to[i] += from[i] * span;
+          weights[offset + i] += span;
+        }
+    };
+    mean_part(s.units, acc->units, 0);
+    mean_part(s.diagnostics, acc->diagnostics, acc->units.size());
+    for (std::size_t i = 0; i < s.counts.size() && i < acc->counts.size(); ++i) acc->counts[i] += s.counts[i];
+  };
+  auto flush = [&] {
+    if (!acc) return;
+    for (std::size_t i = 0; i < acc->units.size(); ++i)
+      acc->units[i] = weights[i] > 0 ? acc->units[i] / weights[i] : analysis::kNaN;
+    for (std::size_t i = 0; i < acc->diagnostics.size(); ++i) {
+      const double w = weights[acc->units.size() + i];
+      acc->diagnostics[i] = w > 0 ? acc->diagnostics[i] / w : analysis::kNaN;
+    }
+    out.push_back(std::move(*acc));
+    acc.reset();
+  };
+  for (recording::OwnedChipSample& s : samples) {
+    const recording::TimeNs span = s.end_ns - s.start_ns;
+    const bool same_shape =
+        !acc || (s.units.size() == acc->units.size() && s.diagnostics.size() == acc->diagnostics.size() &&
+                 s.counts.size() == acc->counts.size());
+    if (span * 2 >= interval_ns || span <= 0) {  // a sample at the session's interval (or a setup) stays
+      flush();
+      out.push_back(std::move(s));
+      continue;
+    }
+    // Only back-to-back samples fold together: a gap (a lost stretch, a restart) ends the span.
+    if (acc && (!same_shape || s.start_ns < acc->end_ns || s.start_ns - acc->end_ns > span)) flush();
+    add(s);
+    if (acc->end_ns - acc->start_ns >= interval_ns) flush();
+  }
+  flush();
+  samples = std::move(out);
+}
+
 void validate_settings(const AgentSettings& s) {
   if (!(s.poll_ms >= 10) || !std::isfinite(s.poll_ms)) {
     throw core::UsageError("--drain-ms must be at least 10 ms", "e.g. --drain-ms 1000 (the default)");
@@ -85,6 +143,9 @@ struct Agent::GpuState {
 
   recording::TimeNs hold_until = 0;  // a capture keeps the counters on until then
   bool window_observed = false;      // this period's window figures are in status().last_window
+  // A capture restarted the sampler at another interval: its confirmed stop does not end the on-time
+  // (the next confirmed start, or a stop with a reason, clears it).
+  bool restart_bridge = false;
 
   std::optional<PowerOverPeriod> power;  // the host's power source over this period so far
   std::optional<Restart> restart;        // for the next record
@@ -168,6 +229,7 @@ void Agent::absorb(GpuState& g, collect::GpuBatch& batch) {
   const recording::TimeNs lo = g.period_start;
   const recording::TimeNs hi = now_ns_ + kFutureSlackNs;
   recording::MemoryRecording& p = *g.period;
+  fold_short_samples(batch.list<recording::ChipSample>(), ms_to_ns(g.meta.interval_ms));
   auto inside = [&](recording::TimeNs ts) { return ts >= lo && ts <= hi; };
   recording::for_each_kind<recording::StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
     for (auto& r : batch.list<Record>()) {
@@ -180,6 +242,11 @@ void Agent::absorb(GpuState& g, collect::GpuBatch& batch) {
     }
   });
   for (const recording::CountersEvent& e : batch.counters) {
+    if (!e.on && g.restart_bridge && e.reason.empty() && g.hot) {
+      g.restart_bridge = false;  // the sampler stopped to start again at a capture's interval
+      continue;
+    }
+    if (e.on) g.restart_bridge = false;
     if (e.on) {
       if (!g.hot) {  // a start the agent did not ask for in this stretch (a sampler restart)
         g.hot = true;
@@ -417,6 +484,14 @@ void Agent::hold_counters(std::size_t gpu, recording::TimeNs until_ns) {
   GpuState& g = *gpus_.at(gpu);
   g.hold_until = until_ns;
   if (!ended_) schedule(g, now_ns_);
+}
+
+bool Agent::sample_interval(std::size_t gpu, double interval_ms) {
+  GpuState& g = *gpus_.at(gpu);
+  if (ended_ || !source_.set_interval(gpu, interval_ms, now_ns_)) return false;
+  // A sampler running now is restarted by the source: the counters stay wanted throughout.
+  if (g.requested_on && g.hot) g.restart_bridge = true;
+  return true;
 }
 
 // A window's figures once its counters are off and one more drain has brought its last samples: the

@@ -3,6 +3,11 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <tuple>
 #include <system_error>
 #include <type_traits>
 #include <unistd.h>
@@ -30,6 +35,11 @@ namespace {
 
 constexpr const char* kSummaryFile = "capture.json";
 constexpr const char* kRecordingFile = "capture.dsrec";
+constexpr const char* kNvtxFile = "nvtx.csv";
+// How many NVTX names the report's block lists (the most time first); nvtx.csv holds every range.
+constexpr std::size_t kNvtxNamesShown = 12;
+// At most this many ranges a capture (nvtx.csv and the trace); the rest are counted, not kept.
+constexpr std::size_t kMaxNvtxRanges = 200000;
 // How long the HTTP thread waits for the agent's loop to act on a request.
 constexpr auto kHttpWait = std::chrono::seconds(4);
 
@@ -86,6 +96,92 @@ std::string query_value(const std::string& query, const std::string& key) {
   return {};
 }
 
+// A CSV field: quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+// The ranges by name, the most time first: count, total and mean time, how many were still open.
+json nvtx_by_name(const std::vector<NvtxRange>& ranges) {
+  struct Sum {
+    long count = 0;
+    long open = 0;
+    recording::TimeNs total = 0;
+  };
+  std::map<std::string, Sum> by;
+  for (const NvtxRange& r : ranges) {
+    Sum& s = by[r.name];
+    ++s.count;
+    s.open += r.open ? 1 : 0;
+    s.total += std::max<recording::TimeNs>(r.end_ns - r.start_ns, 0);
+  }
+  std::vector<std::pair<std::string, Sum>> rows(by.begin(), by.end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& x, const auto& y) { return x.second.total > y.second.total; });
+  if (rows.size() > kNvtxNamesShown) rows.resize(kNvtxNamesShown);
+  json out = json::array();
+  for (const auto& [name, sum] : rows)
+    out.push_back({{"name", name},
+                   {"count", sum.count},
+                   {"open", sum.open},
+                   {"total_s", static_cast<double>(sum.total) / 1e9},
+                   {"mean_ms", static_cast<double>(sum.total) / 1e6 / static_cast<double>(sum.count)}});
+  return out;
+}
+
+std::string nvtx_csv(const std::vector<NvtxRange>& ranges) {
+  std::string out = "pid,tid,depth,name,start_ns,end_ns,duration_ms,open\n";
+  for (const NvtxRange& r : ranges)
+    out += fmt::format("{},{},{},{},{},{},{:.6f},{}\n", r.pid, r.tid, r.depth, csv_field(r.name), r.start_ns,
+                       r.end_ns, static_cast<double>(r.end_ns - r.start_ns) / 1e6, r.open ? 1 : 0);
+  return out;
+}
+
+// Adds the ranges to a trace.json the trace renderer wrote: one process "NVTX", a track per thread of
+// the job, a slice per range, at the trace's own origin (docs/agent.md#nvtx-in-captures).
+void add_nvtx_to_trace(const fs::path& trace, const std::vector<NvtxRange>& ranges) {
+  if (ranges.empty()) return;
+  std::ifstream in(trace, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t tail = text.rfind("\n]}");
+  const std::string key = "\"time_origin_ns\":";
+  const std::size_t at = text.find(key);
+  if (tail == std::string::npos || at == std::string::npos)
+    throw core::Error("the trace " + trace.string() + " does not end as the trace renderer writes it", "",
+                      core::kExitInput);
+  const recording::TimeNs origin = std::stoll(text.substr(at + key.size(), 24));
+  constexpr int kNvtxPid = 3;
+  std::string events = fmt::format(R"(,
+{{"ph":"M","pid":{},"name":"process_name","args":{{"name":"NVTX ranges of the job"}}}})",
+                                   kNvtxPid);
+  std::set<std::pair<std::int64_t, std::uint32_t>> threads;
+  for (const NvtxRange& r : ranges)
+    if (threads.insert({r.pid, r.tid}).second)
+      events += fmt::format(R"(,
+{{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":"pid {} thread {}"}}}})",
+                            kNvtxPid, r.tid, r.pid, r.tid);
+  for (const NvtxRange& r : ranges) {
+    const recording::TimeNs start = std::max(r.start_ns, origin);
+    const recording::TimeNs end = std::max(r.end_ns, start);
+    json args{{"pid", r.pid}, {"depth", r.depth}};
+    if (r.start_ns < origin) args["start_ns"] = r.start_ns;  // began before the capture: drawn from its start
+    if (r.open) args["open"] = true;
+    events += ",\n" + json{{"ph", "X"},
+                           {"pid", kNvtxPid},
+                           {"tid", r.tid},
+                           {"name", r.name},
+                           {"ts", static_cast<double>(start - origin) / 1e3},
+                           {"dur", static_cast<double>(end - start) / 1e3},
+                           {"args", args}}
+                          .dump();
+  }
+  text.insert(tail, events);
+  core::write_file_atomically(trace, text);
+}
+
 }  // namespace
 
 struct CaptureManager::Active {
@@ -102,6 +198,25 @@ struct CaptureManager::Active {
   std::optional<collect::ChipSource> chip_source;  // from the recording's columns; nullopt: none
   std::optional<CaptureOutcome> outcome;           // nullopt while it runs
   std::vector<std::string> notes;
+
+  // The chip interval (docs/agent.md#what-a-capture-holds): the capture's, and the session's it returns to.
+  double interval_ms = 0;
+  double session_interval_ms = 0;
+  bool interval_changed = false;
+  // Until the counters' confirmed start after the capture began (or the change of interval), chip
+  // samples are not yet usable; then the first sample after that start spans the setup.
+  bool awaiting_on = false;
+  std::optional<recording::TimeNs> on_ns;      // that confirmed start
+  std::optional<recording::TimeNs> usable_ns;  // from here on samples are at the capture's interval
+  recording::TimeNs last_chip_end_ns = 0;      // before the restart: where the old sampler's samples stop
+  long chip_received = 0;                      // chip samples that start at or after usable_ns
+
+  // NVTX (docs/agent.md#nvtx-in-captures): the rings of the job's processes, read at every step.
+  std::map<std::int64_t, RingReader> rings;
+  std::set<std::int64_t> not_ours;  // rings of processes outside the job's tree
+  std::vector<NvtxRange> ranges;
+  std::uint64_t ranges_left_out = 0;  // past kMaxNvtxRanges
+  std::vector<std::string> ring_errors;
 
   std::mutex mutex;  // the writer is shared with the host probes' thread
   std::unique_ptr<recording::RecordingWriter> writer;
@@ -316,11 +431,20 @@ void CaptureManager::write_summary(const Active& a, const std::string& state) co
     j["job"] = nullptr;
   }
   j["job_left_ns"] = a.job_left_ns ? json(*a.job_left_ns) : json(nullptr);
-  j["interval_ms"] = agent_.source().meta(a.gpu).interval_ms;
+  j["interval_ms"] = a.interval_ms;
+  j["session_interval_ms"] = a.session_interval_ms;
+  // Samples expected at the capture's interval from the first usable one to the end, and received.
+  if (a.usable_ns && a.closed_ns > *a.usable_ns) {
+    const double expected = static_cast<double>(a.closed_ns - *a.usable_ns) / (a.interval_ms * 1e6);
+    j["chip_samples"] = {{"expected", std::floor(expected)},
+                         {"received", a.chip_received},
+                         {"from_s", static_cast<double>(*a.usable_ns - a.start_ns) / 1e9}};
+  } else {
+    j["chip_samples"] = nullptr;
+  }
   j["host_interval_ms"] = hooks_.host_probes ? json(rules_.settings.host_interval_ms) : json(nullptr);
-  j["nvtx"] =
-      "not recorded: the agent does not load itself into the programs it watches, and NVTX ranges are only "
-      "seen from inside a program (docs/agent.md#what-a-capture-holds)";
+  j["nvtx"] = nvtx_text(a);
+  if (!a.rings.empty()) j["nvtx_file"] = kNvtxFile;
   j["notes"] = a.notes;
   j["files"] = {{"recording", kRecordingFile},
                 {"report", "report.html"},
@@ -384,6 +508,34 @@ std::optional<std::string> CaptureManager::start(std::size_t rule_i, std::size_t
   if (hooks_.job) a->job = hooks_.job(gpu_index);
   meta.command.clear();
   if (a->job) meta.command = {a->job->name};
+  // The capture's interval: the sampler restarts at it (docs/agent.md#what-a-capture-holds).
+  a->session_interval_ms = meta.interval_ms;
+  a->interval_ms = meta.interval_ms;
+  const bool counters_were_on = agent_.source().counters_on(gpu);
+  const double wanted_ms =
+      rule.interval_ms > 0 ? rule.interval_ms : default_capture_interval_ms(meta.gpu.model, meta.interval_ms);
+  if (wanted_ms != meta.interval_ms) {
+    // A source that cannot change its interval is noted only when the rule asked for one: the default
+    // is the shortest that holds where the source can sample at all.
+    if (a->chip_source == collect::ChipSource::gpm) {
+      if (rule.interval_ms > 0)
+        a->notes.push_back(
+            fmt::format("NVML GPM keeps its own interval ({:g} ms); the capture's {:g} ms is for "
+                        "PM sampling",
+                        meta.interval_ms, wanted_ms));
+    } else if (agent_.sample_interval(gpu, wanted_ms)) {
+      a->interval_ms = wanted_ms;
+      a->interval_changed = true;
+    } else if (rule.interval_ms > 0) {
+      a->notes.push_back(
+          fmt::format("the {} source keeps its interval ({:g} ms): the capture's {:g} ms needs "
+                      "a live session",
+                      agent_.source().kind(), meta.interval_ms, wanted_ms));
+    }
+  }
+  meta.interval_ms = a->interval_ms;
+  a->awaiting_on = a->interval_changed || !counters_were_on;
+  if (!a->awaiting_on) a->usable_ns = now;
   try {
     if (ec)
       throw core::Error("cannot create " + a->folder.string() + ": " + ec.message(), "", core::kExitInput);
@@ -396,6 +548,7 @@ std::optional<std::string> CaptureManager::start(std::size_t rule_i, std::size_t
                              fmt::format("host probes follow process {} and its children ({})",
                                          a->job->root_pid, a->job->name)});
   } catch (const std::exception& e) {
+    if (a->interval_changed) agent_.sample_interval(gpu, a->session_interval_ms);
     outcome = CaptureOutcome::failed;
     count(rule_i, outcome);
     log(fmt::format("rule {} fired on GPU {} but its capture could not start: {}", rule.name, gpu_index,
@@ -446,6 +599,8 @@ void CaptureManager::on_batch(std::size_t gpu, const collect::GpuBatch& batch) {
   Active& a = *active_[gpu];
   std::lock_guard lock(a.mutex);
   const recording::TimeNs lo = a.start_ns;
+  for (const auto& e : batch.counters)
+    if (e.on && a.awaiting_on && !a.on_ns && e.ts_ns >= lo) a.on_ns = e.ts_ns;
   recording::for_each_kind<recording::StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
     if constexpr (std::is_same_v<Record, recording::HostSample>) {
       return;  // the capture's own probes write the host
@@ -454,6 +609,9 @@ void CaptureManager::on_batch(std::size_t gpu, const collect::GpuBatch& batch) {
         if constexpr (std::is_same_v<Record, recording::ChipSample>) {
           if (a.chip_stopped || r.end_ns <= lo) continue;
           if (batch.columns_changed_at && r.end_ns > *batch.columns_changed_at) continue;
+          if (a.on_ns && !a.usable_ns && r.start_ns >= *a.on_ns) a.usable_ns = r.end_ns;  // the setup sample
+          if (!a.on_ns) a.last_chip_end_ns = std::max(a.last_chip_end_ns, r.end_ns);
+          if (a.usable_ns && r.start_ns >= *a.usable_ns) ++a.chip_received;
         } else {
           if (r.ts_ns < lo) continue;
         }
@@ -481,13 +639,100 @@ void CaptureManager::on_batch(std::size_t gpu, const collect::GpuBatch& batch) {
   }
 }
 
+// docs/agent.md#nvtx-in-captures: the rings of the job's processes (the root the host probes follow and
+// its descendants), found under the ring folder and read since the previous step.
+void CaptureManager::read_nvtx(Active& a) {
+  if (hooks_.nvtx_dir.empty() || !a.job || a.job->root_pid <= 0) return;
+  std::error_code ec;
+  for (fs::directory_iterator it(hooks_.nvtx_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() < 6 || name.compare(name.size() - 5, 5, ".ring") != 0) continue;
+    std::int64_t pid = 0;
+    try {
+      std::size_t used = 0;
+      pid = std::stoll(name.substr(0, name.size() - 5), &used);
+      if (used != name.size() - 5) continue;
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (a.rings.count(pid) || a.not_ours.count(pid)) continue;
+    if (!in_process_tree(hooks_.proc, pid, a.job->root_pid)) {
+      a.not_ours.insert(pid);
+      continue;
+    }
+    std::string why;
+    if (auto r = RingReader::open(it->path(), why)) {
+      a.rings.emplace(pid, std::move(*r));
+    } else {
+      a.not_ours.insert(pid);
+      a.ring_errors.push_back(why);
+    }
+  }
+  for (auto& [pid, ring] : a.rings) ring.read(a.start_ns, a.ranges);
+  if (a.ranges.size() > kMaxNvtxRanges) {
+    a.ranges_left_out += a.ranges.size() - kMaxNvtxRanges;
+    a.ranges.resize(kMaxNvtxRanges);
+  }
+}
+
+std::string CaptureManager::nvtx_text(const Active& a) const {
+  if (hooks_.nvtx_dir.empty()) return "not recorded: no NVTX ring folder is set";
+  if (!hooks_.job) return "not recorded: attribution is off, so there is no job whose NVTX rings to read";
+  if (!a.job) return "not recorded: no job held the GPU when the capture started";
+  if (a.job->root_pid <= 0) return "not recorded: the job has no process on this host to follow";
+  if (a.rings.empty())
+    return fmt::format(
+        "not recorded: no process of the job (pid {} and its children) wrote an NVTX ring under {}; start "
+        "the job "
+        "with NVTX_INJECTION64_PATH naming libdiescope-nvtx.so (docs/agent.md#nvtx-in-captures)",
+        a.job->root_pid, hooks_.nvtx_dir.string());
+  std::uint64_t lost = 0;
+  std::uint64_t unmatched = 0;
+  for (const auto& [pid, ring] : a.rings) {
+    lost += ring.lost();
+    unmatched += ring.unmatched();
+  }
+  std::string text = fmt::format("{} range(s) from {} process(es) of the job, in {}", a.ranges.size(),
+                                 a.rings.size(), kNvtxFile);
+  if (lost > 0) text += fmt::format("; {} event(s) were overwritten in the ring before they were read", lost);
+  if (unmatched > 0) text += fmt::format("; {} pop(s) or end(s) matched no push or start", unmatched);
+  if (a.ranges_left_out > 0)
+    text += fmt::format("; {} more range(s) left out (at most {} kept)", a.ranges_left_out, kMaxNvtxRanges);
+  return text;
+}
+
 void CaptureManager::finish(Active& a, const std::string& why, CaptureOutcome outcome) {
   a.stop_host = true;
   if (a.host.joinable()) a.host.join();
   const recording::TimeNs now = std::max(agent_.now_ns(), a.start_ns);
   a.closed_ns = now;
+  // Back to the session's interval (the hold is released first, so a sampler no longer wanted is not
+  // restarted for it).
+  if (a.interval_changed) agent_.sample_interval(a.gpu, a.session_interval_ms);
+  read_nvtx(a);
+  for (const auto& [pid, ring] : a.rings) ring.close_open(now, a.start_ns, a.ranges);
+  std::sort(a.ranges.begin(), a.ranges.end(), [](const NvtxRange& x, const NvtxRange& y) {
+    return std::tie(x.start_ns, x.pid, x.tid, x.depth) < std::tie(y.start_ns, y.pid, y.tid, y.depth);
+  });
+  if (a.interval_changed || a.awaiting_on) {
+    if (a.usable_ns) {
+      const recording::TimeNs from = std::max(a.start_ns, a.last_chip_end_ns);
+      a.notes.push_back(fmt::format(
+          "the sampler {} at {:g} ms: no usable chip samples from {:+.2f} s to {:+.2f} s of the capture (its "
+          "start-up; the first sample after the counters' start spans it and is dropped)",
+          a.interval_changed ? "restarted" : "started", a.interval_ms,
+          static_cast<double>(from - a.start_ns) / 1e9,
+          static_cast<double>(*a.usable_ns - a.start_ns) / 1e9));
+    } else {
+      a.notes.emplace_back("the sampler did not deliver chip samples during the capture");
+    }
+  }
   {
     std::lock_guard lock(a.mutex);
+    if (!a.ranges.empty() || !a.rings.empty())
+      a.put(recording::Note{now, "nvtx",
+                            fmt::format("{} NVTX range(s) of {} process(es) of the job in {}",
+                                        a.ranges.size(), a.rings.size(), kNvtxFile)});
     if (a.dropped > 0)
       a.notes.push_back(fmt::format("{} record(s) out of time order or refused by the writer were left out{}",
                                     a.dropped,
@@ -498,6 +743,13 @@ void CaptureManager::finish(Active& a, const std::string& why, CaptureOutcome ou
     } catch (const std::exception& e) {
       outcome = CaptureOutcome::disk_full;
       a.notes.push_back(std::string("closing the recording failed: ") + e.what());
+    }
+  }
+  if (!a.rings.empty()) {
+    try {
+      core::write_file_atomically(a.folder / kNvtxFile, nvtx_csv(a.ranges));
+    } catch (const std::exception& e) {
+      a.notes.push_back(std::string(kNvtxFile) + " not written: " + e.what());
     }
   }
   if (!a.notes.empty() || outcome != CaptureOutcome::written)
@@ -534,7 +786,9 @@ void CaptureManager::finish(Active& a, const std::string& why, CaptureOutcome ou
       block["job_left_s"] = nullptr;
       block["job_left_s_reason"] = a.job ? "the job held the GPU to the capture's end" : "no job to leave";
     }
-    block["nvtx"] = "not recorded (the agent does not load into the program)";
+    block["nvtx"] = nvtx_text(a);
+    block["nvtx_ranges"] = nvtx_by_name(a.ranges);
+    block["interval_ms"] = a.interval_ms;
     block["notes"] = a.notes;
     r.report["capture"] = block;
     report::MultiRenderer renderers;
@@ -542,6 +796,7 @@ void CaptureManager::finish(Active& a, const std::string& why, CaptureOutcome ou
     renderers.add(std::make_unique<report::HtmlRenderer>(a.folder / "report.html"));
     renderers.add(std::make_unique<report::TraceRenderer>(a.folder / "trace.json"));
     renderers.render(report::ReportInput{r.report, r.source.get(), &r.analysis});
+    add_nvtx_to_trace(a.folder / "trace.json", a.ranges);
   } catch (const std::exception& e) {
     if (outcome == CaptureOutcome::written) outcome = CaptureOutcome::failed;
     a.outcome = outcome;
@@ -576,6 +831,7 @@ void CaptureManager::after_step() {
         a.put(recording::Note{now, "capture", text});
       }
     }
+    read_nvtx(a);
     bool disk_full = false;
     std::string disk_why;
     {

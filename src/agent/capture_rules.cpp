@@ -69,6 +69,16 @@ bool CaptureRules::has(CaptureCondition condition) const {
 namespace {
 
 constexpr const char* kFix = "see docs/agent.md#triggered-captures for the rules file's fields";
+constexpr double kMinIntervalMs = 0.1;
+constexpr double kMaxIntervalMs = 10000;
+
+// The shortest chip interval shown to hold for 60 s, by GPU model (docs/agent.md#what-a-capture-holds):
+// every sample received, no gap, no overflow (bench/results/run/2026-11-29-h200-cpu-cost-final-table/).
+struct HeldInterval {
+  std::string_view model;
+  double interval_ms;
+};
+constexpr HeldInterval kHeldIntervals[] = {{"NVIDIA H200", 1.0}};
 
 int line_of_offset(std::string_view text, std::size_t offset) {
   offset = std::min(offset, text.size());
@@ -183,10 +193,10 @@ CaptureRules parse_capture_rules(std::string_view text, const std::string& path)
     from = text.find('{', from + 1);
     const int line = line_of_offset(text, from);
     if (!r.is_object()) c.fail(line, "each rule must be an object");
-    check_fields(
-        c, r,
-        {"name", "when", "of", "points", "die_util_under", "gpu_util_over", "for_s", "capture_s", "gpus"},
-        "a rule", from);
+    check_fields(c, r,
+                 {"name", "when", "of", "points", "die_util_under", "gpu_util_over", "for_s", "capture_s",
+                  "gpus", "interval_ms"},
+                 "a rule", from);
     CaptureRule rule;
     rule.line = line;
     rule.name = text_field(c, r, "name", from);
@@ -239,6 +249,8 @@ CaptureRules parse_capture_rules(std::string_view text, const std::string& path)
     }
     if (window) rule.for_s = number(c, r, "for_s", 0, 0, 7 * 86400, from);
     rule.capture_s = number(c, r, "capture_s", 0, 1, 3600, from, true);
+    // The range --interval-ms takes (docs/command-line.md#shared-options); 0 (absent): the GPU's default.
+    rule.interval_ms = number(c, r, "interval_ms", 0, kMinIntervalMs, kMaxIntervalMs, from);
     if (r.contains("gpus")) {
       const json& g = r.at("gpus");
       if (!g.is_array() || !std::all_of(g.begin(), g.end(), [](const json& v) {
@@ -293,6 +305,12 @@ void check_rule_gpus(const CaptureRules& rules, const std::vector<int>& monitore
                                            "does not monitor (it monitors {})",
                                            r.name, r.line, g, list.empty() ? "none" : list),
                                "drop it from the rule's \"gpus\", or monitor it (--gpus)");
+}
+
+double default_capture_interval_ms(std::string_view gpu_model, double session_ms) {
+  for (const HeldInterval& h : kHeldIntervals)
+    if (h.model == gpu_model) return std::min(h.interval_ms, session_ms);
+  return session_ms;
 }
 
 bool token_matches(std::string_view given, std::string_view expected) {

@@ -50,7 +50,11 @@ std::string capture_box_html(const json& report) {
       "letter-spacing:.04em}.capture "
       ".tag{display:inline-block;background:#eaf2f8;border-radius:3px;padding:0 "
       "5px;margin:1px 4px 1px 0;font-size:.9em}.capture ul{margin:2px "
-      "0;padding-left:1.2em;font-size:.85em}</style>\n";
+      "0;padding-left:1.2em;font-size:.85em}.capture "
+      "table.nvtx{border-collapse:collapse;font-size:.85em;margin:2px "
+      "0 4px 7.5em;max-width:100%}.capture table.nvtx td,.capture table.nvtx th{padding:1px 8px 1px "
+      "0;text-align:right}.capture table.nvtx td:first-child,.capture table.nvtx "
+      "th:first-child{text-align:left;overflow-wrap:anywhere}</style>\n";
   out += "<div class=\"capture\" id=\"capture\">\n";
   out += fmt::format("<div class=\"row\"><span class=\"lbl\">Trigger</span> <b>rule {}</b> ({}): {}</div>\n",
                      esc(text(c, "rule")), esc(text(c, "condition")), esc(text(c, "trigger")));
@@ -84,12 +88,30 @@ std::string capture_box_html(const json& report) {
   out += "<div class=\"row\" id=\"capture-energy\"><span class=\"lbl\">Energy</span> " + energy_line(report) +
          "</div>\n";
   const std::string source = text(c, "chip_source");
+  const std::string interval = c.contains("interval_ms") && c.at("interval_ms").is_number()
+                                   ? fmt::format(" at {:g} ms", c.at("interval_ms").get<double>())
+                                   : std::string();
   out += "<div class=\"row\"><span class=\"lbl\">Chip source</span> " +
          std::string(source == "gpm"
                          ? "NVML GPM: another profiler held the counters, and the capture never takes them"
-                     : source == "pm" ? "PM sampling"
+                     : source == "pm" ? "PM sampling" + interval
                                       : "none: no chip samples") +
-         "; NVTX ranges " + esc(text(c, "nvtx", "not recorded")) + "</div>\n";
+         "</div>\n";
+  // NVTX ranges of the job (docs/agent.md#nvtx-in-captures): the names with the most time first.
+  out += "<div class=\"row\" id=\"capture-nvtx\"><span class=\"lbl\">NVTX</span> " +
+         esc(text(c, "nvtx", "not recorded")) + "</div>\n";
+  if (c.contains("nvtx_ranges") && c.at("nvtx_ranges").is_array() && !c.at("nvtx_ranges").empty()) {
+    out += "<table class=\"nvtx\"><tr><th>range</th><th>count</th><th>total s</th><th>mean ms</th></tr>";
+    for (const json& r : c.at("nvtx_ranges")) {
+      if (!r.is_object()) continue;
+      const long open = r.value("open", 0L);
+      out +=
+          fmt::format("<tr><td>{}</td><td>{}{}</td><td>{:.3f}</td><td>{:.3f}</td></tr>", esc(text(r, "name")),
+                      r.value("count", 0L), open > 0 ? fmt::format(" ({} open at the end)", open) : "",
+                      r.value("total_s", 0.0), r.value("mean_ms", 0.0));
+    }
+    out += "</table>\n";
+  }
   if (c.contains("notes") && c.at("notes").is_array() && !c.at("notes").empty()) {
     out += "<ul>";
     for (const json& n : c.at("notes"))

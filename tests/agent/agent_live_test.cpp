@@ -2,6 +2,7 @@
 // the sampler crashed and was restarted (the restarts themselves: tests/collect/live_collection_test.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -156,6 +157,50 @@ TEST(LiveSession, AgentReadsThePowerLineOnlyAroundWindowsAndAtPeriodEnds) {
     EXPECT_EQ(records[1].energy_source, "counter") << when_due;
     EXPECT_NEAR(records[1].energy_j, 3000, 1e-6) << when_due;
   }
+// A capture's interval on the live session (docs/agent.md#what-a-capture-holds): counters always on at
+// 4 ms, switched to 1 ms at about 0.3 s. The session restarts the fake sampler at 1 ms (its samples
+// then span 1 ms), while the record keeps 4 ms: its 1 ms samples are folded four to a span, so the
+// first 1 s record holds about 0.3 / 0.004 + 0.7 / 0.004 = 250 samples, not the 75 + 700 the sampler
+// sent; and the restart does not cut the measured on-time (about the whole 1 s period).
+TEST(LiveSession, ACaptureIntervalRestartsTheSamplerAndRecordsKeepTheSessionsInterval) {
+  std::vector<collect::SessionGpu> gpus(1);
+  gpus[0].telemetry = std::make_unique<FakeTelemetry>();
+  gpus[0].table = &test::two_unit_table();
+  gpus[0].sampler = fake_config({});
+  collect::LiveSession source(std::move(gpus), 4, 50);
+  core::SystemClock clock;
+  AgentSettings settings;
+  settings.poll_ms = 50;
+  settings.duty_on_ms = 1000;
+  settings.duty_period_ms = 1000;
+  bool switched = false;
+  std::vector<recording::TimeNs> spans_after;  // raw chip sample spans after the switch
+  settings.on_batch = [&](std::size_t, const collect::GpuBatch& b) {
+    if (!switched) return;
+    for (const auto& c : b.list<recording::ChipSample>()) spans_after.push_back(c.end_ns - c.start_ns);
+  };
+  Agent agent(source, clock, settings);
+  std::vector<AgentRecord> records;
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < start + 3000ms && records.empty()) {
+    if (!switched && std::chrono::steady_clock::now() > start + 300ms) {
+      ASSERT_TRUE(agent.sample_interval(0, 1.0));
+      switched = true;
+    }
+    for (auto& r : agent.step()) records.push_back(std::move(r));
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(records.size(), 1u);
+  const AgentRecord& r = records[0];
+  EXPECT_EQ(r.interval_ms, 4);
+  EXPECT_GT(r.samples_read, 150);
+  EXPECT_LT(r.samples_read, 400);
+  EXPECT_GT(r.counters_on_s, 0.95);
+  ASSERT_GT(spans_after.size(), 100u);
+  std::sort(spans_after.begin(), spans_after.end());
+  EXPECT_NEAR(static_cast<double>(spans_after[spans_after.size() / 2]), 1e6, 2e5);  // 1 ms
+  EXPECT_TRUE(agent.sample_interval(0, 4.0));                                       // back to the session's
+  agent.finish("SIGTERM");
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 a bundled H200 recording with a gap rule that fires on its first window, and the capture's page is
 loaded in headless Chromium at 800 and 1400 px. Checked as the browser drew it: the capture's box is
 the first thing under the title, above the cards; it shows the trigger, the job, the verdict and the
-energy slot, each on its own row; nothing is wider than the window. A screenshot of each width is
+energy slot and the NVTX row, each on its own row; nothing is wider than the window. A screenshot of each width is
 kept beside the log (SCREENSHOT_DIR, default the scratch folder) for a person to look at.
 
     capture_html_in_chromium_test.py DIESCOPE SOURCE_DIR
@@ -45,7 +45,7 @@ def chromium(*args):
 
 PROBE = """function(){
   var box=document.getElementById('capture'), cards=document.querySelector('.cards');
-  var rows=['capture-job','capture-verdict','capture-energy'].map(function(id){
+  var rows=['capture-job','capture-verdict','capture-energy','capture-nvtx'].map(function(id){
     var e=document.getElementById(id); return e ? e.textContent : null;});
   var first=null; for (var e=document.body.firstElementChild; e; e=e.nextElementSibling) {
     if (e.tagName!=='H1' && e.tagName!=='P' && e.tagName!=='STYLE') { first=e.id||e.className; break; } }
@@ -90,7 +90,7 @@ for page in pages[:1]:
         check(f"at {width} px: the capture's box comes first, above the cards", m["first"] == "capture" and m["above"],
               m)
         check(f"at {width} px: it shows the trigger", "rule gap-high" in m["text"] and "gap_over" in m["text"], m)
-        job, verdict, energy = m["rows"]
+        job, verdict, energy, nvtx = m["rows"]
         check(f"at {width} px: the job row says no job held the GPU (a replay has no holders)",
               job is not None and "no job held the GPU" in job, m)
         check(f"at {width} px: the verdict row says why there is none", verdict is not None and "no verdict" in verdict,
@@ -98,6 +98,8 @@ for page in pages[:1]:
         # The bundled ffma66 recording holds NVML's power draw and energy counter (format 4).
         check(f"at {width} px: the energy row gives the capture's joules from NVML's counter",
               energy is not None and energy.startswith("Energy") and " J (NVML's energy counter)" in energy, m)
+        check(f"at {width} px: the NVTX row says why there are no ranges (a replay names no job)",
+              nvtx is not None and "not recorded: attribution is off" in nvtx, m)
         chromium(f"--window-size={width},900", "--hide-scrollbars", f"--screenshot={shots / f'capture-{width}.png'}",
                  page.as_uri())
         check(f"at {width} px: a screenshot was taken", (shots / f"capture-{width}.png").exists())

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -18,6 +20,7 @@
 #include "diescope/core/error.hpp"
 #include "diescope/recording/reader.hpp"
 #include "fake_clock.hpp"
+#include "running_program.hpp"
 #include "steady_recording.hpp"
 
 namespace diescope::agent {
@@ -265,7 +268,14 @@ class SwitchingFeed final : public collect::Feed {
     inner_->shutdown(now, out);
   }
   bool counters_on(std::size_t gpu) const override { return inner_->counters_on(gpu); }
+  // A live session's interval change, recorded; `accept_interval` says whether this source takes it.
+  bool set_interval(std::size_t gpu, double interval_ms, recording::TimeNs /*now*/) override {
+    intervals.emplace_back(gpu, interval_ms);
+    return accept_interval;
+  }
   recording::TimeNs origin_ns() const { return inner_->origin_ns(); }
+  std::vector<std::pair<std::size_t, double>> intervals;
+  bool accept_interval = false;
 
  private:
   std::unique_ptr<ReplayFeed> inner_;
@@ -279,6 +289,7 @@ class SwitchingFeed final : public collect::Feed {
 struct Rig {
   FakeClock clock;
   std::unique_ptr<collect::Feed> source;
+  SwitchingFeed* feed = nullptr;
   std::unique_ptr<Agent> agent;
   std::unique_ptr<CaptureManager> captures;
   std::vector<AgentRecord> records;
@@ -293,8 +304,10 @@ struct Rig {
     recs.push_back(recording::make_synthetic_recording(spec));
     auto replay = std::make_unique<ReplayFeed>(std::move(recs), 1.0, false, clock.read());
     origin = replay->origin_ns();
-    source = std::make_unique<SwitchingFeed>(std::move(replay),
-                                             origin + static_cast<recording::TimeNs>(switch_at_s * 1e9));
+    auto switching = std::make_unique<SwitchingFeed>(
+        std::move(replay), origin + static_cast<recording::TimeNs>(switch_at_s * 1e9));
+    feed = switching.get();
+    source = std::move(switching);
     AgentSettings s;
     s.poll_ms = 500;
     s.duty_on_ms = on_ms;
@@ -650,6 +663,379 @@ TEST(CaptureManager, AChipSourceSwitchMidCaptureStopsItsChipSamplesWithANote) {
   EXPECT_LE(last_end, rig.origin + 2 * kS);
   EXPECT_GT(last_end, rig.origin + 1500 * kMs);
 }
+
+// The rule's interval_ms: absent is 0 (the GPU model's default), a value is kept, and one outside the
+// range --interval-ms takes (0.1 to 10000 ms) is refused with its line.
+TEST(CaptureRules, TheIntervalFieldIsCheckedLikeIntervalMs) {
+  const CaptureRules r = parse_capture_rules(R"({"rules": [
+    {"name": "a", "when": "sigusr1", "capture_s": 5},
+    {"name": "b", "when": "sigusr1", "capture_s": 5, "interval_ms": 1},
+    {"name": "c", "when": "gap_over", "points": 40, "capture_s": 5, "interval_ms": 0.5}
+  ]})",
+                                             "rules.json");
+  EXPECT_EQ(r.rules[0].interval_ms, 0);
+  EXPECT_EQ(r.rules[1].interval_ms, 1);
+  EXPECT_EQ(r.rules[2].interval_ms, 0.5);
+  EXPECT_EQ(parse_error(R"({"rules": [
+    {"name": "a", "when": "sigusr1", "capture_s": 5,
+     "interval_ms": 0.05}
+  ]})"),
+            "capture rules rules.json:3: \"interval_ms\" is 0.05, outside 0.1 to 10000 | give "
+            "\"interval_ms\" a value "
+            "from 0.1 to 10000");
+  EXPECT_NE(
+      parse_error(R"({"rules": [{"name": "a", "when": "sigusr1", "capture_s": 5, "interval_ms": "1"}]})")
+          .find("\"interval_ms\" must be a number"),
+      std::string::npos);
+}
+
+// The default: 1 ms on the H200 (shown to hold for 60 s), never longer than the session's own
+// interval; the session's interval on a model not measured.
+TEST(CaptureRules, TheDefaultIntervalIsTheShortestShownToHoldOnTheModel) {
+  EXPECT_EQ(default_capture_interval_ms("NVIDIA H200", 10), 1);
+  EXPECT_EQ(default_capture_interval_ms("NVIDIA H200", 0.5), 0.5);
+  EXPECT_EQ(default_capture_interval_ms("NVIDIA A100-SXM4-80GB", 10), 10);
+  EXPECT_EQ(default_capture_interval_ms("", 20), 20);
+}
+
+recording::OwnedChipSample chip(recording::TimeNs start_us, recording::TimeNs end_us,
+                                std::vector<double> units, double diag, double count) {
+  return recording::OwnedChipSample{start_us * 1000, end_us * 1000, std::move(units), {diag}, {count}};
+}
+
+// Samples of 1 ms folded into a session's 2.2 ms: A [0, 1] units (10, NaN) diag 50 count 100, B [1, 2]
+// (30, 40) 70 200 and C [2, 3] (0, 0) 10 1 make [0, 3] (the first span to reach 2.2 ms) with units
+// ((10 + 30 + 0) / 3, (40 + 0) / 2) = (13.33, 20) (the NaN weighs nothing), diag (50 + 70 + 10) / 3 =
+// 43.33, count 301; D [5, 6] comes after a gap and stands alone; E [6, 16], longer than half the
+// interval, is left as it was.
+TEST(CaptureInterval, ShortSamplesFoldIntoTheSessionsInterval) {
+  const double nan = std::nan("");
+  std::vector<recording::OwnedChipSample> v = {
+      chip(0, 1000, {10, nan}, 50, 100), chip(1000, 2000, {30, 40}, 70, 200), chip(2000, 3000, {0, 0}, 10, 1),
+      chip(5000, 6000, {5, 6}, 7, 8), chip(6000, 16000, {1, 2}, 3, 4)};
+  fold_short_samples(v, 2200 * 1000);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].start_ns, 0);
+  EXPECT_EQ(v[0].end_ns, 3 * kMs);
+  EXPECT_NEAR(v[0].units[0], 40.0 / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(v[0].units[1], 20);
+  EXPECT_NEAR(v[0].diagnostics[0], 130.0 / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(v[0].counts[0], 301);
+  EXPECT_EQ(v[1].start_ns, 5 * kMs);
+  EXPECT_EQ(v[1].end_ns, 6 * kMs);
+  EXPECT_DOUBLE_EQ(v[1].units[0], 5);
+  EXPECT_DOUBLE_EQ(v[1].counts[0], 8);
+  EXPECT_EQ(v[2].start_ns, 6 * kMs);
+  EXPECT_EQ(v[2].end_ns, 16 * kMs);
+  EXPECT_DOUBLE_EQ(v[2].units[1], 2);
+}
+
+// A capture whose rule asks for 1 ms on a source that takes it: the sampler is asked for 1 ms when the
+// capture starts and for the session's 10 ms when it ends; capture.json and the report say 1 ms. A source
+// that cannot (a replay) keeps 10 ms, and the capture says so.
+TEST(CaptureInterval, ACaptureSwitchesTheIntervalAndBack) {
+  for (const bool accept : {true, false}) {
+    const fs::path dir = temp_dir(accept ? "interval" : "interval-refused");
+    CaptureRule usr1 = rule(CaptureCondition::signal, 0);
+    usr1.name = "usr1";
+    usr1.capture_s = 1;
+    usr1.interval_ms = 1;
+    Rig rig(12, 1000, 2000, rules_with(dir, {usr1}));
+    rig.feed->accept_interval = accept;
+    rig.captures->signal();
+    rig.run_until(2.0);
+    const fs::path folder = rig.captures->finished().at(0);
+    const json summary = read_json(folder / "capture.json");
+    const json report = read_json(folder / "report.json");
+    if (accept) {
+      ASSERT_EQ(rig.feed->intervals.size(), 2u);
+      EXPECT_EQ(rig.feed->intervals[0], (std::pair<std::size_t, double>{0, 1.0}));
+      EXPECT_EQ(rig.feed->intervals[1], (std::pair<std::size_t, double>{0, 10.0}));
+      EXPECT_EQ(summary["interval_ms"], 1.0);
+      EXPECT_EQ(report["capture"]["interval_ms"], 1.0);
+    } else {
+      ASSERT_EQ(rig.feed->intervals.size(), 1u);  // asked once, refused: nothing to switch back
+      EXPECT_EQ(summary["interval_ms"], 10.0);
+      EXPECT_NE(
+          summary["notes"].dump().find("the replay source keeps its interval (10 ms): the capture's 1 ms "
+                                       "needs a live session"),
+          std::string::npos)
+          << summary.dump(2);
+    }
+    EXPECT_EQ(summary["session_interval_ms"], 10.0);
+  }
+}
+
+// A ring written by hand (capacity 8): thread 5 pushes A at 100 (depth 1) and B at 200 (depth 2), pops
+// at 300 (B: 100 ns) and 400 (A: 300 ns); a range C started at 150 with id 7 ends at 450 (300 ns); thread
+// 6 pops with nothing pushed (unmatched) and pushes D at 500, still open at the end.
+struct HandRing {
+  fs::path path;
+  std::vector<char> bytes;
+  explicit HandRing(const fs::path& p, std::uint32_t capacity = 8) : path(p) {
+    bytes.assign(nvtx_ring::file_bytes(capacity), 0);
+    auto* h = reinterpret_cast<nvtx_ring::Header*>(bytes.data());
+    std::memcpy(h->magic, nvtx_ring::kMagic, sizeof h->magic);
+    h->version = nvtx_ring::kVersion;
+    h->slot_bytes = sizeof(nvtx_ring::Slot);
+    h->capacity = capacity;
+    h->pid = 4242;
+  }
+  void add(nvtx_ring::EventKind kind, std::int64_t ts, std::uint32_t tid, int depth, std::uint64_t id,
+           const char* name = "") {
+    auto* h = reinterpret_cast<nvtx_ring::Header*>(bytes.data());
+    auto* slots = reinterpret_cast<nvtx_ring::Slot*>(h + 1);
+    const std::uint64_t index = h->written++;
+    nvtx_ring::Slot& s = slots[index % h->capacity];
+    s = nvtx_ring::Slot{};
+    s.seq = index + 1;
+    s.ts_ns = ts;
+    s.id = id;
+    s.tid = tid;
+    s.kind = static_cast<std::uint16_t>(kind);
+    s.depth = static_cast<std::uint16_t>(depth);
+    std::snprintf(s.name, sizeof s.name, "%s", name);
+  }
+  void save() const {
+    std::ofstream out(path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  // Rewrites the file in place (a reader's mapping sees it), as a writer does.
+  void update() const {
+    std::fstream out(path, std::ios::binary | std::ios::in | std::ios::out);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  nvtx_ring::Slot& slot(std::size_t i) {
+    return reinterpret_cast<nvtx_ring::Slot*>(bytes.data() + sizeof(nvtx_ring::Header))[i];
+  }
+};
+
+// A slot claimed but not yet whole (its sequence number still 0) stops the read there: the first read
+// takes only A's push; once the slot is published, the next read takes B's push and its pop: B, 10 ns.
+TEST(NvtxRing, ASlotNotYetWholeIsTakenByTheNextRead) {
+  const fs::path dir = temp_dir("ring-partial");
+  using K = nvtx_ring::EventKind;
+  HandRing ring(dir / "4242.ring");
+  ring.add(K::push, 10, 1, 1, 0, "A");
+  ring.add(K::push, 20, 1, 2, 0, "B");
+  ring.add(K::pop, 30, 1, 2, 0);
+  ring.slot(1).seq = 0;
+  ring.save();
+  std::string why;
+  auto reader = RingReader::open(ring.path, why);
+  ASSERT_TRUE(reader) << why;
+  std::vector<NvtxRange> out;
+  EXPECT_EQ(reader->read(0, out), 1u);
+  EXPECT_TRUE(out.empty());
+  ring.slot(1).seq = 2;
+  ring.update();
+  EXPECT_EQ(reader->read(0, out), 2u);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].name, "B");
+  EXPECT_EQ(out[0].end_ns - out[0].start_ns, 10);
+  EXPECT_EQ(reader->lost(), 0u);
+}
+
+TEST(NvtxRing, TheReaderPairsPushesPopsStartsAndEndsByHand) {
+  const fs::path dir = temp_dir("ring-hand");
+  using K = nvtx_ring::EventKind;
+  HandRing ring(dir / "4242.ring");
+  ring.add(K::push, 100, 5, 1, 0, "A");
+  ring.add(K::start, 150, 5, 0, 7, "C");
+  ring.add(K::push, 200, 5, 2, 0, "B");
+  ring.add(K::pop, 300, 5, 2, 0);
+  ring.add(K::pop, 400, 5, 1, 0);
+  ring.add(K::end, 450, 5, 0, 7);
+  ring.add(K::pop, 460, 6, 1, 0);
+  ring.add(K::push, 500, 6, 1, 0, "D");
+  ring.save();
+  std::string why;
+  auto reader = RingReader::open(ring.path, why);
+  ASSERT_TRUE(reader) << why;
+  EXPECT_EQ(reader->pid(), 4242);
+  std::vector<NvtxRange> out;
+  EXPECT_EQ(reader->read(0, out), 8u);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].name, "B");
+  EXPECT_EQ(out[0].depth, 2);
+  EXPECT_EQ(out[0].end_ns - out[0].start_ns, 100);
+  EXPECT_EQ(out[1].name, "A");
+  EXPECT_EQ(out[1].depth, 1);
+  EXPECT_EQ(out[1].end_ns - out[1].start_ns, 300);
+  EXPECT_EQ(out[2].name, "C");
+  EXPECT_EQ(out[2].start_ns, 150);
+  EXPECT_EQ(out[2].end_ns, 450);
+  EXPECT_EQ(out[2].tid, 5u);
+  EXPECT_EQ(reader->unmatched(), 1u);
+  EXPECT_EQ(reader->lost(), 0u);
+  // D is open: closed at 900 and marked so; with `since` 1000 nothing that ended before is kept.
+  std::vector<NvtxRange> open;
+  reader->close_open(900, 0, open);
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0].name, "D");
+  EXPECT_EQ(open[0].end_ns, 900);
+  EXPECT_TRUE(open[0].open);
+  open.clear();
+  reader->close_open(900, 1000, open);
+  EXPECT_TRUE(open.empty());
+  // Nothing new: a second read takes nothing.
+  EXPECT_EQ(reader->read(0, out), 0u);
+}
+
+// Capacity 4 and 7 events written before the first read: the 3 oldest were overwritten (lost), and
+// the 4 left are a push at 40 (depth 1), its pop at 50, a push at 60 and its pop at 70: two ranges of
+// 10 ns. With `since` 55, only the second (ending at 70) is kept.
+TEST(NvtxRing, EventsOverwrittenBeforeTheyAreReadAreCountedLost) {
+  const fs::path dir = temp_dir("ring-lost");
+  using K = nvtx_ring::EventKind;
+  HandRing ring(dir / "4242.ring", 4);
+  ring.add(K::push, 10, 1, 1, 0, "old");
+  ring.add(K::pop, 20, 1, 1, 0);
+  ring.add(K::push, 30, 1, 1, 0, "old");
+  ring.add(K::push, 40, 1, 1, 0, "x");
+  ring.add(K::pop, 50, 1, 1, 0);
+  ring.add(K::push, 60, 1, 1, 0, "y");
+  ring.add(K::pop, 70, 1, 1, 0);
+  ring.save();
+  std::string why;
+  auto reader = RingReader::open(ring.path, why);
+  ASSERT_TRUE(reader) << why;
+  std::vector<NvtxRange> out;
+  EXPECT_EQ(reader->read(55, out), 4u);
+  EXPECT_EQ(reader->lost(), 3u);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].name, "y");
+  EXPECT_EQ(out[0].end_ns - out[0].start_ns, 10);
+}
+
+TEST(NvtxRing, AFileThatIsNotARingIsRefusedWithItsName) {
+  const fs::path dir = temp_dir("ring-bad");
+  std::ofstream(dir / "1.ring") << "not a ring at all, but long enough to hold a header of sixty-four bytes.";
+  std::string why;
+  EXPECT_FALSE(RingReader::open(dir / "1.ring", why));
+  EXPECT_NE(why.find("is not an NVTX ring of this version"), std::string::npos) << why;
+}
+
+TEST(NvtxRing, AProcessTreeIsFollowedByParentLinks) {
+  EXPECT_TRUE(in_process_tree("/proc", ::getpid(), ::getpid()));
+  EXPECT_TRUE(in_process_tree("/proc", ::getpid(), 1));  // every process descends from init
+  EXPECT_FALSE(in_process_tree("/proc", ::getppid(), ::getpid()));
+  EXPECT_FALSE(in_process_tree("/proc", 0, ::getpid()));
+}
+
+#ifdef DIESCOPE_NVTX_WRITER
+// The NVTX writer, a child of this test, started with libdiescope-nvtx.so: its ring holds what it wrote,
+// paired by the reader: inner (depth 2) inside outer (depth 1), async (a start/end range), after (depth
+// 1) and, on its second thread, worker (depth 1).
+struct Writer {
+  std::unique_ptr<testing::RunningProgram> program;
+  fs::path release;
+  explicit Writer(const fs::path& dir) : release(dir / "release") {
+    program = std::make_unique<testing::RunningProgram>(
+        std::vector<std::string>{DIESCOPE_NVTX_WRITER, release.string()}, "",
+        std::vector<std::pair<std::string, std::string>>{{"NVTX_INJECTION64_PATH", DIESCOPE_NVTX_LIBRARY},
+                                                         {"DIESCOPE_NVTX_DIR", (dir / "rings").string()}});
+  }
+  ~Writer() {
+    std::ofstream(release.string()) << "go";
+    program->wait(std::chrono::seconds(10));
+  }
+};
+
+TEST(NvtxRing, TheInjectionLibraryWritesWhatTheProgramPushed) {
+  const fs::path dir = temp_dir("ring-real");
+  Writer w(dir);
+  ASSERT_TRUE(w.program->started()) << w.program->start_error();
+  const auto line = w.program->read_line(std::chrono::seconds(10));
+  ASSERT_TRUE(line) << w.program->stderr_text();
+  const fs::path ring = dir / "rings" / (std::to_string(w.program->pid()) + ".ring");
+  std::string why;
+  auto reader = RingReader::open(ring, why);
+  ASSERT_TRUE(reader) << why;
+  std::vector<NvtxRange> out;
+  EXPECT_EQ(reader->read(0, out), 10u);  // 4 pushes, 4 pops, a start and an end
+  ASSERT_EQ(out.size(), 5u);
+  std::map<std::string, NvtxRange> by;
+  for (const auto& r : out) by[r.name] = r;
+  EXPECT_EQ(by["outer"].depth, 1);
+  EXPECT_EQ(by["inner"].depth, 2);
+  EXPECT_EQ(by["async"].depth, 0);
+  EXPECT_EQ(by["after"].depth, 1);
+  EXPECT_EQ(by["worker"].depth, 1);
+  EXPECT_LE(by["outer"].start_ns, by["inner"].start_ns);
+  EXPECT_LT(by["inner"].start_ns, by["inner"].end_ns);
+  EXPECT_LE(by["inner"].end_ns, by["outer"].end_ns);
+  EXPECT_GE(by["inner"].end_ns - by["inner"].start_ns, 2 * kMs);             // it slept 2 ms inside
+  EXPECT_EQ(by["outer"].tid, static_cast<std::uint32_t>(w.program->pid()));  // the main thread
+  EXPECT_NE(by["worker"].tid, by["outer"].tid);
+  EXPECT_EQ(by["outer"].pid, w.program->pid());
+  EXPECT_EQ(reader->lost(), 0u);
+  EXPECT_EQ(reader->unmatched(), 0u);
+}
+
+// A capture of a job whose root is this test process: the writer (its child) has a ring, so the capture
+// reads it: nvtx.csv holds the 5 ranges, report.json's block names them (the most time first: outer,
+// 4 ms or more), the page and the trace show them. Without a ring the capture says why.
+TEST(NvtxRing, ACaptureRecordsTheJobsRangesOrSaysWhyNot) {
+  for (const bool with_ring : {true, false}) {
+    const fs::path dir = temp_dir(with_ring ? "nvtx-capture" : "nvtx-none");
+    std::optional<Writer> w;
+    if (with_ring) {
+      w.emplace(dir);
+      ASSERT_TRUE(w->program->read_line(std::chrono::seconds(10)));
+    }
+    CaptureRule usr1 = rule(CaptureCondition::signal, 0);
+    usr1.name = "usr1";
+    usr1.capture_s = 1;
+    CaptureHooks hooks;
+    hooks.job = [](int) {
+      CaptureJob j;
+      j.key = "process/test";
+      j.name = "the test";
+      j.root_pid = ::getpid();
+      return std::optional<CaptureJob>(j);
+    };
+    hooks.nvtx_dir = dir / "rings";
+    Rig rig(12, 1000, 2000, rules_with(dir / "captures", {usr1}), hooks);
+    rig.captures->signal();
+    rig.run_until(2.0);
+    const fs::path folder = rig.captures->finished().at(0);
+    const json summary = read_json(folder / "capture.json");
+    const json report = read_json(folder / "report.json");
+    if (!with_ring) {
+      EXPECT_EQ(summary["nvtx"], "not recorded: no process of the job (pid " + std::to_string(::getpid()) +
+                                     " and its children) wrote an NVTX ring under " +
+                                     (dir / "rings").string() +
+                                     "; start the job with NVTX_INJECTION64_PATH naming libdiescope-nvtx.so "
+                                     "(docs/agent.md#nvtx-in-captures)");
+      EXPECT_FALSE(fs::exists(folder / "nvtx.csv"));
+      EXPECT_TRUE(report["capture"]["nvtx_ranges"].empty());
+      continue;
+    }
+    EXPECT_EQ(summary["nvtx"], "5 range(s) from 1 process(es) of the job, in nvtx.csv") << summary.dump(2);
+    std::ifstream csv(folder / "nvtx.csv");
+    std::string header;
+    std::getline(csv, header);
+    EXPECT_EQ(header, "pid,tid,depth,name,start_ns,end_ns,duration_ms,open");
+    int rows = 0;
+    for (std::string l; std::getline(csv, l);) ++rows;
+    EXPECT_EQ(rows, 5);
+    const json& names = report["capture"]["nvtx_ranges"];
+    ASSERT_EQ(names.size(), 5u);
+    EXPECT_EQ(names[0]["name"], "outer");
+    EXPECT_EQ(names[0]["count"], 1);
+    EXPECT_GE(names[0]["total_s"].get<double>(), 0.004);
+    std::ifstream html(folder / "report.html");
+    const std::string page((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+    EXPECT_NE(page.find("<td>inner</td>"), std::string::npos);
+    const json trace = read_json(folder / "trace.json");
+    int slices = 0;
+    for (const json& e : trace["traceEvents"])
+      if (e.value("pid", 0) == 3 && e.value("ph", "") == "X") ++slices;
+    EXPECT_EQ(slices, 5);
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace diescope::agent

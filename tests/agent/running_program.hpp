@@ -21,9 +21,12 @@ class RunningProgram {
  public:
   // stdout, and stderr unless `stderr_path` names a file for it, go to pipes; stdin is /dev/null.
   // started() is false when the program could not be started.
-  explicit RunningProgram(std::vector<std::string> argv, const std::string& stderr_path = "") {
+  // `env`: variables set on top of this process's environment.
+  explicit RunningProgram(std::vector<std::string> argv, const std::string& stderr_path = "",
+                          std::vector<std::pair<std::string, std::string>> env = {}) {
     core::ChildSpec spec;
     spec.argv = std::move(argv);
+    spec.set_env = std::move(env);
     spec.in = core::Stdio::null();
     spec.out = core::Stdio::pipe();
     core::UniqueFd stderr_file;

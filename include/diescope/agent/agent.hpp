@@ -46,6 +46,12 @@ struct WindowFigures {
   double stranded_idle_pct = analysis::kNaN;
 };
 
+// Folds runs of back-to-back chip samples shorter than half of `interval_ns` into spans of at least
+// `interval_ns`: units and diagnostics as time-weighted means of their finite values (NaN where none
+// is), counts summed. Samples at the interval, and a sample after a gap, are left as they are
+// (docs/agent.md#what-a-capture-holds). Pure.
+void fold_short_samples(std::vector<recording::OwnedChipSample>& samples, recording::TimeNs interval_ns);
+
 // Throws UsageError for settings the agent cannot run with (the fix names the flag).
 void validate_settings(const AgentSettings& settings);
 
@@ -87,6 +93,13 @@ class Agent {
   // Keeps GPU `gpu`'s counters on until `until_ns` (source time) whatever the duty cycle says, for a
   // capture; its records' chip windows are unchanged (docs/agent.md#triggered-captures).
   void hold_counters(std::size_t gpu, recording::TimeNs until_ns);
+
+  // Samples GPU `gpu`'s chip counters every `interval_ms` from now on, for a capture; the source's
+  // own interval (meta().interval_ms) again ends it. Records keep the source's interval: chip samples
+  // shorter than half of it are folded into spans of it before a period takes them, and a sampler
+  // restarted for the change counts as on throughout (docs/agent.md#what-a-capture-holds). False where
+  // the source cannot change it (a replay, GPM) or the agent has stopped.
+  bool sample_interval(std::size_t gpu, double interval_ms);
 
   // The source time of the next thing due (a poll, the end of a chip window or of a period).
   recording::TimeNs next_due_ns() const;

@@ -1,8 +1,9 @@
 // Triggered captures in the agent (docs/agent.md#triggered-captures): rules read from a JSON file,
 // each a condition (a gap held for a time, DIE-Util low while GPU-Util is high, a POST /capture, a
-// SIGUSR1) and a length. A fired rule records one GPU for that length with the counters held on and
-// the host probes at 10 ms following the job's process tree, into a capture folder with the
-// recording, report.html, report.json and trace.json; the job record links to it. A per-GPU rate
+// SIGUSR1) and a length. A fired rule records one GPU for that length with the counters held on at
+// the shortest interval that holds, the host probes at 10 ms following the job's process tree, and
+// the job's NVTX ranges from its rings (docs/agent.md#nvtx-in-captures), into a capture folder with the
+// recording, report.html, report.json, trace.json and nvtx.csv; the job record links to it. A per-GPU rate
 // limit, a disk quota that deletes the oldest capture first, and a full disk that ends a capture with
 // a note, never the agent.
 #pragma once
@@ -28,6 +29,7 @@
 #include "diescope/agent/agent.hpp"
 #include "diescope/agent/http_server.hpp"
 #include "diescope/agent/metrics.hpp"
+#include "diescope/agent/nvtx_ring.hpp"
 #include "diescope/collect/feed.hpp"
 #include "diescope/core/unique_fd.hpp"
 #include "diescope/report/recording_report.hpp"
@@ -51,6 +53,9 @@ struct CaptureRule {
   double gpu_util_over = 0;
   double for_s = 0;       // D: the condition holds this long (window conditions)
   double capture_s = 60;  // S: the capture's length
+  // The capture's chip sampling interval; 0: the shortest shown to hold on the GPU's model
+  // (default_capture_interval_ms).
+  double interval_ms = 0;
   std::vector<int> gpus;  // GPU indexes it watches; empty: every GPU
   int line = 0;           // where the rule starts in the file
 };
@@ -80,6 +85,11 @@ CaptureRules read_capture_rules(const std::filesystem::path& path);
 // Refuses a rule that names a GPU the agent does not monitor (`monitored`: the feed's GPU indexes), so
 // a mistyped index stops the agent before any counter is switched on. Throws UsageError.
 void check_rule_gpus(const CaptureRules& rules, const std::vector<int>& monitored);
+
+// The chip interval a capture samples at when its rule names none (docs/agent.md#what-a-capture-holds):
+// the shortest interval shown to hold for 60 s on `gpu_model` (1 ms on the NVIDIA H200), and never
+// longer than the session's own `session_ms`; the session's interval on a model not measured.
+double default_capture_interval_ms(std::string_view gpu_model, double session_ms);
 
 // Compares a token in time that depends only on the lengths, never on where they first differ.
 bool token_matches(std::string_view given, std::string_view expected);
@@ -120,7 +130,9 @@ struct CaptureHooks {
   // The report's calibration block, as `diescope report` looks it up (empty: none is looked up).
   report::CalibrationLookup calibration;
   std::filesystem::path proc = "/proc";  // the host probes' /proc (tests give a fixture)
-  bool host_probes = true;               // false in a replay: this host is not the recording's
+  // Where the jobs' NVTX rings are (docs/agent.md#nvtx-in-captures); empty: no NVTX is read.
+  std::filesystem::path nvtx_dir = nvtx_ring_dir();
+  bool host_probes = true;  // false in a replay: this host is not the recording's
 };
 
 // A POST /capture as the HTTP thread sees it.
@@ -176,6 +188,8 @@ class CaptureManager {
   void finish(Active& a, const std::string& why, CaptureOutcome outcome);
   void count(std::size_t rule, CaptureOutcome outcome);
   void enforce_quota(const std::filesystem::path& keep);
+  void read_nvtx(Active& a);
+  std::string nvtx_text(const Active& a) const;
   void write_summary(const Active& a, const std::string& state) const;
   void log(const std::string& line) const;
 

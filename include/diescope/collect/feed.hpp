@@ -52,6 +52,14 @@ class Feed {
   // The agent needs one GPU's power line (limit, draw, energy counter) at the next poll: a period
   // ends there. A source that reads it at every poll ignores this (docs/agent.md#nvml-reads).
   virtual void power_due(std::size_t /*gpu*/) {}
+  // Samples GPU `gpu`'s chip counters every `interval_ms` from now on, for a capture
+  // (docs/agent.md#what-a-capture-holds): a running sampler is stopped and started again at the new
+  // interval (its start-up is a gap in the chip samples), a stopped one starts at it next time. meta()
+  // keeps the interval the source was opened with. Returns false where the source cannot: a replay
+  // plays its recording's samples, and GPM keeps its own interval.
+  virtual bool set_interval(std::size_t /*gpu*/, double /*interval_ms*/, recording::TimeNs /*now*/) {
+    return false;
+  }
   // File descriptors worth waking for (a sampler child's output); collect soon after one is readable.
   virtual std::vector<int> wait_fds() const { return {}; }
   // The next time the source has something of its own to read (a GPM sample every 100 ms, between

@@ -69,6 +69,10 @@ class SamplerSupervisor {
   void pump(recording::TimeNs now, GpuBatch& out);
   // Stops the child and waits (up to the stop timeout) for it to end.
   void stop_and_wait(recording::TimeNs now, GpuBatch& out);
+  // Children started from now on sample every `interval_ms`; a running one is asked to stop, and
+  // pump() starts the next at once while the counters are wanted.
+  void set_interval(double interval_ms);
+  double interval_ms() const { return config_.interval_ms; }
 
   int fd() const;  // the child's output, -1 when none
   bool wanted() const { return wanted_; }
@@ -135,6 +139,7 @@ class LiveSession final : public Feed {
   recording::TimeNs now_ns(const core::ClockReadings& clocks) override { return clocks.realtime_ns; }
   void collect(recording::TimeNs now, std::vector<GpuBatch>& out) override;
   void set_counters(std::size_t gpu, bool on, recording::TimeNs now) override;
+  bool set_interval(std::size_t gpu, double interval_ms, recording::TimeNs now) override;
   std::vector<int> wait_fds() const override;
   recording::TimeNs next_due_ns() const override;
   void shutdown(recording::TimeNs now, std::vector<GpuBatch>& out) override;

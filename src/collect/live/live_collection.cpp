@@ -196,6 +196,16 @@ void SamplerSupervisor::pump(recording::TimeNs now, GpuBatch& out) {
   if (!child_ && wanted_ && now >= retry_at_ns_) start(now, out);
 }
 
+void SamplerSupervisor::set_interval(double interval_ms) {
+  if (config_.interval_ms == interval_ms) return;
+  config_.interval_ms = interval_ms;
+  // A stop asked for is a clean end: no backoff, and pump() starts the next child at the new interval.
+  if (child_ && !stopping_) {
+    child_->request_stop();
+    stopping_ = true;
+  }
+}
+
 void SamplerSupervisor::stop_and_wait(recording::TimeNs now, GpuBatch& out) {
   wanted_ = false;
   if (!child_) return;
@@ -428,6 +438,14 @@ void LiveSession::set_counters(std::size_t gpu, bool on, recording::TimeNs now) 
   }
   // While a switch to GPM waits for the sampler to stop, it stays stopped.
   if (g.supervisor && !(on && want_gpm(g, now))) g.supervisor->set_wanted(on, now, g.pending);
+}
+
+bool LiveSession::set_interval(std::size_t gpu, double interval_ms, recording::TimeNs /*now*/) {
+  Gpu& g = gpus_.at(gpu);
+  // GPM keeps its own interval; PM sampling takes the new one when it runs again.
+  if (!g.supervisor || g.on_gpm) return false;
+  g.supervisor->set_interval(interval_ms);
+  return true;
 }
 
 recording::TimeNs LiveSession::next_due_ns() const {
