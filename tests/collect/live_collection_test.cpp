@@ -141,9 +141,7 @@ struct CountingSink final : SamplerSink {
     if (std::holds_alternative<sampler_msg::Sample>(message)) ++samples;
     if (std::holds_alternative<sampler_msg::On>(message)) ++ons;
   }
-  void ended(const SamplerExit& exit, recording::TimeNs /*now*/) override {
-    exits.push_back(exit);
-  }
+  void ended(const SamplerExit& exit, recording::TimeNs /*now*/) override { exits.push_back(exit); }
   void note(recording::Note note) override { notes.push_back(std::move(note)); }
 };
 
@@ -153,8 +151,8 @@ struct CountingSink final : SamplerSink {
 TEST(SamplerSupervisor, RestartRuleNoneLeavesACrashedSamplerEnded) {
   SupervisorTiming timing;
   timing.backoff_initial_ns = 50 * recording::kNsPerMs;  // after_backoff would restart within 0.05 s
-  SamplerSupervisor sup(fake_config({"--crash-after", "10"}), &diescope::test::two_unit_table(), "",
-                        timing, RestartRule::none);
+  SamplerSupervisor sup(fake_config({"--crash-after", "10"}), &diescope::test::two_unit_table(), "", timing,
+                        RestartRule::none);
   CountingSink sink;
   sup.set_wanted(true, core::realtime_ns(), sink);
   const auto until = std::chrono::steady_clock::now() + 800ms;

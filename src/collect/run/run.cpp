@@ -219,7 +219,9 @@ class Runner::RecordingSink final : public SamplerSink {
   void message(const SamplerMessage& message, recording::TimeNs now) override {
     runner_.handle(gpu_, message, now);
   }
-  void ended(const SamplerExit& exit, recording::TimeNs now) override { runner_.sampler_ended(gpu_, exit, now); }
+  void ended(const SamplerExit& exit, recording::TimeNs now) override {
+    runner_.sampler_ended(gpu_, exit, now);
+  }
   void note(recording::Note note) override { runner_.note(gpu_, note.ts_ns, note.topic, note.text); }
 
  private:
