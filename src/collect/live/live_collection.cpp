@@ -241,7 +241,7 @@ collect::SamplerExit SamplerSupervisor::discard() {
   wanted_ = false;
   if (!child_) return {};
   child_->request_stop();
-  const collect::SamplerExit exit =
+  collect::SamplerExit exit =
       child_->wait(std::chrono::milliseconds(timing_.stop_timeout_ns / recording::kNsPerMs));
   child_.reset();
   stopping_ = false;
