@@ -27,6 +27,12 @@ report() {
   echo "# where the sampler child is built (a SamplerProcess constructed)"
   grep -rnE 'make_unique<(collect::)?SamplerProcess>|SamplerProcess [a-z_]+\(' src --include='*.cpp' || echo "(none)"
   echo
+  # Who holds a sampler child at all: every file that names SamplerProcess outside the sampler's own
+  # part (its definition in src/collect/pmsampling and include/diescope/collect/sampler.hpp).
+  echo "# who holds, drains and reaps a sampler child (names SamplerProcess)"
+  grep -rnE 'SamplerProcess' src include --include='*.cpp' --include='*.hpp' |
+    grep -vE '^(src/collect/pmsampling/|include/diescope/collect/sampler\.hpp)' || echo "(none)"
+  echo
   echo "# where NVML GPM is opened as a chip source (a GpmSampler constructed)"
   grep -rnE 'make_unique<(collect::)?GpmSampler>|GpmSampler [a-z_]+\(' src --include='*.cpp' || echo "(none)"
   echo

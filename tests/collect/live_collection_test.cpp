@@ -17,6 +17,7 @@
 #include "diescope/collect/profiler_watch.hpp"
 #include "diescope/collect/live_collection.hpp"
 #include "diescope/core/clock.hpp"
+#include "diescope/core/error.hpp"
 #include "nvml_fake.hpp"
 #include "two_unit_table.hpp"
 
@@ -128,6 +129,72 @@ TEST(SamplerSupervisor, ACleanStopDisablesTheCountersAndIsNoFailure) {
   EXPECT_FALSE(batch.counters.back().on);
   EXPECT_EQ(batch.counters.back().reason, "");  // the agent asked: an ordinary stop
   EXPECT_GE(batch.list<recording::ChipSample>().size(), 10u);
+}
+
+// A reader's own sink (run's recording sink is one): it counts what the supervisor hands it.
+struct CountingSink final : SamplerSink {
+  int samples = 0;
+  int ons = 0;
+  std::vector<SamplerExit> exits;  // one per end
+  std::vector<recording::Note> notes;
+  void message(const SamplerMessage& message, recording::TimeNs /*now*/) override {
+    if (std::holds_alternative<sampler_msg::Sample>(message)) ++samples;
+    if (std::holds_alternative<sampler_msg::On>(message)) ++ons;
+  }
+  void ended(const SamplerExit& exit, recording::TimeNs /*now*/) override { exits.push_back(exit); }
+  void note(recording::Note note) override { notes.push_back(std::move(note)); }
+};
+
+// docs/live-collection.md#policies: under RestartRule::none (run's) a child that crashes is reaped
+// and not started again, however long the reader keeps pumping; its sink gets every message it
+// wrote (the fake crashes after its 10th sample) and one end, the crash.
+TEST(SamplerSupervisor, RestartRuleNoneLeavesACrashedSamplerEnded) {
+  SupervisorTiming timing;
+  timing.backoff_initial_ns = 50 * recording::kNsPerMs;  // after_backoff would restart within 0.05 s
+  SamplerSupervisor sup(fake_config({"--crash-after", "10"}), &diescope::test::two_unit_table(), "", timing,
+                        RestartRule::none);
+  CountingSink sink;
+  sup.set_wanted(true, core::realtime_ns(), sink);
+  const auto until = std::chrono::steady_clock::now() + 800ms;
+  while (std::chrono::steady_clock::now() < until) {
+    sup.pump(core::realtime_ns(), sink);
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_FALSE(sup.running());
+  EXPECT_EQ(sup.starts(), 1);
+  EXPECT_EQ(sup.restarts(), 0);
+  EXPECT_EQ(sink.ons, 1);
+  EXPECT_EQ(sink.samples, 10);
+  ASSERT_EQ(sink.exits.size(), 1u);
+  EXPECT_NE(sink.exits[0].describe().find("SIGSEGV"), std::string::npos);
+  EXPECT_TRUE(sink.notes.empty());
+}
+
+// Under RestartRule::none a child that cannot be run is the reader's failure now (DeviceError);
+// under after_backoff it is a note and a retry after the first backoff (1 s).
+TEST(SamplerSupervisor, AChildThatCannotRunThrowsOnlyWithoutRestarts) {
+  SamplerConfig config = fake_config({});
+  config.executable = "/nonexistent/diescope-cupti";
+  SamplerSupervisor none(config, &diescope::test::two_unit_table(), "", {}, RestartRule::none);
+  CountingSink sink;
+  EXPECT_THROW(none.set_wanted(true, 1000, sink), core::DeviceError);
+  SamplerSupervisor again(config, &diescope::test::two_unit_table(), "", {});
+  again.set_wanted(true, 1000, sink);
+  EXPECT_FALSE(again.running());
+  EXPECT_EQ(again.retry_at_ns(), 1000 + recording::kNsPerSecond);
+  ASSERT_EQ(sink.notes.size(), 1u);
+  EXPECT_NE(sink.notes[0].text.find("trying again in 1.0 s"), std::string::npos);
+}
+
+// docs/live-collection.md#policies: the two NVML cadences. run reads clocks at each 100 ms tick and
+// the rest once a second; the session everything once a poll.
+TEST(NvmlCadence, RunAndSessionCadences) {
+  const NvmlCadence run = NvmlCadence::run(100 * recording::kNsPerMs);
+  EXPECT_EQ(run.fast_ns, 100'000'000);
+  EXPECT_EQ(run.slow_ns, 1'000'000'000);
+  const NvmlCadence session = NvmlCadence::once_a_poll(250 * recording::kNsPerMs);
+  EXPECT_EQ(session.fast_ns, 250'000'000);
+  EXPECT_EQ(session.slow_ns, 250'000'000);
 }
 
 // The sample checks every reader gets (docs/live-collection.md#sample-checks), from a stand-in child
@@ -395,6 +462,22 @@ TEST(LiveSession, NoSamplerAndNoGpmIsNoChipSource) {
   policy.source = ChipSourceSetting::pm;
   LiveSession session(std::move(gpus), 2, 50, {}, {}, policy);
   EXPECT_FALSE(session.chip_source(0).has_value());
+}
+
+// docs/live-collection.md#policies: the session reads NVML once a poll (50 ms here), however often it
+// is collected, and a collect up to a tenth of a poll early (5 ms) still reads. Collects at 0, 20,
+// 46 (due at 50, 4 ms early), 60 (next due at 96) and 91 ms (5 ms early) read at 0, 46 and 91 ms.
+TEST(LiveSession, ReadsNvmlOnceAPoll) {
+  LiveSession session(one_gpu(false), 2, 50, {}, {}, ChipSourcePolicy{});
+  const recording::TimeNs t0 = core::realtime_ns();
+  std::vector<recording::TimeNs> reads;
+  for (const recording::TimeNs ms : {0, 20, 46, 60, 91}) {
+    std::vector<GpuBatch> out(1);
+    session.collect(t0 + ms * recording::kNsPerMs, out);
+    for (const recording::UtilSample& u : out[0].list<recording::UtilSample>())
+      reads.push_back((u.ts_ns - t0) / recording::kNsPerMs);
+  }
+  EXPECT_EQ(reads, (std::vector<recording::TimeNs>{0, 46, 91}));
 }
 
 // docs/live-collection.md#duty-phases: 2000 ms on in every 60000 ms. 1.999 s in is on, 2 s off; 61 s is

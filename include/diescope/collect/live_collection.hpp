@@ -50,14 +50,48 @@ struct SupervisorTiming {
   recording::TimeNs backoff_max_ns = 60 * recording::kNsPerSecond;
   recording::TimeNs stop_timeout_ns =
       5 * recording::kNsPerSecond;  // a child that does not stop by then is killed
+  // A child whose output closed is waited for this long before it is killed and reaped.
+  recording::TimeNs end_wait_ns = 5 * recording::kNsPerSecond;
 };
 
-// Starts, stops and restarts one GPU's sampler child and turns its messages into records.
+// What a reader does when its sampler child ends without being asked to
+// (docs/live-collection.md#policies): the session starts it again after a backoff; `run` does not
+// (its report covers the samples that arrived).
+enum class RestartRule { after_backoff, none };
+
+// How often a reader reads NVML (docs/live-collection.md#policies): clocks, clock-event reasons and
+// power every `fast_ns`; GPU-Util samples, engines and processes every `slow_ns`.
+struct NvmlCadence {
+  recording::TimeNs fast_ns = recording::kNsPerSecond;
+  recording::TimeNs slow_ns = recording::kNsPerSecond;
+  // The session's: everything once a poll.
+  static NvmlCadence once_a_poll(recording::TimeNs poll_ns) { return {poll_ns, poll_ns}; }
+  // `run`'s: clocks and reasons at every tick of its loop, the rest every second.
+  static NvmlCadence run(recording::TimeNs tick_ns) { return {tick_ns, recording::kNsPerSecond}; }
+};
+
+// What a reader does with one sampler child's messages (docs/live-collection.md#who-reads-it): the
+// session turns them into a GpuBatch's records; `run`'s recording sink writes them into a recording
+// in its own words.
+class SamplerSink {
+ public:
+  virtual ~SamplerSink() = default;
+  virtual void message(const collect::SamplerMessage& message, recording::TimeNs now) = 0;
+  // The child ended and was reaped; every message it wrote came before.
+  virtual void ended(const collect::SamplerExit& exit, recording::TimeNs now) = 0;
+  // The supervisor's own notes (a child that cannot be started, a restart).
+  virtual void note(recording::Note note) = 0;
+};
+
+// The one owner of a GPU's sampler child, for every reader: it starts the child, drains its
+// messages into a sink, asks it to stop, reaps it, and starts it again as the RestartRule says. Its
+// own sink turns the messages into records (pump with a GpuBatch); a reader with its own wording
+// passes a SamplerSink.
 class SamplerSupervisor {
  public:
   // `table` may be null (no unit table for this GPU: the counters are never started).
   SamplerSupervisor(collect::SamplerConfig config, const collect::UnitTable* table, std::string expected_uuid,
-                    SupervisorTiming timing = {});
+                    SupervisorTiming timing = {}, RestartRule restart = RestartRule::after_backoff);
   ~SamplerSupervisor();
   SamplerSupervisor(const SamplerSupervisor&) = delete;
   SamplerSupervisor& operator=(const SamplerSupervisor&) = delete;
@@ -74,6 +108,23 @@ class SamplerSupervisor {
   void set_interval(double interval_ms);
   double interval_ms() const { return config_.interval_ms; }
 
+  // The same for a reader with its own sink. With RestartRule::none a child that cannot be run
+  // throws DeviceError instead of waiting for a retry.
+  void set_wanted(bool on, recording::TimeNs now, SamplerSink& sink);
+  void pump(recording::TimeNs now, SamplerSink& sink);
+  // Waits (up to the end wait) for a child that was asked to stop or closed its output, hands its
+  // last messages to `sink` and reaps it. Nothing when no child runs.
+  void finish(recording::TimeNs now, SamplerSink& sink);
+  // Ends the child, its messages unread (what it measures is no longer wanted): asks it to stop,
+  // waits up to the stop timeout (then kills it) and reaps it.
+  collect::SamplerExit discard();
+  // Asks the child to stop and wants none (no sink: nothing is said).
+  void request_stop();
+  // Kills a child that did not stop when asked; the next pump reaps it.
+  void kill();
+  // The next child reads `table` with `metrics` (empty: the table's own).
+  void use_table(const collect::UnitTable* table, std::vector<std::string> metrics = {});
+
   int fd() const;  // the child's output, -1 when none
   bool wanted() const { return wanted_; }
   bool running() const { return child_ != nullptr; }
@@ -84,14 +135,17 @@ class SamplerSupervisor {
   recording::TimeNs retry_at_ns() const { return retry_at_ns_; }
 
  private:
-  void start(recording::TimeNs now, GpuBatch& out);
+  class BatchSink;  // the session's: messages into a GpuBatch's records
+  void start(recording::TimeNs now, SamplerSink& sink);
   void handle(const collect::SamplerMessage& message, recording::TimeNs now, GpuBatch& out);
-  void reap(recording::TimeNs now, GpuBatch& out);
+  void reap(recording::TimeNs now, SamplerSink& sink);
+  void after_exit(const collect::SamplerExit& exit, recording::TimeNs now, GpuBatch& out);
 
   collect::SamplerConfig config_;
   const collect::UnitTable* table_;
   std::string expected_uuid_;
   SupervisorTiming timing_;
+  RestartRule restart_;
   std::unique_ptr<collect::SamplerProcess> child_;
   std::unique_ptr<collect::ColumnEvaluator> evaluator_;
   collect::ColumnValues values_;
@@ -176,8 +230,8 @@ class LiveSession final : public Feed {
   void sample_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out);
   void set_gpm_sampling(Gpu& g, bool on, recording::TimeNs now, GpuBatch& out);
   std::vector<Gpu> gpus_;
-  recording::TimeNs poll_ns_ = 0;
   bool power_when_due_ = false;
+  NvmlCadence cadence_;  // once a poll
   double gpm_interval_ms_ = collect::kGpmMinIntervalMs;
   std::function<void(const std::string&)> log_;
   ChipSourcePolicy policy_;

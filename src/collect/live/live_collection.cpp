@@ -1,6 +1,7 @@
 #include "diescope/collect/live_collection.hpp"
 
 #include <algorithm>
+#include <csignal>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -32,9 +33,31 @@ std::unique_ptr<collect::GpmSampler> GpuTelemetry::open_gpm(recording::TimeNs /*
 
 // ---- SamplerSupervisor ----
 
+// The session's sink: the child's messages become a GpuBatch's records, and its end a note and a
+// backoff.
+class SamplerSupervisor::BatchSink final : public SamplerSink {
+ public:
+  BatchSink(SamplerSupervisor& supervisor, GpuBatch& out) : supervisor_(supervisor), out_(out) {}
+  void message(const collect::SamplerMessage& message, recording::TimeNs now) override {
+    supervisor_.handle(message, now, out_);
+  }
+  void ended(const collect::SamplerExit& exit, recording::TimeNs now) override {
+    supervisor_.after_exit(exit, now, out_);
+  }
+  void note(recording::Note note) override { out_.notes.push_back(std::move(note)); }
+
+ private:
+  SamplerSupervisor& supervisor_;
+  GpuBatch& out_;
+};
+
 SamplerSupervisor::SamplerSupervisor(collect::SamplerConfig config, const collect::UnitTable* table,
-                                     std::string expected_uuid, SupervisorTiming timing)
-    : config_(std::move(config)), table_(table), expected_uuid_(std::move(expected_uuid)), timing_(timing) {
+                                     std::string expected_uuid, SupervisorTiming timing, RestartRule restart)
+    : config_(std::move(config)),
+      table_(table),
+      expected_uuid_(std::move(expected_uuid)),
+      timing_(timing),
+      restart_(restart) {
   if (table_ && config_.metrics.empty()) config_.metrics = collect::table_metrics(*table_);
 }
 
@@ -50,28 +73,32 @@ int SamplerSupervisor::fd() const {
 }
 
 void SamplerSupervisor::set_wanted(bool on, recording::TimeNs now, GpuBatch& out) {
-  wanted_ = on;
-  if (!on) {
-    if (child_ && !stopping_) {
-      child_->request_stop();
-      stopping_ = true;
-    }
-    return;
-  }
-  if (!child_ && now >= retry_at_ns_) start(now, out);
+  BatchSink sink(*this, out);
+  set_wanted(on, now, sink);
 }
 
-void SamplerSupervisor::start(recording::TimeNs now, GpuBatch& out) {
+void SamplerSupervisor::set_wanted(bool on, recording::TimeNs now, SamplerSink& sink) {
+  if (!on) {
+    request_stop();
+    return;
+  }
+  wanted_ = true;
+  if (!child_ && now >= retry_at_ns_) start(now, sink);
+}
+
+// The one place a sampler child is built (docs/live-collection.md#what-it-owns).
+void SamplerSupervisor::start(recording::TimeNs now, SamplerSink& sink) {
   if (!table_ || config_.executable.empty()) return;
   const bool after_failure = failures_ > 0;
   try {
     child_ = std::make_unique<collect::SamplerProcess>(config_);
   } catch (const core::Error& e) {
+    if (restart_ == RestartRule::none) throw;  // no retry: the reader says so now
     ++failures_;
     const recording::TimeNs backoff =
         std::min(timing_.backoff_max_ns, timing_.backoff_initial_ns << std::min(failures_ - 1, 20));
     retry_at_ns_ = now + backoff;
-    out.notes.push_back(recording::Note{
+    sink.note(recording::Note{
         now, "sampler",
         "cannot start the counter sampler: " + e.cause() + "; trying again in " + seconds_text(backoff)});
     return;
@@ -79,10 +106,9 @@ void SamplerSupervisor::start(recording::TimeNs now, GpuBatch& out) {
   ++starts_;
   if (after_failure) {
     ++restarts_;
-    out.notes.push_back(recording::Note{now, "sampler",
-                                        "restarted the counter sampler (restart " +
-                                            std::to_string(restarts_) + ", after " +
-                                            std::to_string(failures_) + " failure(s))"});
+    sink.note(recording::Note{now, "sampler",
+                              "restarted the counter sampler (restart " + std::to_string(restarts_) +
+                                  ", after " + std::to_string(failures_) + " failure(s))"});
   }
   stopping_ = false;
   saw_off_ = false;
@@ -148,18 +174,22 @@ void SamplerSupervisor::handle(const collect::SamplerMessage& message, recording
   }
 }
 
-void SamplerSupervisor::reap(recording::TimeNs now, GpuBatch& out) {
+void SamplerSupervisor::reap(recording::TimeNs now, SamplerSink& sink) {
   const collect::SamplerExit exit =
-      child_->wait(std::chrono::milliseconds(timing_.stop_timeout_ns / recording::kNsPerMs));
+      child_->wait(std::chrono::milliseconds(timing_.end_wait_ns / recording::kNsPerMs));
   // Messages read while waiting.
   messages_.clear();
   child_->pump(messages_);
-  for (const auto& message : messages_) handle(message, now, out);
+  for (const auto& message : messages_) sink.message(message, now);
+  child_.reset();
+  sink.ended(exit, now);
+  stopping_ = false;
+}
+
+void SamplerSupervisor::after_exit(const collect::SamplerExit& exit, recording::TimeNs now, GpuBatch& out) {
   const bool asked = stopping_;
   const bool clean = exit.clean() && !saw_error_;
-  child_.reset();
   evaluator_.reset();
-  stopping_ = false;
   if (clean || (asked && !saw_error_ && exit.exited && exit.exit_code == 0)) {
     failures_ = 0;
     return;
@@ -176,24 +206,64 @@ void SamplerSupervisor::reap(recording::TimeNs now, GpuBatch& out) {
     what += " (stderr: " + tail.substr(tail.size() > 300 ? tail.size() - 300 : 0) + ")";
   }
   if (!saw_off_) out.counters.push_back(recording::CountersEvent{now, false, what});
+  const bool again = wanted_ && restart_ == RestartRule::after_backoff;
   out.notes.push_back(recording::Note{now, "sampler",
-                                      what + (wanted_ ? "; restarting it in " + seconds_text(backoff)
-                                                      : "; it will be started again at the next window")});
+                                      what + (again ? "; restarting it in " + seconds_text(backoff)
+                                                    : "; it will be started again at the next window")});
 }
 
 void SamplerSupervisor::pump(recording::TimeNs now, GpuBatch& out) {
+  BatchSink sink(*this, out);
+  pump(now, sink);
+}
+
+void SamplerSupervisor::pump(recording::TimeNs now, SamplerSink& sink) {
   if (child_) {
     messages_.clear();
     const bool open = child_->pump(messages_);
     child_->pump_stderr();
-    for (const auto& message : messages_) handle(message, now, out);
-    if (!open) reap(now, out);
+    for (const auto& message : messages_) sink.message(message, now);
+    if (!open) reap(now, sink);
   }
   if (child_ && !wanted_ && !stopping_) {
     child_->request_stop();
     stopping_ = true;
   }
-  if (!child_ && wanted_ && now >= retry_at_ns_) start(now, out);
+  // The restart rule (docs/live-collection.md#policies): only the session starts a child again.
+  if (!child_ && wanted_ && restart_ == RestartRule::after_backoff && now >= retry_at_ns_) start(now, sink);
+}
+
+void SamplerSupervisor::finish(recording::TimeNs now, SamplerSink& sink) {
+  if (child_) reap(now, sink);
+}
+
+collect::SamplerExit SamplerSupervisor::discard() {
+  wanted_ = false;
+  if (!child_) return {};
+  child_->request_stop();
+  collect::SamplerExit exit =
+      child_->wait(std::chrono::milliseconds(timing_.stop_timeout_ns / recording::kNsPerMs));
+  child_.reset();
+  stopping_ = false;
+  return exit;
+}
+
+void SamplerSupervisor::kill() {
+  if (child_) child_->send_signal(SIGKILL);
+}
+
+void SamplerSupervisor::request_stop() {
+  wanted_ = false;
+  if (child_ && !stopping_) {
+    child_->request_stop();
+    stopping_ = true;
+  }
+}
+
+void SamplerSupervisor::use_table(const collect::UnitTable* table, std::vector<std::string> metrics) {
+  table_ = table;
+  if (metrics.empty() && table) metrics = collect::table_metrics(*table);
+  config_.metrics = std::move(metrics);
 }
 
 void SamplerSupervisor::set_interval(double interval_ms) {
@@ -213,14 +283,15 @@ void SamplerSupervisor::stop_and_wait(recording::TimeNs now, GpuBatch& out) {
     child_->request_stop();
     stopping_ = true;
   }
+  BatchSink sink(*this, out);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timing_.stop_timeout_ns);
   while (child_ && std::chrono::steady_clock::now() < deadline) {
     messages_.clear();
     const bool open = child_->pump_for(messages_, std::chrono::milliseconds(100));
     for (const auto& message : messages_) handle(message, now, out);
-    if (!open) reap(core::realtime_ns(), out);
+    if (!open) reap(core::realtime_ns(), sink);
   }
-  if (child_) reap(core::realtime_ns(), out);  // wait() kills it past the timeout
+  if (child_) reap(core::realtime_ns(), sink);  // wait() kills it past the timeout
 }
 
 // ---- LiveSession ----
@@ -228,7 +299,7 @@ void SamplerSupervisor::stop_and_wait(recording::TimeNs now, GpuBatch& out) {
 LiveSession::LiveSession(std::vector<SessionGpu> gpus, double interval_ms, double poll_ms,
                          SupervisorTiming timing, std::function<void(const std::string&)> log,
                          ChipSourcePolicy policy)
-    : poll_ns_(static_cast<recording::TimeNs>(poll_ms * 1e6)),
+    : cadence_(NvmlCadence::once_a_poll(static_cast<recording::TimeNs>(poll_ms * 1e6))),
       gpm_interval_ms_(std::max(interval_ms, collect::kGpmMinIntervalMs)),
       log_(std::move(log)),
       policy_(std::move(policy)),
@@ -408,14 +479,15 @@ void LiveSession::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
       }
     }
     // The agent also collects whenever a sampler child writes; NVML waits for its poll (a tenth of
-    // a poll early is close enough, so a poll that wakes a little early is not skipped).
-    if (now >= g.next_read_ns - poll_ns_ / 10) {
-      // The power line at the polls that need it (docs/agent.md#nvml-reads).
+    // a poll early is close enough, so a poll that wakes a little early is not skipped). The
+    // session's cadence reads everything at once (docs/live-collection.md#policies), the power line
+    // at the polls that need it (docs/agent.md#nvml-reads).
+    if (now >= g.next_read_ns - cadence_.slow_ns / 10) {
       const bool power = !power_when_due_ || g.wanted || g.power_requested;
       g.telemetry->want_power(power);
       g.telemetry->read(now, batch);
       if (power) g.power_requested = false;
-      g.next_read_ns = now + poll_ns_;
+      g.next_read_ns = now + cadence_.slow_ns;
     }
     for (const recording::Note& n : batch.notes)
       if (log_ && n.topic == "sampler") log_("GPU " + std::to_string(g.meta.gpu.index) + ": " + n.text);

@@ -19,6 +19,7 @@
 #include "diescope/collect/duty.hpp"
 #include "diescope/collect/gpm.hpp"
 #include "diescope/collect/host_probes.hpp"
+#include "diescope/collect/live_collection.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/run.hpp"
 #include "diescope/collect/sampler.hpp"
@@ -36,7 +37,6 @@ namespace m = sampler_msg;
 
 namespace {
 
-constexpr recording::TimeNs kSlowPollNs = recording::kNsPerSecond;  // NVML reads that need not run every tick
 constexpr recording::TimeNs kSamplerStopTimeoutNs = 10 * recording::kNsPerSecond;
 constexpr std::size_t kMaxMarkerLine = 256;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -68,9 +68,15 @@ struct Gpu {
   const UnitTable* table = nullptr;
   std::vector<std::string> metrics;  // the order the sampler sends values in
   std::optional<ColumnEvaluator> evaluator;
-  std::unique_ptr<SamplerProcess> sampler;
-  bool sampling = false;     // the sampler said "on"
-  bool sampler_done = true;  // no sampler, or it ended and was reaped
+  // The sampler child, through the live session's supervisor with run's policy: no restart
+  // (docs/live-collection.md#policies). Null until the first start.
+  std::unique_ptr<SamplerSupervisor> sampler;
+  bool sampler_running() const { return sampler && sampler->running(); }
+  bool sampling = false;  // the sampler said "on"
+  // Start phase: the chip named another unit table (or none): the child is replaced once pumped.
+  bool table_switch = false;
+  const UnitTable* switch_to = nullptr;
+  std::optional<SamplerExit> start_exit;  // a child that ended right after "on", before the recording
   bool counters_off_written = false;
   std::string counters_why;             // why the counters are missing or stopped early
   std::vector<SamplerMessage> pending;  // arrived before the recording was opened
@@ -102,13 +108,21 @@ struct Gpu {
 
 class Runner {
  public:
-  Runner(const RunOptions& options, const Nvml& nvml) : opt_(options), nvml_(nvml) {}
+  Runner(const RunOptions& options, const Nvml& nvml)
+      : opt_(options),
+        nvml_(nvml),
+        cadence_(NvmlCadence::run(static_cast<recording::TimeNs>(options.poll_ms * 1e6))) {}
   RunOutcome run();
 
  private:
+  // run's sinks for the sampler child's messages (docs/live-collection.md#who-reads-it): before the
+  // recording opens they are kept (StartSink); after, they are written in run's words (RecordingSink).
+  class StartSink;
+  class RecordingSink;
   void choose_gpus();
   void start_samplers();
-  void start_sampler(Gpu& gpu);
+  void start_sampler(Gpu& gpu, SamplerSink& sink);
+  void switch_table(Gpu& gpu);
   void start_gpm();
   void sample_gpm(recording::TimeNs now);
   double gpm_interval_ms() const { return std::max(opt_.interval_ms, kGpmMinIntervalMs); }
@@ -122,7 +136,7 @@ class Runner {
   void note_host_cost(recording::TimeNs now);
   void pump_sampler(Gpu& gpu, recording::TimeNs now);
   void handle(Gpu& gpu, const SamplerMessage& message, recording::TimeNs now);
-  void sampler_ended(Gpu& gpu, recording::TimeNs now);
+  void sampler_ended(Gpu& gpu, const SamplerExit& exit, recording::TimeNs now);
   void read_command_output(recording::TimeNs now);
   void printed_window(const PrintedWindow& window, recording::TimeNs now);
   void printed_flops(const PrintedFlops& flops, recording::TimeNs now);
@@ -137,6 +151,7 @@ class Runner {
 
   const RunOptions& opt_;
   const Nvml& nvml_;
+  NvmlCadence cadence_;  // clocks every tick, the rest every second (docs/live-collection.md#policies)
   std::vector<int> indexes_;
   std::deque<Gpu> gpus_;  // deque: GpuUtilReader keeps a pointer to its Gpu's device
   std::string sampler_path_;
@@ -165,6 +180,53 @@ class Runner {
   // Host probes (docs/method.md#host-probes); empty when host_interval_ms is 0.
   std::optional<HostProbes> host_;
   recording::TimeNs host_cpu_ns_ = 0;  // this thread's CPU time spent in the probes
+};
+
+// Before the recordings open: each message is looked at for what it says about the start (a chip
+// that needs another unit table, an error) and kept for the recording.
+class Runner::StartSink final : public SamplerSink {
+ public:
+  StartSink(Runner& runner, Gpu& gpu) : runner_(runner), gpu_(gpu) {}
+  void message(const SamplerMessage& message, recording::TimeNs /*now*/) override {
+    if (gpu_.table_switch) return;  // the first child's messages describe a set no longer read
+    SamplerMessage kept = message;
+    runner_.handle_start_message(gpu_, kept);
+  }
+  void ended(const SamplerExit& exit, recording::TimeNs /*now*/) override {
+    if (gpu_.table_switch) return;
+    if (gpu_.sampling) {
+      gpu_.start_exit = exit;  // said when the recording is open
+      return;
+    }
+    if (!gpu_.counters_why.empty()) return;
+    const std::string tail = last_line(exit.stderr_tail);
+    gpu_.counters_why = "the counter sampler " + exit.describe() + " before it started sampling" +
+                        (tail.empty() ? std::string{} : ": " + tail);
+    runner_.warn("GPU " + std::to_string(gpu_.identity.index) + ": " + gpu_.counters_why);
+  }
+  void note(recording::Note /*note*/) override {}  // RestartRule::none: the supervisor throws instead
+
+ private:
+  Runner& runner_;
+  Gpu& gpu_;
+};
+
+// run's recording sink: the sampler child's messages and its end, written into the GPU's recording
+// in run's words (docs/live-collection.md#what-was-decided-for-run).
+class Runner::RecordingSink final : public SamplerSink {
+ public:
+  RecordingSink(Runner& runner, Gpu& gpu) : runner_(runner), gpu_(gpu) {}
+  void message(const SamplerMessage& message, recording::TimeNs now) override {
+    runner_.handle(gpu_, message, now);
+  }
+  void ended(const SamplerExit& exit, recording::TimeNs now) override {
+    runner_.sampler_ended(gpu_, exit, now);
+  }
+  void note(recording::Note note) override { runner_.note(gpu_, note.ts_ns, note.topic, note.text); }
+
+ private:
+  Runner& runner_;
+  Gpu& gpu_;
 };
 
 recording::TimeNs thread_cpu_ns() {
@@ -246,18 +308,41 @@ void Runner::choose_gpus() {
   for (int index : indexes_) gpus_.emplace_back(nvml_, index);
 }
 
-void Runner::start_sampler(Gpu& gpu) {
-  SamplerConfig config;
-  config.executable = sampler_path_;
-  config.leading_args = opt_.sampler_leading_args;
-  config.device = gpu.identity.index;
-  config.interval_ms = opt_.interval_ms;
-  config.drain_ms = opt_.drain_ms;
-  config.metrics = gpu.metrics;
-  config.extra_args = opt_.sampler_extra_args;
-  gpu.sampler = std::make_unique<SamplerProcess>(config);
-  gpu.sampler_done = false;
+// Starts a sampler child for `gpu` through the live session's supervisor: run's policy is no
+// restart (docs/live-collection.md#policies), and a child that cannot be run throws.
+void Runner::start_sampler(Gpu& gpu, SamplerSink& sink) {
+  if (!gpu.sampler) {
+    SamplerConfig config;
+    config.executable = sampler_path_;
+    config.leading_args = opt_.sampler_leading_args;
+    config.device = gpu.identity.index;
+    config.interval_ms = opt_.interval_ms;
+    config.drain_ms = opt_.drain_ms;
+    config.extra_args = opt_.sampler_extra_args;
+    SupervisorTiming timing;
+    timing.end_wait_ns = 2 * recording::kNsPerSecond;  // a child whose output closed has ended
+    gpu.sampler = std::make_unique<SamplerSupervisor>(config, gpu.table, "", timing, RestartRule::none);
+  }
+  gpu.sampler->use_table(gpu.table, gpu.metrics);
+  gpu.sampler->set_wanted(true, core::realtime_ns(), sink);
   gpu.sampling = false;
+}
+
+// The chip the sampler named needs another unit table than its compute capability chose: the first
+// child ends unread and another starts with the chip's own table, or none is left.
+void Runner::switch_table(Gpu& gpu) {
+  gpu.table_switch = false;
+  gpu.sampler->discard();
+  gpu.pending.clear();  // the first sampler's messages describe a set no longer read
+  if (gpu.switch_to) {
+    gpu.table = gpu.switch_to;
+    gpu.metrics = table_metrics(*gpu.table);
+    StartSink sink(*this, gpu);
+    start_sampler(gpu, sink);
+  } else {
+    gpu.counters_why = "no unit table lists chip " + gpu.identity.chip + ": diescope reports GPU-Util only";
+    warn("GPU " + std::to_string(gpu.identity.index) + ": " + gpu.counters_why);
+  }
 }
 
 void Runner::start_samplers() {
@@ -287,7 +372,8 @@ void Runner::start_samplers() {
           "at it");
     }
     gpu.metrics = table_metrics(*gpu.table);
-    start_sampler(gpu);
+    StartSink sink(*this, gpu);
+    start_sampler(gpu, sink);
   }
 }
 
@@ -303,21 +389,10 @@ void Runner::handle_start_message(Gpu& gpu, SamplerMessage& message) {
     }
     const auto& chips = gpu.table->chips;
     if (std::find(chips.begin(), chips.end(), device->chip) == chips.end()) {
-      // The compute capability chose a table that does not list this chip: take the chip's own.
-      const UnitTable* own = unit_table_for_chip(device->chip);
-      gpu.sampler->request_stop();
-      gpu.sampler->wait(std::chrono::seconds(5));
-      gpu.sampler.reset();
-      gpu.sampler_done = true;
-      gpu.pending.clear();  // the first sampler's messages describe a set no longer read
-      if (own) {
-        gpu.table = own;
-        gpu.metrics = table_metrics(*own);
-        start_sampler(gpu);
-      } else {
-        gpu.counters_why = "no unit table lists chip " + device->chip + ": diescope reports GPU-Util only";
-        warn("GPU " + std::to_string(gpu.identity.index) + ": " + gpu.counters_why);
-      }
+      // The compute capability chose a table that does not list this chip: take the chip's own
+      // (switch_table, once this pump is over).
+      gpu.table_switch = true;
+      gpu.switch_to = unit_table_for_chip(device->chip);
       return;
     }
   } else if (auto* error = std::get_if<m::Error>(&message)) {
@@ -348,39 +423,24 @@ void Runner::wait_for_samplers() {
     bool waiting = false;
     std::vector<pollfd> fds;
     for (auto& gpu : gpus_) {
-      if (!gpu.sampler || gpu.sampling || gpu.sampler_done) continue;
-      std::vector<SamplerMessage> got;
-      const bool open = gpu.sampler->pump(got);
-      const SamplerProcess* current = gpu.sampler.get();
-      for (auto& message : got) {
-        handle_start_message(gpu, message);
-        if (gpu.sampler.get() != current) break;  // restarted with another table, or given up
-      }
-      if (gpu.sampler.get() != current) {
-        waiting = waiting || (gpu.sampler != nullptr);
+      if (!gpu.sampler_running() || gpu.sampling) continue;
+      StartSink sink(*this, gpu);
+      gpu.sampler->pump(core::realtime_ns(), sink);  // a child whose output closed is reaped here
+      if (gpu.table_switch) {
+        switch_table(gpu);  // restarted with another table, or given up
+        waiting = waiting || gpu.sampler_running();
         continue;
       }
-      if (!gpu.sampler || gpu.sampling) continue;
-      if (!open) {
-        SamplerExit exit = gpu.sampler->wait(std::chrono::seconds(2));
-        gpu.sampler_done = true;
-        if (gpu.counters_why.empty()) {
-          std::string tail = last_line(exit.stderr_tail);
-          gpu.counters_why = "the counter sampler " + exit.describe() + " before it started sampling" +
-                             (tail.empty() ? std::string{} : ": " + tail);
-          warn("GPU " + std::to_string(gpu.identity.index) + ": " + gpu.counters_why);
-        }
-        continue;
-      }
+      if (!gpu.sampler_running() || gpu.sampling) continue;
       waiting = true;
-      fds.push_back(pollfd{gpu.sampler->output_fd(), POLLIN, 0});
+      fds.push_back(pollfd{gpu.sampler->fd(), POLLIN, 0});
     }
     if (!waiting) return;
     // Interrupted before the command started: nothing to measure, so stop here.
     while (const auto caught = signals_->next()) {
       if (caught->number == SIGCHLD) continue;
       for (auto& gpu : gpus_)
-        if (gpu.sampler && !gpu.sampler_done) gpu.sampler->request_stop();
+        if (gpu.sampler_running()) gpu.sampler->request_stop();
       throw core::Error("interrupted (" + core::signal_name(caught->number) +
                             ") while the counters were being set up; the command was not started",
                         "run again and let the setup finish (about a second)", 128 + caught->number);
@@ -389,10 +449,8 @@ void Runner::wait_for_samplers() {
     const recording::TimeNs left = deadline - core::monotonic_ns();
     if (left <= 0) {
       for (auto& gpu : gpus_) {
-        if (!gpu.sampler || gpu.sampling || gpu.sampler_done) continue;
-        gpu.sampler->request_stop();
-        SamplerExit exit = gpu.sampler->wait(std::chrono::seconds(5));
-        gpu.sampler_done = true;
+        if (!gpu.sampler_running() || gpu.sampling) continue;
+        const SamplerExit exit = gpu.sampler->discard();
         gpu.counters_why = "the counter sampler did not start sampling within " +
                            std::to_string(static_cast<int>(opt_.sampler_start_timeout_ms / 1000)) +
                            " s (it " + exit.describe() + ")";
@@ -467,7 +525,10 @@ void Runner::open_recordings() {
       note(gpu, now, "sampler", "no chip counters: " + gpu.counters_why);
     std::vector<SamplerMessage> pending;
     pending.swap(gpu.pending);
-    for (const auto& message : pending) handle(gpu, message, now);
+    RecordingSink sink(*this, gpu);
+    for (const auto& message : pending) sink.message(message, now);
+    if (gpu.start_exit) sink.ended(*gpu.start_exit, now);
+    gpu.start_exit.reset();
   }
 }
 
@@ -548,12 +609,8 @@ void Runner::handle(Gpu& gpu, const SamplerMessage& message, recording::TimeNs n
       message);
 }
 
-void Runner::sampler_ended(Gpu& gpu, recording::TimeNs now) {
-  SamplerExit exit = gpu.sampler->wait(std::chrono::seconds(2));
-  std::vector<SamplerMessage> rest;
-  gpu.sampler->pump(rest);  // what wait() read while it waited
-  for (const auto& message : rest) handle(gpu, message, now);
-  gpu.sampler_done = true;
+// The sampler child ended and was reaped, its last messages written (SamplerSupervisor::reap).
+void Runner::sampler_ended(Gpu& gpu, const SamplerExit& exit, recording::TimeNs now) {
   if (exit.clean()) return;
   std::string tail = last_line(exit.stderr_tail);
   std::string why = "the counter sampler " + exit.describe();
@@ -624,11 +681,9 @@ void Runner::sample_gpm(recording::TimeNs now) {
 }
 
 void Runner::pump_sampler(Gpu& gpu, recording::TimeNs now) {
-  if (!gpu.sampler || gpu.sampler_done) return;
-  std::vector<SamplerMessage> got;
-  const bool open = gpu.sampler->pump(got);
-  for (const auto& message : got) handle(gpu, message, now);
-  if (!open) sampler_ended(gpu, now);
+  if (!gpu.sampler_running()) return;
+  RecordingSink sink(*this, gpu);
+  gpu.sampler->pump(now, sink);  // a child whose output closed is reaped, and sink.ended says so
 }
 
 void Runner::read_command_output(recording::TimeNs now) {
@@ -755,7 +810,7 @@ void Runner::tick(recording::TimeNs now, bool ended) {
   // second and the analysis needs them under each sample and step (docs/energy.md#what-is-recorded).
   // The rest once a second: GPU-Util samples wait in the driver's buffer (unless polling, where a
   // read is a sample), and engine and process lists move slowly.
-  const bool slow_due = now - last_slow_poll_ >= kSlowPollNs;
+  const bool slow_due = now - last_slow_poll_ >= cadence_.slow_ns;
   if (slow_due) last_slow_poll_ = now;
   for (auto& gpu : gpus_) {
     if (slow_due || ended || gpu.util->polling()) {
@@ -807,10 +862,11 @@ void Runner::duty_step(recording::TimeNs now) {
   const bool in_on_part = duty().phase_at(since) == DutyPhase::on;
   for (auto& gpu : gpus_) {
     if (!gpu.table || !gpu.ever_sampled) continue;  // never had counters: nothing to cycle
-    const bool running = gpu.sampler && !gpu.sampler_done;
+    const bool running = gpu.sampler_running();
     if (in_on_part && !running && gpu.duty_started_period < period) {
       gpu.duty_started_period = period;
-      start_sampler(gpu);
+      RecordingSink sink(*this, gpu);
+      start_sampler(gpu, sink);
       gpu.counters_off_written = false;
       ++gpu.duty_restarts;
     } else if (!in_on_part && running && gpu.duty_stopped_period < period) {
@@ -821,7 +877,7 @@ void Runner::duty_step(recording::TimeNs now) {
 }
 
 void Runner::loop() {
-  const auto poll_ns = static_cast<recording::TimeNs>(opt_.poll_ms * 1e6);
+  const recording::TimeNs poll_ns = cadence_.fast_ns;
   const auto host_ns = static_cast<recording::TimeNs>(opt_.host_interval_ms * 1e6);
   recording::TimeNs next_tick = core::monotonic_ns();
   recording::TimeNs next_host = next_tick;
@@ -836,7 +892,7 @@ void Runner::loop() {
     fds.push_back(pollfd{signals_->fd(), POLLIN, 0});
     if (command_out()) fds.push_back(pollfd{command_out().get(), POLLIN, 0});
     for (auto& gpu : gpus_)
-      if (gpu.sampler && !gpu.sampler_done) fds.push_back(pollfd{gpu.sampler->output_fd(), POLLIN, 0});
+      if (gpu.sampler_running()) fds.push_back(pollfd{gpu.sampler->fd(), POLLIN, 0});
     recording::TimeNs wake = next_tick;
     if (next_gpm != 0 && command_running_) wake = std::min(wake, next_gpm);
     if (host_ && command_running_) wake = std::min(wake, next_host);
@@ -875,7 +931,7 @@ void Runner::loop() {
         if (next_gpm != 0) sample_gpm(outcome_.end_ns);
         // Counters off as soon as the command ends: each sampler stops, drains and disables.
         for (auto& gpu : gpus_)
-          if (gpu.sampler && !gpu.sampler_done) gpu.sampler->request_stop();
+          if (gpu.sampler_running()) gpu.sampler->request_stop();
         outcome_.exit_code = status->shell_code();
         outcome_.ending = status->exited() ? recording::RunEnding::exit()
                                            : recording::RunEnding::killed_by(status->signal());
@@ -897,10 +953,10 @@ void Runner::loop() {
       const recording::TimeNs since_end = core::monotonic_ns() - end_mono;
       bool samplers_done = true;
       for (auto& gpu : gpus_) {
-        if (!gpu.sampler || gpu.sampler_done) continue;
+        if (!gpu.sampler_running()) continue;
         samplers_done = false;
         if (since_end > kSamplerStopTimeoutNs + static_cast<recording::TimeNs>(opt_.drain_ms * 1e6)) {
-          gpu.sampler->send_signal(SIGKILL);  // it did not stop: sampler_ended() says so
+          gpu.sampler->kill();  // it did not stop: sampler_ended() says so
         }
       }
       bool util_done = since_end >= static_cast<recording::TimeNs>(opt_.end_wait_ms * 1e6);
@@ -954,7 +1010,10 @@ RunOutcome Runner::run() {
   const recording::TimeNs now = stamp();
   note_host_cost(now);
   for (auto& gpu : gpus_) {
-    if (gpu.sampler && !gpu.sampler_done) sampler_ended(gpu, now);
+    if (gpu.sampler_running()) {
+      RecordingSink sink(*this, gpu);
+      gpu.sampler->finish(now, sink);
+    }
     if (gpu.sampling && !gpu.counters_off_written) {
       gpu.writer->write(recording::CountersEvent{now, false, gpu.counters_why});
       gpu.counters_off_written = true;
