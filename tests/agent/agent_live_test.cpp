@@ -157,6 +157,8 @@ TEST(LiveSession, AgentReadsThePowerLineOnlyAroundWindowsAndAtPeriodEnds) {
     EXPECT_EQ(records[1].energy_source, "counter") << when_due;
     EXPECT_NEAR(records[1].energy_j, 3000, 1e-6) << when_due;
   }
+}
+
 // A capture's interval on the live session (docs/agent.md#what-a-capture-holds): counters always on at
 // 4 ms, switched to 1 ms at about 0.3 s. The session restarts the fake sampler at 1 ms (its samples
 // then span 1 ms), while the record keeps 4 ms: its 1 ms samples are folded four to a span, so the
