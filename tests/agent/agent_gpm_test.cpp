@@ -44,14 +44,7 @@ void add_process(const fs::path& proc, int pid, const std::string& comm, int par
 class GpmTelemetry final : public collect::GpuTelemetry {
  public:
   GpmTelemetry() : nvml_(std::make_unique<collect::Nvml>(collect::fake_nvml::fake_functions())) {}
-  recording::GpuIdentity identity() const override {
-    recording::GpuIdentity id;
-    id.index = 0;
-    id.uuid = "GPU-fake-0";
-    id.model = "diescope fake GPU";
-    id.compute_capability = 90;
-    return id;
-  }
+  recording::GpuIdentity identity() const override { return test::fake_gpu_identity(); }
   std::vector<recording::ColumnDef> engine_columns() const override { return {}; }
   void read(recording::TimeNs now, collect::GpuBatch& out) override {
     out.list<recording::UtilSample>().push_back(

@@ -30,14 +30,7 @@ collect::SamplerConfig fake_config(std::vector<std::string> extra) {
 // NVML stand-in: GPU-Util 50 stamped at each read, SM clock 1500 MHz.
 class FakeTelemetry final : public collect::GpuTelemetry {
  public:
-  recording::GpuIdentity identity() const override {
-    recording::GpuIdentity id;
-    id.index = 0;
-    id.uuid = "GPU-fake-0";
-    id.model = "diescope fake GPU";
-    id.compute_capability = 90;
-    return id;
-  }
+  recording::GpuIdentity identity() const override { return test::fake_gpu_identity(); }
   std::vector<recording::ColumnDef> engine_columns() const override { return {}; }
   void read(recording::TimeNs now, collect::GpuBatch& out) override {
     out.list<recording::UtilSample>().push_back(
@@ -95,14 +88,7 @@ class PowerTelemetry final : public collect::GpuTelemetry {
  public:
   explicit PowerTelemetry(recording::TimeNs origin, std::vector<recording::TimeNs>* power_reads)
       : origin_(origin), power_reads_(power_reads) {}
-  recording::GpuIdentity identity() const override {
-    recording::GpuIdentity id;
-    id.index = 0;
-    id.uuid = "GPU-fake-0";
-    id.model = "diescope fake GPU";
-    id.compute_capability = 90;
-    return id;
-  }
+  recording::GpuIdentity identity() const override { return test::fake_gpu_identity(); }
   std::vector<recording::ColumnDef> engine_columns() const override { return {}; }
   void read(recording::TimeNs now, collect::GpuBatch& out) override {
     out.list<recording::UtilSample>().push_back(

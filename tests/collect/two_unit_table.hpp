@@ -3,6 +3,7 @@
 #pragma once
 
 #include "diescope/collect/unit_tables.hpp"
+#include "diescope/recording/records.hpp"
 
 namespace diescope::test {
 
@@ -26,6 +27,16 @@ inline const collect::UnitTable& two_unit_table() {
     return t;
   }();
   return table;
+}
+
+// The identity every NVML stand-in of the live-session tests reports: one GPU, compute capability 9.0.
+inline recording::GpuIdentity fake_gpu_identity() {
+  recording::GpuIdentity id;
+  id.index = 0;
+  id.uuid = "GPU-fake-0";
+  id.model = "diescope fake GPU";
+  id.compute_capability = 90;
+  return id;
 }
 
 }  // namespace diescope::test
