@@ -34,6 +34,9 @@ class GpuTelemetry {
   // engine and process reading) and notes (e.g. the switch to polled GPU-Util).
   // The power line (limit, draw, energy counter) is read only when power_wanted() holds, or when
   // the previous energy read failed (docs/agent.md#nvml-reads); a stand-in may read it anyway.
+  // NVML's GPU-Util samples are read where power_wanted() holds (a figure is due at this poll), at
+  // least every kGpuUtilSamplesEveryNs otherwise (NVML keeps them in its buffer meanwhile), and at
+  // every poll once GPU-Util is polled (docs/agent.md#nvml-reads).
   virtual void read(recording::TimeNs now, GpuBatch& out) = 0;
   void want_power(bool wanted) { power_wanted_ = wanted; }
   bool power_wanted() const { return power_wanted_; }
@@ -44,6 +47,15 @@ class GpuTelemetry {
  private:
   bool power_wanted_ = true;
 };
+
+// The longest wait between two reads of NVML's GPU-Util samples while no figure is due
+// (docs/agent.md#nvml-reads): well within what NVML's sample buffer holds on the H200.
+inline constexpr recording::TimeNs kGpuUtilSamplesEveryNs = 5 * recording::kNsPerSecond;
+
+class Nvml;
+// The NVML side of GPU `index` that open_live_session builds for each GPU, its GPU-Util samples
+// counted from `start` (tests build it over a stand-in function table).
+std::unique_ptr<GpuTelemetry> nvml_telemetry(std::shared_ptr<Nvml> nvml, int index, recording::TimeNs start);
 
 struct SupervisorTiming {
   recording::TimeNs backoff_initial_ns = recording::kNsPerSecond;

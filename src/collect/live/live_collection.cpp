@@ -584,8 +584,14 @@ class NvmlTelemetry final : public GpuTelemetry {
   recording::GpuIdentity identity() const override { return identity_; }
   std::vector<recording::ColumnDef> engine_columns() const override { return engine_columns_; }
   void read(recording::TimeNs now, GpuBatch& out) override {
+    // GPU-Util samples cost 2.0 ms of CPU a read on the H200. NVML keeps them in its buffer, so a
+    // read where a figure is due brings every sample since the previous read, whenever that was: the
+    // same samples as a read at every poll (docs/agent.md#nvml-reads). Polled GPU-Util has no buffer.
     const bool was_polling = util_.polling();
-    util_.read(now, out.list<recording::UtilSample>());
+    if (power_wanted() || was_polling || now >= next_util_ns_) {
+      util_.read(now, out.list<recording::UtilSample>());
+      next_util_ns_ = now + kGpuUtilSamplesEveryNs;
+    }
     if (!was_polling && util_.polling())
       out.notes.push_back(recording::Note{now, "gpu_util", util_.reason_text()});
     out.list<recording::ClockReading>().push_back(device_.clocks(now));
@@ -618,9 +624,15 @@ class NvmlTelemetry final : public GpuTelemetry {
   std::vector<collect::NvmlEngine> engines_;
   std::vector<recording::ColumnDef> engine_columns_;
   bool last_energy_read_ = true;  // the previous read of the energy counter gave a number
+  recording::TimeNs next_util_ns_ = 0;  // GPU-Util samples are read by then at the latest
 };
 
 }  // namespace
+
+std::unique_ptr<GpuTelemetry> nvml_telemetry(std::shared_ptr<collect::Nvml> nvml, int index,
+                                             recording::TimeNs start) {
+  return std::make_unique<NvmlTelemetry>(std::move(nvml), index, start);
+}
 
 std::unique_ptr<Feed> open_live_session(const LiveSessionOptions& options) {
   std::shared_ptr<collect::Nvml> nvml = collect::Nvml::load();
@@ -646,7 +658,7 @@ std::unique_ptr<Feed> open_live_session(const LiveSessionOptions& options) {
           "pass indices from 0 to " + std::to_string(count - 1) + " to --gpus");
     }
     SessionGpu g;
-    g.telemetry = std::make_unique<NvmlTelemetry>(nvml, index, start);
+    g.telemetry = nvml_telemetry(nvml, index, start);
     g.table = collect::unit_table_for_compute_capability(g.telemetry->identity().compute_capability);
     g.sampler.executable = executable;
     if (std::filesystem::path(executable).filename() == "diescope-cupti") g.sampler.leading_args = {"sample"};
