@@ -37,8 +37,9 @@ void time_part(const char* name, int rounds, const std::function<void()>& call) 
   call();
   const std::int64_t wall0 = monotonic_ns(), cpu0 = thread_cpu_ns();
   for (int i = 0; i < rounds; ++i) call();
-  std::printf("%-40s cpu_us=%.1f wall_us=%.1f calls=%d\n", name, double(thread_cpu_ns() - cpu0) / rounds / 1e3,
-              double(monotonic_ns() - wall0) / rounds / 1e3, rounds);
+  std::printf("%-40s cpu_us=%.1f wall_us=%.1f calls=%d\n", name,
+              double(thread_cpu_ns() - cpu0) / rounds / 1e3, double(monotonic_ns() - wall0) / rounds / 1e3,
+              rounds);
 }
 
 // A /proc file kept open and read again from offset 0 until a read returns nothing, as the probes do.
@@ -80,8 +81,8 @@ int main(int argc, char** argv) {
       host.publish(realtime_ns());
       cpu += thread_cpu_ns() - c0;
     }
-    std::printf("%-40s cpu_us=%.1f calls=%d\n", "host probes: publish of 10 reads", double(cpu) / publishes / 1e3,
-                publishes);
+    std::printf("%-40s cpu_us=%.1f calls=%d\n", "host probes: publish of 10 reads",
+                double(cpu) / publishes / 1e3, publishes);
   }
   time_part("wake from poll() after 5 ms, idle", std::max(1, rounds / 4), [] { ::poll(nullptr, 0, 5); });
   diescope::collect::ProfilerWatch watch("/proc");

@@ -623,7 +623,7 @@ class NvmlTelemetry final : public GpuTelemetry {
   recording::GpuIdentity identity_;
   std::vector<collect::NvmlEngine> engines_;
   std::vector<recording::ColumnDef> engine_columns_;
-  bool last_energy_read_ = true;  // the previous read of the energy counter gave a number
+  bool last_energy_read_ = true;        // the previous read of the energy counter gave a number
   recording::TimeNs next_util_ns_ = 0;  // GPU-Util samples are read by then at the latest
 };
 
