@@ -186,15 +186,58 @@ TEST(SamplerSupervisor, AChildThatCannotRunThrowsOnlyWithoutRestarts) {
   EXPECT_NE(sink.notes[0].text.find("trying again in 1.0 s"), std::string::npos);
 }
 
-// docs/live-collection.md#policies: the two NVML cadences. run reads clocks at each 100 ms tick and
-// the rest once a second; the session everything once a poll.
-TEST(NvmlCadence, RunAndSessionCadences) {
+// docs/live-collection.md#policies: the three NVML cadences. run reads clocks at each 100 ms tick, the
+// power line once a second, the rest once a second; top everything once a poll; the agent everything
+// once a poll but the power line when due.
+TEST(NvmlCadence, RunTopAndAgentCadences) {
   const NvmlCadence run = NvmlCadence::run(100 * recording::kNsPerMs);
   EXPECT_EQ(run.fast_ns, 100'000'000);
   EXPECT_EQ(run.slow_ns, 1'000'000'000);
-  const NvmlCadence session = NvmlCadence::once_a_poll(250 * recording::kNsPerMs);
-  EXPECT_EQ(session.fast_ns, 250'000'000);
-  EXPECT_EQ(session.slow_ns, 250'000'000);
+  EXPECT_EQ(run.power, PowerReads::every_power_ns);
+  EXPECT_EQ(run.power_ns, 1'000'000'000);
+  const NvmlCadence top = NvmlCadence::once_a_poll(250 * recording::kNsPerMs);
+  EXPECT_EQ(top.fast_ns, 250'000'000);
+  EXPECT_EQ(top.slow_ns, 250'000'000);
+  EXPECT_EQ(top.power, PowerReads::every_read);
+  const NvmlCadence agent = NvmlCadence::agent(1000 * recording::kNsPerMs);
+  EXPECT_EQ(agent.fast_ns, 1'000'000'000);
+  EXPECT_EQ(agent.power, PowerReads::when_due);
+}
+
+// The power rule, case by case. run (ticks of 100 ms, the power line every 1 s): a tick 0.4 s after
+// the last read does not read it, one 0.95 s after does (the tick nearest to 1 s: half a tick early
+// counts), 0.94 s does not; a window mark or the command's end asks for it 0.01 s after the last
+// read; after a failed read of the counter every tick reads it. The agent: only while the counters
+// are wanted or where asked. top: at every read.
+TEST(NvmlCadence, WhichReadsReadThePowerLine) {
+  const NvmlCadence run = NvmlCadence::run(100 * recording::kNsPerMs);
+  auto since = [](double s) {
+    PowerReadState state;
+    state.since_last_ns = static_cast<recording::TimeNs>(s * 1e9);
+    return state;
+  };
+  EXPECT_TRUE(run.reads_power(PowerReadState{}));  // the first read: nothing read before
+  EXPECT_FALSE(run.reads_power(since(0.4)));
+  EXPECT_TRUE(run.reads_power(since(0.95)));
+  EXPECT_FALSE(run.reads_power(since(0.94)));
+  EXPECT_TRUE(run.reads_power(since(1.0)));
+  PowerReadState asked = since(0.01);
+  asked.asked = true;
+  EXPECT_TRUE(run.reads_power(asked));
+  PowerReadState failed = since(0.1);
+  failed.last_failed = true;
+  EXPECT_TRUE(run.reads_power(failed));
+
+  const NvmlCadence agent = NvmlCadence::agent(recording::kNsPerSecond);
+  EXPECT_FALSE(agent.reads_power(since(30)));
+  PowerReadState wanted = since(1);
+  wanted.counters_wanted = true;
+  EXPECT_TRUE(agent.reads_power(wanted));
+  EXPECT_TRUE(agent.reads_power(asked));
+  EXPECT_TRUE(agent.reads_power(failed));
+
+  const NvmlCadence top = NvmlCadence::once_a_poll(recording::kNsPerSecond);
+  EXPECT_TRUE(top.reads_power(since(0.001)));
 }
 
 // The sample checks every reader gets (docs/live-collection.md#sample-checks), from a stand-in child

@@ -90,6 +90,8 @@ struct Gpu {
   std::unique_ptr<GpuUtilReader> util;
   bool util_note_written = false;
   recording::TimeNs last_util_ts = 0;
+  recording::TimeNs last_power_ns = 0;  // when the power line was last read; 0: never
+  bool energy_failed = false;           // the energy counter's last read gave no number
   std::vector<NvmlEngine> engines;
   std::vector<double> engine_values;
   ChipSampleCheck check;  // out of order, value count, infinity (docs/live-collection.md#sample-checks)
@@ -132,6 +134,7 @@ class Runner {
   void loop();
   void tick(recording::TimeNs now, bool ended);
   void read_engines(Gpu& gpu, recording::TimeNs now);
+  void read_power(Gpu& gpu, recording::TimeNs now, bool asked);
   void read_host(recording::TimeNs now);
   void note_host_cost(recording::TimeNs now);
   void pump_sampler(Gpu& gpu, recording::TimeNs now);
@@ -151,7 +154,9 @@ class Runner {
 
   const RunOptions& opt_;
   const Nvml& nvml_;
-  NvmlCadence cadence_;  // clocks every tick, the rest every second (docs/live-collection.md#policies)
+  // Clocks every tick, the power line every second and where an energy figure asks, the rest every
+  // second (docs/live-collection.md#policies).
+  NvmlCadence cadence_;
   std::vector<int> indexes_;
   std::deque<Gpu> gpus_;  // deque: GpuUtilReader keeps a pointer to its Gpu's device
   std::string sampler_path_;
@@ -717,6 +722,9 @@ void Runner::read_command_output(recording::TimeNs now) {
             const recording::TimeNs at = std::max(now, last_mark_ns_);
             for (auto& gpu : gpus_) gpu.writer->write(recording::Mark{at, kind});
             last_mark_ns_ = at;
+            // The window's energy starts and ends at a read of the counter (docs/energy.md#what-is-recorded).
+            if (command_running_)
+              for (auto& gpu : gpus_) read_power(gpu, at, true);
           },
           [&](const PrintedWindow& window) { printed_window(window, now); },
           [&](const PrintedFlops& flops) { printed_flops(flops, now); });
@@ -806,9 +814,10 @@ void Runner::tick(recording::TimeNs now, bool ended) {
   if (clock_event.kind != core::ClockEvent::Kind::none)
     for (auto& gpu : gpus_) gpu.writer->write(recording::ClockJump{now, clock_event.step_ns});
 
-  // Clocks, throttle reasons and power (with the energy counter) every tick: they move within a
-  // second and the analysis needs them under each sample and step (docs/energy.md#what-is-recorded).
-  // The rest once a second: GPU-Util samples wait in the driver's buffer (unless polling, where a
+  // Clocks and throttle reasons every tick: they move within a second and the analysis needs them
+  // under each sample and step. The power line (with the energy counter, 3.4 to 3.8 ms of CPU a read
+  // on the H200) once a second and at the window's marks and the command's end
+  // (docs/energy.md#what-is-recorded). The rest once a second: GPU-Util samples wait in the driver's buffer (unless polling, where a
   // read is a sample), and engine and process lists move slowly.
   const bool slow_due = now - last_slow_poll_ >= cadence_.slow_ns;
   if (slow_due) last_slow_poll_ = now;
@@ -829,7 +838,7 @@ void Runner::tick(recording::TimeNs now, bool ended) {
     if (ended) continue;  // after the end only GPU-Util is still awaited
     gpu.writer->write(gpu.device.clocks(now));
     gpu.writer->write(gpu.device.throttle_reasons(now));
-    gpu.writer->write(gpu.device.power_limit(now));
+    read_power(gpu, now, false);
     if (!slow_due) continue;
     read_engines(gpu, now);
     gpu.writer->write(gpu.device.processes(now));
@@ -839,6 +848,20 @@ void Runner::tick(recording::TimeNs now, bool ended) {
         gpu.writer->write(holder);
     }
   }
+}
+
+// The power line (limit, draw, energy counter) when run's cadence says (docs/live-collection.md#policies):
+// `asked` where an energy figure needs a read at `now` (a window mark, the command's end).
+void Runner::read_power(Gpu& gpu, recording::TimeNs now, bool asked) {
+  PowerReadState state;
+  state.asked = asked;
+  state.last_failed = gpu.energy_failed;
+  if (gpu.last_power_ns != 0) state.since_last_ns = now - gpu.last_power_ns;
+  if (!cadence_.reads_power(state) || now < gpu.last_power_ns) return;
+  const recording::PowerLimitReading reading = gpu.device.power_limit(now);
+  gpu.energy_failed = !std::isfinite(reading.energy_mj);
+  gpu.last_power_ns = now;
+  gpu.writer->write(reading);
 }
 
 void Runner::read_engines(Gpu& gpu, recording::TimeNs now) {
@@ -936,8 +959,12 @@ void Runner::loop() {
         outcome_.ending = status->exited() ? recording::RunEnding::exit()
                                            : recording::RunEnding::killed_by(status->signal());
         read_command_output(outcome_.end_ns);
-        // Engines are read once a second, so one more reading covers the command's last second.
-        for (auto& gpu : gpus_) read_engines(gpu, outcome_.end_ns);
+        // Engines are read once a second, so one more reading covers the command's last second; the
+        // power line too, so the run's energy ends at a read of the counter.
+        for (auto& gpu : gpus_) {
+          read_engines(gpu, outcome_.end_ns);
+          read_power(gpu, outcome_.end_ns, true);
+        }
       }
     }
 
