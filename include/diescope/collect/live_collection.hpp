@@ -9,6 +9,7 @@
 // as long as its reader still wants counters; a child that ends cleanly resets the backoff.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -19,11 +20,27 @@
 #include "diescope/collect/profiler_watch.hpp"
 #include "diescope/collect/feed.hpp"
 #include "diescope/collect/gpm.hpp"
+#include "diescope/collect/nvml.hpp"
 #include "diescope/collect/chip_source.hpp"
 #include "diescope/collect/sampler.hpp"
 #include "diescope/collect/unit_tables.hpp"
 
 namespace diescope::collect {
+
+class GpuHolderTracker;  // host_probes.hpp
+
+// What one read of a GPU's NVML side takes: the reader's NvmlCadence decides
+// (docs/live-collection.md#policies).
+struct NvmlReadSet {
+  bool util = true;       // GPU-Util samples (or a polled reading, once it polls)
+  bool clocks = true;     // clocks and clock-event reasons
+  bool power = true;      // the power line: limit, draw, energy counter
+  bool engines = true;    // engine utilisations
+  bool processes = true;  // the process lists' reading
+  // Who holds the GPU, with the measured command's pid (`run`: docs/recording-format.md#gpu-holders);
+  // nullopt: not read.
+  std::optional<std::int64_t> holders_of;
+};
 
 // One GPU's NVML side, read at every poll. An interface so tests can stand in for NVML.
 class GpuTelemetry {
@@ -32,18 +49,50 @@ class GpuTelemetry {
   virtual recording::GpuIdentity identity() const = 0;
   virtual std::vector<recording::ColumnDef> engine_columns() const = 0;
   // Appends what is new since the previous read (GPU-Util samples, one clock, throttle, power,
-  // engine and process reading) and notes (e.g. the switch to polled GPU-Util).
+  // engine and process reading) and notes (e.g. the switch to polled GPU-Util), as wanted() says.
   // The power line (limit, draw, energy counter) is read only when power_wanted() holds: the
   // reader's NvmlCadence decides (docs/live-collection.md#policies); a stand-in may read it anyway.
   virtual void read(recording::TimeNs now, GpuBatch& out) = 0;
-  void want_power(bool wanted) { power_wanted_ = wanted; }
-  bool power_wanted() const { return power_wanted_; }
+  void want(const NvmlReadSet& what) { wanted_ = what; }
+  const NvmlReadSet& wanted() const { return wanted_; }
+  void want_power(bool wanted) { wanted_.power = wanted; }
+  bool power_wanted() const { return wanted_.power; }
   // NVML GPM for this GPU, its first pair taken at `now`. Throws DeviceError when GPM cannot be
   // read (the default: a stand-in without GPM).
   virtual std::unique_ptr<collect::GpmSampler> open_gpm(recording::TimeNs now);
 
  private:
-  bool power_wanted_ = true;
+  NvmlReadSet wanted_;
+};
+
+// A GPU's NVML side through the driver: the session's, and `run`'s (docs/live-collection.md#what-it-owns).
+// GPU-Util samples are handed out in time order (one older than the last handed out is left out).
+class NvmlTelemetry final : public GpuTelemetry {
+ public:
+  // Borrows `nvml`, which must outlive it; GPU-Util samples from 1 s before `util_start` on.
+  NvmlTelemetry(const collect::Nvml& nvml, int index, recording::TimeNs util_start);
+  // Keeps `nvml` alive.
+  NvmlTelemetry(std::shared_ptr<const collect::Nvml> nvml, int index, recording::TimeNs util_start);
+  ~NvmlTelemetry() override;
+  recording::GpuIdentity identity() const override { return identity_; }
+  std::vector<recording::ColumnDef> engine_columns() const override { return engine_columns_; }
+  void read(recording::TimeNs now, GpuBatch& out) override;
+  std::unique_ptr<collect::GpmSampler> open_gpm(recording::TimeNs now) override;
+  // GPU-Util samples from 1 s before `util_start` on, from now (run's command starts after its GPUs
+  // are chosen).
+  void restart_util(recording::TimeNs util_start);
+  bool util_polling() const;
+  recording::TimeNs last_util_ns() const { return last_util_ns_; }  // the newest GPU-Util sample's time
+
+ private:
+  std::shared_ptr<const collect::Nvml> keep_;
+  std::unique_ptr<collect::NvmlDevice> device_;
+  std::unique_ptr<collect::GpuUtilReader> util_;
+  recording::TimeNs last_util_ns_ = 0;
+  recording::GpuIdentity identity_;
+  std::vector<collect::NvmlEngine> engines_;
+  std::vector<recording::ColumnDef> engine_columns_;
+  std::unique_ptr<collect::GpuHolderTracker> holders_;
 };
 
 struct SupervisorTiming {

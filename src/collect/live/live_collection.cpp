@@ -7,9 +7,11 @@
 #include <limits>
 #include <filesystem>
 #include <thread>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "diescope/collect/host_probes.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/core/clock.hpp"
 #include "diescope/core/error.hpp"
@@ -597,52 +599,74 @@ bool LiveSession::counters_on(std::size_t gpu) const {
 
 // ---- NVML telemetry and the factory ----
 
-namespace {
+NvmlTelemetry::NvmlTelemetry(const collect::Nvml& nvml, int index, recording::TimeNs util_start)
+    : device_(std::make_unique<collect::NvmlDevice>(nvml.device(index))) {
+  identity_ = device_->identity();
+  identity_.index = index;
+  if (identity_.driver.empty()) identity_.driver = nvml.driver_version();
+  engines_ = device_->engines();
+  engine_columns_ = device_->engine_columns();
+  restart_util(util_start);
+}
 
-class NvmlTelemetry final : public GpuTelemetry {
- public:
-  NvmlTelemetry(std::shared_ptr<collect::Nvml> nvml, int index, recording::TimeNs start)
-      : nvml_(std::move(nvml)), device_(nvml_->device(index)), util_(device_, start) {
-    identity_ = device_.identity();
-    identity_.index = index;
-    if (identity_.driver.empty()) identity_.driver = nvml_->driver_version();
-    engines_ = device_.engines();
-    engine_columns_ = device_.engine_columns();
-  }
-  recording::GpuIdentity identity() const override { return identity_; }
-  std::vector<recording::ColumnDef> engine_columns() const override { return engine_columns_; }
-  void read(recording::TimeNs now, GpuBatch& out) override {
-    const bool was_polling = util_.polling();
-    util_.read(now, out.list<recording::UtilSample>());
-    if (!was_polling && util_.polling())
-      out.notes.push_back(recording::Note{now, "gpu_util", util_.reason_text()});
-    out.list<recording::ClockReading>().push_back(device_.clocks(now));
-    out.list<recording::ThrottleReading>().push_back(device_.throttle_reasons(now));
-    // The energy counter costs 3.4 to 3.8 ms of CPU a read on the H200: the reader's cadence says
-    // when the power line is read (docs/live-collection.md#policies).
-    if (power_wanted()) out.list<recording::PowerLimitReading>().push_back(device_.power_limit(now));
-    if (!engines_.empty()) {
-      recording::OwnedEngineReading e;
-      e.ts_ns = now;
-      for (const auto& engine : engines_) e.values.push_back(device_.engine_utilization(engine).value);
-      out.list<recording::EngineReading>().push_back(std::move(e));
+NvmlTelemetry::NvmlTelemetry(std::shared_ptr<const collect::Nvml> nvml, int index, recording::TimeNs util_start)
+    : NvmlTelemetry(*nvml, index, util_start) {
+  keep_ = std::move(nvml);
+}
+
+NvmlTelemetry::~NvmlTelemetry() = default;
+
+void NvmlTelemetry::restart_util(recording::TimeNs util_start) {
+  util_ = std::make_unique<collect::GpuUtilReader>(*device_, util_start);
+  last_util_ns_ = 0;
+}
+
+bool NvmlTelemetry::util_polling() const {
+  return util_->polling();
+}
+
+void NvmlTelemetry::read(recording::TimeNs now, GpuBatch& out) {
+  const NvmlReadSet& what = wanted();
+  if (what.util) {
+    const bool was_polling = util_->polling();
+    std::vector<recording::UtilSample> samples;
+    util_->read(now, samples);
+    auto& kept = out.list<recording::UtilSample>();
+    for (const recording::UtilSample& sample : samples) {
+      if (sample.ts_ns < last_util_ns_) continue;  // never out of order in a recording
+      kept.push_back(sample);
+      last_util_ns_ = sample.ts_ns;
     }
-    out.list<recording::ProcessReading>().push_back(device_.processes(now));
+    if (!was_polling && util_->polling())
+      out.notes.push_back(recording::Note{now, "gpu_util", util_->reason_text()});
   }
-  std::unique_ptr<collect::GpmSampler> open_gpm(recording::TimeNs now) override {
-    return std::make_unique<collect::GpmSampler>(device_, now);
+  if (what.clocks) {
+    out.list<recording::ClockReading>().push_back(device_->clocks(now));
+    out.list<recording::ThrottleReading>().push_back(device_->throttle_reasons(now));
   }
+  // The energy counter costs 3.4 to 3.8 ms of CPU a read on the H200: the reader's cadence says
+  // when the power line is read (docs/live-collection.md#policies).
+  if (what.power) out.list<recording::PowerLimitReading>().push_back(device_->power_limit(now));
+  if (what.engines && !engines_.empty()) {
+    recording::OwnedEngineReading e;
+    e.ts_ns = now;
+    for (const auto& engine : engines_) e.values.push_back(device_->engine_utilization(engine).value);
+    out.list<recording::EngineReading>().push_back(std::move(e));
+  }
+  if (what.processes) out.list<recording::ProcessReading>().push_back(device_->processes(now));
+  // Who holds the GPU, by pid and name, when that changes (docs/recording-format.md#gpu-holders).
+  if (what.holders_of) {
+    if (const auto pids = device_->process_ids()) {
+      if (!holders_) holders_ = std::make_unique<collect::GpuHolderTracker>();
+      for (auto& holder : holders_->update(now, *pids, *what.holders_of, ::getpid()))
+        out.holders.push_back(std::move(holder));
+    }
+  }
+}
 
- private:
-  std::shared_ptr<collect::Nvml> nvml_;
-  collect::NvmlDevice device_;
-  collect::GpuUtilReader util_;
-  recording::GpuIdentity identity_;
-  std::vector<collect::NvmlEngine> engines_;
-  std::vector<recording::ColumnDef> engine_columns_;
-};
-
-}  // namespace
+std::unique_ptr<collect::GpmSampler> NvmlTelemetry::open_gpm(recording::TimeNs now) {
+  return std::make_unique<collect::GpmSampler>(*device_, now);
+}
 
 std::unique_ptr<Feed> open_live_session(const LiveSessionOptions& options) {
   std::shared_ptr<collect::Nvml> nvml = collect::Nvml::load();
@@ -668,7 +692,7 @@ std::unique_ptr<Feed> open_live_session(const LiveSessionOptions& options) {
           "pass indices from 0 to " + std::to_string(count - 1) + " to --gpus");
     }
     SessionGpu g;
-    g.telemetry = std::make_unique<NvmlTelemetry>(nvml, index, start);
+    g.telemetry = std::make_unique<NvmlTelemetry>(std::shared_ptr<const collect::Nvml>(nvml), index, start);
     g.table = collect::unit_table_for_compute_capability(g.telemetry->identity().compute_capability);
     g.sampler.executable = executable;
     if (std::filesystem::path(executable).filename() == "diescope-cupti") g.sampler.leading_args = {"sample"};
