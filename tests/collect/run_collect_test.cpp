@@ -207,7 +207,8 @@ TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
 TEST_F(RunCollect, ThePowerLineIsReadOnceASecondAndAtTheEnd) {
   for (const bool failing : {false, true}) {
     auto o = options({"/bin/sh", "-c", "sleep 1.3"});
-    fake_nvml::state().energy_result = failing ? fake_nvml::abi::kErrorNotSupported : fake_nvml::abi::kSuccess;
+    fake_nvml::state().energy_result =
+        failing ? fake_nvml::abi::kErrorNotSupported : fake_nvml::abi::kSuccess;
     RunOutcome outcome = record_run(o, *nvml_);
     ASSERT_EQ(outcome.exit_code, 0);
     auto source = recording::open_recording(outcome.recordings[0].path);

@@ -143,9 +143,7 @@ struct NvmlCadence {
   // top's: everything once a poll.
   static NvmlCadence once_a_poll(recording::TimeNs poll_ns) { return {poll_ns, poll_ns}; }
   // The agent's: everything once a poll, the power line when due (docs/agent.md#nvml-reads).
-  static NvmlCadence agent(recording::TimeNs poll_ns) {
-    return {poll_ns, poll_ns, PowerReads::when_due, 0};
-  }
+  static NvmlCadence agent(recording::TimeNs poll_ns) { return {poll_ns, poll_ns, PowerReads::when_due, 0}; }
   // `run`'s: clocks and reasons at every tick of its loop, the power line once a second and at the
   // window's marks and the command's end, the rest every second.
   static NvmlCadence run(recording::TimeNs tick_ns) {
@@ -301,14 +299,14 @@ class LiveSession final : public Feed {
     std::unique_ptr<SamplerSupervisor> supervisor;  // null: no counters for this GPU
     recording::RecordingMeta meta;                  // the columns of the chip source in use
     recording::RecordingMeta pm_meta;               // PM sampling's (the unit table's) columns
-    GpuBatch pending;                    // produced by set_counters, handed out at the next collect
-    recording::TimeNs next_read_ns = 0;  // NVML is read once per poll, however often collect() runs
-    bool wanted = false;                 // the agent wants chip samples
-    bool power_asked = true;             // an energy figure needs the power line at the next poll
-    bool energy_failed = false;          // the energy counter's last read gave no number
+    GpuBatch pending;                     // produced by set_counters, handed out at the next collect
+    recording::TimeNs next_read_ns = 0;   // NVML is read once per poll, however often collect() runs
+    bool wanted = false;                  // the agent wants chip samples
+    bool power_asked = true;              // an energy figure needs the power line at the next poll
+    bool energy_failed = false;           // the energy counter's last read gave no number
     recording::TimeNs last_power_ns = 0;  // when the power line was last read; 0: never
-    bool on_gpm = false;                 // chip samples come from GPM
-    bool gpm_failed = false;             // GPM could not be opened: PM sampling or nothing
+    bool on_gpm = false;                  // chip samples come from GPM
+    bool gpm_failed = false;              // GPM could not be opened: PM sampling or nothing
     std::unique_ptr<collect::GpmSampler> gpm;
     bool gpm_sampling = false;  // GPM samples are being recorded (the agent wants them)
     recording::TimeNs next_gpm_ns = 0;

@@ -609,7 +609,8 @@ NvmlTelemetry::NvmlTelemetry(const collect::Nvml& nvml, int index, recording::Ti
   restart_util(util_start);
 }
 
-NvmlTelemetry::NvmlTelemetry(std::shared_ptr<const collect::Nvml> nvml, int index, recording::TimeNs util_start)
+NvmlTelemetry::NvmlTelemetry(std::shared_ptr<const collect::Nvml> nvml, int index,
+                             recording::TimeNs util_start)
     : NvmlTelemetry(*nvml, index, util_start) {
   keep_ = std::move(nvml);
 }

@@ -83,8 +83,8 @@ struct Gpu {
   std::vector<SamplerMessage> pending;  // arrived before the recording was opened
   // NVML GPM, the second chip source (docs/method.md#gpm-as-a-second-chip-source).
   std::unique_ptr<GpmSampler> gpm;
-  std::string gpm_why;       // why chip samples come from GPM
-  std::string pm_cause;      // why PM sampling could not start, without its fix (for the GPM note)
+  std::string gpm_why;   // why chip samples come from GPM
+  std::string pm_cause;  // why PM sampling could not start, without its fix (for the GPM note)
 
   std::unique_ptr<recording::RecordingWriter> writer;
   recording::TimeNs last_power_ns = 0;  // when the power line was last read; 0: never
