@@ -235,10 +235,7 @@ TEST(CaptureConditions, TheOtherMeasuresAndNaN) {
 }
 
 fs::path temp_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("diescope-capture-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return testing::fresh_dir("capture", name);
 }
 
 // A replay whose chip source switches at `switch_at` (as the live session's does when another
