@@ -13,7 +13,7 @@
 #
 #   bench/footprint/pm_hold_check.sh OUT_DIR
 #   BIN=folder with diescope, diescope-cupti, diescope-workload, pm_minimal, nvml_poll, bare_cuda
-#   PM_SECONDS=60  PM_HELDOUT_SECONDS=12  PM_INTERVALS="0.1 0.2"
+#   PM_SECONDS=60  PM_HELDOUT_SECONDS=12 (0: none)  PM_INTERVALS="0.1 0.2"
 #
 # Writes OUT_DIR/env.txt, the heldout section's tables (loss.tsv, stages.tsv, heldout_*.tsv),
 # recording-notes.txt, child.tsv (one line per child run), child_threads.tsv, lateness.tsv (the
@@ -29,8 +29,8 @@ seconds=${PM_SECONDS:-60}
 work=${WORK:-$(mktemp -d)}
 mkdir -p "$work"
 
-# 1. The held-out checks at 0.1 ms under diescope run.
-FOOTPRINT_HELDOUT=0.1:100:${PM_HELDOUT_SECONDS:-12} BIN=$bin WORK=$work \
+# 1. The held-out checks at 0.1 ms under diescope run (PM_HELDOUT_SECONDS=0 leaves them out).
+[ "${PM_HELDOUT_SECONDS:-12}" = 0 ] || FOOTPRINT_HELDOUT=0.1:100:${PM_HELDOUT_SECONDS:-12} BIN=$bin WORK=$work \
   bash bench/footprint/footprint.sh "$out" heldout
 for rec in "$work"/heldout-*/gpu0.dsrec; do
   [ -f "$rec" ] || continue
@@ -116,7 +116,7 @@ print("\t".join([iv, str(len(rows))] + ["%.3f" % x for x in (q(gap, 0.5), q(gap,
        "%.3f" % max((float(r[3]) for r in rows), default=float("nan")),
        "%.3f" % max((float(r[4]) for r in rows), default=float("nan")), str(sum(1 for r in rows if int(r[6]) > 1))]))
 PY
-  sort -t$'\t' -k3,3 -g -r "$work/drains-$iv.tsv" | head -20 | awk -v iv="$iv" '{print iv "\t" $0}' >> "$out/late_drains.tsv"
+  sort -t$'\t' -k3,3 -g -r "$work/drains-$iv.tsv" | awk -v iv="$iv" 'NR <= 20 {print iv "\t" $0}' >> "$out/late_drains.tsv"
 }
 intervals=${PM_INTERVALS:-0.1 0.2}
 n=0
