@@ -295,8 +295,8 @@ int main(int argc, char** argv) {
       static_cast<double>(decode_ns) / 1e6, static_cast<double>(read_ns) / 1e6,
       static_cast<double>(eval_ns) / 1e6, 100 * cpu_s / wall_s, static_cast<double>(ru.ru_maxrss) / 1024,
       keep_latest ? 1 : 0,
-      samples > 0 ? static_cast<double>(hw_mb << 20) / static_cast<double>(samples) : 0.0, max_samples, slack_ms,
-      static_cast<double>(late_max) / 1e6, static_cast<double>(gap_max) / 1e6);
+      samples > 0 ? static_cast<double>(hw_mb << 20) / static_cast<double>(samples) : 0.0, max_samples,
+      slack_ms, static_cast<double>(late_max) / 1e6, static_cast<double>(gap_max) / 1e6);
   auto disable = PARAMS(CUpti_PmSampling_Disable_Params);
   disable.pPmSamplingObject = sampling;
   cuptiPmSamplingDisable(&disable);

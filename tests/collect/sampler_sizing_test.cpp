@@ -34,9 +34,10 @@ TEST(SamplerSizing, SlackIsAQuarterPeriodButAtLeastThirtyMs) {
 }
 
 TEST(SamplerSizing, SamplesHeldAreAPeriodThenAPeriodOrTheSlackAndSpare) {
-  EXPECT_EQ(child::samples_held(10, 1000), 264u);   // 100 + max(100, 250 / 10 = 25) + 64
-  EXPECT_EQ(child::samples_held(1, 1000), 264u);    // 100 + max(100, 30 / 1 = 30) + 64
-  EXPECT_EQ(child::samples_held(0.1, 1000), 564u);  // decoded every 20 ms: 200 + max(200, 30 / 0.1 = 300) + 64
+  EXPECT_EQ(child::samples_held(10, 1000), 264u);  // 100 + max(100, 250 / 10 = 25) + 64
+  EXPECT_EQ(child::samples_held(1, 1000), 264u);   // 100 + max(100, 30 / 1 = 30) + 64
+  EXPECT_EQ(child::samples_held(0.1, 1000),
+            564u);  // decoded every 20 ms: 200 + max(200, 30 / 0.1 = 300) + 64
   EXPECT_EQ(child::samples_held(1000, 1000), 66u);  // 1 + max(1, ceil(250 / 1000) = 1) + 64
   EXPECT_EQ(child::samples_held(0.1, 5), 414u);     // 50 + max(50, 300) + 64
 }

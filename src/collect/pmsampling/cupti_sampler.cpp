@@ -467,9 +467,8 @@ void Sampler::setup() {
                                    " MiB, " + (args_.keep_latest ? "keep-latest" : "keep-oldest") +
                                    " mode; decoded every " + std::to_string(decode_period_ms_) +
                                    " ms, a decode up to " + std::to_string(decode_slack_ms_) +
-                                   " ms late losing nothing; " +
-                                   std::to_string(ring_->made()) + " decode images in rotation, up to " +
-                                   std::to_string(images)});
+                                   " ms late losing nothing; " + std::to_string(ring_->made()) +
+                                   " decode images in rotation, up to " + std::to_string(images)});
 }
 
 void Sampler::init_image(std::vector<std::uint8_t>& image) {
@@ -630,7 +629,8 @@ bool Sampler::drain(std::int64_t due_ns) {
       total_.gap_max = std::max(total_.gap_max, gap_ns);
       total_.drain_max = std::max(total_.drain_max, core::monotonic_ns() - began);
       if (static_cast<double>(gap_ns) > decode_period_ms_ * 1e6 * 1.1) ++total_.gaps_over_period;
-      if (static_cast<double>(gap_ns) > (decode_period_ms_ + decode_slack_ms_) * 1e6) ++total_.gaps_over_image;
+      if (static_cast<double>(gap_ns) > (decode_period_ms_ + decode_slack_ms_) * 1e6)
+        ++total_.gaps_over_image;
       total_.decode += decode_ns;
       total_.info += info_ns;
       total_.init += init_ns;
@@ -738,19 +738,18 @@ void Sampler::evaluate_pass(Pass& pass) {
                      drain_blanked_});
   if (args_.timing) {
     out_.emit(m::Note{
-        "timing", "decode_us " + std::to_string(pass.decode_ns / 1000) + " info_us " +
-                      std::to_string(pass.info_ns / 1000) + " evaluate_us " +
-                      std::to_string(drain_eval_ns_ / 1000) + " emit_us " +
-                      std::to_string(drain_emit_ns_ / 1000) + " init_us " +
-                      std::to_string(pass.init_ns / 1000) + " wait_us " +
-                      std::to_string(pass.wait_ns / 1000) + " late_us " + std::to_string(pass.late_ns / 1000) +
-                      " gap_us " + std::to_string(pass.gap_ns / 1000) + " bytes " +
-                      std::to_string(out_.pending_bytes()) +
-                      " cpu_us " + std::to_string((pass.decode_cpu_ns + drain_eval_cpu_ns_) / 1000) +
-                      " decode_cpu_us " + std::to_string(pass.decode_cpu_ns / 1000) + " evaluate_cpu_us " +
-                      std::to_string(drain_eval_cpu_ns_ / 1000) + " passes " + std::to_string(pass.passes) +
-                      " samples " + std::to_string(drain_emitted_) + " incomplete_seen " +
-                      std::to_string(pass.incomplete_seen)});
+        "timing",
+        "decode_us " + std::to_string(pass.decode_ns / 1000) + " info_us " +
+            std::to_string(pass.info_ns / 1000) + " evaluate_us " + std::to_string(drain_eval_ns_ / 1000) +
+            " emit_us " + std::to_string(drain_emit_ns_ / 1000) + " init_us " +
+            std::to_string(pass.init_ns / 1000) + " wait_us " + std::to_string(pass.wait_ns / 1000) +
+            " late_us " + std::to_string(pass.late_ns / 1000) + " gap_us " +
+            std::to_string(pass.gap_ns / 1000) + " bytes " + std::to_string(out_.pending_bytes()) +
+            " cpu_us " + std::to_string((pass.decode_cpu_ns + drain_eval_cpu_ns_) / 1000) +
+            " decode_cpu_us " + std::to_string(pass.decode_cpu_ns / 1000) + " evaluate_cpu_us " +
+            std::to_string(drain_eval_cpu_ns_ / 1000) + " passes " + std::to_string(pass.passes) +
+            " samples " + std::to_string(drain_emitted_) + " incomplete_seen " +
+            std::to_string(pass.incomplete_seen)});
   }
   const std::int64_t cpu_write = core::thread_cpu_ns();
   const std::int64_t t = core::monotonic_ns();
@@ -789,9 +788,9 @@ void Sampler::emit_totals() {
           us(total_.decode_cpu) + " evaluate_cpu_us " + us(total_.evaluate_cpu) + " image_bytes " +
           std::to_string(image_bytes_) + " images " + std::to_string(ring_ ? ring_->made() : 0) +
           " sample_bytes " + std::to_string(sample_bytes_) + " late_max_us " + us(total_.late_max) +
-          " gap_max_us " + us(total_.gap_max) + " decode_max_us " + us(total_.decode_max) +
-          " drain_max_us " + us(total_.drain_max) + " gaps_over_period " +
-          std::to_string(total_.gaps_over_period) + " gaps_over_image " + std::to_string(total_.gaps_over_image)});
+          " gap_max_us " + us(total_.gap_max) + " decode_max_us " + us(total_.decode_max) + " drain_max_us " +
+          us(total_.drain_max) + " gaps_over_period " + std::to_string(total_.gaps_over_period) +
+          " gaps_over_image " + std::to_string(total_.gaps_over_image)});
 }
 
 void Sampler::finish() {
