@@ -170,7 +170,11 @@ class Watch:
             self.peak = max(self.peak, r)
 
     def mark(self, key):
-        self.marks[key] = (time.monotonic(), cpu_s(self.pid))
+        # A process that has ended keeps its last reading: a run's sampler child ends before the run
+        # does, and its CPU up to then is the figure.
+        c = cpu_s(self.pid)
+        if c == c or key not in self.marks:
+            self.marks[key] = (time.monotonic(), c)
 
     def pct(self, a, b):
         (ta, ca), (tb, cb) = self.marks[a], self.marks[b]
