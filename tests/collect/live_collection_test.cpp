@@ -516,6 +516,54 @@ TEST(LiveSession, ReadsNvmlOnceAPoll) {
   EXPECT_EQ(reads, (std::vector<recording::TimeNs>{0, 46, 91}));
 }
 
+// NVML stand-in that notes each read of the power line; its energy counter cannot be read (NaN) before
+// `readable_from`, and reads 1 J a second after.
+class PowerTelemetry final : public GpuTelemetry {
+ public:
+  PowerTelemetry(recording::TimeNs readable_from, std::vector<recording::TimeNs>* reads)
+      : readable_from_(readable_from), reads_(reads) {}
+  recording::GpuIdentity identity() const override { return test::fake_gpu_identity(); }
+  std::vector<recording::ColumnDef> engine_columns() const override { return {}; }
+  void read(recording::TimeNs now, GpuBatch& out) override {
+    if (!power_wanted()) return;
+    reads_->push_back(now);
+    const double mj =
+        now < readable_from_ ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(now) / 1e6;
+    out.list<recording::PowerLimitReading>().push_back(recording::PowerLimitReading{now, 700, 300, mj});
+  }
+
+ private:
+  recording::TimeNs readable_from_;
+  std::vector<recording::TimeNs>* reads_;
+};
+
+// docs/live-collection.md#policies: the session's power rule, polled every 1 s at 0 to 5 s with the
+// counters off and the counter unreadable before 2 s. The agent's cadence reads the power line at 0
+// (the first poll), 1 and 2 s (the read before failed) and 5 s (power_due: a period ends there), not
+// at 3 and 4 s; top's reads it at all six polls.
+TEST(LiveSession, ThePowerLineIsReadAsTheReadersCadenceSays) {
+  for (const bool agent : {true, false}) {
+    const recording::TimeNs t0 = core::realtime_ns();
+    std::vector<recording::TimeNs> reads;
+    std::vector<SessionGpu> gpus(1);
+    gpus[0].telemetry = std::make_unique<PowerTelemetry>(t0 + 2 * recording::kNsPerSecond, &reads);
+    gpus[0].table = &diescope::test::two_unit_table();  // no sampler executable: no counters
+    LiveSession session(std::move(gpus), 10, 1000, {}, {}, ChipSourcePolicy{});
+    if (agent) session.set_cadence(NvmlCadence::agent(recording::kNsPerSecond));
+    EXPECT_EQ(session.cadence().power, agent ? PowerReads::when_due : PowerReads::every_read);
+    for (int s = 0; s <= 5; ++s) {
+      if (s == 5) session.power_due(0);
+      std::vector<GpuBatch> out(1);
+      session.collect(t0 + s * recording::kNsPerSecond, out);
+    }
+    std::vector<recording::TimeNs> at;
+    for (const recording::TimeNs t : reads) at.push_back((t - t0) / recording::kNsPerSecond);
+    EXPECT_EQ(at, agent ? (std::vector<recording::TimeNs>{0, 1, 2, 5})
+                        : (std::vector<recording::TimeNs>{0, 1, 2, 3, 4, 5}))
+        << agent;
+  }
+}
+
 // docs/live-collection.md#duty-phases: 2000 ms on in every 60000 ms. 1.999 s in is on, 2 s off; 61 s is
 // the second period (index 1), 1 s into it, so on.
 TEST(DutyCycle, OnForTheFirstPartOfEachPeriod) {
