@@ -123,7 +123,7 @@ TEST(LiveSession, AgentReadsThePowerLineOnlyAroundWindowsAndAtPeriodEnds) {
     collect::ChipSourcePolicy policy;
     policy.source = collect::ChipSourceSetting::pm;
     collect::LiveSession source(std::move(gpus), 10, 1000, {}, {}, policy);
-    source.set_power_when_due(when_due);
+    if (when_due) source.set_cadence(collect::NvmlCadence::agent(recording::kNsPerSecond));
     AgentSettings settings;
     settings.poll_ms = 1000;
     settings.duty_on_ms = 2000;
@@ -169,12 +169,13 @@ TEST(LiveSession, AgentReadsGpuUtilSamplesWhereFiguresAreDueAndHoldsTheSameSampl
     auto functions = collect::fake_nvml::fake_functions();  // resets the stand-in
     auto& nvml_state = collect::fake_nvml::state();
     std::vector<collect::SessionGpu> gpus(1);
-    gpus[0].telemetry = collect::nvml_telemetry(std::make_shared<collect::Nvml>(functions), 0, t0);
+    gpus[0].telemetry = std::make_unique<collect::NvmlTelemetry>(
+        std::shared_ptr<const collect::Nvml>(std::make_shared<collect::Nvml>(functions)), 0, t0);
     gpus[0].table = &test::two_unit_table();  // no sampler executable: no counters, the schedule alone
     collect::ChipSourcePolicy policy;
     policy.source = collect::ChipSourceSetting::pm;
     collect::LiveSession source(std::move(gpus), 10, 1000, {}, {}, policy);
-    source.set_power_when_due(when_due);
+    if (when_due) source.set_cadence(collect::NvmlCadence::agent(recording::kNsPerSecond));
     AgentSettings settings;
     settings.poll_ms = 1000;
     settings.duty_on_ms = 2000;
