@@ -57,7 +57,8 @@ void LineReader::line_too_long() const {
   const __m128i nl = _mm_set1_epi8('\n');
   for (std::size_t i = 0; i < 64; i += 16) {
     const __m128i x = _mm_load_si128(reinterpret_cast<const __m128i*>(block + i));
-    bits |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, nl)))) << i;
+    bits |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, nl))))
+            << i;
   }
 #else
   for (std::size_t i = 0; i < 64; ++i) bits |= static_cast<std::uint64_t>(block[i] == '\n') << i;

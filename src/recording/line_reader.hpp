@@ -61,9 +61,9 @@ class LineReader {
   std::size_t map_bytes_ = 0;
   std::int64_t map_offset_ = 0;
   std::size_t window_ = kWindowBytes;
-  std::size_t pos_ = 0;      // start of the unread part
-  std::size_t end_ = 0;      // end of the bytes mapped within the range
-  std::size_t scanned_ = 0;          // the newlines before this offset are in newline_bits_ or taken
+  std::size_t pos_ = 0;             // start of the unread part
+  std::size_t end_ = 0;             // end of the bytes mapped within the range
+  std::size_t scanned_ = 0;         // the newlines before this offset are in newline_bits_ or taken
   std::uint64_t newline_bits_ = 0;  // those not taken of the 64 bytes before scanned_
   long line_number_;
   std::int64_t line_offset_ = 0;

@@ -353,14 +353,15 @@ inline bool read_writer_values(const char* p, const char* e, std::span<double> v
   // Spaces to the end of n's 64-byte word and 16 bytes beyond, all that is read.
   std::memset(buf + n, ' ', 64 + 16);
   // Bit i of spaces[i / 64]: buf[i] is a separator (a tab is one too; the writer writes none).
-  std::array<std::uint64_t, kWords> spaces;  // NOLINT(cppcoreguidelines-pro-type-member-init): words set below
+  std::array<std::uint64_t, kWords> spaces{};
   const std::size_t words = n / 64 + 1;
   for (std::size_t w = 0; w < words; ++w) {
     std::uint64_t bits = 0;
 #if defined(__SSE2__)
     for (std::size_t i = 0; i < 64; i += 16) {
       const __m128i x = _mm_load_si128(reinterpret_cast<const __m128i*>(buf + w * 64 + i));
-      const __m128i sep = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\t')));
+      const __m128i sep =
+          _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\t')));
       bits |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(sep))) << i;
     }
 #else

@@ -531,8 +531,14 @@ TEST(RecordingRoundTrip, ChipValuesOfEveryShapeReadBackEqual) {
         return std::isfinite(d) ? d : 1.0;
       }
       default: {
-        const double special[] = {0.0, -0.0, kNaN, std::numeric_limits<double>::denorm_min(),
-                                  std::numeric_limits<double>::max(), 1e22, 1e23, 9999999.9999999};
+        const double special[] = {0.0,
+                                  -0.0,
+                                  kNaN,
+                                  std::numeric_limits<double>::denorm_min(),
+                                  std::numeric_limits<double>::max(),
+                                  1e22,
+                                  1e23,
+                                  9999999.9999999};
         return special[next() % 8];
       }
     }
