@@ -191,8 +191,8 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
     if (!agent.ended()) {
       const recording::TimeNs until_due = agent.next_due_ns() - agent.now_ns();
       agent_due_mono = step_mono + std::clamp<recording::TimeNs>(
-                                  static_cast<recording::TimeNs>(static_cast<double>(until_due) / speed), 0,
-                                  poll_wall_ns);
+                                       static_cast<recording::TimeNs>(static_cast<double>(until_due) / speed),
+                                       0, poll_wall_ns);
     }
     return true;
   };
@@ -200,7 +200,8 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
   reader.policy = [&] {
     collect::DriverWait wait;
     wait.due_mono = agent_due_mono;
-    if (options.host) wait.due_mono = wait.due_mono < 0 ? next_host_mono : std::min(wait.due_mono, next_host_mono);
+    if (options.host)
+      wait.due_mono = wait.due_mono < 0 ? next_host_mono : std::min(wait.due_mono, next_host_mono);
     if (options.stop_fd >= 0) wait.own_fds.push_back(options.stop_fd);
     wait.own_fds.insert(wait.own_fds.end(), options.wake_fds.begin(), options.wake_fds.end());
     // An ended replay has nothing more to wake for.

@@ -22,9 +22,7 @@ constexpr recording::TimeNs kMs = recording::kNsPerMs;
 // sampler child's output (wait_fds).
 class TimerFeed : public Feed {
  public:
-  explicit TimerFeed(double speed = 1.0) : speed_(speed) {
-    EXPECT_EQ(::pipe(pipe_.data()), 0);
-  }
+  explicit TimerFeed(double speed = 1.0) : speed_(speed) { EXPECT_EQ(::pipe(pipe_.data()), 0); }
   ~TimerFeed() override {
     ::close(pipe_[0]);
     ::close(pipe_[1]);

@@ -42,9 +42,8 @@ int LiveDriver::timeout_ms(const DriverWait& wait, recording::TimeNs mono) {
   if (due < 0) return -1;
   const recording::TimeNs wait_ns = std::max<recording::TimeNs>(due - mono, 0);
   // Rounded up to the next millisecond so the driver never spins just short of a due time.
-  return static_cast<int>(
-      std::min<recording::TimeNs>((wait_ns + recording::kNsPerMs - 1) / recording::kNsPerMs,
-                                  std::numeric_limits<int>::max()));
+  return static_cast<int>(std::min<recording::TimeNs>(
+      (wait_ns + recording::kNsPerMs - 1) / recording::kNsPerMs, std::numeric_limits<int>::max()));
 }
 
 DriverWake LiveDriver::wait(const DriverWait& wait) {
