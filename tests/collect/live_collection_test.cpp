@@ -240,6 +240,34 @@ TEST(NvmlCadence, WhichReadsReadThePowerLine) {
   EXPECT_TRUE(top.reads_power(since(0.001)));
 }
 
+// The GPU-Util rule (docs/live-collection.md#policies). The agent (poll 1 s, util_ns 5 s): a poll
+// 4.4 s after the last read of the samples does not read them, one 4.5 s after does (half a poll
+// early counts), and so does any poll where the power line is asked for, the counters are wanted, or
+// GPU-Util is polled; after the first read (nothing read before) it reads. top and run (util_ns 0):
+// every slow read.
+TEST(NvmlCadence, WhichReadsReadGpuUtilSamples) {
+  const NvmlCadence agent = NvmlCadence::agent(recording::kNsPerSecond);
+  EXPECT_EQ(agent.util_ns, 5'000'000'000);
+  const PowerReadState quiet;
+  const recording::TimeNs s = recording::kNsPerSecond;
+  EXPECT_TRUE(agent.reads_util(quiet, std::numeric_limits<recording::TimeNs>::max(), false));
+  EXPECT_FALSE(agent.reads_util(quiet, 1 * s, false));
+  EXPECT_FALSE(agent.reads_util(quiet, 4400 * recording::kNsPerMs, false));
+  EXPECT_TRUE(agent.reads_util(quiet, 4500 * recording::kNsPerMs, false));
+  EXPECT_TRUE(agent.reads_util(quiet, 1 * s, true));
+  PowerReadState asked;
+  asked.asked = true;
+  EXPECT_TRUE(agent.reads_util(asked, 1 * s, false));
+  PowerReadState wanted;
+  wanted.counters_wanted = true;
+  EXPECT_TRUE(agent.reads_util(wanted, 1 * s, false));
+  PowerReadState failed;
+  failed.last_failed = true;  // the energy counter's failure reads the power line, not GPU-Util
+  EXPECT_FALSE(agent.reads_util(failed, 1 * s, false));
+  EXPECT_TRUE(NvmlCadence::once_a_poll(s).reads_util(quiet, 1, false));
+  EXPECT_TRUE(NvmlCadence::run(100 * recording::kNsPerMs).reads_util(quiet, 1, false));
+}
+
 // The sample checks every reader gets (docs/live-collection.md#sample-checks), from a stand-in child
 // that writes the protocol by hand: the second sample starts before the first, the third has one value
 // where the metrics line announced two, the fourth has an infinite value. Kept: the first (start
