@@ -1,10 +1,10 @@
 // What each part of the agent's own work costs on this machine, by this thread's CPU clock around the
 // same code the agent runs (docs/footprint.md#the-agents-own-cost): one read of the host probes
 // (HostMetrics::read, the agent's), each of its /proc files read alone, the once-a-poll publish of ten
-// reads, one wake of an idle loop from poll(), one scan for other profilers (ProfilerWatch, every poll
-// while the counters are off) and how many processes it read; and, where NVML is there, what NVML's
-// GPU-Util sample buffer holds (the whole buffer read at once: how many samples, over how long), so
-// the agent's cadence for reading it can be checked against it (docs/agent.md#nvml-reads).
+// reads, one wake of an idle loop from poll(), a scan for other profilers (ProfilerWatch, every poll
+// while the counters are off), one reading every process and one skipping the kernel threads; and, where NVML
+// is there, what NVML's GPU-Util sample buffer holds (the whole buffer read at once: how many samples, over
+// how long), so the agent's cadence for reading it can be checked against it (docs/agent.md#nvml-reads).
 //   agent_part_cost [ROUNDS]      (default 200)
 #include <fcntl.h>
 #include <poll.h>
@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -85,12 +86,49 @@ int main(int argc, char** argv) {
                 double(cpu) / publishes / 1e3, publishes);
   }
   time_part("wake from poll() after 5 ms, idle", std::max(1, rounds / 4), [] { ::poll(nullptr, 0, 5); });
-  diescope::collect::ProfilerWatch watch("/proc");
-  std::size_t processes = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/proc"))
-    if (std::isdigit(static_cast<unsigned char>(e.path().filename().string()[0]))) ++processes;
-  const std::string scan_name = "profiler scan (" + std::to_string(processes) + " processes)";
-  time_part(scan_name.c_str(), std::max(1, rounds / 10), [&] { watch.scan(); });
+  // Scans in a row, after a first one that meets every process (and reads each environment once): every
+  // kFullReadEvery-th reads every process's stat, as every scan did before kernel threads were
+  // skipped; the others skip the kernel threads (docs/agent.md#beside-other-profilers).
+  using diescope::collect::ProfilerWatch;
+  ProfilerWatch watch("/proc");
+  std::size_t processes = 0, kernel_threads = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (!std::isdigit(static_cast<unsigned char>(name[0]))) continue;
+    ++processes;
+    std::FILE* f = std::fopen((e.path() / "stat").c_str(), "r");
+    if (!f) continue;
+    char line[512] = {};
+    const std::size_t got = std::fread(line, 1, sizeof line - 1, f);
+    std::fclose(f);
+    const char* close = std::strrchr(line, ')');
+    int parent = -1;
+    if (got > 0 && close && std::sscanf(close + 1, " %*c %d", &parent) == 1 && (parent == 2 || name == "2"))
+      ++kernel_threads;
+  }
+  watch.scan();
+  std::int64_t full_ns = 0, skip_ns = 0;
+  int full = 0, skip = 0;
+  for (unsigned i = 1; i <= 3 * ProfilerWatch::kFullReadEvery; ++i) {
+    const std::int64_t cpu0 = thread_cpu_ns();
+    watch.scan();
+    const std::int64_t spent = thread_cpu_ns() - cpu0;
+    if (i % ProfilerWatch::kFullReadEvery == 0) {
+      full_ns += spent;
+      ++full;
+    } else {
+      skip_ns += spent;
+      ++skip;
+    }
+  }
+  std::printf("%-40s cpu_us=%.1f calls=%d\n",
+              ("profiler scan, every stat (" + std::to_string(processes) + " processes)").c_str(),
+              double(full_ns) / full / 1e3, full);
+  std::printf("%-40s cpu_us=%.1f calls=%d\n",
+              ("profiler scan, " + std::to_string(kernel_threads) + " kernel threads skipped").c_str(),
+              double(skip_ns) / skip / 1e3, skip);
+  std::printf("%-40s cpu_us=%.1f calls=%d\n", "profiler scan, mean of the above in turn",
+              double(full_ns + skip_ns) / (full + skip) / 1e3, full + skip);
   try {
     auto nvml = diescope::collect::Nvml::load();
     for (int i = 0; i < nvml->device_count(); ++i) {

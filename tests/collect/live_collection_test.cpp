@@ -398,6 +398,26 @@ TEST(ProfilerWatch, ReadsAnEnvironmentOncePerProcessAndAgainForAReusedPid) {
   fs::remove_all(proc);
 }
 
+// Kernel threads (parent kthreadd, pid 2) are read at the first scan and then only at every
+// kFullReadEvery-th: a kernel thread's pid whose stat turns into ncu's (the pid reused) is seen at
+// scan 1 + 10 = 11, not before; an ordinary process turning into ncu is seen at the next scan. A kernel
+// thread is never taken for an injected process.
+TEST(ProfilerWatch, ReadsKernelThreadsOnlyAtEveryTenthScan) {
+  static_assert(ProfilerWatch::kFullReadEvery == 10);
+  const fs::path proc = fresh_dir("watch-kthreads");
+  add_process(proc, 2, "kthreadd", 0);
+  add_process(proc, 30, "kworker/0:1", 2, "CUDA_INJECTION64_PATH=/not/read.so");
+  add_process(proc, 31, "bash");
+  ProfilerWatch watch(proc, 500);
+  EXPECT_TRUE(watch.scan().empty());  // scan 1: every stat read; 30 is a kernel thread
+  add_process(proc, 30, "ncu");       // pid 30 reused by ncu (parent 1)
+  add_process(proc, 31, "ncu");       // bash became ncu
+  for (int scan = 2; scan <= 10; ++scan)
+    EXPECT_EQ(profilers_text(watch.scan()), "ncu (pid 31)") << "scan " << scan;
+  EXPECT_EQ(profilers_text(watch.scan()), "ncu (pid 30), ncu (pid 31)");  // scan 11 reads them all
+  fs::remove_all(proc);
+}
+
 // NVML stand-in with GPM: GPU-Util 50 at each read; GPM from the swapped NVML function table.
 class GpmTelemetry final : public GpuTelemetry {
  public:
