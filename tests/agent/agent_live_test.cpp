@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <thread>
 
 #include "diescope/agent/agent.hpp"
@@ -107,6 +108,28 @@ class PowerTelemetry final : public collect::GpuTelemetry {
   std::vector<recording::TimeNs>* power_reads_;
 };
 
+// The two schedule tests' one GPU (no sampler executable: no counters, the schedule alone), read at
+// the agent's cadence (when_due) or top's, every poll; and the agent's 1 s poll with 2 s of counters in
+// every 10 s.
+std::unique_ptr<collect::LiveSession> schedule_session(std::vector<collect::SessionGpu> gpus, bool when_due) {
+  gpus[0].table = &test::two_unit_table();
+  collect::ChipSourcePolicy policy;
+  policy.source = collect::ChipSourceSetting::pm;
+  auto source = std::make_unique<collect::LiveSession>(std::move(gpus), 10, 1000, collect::SupervisorTiming{},
+                                                       nullptr, policy);
+  if (when_due) source->set_cadence(collect::NvmlCadence::agent(recording::kNsPerSecond));
+  return source;
+}
+
+AgentSettings schedule_settings() {
+  AgentSettings settings;
+  settings.poll_ms = 1000;
+  settings.duty_on_ms = 2000;
+  settings.duty_period_ms = 10000;
+  settings.read_power = [] { return PowerSource::mains; };
+  return settings;
+}
+
 // docs/agent.md#nvml-reads: with a poll of 1 s and 2 s of counters in every 10 s, stepped every 1 s
 // for 21 s, the power line is read at 1, 2 (counters wanted: the window is [0 s, 2 s)), 3 (the first
 // poll after they went off), 10 (a period ends: power_due), 11, 12 (the window [10 s, 12 s)), 13, 20
@@ -119,16 +142,9 @@ TEST(LiveSession, AgentReadsThePowerLineOnlyAroundWindowsAndAtPeriodEnds) {
     std::vector<recording::TimeNs> reads;
     std::vector<collect::SessionGpu> gpus(1);
     gpus[0].telemetry = std::make_unique<PowerTelemetry>(t0, &reads);
-    gpus[0].table = &test::two_unit_table();  // no sampler executable: no counters, the schedule alone
-    collect::ChipSourcePolicy policy;
-    policy.source = collect::ChipSourceSetting::pm;
-    collect::LiveSession source(std::move(gpus), 10, 1000, {}, {}, policy);
-    if (when_due) source.set_cadence(collect::NvmlCadence::agent(recording::kNsPerSecond));
-    AgentSettings settings;
-    settings.poll_ms = 1000;
-    settings.duty_on_ms = 2000;
-    settings.duty_period_ms = 10000;
-    settings.read_power = [] { return PowerSource::mains; };
+    const auto session = schedule_session(std::move(gpus), when_due);
+    collect::LiveSession& source = *session;
+    AgentSettings settings = schedule_settings();
     Agent agent(source, clock, settings);
     std::vector<AgentRecord> records;
     for (int s = 1; s <= 21; ++s) {
@@ -171,16 +187,9 @@ TEST(LiveSession, AgentReadsGpuUtilSamplesWhereFiguresAreDueAndHoldsTheSameSampl
     std::vector<collect::SessionGpu> gpus(1);
     gpus[0].telemetry = std::make_unique<collect::NvmlTelemetry>(
         std::shared_ptr<const collect::Nvml>(std::make_shared<collect::Nvml>(functions)), 0, t0);
-    gpus[0].table = &test::two_unit_table();  // no sampler executable: no counters, the schedule alone
-    collect::ChipSourcePolicy policy;
-    policy.source = collect::ChipSourceSetting::pm;
-    collect::LiveSession source(std::move(gpus), 10, 1000, {}, {}, policy);
-    if (when_due) source.set_cadence(collect::NvmlCadence::agent(recording::kNsPerSecond));
-    AgentSettings settings;
-    settings.poll_ms = 1000;
-    settings.duty_on_ms = 2000;
-    settings.duty_period_ms = 10000;
-    settings.read_power = [] { return PowerSource::mains; };
+    const auto session = schedule_session(std::move(gpus), when_due);
+    collect::LiveSession& source = *session;
+    AgentSettings settings = schedule_settings();
     int step = 0;
     std::size_t so_far = 0;
     settings.on_batch = [&](std::size_t, const collect::GpuBatch& b) {
