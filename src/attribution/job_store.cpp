@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "diescope/agent/metrics.hpp"
 #include "diescope/core/error.hpp"
 
 namespace diescope::attribution {
@@ -60,22 +61,6 @@ void bind_real(sqlite3_stmt* s, int i, double v) {
 
 std::string fixed(double v, int digits) {
   return std::isfinite(v) ? fmt::format("{:.{}f}", v, digits) : "n/a";
-}
-
-// The exposition's label value escaping (backslash, double quote, newline).
-std::string escape(const std::string& v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\')
-      out += "\\\\";
-    else if (c == '"')
-      out += "\\\"";
-    else if (c == '\n')
-      out += "\\n";
-    else
-      out += c;
-  }
-  return out;
 }
 
 // A CSV field: quoted when it holds a comma, a quote or a line break (quotes doubled).
@@ -420,15 +405,15 @@ std::string jobs_metrics(const std::vector<JobRecord>& last, bool openmetrics) {
     out += fmt::format("# HELP {} {}.\n# TYPE {} gauge\n", f.name, f.help, f.name);
     if (openmetrics) out += fmt::format("# UNIT {} {}\n", f.name, f.unit);
     for (const JobRecord& j : last) {
-      std::string labels = fmt::format("gpu=\"{}\",UUID=\"{}\"", j.gpu_index, escape(j.gpu_uuid));
+      std::string labels = fmt::format("gpu=\"{}\",UUID=\"{}\"", j.gpu_index, agent::escape_label_value(j.gpu_uuid));
       if (j.gpu_instance_id)
         labels += fmt::format(",GPU_I_ID=\"{}\",GPU_I_PROFILE=\"{}\"", *j.gpu_instance_id,
-                              escape(j.gpu_instance_profile));
+                              agent::escape_label_value(j.gpu_instance_profile));
       labels +=
-          fmt::format(",holder_kind=\"{}\",holder=\"{}\"", to_string(j.holder.kind), escape(j.holder.key));
+          fmt::format(",holder_kind=\"{}\",holder=\"{}\"", to_string(j.holder.kind), agent::escape_label_value(j.holder.key));
       for (const Label& l : holder_labels(j.holder)) {
         if (l.key == "pod_uid" || l.key == "container_id" || l.key == "container_runtime") continue;
-        labels += fmt::format(",{}=\"{}\"", l.key, escape(l.value));
+        labels += fmt::format(",{}=\"{}\"", l.key, agent::escape_label_value(l.value));
       }
       labels += fmt::format(",job_id=\"{}\"", j.id);
       const double v = f.value(j);
