@@ -72,13 +72,15 @@ std::string snapshot_metrics(const WatchSnapshot& snap, bool openmetrics) {
       "# TYPE diescope_gpu_holders gauge\n";
   std::string mig;
   for (const GpuHolders& g : snap.gpus) {
-    std::string labels = fmt::format("gpu=\"{}\",UUID=\"{}\"", g.gpu_index, agent::escape_label_value(g.uuid));
+    std::string labels =
+        fmt::format("gpu=\"{}\",UUID=\"{}\"", g.gpu_index, agent::escape_label_value(g.uuid));
     if (g.gpu_instance_id)
       labels += fmt::format(",GPU_I_ID=\"{}\",GPU_I_PROFILE=\"{}\"", *g.gpu_instance_id,
                             agent::escape_label_value(g.gpu_instance_profile));
     out += fmt::format("diescope_gpu_holders{{{}}} {}\n", labels, g.holders.size());
     for (const collect::GpmUnitReading& u : g.instance_units)
-      mig += fmt::format("diescope_gpu_instance_unit_percent{{{},unit=\"{}\"}} {}\n", labels, agent::escape_label_value(u.key),
+      mig += fmt::format("diescope_gpu_instance_unit_percent{{{},unit=\"{}\"}} {}\n", labels,
+                         agent::escape_label_value(u.key),
                          std::isfinite(u.pct) ? fmt::format("{}", u.pct) : "NaN");
   }
   if (!mig.empty()) {

@@ -405,12 +405,13 @@ std::string jobs_metrics(const std::vector<JobRecord>& last, bool openmetrics) {
     out += fmt::format("# HELP {} {}.\n# TYPE {} gauge\n", f.name, f.help, f.name);
     if (openmetrics) out += fmt::format("# UNIT {} {}\n", f.name, f.unit);
     for (const JobRecord& j : last) {
-      std::string labels = fmt::format("gpu=\"{}\",UUID=\"{}\"", j.gpu_index, agent::escape_label_value(j.gpu_uuid));
+      std::string labels =
+          fmt::format("gpu=\"{}\",UUID=\"{}\"", j.gpu_index, agent::escape_label_value(j.gpu_uuid));
       if (j.gpu_instance_id)
         labels += fmt::format(",GPU_I_ID=\"{}\",GPU_I_PROFILE=\"{}\"", *j.gpu_instance_id,
                               agent::escape_label_value(j.gpu_instance_profile));
-      labels +=
-          fmt::format(",holder_kind=\"{}\",holder=\"{}\"", to_string(j.holder.kind), agent::escape_label_value(j.holder.key));
+      labels += fmt::format(",holder_kind=\"{}\",holder=\"{}\"", to_string(j.holder.kind),
+                            agent::escape_label_value(j.holder.key));
       for (const Label& l : holder_labels(j.holder)) {
         if (l.key == "pod_uid" || l.key == "container_id" || l.key == "container_runtime") continue;
         labels += fmt::format(",{}=\"{}\"", l.key, agent::escape_label_value(l.value));

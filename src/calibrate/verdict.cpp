@@ -13,9 +13,9 @@
 namespace diescope::calibrate {
 namespace {
 
+using detail::join;
 using detail::kNaN;
 using detail::positive_finite;
-using detail::join;
 
 double window_ns(Interval w) {
   return static_cast<double>(w.end_ns - w.start_ns);
