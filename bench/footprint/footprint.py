@@ -430,19 +430,24 @@ SCRAPE_ROUNDS = (("1 scraper, 300 in turn", 1, 300), ("100 scrapers in parallel,
 
 
 def scrape_rounds(agent, port):
-    rows = []
     if not port:
-        return rows
+        return []
+    rows, size = timed_rounds(agent.pid, port, "metrics_latency", "agent")
+    return rows + peer_rounds(size)
+
+
+def timed_rounds(pid, port, name, server):
+    """Every SCRAPE_ROUND against the server on `port`, one row each, with the server's own CPU per
+    answered request (its side, without the clients' scheduling); and the body's size."""
+    rows, size = [], 0
     for label, scrapers, per in SCRAPE_ROUNDS:
-        c0 = cpu_s(agent.pid)
+        c0 = cpu_s(pid)
         n, failed, p50, p99, mx, size = metrics_load(port, scrapers, per)
-        # The agent's own CPU per answered request: the server's side, without the clients' scheduling.
-        per_req = 1000 * (cpu_s(agent.pid) - c0) / max(n, 1)
-        rows.append([f"metrics_latency {label}",
+        per_req = 1000 * (cpu_s(pid) - c0) / max(n, 1)
+        rows.append([f"{name} {label}",
                      f"n={n} failed={failed} p50_ms={fmt(p50, 3)} p99_ms={fmt(p99, 3)} max_ms={fmt(mx, 3)} "
-                     f"body_bytes={size} agent_cpu_ms_per_request={fmt(per_req, 3)}"])
-    rows += peer_rounds(size)
-    return rows
+                     f"body_bytes={size} {server}_cpu_ms_per_request={fmt(per_req, 3)}"])
+    return rows, size
 
 
 def peer_rounds(size):
@@ -452,23 +457,14 @@ def peer_rounds(size):
     if not os.access(peer_exe, os.X_OK) or size <= 0:
         return []
     peer = subprocess.Popen([peer_exe, "--bytes", str(size), "--seconds", "120"], stdout=subprocess.PIPE, text=True)
-    rows = []
     try:
         m = re.match(r"serving on (\d+)", peer.stdout.readline())
         if not m:
-            return rows
-        port = int(m.group(1))
-        for label, scrapers, per in SCRAPE_ROUNDS:
-            c0 = cpu_s(peer.pid)
-            n, failed, p50, p99, mx, got = metrics_load(port, scrapers, per)
-            per_req = 1000 * (cpu_s(peer.pid) - c0) / max(n, 1)
-            rows.append([f"peer_metrics_latency {label}",
-                         f"n={n} failed={failed} p50_ms={fmt(p50, 3)} p99_ms={fmt(p99, 3)} max_ms={fmt(mx, 3)} "
-                         f"body_bytes={got} peer_cpu_ms_per_request={fmt(per_req, 3)}"])
+            return []
+        return timed_rounds(peer.pid, int(m.group(1)), "peer_metrics_latency", "peer")[0]
     finally:
         peer.kill()
         peer.wait()
-    return rows
 
 
 # ---------------------------------------------------------------- peers alone

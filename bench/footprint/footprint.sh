@@ -7,10 +7,12 @@
 # and its sampler child, the probes' own CPU, where their memory goes); the held-out checks (FFMA on
 # 132/66/33 SMs, STREAM copy, an L2-resident copy) at 10, 1 and 0.1 ms, 0.1 ms sustained for over
 # 60 s, with samples lost and the child's stage times; CUPTI alone (pm_minimal, the child's buffer
-# and evaluation) at 0.1, 1 and 10 ms: its CPU and memory. Optionally the analysis's speed on the CPU
-# (bench/footprint/analysis_speed.sh, when present and ANALYSIS=1). Docs: docs/footprint.md.
+# and evaluation) at 0.1, 1 and 10 ms: its CPU and memory. The analysis section (any machine) is
+# `diescope report`'s speed per output beside `wc -l` on the same file (bench/analysis/report_speed.sh,
+# HOURS="24" unless set). Docs: docs/footprint.md.
 #
-#   bench/footprint/footprint.sh OUT_DIR [SECTION ...]     SECTION: agent peers idle heldout minimal (default all)
+#   bench/footprint/footprint.sh OUT_DIR [SECTION ...]
+#       SECTION: agent peers idle heldout minimal analysis (default all but analysis; `all` is every one)
 #   BUILD=build/release (diescope, diescope-cupti, diescope-workload, pm_minimal, nvml_poll, bare_cuda,
 #   metrics_load and, when there, metrics_peer and nvml_call_cost in $BUILD/bin; or BIN=folder). WORK=folder for raw
 #   outputs (default a new temporary folder). The agent section alone runs on a machine without a GPU
@@ -20,18 +22,32 @@
 #
 # Writes OUT_DIR/env.txt and the section tables (peers.tsv, peers_smaps.tsv, nvml_calls.txt,
 # agent.tsv, memory.tsv, nvml_poll.txt, idle.tsv, idle_smaps.tsv, heldout_means.tsv, heldout_cost.tsv,
-# heldout_own.tsv, loss.tsv, stages.tsv, minimal.txt, minimal_smaps.tsv). Reads
+# heldout_own.tsv, loss.tsv, stages.tsv, minimal.txt, minimal_smaps.tsv; report-speed.txt for analysis). Reads
 # clocks and limits, never sets them.
 set -euo pipefail
-out_dir=${1:?usage: bench/footprint/footprint.sh OUT_DIR [agent|peers|idle|heldout|minimal ...]}
+out_dir=${1:?usage: bench/footprint/footprint.sh OUT_DIR [agent|peers|idle|heldout|minimal|analysis|all ...]}
 shift
+sections=("$@")
+((${#sections[@]})) || sections=(agent idle heldout minimal)
+[ "${sections[*]}" = all ] && sections=(agent peers idle heldout minimal analysis)
+gpu_sections=()
+analysis=0
+for s in "${sections[@]}"; do
+  case $s in
+    analysis) analysis=1 ;;
+    agent | peers | idle | heldout | minimal) gpu_sections+=("$s") ;;
+    *) echo "footprint.sh: no section '$s'; the sections are agent peers idle heldout minimal analysis (or all)" >&2; exit 2 ;;
+  esac
+done
 mkdir -p "$out_dir"
 out=$(cd "$out_dir" && pwd)
 cd "$(dirname "$0")/../.."
 bin=${BIN:-${BUILD:-build/release}/bin}
 bin=$(cd "$bin" && pwd)
-need="diescope nvml_poll"
-for s in ${*:-agent idle heldout minimal}; do
+need="diescope"
+((${#gpu_sections[@]})) && need="$need nvml_poll"
+((analysis)) && need="$need diescope-make-recording"
+for s in "${gpu_sections[@]}"; do
   case $s in
     agent) need="$need metrics_load" ;;
     *) need="$need diescope-cupti diescope-workload pm_minimal bare_cuda" ;;
@@ -50,8 +66,11 @@ mkdir -p "$work"
     --format=csv 2> /dev/null || echo "nvidia-smi: not available"
   echo "clocks left as found"
 } > "$out/env.txt"
-BIN=$bin python3 bench/footprint/footprint.py "$out" "$work" "$@"
-if [ "${ANALYSIS:-0}" = 1 ] && [ -x bench/footprint/analysis_speed.sh ]; then
-  bash bench/footprint/analysis_speed.sh "$out/analysis" || echo "footprint.sh: analysis_speed.sh failed" >&2
+if ((${#gpu_sections[@]})); then
+  BIN=$bin python3 bench/footprint/footprint.py "$out" "$work" "${gpu_sections[@]}"
+fi
+if ((analysis)); then
+  # report_speed.sh finds diescope-make-recording under $BUILD/bin.
+  BUILD=$(dirname "$bin") HOURS=${HOURS:-24} bash bench/analysis/report_speed.sh "$out" "$bin/diescope"
 fi
 echo "footprint.sh: tables in $out; raw outputs in $work" >&2

@@ -21,9 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir, os.pardir, "workloads", "pytorch"))
 
 import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
 
-from resnet50_amp import resnet50  # noqa: E402
+from resnet50_amp import amp_resnet50  # noqa: E402
 from steady_window import run_window  # noqa: E402
 
 
@@ -62,14 +61,7 @@ def main():
               file=sys.stderr)
         return 2
 
-    dev = torch.device("cuda")
-    torch.backends.cudnn.benchmark = True
-    model = resnet50(1000).to(dev).to(memory_format=torch.channels_last)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    scaler = torch.amp.GradScaler("cuda")
-    x = torch.randn(args.batch, 3, 224, 224, device=dev).to(memory_format=torch.channels_last)
-    y = torch.randint(0, 1000, (args.batch,), device=dev)
-    loss_fn = nn.CrossEntropyLoss()
+    model, opt, scaler, loss_fn, x, y = amp_resnet50(args.batch)
 
     def train_step():
         opt.zero_grad(set_to_none=True)

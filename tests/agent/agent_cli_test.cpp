@@ -22,10 +22,7 @@ const std::string kDiescope = DIESCOPE_BINARY;
 const std::string kRecording = std::string(DIESCOPE_SOURCE_DIR) + "/data/recordings/h200-probe-shape.dsrec";
 
 fs::path temp_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("diescope-agent-cli-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return testing::fresh_dir("agent-cli", name);
 }
 
 struct Db : test_support::SqlProbe {

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <fcntl.h>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <thread>
@@ -107,5 +108,14 @@ class RunningProgram {
   std::string start_error_;
   std::string out_buf_, err_buf_, err_all_;
 };
+
+// An empty folder <temp>/diescope-<part>-<this pid>/<name> for one test, emptied first.
+inline std::filesystem::path fresh_dir(const std::string& part, const std::string& name) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("diescope-" + part + "-" + std::to_string(::getpid())) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
 
 }  // namespace diescope::agent::testing

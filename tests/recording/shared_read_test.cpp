@@ -32,6 +32,24 @@ std::filesystem::path write_interleaved(const TempDir& dir, int samples, int uti
   return path;
 }
 
+// Every value of the chip lines `records` (after a small_meta header: 2 units, 1 diagnostic, 1
+// count), in line order; the counts only where `with_counts`.
+std::vector<double> chip_values(const std::string& records, bool with_counts) {
+  TempDir dir;
+  const auto path = dir / "numbers.dsrec";
+  write_bytes(path, header_for(small_meta(), dir) + records);
+  const auto recording = recording::open_recording(path);
+  auto chip = recording->stream<recording::ChipSample>();
+  std::vector<double> got;
+  recording::ChipSample c;
+  while (chip->next(c)) {
+    got.insert(got.end(), c.units.begin(), c.units.end());
+    got.insert(got.end(), c.diagnostics.begin(), c.diagnostics.end());
+    if (with_counts) got.insert(got.end(), c.counts.begin(), c.counts.end());
+  }
+  return got;
+}
+
 TEST(SharedRead, CursorsReadInLockstepGetEveryRecordOfTheirKind) {
   TempDir dir;
   const int n = 1000;
@@ -131,24 +149,12 @@ TEST(SharedRead, NumbersReadAsFromChars) {
   // Each value written as another tool might: the fast path (a mantissa up to 2^53 and a power of
   // ten up to 22) must give the correctly rounded double, as std::from_chars does; the rest falls
   // back to it.
-  TempDir dir;
-  const recording::RecordingMeta meta = small_meta();  // 2 units, 1 diagnostic, 1 count
   const std::string records =
       "chip 100 110 0.1 24.89 -0 1.711e+10\n"
       "chip 110 120 .5 5. 2.5E3 1e22\n"
       "chip 120 130 9007199254740993 123456789012345678901 1e-23 0.30000000000000004\n"
       "chip 130 140 nan 1e23 00012.50 -7.25e-2\n";
-  const auto path = dir / "numbers.dsrec";
-  write_bytes(path, header_for(meta, dir) + records);
-  const auto recording = recording::open_recording(path);
-  auto chip = recording->stream<recording::ChipSample>();
-  std::vector<double> got;
-  recording::ChipSample c;
-  while (chip->next(c)) {
-    got.insert(got.end(), c.units.begin(), c.units.end());
-    got.insert(got.end(), c.diagnostics.begin(), c.diagnostics.end());
-    got.insert(got.end(), c.counts.begin(), c.counts.end());
-  }
+  const std::vector<double> got = chip_values(records, true);
   ASSERT_EQ(got.size(), 16u);
   EXPECT_EQ(got[0], 0.1);
   EXPECT_EQ(got[1], 24.89);
@@ -173,22 +179,11 @@ TEST(SharedRead, NumbersWithEightBytesAfterThemReadAsFromChars) {
   // Values followed by at least eight bytes of the line take the eight-digits-at-a-time path: up to
   // seven digits on each side of the point. Eight digits, an empty fraction or an exponent go the
   // long way. Each must read as std::from_chars reads it; the count (last) ends the line.
-  TempDir dir;
-  const recording::RecordingMeta meta = small_meta();  // 2 units, 1 diagnostic, 1 count
   const std::string records =
       "chip 100 110 1234567.7654321 -3.25 0007.50 1\n"
       "chip 110 120 12345678.5 24. 9999999.9999999 2\n"
       "chip 120 130 0.0000001 1.5e3 -0 3\n";
-  const auto path = dir / "numbers.dsrec";
-  write_bytes(path, header_for(meta, dir) + records);
-  const auto recording = recording::open_recording(path);
-  auto chip = recording->stream<recording::ChipSample>();
-  std::vector<double> got;
-  recording::ChipSample c;
-  while (chip->next(c)) {
-    got.insert(got.end(), c.units.begin(), c.units.end());
-    got.insert(got.end(), c.diagnostics.begin(), c.diagnostics.end());
-  }
+  const std::vector<double> got = chip_values(records, false);
   ASSERT_EQ(got.size(), 9u);
   EXPECT_EQ(got[0], 1234567.7654321);
   EXPECT_EQ(got[1], -3.25);

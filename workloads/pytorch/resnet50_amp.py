@@ -60,7 +60,20 @@ def resnet50(num_classes: int) -> nn.Module:
     return nn.Sequential(*layers)
 
 
-def main() -> int:
+def amp_resnet50(batch: int):
+    """ResNet-50 (channels-last, on the GPU, cuDNN's autotuner on) with SGD, a GradScaler, cross-entropy and
+    one synthetic batch of `batch` images: (model, opt, scaler, loss_fn, x, y), as the training runs here, in
+    examples/python/train_resnet50.py and in bench/energy/resnet50_steps.py set it up."""
+    dev = torch.device("cuda")
+    torch.backends.cudnn.benchmark = True
+    model = resnet50(1000).to(dev).to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    scaler = torch.amp.GradScaler("cuda")
+    x = torch.randn(batch, 3, 224, 224, device=dev).to(memory_format=torch.channels_last)
+    y = torch.randint(0, 1000, (batch,), device=dev)
+    return model, opt, scaler, nn.CrossEntropyLoss(), x, y
+
+
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--steps", type=int, default=100, help="timed training steps inside the window")
@@ -81,14 +94,7 @@ def main() -> int:
         print("resnet50_amp: no CUDA device visible to PyTorch; run it on a machine with an NVIDIA GPU", file=sys.stderr)
         return 2
 
-    dev = torch.device("cuda")
-    torch.backends.cudnn.benchmark = True
-    model = resnet50(1000).to(dev).to(memory_format=torch.channels_last)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    scaler = torch.amp.GradScaler("cuda")
-    x = torch.randn(args.batch, 3, 224, 224, device=dev).to(memory_format=torch.channels_last)
-    y = torch.randint(0, 1000, (args.batch,), device=dev)
-    loss_fn = nn.CrossEntropyLoss()
+    model, opt, scaler, loss_fn, x, y = amp_resnet50(args.batch)
 
     def train_step():
         amp_train_step(model, opt, scaler, loss_fn, x, y)

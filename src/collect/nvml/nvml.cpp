@@ -366,53 +366,6 @@ std::vector<recording::ColumnDef> NvmlDevice::engine_columns() const {
 
 namespace {
 
-// The distinct pids on one process list; nullopt when it cannot be read.
-std::optional<std::set<unsigned>> list_processes(const abi::Functions& f, abi::Device device,
-                                                 abi::Return (*list)(abi::Device, unsigned*, void*)) {
-  if (!list) return std::nullopt;
-  unsigned count = 0;
-  abi::Return rc = list(device, &count, nullptr);
-  if (rc == abi::kSuccess) return std::set<unsigned>{};  // no buffer needed: nothing holds the GPU
-  if (rc != abi::kErrorInsufficientSize) return std::nullopt;
-  const std::size_t stride = f.process_entry_size;
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    // Room for a few newcomers; twice the bytes so that no entry layout can overrun the buffer.
-    const unsigned capacity = count + 8;
-    std::vector<unsigned char> buffer(2 * capacity * stride, 0);
-    count = capacity;
-    rc = list(device, &count, buffer.data());
-    if (rc == abi::kErrorInsufficientSize) continue;
-    if (rc != abi::kSuccess) return std::nullopt;
-    std::set<unsigned> pids;
-    for (unsigned i = 0; i < std::min(count, capacity); ++i) {
-      unsigned pid = 0;
-      std::memcpy(&pid, buffer.data() + i * stride, sizeof pid);  // pid is every layout's first field
-      pids.insert(pid);
-    }
-    return pids;
-  }
-  return std::nullopt;
-}
-
-// Distinct pids on one process list; -1 when it cannot be read.
-int count_processes(const abi::Functions& f, abi::Device device,
-                    abi::Return (*list)(abi::Device, unsigned*, void*)) {
-  const auto pids = list_processes(f, device, list);
-  return pids ? static_cast<int>(pids->size()) : -1;
-}
-
-}  // namespace
-
-recording::ProcessReading NvmlDevice::processes(recording::TimeNs now_ns) const {
-  recording::ProcessReading reading;
-  reading.ts_ns = now_ns;
-  reading.compute = count_processes(fn(), handle_, fn().compute_processes);
-  reading.graphics = count_processes(fn(), handle_, fn().graphics_processes);
-  return reading;
-}
-
-namespace {
-
 // One process list with every entry's fields; nullopt when it cannot be read.
 std::optional<std::vector<NvmlProcess>> list_entries(const abi::Functions& f, abi::Device device,
                                                      abi::Return (*list)(abi::Device, unsigned*, void*),
@@ -424,6 +377,7 @@ std::optional<std::vector<NvmlProcess>> list_entries(const abi::Functions& f, ab
   if (rc != abi::kErrorInsufficientSize) return std::nullopt;
   const std::size_t stride = f.process_entry_size;
   for (int attempt = 0; attempt < 3; ++attempt) {
+    // Room for a few newcomers; twice the bytes so that no entry layout can overrun the buffer.
     const unsigned capacity = count + 8;
     std::vector<unsigned char> buffer(2 * capacity * stride, 0);
     count = capacity;
@@ -456,7 +410,32 @@ std::optional<std::vector<NvmlProcess>> list_entries(const abi::Functions& f, ab
   return std::nullopt;
 }
 
+// The distinct pids on one process list; nullopt when it cannot be read.
+std::optional<std::set<unsigned>> list_processes(const abi::Functions& f, abi::Device device,
+                                                 abi::Return (*list)(abi::Device, unsigned*, void*)) {
+  const auto entries = list_entries(f, device, list, true);
+  if (!entries) return std::nullopt;
+  std::set<unsigned> pids;
+  for (const NvmlProcess& p : *entries) pids.insert(p.pid);
+  return pids;
+}
+
+// Distinct pids on one process list; -1 when it cannot be read.
+int count_processes(const abi::Functions& f, abi::Device device,
+                    abi::Return (*list)(abi::Device, unsigned*, void*)) {
+  const auto pids = list_processes(f, device, list);
+  return pids ? static_cast<int>(pids->size()) : -1;
+}
+
 }  // namespace
+
+recording::ProcessReading NvmlDevice::processes(recording::TimeNs now_ns) const {
+  recording::ProcessReading reading;
+  reading.ts_ns = now_ns;
+  reading.compute = count_processes(fn(), handle_, fn().compute_processes);
+  reading.graphics = count_processes(fn(), handle_, fn().graphics_processes);
+  return reading;
+}
 
 std::optional<std::vector<NvmlProcess>> NvmlDevice::process_list() const {
   const auto compute = list_entries(fn(), handle_, fn().compute_processes, true);
