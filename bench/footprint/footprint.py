@@ -170,7 +170,11 @@ class Watch:
             self.peak = max(self.peak, r)
 
     def mark(self, key):
-        self.marks[key] = (time.monotonic(), cpu_s(self.pid))
+        # A process that has ended keeps its last reading: a run's sampler child ends before the run
+        # does, and its CPU up to then is the figure.
+        c = cpu_s(self.pid)
+        if c == c or key not in self.marks:
+            self.marks[key] = (time.monotonic(), c)
 
     def pct(self, a, b):
         (ta, ca), (tb, cb) = self.marks[a], self.marks[b]
@@ -674,7 +678,9 @@ def section_heldout():
                                   [fmt(int(kv.get(k, 0)) / samples, 2) for k in
                                    ("decode_us", "info_us", "evaluate_us", "emit_us", "init_us", "write_us",
                                     "drain_cpu_us", "wait_us", "decode_cpu_us", "evaluate_cpu_us")] +
-                                  [kv.get("image_bytes"), kv.get("sample_bytes"), kv.get("images", "")])
+                                  [kv.get("image_bytes"), kv.get("sample_bytes"), kv.get("images", "")] +
+                                  [kv.get(k, "") for k in ("late_max_us", "gap_max_us", "decode_max_us",
+                                                           "drain_max_us", "gaps_over_period", "gaps_over_image")])
             if n and n[0] == "sampler" and len(n) > 1 and "decode image holds" in n[1]:
                 own_rows.append([interval, "sampler", n[1]])
     tsv("heldout_means.tsv", ["interval_ms", "window", "samples"] + cols, means_rows)
@@ -682,7 +688,9 @@ def section_heldout():
                      "samples_without_values", "sampler_notes"], loss_rows)
     tsv("stages.tsv", ["interval_ms", "drain_ms", "samples", "drains", "passes", "decode_us_per_sample",
                        "info_us", "evaluate_us", "emit_us", "init_us", "write_us", "drain_cpu_us",
-                       "wait_us", "decode_cpu_us", "evaluate_cpu_us", "image_bytes", "sample_bytes", "images"],
+                       "wait_us", "decode_cpu_us", "evaluate_cpu_us", "image_bytes", "sample_bytes", "images",
+                       "late_max_us", "gap_max_us", "decode_max_us", "drain_max_us", "gaps_over_period",
+                       "gaps_over_image"],
         stage_rows)
     tsv("heldout_cost.tsv", ["interval_ms", "run_cpu_pct_whole_run", "child_cpu_pct_whole_run", "run_rss_mb_peak",
                              "child_rss_mb_peak"], cost_rows)

@@ -6,7 +6,12 @@
 //   the previous one ended) and the time they cover, overflow, and the wall and CPU time of each stage.
 //
 //   pm_minimal --metrics a,b,... [--device 0] [--interval-ms 0.1] [--drain-ms 100] [--seconds 10]
-//              [--hw-buffer-mb 512] [--evaluate] [--keep-latest]
+//              [--hw-buffer-mb 512] [--evaluate] [--keep-latest] [--slack-ms 0]
+//
+// The decode image holds one drain's samples and a quarter more, or with --slack-ms S one drain's
+// and max(a quarter drain, S) ms more: the child's rule (docs/footprint.md#the-decode-image), so that
+// CUPTI alone can be run with the child's image. It also times how late each drain began
+// (late_max_ms) and the longest gap between two drains' first decodes (gap_max_ms).
 //
 // With a small --hw-buffer-mb and a --drain-ms longer than the run, the buffer fills before the
 // one decode: the samples decoded then are what the buffer holds, so its size over their count is
@@ -62,7 +67,7 @@ T params(std::size_t size) {
 
 int main(int argc, char** argv) {
   int device = 0;
-  double interval_ms = 0.1, drain_ms = 100, seconds = 10;
+  double interval_ms = 0.1, drain_ms = 100, seconds = 10, slack_ms = 0;
   std::size_t hw_mb = 512;
   bool evaluate = false, keep_latest = false;
   std::vector<std::string> names;
@@ -85,6 +90,8 @@ int main(int argc, char** argv) {
       seconds = std::atof(value());
     else if (a == "--hw-buffer-mb")
       hw_mb = std::strtoul(value(), nullptr, 10);
+    else if (a == "--slack-ms")
+      slack_ms = std::atof(value());
     else if (a == "--evaluate")
       evaluate = true;
     else if (a == "--keep-latest")
@@ -164,7 +171,8 @@ int main(int argc, char** argv) {
   size.pPmSamplingObject = sampling;
   size.pMetricNames = metrics.data();
   size.numMetrics = metrics.size();
-  auto max_samples = static_cast<std::uint32_t>(std::max(8.0, std::ceil(drain_ms / interval_ms * 1.25) + 4));
+  const double image_ms = drain_ms + std::max(0.25 * drain_ms, slack_ms);
+  auto max_samples = static_cast<std::uint32_t>(std::max(8.0, std::ceil(image_ms / interval_ms - 1e-9) + 4));
   for (;;) {
     size.maxSamples = max_samples;
     CHECK(cuptiPmSamplingGetCounterDataSize(&size));
@@ -185,8 +193,12 @@ int main(int argc, char** argv) {
   const std::int64_t interval_ns = std::llround(interval_ms * 1e6);
   long samples = 0, untimed = 0, holes = 0, overflow = 0, drains = 0, passes = 0;
   std::int64_t hole_ns = 0, first_start = -1, last_end = -1, decode_ns = 0, read_ns = 0, eval_ns = 0;
+  std::int64_t last_decode = -1, gap_max = 0, late_max = 0;
   auto drain = [&] {
     ++drains;
+    const std::int64_t first_decode = now_ns(CLOCK_MONOTONIC);
+    if (last_decode >= 0) gap_max = std::max(gap_max, first_decode - last_decode);
+    last_decode = first_decode;
     for (;;) {
       ++passes;
       auto d = PARAMS(CUpti_PmSampling_DecodeData_Params);
@@ -252,6 +264,7 @@ int main(int argc, char** argv) {
   for (std::int64_t next = began + period; next < until; next += period) {
     const std::int64_t wait = next - now_ns(CLOCK_MONOTONIC);
     if (wait > 0) usleep(static_cast<useconds_t>(wait / 1000));
+    late_max = std::max(late_max, now_ns(CLOCK_MONOTONIC) - next);
     drain();
   }
   if (const std::int64_t wait = until - now_ns(CLOCK_MONOTONIC); wait > 0)
@@ -275,14 +288,15 @@ int main(int argc, char** argv) {
       "hole_ms=%.3f unplaced_ms=%.3f span_ms=%.1f lost_pct=%.3f overflow=%ld drains=%ld passes=%ld "
       "image_kib=%zu decode_ms=%.1f "
       "sampleinfo_ms=%.1f evaluate_ms=%.1f cpu_pct=%.2f maxrss_mb=%.1f keep_latest=%d "
-      "raw_bytes_per_sample_if_full=%.0f\n",
+      "raw_bytes_per_sample_if_full=%.0f image_samples=%u slack_ms=%g late_max_ms=%.3f gap_max_ms=%.3f\n",
       interval_ms, drain_ms, hw_mb, evaluate ? 1 : 0, wall_s, samples, untimed, holes,
       static_cast<double>(hole_ns) / 1e6, unplaced_ms, span_ms,
       span_ms > 0 ? 100.0 * unplaced_ms / span_ms : 0.0, overflow, drains, passes, image.size() / 1024,
       static_cast<double>(decode_ns) / 1e6, static_cast<double>(read_ns) / 1e6,
       static_cast<double>(eval_ns) / 1e6, 100 * cpu_s / wall_s, static_cast<double>(ru.ru_maxrss) / 1024,
       keep_latest ? 1 : 0,
-      samples > 0 ? static_cast<double>(hw_mb << 20) / static_cast<double>(samples) : 0.0);
+      samples > 0 ? static_cast<double>(hw_mb << 20) / static_cast<double>(samples) : 0.0, max_samples,
+      slack_ms, static_cast<double>(late_max) / 1e6, static_cast<double>(gap_max) / 1e6);
   auto disable = PARAMS(CUpti_PmSampling_Disable_Params);
   disable.pPmSamplingObject = sampling;
   cuptiPmSamplingDisable(&disable);

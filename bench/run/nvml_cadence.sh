@@ -5,7 +5,9 @@
 # read NVML at different cadences can be set side by side (a build of an older commit beside the
 # current one; the same build twice shows the run-to-run spread). Runs on a GPU machine. Writes into
 # OUT_DIR: env.txt, nvml-call-cost.txt, summary.txt (each build's CPU and recording lines, prefixed
-# with its label), recordings.csv (one row per build: GPU-Util and engine readings, gaps, overflows).
+# with its label), recordings.csv (one row per build: GPU-Util and engine readings, gaps, overflows),
+# energy.csv (each build's run and window energy and its power lines: bench/run/energy_figures.py).
+# The recordings stay in WORK (LABEL/ffma10mid/gpu0.dsrec).
 #
 #   bench/run/nvml_cadence.sh OUT_DIR [LABEL=BUILD_DIR...]     (default: current=$BUILD, BUILD=build/release)
 #   e.g. bench/run/nvml_cadence.sh out A=build/before B1=build/release B2=build/release
@@ -30,4 +32,5 @@ for b in "${builds[@]}"; do
   rows+=("$label=$raw/ffma10mid/gpu0.dsrec")
 done
 python3 bench/run/recording_counts.py "${rows[@]}" > "$OUT/recordings.csv"
+python3 bench/run/energy_figures.py "${rows[@]}" > "$OUT/energy.csv"
 cat "$OUT/nvml-call-cost.txt" "$OUT/summary.txt"

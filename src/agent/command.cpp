@@ -75,7 +75,7 @@ std::unique_ptr<collect::Feed> open_agent_feed(const AgentCommand& a, const core
     collect::LiveSessionOptions options;
     options.interval_ms = a.interval_ms;
     options.poll_ms = a.poll_ms;
-    options.power_when_due = true;  // docs/agent.md#nvml-reads
+    options.power_reads = collect::PowerReads::when_due;  // docs/agent.md#nvml-reads
     options.sampler_executable = a.sampler;
     options.sampler_extra_args = a.sampler_args;
     options.gpus = a.gpus;

@@ -359,29 +359,23 @@ struct Pipeline::Stream {
   double factor = 1;  // conversion, then percent of peak
   std::optional<BoxcarWindow> smooth;
   std::optional<std::int64_t> previous_point_ns;  // for a point's rate
+  // The storage behind the stream's Lane (which is what a value touches).
   std::vector<long double> weighted;
-  // Each bin's weight, lowest and highest value side by side: a value touches one place, not three.
-  struct Bin {
-    double weight = 0;
-    double lo = kNaN;
-    double hi = kNaN;
-  };
   std::vector<Bin> bins;
-  // Products not yet added to weighted[pending_bin], in the order they came (flush_pending()).
-  std::size_t pending_bin = 0;
-  std::vector<Pending> pending;
+  std::vector<Pending> pending;  // kPendingProducts slots
 };
 
 // Adds the pending products to their bin's sum one by one in the order they came, as adding each
 // when it came would: the same additions of the same extended-precision numbers, in the same order,
 // with the sum held in a register between them rather than stored and loaded again each time (an
 // extended-precision store and load cost more than the addition).
-void Pipeline::flush_pending(Stream& s) {
-  if (s.pending.empty()) return;
-  long double sum = s.weighted[s.pending_bin];
-  for (const Pending& p : s.pending) sum += static_cast<long double>(p.value) * p.weight;
-  s.weighted[s.pending_bin] = sum;
-  s.pending.clear();
+void Pipeline::flush_pending(Lane& l) {
+  if (l.pending_count == 0) return;
+  long double sum = l.weighted[l.pending_bin];
+  for (std::size_t i = 0; i < l.pending_count; ++i)
+    sum += static_cast<long double>(l.pending[i].value) * l.pending[i].weight;
+  l.weighted[l.pending_bin] = sum;
+  l.pending_count = 0;
 }
 
 Pipeline::Pipeline(const Grid& grid, double smooth_s)
@@ -443,9 +437,16 @@ Expected<std::size_t> Pipeline::add(const MetricDescriptor& descriptor, const St
   }
   if (smooth_s_ != 0 && steps.smooth) s->smooth = *BoxcarWindow::make(smooth_s_, 1);
   s->weighted.assign(grid_.bins, 0.0L);
-  s->pending.reserve(kPendingProducts);
-  s->bins.assign(grid_.bins, Stream::Bin{});
+  s->pending.resize(kPendingProducts);
+  s->bins.assign(grid_.bins, Bin{});
+  Lane lane;
+  lane.factor = s->factor;
+  lane.plain = !s->steps.to_rate && !s->smooth;
+  lane.bins = s->bins.data();
+  lane.weighted = s->weighted.data();
+  lane.pending = s->pending.data();
   streams_.push_back(std::move(s));
+  lanes_.push_back(lane);
   return streams_.size() - 1;
 }
 
@@ -454,33 +455,34 @@ const MetricDescriptor& Pipeline::descriptor(std::size_t id) const {
 }
 
 // One value over `weight` ns of bin k.
-[[gnu::always_inline]] inline void Pipeline::enter(Stream& s, std::size_t k, double weight, double value) {
+[[gnu::always_inline]] inline void Pipeline::enter(Lane& l, std::size_t k, double weight, double value) {
   // Adding value x weight to a bin's sum is skipped for a value of 0, which adds exactly nothing (a
   // sum from +0 never becomes -0): a state's share of time is 0 in most bins.
   if (value != 0) {  // weighted[k] += value x weight in extended precision, in order (flush_pending())
-    if (!s.pending.empty() && s.pending_bin != k) flush_pending(s);
-    s.pending_bin = k;
-    s.pending.push_back({value, weight});
-    if (s.pending.size() == kPendingProducts) flush_pending(s);
+    if (l.pending_count != 0 && l.pending_bin != k) flush_pending(l);
+    l.pending_bin = k;
+    l.pending[l.pending_count++] = {value, weight};
+    if (l.pending_count == kPendingProducts) flush_pending(l);
   }
-  Stream::Bin& bin = s.bins[k];
+  Bin& bin = l.bins[k];
   bin.weight += weight;
   bin.lo = std::isnan(bin.lo) ? value : std::min(bin.lo, value);
   bin.hi = std::isnan(bin.hi) ? value : std::max(bin.hi, value);
 }
 
-void Pipeline::to_grid(Stream& s, std::int64_t t0, std::int64_t t1, double value) {
+void Pipeline::to_grid(std::size_t id, std::int64_t t0, std::int64_t t1, double value) {
   if (!std::isfinite(value)) return;  // no value: the bin stays empty unless another value reaches it
-  if (t1 <= t0) {                     // a point: once in its bin
+  Lane& l = lanes_[id];
+  if (t1 <= t0) {  // a point: once in its bin
     if (t0 < grid_.origin_ns || t0 >= grid_.end_ns()) return;
-    enter(s, bin_of(t0), 1.0, value);
+    enter(l, bin_of(t0), 1.0, value);
     return;
   }
   // The span's bins and overlaps depend on its times alone, and a chip sample puts one span of the
   // same times into every stream: they are worked out once for all of them
   // (docs/report.md#one-pass).
   if (!pieces_valid_ || t0 != pieces_t0_ || t1 != pieces_t1_) split(t0, t1);
-  for (const Piece& piece : pieces_) enter(s, piece.bin, piece.weight, value);
+  for (const Piece& piece : pieces_) enter(l, piece.bin, piece.weight, value);
 }
 
 void Pipeline::split(std::int64_t t0, std::int64_t t1) {
@@ -501,16 +503,20 @@ void Pipeline::split(std::int64_t t0, std::int64_t t1) {
 
 void Pipeline::span(std::size_t id, std::int64_t t0_ns, std::int64_t t1_ns, double value) {
   Stream& s = *streams_.at(id);
+  if (lanes_[id].plain) {
+    to_grid(id, t0_ns, t1_ns, value * lanes_[id].factor);
+    return;
+  }
   if (s.steps.to_rate) value = count_to_rate(value, t0_ns, t1_ns);
   value *= s.factor;
   if (!s.smooth) {
-    to_grid(s, t0_ns, t1_ns, value);
+    to_grid(id, t0_ns, t1_ns, value);
     return;
   }
   // The row's tag carries its end, so the smoothed value goes back over the same span.
   s.smooth->push(t0_ns, std::span<const double>(&value, 1), static_cast<std::uint64_t>(t1_ns),
                  [&](std::uint64_t tag, std::int64_t ts, std::span<const double> v) {
-                   to_grid(s, ts, static_cast<std::int64_t>(tag), v[0]);
+                   to_grid(id, ts, static_cast<std::int64_t>(tag), v[0]);
                  });
 }
 
@@ -519,15 +525,15 @@ void Pipeline::spans(std::size_t first, std::int64_t t0_ns, std::int64_t t1_ns,
   if (first > streams_.size() || values.size() > streams_.size() - first)
     throw std::out_of_range("Pipeline::spans: no such streams");
   for (std::size_t i = 0; i < values.size(); ++i) {
-    Stream& s = *streams_[first + i];
-    if (s.steps.to_rate || s.smooth || t1_ns <= t0_ns) {
+    Lane& l = lanes_[first + i];
+    if (!l.plain || t1_ns <= t0_ns) {
       span(first + i, t0_ns, t1_ns, values[i]);
       continue;
     }
-    const double value = values[i] * s.factor;
+    const double value = values[i] * l.factor;
     if (!std::isfinite(value)) continue;
     if (!pieces_valid_ || t0_ns != pieces_t0_ || t1_ns != pieces_t1_) split(t0_ns, t1_ns);
-    for (const Piece& piece : pieces_) enter(s, piece.bin, piece.weight, value);
+    for (const Piece& piece : pieces_) enter(l, piece.bin, piece.weight, value);
   }
 }
 
@@ -540,26 +546,26 @@ void Pipeline::point(std::size_t id, std::int64_t ts_ns, double value) {
   }
   value *= s.factor;
   if (!s.smooth) {
-    to_grid(s, ts_ns, ts_ns, value);
+    to_grid(id, ts_ns, ts_ns, value);
     return;
   }
   s.smooth->push(ts_ns, std::span<const double>(&value, 1), static_cast<std::uint64_t>(ts_ns),
                  [&](std::uint64_t tag, std::int64_t ts, std::span<const double> v) {
-                   to_grid(s, ts, static_cast<std::int64_t>(tag), v[0]);
+                   to_grid(id, ts, static_cast<std::int64_t>(tag), v[0]);
                  });
 }
 
 std::vector<EnvelopeSeries> Pipeline::finish() {
   std::vector<EnvelopeSeries> out;
   out.reserve(streams_.size());
-  for (const std::shared_ptr<Stream>& p : streams_) {
-    Stream& s = *p;
+  for (std::size_t id = 0; id < streams_.size(); ++id) {
+    Stream& s = *streams_[id];
     if (s.smooth) {
       s.smooth->finish([&](std::uint64_t tag, std::int64_t ts, std::span<const double> v) {
-        to_grid(s, ts, static_cast<std::int64_t>(tag), v[0]);
+        to_grid(id, ts, static_cast<std::int64_t>(tag), v[0]);
       });
     }
-    flush_pending(s);
+    flush_pending(lanes_[id]);
     EnvelopeSeries e{s.descriptor, {}};
     e.envelope.mean.resize(grid_.bins, kNaN);
     for (std::size_t k = 0; k < grid_.bins; ++k) {
@@ -575,6 +581,7 @@ std::vector<EnvelopeSeries> Pipeline::finish() {
     out.push_back(std::move(e));
   }
   streams_.clear();
+  lanes_.clear();
   return out;
 }
 

@@ -48,6 +48,7 @@ class LineReader {
 
  private:
   void fill();
+  std::uint64_t newlines(std::size_t at) const;
   void unmap();
   [[noreturn]] void line_too_long() const;
 
@@ -60,9 +61,10 @@ class LineReader {
   std::size_t map_bytes_ = 0;
   std::int64_t map_offset_ = 0;
   std::size_t window_ = kWindowBytes;
-  std::size_t pos_ = 0;      // start of the unread part
-  std::size_t end_ = 0;      // end of the bytes mapped within the range
-  std::size_t scanned_ = 0;  // bytes from pos_ already known to hold no newline
+  std::size_t pos_ = 0;             // start of the unread part
+  std::size_t end_ = 0;             // end of the bytes mapped within the range
+  std::size_t scanned_ = 0;         // the newlines before this offset are in newline_bits_ or taken
+  std::uint64_t newline_bits_ = 0;  // those not taken of the 64 bytes before scanned_
   long line_number_;
   std::int64_t line_offset_ = 0;
   std::size_t line_length_ = 0;

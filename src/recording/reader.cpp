@@ -12,8 +12,13 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <span>
 #include <set>
 #include <thread>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
@@ -287,6 +292,104 @@ inline NumStatus parse_field<double>(const char*& p, const char* e, double& valu
   return NumStatus::ok;
 }
 
+// ---- chip values as the writer prints them (docs/recording-format.md#reading-a-recording) -------
+
+// The longest run of values after a chip line's times that the fixed-format path below takes; a
+// longer one takes the general path.
+constexpr std::size_t kFixedValueBytes = 480;
+
+// A number as std::to_chars prints a double, starting at s and `length` bytes long, with at least 16
+// readable bytes after it: [-]I[.F][e(+|-)X] with I and F of one to seven digits and X of one to
+// three. Its mantissa (I and F as one integer, below 10^14 < 2^53) and power of ten (X less F's
+// digits) are exact in a double, so one multiplication or division by the exact power rounds
+// correctly (Clinger's fast path) and gives std::from_chars's result, as parse_field<double>'s does.
+// False for anything else (nan, longer numbers, larger powers), which parse_field then reads.
+inline bool writer_number(const char* s, std::size_t length, double& value) {
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const bool negative = *s == '-';
+  s += negative ? 1 : 0;
+  length -= negative ? 1 : 0;
+  std::uint64_t mantissa = 0;
+  const int int_digits = leading_digits(s, mantissa);
+  if (int_digits == 0 || int_digits == 8) return false;
+  auto used = static_cast<std::size_t>(int_digits);
+  int exponent = 0;
+  if (used < length && s[used] == '.') {
+    std::uint64_t frac = 0;
+    const int frac_digits = leading_digits(s + used + 1, frac);
+    if (frac_digits == 0 || frac_digits == 8) return false;
+    mantissa = mantissa * kPow10Int[frac_digits] + frac;
+    exponent = -frac_digits;
+    used += 1 + static_cast<std::size_t>(frac_digits);
+  }
+  if (used < length) {
+    if (s[used] != 'e' || used + 2 >= length || (s[used + 1] != '+' && s[used + 1] != '-')) return false;
+    std::uint64_t power = 0;
+    const int power_digits = leading_digits(s + used + 2, power);
+    if (power_digits == 0 || power_digits > 3 || used + 2 + static_cast<std::size_t>(power_digits) != length)
+      return false;
+    exponent += s[used + 1] == '-' ? -static_cast<int>(power) : static_cast<int>(power);
+  }
+  if (exponent < -22 || exponent > 22) return false;
+  double v = static_cast<double>(mantissa);
+  v = exponent < 0 ? v / kPow10[-exponent] : v * kPow10[exponent];
+  value = negative ? -v : v;
+  return true;
+}
+
+// Reads the values of a chip line after its times, [p, e), when the writer printed them: each after
+// one space, none missing or extra, each as writer_number() reads it. The line is copied into a
+// buffer with spaces after it, so that every value's bytes and the 16 after them can be read whole;
+// the spaces are found for the whole line first, so no value waits on the one before it. False
+// (with `values` partly written) for anything else, which the general path then reads, with its
+// messages for a line that is wrong.
+inline bool read_writer_values(const char* p, const char* e, std::span<double> values) {
+  const auto n = static_cast<std::size_t>(e - p);
+  if (n == 0 || n > kFixedValueBytes || *p != ' ') return false;
+  constexpr std::size_t kWords = (kFixedValueBytes + 64) / 64;
+  alignas(16) char buf[kWords * 64 + 16];
+  std::memcpy(buf, p, n);
+  // Spaces to the end of n's 64-byte word and 16 bytes beyond, all that is read.
+  std::memset(buf + n, ' ', 64 + 16);
+  // Bit i of spaces[i / 64]: buf[i] is a separator (a tab is one too; the writer writes none).
+  std::array<std::uint64_t, kWords> spaces{};
+  const std::size_t words = n / 64 + 1;
+  for (std::size_t w = 0; w < words; ++w) {
+    std::uint64_t bits = 0;
+#if defined(__SSE2__)
+    for (std::size_t i = 0; i < 64; i += 16) {
+      const __m128i x = _mm_load_si128(reinterpret_cast<const __m128i*>(buf + w * 64 + i));
+      const __m128i sep =
+          _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\t')));
+      bits |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(sep))) << i;
+    }
+#else
+    for (std::size_t i = 0; i < 64; ++i) {
+      const char c = buf[w * 64 + i];
+      bits |= static_cast<std::uint64_t>(c == ' ' || c == '\t') << i;
+    }
+#endif
+    spaces[w] = bits;
+  }
+  // Each value starts after a separator and ends at the next one, which the next value follows.
+  std::size_t at = 0;  // a separator
+  std::size_t word = 0;
+  std::uint64_t rest = spaces[0] & ~std::uint64_t{1};
+  for (double& v : values) {
+    if (at >= n) return false;  // fewer values than columns
+    while (rest == 0) {
+      if (++word == words) return false;
+      rest = spaces[word];
+    }
+    const std::size_t next = word * 64 + static_cast<std::size_t>(std::countr_zero(rest));
+    rest &= rest - 1;
+    if (next == at + 1 || !writer_number(buf + at + 1, next - at - 1, v)) return false;
+    at = next;
+  }
+  return at == n;  // no field after the last column's
+}
+
 std::string_view token_at(const char* p, const char* e) {
   while (p != e && is_separator(*p)) ++p;
   const char* q = p;
@@ -353,12 +456,12 @@ class Fields {
     if (s != NumStatus::ok) fail_number(s, at, what, expected);
     return v;
   }
-  TimeNs time(const char* what = "time") {
+  TimeNs time(std::string_view what = "time") {
     return integer(what, "a whole number of nanoseconds since the Unix epoch");
   }
   // A time as time() reads it; when its text is the memo's, the memo's value, unread. The memo
   // then holds this time.
-  TimeNs time(const char* what, TimeMemo& memo) {
+  TimeNs time(std::string_view what, TimeMemo& memo) {
     while (p_ != e_ && is_separator(*p_)) ++p_;
     const std::size_t n = memo.length;
     if (n > 0 && static_cast<std::size_t>(e_ - p_) >= n && same_bytes(p_, memo.text.data(), n) &&
@@ -462,9 +565,13 @@ struct OrderCheck {
   }
 };
 
-bool has_kind(std::string_view line, std::string_view word) {
-  return line.size() >= word.size() && std::memcmp(line.data(), word.data(), word.size()) == 0 &&
-         (line.size() == word.size() || is_separator(line[word.size()]));
+// Whether `line` is of the kind whose word is `word` (compared byte by byte: the words are short and
+// a call to memcmp costs more).
+inline bool has_kind(std::string_view line, std::string_view word) {
+  if (line.size() < word.size()) return false;
+  for (std::size_t i = 0; i < word.size(); ++i)
+    if (line[i] != word[i]) return false;
+  return line.size() == word.size() || is_separator(line[word.size()]);
 }
 
 // One read of the file shared by the cursors that are open at the same time
@@ -717,6 +824,24 @@ class ChipCursor final : public RecordStream<ChipSample> {
     const TimeNs end = f.time("end time", times_);
     const char* p = f.position();
     const char* e = f.line_end();
+    if (!read_writer_values(p, e, values_)) [[unlikely]]
+      read_values(f, p, e);
+    if (end < start) span_error(shared, n, start, end);
+    order_.see(shared, kind_index<ChipSample>, n, start);
+    const std::span<const double> all(values_);
+    out.start_ns = start;
+    out.end_ns = end;
+    out.units = all.subspan(0, units_);
+    out.diagnostics = all.subspan(units_, diagnostics_);
+    out.counts = all.subspan(units_ + diagnostics_);
+    return true;
+  }
+
+ private:
+  // The general path: any numbers std::from_chars reads, any separators, and the messages for a
+  // line that is wrong.
+  void read_values(const Fields& f, const char* p, const char* e) {
+    const Shared& shared = cursor_.shared();
     for (std::size_t i = 0; i < values_.size(); ++i) {
       const char* at = p;
       const NumStatus s = parse_field(p, e, values_[i]);
@@ -731,18 +856,8 @@ class ChipCursor final : public RecordStream<ChipSample> {
     while (p != e && is_separator(*p)) ++p;
     if (p != e) [[unlikely]]
       wrong_count(f, p, values_.size());
-    if (end < start) span_error(shared, n, start, end);
-    order_.see(shared, kind_index<ChipSample>, n, start);
-    const std::span<const double> all(values_);
-    out.start_ns = start;
-    out.end_ns = end;
-    out.units = all.subspan(0, units_);
-    out.diagnostics = all.subspan(units_, diagnostics_);
-    out.counts = all.subspan(units_ + diagnostics_);
-    return true;
   }
 
- private:
   // `parsed` values were read before the line ended or before `p`, where more fields follow.
   [[noreturn]] void wrong_count(const Fields& f, const char* p, std::size_t parsed) const {
     std::size_t found = parsed;
@@ -1227,25 +1342,30 @@ void FileRecording::read_records(LineReader& reader, Shared& shared) {
   std::string_view line;
   while (reader.next(line)) {
     const long n = reader.line_number();
-    std::size_t word_end = 0;
-    while (word_end < line.size() && !is_separator(line[word_end])) ++word_end;
-    if (word_end == 0) {
-      if (line.find_first_not_of(" \t") == std::string_view::npos) continue;  // blank line
-      throw core::InputError(
-          shared.file->path, n, "the line starts with a space or tab where its record kind should be",
-          "start each record with its kind (chip, util, ...); correct or delete line " + std::to_string(n));
+    std::optional<std::size_t> kind;
+    if (line.size() > 4 && std::memcmp(line.data(), "chip", 4) == 0 && is_separator(line[4])) [[likely]] {
+      kind = kind_index<ChipSample>;  // most lines: their kind without a search of the kinds' words
+    } else {
+      std::size_t word_end = 0;
+      while (word_end < line.size() && !is_separator(line[word_end])) ++word_end;
+      if (word_end == 0) {
+        if (line.find_first_not_of(" \t") == std::string_view::npos) continue;  // blank line
+        throw core::InputError(
+            shared.file->path, n, "the line starts with a space or tab where its record kind should be",
+            "start each record with its kind (chip, util, ...); correct or delete line " + std::to_string(n));
+      }
+      if (line[0] == '#') {
+        continue;  // comment
+      }
+      kind = recfmt::kind_of_word(line.substr(0, word_end));
+      if (!kind)
+        throw core::InputError(
+            shared.file->path, n,
+            "unknown record kind '" + recfmt::excerpt(line.substr(0, word_end)) + "'; known kinds are " +
+                known_kinds(),
+            "the file may come from a newer diescope (upgrade) or was damaged; correct or delete line " +
+                std::to_string(n));
     }
-    if (line[0] == '#') {
-      continue;  // comment
-    }
-    const std::optional<std::size_t> kind = recfmt::kind_of_word(line.substr(0, word_end));
-    if (!kind)
-      throw core::InputError(
-          shared.file->path, n,
-          "unknown record kind '" + recfmt::excerpt(line.substr(0, word_end)) + "'; known kinds are " +
-              known_kinds(),
-          "the file may come from a newer diescope (upgrade) or was damaged; correct or delete line " +
-              std::to_string(n));
     const std::size_t k = *kind;
     if (first_version_with(k) > shared.meta.format_version)
       throw core::InputError(shared.file->path, n,

@@ -120,7 +120,7 @@ TEST(LiveSession, AgentReadsThePowerLineOnlyAroundWindowsAndAtPeriodEnds) {
     collect::ChipSourcePolicy policy;
     policy.source = collect::ChipSourceSetting::pm;
     collect::LiveSession source(std::move(gpus), 10, 1000, {}, {}, policy);
-    source.set_power_when_due(when_due);
+    if (when_due) source.set_cadence(collect::NvmlCadence::agent(recording::kNsPerSecond));
     AgentSettings settings;
     settings.poll_ms = 1000;
     settings.duty_on_ms = 2000;

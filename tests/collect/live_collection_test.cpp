@@ -186,15 +186,58 @@ TEST(SamplerSupervisor, AChildThatCannotRunThrowsOnlyWithoutRestarts) {
   EXPECT_NE(sink.notes[0].text.find("trying again in 1.0 s"), std::string::npos);
 }
 
-// docs/live-collection.md#policies: the two NVML cadences. run reads clocks at each 100 ms tick and
-// the rest once a second; the session everything once a poll.
-TEST(NvmlCadence, RunAndSessionCadences) {
+// docs/live-collection.md#policies: the three NVML cadences. run reads clocks at each 100 ms tick, the
+// power line once a second, the rest once a second; top everything once a poll; the agent everything
+// once a poll but the power line when due.
+TEST(NvmlCadence, RunTopAndAgentCadences) {
   const NvmlCadence run = NvmlCadence::run(100 * recording::kNsPerMs);
   EXPECT_EQ(run.fast_ns, 100'000'000);
   EXPECT_EQ(run.slow_ns, 1'000'000'000);
-  const NvmlCadence session = NvmlCadence::once_a_poll(250 * recording::kNsPerMs);
-  EXPECT_EQ(session.fast_ns, 250'000'000);
-  EXPECT_EQ(session.slow_ns, 250'000'000);
+  EXPECT_EQ(run.power, PowerReads::every_power_ns);
+  EXPECT_EQ(run.power_ns, 1'000'000'000);
+  const NvmlCadence top = NvmlCadence::once_a_poll(250 * recording::kNsPerMs);
+  EXPECT_EQ(top.fast_ns, 250'000'000);
+  EXPECT_EQ(top.slow_ns, 250'000'000);
+  EXPECT_EQ(top.power, PowerReads::every_read);
+  const NvmlCadence agent = NvmlCadence::agent(1000 * recording::kNsPerMs);
+  EXPECT_EQ(agent.fast_ns, 1'000'000'000);
+  EXPECT_EQ(agent.power, PowerReads::when_due);
+}
+
+// The power rule, case by case. run (ticks of 100 ms, the power line every 1 s): a tick 0.4 s after
+// the last read does not read it, one 0.95 s after does (the tick nearest to 1 s: half a tick early
+// counts), 0.94 s does not; a window mark or the command's end asks for it 0.01 s after the last
+// read; after a failed read of the counter every tick reads it. The agent: only while the counters
+// are wanted or where asked. top: at every read.
+TEST(NvmlCadence, WhichReadsReadThePowerLine) {
+  const NvmlCadence run = NvmlCadence::run(100 * recording::kNsPerMs);
+  auto since = [](double s) {
+    PowerReadState state;
+    state.since_last_ns = static_cast<recording::TimeNs>(s * 1e9);
+    return state;
+  };
+  EXPECT_TRUE(run.reads_power(PowerReadState{}));  // the first read: nothing read before
+  EXPECT_FALSE(run.reads_power(since(0.4)));
+  EXPECT_TRUE(run.reads_power(since(0.95)));
+  EXPECT_FALSE(run.reads_power(since(0.94)));
+  EXPECT_TRUE(run.reads_power(since(1.0)));
+  PowerReadState asked = since(0.01);
+  asked.asked = true;
+  EXPECT_TRUE(run.reads_power(asked));
+  PowerReadState failed = since(0.1);
+  failed.last_failed = true;
+  EXPECT_TRUE(run.reads_power(failed));
+
+  const NvmlCadence agent = NvmlCadence::agent(recording::kNsPerSecond);
+  EXPECT_FALSE(agent.reads_power(since(30)));
+  PowerReadState wanted = since(1);
+  wanted.counters_wanted = true;
+  EXPECT_TRUE(agent.reads_power(wanted));
+  EXPECT_TRUE(agent.reads_power(asked));
+  EXPECT_TRUE(agent.reads_power(failed));
+
+  const NvmlCadence top = NvmlCadence::once_a_poll(recording::kNsPerSecond);
+  EXPECT_TRUE(top.reads_power(since(0.001)));
 }
 
 // The sample checks every reader gets (docs/live-collection.md#sample-checks), from a stand-in child
@@ -471,6 +514,54 @@ TEST(LiveSession, ReadsNvmlOnceAPoll) {
       reads.push_back((u.ts_ns - t0) / recording::kNsPerMs);
   }
   EXPECT_EQ(reads, (std::vector<recording::TimeNs>{0, 46, 91}));
+}
+
+// NVML stand-in that notes each read of the power line; its energy counter cannot be read (NaN) before
+// `readable_from`, and reads 1 J a second after.
+class PowerTelemetry final : public GpuTelemetry {
+ public:
+  PowerTelemetry(recording::TimeNs readable_from, std::vector<recording::TimeNs>* reads)
+      : readable_from_(readable_from), reads_(reads) {}
+  recording::GpuIdentity identity() const override { return test::fake_gpu_identity(); }
+  std::vector<recording::ColumnDef> engine_columns() const override { return {}; }
+  void read(recording::TimeNs now, GpuBatch& out) override {
+    if (!power_wanted()) return;
+    reads_->push_back(now);
+    const double mj =
+        now < readable_from_ ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(now) / 1e6;
+    out.list<recording::PowerLimitReading>().push_back(recording::PowerLimitReading{now, 700, 300, mj});
+  }
+
+ private:
+  recording::TimeNs readable_from_;
+  std::vector<recording::TimeNs>* reads_;
+};
+
+// docs/live-collection.md#policies: the session's power rule, polled every 1 s at 0 to 5 s with the
+// counters off and the counter unreadable before 2 s. The agent's cadence reads the power line at 0
+// (the first poll), 1 and 2 s (the read before failed) and 5 s (power_due: a period ends there), not
+// at 3 and 4 s; top's reads it at all six polls.
+TEST(LiveSession, ThePowerLineIsReadAsTheReadersCadenceSays) {
+  for (const bool agent : {true, false}) {
+    const recording::TimeNs t0 = core::realtime_ns();
+    std::vector<recording::TimeNs> reads;
+    std::vector<SessionGpu> gpus(1);
+    gpus[0].telemetry = std::make_unique<PowerTelemetry>(t0 + 2 * recording::kNsPerSecond, &reads);
+    gpus[0].table = &diescope::test::two_unit_table();  // no sampler executable: no counters
+    LiveSession session(std::move(gpus), 10, 1000, {}, {}, ChipSourcePolicy{});
+    if (agent) session.set_cadence(NvmlCadence::agent(recording::kNsPerSecond));
+    EXPECT_EQ(session.cadence().power, agent ? PowerReads::when_due : PowerReads::every_read);
+    for (int s = 0; s <= 5; ++s) {
+      if (s == 5) session.power_due(0);
+      std::vector<GpuBatch> out(1);
+      session.collect(t0 + s * recording::kNsPerSecond, out);
+    }
+    std::vector<recording::TimeNs> at;
+    for (const recording::TimeNs t : reads) at.push_back((t - t0) / recording::kNsPerSecond);
+    EXPECT_EQ(at, agent ? (std::vector<recording::TimeNs>{0, 1, 2, 5})
+                        : (std::vector<recording::TimeNs>{0, 1, 2, 3, 4, 5}))
+        << agent;
+  }
 }
 
 // docs/live-collection.md#duty-phases: 2000 ms on in every 60000 ms. 1.999 s in is on, 2 s off; 61 s is

@@ -173,20 +173,62 @@ TEST_F(RunCollect, OrdinaryRunRecordsSamplesMarksUtilAndTheEnd) {
   ASSERT_TRUE(clocks->next(clock));
   EXPECT_EQ(clock.sm_mhz, 1980);
 
-  // Read cadence: clocks and power (draw, energy counter, limit) at every 20 ms poll while the
-  // command runs (0.4 s: about 20), the slow reads (engines, processes) once a second, so once in
-  // this run, plus one engine reading when the command ends.
+  // Read cadence (docs/live-collection.md#policies): clocks at every 20 ms poll while the command
+  // runs (0.4 s: about 20), the slow reads (engines, processes) once a second, so once in this run,
+  // plus one engine reading when the command ends. The power line (draw, energy counter, limit) at
+  // the first poll, at each window mark and at the command's end, where the run's and the window's
+  // energy start and end: 0.4 s holds no second read by the clock (3 reads where the first poll and
+  // the start mark fall together, else 4).
   int clock_readings = 1;
   while (clocks->next(clock)) ++clock_readings;
   EXPECT_GE(clock_readings, 15);
   EXPECT_EQ(count_records(source->stream<recording::EngineReading>()), 2);
-  EXPECT_GE(count_records(source->stream<recording::PowerLimitReading>()), 15);
   EXPECT_EQ(count_records(source->stream<recording::ProcessReading>()), 1);
+  std::vector<recording::TimeNs> power_ts;
+  auto powers = source->stream<recording::PowerLimitReading>();
+  recording::PowerLimitReading power{};
+  while (powers->next(power)) power_ts.push_back(power.ts_ns);
+  ASSERT_GE(power_ts.size(), 3u);
+  EXPECT_LE(power_ts.size(), 4u);
+  EXPECT_LT(power_ts.front() - outcome.start_ns, 100 * recording::kNsPerMs);
+  for (const recording::TimeNs at : {side.marks[0].ts_ns, side.marks[1].ts_ns, outcome.end_ns})
+    EXPECT_NE(std::find(power_ts.begin(), power_ts.end(), at), power_ts.end()) << at;
 
   // The analysis reads it end to end and finds the marked window.
   analysis::Analysis analysis = analysis::analyze(*source);
   EXPECT_TRUE(analysis.window.found) << static_cast<int>(analysis.window.finding);
   EXPECT_GT(analysis.run.samples_used, 0);
+}
+
+// docs/energy.md#what-is-recorded: over a 1.3 s command without marks, polled every 20 ms, the power line
+// is read at the first poll, at the poll nearest to 1 s after it (at least 0.99 s after), and at the
+// command's end: 3 reads where the clocks have about 65. With the energy counter failing, the draw
+// stands in for it and every poll reads the power line, as many as the clocks.
+TEST_F(RunCollect, ThePowerLineIsReadOnceASecondAndAtTheEnd) {
+  for (const bool failing : {false, true}) {
+    auto o = options({"/bin/sh", "-c", "sleep 1.3"});
+    fake_nvml::state().energy_result =
+        failing ? fake_nvml::abi::kErrorNotSupported : fake_nvml::abi::kSuccess;
+    RunOutcome outcome = record_run(o, *nvml_);
+    ASSERT_EQ(outcome.exit_code, 0);
+    auto source = recording::open_recording(outcome.recordings[0].path);
+    std::vector<recording::TimeNs> power_ts;
+    auto powers = source->stream<recording::PowerLimitReading>();
+    recording::PowerLimitReading power{};
+    while (powers->next(power)) power_ts.push_back(power.ts_ns);
+    const int clock_readings = count_records(source->stream<recording::ClockReading>());
+    EXPECT_GE(clock_readings, 40) << failing;
+    if (failing) {
+      EXPECT_GE(static_cast<int>(power_ts.size()), clock_readings) << "a read after a failure each poll";
+      continue;
+    }
+    ASSERT_EQ(power_ts.size(), 3u);
+    EXPECT_LT(power_ts[0] - outcome.start_ns, 100 * recording::kNsPerMs);
+    EXPECT_GE(power_ts[1] - power_ts[0], 990 * recording::kNsPerMs);
+    EXPECT_LT(power_ts[1] - power_ts[0], 1100 * recording::kNsPerMs);
+    EXPECT_EQ(power_ts[2], outcome.end_ns);
+    fs::remove_all(dir_ / "rec");
+  }
 }
 
 TEST_F(RunCollect, SamplerCrashKeepsItsSamplesAndSaysWhyTheyStop) {

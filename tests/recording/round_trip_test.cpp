@@ -1,6 +1,8 @@
 // Every record kind written by RecordingWriter reads back equal through open_recording, NaN and
 // the sign of zero included; the meta keeps every field.
+#include <charconv>
 #include <csignal>
+#include <cstring>
 #include <limits>
 
 #include "test_files.hpp"
@@ -480,6 +482,176 @@ TEST(RecordingRoundTrip, WholeNumbersOfEveryLength) {
     EXPECT_EQ(r->side().clock_jumps[i].ts_ns, jumps[i].ts_ns) << i;
     EXPECT_EQ(r->side().clock_jumps[i].step_ns, jumps[i].step_ns) << i;
   }
+}
+
+TEST(RecordingRoundTrip, ChipValuesOfEveryShapeReadBackEqual) {
+  // The reader takes a chip line's values in the writer's own shapes ([-]I[.F][e(+|-)X], up to seven
+  // digits each side and a power of ten up to 22) without std::from_chars, and everything else
+  // through it. Each value the writer prints (shortest round trip) must read back as the very
+  // double written, sign of zero and NaN included, in either path and at every position in a line.
+  testing::TempDir dir;
+  const recording::RecordingMeta meta = testing::small_meta();  // 2 units, 1 diagnostic, 1 count
+  std::uint64_t state = 99;
+  auto next = [&] {
+    state += 0x9E3779B97F4A7C15ULL;
+    std::uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  };
+  auto pow10 = [](int k) {
+    double p = 1;
+    for (int i = 0; i < k; ++i) p *= 10;
+    return p;
+  };
+  // One value of shape `shape`: whole numbers, two- and seven-place decimals, counts such as
+  // 1.711e+10, tiny ones such as 5e-07, eight digits (the general path), powers beyond 10^22, any
+  // double at all, and the special values.
+  auto value = [&](std::uint64_t shape) -> double {
+    const double sign = next() % 3 == 0 ? -1.0 : 1.0;
+    switch (shape % 9) {
+      case 0:
+        return sign * static_cast<double>(next() % 10'000'000);
+      case 1:
+        return sign * static_cast<double>(next() % 1'000'000) / 100;
+      case 2:
+        return sign * static_cast<double>(next() % 100'000'000'000'000ULL) / 1e7;
+      case 3:
+        return sign * static_cast<double>(1 + next() % 9999) * pow10(static_cast<int>(6 + next() % 17));
+      case 4:
+        return sign * static_cast<double>(1 + next() % 999) / pow10(static_cast<int>(4 + next() % 18));
+      case 5:
+        return sign * static_cast<double>(10'000'000 + next() % 90'000'000) / 1e3;
+      case 6:
+        return sign * static_cast<double>(1 + next() % 99) * 1e25;
+      case 7: {
+        double d;
+        std::uint64_t bits = next();
+        std::memcpy(&d, &bits, sizeof d);
+        return std::isfinite(d) ? d : 1.0;
+      }
+      default: {
+        const double special[] = {0.0,
+                                  -0.0,
+                                  kNaN,
+                                  std::numeric_limits<double>::denorm_min(),
+                                  std::numeric_limits<double>::max(),
+                                  1e22,
+                                  1e23,
+                                  9999999.9999999};
+        return special[next() % 8];
+      }
+    }
+  };
+  std::vector<recording::OwnedChipSample> written;
+  recording::TimeNs t = meta.start_ns;
+  for (int i = 0; i < 4000; ++i) {
+    recording::OwnedChipSample c;
+    c.start_ns = t;
+    c.end_ns = t += 10'000'000;
+    // Most lines hold one shape throughout; every fourth mixes them, so each path meets the other.
+    const std::uint64_t shape = next();
+    auto one = [&] { return value(i % 4 == 3 ? next() : shape); };
+    c.units = {one(), one()};
+    c.diagnostics = {one()};
+    c.counts = {one()};
+    written.push_back(c);
+  }
+  const auto path = dir / "shapes.dsrec";
+  {
+    recording::RecordingWriter w(path, meta);
+    for (const recording::OwnedChipSample& c : written) w.write(c);
+  }
+  const auto r = recording::open_recording(path);
+  auto chip = r->stream<recording::ChipSample>();
+  recording::ChipSample c;
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    ASSERT_TRUE(chip->next(c)) << i;
+    const std::vector<double> got[] = {{c.units.begin(), c.units.end()},
+                                       {c.diagnostics.begin(), c.diagnostics.end()},
+                                       {c.counts.begin(), c.counts.end()}};
+    const std::vector<double>* want[] = {&written[i].units, &written[i].diagnostics, &written[i].counts};
+    for (std::size_t k = 0; k < 3; ++k) {
+      ASSERT_EQ(got[k].size(), want[k]->size());
+      for (std::size_t j = 0; j < got[k].size(); ++j)
+        EXPECT_TRUE(same_value(got[k][j], (*want[k])[j]))
+            << "line " << i + 3 << " column " << k << "." << j << ": wrote " << (*want[k])[j] << ", read "
+            << got[k][j];
+    }
+  }
+  EXPECT_FALSE(chip->next(c));
+}
+
+TEST(RecordingRoundTrip, ChipValuesInOtherToolsShapesReadAsStdFromCharsReadsThem) {
+  // Shapes the writer never prints take the general path: a leading '+' is refused as std::from_chars
+  // refuses it, exponents without a sign, uppercase, leading zeros, spaces and tabs anywhere between
+  // fields read as from_chars reads them.
+  TempDir dir;
+  const recording::RecordingMeta meta = small_meta();
+  std::string text = testing::header_for(meta, dir);
+  text +=
+      "chip 100 200 1E3 2e5 0007.50 .5\n"
+      "chip 200 300  1.5e+3\t-0.0 1234567.1234567   12345678.5 \n"
+      "chip 300 400 1e-7 5e+22 5e+23 123456789012345678901234567890\n";
+  const auto path = dir / "shapes.dsrec";
+  testing::write_bytes(path, text);
+  const auto r = recording::open_recording(path);
+  auto chip = r->stream<recording::ChipSample>();
+  recording::ChipSample c;
+  ASSERT_TRUE(chip->next(c));
+  EXPECT_EQ(c.units[0], 1000);
+  EXPECT_EQ(c.units[1], 200000);
+  EXPECT_EQ(c.diagnostics[0], 7.5);
+  EXPECT_EQ(c.counts[0], 0.5);
+  ASSERT_TRUE(chip->next(c));
+  EXPECT_EQ(c.units[0], 1500);
+  EXPECT_TRUE(c.units[1] == 0 && std::signbit(c.units[1]));
+  EXPECT_EQ(c.diagnostics[0], 1234567.1234567);
+  EXPECT_EQ(c.counts[0], 12345678.5);
+  ASSERT_TRUE(chip->next(c));
+  EXPECT_EQ(c.units[0], 1e-7);
+  EXPECT_EQ(c.units[1], 5e22);
+  EXPECT_EQ(c.diagnostics[0], 5e23);
+  const std::string_view long_text = "123456789012345678901234567890";
+  double long_value = 0;
+  std::from_chars(long_text.data(), long_text.data() + long_text.size(), long_value);
+  EXPECT_EQ(c.counts[0], long_value);
+  EXPECT_FALSE(chip->next(c));
+
+  std::string plus = testing::header_for(meta, dir) + "chip 100 200 1 2 +3 4\n";
+  testing::write_bytes(path, plus);
+  const auto bad = recording::open_recording(path);
+  auto bad_chip = bad->stream<recording::ChipSample>();
+  try {
+    bad_chip->next(c);
+    ADD_FAILURE() << "a '+' sign was read";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the value of diagnostic"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'+3' is not a number"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RecordingRoundTrip, LinesOfEveryLengthAndAlignmentReadBack) {
+  // The reader finds line ends 64 bytes at a time: notes of every length from 1 to 300 bytes, some
+  // ending in CRLF, put a line end at every position of those 64 bytes and across a window's end.
+  TempDir dir;
+  const recording::RecordingMeta meta = small_meta();
+  std::string text = testing::header_for(meta, dir);
+  std::vector<std::string> texts;
+  for (std::size_t n = 1; n <= 300; ++n) {
+    std::string t;
+    for (std::size_t i = 0; i < n; ++i) t += static_cast<char>('a' + (i + n) % 26);
+    texts.push_back(t);
+    text += "note " + std::to_string(meta.start_ns + static_cast<recording::TimeNs>(n)) + " topic " + t +
+            (n % 7 == 0 ? "\r\n" : "\n");
+  }
+  const auto path = dir / "lengths.dsrec";
+  testing::write_bytes(path, text);
+  const auto r = recording::open_recording(path);
+  ASSERT_EQ(r->side().notes.size(), texts.size());
+  for (std::size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(r->side().notes[i].text, texts[i]) << i;
+  EXPECT_EQ(r->side().complete_lines, static_cast<long>(2 + texts.size()));
+  EXPECT_FALSE(r->side().truncated);
 }
 
 TEST(RunEndingText, KnownWaysParseAndEveryTextPrintsBackAsItWas) {

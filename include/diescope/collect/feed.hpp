@@ -21,6 +21,7 @@ struct GpuBatch : recording::StreamRecords {
   std::vector<recording::CountersEvent>
       counters;  // the counters actually started or stopped (ts as measured)
   std::vector<recording::Note> notes;
+  std::vector<recording::GpuHolder> holders;  // who started or stopped holding the GPU (run's reads)
   // The chip columns changed after this batch's chip samples (the chip source switched between PM
   // sampling and NVML GPM): meta() now describes the new ones, and the agent starts a new record.
   std::optional<recording::TimeNs> columns_changed_at;

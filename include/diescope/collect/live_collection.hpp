@@ -9,7 +9,9 @@
 // as long as its reader still wants counters; a child that ends cleanly resets the backoff.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,11 +20,27 @@
 #include "diescope/collect/profiler_watch.hpp"
 #include "diescope/collect/feed.hpp"
 #include "diescope/collect/gpm.hpp"
+#include "diescope/collect/nvml.hpp"
 #include "diescope/collect/chip_source.hpp"
 #include "diescope/collect/sampler.hpp"
 #include "diescope/collect/unit_tables.hpp"
 
 namespace diescope::collect {
+
+class GpuHolderTracker;  // host_probes.hpp
+
+// What one read of a GPU's NVML side takes: the reader's NvmlCadence decides
+// (docs/live-collection.md#policies).
+struct NvmlReadSet {
+  bool util = true;       // GPU-Util samples (or a polled reading, once it polls)
+  bool clocks = true;     // clocks and clock-event reasons
+  bool power = true;      // the power line: limit, draw, energy counter
+  bool engines = true;    // engine utilisations
+  bool processes = true;  // the process lists' reading
+  // Who holds the GPU, with the measured command's pid (`run`: docs/recording-format.md#gpu-holders);
+  // nullopt: not read.
+  std::optional<std::int64_t> holders_of;
+};
 
 // One GPU's NVML side, read at every poll. An interface so tests can stand in for NVML.
 class GpuTelemetry {
@@ -31,18 +49,50 @@ class GpuTelemetry {
   virtual recording::GpuIdentity identity() const = 0;
   virtual std::vector<recording::ColumnDef> engine_columns() const = 0;
   // Appends what is new since the previous read (GPU-Util samples, one clock, throttle, power,
-  // engine and process reading) and notes (e.g. the switch to polled GPU-Util).
-  // The power line (limit, draw, energy counter) is read only when power_wanted() holds, or when
-  // the previous energy read failed (docs/agent.md#nvml-reads); a stand-in may read it anyway.
+  // engine and process reading) and notes (e.g. the switch to polled GPU-Util), as wanted() says.
+  // The power line (limit, draw, energy counter) is read only when power_wanted() holds: the
+  // reader's NvmlCadence decides (docs/live-collection.md#policies); a stand-in may read it anyway.
   virtual void read(recording::TimeNs now, GpuBatch& out) = 0;
-  void want_power(bool wanted) { power_wanted_ = wanted; }
-  bool power_wanted() const { return power_wanted_; }
+  void want(const NvmlReadSet& what) { wanted_ = what; }
+  const NvmlReadSet& wanted() const { return wanted_; }
+  void want_power(bool wanted) { wanted_.power = wanted; }
+  bool power_wanted() const { return wanted_.power; }
   // NVML GPM for this GPU, its first pair taken at `now`. Throws DeviceError when GPM cannot be
   // read (the default: a stand-in without GPM).
   virtual std::unique_ptr<collect::GpmSampler> open_gpm(recording::TimeNs now);
 
  private:
-  bool power_wanted_ = true;
+  NvmlReadSet wanted_;
+};
+
+// A GPU's NVML side through the driver: the session's, and `run`'s (docs/live-collection.md#what-it-owns).
+// GPU-Util samples are handed out in time order (one older than the last handed out is left out).
+class NvmlTelemetry final : public GpuTelemetry {
+ public:
+  // Borrows `nvml`, which must outlive it; GPU-Util samples from 1 s before `util_start` on.
+  NvmlTelemetry(const collect::Nvml& nvml, int index, recording::TimeNs util_start);
+  // Keeps `nvml` alive.
+  NvmlTelemetry(std::shared_ptr<const collect::Nvml> nvml, int index, recording::TimeNs util_start);
+  ~NvmlTelemetry() override;
+  recording::GpuIdentity identity() const override { return identity_; }
+  std::vector<recording::ColumnDef> engine_columns() const override { return engine_columns_; }
+  void read(recording::TimeNs now, GpuBatch& out) override;
+  std::unique_ptr<collect::GpmSampler> open_gpm(recording::TimeNs now) override;
+  // GPU-Util samples from 1 s before `util_start` on, from now (run's command starts after its GPUs
+  // are chosen).
+  void restart_util(recording::TimeNs util_start);
+  bool util_polling() const;
+  recording::TimeNs last_util_ns() const { return last_util_ns_; }  // the newest GPU-Util sample's time
+
+ private:
+  std::shared_ptr<const collect::Nvml> keep_;
+  std::unique_ptr<collect::NvmlDevice> device_;
+  std::unique_ptr<collect::GpuUtilReader> util_;
+  recording::TimeNs last_util_ns_ = 0;
+  recording::GpuIdentity identity_;
+  std::vector<collect::NvmlEngine> engines_;
+  std::vector<recording::ColumnDef> engine_columns_;
+  std::unique_ptr<collect::GpuHolderTracker> holders_;
 };
 
 struct SupervisorTiming {
@@ -59,15 +109,46 @@ struct SupervisorTiming {
 // (its report covers the samples that arrived).
 enum class RestartRule { after_backoff, none };
 
-// How often a reader reads NVML (docs/live-collection.md#policies): clocks, clock-event reasons and
-// power every `fast_ns`; GPU-Util samples, engines and processes every `slow_ns`.
+// Which polls read the power line: limit, draw and NVML's energy counter, whose read costs 3.4 to
+// 3.8 ms of CPU on the H200 (docs/live-collection.md#policies, docs/energy.md#what-is-recorded).
+enum class PowerReads {
+  every_read,      // at every read of the clocks (top)
+  when_due,        // while the counters are wanted, and where an energy figure asks (the agent)
+  every_power_ns,  // every NvmlCadence::power_ns, and where an energy figure asks (run)
+};
+
+// What the power rule looks at, for one GPU at one read.
+struct PowerReadState {
+  bool counters_wanted = false;  // the reader wants the chip counters now
+  // An energy figure needs a read here: the first read, a period's end, the first read after the
+  // counters went off (the agent); a window mark, the command's end (run).
+  bool asked = false;
+  bool last_failed = false;  // the counter's last read gave no number: the draw stands in, every read
+  recording::TimeNs since_last_ns = std::numeric_limits<recording::TimeNs>::max();  // since the last read
+};
+
+// How often a reader reads NVML (docs/live-collection.md#policies), the one place that states it for
+// every reader: clocks and clock-event reasons every `fast_ns`; GPU-Util samples, engines and
+// processes every `slow_ns`; the power line as `power` says.
 struct NvmlCadence {
   recording::TimeNs fast_ns = recording::kNsPerSecond;
   recording::TimeNs slow_ns = recording::kNsPerSecond;
-  // The session's: everything once a poll.
+  PowerReads power = PowerReads::every_read;
+  recording::TimeNs power_ns = 0;  // PowerReads::every_power_ns: the power line this often
+  // run's power line once a second (docs/energy.md#what-is-recorded).
+  static constexpr recording::TimeNs kRunPowerNs = recording::kNsPerSecond;
+
+  // Whether a read of the clocks also reads the power line.
+  bool reads_power(const PowerReadState& state) const;
+  // top's: everything once a poll.
   static NvmlCadence once_a_poll(recording::TimeNs poll_ns) { return {poll_ns, poll_ns}; }
-  // `run`'s: clocks and reasons at every tick of its loop, the rest every second.
-  static NvmlCadence run(recording::TimeNs tick_ns) { return {tick_ns, recording::kNsPerSecond}; }
+  // The agent's: everything once a poll, the power line when due (docs/agent.md#nvml-reads).
+  static NvmlCadence agent(recording::TimeNs poll_ns) { return {poll_ns, poll_ns, PowerReads::when_due, 0}; }
+  // `run`'s: clocks and reasons at every tick of its loop, the power line once a second and at the
+  // window's marks and the command's end, the rest every second.
+  static NvmlCadence run(recording::TimeNs tick_ns) {
+    return {tick_ns, recording::kNsPerSecond, PowerReads::every_power_ns, kRunPowerNs};
+  }
 };
 
 // What a reader does with one sampler child's messages (docs/live-collection.md#who-reads-it): the
@@ -200,10 +281,14 @@ class LiveSession final : public Feed {
   long sampler_restarts(std::size_t gpu) const override;
   bool counters_on(std::size_t gpu) const override;
   void power_due(std::size_t gpu) override;
-  // Read the power line only at the polls that need it: while the counters are wanted, at the first
-  // poll after they go off, and where power_due() asked (the agent: docs/agent.md#nvml-reads). Off
-  // (the default, as for top): at every poll.
-  void set_power_when_due(bool on) { power_when_due_ = on; }
+  // Which reads make which NVML calls (docs/live-collection.md#policies): by default
+  // NvmlCadence::once_a_poll (top's); the agent's reads the power line when due. Its poll is the
+  // session's: only the power rule is taken from `cadence`.
+  void set_cadence(const NvmlCadence& cadence) {
+    cadence_.power = cadence.power;
+    cadence_.power_ns = cadence.power_ns;
+  }
+  const NvmlCadence& cadence() const { return cadence_; }
   // Where GPU `gpu`'s chip samples come from now: pm or gpm (never automatic); nullopt while
   // neither runs. Whoever prints it words it (collect::chip_source_name, top's title).
   std::optional<collect::ChipSource> chip_source(std::size_t gpu) const;
@@ -214,12 +299,14 @@ class LiveSession final : public Feed {
     std::unique_ptr<SamplerSupervisor> supervisor;  // null: no counters for this GPU
     recording::RecordingMeta meta;                  // the columns of the chip source in use
     recording::RecordingMeta pm_meta;               // PM sampling's (the unit table's) columns
-    GpuBatch pending;                    // produced by set_counters, handed out at the next collect
-    recording::TimeNs next_read_ns = 0;  // NVML is read once per poll, however often collect() runs
-    bool wanted = false;                 // the agent wants chip samples
-    bool power_requested = true;         // the next poll reads the power line (power_when_due_)
-    bool on_gpm = false;                 // chip samples come from GPM
-    bool gpm_failed = false;             // GPM could not be opened: PM sampling or nothing
+    GpuBatch pending;                     // produced by set_counters, handed out at the next collect
+    recording::TimeNs next_read_ns = 0;   // NVML is read once per poll, however often collect() runs
+    bool wanted = false;                  // the agent wants chip samples
+    bool power_asked = true;              // an energy figure needs the power line at the next poll
+    bool energy_failed = false;           // the energy counter's last read gave no number
+    recording::TimeNs last_power_ns = 0;  // when the power line was last read; 0: never
+    bool on_gpm = false;                  // chip samples come from GPM
+    bool gpm_failed = false;              // GPM could not be opened: PM sampling or nothing
     std::unique_ptr<collect::GpmSampler> gpm;
     bool gpm_sampling = false;  // GPM samples are being recorded (the agent wants them)
     recording::TimeNs next_gpm_ns = 0;
@@ -230,8 +317,7 @@ class LiveSession final : public Feed {
   void sample_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out);
   void set_gpm_sampling(Gpu& g, bool on, recording::TimeNs now, GpuBatch& out);
   std::vector<Gpu> gpus_;
-  bool power_when_due_ = false;
-  NvmlCadence cadence_;  // once a poll
+  NvmlCadence cadence_;  // once a poll; the power line as set_cadence says
   double gpm_interval_ms_ = collect::kGpmMinIntervalMs;
   std::function<void(const std::string&)> log_;
   ChipSourcePolicy policy_;
@@ -250,7 +336,8 @@ struct LiveSessionOptions {
   SupervisorTiming timing;
   ChipSourcePolicy chip;
   std::function<void(const std::string&)> log;
-  bool power_when_due = false;  // LiveSession::set_power_when_due (the agent sets it)
+  // The power rule of the session's NvmlCadence: every poll (top) or when due (the agent).
+  PowerReads power_reads = PowerReads::every_read;
 };
 
 // Loads NVML and builds the live session for this host's GPUs. Throws DeviceError (no driver, no

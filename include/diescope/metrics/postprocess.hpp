@@ -192,8 +192,9 @@ class Pipeline {
 
  private:
   struct Stream;
+  struct Lane;
   Pipeline(const Grid& grid, double smooth_s);
-  void to_grid(Stream& s, std::int64_t t0_ns, std::int64_t t1_ns, double value);
+  void to_grid(std::size_t id, std::int64_t t0_ns, std::int64_t t1_ns, double value);
   // The bin holding `t_ns` (origin_ns <= t_ns < end_ns()); the last bin found is kept, since spans
   // arrive in time order and most fall in it or the next (no division then).
   std::size_t bin_of(std::int64_t t_ns);
@@ -205,13 +206,32 @@ class Pipeline {
     double weight;
   };
   static constexpr std::size_t kPendingProducts = 256;
-  static void flush_pending(Stream& s);
-  static void enter(Stream& s, std::size_t k, double weight, double value);
+  // Each bin's weight, lowest and highest value side by side: a value touches one place, not three.
+  struct Bin {
+    double weight = 0;
+    double lo = std::numeric_limits<double>::quiet_NaN();
+    double hi = std::numeric_limits<double>::quiet_NaN();
+  };
+  // What a value entering the grid touches, for every stream side by side (the rest of a stream,
+  // its descriptor and smoothing, is not read per value): its factor, its bins, its sums and the
+  // products not yet added to them (flush_pending()), in the stream's own storage.
+  struct Lane {
+    double factor = 1;
+    bool plain = true;  // no rate and no smoothing: a value goes to the grid as it comes
+    Bin* bins = nullptr;
+    long double* weighted = nullptr;
+    Pending* pending = nullptr;  // kPendingProducts of them
+    std::size_t pending_count = 0;
+    std::size_t pending_bin = 0;
+  };
+  static void flush_pending(Lane& l);
+  static void enter(Lane& l, std::size_t k, double weight, double value);
   Grid grid_;
   double smooth_s_;
   std::size_t last_bin_ = 0;
   std::int64_t last_bin_lo_ns_ = 0;  // origin_ns + last_bin_ * step_ns
   std::vector<std::shared_ptr<Stream>> streams_;
+  std::vector<Lane> lanes_;  // lanes_[id] is streams_[id]'s
   // The last span's bins and overlaps (split()), kept for the next span of the same times.
   struct Piece {
     std::size_t bin;

@@ -7,9 +7,11 @@
 #include <limits>
 #include <filesystem>
 #include <thread>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "diescope/collect/host_probes.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/core/clock.hpp"
 #include "diescope/core/error.hpp"
@@ -26,6 +28,23 @@ std::string seconds_text(recording::TimeNs ns) {
 }
 
 }  // namespace
+
+// docs/live-collection.md#policies: a read that an energy figure asks for, or one after the counter
+// failed (the draw then stands in and needs every read), always reads the power line; otherwise top
+// reads it at every read, the agent while the counters are wanted, and run once every power_ns (at
+// the read nearest to it: a read half a fast read early counts).
+bool NvmlCadence::reads_power(const PowerReadState& state) const {
+  if (state.asked || state.last_failed) return true;
+  switch (power) {
+    case PowerReads::every_read:
+      return true;
+    case PowerReads::when_due:
+      return state.counters_wanted;
+    case PowerReads::every_power_ns:
+      return state.since_last_ns >= power_ns - fast_ns / 2;
+  }
+  return true;
+}
 
 std::unique_ptr<collect::GpmSampler> GpuTelemetry::open_gpm(recording::TimeNs /*now*/) {
   throw core::DeviceError("this GPU's telemetry has no NVML GPM", "use PM sampling (--source pm)");
@@ -480,13 +499,24 @@ void LiveSession::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
     }
     // The agent also collects whenever a sampler child writes; NVML waits for its poll (a tenth of
     // a poll early is close enough, so a poll that wakes a little early is not skipped). The
-    // session's cadence reads everything at once (docs/live-collection.md#policies), the power line
-    // at the polls that need it (docs/agent.md#nvml-reads).
+    // session's cadence reads everything at once, the power line as its rule says
+    // (docs/live-collection.md#policies).
     if (now >= g.next_read_ns - cadence_.slow_ns / 10) {
-      const bool power = !power_when_due_ || g.wanted || g.power_requested;
+      PowerReadState state;
+      state.counters_wanted = g.wanted;
+      state.asked = g.power_asked;
+      state.last_failed = g.energy_failed;
+      if (g.last_power_ns != 0) state.since_last_ns = now - g.last_power_ns;
+      const bool power = cadence_.reads_power(state);
       g.telemetry->want_power(power);
+      const std::size_t before = batch.list<recording::PowerLimitReading>().size();
       g.telemetry->read(now, batch);
-      if (power) g.power_requested = false;
+      if (power) {
+        g.power_asked = false;
+        g.last_power_ns = now;
+      }
+      const auto& powers = batch.list<recording::PowerLimitReading>();
+      if (powers.size() > before) g.energy_failed = !std::isfinite(powers.back().energy_mj);
       g.next_read_ns = now + cadence_.slow_ns;
     }
     for (const recording::Note& n : batch.notes)
@@ -495,14 +525,14 @@ void LiveSession::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
 }
 
 void LiveSession::power_due(std::size_t gpu) {
-  gpus_.at(gpu).power_requested = true;
+  gpus_.at(gpu).power_asked = true;
 }
 
 void LiveSession::set_counters(std::size_t gpu, bool on, recording::TimeNs now) {
   Gpu& g = gpus_.at(gpu);
   // The first poll after the counters go off reads the power line, so the window's end lies between
   // two reads of the energy counter (docs/agent.md#nvml-reads).
-  if (g.wanted && !on) g.power_requested = true;
+  if (g.wanted && !on) g.power_asked = true;
   g.wanted = on;
   if (g.on_gpm) {
     set_gpm_sampling(g, on, now, g.pending);
@@ -569,58 +599,75 @@ bool LiveSession::counters_on(std::size_t gpu) const {
 
 // ---- NVML telemetry and the factory ----
 
-namespace {
+NvmlTelemetry::NvmlTelemetry(const collect::Nvml& nvml, int index, recording::TimeNs util_start)
+    : device_(std::make_unique<collect::NvmlDevice>(nvml.device(index))) {
+  identity_ = device_->identity();
+  identity_.index = index;
+  if (identity_.driver.empty()) identity_.driver = nvml.driver_version();
+  engines_ = device_->engines();
+  engine_columns_ = device_->engine_columns();
+  restart_util(util_start);
+}
 
-class NvmlTelemetry final : public GpuTelemetry {
- public:
-  NvmlTelemetry(std::shared_ptr<collect::Nvml> nvml, int index, recording::TimeNs start)
-      : nvml_(std::move(nvml)), device_(nvml_->device(index)), util_(device_, start) {
-    identity_ = device_.identity();
-    identity_.index = index;
-    if (identity_.driver.empty()) identity_.driver = nvml_->driver_version();
-    engines_ = device_.engines();
-    engine_columns_ = device_.engine_columns();
-  }
-  recording::GpuIdentity identity() const override { return identity_; }
-  std::vector<recording::ColumnDef> engine_columns() const override { return engine_columns_; }
-  void read(recording::TimeNs now, GpuBatch& out) override {
-    const bool was_polling = util_.polling();
-    util_.read(now, out.list<recording::UtilSample>());
-    if (!was_polling && util_.polling())
-      out.notes.push_back(recording::Note{now, "gpu_util", util_.reason_text()});
-    out.list<recording::ClockReading>().push_back(device_.clocks(now));
-    out.list<recording::ThrottleReading>().push_back(device_.throttle_reasons(now));
-    // The energy counter costs 3.4 to 3.8 ms of CPU a read on the H200; the agent asks for the power
-    // line only where a record's energy uses it, and a failed read makes every poll read it, for the
-    // draw's sake (docs/agent.md#nvml-reads).
-    if (power_wanted() || !last_energy_read_) {
-      recording::PowerLimitReading p = device_.power_limit(now);
-      last_energy_read_ = std::isfinite(p.energy_mj);
-      out.list<recording::PowerLimitReading>().push_back(p);
+NvmlTelemetry::NvmlTelemetry(std::shared_ptr<const collect::Nvml> nvml, int index,
+                             recording::TimeNs util_start)
+    : NvmlTelemetry(*nvml, index, util_start) {
+  keep_ = std::move(nvml);
+}
+
+NvmlTelemetry::~NvmlTelemetry() = default;
+
+void NvmlTelemetry::restart_util(recording::TimeNs util_start) {
+  util_ = std::make_unique<collect::GpuUtilReader>(*device_, util_start);
+  last_util_ns_ = 0;
+}
+
+bool NvmlTelemetry::util_polling() const {
+  return util_->polling();
+}
+
+void NvmlTelemetry::read(recording::TimeNs now, GpuBatch& out) {
+  const NvmlReadSet& what = wanted();
+  if (what.util) {
+    const bool was_polling = util_->polling();
+    std::vector<recording::UtilSample> samples;
+    util_->read(now, samples);
+    auto& kept = out.list<recording::UtilSample>();
+    for (const recording::UtilSample& sample : samples) {
+      if (sample.ts_ns < last_util_ns_) continue;  // never out of order in a recording
+      kept.push_back(sample);
+      last_util_ns_ = sample.ts_ns;
     }
-    if (!engines_.empty()) {
-      recording::OwnedEngineReading e;
-      e.ts_ns = now;
-      for (const auto& engine : engines_) e.values.push_back(device_.engine_utilization(engine).value);
-      out.list<recording::EngineReading>().push_back(std::move(e));
+    if (!was_polling && util_->polling())
+      out.notes.push_back(recording::Note{now, "gpu_util", util_->reason_text()});
+  }
+  if (what.clocks) {
+    out.list<recording::ClockReading>().push_back(device_->clocks(now));
+    out.list<recording::ThrottleReading>().push_back(device_->throttle_reasons(now));
+  }
+  // The energy counter costs 3.4 to 3.8 ms of CPU a read on the H200: the reader's cadence says
+  // when the power line is read (docs/live-collection.md#policies).
+  if (what.power) out.list<recording::PowerLimitReading>().push_back(device_->power_limit(now));
+  if (what.engines && !engines_.empty()) {
+    recording::OwnedEngineReading e;
+    e.ts_ns = now;
+    for (const auto& engine : engines_) e.values.push_back(device_->engine_utilization(engine).value);
+    out.list<recording::EngineReading>().push_back(std::move(e));
+  }
+  if (what.processes) out.list<recording::ProcessReading>().push_back(device_->processes(now));
+  // Who holds the GPU, by pid and name, when that changes (docs/recording-format.md#gpu-holders).
+  if (what.holders_of) {
+    if (const auto pids = device_->process_ids()) {
+      if (!holders_) holders_ = std::make_unique<collect::GpuHolderTracker>();
+      for (auto& holder : holders_->update(now, *pids, *what.holders_of, ::getpid()))
+        out.holders.push_back(std::move(holder));
     }
-    out.list<recording::ProcessReading>().push_back(device_.processes(now));
   }
-  std::unique_ptr<collect::GpmSampler> open_gpm(recording::TimeNs now) override {
-    return std::make_unique<collect::GpmSampler>(device_, now);
-  }
+}
 
- private:
-  std::shared_ptr<collect::Nvml> nvml_;
-  collect::NvmlDevice device_;
-  collect::GpuUtilReader util_;
-  recording::GpuIdentity identity_;
-  std::vector<collect::NvmlEngine> engines_;
-  std::vector<recording::ColumnDef> engine_columns_;
-  bool last_energy_read_ = true;  // the previous read of the energy counter gave a number
-};
-
-}  // namespace
+std::unique_ptr<collect::GpmSampler> NvmlTelemetry::open_gpm(recording::TimeNs now) {
+  return std::make_unique<collect::GpmSampler>(*device_, now);
+}
 
 std::unique_ptr<Feed> open_live_session(const LiveSessionOptions& options) {
   std::shared_ptr<collect::Nvml> nvml = collect::Nvml::load();
@@ -646,7 +693,7 @@ std::unique_ptr<Feed> open_live_session(const LiveSessionOptions& options) {
           "pass indices from 0 to " + std::to_string(count - 1) + " to --gpus");
     }
     SessionGpu g;
-    g.telemetry = std::make_unique<NvmlTelemetry>(nvml, index, start);
+    g.telemetry = std::make_unique<NvmlTelemetry>(std::shared_ptr<const collect::Nvml>(nvml), index, start);
     g.table = collect::unit_table_for_compute_capability(g.telemetry->identity().compute_capability);
     g.sampler.executable = executable;
     if (std::filesystem::path(executable).filename() == "diescope-cupti") g.sampler.leading_args = {"sample"};
@@ -656,7 +703,10 @@ std::unique_ptr<Feed> open_live_session(const LiveSessionOptions& options) {
   }
   auto session = std::make_unique<LiveSession>(std::move(gpus), options.interval_ms, options.poll_ms,
                                                options.timing, options.log, options.chip);
-  session->set_power_when_due(options.power_when_due);
+  NvmlCadence cadence = NvmlCadence::once_a_poll(static_cast<recording::TimeNs>(options.poll_ms * 1e6));
+  if (options.power_reads == PowerReads::when_due)
+    cadence = NvmlCadence::agent(static_cast<recording::TimeNs>(options.poll_ms * 1e6));
+  session->set_cadence(cadence);
   return session;
 }
 

@@ -31,17 +31,23 @@ bool parse_int(std::string_view text, Int& out) {
 }  // namespace
 
 double decode_period_ms(double interval_ms, double drain_ms) {
-  return std::min(drain_ms, kMaxSamplesPerDecode * interval_ms);
+  return std::min(drain_ms, std::max(kMaxSamplesPerDecode * interval_ms, kMinDecodePeriodMs));
+}
+
+double decode_slack_ms(double interval_ms, double drain_ms) {
+  return std::max(0.25 * decode_period_ms(interval_ms, drain_ms), kDecodeLatenessMs);
 }
 
 std::size_t samples_held(double interval_ms, double drain_ms) {
   const double per_decode = std::ceil(decode_period_ms(interval_ms, drain_ms) / interval_ms - 1e-9);
-  return static_cast<std::size_t>(2 * per_decode) + kSpareSamples;
+  const double slack = std::ceil(decode_slack_ms(interval_ms, drain_ms) / interval_ms - 1e-9);
+  return static_cast<std::size_t>(per_decode + std::max(per_decode, slack)) + kSpareSamples;
 }
 
 std::size_t decode_image_samples(double interval_ms, double drain_ms) {
-  const double per_decode = decode_period_ms(interval_ms, drain_ms) / interval_ms;
-  return static_cast<std::size_t>(std::max(8.0, std::ceil(per_decode * 1.25 - 1e-9) + 4));
+  const double held =
+      (decode_period_ms(interval_ms, drain_ms) + decode_slack_ms(interval_ms, drain_ms)) / interval_ms;
+  return static_cast<std::size_t>(std::max(8.0, std::ceil(held - 1e-9) + 4));
 }
 
 std::size_t hardware_buffer_bytes(double interval_ms, double drain_ms, std::size_t bytes_per_sample) {
@@ -55,7 +61,7 @@ std::size_t hardware_buffer_bytes(double interval_ms, double drain_ms, std::size
 
 std::size_t decode_images(std::size_t image_bytes) {
   const std::size_t fit = image_bytes > 0 ? kDecodeImagesBytes / image_bytes : kDecodeImagesMax;
-  return std::clamp(fit, kDecodeImagesMin, kDecodeImagesMax);
+  return std::clamp(fit, kDecodeImagesLimitMin, kDecodeImagesMax);
 }
 
 ImageRing::ImageRing(std::size_t limit, std::size_t made)
@@ -80,6 +86,14 @@ std::optional<ImageRing::Taken> ImageRing::take_free() {
   taken.image = free_.front();
   free_.pop_front();
   return taken;
+}
+
+std::optional<std::size_t> ImageRing::try_take_free() {
+  std::lock_guard lock(mutex_);
+  if (free_.empty() || closed_) return std::nullopt;
+  const std::size_t image = free_.front();
+  free_.pop_front();
+  return image;
 }
 
 void ImageRing::put_decoded(std::size_t image) {

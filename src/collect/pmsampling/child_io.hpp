@@ -39,20 +39,28 @@ struct Args {
 };
 
 // How often the child decodes: every --drain-ms, but at least every kMaxSamplesPerDecode intervals,
-// so that what one decode must hold does not grow as the interval shrinks
+// so that what one decode must hold does not grow as the interval shrinks, and no more often than
+// every kMinDecodePeriodMs, so that the image's initialisation is spread over enough samples
 // (docs/footprint.md#the-decode-period).
 inline constexpr double kMaxSamplesPerDecode = 100;
+inline constexpr double kMinDecodePeriodMs = 20;
 double decode_period_ms(double interval_ms, double drain_ms);
 
-// The samples the hardware buffer is sized for: two decode periods' worth plus kSpareSamples
-// (docs/footprint.md#the-hardware-buffer).
+// How late a decode may begin without losing a sample: a quarter of the decode period, but at least
+// kDecodeLatenessMs, the largest lateness the H200 showed with a margin
+// (docs/footprint.md#the-decode-image).
+inline constexpr double kDecodeLatenessMs = 30;
+double decode_slack_ms(double interval_ms, double drain_ms);
+
+// The samples the hardware buffer is sized for: one decode period's, then another period's or the
+// slack's, whichever is longer, plus kSpareSamples (docs/footprint.md#the-hardware-buffer).
 inline constexpr std::size_t kSpareSamples = 64;
 std::size_t samples_held(double interval_ms, double drain_ms);
 
-// The samples the decode image holds: one decode period's with a quarter more and 4 spare, at least
-// 8. CUPTI's decode drops the records that do not fit in the image, so it must hold every sample
-// that arrives between two decodes; re-initialising it costs time in proportion to its size, so it
-// holds no more (docs/footprint.md#the-decode-image).
+// The samples the decode image holds: one decode period's and the slack's, with 4 spare, at least 8.
+// CUPTI's decode drops the records that do not fit in the image, so it must hold every sample that
+// arrives between two decodes, a late one included; re-initialising it costs time in proportion to
+// its size, so it holds no more (docs/footprint.md#the-decode-image).
 std::size_t decode_image_samples(double interval_ms, double drain_ms);
 
 // The counters' hardware buffer: samples_held() at `bytes_per_sample` each, times
@@ -64,11 +72,12 @@ inline constexpr std::size_t kHardwareBufferMaxBytes = std::size_t{512} << 20;
 std::size_t hardware_buffer_bytes(double interval_ms, double drain_ms, std::size_t bytes_per_sample);
 
 // How many counter-data images the CUPTI child may rotate between its decoding thread and its
-// evaluating one: as many as kDecodeImagesBytes holds, at least kDecodeImagesMin (one decoded into
-// while the other is evaluated) and at most kDecodeImagesMax. The child makes kDecodeImagesMin at
-// start and adds one only when the decode finds every image still waiting for the evaluation
+// evaluating one: as many as kDecodeImagesBytes holds, within [kDecodeImagesLimitMin,
+// kDecodeImagesMax]. The child makes kDecodeImagesMin at start (one decoded into while the other is
+// evaluated) and adds one only when the decode finds every image still waiting for the evaluation
 // (docs/footprint.md#the-decode-pipeline).
 inline constexpr std::size_t kDecodeImagesMin = 2;
+inline constexpr std::size_t kDecodeImagesLimitMin = 3;
 inline constexpr std::size_t kDecodeImagesMax = 4;
 inline constexpr std::size_t kDecodeImagesBytes = std::size_t{32} << 20;
 std::size_t decode_images(std::size_t image_bytes);
@@ -87,6 +96,9 @@ class ImageRing {
   // The decoding side: the image given back first; else a new one while fewer than the limit exist;
   // else waits for the evaluating side to give one back. nullopt once closed.
   std::optional<Taken> take_free();
+  // The decoding side, ahead of its next decode: an image given back, or nullopt at once when none
+  // is (it neither makes one nor waits).
+  std::optional<std::size_t> try_take_free();
   // The decoding side hands a decoded image to the evaluating side.
   void put_decoded(std::size_t image);
   // The evaluating side: the oldest decoded image, waiting for one; nullopt once closed and every

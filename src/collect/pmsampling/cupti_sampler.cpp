@@ -174,6 +174,8 @@ struct Pass {
   bool ends_drain = false;
   std::int64_t drain_began_ns = 0;  // CLOCK_MONOTONIC
   std::int64_t decode_ns = 0, info_ns = 0, init_ns = 0, wait_ns = 0, decode_cpu_ns = 0;
+  std::int64_t late_ns = 0;  // the drain began this long after its due time
+  std::int64_t gap_ns = 0;   // its first decode began this long after the previous drain's first
   int passes = 0;
   long incomplete_seen = 0;
 };
@@ -191,9 +193,11 @@ class Sampler {
   void setup();
   // Starts the counters and the evaluating thread; until halt() only that thread writes to `out`.
   void start();
-  // Decodes everything the hardware buffer holds and hands it to the evaluating thread. Returns
-  // false if the session broke or the evaluating thread stopped.
-  bool drain();
+  // Decodes everything the hardware buffer holds and hands it to the evaluating thread, then
+  // initialises the next image ahead of the next drain. `due_ns` (CLOCK_MONOTONIC, 0: none) is when
+  // the drain was due, for its lateness. Returns false if the session broke or the evaluating thread
+  // stopped.
+  bool drain(std::int64_t due_ns = 0);
   // Samples CUPTI gave no time and that could not be placed are dropped (with a note) at the end.
   void finish();
   void stop_and_disable(const std::string& reason);
@@ -246,12 +250,23 @@ class Sampler {
   long waits_ = 0;                // times every image was waiting for the evaluation
   std::size_t sample_bytes_ = 0;  // one sample in the decode image
   double decode_period_ms_ = 0;   // --drain-ms, or shorter at short intervals
+  double decode_slack_ms_ = 0;    // how late a decode may begin and lose nothing
+  // An image given back and initialised after the last drain, for the next drain's first decode
+  // (docs/footprint.md#the-decode-image), and what initialising it cost.
+  std::optional<std::size_t> prepared_;
+  std::int64_t ahead_init_ns_ = 0, ahead_cpu_ns_ = 0;
+  std::int64_t last_decode_began_ns_ = 0;  // the previous drain's first decode call (CLOCK_MONOTONIC)
   // Where the child's time went, summed over the run (--timing): ns per stage. The decoding thread
   // adds decode, info, init, wait and decode_cpu; the evaluating thread the rest.
   struct Stages {
     std::int64_t decode = 0, info = 0, evaluate = 0, emit = 0, init = 0, write = 0, wait = 0;
     std::int64_t decode_cpu = 0, evaluate_cpu = 0;
     long samples = 0, drains = 0, passes = 0;
+    // Why decodes were late (docs/footprint.md#the-decode-image): the largest lateness of a drain's
+    // start, gap between two drains' first decodes, single decode call and drain (its decodes, sample
+    // times and initialisations), and the drains whose gap exceeded what the image holds.
+    std::int64_t late_max = 0, gap_max = 0, decode_max = 0, drain_max = 0;
+    long gaps_over_image = 0, gaps_over_period = 0;
   } total_;
   void emit_totals();
 };
@@ -389,6 +404,7 @@ void Sampler::setup() {
   const std::size_t one = image_bytes(1), many = image_bytes(65);
   sample_bytes_ = many > one ? (many - one) / 64 : 0;
   decode_period_ms_ = child::decode_period_ms(args_.interval_ms, args_.drain_ms);
+  decode_slack_ms_ = child::decode_slack_ms(args_.interval_ms, args_.drain_ms);
   std::size_t hw_bytes = args_.hw_buffer_mb << 20;
   if (hw_bytes == 0) {
     hw_bytes = sample_bytes_ > 0
@@ -449,9 +465,10 @@ void Sampler::setup() {
                                    std::to_string(bytes / 1024) + " KiB, " + std::to_string(sample_bytes_) +
                                    " bytes a sample); hardware buffer " + std::to_string(hw_bytes >> 20) +
                                    " MiB, " + (args_.keep_latest ? "keep-latest" : "keep-oldest") +
-                                   " mode; decoded every " + std::to_string(decode_period_ms_) + " ms; " +
-                                   std::to_string(ring_->made()) + " decode images in rotation, up to " +
-                                   std::to_string(images)});
+                                   " mode; decoded every " + std::to_string(decode_period_ms_) +
+                                   " ms, a decode up to " + std::to_string(decode_slack_ms_) +
+                                   " ms late losing nothing; " + std::to_string(ring_->made()) +
+                                   " decode images in rotation, up to " + std::to_string(images)});
 }
 
 void Sampler::init_image(std::vector<std::uint8_t>& image) {
@@ -496,17 +513,27 @@ void Sampler::start() {
   evaluator_ = std::thread([this] { evaluate_loop(); });
 }
 
-bool Sampler::drain() {
+bool Sampler::drain(std::int64_t due_ns) {
   // Each stage is timed with the child's own clocks (the GPU machine has no perf):
   // docs/footprint.md#the-samplers-stages. Only the decode and the samples' times are read here;
   // the evaluation, the protocol lines and the write are the evaluating thread's
   // (docs/footprint.md#the-decode-pipeline).
   const std::int64_t began = core::monotonic_ns();
   const std::int64_t cpu_began = core::thread_cpu_ns();
-  std::int64_t decode_ns = 0, info_ns = 0, init_ns = 0, wait_ns = 0;
+  const std::int64_t late_ns = due_ns > 0 ? std::max<std::int64_t>(0, began - due_ns) : 0;
+  // The image made ready after the last drain counts as this drain's initialisation.
+  std::int64_t decode_ns = 0, info_ns = 0, init_ns = ahead_init_ns_, wait_ns = 0, gap_ns = 0;
+  const std::int64_t ahead_cpu_ns = ahead_cpu_ns_;
+  ahead_init_ns_ = ahead_cpu_ns_ = 0;
   bool ok = true;
   for (int passes = 0; passes < 10'000;) {
-    const auto taken = ring_->take_free();
+    std::optional<child::ImageRing::Taken> taken;
+    if (prepared_) {
+      taken = child::ImageRing::Taken{*prepared_, false, 0};
+      prepared_.reset();
+    } else {
+      taken = ring_->take_free();
+    }
     if (!taken) return false;  // the evaluating thread stopped
     Pass& pass = passes_[taken->image];
     pass.samples.clear();
@@ -538,8 +565,14 @@ bool Sampler::drain() {
     decode.pCounterDataImage = pass.image.data();
     decode.counterDataImageSize = pass.image.size();
     t = core::monotonic_ns();
+    if (passes == 1) {
+      if (last_decode_began_ns_ > 0) gap_ns = t - last_decode_began_ns_;
+      last_decode_began_ns_ = t;
+    }
     CUptiResult rc = cuptiPmSamplingDecodeData(&decode);
-    decode_ns += core::monotonic_ns() - t;
+    const std::int64_t one_decode_ns = core::monotonic_ns() - t;
+    decode_ns += one_decode_ns;
+    total_.decode_max = std::max(total_.decode_max, one_decode_ns);
     pass.used = true;
     if (rc == CUPTI_ERROR_OUT_OF_MEMORY || (rc == CUPTI_SUCCESS && decode.overflow)) {
       pass.before.emplace_back(m::Overflow{
@@ -587,9 +620,17 @@ bool Sampler::drain() {
       pass.info_ns = info_ns;
       pass.init_ns = init_ns;
       pass.wait_ns = wait_ns;
+      pass.late_ns = late_ns;
+      pass.gap_ns = gap_ns;
       pass.passes = passes;
       pass.incomplete_seen = incomplete_;
-      pass.decode_cpu_ns = core::thread_cpu_ns() - cpu_began;
+      pass.decode_cpu_ns = core::thread_cpu_ns() - cpu_began + ahead_cpu_ns;
+      total_.late_max = std::max(total_.late_max, late_ns);
+      total_.gap_max = std::max(total_.gap_max, gap_ns);
+      total_.drain_max = std::max(total_.drain_max, core::monotonic_ns() - began);
+      if (static_cast<double>(gap_ns) > decode_period_ms_ * 1e6 * 1.1) ++total_.gaps_over_period;
+      if (static_cast<double>(gap_ns) > (decode_period_ms_ + decode_slack_ms_) * 1e6)
+        ++total_.gaps_over_image;
       total_.decode += decode_ns;
       total_.info += info_ns;
       total_.init += init_ns;
@@ -600,6 +641,21 @@ bool Sampler::drain() {
     }
     ring_->put_decoded(taken->image);
     if (last) break;
+  }
+  // The next drain's first image is initialised now, ahead of it, so that a drain's first decode
+  // follows its wake at once (docs/footprint.md#the-decode-image). Only an image already given back
+  // is taken: none is made and the decode never waits for one here.
+  if (ok && started_ && !prepared_) {
+    if (const auto image = ring_->try_take_free()) {
+      const std::int64_t t = core::monotonic_ns();
+      const std::int64_t cpu = core::thread_cpu_ns();
+      Pass& next = passes_[*image];
+      if (next.used) init_image(next.image);
+      next.used = false;
+      prepared_ = *image;
+      ahead_init_ns_ = core::monotonic_ns() - t;
+      ahead_cpu_ns_ = core::thread_cpu_ns() - cpu;
+    }
   }
   return ok;
 }
@@ -682,17 +738,18 @@ void Sampler::evaluate_pass(Pass& pass) {
                      drain_blanked_});
   if (args_.timing) {
     out_.emit(m::Note{
-        "timing", "decode_us " + std::to_string(pass.decode_ns / 1000) + " info_us " +
-                      std::to_string(pass.info_ns / 1000) + " evaluate_us " +
-                      std::to_string(drain_eval_ns_ / 1000) + " emit_us " +
-                      std::to_string(drain_emit_ns_ / 1000) + " init_us " +
-                      std::to_string(pass.init_ns / 1000) + " wait_us " +
-                      std::to_string(pass.wait_ns / 1000) + " bytes " + std::to_string(out_.pending_bytes()) +
-                      " cpu_us " + std::to_string((pass.decode_cpu_ns + drain_eval_cpu_ns_) / 1000) +
-                      " decode_cpu_us " + std::to_string(pass.decode_cpu_ns / 1000) + " evaluate_cpu_us " +
-                      std::to_string(drain_eval_cpu_ns_ / 1000) + " passes " + std::to_string(pass.passes) +
-                      " samples " + std::to_string(drain_emitted_) + " incomplete_seen " +
-                      std::to_string(pass.incomplete_seen)});
+        "timing",
+        "decode_us " + std::to_string(pass.decode_ns / 1000) + " info_us " +
+            std::to_string(pass.info_ns / 1000) + " evaluate_us " + std::to_string(drain_eval_ns_ / 1000) +
+            " emit_us " + std::to_string(drain_emit_ns_ / 1000) + " init_us " +
+            std::to_string(pass.init_ns / 1000) + " wait_us " + std::to_string(pass.wait_ns / 1000) +
+            " late_us " + std::to_string(pass.late_ns / 1000) + " gap_us " +
+            std::to_string(pass.gap_ns / 1000) + " bytes " + std::to_string(out_.pending_bytes()) +
+            " cpu_us " + std::to_string((pass.decode_cpu_ns + drain_eval_cpu_ns_) / 1000) +
+            " decode_cpu_us " + std::to_string(pass.decode_cpu_ns / 1000) + " evaluate_cpu_us " +
+            std::to_string(drain_eval_cpu_ns_ / 1000) + " passes " + std::to_string(pass.passes) +
+            " samples " + std::to_string(drain_emitted_) + " incomplete_seen " +
+            std::to_string(pass.incomplete_seen)});
   }
   const std::int64_t cpu_write = core::thread_cpu_ns();
   const std::int64_t t = core::monotonic_ns();
@@ -730,7 +787,10 @@ void Sampler::emit_totals() {
           " drain_cpu_us " + us(total_.decode_cpu + total_.evaluate_cpu) + " decode_cpu_us " +
           us(total_.decode_cpu) + " evaluate_cpu_us " + us(total_.evaluate_cpu) + " image_bytes " +
           std::to_string(image_bytes_) + " images " + std::to_string(ring_ ? ring_->made() : 0) +
-          " sample_bytes " + std::to_string(sample_bytes_)});
+          " sample_bytes " + std::to_string(sample_bytes_) + " late_max_us " + us(total_.late_max) +
+          " gap_max_us " + us(total_.gap_max) + " decode_max_us " + us(total_.decode_max) + " drain_max_us " +
+          us(total_.drain_max) + " gaps_over_period " + std::to_string(total_.gaps_over_period) +
+          " gaps_over_image " + std::to_string(total_.gaps_over_image)});
 }
 
 void Sampler::finish() {
@@ -819,9 +879,10 @@ int sampler_main(int argc, char** argv) {
         1'000'000, std::llround(child::decode_period_ms(args->interval_ms, args->drain_ms) * 1e6));
     std::int64_t next_drain = core::monotonic_ns() + period_ns;
     while (!stop.wait((next_drain - core::monotonic_ns()) / 1'000'000)) {
+      const std::int64_t due = next_drain;  // a drain's lateness is timed from here (--timing)
       next_drain += period_ns;
       if (next_drain < core::monotonic_ns()) next_drain = core::monotonic_ns() + period_ns;  // fell behind
-      if (!sampler.drain()) {
+      if (!sampler.drain(due)) {
         reason = "the counter session broke (see the notes before this)";
         break;
       }

@@ -39,7 +39,6 @@ namespace {
 
 constexpr recording::TimeNs kSamplerStopTimeoutNs = 10 * recording::kNsPerSecond;
 constexpr std::size_t kMaxMarkerLine = 256;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string ms_text(recording::TimeNs ns) {
   return fmt::format("{:.1f} ms", static_cast<double>(ns) / 1e6);
@@ -61,9 +60,11 @@ std::string last_line(const std::string& text) {
 
 // Everything run keeps for one GPU.
 struct Gpu {
-  Gpu(const Nvml& nvml, int index) : device(nvml.device(index)), identity(device.identity()) {}
+  Gpu(const Nvml& library, int index)
+      : nvml(std::make_unique<NvmlTelemetry>(library, index, 0)), identity(nvml->identity()) {}
 
-  NvmlDevice device;
+  // NVML through the live session's telemetry, read at run's cadence (docs/live-collection.md#policies).
+  std::unique_ptr<NvmlTelemetry> nvml;
   recording::GpuIdentity identity;
   const UnitTable* table = nullptr;
   std::vector<std::string> metrics;  // the order the sampler sends values in
@@ -82,16 +83,12 @@ struct Gpu {
   std::vector<SamplerMessage> pending;  // arrived before the recording was opened
   // NVML GPM, the second chip source (docs/method.md#gpm-as-a-second-chip-source).
   std::unique_ptr<GpmSampler> gpm;
-  std::string gpm_why;       // why chip samples come from GPM
-  GpuHolderTracker holders;  // who is on the process lists (docs/recording-format.md#gpu-holders)
-  std::string pm_cause;      // why PM sampling could not start, without its fix (for the GPM note)
+  std::string gpm_why;   // why chip samples come from GPM
+  std::string pm_cause;  // why PM sampling could not start, without its fix (for the GPM note)
 
   std::unique_ptr<recording::RecordingWriter> writer;
-  std::unique_ptr<GpuUtilReader> util;
-  bool util_note_written = false;
-  recording::TimeNs last_util_ts = 0;
-  std::vector<NvmlEngine> engines;
-  std::vector<double> engine_values;
+  recording::TimeNs last_power_ns = 0;  // when the power line was last read; 0: never
+  bool energy_failed = false;           // the energy counter's last read gave no number
   ChipSampleCheck check;  // out of order, value count, infinity (docs/live-collection.md#sample-checks)
   ColumnValues values;
   long samples = 0;
@@ -131,7 +128,10 @@ class Runner {
   void open_recordings();
   void loop();
   void tick(recording::TimeNs now, bool ended);
+  void read_nvml(Gpu& gpu, recording::TimeNs now, const NvmlReadSet& what);
   void read_engines(Gpu& gpu, recording::TimeNs now);
+  bool power_due(const Gpu& gpu, recording::TimeNs now, bool asked) const;
+  void read_power(Gpu& gpu, recording::TimeNs now, bool asked);
   void read_host(recording::TimeNs now);
   void note_host_cost(recording::TimeNs now);
   void pump_sampler(Gpu& gpu, recording::TimeNs now);
@@ -151,9 +151,11 @@ class Runner {
 
   const RunOptions& opt_;
   const Nvml& nvml_;
-  NvmlCadence cadence_;  // clocks every tick, the rest every second (docs/live-collection.md#policies)
+  // Clocks every tick, the power line every second and where an energy figure asks, the rest every
+  // second (docs/live-collection.md#policies).
+  NvmlCadence cadence_;
   std::vector<int> indexes_;
-  std::deque<Gpu> gpus_;  // deque: GpuUtilReader keeps a pointer to its Gpu's device
+  std::deque<Gpu> gpus_;  // deque: the sinks keep a reference to their Gpu
   std::string sampler_path_;
   RunOutcome outcome_;
 
@@ -483,9 +485,7 @@ void Runner::open_recordings() {
       apply_unit_table(gpu.gpm->table(), meta);
     else if (gpu.table)
       apply_unit_table(*gpu.table, meta);
-    gpu.engines = gpu.device.engines();
-    meta.engines = gpu.device.engine_columns();
-    gpu.engine_values.assign(gpu.engines.size(), kNaN);
+    meta.engines = gpu.nvml->engine_columns();
     meta.interval_ms = gpu.gpm ? gpm_interval_ms() : opt_.interval_ms;
     meta.drain_ms = gpu.gpm ? gpm_interval_ms() : opt_.drain_ms;
     meta.start_ns = outcome_.start_ns;
@@ -499,7 +499,7 @@ void Runner::open_recordings() {
     if (host_) meta.host_interval_ms = opt_.host_interval_ms;
     const auto path = opt_.output_dir / ("gpu" + std::to_string(gpu.identity.index) + ".dsrec");
     gpu.writer = std::make_unique<recording::RecordingWriter>(path, meta);
-    gpu.util = std::make_unique<GpuUtilReader>(gpu.device, outcome_.start_ns);
+    gpu.nvml->restart_util(outcome_.start_ns);
     outcome_.recordings.push_back(GpuRecording{gpu.identity.index, path, false, {}, {}, 0});
     if (gpu.gpm) {
       const recording::TimeNs now = stamp();
@@ -639,7 +639,7 @@ void Runner::start_gpm() {
     const std::string gpu_name = "GPU " + std::to_string(gpu.identity.index);
     const std::string pm_why = gpu.pm_cause.empty() ? gpu.counters_why : gpu.pm_cause;
     try {
-      gpu.gpm = std::make_unique<GpmSampler>(gpu.device, stamp());
+      gpu.gpm = gpu.nvml->open_gpm(stamp());
     } catch (const core::Error& e) {
       gpu.counters_why = (pm_why == "--source gpm" ? std::string() : pm_why + "; ") +
                          "NVML GPM cannot stand in: " + e.what();
@@ -717,6 +717,9 @@ void Runner::read_command_output(recording::TimeNs now) {
             const recording::TimeNs at = std::max(now, last_mark_ns_);
             for (auto& gpu : gpus_) gpu.writer->write(recording::Mark{at, kind});
             last_mark_ns_ = at;
+            // The window's energy starts and ends at a read of the counter (docs/energy.md#what-is-recorded).
+            if (command_running_)
+              for (auto& gpu : gpus_) read_power(gpu, at, true);
           },
           [&](const PrintedWindow& window) { printed_window(window, now); },
           [&](const PrintedFlops& flops) { printed_flops(flops, now); });
@@ -806,46 +809,67 @@ void Runner::tick(recording::TimeNs now, bool ended) {
   if (clock_event.kind != core::ClockEvent::Kind::none)
     for (auto& gpu : gpus_) gpu.writer->write(recording::ClockJump{now, clock_event.step_ns});
 
-  // Clocks, throttle reasons and power (with the energy counter) every tick: they move within a
-  // second and the analysis needs them under each sample and step (docs/energy.md#what-is-recorded).
-  // The rest once a second: GPU-Util samples wait in the driver's buffer (unless polling, where a
-  // read is a sample), and engine and process lists move slowly.
+  // Clocks and throttle reasons every tick: they move within a second and the analysis needs them
+  // under each sample and step. The power line (with the energy counter, 3.4 to 3.8 ms of CPU a read
+  // on the H200) once a second and at the window's marks and the command's end
+  // (docs/energy.md#what-is-recorded). The rest once a second: GPU-Util samples wait in the driver's
+  // buffer (unless polling, where a read is a sample), and engine and process lists move slowly.
   const bool slow_due = now - last_slow_poll_ >= cadence_.slow_ns;
   if (slow_due) last_slow_poll_ = now;
   for (auto& gpu : gpus_) {
-    if (slow_due || ended || gpu.util->polling()) {
-      std::vector<recording::UtilSample> util;
-      gpu.util->read(now, util);
-      for (const auto& sample : util) {
-        if (sample.ts_ns < gpu.last_util_ts) continue;  // never out of order in a recording
-        gpu.writer->write(sample);
-        gpu.last_util_ts = sample.ts_ns;
-      }
-    }
-    if (gpu.util->polling() && !gpu.util_note_written) {
-      note(gpu, now, "gpu_util", gpu.util->reason_text());
-      gpu.util_note_written = true;
-    }
-    if (ended) continue;  // after the end only GPU-Util is still awaited
-    gpu.writer->write(gpu.device.clocks(now));
-    gpu.writer->write(gpu.device.throttle_reasons(now));
-    gpu.writer->write(gpu.device.power_limit(now));
-    if (!slow_due) continue;
-    read_engines(gpu, now);
-    gpu.writer->write(gpu.device.processes(now));
-    // Who holds the GPU, by pid and name, when that changes: the headline names the others.
-    if (const auto pids = gpu.device.process_ids()) {
-      for (const auto& holder : gpu.holders.update(now, *pids, command_pid(), ::getpid()))
-        gpu.writer->write(holder);
-    }
+    NvmlReadSet what;
+    what.util = slow_due || ended || gpu.nvml->util_polling();
+    what.clocks = !ended;  // after the end only GPU-Util is still awaited
+    what.power = !ended && power_due(gpu, now, false);
+    what.engines = slow_due && !ended;
+    what.processes = slow_due && !ended;
+    if (slow_due && !ended) what.holders_of = command_pid();
+    read_nvml(gpu, now, what);
   }
 }
 
+// One read of a GPU's NVML through the session's telemetry, written into its recording.
+void Runner::read_nvml(Gpu& gpu, recording::TimeNs now, const NvmlReadSet& what) {
+  GpuBatch batch;
+  gpu.nvml->want(what);
+  gpu.nvml->read(now, batch);
+  for (const auto& sample : batch.list<recording::UtilSample>()) gpu.writer->write(sample);
+  for (const auto& n : batch.notes) note(gpu, n.ts_ns, n.topic, n.text);
+  for (const auto& clock : batch.list<recording::ClockReading>()) gpu.writer->write(clock);
+  for (const auto& reasons : batch.list<recording::ThrottleReading>()) gpu.writer->write(reasons);
+  for (const auto& power : batch.list<recording::PowerLimitReading>()) {
+    gpu.energy_failed = !std::isfinite(power.energy_mj);
+    gpu.last_power_ns = power.ts_ns;
+    gpu.writer->write(power);
+  }
+  for (const auto& engines : batch.list<recording::EngineReading>()) gpu.writer->write(engines);
+  for (const auto& processes : batch.list<recording::ProcessReading>()) gpu.writer->write(processes);
+  for (const auto& holder : batch.holders) gpu.writer->write(holder);
+}
+
+// Whether `now` reads the power line (limit, draw, energy counter), as run's cadence says
+// (docs/live-collection.md#policies): `asked` where an energy figure needs a read at `now` (a window
+// mark, the command's end).
+bool Runner::power_due(const Gpu& gpu, recording::TimeNs now, bool asked) const {
+  PowerReadState state;
+  state.asked = asked;
+  state.last_failed = gpu.energy_failed;
+  if (gpu.last_power_ns != 0) state.since_last_ns = now - gpu.last_power_ns;
+  return cadence_.reads_power(state) && now >= gpu.last_power_ns;
+}
+
+void Runner::read_power(Gpu& gpu, recording::TimeNs now, bool asked) {
+  if (!power_due(gpu, now, asked)) return;
+  NvmlReadSet what;
+  what.util = what.clocks = what.engines = what.processes = false;
+  read_nvml(gpu, now, what);
+}
+
+// Engines are read once a second, so one more reading covers the command's last second.
 void Runner::read_engines(Gpu& gpu, recording::TimeNs now) {
-  if (gpu.engines.empty()) return;
-  for (std::size_t i = 0; i < gpu.engines.size(); ++i)
-    gpu.engine_values[i] = gpu.device.engine_utilization(gpu.engines[i]).value;
-  gpu.writer->write(recording::OwnedEngineReading{now, gpu.engine_values});
+  NvmlReadSet what;
+  what.util = what.clocks = what.power = what.processes = false;
+  read_nvml(gpu, now, what);
 }
 
 bool Runner::duty_cycled() const {
@@ -936,8 +960,12 @@ void Runner::loop() {
         outcome_.ending = status->exited() ? recording::RunEnding::exit()
                                            : recording::RunEnding::killed_by(status->signal());
         read_command_output(outcome_.end_ns);
-        // Engines are read once a second, so one more reading covers the command's last second.
-        for (auto& gpu : gpus_) read_engines(gpu, outcome_.end_ns);
+        // Engines are read once a second, so one more reading covers the command's last second; the
+        // power line too, so the run's energy ends at a read of the counter.
+        for (auto& gpu : gpus_) {
+          read_engines(gpu, outcome_.end_ns);
+          read_power(gpu, outcome_.end_ns, true);
+        }
       }
     }
 
@@ -963,7 +991,7 @@ void Runner::loop() {
       if (!util_done) {
         util_done = true;
         for (auto& gpu : gpus_)
-          if (!gpu.util->polling() && gpu.last_util_ts < outcome_.end_ns) util_done = false;
+          if (!gpu.nvml->util_polling() && gpu.nvml->last_util_ns() < outcome_.end_ns) util_done = false;
       }
       if (samplers_done && util_done) break;
     }
