@@ -30,6 +30,7 @@ unset CMAKE_CXX_COMPILER_LAUNCHER CMAKE_C_COMPILER_LAUNCHER CMAKE_CUDA_COMPILER_
 export CCACHE_DISABLE=1
 export DIESCOPE_STEP_LOG=$log
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+commit="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench/results' || echo ' (with uncommitted changes)')"
 cpu_time() { /usr/bin/time -f '%U %S %e' -o "$out/time.$1" "${@:2}"; }
 cpu_time configure cmake --preset cpu-ci -B "$build" "$@" \
   -DCMAKE_CXX_COMPILER_LAUNCHER= -DCMAKE_CUDA_COMPILER_LAUNCHER= \
@@ -38,7 +39,8 @@ cpu_time configure cmake --preset cpu-ci -B "$build" "$@" \
 build_rc=0
 cpu_time build cmake --build "$build" -j2 -- -k 0 || build_rc=$?
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-awk '{printf "%.2f\t%.2f\t%s\t%s\n", $1 + $2, $3, $4, $5}' "$log" | sort -rn > "$out/steps.tsv"
+# /usr/bin/time adds a line "Command exited with non-zero status N" before a failed step's figures.
+awk '$1 ~ /^[0-9.]+$/ {printf "%.2f\t%.2f\t%s\t%s\n", $1 + $2, $3, $4, $5}' "$log" | sort -rn > "$out/steps.tsv"
 rm -f "$log"
 # A compile's part is the first folder of its object's path under the build folder (src, tests, bench,
 # examples, fuzz); an nvcc compile (a .cu object) counts as cuda, every link as link.
@@ -52,11 +54,11 @@ awk -F'\t' '
     print "--\t--"
     for (k in dir) printf "%.1f\t%s\n", dir[k], k | "sort -rn"
   }' "$out/steps.tsv" > "$out/parts.tsv"
-read -r cu cs cw < "$out/time.configure"
-read -r bu bs bw < "$out/time.build"
+read -r cu cs cw < <(tail -1 "$out/time.configure")
+read -r bu bs bw < <(tail -1 "$out/time.build")
 rm -f "$out/time.configure" "$out/time.build"
 {
-  echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench/results' || echo ' (with uncommitted changes)')"
+  echo "commit $commit"
   echo "configure options: cpu-ci preset $*"
   awk -v u="$cu" -v s="$cs" -v w="$cw" 'BEGIN {printf "configure: %.1f CPU-s, %.0f s wall\n", u + s, w}'
   awk -v u="$bu" -v s="$bs" -v w="$bw" 'BEGIN {printf "build: %.1f CPU-s, %.0f s wall (-j2)\n", u + s, w}'
