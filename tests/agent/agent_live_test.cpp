@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include "diescope/agent/agent.hpp"
 #include "diescope/collect/live_collection.hpp"
+#include "diescope/collect/nvml.hpp"
 #include "diescope/core/clock.hpp"
 #include "fake_clock.hpp"
+#include "nvml_fake.hpp"
 #include "two_unit_table.hpp"
 
 namespace diescope::agent {
@@ -143,6 +146,76 @@ TEST(LiveSession, AgentReadsThePowerLineOnlyAroundWindowsAndAtPeriodEnds) {
     EXPECT_EQ(records[1].energy_source, "counter") << when_due;
     EXPECT_NEAR(records[1].energy_j, 3000, 1e-6) << when_due;
   }
+}
+
+// docs/agent.md#nvml-reads: NVML keeps GPU-Util samples in its buffer, so the agent reads them only
+// where a figure is due (the polls that read the power line) and at least every 5 s. The stand-in
+// NVML's buffer gains a sample every 200 ms (value 20 x (k mod 5) for the k-th). Poll 1 s, 2 s of
+// counters in every 10 s, stepped every 1 s for 21 s: the power line is due at 1, 2, 3, 10, 11, 12,
+// 13, 20 and 21 s (AgentReadsThePowerLineOnlyAroundWindowsAndAtPeriodEnds); after the read at 3 s
+// the next is due at 8 s, after 10 s at 15 s (13 s comes first), after 13 s at 18 s: 11 reads of
+// nvmlDeviceGetSamples instead of 21. Each period holds the same samples either way: the first
+// 50 (0.2 s to 10 s), the second the next 50 (10.2 s to 20 s), the third 21.0 s back to 20.2 s, 5;
+// and at the polls where figures are made (the windows' figures at 3 s and 13 s, the records at 10 s
+// and 20 s) the agent holds the same samples as when reading every poll.
+TEST(LiveSession, AgentReadsGpuUtilSamplesWhereFiguresAreDueAndHoldsTheSameSamples) {
+  using Held = std::map<int, std::vector<std::pair<recording::TimeNs, double>>>;  // by period
+  std::map<bool, Held> held;
+  std::map<bool, std::vector<std::pair<int, std::size_t>>> held_at;  // step, samples held so far
+  std::map<bool, std::vector<AgentRecord>> records;
+  for (const bool when_due : {true, false}) {
+    testing::FakeClock clock;
+    const recording::TimeNs t0 = clock.read().realtime_ns;
+    auto functions = collect::fake_nvml::fake_functions();  // resets the stand-in
+    auto& nvml_state = collect::fake_nvml::state();
+    std::vector<collect::SessionGpu> gpus(1);
+    gpus[0].telemetry = std::make_unique<collect::NvmlTelemetry>(
+        std::shared_ptr<const collect::Nvml>(std::make_shared<collect::Nvml>(functions)), 0, t0);
+    gpus[0].table = &test::two_unit_table();  // no sampler executable: no counters, the schedule alone
+    collect::ChipSourcePolicy policy;
+    policy.source = collect::ChipSourceSetting::pm;
+    collect::LiveSession source(std::move(gpus), 10, 1000, {}, {}, policy);
+    if (when_due) source.set_cadence(collect::NvmlCadence::agent(recording::kNsPerSecond));
+    AgentSettings settings;
+    settings.poll_ms = 1000;
+    settings.duty_on_ms = 2000;
+    settings.duty_period_ms = 10000;
+    settings.read_power = [] { return PowerSource::mains; };
+    int step = 0;
+    std::size_t so_far = 0;
+    settings.on_batch = [&](std::size_t, const collect::GpuBatch& b) {
+      for (const auto& u : b.list<recording::UtilSample>())
+        held[when_due][(step - 1) / 10].emplace_back(u.ts_ns - t0, u.pct);
+      so_far += b.list<recording::UtilSample>().size();
+    };
+    Agent agent(source, clock, settings);
+    int k = 0;
+    for (step = 1; step <= 21; ++step) {
+      clock.advance(recording::kNsPerSecond);
+      for (; t0 + (k + 1) * 200 * recording::kNsPerMs <= clock.read().realtime_ns; ++k)
+        nvml_state.samples.push_back(collect::fake_nvml::util_sample(
+            static_cast<unsigned long long>((t0 + (k + 1) * 200 * recording::kNsPerMs) / 1000),
+            static_cast<unsigned>(20 * ((k + 1) % 5))));
+      for (AgentRecord& r : agent.step()) records[when_due].push_back(std::move(r));
+      held_at[when_due].emplace_back(step, so_far);
+    }
+    // The reads of nvmlDeviceGetSamples: one size query each.
+    EXPECT_EQ(nvml_state.last_seen_args.size(), when_due ? 11U : 21U);
+  }
+  ASSERT_EQ(held[true].size(), 3U);
+  EXPECT_EQ(held[true][0].size(), 50U);
+  EXPECT_EQ(held[true][1].size(), 50U);
+  EXPECT_EQ(held[true][2].size(), 5U);
+  EXPECT_EQ(held[true][0].front().first, 200 * recording::kNsPerMs);
+  EXPECT_EQ(held[true][1].front().first, 10200 * recording::kNsPerMs);
+  EXPECT_EQ(held[true][1].front().second, 20);  // k = 51
+  EXPECT_EQ(held[true], held[false]);
+  for (const int figures_at : {3, 10, 13, 20})
+    EXPECT_EQ(held_at[true][figures_at - 1], held_at[false][figures_at - 1]) << figures_at;
+  ASSERT_EQ(records[true].size(), 2U);
+  ASSERT_EQ(records[false].size(), 2U);
+  for (std::size_t i = 0; i < 2; ++i)
+    EXPECT_EQ(record_to_ndjson(records[true][i]), record_to_ndjson(records[false][i])) << i;
 }
 
 // A capture's interval on the live session (docs/agent.md#what-a-capture-holds): counters always on at

@@ -240,6 +240,34 @@ TEST(NvmlCadence, WhichReadsReadThePowerLine) {
   EXPECT_TRUE(top.reads_power(since(0.001)));
 }
 
+// The GPU-Util rule (docs/live-collection.md#policies). The agent (poll 1 s, util_ns 5 s): a poll
+// 4.4 s after the last read of the samples does not read them, one 4.5 s after does (half a poll
+// early counts), and so does any poll where the power line is asked for, the counters are wanted, or
+// GPU-Util is polled; after the first read (nothing read before) it reads. top and run (util_ns 0):
+// every slow read.
+TEST(NvmlCadence, WhichReadsReadGpuUtilSamples) {
+  const NvmlCadence agent = NvmlCadence::agent(recording::kNsPerSecond);
+  EXPECT_EQ(agent.util_ns, 5'000'000'000);
+  const PowerReadState quiet;
+  const recording::TimeNs s = recording::kNsPerSecond;
+  EXPECT_TRUE(agent.reads_util(quiet, std::numeric_limits<recording::TimeNs>::max(), false));
+  EXPECT_FALSE(agent.reads_util(quiet, 1 * s, false));
+  EXPECT_FALSE(agent.reads_util(quiet, 4400 * recording::kNsPerMs, false));
+  EXPECT_TRUE(agent.reads_util(quiet, 4500 * recording::kNsPerMs, false));
+  EXPECT_TRUE(agent.reads_util(quiet, 1 * s, true));
+  PowerReadState asked;
+  asked.asked = true;
+  EXPECT_TRUE(agent.reads_util(asked, 1 * s, false));
+  PowerReadState wanted;
+  wanted.counters_wanted = true;
+  EXPECT_TRUE(agent.reads_util(wanted, 1 * s, false));
+  PowerReadState failed;
+  failed.last_failed = true;  // the energy counter's failure reads the power line, not GPU-Util
+  EXPECT_FALSE(agent.reads_util(failed, 1 * s, false));
+  EXPECT_TRUE(NvmlCadence::once_a_poll(s).reads_util(quiet, 1, false));
+  EXPECT_TRUE(NvmlCadence::run(100 * recording::kNsPerMs).reads_util(quiet, 1, false));
+}
+
 // The sample checks every reader gets (docs/live-collection.md#sample-checks), from a stand-in child
 // that writes the protocol by hand: the second sample starts before the first, the third has one value
 // where the metrics line announced two, the fourth has an infinite value. Kept: the first (start
@@ -367,6 +395,26 @@ TEST(ProfilerWatch, ReadsAnEnvironmentOncePerProcessAndAgainForAReusedPid) {
   // The pid reused by a new process (another start time): its environment is read, no injection.
   set_start(proc, 20, "python3 (a) b", 2000);
   EXPECT_TRUE(watch.scan().empty());
+  fs::remove_all(proc);
+}
+
+// Kernel threads (parent kthreadd, pid 2) are read at the first scan and then only at every
+// kFullReadEvery-th: a kernel thread's pid whose stat turns into ncu's (the pid reused) is seen at
+// scan 1 + 10 = 11, not before; an ordinary process turning into ncu is seen at the next scan. A kernel
+// thread is never taken for an injected process.
+TEST(ProfilerWatch, ReadsKernelThreadsOnlyAtEveryTenthScan) {
+  static_assert(ProfilerWatch::kFullReadEvery == 10);
+  const fs::path proc = fresh_dir("watch-kthreads");
+  add_process(proc, 2, "kthreadd", 0);
+  add_process(proc, 30, "kworker/0:1", 2, "CUDA_INJECTION64_PATH=/not/read.so");
+  add_process(proc, 31, "bash");
+  ProfilerWatch watch(proc, 500);
+  EXPECT_TRUE(watch.scan().empty());  // scan 1: every stat read; 30 is a kernel thread
+  add_process(proc, 30, "ncu");       // pid 30 reused by ncu (parent 1)
+  add_process(proc, 31, "ncu");       // bash became ncu
+  for (int scan = 2; scan <= 10; ++scan)
+    EXPECT_EQ(profilers_text(watch.scan()), "ncu (pid 31)") << "scan " << scan;
+  EXPECT_EQ(profilers_text(watch.scan()), "ncu (pid 30), ncu (pid 31)");  // scan 11 reads them all
   fs::remove_all(proc);
 }
 

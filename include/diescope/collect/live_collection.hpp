@@ -57,6 +57,9 @@ class GpuTelemetry {
   const NvmlReadSet& wanted() const { return wanted_; }
   void want_power(bool wanted) { wanted_.power = wanted; }
   bool power_wanted() const { return wanted_.power; }
+  void want_util(bool wanted) { wanted_.util = wanted; }
+  // GPU-Util is polled (nvmlDeviceGetUtilizationRates) rather than read from NVML's sample buffer.
+  virtual bool util_polling() const { return false; }
   // NVML GPM for this GPU, its first pair taken at `now`. Throws DeviceError when GPM cannot be
   // read (the default: a stand-in without GPM).
   virtual std::unique_ptr<collect::GpmSampler> open_gpm(recording::TimeNs now);
@@ -81,7 +84,7 @@ class NvmlTelemetry final : public GpuTelemetry {
   // GPU-Util samples from 1 s before `util_start` on, from now (run's command starts after its GPUs
   // are chosen).
   void restart_util(recording::TimeNs util_start);
-  bool util_polling() const;
+  bool util_polling() const override;
   recording::TimeNs last_util_ns() const { return last_util_ns_; }  // the newest GPU-Util sample's time
 
  private:
@@ -127,6 +130,10 @@ struct PowerReadState {
   recording::TimeNs since_last_ns = std::numeric_limits<recording::TimeNs>::max();  // since the last read
 };
 
+// The agent's longest wait between two reads of NVML's GPU-Util samples where no figure asks for
+// them (docs/agent.md#nvml-reads): well within the 14 s NVML's sample buffer holds on the H200.
+inline constexpr recording::TimeNs kGpuUtilSamplesEveryNs = 5 * recording::kNsPerSecond;
+
 // How often a reader reads NVML (docs/live-collection.md#policies), the one place that states it for
 // every reader: clocks and clock-event reasons every `fast_ns`; GPU-Util samples, engines and
 // processes every `slow_ns`; the power line as `power` says.
@@ -135,15 +142,24 @@ struct NvmlCadence {
   recording::TimeNs slow_ns = recording::kNsPerSecond;
   PowerReads power = PowerReads::every_read;
   recording::TimeNs power_ns = 0;  // PowerReads::every_power_ns: the power line this often
+  // GPU-Util samples, where not every slow read: at the reads an energy figure asks for or the
+  // counters are wanted (when a figure is made from them), and at least this often (NVML keeps them
+  // in its buffer meanwhile); at every slow read once GPU-Util is polled. 0: every slow read.
+  recording::TimeNs util_ns = 0;
   // run's power line once a second (docs/energy.md#what-is-recorded).
   static constexpr recording::TimeNs kRunPowerNs = recording::kNsPerSecond;
 
   // Whether a read of the clocks also reads the power line.
   bool reads_power(const PowerReadState& state) const;
+  // Whether a slow read also reads GPU-Util samples, `since_util_ns` after the last that did.
+  bool reads_util(const PowerReadState& state, recording::TimeNs since_util_ns, bool util_polling) const;
   // top's: everything once a poll.
   static NvmlCadence once_a_poll(recording::TimeNs poll_ns) { return {poll_ns, poll_ns}; }
-  // The agent's: everything once a poll, the power line when due (docs/agent.md#nvml-reads).
-  static NvmlCadence agent(recording::TimeNs poll_ns) { return {poll_ns, poll_ns, PowerReads::when_due, 0}; }
+  // The agent's: everything once a poll, the power line and GPU-Util samples when due
+  // (docs/agent.md#nvml-reads).
+  static NvmlCadence agent(recording::TimeNs poll_ns) {
+    return {poll_ns, poll_ns, PowerReads::when_due, 0, kGpuUtilSamplesEveryNs};
+  }
   // `run`'s: clocks and reasons at every tick of its loop, the power line once a second and at the
   // window's marks and the command's end, the rest every second.
   static NvmlCadence run(recording::TimeNs tick_ns) {
@@ -282,11 +298,12 @@ class LiveSession final : public Feed {
   bool counters_on(std::size_t gpu) const override;
   void power_due(std::size_t gpu) override;
   // Which reads make which NVML calls (docs/live-collection.md#policies): by default
-  // NvmlCadence::once_a_poll (top's); the agent's reads the power line when due. Its poll is the
-  // session's: only the power rule is taken from `cadence`.
+  // NvmlCadence::once_a_poll (top's); the agent's reads the power line and GPU-Util samples when
+  // due. Its poll is the session's: only the power and GPU-Util rules are taken from `cadence`.
   void set_cadence(const NvmlCadence& cadence) {
     cadence_.power = cadence.power;
     cadence_.power_ns = cadence.power_ns;
+    cadence_.util_ns = cadence.util_ns;
   }
   const NvmlCadence& cadence() const { return cadence_; }
   // Where GPU `gpu`'s chip samples come from now: pm or gpm (never automatic); nullopt while
@@ -299,14 +316,15 @@ class LiveSession final : public Feed {
     std::unique_ptr<SamplerSupervisor> supervisor;  // null: no counters for this GPU
     recording::RecordingMeta meta;                  // the columns of the chip source in use
     recording::RecordingMeta pm_meta;               // PM sampling's (the unit table's) columns
-    GpuBatch pending;                     // produced by set_counters, handed out at the next collect
-    recording::TimeNs next_read_ns = 0;   // NVML is read once per poll, however often collect() runs
-    bool wanted = false;                  // the agent wants chip samples
-    bool power_asked = true;              // an energy figure needs the power line at the next poll
-    bool energy_failed = false;           // the energy counter's last read gave no number
-    recording::TimeNs last_power_ns = 0;  // when the power line was last read; 0: never
-    bool on_gpm = false;                  // chip samples come from GPM
-    bool gpm_failed = false;              // GPM could not be opened: PM sampling or nothing
+    GpuBatch pending;                         // produced by set_counters, handed out at the next collect
+    recording::TimeNs next_read_ns = 0;       // NVML is read once per poll, however often collect() runs
+    bool wanted = false;                      // the agent wants chip samples
+    bool power_asked = true;                  // an energy figure needs the power line at the next poll
+    bool energy_failed = false;               // the energy counter's last read gave no number
+    recording::TimeNs last_power_ns = 0;      // when the power line was last read; 0: never
+    recording::TimeNs last_util_read_ns = 0;  // when GPU-Util samples were last read; 0: never
+    bool on_gpm = false;                      // chip samples come from GPM
+    bool gpm_failed = false;                  // GPM could not be opened: PM sampling or nothing
     std::unique_ptr<collect::GpmSampler> gpm;
     bool gpm_sampling = false;  // GPM samples are being recorded (the agent wants them)
     recording::TimeNs next_gpm_ns = 0;

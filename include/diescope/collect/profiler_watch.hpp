@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <sys/types.h>
 #include <vector>
 
@@ -24,8 +25,13 @@ struct SeenProfiler {
 // A scan runs every 200 ms over every process on the host, so it reads little: each process's
 // stat (its name, parent and start time), and its environment only the first time a (pid, start time) pair is
 // met. The environment /proc shows is the one the process was started with, so it is read once per process.
+// Kernel threads (children of kthreadd, pid 2), most of a host's processes, are read only at every
+// kFullReadEvery-th scan (docs/agent.md#beside-other-profilers).
 class ProfilerWatch {
  public:
+  // Every this many scans, the first included, every process's stat is read, kernel threads too.
+  static constexpr unsigned kFullReadEvery = 10;
+
   explicit ProfilerWatch(std::filesystem::path proc_root = "/proc", pid_t self = 0);
   std::vector<SeenProfiler> scan();
 
@@ -37,7 +43,9 @@ class ProfilerWatch {
   std::filesystem::path root_;
   pid_t self_;
   std::unordered_map<pid_t, Injection> injection_;  // the processes seen by the last scan
-  std::string buffer_;                              // reused by every read of a scan
+  std::unordered_set<pid_t> kernel_threads_;        // the kernel threads seen by the last scan
+  unsigned scans_ = 0;
+  std::string buffer_;  // reused by every read of a scan
 };
 
 // "ncu (pid 4242), nsys (pid 77)".

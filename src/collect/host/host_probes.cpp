@@ -58,6 +58,11 @@ bool read_file(const std::filesystem::path& path, std::string& out) {
   return true;
 }
 
+// A read of a /proc file shorter than this reached the file's end: the kernel's seq_file fills a read
+// to at least a page (4096 bytes) less the longest line these files have unless the file ends there,
+// so the read that would return nothing is not made (docs/method.md#what-the-probes-cost).
+constexpr ssize_t kShortReadIsEnd = 4096 - 512;
+
 // A /proc file kept open from one read to the next and read again from its start (pread at offset 0
 // has the kernel produce it anew): an open and a close fewer per read.
 class KeptFile {
@@ -83,6 +88,7 @@ class KeptFile {
       if (n == 0) break;
       out.append(buf, static_cast<std::size_t>(n));
       at += n;
+      if (n < kShortReadIsEnd) break;
     }
     return true;
   }

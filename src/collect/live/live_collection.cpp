@@ -46,6 +46,15 @@ bool NvmlCadence::reads_power(const PowerReadState& state) const {
   return true;
 }
 
+// docs/agent.md#nvml-reads: NVML keeps GPU-Util samples in its buffer, so a read where a figure is
+// made from them (a window, a period's end) brings every sample since the previous read, whenever that
+// was; polled GPU-Util has no buffer and is read at every slow read.
+bool NvmlCadence::reads_util(const PowerReadState& state, recording::TimeNs since_util_ns,
+                             bool util_polling) const {
+  if (util_ns <= 0 || util_polling || state.asked || state.counters_wanted) return true;
+  return since_util_ns >= util_ns - slow_ns / 2;
+}
+
 std::unique_ptr<collect::GpmSampler> GpuTelemetry::open_gpm(recording::TimeNs /*now*/) {
   throw core::DeviceError("this GPU's telemetry has no NVML GPM", "use PM sampling (--source pm)");
 }
@@ -509,6 +518,13 @@ void LiveSession::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
       if (g.last_power_ns != 0) state.since_last_ns = now - g.last_power_ns;
       const bool power = cadence_.reads_power(state);
       g.telemetry->want_power(power);
+      const bool util =
+          cadence_.reads_util(state,
+                              g.last_util_read_ns != 0 ? now - g.last_util_read_ns
+                                                       : std::numeric_limits<recording::TimeNs>::max(),
+                              g.telemetry->util_polling());
+      g.telemetry->want_util(util);
+      if (util) g.last_util_read_ns = now;
       const std::size_t before = batch.list<recording::PowerLimitReading>().size();
       g.telemetry->read(now, batch);
       if (power) {

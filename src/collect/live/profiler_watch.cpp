@@ -16,6 +16,8 @@ constexpr std::array<std::string_view, 4> kProfilerNames = {"ncu", "nv-nsight-cu
                                                             "nsys-launcher"};
 constexpr std::string_view kProfilerPrefix = "dcgmproftester";  // dcgmproftester12, dcgmproftester13, ...
 constexpr std::string_view kInjection = "CUDA_INJECTION64_PATH=";
+// kthreadd, the parent of every kernel thread (and one itself).
+constexpr pid_t kKernelThreadsParent = 2;
 
 // Reads at most `limit` bytes of a /proc file into `text` (empty when it cannot be read): one open
 // and read calls, no stream, and only the bytes read are touched.
@@ -80,6 +82,8 @@ ProfilerWatch::ProfilerWatch(std::filesystem::path proc_root, pid_t self)
 std::vector<SeenProfiler> ProfilerWatch::scan() {
   std::vector<SeenProfiler> seen;
   std::unordered_map<pid_t, Injection> now;  // replaces injection_: pids gone since are dropped
+  std::unordered_set<pid_t> kernel_threads;  // replaces kernel_threads_ the same way
+  const bool full_read = scans_++ % kFullReadEvery == 0;
   std::error_code ec;
   for (std::filesystem::directory_iterator it(root_, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -87,9 +91,19 @@ std::vector<SeenProfiler> ProfilerWatch::scan() {
       continue;
     const auto pid = static_cast<pid_t>(std::strtol(name.c_str(), nullptr, 10));
     if (pid == self_) continue;
+    // A kernel thread never execs, so a pid the last scan found one is still one, unless it ended
+    // and the pid was reused in between: every kFullReadEvery-th scan reads them all again.
+    if (!full_read && kernel_threads_.contains(pid)) {
+      kernel_threads.insert(pid);
+      continue;
+    }
     read_small(it->path() / "stat", 1024, buffer_);
     const Stat stat = stat_of(buffer_);
     if (stat.parent == self_) continue;
+    if (pid == kKernelThreadsParent || stat.parent == kKernelThreadsParent) {
+      kernel_threads.insert(pid);
+      continue;
+    }
     const std::string& comm = stat.comm;
     if (std::find(kProfilerNames.begin(), kProfilerNames.end(), comm) != kProfilerNames.end() ||
         std::string_view(comm).starts_with(kProfilerPrefix)) {
@@ -108,6 +122,7 @@ std::vector<SeenProfiler> ProfilerWatch::scan() {
     if (injection.injected) seen.push_back(SeenProfiler{pid, comm + " with CUDA_INJECTION64_PATH"});
   }
   injection_ = std::move(now);
+  kernel_threads_ = std::move(kernel_threads);
   std::sort(seen.begin(), seen.end(),
             [](const SeenProfiler& a, const SeenProfiler& b) { return a.pid < b.pid; });
   return seen;
