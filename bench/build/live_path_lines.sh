@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where the live path lives (docs/live-collection.md): the lines of each file on it, the include graph of its
 # headers (which file includes which), and the places that build the sampler child, take a GPU's NVML
-# device, open NVML GPM, watch for other profilers and start a live collection. Reads the sources only; any machine.
+# device, open NVML GPM, watch for other profilers, wait in ::poll and start a live collection. Reads the sources only; any machine.
 #   bench/build/live_path_lines.sh [OUT]   prints to stdout, and writes OUT/live_path.txt when given
 # The line table per part is bench/build's job elsewhere; this script covers the live path alone.
 set -euo pipefail
@@ -11,14 +11,14 @@ out=${1:-}
 report() {
   echo "# live path files: lines"
   for f in src/collect/run/run.cpp src/collect/live/live_collection.cpp src/collect/live/profiler_watch.cpp \
-    src/collect/live/chip_source.cpp include/diescope/collect/chip_source.hpp include/diescope/collect/live_collection.hpp include/diescope/collect/feed.hpp include/diescope/collect/duty.hpp \
+    src/collect/live/chip_source.cpp src/collect/live/live_driver.cpp include/diescope/collect/chip_source.hpp include/diescope/collect/live_collection.hpp include/diescope/collect/live_driver.hpp include/diescope/collect/feed.hpp include/diescope/collect/duty.hpp \
     include/diescope/collect/profiler_watch.hpp src/agent/agent.cpp src/agent/runner.cpp src/agent/replay_feed.cpp \
     src/top/view_feeds.cpp src/top/top.cpp; do
     if [[ -f $f ]]; then printf '%6d  %s\n' "$(wc -l <"$f")" "$f"; else printf '%6s  %s\n' "-" "$f (absent)"; fi
   done
   echo
   echo "# include graph: file -> live-path header it includes"
-  local headers='diescope/collect/(live_collection|chip_source|feed|duty|profiler_watch|sampler|gpm|run|host_probes)\.hpp'
+  local headers='diescope/collect/(live_collection|live_driver|chip_source|feed|duty|profiler_watch|sampler|gpm|run|host_probes)\.hpp'
   grep -rEo "#include \"${headers}\"" src include tests bench --include='*.cpp' --include='*.hpp' |
     sed -E 's/:#include "diescope\/collect\/(.*)"/ -> \1/' | sort
   echo
@@ -53,6 +53,13 @@ report() {
   echo
   echo "# where other profilers are watched (a ProfilerWatch constructed or scanned)"
   grep -rnE 'watch_\.scan\(\)|ProfilerWatch [a-z_]+\(' src --include='*.cpp' || echo "(none)"
+  echo
+  # A live reader waits in ::poll; the driver's wait is the one the agent and top share.
+  echo "# where a live reader waits (a ::poll call on the live path)"
+  grep -rnE '::poll\(' src/collect/run src/collect/live src/agent/runner.cpp src/top --include='*.cpp' || echo "(none)"
+  echo
+  echo "# who reads the live session through the driver (LiveDriver)"
+  grep -rnE 'LiveDriver( [a-z_]+|\(\))' src --include='*.cpp' || echo "(none)"
   echo
   echo "# who starts a live collection"
   grep -rnE '(collect::)?(record_run|open_live_session)\(' src --include='*.cpp' | grep -v '^src/collect/run/run.cpp:.*RunOutcome record_run' |

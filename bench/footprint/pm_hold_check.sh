@@ -24,6 +24,8 @@ out_dir=${1:?usage: bench/footprint/pm_hold_check.sh OUT_DIR}
 mkdir -p "$out_dir"
 out=$(cd "$out_dir" && pwd)
 cd "$(dirname "$0")/../.."
+# shellcheck source=bench/footprint/pm_common.sh
+source bench/footprint/pm_common.sh
 bin=$(cd "${BIN:-build/release/bin}" && pwd)
 seconds=${PM_SECONDS:-60}
 work=${WORK:-$(mktemp -d)}
@@ -32,14 +34,9 @@ mkdir -p "$work"
 # 1. The held-out checks at 0.1 ms under diescope run (PM_HELDOUT_SECONDS=0 leaves them out).
 [ "${PM_HELDOUT_SECONDS:-12}" = 0 ] || FOOTPRINT_HELDOUT=0.1:100:${PM_HELDOUT_SECONDS:-12} BIN=$bin WORK=$work \
   bash bench/footprint/footprint.sh "$out" heldout
-for rec in "$work"/heldout-*/gpu0.dsrec; do
-  [ -f "$rec" ] || continue
-  echo "# $(basename "$(dirname "$rec")")"
-  awk '$1 == "note" && ($3 == "sampler" || $3 == "timing-total") {n++; if (n <= 12) print}
-       $1 == "chip" {c++} END {print "chip lines " c}' "$rec"
-done > "$out/recording-notes.txt"
+held_out_notes "$work" "$out"
 
-metrics=$("$bin/diescope" units | awk '/^[^ ]/ {on = ($1 == "hopper-gh100")} on && /__/ {for (i = 1; i <= NF; i++) if ($i ~ /__/) {print $i; break}}' | paste -sd,)
+metrics=$(hopper_metrics "$bin")
 load=
 trap '[ -n "$load" ] && kill "$load" 2> /dev/null || true' EXIT
 ffma() {  # FFMA on every SM for $1 s, in the background

@@ -23,6 +23,8 @@ out_dir=${1:?usage: bench/footprint/pm_interval_check.sh OUT_DIR}
 mkdir -p "$out_dir"
 out=$(cd "$out_dir" && pwd)
 cd "$(dirname "$0")/../.."
+# shellcheck source=bench/footprint/pm_common.sh
+source bench/footprint/pm_common.sh
 bin=$(cd "${BIN:-build/release/bin}" && pwd)
 seconds=${PM_SECONDS:-60}
 work=${WORK:-$(mktemp -d)}
@@ -30,14 +32,9 @@ mkdir -p "$work"
 
 FOOTPRINT_HELDOUT=${PM_HELDOUT:-10:1000:4,1:1000:4,0.1:100:12} BIN=$bin WORK=$work \
   bash bench/footprint/footprint.sh "$out" heldout
-for rec in "$work"/heldout-*/gpu0.dsrec; do
-  [ -f "$rec" ] || continue
-  echo "# $(basename "$(dirname "$rec")")"
-  awk '$1 == "note" && ($3 == "sampler" || $3 == "timing-total") {n++; if (n <= 12) print}
-       $1 == "chip" {c++} END {print "chip lines " c}' "$rec"
-done > "$out/recording-notes.txt"
+held_out_notes "$work" "$out"
 
-metrics=$("$bin/diescope" units | awk '/^[^ ]/ {on = ($1 == "hopper-gh100")} on && /__/ {for (i = 1; i <= NF; i++) if ($i ~ /__/) {print $i; break}}' | paste -sd,)
+metrics=$(hopper_metrics "$bin")
 "$bin/diescope-workload" ffma --seconds $((seconds * 3 + 30)) > /dev/null 2>&1 &
 load=$!
 trap 'kill "$load" 2> /dev/null || true' EXIT

@@ -1,14 +1,13 @@
 #include "diescope/agent/runner.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <memory>
 #include <mutex>
-#include <poll.h>
 #include <vector>
 
 #include "diescope/agent/metrics.hpp"
+#include "diescope/collect/live_driver.hpp"
 #include "diescope/core/clock.hpp"
 
 namespace diescope::agent {
@@ -167,58 +166,58 @@ int run_agent(Agent& agent, const RunnerOptions& options) {
   std::string stopped_by;
   const double speed = agent.source().speed();
   const recording::TimeNs poll_wall_ns = static_cast<recording::TimeNs>(agent.settings().poll_ms * 1e6);
-  // The loop wakes only when something is due (docs/agent.md#wake-ups): the agent's next poll,
-  // duty edge, window or hold (next_due_ns), a host probe, a sampler child's message, a capture
+  // The agent is the live driver's reader (docs/live-collection.md#the-driver), which wakes only when
+  // something is due (docs/agent.md#wake-ups): the agent's next poll, duty edge, window or hold
+  // (next_due_ns), the feed's own due time, a host probe, a sampler child's message, a capture
   // request, or a stop. A wake for a host probe alone reads the probe and steps nothing.
-  bool step_due = true;
   recording::TimeNs agent_due_mono = -1;
-  for (;;) {
+  recording::TimeNs step_mono = 0;  // the monotonic clock after the last step, where agent.now_ns() was
+  // Reads the host probes when due and, when `step_due`, steps the agent and publishes; false: the
+  // replay ended and the agent does not linger.
+  auto handle = [&](bool step_due) {
     read_host();
-    if (step_due) {
-      std::vector<AgentRecord> records = agent.step();
-      write(records);
-      if (options.after_write) options.after_write(agent.now_ns(), false);
-      if (options.after_step) options.after_step();
-      publish();
-      if (core::monotonic_ns() - last_retention_mono >= kRetentionEveryNs) apply_retention();
-      if (agent.ended() && !options.linger) break;
+    if (!step_due) return true;
+    std::vector<AgentRecord> records = agent.step();
+    write(records);
+    if (options.after_write) options.after_write(agent.now_ns(), false);
+    if (options.after_step) options.after_step();
+    publish();
+    if (core::monotonic_ns() - last_retention_mono >= kRetentionEveryNs) apply_retention();
+    if (agent.ended() && !options.linger) return false;
+    // When the agent is next due, on the monotonic clock; -1: never (a replay that ended, lingering).
+    // Taken after a step only: a wake for a host probe alone leaves it where it was.
+    step_mono = core::monotonic_ns();
+    agent_due_mono = -1;
+    if (!agent.ended()) {
+      const recording::TimeNs until_due = agent.next_due_ns() - agent.now_ns();
+      agent_due_mono = step_mono + std::clamp<recording::TimeNs>(
+                                       static_cast<recording::TimeNs>(static_cast<double>(until_due) / speed),
+                                       0, poll_wall_ns);
     }
-    const recording::TimeNs mono = core::monotonic_ns();
-    if (step_due) {
-      // When the agent is next due, on the monotonic clock; -1: never (a replay that ended, lingering).
-      // Taken after a step only: a wake for a host probe alone leaves it where it was.
-      agent_due_mono = -1;
-      if (!agent.ended()) {
-        const recording::TimeNs until_due = agent.next_due_ns() - agent.now_ns();
-        agent_due_mono = mono + std::clamp<recording::TimeNs>(
-                                    static_cast<recording::TimeNs>(static_cast<double>(until_due) / speed), 0,
-                                    poll_wall_ns);
-      }
-    }
-    recording::TimeNs wait_ns =
-        agent_due_mono < 0 ? -1 : std::max<recording::TimeNs>(agent_due_mono - mono, 0);
-    if (options.host) {
-      const recording::TimeNs host_wait = std::max<recording::TimeNs>(next_host_mono - mono, 0);
-      wait_ns = wait_ns < 0 ? host_wait : std::min(wait_ns, host_wait);
-    }
-    std::vector<pollfd> fds;
-    if (options.stop_fd >= 0) fds.push_back({options.stop_fd, POLLIN, 0});
-    const bool watch_source = !agent.ended();
-    if (watch_source)
-      for (int fd : agent.source().wait_fds()) fds.push_back({fd, POLLIN, 0});
-    for (int fd : options.wake_fds) fds.push_back({fd, POLLIN, 0});
-    // Round up to the next millisecond so the loop never spins just short of a due time.
-    const int timeout_ms =
-        wait_ns < 0 ? -1 : static_cast<int>((wait_ns + recording::kNsPerMs - 1) / recording::kNsPerMs);
-    const int ready = ::poll(fds.data(), fds.size(), timeout_ms);
-    if (ready < 0 && errno != EINTR) break;
-    if (options.stop_fd >= 0 && fds[0].revents) {
+    return true;
+  };
+  collect::DriverReader reader;
+  reader.policy = [&] {
+    collect::DriverWait wait;
+    wait.due_mono = agent_due_mono;
+    if (options.host)
+      wait.due_mono = wait.due_mono < 0 ? next_host_mono : std::min(wait.due_mono, next_host_mono);
+    if (options.stop_fd >= 0) wait.own_fds.push_back(options.stop_fd);
+    wait.own_fds.insert(wait.own_fds.end(), options.wake_fds.begin(), options.wake_fds.end());
+    // An ended replay has nothing more to wake for.
+    if (!agent.ended()) collect::watch_feed(agent.source(), agent.now_ns(), step_mono, wait);
+    return wait;
+  };
+  reader.sink = [&](const collect::DriverWake& wake) {
+    if (wake.error != 0) return false;
+    if (options.stop_fd >= 0 && wake.woke(options.stop_fd)) {
       stopped_by = options.stop_reason ? options.stop_reason() : "stop requested";
-      break;
+      return false;
     }
-    const bool fd_ready = std::any_of(fds.begin(), fds.end(), [](const pollfd& p) { return p.revents != 0; });
-    step_due = fd_ready || ready < 0 || (agent_due_mono >= 0 && core::monotonic_ns() >= agent_due_mono);
-  }
+    return handle(wake.any_fd() || wake.interrupted || wake.feed_due ||
+                  (agent_due_mono >= 0 && wake.mono >= agent_due_mono));
+  };
+  if (handle(true)) collect::LiveDriver().drive(reader);
   if (!stopped_by.empty()) {
     log("stopping (" + stopped_by + "): disabling the counters");
     std::vector<AgentRecord> last = agent.finish(stopped_by);

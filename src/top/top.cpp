@@ -1,6 +1,5 @@
 #include "diescope/top/top.hpp"
 
-#include <poll.h>
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
@@ -13,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "diescope/collect/live_driver.hpp"
 #include "diescope/core/clock.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/top/model.hpp"
@@ -118,26 +118,25 @@ int run_top(ViewFeed& source, const TopOptions& options) {
     frame.ended = source.ended(now);
   };
 
-  // Waits up to `ms` (monotonic) for a key, a signal, a resize or the sampler's output.
-  std::vector<pollfd> fds;
-  const auto wait = [&](int ms, bool keys) {
-    fds.clear();
-    if (options.stop_fd >= 0) fds.push_back({options.stop_fd, POLLIN, 0});
-    if (options.resize_fd >= 0) fds.push_back({options.resize_fd, POLLIN, 0});
-    if (keys) fds.push_back({options.stdin_fd, POLLIN, 0});
-    for (int fd : source.wait_fds()) fds.push_back({fd, POLLIN, 0});
-    const int rc = ::poll(fds.data(), fds.size(), std::max(0, ms));
-    if (rc < 0 && errno != EINTR) throw core::Error("poll failed", "please report this", core::kExitInternal);
+  // top is the live driver's reader (docs/live-collection.md#the-driver): it waits, until its next
+  // drain at the latest, for a key, a signal, a resize or the sampler's output.
+  collect::LiveDriver driver;
+  const auto wait_until = [&](recording::TimeNs wait_ns, bool keys) {
+    collect::DriverWait wait;
+    wait.due_mono = core::monotonic_ns() + wait_ns;
+    if (options.stop_fd >= 0) wait.own_fds.push_back(options.stop_fd);
+    if (options.resize_fd >= 0) wait.own_fds.push_back(options.resize_fd);
+    if (keys) wait.own_fds.push_back(options.stdin_fd);
+    wait.feed_fds = source.wait_fds();
+    return wait;
   };
-  const auto readable = [&](int fd) {
-    for (const pollfd& p : fds)
-      if (p.fd == fd && (p.revents & (POLLIN | POLLHUP)) != 0) return true;
-    return false;
+  const auto check = [](const collect::DriverWake& wake) {
+    if (wake.error != 0) throw core::Error("poll failed", "please report this", core::kExitInternal);
   };
   // The sampler child wrote: read it now (its pipe must not fill), draw at the next drain.
-  const auto source_readable = [&] {
+  const auto source_readable = [&](const collect::DriverWake& wake) {
     for (int fd : source.wait_fds())
-      if (readable(fd)) return true;
+      if (wake.readable(fd)) return true;
     return false;
   };
 
@@ -170,22 +169,32 @@ int run_top(ViewFeed& source, const TopOptions& options) {
     recording::TimeNs now = start;
     recording::TimeNs next_poll = start;
     const std::int64_t mono_start = core::monotonic_ns();
-    while (now < until && !source.ended(now)) {
-      wait(static_cast<int>(std::clamp<recording::TimeNs>((next_poll - now) / recording::kNsPerMs, 0, 100)),
-           false);
-      if (options.stop_fd >= 0 && readable(options.stop_fd)) {
-        source.shutdown();
-        return options.drain_stop ? options.drain_stop() : 1;
+    bool stopped = false;
+    collect::DriverReader reader;
+    reader.policy = [&] {
+      return wait_until(std::clamp<recording::TimeNs>(next_poll - now, 0, 100 * recording::kNsPerMs), false);
+    };
+    reader.sink = [&](const collect::DriverWake& wake) {
+      check(wake);
+      if (options.stop_fd >= 0 && wake.readable(options.stop_fd)) {
+        stopped = true;
+        return false;
       }
       now = source.now_ns();
-      if (now >= next_poll || source_readable()) {
+      if (now >= next_poll || source_readable(wake)) {
         poll_source(now);
         if (now >= next_poll) next_poll = now + drain_ns;
       }
       // A replay faster than real time still stops; a stalled source cannot hold the frame forever.
       if (core::monotonic_ns() - mono_start >
           4 * static_cast<std::int64_t>(options.once_after_ms * 1e6) + 10 * recording::kNsPerSecond)
-        break;
+        return false;
+      return now < until && !source.ended(now);
+    };
+    if (now < until && !source.ended(now)) driver.drive(reader);
+    if (stopped) {
+      source.shutdown();
+      return options.drain_stop ? options.drain_stop() : 1;
     }
     poll_source(now);
     build(now);
@@ -202,7 +211,7 @@ int run_top(ViewFeed& source, const TopOptions& options) {
   bool dirty = true;
   bool quit = false;
   int exit_code = 0;
-  while (!quit) {
+  const auto draw = [&] {
     if (dirty && !frame.paused) {
       build(now);
       write_all(options.stdout_fd, screen_text(layout(frame, size.width, size.height, true)));
@@ -211,22 +220,26 @@ int run_top(ViewFeed& source, const TopOptions& options) {
       write_all(options.stdout_fd, screen_text(layout(frame, size.width, size.height, true)));
       dirty = false;
     }
-    wait(static_cast<int>(std::clamp<recording::TimeNs>((next_poll - source.now_ns()) / recording::kNsPerMs,
-                                                        0, drain_ns / recording::kNsPerMs)),
-         true);
-    if (options.stop_fd >= 0 && readable(options.stop_fd)) {
+  };
+  collect::DriverReader reader;
+  reader.policy = [&] {
+    return wait_until(std::clamp<recording::TimeNs>(next_poll - source.now_ns(), 0, drain_ns), true);
+  };
+  reader.sink = [&](const collect::DriverWake& wake) {
+    check(wake);
+    if (options.stop_fd >= 0 && wake.readable(options.stop_fd)) {
       exit_code = options.drain_stop ? options.drain_stop() : 1;
-      break;
+      return false;
     }
-    if (options.resize_fd >= 0 && readable(options.resize_fd)) {
+    if (options.resize_fd >= 0 && wake.readable(options.resize_fd)) {
       if (options.drain_resize) options.drain_resize();
       size = terminal_size(options.stdout_fd);
       dirty = true;
     }
-    if (readable(options.stdin_fd)) {
+    if (wake.readable(options.stdin_fd)) {
       char keys[64];
       const ssize_t n = ::read(options.stdin_fd, keys, sizeof keys);
-      if (n == 0) break;  // the terminal closed
+      if (n == 0) return false;  // the terminal closed
       for (ssize_t i = 0; i < n; ++i) {
         frame.message.clear();
         switch (keys[i]) {
@@ -256,7 +269,7 @@ int run_top(ViewFeed& source, const TopOptions& options) {
       }
       dirty = true;
     }
-    const bool child_wrote = source_readable();
+    const bool child_wrote = source_readable(wake);
     now = source.now_ns();
     if (now >= next_poll) {
       // Readings keep coming while paused, so that resuming shows the present.
@@ -266,7 +279,12 @@ int run_top(ViewFeed& source, const TopOptions& options) {
     } else if (child_wrote) {
       poll_source(now);
     }
-  }
+    if (quit) return false;
+    draw();
+    return true;
+  };
+  draw();
+  driver.drive(reader);
   source.shutdown();
   return exit_code;
 }

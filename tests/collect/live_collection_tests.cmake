@@ -4,3 +4,5 @@ diescope_test(live_collection_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/live_collec
 target_include_directories(live_collection_test PRIVATE ${PROJECT_SOURCE_DIR}/src/collect/nvml ${CMAKE_CURRENT_LIST_DIR})
 target_compile_definitions(live_collection_test PRIVATE DIESCOPE_SAMPLER_FAKE="$<TARGET_FILE:diescope_sampler_fake>")
 add_dependencies(live_collection_test diescope_sampler_fake)
+# The live driver's one wait (docs/live-collection.md#the-driver), with a fake feed: timers and a pipe.
+diescope_test(live_driver_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/live_driver_test.cpp LIBS diescope_live)

@@ -5,6 +5,7 @@ steps advance (0.4 s a step), so every expected value is worked out below by han
 
     steady_window_test.py REPO_ROOT
 """
+import ast
 import json
 import os
 import signal
@@ -84,9 +85,12 @@ check("SIGTERM: STOP printed", steady_window.STOP, f.events[-1])
 for sig in (signal.SIGTERM, signal.SIGINT):
     signal.signal(sig, signal.SIG_DFL)
 
-# The workloads use it (their own loop is gone).
+# The workloads use it (their own loop is gone). Each defines the main() it calls: these scripts need a
+# GPU to run, so CPU CI checks their shape from the source.
 for name in ("resnet50_amp.py", "gpt_bf16.py", "augment_train.py"):
     text = open(os.path.join(sys.argv[1], "workloads", "pytorch", name)).read()
+    top = [n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+    check(f"{name} defines main()", True, "main" in top)
     check(f"{name} imports run_window", True, "from steady_window import run_window" in text)
     check(f"{name} has no marker of its own", False, "measure start" in text.split('"""', 2)[2])
 # The two training workloads share one mixed-precision step (amp_step.py), not a copy each.

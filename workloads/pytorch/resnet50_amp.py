@@ -74,6 +74,7 @@ def amp_resnet50(batch: int):
     return model, opt, scaler, nn.CrossEntropyLoss(), x, y
 
 
+def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--steps", type=int, default=100, help="timed training steps inside the window")
