@@ -11,7 +11,9 @@
 # A changed .cpp of src/ is checked itself; a changed header of src/ or include/ is checked through
 # the .cpp of src/ of the same name, else through the first .cpp of src/ that includes it. Files the
 # build folder does not compile (the CUDA host code, when it was configured without nvcc) are checked
-# in a folder configured with the ci preset (build/ci; configured here when missing).
+# in a folder configured with the ci preset (build/ci; configured here when missing). Where BUILD_DIR
+# compiles src/ at -O1 (cpu-ci), the same sources are also compiled at -O2 for the warnings GCC gives
+# only there (docs/building.md#where-each-check-runs).
 #   scripts/check-tidy-changed.sh BUILD_DIR [BASE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,8 +42,13 @@ git rev-parse -q --verify "$base^{commit}" >/dev/null || {
   exit 2
 }
 mapfile -t changed < <(git diff --name-only --diff-filter=d "$base" HEAD -- 'src/*.cpp' 'src/*.hpp' 'include/*.hpp' | sort)
+# A build folder that compiles a part as one file lists one command per source in the database that
+# scripts/tidy-database.sh writes for it.
+db=$(bash scripts/tidy-database.sh "$build")
+gpu_db=build/ci
+if [ -f build/ci/compile_commands.json ]; then gpu_db=$(bash scripts/tidy-database.sh build/ci); fi
 # Each changed file becomes the .cpp files that carry it, split by the build folder that compiles them.
-mapfile -t plan < <(python3 - "$build/compile_commands.json" build/ci/compile_commands.json "${changed[@]}" <<'PY'
+mapfile -t plan < <(python3 - "$db/compile_commands.json" "$gpu_db/compile_commands.json" "${changed[@]}" <<'PY'
 import json, os, re, subprocess, sys
 root = os.getcwd() + "/"
 def database(path):
@@ -86,15 +93,44 @@ run() {  # run BUILD FILE...: clang-tidy over the files, findings printed, statu
   fi
   rm -f "$log"
 }
-run "$build" "${cpu_files[@]}"
+run "$db" "${cpu_files[@]}"
 if ((${#gpu_files[@]})); then
   if [ ! -f build/ci/compile_commands.json ]; then
     cmake --preset ci >/dev/null || { echo "check-tidy-changed: ${gpu_files[*]} need the ci preset (nvcc), which did not configure" >&2; exit 2; }
   fi
-  run build/ci "${gpu_files[@]}"
+  run "$(bash scripts/tidy-database.sh build/ci)" "${gpu_files[@]}"
+fi
+# A build folder that compiles src/ below -O2 (the cpu-ci preset: -O1) misses the warnings GCC gives
+# only at -O2 (docs/building.md#where-each-check-runs): the same files are compiled again here at -O2,
+# with the same flags otherwise (warnings are errors), into nothing.
+o2_status=0
+mapfile -t o2 < <(python3 - "$db/compile_commands.json" "${cpu_files[@]}" <<'PY'
+import json, os, re, shlex, sys
+root = os.getcwd() + "/"
+wanted = set(sys.argv[2:])
+for e in json.load(open(sys.argv[1])):
+    rel = os.path.relpath(os.path.normpath(os.path.join(e["directory"], e["file"])), root)
+    cmd = e.get("command")
+    if rel not in wanted or not cmd or " -O1 " not in cmd:
+        continue
+    cmd = re.sub(r" -MD -MT \S+ -MF \S+", "", cmd.replace(" -O1 ", " -O2 "))
+    cmd = re.sub(r" -o \S+", " -o /dev/null", cmd)
+    print(f"cd {shlex.quote(e['directory'])} && {cmd}")
+PY
+)
+if ((${#o2[@]})); then
+  log=$(mktemp)
+  printf '%s\0' "${o2[@]}" | xargs -0 -P "$(nproc)" -n 1 bash -c >"$log" 2>&1 || o2_status=1
+  if ((o2_status)); then
+    grep -E "(warning|error):" "$log" | sort -u >&2 || cat "$log" >&2
+    echo "check-tidy-changed: at -O2 GCC warns about the above (CI's build compiles at -O1); fix them" >&2
+  fi
+  rm -f "$log"
+  echo "check-tidy-changed: ${#o2[@]} files compiled at -O2$( ((o2_status)) || echo ' without a warning')"
 fi
 if ((status)); then
   echo "check-tidy-changed: clang-tidy found the above; fix them (or, for a false positive, a NOLINT(check) with a reason)" >&2
   exit 1
 fi
+((o2_status)) && exit 1
 echo "check-tidy-changed: ${#plan[@]} files clean"

@@ -12,8 +12,11 @@ if [ ! -f "$build/compile_commands.json" ]; then
   echo "check-tidy: no $build/compile_commands.json; fix: configure first (cmake --preset ci)" >&2
   exit 2
 fi
+# A build folder that compiles a part as one file lists one command per source in the database that
+# scripts/tidy-database.sh writes for it.
+db=$(bash scripts/tidy-database.sh "$build")
 # CUDA sources are compiled by nvcc; clang-tidy reads only the C++ ones.
-mapfile -t files < <(python3 - "$build/compile_commands.json" "$regex" <<'PY'
+mapfile -t files < <(python3 - "$db/compile_commands.json" "$regex" <<'PY'
 import json, os, re, sys
 root = os.getcwd() + "/"
 for entry in json.load(open(sys.argv[1])):
@@ -26,7 +29,7 @@ PY
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0
-printf '%s\n' "${files[@]}" | xargs -P "$(nproc)" -n 1 clang-tidy -p "$build" --quiet >"$log" 2>/dev/null || status=$?
+printf '%s\n' "${files[@]}" | xargs -P "$(nproc)" -n 1 clang-tidy -p "$db" --quiet >"$log" 2>/dev/null || status=$?
 if ((status)); then
   grep -E "(warning|error):" "$log" | sort -u >&2 || cat "$log" >&2
   echo "check-tidy: clang-tidy found the above in ${#files[@]} files; fix them (or, for a false positive, a NOLINT(check) with a reason)" >&2

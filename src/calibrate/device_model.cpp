@@ -7,14 +7,13 @@
 
 #include <fmt/core.h>
 
+#include "internal.hpp"
+
 namespace diescope::calibrate {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-bool positive_finite(double x) {
-  return std::isfinite(x) && x > 0;
-}
+using detail::kNaN;
+using detail::positive_finite;
 
 bool is_power_of_two(std::uint64_t x) {
   return x != 0 && (x & (x - 1)) == 0;

@@ -9,62 +9,65 @@
 
 #include "diescope/core/error.hpp"
 
+#include "internal.hpp"
+
 namespace diescope::calibrate {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using detail::kNaN;
+
 // Settling margin the workload keeps at each end of a step, and what sizing its launches costs;
 // only the time-left estimate uses these (the workload's own figures are in its output).
 constexpr double kStepOverheadSeconds = 0.8;
 
-[[noreturn]] void bad_field(const std::string& what, const std::string& field) {
+[[noreturn]] void bad_reply_field(const std::string& what, const std::string& field) {
   throw core::Error("the calibration workload's " + what + " line has no usable field \"" + field + "\"",
                     "rebuild diescope and diescope-workload from the same source and run again",
                     core::kExitInput);
 }
 
 const nlohmann::json& field(const nlohmann::json& j, const std::string& what, const std::string& key) {
-  if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) bad_field(what, key);
+  if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) bad_reply_field(what, key);
   return j.at(key);
 }
 
 double number(const nlohmann::json& j, const std::string& what, const std::string& key) {
   const nlohmann::json& v = field(j, what, key);
-  if (!v.is_number()) bad_field(what, key);
+  if (!v.is_number()) bad_reply_field(what, key);
   return v.get<double>();
 }
 // A number, or NaN where the workload wrote null.
 double number_or_nan(const nlohmann::json& j, const std::string& what, const std::string& key) {
-  if (!j.is_object() || !j.contains(key)) bad_field(what, key);
+  if (!j.is_object() || !j.contains(key)) bad_reply_field(what, key);
   const nlohmann::json& v = j.at(key);
   if (v.is_null()) return kNaN;
-  if (!v.is_number()) bad_field(what, key);
+  if (!v.is_number()) bad_reply_field(what, key);
   return v.get<double>();
 }
 std::int64_t integer(const nlohmann::json& j, const std::string& what, const std::string& key) {
   const nlohmann::json& v = field(j, what, key);
-  if (!v.is_number_integer()) bad_field(what, key);
+  if (!v.is_number_integer()) bad_reply_field(what, key);
   return v.get<std::int64_t>();
 }
 std::string text(const nlohmann::json& j, const std::string& what, const std::string& key) {
   const nlohmann::json& v = field(j, what, key);
-  if (!v.is_string()) bad_field(what, key);
+  if (!v.is_string()) bad_reply_field(what, key);
   return v.get<std::string>();
 }
 Interval interval(const nlohmann::json& v, const std::string& what, const std::string& key) {
   if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer())
-    bad_field(what, key);
+    bad_reply_field(what, key);
   return Interval{v[0].get<recording::TimeNs>(), v[1].get<recording::TimeNs>()};
 }
 const nlohmann::json& points(const nlohmann::json& line, const std::string& what) {
   const nlohmann::json& p = field(line, what, "points");
-  if (!p.is_array()) bad_field(what, "points");
+  if (!p.is_array()) bad_reply_field(what, "points");
   return p;
 }
 std::vector<LaunchContext> contexts(const nlohmann::json& j, const std::string& what) {
   std::vector<LaunchContext> out;
   const nlohmann::json& list = field(j, what, "contexts");
-  if (!list.is_array()) bad_field(what, "contexts");
+  if (!list.is_array()) bad_reply_field(what, "contexts");
   for (const nlohmann::json& c : list)
     out.push_back(LaunchContext{integer(c, what, "blocks"), integer(c, what, "threads_per_block"),
                                 number(c, what, "scalar_ops"), number(c, what, "mma_ops")});
@@ -131,7 +134,7 @@ WorkloadStep parse_workload_step(const nlohmann::json& line) {
   s.peak_per_sm_per_cycle = number_or_nan(line, what, "peak_per_sm_per_cycle");
   s.sm_clock_mhz = number_or_nan(line, what, "sm_clock_mhz");
   const nlohmann::json& launches = field(line, what, "launches");
-  if (!launches.is_array()) bad_field(what, "launches");
+  if (!launches.is_array()) bad_reply_field(what, "launches");
   for (const nlohmann::json& l : launches) s.launches.push_back(interval(l, what, "launches"));
   s.window = interval(field(line, what, "window"), what, "window");
   return s;
@@ -149,12 +152,12 @@ std::vector<StreamTiming> parse_stream_timings(const nlohmann::json& line) {
         t.kernel = k;
         known = true;
       }
-    if (!known) bad_field(what, "kernel");
+    if (!known) bad_reply_field(what, "kernel");
     t.elements = static_cast<std::uint64_t>(integer(p, what, "elements"));
     const nlohmann::json& seconds = field(p, what, "seconds");
-    if (!seconds.is_array()) bad_field(what, "seconds");
+    if (!seconds.is_array()) bad_reply_field(what, "seconds");
     for (const nlohmann::json& s : seconds) {
-      if (!s.is_number()) bad_field(what, "seconds");
+      if (!s.is_number()) bad_reply_field(what, "seconds");
       t.seconds.push_back(s.get<double>());
     }
     out.push_back(std::move(t));

@@ -10,12 +10,16 @@
 #include "diescope/calibrate/sha256.hpp"
 #include "diescope/core/error.hpp"
 
+#include "internal.hpp"
+
 namespace diescope::calibrate {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
+
+using detail::join;
 
 bool same_recipe(const recording::UnitRecipe& a, const recording::UnitRecipe& b) {
   return a.combine == b.combine && a.counters == b.counters;
@@ -48,12 +52,6 @@ CalibrationBlock no_file(const CalibrationQuery& query, std::string reason) {
   b.units = unchecked_units(query, "no calibration file was taken");
   b.reason = std::move(reason);
   return b;
-}
-
-std::string join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : std::string(sep)) + p;
-  return out;
 }
 
 // "passed FP32, DRAM; no check Tensor, FP64": the units named by verdict.

@@ -9,10 +9,12 @@
 #include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
 
+#include "internal.hpp"
+
 namespace diescope::calibrate {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using detail::kNaN;
 
 std::vector<std::int64_t> powers_of_two(std::int64_t from, std::int64_t to) {
   std::vector<std::int64_t> out;

@@ -8,14 +8,14 @@
 
 #include <fmt/core.h>
 
+#include "internal.hpp"
+
 namespace diescope::calibrate {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-bool positive_finite(double x) {
-  return std::isfinite(x) && x > 0;
-}
+using detail::join;
+using detail::kNaN;
+using detail::positive_finite;
 
 double window_ns(Interval w) {
   return static_cast<double>(w.end_ns - w.start_ns);
@@ -31,12 +31,6 @@ std::vector<Interval> merged(std::vector<Interval> work) {
     else
       out.push_back(i);
   }
-  return out;
-}
-
-std::string join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (const std::string& p : parts) out += (out.empty() ? "" : std::string(sep)) + p;
   return out;
 }
 

@@ -26,7 +26,7 @@ namespace diescope::capi {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using analysis::kNaN;
 
 std::string use_word(report::SampleUse use) {
   switch (use) {

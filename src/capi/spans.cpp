@@ -17,7 +17,7 @@
 namespace diescope::capi {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using analysis::kNaN;
 
 // How far outside a span the records its figures can depend on reach: GPU-Util's booking (at most
 // 1 s back from an NVML sample, docs/method.md#gpu-util) and the readings run takes once a second

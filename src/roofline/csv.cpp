@@ -10,12 +10,13 @@
 #include <stdexcept>
 
 #include "diescope/core/error.hpp"
+#include "internal.hpp"
 
 namespace diescope::roofline {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using detail::kNaN;
 
 // Shortest round-trip text; NaN is an empty cell (not available).
 std::string num(double v) {

@@ -18,12 +18,13 @@
 
 #include "diescope/core/child_process.hpp"
 #include "diescope/roofline/profile.hpp"
+#include "internal.hpp"
 
 namespace diescope::roofline {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using detail::kNaN;
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);

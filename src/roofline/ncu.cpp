@@ -18,12 +18,13 @@
 #include "diescope/core/error.hpp"
 #include "diescope/core/version.hpp"
 #include "diescope/roofline/csv.hpp"
+#include "internal.hpp"
 
 namespace diescope::roofline {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using detail::kNaN;
 // docs/roofline.md#packed-half-precision: the lanes of a packed FP16 instruction (HADD2, HMUL2, HFMA2).
 constexpr double kHalfLanesPerInstruction = 2;
 

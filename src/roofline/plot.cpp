@@ -10,12 +10,13 @@
 #include <set>
 
 #include "diescope/core/error.hpp"
+#include "internal.hpp"
 
 namespace diescope::roofline {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using detail::kNaN;
 // Plot geometry, in SVG user units.
 constexpr double kWidth = 1000, kHeight = 640;
 constexpr double kLeft = 90, kRight = 760, kTop = 40, kBottom = 560;

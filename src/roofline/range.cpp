@@ -11,12 +11,13 @@
 
 #include "diescope/core/error.hpp"
 #include "diescope/roofline/ncu.hpp"
+#include "internal.hpp"
 
 namespace diescope::roofline {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using detail::kNaN;
 constexpr const char* kFix =
     "run the program again through `diescope roofline profile --profiler range`; the file is the "
     "library's own (docs/roofline.md#the-range-profiler)";

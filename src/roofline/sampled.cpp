@@ -11,12 +11,13 @@
 
 #include "diescope/analysis/energy.hpp"
 #include "diescope/core/error.hpp"
+#include "internal.hpp"
 
 namespace diescope::roofline {
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using detail::kNaN;
 
 double seconds(std::int64_t ns) {
   return static_cast<double>(ns) * 1e-9;

@@ -12,11 +12,12 @@
 #include <fmt/format.h>
 
 #include "diescope/core/error.hpp"
+#include "internal.hpp"
 
 namespace diescope::roofline {
 
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using detail::kNaN;
 
 // NaN + x stays NaN only when both are NaN: a metric one launch lacks does not hide the others'.
 double add_available(double a, double b) {

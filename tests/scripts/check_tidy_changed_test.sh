@@ -26,7 +26,7 @@ make_repo() {  # make_repo NAME: two sources, a public header that b.cpp include
   mkdir -p "$dir/scripts" "$dir/src/p" "$dir/include/diescope/p" "$dir/build"
   git -C "$dir" init -q --template= -b main
   git -C "$dir" config user.email t@t; git -C "$dir" config user.name t
-  cp "$root/scripts/check-tidy-changed.sh" "$root/scripts/check-tidy.sh" "$dir/scripts/"
+  cp "$root/scripts/check-tidy-changed.sh" "$root/scripts/check-tidy.sh" "$root/scripts/tidy-database.sh" "$dir/scripts/"
   echo "int a;" > "$dir/src/p/a.cpp"
   printf '#include "diescope/p/y.hpp"\nint b;\n' > "$dir/src/p/b.cpp"
   echo "#pragma once" > "$dir/include/diescope/p/y.hpp"
