@@ -52,7 +52,7 @@ for rev in "$before" "$after"; do
     log=$scratch/$name.$r.log
     rm -f "$log" "${objects[@]/#/$tree/build/}"
     DIESCOPE_COMPILE_LOG=$log CCACHE_DISABLE=1 ninja -C "$tree/build" -j1 "${objects[@]}" >/dev/null
-    awk -v rev="$name" -v r="$r" '{n = split($4, p, "/"); printf "%s\t%d\t%.2f\t%.2f\t%s\n", rev, r, $1 + $2, $3, p[n]}' \
+    awk -v rev="$name" -v r="$r" '{n = split($5, p, "/"); printf "%s\t%d\t%.2f\t%.2f\t%s\n", rev, r, $1 + $2, $3, p[n]}' \
       "$log" >>"$out/compiles.tsv"
   done
   python3 - "$out/compiles.tsv" "$name" "$cli11_files" >>"$out/summary.tsv" <<'PY'

@@ -26,7 +26,7 @@ cmake --preset ci -B "$build" -DCMAKE_CXX_COMPILER_LAUNCHER="$PWD/bench/build/lo
 started=$SECONDS
 cmake --build "$build" -j"$(nproc)"
 wall=$((SECONDS - started))
-awk '{printf "%.2f\t%.2f\t%s\n", $1 + $2, $3, $4}' "$log" | sort -rn > "$out/compiles.tsv"
+awk '{printf "%.2f\t%.2f\t%s\n", $1 + $2, $3, $5}' "$log" | sort -rn > "$out/compiles.tsv"
 awk -F'\t' '{n = split($3, p, "/"); part = p[1] "/" p[2]; cpu[part] += $1}
             END {for (k in cpu) printf "%.1f\t%s\n", cpu[k], k}' "$out/compiles.tsv" | sort -rn > "$out/parts.tsv"
 rm -f "$log"

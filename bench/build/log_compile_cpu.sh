@@ -1,10 +1,4 @@
 #!/usr/bin/env bash
-# Compiler launcher for bench/build/compile_cpu_time.sh: runs the compile and appends one line to
-# $DIESCOPE_COMPILE_LOG: user and system CPU seconds, wall seconds, the object file.
-out=unknown
-prev=
-for arg in "$@"; do
-  [ "$prev" = "-o" ] && out=$arg
-  prev=$arg
-done
-exec /usr/bin/time -a -o "${DIESCOPE_COMPILE_LOG:?set by compile_cpu_time.sh}" -f "%U %S %e $out" "$@"
+# Compiler launcher for bench/build/compile_cpu_time.sh and cli11_one_tu.sh: log_step_cpu.sh's line
+# ("user system wall compile OBJECT") appended to $DIESCOPE_COMPILE_LOG.
+DIESCOPE_STEP_LOG=${DIESCOPE_COMPILE_LOG:?set by compile_cpu_time.sh} exec "$(dirname "$0")/log_step_cpu.sh" compile "$@"
