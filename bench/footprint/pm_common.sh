@@ -1,6 +1,15 @@
 # Sourced by pm_interval_check.sh and pm_hold_check.sh (docs/footprint.md#the-decode-image): what both
 # read the same way.
 
+# pm_check_settings: bin (BIN's folder, default build/release/bin), seconds (PM_SECONDS, default 60)
+# and work (WORK, default a new temporary folder, made), as both scripts take them.
+pm_check_settings() {
+  bin=$(cd "${BIN:-build/release/bin}" && pwd)
+  seconds=${PM_SECONDS:-60}
+  work=${WORK:-$(mktemp -d)}
+  mkdir -p "$work"
+}
+
 # held_out_notes WORK OUT: the sampler and timing-total notes (the first 12) and the chip line count of
 # each held-out recording footprint.sh's heldout section left under WORK, into OUT/recording-notes.txt.
 held_out_notes() {

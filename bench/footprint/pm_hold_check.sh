@@ -26,10 +26,7 @@ out=$(cd "$out_dir" && pwd)
 cd "$(dirname "$0")/../.."
 # shellcheck source=bench/footprint/pm_common.sh
 source bench/footprint/pm_common.sh
-bin=$(cd "${BIN:-build/release/bin}" && pwd)
-seconds=${PM_SECONDS:-60}
-work=${WORK:-$(mktemp -d)}
-mkdir -p "$work"
+pm_check_settings
 
 # 1. The held-out checks at 0.1 ms under diescope run (PM_HELDOUT_SECONDS=0 leaves them out).
 [ "${PM_HELDOUT_SECONDS:-12}" = 0 ] || FOOTPRINT_HELDOUT=0.1:100:${PM_HELDOUT_SECONDS:-12} BIN=$bin WORK=$work \

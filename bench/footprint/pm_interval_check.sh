@@ -25,10 +25,7 @@ out=$(cd "$out_dir" && pwd)
 cd "$(dirname "$0")/../.."
 # shellcheck source=bench/footprint/pm_common.sh
 source bench/footprint/pm_common.sh
-bin=$(cd "${BIN:-build/release/bin}" && pwd)
-seconds=${PM_SECONDS:-60}
-work=${WORK:-$(mktemp -d)}
-mkdir -p "$work"
+pm_check_settings
 
 FOOTPRINT_HELDOUT=${PM_HELDOUT:-10:1000:4,1:1000:4,0.1:100:12} BIN=$bin WORK=$work \
   bash bench/footprint/footprint.sh "$out" heldout
