@@ -121,7 +121,9 @@ Watcher::Watcher(std::shared_ptr<const collect::Nvml> nvml, WatchSettings settin
 }
 
 Watcher::Watcher(const std::vector<const collect::GpuTelemetry*>& gpus, WatchSettings settings)
-    : settings_(std::move(settings)), resolver_(settings_.proc_root, settings_.labels), tracker_(settings_.job_wait_ns) {
+    : settings_(std::move(settings)),
+      resolver_(settings_.proc_root, settings_.labels),
+      tracker_(settings_.job_wait_ns) {
   for (const collect::GpuTelemetry* telemetry : gpus)
     if (telemetry != nullptr) add_device(*telemetry);
   notes_ = settings_.label_notes;

@@ -61,9 +61,9 @@ int run(const AgentArgs& a) {
     ws.label_notes = labels.notes;
     std::unique_ptr<attribution::JobStore> jobs;
     if (store) jobs = std::make_unique<attribution::JobStore>(store->path(), true);
-    attrib = std::make_unique<attribution::AgentAttribution>(
-        std::make_unique<attribution::Watcher>(gpus, ws), std::move(jobs),
-        a.ndjson ? stdout : nullptr, log_line);
+    attrib = std::make_unique<attribution::AgentAttribution>(std::make_unique<attribution::Watcher>(gpus, ws),
+                                                             std::move(jobs), a.ndjson ? stdout : nullptr,
+                                                             log_line);
     log_line("attribution on: holders of each GPU in every record, a job record when one leaves");
   }
 

@@ -98,7 +98,8 @@ class Live final : public AgentBacked {
  public:
   // `session` reads NVML for the screen too: the draw with the power line and the pids on the
   // process lists, once a drain (its poll is the drain: docs/top.md#sources).
-  Live(std::unique_ptr<collect::LiveSession> session, double drain_ms, std::string no_sampler, bool attribution)
+  Live(std::unique_ptr<collect::LiveSession> session, double drain_ms, std::string no_sampler,
+       bool attribution)
       : AgentBacked(std::move(session), std::make_unique<core::SystemClock>(), "live", true),
         no_sampler_(std::move(no_sampler)),
         live_source_(static_cast<const collect::LiveSession*>(&agent_source())) {
@@ -116,6 +117,7 @@ class Live final : public AgentBacked {
       watcher_.reset();  // the processes are still listed, by pid and name
     }
   }
+
  private:
   // What the session read for the screen at its last poll (the source is polled sooner when the
   // sampler writes; NVML waits for the drain).
@@ -138,7 +140,8 @@ class Live final : public AgentBacked {
     }
   }
   collect::ChipSource chip_source_of(std::size_t gpu) const override {
-    return live_source_->chip_source(gpu) == collect::ChipSource::gpm ? collect::ChipSource::gpm : chip_source();
+    return live_source_->chip_source(gpu) == collect::ChipSource::gpm ? collect::ChipSource::gpm
+                                                                      : chip_source();
   }
   // The latest watch's name for the holder of `pid` on this GPU; empty when it has none yet.
   std::string holder_of(std::size_t gpu, unsigned pid) const {

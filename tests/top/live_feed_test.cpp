@@ -19,7 +19,6 @@ namespace diescope::top {
 namespace {
 
 namespace fake = collect::fake_nvml;
-constexpr recording::TimeNs kMs = recording::kNsPerMs;
 // Above the largest pid_max the kernel allows (2^22): no process has it, so it has no name.
 constexpr unsigned kNoSuchPid = 4'194'304;
 
@@ -65,12 +64,12 @@ TEST(TopLiveFeed, TheSessionsDrawAndProcessListReachTheModel) {
   EXPECT_EQ((*first.processes)[1].name, "");
 
   fake::state().draw_mw = 500'000;
-  const GpuFrame between = poll_at(t0 + 10 * kMs);
+  const GpuFrame between = poll_at(t0 + 10 * recording::kNsPerMs);
   EXPECT_DOUBLE_EQ(between.power_w, 412.25);
   ASSERT_TRUE(between.processes.has_value());
   EXPECT_EQ(between.processes->size(), 2U);
 
-  const GpuFrame next = poll_at(t0 + 1000 * kMs);
+  const GpuFrame next = poll_at(t0 + 1000 * recording::kNsPerMs);
   EXPECT_DOUBLE_EQ(next.power_w, 500);
   feed->shutdown();
 }
