@@ -1,6 +1,6 @@
 // The live driver: the one wait of a live read (docs/live-collection.md#the-driver). A reader
-// (`agent`, `top`, `run`) is a policy, which says before each wait when it is next due and which of its own
-// descriptors to watch, and a sink, which handles what woke the driver. The driver sleeps in one
+// (`agent`, `top`, `run`) is a policy, which says before each wait when it is next due and which of
+// its own descriptors to watch, and a sink, which handles what woke the driver. The driver sleeps in one
 // ::poll until the earliest of the reader's due time, the feed's next_due_ns(), a readable feed
 // descriptor (wait_fds()) or a readable descriptor of the reader's own, and wakes for nothing else
 // (docs/agent.md#wake-ups).
