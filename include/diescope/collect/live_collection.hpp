@@ -20,6 +20,7 @@
 #include "diescope/collect/profiler_watch.hpp"
 #include "diescope/collect/feed.hpp"
 #include "diescope/collect/gpm.hpp"
+#include "diescope/collect/gpm_source.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/chip_source.hpp"
 #include "diescope/collect/sampler.hpp"
@@ -46,7 +47,8 @@ struct NvmlReadSet {
 };
 
 // The one place a live reader opens NVML GPM (docs/live-collection.md#who-reads-it): the session at a
-// switch, `run` for a whole run (both through GpuTelemetry::open_gpm), and attribution's watcher for
+// switch, `run` for a whole run (both through GpmChipSource and GpuTelemetry::open_gpm:
+// docs/live-collection.md#the-gpm-switch), and attribution's watcher for
 // each GPU instance under MIG (`gpu_instance`, docs/attribution.md#mig). Its first pair is taken at
 // `now`; throws DeviceError when GPM cannot be read.
 std::unique_ptr<collect::GpmSampler> open_gpm(const collect::NvmlDevice& device, recording::TimeNs now,
@@ -351,7 +353,7 @@ class LiveSession final : public Feed {
     recording::TimeNs last_util_read_ns = 0;  // when GPU-Util samples were last read; 0: never
     bool on_gpm = false;                      // chip samples come from GPM
     bool gpm_failed = false;                  // GPM could not be opened: PM sampling or nothing
-    std::unique_ptr<collect::GpmSampler> gpm;
+    GpmChipSource gpm;  // open while chip samples come from GPM (docs/live-collection.md#the-gpm-switch)
     bool gpm_sampling = false;  // GPM samples are being recorded (the agent wants them)
     recording::TimeNs next_gpm_ns = 0;
   };
