@@ -47,10 +47,10 @@ struct NvmlReadSet {
 };
 
 // The one place a live reader opens NVML GPM (docs/live-collection.md#who-reads-it): the session at a
-// switch, `run` for a whole run (both through GpmChipSource and GpuTelemetry::open_gpm:
-// docs/live-collection.md#the-gpm-switch), and attribution's watcher for
-// each GPU instance under MIG (`gpu_instance`, docs/attribution.md#mig). Its first pair is taken at
-// `now`; throws DeviceError when GPM cannot be read.
+// switch and `run` for a whole run (both through GpmChipSource and GpuTelemetry::open_gpm:
+// docs/live-collection.md#the-gpm-switch), and attribution's watcher for each GPU instance under MIG
+// (`gpu_instance`, docs/attribution.md#mig). Its first pair is taken at `now`; throws DeviceError
+// when GPM cannot be read.
 std::unique_ptr<collect::GpmSampler> open_gpm(const collect::NvmlDevice& device, recording::TimeNs now,
                                               std::optional<unsigned> gpu_instance = std::nullopt);
 
