@@ -2,20 +2,21 @@
 # `diescope run`'s own CPU and memory at 10 and 1 ms, GPU idle, for two builds alternated (before,
 # after, before, after) through bench/footprint/footprint.sh's idle section; then the after build
 # with DIESCOPE_RUN_TIMING=1, whose `run-timing` note gives its loop's CPU part by part
-# (docs/footprint.md#runs-own-parts); then the floors beside them in the same call: CUPTI alone
-# (pm_minimal) with the sampler child's interval, decode period, image and hardware buffer at 10 and
-# 1 ms, decoding only and with evaluation, and a bare CUDA program's RSS (bench/footprint/run_floors.py).
-# Each recording's GPU-Util samples are counted (util.tsv): every build's recording must hold a
-# sample every NVML sample period, whatever how often it reads them. Docs: docs/footprint.md.
+# (docs/footprint.md#runs-own-parts; parts.tsv by bench/footprint/run_parts.py); then the floors
+# beside them in the same call: CUPTI alone (pm_minimal) with the sampler child's interval, decode
+# period, image and hardware buffer at 10 and 1 ms, decoding only and with evaluation, and a bare
+# CUDA program's RSS (bench/footprint/run_floors.py). Each recording's GPU-Util samples are counted
+# (util.tsv): every build's recording must hold a sample every NVML sample period, however often it
+# reads them. Docs: docs/footprint.md.
 #
 #   bench/footprint/run_cpu_floors.sh OUT_DIR BEFORE_BIN AFTER_BIN
 #
-# BEFORE_BIN and AFTER_BIN are folders with diescope, diescope-cupti (and, in AFTER_BIN, pm_minimal,
-# bare_cuda, nvml_poll, diescope-workload). FLOORS_IDLE (default 10:100:20,1:100:20) is
+# BEFORE_BIN and AFTER_BIN are folders with diescope, diescope-cupti, diescope-workload, pm_minimal,
+# bare_cuda and nvml_poll (footprint.sh asks for them). FLOORS_IDLE (default 10:100:20,1:100:20) is
 # footprint.sh's FOOTPRINT_IDLE; FLOORS_ROUNDS (default 2) the before/after pairs; FLOORS_SECONDS
 # (default 20) each pm_minimal and bare_cuda run. Writes OUT_DIR/idle-<build><round>/ (footprint.sh's
-# tables), timing.txt, floors.tsv, util.tsv, env.txt; raw outputs in WORK (default a new temporary
-# folder). Reads clocks and limits, never sets them.
+# tables), timing.txt, parts.tsv, floors.tsv, util.tsv, env.txt; raw outputs in WORK (default a new
+# temporary folder). Reads clocks and limits, never sets them.
 set -euo pipefail
 (($# == 3)) || { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 mkdir -p "$1"
@@ -57,9 +58,11 @@ done
   for f in "$work"/idle-*/idle-*/gpu0.dsrec "$work"/timed-*/gpu0.dsrec; do
     [ -f "$f" ] || continue
     awk -v name="${f#"$work"/}" '$1 == "util" { n++; if (n == 1) first = $2; else if ($2 - last > step) step = $2 - last; last = $2 }
-      END { span = (last - first) / 1e9; printf "%s\t%d\t%.3f\t%.3f\t%.1f\n", name, n, span, span > 0 ? (n - 1) / span : 0, step / 1e6 }' "$f"
+      END { span = (last - first) / 1e9; rate = 0; if (span > 0) rate = (n - 1) / span
+        printf "%s\t%d\t%.3f\t%.3f\t%.1f\n", name, n, span, rate, step / 1e6 }' "$f"
   done
 } > "$out/util.tsv"
+python3 bench/footprint/run_parts.py "$out/timing.txt" > "$out/parts.tsv" || echo "run_parts.py failed" >&2
 BIN=$after FLOORS_SECONDS=${FLOORS_SECONDS:-20} python3 bench/footprint/run_floors.py "$out" "$work" ||
   echo "run_floors.py failed" >&2
 echo "run_cpu_floors: tables in $out; raw outputs in $work" >&2

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The floors under `diescope run`'s sampler child, GPU idle (run through bench/footprint/run_cpu_floors.sh):
 
-    run_floors.py OUT_DIR WORK_DIR       (BIN: pm_minimal, bare_cuda, nvml_poll and diescope there)
+    run_floors.py OUT_DIR WORK_DIR       (BIN: pm_minimal, bare_cuda and diescope there)
 
 - CUPTI alone (bench/footprint/pm_minimal) with the child's settings at 10 ms and at 1 ms: the decode
   period (docs/footprint.md#the-decode-period: 1000 and 100 ms), the image's slack (30 ms, so a
@@ -9,8 +9,7 @@
   with evaluation; CPU of the whole process over its steady part from /proc/PID/stat (from a third
   of the run, at most 6 s, to 2 s before its end, as footprint.py's idle section reads the child),
   peak RSS and where it goes (smaps, mid-run);
-- a bare CUDA program's RSS (bare_cuda), and a minimal NVML poller's at 100 ms (NVML's share of
-  `run`'s memory).
+- a bare CUDA program's RSS (bare_cuda).
 Writes floors.tsv and floors_smaps.tsv; pm_minimal's own summary lines in floors.txt.
 """
 import os
@@ -74,9 +73,6 @@ def main():
             rows.append([label, fp.fmt(cpu, 3), fp.fmt(rss, 1)])
     cpu, rss = watched("bare_cuda", [fp.exe("bare_cuda"), "--seconds", str(SECONDS)], smaps, lines)
     rows.append(["bare_cuda", fp.fmt(cpu, 3), fp.fmt(rss, 1)])
-    cpu, rss = watched("nvml_poll 100 ms", [fp.exe("nvml_poll"), "--interval-ms", "100", "--seconds", str(SECONDS)],
-                       smaps, lines)
-    rows.append(["nvml_poll 100 ms", fp.fmt(cpu, 3), fp.fmt(rss, 1)])
     fp.tsv("floors.tsv", ["program", "cpu_pct_steady", "peak_rss_mb"], rows)
     fp.tsv("floors_smaps.tsv", ["program", "mapped", "rss_mb"], smaps)
     fp.write("floors.txt", "\n".join(lines) + "\n")
