@@ -256,9 +256,9 @@ inline abi::Return fake_samples(abi::Device, int type, unsigned long long last_s
                                 unsigned* count, abi::Sample* out) {
   if (type != abi::kGpuUtilizationSamples) return abi::kErrorInvalidArgument;
   auto& s = state();
-  const auto now_us = static_cast<unsigned long long>(
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  const auto now_us = static_cast<unsigned long long>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                          std::chrono::system_clock::now().time_since_epoch())
+                                                          .count());
   if (out == nullptr) {  // a size query consumes the scripted result for this read
     s.last_seen_args.push_back(last_seen);
     s.sample_read_us.push_back(now_us);

@@ -264,7 +264,8 @@ TEST_F(RunCollect, GpuUtilSamplesAreReadEveryFiveSecondsAndNoneIsMissed) {
   EXPECT_LE(util_ts.front(), outcome.start_ns - recording::kNsPerSecond + 100 * recording::kNsPerMs);
   EXPECT_GE(util_ts.back(), outcome.end_ns);
   for (std::size_t i = 1; i < util_ts.size(); ++i)
-    ASSERT_EQ(util_ts[i] - util_ts[i - 1], 100 * recording::kNsPerMs) << "sample " << i << " of " << util_ts.size();
+    ASSERT_EQ(util_ts[i] - util_ts[i - 1], 100 * recording::kNsPerMs)
+        << "sample " << i << " of " << util_ts.size();
 }
 
 TEST_F(RunCollect, SamplerCrashKeepsItsSamplesAndSaysWhyTheyStop) {

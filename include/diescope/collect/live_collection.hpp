@@ -165,7 +165,8 @@ struct NvmlCadence {
   // window's marks and the command's end, GPU-Util samples every 5 s (NVML keeps them meanwhile), the
   // rest every second.
   static NvmlCadence run(recording::TimeNs tick_ns) {
-    return {tick_ns, recording::kNsPerSecond, PowerReads::every_power_ns, kRunPowerNs, kGpuUtilSamplesEveryNs};
+    return {tick_ns, recording::kNsPerSecond, PowerReads::every_power_ns, kRunPowerNs,
+            kGpuUtilSamplesEveryNs};
   }
 };
 

@@ -298,13 +298,14 @@ void Runner::note_run_timing(recording::TimeNs now) {
   const recording::TimeNs t0 = loop_thread_cpu_ns();
   for (int i = 0; i < 999; ++i) (void)loop_thread_cpu_ns();
   const recording::TimeNs clock_read_ns = (loop_thread_cpu_ns() - t0) / 1000;
-  note_all(now, "run-timing",
-           fmt::format("seconds {:.3f} wakes {} process_cpu_us {} loop_cpu_us {} voluntary_switches {} "
-                       "involuntary_switches {} clock_reads {} clock_read_ns {} {}",
-                       static_cast<double>(core::monotonic_ns() - timing_start_ns_) / 1e9, clocks_.wakes(),
-                       us(self) - us(usage_at_start_), parts_ns / 1000, thread.ru_nvcsw - thread_at_start_.ru_nvcsw,
-                       thread.ru_nivcsw - thread_at_start_.ru_nivcsw,
-                       clocks_.clock_reads(), clock_read_ns, clocks_.parts_text()));
+  note_all(
+      now, "run-timing",
+      fmt::format("seconds {:.3f} wakes {} process_cpu_us {} loop_cpu_us {} voluntary_switches {} "
+                  "involuntary_switches {} clock_reads {} clock_read_ns {} {}",
+                  static_cast<double>(core::monotonic_ns() - timing_start_ns_) / 1e9, clocks_.wakes(),
+                  us(self) - us(usage_at_start_), parts_ns / 1000,
+                  thread.ru_nvcsw - thread_at_start_.ru_nvcsw, thread.ru_nivcsw - thread_at_start_.ru_nivcsw,
+                  clocks_.clock_reads(), clock_read_ns, clocks_.parts_text()));
 }
 
 recording::TimeNs Runner::stamp() {

@@ -31,7 +31,8 @@ enum class RunPart : std::uint8_t {
   tick,             // the tick's clock-jump check
   nvml,             // NVML's calls; the first of kNvmlSets, one per NvmlReadSet (nvml_set)
 };
-inline constexpr std::size_t kNvmlSets = 64;  // util, clocks, power, engines, processes, holders: one bit each
+inline constexpr std::size_t kNvmlSets =
+    64;  // util, clocks, power, engines, processes, holders: one bit each
 inline constexpr std::size_t kRunParts = static_cast<std::size_t>(RunPart::nvml) + kNvmlSets;
 
 // Which NVML reads a read made, as a part of its own (bits in the order of RunPart's comment).
@@ -76,8 +77,8 @@ class RunClocks {
   // "part count cpu_us" for every part that ran, NVML's sets as nvml_<letters> (u c p e r h).
   std::string parts_text() const {
     static constexpr std::array<const char*, static_cast<std::size_t>(RunPart::nvml)> kNames = {
-        "loop", "wait", "signals", "command_output", "sampler_pipe", "sampler_records",
-        "write", "nvml_records", "host", "gpm", "child_wait", "tick"};
+        "loop",         "wait", "signals", "command_output", "sampler_pipe", "sampler_records", "write",
+        "nvml_records", "host", "gpm",     "child_wait",     "tick"};
     std::string text;
     for (std::size_t i = 0; i < kRunParts; ++i) {
       if (count_[i] == 0 && cpu_[i] == 0) continue;
