@@ -31,8 +31,8 @@ enum class RunPart : std::uint8_t {
   tick,             // the tick's clock-jump check
   nvml,             // NVML's calls; the first of kNvmlSets, one per NvmlReadSet (nvml_set)
 };
-inline constexpr std::size_t kNvmlSets =
-    64;  // util, clocks, power, engines, processes, holders: one bit each
+// NVML's read sets: util, clocks, power, engines, processes, holders, one bit each.
+inline constexpr std::size_t kNvmlSets = 64;
 inline constexpr std::size_t kRunParts = static_cast<std::size_t>(RunPart::nvml) + kNvmlSets;
 
 // Which NVML reads a read made, as a part of its own (bits in the order of RunPart's comment).
