@@ -241,6 +241,12 @@ TEST_F(RunCollect, ThePowerLineIsReadOnceASecondAndAtTheEnd) {
 // every second gives.
 TEST_F(RunCollect, GpuUtilSamplesAreReadEveryFiveSecondsAndNoneIsMissed) {
   auto& fake = fake_nvml::state();
+  struct Restore {  // the fake is one per process: a later test in it polls GPU-Util again
+    ~Restore() {
+      fake_nvml::state().samples.clear();
+      fake_nvml::state().samples_until_now = false;
+    }
+  } restore;
   const auto now_us = static_cast<unsigned long long>(core::realtime_ns() / 1000);
   for (unsigned long long ts = now_us - 3'000'000; ts < now_us + 30'000'000; ts += 100'000)
     fake.samples.push_back(fake_nvml::util_sample(ts, 40));
