@@ -18,7 +18,7 @@ namespace diescope::collect {
 // The parts of run's loop, each timed exclusive of the parts nested in it.
 enum class RunPart : std::uint8_t {
   loop,             // the loop's own work between the parts below: its clocks, the descriptors it polls
-  wait,             // the poll(2) call the loop sleeps in, and the wake from it
+  wait,             // the driver's poll(2) the loop sleeps in, the wake from it and the driver's own work
   signals,          // reading the signal pipe
   command_output,   // reading and teeing the command's stdout, scanning it for markers
   sampler_pipe,     // reading the sampler child's pipes and parsing its lines
@@ -69,7 +69,17 @@ class RunClocks {
     lap();
     current_ = back;
   }
-  void wake() { ++wakes_; }
+  // A wake of the loop: the time since the last change, the driver's wait and its own work around it
+  // (run waits through collect::LiveDriver), goes to RunPart::wait.
+  void wake() {
+    ++wakes_;
+    if (!on_) return;
+    const std::size_t was = current_;
+    current_ = static_cast<std::size_t>(RunPart::wait);
+    ++count_[current_];
+    lap();
+    current_ = was;
+  }
   long wakes() const { return wakes_; }
   long clock_reads() const { return clock_reads_; }
   recording::TimeNs cpu_ns(std::size_t index) const { return cpu_[index]; }
