@@ -149,7 +149,8 @@ int main(int argc, char** argv) {
   // As the agent does (src/agent/http_server.cpp): no burst waits for the table to grow.
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur > 1) {
-    const int top = ::fcntl(fd, F_DUPFD_CLOEXEC, static_cast<int>(std::min<rlim_t>(limit.rlim_cur, 1152) - 1));
+    const int top =
+        ::fcntl(fd, F_DUPFD_CLOEXEC, static_cast<int>(std::min<rlim_t>(limit.rlim_cur, 1152) - 1));
     if (top >= 0) ::close(top);
   }
   std::vector<std::thread> pool;

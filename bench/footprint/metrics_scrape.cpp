@@ -58,8 +58,7 @@ void sleep_until_ns(std::int64_t t) {
   timespec ts{};
   ts.tv_sec = t / 1'000'000'000;
   ts.tv_nsec = t % 1'000'000'000;
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
-  }
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {}
 }
 
 struct Options {
@@ -155,7 +154,8 @@ class Driver {
       return;
     }
     ++open_;
-    if (::connect(s.fd, reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_) != 0 && errno != EINPROGRESS) {
+    if (::connect(s.fd, reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_) != 0 &&
+        errno != EINPROGRESS) {
       finish(s, false);
       return;
     }
@@ -258,7 +258,8 @@ void grow_fd_table(int fds) {
 
 double pick_ms(const std::vector<std::int64_t>& sorted, double f) {
   if (sorted.empty()) return std::nan("");
-  const auto at = std::min(sorted.size() - 1, static_cast<std::size_t>(f * static_cast<double>(sorted.size())));
+  const auto at =
+      std::min(sorted.size() - 1, static_cast<std::size_t>(f * static_cast<double>(sorted.size())));
   return static_cast<double>(sorted[at]) / 1e6;
 }
 
@@ -303,9 +304,10 @@ int main(int argc, char** argv) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   if (!parse(argc, argv, o) || inet_pton(AF_INET, o.host.c_str(), &addr.sin_addr) != 1) {
-    std::fprintf(stderr,
-                 "metrics_scrape: give --port N (1-65535), a numeric IPv4 --host, positive --scrapers, --threads,"
-                 " --rounds, --every-ms and --timeout-ms, --mode burst or loop, --cold-fd-table 0 or 1\n");
+    std::fprintf(
+        stderr,
+        "metrics_scrape: give --port N (1-65535), a numeric IPv4 --host, positive --scrapers, --threads,"
+        " --rounds, --every-ms and --timeout-ms, --mode burst or loop, --cold-fd-table 0 or 1\n");
     return 2;
   }
   addr.sin_port = htons(static_cast<std::uint16_t>(o.port));
@@ -350,7 +352,8 @@ int main(int argc, char** argv) {
   if (!o.times_file.empty()) {
     std::FILE* f = std::fopen(o.times_file.c_str(), "w");
     if (f == nullptr) {
-      std::fprintf(stderr, "metrics_scrape: cannot write %s: %s\n", o.times_file.c_str(), std::strerror(errno));
+      std::fprintf(stderr, "metrics_scrape: cannot write %s: %s\n", o.times_file.c_str(),
+                   std::strerror(errno));
       return 1;
     }
     std::fprintf(f, "round\tscraper\tstart_us\tlatency_us\tok\n");
@@ -364,7 +367,8 @@ int main(int argc, char** argv) {
       "start_max_ms=%.3f round_p50_ms=%.3f round_max_ms=%.3f bytes=%ld\n",
       o.loop ? "loop" : "burst", o.scrapers, o.threads, latency.size(), failed, pick_ms(latency, 0.5),
       pick_ms(latency, 0.99), latency.empty() ? std::nan("") : static_cast<double>(latency.back()) / 1e6,
-      pick_ms(from_start, 0.99), from_start.empty() ? std::nan("") : static_cast<double>(from_start.back()) / 1e6,
+      pick_ms(from_start, 0.99),
+      from_start.empty() ? std::nan("") : static_cast<double>(from_start.back()) / 1e6,
       pick_ms(round_end, 0.5), round_end.empty() ? std::nan("") : static_cast<double>(round_end.back()) / 1e6,
       bytes);
   return latency.empty() ? 1 : 0;

@@ -246,8 +246,9 @@ TEST(HttpServer, TheDescriptorTableHoldsEveryConnectionBeforeServing) {
         const long before = descriptor_table_size();
         bool grown = false;
         {
-          MetricsServer server(parse_listen_address("127.0.0.1:0"),
-                               [](const std::string&) { return HttpReply{200, "text/plain", "x\n"}; });
+          MetricsServer server(parse_listen_address("127.0.0.1:0"), [](const std::string&) {
+            return HttpReply{200, "text/plain", "x\n"};
+          });
           grown = before < want && descriptor_table_size() >= want;
         }
         std::exit(grown ? 0 : 1);
