@@ -187,14 +187,15 @@ TEST(SamplerSupervisor, AChildThatCannotRunThrowsOnlyWithoutRestarts) {
 }
 
 // docs/live-collection.md#policies: the three NVML cadences. run reads clocks at each 100 ms tick, the
-// power line once a second, the rest once a second; top everything once a poll; the agent everything
-// once a poll but the power line when due.
+// power line once a second, GPU-Util samples every 5 s, the rest once a second; top everything once a
+// poll; the agent everything once a poll but the power line and GPU-Util samples when due.
 TEST(NvmlCadence, RunTopAndAgentCadences) {
   const NvmlCadence run = NvmlCadence::run(100 * recording::kNsPerMs);
   EXPECT_EQ(run.fast_ns, 100'000'000);
   EXPECT_EQ(run.slow_ns, 1'000'000'000);
   EXPECT_EQ(run.power, PowerReads::every_power_ns);
   EXPECT_EQ(run.power_ns, 1'000'000'000);
+  EXPECT_EQ(run.util_ns, 5'000'000'000);
   const NvmlCadence top = NvmlCadence::once_a_poll(250 * recording::kNsPerMs);
   EXPECT_EQ(top.fast_ns, 250'000'000);
   EXPECT_EQ(top.slow_ns, 250'000'000);
@@ -243,8 +244,10 @@ TEST(NvmlCadence, WhichReadsReadThePowerLine) {
 // The GPU-Util rule (docs/live-collection.md#policies). The agent (poll 1 s, util_ns 5 s): a poll
 // 4.4 s after the last read of the samples does not read them, one 4.5 s after does (half a poll
 // early counts), and so does any poll where the power line is asked for, the counters are wanted, or
-// GPU-Util is polled; after the first read (nothing read before) it reads. top and run (util_ns 0):
-// every slow read.
+// GPU-Util is polled; after the first read (nothing read before) it reads. run (slow reads every 1 s,
+// util_ns 5 s): the slow read 4.4 s after the last read of the samples does not read them, the one
+// 4.5 s after does, so with slow reads 1.0 s apart every fifth reads them; polled, every one does.
+// top (util_ns 0): every slow read.
 TEST(NvmlCadence, WhichReadsReadGpuUtilSamples) {
   const NvmlCadence agent = NvmlCadence::agent(recording::kNsPerSecond);
   EXPECT_EQ(agent.util_ns, 5'000'000'000);
@@ -265,7 +268,14 @@ TEST(NvmlCadence, WhichReadsReadGpuUtilSamples) {
   failed.last_failed = true;  // the energy counter's failure reads the power line, not GPU-Util
   EXPECT_FALSE(agent.reads_util(failed, 1 * s, false));
   EXPECT_TRUE(NvmlCadence::once_a_poll(s).reads_util(quiet, 1, false));
-  EXPECT_TRUE(NvmlCadence::run(100 * recording::kNsPerMs).reads_util(quiet, 1, false));
+  const NvmlCadence run = NvmlCadence::run(100 * recording::kNsPerMs);
+  EXPECT_TRUE(run.reads_util(quiet, std::numeric_limits<recording::TimeNs>::max(), false));
+  EXPECT_FALSE(run.reads_util(quiet, 1 * s, false));
+  EXPECT_FALSE(run.reads_util(quiet, 4 * s, false));
+  EXPECT_FALSE(run.reads_util(quiet, 4400 * recording::kNsPerMs, false));
+  EXPECT_TRUE(run.reads_util(quiet, 4500 * recording::kNsPerMs, false));
+  EXPECT_TRUE(run.reads_util(quiet, 5 * s, false));
+  EXPECT_TRUE(run.reads_util(quiet, 1 * s, true));
 }
 
 // The sample checks every reader gets (docs/live-collection.md#sample-checks), from a stand-in child
@@ -546,6 +556,74 @@ TEST(LiveSession, NoSamplerAndNoGpmIsNoChipSource) {
   policy.source = ChipSourceSetting::pm;
   LiveSession session(std::move(gpus), 2, 50, {}, {}, policy);
   EXPECT_FALSE(session.chip_source(0).has_value());
+}
+
+// docs/live-collection.md#the-gpm-switch: the switch to GPM opens it (its first pair taken then),
+// asks PM sampling to stop and wants it no more; GPM's columns are its table at its interval (at
+// least 100 ms: 2 ms asked gives 100, 250 gives 250); its start is a counters-on event at the time
+// given, taking a new pair only where asked; the switch back closes it and wants PM sampling again.
+TEST(GpmChipSource, OpensGpmStopsPmSamplingAndSwitchesBack) {
+  EXPECT_EQ(GpmChipSource::interval_for(2), 100);
+  EXPECT_EQ(GpmChipSource::interval_for(250), 250);
+  GpmTelemetry telemetry;
+  SamplerSupervisor pm(fake_config({}), &diescope::test::two_unit_table(), "");
+  GpuBatch out;
+  pm.set_wanted(true, core::realtime_ns(), out);
+  ASSERT_TRUE(pm.running());
+  GpmChipSource gpm;
+  EXPECT_FALSE(gpm.is_open());
+  const int pairs = fake_nvml::state().gpm_samples_taken;
+  ASSERT_TRUE(gpm.open(telemetry, &pm, 1000));
+  EXPECT_TRUE(gpm.is_open());
+  EXPECT_TRUE(gpm.error().empty());
+  EXPECT_FALSE(pm.wanted()) << "PM sampling is wanted no more while GPM stands in";
+  EXPECT_EQ(fake_nvml::state().gpm_samples_taken, pairs + 2) << "the first pair, taken at the opening";
+  const auto until = std::chrono::steady_clock::now() + 2s;
+  while (pm.running() && std::chrono::steady_clock::now() < until) {
+    pm.pump(core::realtime_ns(), out);
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_FALSE(pm.running()) << "the PM sampler child was asked to stop, and stopped";
+
+  recording::RecordingMeta meta;
+  gpm.columns(meta, GpmChipSource::interval_for(2));
+  EXPECT_EQ(meta.unit_table, "gpm");
+  EXPECT_EQ(meta.interval_ms, 100);
+  EXPECT_EQ(meta.units.size(), gpm.sampler().table().units.size());
+
+  const recording::CountersEvent run_start = gpm.start(2000, false);
+  EXPECT_EQ(run_start.ts_ns, 2000);
+  EXPECT_TRUE(run_start.on);
+  EXPECT_EQ(run_start.reason, "");
+  EXPECT_EQ(fake_nvml::state().gpm_samples_taken, pairs + 2) << "run's start keeps the opening's pair";
+  const recording::CountersEvent window_start = gpm.start(3000, true);
+  EXPECT_EQ(window_start.ts_ns, 3000);
+  EXPECT_TRUE(window_start.on);
+  EXPECT_EQ(fake_nvml::state().gpm_samples_taken, pairs + 3) << "the agent's start takes a new pair";
+
+  gpm.close(&pm, true, core::realtime_ns(), out);
+  EXPECT_FALSE(gpm.is_open());
+  EXPECT_TRUE(pm.wanted());
+  EXPECT_TRUE(pm.running()) << "PM sampling started again";
+  pm.stop_and_wait(core::realtime_ns(), out);
+}
+
+// A GPU whose driver has no GPM: the switch fails with GPM's own reason, and PM sampling is left as it
+// was (still wanted).
+TEST(GpmChipSource, NoGpmLeavesPmSamplingAsItWas) {
+  GpmTelemetry telemetry;
+  fake_nvml::state().gpm_supported = false;
+  SamplerSupervisor pm(fake_config({}), &diescope::test::two_unit_table(), "");
+  GpuBatch out;
+  pm.set_wanted(true, core::realtime_ns(), out);
+  GpmChipSource gpm;
+  EXPECT_FALSE(gpm.open(telemetry, &pm, 1000));
+  EXPECT_FALSE(gpm.is_open());
+  EXPECT_NE(gpm.error().find("NVML GPM cannot be read on GPU 0"), std::string::npos) << gpm.error();
+  EXPECT_TRUE(pm.wanted());
+  EXPECT_TRUE(pm.running());
+  EXPECT_FALSE(GpmChipSource().open(telemetry, nullptr, 1000)) << "no PM sampling to leave: the same";
+  pm.stop_and_wait(core::realtime_ns(), out);
 }
 
 // docs/live-collection.md#policies: the session reads NVML once a poll (50 ms here), however often it
