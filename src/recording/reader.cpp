@@ -631,12 +631,14 @@ class SharedRead {
     queues_[id].joined = true;
     queues_[id].kind = kind;
     joined_.push_back(id);
+    index_kinds();
     return id;
   }
 
   void leave(std::size_t id) {
     queues_[id] = Queue{};
     joined_.erase(std::remove(joined_.begin(), joined_.end(), id), joined_.end());
+    index_kinds();
   }
 
   // The next line of joined cursor `id`'s kind: true with the line; false at the end of the file;
@@ -703,6 +705,18 @@ class SharedRead {
     q.bytes.append(l);
   }
 
+  // The joined cursors by kind, the kinds in the order of RecordKinds (chip samples, most lines,
+  // first), so that a line's kind is found with one comparison per kind read, not per cursor.
+  void index_kinds() {
+    kinds_.clear();
+    for (std::size_t k = 0; k < kKindCount; ++k) {
+      KindReaders readers{k, {}};
+      for (std::size_t j : joined_)
+        if (queues_[j].kind == k) readers.ids.push_back(j);
+      if (!readers.ids.empty()) kinds_.push_back(std::move(readers));
+    }
+  }
+
   // Reads on until a line of cursor `id`'s kind, queueing the lines of the other joined cursors'
   // kinds it passes. False at the end of the file.
   bool pump(std::size_t id, std::string_view& line, long& line_number) {
@@ -710,30 +724,29 @@ class SharedRead {
       reader_.emplace(file_, begin_, end_, first_line_,
                       std::min(kCursorBufferBytes, static_cast<std::size_t>(end_ - begin_) + 1),
                       /*strict_limit=*/true);
-    const std::size_t kind = queues_[id].kind;
     std::string_view l;
     while (!reader_done_) {
       if (!reader_->next(l)) {
         reader_done_ = true;
         break;
       }
-      // The line's kind among the joined cursors' kinds, found once.
-      std::size_t matched = kKindCount;
-      for (std::size_t j : joined_) {
-        const std::size_t k = queues_[j].kind;
-        if (k == matched) continue;
-        const std::string_view word = kKindWords[k];
-        if (l.empty() || l[0] != word[0] || !has_kind(l, word)) continue;
-        matched = k;
+      if (l.empty()) continue;
+      for (const KindReaders& readers : kinds_) {
+        const std::string_view word = kKindWords[readers.kind];
+        if (l[0] != word[0] || !has_kind(l, word)) continue;
+        bool mine = false;
+        for (std::size_t j : readers.ids) {
+          if (j == id)
+            mine = true;
+          else
+            enqueue(j, l);
+        }
+        if (mine) {
+          line = l;
+          line_number = reader_->line_number();
+          return true;
+        }
         break;
-      }
-      if (matched == kKindCount) continue;
-      for (std::size_t j : joined_)
-        if (j != id && queues_[j].kind == matched) enqueue(j, l);
-      if (matched == kind) {
-        line = l;
-        line_number = reader_->line_number();
-        return true;
       }
     }
     return false;
@@ -748,6 +761,11 @@ class SharedRead {
   bool reader_done_ = false;
   std::vector<Queue> queues_;       // by cursor id; a slot whose cursor left is used again
   std::vector<std::size_t> joined_;  // the ids of the cursors reading along
+  struct KindReaders {
+    std::size_t kind;
+    std::vector<std::size_t> ids;
+  };
+  std::vector<KindReaders> kinds_;  // joined_ by kind (index_kinds())
   std::thread::id owner_;
   bool owner_set_ = false;
 };
