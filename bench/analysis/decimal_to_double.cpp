@@ -2,9 +2,9 @@
 // of ten (-k, k from 1 to 22) into a double, as the recording reader must for a chip line's values
 // (docs/recording-format.md#reading-a-recording): the division m / 10^k by the exact power (Clinger's
 // fast path, what the reader does), and the Eisel-Lemire 128-bit multiply that std::from_chars uses.
-// Checks both against std::from_chars on random values (the division where m is at most 2^53), then times each on the same values: CPU
-// seconds for ROUNDS of 50 x 2^20 values, mantissas of up to 7 digits and powers 1 to 4 (the shapes
-// the writer prints most). Prints one line per round; exits 1 if a value differs.
+// Checks both against std::from_chars on random values (the division where m is at most 2^53), then times
+// each on the same values: CPU seconds for ROUNDS of 50 x 2^20 values, mantissas of up to 7 digits and powers
+// 1 to 4 (the shapes the writer prints most). Prints one line per round; exits 1 if a value differs.
 //
 //   decimal_to_double [CHECKED_VALUES] [ROUNDS]      default 20000000 and 3
 #include <array>
@@ -113,13 +113,16 @@ int main(int argc, char** argv) {
     const bool exact_input = m <= (std::uint64_t{1} << 53);
     const double b = exact_input ? static_cast<double>(m) / kPow10[k] : want;
     if (a != want || b != want) {
-      if (bad < 10) std::printf("differs: %llue-%d from_chars %.17g eisel-lemire %.17g division %.17g\n",
-                                static_cast<unsigned long long>(m), k, want, a, b);
+      if (bad < 10)
+        std::printf("differs: %llue-%d from_chars %.17g eisel-lemire %.17g division %.17g\n",
+                    static_cast<unsigned long long>(m), k, want, a, b);
       ++bad;
     }
   }
-  std::printf("checked against std::from_chars: %ld values (mantissas of 1 to 16 digits, powers 1e-1 to 1e-22), %ld differ\n",
-              checked, bad);
+  std::printf(
+      "checked against std::from_chars: %ld values (mantissas of 1 to 16 digits, powers 1e-1 to 1e-22), %ld "
+      "differ\n",
+      checked, bad);
   std::vector<std::uint64_t> ms(std::size_t{1} << 20);
   std::vector<int> ks(ms.size());
   for (std::size_t i = 0; i < ms.size(); ++i) {
@@ -139,8 +142,9 @@ int main(int argc, char** argv) {
       asm volatile("" : : "r"(out.data()) : "memory");
     }
     const std::clock_t t2 = std::clock();
-    std::printf("round %d: CPU s for %zu values: eisel-lemire %.3f, division %.3f\n", round + 1, 50 * ms.size(),
-                static_cast<double>(t1 - t0) / CLOCKS_PER_SEC, static_cast<double>(t2 - t1) / CLOCKS_PER_SEC);
+    std::printf("round %d: CPU s for %zu values: eisel-lemire %.3f, division %.3f\n", round + 1,
+                50 * ms.size(), static_cast<double>(t1 - t0) / CLOCKS_PER_SEC,
+                static_cast<double>(t2 - t1) / CLOCKS_PER_SEC);
   }
   return bad == 0 ? 0 : 1;
 }

@@ -759,7 +759,7 @@ class SharedRead {
   long first_line_ = 0;
   std::optional<LineReader> reader_;
   bool reader_done_ = false;
-  std::vector<Queue> queues_;       // by cursor id; a slot whose cursor left is used again
+  std::vector<Queue> queues_;        // by cursor id; a slot whose cursor left is used again
   std::vector<std::size_t> joined_;  // the ids of the cursors reading along
   struct KindReaders {
     std::size_t kind;

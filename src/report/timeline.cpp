@@ -339,11 +339,13 @@ void TimelineBuilder::take(recording::TimeNs until) {
   };
   constexpr recording::TimeNs kNone = std::numeric_limits<recording::TimeNs>::max();
   for (;;) {
-    const recording::TimeNs next = std::min(
-        {o.have_util ? o.booked.hi : kNone, o.have_clock ? o.c.ts_ns : kNone, o.have_power ? o.r.ts_ns : kNone,
-         o.have_throttle ? o.t.ts_ns : kNone, o.have_host ? o.h.ts_ns : kNone});
+    const recording::TimeNs next =
+        std::min({o.have_util ? o.booked.hi : kNone, o.have_clock ? o.c.ts_ns : kNone,
+                  o.have_power ? o.r.ts_ns : kNone, o.have_throttle ? o.t.ts_ns : kNone,
+                  o.have_host ? o.h.ts_ns : kNone});
     next_ns_ = next;
-    if (!(o.have_util || o.have_clock || o.have_power || o.have_throttle || o.have_host) || next > until) break;
+    if (!(o.have_util || o.have_clock || o.have_power || o.have_throttle || o.have_host) || next > until)
+      break;
     if (o.have_util && o.booked.hi == next) {
       p.span(gpu_, o.booked.lo, o.booked.hi, o.booked.pct);
       o.have_util = o.util.next(o.booked);
