@@ -2,6 +2,6 @@
 # the GPU (owner: sampler).
 diescope_test(run_collect_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/run_collect_test.cpp
   LIBS diescope_run diescope_gpm diescope_analysis diescope_recording)
-target_include_directories(run_collect_test PRIVATE ${PROJECT_SOURCE_DIR}/src/collect/nvml ${CMAKE_CURRENT_LIST_DIR})
-target_compile_definitions(run_collect_test PRIVATE DIESCOPE_SAMPLER_FAKE="$<TARGET_FILE:diescope_sampler_fake>")
-add_dependencies(run_collect_test diescope_sampler_fake)
+target_include_directories(collect_test PRIVATE ${PROJECT_SOURCE_DIR}/src/collect/nvml ${CMAKE_CURRENT_LIST_DIR})
+target_compile_definitions(collect_test PRIVATE DIESCOPE_SAMPLER_FAKE="$<TARGET_FILE:diescope_sampler_fake>")
+add_dependencies(collect_test diescope_sampler_fake)
