@@ -338,17 +338,12 @@ TEST(RecordingRoundTrip, NanIsWrittenAsNanAndThrottleReasonsAsNames) {
 TEST(RecordingRoundTrip, ReaderAcceptsWhatOtherToolsMayWrite) {
   // Tabs and runs of spaces between fields, CRLF line ends, comments and blank lines, uppercase NaN.
   TempDir dir;
-  const recording::RecordingMeta meta = small_meta();
-  std::string text = testing::header_for(meta, dir);
-  text +=
-      "# written by hand\n"
-      "\n"
-      "chip\t100   200\t1.5 NaN  3 4e3\r\n"
-      "   \n"
-      "util 150 98 polled\r\n";
-  const auto path = dir / "hand.dsrec";
-  testing::write_bytes(path, text);
-  const auto r = recording::open_recording(path);
+  const auto r = recording::open_recording(testing::small_recording(dir, "hand.dsrec",
+                                                                    "# written by hand\n"
+                                                                    "\n"
+                                                                    "chip\t100   200\t1.5 NaN  3 4e3\r\n"
+                                                                    "   \n"
+                                                                    "util 150 98 polled\r\n"));
   recording::ChipSample c;
   auto chip = r->stream<recording::ChipSample>();
   ASSERT_TRUE(chip->next(c));
@@ -587,15 +582,11 @@ TEST(RecordingRoundTrip, ChipValuesInOtherToolsShapesReadAsStdFromCharsReadsThem
   // refuses it, exponents without a sign, uppercase, leading zeros, spaces and tabs anywhere between
   // fields read as from_chars reads them.
   TempDir dir;
-  const recording::RecordingMeta meta = small_meta();
-  std::string text = testing::header_for(meta, dir);
-  text +=
-      "chip 100 200 1E3 2e5 0007.50 .5\n"
-      "chip 200 300  1.5e+3\t-0.0 1234567.1234567   12345678.5 \n"
-      "chip 300 400 1e-7 5e+22 5e+23 123456789012345678901234567890\n";
-  const auto path = dir / "shapes.dsrec";
-  testing::write_bytes(path, text);
-  const auto r = recording::open_recording(path);
+  const auto r = recording::open_recording(
+      testing::small_recording(dir, "shapes.dsrec",
+                               "chip 100 200 1E3 2e5 0007.50 .5\n"
+                               "chip 200 300  1.5e+3\t-0.0 1234567.1234567   12345678.5 \n"
+                               "chip 300 400 1e-7 5e+22 5e+23 123456789012345678901234567890\n"));
   auto chip = r->stream<recording::ChipSample>();
   recording::ChipSample c;
   ASSERT_TRUE(chip->next(c));
@@ -618,9 +609,8 @@ TEST(RecordingRoundTrip, ChipValuesInOtherToolsShapesReadAsStdFromCharsReadsThem
   EXPECT_EQ(c.counts[0], long_value);
   EXPECT_FALSE(chip->next(c));
 
-  std::string plus = testing::header_for(meta, dir) + "chip 100 200 1 2 +3 4\n";
-  testing::write_bytes(path, plus);
-  const auto bad = recording::open_recording(path);
+  const auto bad =
+      recording::open_recording(testing::small_recording(dir, "plus.dsrec", "chip 100 200 1 2 +3 4\n"));
   auto bad_chip = bad->stream<recording::ChipSample>();
   try {
     bad_chip->next(c);

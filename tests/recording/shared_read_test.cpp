@@ -118,13 +118,10 @@ TEST(SharedRead, ErrorsNameTheLineWhicheverCursorReadsIt) {
   // The third GPU-Util line (line 8) is bad; the chip cursor passes it first, queueing it for the
   // util cursor, which reports it with its own line number.
   TempDir dir;
-  const recording::RecordingMeta meta = small_meta();
-  const std::string records =
-      "chip 100 110 1 2 3 4\nutil 105 50 samples\nchip 110 120 1 2 3 4\nutil 115 60 samples\n"
-      "chip 120 130 1 2 3 4\nutil 125 150 samples\nchip 130 140 1 2 3 4\n";
-  const auto path = dir / "bad-util.dsrec";
-  write_bytes(path, header_for(meta, dir) + records);
-  const auto recording = recording::open_recording(path);
+  const auto recording = recording::open_recording(
+      small_recording(dir, "bad-util.dsrec",
+                      "chip 100 110 1 2 3 4\nutil 105 50 samples\nchip 110 120 1 2 3 4\nutil 115 60 samples\n"
+                      "chip 120 130 1 2 3 4\nutil 125 150 samples\nchip 130 140 1 2 3 4\n"));
   auto util = recording->stream<recording::UtilSample>();
   auto chip = recording->stream<recording::ChipSample>();
   recording::ChipSample c;
@@ -202,17 +199,14 @@ TEST(SharedRead, ATimeWithThePreviousTimesTextIsThatTime) {
   // does not read again. The same number written otherwise (0 before it) is read; text that only
   // begins with the previous time's ("...400x") is no time at all.
   TempDir dir;
-  const recording::RecordingMeta meta = small_meta();
-  const recording::TimeNs t = meta.start_ns;
+  const recording::TimeNs t = small_meta().start_ns;
   auto line = [](const std::string& start, const std::string& end) {
     return "chip " + start + " " + end + " 1 2 3 4\n";
   };
   const std::string a = std::to_string(t), b = std::to_string(t + 200), c = std::to_string(t + 300),
                     d = std::to_string(t + 400), e = std::to_string(t + 500);
   const std::string records = line(a, b) + line(b, c) + line("0" + c, d) + line(d, e);
-  const auto path = dir / "times.dsrec";
-  write_bytes(path, header_for(meta, dir) + records);
-  const auto recording = recording::open_recording(path);
+  const auto recording = recording::open_recording(small_recording(dir, "times.dsrec", records));
   auto chip = recording->stream<recording::ChipSample>();
   std::vector<recording::TimeNs> starts, ends;
   recording::ChipSample s;
@@ -225,8 +219,7 @@ TEST(SharedRead, ATimeWithThePreviousTimesTextIsThatTime) {
   EXPECT_EQ(starts, want_starts);
   EXPECT_EQ(ends, want_ends);
 
-  const auto bad = dir / "bad-time.dsrec";
-  write_bytes(bad, header_for(meta, dir) + line(c, d) + line(d + "x", e));
+  const auto bad = small_recording(dir, "bad-time.dsrec", line(c, d) + line(d + "x", e));
   try {
     (void)recording::open_recording(bad);
     ADD_FAILURE() << "a start time of '" << d << "x' was accepted";

@@ -115,6 +115,15 @@ inline std::string header_for(const recording::RecordingMeta& meta, const TempDi
   return read_bytes(path);
 }
 
+// Writes the small meta's header (as the writer makes it) and then `records`, by hand, into
+// `dir / name`: the recordings other tools may write. Returns the path.
+inline std::filesystem::path small_recording(const TempDir& dir, const std::string& name,
+                                             const std::string& records) {
+  const auto path = dir / name;
+  write_bytes(path, header_for(small_meta(), dir) + records);
+  return path;
+}
+
 // Reads every stream of a recording to its end (what the analysis does).
 inline void read_everything(const recording::Recording& source) {
   recording::for_each_kind<recording::StreamKinds>([&]<typename Record>(std::type_identity<Record>) {
