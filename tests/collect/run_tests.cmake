@@ -5,4 +5,4 @@ diescope_test(run_collect_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/run_collect_tes
   SERIAL RunCollect.DutyCycle*)
 target_include_directories(collect_test PRIVATE ${PROJECT_SOURCE_DIR}/src/collect/nvml ${CMAKE_CURRENT_LIST_DIR})
 target_compile_definitions(collect_test PRIVATE DIESCOPE_SAMPLER_FAKE="$<TARGET_FILE:diescope_sampler_fake>")
-add_dependencies(collect_test diescope_sampler_fake)
+diescope_test_needs(collect_test diescope_sampler_fake)

@@ -5,7 +5,7 @@ target_link_libraries(diescope_sampler_fake PRIVATE diescope_sampler diescope_wa
 diescope_test(sampler_protocol_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sampler_protocol_test.cpp LIBS diescope_sampler)
 diescope_test(sampler_process_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sampler_process_test.cpp LIBS diescope_sampler)
 target_compile_definitions(collect_test PRIVATE DIESCOPE_SAMPLER_FAKE="$<TARGET_FILE:diescope_sampler_fake>")
-add_dependencies(collect_test diescope_sampler_fake)
+diescope_test_needs(collect_test diescope_sampler_fake)
 
 # A small FFMA/copy load with its own phase times, for bench/sampler/device_checks.sh on a GPU.
 if(DIESCOPE_HAVE_NVCC)

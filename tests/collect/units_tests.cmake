@@ -8,5 +8,5 @@ diescope_test(units_test
 if(TARGET diescope-cupti)
   diescope_test(units_passes_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/units_passes_test.cpp LIBS diescope_units)
   target_compile_definitions(collect_test PRIVATE DIESCOPE_CUPTI_TOOL="$<TARGET_FILE:diescope-cupti>")
-  add_dependencies(collect_test diescope-cupti)
+  diescope_test_needs(collect_test diescope-cupti)
 endif()
