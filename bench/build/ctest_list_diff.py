@@ -6,11 +6,12 @@
 Reads `ctest --show-only=json-v1` of each folder and compares, test by test (by name): its labels,
 its properties (timeouts, environment, fixtures, locks, RUN_SERIAL, skip and pass rules), its working
 folder, whether `-LE gpu` (CPU CI) and `-L gpu` (scripts/gpu-tests.sh) select it, and for a GoogleTest
-test its --gtest_filter. The executable a test runs and the build folder's own path are left out: the
+test its --gtest_filter. The executable a test runs, the build and source folders' own paths and a TEST_P's parameter bytes are left out: the
 point is that moving tests between binaries changes nothing else (docs/building.md#one-test-binary-per-part).
 OUT.tsv, where given, gets one line per test: name, labels, properties. Exits 1 on any difference.
 """
 import json
+import os
 import subprocess
 import sys
 
@@ -20,7 +21,12 @@ IGNORED = {"_BACKTRACE_TRIPLES"}
 def tests_of(build):
     out = subprocess.run(["ctest", "--test-dir", build, "--show-only=json-v1"], check=True,
                          capture_output=True, text=True).stdout
-    root = build.rstrip("/")
+    root = os.path.realpath(build)
+    source = None
+    with open(os.path.join(build, "CMakeCache.txt")) as cache:
+        for line in cache:
+            if line.startswith("CMAKE_HOME_DIRECTORY:"):
+                source = line.split("=", 1)[1].strip()
     tests = {}
     for t in json.loads(out)["tests"]:
         props = {}
@@ -28,11 +34,14 @@ def tests_of(build):
             if p["name"] in IGNORED:
                 continue
             value = json.dumps(p["value"], sort_keys=True).replace(root, "BUILD")
+            if source:
+                value = value.replace(source, "SOURCE")
             props[p["name"]] = value
         command = t.get("command", [])
-        gtest_filter = [a for a in command if a.startswith("--gtest_filter=")]
+        gtest_filter = [a.split("  # GetParam()")[0] for a in command if a.startswith("--gtest_filter=")]
         props["gtest_filter"] = gtest_filter[0] if gtest_filter else ""
-        name = t["name"]
+        # A TEST_P's name as GoogleTest lists it ends with its parameter's bytes, which differ by build.
+        name = t["name"].split("  # GetParam()")[0]
         if name in tests:
             props["DUPLICATE"] = "yes"
         tests[name] = props
