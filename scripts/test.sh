@@ -50,7 +50,9 @@ tidy_pid=$!
 trap 'kill -- -"$tidy_pid" -"$side_pid" 2>/dev/null || true; rm -f "$tidy_log" "$side_log" "$fuzz_gate" "$cpu_file"' EXIT
 step cmake --build --preset cpu-ci
 touch "$fuzz_gate"
-step ctest --preset cpu-ci -j2
+# Six at a time: the tests mostly wait (children, sockets, timers, tmux, Chromium), so two at a time
+# left the cores idle; the timing tests run alone (RUN_SERIAL, docs/building.md#the-tests-wall-time).
+step ctest --preset cpu-ci -j6
 side_wait() {
   local status=0
   wait "$side_pid" || status=$?
