@@ -11,14 +11,14 @@ out=${1:-}
 report() {
   echo "# live path files: lines"
   for f in src/collect/run/run.cpp src/collect/live/live_collection.cpp src/collect/live/profiler_watch.cpp \
-    src/collect/live/chip_source.cpp src/collect/live/live_driver.cpp include/diescope/collect/chip_source.hpp include/diescope/collect/live_collection.hpp include/diescope/collect/live_driver.hpp include/diescope/collect/feed.hpp include/diescope/collect/duty.hpp \
+    src/collect/live/chip_source.cpp src/collect/live/gpm_source.cpp src/collect/live/live_driver.cpp include/diescope/collect/chip_source.hpp include/diescope/collect/gpm_source.hpp include/diescope/collect/live_collection.hpp include/diescope/collect/live_driver.hpp include/diescope/collect/feed.hpp include/diescope/collect/duty.hpp \
     include/diescope/collect/profiler_watch.hpp src/agent/agent.cpp src/agent/runner.cpp src/agent/replay_feed.cpp \
     src/top/view_feeds.cpp src/top/top.cpp; do
     if [[ -f $f ]]; then printf '%6d  %s\n' "$(wc -l <"$f")" "$f"; else printf '%6s  %s\n' "-" "$f (absent)"; fi
   done
   echo
   echo "# include graph: file -> live-path header it includes"
-  local headers='diescope/collect/(live_collection|live_driver|chip_source|feed|duty|profiler_watch|sampler|gpm|run|host_probes)\.hpp'
+  local headers='diescope/collect/(live_collection|live_driver|chip_source|gpm_source|feed|duty|profiler_watch|sampler|gpm|run|host_probes)\.hpp'
   grep -rEo "#include \"${headers}\"" src include tests bench --include='*.cpp' --include='*.hpp' |
     sed -E 's/:#include "diescope\/collect\/(.*)"/ -> \1/' | sort
   echo
@@ -47,6 +47,10 @@ report() {
   echo
   echo "# where a switch is carried out (GPM opened, PM sampling stopped or started again)"
   grep -rnE '::(to_gpm|to_pm|start_gpm|want_gpm)\(' src --include='*.cpp' || echo "(none)"
+  echo "# ... the one class that carries it out (GpmChipSource), and its callers; who calls open_gpm"
+  grep -rnE '^[a-zA-Z:_<> ]*GpmChipSource::(open|close|columns|start)\(' src --include='*.cpp' || echo "(none)"
+  grep -rnE '\.gpm\.(open|close|columns|start)\(' src --include='*.cpp' || echo "(none)"
+  grep -rnE '(->|\.)open_gpm\(' src --include='*.cpp' || echo "(none)"
   echo
   echo "# where the sampler child's samples are checked (out of order, value count, infinity)"
   grep -rnE 'ChipSampleCheck::admit\(|\.admit\(' src --include='*.cpp' || echo "(none)"

@@ -548,6 +548,74 @@ TEST(LiveSession, NoSamplerAndNoGpmIsNoChipSource) {
   EXPECT_FALSE(session.chip_source(0).has_value());
 }
 
+// docs/live-collection.md#the-gpm-switch: the switch to GPM opens it (its first pair taken then),
+// asks PM sampling to stop and wants it no more; GPM's columns are its table at its interval (at
+// least 100 ms: 2 ms asked gives 100, 250 gives 250); its start is a counters-on event at the time
+// given, taking a new pair only where asked; the switch back closes it and wants PM sampling again.
+TEST(GpmChipSource, OpensGpmStopsPmSamplingAndSwitchesBack) {
+  EXPECT_EQ(GpmChipSource::interval_for(2), 100);
+  EXPECT_EQ(GpmChipSource::interval_for(250), 250);
+  GpmTelemetry telemetry;
+  SamplerSupervisor pm(fake_config({}), &diescope::test::two_unit_table(), "");
+  GpuBatch out;
+  pm.set_wanted(true, core::realtime_ns(), out);
+  ASSERT_TRUE(pm.running());
+  GpmChipSource gpm;
+  EXPECT_FALSE(gpm.is_open());
+  const int pairs = fake_nvml::state().gpm_samples_taken;
+  ASSERT_TRUE(gpm.open(telemetry, &pm, 1000));
+  EXPECT_TRUE(gpm.is_open());
+  EXPECT_TRUE(gpm.error().empty());
+  EXPECT_FALSE(pm.wanted()) << "PM sampling is wanted no more while GPM stands in";
+  EXPECT_EQ(fake_nvml::state().gpm_samples_taken, pairs + 2) << "the first pair, taken at the opening";
+  const auto until = std::chrono::steady_clock::now() + 2s;
+  while (pm.running() && std::chrono::steady_clock::now() < until) {
+    pm.pump(core::realtime_ns(), out);
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_FALSE(pm.running()) << "the PM sampler child was asked to stop, and stopped";
+
+  recording::RecordingMeta meta;
+  gpm.columns(meta, GpmChipSource::interval_for(2));
+  EXPECT_EQ(meta.unit_table, "gpm");
+  EXPECT_EQ(meta.interval_ms, 100);
+  EXPECT_EQ(meta.units.size(), gpm.sampler().table().units.size());
+
+  const recording::CountersEvent run_start = gpm.start(2000, false);
+  EXPECT_EQ(run_start.ts_ns, 2000);
+  EXPECT_TRUE(run_start.on);
+  EXPECT_EQ(run_start.reason, "");
+  EXPECT_EQ(fake_nvml::state().gpm_samples_taken, pairs + 2) << "run's start keeps the opening's pair";
+  const recording::CountersEvent window_start = gpm.start(3000, true);
+  EXPECT_EQ(window_start.ts_ns, 3000);
+  EXPECT_TRUE(window_start.on);
+  EXPECT_EQ(fake_nvml::state().gpm_samples_taken, pairs + 3) << "the agent's start takes a new pair";
+
+  gpm.close(&pm, true, core::realtime_ns(), out);
+  EXPECT_FALSE(gpm.is_open());
+  EXPECT_TRUE(pm.wanted());
+  EXPECT_TRUE(pm.running()) << "PM sampling started again";
+  pm.stop_and_wait(core::realtime_ns(), out);
+}
+
+// A GPU whose driver has no GPM: the switch fails with GPM's own reason, and PM sampling is left as it
+// was (still wanted).
+TEST(GpmChipSource, NoGpmLeavesPmSamplingAsItWas) {
+  GpmTelemetry telemetry;
+  fake_nvml::state().gpm_supported = false;
+  SamplerSupervisor pm(fake_config({}), &diescope::test::two_unit_table(), "");
+  GpuBatch out;
+  pm.set_wanted(true, core::realtime_ns(), out);
+  GpmChipSource gpm;
+  EXPECT_FALSE(gpm.open(telemetry, &pm, 1000));
+  EXPECT_FALSE(gpm.is_open());
+  EXPECT_NE(gpm.error().find("NVML GPM cannot be read on GPU 0"), std::string::npos) << gpm.error();
+  EXPECT_TRUE(pm.wanted());
+  EXPECT_TRUE(pm.running());
+  EXPECT_FALSE(GpmChipSource().open(telemetry, nullptr, 1000)) << "no PM sampling to leave: the same";
+  pm.stop_and_wait(core::realtime_ns(), out);
+}
+
 // docs/live-collection.md#policies: the session reads NVML once a poll (50 ms here), however often it
 // is collected, and a collect up to a tenth of a poll early (5 ms) still reads. Collects at 0, 20,
 // 46 (due at 50, 4 ms early), 60 (next due at 96) and 91 ms (5 ms early) read at 0, 46 and 91 ms.

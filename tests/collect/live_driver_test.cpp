@@ -72,6 +72,35 @@ TEST(LiveDriver, TimeoutIsTheEarliestDueRoundedUpToAMillisecond) {
   EXPECT_EQ(LiveDriver::timeout_ms(w, 12 * kMs), 0);  // passed: due now
 }
 
+TEST(LiveDriver, AReaderIsDueAtTheEarliestOfItsTimes) {
+  DriverWait w;
+  w.due_by(50 * kMs);  // nothing due before: 50 ms
+  EXPECT_EQ(w.due_mono, 50 * kMs);
+  w.due_by(80 * kMs);  // later: still 50 ms
+  EXPECT_EQ(w.due_mono, 50 * kMs);
+  w.due_by(20 * kMs);  // earlier: 20 ms
+  EXPECT_EQ(w.due_mono, 20 * kMs);
+  EXPECT_EQ(w.feed_due_mono, -1);  // no feed
+}
+
+// A timer every 100 ms from 0, worked by hand: served at 10 ms, next at 100; served at 130 (30 ms
+// late, within a period), next at 200; served at 450 (300 and 400 missed: 300 is passed), next at
+// 450 + 100 = 550, not 300.
+TEST(LiveDriver, ATimerMovesOnAPeriodAndDoesNotCatchUpMissedOnes) {
+  DriverTimer t{0, 100 * kMs};
+  EXPECT_TRUE(t.due(0));
+  t.served(10 * kMs);
+  EXPECT_EQ(t.next_mono, 100 * kMs);
+  EXPECT_FALSE(t.due(99 * kMs));
+  EXPECT_TRUE(t.due(100 * kMs));
+  t.served(130 * kMs);
+  EXPECT_EQ(t.next_mono, 200 * kMs);
+  t.served(450 * kMs);
+  EXPECT_EQ(t.next_mono, 550 * kMs);
+  EXPECT_FALSE(t.due(549 * kMs));
+  EXPECT_TRUE(t.due(550 * kMs));
+}
+
 TEST(LiveDriver, WatchFeedMovesTheFeedsDueOntoTheMonotonicClock) {
   TimerFeed feed(2.0);  // two feed seconds per monotonic second
   DriverWait w;
@@ -139,6 +168,55 @@ TEST(LiveDriver, WakesInTheOrderOfWhatIsDue) {
   };
   LiveDriver().drive(reader);
   EXPECT_EQ(woke, (std::vector<std::string>{"feed fd", "feed due", "reader due", "feed due"}));
+  ::close(own[0]);
+  ::close(own[1]);
+}
+
+// A reader without a feed (run's shape: docs/live-collection.md#the-driver), worked by hand: its pipe
+// holds a byte at the start, so the first wake is that descriptor at once; then its timer, due at
+// +100 ms and every 100 ms, wakes it at +100 and +200 ms, never early, and nothing else does. The
+// sink reads the byte and serves the timer; it ends the drive after the second due wake.
+TEST(LiveDriver, AReaderWithoutAFeedWakesForItsDescriptorsAndItsTimer) {
+  std::array<int, 2> own{};
+  ASSERT_EQ(::pipe(own.data()), 0);
+  ASSERT_EQ(::write(own[1], "x", 1), 1);
+  const recording::TimeNs start = core::monotonic_ns();
+  DriverTimer timer{start + 100 * kMs, 100 * kMs};
+  std::vector<std::string> woke;
+  std::vector<recording::TimeNs> due_at;  // each due wake's due time, from the start
+  recording::TimeNs served_first = 0;
+  DriverReader reader;
+  reader.policy = [&] {
+    DriverWait w;
+    w.own_fds = {own[0]};
+    w.due_by(timer.next_mono);
+    return w;
+  };
+  reader.sink = [&](const DriverWake& wake) {
+    EXPECT_EQ(wake.error, 0);
+    EXPECT_FALSE(wake.feed_due);
+    EXPECT_FALSE(wake.feed_fd());
+    if (wake.readable(own[0])) {
+      char c = 0;
+      EXPECT_EQ(::read(own[0], &c, 1), 1);
+      woke.emplace_back("own fd");
+    }
+    if (wake.due) {
+      EXPECT_TRUE(timer.due(wake.mono));
+      EXPECT_GE(wake.mono, timer.next_mono);
+      due_at.push_back(timer.next_mono - start);
+      if (due_at.size() == 1) served_first = wake.mono - start;
+      timer.served(wake.mono);
+      woke.emplace_back("due");
+    }
+    return due_at.size() < 2;
+  };
+  LiveDriver().drive(reader);
+  EXPECT_EQ(woke, (std::vector<std::string>{"own fd", "due", "due"}));
+  ASSERT_EQ(due_at.size(), 2u);
+  EXPECT_EQ(due_at[0], 100 * kMs);
+  // 200 ms, unless a loaded machine served the first after 200 ms (then a period after it was served).
+  EXPECT_EQ(due_at[1], served_first <= 200 * kMs ? 200 * kMs : served_first + 100 * kMs);
   ::close(own[0]);
   ::close(own[1]);
 }

@@ -20,6 +20,7 @@
 #include "diescope/collect/profiler_watch.hpp"
 #include "diescope/collect/feed.hpp"
 #include "diescope/collect/gpm.hpp"
+#include "diescope/collect/gpm_source.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/chip_source.hpp"
 #include "diescope/collect/sampler.hpp"
@@ -325,7 +326,7 @@ class LiveSession final : public Feed {
     recording::TimeNs last_util_read_ns = 0;  // when GPU-Util samples were last read; 0: never
     bool on_gpm = false;                      // chip samples come from GPM
     bool gpm_failed = false;                  // GPM could not be opened: PM sampling or nothing
-    std::unique_ptr<collect::GpmSampler> gpm;
+    GpmChipSource gpm;  // open while chip samples come from GPM (docs/live-collection.md#the-gpm-switch)
     bool gpm_sampling = false;  // GPM samples are being recorded (the agent wants them)
     recording::TimeNs next_gpm_ns = 0;
   };

@@ -1,11 +1,12 @@
-// The live driver: the one wait of a long live read (docs/live-collection.md#the-driver). A reader
-// (`agent`, `top`) is a policy, which says before each wait when it is next due and which of its own
-// descriptors to watch, and a sink, which handles what woke the driver. The driver sleeps in one
+// The live driver: the one wait of a live read (docs/live-collection.md#the-driver). A reader
+// (`agent`, `top`, `run`) is a policy, which says before each wait when it is next due and which of
+// its own descriptors to watch, and a sink, which handles what woke the driver. The driver sleeps in one
 // ::poll until the earliest of the reader's due time, the feed's next_due_ns(), a readable feed
 // descriptor (wait_fds()) or a readable descriptor of the reader's own, and wakes for nothing else
 // (docs/agent.md#wake-ups).
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -16,12 +17,32 @@
 
 namespace diescope::collect {
 
-// What one wait watches, on the monotonic clock; -1: no due time.
+// What one wait watches, on the monotonic clock; -1: no due time. A reader without a feed (`run`,
+// which reads its sampler children itself) leaves the feed's part empty.
 struct DriverWait {
   recording::TimeNs due_mono = -1;       // the reader's next due time
   recording::TimeNs feed_due_mono = -1;  // the feed's next_due_ns()
   std::vector<int> feed_fds;             // the feed's wait_fds()
   std::vector<int> own_fds;              // the reader's own (a stop pipe, a socket, a terminal)
+
+  // The reader is also due at `mono`: its due time becomes the earlier of the two.
+  void due_by(recording::TimeNs mono) { due_mono = due_mono < 0 ? mono : std::min(due_mono, mono); }
+};
+
+// A reader's due time that repeats every `period_ns` on the monotonic clock (`run`'s NVML tick, GPM
+// sample and host probe): after it is served it moves one period on, or, where that has already
+// passed, one period from the time it was served: missed ones are not caught up
+// (docs/live-collection.md#the-driver).
+struct DriverTimer {
+  recording::TimeNs next_mono = 0;
+  recording::TimeNs period_ns = 0;
+
+  bool due(recording::TimeNs mono) const { return mono >= next_mono; }
+  // Served at `mono`: the next due time.
+  void served(recording::TimeNs mono) {
+    next_mono += period_ns;
+    if (next_mono < mono) next_mono = mono + period_ns;
+  }
 };
 
 // The feed's part of a wait: its descriptors, and its next due time moved from the feed's timeline

@@ -328,7 +328,7 @@ LiveSession::LiveSession(std::vector<SessionGpu> gpus, double interval_ms, doubl
                          SupervisorTiming timing, std::function<void(const std::string&)> log,
                          ChipSourcePolicy policy)
     : cadence_(NvmlCadence::once_a_poll(static_cast<recording::TimeNs>(poll_ms * 1e6))),
-      gpm_interval_ms_(std::max(interval_ms, collect::kGpmMinIntervalMs)),
+      gpm_interval_ms_(GpmChipSource::interval_for(interval_ms)),
       log_(std::move(log)),
       policy_(std::move(policy)),
       watch_(policy_.proc_root) {
@@ -393,21 +393,17 @@ bool LiveSession::want_gpm(const Gpu& g, recording::TimeNs now) const {
 }
 
 void LiveSession::to_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std::string& why) {
-  try {
-    g.gpm = g.telemetry->open_gpm(now);
-  } catch (const core::Error& e) {
+  if (!g.gpm.open(*g.telemetry, g.supervisor.get(), now)) {
     g.gpm_failed = true;
-    const std::string text = std::string("NVML GPM cannot be read (") + e.what() + "); " +
+    const std::string text = "NVML GPM cannot be read (" + g.gpm.error() + "); " +
                              (g.supervisor ? "chip samples stay with PM sampling" : "no chip samples");
     out.notes.push_back(recording::Note{now, "chip_source", text});
     if (log_) log_("GPU " + std::to_string(g.meta.gpu.index) + ": " + text);
     return;
   }
   g.on_gpm = true;
-  if (g.supervisor) g.supervisor->set_wanted(false, now, out);  // no retry of PM sampling meanwhile
   g.meta = g.pm_meta;
-  collect::apply_unit_table(g.gpm->table(), g.meta);
-  g.meta.interval_ms = gpm_interval_ms_;
+  g.gpm.columns(g.meta, gpm_interval_ms_);
   const std::string text = fmt::format(
       "chip samples come from NVML GPM from now on ({}): the agent holds no performance counters, so it "
       "blocks no other profiler; GPM does not see L1, L2 or load/store",
@@ -420,23 +416,21 @@ void LiveSession::to_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std
 
 void LiveSession::to_pm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std::string& why) {
   set_gpm_sampling(g, false, now, out);
-  g.gpm.reset();
   g.on_gpm = false;
   g.meta = g.pm_meta;
   const std::string text = "chip samples come from PM sampling again (" + why + ")";
   out.columns_changed_at = now;
   out.columns_change_why = text;
   if (log_) log_("GPU " + std::to_string(g.meta.gpu.index) + ": " + text);
-  if (g.supervisor) g.supervisor->set_wanted(g.wanted, now, out);
+  g.gpm.close(g.supervisor.get(), g.wanted, now, out);
 }
 
 void LiveSession::set_gpm_sampling(Gpu& g, bool on, recording::TimeNs now, GpuBatch& out) {
-  if (on == g.gpm_sampling || !g.gpm) return;
+  if (on == g.gpm_sampling || !g.gpm.is_open()) return;
   if (on) {
-    g.gpm->sample(now);  // starts a new pair here: nothing before the window is counted
+    out.counters.push_back(g.gpm.start(now, true));
     g.gpm_sampling = true;
     g.next_gpm_ns = now + static_cast<recording::TimeNs>(gpm_interval_ms_ * 1e6);
-    out.counters.push_back(recording::CountersEvent{now, true, ""});
   } else {
     sample_gpm(g, now, out);  // the last sample ends now
     g.gpm_sampling = false;
@@ -445,12 +439,13 @@ void LiveSession::set_gpm_sampling(Gpu& g, bool on, recording::TimeNs now, GpuBa
 }
 
 void LiveSession::sample_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out) {
-  if (!g.gpm || !g.gpm_sampling) return;
-  std::optional<collect::GpmSample> s = g.gpm->sample(now);
+  if (!g.gpm.is_open() || !g.gpm_sampling) return;
+  std::optional<collect::GpmSample> s = g.gpm.sampler().sample(now);
   g.next_gpm_ns = now + static_cast<recording::TimeNs>(gpm_interval_ms_ * 1e6);
   if (!s) {
-    if (!g.gpm->last_error().empty())
-      out.notes.push_back(recording::Note{now, "chip_source", "a GPM sample failed: " + g.gpm->last_error()});
+    if (!g.gpm.sampler().last_error().empty())
+      out.notes.push_back(
+          recording::Note{now, "chip_source", "a GPM sample failed: " + g.gpm.sampler().last_error()});
     return;
   }
   out.list<recording::ChipSample>().push_back(recording::OwnedChipSample{

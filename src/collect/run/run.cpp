@@ -20,6 +20,7 @@
 #include "diescope/collect/gpm.hpp"
 #include "diescope/collect/host_probes.hpp"
 #include "diescope/collect/live_collection.hpp"
+#include "diescope/collect/live_driver.hpp"
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/run.hpp"
 #include "diescope/collect/sampler.hpp"
@@ -81,8 +82,7 @@ struct Gpu {
   bool counters_off_written = false;
   std::string counters_why;             // why the counters are missing or stopped early
   std::vector<SamplerMessage> pending;  // arrived before the recording was opened
-  // NVML GPM, the second chip source (docs/method.md#gpm-as-a-second-chip-source).
-  std::unique_ptr<GpmSampler> gpm;
+  GpmChipSource gpm;     // NVML GPM, the second chip source (docs/live-collection.md#the-gpm-switch)
   std::string gpm_why;   // why chip samples come from GPM
   std::string pm_cause;  // why PM sampling could not start, without its fix (for the GPM note)
 
@@ -122,7 +122,7 @@ class Runner {
   void switch_table(Gpu& gpu);
   void start_gpm();
   void sample_gpm(recording::TimeNs now);
-  double gpm_interval_ms() const { return std::max(opt_.interval_ms, kGpmMinIntervalMs); }
+  double gpm_interval_ms() const { return GpmChipSource::interval_for(opt_.interval_ms); }
   void wait_for_samplers();
   void handle_start_message(Gpu& gpu, SamplerMessage& message);
   void open_recordings();
@@ -134,7 +134,6 @@ class Runner {
   void read_power(Gpu& gpu, recording::TimeNs now, bool asked);
   void read_host(recording::TimeNs now);
   void note_host_cost(recording::TimeNs now);
-  void pump_sampler(Gpu& gpu, recording::TimeNs now);
   void handle(Gpu& gpu, const SamplerMessage& message, recording::TimeNs now);
   void sampler_ended(Gpu& gpu, const SamplerExit& exit, recording::TimeNs now);
   void read_command_output(recording::TimeNs now);
@@ -418,12 +417,17 @@ void Runner::handle_start_message(Gpu& gpu, SamplerMessage& message) {
   gpu.pending.push_back(std::move(message));
 }
 
+// Until every sampler child samples or has ended, or the start timeout has passed, waiting through the
+// session's driver (docs/live-collection.md#the-driver) for the children still starting and the signal
+// pipe, due every 200 ms and at the timeout (the driver rounds up: it never wakes just short of it).
 void Runner::wait_for_samplers() {
   const recording::TimeNs deadline =
       core::monotonic_ns() + static_cast<recording::TimeNs>(opt_.sampler_start_timeout_ms * 1e6);
-  for (;;) {
+  std::vector<int> fds;  // the signal pipe and the children still starting
+  // One look at them: false when none is left to wait for or the deadline has passed.
+  const auto pump = [&] {
+    fds = {signals_->fd()};
     bool waiting = false;
-    std::vector<pollfd> fds;
     for (auto& gpu : gpus_) {
       if (!gpu.sampler_running() || gpu.sampling) continue;
       StartSink sink(*this, gpu);
@@ -435,9 +439,9 @@ void Runner::wait_for_samplers() {
       }
       if (!gpu.sampler_running() || gpu.sampling) continue;
       waiting = true;
-      fds.push_back(pollfd{gpu.sampler->fd(), POLLIN, 0});
+      fds.push_back(gpu.sampler->fd());
     }
-    if (!waiting) return;
+    if (!waiting) return false;
     // Interrupted before the command started: nothing to measure, so stop here.
     while (const auto caught = signals_->next()) {
       if (caught->number == SIGCHLD) continue;
@@ -447,22 +451,24 @@ void Runner::wait_for_samplers() {
                             ") while the counters were being set up; the command was not started",
                         "run again and let the setup finish (about a second)", 128 + caught->number);
     }
-    fds.push_back(pollfd{signals_->fd(), POLLIN, 0});
-    const recording::TimeNs left = deadline - core::monotonic_ns();
-    if (left <= 0) {
-      for (auto& gpu : gpus_) {
-        if (!gpu.sampler_running() || gpu.sampling) continue;
-        const SamplerExit exit = gpu.sampler->discard();
-        gpu.counters_why = "the counter sampler did not start sampling within " +
-                           std::to_string(static_cast<int>(opt_.sampler_start_timeout_ms / 1000)) +
-                           " s (it " + exit.describe() + ")";
-        warn("GPU " + std::to_string(gpu.identity.index) + ": " + gpu.counters_why);
-      }
-      return;
+    if (deadline - core::monotonic_ns() > 0) return true;
+    for (auto& gpu : gpus_) {
+      if (!gpu.sampler_running() || gpu.sampling) continue;
+      const SamplerExit exit = gpu.sampler->discard();
+      gpu.counters_why = "the counter sampler did not start sampling within " +
+                         std::to_string(static_cast<int>(opt_.sampler_start_timeout_ms / 1000)) + " s (it " +
+                         exit.describe() + ")";
+      warn("GPU " + std::to_string(gpu.identity.index) + ": " + gpu.counters_why);
     }
-    ::poll(fds.data(), fds.size(),
-           static_cast<int>(std::min<recording::TimeNs>(left / recording::kNsPerMs + 1, 200)));
-  }
+    return false;
+  };
+  const auto policy = [&] {
+    DriverWait wait;
+    wait.due_mono = std::min(core::monotonic_ns() + 200 * recording::kNsPerMs, deadline);
+    wait.own_fds = fds;
+    return wait;
+  };
+  if (pump()) LiveDriver().drive(DriverReader{policy, [&](const DriverWake& /*wake*/) { return pump(); }});
 }
 
 void Runner::open_recordings() {
@@ -481,13 +487,13 @@ void Runner::open_recordings() {
     // Without a CUPTI sampler (GPM, GPU-Util only) nothing named the chip: the compute capability's
     // table does when it lists one chip.
     if (meta.gpu.chip.empty()) meta.gpu.chip = chip_for_compute_capability(meta.gpu.compute_capability);
-    if (gpu.gpm)
-      apply_unit_table(gpu.gpm->table(), meta);
+    meta.engines = gpu.nvml->engine_columns();
+    meta.interval_ms = opt_.interval_ms;
+    meta.drain_ms = gpu.gpm.is_open() ? gpm_interval_ms() : opt_.drain_ms;
+    if (gpu.gpm.is_open())
+      gpu.gpm.columns(meta, gpm_interval_ms());
     else if (gpu.table)
       apply_unit_table(*gpu.table, meta);
-    meta.engines = gpu.nvml->engine_columns();
-    meta.interval_ms = gpu.gpm ? gpm_interval_ms() : opt_.interval_ms;
-    meta.drain_ms = gpu.gpm ? gpm_interval_ms() : opt_.drain_ms;
     meta.start_ns = outcome_.start_ns;
     meta.run_type = opt_.run_type;
     if (duty_cycled()) {
@@ -501,15 +507,16 @@ void Runner::open_recordings() {
     gpu.writer = std::make_unique<recording::RecordingWriter>(path, meta);
     gpu.nvml->restart_util(outcome_.start_ns);
     outcome_.recordings.push_back(GpuRecording{gpu.identity.index, path, false, {}, {}, 0});
-    if (gpu.gpm) {
+    if (gpu.gpm.is_open()) {
       const recording::TimeNs now = stamp();
       note(gpu, now, "chip_source", gpu.gpm_why);
-      if (!gpu.gpm->left_out().empty()) {
+      if (!gpu.gpm.sampler().left_out().empty()) {
         std::string list;
-        for (const auto& what : gpu.gpm->left_out()) list += (list.empty() ? "" : "; ") + what;
+        for (const auto& what : gpu.gpm.sampler().left_out()) list += (list.empty() ? "" : "; ") + what;
         note(gpu, now, "chip_source", "GPM metrics this GPU did not answer, left out of the table: " + list);
       }
-      gpu.writer->write(recording::CountersEvent{outcome_.start_ns, true, ""});
+      // Its first sample starts at the pair taken when it was opened.
+      gpu.writer->write(gpu.gpm.start(outcome_.start_ns, false));
       gpu.sampling = true;
       continue;
     }
@@ -631,18 +638,16 @@ void Runner::sampler_ended(Gpu& gpu, const SamplerExit& exit, recording::TimeNs 
 
 void Runner::start_gpm() {
   for (auto& gpu : gpus_) {
-    // GPM for the whole run where PM sampling could not start
-    // (docs/live-collection.md#what-was-decided-for-run).
+    // GPM for the whole run where PM sampling could not start, opened by the session's switch
+    // (docs/live-collection.md#what-was-decided-for-run, docs/live-collection.md#the-gpm-switch).
     GpmSwitchState state;
     state.pm_running = gpu.sampling;
     if (!gpm_wanted(opt_.source, GpmSwitch::whole_run, state)) continue;
     const std::string gpu_name = "GPU " + std::to_string(gpu.identity.index);
     const std::string pm_why = gpu.pm_cause.empty() ? gpu.counters_why : gpu.pm_cause;
-    try {
-      gpu.gpm = gpu.nvml->open_gpm(stamp());
-    } catch (const core::Error& e) {
+    if (!gpu.gpm.open(*gpu.nvml, gpu.sampler.get(), stamp())) {
       gpu.counters_why = (pm_why == "--source gpm" ? std::string() : pm_why + "; ") +
-                         "NVML GPM cannot stand in: " + e.what();
+                         "NVML GPM cannot stand in: " + gpu.gpm.error();
       warn(gpu_name + ": no chip counters: " + gpu.counters_why + "; the report has GPU-Util only");
       continue;
     }
@@ -660,11 +665,11 @@ void Runner::start_gpm() {
 
 void Runner::sample_gpm(recording::TimeNs now) {
   for (auto& gpu : gpus_) {
-    if (!gpu.gpm || !gpu.writer) continue;
-    std::optional<GpmSample> sample = gpu.gpm->sample(now);
+    if (!gpu.gpm.is_open() || !gpu.writer) continue;
+    std::optional<GpmSample> sample = gpu.gpm.sampler().sample(now);
     if (!sample) {
-      if (!gpu.gpm->last_error().empty())
-        note(gpu, now, "chip_source", "a GPM sample could not be taken: " + gpu.gpm->last_error());
+      if (!gpu.gpm.sampler().last_error().empty())
+        note(gpu, now, "chip_source", "a GPM sample could not be taken: " + gpu.gpm.sampler().last_error());
       continue;
     }
     if (!sample->unread.empty()) {
@@ -678,12 +683,6 @@ void Runner::sample_gpm(recording::TimeNs now) {
     gpu.last_sample_end = sample->end_ns;
     ++gpu.samples;
   }
-}
-
-void Runner::pump_sampler(Gpu& gpu, recording::TimeNs now) {
-  if (!gpu.sampler_running()) return;
-  RecordingSink sink(*this, gpu);
-  gpu.sampler->pump(now, sink);  // a child whose output closed is reaped, and sink.ended says so
 }
 
 void Runner::read_command_output(recording::TimeNs now) {
@@ -703,6 +702,7 @@ void Runner::read_command_output(recording::TimeNs now) {
           } else if (w < 0 && errno == EINTR) {
             continue;
           } else if (w < 0 && errno == EAGAIN) {
+            // Back-pressure from the user's stdout, not a live-collection wait: it stays outside the driver.
             pollfd out{opt_.stdout_fd, POLLOUT, 0};
             ::poll(&out, 1, 100);
           } else {
@@ -900,45 +900,46 @@ void Runner::duty_step(recording::TimeNs now) {
   }
 }
 
+// Waits through the session's driver, with no feed (docs/live-collection.md#the-driver): due at the next
+// NVML tick, GPM sample or host probe; woken by a signal, the command's stdout or a sampler child.
 void Runner::loop() {
-  const recording::TimeNs poll_ns = cadence_.fast_ns;
-  const auto host_ns = static_cast<recording::TimeNs>(opt_.host_interval_ms * 1e6);
-  recording::TimeNs next_tick = core::monotonic_ns();
-  recording::TimeNs next_host = next_tick;
-  recording::TimeNs end_mono = 0;  // when the command ended, on the monotonic clock
+  const recording::TimeNs start = core::monotonic_ns();
+  DriverTimer tick_due{start, cadence_.fast_ns};
+  DriverTimer host_due{start, static_cast<recording::TimeNs>(opt_.host_interval_ms * 1e6)};
   const auto gpm_ns = static_cast<recording::TimeNs>(gpm_interval_ms() * 1e6);
-  bool any_gpm = false;
-  for (const auto& gpu : gpus_) any_gpm = any_gpm || gpu.gpm != nullptr;
-  recording::TimeNs next_gpm = any_gpm ? core::monotonic_ns() + gpm_ns : 0;
-  for (;;) {
-    // Wait for output, a signal, or the next tick.
-    std::vector<pollfd> fds;
-    fds.push_back(pollfd{signals_->fd(), POLLIN, 0});
-    if (command_out()) fds.push_back(pollfd{command_out().get(), POLLIN, 0});
+  std::optional<DriverTimer> gpm_due;  // where a GPU reads GPM
+  for (const auto& gpu : gpus_)
+    if (gpu.gpm.is_open()) gpm_due = DriverTimer{core::monotonic_ns() + gpm_ns, gpm_ns};
+  recording::TimeNs end_mono = 0;  // when the command ended, on the monotonic clock
+  const auto policy = [&] {
+    DriverWait wait;  // output, a signal, or the next due time
+    wait.own_fds.push_back(signals_->fd());
+    if (command_out()) wait.own_fds.push_back(command_out().get());
     for (auto& gpu : gpus_)
-      if (gpu.sampler_running()) fds.push_back(pollfd{gpu.sampler->fd(), POLLIN, 0});
-    recording::TimeNs wake = next_tick;
-    if (next_gpm != 0 && command_running_) wake = std::min(wake, next_gpm);
-    if (host_ && command_running_) wake = std::min(wake, next_host);
-    const recording::TimeNs wait_ns = std::max<recording::TimeNs>(0, wake - core::monotonic_ns());
-    ::poll(fds.data(), fds.size(),
-           static_cast<int>((wait_ns + recording::kNsPerMs - 1) / recording::kNsPerMs));
-
+      if (gpu.sampler_running()) wait.own_fds.push_back(gpu.sampler->fd());
+    wait.due_by(tick_due.next_mono);
+    if (gpm_due && command_running_) wait.due_by(gpm_due->next_mono);
+    if (host_ && command_running_) wait.due_by(host_due.next_mono);
+    return wait;
+  };
+  // Its sink; false once the command has ended and its samplers and GPU-Util samples are done.
+  const auto body = [&](const DriverWake& /*wake*/) {
     handle_signals();
     recording::TimeNs now = stamp();
     read_command_output(now);
-    for (auto& gpu : gpus_) pump_sampler(gpu, now);
-    if (next_gpm != 0 && command_running_ && core::monotonic_ns() >= next_gpm) {
+    for (auto& gpu : gpus_) {
+      RecordingSink sink(*this, gpu);
+      if (gpu.sampler_running()) gpu.sampler->pump(now, sink);  // one whose output closed is reaped
+    }
+    if (gpm_due && command_running_ && gpm_due->due(core::monotonic_ns())) {
       sample_gpm(stamp());
-      next_gpm += gpm_ns;
-      if (next_gpm < core::monotonic_ns()) next_gpm = core::monotonic_ns() + gpm_ns;
+      gpm_due->served(core::monotonic_ns());
     }
 
     // Host probes while the command runs; the tree is read before its exit is reaped.
-    if (host_ && command_running_ && core::monotonic_ns() >= next_host) {
+    if (host_ && command_running_ && host_due.due(core::monotonic_ns())) {
       read_host(stamp());
-      next_host += host_ns;
-      if (next_host < core::monotonic_ns()) next_host = core::monotonic_ns() + host_ns;
+      host_due.served(core::monotonic_ns());
     }
 
     if (command_running_) {
@@ -952,7 +953,7 @@ void Runner::loop() {
         outcome_.end_ns = stamp();
         end_mono = core::monotonic_ns();
         // GPM's last sample ends with the command; then it is read no more.
-        if (next_gpm != 0) sample_gpm(outcome_.end_ns);
+        if (gpm_due) sample_gpm(outcome_.end_ns);
         // Counters off as soon as the command ends: each sampler stops, drains and disables.
         for (auto& gpu : gpus_)
           if (gpu.sampler_running()) gpu.sampler->request_stop();
@@ -971,31 +972,28 @@ void Runner::loop() {
 
     if (command_running_ && duty_cycled()) duty_step(stamp());
 
-    if (core::monotonic_ns() >= next_tick) {
+    if (tick_due.due(core::monotonic_ns())) {
       tick(stamp(), !command_running_);
-      next_tick += poll_ns;
-      if (next_tick < core::monotonic_ns()) next_tick = core::monotonic_ns() + poll_ns;
+      tick_due.served(core::monotonic_ns());
     }
 
-    if (!command_running_) {
-      const recording::TimeNs since_end = core::monotonic_ns() - end_mono;
-      bool samplers_done = true;
-      for (auto& gpu : gpus_) {
-        if (!gpu.sampler_running()) continue;
-        samplers_done = false;
-        if (since_end > kSamplerStopTimeoutNs + static_cast<recording::TimeNs>(opt_.drain_ms * 1e6)) {
-          gpu.sampler->kill();  // it did not stop: sampler_ended() says so
-        }
+    if (command_running_) return true;
+    const recording::TimeNs since_end = core::monotonic_ns() - end_mono;
+    bool samplers_done = true;
+    for (auto& gpu : gpus_) {
+      if (!gpu.sampler_running()) continue;
+      samplers_done = false;
+      if (since_end > kSamplerStopTimeoutNs + static_cast<recording::TimeNs>(opt_.drain_ms * 1e6)) {
+        gpu.sampler->kill();  // it did not stop: sampler_ended() says so
       }
-      bool util_done = since_end >= static_cast<recording::TimeNs>(opt_.end_wait_ms * 1e6);
-      if (!util_done) {
-        util_done = true;
-        for (auto& gpu : gpus_)
-          if (!gpu.nvml->util_polling() && gpu.nvml->last_util_ns() < outcome_.end_ns) util_done = false;
-      }
-      if (samplers_done && util_done) break;
     }
-  }
+    if (!samplers_done) return true;
+    if (since_end >= static_cast<recording::TimeNs>(opt_.end_wait_ms * 1e6)) return false;
+    for (auto& gpu : gpus_)  // a GPU-Util sample at or after the end, unless polled
+      if (!gpu.nvml->util_polling() && gpu.nvml->last_util_ns() < outcome_.end_ns) return true;
+    return false;
+  };
+  LiveDriver().drive(DriverReader{policy, body});
   // Whatever the command (or what it left running) still wrote.
   read_command_output(stamp());
 }
@@ -1060,7 +1058,7 @@ RunOutcome Runner::run() {
     auto& rec = outcome_.recordings[i];
     rec.samples = gpus_[i].samples;
     rec.counters = gpus_[i].samples > 0;
-    if (rec.counters) rec.chip_source = gpus_[i].gpm ? ChipSource::gpm : ChipSource::pm;
+    if (rec.counters) rec.chip_source = gpus_[i].gpm.is_open() ? ChipSource::gpm : ChipSource::pm;
     rec.counters_why = gpus_[i].counters_why;
   }
   return outcome_;
