@@ -14,7 +14,8 @@ if(DIESCOPE_HAVE_NVCC)
     CUDA_STANDARD 17 CUDA_RUNTIME_LIBRARY Static)
 endif()
 diescope_test(sampler_retimer_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sampler_retimer_test.cpp LIBS diescope_sampler)
-diescope_test(sampler_sizing_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sampler_sizing_test.cpp LIBS diescope_sampler)
+diescope_test(sampler_sizing_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sampler_sizing_test.cpp LIBS diescope_sampler
+  SERIAL ImageRing.TheDecodeWaitsOnlyWhenEveryImageIsDecodedAndSaysHowLong)
 diescope_test(sampler_stop_watcher_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/sampler_stop_watcher_test.cpp LIBS diescope_sampler)
 
 # The real CUPTI child on a GPU (skips where there is no driver).
