@@ -6,7 +6,8 @@
 # which is tests/ (the test binaries and the programs only tests use), with no compiler cache, at -j2,
 # logged. Cheaper than ci_compile_cost.sh where only the tests changed (docs/building.md#compile-time).
 # Writes
-#   OUT/steps.tsv    cpu_s wall_s kind output, one line per compile and link of tests/
+#   OUT/steps.tsv    cpu_s wall_s kind output, one line per compile and link of tests/ (of the second build:
+#                    a library it compiles again, after a change to src/, is left out)
 #   OUT/summary.txt  the commit, CPU seconds of compiles and links, the number of test binaries (files
 #                    named *_test that the build linked), the load average before and after
 #   bench/build/test_compile_cost.sh OUT [BUILD_DIR]      (default BUILD_DIR: build/test-compile-cost, removed first)
@@ -27,7 +28,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 # The rest, every compile paid, as on a fresh CI machine.
 CCACHE_DISABLE=1 DIESCOPE_STEP_LOG=$log cmake --build "$build" -j2 >/dev/null
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-awk '$1 ~ /^[0-9.]+$/ {printf "%.2f\t%.2f\t%s\t%s\n", $1 + $2, $3, $4, $5}' "$log" | sort -rn > "$out/steps.tsv"
+awk '$1 ~ /^[0-9.]+$/ && $5 ~ /^tests\// {printf "%.2f\t%.2f\t%s\t%s\n", $1 + $2, $3, $4, $5}' "$log" | sort -rn > "$out/steps.tsv"
 rm -f "$log"
 {
   echo "commit $commit"
