@@ -187,14 +187,15 @@ TEST(SamplerSupervisor, AChildThatCannotRunThrowsOnlyWithoutRestarts) {
 }
 
 // docs/live-collection.md#policies: the three NVML cadences. run reads clocks at each 100 ms tick, the
-// power line once a second, the rest once a second; top everything once a poll; the agent everything
-// once a poll but the power line when due.
+// power line once a second, GPU-Util samples every 5 s, the rest once a second; top everything once a
+// poll; the agent everything once a poll but the power line and GPU-Util samples when due.
 TEST(NvmlCadence, RunTopAndAgentCadences) {
   const NvmlCadence run = NvmlCadence::run(100 * recording::kNsPerMs);
   EXPECT_EQ(run.fast_ns, 100'000'000);
   EXPECT_EQ(run.slow_ns, 1'000'000'000);
   EXPECT_EQ(run.power, PowerReads::every_power_ns);
   EXPECT_EQ(run.power_ns, 1'000'000'000);
+  EXPECT_EQ(run.util_ns, 5'000'000'000);
   const NvmlCadence top = NvmlCadence::once_a_poll(250 * recording::kNsPerMs);
   EXPECT_EQ(top.fast_ns, 250'000'000);
   EXPECT_EQ(top.slow_ns, 250'000'000);
@@ -243,8 +244,10 @@ TEST(NvmlCadence, WhichReadsReadThePowerLine) {
 // The GPU-Util rule (docs/live-collection.md#policies). The agent (poll 1 s, util_ns 5 s): a poll
 // 4.4 s after the last read of the samples does not read them, one 4.5 s after does (half a poll
 // early counts), and so does any poll where the power line is asked for, the counters are wanted, or
-// GPU-Util is polled; after the first read (nothing read before) it reads. top and run (util_ns 0):
-// every slow read.
+// GPU-Util is polled; after the first read (nothing read before) it reads. run (slow reads every 1 s,
+// util_ns 5 s): the slow read 4.4 s after the last read of the samples does not read them, the one
+// 4.5 s after does, so with slow reads 1.0 s apart every fifth reads them; polled, every one does.
+// top (util_ns 0): every slow read.
 TEST(NvmlCadence, WhichReadsReadGpuUtilSamples) {
   const NvmlCadence agent = NvmlCadence::agent(recording::kNsPerSecond);
   EXPECT_EQ(agent.util_ns, 5'000'000'000);
@@ -265,7 +268,14 @@ TEST(NvmlCadence, WhichReadsReadGpuUtilSamples) {
   failed.last_failed = true;  // the energy counter's failure reads the power line, not GPU-Util
   EXPECT_FALSE(agent.reads_util(failed, 1 * s, false));
   EXPECT_TRUE(NvmlCadence::once_a_poll(s).reads_util(quiet, 1, false));
-  EXPECT_TRUE(NvmlCadence::run(100 * recording::kNsPerMs).reads_util(quiet, 1, false));
+  const NvmlCadence run = NvmlCadence::run(100 * recording::kNsPerMs);
+  EXPECT_TRUE(run.reads_util(quiet, std::numeric_limits<recording::TimeNs>::max(), false));
+  EXPECT_FALSE(run.reads_util(quiet, 1 * s, false));
+  EXPECT_FALSE(run.reads_util(quiet, 4 * s, false));
+  EXPECT_FALSE(run.reads_util(quiet, 4400 * recording::kNsPerMs, false));
+  EXPECT_TRUE(run.reads_util(quiet, 4500 * recording::kNsPerMs, false));
+  EXPECT_TRUE(run.reads_util(quiet, 5 * s, false));
+  EXPECT_TRUE(run.reads_util(quiet, 1 * s, true));
 }
 
 // The sample checks every reader gets (docs/live-collection.md#sample-checks), from a stand-in child

@@ -2,6 +2,7 @@
 // what "the driver" answers, builds an Nvml from fake_functions() and calls the real adapter.
 #pragma once
 
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -43,6 +44,10 @@ struct State {
   int sample_type = abi::kValueUnsignedInt;
   std::vector<abi::Return> sample_results;  // consumed one per read; kSuccess when exhausted
   std::vector<unsigned long long> last_seen_args;
+  // With samples_until_now, a read sees only the samples stamped up to its own time (the wall clock,
+  // as NVML stamps them), as the driver's buffer fills; sample_read_us: the time of each read.
+  bool samples_until_now = false;
+  std::vector<unsigned long long> sample_read_us;
   // GPM: support, and each metric's value (or result) by NVML identifier; absent ids are NOT_SUPPORTED.
   bool gpm_supported = true;
   abi::Return gpm_sample_result = abi::kSuccess;
@@ -251,8 +256,12 @@ inline abi::Return fake_samples(abi::Device, int type, unsigned long long last_s
                                 unsigned* count, abi::Sample* out) {
   if (type != abi::kGpuUtilizationSamples) return abi::kErrorInvalidArgument;
   auto& s = state();
+  const auto now_us = static_cast<unsigned long long>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                          std::chrono::system_clock::now().time_since_epoch())
+                                                          .count());
   if (out == nullptr) {  // a size query consumes the scripted result for this read
     s.last_seen_args.push_back(last_seen);
+    s.sample_read_us.push_back(now_us);
     if (!s.sample_results.empty()) {
       abi::Return rc = s.sample_results.front();
       s.sample_results.erase(s.sample_results.begin());
@@ -261,7 +270,8 @@ inline abi::Return fake_samples(abi::Device, int type, unsigned long long last_s
   }
   std::vector<abi::Sample> newer;
   for (const auto& sample : s.samples) {
-    if (sample.timeStamp > last_seen) newer.push_back(sample);
+    if (sample.timeStamp > last_seen && (!s.samples_until_now || sample.timeStamp <= now_us))
+      newer.push_back(sample);
   }
   if (newer.empty()) return abi::kErrorNotFound;
   *value_type = s.sample_type;

@@ -16,6 +16,7 @@
 #include "diescope/collect/nvml.hpp"
 #include "diescope/collect/run.hpp"
 #include "diescope/collect/unit_tables.hpp"
+#include "diescope/core/clock.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/recording/format.hpp"
 #include "diescope/recording/reader.hpp"
@@ -229,6 +230,48 @@ TEST_F(RunCollect, ThePowerLineIsReadOnceASecondAndAtTheEnd) {
     EXPECT_EQ(power_ts[2], outcome.end_ns);
     fs::remove_all(dir_ / "rec");
   }
+}
+
+// docs/live-collection.md#policies: run reads NVML's GPU-Util samples every 5 s (the driver's buffer
+// holds 14 s on the H200) and, after the command's end, at every tick until one at or after the end.
+// The "driver" stamps a sample every 100 ms and a read sees those up to its own time. A 1.3 s
+// command, polled every 20 ms, reads them once while it runs (at the first tick; reading every
+// second made it 2), and the recording still holds every sample from 1 s before the start (NVML's
+// longest averaging period) to one at or after the end, 100 ms apart, none missing: what a read
+// every second gives.
+TEST_F(RunCollect, GpuUtilSamplesAreReadEveryFiveSecondsAndNoneIsMissed) {
+  auto& fake = fake_nvml::state();
+  struct Restore {  // the fake is one per process: a later test in it polls GPU-Util again
+    ~Restore() {
+      fake_nvml::state().samples.clear();
+      fake_nvml::state().samples_until_now = false;
+    }
+  } restore;
+  const auto now_us = static_cast<unsigned long long>(core::realtime_ns() / 1000);
+  for (unsigned long long ts = now_us - 3'000'000; ts < now_us + 30'000'000; ts += 100'000)
+    fake.samples.push_back(fake_nvml::util_sample(ts, 40));
+  fake.samples_until_now = true;
+  auto o = options({"/bin/sh", "-c", "sleep 1.3"});
+  o.end_wait_ms = 2000;
+  RunOutcome outcome = record_run(o, *nvml_);
+  ASSERT_EQ(outcome.exit_code, 0);
+  long reads_while_running = 0;
+  for (unsigned long long at : fake.sample_read_us)
+    if (static_cast<recording::TimeNs>(at) * 1000 < outcome.end_ns) ++reads_while_running;
+  EXPECT_EQ(reads_while_running, 1);
+
+  auto source = recording::open_recording(outcome.recordings[0].path);
+  std::vector<recording::TimeNs> util_ts;
+  auto utils = source->stream<recording::UtilSample>();
+  recording::UtilSample util{};
+  while (utils->next(util)) util_ts.push_back(util.ts_ns);
+  ASSERT_FALSE(util_ts.empty());
+  EXPECT_GT(util_ts.front(), outcome.start_ns - recording::kNsPerSecond);
+  EXPECT_LE(util_ts.front(), outcome.start_ns - recording::kNsPerSecond + 100 * recording::kNsPerMs);
+  EXPECT_GE(util_ts.back(), outcome.end_ns);
+  for (std::size_t i = 1; i < util_ts.size(); ++i)
+    ASSERT_EQ(util_ts[i] - util_ts[i - 1], 100 * recording::kNsPerMs)
+        << "sample " << i << " of " << util_ts.size();
 }
 
 TEST_F(RunCollect, SamplerCrashKeepsItsSamplesAndSaysWhyTheyStop) {

@@ -131,8 +131,9 @@ struct PowerReadState {
   recording::TimeNs since_last_ns = std::numeric_limits<recording::TimeNs>::max();  // since the last read
 };
 
-// The agent's longest wait between two reads of NVML's GPU-Util samples where no figure asks for
-// them (docs/agent.md#nvml-reads): well within the 14 s NVML's sample buffer holds on the H200.
+// The longest wait between two reads of NVML's GPU-Util samples where no figure asks for them, the
+// agent's and run's (docs/agent.md#nvml-reads, docs/live-collection.md#policies): well within the
+// 14 s NVML's sample buffer holds on the H200.
 inline constexpr recording::TimeNs kGpuUtilSamplesEveryNs = 5 * recording::kNsPerSecond;
 
 // How often a reader reads NVML (docs/live-collection.md#policies), the one place that states it for
@@ -162,9 +163,11 @@ struct NvmlCadence {
     return {poll_ns, poll_ns, PowerReads::when_due, 0, kGpuUtilSamplesEveryNs};
   }
   // `run`'s: clocks and reasons at every tick of its loop, the power line once a second and at the
-  // window's marks and the command's end, the rest every second.
+  // window's marks and the command's end, GPU-Util samples every 5 s (NVML keeps them meanwhile), the
+  // rest every second.
   static NvmlCadence run(recording::TimeNs tick_ns) {
-    return {tick_ns, recording::kNsPerSecond, PowerReads::every_power_ns, kRunPowerNs};
+    return {tick_ns, recording::kNsPerSecond, PowerReads::every_power_ns, kRunPowerNs,
+            kGpuUtilSamplesEveryNs};
   }
 };
 

@@ -217,7 +217,8 @@ class GpuUtilReader {
 
   GpuUtilReader(const NvmlDevice& device, recording::TimeNs start_ns);
   // Call with the host time, at least every few seconds (the driver keeps its samples a while):
-  // `run` calls it once a second, and at every poll once it polls. Appends new readings, oldest first.
+  // `run` and the agent call it every 5 s at most, and at every poll once it polls
+  // (docs/live-collection.md#policies). Appends new readings, oldest first.
   void read(recording::TimeNs now_ns, std::vector<recording::UtilSample>& out);
 
   bool polling() const { return reason_ != Reason::none; }

@@ -1,7 +1,8 @@
 // `diescope run`'s collector: starts the counter sampler for each chosen GPU, runs the measured
 // command with its stdout teed through, and streams everything into one recording per GPU while a
-// 100 ms loop watches the command, signals, clocks and throttle reasons, and once a second NVML's
-// GPU-Util samples, the power limit, the video engines and the process lists. Analysis and the report come
+// 100 ms loop watches the command, signals, clocks and throttle reasons, once a second the power
+// line, the video engines and the process lists, and every 5 s NVML's GPU-Util samples
+// (docs/live-collection.md#policies). Analysis and the report come
 // after (cmd_run.cpp).
 //
 // Order of a run:

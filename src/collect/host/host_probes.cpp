@@ -36,7 +36,13 @@ constexpr const char* kUser = "cpu__cycles_user.avg.pct_of_peak_sustained_elapse
 constexpr const char* kKernel = "cpu__cycles_kernel.avg.pct_of_peak_sustained_elapsed";
 constexpr const char* kIowait = "cpu__cycles_iowait.avg.pct_of_peak_sustained_elapsed";
 
-// Reads a small file whole into `out`; false (with errno kept) when it cannot be read.
+// A read of a /proc file shorter than this reached the file's end: the kernel's seq_file fills a read
+// to at least a page (4096 bytes) less the longest line these files have unless the file ends there,
+// so the read that would return nothing is not made (docs/method.md#what-the-probes-cost).
+constexpr ssize_t kShortReadIsEnd = 4096 - 512;
+
+// Reads a small /proc file whole into `out`; false (with errno kept) when it cannot be read. A short
+// read is its end (kShortReadIsEnd).
 bool read_file(const std::filesystem::path& path, std::string& out) {
   out.clear();
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -53,15 +59,11 @@ bool read_file(const std::filesystem::path& path, std::string& out) {
     }
     if (n == 0) break;
     out.append(buf, static_cast<std::size_t>(n));
+    if (n < kShortReadIsEnd) break;
   }
   ::close(fd);
   return true;
 }
-
-// A read of a /proc file shorter than this reached the file's end: the kernel's seq_file fills a read
-// to at least a page (4096 bytes) less the longest line these files have unless the file ends there,
-// so the read that would return nothing is not made (docs/method.md#what-the-probes-cost).
-constexpr ssize_t kShortReadIsEnd = 4096 - 512;
 
 // A /proc file kept open from one read to the next and read again from its start (pread at offset 0
 // has the kernel produce it anew): an open and a close fewer per read.

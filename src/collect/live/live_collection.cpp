@@ -248,8 +248,7 @@ void SamplerSupervisor::pump(recording::TimeNs now, GpuBatch& out) {
 void SamplerSupervisor::pump(recording::TimeNs now, SamplerSink& sink) {
   if (child_) {
     messages_.clear();
-    const bool open = child_->pump(messages_);
-    child_->pump_stderr();
+    const bool open = child_->pump(messages_);  // its stderr too
     for (const auto& message : messages_) sink.message(message, now);
     if (!open) reap(now, sink);
   }

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -31,6 +32,7 @@
 #include "diescope/core/signals.hpp"
 #include "diescope/core/version.hpp"
 #include "diescope/recording/writer.hpp"
+#include "run_clocks.hpp"
 
 namespace diescope::collect {
 
@@ -88,6 +90,7 @@ struct Gpu {
 
   std::unique_ptr<recording::RecordingWriter> writer;
   recording::TimeNs last_power_ns = 0;  // when the power line was last read; 0: never
+  recording::TimeNs last_util_ns = 0;   // when GPU-Util samples were last read; 0: never
   bool energy_failed = false;           // the energy counter's last read gave no number
   ChipSampleCheck check;  // out of order, value count, infinity (docs/live-collection.md#sample-checks)
   ColumnValues values;
@@ -134,6 +137,7 @@ class Runner {
   void read_power(Gpu& gpu, recording::TimeNs now, bool asked);
   void read_host(recording::TimeNs now);
   void note_host_cost(recording::TimeNs now);
+  void note_run_timing(recording::TimeNs now);
   void handle(Gpu& gpu, const SamplerMessage& message, recording::TimeNs now);
   void sampler_ended(Gpu& gpu, const SamplerExit& exit, recording::TimeNs now);
   void read_command_output(recording::TimeNs now);
@@ -181,6 +185,11 @@ class Runner {
   // Host probes (docs/method.md#host-probes); empty when host_interval_ms is 0.
   std::optional<HostProbes> host_;
   recording::TimeNs host_cpu_ns_ = 0;  // this thread's CPU time spent in the probes
+  // run's own clocks, with DIESCOPE_RUN_TIMING=1 (docs/footprint.md#runs-own-parts).
+  RunClocks clocks_;
+  rusage usage_at_start_{};
+  rusage thread_at_start_{};
+  recording::TimeNs timing_start_ns_ = 0;
 };
 
 // Before the recordings open: each message is looked at for what it says about the start (a chip
@@ -218,6 +227,7 @@ class Runner::RecordingSink final : public SamplerSink {
  public:
   RecordingSink(Runner& runner, Gpu& gpu) : runner_(runner), gpu_(gpu) {}
   void message(const SamplerMessage& message, recording::TimeNs now) override {
+    const RunPartScope part(runner_.clocks_, RunPart::sampler_records);
     runner_.handle(gpu_, message, now);
   }
   void ended(const SamplerExit& exit, recording::TimeNs now) override {
@@ -238,6 +248,7 @@ recording::TimeNs thread_cpu_ns() {
 
 void Runner::read_host(recording::TimeNs now) {
   if (!host_) return;
+  const RunPartScope part(clocks_, RunPart::host);
   const recording::TimeNs cpu0 = thread_cpu_ns();
   const HostBatch batch = host_->read(now, core::monotonic_ns(), command_pid());
   for (auto& gpu : gpus_) {
@@ -265,6 +276,35 @@ void Runner::note_host_cost(recording::TimeNs now) {
                "diescope's own {} used {:.3f} s ({:.2f}% of one core)",
                host_->reads(), opt_.host_interval_ms, run_s, probes_s, probes_s / run_s * 100,
                attached_ ? "collector thread" : "process", self_s, self_s / run_s * 100));
+}
+
+// run's own parts (docs/footprint.md#runs-own-parts): the loop thread's CPU time in each, the
+// process's CPU time and the loop thread's context switches over the same span.
+void Runner::note_run_timing(recording::TimeNs now) {
+  if (!clocks_.on()) return;
+  clocks_.enter(static_cast<std::size_t>(RunPart::loop));  // the last stretch goes to the part it was in
+  rusage self{};
+  ::getrusage(attached_ ? RUSAGE_THREAD : RUSAGE_SELF, &self);
+  rusage thread{};
+  ::getrusage(RUSAGE_THREAD, &thread);
+  auto us = [](const rusage& u) {
+    return (static_cast<long>(u.ru_utime.tv_sec) + static_cast<long>(u.ru_stime.tv_sec)) * 1'000'000L +
+           static_cast<long>(u.ru_utime.tv_usec) + static_cast<long>(u.ru_stime.tv_usec);
+  };
+  recording::TimeNs parts_ns = 0;
+  for (std::size_t i = 0; i < kRunParts; ++i) parts_ns += clocks_.cpu_ns(i);
+  // What one read of the thread's CPU clock costs, timed here over 1,000 reads.
+  const recording::TimeNs t0 = loop_thread_cpu_ns();
+  for (int i = 0; i < 999; ++i) (void)loop_thread_cpu_ns();
+  const recording::TimeNs clock_read_ns = (loop_thread_cpu_ns() - t0) / 1000;
+  note_all(
+      now, "run-timing",
+      fmt::format("seconds {:.3f} wakes {} process_cpu_us {} loop_cpu_us {} voluntary_switches {} "
+                  "involuntary_switches {} clock_reads {} clock_read_ns {} {}",
+                  static_cast<double>(core::monotonic_ns() - timing_start_ns_) / 1e9, clocks_.wakes(),
+                  us(self) - us(usage_at_start_), parts_ns / 1000,
+                  thread.ru_nvcsw - thread_at_start_.ru_nvcsw, thread.ru_nivcsw - thread_at_start_.ru_nivcsw,
+                  clocks_.clock_reads(), clock_read_ns, clocks_.parts_text()));
 }
 
 recording::TimeNs Runner::stamp() {
@@ -583,6 +623,7 @@ void Runner::handle(Gpu& gpu, const SamplerMessage& message, recording::TimeNs n
           ++gpu.samples;
         } else if constexpr (std::is_same_v<T, m::Drain>) {
           gpu.blanked += msg.blanked;
+          const RunPartScope part(clocks_, RunPart::write);
           gpu.writer->flush();
         } else if constexpr (std::is_same_v<T, m::Overflow>) {
           note(gpu, now, "sampler", msg.text);
@@ -812,13 +853,19 @@ void Runner::tick(recording::TimeNs now, bool ended) {
   // Clocks and throttle reasons every tick: they move within a second and the analysis needs them
   // under each sample and step. The power line (with the energy counter, 3.4 to 3.8 ms of CPU a read
   // on the H200) once a second and at the window's marks and the command's end
-  // (docs/energy.md#what-is-recorded). The rest once a second: GPU-Util samples wait in the driver's
-  // buffer (unless polling, where a read is a sample), and engine and process lists move slowly.
+  // (docs/energy.md#what-is-recorded). GPU-Util samples (2.2 ms a read) every 5 s: they wait in the
+  // driver's buffer, which holds 14 s, and the recording gets every one (docs/live-collection.md#policies);
+  // at every tick after the end, until one at or after it, and at every tick while polled (a read is
+  // a sample). Engine and process lists once a second: they move slowly.
   const bool slow_due = now - last_slow_poll_ >= cadence_.slow_ns;
   if (slow_due) last_slow_poll_ = now;
   for (auto& gpu : gpus_) {
+    const bool polling = gpu.nvml->util_polling();
+    const recording::TimeNs since_util =
+        gpu.last_util_ns != 0 ? now - gpu.last_util_ns : std::numeric_limits<recording::TimeNs>::max();
     NvmlReadSet what;
-    what.util = slow_due || ended || gpu.nvml->util_polling();
+    what.util = (slow_due && cadence_.reads_util(PowerReadState{}, since_util, polling)) || ended || polling;
+    if (what.util) gpu.last_util_ns = now;
     what.clocks = !ended;  // after the end only GPU-Util is still awaited
     what.power = !ended && power_due(gpu, now, false);
     what.engines = slow_due && !ended;
@@ -830,9 +877,15 @@ void Runner::tick(recording::TimeNs now, bool ended) {
 
 // One read of a GPU's NVML through the session's telemetry, written into its recording.
 void Runner::read_nvml(Gpu& gpu, recording::TimeNs now, const NvmlReadSet& what) {
+  const RunPartScope part(clocks_, RunPart::nvml_records);
   GpuBatch batch;
   gpu.nvml->want(what);
-  gpu.nvml->read(now, batch);
+  {
+    const RunPartScope calls(clocks_, static_cast<std::size_t>(RunPart::nvml) +
+                                          nvml_set(what.util, what.clocks, what.power, what.engines,
+                                                   what.processes, what.holders_of.has_value()));
+    gpu.nvml->read(now, batch);
+  }
   for (const auto& sample : batch.list<recording::UtilSample>()) gpu.writer->write(sample);
   for (const auto& n : batch.notes) note(gpu, n.ts_ns, n.topic, n.text);
   for (const auto& clock : batch.list<recording::ClockReading>()) gpu.writer->write(clock);
@@ -924,14 +977,23 @@ void Runner::loop() {
   };
   // Its sink; false once the command has ended and its samplers and GPU-Util samples are done.
   const auto body = [&](const DriverWake& /*wake*/) {
-    handle_signals();
+    clocks_.wake();  // the driver's wait since the last wake is run's `wait` part
+    {
+      const RunPartScope part(clocks_, RunPart::signals);
+      handle_signals();
+    }
     recording::TimeNs now = stamp();
-    read_command_output(now);
+    {
+      const RunPartScope part(clocks_, RunPart::command_output);
+      read_command_output(now);
+    }
     for (auto& gpu : gpus_) {
+      const RunPartScope part(clocks_, RunPart::sampler_pipe);
       RecordingSink sink(*this, gpu);
       if (gpu.sampler_running()) gpu.sampler->pump(now, sink);  // one whose output closed is reaped
     }
     if (gpm_due && command_running_ && gpm_due->due(core::monotonic_ns())) {
+      const RunPartScope part(clocks_, RunPart::gpm);
       sample_gpm(stamp());
       gpm_due->served(core::monotonic_ns());
     }
@@ -944,10 +1006,13 @@ void Runner::loop() {
 
     if (command_running_) {
       // Attached, the measured part ends when its pipe is closed (end of file).
-      const std::optional<core::ExitStatus> status =
-          !attached_      ? command_.try_wait()
-          : attached_out_ ? std::nullopt
-                          : std::optional<core::ExitStatus>(core::ExitStatus::from_wait_status(0));
+      std::optional<core::ExitStatus> status;
+      {
+        const RunPartScope part(clocks_, RunPart::child_wait);
+        status = !attached_      ? command_.try_wait()
+                 : attached_out_ ? std::nullopt
+                                 : std::optional<core::ExitStatus>(core::ExitStatus::from_wait_status(0));
+      }
       if (status) {
         command_running_ = false;
         outcome_.end_ns = stamp();
@@ -973,6 +1038,7 @@ void Runner::loop() {
     if (command_running_ && duty_cycled()) duty_step(stamp());
 
     if (tick_due.due(core::monotonic_ns())) {
+      const RunPartScope part(clocks_, RunPart::tick);
       tick(stamp(), !command_running_);
       tick_due.served(core::monotonic_ns());
     }
@@ -1031,10 +1097,17 @@ RunOutcome Runner::run() {
   command_running_ = true;
   if (opt_.on_start) opt_.on_start(outcome_.start_ns);
   last_slow_poll_ = 0;
+  if (const char* timing = std::getenv("DIESCOPE_RUN_TIMING"); timing && std::strcmp(timing, "1") == 0) {
+    ::getrusage(attached_ ? RUSAGE_THREAD : RUSAGE_SELF, &usage_at_start_);
+    ::getrusage(RUSAGE_THREAD, &thread_at_start_);
+    timing_start_ns_ = core::monotonic_ns();
+    clocks_.start();
+  }
   loop();
 
   const recording::TimeNs now = stamp();
   note_host_cost(now);
+  note_run_timing(now);
   for (auto& gpu : gpus_) {
     if (gpu.sampler_running()) {
       RecordingSink sink(*this, gpu);
