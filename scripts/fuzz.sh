@@ -6,11 +6,21 @@
 #
 #   scripts/fuzz.sh [SECONDS]
 #   DIESCOPE_FUZZ_BUILD=/path/to/build scripts/fuzz.sh 60     (default build folder: build/fuzz)
+#   scripts/fuzz.sh --build-only; scripts/fuzz.sh --no-build [SECONDS]
+# --build-only builds the target and stops; --no-build runs the target already built. scripts/test.sh
+# builds it beside the configure and the build, and runs it beside the tests (docs/building.md#compile-time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+usage="usage: scripts/fuzz.sh [--build-only | --no-build] [SECONDS]   (a whole number above 0; default 30)"
+do_build=1
+do_run=1
+case "${1:-}" in
+  --build-only) do_run=0; shift ;;
+  --no-build) do_build=0; shift ;;
+esac
 seconds="${1:-30}"
-if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then
-  echo "usage: scripts/fuzz.sh [SECONDS]   (a whole number above 0; default 30)" >&2
+if (($# > 1)) || ! [[ "$seconds" =~ ^[0-9]+$ ]] || [ "$seconds" -eq 0 ]; then
+  echo "$usage" >&2
   exit 2
 fi
 build="${DIESCOPE_FUZZ_BUILD:-build/fuzz}"
@@ -19,8 +29,17 @@ if ! command -v clang++ >/dev/null; then
   exit 2
 fi
 
-cmake --preset fuzz -B "$build" >/dev/null
-cmake --build "$build" --target fuzz_recording_reader
+if ((do_build)); then
+  cmake --preset fuzz -B "$build" >/dev/null
+  cmake --build "$build" --target fuzz_recording_reader
+fi
+if ((!do_run)); then
+  exit 0
+fi
+if [ ! -x "$build/bin/fuzz_recording_reader" ]; then
+  echo "fuzz: $build/bin/fuzz_recording_reader is not built; fix: run scripts/fuzz.sh --build-only first" >&2
+  exit 2
+fi
 
 # libFuzzer adds what it finds to the first corpus folder: work on a copy, keep the seeds clean.
 corpus="$build/fuzz-corpus/recording-reader"

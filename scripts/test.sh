@@ -30,6 +30,16 @@ step bash scripts/check-references.sh
 step bash scripts/check-drift.sh
 # Every C++ and CUDA file is formatted as .clang-format says.
 step bash scripts/check-format.sh
+# The recording reader's libFuzzer target (clang, its own build folder) builds from here, at low
+# priority, beside the configure (one core) and then in what the build leaves idle; it runs for 30 s
+# (scripts/fuzz.sh) once the build is done (the file $fuzz_gate), beside the tests, which leave most of
+# a core idle (they wait on children, sockets and tmux). fuzz.sh prints how many inputs it ran.
+side_log=$(mktemp)
+fuzz_gate=$(mktemp -u)
+CMAKE_BUILD_PARALLEL_LEVEL=2 setsid nice -n 10 bash -c 'bash scripts/fuzz.sh --build-only && while [ ! -e "$1" ]; do sleep 1; done &&
+  bash scripts/fuzz.sh --no-build 30' fuzz "$fuzz_gate" > "$side_log" 2>&1 &
+side_pid=$!
+trap 'kill -- -"$side_pid" 2>/dev/null || true; rm -f "$side_log" "$fuzz_gate" "$cpu_file"' EXIT
 step cmake --preset cpu-ci
 # clang-tidy over the C++ files this submission changed needs only the configured tree, so it starts
 # now, at low priority, beside the build; its output is printed when it ends. The full run over src/
@@ -37,16 +47,12 @@ step cmake --preset cpu-ci
 tidy_log=$(mktemp)
 setsid nice -n 10 bash scripts/check-tidy-changed.sh build/cpu-ci > "$tidy_log" 2>&1 &
 tidy_pid=$!
-trap 'kill -- -"$tidy_pid" 2>/dev/null || true; rm -f "$tidy_log" "$cpu_file"' EXIT
+trap 'kill -- -"$tidy_pid" -"$side_pid" 2>/dev/null || true; rm -f "$tidy_log" "$side_log" "$fuzz_gate" "$cpu_file"' EXIT
 step cmake --build --preset cpu-ci
-# The recording reader's libFuzzer target (clang, its own build folder) builds and then runs for 30 s
-# (scripts/fuzz.sh) beside the tests, at low priority: the tests leave most of a core idle (they wait
-# on children, sockets and tmux). fuzz.sh prints how many inputs it ran.
-side_log=$(mktemp)
-setsid nice -n 10 bash scripts/fuzz.sh 30 > "$side_log" 2>&1 &
-side_pid=$!
-trap 'kill -- -"$tidy_pid" -"$side_pid" 2>/dev/null || true; rm -f "$tidy_log" "$side_log" "$cpu_file"' EXIT
-step ctest --preset cpu-ci -j2
+touch "$fuzz_gate"
+# Six at a time: the tests mostly wait (children, sockets, timers, tmux, Chromium), so two at a time
+# left the cores idle; the timing tests run alone (RUN_SERIAL, docs/building.md#the-tests-wall-time).
+step ctest --preset cpu-ci -j6
 side_wait() {
   local status=0
   wait "$side_pid" || status=$?

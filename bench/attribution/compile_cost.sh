@@ -25,4 +25,4 @@ measure grpc_codegen_client_test_kubelet diescope_kubelet_client diescope-test-k
 objects "$build/src/attribution/CMakeFiles/diescope_attribution.dir"
 measure attribution_library diescope_attribution
 objects "$build/tests/attribution/CMakeFiles"/attribution_*test.dir
-measure attribution_tests attribution_test attribution_kubelet_test attribution_kubelet_no_client_test
+measure attribution_tests attribution_test attribution_kubelet_no_client_test

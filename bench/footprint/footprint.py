@@ -31,6 +31,14 @@ Sections (all by default, in this order):
            the child's) beside FFMA at 0.1 ms (10 ms decodes, 12 s), 1 ms (100 ms decodes) and 10 ms
            (1 s decodes): its CPU, peak RSS and where its memory goes (smaps); then a 4 MiB buffer
            decoded once after 2.5 s at 10 and 1 ms (does it overflow: a bound on a raw sample's bytes).
+  margin   (asked for by name) the agent of BEFORE_BIN's build and of BIN's in turn, before, after,
+           before, after (MARGIN_PAIRS pairs), AGENT_SECONDS (62) each at its defaults, one at a time,
+           nothing scraping: CPU (/proc/PID/stat, and its live threads' schedstat), the main thread's
+           share, wake-ups, the sampler child's CPU (margin.tsv, margin.txt).
+  scrape   (asked for by name) /metrics with bench/footprint/metrics_scrape (100 scrapers at once from
+           4 or 8 epoll threads, a new connection a scrape) against the agent of each build in
+           SCRAPE_AGENTS ("label=folder,..."; default BIN's) and metrics_peer with a body of the agent's
+           size; metrics_load's 100 client threads beside them (scrape.tsv, times-*.tsv).
 
 Environment: BIN (the folder with diescope, diescope-cupti, diescope-workload, pm_minimal,
 nvml_poll, bare_cuda). Clocks and limits are read, never set. OUT_DIR gets small tables; raw outputs
@@ -469,6 +477,176 @@ def peer_rounds(size):
     finally:
         peer.kill()
         peer.wait()
+
+
+# ---------------------------------------------------------------- the agent's margin, builds in turn
+def thread_cpu(pid):
+    """CPU seconds of each live thread of a process, by thread id: utime + stime (/proc/PID/task/TID/stat)
+    and the scheduler's run time in ns (/proc/PID/task/TID/schedstat, its first field)."""
+    out = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for t in tids:
+        try:
+            with open(f"/proc/{pid}/task/{t}/stat") as f:
+                rest = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                run_ns = int(f.read().split()[0])
+            out[int(t)] = ((int(rest[11]) + int(rest[12])) / TCK, run_ns / 1e9)
+        except (OSError, IndexError, ValueError):
+            pass
+    return out
+
+
+def section_margin():
+    """The agent at its defaults, BEFORE_BIN's build and BIN's in turn (before, after, before, after:
+    MARGIN_PAIRS pairs), each for AGENT_SECONDS (62, one duty period) after 2 s, one at a time, GPU idle,
+    nothing scraping: its CPU from /proc/PID/stat (utime + stime, every thread, ended ones too), the
+    scheduler's run time of its live threads (/proc/PID/task/*/schedstat, ns), the main thread's share
+    (the loop: NVML reads, host probes, the profiler scan), wake-ups, and its sampler child's CPU.
+    Writes margin.tsv (one row a run) and margin.txt (each build's mean, and each pair's difference)."""
+    before = os.environ.get("BEFORE_BIN")
+    if not before:
+        raise RuntimeError("the margin section needs BEFORE_BIN, the folder of the other build's diescope")
+    pairs = int(os.environ.get("MARGIN_PAIRS", "2"))
+    seconds = float(os.environ.get("AGENT_SECONDS", "62"))
+    rows, by_tag = [], {"before": [], "after": []}
+    for k in range(2 * pairs):
+        tag, folder = ("before", before) if k % 2 == 0 else ("after", BIN)
+        started = []
+        try:
+            agent, _, t0 = start_agent(os.path.join(folder, "diescope"), f"margin-{k + 1}-{tag}", started)
+            w = Watch(agent.pid, t0)
+            time.sleep(2)
+            w.mark("a")
+            wake_a, threads_a = wakeups(agent.pid), thread_cpu(agent.pid)
+            child_cpu = {}
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                w.poll()
+                for c in children(agent.pid, os.environ.get("FOOTPRINT_CHILD", "diescope-cupti")):
+                    child_cpu[c] = cpu_s(c)
+                time.sleep(0.25)
+            w.mark("b")
+            wake_b, threads_b = wakeups(agent.pid), thread_cpu(agent.pid)
+            span = w.marks["b"][0] - w.marks["a"][0]
+            # Run time of the threads alive at both ends (a thread born in between counts from 0).
+            run_all = sum(v[1] - threads_a.get(t, (0.0, 0.0))[1] for t, v in threads_b.items())
+            main_run = threads_b.get(agent.pid, (0, float("nan")))[1] - threads_a.get(agent.pid, (0, float("nan")))[1]
+            pct = w.pct("a", "b")
+            by_tag[tag].append(pct)
+            rows.append([k + 1, tag, fmt(span, 2), fmt(pct, 3), fmt(100 * run_all / span, 3),
+                         fmt(100 * main_run / span, 3), fmt((wake_b - wake_a) / span, 2), len(threads_b),
+                         fmt(sum(child_cpu.values()), 2), len(child_cpu)])
+            agent.send_signal(signal.SIGTERM)
+            agent.wait(20)
+        finally:
+            for p in started:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+    tsv("margin.tsv", ["run", "build", "span_s", "cpu_pct_stat", "cpu_pct_schedstat_live_threads",
+                       "main_thread_cpu_pct_schedstat", "wakeups_per_s", "threads", "sampler_child_cpu_s",
+                       "sampler_child_starts"], rows)
+    mean = {t: sum(v) / len(v) for t, v in by_tag.items() if v}
+    lines = [f"{t}_mean_cpu_pct={fmt(m, 3)} runs={' '.join(fmt(x, 3) for x in by_tag[t])}" for t, m in mean.items()]
+    diffs = [b - a for a, b in zip(by_tag["before"], by_tag["after"])]
+    lines.append("after_minus_before_each_pair=" + " ".join(fmt(d, 3) for d in diffs))
+    if len(mean) == 2:
+        lines.append(f"after_minus_before_mean={fmt(mean['after'] - mean['before'], 3)}")
+    write("margin.txt", "\n".join(lines) + "\n")
+
+
+# ---------------------------------------------------------------- /metrics with the epoll scrapers
+# metrics_scrape's runs (bench/footprint/metrics_scrape.cpp): 100 scrapers firing together every
+# 100 ms, from 4 and from 8 client threads; the same every 2.1 s, so that two publishes of the figures
+# come between two bursts and the first scrape of each burst finds the exposition stale (as with
+# Prometheus every 15 s: docs/agent.md#metrics-under-load); 100 back to back (a closed loop, as
+# metrics_load); 16 together (one a core); 1 alone (docs/footprint.md#the-agents-own-cost).
+SCRAPE_RUNS = (
+    ("burst100_every100ms_4threads", ["--scrapers", "100", "--threads", "4", "--rounds", "50", "--every-ms", "100"]),
+    ("burst100_every100ms_8threads", ["--scrapers", "100", "--threads", "8", "--rounds", "50", "--every-ms", "100"]),
+    ("burst100_every2100ms_4threads", ["--scrapers", "100", "--threads", "4", "--rounds", "5", "--every-ms", "2100"]),
+    ("loop100_4threads", ["--scrapers", "100", "--threads", "4", "--mode", "loop", "--rounds", "20"]),
+    ("burst16_every100ms_4threads", ["--scrapers", "16", "--threads", "4", "--rounds", "30", "--every-ms", "100"]),
+    ("burst1_every100ms", ["--scrapers", "1", "--threads", "1", "--rounds", "30", "--every-ms", "100"]),
+)
+TIMED_RUNS = ("burst100_every100ms_4threads", "burst100_every2100ms_4threads")
+
+
+def run_s(pid):
+    """The scheduler's run time of a process's live threads, in seconds (ns-resolved, unlike utime)."""
+    return sum(v[1] for v in thread_cpu(pid).values())
+
+
+def scrape_runs(pid, port, server, runs):
+    """Each run against the server on `port`: metrics_scrape's line, and the server's CPU per scrape
+    (its threads' run time, /proc/PID/task/*/schedstat)."""
+    rows, size = [], 0
+    for name, args in runs:
+        c0 = run_s(pid)
+        times = os.path.join(OUT, f"times-{server}-{name}.tsv") if name in TIMED_RUNS else ""
+        argv = [exe("metrics_scrape"), "--port", str(port)] + args + (["--times", times] if times else [])
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        kv = dict(x.split("=", 1) for x in r.stdout.split() if "=" in x)
+        n = int(kv.get("n", 0))
+        size = max(size, int(kv.get("bytes", 0)))
+        per_req = 1000 * (run_s(pid) - c0) / max(n, 1)
+        rows.append([server, name] + [kv.get(k, "nan") for k in (
+            "n", "failed", "p50_ms", "p99_ms", "max_ms", "start_p99_ms", "round_p50_ms", "round_max_ms")]
+            + [fmt(per_req, 4)])
+    # metrics_load's 100 client threads, 20 scrapes each, beside them (the figure before this program).
+    c0 = run_s(pid)
+    n, failed, p50, p99, mx, _ = metrics_load(port, 100, 20)
+    rows.append([server, "metrics_load_100threads_20each", n, failed, fmt(p50, 3), fmt(p99, 3), fmt(mx, 3),
+                 "nan", "nan", "nan", fmt(1000 * (run_s(pid) - c0) / max(n, 1), 4)])
+    return rows, size
+
+
+def section_scrape():
+    """/metrics under 100 scrapers at once with metrics_scrape (epoll threads, a new connection per
+    scrape: the agent closes each), against the agent of each build in SCRAPE_AGENTS ("label=folder,...";
+    default "agent=BIN"), 3 s after it starts (its counters' first window over), and against
+    metrics_peer answering a body of the agent's size (not the 2.1 s run: it has nothing to render).
+    Writes scrape.tsv; the per-scrape times of TIMED_RUNS as times-SERVER-RUN.tsv."""
+    spec = os.environ.get("SCRAPE_AGENTS", "agent=" + BIN)
+    rows, size = [], 0
+    for item in spec.split(","):
+        label, folder = item.split("=", 1)
+        started = []
+        try:
+            agent, port, _ = start_agent(os.path.join(folder, "diescope"), "scrape-" + label, started)
+            if not port:
+                raise RuntimeError(f"the agent {label} did not serve /metrics")
+            time.sleep(3)
+            got, size = scrape_runs(agent.pid, port, label, SCRAPE_RUNS)
+            rows += got
+            agent.send_signal(signal.SIGTERM)
+            agent.wait(20)
+        finally:
+            for p in started:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+    # The peer with the agent's four serving threads, and with SCRAPE_PEER_THREADS more ("8" unless
+    # set; "" for none): whether more threads would lower the tail.
+    for threads in ["4"] + [t for t in os.environ.get("SCRAPE_PEER_THREADS", "8").split(",") if t]:
+        if size <= 0:
+            break
+        peer = subprocess.Popen([exe("metrics_peer"), "--bytes", str(size), "--threads", threads, "--seconds", "120"],
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            m = re.match(r"serving on (\d+)", peer.stdout.readline())
+            if m:
+                rows += scrape_runs(peer.pid, int(m.group(1)), "metrics_peer" + ("" if threads == "4" else threads),
+                                    [r for r in SCRAPE_RUNS if "2100ms" not in r[0]])[0]
+        finally:
+            peer.kill()
+            peer.wait()
+    tsv("scrape.tsv", ["server", "run", "n", "failed", "p50_ms", "p99_ms", "max_ms", "start_p99_ms",
+                       "round_p50_ms", "round_max_ms", "server_cpu_ms_per_scrape"], rows)
 
 
 # ---------------------------------------------------------------- peers alone

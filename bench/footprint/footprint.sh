@@ -9,10 +9,14 @@
 # 60 s, with samples lost and the child's stage times; CUPTI alone (pm_minimal, the child's buffer
 # and evaluation) at 0.1, 1 and 10 ms: its CPU and memory. The analysis section (any machine) is
 # `diescope report`'s speed per output beside `wc -l` on the same file (bench/analysis/report_speed.sh,
-# HOURS="24" unless set). Docs: docs/footprint.md.
+# HOURS="24" unless set). The margin section runs the agent of BEFORE_BIN's build and of this one in
+# turn (before, after, before, after), 62 s each at its defaults: its CPU both ways in one run; the
+# scrape section times /metrics with 100 scrapers at once from a few epoll threads
+# (bench/footprint/metrics_scrape.cpp) against the agent and a minimal server. Docs: docs/footprint.md.
 #
 #   bench/footprint/footprint.sh OUT_DIR [SECTION ...]
-#       SECTION: agent peers idle heldout minimal analysis (default all but analysis; `all` is every one)
+#       SECTION: agent peers idle heldout minimal analysis margin scrape (default agent idle heldout
+#       minimal; `all` is every one but margin and scrape)
 #   BUILD=build/release (diescope, diescope-cupti, diescope-workload, pm_minimal, nvml_poll, bare_cuda,
 #   metrics_load and, when there, metrics_peer and nvml_call_cost in $BUILD/bin; or BIN=folder). WORK=folder for raw
 #   outputs (default a new temporary folder). The agent section alone runs on a machine without a GPU
@@ -35,8 +39,8 @@ analysis=0
 for s in "${sections[@]}"; do
   case $s in
     analysis) analysis=1 ;;
-    agent | peers | idle | heldout | minimal) gpu_sections+=("$s") ;;
-    *) echo "footprint.sh: no section '$s'; the sections are agent peers idle heldout minimal analysis (or all)" >&2; exit 2 ;;
+    agent | peers | idle | heldout | minimal | margin | scrape) gpu_sections+=("$s") ;;
+    *) echo "footprint.sh: no section '$s'; the sections are agent peers idle heldout minimal analysis margin scrape (or all)" >&2; exit 2 ;;
   esac
 done
 mkdir -p "$out_dir"
@@ -45,12 +49,14 @@ cd "$(dirname "$0")/../.."
 bin=${BIN:-${BUILD:-build/release}/bin}
 bin=$(cd "$bin" && pwd)
 need="diescope"
-((${#gpu_sections[@]})) && need="$need nvml_poll"
 ((analysis)) && need="$need diescope-make-recording"
 for s in "${gpu_sections[@]}"; do
   case $s in
-    agent) need="$need metrics_load" ;;
-    *) need="$need diescope-cupti diescope-workload pm_minimal bare_cuda" ;;
+    agent) need="$need nvml_poll metrics_load" ;;
+    margin)
+      [ -x "${BEFORE_BIN:-}/diescope" ] || { echo "footprint.sh: the margin section needs BEFORE_BIN=folder with the other build's diescope" >&2; exit 2; } ;;
+    scrape) need="$need metrics_scrape metrics_peer metrics_load" ;;
+    *) need="$need nvml_poll diescope-cupti diescope-workload pm_minimal bare_cuda" ;;
   esac
 done
 for f in $need; do

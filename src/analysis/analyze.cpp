@@ -455,18 +455,8 @@ Analysis analyze(const recording::Recording& source, const AnalysisOptions& opti
     if (gpm) spans.back().lead_ns = kGpmReadingLeadNs;
   }
 
-  // One pass over the chip samples.
-  FirstSampleRule first_rule(side.counters);
-  EngineMatcher engines(source, meta.engines.size());
-  std::vector<Interval> span_intervals;
-  span_intervals.reserve(spans.size());
-  for (const SpanSums& sums : spans) span_intervals.push_back(sums.span);
-  detail::UtilWindow util(detail::UtilBooker(source.stream<recording::UtilSample>(), source.name()),
-                          span_intervals);
-  const std::size_t n_units = meta.units.size();
-  const std::size_t n_diags = meta.diagnostics.size();
-  const std::size_t n_counts = meta.counts.size();
-
+  // The observers open their streams first: every stream opened before any is read shares the chip
+  // samples' read of a recording file (docs/recording-format.md#reading-a-recording).
   if (options.before_samples) {
     Analysis bounds = analysis;
     bounds.run.start_ns = run.lo;
@@ -477,6 +467,19 @@ Analysis analyze(const recording::Recording& source, const AnalysisOptions& opti
     }
     options.before_samples(bounds);
   }
+
+  // One pass over the chip samples, the hardware state's streams taken along with them.
+  FirstSampleRule first_rule(side.counters);
+  EngineMatcher engines(source, meta.engines.size());
+  std::vector<Interval> span_intervals;
+  span_intervals.reserve(spans.size());
+  for (const SpanSums& sums : spans) span_intervals.push_back(sums.span);
+  detail::HardwareReader hardware_reader(source, span_intervals);
+  detail::UtilWindow util(detail::UtilBooker(source.stream<recording::UtilSample>(), source.name()),
+                          span_intervals);
+  const std::size_t n_units = meta.units.size();
+  const std::size_t n_diags = meta.diagnostics.size();
+  const std::size_t n_counts = meta.counts.size();
 
   const auto& observe = options.observe_sample;
   ObservedSample observed;
@@ -497,6 +500,7 @@ Analysis analyze(const recording::Recording& source, const AnalysisOptions& opti
                              "recordings keep each record kind in time order; re-record or repair the file");
     }
     prev_start = s.start_ns;
+    hardware_reader.take_until(s.start_ns);
     if (s.units.size() != n_units || s.diagnostics.size() != n_diags || s.counts.size() != n_counts) {
       throw core::InputError(
           source.name(), 0, "chip sample " + std::to_string(index) + " has the wrong number of columns",
@@ -588,7 +592,7 @@ Analysis analyze(const recording::Recording& source, const AnalysisOptions& opti
     analysis.window.results = finish_span(spans[1], whole[1], source, true);
     hardware.push_back({*window, &analysis.window.results});
   }
-  detail::hardware_over(source, hardware);
+  hardware_reader.finish(hardware);
   for (std::size_t i = 0; i < hardware.size(); ++i) {
     const Interval span = hardware[i].span;
     hardware[i].out->energy = energy_figures(energy_sums_over(source, span.lo, span.hi), spans[i].energy_chip,

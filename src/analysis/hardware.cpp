@@ -44,9 +44,10 @@ class InOrder {
  public:
   InOrder(const recording::Recording& source, std::unique_ptr<recording::RecordStream<Reading>> stream,
           const char* kind, recording::TimeNs last_needed)
-      : source_(source), stream_(std::move(stream)), kind_(kind), last_needed_(last_needed) {
-    advance();
-  }
+      : source_(source), stream_(std::move(stream)), kind_(kind), last_needed_(last_needed) {}
+  // Reads the first reading (the constructor reads nothing, so that the streams of one reader are
+  // all opened before any is read).
+  void start() { advance(); }
   bool done() const { return !have_; }
   recording::TimeNs ts() const { return reading_.ts_ns; }
   // Hands the reading at hand to `take` and reads the next.
@@ -89,6 +90,7 @@ void read_in_order(const recording::Recording& source,
                    std::unique_ptr<recording::RecordStream<Reading>> stream, const char* kind,
                    recording::TimeNs last_needed, Take take) {
   InOrder<Reading> in(source, std::move(stream), kind, last_needed);
+  in.start();
   while (!in.done()) in.take(take);
 }
 
@@ -204,60 +206,94 @@ class ThrottleUnion {
 
 }  // namespace
 
-void hardware_over(const recording::Recording& source, const std::vector<HardwareSpan>& spans) {
-  if (spans.empty()) return;
-  // Only the first reading after the latest span's end can matter.
-  recording::TimeNs last_end = spans.front().span.hi;
-  for (const HardwareSpan& h : spans) last_end = std::max(last_end, h.span.hi);
+struct HardwareReader::State {
+  State(const recording::Recording& source, const std::vector<Interval>& spans, recording::TimeNs last_end)
+      : clocks(source, source.stream<recording::ClockReading>(), "clock", last_end),
+        power(source, source.stream<recording::PowerLimitReading>(), "power limit", last_end),
+        throttles(source, source.stream<recording::ThrottleReading>(), "throttle", last_end) {
+    for (const Interval& span : spans) {
+      sm_clock.emplace_back(span);
+      mem_clock.emplace_back(span);
+      power_limit.emplace_back(span);
+      throttle.emplace_back(span);
+    }
+  }
   std::vector<HeldStats> sm_clock, mem_clock, power_limit;
   std::vector<ThrottleUnion> throttle;
-  for (const HardwareSpan& h : spans) {
-    sm_clock.emplace_back(h.span);
-    mem_clock.emplace_back(h.span);
-    power_limit.emplace_back(h.span);
-    throttle.emplace_back(h.span);
+  InOrder<recording::ClockReading> clocks;
+  InOrder<recording::PowerLimitReading> power;
+  InOrder<recording::ThrottleReading> throttles;
+  bool started = false;
+};
+
+namespace {
+
+// Only the first reading after the latest span's end can matter.
+recording::TimeNs latest_end(const std::vector<Interval>& spans) {
+  recording::TimeNs last_end = spans.empty() ? 0 : spans.front().hi;
+  for (const Interval& span : spans) last_end = std::max(last_end, span.hi);
+  return last_end;
+}
+
+}  // namespace
+
+HardwareReader::HardwareReader(const recording::Recording& source, const std::vector<Interval>& spans)
+    : state_(std::make_unique<State>(source, spans, latest_end(spans))),
+      next_ns_(std::numeric_limits<recording::TimeNs>::min()) {}
+
+HardwareReader::~HardwareReader() = default;
+
+void HardwareReader::take(recording::TimeNs until) {
+  State& s = *state_;
+  if (!s.started) {
+    s.clocks.start();
+    s.power.start();
+    s.throttles.start();
+    s.started = true;
   }
-  // The three streams in one time order, so that a recording file serves them from one read of it
-  // (recording.hpp); each statistic sees its own stream's readings in their order as before.
-  InOrder<recording::ClockReading> clocks(source, source.stream<recording::ClockReading>(), "clock",
-                                          last_end);
-  InOrder<recording::PowerLimitReading> power(source, source.stream<recording::PowerLimitReading>(),
-                                              "power limit", last_end);
-  InOrder<recording::ThrottleReading> throttles(source, source.stream<recording::ThrottleReading>(),
-                                                "throttle", last_end);
   const auto take_clock = [&](const recording::ClockReading& r) {
-    for (std::size_t i = 0; i < spans.size(); ++i) {
-      sm_clock[i].add(r.ts_ns, r.sm_mhz);
-      mem_clock[i].add(r.ts_ns, r.mem_mhz);
+    for (std::size_t i = 0; i < s.sm_clock.size(); ++i) {
+      s.sm_clock[i].add(r.ts_ns, r.sm_mhz);
+      s.mem_clock[i].add(r.ts_ns, r.mem_mhz);
     }
   };
   const auto take_power = [&](const recording::PowerLimitReading& r) {
-    for (HeldStats& p : power_limit) p.add(r.ts_ns, r.limit_w);
+    for (HeldStats& p : s.power_limit) p.add(r.ts_ns, r.limit_w);
   };
   const auto take_throttle = [&](const recording::ThrottleReading& r) {
-    for (ThrottleUnion& u : throttle) u.add(r);
+    for (ThrottleUnion& u : s.throttle) u.add(r);
   };
-  while (!clocks.done() || !power.done() || !throttles.done()) {
-    constexpr recording::TimeNs kNone = std::numeric_limits<recording::TimeNs>::max();
-    const recording::TimeNs c = clocks.done() ? kNone : clocks.ts();
-    const recording::TimeNs p = power.done() ? kNone : power.ts();
-    const recording::TimeNs t = throttles.done() ? kNone : throttles.ts();
-    if (!clocks.done() && c <= p && c <= t)
-      clocks.take(take_clock);
-    else if (!power.done() && p <= t)
-      power.take(take_power);
+  // The three streams in one time order.
+  constexpr recording::TimeNs kNone = std::numeric_limits<recording::TimeNs>::max();
+  for (;;) {
+    const recording::TimeNs c = s.clocks.done() ? kNone : s.clocks.ts();
+    const recording::TimeNs p = s.power.done() ? kNone : s.power.ts();
+    const recording::TimeNs t = s.throttles.done() ? kNone : s.throttles.ts();
+    next_ns_ = std::min({c, p, t});
+    if (next_ns_ == kNone || next_ns_ > until) return;
+    if (!s.clocks.done() && c <= p && c <= t)
+      s.clocks.take(take_clock);
+    else if (!s.power.done() && p <= t)
+      s.power.take(take_power);
     else
-      throttles.take(take_throttle);
+      s.throttles.take(take_throttle);
   }
-  for (std::size_t i = 0; i < spans.size(); ++i) {
+}
+
+void HardwareReader::finish(const std::vector<HardwareSpan>& spans) {
+  take(std::numeric_limits<recording::TimeNs>::max());
+  State& s = *state_;
+  for (std::size_t i = 0; i < spans.size() && i < s.sm_clock.size(); ++i) {
     SpanResults& out = *spans[i].out;
-    out.sm_clock = clock_stats(sm_clock[i].finish());
-    out.mem_clock = clock_stats(mem_clock[i].finish());
-    const RangeStats limit = power_limit[i].finish();
+    out.sm_clock = clock_stats(s.sm_clock[i].finish());
+    out.mem_clock = clock_stats(s.mem_clock[i].finish());
+    const RangeStats limit = s.power_limit[i].finish();
     out.power_limit_min_w = limit.min;
     out.power_limit_max_w = limit.max;
-    out.throttle_reasons = throttle[i].finish();
+    out.throttle_reasons = s.throttle[i].finish();
   }
+  state_.reset();
+  next_ns_ = std::numeric_limits<recording::TimeNs>::max();
 }
 
 Hygiene hygiene_of(const recording::Recording& source) {

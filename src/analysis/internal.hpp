@@ -94,7 +94,30 @@ struct HardwareSpan {
   Interval span;
   SpanResults* out = nullptr;
 };
-void hardware_over(const recording::Recording& source, const std::vector<HardwareSpan>& spans);
+// The same, read as the chip samples are: opened before the first chip sample is read, taken up to
+// each sample's start (take_until), so that a recording file serves these streams from the chip
+// samples' read of it (docs/recording-format.md#reading-a-recording); each statistic sees its own
+// stream's readings in their order, so when they are taken changes no figure.
+class HardwareReader {
+ public:
+  // Opens the streams; reads nothing yet.
+  HardwareReader(const recording::Recording& source, const std::vector<Interval>& spans);
+  ~HardwareReader();
+  HardwareReader(const HardwareReader&) = delete;
+  HardwareReader& operator=(const HardwareReader&) = delete;
+  // Takes every reading up to time t.
+  void take_until(recording::TimeNs t) {
+    if (t >= next_ns_) take(t);
+  }
+  // Takes the rest and writes each span's figures into spans[i].out (the spans given above, in order).
+  void finish(const std::vector<HardwareSpan>& spans);
+
+ private:
+  void take(recording::TimeNs t);
+  struct State;
+  std::unique_ptr<State> state_;
+  recording::TimeNs next_ns_;  // the earliest reading not taken (the lowest time until the first)
+};
 
 // Other holders of the GPU and clock jumps over the whole recording.
 Hygiene hygiene_of(const recording::Recording& source);

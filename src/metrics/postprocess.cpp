@@ -365,16 +365,30 @@ struct Pipeline::Stream {
   std::vector<Pending> pending;  // kPendingProducts slots
 };
 
-// Adds the pending products to their bin's sum one by one in the order they came, as adding each
-// when it came would: the same additions of the same extended-precision numbers, in the same order,
-// with the sum held in a register between them rather than stored and loaded again each time (an
-// extended-precision store and load cost more than the addition).
+// Adds the pending values to their bin one by one in the order they came, as adding each when it
+// came would: the same additions of the same numbers in the same order (the weights in double, the
+// products in extended precision, the lowest and highest value compared in turn), with the bin's
+// sums, weight, lowest and highest value held in registers between them rather than stored and
+// loaded again for every value (an extended-precision store and load cost more than the addition,
+// and each store of a bin waits for the load before it).
 void Pipeline::flush_pending(Lane& l) {
   if (l.pending_count == 0) return;
+  Bin& bin = l.bins[l.pending_bin];
   long double sum = l.weighted[l.pending_bin];
-  for (std::size_t i = 0; i < l.pending_count; ++i)
-    sum += static_cast<long double>(l.pending[i].value) * l.pending[i].weight;
+  double weight = bin.weight, lo = bin.lo, hi = bin.hi;
+  for (std::size_t i = 0; i < l.pending_count; ++i) {
+    const double value = l.pending[i].value;
+    // A value of 0 adds exactly nothing to the sum (a sum from +0 never becomes -0) and is skipped:
+    // a state's share of time is 0 in most bins.
+    if (value != 0) sum += static_cast<long double>(value) * l.pending[i].weight;
+    weight += l.pending[i].weight;
+    lo = std::isnan(lo) ? value : std::min(lo, value);
+    hi = std::isnan(hi) ? value : std::max(hi, value);
+  }
   l.weighted[l.pending_bin] = sum;
+  bin.weight = weight;
+  bin.lo = lo;
+  bin.hi = hi;
   l.pending_count = 0;
 }
 
@@ -454,20 +468,13 @@ const MetricDescriptor& Pipeline::descriptor(std::size_t id) const {
   return streams_.at(id)->descriptor;
 }
 
-// One value over `weight` ns of bin k.
+// One value over `weight` ns of bin k: kept with the values for the same bin before it, and added
+// to the bin when the next value is for another bin (flush_pending()).
 [[gnu::always_inline]] inline void Pipeline::enter(Lane& l, std::size_t k, double weight, double value) {
-  // Adding value x weight to a bin's sum is skipped for a value of 0, which adds exactly nothing (a
-  // sum from +0 never becomes -0): a state's share of time is 0 in most bins.
-  if (value != 0) {  // weighted[k] += value x weight in extended precision, in order (flush_pending())
-    if (l.pending_count != 0 && l.pending_bin != k) flush_pending(l);
-    l.pending_bin = k;
-    l.pending[l.pending_count++] = {value, weight};
-    if (l.pending_count == kPendingProducts) flush_pending(l);
-  }
-  Bin& bin = l.bins[k];
-  bin.weight += weight;
-  bin.lo = std::isnan(bin.lo) ? value : std::min(bin.lo, value);
-  bin.hi = std::isnan(bin.hi) ? value : std::max(bin.hi, value);
+  if (l.pending_count != 0 && l.pending_bin != k) flush_pending(l);
+  l.pending_bin = k;
+  l.pending[l.pending_count++] = {value, weight};
+  if (l.pending_count == kPendingProducts) flush_pending(l);
 }
 
 void Pipeline::to_grid(std::size_t id, std::int64_t t0, std::int64_t t1, double value) {

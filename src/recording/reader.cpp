@@ -575,15 +575,17 @@ inline bool has_kind(std::string_view line, std::string_view word) {
 }
 
 // One read of the file shared by the cursors that are open at the same time
-// (docs/recording-format.md#reading-a-recording): the analysis walks the chip samples with the GPU-Util,
-// engine and power cursors in lockstep, and each of those would otherwise read the whole file for
-// itself, as their kinds' lines are interleaved. A cursor joins the shared read when it opens before
-// the read has passed its kind's first line; the read then queues the lines of every joined kind as
-// it passes them, until that kind's cursor takes them. A queue that grows past kQueueBytes (a cursor
-// that lags far behind the others) is dropped and its cursor goes on with a reader of its own from
-// its first line not yet taken, so memory stays bounded whatever the recording's length. Cursors of
-// one recording share it from the thread that opened the first of them; one opened on another
-// thread reads alone.
+// (docs/recording-format.md#reading-a-recording): the analysis walks the chip samples with the
+// GPU-Util, engine, power, clock and throttle cursors in lockstep, and the report's timelines read
+// GPU-Util, clocks, power, throttle reasons and host streams along with them; each of those would
+// otherwise read the whole file for itself, as their kinds' lines are interleaved. Any number of
+// cursors of one kind may join. A cursor joins the shared read when it opens before the read has
+// passed its kind's first line; the read then queues the lines of every joined cursor's kind as it
+// passes them, until that cursor takes them. A queue that grows past kQueueBytes (a cursor that lags
+// far behind the others) is dropped and its cursor goes on with a reader of its own from its first
+// line not yet taken, so memory stays bounded whatever the recording's length. Cursors of one
+// recording share it from the thread that opened the first of them; one opened on another thread
+// reads alone.
 class SharedRead {
  public:
   static constexpr std::size_t kQueueBytes = std::size_t{4} << 20;
@@ -606,9 +608,9 @@ class SharedRead {
     }
   }
 
-  // Joins the cursor of `kind` to the shared read; false when it must read alone.
-  bool join(std::size_t kind) {
-    if (begin_ < 0 || queues_[kind].joined) return false;
+  // Joins a cursor of `kind` to the shared read: its id, or nullopt when it must read alone.
+  std::optional<std::size_t> join(std::size_t kind) {
+    if (begin_ < 0) return std::nullopt;
     if (joined_.empty()) {
       // Nobody reads along: the next pass starts from the top (a second analysis, a later reader).
       reader_.reset();
@@ -618,46 +620,45 @@ class SharedRead {
       owner_ = std::this_thread::get_id();
       owner_set_ = true;
     } else if (owner_ != std::this_thread::get_id()) {
-      return false;
+      return std::nullopt;
     }
     const std::int64_t at = reader_ ? reader_->offset_after() : begin_;
-    if (reader_ && (reader_done_ || at > ranges_[kind].begin)) return false;
-    queues_[kind] = Queue{};
-    queues_[kind].joined = true;
-    joined_.push_back(kind);
-    return true;
+    if (reader_ && (reader_done_ || at > ranges_[kind].begin)) return std::nullopt;
+    std::size_t id = 0;
+    while (id < queues_.size() && queues_[id].joined) ++id;
+    if (id == queues_.size()) queues_.emplace_back();
+    queues_[id] = Queue{};
+    queues_[id].joined = true;
+    queues_[id].kind = kind;
+    joined_.push_back(id);
+    index_kinds();
+    return id;
   }
 
-  void leave(std::size_t kind) {
-    queues_[kind] = Queue{};
-    joined_.erase(std::remove(joined_.begin(), joined_.end(), kind), joined_.end());
+  void leave(std::size_t id) {
+    queues_[id] = Queue{};
+    joined_.erase(std::remove(joined_.begin(), joined_.end(), id), joined_.end());
+    index_kinds();
   }
 
-  // The next line of `kind` for its joined cursor: true with the line; false at the end of the file;
+  // The next line of joined cursor `id`'s kind: true with the line; false at the end of the file;
   // nullopt when its queue was dropped, with `resume` set (the cursor has left the shared read).
-  std::optional<bool> next(std::size_t kind, std::string_view& line, long& line_number, Resume& resume) {
-    Queue& q = queues_[kind];
-    for (;;) {
-      if (q.dropped) {
-        resume = q.resume;
-        leave(kind);
-        return std::nullopt;
-      }
-      if (q.head < q.lines.size()) {
-        const Queued& l = q.lines[q.head++];
-        line = std::string_view(q.bytes.data() + l.at, l.length);
-        line_number = l.line_number;
-        if (q.head == q.lines.size()) q.clear_taken = true;
-        return true;
-      }
-      if (q.clear_taken) {
-        q.lines.clear();
-        q.bytes.clear();
-        q.head = 0;
-        q.clear_taken = false;
-      }
-      return pump(kind, line, line_number);
+  std::optional<bool> next(std::size_t id, std::string_view& line, long& line_number, Resume& resume) {
+    Queue& q = queues_[id];
+    if (q.dropped) {
+      resume = q.resume;
+      leave(id);
+      return std::nullopt;
     }
+    if (q.head < q.lines.size()) {
+      const Queued& l = q.lines[q.head++];
+      line = std::string_view(q.bytes.data() + l.at, l.length);
+      line_number = l.line_number;
+      if (q.head == q.lines.size()) q.clear_taken = true;
+      return true;
+    }
+    q.clear();
+    return pump(id, line, line_number);
   }
 
  private:
@@ -671,15 +672,54 @@ class SharedRead {
     bool joined = false;
     bool dropped = false;
     bool clear_taken = false;
+    std::size_t kind = 0;
     std::string bytes;
     std::vector<Queued> lines;
     std::size_t head = 0;
     Resume resume;
+    // Forgets the lines taken once all are (the line last handed out stays valid until then).
+    void clear() {
+      if (!clear_taken) return;
+      lines.clear();
+      bytes.clear();
+      head = 0;
+      clear_taken = false;
+    }
   };
 
-  // Reads on until a line of `kind`, queueing the other joined kinds' lines it passes. False at the
-  // end of the file.
-  bool pump(std::size_t kind, std::string_view& line, long& line_number) {
+  // Queues line `l` for cursor `id`, or drops the queue when it would grow too large.
+  void enqueue(std::size_t id, std::string_view l) {
+    Queue& q = queues_[id];
+    if (q.dropped) return;
+    if (q.bytes.size() + l.size() > kQueueBytes) {
+      // Too far ahead of its cursor: that cursor reads alone from its first line not yet taken.
+      q.dropped = true;
+      q.resume = q.head < q.lines.size() ? Resume{q.lines[q.head].offset, q.lines[q.head].line_number}
+                                         : Resume{reader_->line_offset(), reader_->line_number()};
+      q.bytes = std::string();
+      q.lines = std::vector<Queued>();
+      return;
+    }
+    q.clear();
+    q.lines.push_back({q.bytes.size(), l.size(), reader_->line_number(), reader_->line_offset()});
+    q.bytes.append(l);
+  }
+
+  // The joined cursors by kind, the kinds in the order of RecordKinds (chip samples, most lines,
+  // first), so that a line's kind is found with one comparison per kind read, not per cursor.
+  void index_kinds() {
+    kinds_.clear();
+    for (std::size_t k = 0; k < kKindCount; ++k) {
+      KindReaders readers{k, {}};
+      for (std::size_t j : joined_)
+        if (queues_[j].kind == k) readers.ids.push_back(j);
+      if (!readers.ids.empty()) kinds_.push_back(std::move(readers));
+    }
+  }
+
+  // Reads on until a line of cursor `id`'s kind, queueing the lines of the other joined cursors'
+  // kinds it passes. False at the end of the file.
+  bool pump(std::size_t id, std::string_view& line, long& line_number) {
     if (!reader_)
       reader_.emplace(file_, begin_, end_, first_line_,
                       std::min(kCursorBufferBytes, static_cast<std::size_t>(end_ - begin_) + 1),
@@ -690,33 +730,22 @@ class SharedRead {
         reader_done_ = true;
         break;
       }
-      for (std::size_t k : joined_) {
-        const std::string_view word = kKindWords[k];
-        if (l.empty() || l[0] != word[0] || !has_kind(l, word)) continue;
-        if (k == kind) {
+      if (l.empty()) continue;
+      for (const KindReaders& readers : kinds_) {
+        const std::string_view word = kKindWords[readers.kind];
+        if (l[0] != word[0] || !has_kind(l, word)) continue;
+        bool mine = false;
+        for (std::size_t j : readers.ids) {
+          if (j == id)
+            mine = true;
+          else
+            enqueue(j, l);
+        }
+        if (mine) {
           line = l;
           line_number = reader_->line_number();
           return true;
         }
-        Queue& q = queues_[k];
-        if (q.dropped) break;
-        if (q.bytes.size() + l.size() > kQueueBytes) {
-          // Too far ahead of its cursor: that cursor reads alone from its first line not yet taken.
-          q.dropped = true;
-          q.resume = q.head < q.lines.size() ? Resume{q.lines[q.head].offset, q.lines[q.head].line_number}
-                                             : Resume{reader_->line_offset(), reader_->line_number()};
-          q.bytes = std::string();
-          q.lines = std::vector<Queued>();
-          break;
-        }
-        if (q.clear_taken) {
-          q.lines.clear();
-          q.bytes.clear();
-          q.head = 0;
-          q.clear_taken = false;
-        }
-        q.lines.push_back({q.bytes.size(), l.size(), reader_->line_number(), reader_->line_offset()});
-        q.bytes.append(l);
         break;
       }
     }
@@ -730,23 +759,28 @@ class SharedRead {
   long first_line_ = 0;
   std::optional<LineReader> reader_;
   bool reader_done_ = false;
-  std::array<Queue, kKindCount> queues_;
-  std::vector<std::size_t> joined_;
+  std::vector<Queue> queues_;        // by cursor id; a slot whose cursor left is used again
+  std::vector<std::size_t> joined_;  // the ids of the cursors reading along
+  struct KindReaders {
+    std::size_t kind;
+    std::vector<std::size_t> ids;
+  };
+  std::vector<KindReaders> kinds_;  // joined_ by kind (index_kinds())
   std::thread::id owner_;
   bool owner_set_ = false;
 };
 
-// The lines of one kind, in file order: from the shared read while it serves this kind, else
+// The lines of one kind, in file order: from the shared read while it serves this cursor, else
 // through a reader of its own.
 class KindCursor {
  public:
   KindCursor(std::shared_ptr<const Shared> shared, std::size_t kind)
       : shared_(std::move(shared)), kind_(kind) {
     const KindRange& range = shared_->ranges[kind_];
-    joined_ = range.count > 0 && shared_->read && shared_->read->join(kind_);
+    if (range.count > 0 && shared_->read) id_ = shared_->read->join(kind_);
   }
   ~KindCursor() {
-    if (joined_) shared_->read->leave(kind_);
+    if (id_) shared_->read->leave(*id_);
   }
   KindCursor(const KindCursor&) = delete;
   KindCursor& operator=(const KindCursor&) = delete;
@@ -755,23 +789,23 @@ class KindCursor {
     const KindRange& range = shared_->ranges[kind_];
     if (range.count == 0 || seen_ == range.count) {
       // Done: the shared read need not queue for this cursor any more, and may start again for others.
-      if (joined_) shared_->read->leave(kind_);
-      joined_ = false;
+      if (id_) shared_->read->leave(*id_);
+      id_.reset();
       return false;
     }
-    if (joined_) {
+    if (id_) {
       SharedRead::Resume resume;
-      const std::optional<bool> got = shared_->read->next(kind_, line, line_number_, resume);
+      const std::optional<bool> got = shared_->read->next(*id_, line, line_number_, resume);
       if (got) {
         if (!*got) {
-          shared_->read->leave(kind_);
-          joined_ = false;
+          shared_->read->leave(*id_);
+          id_.reset();
           return false;
         }
         ++seen_;
         return true;
       }
-      joined_ = false;
+      id_.reset();
       open_reader(resume.offset, resume.line_number);
     } else if (!reader_) {
       open_reader(range.begin, range.first_line);
@@ -798,7 +832,7 @@ class KindCursor {
 
   std::shared_ptr<const Shared> shared_;
   std::size_t kind_;
-  bool joined_ = false;
+  std::optional<std::size_t> id_;  // in the shared read, while it serves this cursor
   std::optional<LineReader> reader_;
   long seen_ = 0;
   long line_number_ = 0;

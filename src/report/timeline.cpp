@@ -230,9 +230,11 @@ TimelineBuilder::TimelineBuilder(const ReportInput& input, const TimelineOptions
     host_[h.id] = add(Role::host, h.descriptor.full_name(), metric_label(h.descriptor), h.descriptor);
     added_.back().scope = names.scope_label(h.descriptor.scope);
   }
+  others_ = std::make_unique<Others>(*input.recording);
 }
 
 void TimelineBuilder::sample(const WalkedSample& w) {
+  take_until(w.sample->start_ns);
   if (w.verdict.use != SampleUse::used) return;
   metrics::Pipeline& p = *pipeline_;
   const recording::ChipSample& s = *w.sample;
@@ -269,31 +271,49 @@ void TimelineBuilder::sample(const WalkedSample& w) {
   }
 }
 
-Timeline TimelineBuilder::finish(const ReportInput& input) {
-  metrics::Pipeline& p = *pipeline_;
-  const recording::Recording& source = *input.recording;
-  // GPU-Util, clocks, power, throttle reasons and host streams, taken in one time order: opened
-  // together, they share one read of a recording file (docs/recording-format.md#reading-a-recording)
-  // where one after another each would read it whole. Each stream goes to its own series, so the
-  // order between streams changes no value.
-  analysis::BookedUtilReader util(source);
-  auto clocks = source.stream<recording::ClockReading>();
-  auto power = source.stream<recording::PowerLimitReading>();
-  auto throttle = source.stream<recording::ThrottleReading>();
-  auto host = source.stream<recording::HostSample>();
+// GPU-Util, clocks, power, throttle reasons and host streams, taken in one time order: opened with
+// the analysis's streams and taken along with the chip samples, they share one read of a recording
+// file (docs/recording-format.md#reading-a-recording) where one after another each would read it
+// whole. Each stream goes to its own series, so the order between streams, and between them and the
+// chip samples' series, changes no value.
+struct TimelineBuilder::Others {
+  explicit Others(const recording::Recording& source)
+      : util(source),
+        clocks(source.stream<recording::ClockReading>()),
+        power(source.stream<recording::PowerLimitReading>()),
+        throttle(source.stream<recording::ThrottleReading>()),
+        host(source.stream<recording::HostSample>()) {}
+  analysis::BookedUtilReader util;
+  recording::StreamPtr<recording::ClockReading> clocks;
+  recording::StreamPtr<recording::PowerLimitReading> power;
+  recording::StreamPtr<recording::ThrottleReading> throttle;
+  recording::StreamPtr<recording::HostSample> host;
   analysis::BookedUtil booked;
   recording::ClockReading c;
   recording::PowerLimitReading r;
   recording::ThrottleReading t;
   recording::HostSample h;
-  bool have_util = util.next(booked);
-  bool have_clock = clocks->next(c);
-  bool have_power = power->next(r);
-  bool have_throttle = throttle->next(t);
-  bool have_host = host->next(h);
-
+  bool started = false;
+  bool have_util = false, have_clock = false, have_power = false, have_throttle = false, have_host = false;
   // A reason holds from one reading to the next (at most a second, as GPU-Util's samples are booked).
   std::optional<recording::ThrottleReading> previous_throttle;
+  // A rate covers the time since its stream's previous value; a level is a point.
+  std::map<std::int64_t, recording::TimeNs> previous_host;
+};
+
+TimelineBuilder::~TimelineBuilder() = default;
+
+void TimelineBuilder::take(recording::TimeNs until) {
+  metrics::Pipeline& p = *pipeline_;
+  Others& o = *others_;
+  if (!o.started) {
+    o.have_util = o.util.next(o.booked);
+    o.have_clock = o.clocks->next(o.c);
+    o.have_power = o.power->next(o.r);
+    o.have_throttle = o.throttle->next(o.t);
+    o.have_host = o.host->next(o.h);
+    o.started = true;
+  }
   auto book = [&](const recording::ThrottleReading& from, recording::TimeNs to) {
     const recording::TimeNs end = std::min(to, from.ts_ns + recording::kNsPerSecond);
     for (std::size_t i = 0; i < throttle_.size(); ++i) {
@@ -301,50 +321,60 @@ Timeline TimelineBuilder::finish(const ReportInput& input) {
       if (end > from.ts_ns) p.span(throttle_[i], from.ts_ns, end, v);
     }
   };
-  // A rate covers the time since its stream's previous value; a level is a point.
-  std::map<std::int64_t, recording::TimeNs> previous_host;
   auto take_host = [&]() {
-    for (const recording::HostValue& v : h.values) {
+    for (const recording::HostValue& v : o.h.values) {
       auto it = host_.find(v.id);
       if (it == host_.end()) continue;
       if (metrics::value_covers_interval(p.descriptor(it->second))) {
-        auto prev = previous_host.find(v.id);
-        if (prev != previous_host.end() && prev->second < h.ts_ns)
-          p.span(it->second, prev->second, h.ts_ns, v.value);
+        auto prev = o.previous_host.find(v.id);
+        if (prev != o.previous_host.end() && prev->second < o.h.ts_ns)
+          p.span(it->second, prev->second, o.h.ts_ns, v.value);
         else
-          p.point(it->second, h.ts_ns, v.value);
-        previous_host[v.id] = h.ts_ns;
+          p.point(it->second, o.h.ts_ns, v.value);
+        o.previous_host[v.id] = o.h.ts_ns;
       } else {
-        p.point(it->second, h.ts_ns, v.value);
+        p.point(it->second, o.h.ts_ns, v.value);
       }
     }
   };
   constexpr recording::TimeNs kNone = std::numeric_limits<recording::TimeNs>::max();
-  while (have_util || have_clock || have_power || have_throttle || have_host) {
+  for (;;) {
     const recording::TimeNs next =
-        std::min({have_util ? booked.hi : kNone, have_clock ? c.ts_ns : kNone, have_power ? r.ts_ns : kNone,
-                  have_throttle ? t.ts_ns : kNone, have_host ? h.ts_ns : kNone});
-    if (have_util && booked.hi == next) {
-      p.span(gpu_, booked.lo, booked.hi, booked.pct);
-      have_util = util.next(booked);
-    } else if (have_clock && c.ts_ns == next) {
-      p.point(sm_clock_, c.ts_ns, c.sm_mhz);
-      p.point(mem_clock_, c.ts_ns, c.mem_mhz);
-      have_clock = clocks->next(c);
-    } else if (have_power && r.ts_ns == next) {
-      p.point(power_, r.ts_ns, r.limit_w);
-      p.point(power_draw_, r.ts_ns, r.draw_w);
-      have_power = power->next(r);
-    } else if (have_throttle && t.ts_ns == next) {
-      if (previous_throttle) book(*previous_throttle, t.ts_ns);
-      previous_throttle = t;
-      have_throttle = throttle->next(t);
+        std::min({o.have_util ? o.booked.hi : kNone, o.have_clock ? o.c.ts_ns : kNone,
+                  o.have_power ? o.r.ts_ns : kNone, o.have_throttle ? o.t.ts_ns : kNone,
+                  o.have_host ? o.h.ts_ns : kNone});
+    next_ns_ = next;
+    if (!(o.have_util || o.have_clock || o.have_power || o.have_throttle || o.have_host) || next > until)
+      break;
+    if (o.have_util && o.booked.hi == next) {
+      p.span(gpu_, o.booked.lo, o.booked.hi, o.booked.pct);
+      o.have_util = o.util.next(o.booked);
+    } else if (o.have_clock && o.c.ts_ns == next) {
+      p.point(sm_clock_, o.c.ts_ns, o.c.sm_mhz);
+      p.point(mem_clock_, o.c.ts_ns, o.c.mem_mhz);
+      o.have_clock = o.clocks->next(o.c);
+    } else if (o.have_power && o.r.ts_ns == next) {
+      p.point(power_, o.r.ts_ns, o.r.limit_w);
+      p.point(power_draw_, o.r.ts_ns, o.r.draw_w);
+      o.have_power = o.power->next(o.r);
+    } else if (o.have_throttle && o.t.ts_ns == next) {
+      if (o.previous_throttle) book(*o.previous_throttle, o.t.ts_ns);
+      o.previous_throttle = o.t;
+      o.have_throttle = o.throttle->next(o.t);
     } else {
       take_host();
-      have_host = host->next(h);
+      o.have_host = o.host->next(o.h);
     }
   }
-  if (previous_throttle) book(*previous_throttle, previous_throttle->ts_ns + 100 * recording::kNsPerMs);
+  if (until == kNone && o.previous_throttle)
+    book(*o.previous_throttle, o.previous_throttle->ts_ns + 100 * recording::kNsPerMs);
+}
+
+Timeline TimelineBuilder::finish(const ReportInput&) {
+  metrics::Pipeline& p = *pipeline_;
+  take(std::numeric_limits<recording::TimeNs>::max());
+  others_.reset();
+  next_ns_ = std::numeric_limits<recording::TimeNs>::max();
 
   Timeline out;
   out.grid = p.grid();

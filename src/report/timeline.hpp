@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,9 +76,15 @@ class TimelineBuilder {
   // The grid covers the run (report.results' start_ns to end_ns). Throws UsageError when smoothing
   // is refused.
   TimelineBuilder(const ReportInput& input, const TimelineOptions& options);
+  ~TimelineBuilder();
+  TimelineBuilder(const TimelineBuilder&) = delete;
+  TimelineBuilder& operator=(const TimelineBuilder&) = delete;
+  // One chip sample; the recording's other streams are taken up to its start, so that a recording
+  // file serves them from the chip samples' read of it (docs/report.md#one-pass).
   void sample(const WalkedSample& w);
-  // Reads the recording's other streams and returns the envelopes. Series that never had a value
-  // are left out (a throttle reason that never held the clocks, a clock that was not read).
+  // Takes the rest of the recording's other streams and returns the envelopes. Series that never
+  // had a value are left out (a throttle reason that never held the clocks, a clock that was not
+  // read).
   Timeline finish(const ReportInput& input);
 
  private:
@@ -86,6 +94,14 @@ class TimelineBuilder {
   };
   std::size_t add(Role role, std::string key, std::string label, const metrics::MetricDescriptor& d,
                   const metrics::StreamSteps& steps = {});
+  // Feeds the other streams' values up to time t, in one time order across them.
+  void take_until(recording::TimeNs t) {
+    if (t >= next_ns_) take(t);
+  }
+  void take(recording::TimeNs t);
+  struct Others;  // GPU-Util, clocks, power, throttle reasons and host streams, being read
+  std::unique_ptr<Others> others_;
+  recording::TimeNs next_ns_ = std::numeric_limits<recording::TimeNs>::min();
   std::optional<metrics::Pipeline> pipeline_;
   std::vector<Added> added_;
   std::size_t die_ = 0, gpu_ = 0, sm_clock_ = 0, mem_clock_ = 0, power_ = 0, power_draw_ = 0;

@@ -11,7 +11,8 @@
 #include "running_program.hpp"
 #include "sql_probe.hpp"
 
-namespace diescope::agent {
+// Its own namespace: the part's test files compile as one (docs/building.md#one-test-binary-per-part).
+namespace diescope::agent::cli_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -137,4 +138,4 @@ TEST(AgentCli, BadSettingsSayWhatToDo) {
 }
 
 }  // namespace
-}  // namespace diescope::agent
+}  // namespace diescope::agent::cli_test

@@ -2,9 +2,12 @@
 #include <gtest/gtest.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -217,6 +220,40 @@ TEST(HttpServer, AHundredScrapersAtOnceAreAllAnsweredBySeveralThreads) {
   EXPECT_EQ(answered, kScrapers);
   EXPECT_EQ(server.requests_served(), kScrapers);
   EXPECT_GE(most_inside.load(), 2);
+}
+
+// The size of this process's file descriptor table (FDSize in /proc/self/status), or -1.
+long descriptor_table_size() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("FDSize:", 0) == 0) return std::stol(line.substr(7));
+  return -1;
+}
+
+// docs/agent.md#metrics-under-load: no burst of connections waits for the kernel to grow the descriptor
+// table (an RCU grace period while several threads share it): the server grows it, before its threads
+// start, to hold its 1024 connections and 128 more, 1152 descriptors (or the soft RLIMIT_NOFILE when
+// lower). Checked in a fresh process (the death test runs this binary again), whose table holds 64
+// until something opens more: the server's own listening socket, pipe and epoll sets are 7.
+TEST(HttpServer, TheDescriptorTableHoldsEveryConnectionBeforeServing) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        rlimit limit{};
+        ::getrlimit(RLIMIT_NOFILE, &limit);
+        const long want = static_cast<long>(std::min<rlim_t>(limit.rlim_cur, 1024 + 128));
+        const long before = descriptor_table_size();
+        bool grown = false;
+        {
+          MetricsServer server(parse_listen_address("127.0.0.1:0"), [](const std::string&) {
+            return HttpReply{200, "text/plain", "x\n"};
+          });
+          grown = before < want && descriptor_table_size() >= want;
+        }
+        std::exit(grown ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 // A client socket connected to 127.0.0.1:port, with a receive buffer of `rcvbuf` bytes (0: the default).

@@ -14,7 +14,8 @@
 #include "fake_clock.hpp"
 #include "steady_recording.hpp"
 
-namespace diescope::agent {
+// Its own namespace: the part's test files compile as one (docs/building.md#one-test-binary-per-part).
+namespace diescope::agent::replay_test {
 namespace {
 
 using testing::FakeClock;
@@ -331,4 +332,4 @@ TEST(AgentRunner, HostProbeWakesStepNothingAndDelayNothing) {
 }
 
 }  // namespace
-}  // namespace diescope::agent
+}  // namespace diescope::agent::replay_test

@@ -14,7 +14,8 @@
 #include "diescope/recording/reader.hpp"
 #include "running_program.hpp"
 
-namespace diescope::agent {
+// Its own namespace: the part's test files compile as one (docs/building.md#one-test-binary-per-part).
+namespace diescope::agent::capture_cli_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -148,4 +149,4 @@ TEST(AgentCaptureCli, PostCaptureNeedsTheTokenAndIsCounted) {
 }
 
 }  // namespace
-}  // namespace diescope::agent
+}  // namespace diescope::agent::capture_cli_test

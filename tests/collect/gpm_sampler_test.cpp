@@ -9,7 +9,8 @@
 #include "diescope/core/error.hpp"
 #include "nvml_fake.hpp"
 
-namespace diescope::collect {
+// Its own namespace: the part's test files compile as one (docs/building.md#one-test-binary-per-part).
+namespace diescope::collect::gpm_sampler_test {
 namespace {
 
 constexpr recording::TimeNs kMs = recording::kNsPerMs;
@@ -191,4 +192,4 @@ TEST_F(Gpm, NoUnitAnsweredIsAnError) {
 }
 
 }  // namespace
-}  // namespace diescope::collect
+}  // namespace diescope::collect::gpm_sampler_test

@@ -5,7 +5,8 @@
 #include "diescope/collect/nvml.hpp"
 #include "nvml_fake.hpp"
 
-namespace diescope::collect {
+// Its own namespace: the part's test files compile as one (docs/building.md#one-test-binary-per-part).
+namespace diescope::collect::gpu_util_reader_test {
 namespace {
 
 namespace abi = nvml_abi;
@@ -196,4 +197,4 @@ TEST(GpuUtilReader, AnUnreadablePollIsNotRecorded) {
 }
 
 }  // namespace
-}  // namespace diescope::collect
+}  // namespace diescope::collect::gpu_util_reader_test

@@ -3,7 +3,7 @@
 diescope_test(nvml_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/nvml_adapter_test.cpp ${CMAKE_CURRENT_LIST_DIR}/nvml_gpu_util_reader_test.cpp
   LIBS diescope_nvml)
-target_include_directories(nvml_test PRIVATE ${PROJECT_SOURCE_DIR}/src/collect/nvml)
-target_link_libraries(nvml_test PRIVATE ${CMAKE_DL_LIBS})
+target_include_directories(collect_test PRIVATE ${PROJECT_SOURCE_DIR}/src/collect/nvml)
+target_link_libraries(collect_test PRIVATE ${CMAKE_DL_LIBS})
 
 diescope_test(nvml_gpu_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/nvml_gpu_test.cpp LIBS diescope_nvml LABELS gpu)

@@ -440,6 +440,24 @@ TEST_F(RunCollect, SourceGpmStartsNoSampler) {
   EXPECT_EQ(source->meta().gpu.chip, "GH100");
 }
 
+TEST_F(RunCollect, WithoutASamplerTheRecordingReachesTheDiskEverySecond) {
+  // No sampler child, so no drain flushes the writer: the slow tick (1 s) does. The command copies
+  // the recording 1.5 s after it starts, while the run goes on: the copy already holds the GPM and
+  // NVML lines of the first second (clocks every 20 ms poll, so about 50 of them), not just the header.
+  const fs::path seen = dir_ / "seen.dsrec";
+  auto o = options(
+      {"/bin/sh", "-c", "sleep 1.5; cp " + (dir_ / "rec" / "gpu0.dsrec").string() + " " + seen.string()});
+  o.sampler_executable = "/nonexistent/diescope-cupti";
+  o.source = ChipSourceSetting::gpm;
+  RunOutcome outcome = record_run(o, *nvml_);
+  ASSERT_EQ(outcome.exit_code, 0);
+  std::ifstream in(seen);
+  int clock_lines = 0;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(std::string(recording::ClockReading::kKindWord) + " ", 0) == 0) ++clock_lines;
+  EXPECT_GE(clock_lines, 25) << "the recording was not flushed while the command ran";
+}
+
 TEST_F(RunCollect, GpmOnAComputeCapabilityOfSeveralChipsLeavesTheChipUnnamed) {
   // Compute capability 12.0 is the Blackwell table, which lists five chips: none is guessed.
   fake_nvml::state().cc_major = 12;

@@ -6,7 +6,8 @@
 #include "diescope/collect/sampler.hpp"
 #include "diescope/core/error.hpp"
 
-namespace diescope::collect {
+// Its own namespace: the part's test files compile as one (docs/building.md#one-test-binary-per-part).
+namespace diescope::collect::process_test {
 namespace {
 
 namespace m = sampler_msg;
@@ -190,4 +191,4 @@ TEST(SamplerProcess, MissingExecutableIsADeviceErrorWithAFix) {
 }
 
 }  // namespace
-}  // namespace diescope::collect
+}  // namespace diescope::collect::process_test

@@ -4,7 +4,8 @@
 
 #include "../../src/collect/pmsampling/child_io.hpp"
 
-namespace diescope::collect {
+// Its own namespace: the part's test files compile as one (docs/building.md#one-test-binary-per-part).
+namespace diescope::collect::retimer_test {
 namespace {
 
 namespace m = sampler_msg;
@@ -97,4 +98,4 @@ TEST(SamplerRetimer, RunHeldAtTheEndIsDroppedWithANote) {
 }
 
 }  // namespace
-}  // namespace diescope::collect
+}  // namespace diescope::collect::retimer_test

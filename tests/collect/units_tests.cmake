@@ -7,6 +7,6 @@ diescope_test(units_test
 
 if(TARGET diescope-cupti)
   diescope_test(units_passes_test SOURCES ${CMAKE_CURRENT_LIST_DIR}/units_passes_test.cpp LIBS diescope_units)
-  target_compile_definitions(units_passes_test PRIVATE DIESCOPE_CUPTI_TOOL="$<TARGET_FILE:diescope-cupti>")
-  add_dependencies(units_passes_test diescope-cupti)
+  target_compile_definitions(collect_test PRIVATE DIESCOPE_CUPTI_TOOL="$<TARGET_FILE:diescope-cupti>")
+  diescope_test_needs(collect_test diescope-cupti)
 endif()

@@ -83,6 +83,62 @@ TEST(SharedRead, CursorsReadInLockstepGetEveryRecordOfTheirKind) {
   EXPECT_EQ(clocks, 200);
 }
 
+TEST(SharedRead, SeveralCursorsOfOneKindEachGetEveryRecordOfIt) {
+  // Two GPU-Util cursors and two clock cursors read along with the chip cursor (as the analysis's and
+  // each timeline's do): each gets all 100 GPU-Util readings (i / 10 % 100 after sample i = 9, 19,
+  // ...) and all 200 clock readings (SM clock i MHz after sample i = 4, 9, ...), one taken as soon
+  // as it comes and the other a reading behind, whichever of them pulls the line from the file.
+  TempDir dir;
+  const auto recording = recording::open_recording(write_interleaved(dir, 1000, 10));
+  auto util_a = recording->stream<recording::UtilSample>();
+  auto util_b = recording->stream<recording::UtilSample>();
+  auto clock_a = recording->stream<recording::ClockReading>();
+  auto clock_b = recording->stream<recording::ClockReading>();
+  auto chip = recording->stream<recording::ChipSample>();
+  recording::ChipSample c;
+  recording::UtilSample u;
+  recording::ClockReading k;
+  int chips = 0, utils_a = 0, utils_b = 0, clocks_a = 0, clocks_b = 0;
+  while (chip->next(c)) {
+    ++chips;
+    if (chips % 10 == 0) {
+      ASSERT_TRUE(util_a->next(u));
+      EXPECT_EQ(u.pct, static_cast<double>(utils_a % 100));
+      ++utils_a;
+      if (utils_a > 1) {
+        ASSERT_TRUE(util_b->next(u));
+        EXPECT_EQ(u.pct, static_cast<double>(utils_b % 100));
+        ++utils_b;
+      }
+    }
+    if (chips % 5 == 0) {
+      if (clocks_a > 0) {
+        ASSERT_TRUE(clock_b->next(k));
+        EXPECT_EQ(k.sm_mhz, static_cast<double>(clocks_b * 5 + 4));
+        ++clocks_b;
+      }
+      ASSERT_TRUE(clock_a->next(k));
+      EXPECT_EQ(k.sm_mhz, static_cast<double>(clocks_a * 5 + 4));
+      ++clocks_a;
+    }
+  }
+  ASSERT_TRUE(util_b->next(u));
+  EXPECT_EQ(u.pct, 99);
+  ++utils_b;
+  ASSERT_TRUE(clock_b->next(k));
+  EXPECT_EQ(k.sm_mhz, 999);
+  ++clocks_b;
+  EXPECT_FALSE(util_a->next(u));
+  EXPECT_FALSE(util_b->next(u));
+  EXPECT_FALSE(clock_a->next(k));
+  EXPECT_FALSE(clock_b->next(k));
+  EXPECT_EQ(chips, 1000);
+  EXPECT_EQ(utils_a, 100);
+  EXPECT_EQ(utils_b, 100);
+  EXPECT_EQ(clocks_a, 200);
+  EXPECT_EQ(clocks_b, 200);
+}
+
 TEST(SharedRead, ACursorFarBehindReadsOnByItself) {
   // 200,000 samples, each followed by a GPU-Util line of about 36 bytes: 7 MB, more than the 4 MiB
   // queue holds when the chip cursor goes first to the end, so the util cursor is dropped from the

@@ -13,7 +13,8 @@
 #include "common/run_binary.hpp"
 #include "fixtures.hpp"
 
-namespace diescope::roofline {
+// Its own namespace: the part's test files compile as one (docs/building.md#one-test-binary-per-part).
+namespace diescope::roofline::cli_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -305,4 +306,4 @@ TEST(RooflineCliSampled, FlopRulesBelongToTheSampledBackend) {
 }
 
 }  // namespace
-}  // namespace diescope::roofline
+}  // namespace diescope::roofline::cli_test

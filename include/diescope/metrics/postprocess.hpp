@@ -200,7 +200,7 @@ class Pipeline {
   std::size_t bin_of(std::int64_t t_ns);
   // The bins a span [t0_ns, t1_ns) overlaps and by how much, into pieces_.
   void split(std::int64_t t0_ns, std::int64_t t1_ns);
-  // A value x weight product waiting to be added to its bin's extended-precision sum.
+  // A value and its weight waiting to be added to its bin (flush_pending()).
   struct Pending {
     double value;
     double weight;
@@ -214,7 +214,7 @@ class Pipeline {
   };
   // What a value entering the grid touches, for every stream side by side (the rest of a stream,
   // its descriptor and smoothing, is not read per value): its factor, its bins, its sums and the
-  // products not yet added to them (flush_pending()), in the stream's own storage.
+  // values not yet added to them (flush_pending()), in the stream's own storage.
   struct Lane {
     double factor = 1;
     bool plain = true;  // no rate and no smoothing: a value goes to the grid as it comes

@@ -872,6 +872,13 @@ void Runner::tick(recording::TimeNs now, bool ended) {
     what.processes = slow_due && !ended;
     if (slow_due && !ended) what.holders_of = command_pid();
     read_nvml(gpu, now, what);
+    // A drain of the sampler child flushes the recording; without a running child (GPM, GPU-Util
+    // only) the slow tick does, so no recording is more than a second behind what was read
+    // (docs/live-collection.md#policies).
+    if (slow_due && !gpu.sampler_running()) {
+      const RunPartScope part(clocks_, RunPart::write);
+      gpu.writer->flush();
+    }
   }
 }
 
