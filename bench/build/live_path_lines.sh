@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Where the live path lives (docs/live-collection.md): the lines of each file on it, the include graph of its
 # headers (which file includes which), and the places that build the sampler child, take a GPU's NVML
-# device, open NVML GPM, watch for other profilers, wait in ::poll and start a live collection. Reads the sources only; any machine.
+# device or borrow the session's, open NVML GPM, watch for other profilers, wait in ::poll and start a
+# live collection. Reads the sources only; any machine.
 #   bench/build/live_path_lines.sh [OUT]   prints to stdout, and writes OUT/live_path.txt when given
 # The line table per part is bench/build's job elsewhere; this script covers the live path alone.
 set -euo pipefail
@@ -36,10 +37,23 @@ report() {
   echo "# where NVML GPM is opened as a chip source (a GpmSampler constructed)"
   grep -rnE 'make_unique<(collect::)?GpmSampler>|GpmSampler [a-z_]+\(' src --include='*.cpp' || echo "(none)"
   echo
+  # Every live reader opens GPM through collect::open_gpm: a telemetry's open_gpm, or the function itself.
+  echo "# who opens GPM (open_gpm called)"
+  grep -rnE '(open_gpm|->open_gpm|\.open_gpm)\(' src --include='*.cpp' | grep -vE ':(std::unique_ptr<collect::GpmSampler>|  virtual)' || echo "(none)"
+  echo
+  # Each Nvml::load() initialises NVML once more in the process (nvmlInit, and its own device handles).
+  echo "# where NVML is loaded (Nvml::load)"
+  grep -rnE 'Nvml::load\(\)' src --include='*.cpp' | grep -v '^src/collect/nvml/' || echo "(none)"
+  echo
   # A live reader reads NVML where it takes a GPU's NvmlDevice from the library (Nvml::device).
   echo "# where a GPU's NVML device is taken (Nvml::device), and where a live reader reads NVML through the session's"
   grep -rnE '(nvml|nvml_)(\.|->)device\(' src --include='*.cpp' || echo "(none)"
   grep -rnE 'make_unique<(collect::)?NvmlTelemetry>' src --include='*.cpp' || echo "(none)"
+  echo
+  # A reader beside the session borrows its telemetry (LiveSession::telemetry) and, for NVML calls of
+  # its own on another thread, the telemetry's device (GpuTelemetry::nvml_device).
+  echo "# who reads NVML through the session's telemetry (LiveSession::telemetry, GpuTelemetry::nvml_device)"
+  grep -rnE '(->|\.)telemetry\([a-z_]*\)|nvml_device\(\)' src --include='*.cpp' || echo "(none)"
   echo
   echo "# where the switch between PM sampling and GPM is decided (the rule), and who asks it"
   grep -rnE '^bool gpm_wanted\(' src --include='*.cpp' || echo "(none)"

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "diescope/collect/live_collection.hpp"
 #include "diescope/core/clock.hpp"
 
 namespace diescope::attribution {
@@ -43,7 +44,7 @@ void merge_into(std::vector<GpuHolders>& seen, const GpuHolders& now) {
 }  // namespace
 
 struct Watcher::Device {
-  collect::NvmlDevice device;
+  const collect::NvmlDevice* device;  // the telemetry's (docs/live-collection.md#who-reads-it)
   std::string uuid;
   std::uint64_t last_util_us = 0;
   collect::MigState mig;
@@ -109,14 +110,32 @@ Watcher::Watcher(std::shared_ptr<const collect::Nvml> nvml, WatchSettings settin
   for (int index : gpus) {
     // An index NVML does not list is left to the command's own GPU check, which names it with its fix.
     if (index < 0 || index >= nvml_->device_count()) continue;
-    collect::NvmlDevice d = nvml_->device(index);
-    const std::string uuid = d.identity().uuid;
-    devices_.push_back(Device{d, uuid, 0, {}, kMigCheckEvery, {}, {}});
+    // The watcher reads no GPU-Util samples: their start is never used.
+    own_.push_back(std::make_unique<collect::NvmlTelemetry>(nvml_, index, 0));
+    add_device(*own_.back());
   }
   notes_ = settings_.label_notes;
   if (settings_.kubelet)
     kubelet_ = std::make_unique<KubeletWatch>(settings_.kubelet_socket, settings_.kubelet_timeout,
                                               settings_.kubelet_refresh);
+}
+
+Watcher::Watcher(const std::vector<const collect::GpuTelemetry*>& gpus, WatchSettings settings)
+    : settings_(std::move(settings)),
+      resolver_(settings_.proc_root, settings_.labels),
+      tracker_(settings_.job_wait_ns) {
+  for (const collect::GpuTelemetry* telemetry : gpus)
+    if (telemetry != nullptr) add_device(*telemetry);
+  notes_ = settings_.label_notes;
+  if (settings_.kubelet)
+    kubelet_ = std::make_unique<KubeletWatch>(settings_.kubelet_socket, settings_.kubelet_timeout,
+                                              settings_.kubelet_refresh);
+}
+
+void Watcher::add_device(const collect::GpuTelemetry& telemetry) {
+  const collect::NvmlDevice* device = telemetry.nvml_device();
+  if (device == nullptr) return;
+  devices_.push_back(Device{device, telemetry.identity().uuid, 0, {}, kMigCheckEvery, {}, {}});
 }
 
 Watcher::~Watcher() {
@@ -169,13 +188,13 @@ void Watcher::poll(recording::TimeNs now) {
   std::vector<Observation> observations;
   for (Device& d : devices_) {
     if (++d.polls_since_mig_check >= kMigCheckEvery) {
-      d.mig = d.device.mig();
+      d.mig = d.device->mig();
       d.polls_since_mig_check = 0;
     }
-    const auto list = d.device.process_list();
+    const auto list = d.device->process_list();
     if (!list) {
       GpuHolders g;
-      g.gpu_index = d.device.index();
+      g.gpu_index = d.device->index();
       g.uuid = d.uuid;
       g.note = "NVML could not list the processes on this GPU: no holders this poll";
       snap.gpus.push_back(g);
@@ -225,11 +244,11 @@ void Watcher::poll(recording::TimeNs now) {
     // takes it all. A poll that skips it moves the mark to its own time, so the next read still
     // covers the time since the previous poll.
     const collect::NvmlReading energy =
-        most_pids > 0 ? d.device.total_energy_mj() : collect::NvmlReading{kNaN, "no process held the GPU"};
+        most_pids > 0 ? d.device->total_energy_mj() : collect::NvmlReading{kNaN, "no process held the GPU"};
     // Per-process SM utilisation since the previous poll, to split a shared GPU.
     std::map<unsigned, double> sm_by_pid;
     if (most_pids > 1) {
-      const collect::ProcessUtilRead util = d.device.process_utilization(d.last_util_us);
+      const collect::ProcessUtilRead util = d.device->process_utilization(d.last_util_us);
       if (util.status == collect::ProcessUtilRead::Status::ok) {
         for (const auto& s : util.samples) sm_by_pid[s.pid] += s.sm_pct;
         d.last_util_us = util.newest_us;
@@ -242,7 +261,7 @@ void Watcher::poll(recording::TimeNs now) {
       Resolved r = resolver_.resolve(g.pids, g.ids, pods.get());
       if (r.kubelet_stale && kubelet_) kubelet_->refresh_soon();
       GpuHolders gh;
-      gh.gpu_index = d.device.index();
+      gh.gpu_index = d.device->index();
       gh.uuid = d.uuid;
       gh.gpu_instance_id = g.instance;
       gh.gpu_instance_profile = g.profile;
@@ -270,7 +289,7 @@ void Watcher::poll(recording::TimeNs now) {
         auto& sampler = d.instance_gpm[*g.instance];
         if (!sampler && !d.instance_gpm_why.count(*g.instance)) {
           try {
-            sampler = std::make_unique<collect::GpmSampler>(d.device, now, 250, g.instance);
+            sampler = collect::open_gpm(*d.device, now, g.instance);
           } catch (const std::exception& e) {
             d.instance_gpm_why[*g.instance] = e.what();
           }

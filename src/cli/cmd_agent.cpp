@@ -4,13 +4,14 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "agent_captures.hpp"
 #include "command.hpp"
 #include "options.hpp"
 #include "diescope/agent/agent.hpp"
 #include "diescope/agent/command.hpp"
-#include "diescope/collect/nvml.hpp"
+#include "diescope/collect/live_collection.hpp"
 #include "diescope/attribution/agent_hook.hpp"
 #include "diescope/attribution/labels.hpp"
 #include "diescope/core/error.hpp"
@@ -46,20 +47,23 @@ int run(const AgentArgs& a) {
   const std::unique_ptr<collect::Feed> source = agent::open_agent_feed(a, clock.read(), log_line);
   const std::unique_ptr<agent::HostMetrics> host = agent::open_agent_host_metrics(a, log_line);
 
-  // Who holds each GPU, on attribution's own thread (docs/attribution.md#in-the-agent).
+  // Who holds each GPU, on attribution's own thread, through the live session's NVML devices
+  // (docs/attribution.md#in-the-agent, docs/live-collection.md#who-reads-it).
   std::unique_ptr<attribution::AgentAttribution> attrib;
-  if (a.replay.empty() && !a.no_attribution) {
+  const auto* session = dynamic_cast<const collect::LiveSession*>(source.get());
+  if (session != nullptr && !a.no_attribution) {
+    std::vector<const collect::GpuTelemetry*> gpus;
+    for (std::size_t i = 0; i < session->gpu_count(); ++i) gpus.push_back(&session->telemetry(i));
     attribution::WatchSettings ws;
-    ws.gpus = a.gpus;
     ws.poll_ms = a.poll_ms;
     ws.kubelet_socket = a.kubelet_socket;
     ws.labels = labels.labels;
     ws.label_notes = labels.notes;
     std::unique_ptr<attribution::JobStore> jobs;
     if (store) jobs = std::make_unique<attribution::JobStore>(store->path(), true);
-    attrib = std::make_unique<attribution::AgentAttribution>(
-        std::make_unique<attribution::Watcher>(collect::Nvml::load(), ws), std::move(jobs),
-        a.ndjson ? stdout : nullptr, log_line);
+    attrib = std::make_unique<attribution::AgentAttribution>(std::make_unique<attribution::Watcher>(gpus, ws),
+                                                             std::move(jobs), a.ndjson ? stdout : nullptr,
+                                                             log_line);
     log_line("attribution on: holders of each GPU in every record, a job record when one leaves");
   }
 

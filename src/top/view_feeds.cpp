@@ -1,7 +1,7 @@
 // top's view feeds over the feeds the agent reads too: the live session (NVML, and the PM-sampling
 // child with its restart backoff or GPM beside another profiler) and agent::ReplayFeed, with the
 // counters asked on for every GPU from the start, plus, live, what top shows and the agent does not
-// record (power draw, the pids and their names).
+// record (power draw, the pids and their names), read by the session's NVML side.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -11,7 +11,6 @@
 #include "diescope/agent/replay_feed.hpp"
 #include "diescope/attribution/watcher.hpp"
 #include "diescope/analysis/analyze.hpp"
-#include "diescope/collect/nvml.hpp"
 #include "diescope/collect/sampler.hpp"
 #include "diescope/core/error.hpp"
 #include "diescope/recording/reader.hpp"
@@ -97,21 +96,22 @@ class AgentBacked : public ViewFeed {
 
 class Live final : public AgentBacked {
  public:
-  Live(std::unique_ptr<collect::Feed> source, std::shared_ptr<collect::Nvml> nvml,
-       const std::vector<int>& gpus, double drain_ms, std::string no_sampler)
-      : AgentBacked(std::move(source), std::make_unique<core::SystemClock>(), "live", true),
-        nvml_(std::move(nvml)),
-        // A tenth early is close enough, as the agent's NVML poll (a poll that wakes early is not skipped).
-        drain_ns_(static_cast<recording::TimeNs>(drain_ms * 0.9e6)),
+  // `session` reads NVML for the screen too: the draw with the power line and the pids on the
+  // process lists, once a drain (its poll is the drain: docs/top.md#sources).
+  Live(std::unique_ptr<collect::LiveSession> session, double drain_ms, std::string no_sampler,
+       bool attribution)
+      : AgentBacked(std::move(session), std::make_unique<core::SystemClock>(), "live", true),
         no_sampler_(std::move(no_sampler)),
-        live_source_(dynamic_cast<const collect::LiveSession*>(&agent_source())) {
-    for (int index : gpus) devices_.push_back(nvml_->device(index));
-    // Who holds each GPU, on attribution's own thread (docs/attribution.md#in-top).
+        live_source_(static_cast<const collect::LiveSession*>(&agent_source())) {
+    if (!attribution) return;
+    // Who holds each GPU, on attribution's own thread, through the session's NVML devices
+    // (docs/attribution.md#in-top, docs/live-collection.md#who-reads-it).
+    std::vector<const collect::GpuTelemetry*> gpus;
+    for (std::size_t i = 0; i < live_source_->gpu_count(); ++i) gpus.push_back(&live_source_->telemetry(i));
     attribution::WatchSettings ws;
-    ws.gpus = gpus;
     ws.poll_ms = drain_ms;
     try {
-      watcher_ = std::make_unique<attribution::Watcher>(nvml_, ws);
+      watcher_ = std::make_unique<attribution::Watcher>(gpus, ws);
       watcher_->start();
     } catch (const std::exception&) {
       watcher_.reset();  // the processes are still listed, by pid and name
@@ -119,7 +119,8 @@ class Live final : public AgentBacked {
   }
 
  private:
-  // Once a drain, as NVML's other readings (the source is polled sooner when the sampler writes).
+  // What the session read for the screen at its last poll (the source is polled sooner when the
+  // sampler writes; NVML waits for the drain).
   void extras(recording::TimeNs now, std::vector<GpuUpdate>& out) override {
     // No sampler at all: said once, as the sampler's own failures are, so the GPU shows GPU-Util only
     // and why (docs/top.md#sources).
@@ -127,28 +128,27 @@ class Live final : public AgentBacked {
       for (GpuUpdate& u : out) u.records.notes.push_back(recording::Note{now, "sampler", no_sampler_});
       no_sampler_.clear();
     }
-    if (now < next_ns_) return;
-    next_ns_ = now + drain_ns_;
-    for (std::size_t i = 0; i < devices_.size(); ++i) {
-      out.at(i).power_draw_w = devices_[i].power_draw_w().value;
-      if (auto pids = devices_[i].process_ids()) {
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      GpuUpdate& u = out[i];
+      const auto& powers = u.records.list<recording::PowerLimitReading>();
+      if (!powers.empty()) u.power_draw_w = powers.back().draw_w;
+      if (const auto& pids = u.records.process_ids) {
         std::vector<ProcessInfo> list;
         for (unsigned pid : *pids) list.push_back(ProcessInfo{pid, process_name(pid), holder_of(i, pid)});
-        out.at(i).processes = std::move(list);
+        u.processes = std::move(list);
       }
     }
   }
   collect::ChipSource chip_source_of(std::size_t gpu) const override {
-    return live_source_ != nullptr && live_source_->chip_source(gpu) == collect::ChipSource::gpm
-               ? collect::ChipSource::gpm
-               : chip_source();
+    return live_source_->chip_source(gpu) == collect::ChipSource::gpm ? collect::ChipSource::gpm
+                                                                      : chip_source();
   }
   // The latest watch's name for the holder of `pid` on this GPU; empty when it has none yet.
   std::string holder_of(std::size_t gpu, unsigned pid) const {
     if (!watcher_) return {};
     const attribution::WatchSnapshot snap = watcher_->snapshot();
     for (const attribution::GpuHolders& g : snap.gpus) {
-      if (g.gpu_index != devices_.at(gpu).index()) continue;
+      if (g.gpu_index != live_source_->meta(gpu).gpu.index) continue;
       for (const attribution::HolderShare& hs : g.holders)
         if (std::find(hs.holder.pids.begin(), hs.holder.pids.end(), pid) != hs.holder.pids.end()) {
           std::string name = attribution::describe(hs.holder);
@@ -160,15 +160,19 @@ class Live final : public AgentBacked {
     }
     return {};
   }
-  std::shared_ptr<collect::Nvml> nvml_;
+  // Reads the session's NVML devices: a member here, it stops before the session (the base's) goes.
   std::unique_ptr<attribution::Watcher> watcher_;
-  std::vector<collect::NvmlDevice> devices_;
-  recording::TimeNs drain_ns_;
-  recording::TimeNs next_ns_ = 0;
   std::string no_sampler_;  // why there is no counter sampler; empty once said (or when there is one)
-  const collect::LiveSession*
-      live_source_;  // the source above, which names each GPU's chip source; may be null
+  const collect::LiveSession* live_source_;  // the source above
 };
+
+// top's NVML reads: everything once a drain, the pids on the process lists too
+// (docs/live-collection.md#policies).
+std::unique_ptr<ViewFeed> live_feed(std::unique_ptr<collect::LiveSession> session, double drain_ms,
+                                    std::string no_sampler, bool attribution) {
+  session->set_cadence(collect::NvmlCadence::once_a_poll(static_cast<recording::TimeNs>(drain_ms * 1e6)));
+  return std::make_unique<Live>(std::move(session), drain_ms, std::move(no_sampler), attribution);
+}
 
 }  // namespace
 
@@ -187,18 +191,18 @@ std::unique_ptr<ViewFeed> make_live_feed(const LiveOptions& options) {
   o.sampler_extra_args = options.sampler_extra_args;
   o.log = options.log;
   o.chip.source = options.chip;
-  std::unique_ptr<collect::Feed> source = collect::open_live_session(o);
-  std::shared_ptr<collect::Nvml> nvml = collect::Nvml::load();
-  std::vector<int> gpus = options.gpus;
-  if (gpus.empty())
-    for (int i = 0; i < nvml->device_count(); ++i) gpus.push_back(i);
+  std::unique_ptr<collect::LiveSession> session = collect::open_live_session(o);
   std::string no_sampler;
   if (options.sampler_executable.empty() && collect::find_sampler_executable().empty())
     no_sampler =
         "diescope-cupti was not found beside diescope (nor in $DIESCOPE_CUPTI): install it there for chip "
         "figures";
-  return std::make_unique<Live>(std::move(source), std::move(nvml), gpus, options.drain_ms,
-                                std::move(no_sampler));
+  return live_feed(std::move(session), options.drain_ms, std::move(no_sampler), true);
+}
+
+std::unique_ptr<ViewFeed> make_live_feed(std::unique_ptr<collect::LiveSession> session, double drain_ms,
+                                         bool attribution) {
+  return live_feed(std::move(session), drain_ms, std::string(), attribution);
 }
 
 recording::TimeNs replay_moment(const std::string& file, std::optional<double> seconds) {

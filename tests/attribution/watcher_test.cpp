@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "diescope/attribution/watcher.hpp"
+#include "diescope/collect/live_collection.hpp"
 #include "nvml_fake.hpp"
 
 namespace diescope::attribution {
@@ -149,6 +150,47 @@ TEST(Watcher, MigOneRowPerGpuInstanceThroughGpmMigSampling) {
     EXPECT_NE(j.energy_reason.find("under MIG"), std::string::npos);
     EXPECT_DOUBLE_EQ(j.gpu_seconds, 1);
   }
+}
+
+// A GPU's NVML side without NVML (a stand-in, as the session's tests use): nothing for the watcher.
+class NoNvmlTelemetry final : public collect::GpuTelemetry {
+ public:
+  recording::GpuIdentity identity() const override { return {}; }
+  std::vector<recording::ColumnDef> engine_columns() const override { return {}; }
+  void read(recording::TimeNs, collect::GpuBatch&) override {}
+};
+
+// docs/live-collection.md#who-reads-it: beside a live session the watcher reads each GPU through the
+// session's telemetry (its NVML device, and GPM per GPU instance through collect::open_gpm), and a
+// telemetry without an NVML device is left out. The MIG host above gives the same two rows, GPU 0's
+// instances 1 and 2, each read through nvmlGpmMigSampleGet.
+TEST(Watcher, BesideASessionReadsThroughItsTelemetry) {
+  auto nvml = std::make_shared<collect::Nvml>(fake::fake_functions());
+  auto& s = fake::state();
+  s.mig_current = abi::kDeviceMigEnable;
+  s.mig = {{1, "3g.71gb", "MIG-11111111-2222-3333-4444-555555555555"},
+           {2, "1g.18gb", "MIG-66666666-7777-8888-9999-000000000000"}};
+  s.compute_pids = {1003, 1006};
+  s.pid_instance = {{1003, 1}, {1006, 2}};
+  const collect::NvmlTelemetry telemetry(nvml, 0, 0);
+  const NoNvmlTelemetry stand_in;
+  Watcher w(std::vector<const collect::GpuTelemetry*>{&stand_in, &telemetry}, settings());
+  w.poll(1 * kSec);
+  w.poll(2 * kSec);
+  const WatchSnapshot snap = w.snapshot();
+  ASSERT_EQ(snap.gpus.size(), 2U);
+  for (const GpuHolders& g : snap.gpus) {
+    EXPECT_EQ(g.gpu_index, 0);
+    EXPECT_EQ(g.uuid, "GPU-00000000-1111-2222-3333-444444444444");
+    EXPECT_FALSE(g.instance_units.empty());
+  }
+  EXPECT_EQ(snap.gpus[0].gpu_instance_id, 1U);
+  ASSERT_EQ(snap.gpus[0].holders.size(), 1U);
+  EXPECT_EQ(snap.gpus[0].holders[0].holder.pids, std::vector<unsigned>{1003});
+  EXPECT_EQ(snap.gpus[1].gpu_instance_id, 2U);
+  EXPECT_EQ(snap.gpus[1].holders.at(0).holder.key, "slurm/4242/0");
+  EXPECT_NE(std::count(s.gpm_mig_calls.begin(), s.gpm_mig_calls.end(), 1U), 0);
+  EXPECT_NE(std::count(s.gpm_mig_calls.begin(), s.gpm_mig_calls.end(), 2U), 0);
 }
 
 TEST(Watcher, OwnProcessesAreNotHolders) {

@@ -690,6 +690,37 @@ TEST(LiveSession, ThePowerLineIsReadAsTheReadersCadenceSays) {
   }
 }
 
+// docs/live-collection.md#policies: the pids on NVML's process lists come with a read only where the
+// reader's cadence asks for them (top's), so the agent's reads make no more NVML calls than before.
+// The stand-in NVML lists pids 7 and 5 on the compute list and 5 on the graphics list: top's read
+// hands out 5 and 7 (ascending, once each) beside the counts 2 and 1; the agent's hands out the counts
+// alone.
+TEST(LiveSession, ThePidsOnTheProcessListsComeWithTopsReadsOnly) {
+  for (const bool top : {true, false}) {
+    auto nvml = std::make_shared<Nvml>(fake_nvml::fake_functions());
+    fake_nvml::state().compute_pids = {7, 5};
+    fake_nvml::state().graphics_pids = {5};
+    const recording::TimeNs t0 = core::realtime_ns();
+    std::vector<SessionGpu> gpus(1);
+    gpus[0].telemetry = std::make_unique<NvmlTelemetry>(nvml, 0, t0);
+    LiveSession session(std::move(gpus), 10, 1000, {}, {}, ChipSourcePolicy{});
+    session.set_cadence(top ? NvmlCadence::once_a_poll(recording::kNsPerSecond)
+                            : NvmlCadence::agent(recording::kNsPerSecond));
+    std::vector<GpuBatch> out(1);
+    session.collect(t0, out);
+    const auto& counts = out[0].list<recording::ProcessReading>();
+    ASSERT_EQ(counts.size(), 1U) << top;
+    EXPECT_EQ(counts[0].compute, 2);
+    EXPECT_EQ(counts[0].graphics, 1);
+    if (top) {
+      ASSERT_TRUE(out[0].process_ids.has_value());
+      EXPECT_EQ(*out[0].process_ids, (std::vector<unsigned>{5, 7}));
+    } else {
+      EXPECT_FALSE(out[0].process_ids.has_value());
+    }
+  }
+}
+
 // docs/live-collection.md#duty-phases: 2000 ms on in every 60000 ms. 1.999 s in is on, 2 s off; 61 s is
 // the second period (index 1), 1 s into it, so on.
 TEST(DutyCycle, OnForTheFirstPartOfEachPeriod) {

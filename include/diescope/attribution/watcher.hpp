@@ -25,6 +25,10 @@
 #include "diescope/collect/gpm.hpp"
 #include "diescope/collect/nvml.hpp"
 
+namespace diescope::collect {
+class GpuTelemetry;  // live_collection.hpp
+}  // namespace diescope::collect
+
 namespace diescope::attribution {
 
 struct WatchSettings {
@@ -70,7 +74,13 @@ std::string holders_line(const std::vector<GpuHolders>& seen, int gpu_index);
 
 class Watcher {
  public:
+  // Alone (`run`, which keeps no live session): each GPU of `settings.gpus` read through a telemetry
+  // of its own, opened as the live session opens one (docs/live-collection.md#who-reads-it).
   Watcher(std::shared_ptr<const collect::Nvml> nvml, WatchSettings settings);
+  // Beside a live session (the agent, `top`): its GPUs read through the session's telemetry, which
+  // must outlive the watcher (`settings.gpus` is not read: the session's GPUs are the ones). A
+  // telemetry without an NVML device (a stand-in) is left out.
+  Watcher(const std::vector<const collect::GpuTelemetry*>& gpus, WatchSettings settings);
   ~Watcher();
   Watcher(const Watcher&) = delete;
   Watcher& operator=(const Watcher&) = delete;
@@ -94,9 +104,11 @@ class Watcher {
 
  private:
   struct Device;
+  void add_device(const collect::GpuTelemetry& telemetry);
   void note_once(const std::string& text);
-  std::shared_ptr<const collect::Nvml> nvml_;
+  std::shared_ptr<const collect::Nvml> nvml_;  // alone: the NVML its own telemetry reads; else null
   WatchSettings settings_;
+  std::vector<std::unique_ptr<collect::GpuTelemetry>> own_;  // alone: each GPU's telemetry
   std::vector<Device> devices_;
   Resolver resolver_;
   std::unique_ptr<KubeletWatch> kubelet_;

@@ -22,6 +22,9 @@ struct GpuBatch : recording::StreamRecords {
       counters;  // the counters actually started or stopped (ts as measured)
   std::vector<recording::Note> notes;
   std::vector<recording::GpuHolder> holders;  // who started or stopped holding the GPU (run's reads)
+  // The pids on NVML's compute and graphics lists, ascending, at the newest read that took them (top's
+  // reads: NvmlReadSet::process_ids); nullopt when none did or neither list could be read.
+  std::optional<std::vector<unsigned>> process_ids;
   // The chip columns changed after this batch's chip samples (the chip source switched between PM
   // sampling and NVML GPM): meta() now describes the new ones, and the agent starts a new record.
   std::optional<recording::TimeNs> columns_changed_at;

@@ -41,7 +41,18 @@ struct NvmlReadSet {
   // Who holds the GPU, with the measured command's pid (`run`: docs/recording-format.md#gpu-holders);
   // nullopt: not read.
   std::optional<std::int64_t> holders_of;
+  // The pids on NVML's process lists, into GpuBatch::process_ids (`top` shows them:
+  // docs/top.md#sources).
+  bool process_ids = false;
 };
+
+// The one place a live reader opens NVML GPM (docs/live-collection.md#who-reads-it): the session at a
+// switch and `run` for a whole run (both through GpmChipSource and GpuTelemetry::open_gpm:
+// docs/live-collection.md#the-gpm-switch), and attribution's watcher for each GPU instance under MIG
+// (`gpu_instance`, docs/attribution.md#mig). Its first pair is taken at `now`; throws DeviceError
+// when GPM cannot be read.
+std::unique_ptr<collect::GpmSampler> open_gpm(const collect::NvmlDevice& device, recording::TimeNs now,
+                                              std::optional<unsigned> gpu_instance = std::nullopt);
 
 // One GPU's NVML side, read at every poll. An interface so tests can stand in for NVML.
 class GpuTelemetry {
@@ -59,11 +70,16 @@ class GpuTelemetry {
   void want_power(bool wanted) { wanted_.power = wanted; }
   bool power_wanted() const { return wanted_.power; }
   void want_util(bool wanted) { wanted_.util = wanted; }
+  void want_process_ids(bool wanted) { wanted_.process_ids = wanted; }
   // GPU-Util is polled (nvmlDeviceGetUtilizationRates) rather than read from NVML's sample buffer.
   virtual bool util_polling() const { return false; }
   // NVML GPM for this GPU, its first pair taken at `now`. Throws DeviceError when GPM cannot be
   // read (the default: a stand-in without GPM).
   virtual std::unique_ptr<collect::GpmSampler> open_gpm(recording::TimeNs now);
+  // The GPU's NVML device, for a reader of the same GPU on another thread that makes NVML calls of
+  // its own (attribution's watcher: process lists, MIG, energy, per-process utilisation;
+  // docs/live-collection.md#who-reads-it). Null for a stand-in without NVML.
+  virtual const collect::NvmlDevice* nvml_device() const { return nullptr; }
 
  private:
   NvmlReadSet wanted_;
@@ -82,6 +98,7 @@ class NvmlTelemetry final : public GpuTelemetry {
   std::vector<recording::ColumnDef> engine_columns() const override { return engine_columns_; }
   void read(recording::TimeNs now, GpuBatch& out) override;
   std::unique_ptr<collect::GpmSampler> open_gpm(recording::TimeNs now) override;
+  const collect::NvmlDevice* nvml_device() const override { return device_.get(); }
   // GPU-Util samples from 1 s before `util_start` on, from now (run's command starts after its GPUs
   // are chosen).
   void restart_util(recording::TimeNs util_start);
@@ -148,6 +165,8 @@ struct NvmlCadence {
   // counters are wanted (when a figure is made from them), and at least this often (NVML keeps them
   // in its buffer meanwhile); at every slow read once GPU-Util is polled. 0: every slow read.
   recording::TimeNs util_ns = 0;
+  // The pids on NVML's process lists at every slow read (top shows them; NvmlReadSet::process_ids).
+  bool process_ids = false;
   // run's power line once a second (docs/energy.md#what-is-recorded).
   static constexpr recording::TimeNs kRunPowerNs = recording::kNsPerSecond;
 
@@ -155,8 +174,10 @@ struct NvmlCadence {
   bool reads_power(const PowerReadState& state) const;
   // Whether a slow read also reads GPU-Util samples, `since_util_ns` after the last that did.
   bool reads_util(const PowerReadState& state, recording::TimeNs since_util_ns, bool util_polling) const;
-  // top's: everything once a poll.
-  static NvmlCadence once_a_poll(recording::TimeNs poll_ns) { return {poll_ns, poll_ns}; }
+  // top's: everything once a poll, the pids on the process lists too.
+  static NvmlCadence once_a_poll(recording::TimeNs poll_ns) {
+    return {poll_ns, poll_ns, PowerReads::every_read, 0, 0, true};
+  }
   // The agent's: everything once a poll, the power line and GPU-Util samples when due
   // (docs/agent.md#nvml-reads).
   static NvmlCadence agent(recording::TimeNs poll_ns) {
@@ -303,16 +324,22 @@ class LiveSession final : public Feed {
   void power_due(std::size_t gpu) override;
   // Which reads make which NVML calls (docs/live-collection.md#policies): by default
   // NvmlCadence::once_a_poll (top's); the agent's reads the power line and GPU-Util samples when
-  // due. Its poll is the session's: only the power and GPU-Util rules are taken from `cadence`.
+  // due. Its poll is the session's: only the power, GPU-Util and process-id rules are taken from
+  // `cadence`.
   void set_cadence(const NvmlCadence& cadence) {
     cadence_.power = cadence.power;
     cadence_.power_ns = cadence.power_ns;
     cadence_.util_ns = cadence.util_ns;
+    cadence_.process_ids = cadence.process_ids;
+    for (Gpu& g : gpus_) g.telemetry->want_process_ids(cadence.process_ids);
   }
   const NvmlCadence& cadence() const { return cadence_; }
   // Where GPU `gpu`'s chip samples come from now: pm or gpm (never automatic); nullopt while
   // neither runs. Whoever prints it words it (collect::chip_source_name, top's title).
   std::optional<collect::ChipSource> chip_source(std::size_t gpu) const;
+  // GPU `gpu`'s NVML side, for a reader of the same GPUs that reads NVML beside the session
+  // (attribution's watcher, through GpuTelemetry::nvml_device: docs/live-collection.md#who-reads-it).
+  const GpuTelemetry& telemetry(std::size_t gpu) const { return *gpus_.at(gpu).telemetry; }
 
  private:
   struct Gpu {
@@ -364,6 +391,6 @@ struct LiveSessionOptions {
 
 // Loads NVML and builds the live session for this host's GPUs. Throws DeviceError (no driver, no
 // GPU, an index that does not exist).
-std::unique_ptr<Feed> open_live_session(const LiveSessionOptions& options);
+std::unique_ptr<LiveSession> open_live_session(const LiveSessionOptions& options);
 
 }  // namespace diescope::collect

@@ -96,6 +96,11 @@ std::unique_ptr<ViewFeed> make_replay_feed(const ReplayOptions& options);
 // that the frame's second and its minute of sparklines lie in the steady work. Throws InputError for
 // a file that cannot be read, UsageError for a time outside the recording.
 recording::TimeNs replay_moment(const std::string& file, std::optional<double> seconds);
+// For tests: the live feed over a live session already made (a collect::LiveSession on a stand-in
+// NVML), at its drain; the power draw and the pids come from the session's reads
+// (docs/top.md#sources), and with `attribution` attribution's watcher names each pid's holder.
+std::unique_ptr<ViewFeed> make_live_feed(std::unique_ptr<collect::LiveSession> session, double drain_ms,
+                                         bool attribution);
 // For tests: a source over an agent source already made (a ReplayFeed on memory recordings, or
 // a collect::LiveSession with stand-ins), with its own clock.
 std::unique_ptr<ViewFeed> make_view_feed(std::unique_ptr<collect::Feed> source,

@@ -665,21 +665,31 @@ void NvmlTelemetry::read(recording::TimeNs now, GpuBatch& out) {
     out.list<recording::EngineReading>().push_back(std::move(e));
   }
   if (what.processes) out.list<recording::ProcessReading>().push_back(device_->processes(now));
-  // Who holds the GPU, by pid and name, when that changes (docs/recording-format.md#gpu-holders).
-  if (what.holders_of) {
-    if (const auto pids = device_->process_ids()) {
-      if (!holders_) holders_ = std::make_unique<collect::GpuHolderTracker>();
-      for (auto& holder : holders_->update(now, *pids, *what.holders_of, ::getpid()))
-        out.holders.push_back(std::move(holder));
-    }
+  // The pids on the process lists, read once for both of their readers: top's list
+  // (docs/top.md#sources) and who holds the GPU, by pid and name, when that changes
+  // (docs/recording-format.md#gpu-holders).
+  if (!what.process_ids && !what.holders_of) return;
+  const std::optional<std::vector<unsigned>> pids = device_->process_ids();
+  if (what.process_ids) out.process_ids = pids;
+  if (what.holders_of && pids) {
+    if (!holders_) holders_ = std::make_unique<collect::GpuHolderTracker>();
+    for (auto& holder : holders_->update(now, *pids, *what.holders_of, ::getpid()))
+      out.holders.push_back(std::move(holder));
   }
 }
 
 std::unique_ptr<collect::GpmSampler> NvmlTelemetry::open_gpm(recording::TimeNs now) {
-  return std::make_unique<collect::GpmSampler>(*device_, now);
+  return collect::open_gpm(*device_, now);
 }
 
-std::unique_ptr<Feed> open_live_session(const LiveSessionOptions& options) {
+std::unique_ptr<collect::GpmSampler> open_gpm(const collect::NvmlDevice& device, recording::TimeNs now,
+                                              std::optional<unsigned> gpu_instance) {
+  // Its first pair 250 ms apart, two of GPM's refreshes (docs/method.md#gpm-as-a-second-chip-source).
+  constexpr double kFirstPairMs = 250;
+  return std::make_unique<collect::GpmSampler>(device, now, kFirstPairMs, gpu_instance);
+}
+
+std::unique_ptr<LiveSession> open_live_session(const LiveSessionOptions& options) {
   std::shared_ptr<collect::Nvml> nvml = collect::Nvml::load();
   const int count = nvml->device_count();
   std::vector<int> indices = options.gpus;
