@@ -69,7 +69,9 @@ int run_command(const RunCliOptions& cli) {
   options.output_dir = cli.report_dir.empty() ? fs::path(default_report_dir()) : fs::path(cli.report_dir);
 
   const attribution::LabelSet labels = attribution::parse_labels(cli.labels);
-  std::unique_ptr<collect::Nvml> nvml = collect::Nvml::load();
+  // One NVML for the run and its watcher, as the agent shares its session's (NVML may be called from
+  // several threads).
+  const std::shared_ptr<const collect::Nvml> nvml = collect::Nvml::load();
   // Who holds each GPU, on attribution's own thread beside the run (docs/attribution.md#in-run).
   std::unique_ptr<attribution::Watcher> watcher;
   if (!cli.no_attribution) {
@@ -77,7 +79,7 @@ int run_command(const RunCliOptions& cli) {
     ws.gpus = cli.gpus;
     ws.labels = labels.labels;
     ws.label_notes = labels.notes;
-    watcher = std::make_unique<attribution::Watcher>(collect::Nvml::load(), ws);
+    watcher = std::make_unique<attribution::Watcher>(nvml, ws);
     watcher->start();
   }
   const collect::RunOutcome outcome = collect::record_run(options, *nvml);
