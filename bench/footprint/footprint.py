@@ -283,10 +283,15 @@ def section_agent():
     try:
         agent_phase(started)
     finally:
-        for p in started:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        stop_all(started)
+
+
+def stop_all(started):
+    """Kills and reaps whichever of the started processes still run."""
+    for p in started:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 def start_agent(binary, tag, started):
@@ -543,10 +548,7 @@ def section_margin():
             agent.send_signal(signal.SIGTERM)
             agent.wait(20)
         finally:
-            for p in started:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
+            stop_all(started)
     tsv("margin.tsv", ["run", "build", "span_s", "cpu_pct_stat", "cpu_pct_schedstat_live_threads",
                        "main_thread_cpu_pct_schedstat", "wakeups_per_s", "threads", "sampler_child_cpu_s",
                        "sampler_child_starts"], rows)
@@ -626,10 +628,7 @@ def section_scrape():
             agent.send_signal(signal.SIGTERM)
             agent.wait(20)
         finally:
-            for p in started:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
+            stop_all(started)
     # The peer with the agent's four serving threads, and with SCRAPE_PEER_THREADS more ("8" unless
     # set; "" for none): whether more threads would lower the tail.
     for threads in ["4"] + [t for t in os.environ.get("SCRAPE_PEER_THREADS", "8").split(",") if t]:
@@ -689,10 +688,7 @@ def section_peers():
         for name in ("nvml_poll_10ms", "nvml_poll_1ms"):
             os.system(f"cat {WORK}/{name}.out >> {OUT}/nvml_poll.txt")
     finally:
-        for p in started:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        stop_all(started)
     if os.access(exe("nvml_call_cost"), os.X_OK):
         r = subprocess.run([exe("nvml_call_cost"), "0", "300"], capture_output=True, text=True)
         write("nvml_calls.txt", r.stdout + r.stderr)
@@ -879,7 +875,8 @@ def section_heldout():
 
 
 # ---------------------------------------------------------------- CUPTI alone
-def section_minimal():
+def hopper_metrics():
+    """The Hopper unit table's metrics, as `diescope units` lists them, comma-separated."""
     units = subprocess.run([exe("diescope"), "units"], capture_output=True, text=True).stdout
     metrics, inside = [], False
     for line in units.splitlines():
@@ -890,7 +887,11 @@ def section_minimal():
             names = [w for w in line.split() if "__" in w]
             if names:
                 metrics.append(names[0])
-    m = ",".join(metrics)
+    return ",".join(metrics)
+
+
+def section_minimal():
+    m = hopper_metrics()
     lines = ["metrics=" + m]
     load = subprocess.Popen([exe("diescope-workload"), "ffma", "--seconds", "60"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)

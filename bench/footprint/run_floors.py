@@ -22,20 +22,6 @@ import footprint as fp  # the same /proc readers as footprint.sh (its argv: OUT 
 SECONDS = float(os.environ.get("FLOORS_SECONDS", "20"))
 
 
-def hopper_metrics():
-    units = subprocess.run([fp.exe("diescope"), "units"], capture_output=True, text=True).stdout
-    metrics, inside = [], False
-    for line in units.splitlines():
-        if not line.startswith(" "):
-            inside = line.startswith("hopper-gh100")
-            continue
-        if inside:
-            names = [w for w in line.split() if "__" in w]
-            if names:
-                metrics.append(names[0])
-    return ",".join(metrics)
-
-
 def watched(label, argv, smaps, lines):
     """Runs argv for about SECONDS; returns its steady CPU % and peak RSS (MB)."""
     t0 = time.monotonic()
@@ -61,7 +47,7 @@ def watched(label, argv, smaps, lines):
 
 
 def main():
-    metrics = hopper_metrics()
+    metrics = fp.hopper_metrics()
     rows, smaps, lines = [], [], ["metrics=" + metrics]
     pm = fp.exe("pm_minimal")
     for interval, period in (("10", "1000"), ("1", "100")):
