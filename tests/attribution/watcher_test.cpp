@@ -115,14 +115,20 @@ TEST(Watcher, GraphicsListUnreadableStillNamesComputeHolders) {
   EXPECT_EQ(w.snapshot().gpus.at(0).holders.size(), 1U);
 }
 
-TEST(Watcher, MigOneRowPerGpuInstanceThroughGpmMigSampling) {
-  auto nvml = std::make_shared<collect::Nvml>(fake::fake_functions());
-  auto& s = fake::state();
+// A MIG host: GPU 0 with instances 1 (3g.71gb) and 2 (1g.18gb), pid 1003 in the first, 1006 in the
+// second.
+void two_gpu_instances(fake::State& s) {
   s.mig_current = abi::kDeviceMigEnable;
   s.mig = {{1, "3g.71gb", "MIG-11111111-2222-3333-4444-555555555555"},
            {2, "1g.18gb", "MIG-66666666-7777-8888-9999-000000000000"}};
   s.compute_pids = {1003, 1006};
   s.pid_instance = {{1003, 1}, {1006, 2}};
+}
+
+TEST(Watcher, MigOneRowPerGpuInstanceThroughGpmMigSampling) {
+  auto nvml = std::make_shared<collect::Nvml>(fake::fake_functions());
+  auto& s = fake::state();
+  two_gpu_instances(s);
   Watcher w(nvml, settings());
   w.poll(1 * kSec);
   w.poll(2 * kSec);
@@ -167,11 +173,7 @@ class NoNvmlTelemetry final : public collect::GpuTelemetry {
 TEST(Watcher, BesideASessionReadsThroughItsTelemetry) {
   auto nvml = std::make_shared<collect::Nvml>(fake::fake_functions());
   auto& s = fake::state();
-  s.mig_current = abi::kDeviceMigEnable;
-  s.mig = {{1, "3g.71gb", "MIG-11111111-2222-3333-4444-555555555555"},
-           {2, "1g.18gb", "MIG-66666666-7777-8888-9999-000000000000"}};
-  s.compute_pids = {1003, 1006};
-  s.pid_instance = {{1003, 1}, {1006, 2}};
+  two_gpu_instances(s);
   const collect::NvmlTelemetry telemetry(nvml, 0, 0);
   const NoNvmlTelemetry stand_in;
   Watcher w(std::vector<const collect::GpuTelemetry*>{&stand_in, &telemetry}, settings());
