@@ -193,7 +193,7 @@ inline NumStatus parse_field<std::int64_t>(const char*& p, const char* e, std::i
 
 // How many of the eight bytes at `q` (all readable) are digits before the first that is not, and in
 // `value` the number those digits make (fast_float's eight-digit step on the digits alone).
-inline int leading_digits(const char* q, std::uint64_t& value) {
+[[gnu::always_inline]] inline int leading_digits(const char* q, std::uint64_t& value) {
   std::uint64_t chunk;
   std::memcpy(&chunk, q, 8);
   const std::uint64_t not_digit =
@@ -304,7 +304,7 @@ constexpr std::size_t kFixedValueBytes = 480;
 // digits) are exact in a double, so one multiplication or division by the exact power rounds
 // correctly (Clinger's fast path) and gives std::from_chars's result, as parse_field<double>'s does.
 // False for anything else (nan, longer numbers, larger powers), which parse_field then reads.
-inline bool writer_number(const char* s, std::size_t length, double& value) {
+[[gnu::always_inline]] inline bool writer_number(const char* s, std::size_t length, double& value) {
   static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   const bool negative = *s == '-';
@@ -442,7 +442,7 @@ inline std::uint64_t text_word(const char* s) {
 }
 
 // Below 0, 0 or above 0 as the 19-byte texts at a and b order.
-inline int compare_time_text(const char* a, const char* b) {
+[[gnu::always_inline]] inline int compare_time_text(const char* a, const char* b) {
   for (const std::size_t at : {std::size_t{0}, std::size_t{8}, std::size_t{11}}) {
     const std::uint64_t x = text_word(a + at);
     const std::uint64_t y = text_word(b + at);
@@ -465,7 +465,7 @@ inline std::uint64_t eight_digits_value(std::uint64_t chunk) {
 }
 
 // Whether the 19 bytes at s are digits whose number is a time (at most 2^63 - 1).
-inline bool is_time_text(const char* s) {
+[[gnu::always_inline]] inline bool is_time_text(const char* s) {
   std::uint64_t a;
   std::uint64_t b;
   std::uint64_t c;
@@ -476,7 +476,7 @@ inline bool is_time_text(const char* s) {
 }
 
 // The number of 19 digits at s (is_time_text(s)).
-inline TimeNs time_of_text(const char* s) {
+[[gnu::always_inline]] inline TimeNs time_of_text(const char* s) {
   std::uint64_t a;
   std::uint64_t b;
   std::uint64_t c;
