@@ -428,9 +428,9 @@ inline bool same_bytes(const char* a, const char* b, std::size_t n) {
 // of such a time orders as its number does, so the opening pass checks these lines' times by their
 // text alone, and the chip cursor reads an END in one go.
 constexpr std::size_t kTimeDigits = 19;
-constexpr std::size_t kChipStartAt = 5;    // "chip " before it
-constexpr std::size_t kChipEndAt = 25;     // the start and one space before it
-constexpr std::size_t kChipValuesAt = 44;  // the separator after the end
+constexpr std::size_t kChipStartAt = 5;                          // "chip " before it
+constexpr std::size_t kChipEndAt = 25;                           // the start and one space before it
+constexpr std::size_t kChipValuesAt = 44;                        // the separator after the end
 constexpr const char* kLargestTimeText = "9223372036854775807";  // 2^63 - 1
 
 // The eight bytes at s as a big-endian number: two texts compare as these do, byte by byte.
@@ -940,7 +940,8 @@ class ChipCursor final : public RecordStream<ChipSample> {
     TimeNs end = 0;
     const char* l = line.data();
     if (chip_times_layout(line) && times_.length == kTimeDigits &&
-        same_bytes(l + kChipStartAt, times_.text.data(), kTimeDigits) && is_time_text(l + kChipEndAt)) [[likely]] {
+        same_bytes(l + kChipStartAt, times_.text.data(), kTimeDigits) && is_time_text(l + kChipEndAt))
+        [[likely]] {
       // The writer's layout, starting where the line before ended: the start is that end, unread,
       // and the end is read in one go; the memo then holds it, as time() would leave it.
       start = times_.value;
@@ -1353,7 +1354,8 @@ struct ChipTimesText {
     const char* e = line_text.data() + kChipEndAt;
     // Most often a sample starts where the one before ended: a time already checked, and not before
     // the previous start, which that end is not before.
-    if (!same_bytes(s, end.data(), kTimeDigits) && (!is_time_text(s) || compare_time_text(s, start.data()) < 0))
+    if (!same_bytes(s, end.data(), kTimeDigits) &&
+        (!is_time_text(s) || compare_time_text(s, start.data()) < 0))
       return false;
     if (!is_time_text(e) || compare_time_text(e, s) < 0) return false;
     std::memcpy(start.data(), s, kTimeDigits);

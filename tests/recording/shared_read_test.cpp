@@ -309,10 +309,11 @@ TEST(SharedRead, ChipTimesOfNineteenDigitsReadAsNumbers) {
     starts.push_back(s.start_ns);
     ends.push_back(s.end_ns);
   }
-  const std::vector<recording::TimeNs> want_starts{999999999999999999, 1700000000000000000, 1700000000000000010,
-                                                   1700000000000000020, 1700000000000000025};
-  const std::vector<recording::TimeNs> want_ends{1700000000000000000, 1700000000000000010, 1700000000000000030,
-                                                 1700000000000000025, 1734567890123456789};
+  const std::vector<recording::TimeNs> want_starts{
+      999999999999999999, 1700000000000000000, 1700000000000000010, 1700000000000000020, 1700000000000000025};
+  const std::vector<recording::TimeNs> want_ends{1700000000000000000, 1700000000000000010,
+                                                 1700000000000000030, 1700000000000000025,
+                                                 1734567890123456789};
   EXPECT_EQ(starts, want_starts);
   EXPECT_EQ(ends, want_ends);
 
@@ -323,10 +324,10 @@ TEST(SharedRead, ChipTimesOfNineteenDigitsReadAsNumbers) {
   EXPECT_EQ(shorter->side().last_ts_ns, 1700000000000000030);
 
   // The largest time is read; one more is out of range.
-  const auto largest = recording::open_recording(
-      small_recording(dir, "largest.dsrec",
-                      "chip 1700000000000000000 1700000000000000010 1 2 3 4\n"
-                      "chip 1700000000000000010 9223372036854775807 1 2 3 4\n"));
+  const auto largest =
+      recording::open_recording(small_recording(dir, "largest.dsrec",
+                                                "chip 1700000000000000000 1700000000000000010 1 2 3 4\n"
+                                                "chip 1700000000000000010 9223372036854775807 1 2 3 4\n"));
   EXPECT_EQ(largest->side().last_ts_ns, 9223372036854775807);
   testing::expect_input_error(small_recording(dir, "too-large.dsrec",
                                               "chip 1700000000000000000 1700000000000000010 1 2 3 4\n"
@@ -340,16 +341,18 @@ TEST(SharedRead, ChipTimesOfNineteenDigitsBreakingARuleGiveTheirMessages) {
   const std::string b = "chip 1700000000000000010 1700000000000000020 1 2 3 4\n";
   // A start before the previous start (line 5 after line 4's 1700000000000000010).
   testing::expect_input_error(
-      small_recording(dir, "order.dsrec", a + b + "chip 1700000000000000005 1700000000000000040 1 2 3 4\n"), 5,
-      "time 1700000000000000005 ns is earlier than the previous chip record's 1700000000000000010 ns (line 4)");
+      small_recording(dir, "order.dsrec", a + b + "chip 1700000000000000005 1700000000000000040 1 2 3 4\n"),
+      5,
+      "time 1700000000000000005 ns is earlier than the previous chip record's 1700000000000000010 ns (line "
+      "4)");
   // An end before its start.
   testing::expect_input_error(
       small_recording(dir, "span.dsrec", a + b + "chip 1700000000000000020 1700000000000000015 1 2 3 4\n"), 5,
       "ends (1700000000000000015 ns) before it starts (1700000000000000020 ns)");
   // A letter among an end's 19 bytes.
   testing::expect_input_error(
-      small_recording(dir, "letter.dsrec", a + b + "chip 1700000000000000020 17000000000000000x0 1 2 3 4\n"), 5,
-      "the end time '17000000000000000x0' is not a whole number");
+      small_recording(dir, "letter.dsrec", a + b + "chip 1700000000000000020 17000000000000000x0 1 2 3 4\n"),
+      5, "the end time '17000000000000000x0' is not a whole number");
   // A value missing after times of the writer's layout.
   testing::expect_input_error(
       small_recording(dir, "values.dsrec", a + b + "chip 1700000000000000020 1700000000000000030 1 2 3\n"), 5,
@@ -360,11 +363,11 @@ TEST(SharedRead, ChipLineCutOffAfterTimesOfNineteenDigitsIsLeftOut) {
   // The last line has no newline: the writer stopped mid-line. It is neither read nor counted in the
   // latest time (its END, 1700000000000000090, would be).
   TempDir dir;
-  const auto recording = recording::open_recording(
-      small_recording(dir, "cut.dsrec",
-                      "chip 1700000000000000000 1700000000000000010 1 2 3 4\n"
-                      "chip 1700000000000000010 1700000000000000020 1 2 3 4\n"
-                      "chip 1700000000000000020 1700000000000000090 1 2"));
+  const auto recording =
+      recording::open_recording(small_recording(dir, "cut.dsrec",
+                                                "chip 1700000000000000000 1700000000000000010 1 2 3 4\n"
+                                                "chip 1700000000000000010 1700000000000000020 1 2 3 4\n"
+                                                "chip 1700000000000000020 1700000000000000090 1 2"));
   EXPECT_TRUE(recording->side().truncated);
   EXPECT_EQ(recording->side().last_ts_ns, 1700000000000000020);
   auto chip = recording->stream<recording::ChipSample>();
