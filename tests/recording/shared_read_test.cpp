@@ -359,6 +359,35 @@ TEST(SharedRead, ChipTimesOfNineteenDigitsBreakingARuleGiveTheirMessages) {
       "the chip line has 3 values after its times where the meta's columns need 4");
 }
 
+TEST(SharedRead, ChipLinesOfAnotherLayoutAmongThoseOfTheWritersReadAsNumbers) {
+  // A tab between the times is another layout, read in full; the lines by text before it hand it
+  // their last start (for the order), their last end (a start not read again) and their latest
+  // end (t + 100, from the first line, which no later line reaches).
+  TempDir dir;
+  const std::string a = "chip 1700000000000000000 1700000000000000100 1 2 3 4\n";
+  const std::string b = "chip 1700000000000000010 1700000000000000020 1 2 3 4\n";
+  const auto recording = recording::open_recording(
+      small_recording(dir, "tab.dsrec",
+                      a + b + "chip 1700000000000000020\t1700000000000000030 1 2 3 4\n" +
+                          "chip 1700000000000000030 1700000000000000040 1 2 3 4\n"));
+  EXPECT_EQ(recording->side().last_ts_ns, 1700000000000000100);
+  auto chip = recording->stream<recording::ChipSample>();
+  std::vector<recording::TimeNs> ends;
+  recording::ChipSample s;
+  while (chip->next(s)) ends.push_back(s.end_ns);
+  const std::vector<recording::TimeNs> want_ends{1700000000000000100, 1700000000000000020,
+                                                 1700000000000000030, 1700000000000000040};
+  EXPECT_EQ(ends, want_ends);
+  // A start before the previous one on the line of another layout: the message names line 4, the
+  // last line read by text, and its start.
+  testing::expect_input_error(
+      small_recording(dir, "tab-order.dsrec",
+                      a + b + "chip 1700000000000000005\t1700000000000000030 1 2 3 4\n"),
+      5,
+      "time 1700000000000000005 ns is earlier than the previous chip record's 1700000000000000010 ns (line "
+      "4)");
+}
+
 TEST(SharedRead, ChipLineCutOffAfterTimesOfNineteenDigitsIsLeftOut) {
   // The last line has no newline: the writer stopped mid-line. It is neither read nor counted in the
   // latest time (its END, 1700000000000000090, would be).
