@@ -5,17 +5,16 @@
 #      132, 66 and 33 SMs, a STREAM copy and an L2-resident copy, one process each, PM_HELDOUT_SECONDS
 #      each), with the sampler child's timing notes (DIESCOPE_SAMPLER_TIMING=1), which name every
 #      decode pass that filled its image or whose call took longer than the decode period;
-#   2. CUPTI alone (pm_minimal --pass-log), decoding only, with the child's regular decode period,
-#      slack and hardware buffer (PM_MINIMAL="period_ms:slack_ms:buffer_MiB ...", one run each; by
-#      default 20:30:41, the child's at 0.1 ms; PM_MINIMAL= leaves them out), over the same five
-#      workloads run the same way, one process after another. pm_minimal's image does not grow for a
-#      late decode: it shows what CUPTI does with a fixed image at the same program boundaries.
+#   2. CUPTI alone (pm_minimal --pass-log), decoding only, with a given decode period, slack and
+#      hardware buffer (PM_MINIMAL="period_ms:slack_ms:buffer_MiB ...", one run each; by default
+#      40:60:77, the child's at 0.1 ms, and 20:30:41, the child's before; PM_MINIMAL= leaves them
+#      out), over the same five workloads run the same way, one process after another.
 # For each: samples received and expected, holes with their times beside the workloads' starts and
 # ends, overflow, and the decode passes around each hole (boundary_holes.py).
 #
 #   bench/footprint/pm_boundary_check.sh OUT_DIR
 #   BIN=folder with diescope, diescope-cupti, diescope-workload, pm_minimal, nvml_poll, bare_cuda
-#   PM_HELDOUT_SECONDS=12  PM_MINIMAL="20:30:41"  PM_RUN=1 (0: no `diescope run`)
+#   PM_HELDOUT_SECONDS=12  PM_MINIMAL="40:60:77 20:30:41"  PM_RUN=1 (0: no `diescope run`)
 #
 # Writes OUT_DIR/env.txt, the heldout section's tables (loss.tsv, stages.tsv, heldout_*.tsv),
 # recording-notes.txt, timing-pass.txt (the child's noted passes), holes-run.tsv, and for each
@@ -69,7 +68,7 @@ minimal() {  # label period_ms slack_ms buffer_MiB
   python3 bench/footprint/boundary_holes.py minimal "$work/minimal-$label.err" "$bounds" > "$out/holes-minimal-$label.tsv"
   head -400 "$work/minimal-$label.err" > "$out/passes-minimal-$label.txt"
 }
-for config in ${PM_MINIMAL-20:30:41}; do
+for config in ${PM_MINIMAL-40:60:77 20:30:41}; do
   IFS=: read -r p s h <<< "$config"
   minimal "$p-$s" "$p" "$s" "$h"
 done
