@@ -233,7 +233,8 @@ int main(int argc, char** argv) {
       CUptiResult rc = cuptiPmSamplingDecodeData(&d);
       const std::int64_t call_ns = now_ns(CLOCK_MONOTONIC) - t;
       decode_ns += call_ns;
-      const bool full = rc == CUPTI_SUCCESS && d.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
+      const bool full =
+          rc == CUPTI_SUCCESS && d.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
       full_passes += full ? 1 : 0;
       const bool slow = static_cast<double>(call_ns) > drain_ms * 1e6;
       const bool log_this = pass_log && (full || slow || log_next);
@@ -280,7 +281,8 @@ int main(int argc, char** argv) {
         if (last_end >= 0 && start - last_end > interval_ns / 2) {
           if (pass_log && holes < 100)
             std::fprintf(stderr, "hole from_ns %lld to_ns %lld ms %.3f drain %ld pass %ld\n",
-                         static_cast<long long>(last_end + offset_ns), static_cast<long long>(start + offset_ns),
+                         static_cast<long long>(last_end + offset_ns),
+                         static_cast<long long>(start + offset_ns),
                          static_cast<double>(start - last_end) / 1e6, drains, passes);
           ++holes;
           hole_ns += start - last_end;
@@ -288,15 +290,16 @@ int main(int argc, char** argv) {
         last_end = std::max(last_end, end);
       }
       if (log_this)
-        std::fprintf(stderr,
-                     "pass drain %ld pass %ld call_began_ns %lld call_us %lld stop %s completed %zu populated %zu "
-                     "first_start_ns %lld last_end_ns %lld\n",
-                     drains, passes, static_cast<long long>(call_began), static_cast<long long>(call_ns / 1000),
-                     full ? "full"
-                     : d.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS ? "end"
-                                                                                                 : "other",
-                     info.numCompletedSamples, info.numPopulatedSamples, static_cast<long long>(first_start_ns),
-                     static_cast<long long>(last_end_ns));
+        std::fprintf(
+            stderr,
+            "pass drain %ld pass %ld call_began_ns %lld call_us %lld stop %s completed %zu populated %zu "
+            "first_start_ns %lld last_end_ns %lld\n",
+            drains, passes, static_cast<long long>(call_began), static_cast<long long>(call_ns / 1000),
+            full                                                                        ? "full"
+            : d.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS ? "end"
+                                                                                        : "other",
+            info.numCompletedSamples, info.numPopulatedSamples, static_cast<long long>(first_start_ns),
+            static_cast<long long>(last_end_ns));
       init_image();
       if (d.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) break;
     }

@@ -514,7 +514,8 @@ void Sampler::start() {
   CHECK_ACQUIRE(cuptiPmSamplingStart(&start));
   started_ = true;
   on_ns_ = core::realtime_ns();
-  decode_offset_ns_ = offset_ns_;  // the evaluating thread may re-anchor offset_ns_; this copy is the decoder's
+  decode_offset_ns_ =
+      offset_ns_;  // the evaluating thread may re-anchor offset_ns_; this copy is the decoder's
   out_.emit(m::On{on_ns_});
   out_.flush();
   evaluator_ = std::thread([this] { evaluate_loop(); });
@@ -613,8 +614,8 @@ bool Sampler::drain(std::int64_t due_ns) {
                                 static_cast<std::int64_t>(sample.endTimestamp)});
       }
       info_ns += core::monotonic_ns() - t;
-      note_pass(pass, passes, call_began_real, one_decode_ns, decode.decodeStopReason, info.numCompletedSamples,
-                info.numPopulatedSamples);
+      note_pass(pass, passes, call_began_real, one_decode_ns, decode.decodeStopReason,
+                info.numCompletedSamples, info.numPopulatedSamples);
       // The sample in progress when the last image was handed on lost the part that image holds.
       pass.blank_first = split_pending_ && info.numCompletedSamples > 0;
       if (info.numCompletedSamples > 0) split_pending_ = false;
@@ -682,13 +683,14 @@ void Sampler::note_pass(Pass& pass, int number, std::int64_t call_began_real, st
   const std::int64_t first = pass.samples.empty() ? 0 : pass.samples.front().start + decode_offset_ns_;
   const std::int64_t last = pass.samples.empty() ? 0 : pass.samples.back().end + decode_offset_ns_;
   pass.before.emplace_back(m::Note{
-      "timing-pass", "drain " + std::to_string(total_.drains + 1) + " pass " + std::to_string(number) +
-                         " call_began_ns " + std::to_string(call_began_real) + " call_us " +
-                         std::to_string(call_ns / 1000) + " stop " +
-                         (full ? "full" : stop == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS ? "end"
-                                                                                                     : "other") +
-                         " completed " + std::to_string(completed) + " populated " + std::to_string(populated) +
-                         " first_start_ns " + std::to_string(first) + " last_end_ns " + std::to_string(last)});
+      "timing-pass",
+      "drain " + std::to_string(total_.drains + 1) + " pass " + std::to_string(number) + " call_began_ns " +
+          std::to_string(call_began_real) + " call_us " + std::to_string(call_ns / 1000) + " stop " +
+          (full                                                          ? "full"
+           : stop == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS ? "end"
+                                                                         : "other") +
+          " completed " + std::to_string(completed) + " populated " + std::to_string(populated) +
+          " first_start_ns " + std::to_string(first) + " last_end_ns " + std::to_string(last)});
 }
 
 void Sampler::evaluate_loop() {
