@@ -342,7 +342,7 @@ LiveSession::LiveSession(std::vector<SessionGpu> gpus, double interval_ms, doubl
       gpm_interval_ms_(GpmChipSource::interval_for(interval_ms)),
       log_(std::move(log)),
       policy_(std::move(policy)),
-      reader_(std::move(reader)),
+      reader_(reader),
       watch_(policy_.proc_root) {
   for (SessionGpu& in : gpus) {
     Gpu g;

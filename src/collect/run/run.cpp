@@ -429,9 +429,9 @@ void Runner::open_session(std::vector<SessionGpu> parts) {
   reader.cadence = NvmlCadence::run(static_cast<recording::TimeNs>(opt_.poll_ms * 1e6));
   reader.duty = duty();
   reader.drain_ms = opt_.drain_ms;
-  session_ = std::make_unique<LiveSession>(std::move(parts), opt_.interval_ms, opt_.poll_ms, timing,
-                                           std::function<void(const std::string&)>{}, std::move(chip),
-                                           std::move(reader));
+  session_ =
+      std::make_unique<LiveSession>(std::move(parts), opt_.interval_ms, opt_.poll_ms, timing,
+                                    std::function<void(const std::string&)>{}, std::move(chip), reader);
 }
 
 void Runner::handle_start_message(Gpu& gpu, SamplerMessage& message) {
