@@ -653,9 +653,11 @@ void LiveSession::duty_step(recording::TimeNs now, recording::TimeNs start_ns) {
     const bool running = g.supervisor->running();
     if (in_on_part && !running && g.duty_started_period < period) {
       g.duty_started_period = period;
+      g.wanted = true;
       want_sampler(g, true, core::realtime_ns(), g.pending);
     } else if (!in_on_part && running && g.duty_stopped_period < period) {
       g.duty_stopped_period = period;
+      g.wanted = false;
       g.supervisor->request_stop();
     }
   }
