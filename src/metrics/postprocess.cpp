@@ -510,7 +510,8 @@ void Pipeline::split(std::int64_t t0, std::int64_t t1) {
 
 void Pipeline::check_not_in_row(std::size_t id) const {
   if (lanes_[id].in_row)
-    throw std::logic_error("Pipeline: stream " + std::to_string(id) + " of the row takes values through row() alone");
+    throw std::logic_error("Pipeline: stream " + std::to_string(id) +
+                           " of the row takes values through row() alone");
 }
 
 bool Pipeline::set_row(std::span<const std::size_t> ids) {

@@ -152,7 +152,8 @@ int report_command(const ReportRequest& opt) {
       }
       // report.html and trace.json drawn from one timeline's reads (docs/report.md#one-pass).
       std::shared_ptr<detail::SharedTimeline> timeline;
-      if (wants(formats, "html") && wants(formats, "trace")) timeline = std::make_shared<detail::SharedTimeline>();
+      if (wants(formats, "html") && wants(formats, "trace"))
+        timeline = std::make_shared<detail::SharedTimeline>();
       if (wants(formats, "html")) {
         renderers.add(std::make_unique<HtmlRenderer>(out / "report.html", 1000, smooth_s, timeline));
         written.push_back(out / "report.html");

@@ -303,7 +303,8 @@ void TimelineBuilder::sample(const WalkedSample& w) {
   };
   for (std::size_t g = 0; g < pipelines_.size(); ++g) {
     metrics::Pipeline& p = pipelines_[g];
-    for (std::size_t i = 0; i < s.counts.size() && i < rates_.size(); ++i) p.span(rates_[i], a, b, s.counts[i]);
+    for (std::size_t i = 0; i < s.counts.size() && i < rates_.size(); ++i)
+      p.span(rates_[i], a, b, s.counts[i]);
     if (in_row_[g]) {
       fill_row();
       p.row(a, b, row_values_);

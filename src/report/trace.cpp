@@ -113,8 +113,9 @@ std::string track_name(const detail::TimelineSeries& s) {
 }  // namespace
 
 struct TraceRenderer::State {
-  State(const std::filesystem::path& path, recording::TimeNs origin, std::shared_ptr<detail::SharedTimeline> shared,
-        const ReportInput& input, const detail::TimelineOptions& options)
+  State(const std::filesystem::path& path, recording::TimeNs origin,
+        std::shared_ptr<detail::SharedTimeline> shared, const ReportInput& input,
+        const detail::TimelineOptions& options)
       : file(path),
         out(file, origin),
         timeline(std::move(shared)),
@@ -142,8 +143,8 @@ void TraceRenderer::begin(const ReportInput& input) {
   detail::TimelineOptions options;
   options.max_bins = static_cast<std::size_t>(std::max(1, bins_));
   options.smooth_s = smooth_s_;
-  state_ = std::make_unique<State>(path_, origin, timeline_ ? timeline_ : std::make_shared<detail::SharedTimeline>(),
-                                   input, options);
+  state_ = std::make_unique<State>(
+      path_, origin, timeline_ ? timeline_ : std::make_shared<detail::SharedTimeline>(), input, options);
   core::AtomicFileWriter& file = state_->file;
   file.write("{\"displayTimeUnit\":\"ms\",\"otherData\":");
   file.write(json{

@@ -244,7 +244,7 @@ class Pipeline {
   struct Row {
     std::vector<std::size_t> ids;
     std::vector<double> factors;
-    std::vector<double> values;  // ids.size() * kRowCapacity
+    std::vector<double> values;   // ids.size() * kRowCapacity
     std::vector<double> weights;  // kRowCapacity
     std::size_t count = 0;
     std::size_t bin = 0;
