@@ -22,16 +22,17 @@ constexpr pid_t kKernelThreadsParent = 2;
 constexpr std::size_t kCommLimit = 128;
 
 // Reads at most `limit` bytes from `fd` at offset 0 into `text` (empty when it cannot be read); false
-// on a read error (a kept /proc/PID/comm of a process that has ended).
+// on a read error (a kept /proc/PID/comm of a process that has ended). A read shorter than asked
+// ends it: /proc fills each read as far as it can (docs/method.md#what-the-probes-cost).
 bool read_fd(int fd, std::size_t limit, std::string& text) {
   text.clear();
   std::array<char, 4096> chunk{};
   while (text.size() < limit) {
-    const ssize_t got = ::pread(fd, chunk.data(), std::min(chunk.size(), limit - text.size()),
-                                static_cast<off_t>(text.size()));
+    const std::size_t want = std::min(chunk.size(), limit - text.size());
+    const ssize_t got = ::pread(fd, chunk.data(), want, static_cast<off_t>(text.size()));
     if (got < 0) return false;
-    if (got == 0) break;
     text.append(chunk.data(), static_cast<std::size_t>(got));
+    if (static_cast<std::size_t>(got) < want) break;
   }
   return true;
 }
