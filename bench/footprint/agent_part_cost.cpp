@@ -105,8 +105,8 @@ int main(int argc, char** argv) {
     if (got > 0 && close && std::sscanf(close + 1, " %*c %d", &parent) == 1 && (parent == 2 || name == "2"))
       ++kernel_threads;
   }
-  const std::string here = "(" + std::to_string(processes) + " processes, " + std::to_string(kernel_threads) +
-                           " kernel threads)";
+  const std::string here =
+      "(" + std::to_string(processes) + " processes, " + std::to_string(kernel_threads) + " kernel threads)";
   ProfilerWatch watch("/proc");
   const std::int64_t first0 = thread_cpu_ns();
   watch.scan();
@@ -121,8 +121,8 @@ int main(int argc, char** argv) {
     watch.scan();
     cold_ns += thread_cpu_ns() - cpu0;
   }
-  std::printf("%-40s cpu_us=%.1f calls=%d\n", "profiler scan, later, each after 200 ms", double(cold_ns) / kCold / 1e3,
-              kCold);
+  std::printf("%-40s cpu_us=%.1f calls=%d\n", "profiler scan, later, each after 200 ms",
+              double(cold_ns) / kCold / 1e3, kCold);
   try {
     auto nvml = diescope::collect::Nvml::load();
     for (int i = 0; i < nvml->device_count(); ++i) {

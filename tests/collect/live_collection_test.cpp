@@ -390,8 +390,8 @@ TEST(ProfilerWatch, SeesProfilersByNameAndByInjectionButNotItself) {
 
 // A process's files in `dir`: comm, stat with a start time (field 22) after the parent (field 4):
 // "pid (comm) S ppid" then fields 5..21, and its environment.
-void write_process(const fs::path& dir, int pid, const std::string& comm, int parent, const std::string& environ,
-                   unsigned long long start) {
+void write_process(const fs::path& dir, int pid, const std::string& comm, int parent,
+                   const std::string& environ, unsigned long long start) {
   fs::create_directories(dir);
   std::ofstream(dir / "comm") << comm << "\n";
   std::ofstream(dir / "stat") << pid << " (" << comm << ") S " << parent
@@ -401,8 +401,8 @@ void write_process(const fs::path& dir, int pid, const std::string& comm, int pa
 
 // A new process under `pid`. /proc gives every new process's directory a new inode, so the fake
 // tree's directory is made anew beside the old one and renamed over it, never written in place.
-void replace_process(const fs::path& proc, int pid, const std::string& comm, int parent, const std::string& environ,
-                     unsigned long long start) {
+void replace_process(const fs::path& proc, int pid, const std::string& comm, int parent,
+                     const std::string& environ, unsigned long long start) {
   const fs::path dir = proc / std::to_string(pid);
   const fs::path made = proc / (std::to_string(pid) + "-new");  // not all digits: never scanned
   const fs::path old = proc / (std::to_string(pid) + "-old");

@@ -56,14 +56,14 @@ class ProfilerWatch {
   enum class Kind : std::uint8_t { kernel_thread, own_child, process };
   enum class Injection : std::uint8_t { unread, injected, clean };
   struct Known {
-    std::uint64_t inode = 0;              // of /proc/PID: a new process gets a new one
-    unsigned long long start_ticks = 0;   // /proc/PID/stat field 22: tells a reused pid apart
+    std::uint64_t inode = 0;             // of /proc/PID: a new process gets a new one
+    unsigned long long start_ticks = 0;  // /proc/PID/stat field 22: tells a reused pid apart
     Kind kind = Kind::process;
     Injection injection = Injection::unread;
-    int comm_fd = -1;                     // /proc/PID/comm kept open (processes only), or -1
-    std::string comm;                     // the comm file's text at the last read, newline included
-    std::string name;                     // the name /proc/PID/stat gives
-    unsigned scan = 0;                    // the last scan that met it
+    int comm_fd = -1;   // /proc/PID/comm kept open (processes only), or -1
+    std::string comm;   // the comm file's text at the last read, newline included
+    std::string name;   // the name /proc/PID/stat gives
+    unsigned scan = 0;  // the last scan that met it
   };
   // Reads /proc/PID/stat into `k` (a process met for the first time, or whose comm changed);
   // false when it cannot be read (the process has ended).

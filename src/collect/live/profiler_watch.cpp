@@ -120,7 +120,8 @@ void ProfilerWatch::forget(Known& k) {
 
 bool ProfilerWatch::read_stat(const char* pid_name, Known& k) {
   ++reads_.stat;
-  if (!read_small(::dirfd(dir_), under(pid_name, "stat").c_str(), 1024, buffer_) || buffer_.empty()) return false;
+  if (!read_small(::dirfd(dir_), under(pid_name, "stat").c_str(), 1024, buffer_) || buffer_.empty())
+    return false;
   Stat stat = stat_of(buffer_);
   k.name = std::move(stat.comm);
   if (stat.parent == self_) {
