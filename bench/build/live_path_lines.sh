@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Where the live path lives (docs/live-collection.md): the lines of each file on it, the include graph of its
 # headers (which file includes which), and the places that build the sampler child, take a GPU's NVML
-# device or borrow the session's, open NVML GPM, watch for other profilers, wait in ::poll and start a
-# live collection. Reads the sources only; any machine.
+# device or borrow the session's, open NVML GPM, watch for other profilers, wait in ::poll, hold a live
+# session or a GPU's parts of one, step the duty schedule and start a live collection. Reads the
+# sources only; any machine.
 #   bench/build/live_path_lines.sh [OUT]   prints to stdout, and writes OUT/live_path.txt when given
 # The line table per part is bench/build's job elsewhere; this script covers the live path alone.
 set -euo pipefail
@@ -63,7 +64,7 @@ report() {
   grep -rnE '::(to_gpm|to_pm|start_gpm|want_gpm)\(' src --include='*.cpp' || echo "(none)"
   echo "# ... the one class that carries it out (GpmChipSource), and its callers; who calls open_gpm"
   grep -rnE '^[a-zA-Z:_<> ]*GpmChipSource::(open|close|columns|start)\(' src --include='*.cpp' || echo "(none)"
-  grep -rnE '\.gpm\.(open|close|columns|start)\(' src --include='*.cpp' || echo "(none)"
+  grep -rnE '(\.|[^a-z_])gpm\.(open|close|columns|start)\(' src --include='*.cpp' || echo "(none)"
   grep -rnE '(->|\.)open_gpm\(' src --include='*.cpp' || echo "(none)"
   echo
   echo "# where the sampler child's samples are checked (out of order, value count, infinity)"
@@ -78,6 +79,18 @@ report() {
   echo
   echo "# who reads the live session through the driver (LiveDriver)"
   grep -rnE 'LiveDriver( [a-z_]+|\(\))' src --include='*.cpp' || echo "(none)"
+  echo
+  # The session owns each GPU's parts; a reader that kept a supervisor, a telemetry or a GPM source of
+  # its own per GPU would hold one as a member here.
+  echo "# who holds a live session (a LiveSession built)"
+  grep -rnE 'make_unique<(collect::)?LiveSession>|LiveSession [a-z_]+\(' src --include='*.cpp' || echo "(none)"
+  echo
+  echo "# who keeps a GPU's parts of a live collection (a SamplerSupervisor, GpuTelemetry or GpmChipSource member or build)"
+  grep -rnE 'unique_ptr<(collect::)?(SamplerSupervisor|NvmlTelemetry|GpuTelemetry)> [a-z_]+;|make_unique<(collect::)?SamplerSupervisor>|^ *(collect::)?GpmChipSource [a-z_]+;' \
+    src include --include='*.cpp' --include='*.hpp' || echo "(none)"
+  echo
+  echo "# where the duty schedule switches a sampler child (DutyCycle::phase_at asked)"
+  grep -rnE '(\.|->)phase_at\(' src --include='*.cpp' || echo "(none)"
   echo
   echo "# who starts a live collection"
   grep -rnE '(collect::)?(record_run|open_live_session)\(' src --include='*.cpp' | grep -v '^src/collect/run/run.cpp:.*RunOutcome record_run' |

@@ -6,12 +6,19 @@
 //   the previous one ended) and the time they cover, overflow, and the wall and CPU time of each stage.
 //
 //   pm_minimal --metrics a,b,... [--device 0] [--interval-ms 0.1] [--drain-ms 100] [--seconds 10]
-//              [--hw-buffer-mb 512] [--evaluate] [--keep-latest] [--slack-ms 0]
+//              [--hw-buffer-mb 512] [--evaluate] [--keep-latest] [--slack-ms 0] [--pass-log]
 //
 // The decode image holds one drain's samples and a quarter more, or with --slack-ms S one drain's
 // and max(a quarter drain, S) ms more: the child's rule (docs/footprint.md#the-decode-image), so that
 // CUPTI alone can be run with the child's image. It also times how late each drain began
 // (late_max_ms) and the longest gap between two drains' first decodes (gap_max_ms).
+//
+// With --pass-log it also prints, to stderr, a `pass` line for each decode pass that filled the
+// image or whose call took longer than --drain-ms, and for the pass after it (when the call
+// began and how long it took, on CLOCK_REALTIME, its stop reason, and its first and last sample's
+// times mapped onto CLOCK_REALTIME), and a `hole` line for each of the first 100 holes, so that a
+// hole can be set beside the decode calls and the GPU programs around it
+// (docs/footprint.md#the-decode-image). full_passes counts the passes that filled the image.
 //
 // With a small --hw-buffer-mb and a --drain-ms longer than the run, the buffer fills before the
 // one decode: the samples decoded then are what the buffer holds, so its size over their count is
@@ -20,6 +27,7 @@
 // (bench/results/footprint/2026-12-02-h200-footprint/). --keep-latest asks the hardware buffer to
 // keep the newest samples instead, so that the one decode finds it full.
 #include <cuda.h>
+#include <cupti_activity.h>
 #include <cupti_pmsampling.h>
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
@@ -69,7 +77,7 @@ int main(int argc, char** argv) {
   int device = 0;
   double interval_ms = 0.1, drain_ms = 100, seconds = 10, slack_ms = 0;
   std::size_t hw_mb = 512;
-  bool evaluate = false, keep_latest = false;
+  bool evaluate = false, keep_latest = false, pass_log = false;
   std::vector<std::string> names;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -96,6 +104,8 @@ int main(int argc, char** argv) {
       evaluate = true;
     else if (a == "--keep-latest")
       keep_latest = true;
+    else if (a == "--pass-log")
+      pass_log = true;
     else if (a == "--metrics") {
       std::string list = value();
       for (std::size_t b = 0, c; b <= list.size(); b = c + 1) {
@@ -190,8 +200,21 @@ int main(int argc, char** argv) {
   init_image();
   std::vector<double> values(metrics.size());
 
+  // GPU time onto CLOCK_REALTIME: cuptiGetTimestamp between two clock readings, the tightest of 7.
+  std::int64_t offset_ns = 0;
+  for (std::int64_t attempt = 0, best = INT64_MAX; attempt < 7; ++attempt) {
+    std::uint64_t gpu = 0;
+    const std::int64_t before = now_ns(CLOCK_REALTIME);
+    CHECK(cuptiGetTimestamp(&gpu));
+    const std::int64_t after = now_ns(CLOCK_REALTIME);
+    if (after - before < best) {
+      best = after - before;
+      offset_ns = before + (after - before) / 2 - static_cast<std::int64_t>(gpu);
+    }
+  }
   const std::int64_t interval_ns = std::llround(interval_ms * 1e6);
-  long samples = 0, untimed = 0, holes = 0, overflow = 0, drains = 0, passes = 0;
+  long samples = 0, untimed = 0, holes = 0, overflow = 0, drains = 0, passes = 0, full_passes = 0;
+  bool log_next = false;
   std::int64_t hole_ns = 0, first_start = -1, last_end = -1, decode_ns = 0, read_ns = 0, eval_ns = 0;
   std::int64_t last_decode = -1, gap_max = 0, late_max = 0;
   auto drain = [&] {
@@ -206,8 +229,17 @@ int main(int argc, char** argv) {
       d.pCounterDataImage = image.data();
       d.counterDataImageSize = image.size();
       std::int64_t t = now_ns(CLOCK_MONOTONIC);
+      const std::int64_t call_began = now_ns(CLOCK_REALTIME);
       CUptiResult rc = cuptiPmSamplingDecodeData(&d);
-      decode_ns += now_ns(CLOCK_MONOTONIC) - t;
+      const std::int64_t call_ns = now_ns(CLOCK_MONOTONIC) - t;
+      decode_ns += call_ns;
+      const bool full =
+          rc == CUPTI_SUCCESS && d.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
+      full_passes += full ? 1 : 0;
+      const bool slow = static_cast<double>(call_ns) > drain_ms * 1e6;
+      const bool log_this = pass_log && (full || slow || log_next);
+      log_next = full || slow;
+      std::int64_t first_start_ns = 0, last_end_ns = 0;
       if (rc == CUPTI_ERROR_OUT_OF_MEMORY || (rc == CUPTI_SUCCESS && d.overflow)) ++overflow;
       if (rc != CUPTI_SUCCESS && rc != CUPTI_ERROR_OUT_OF_MEMORY) check(rc, "cuptiPmSamplingDecodeData");
       auto info = PARAMS(CUpti_PmSampling_GetCounterDataInfo_Params);
@@ -239,17 +271,35 @@ int main(int argc, char** argv) {
         ++samples;
         const auto start = static_cast<std::int64_t>(s.startTimestamp);
         const auto end = static_cast<std::int64_t>(s.endTimestamp);
+        if (i == 0) first_start_ns = start + offset_ns;
+        last_end_ns = end + offset_ns;
         if (end <= start) {
           ++untimed;
           continue;
         }
         if (first_start < 0) first_start = end;  // the first sample spans the setup: counted from its end
         if (last_end >= 0 && start - last_end > interval_ns / 2) {
+          if (pass_log && holes < 100)
+            std::fprintf(stderr, "hole from_ns %lld to_ns %lld ms %.3f drain %ld pass %ld\n",
+                         static_cast<long long>(last_end + offset_ns),
+                         static_cast<long long>(start + offset_ns),
+                         static_cast<double>(start - last_end) / 1e6, drains, passes);
           ++holes;
           hole_ns += start - last_end;
         }
         last_end = std::max(last_end, end);
       }
+      if (log_this)
+        std::fprintf(
+            stderr,
+            "pass drain %ld pass %ld call_began_ns %lld call_us %lld stop %s completed %zu populated %zu "
+            "first_start_ns %lld last_end_ns %lld\n",
+            drains, passes, static_cast<long long>(call_began), static_cast<long long>(call_ns / 1000),
+            full                                                                        ? "full"
+            : d.decodeStopReason == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS ? "end"
+                                                                                        : "other",
+            info.numCompletedSamples, info.numPopulatedSamples, static_cast<long long>(first_start_ns),
+            static_cast<long long>(last_end_ns));
       init_image();
       if (d.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL) break;
     }
@@ -288,7 +338,8 @@ int main(int argc, char** argv) {
       "hole_ms=%.3f unplaced_ms=%.3f span_ms=%.1f lost_pct=%.3f overflow=%ld drains=%ld passes=%ld "
       "image_kib=%zu decode_ms=%.1f "
       "sampleinfo_ms=%.1f evaluate_ms=%.1f cpu_pct=%.2f maxrss_mb=%.1f keep_latest=%d "
-      "raw_bytes_per_sample_if_full=%.0f image_samples=%u slack_ms=%g late_max_ms=%.3f gap_max_ms=%.3f\n",
+      "raw_bytes_per_sample_if_full=%.0f image_samples=%u slack_ms=%g late_max_ms=%.3f gap_max_ms=%.3f "
+      "full_passes=%ld\n",
       interval_ms, drain_ms, hw_mb, evaluate ? 1 : 0, wall_s, samples, untimed, holes,
       static_cast<double>(hole_ns) / 1e6, unplaced_ms, span_ms,
       span_ms > 0 ? 100.0 * unplaced_ms / span_ms : 0.0, overflow, drains, passes, image.size() / 1024,
@@ -296,7 +347,7 @@ int main(int argc, char** argv) {
       static_cast<double>(eval_ns) / 1e6, 100 * cpu_s / wall_s, static_cast<double>(ru.ru_maxrss) / 1024,
       keep_latest ? 1 : 0,
       samples > 0 ? static_cast<double>(hw_mb << 20) / static_cast<double>(samples) : 0.0, max_samples,
-      slack_ms, static_cast<double>(late_max) / 1e6, static_cast<double>(gap_max) / 1e6);
+      slack_ms, static_cast<double>(late_max) / 1e6, static_cast<double>(gap_max) / 1e6, full_passes);
   auto disable = PARAMS(CUpti_PmSampling_Disable_Params);
   disable.pPmSamplingObject = sampling;
   cuptiPmSamplingDisable(&disable);

@@ -32,6 +32,8 @@ cases=(
   "duty|1||--duty 300/600"
   "source-pm|1||--source pm"
   "sampler-crash|1|--crash-after 40|"
+  "source-gpm|1||--source gpm"
+  "busy-then-gpm|1|--fail-with busy|--source auto"
 )
 
 view() {  # DIR -> the figures, the fields and the notes of every report in DIR

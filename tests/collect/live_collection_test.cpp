@@ -137,8 +137,10 @@ TEST(SamplerSupervisor, ACleanStopDisablesTheCountersAndIsNoFailure) {
 struct CountingSink final : SamplerSink {
   int samples = 0;
   int ons = 0;
+  int starts = 0;
   std::vector<SamplerExit> exits;  // one per end
   std::vector<recording::Note> notes;
+  void started(recording::TimeNs /*now*/) override { ++starts; }
   void message(const SamplerMessage& message, recording::TimeNs /*now*/) override {
     if (std::holds_alternative<sampler_msg::Sample>(message)) ++samples;
     if (std::holds_alternative<sampler_msg::On>(message)) ++ons;
@@ -842,6 +844,147 @@ TEST(LiveSession, ThePidsOnTheProcessListsComeWithTopsReadsOnly) {
       EXPECT_FALSE(out[0].process_ids.has_value());
     }
   }
+}
+
+// A reader with its own sink and run's policy (docs/live-collection.md#what-run-is-now): one GPU of the fake
+// sampler child that crashes after its 10th sample, its messages into `sink`.
+std::unique_ptr<LiveSession> session_with_sink(CountingSink& sink, std::vector<std::string> extra,
+                                               DutyCycle duty = {}) {
+  std::vector<SessionGpu> gpus = one_gpu(true);
+  gpus[0].sampler.extra_args = std::move(extra);
+  gpus[0].sink = &sink;
+  SupervisorTiming timing;
+  timing.backoff_initial_ns = 50 * recording::kNsPerMs;  // after_backoff would restart within 0.05 s
+  ReaderPolicy reader;
+  reader.restart = RestartRule::none;
+  reader.gpm_switch = GpmSwitch::whole_run;
+  reader.duty = duty;
+  reader.drain_ms = 20;
+  ChipSourcePolicy chip;
+  chip.source = ChipSourceSetting::automatic;
+  return std::make_unique<LiveSession>(std::move(gpus), 2, 1000, timing, nullptr, chip, reader);
+}
+
+// Pumps GPU 0 every 5 ms until `done` holds or 5 s have passed.
+void pump_until(LiveSession& session, const std::function<bool()>& done) {
+  const auto until = std::chrono::steady_clock::now() + 5s;
+  while (!done() && std::chrono::steady_clock::now() < until) {
+    session.pump(0, core::realtime_ns());
+    std::this_thread::sleep_for(5ms);
+  }
+}
+
+// The reader's sink gets the child's messages instead of the batch, and the reader's restart rule
+// holds: under RestartRule::none the child that crashes after its 10th sample is reaped and not
+// started again (after_backoff would within 0.05 s), however long the session is collected; the sink
+// got 1 start, 1 "on", the 10 samples and 1 end (the crash), the batches none of them. With
+// GpmSwitch::whole_run the session never switches to GPM on its own, though PM sampling ended and the
+// setting is auto (follow_profilers would).
+TEST(LiveSession, AReadersSinkGetsTheChildsMessagesUnderItsRestartRule) {
+  CountingSink sink;
+  auto session = session_with_sink(sink, {"--crash-after", "10"});
+  session->set_counters(0, true, core::realtime_ns());
+  EXPECT_TRUE(session->sampler_running(0));
+  EXPECT_GE(session->sampler_fd(0), 0);
+  std::size_t batch_samples = 0;
+  const auto until = std::chrono::steady_clock::now() + 800ms;
+  while (std::chrono::steady_clock::now() < until) {
+    std::vector<GpuBatch> out(1);
+    session->collect(core::realtime_ns(), out);
+    batch_samples += out[0].list<recording::ChipSample>().size();
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_FALSE(session->sampler_running(0));
+  EXPECT_EQ(session->sampler_fd(0), -1);
+  EXPECT_EQ(sink.starts, 1);
+  EXPECT_EQ(sink.ons, 1);
+  EXPECT_EQ(sink.samples, 10);
+  ASSERT_EQ(sink.exits.size(), 1u);
+  EXPECT_NE(sink.exits[0].describe().find("SIGSEGV"), std::string::npos);
+  EXPECT_EQ(batch_samples, 0u);
+  EXPECT_EQ(session->sampler_restarts(0), 0);
+  EXPECT_EQ(session->chip_source(0), ChipSource::pm);
+}
+
+// docs/live-collection.md#duty-phases: the session's duty step, 100 ms on in every 200 ms from t0,
+// stepped by hand at the times below. Before the counters came on it starts nothing (210 ms: an on
+// part). Once on: 150 ms (period 0, off) asks the child to stop; 160 ms (off) does nothing more;
+// 210 ms (period 1, on) starts a child; 220 ms (on, running) nothing; 350 ms (period 1, off) stops
+// it; 1010 ms (period 5, on) starts the third. So 3 starts and 2 clean ends.
+TEST(LiveSession, TheDutyStepStopsAndStartsTheChildByTheSchedule) {
+  CountingSink sink;
+  auto session = session_with_sink(sink, {}, DutyCycle{100, 200});
+  const recording::TimeNs t0 = core::realtime_ns();
+  const auto at = [&](int ms) { return t0 + ms * recording::kNsPerMs; };
+  session->duty_step(at(210), t0);
+  EXPECT_EQ(sink.starts, 0) << "counters that never came on are not cycled";
+  session->set_counters(0, true, t0);
+  pump_until(*session, [&] { return sink.ons == 1; });
+  ASSERT_EQ(sink.ons, 1);
+  session->duty_step(at(150), t0);
+  pump_until(*session, [&] { return !session->sampler_running(0); });
+  EXPECT_EQ(sink.exits.size(), 1u);
+  session->duty_step(at(160), t0);
+  EXPECT_FALSE(session->sampler_running(0));
+  session->duty_step(at(210), t0);
+  EXPECT_EQ(sink.starts, 2);
+  session->duty_step(at(220), t0);
+  EXPECT_EQ(sink.starts, 2);
+  pump_until(*session, [&] { return sink.ons == 2; });
+  session->duty_step(at(350), t0);
+  pump_until(*session, [&] { return !session->sampler_running(0); });
+  EXPECT_EQ(sink.exits.size(), 2u);
+  session->duty_step(at(1010), t0);
+  EXPECT_EQ(sink.starts, 3);
+  EXPECT_TRUE(session->sampler_running(0));
+  session->set_counters(0, false, at(1020));
+  session->finish(0, core::realtime_ns());
+  EXPECT_FALSE(session->sampler_running(0));
+  ASSERT_EQ(sink.exits.size(), 3u);
+  for (const SamplerExit& exit : sink.exits) EXPECT_TRUE(exit.clean()) << exit.describe();
+}
+
+// docs/live-collection.md#policies: run's cadence through the session's tick_reads, ticks of 100 ms.
+// At 0 (the first tick): a slow read, so everything, GPU-Util samples (none read yet) and the power
+// line (none read yet) too, with the holders of pid 42. At 100 ms: clocks alone (the power line was
+// read 0.1 s ago, under the 0.95 s its rule asks). At 1000 ms: a slow read with the power line (1 s
+// since) but no GPU-Util samples (1 s since, under 4.5 s). After the end (1100 ms): GPU-Util alone.
+TEST(LiveSession, RunsCadenceSaysWhatEachTickReads) {
+  const recording::TimeNs t0 = core::realtime_ns();
+  std::vector<recording::TimeNs> power_reads;
+  std::vector<SessionGpu> gpus(1);
+  gpus[0].telemetry = std::make_unique<PowerTelemetry>(t0, &power_reads);
+  ReaderPolicy reader;
+  reader.cadence = NvmlCadence::run(100 * recording::kNsPerMs);
+  LiveSession session(std::move(gpus), 10, 100, {}, {}, ChipSourcePolicy{}, reader);
+  const auto tick = [&](int ms, bool ended) {
+    const recording::TimeNs now = t0 + ms * recording::kNsPerMs;
+    TickReads reads = session.tick_reads(now, ended, 42);
+    GpuBatch out;
+    session.read(0, now, reads.gpus.at(0), out);
+    return reads;
+  };
+  TickReads r = tick(0, false);
+  EXPECT_TRUE(r.slow);
+  EXPECT_TRUE(r.gpus[0].util && r.gpus[0].clocks && r.gpus[0].power && r.gpus[0].engines &&
+              r.gpus[0].processes);
+  EXPECT_EQ(r.gpus[0].holders_of, std::optional<std::int64_t>(42));
+  r = tick(100, false);
+  EXPECT_FALSE(r.slow);
+  EXPECT_TRUE(r.gpus[0].clocks);
+  EXPECT_FALSE(r.gpus[0].util || r.gpus[0].power || r.gpus[0].engines || r.gpus[0].processes);
+  EXPECT_FALSE(r.gpus[0].holders_of.has_value());
+  r = tick(1000, false);
+  EXPECT_TRUE(r.slow);
+  EXPECT_TRUE(r.gpus[0].power && r.gpus[0].engines && r.gpus[0].clocks);
+  EXPECT_FALSE(r.gpus[0].util);
+  r = tick(1100, true);
+  EXPECT_TRUE(r.gpus[0].util);
+  EXPECT_FALSE(r.gpus[0].clocks || r.gpus[0].power || r.gpus[0].engines || r.gpus[0].processes);
+  EXPECT_EQ(power_reads, (std::vector<recording::TimeNs>{t0, t0 + recording::kNsPerSecond}));
+  // A window mark asks for a read where the rule alone would not (0.05 s after the last).
+  EXPECT_FALSE(session.power_due(0, t0 + 1050 * recording::kNsPerMs, false));
+  EXPECT_TRUE(session.power_due(0, t0 + 1050 * recording::kNsPerMs, true));
 }
 
 // docs/live-collection.md#duty-phases: 2000 ms on in every 60000 ms. 1.999 s in is on, 2 s off; 61 s is

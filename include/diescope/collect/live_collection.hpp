@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "diescope/collect/profiler_watch.hpp"
+#include "diescope/collect/duty.hpp"
 #include "diescope/collect/feed.hpp"
 #include "diescope/collect/gpm.hpp"
 #include "diescope/collect/gpm_source.hpp"
@@ -73,6 +74,11 @@ class GpuTelemetry {
   void want_process_ids(bool wanted) { wanted_.process_ids = wanted; }
   // GPU-Util is polled (nvmlDeviceGetUtilizationRates) rather than read from NVML's sample buffer.
   virtual bool util_polling() const { return false; }
+  // GPU-Util samples from 1 s before `util_start` on, from now (run's command starts after its GPUs
+  // are chosen). A stand-in without a sample buffer ignores it.
+  virtual void restart_util(recording::TimeNs /*util_start*/) {}
+  // The newest GPU-Util sample's time; 0 while none was handed out.
+  virtual recording::TimeNs last_util_ns() const { return 0; }
   // NVML GPM for this GPU, its first pair taken at `now`. Throws DeviceError when GPM cannot be
   // read (the default: a stand-in without GPM).
   virtual std::unique_ptr<collect::GpmSampler> open_gpm(recording::TimeNs now);
@@ -99,11 +105,9 @@ class NvmlTelemetry final : public GpuTelemetry {
   void read(recording::TimeNs now, GpuBatch& out) override;
   std::unique_ptr<collect::GpmSampler> open_gpm(recording::TimeNs now) override;
   const collect::NvmlDevice* nvml_device() const override { return device_.get(); }
-  // GPU-Util samples from 1 s before `util_start` on, from now (run's command starts after its GPUs
-  // are chosen).
-  void restart_util(recording::TimeNs util_start);
+  void restart_util(recording::TimeNs util_start) override;
   bool util_polling() const override;
-  recording::TimeNs last_util_ns() const { return last_util_ns_; }  // the newest GPU-Util sample's time
+  recording::TimeNs last_util_ns() const override { return last_util_ns_; }
 
  private:
   std::shared_ptr<const collect::Nvml> keep_;
@@ -203,6 +207,9 @@ class SamplerSink {
   virtual void ended(const collect::SamplerExit& exit, recording::TimeNs now) = 0;
   // The supervisor's own notes (a child that cannot be started, a restart).
   virtual void note(recording::Note note) = 0;
+  // A child was started for this sink: whatever the reader keeps per child starts again (run: the
+  // counters are not on yet, and a duty period's child may write its own counters-off event).
+  virtual void started(recording::TimeNs /*now*/) {}
 };
 
 // The one owner of a GPU's sampler child, for every reader: it starts the child, drains its
@@ -242,6 +249,9 @@ class SamplerSupervisor {
   collect::SamplerExit discard();
   // Asks the child to stop and wants none (no sink: nothing is said).
   void request_stop();
+  // Whether a child it started said its counters came on ("on"), since it was built or the last
+  // discard() (whose child's messages go unread): the duty step cycles only counters that came on.
+  bool said_on() const { return said_on_; }
   // Kills a child that did not stop when asked; the next pump reaps it.
   void kill();
   // The next child reads `table` with `metrics` (empty: the table's own).
@@ -284,6 +294,7 @@ class SamplerSupervisor {
   long starts_ = 0;
   long restarts_ = 0;
   recording::TimeNs busy_at_ns_ = 0;
+  bool said_on_ = false;
 };
 
 // Where the live session's chip samples come from (docs/agent.md#beside-other-profilers).
@@ -297,16 +308,41 @@ struct ChipSourcePolicy {
   static constexpr recording::TimeNs kBusyHoldNs = 60 * recording::kNsPerSecond;
 };
 
+// What differs between the session's readers (docs/live-collection.md#policies), passed in once: the
+// agent and top take the defaults, run its own (NvmlCadence::run, no restart, GPM for the whole run,
+// its --duty).
+struct ReaderPolicy {
+  RestartRule restart = RestartRule::after_backoff;
+  collect::GpmSwitch gpm_switch = collect::GpmSwitch::follow_profilers;
+  // The reader's NVML cadence for tick_reads() (run); nullopt: the session's own, once a poll
+  // (set_cadence adjusts it).
+  std::optional<NvmlCadence> cadence;
+  // The duty schedule duty_step() follows (docs/live-collection.md#duty-phases); always on by default.
+  collect::DutyCycle duty;
+  // How often the sampler child decodes its buffer; nullopt: every poll.
+  std::optional<double> drain_ms;
+};
+
 struct SessionGpu {
   std::unique_ptr<GpuTelemetry> telemetry;
   const collect::UnitTable* table = nullptr;  // chosen by compute capability; null: none fits
   collect::SamplerConfig sampler;             // executable empty: no sampler
+  // Where the sampler child's messages go (run's sinks: docs/live-collection.md#what-run-is-now); null: the
+  // session's own, into the GpuBatch that collect() hands out.
+  SamplerSink* sink = nullptr;
+};
+
+// One tick's NVML reads at the reader's cadence (tick_reads), one set per GPU.
+struct TickReads {
+  bool slow = false;  // a slow read: engines, processes and holders, GPU-Util samples when due
+  std::vector<NvmlReadSet> gpus;
 };
 
 class LiveSession final : public Feed {
  public:
   LiveSession(std::vector<SessionGpu> gpus, double interval_ms, double poll_ms, SupervisorTiming timing = {},
-              std::function<void(const std::string&)> log = {}, ChipSourcePolicy policy = {});
+              std::function<void(const std::string&)> log = {}, ChipSourcePolicy policy = {},
+              ReaderPolicy reader = {});
   ~LiveSession() override;
 
   std::string kind() const override { return "live"; }
@@ -341,10 +377,51 @@ class LiveSession final : public Feed {
   // (attribution's watcher, through GpuTelemetry::nvml_device: docs/live-collection.md#who-reads-it).
   const GpuTelemetry& telemetry(std::size_t gpu) const { return *gpus_.at(gpu).telemetry; }
 
+  // ---- A reader with its own sinks and wait (run: docs/live-collection.md#what-run-is-now) ----
+  // Its sampler child's messages go to `sink` from now on (null: the session's own).
+  void set_sink(std::size_t gpu, SamplerSink* sink) { gpus_.at(gpu).sink = sink; }
+  // The next child reads `table` with `metrics` (SamplerSupervisor::use_table).
+  void use_table(std::size_t gpu, const collect::UnitTable* table, std::vector<std::string> metrics);
+  // The child's messages into its sink; a child whose output closed is reaped.
+  void pump(std::size_t gpu, recording::TimeNs now);
+  // Waits for a child that was asked to stop or closed its output, its last messages into its sink.
+  void finish(std::size_t gpu, recording::TimeNs now);
+  // Ends the child, its messages unread (SamplerSupervisor::discard); an empty exit where none runs.
+  collect::SamplerExit discard(std::size_t gpu);
+  void kill(std::size_t gpu);  // a child that did not stop when asked; the next pump reaps it
+  bool sampler_running(std::size_t gpu) const;
+  int sampler_fd(std::size_t gpu) const;  // -1 when no child runs
+  // GpmSwitch::whole_run, at the start (docs/live-collection.md#the-gpm-switch): GPM for the whole run
+  // where PM sampling did not start (`pm_running` false) and the setting allows it. nullopt: not
+  // wanted; true: GPM stands in from `now` (its first pair taken then); false: GPM cannot be read
+  // (gpm(gpu).error() says why).
+  std::optional<bool> gpm_for_whole_run(std::size_t gpu, bool pm_running, recording::TimeNs now);
+  collect::GpmChipSource& gpm(std::size_t gpu) { return gpus_.at(gpu).gpm; }
+  // The duty step (docs/live-collection.md#duty-phases): at `now`, with the reader's schedule counted
+  // from `start_ns`, a GPU whose counters came on gets a new sampler child at the start of each on
+  // part and its child asked to stop at the start of each off part, once a period each. Nothing when
+  // the schedule does not cycle.
+  void duty_step(recording::TimeNs now, recording::TimeNs start_ns);
+  // What each GPU's NVML read at a tick at `now` takes, at the reader's cadence (run's,
+  // docs/live-collection.md#policies): clocks and reasons, the power line when due, the rest and
+  // who holds the GPU (with the measured command's pid, `holders_of`) at a slow read, GPU-Util
+  // samples when due; after the command's end (`ended`) GPU-Util samples alone.
+  TickReads tick_reads(recording::TimeNs now, bool ended, std::int64_t holders_of);
+  // Whether a read at `now` takes the power line, `asked` where an energy figure needs one there (a
+  // window mark, the command's end).
+  bool power_due(std::size_t gpu, recording::TimeNs now, bool asked) const;
+  // One read of GPU `gpu`'s NVML as `what` says, into `out`.
+  void read(std::size_t gpu, recording::TimeNs now, const NvmlReadSet& what, GpuBatch& out);
+  // GPU-Util samples from 1 s before `start_ns` on (GpuTelemetry::restart_util).
+  void restart_util(std::size_t gpu, recording::TimeNs start_ns);
+  // Whether GPU `gpu` has a GPU-Util sample at or after `end_ns`, or polls GPU-Util (a read is a sample).
+  bool util_reached(std::size_t gpu, recording::TimeNs end_ns) const;
+
  private:
   struct Gpu {
     std::unique_ptr<GpuTelemetry> telemetry;
     std::unique_ptr<SamplerSupervisor> supervisor;  // null: no counters for this GPU
+    SamplerSink* sink = nullptr;                    // the reader's; null: the session's own
     recording::RecordingMeta meta;                  // the columns of the chip source in use
     recording::RecordingMeta pm_meta;               // PM sampling's (the unit table's) columns
     GpuBatch pending;                         // produced by set_counters, handed out at the next collect
@@ -359,7 +436,12 @@ class LiveSession final : public Feed {
     GpmChipSource gpm;  // open while chip samples come from GPM (docs/live-collection.md#the-gpm-switch)
     bool gpm_sampling = false;  // GPM samples are being recorded (the agent wants them)
     recording::TimeNs next_gpm_ns = 0;
+    // The duty step: the period whose child was started last and the one whose stop was asked last.
+    long duty_started_period = 0;
+    long duty_stopped_period = -1;
   };
+  // The child's wanted state through the GPU's sink, or into `out` where it has none.
+  void want_sampler(Gpu& g, bool on, recording::TimeNs now, GpuBatch& out);
   bool want_gpm(const Gpu& g, recording::TimeNs now) const;
   void to_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std::string& why);
   void to_pm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std::string& why);
@@ -370,6 +452,8 @@ class LiveSession final : public Feed {
   double gpm_interval_ms_ = collect::kGpmMinIntervalMs;
   std::function<void(const std::string&)> log_;
   ChipSourcePolicy policy_;
+  ReaderPolicy reader_;
+  recording::TimeNs last_slow_ns_ = 0;  // tick_reads: the last slow read; 0: none yet
   ProfilerWatch watch_;
   std::vector<SeenProfiler> seen_;
   recording::TimeNs next_scan_ns_ = 0;

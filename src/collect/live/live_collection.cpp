@@ -132,6 +132,7 @@ void SamplerSupervisor::start(recording::TimeNs now, SamplerSink& sink) {
     return;
   }
   ++starts_;
+  sink.started(now);
   if (after_failure) {
     ++restarts_;
     sink.note(recording::Note{now, "sampler",
@@ -208,7 +209,10 @@ void SamplerSupervisor::reap(recording::TimeNs now, SamplerSink& sink) {
   // Messages read while waiting.
   messages_.clear();
   child_->pump(messages_);
-  for (const auto& message : messages_) sink.message(message, now);
+  for (const auto& message : messages_) {
+    if (std::holds_alternative<m::On>(message)) said_on_ = true;
+    sink.message(message, now);
+  }
   child_.reset();
   sink.ended(exit, now);
   stopping_ = false;
@@ -249,7 +253,10 @@ void SamplerSupervisor::pump(recording::TimeNs now, SamplerSink& sink) {
   if (child_) {
     messages_.clear();
     const bool open = child_->pump(messages_);  // its stderr too
-    for (const auto& message : messages_) sink.message(message, now);
+    for (const auto& message : messages_) {
+      if (std::holds_alternative<m::On>(message)) said_on_ = true;
+      sink.message(message, now);
+    }
     if (!open) reap(now, sink);
   }
   if (child_ && !wanted_ && !stopping_) {
@@ -266,6 +273,7 @@ void SamplerSupervisor::finish(recording::TimeNs now, SamplerSink& sink) {
 
 collect::SamplerExit SamplerSupervisor::discard() {
   wanted_ = false;
+  said_on_ = false;  // its messages go unread
   if (!child_) return {};
   child_->request_stop();
   collect::SamplerExit exit =
@@ -315,7 +323,10 @@ void SamplerSupervisor::stop_and_wait(recording::TimeNs now, GpuBatch& out) {
   while (child_ && std::chrono::steady_clock::now() < deadline) {
     messages_.clear();
     const bool open = child_->pump_for(messages_, std::chrono::milliseconds(100));
-    for (const auto& message : messages_) handle(message, now, out);
+    for (const auto& message : messages_) {
+      if (std::holds_alternative<m::On>(message)) said_on_ = true;
+      handle(message, now, out);
+    }
     if (!open) reap(core::realtime_ns(), sink);
   }
   if (child_) reap(core::realtime_ns(), sink);  // wait() kills it past the timeout
@@ -325,11 +336,13 @@ void SamplerSupervisor::stop_and_wait(recording::TimeNs now, GpuBatch& out) {
 
 LiveSession::LiveSession(std::vector<SessionGpu> gpus, double interval_ms, double poll_ms,
                          SupervisorTiming timing, std::function<void(const std::string&)> log,
-                         ChipSourcePolicy policy)
-    : cadence_(NvmlCadence::once_a_poll(static_cast<recording::TimeNs>(poll_ms * 1e6))),
+                         ChipSourcePolicy policy, ReaderPolicy reader)
+    : cadence_(reader.cadence ? *reader.cadence
+                              : NvmlCadence::once_a_poll(static_cast<recording::TimeNs>(poll_ms * 1e6))),
       gpm_interval_ms_(GpmChipSource::interval_for(interval_ms)),
       log_(std::move(log)),
       policy_(std::move(policy)),
+      reader_(reader),
       watch_(policy_.proc_root) {
   for (SessionGpu& in : gpus) {
     Gpu g;
@@ -349,18 +362,22 @@ LiveSession::LiveSession(std::vector<SessionGpu> gpus, double interval_ms, doubl
     if (in.table) collect::apply_unit_table(*in.table, g.meta);
     if (in.table && !in.sampler.executable.empty()) {
       in.sampler.interval_ms = interval_ms;
-      in.sampler.drain_ms = poll_ms;
-      g.supervisor = std::make_unique<SamplerSupervisor>(in.sampler, in.table, g.meta.gpu.uuid, timing);
+      in.sampler.drain_ms = reader_.drain_ms.value_or(poll_ms);
+      g.supervisor =
+          std::make_unique<SamplerSupervisor>(in.sampler, in.table, g.meta.gpu.uuid, timing, reader_.restart);
     } else if (log_) {
       log_("GPU " + std::to_string(g.meta.gpu.index) + ": no chip counters (" +
            (in.table ? std::string("no sampler executable") : "no unit table for its compute capability") +
            "); records carry GPU-Util and clocks only");
     }
     g.telemetry = std::move(in.telemetry);
+    g.sink = in.sink;
     g.pm_meta = g.meta;
     gpus_.push_back(std::move(g));
   }
-  // The first records' columns: GPM from the start when it is asked for or another profiler runs.
+  // The first records' columns: GPM from the start when it is asked for or another profiler runs. A
+  // whole run's GPM is its reader's call at its start (gpm_for_whole_run).
+  if (reader_.gpm_switch == collect::GpmSwitch::whole_run) return;
   const recording::TimeNs now = core::realtime_ns();
   if (policy_.source == collect::ChipSourceSetting::automatic) {
     seen_ = watch_.scan();
@@ -379,7 +396,8 @@ LiveSession::LiveSession(std::vector<SessionGpu> gpus, double interval_ms, doubl
 }
 
 bool LiveSession::want_gpm(const Gpu& g, recording::TimeNs now) const {
-  if (g.gpm_failed) return false;
+  // A whole run's GPM is decided once, at its start (gpm_for_whole_run).
+  if (g.gpm_failed || reader_.gpm_switch == collect::GpmSwitch::whole_run) return false;
   GpmSwitchState state;
   state.pm_possible = g.supervisor != nullptr;
   state.pm_running = g.supervisor && g.supervisor->running();
@@ -477,14 +495,17 @@ void LiveSession::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
       batch.columns_change_why = p.columns_change_why;
     }
     p.clear();
-    if (g.supervisor) g.supervisor->pump(now, batch);
+    if (g.supervisor && g.sink)
+      g.supervisor->pump(now, *g.sink);
+    else if (g.supervisor)
+      g.supervisor->pump(now, batch);
     // The chip source (docs/agent.md#beside-other-profilers). PM sampling is stopped, and its last
     // samples handed out, before GPM starts; a switch ends this batch's chip samples.
     const bool gpm_wanted = want_gpm(g, now);
     if (!batch.columns_changed_at) {
       if (!g.on_gpm && gpm_wanted) {
         if (g.supervisor && g.supervisor->running()) {
-          g.supervisor->set_wanted(false, now, batch);  // stop it; switch once it has ended
+          want_sampler(g, false, now, batch);  // stop it; switch once it has ended
         } else {
           to_gpm(g, now, batch,
                  !seen_.empty() ? "another profiler runs: " + profilers_text(seen_)
@@ -549,7 +570,153 @@ void LiveSession::set_counters(std::size_t gpu, bool on, recording::TimeNs now) 
     return;
   }
   // While a switch to GPM waits for the sampler to stop, it stays stopped.
-  if (g.supervisor && !(on && want_gpm(g, now))) g.supervisor->set_wanted(on, now, g.pending);
+  if (g.supervisor && !(on && want_gpm(g, now))) want_sampler(g, on, now, g.pending);
+}
+
+void LiveSession::want_sampler(Gpu& g, bool on, recording::TimeNs now, GpuBatch& out) {
+  if (g.sink)
+    g.supervisor->set_wanted(on, now, *g.sink);
+  else
+    g.supervisor->set_wanted(on, now, out);
+}
+
+void LiveSession::use_table(std::size_t gpu, const collect::UnitTable* table,
+                            std::vector<std::string> metrics) {
+  Gpu& g = gpus_.at(gpu);
+  if (g.supervisor) g.supervisor->use_table(table, std::move(metrics));
+}
+
+void LiveSession::pump(std::size_t gpu, recording::TimeNs now) {
+  Gpu& g = gpus_.at(gpu);
+  if (!g.supervisor) return;
+  if (g.sink)
+    g.supervisor->pump(now, *g.sink);
+  else
+    g.supervisor->pump(now, g.pending);
+}
+
+void LiveSession::finish(std::size_t gpu, recording::TimeNs now) {
+  Gpu& g = gpus_.at(gpu);
+  if (g.supervisor && g.sink) g.supervisor->finish(now, *g.sink);
+}
+
+collect::SamplerExit LiveSession::discard(std::size_t gpu) {
+  Gpu& g = gpus_.at(gpu);
+  return g.supervisor ? g.supervisor->discard() : collect::SamplerExit{};
+}
+
+void LiveSession::kill(std::size_t gpu) {
+  Gpu& g = gpus_.at(gpu);
+  if (g.supervisor) g.supervisor->kill();
+}
+
+bool LiveSession::sampler_running(std::size_t gpu) const {
+  const Gpu& g = gpus_.at(gpu);
+  return g.supervisor && g.supervisor->running();
+}
+
+int LiveSession::sampler_fd(std::size_t gpu) const {
+  const Gpu& g = gpus_.at(gpu);
+  return g.supervisor ? g.supervisor->fd() : -1;
+}
+
+// docs/live-collection.md#the-gpm-switch: GpmSwitch::whole_run decides once, where PM sampling did not
+// start; the reader words what happened.
+std::optional<bool> LiveSession::gpm_for_whole_run(std::size_t gpu, bool pm_running, recording::TimeNs now) {
+  Gpu& g = gpus_.at(gpu);
+  collect::GpmSwitchState state;
+  state.pm_possible = g.supervisor != nullptr;
+  state.pm_running = pm_running;
+  if (!collect::gpm_wanted(policy_.source, collect::GpmSwitch::whole_run, state)) return std::nullopt;
+  if (!g.gpm.open(*g.telemetry, g.supervisor.get(), now)) {
+    g.gpm_failed = true;
+    return false;
+  }
+  g.on_gpm = true;
+  g.meta = g.pm_meta;
+  g.gpm.columns(g.meta, gpm_interval_ms_);
+  return true;
+}
+
+// docs/live-collection.md#duty-phases: counters on for the first on_ms of every period_ms from
+// `start_ns`, off for the rest: off is the sampler child stopped, which disables the counters
+// (docs/method.md#measurement-cost), and on is a new child. Only counters that came on are cycled
+// (a GPU on GPM, or whose sampler never sampled, is left as it is).
+void LiveSession::duty_step(recording::TimeNs now, recording::TimeNs start_ns) {
+  const collect::DutyCycle& duty = reader_.duty;
+  if (!duty.cycles()) return;
+  const recording::TimeNs since = std::max<recording::TimeNs>(0, now - start_ns);
+  const long period = duty.period_at(since);
+  const bool in_on_part = duty.phase_at(since) == collect::DutyPhase::on;
+  for (Gpu& g : gpus_) {
+    if (!g.supervisor || g.on_gpm || !g.supervisor->said_on()) continue;
+    const bool running = g.supervisor->running();
+    if (in_on_part && !running && g.duty_started_period < period) {
+      g.duty_started_period = period;
+      g.wanted = true;
+      want_sampler(g, true, core::realtime_ns(), g.pending);
+    } else if (!in_on_part && running && g.duty_stopped_period < period) {
+      g.duty_stopped_period = period;
+      g.wanted = false;
+      g.supervisor->request_stop();
+    }
+  }
+}
+
+// docs/live-collection.md#policies: clocks and reasons at every tick; GPU-Util samples at the slow read
+// its cadence says, at every tick once polled and after the end; the power line as its rule says;
+// engines, processes and holders at every slow read; after the end, GPU-Util samples alone.
+TickReads LiveSession::tick_reads(recording::TimeNs now, bool ended, std::int64_t holders_of) {
+  TickReads reads;
+  reads.slow = now - last_slow_ns_ >= cadence_.slow_ns;
+  if (reads.slow) last_slow_ns_ = now;
+  for (std::size_t i = 0; i < gpus_.size(); ++i) {
+    Gpu& g = gpus_[i];
+    const bool polling = g.telemetry->util_polling();
+    const recording::TimeNs since_util =
+        g.last_util_read_ns != 0 ? now - g.last_util_read_ns : std::numeric_limits<recording::TimeNs>::max();
+    NvmlReadSet what;
+    what.util =
+        (reads.slow && cadence_.reads_util(PowerReadState{}, since_util, polling)) || ended || polling;
+    if (what.util) g.last_util_read_ns = now;
+    what.clocks = !ended;
+    what.power = !ended && power_due(i, now, false);
+    what.engines = reads.slow && !ended;
+    what.processes = reads.slow && !ended;
+    if (reads.slow && !ended) what.holders_of = holders_of;
+    reads.gpus.push_back(what);
+  }
+  return reads;
+}
+
+bool LiveSession::power_due(std::size_t gpu, recording::TimeNs now, bool asked) const {
+  const Gpu& g = gpus_.at(gpu);
+  PowerReadState state;
+  state.asked = asked;
+  state.last_failed = g.energy_failed;
+  if (g.last_power_ns != 0) state.since_last_ns = now - g.last_power_ns;
+  return cadence_.reads_power(state) && now >= g.last_power_ns;
+}
+
+void LiveSession::read(std::size_t gpu, recording::TimeNs now, const NvmlReadSet& what, GpuBatch& out) {
+  Gpu& g = gpus_.at(gpu);
+  const std::size_t before = out.list<recording::PowerLimitReading>().size();
+  g.telemetry->want(what);
+  g.telemetry->read(now, out);
+  const auto& powers = out.list<recording::PowerLimitReading>();
+  for (std::size_t i = before; i < powers.size(); ++i) {
+    g.energy_failed = !std::isfinite(powers[i].energy_mj);
+    g.last_power_ns = powers[i].ts_ns;
+  }
+}
+
+void LiveSession::restart_util(std::size_t gpu, recording::TimeNs start_ns) {
+  gpus_.at(gpu).telemetry->restart_util(start_ns);
+}
+
+bool LiveSession::util_reached(std::size_t gpu, recording::TimeNs end_ns) const {
+  const GpuTelemetry& t = *gpus_.at(gpu).telemetry;
+  return t.util_polling() || t.last_util_ns() >= end_ns;
 }
 
 bool LiveSession::set_interval(std::size_t gpu, double interval_ms, recording::TimeNs /*now*/) {

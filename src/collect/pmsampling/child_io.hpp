@@ -40,16 +40,17 @@ struct Args {
 
 // How often the child decodes: every --drain-ms, but at least every kMaxSamplesPerDecode intervals,
 // so that what one decode must hold does not grow as the interval shrinks, and no more often than
-// every kMinDecodePeriodMs, so that the image's initialisation is spread over enough samples
-// (docs/footprint.md#the-decode-period).
+// every kMinDecodePeriodMs, so that the image's initialisation, which grows with the slack, is spread
+// over enough samples (docs/footprint.md#the-decode-period).
 inline constexpr double kMaxSamplesPerDecode = 100;
-inline constexpr double kMinDecodePeriodMs = 20;
+inline constexpr double kMinDecodePeriodMs = 40;
 double decode_period_ms(double interval_ms, double drain_ms);
 
-// How late a decode may begin without losing a sample: a quarter of the decode period, but at least
-// kDecodeLatenessMs, the largest lateness the H200 showed with a margin
-// (docs/footprint.md#the-decode-image).
-inline constexpr double kDecodeLatenessMs = 30;
+// How late a decode may read the hardware buffer without losing a sample: a quarter of the decode
+// period, but at least kDecodeLatenessMs. Where GPU programs ended and began on the H200, the driver
+// held decode calls up to 25.5 ms before they read the buffer and slowed them to 40 to 70 ms, so the
+// next decode began late; 30 ms of slack lost samples there once (docs/footprint.md#the-decode-image).
+inline constexpr double kDecodeLatenessMs = 60;
 double decode_slack_ms(double interval_ms, double drain_ms);
 
 // The samples the hardware buffer is sized for: one decode period's, then another period's or the

@@ -214,6 +214,10 @@ class Sampler {
   void release();
   void evaluate_loop();
   void evaluate_pass(Pass& pass);
+  // With --timing, a `timing-pass` note for a decode pass that filled its image or whose call took
+  // longer than the decode period, and for the pass after it (docs/footprint.md#the-samplers-stages).
+  void note_pass(Pass& pass, int number, std::int64_t call_began_real, std::int64_t call_ns, int stop,
+                 std::size_t completed, std::size_t populated);
 
   const child::Args& args_;
   child::Emitter& out_;
@@ -256,6 +260,8 @@ class Sampler {
   std::optional<std::size_t> prepared_;
   std::int64_t ahead_init_ns_ = 0, ahead_cpu_ns_ = 0;
   std::int64_t last_decode_began_ns_ = 0;  // the previous drain's first decode call (CLOCK_MONOTONIC)
+  bool note_next_pass_ = false;            // the last pass was noted: note the one after it too
+  std::int64_t decode_offset_ns_ = 0;      // the clock offset at Start, for the decoding thread's notes
   // Where the child's time went, summed over the run (--timing): ns per stage. The decoding thread
   // adds decode, info, init, wait and decode_cpu; the evaluating thread the rest.
   struct Stages {
@@ -508,6 +514,8 @@ void Sampler::start() {
   CHECK_ACQUIRE(cuptiPmSamplingStart(&start));
   started_ = true;
   on_ns_ = core::realtime_ns();
+  decode_offset_ns_ =
+      offset_ns_;  // the evaluating thread may re-anchor offset_ns_; this copy is the decoder's
   out_.emit(m::On{on_ns_});
   out_.flush();
   evaluator_ = std::thread([this] { evaluate_loop(); });
@@ -569,6 +577,7 @@ bool Sampler::drain(std::int64_t due_ns) {
       if (last_decode_began_ns_ > 0) gap_ns = t - last_decode_began_ns_;
       last_decode_began_ns_ = t;
     }
+    const std::int64_t call_began_real = core::realtime_ns();
     CUptiResult rc = cuptiPmSamplingDecodeData(&decode);
     const std::int64_t one_decode_ns = core::monotonic_ns() - t;
     decode_ns += one_decode_ns;
@@ -605,6 +614,8 @@ bool Sampler::drain(std::int64_t due_ns) {
                                 static_cast<std::int64_t>(sample.endTimestamp)});
       }
       info_ns += core::monotonic_ns() - t;
+      note_pass(pass, passes, call_began_real, one_decode_ns, decode.decodeStopReason,
+                info.numCompletedSamples, info.numPopulatedSamples);
       // The sample in progress when the last image was handed on lost the part that image holds.
       pass.blank_first = split_pending_ && info.numCompletedSamples > 0;
       if (info.numCompletedSamples > 0) split_pending_ = false;
@@ -658,6 +669,28 @@ bool Sampler::drain(std::int64_t due_ns) {
     }
   }
   return ok;
+}
+
+void Sampler::note_pass(Pass& pass, int number, std::int64_t call_began_real, std::int64_t call_ns, int stop,
+                        std::size_t completed, std::size_t populated) {
+  const bool full = stop == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL;
+  const bool slow = static_cast<double>(call_ns) > decode_period_ms_ * 1e6;
+  const bool noted = args_.timing && (full || slow || note_next_pass_);
+  note_next_pass_ = args_.timing && (full || slow);
+  if (!noted) return;
+  // Sample times on the realtime clock as the decoding thread maps them (the offset at Start), so
+  // that a hole can be set beside the decode calls around it.
+  const std::int64_t first = pass.samples.empty() ? 0 : pass.samples.front().start + decode_offset_ns_;
+  const std::int64_t last = pass.samples.empty() ? 0 : pass.samples.back().end + decode_offset_ns_;
+  pass.before.emplace_back(m::Note{
+      "timing-pass",
+      "drain " + std::to_string(total_.drains + 1) + " pass " + std::to_string(number) + " call_began_ns " +
+          std::to_string(call_began_real) + " call_us " + std::to_string(call_ns / 1000) + " stop " +
+          (full                                                          ? "full"
+           : stop == CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS ? "end"
+                                                                         : "other") +
+          " completed " + std::to_string(completed) + " populated " + std::to_string(populated) +
+          " first_start_ns " + std::to_string(first) + " last_end_ns " + std::to_string(last)});
 }
 
 void Sampler::evaluate_loop() {

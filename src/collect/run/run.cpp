@@ -61,21 +61,18 @@ std::string last_line(const std::string& text) {
                      end + 1 - (begin == std::string::npos ? 0 : begin + 1));
 }
 
-// Everything run keeps for one GPU.
+// What run keeps for one GPU beside the live session, which owns its sampler child, NVML, GPM and duty
+// schedule (docs/live-collection.md#what-run-is-now): its sinks' state and its recording.
 struct Gpu {
-  Gpu(const Nvml& library, int index)
-      : nvml(std::make_unique<NvmlTelemetry>(library, index, 0)), identity(nvml->identity()) {}
+  Gpu(std::size_t place, recording::GpuIdentity gpu) : slot(place), identity(std::move(gpu)) {}
 
-  // NVML through the live session's telemetry, read at run's cadence (docs/live-collection.md#policies).
-  std::unique_ptr<NvmlTelemetry> nvml;
+  std::size_t slot;  // the GPU's place in the session
   recording::GpuIdentity identity;
   const UnitTable* table = nullptr;
   std::vector<std::string> metrics;  // the order the sampler sends values in
   std::optional<ColumnEvaluator> evaluator;
-  // The sampler child, through the live session's supervisor with run's policy: no restart
-  // (docs/live-collection.md#policies). Null until the first start.
-  std::unique_ptr<SamplerSupervisor> sampler;
-  bool sampler_running() const { return sampler && sampler->running(); }
+  // Where the session hands the sampler child's messages: the start sink, then the recording sink.
+  std::unique_ptr<SamplerSink> sink;
   bool sampling = false;  // the sampler said "on"
   // Start phase: the chip named another unit table (or none): the child is replaced once pumped.
   bool table_switch = false;
@@ -84,34 +81,24 @@ struct Gpu {
   bool counters_off_written = false;
   std::string counters_why;             // why the counters are missing or stopped early
   std::vector<SamplerMessage> pending;  // arrived before the recording was opened
-  GpmChipSource gpm;     // NVML GPM, the second chip source (docs/live-collection.md#the-gpm-switch)
-  std::string gpm_why;   // why chip samples come from GPM
+  std::string gpm_why;   // why chip samples come from GPM (docs/live-collection.md#the-gpm-switch)
   std::string pm_cause;  // why PM sampling could not start, without its fix (for the GPM note)
 
   std::unique_ptr<recording::RecordingWriter> writer;
-  recording::TimeNs last_power_ns = 0;  // when the power line was last read; 0: never
-  recording::TimeNs last_util_ns = 0;   // when GPU-Util samples were last read; 0: never
-  bool energy_failed = false;           // the energy counter's last read gave no number
   ChipSampleCheck check;  // out of order, value count, infinity (docs/live-collection.md#sample-checks)
   ColumnValues values;
   long samples = 0;
   long blanked = 0;  // samples the sampler sent without values (split by a decode)
   recording::TimeNs last_sample_end = 0;
   bool overflow_warned = false;
-  // Duty cycle (docs/method.md#duty-cycles-in-run): the period whose counters were started last,
-  // the period whose stop was asked for last, and how many times the sampler was started again.
-  long duty_started_period = 0;
-  long duty_stopped_period = -1;
+  // Duty cycle (docs/method.md#duty-cycles-in-run): how many times the session's duty step started
+  // the sampler again.
   int duty_restarts = 0;
-  bool ever_sampled = false;  // the counters came on at least once: only then are they restarted
 };
 
 class Runner {
  public:
-  Runner(const RunOptions& options, const Nvml& nvml)
-      : opt_(options),
-        nvml_(nvml),
-        cadence_(NvmlCadence::run(static_cast<recording::TimeNs>(options.poll_ms * 1e6))) {}
+  Runner(const RunOptions& options, const Nvml& nvml) : opt_(options), nvml_(nvml) {}
   RunOutcome run();
 
  private:
@@ -121,7 +108,8 @@ class Runner {
   class RecordingSink;
   void choose_gpus();
   void start_samplers();
-  void start_sampler(Gpu& gpu, SamplerSink& sink);
+  void open_session(std::vector<SessionGpu> parts);
+  void start_sampler(Gpu& gpu);
   void switch_table(Gpu& gpu);
   void start_gpm();
   void sample_gpm(recording::TimeNs now);
@@ -133,7 +121,6 @@ class Runner {
   void tick(recording::TimeNs now, bool ended);
   void read_nvml(Gpu& gpu, recording::TimeNs now, const NvmlReadSet& what);
   void read_engines(Gpu& gpu, recording::TimeNs now);
-  bool power_due(const Gpu& gpu, recording::TimeNs now, bool asked) const;
   void read_power(Gpu& gpu, recording::TimeNs now, bool asked);
   void read_host(recording::TimeNs now);
   void note_host_cost(recording::TimeNs now);
@@ -145,8 +132,7 @@ class Runner {
   void printed_flops(const PrintedFlops& flops, recording::TimeNs now);
   void handle_signals();
   DutyCycle duty() const { return DutyCycle{opt_.duty_on_ms, opt_.duty_period_ms}; }
-  bool duty_cycled() const;
-  void duty_step(recording::TimeNs now);
+  bool duty_cycled() const { return duty().cycles(); }
   void note(Gpu& gpu, recording::TimeNs now, const std::string& topic, const std::string& text);
   void note_all(recording::TimeNs now, const std::string& topic, const std::string& text);
   void warn(const std::string& text);
@@ -154,11 +140,13 @@ class Runner {
 
   const RunOptions& opt_;
   const Nvml& nvml_;
-  // Clocks every tick, the power line every second and where an energy figure asks, the rest every
-  // second (docs/live-collection.md#policies).
-  NvmlCadence cadence_;
   std::vector<int> indexes_;
-  std::deque<Gpu> gpus_;  // deque: the sinks keep a reference to their Gpu
+  std::deque<Gpu> gpus_;                                // deque: the sinks keep a reference to their Gpu
+  std::vector<std::unique_ptr<NvmlTelemetry>> opened_;  // each GPU's NVML, until the session takes it
+  // Every GPU's live collection, with run's policy (docs/live-collection.md#what-run-is-now): no restart, GPM
+  // for the whole run, NVML at run's cadence (clocks every tick, the power line every second and where
+  // an energy figure asks, the rest every second), its --duty. After gpus_: it goes first.
+  std::unique_ptr<LiveSession> session_;
   std::string sampler_path_;
   RunOutcome outcome_;
 
@@ -181,7 +169,6 @@ class Runner {
   bool stdout_broken_ = false;
   recording::TimeNs last_stamp_ = 0;
   core::ClockWatch clock_watch_;  // wall-clock steps and suspends (docs/method.md#known-limits)
-  recording::TimeNs last_slow_poll_ = 0;
   // Host probes (docs/method.md#host-probes); empty when host_interval_ms is 0.
   std::optional<HostProbes> host_;
   recording::TimeNs host_cpu_ns_ = 0;  // this thread's CPU time spent in the probes
@@ -234,6 +221,13 @@ class Runner::RecordingSink final : public SamplerSink {
     runner_.sampler_ended(gpu_, exit, now);
   }
   void note(recording::Note note) override { runner_.note(gpu_, note.ts_ns, note.topic, note.text); }
+  // The session's duty step started a child for a new period: its counters are not on yet, and it
+  // writes its own counters-off event.
+  void started(recording::TimeNs /*now*/) override {
+    gpu_.sampling = false;
+    gpu_.counters_off_written = false;
+    ++gpu_.duty_restarts;
+  }
 
  private:
   Runner& runner_;
@@ -346,26 +340,17 @@ void Runner::choose_gpus() {
   } else {
     for (int i = 0; i < count; ++i) indexes_.push_back(i);
   }
-  for (int index : indexes_) gpus_.emplace_back(nvml_, index);
+  for (int index : indexes_) {
+    opened_.push_back(std::make_unique<NvmlTelemetry>(nvml_, index, 0));
+    gpus_.emplace_back(gpus_.size(), opened_.back()->identity());
+  }
 }
 
-// Starts a sampler child for `gpu` through the live session's supervisor: run's policy is no
-// restart (docs/live-collection.md#policies), and a child that cannot be run throws.
-void Runner::start_sampler(Gpu& gpu, SamplerSink& sink) {
-  if (!gpu.sampler) {
-    SamplerConfig config;
-    config.executable = sampler_path_;
-    config.leading_args = opt_.sampler_leading_args;
-    config.device = gpu.identity.index;
-    config.interval_ms = opt_.interval_ms;
-    config.drain_ms = opt_.drain_ms;
-    config.extra_args = opt_.sampler_extra_args;
-    SupervisorTiming timing;
-    timing.end_wait_ns = 2 * recording::kNsPerSecond;  // a child whose output closed has ended
-    gpu.sampler = std::make_unique<SamplerSupervisor>(config, gpu.table, "", timing, RestartRule::none);
-  }
-  gpu.sampler->use_table(gpu.table, gpu.metrics);
-  gpu.sampler->set_wanted(true, core::realtime_ns(), sink);
+// Starts a sampler child for `gpu` through the session: run's policy is no restart
+// (docs/live-collection.md#policies), and a child that cannot be run throws.
+void Runner::start_sampler(Gpu& gpu) {
+  session_->use_table(gpu.slot, gpu.table, gpu.metrics);
+  session_->set_counters(gpu.slot, true, core::realtime_ns());
   gpu.sampling = false;
 }
 
@@ -373,22 +358,29 @@ void Runner::start_sampler(Gpu& gpu, SamplerSink& sink) {
 // child ends unread and another starts with the chip's own table, or none is left.
 void Runner::switch_table(Gpu& gpu) {
   gpu.table_switch = false;
-  gpu.sampler->discard();
+  session_->discard(gpu.slot);
   gpu.pending.clear();  // the first sampler's messages describe a set no longer read
   if (gpu.switch_to) {
     gpu.table = gpu.switch_to;
     gpu.metrics = table_metrics(*gpu.table);
-    StartSink sink(*this, gpu);
-    start_sampler(gpu, sink);
+    start_sampler(gpu);
   } else {
     gpu.counters_why = "no unit table lists chip " + gpu.identity.chip + ": diescope reports GPU-Util only";
     warn("GPU " + std::to_string(gpu.identity.index) + ": " + gpu.counters_why);
   }
 }
 
+// Chooses each GPU's unit table, opens the session over every GPU (a sampler child where PM sampling
+// can start) and starts the children.
 void Runner::start_samplers() {
   sampler_path_ = opt_.sampler_executable.empty() ? find_sampler_executable() : opt_.sampler_executable;
+  std::vector<SessionGpu> parts;
+  std::vector<Gpu*> to_start;
   for (auto& gpu : gpus_) {
+    SessionGpu& part = parts.emplace_back();
+    part.telemetry = std::move(opened_.at(gpu.slot));
+    gpu.sink = std::make_unique<StartSink>(*this, gpu);
+    part.sink = gpu.sink.get();
     if (opt_.source == ChipSourceSetting::gpm) {
       gpu.counters_why = "--source gpm";
       continue;
@@ -413,9 +405,33 @@ void Runner::start_samplers() {
           "at it");
     }
     gpu.metrics = table_metrics(*gpu.table);
-    StartSink sink(*this, gpu);
-    start_sampler(gpu, sink);
+    part.table = gpu.table;
+    part.sampler.executable = sampler_path_;
+    part.sampler.leading_args = opt_.sampler_leading_args;
+    part.sampler.device = gpu.identity.index;
+    part.sampler.extra_args = opt_.sampler_extra_args;
+    to_start.push_back(&gpu);
   }
+  open_session(std::move(parts));
+  for (Gpu* gpu : to_start) start_sampler(*gpu);
+}
+
+// The session over every GPU, with run's policy (docs/live-collection.md#policies): no restart (a child
+// whose output closed is waited for 2 s), GPM for the whole run, NVML at run's cadence, its duty cycle.
+void Runner::open_session(std::vector<SessionGpu> parts) {
+  SupervisorTiming timing;
+  timing.end_wait_ns = 2 * recording::kNsPerSecond;  // a child whose output closed has ended
+  ChipSourcePolicy chip;
+  chip.source = opt_.source;
+  ReaderPolicy reader;
+  reader.restart = RestartRule::none;
+  reader.gpm_switch = GpmSwitch::whole_run;
+  reader.cadence = NvmlCadence::run(static_cast<recording::TimeNs>(opt_.poll_ms * 1e6));
+  reader.duty = duty();
+  reader.drain_ms = opt_.drain_ms;
+  session_ =
+      std::make_unique<LiveSession>(std::move(parts), opt_.interval_ms, opt_.poll_ms, timing,
+                                    std::function<void(const std::string&)>{}, std::move(chip), reader);
 }
 
 void Runner::handle_start_message(Gpu& gpu, SamplerMessage& message) {
@@ -440,8 +456,7 @@ void Runner::handle_start_message(Gpu& gpu, SamplerMessage& message) {
     const ErrorText text = describe_error(*error, gpu.identity.index);
     if ((error->kind == m::ErrorKind::permission || error->kind == m::ErrorKind::no_driver) &&
         opt_.source == ChipSourceSetting::pm) {
-      for (auto& other : gpus_)
-        if (other.sampler) other.sampler->request_stop();
+      for (auto& other : gpus_) session_->set_counters(other.slot, false, core::realtime_ns());
       throw core::DeviceError(text.cause, text.fix);
     }
     gpu.counters_why = text.cause + "; " + text.fix;
@@ -469,32 +484,31 @@ void Runner::wait_for_samplers() {
     fds = {signals_->fd()};
     bool waiting = false;
     for (auto& gpu : gpus_) {
-      if (!gpu.sampler_running() || gpu.sampling) continue;
-      StartSink sink(*this, gpu);
-      gpu.sampler->pump(core::realtime_ns(), sink);  // a child whose output closed is reaped here
+      if (!session_->sampler_running(gpu.slot) || gpu.sampling) continue;
+      session_->pump(gpu.slot, core::realtime_ns());  // a child whose output closed is reaped here
       if (gpu.table_switch) {
         switch_table(gpu);  // restarted with another table, or given up
-        waiting = waiting || gpu.sampler_running();
+        waiting = waiting || session_->sampler_running(gpu.slot);
         continue;
       }
-      if (!gpu.sampler_running() || gpu.sampling) continue;
+      if (!session_->sampler_running(gpu.slot) || gpu.sampling) continue;
       waiting = true;
-      fds.push_back(gpu.sampler->fd());
+      fds.push_back(session_->sampler_fd(gpu.slot));
     }
     if (!waiting) return false;
     // Interrupted before the command started: nothing to measure, so stop here.
     while (const auto caught = signals_->next()) {
       if (caught->number == SIGCHLD) continue;
       for (auto& gpu : gpus_)
-        if (gpu.sampler_running()) gpu.sampler->request_stop();
+        if (session_->sampler_running(gpu.slot)) session_->set_counters(gpu.slot, false, core::realtime_ns());
       throw core::Error("interrupted (" + core::signal_name(caught->number) +
                             ") while the counters were being set up; the command was not started",
                         "run again and let the setup finish (about a second)", 128 + caught->number);
     }
     if (deadline - core::monotonic_ns() > 0) return true;
     for (auto& gpu : gpus_) {
-      if (!gpu.sampler_running() || gpu.sampling) continue;
-      const SamplerExit exit = gpu.sampler->discard();
+      if (!session_->sampler_running(gpu.slot) || gpu.sampling) continue;
+      const SamplerExit exit = session_->discard(gpu.slot);
       gpu.counters_why = "the counter sampler did not start sampling within " +
                          std::to_string(static_cast<int>(opt_.sampler_start_timeout_ms / 1000)) + " s (it " +
                          exit.describe() + ")";
@@ -527,11 +541,12 @@ void Runner::open_recordings() {
     // Without a CUPTI sampler (GPM, GPU-Util only) nothing named the chip: the compute capability's
     // table does when it lists one chip.
     if (meta.gpu.chip.empty()) meta.gpu.chip = chip_for_compute_capability(meta.gpu.compute_capability);
-    meta.engines = gpu.nvml->engine_columns();
+    meta.engines = session_->telemetry(gpu.slot).engine_columns();
     meta.interval_ms = opt_.interval_ms;
-    meta.drain_ms = gpu.gpm.is_open() ? gpm_interval_ms() : opt_.drain_ms;
-    if (gpu.gpm.is_open())
-      gpu.gpm.columns(meta, gpm_interval_ms());
+    GpmChipSource& gpm = session_->gpm(gpu.slot);
+    meta.drain_ms = gpm.is_open() ? gpm_interval_ms() : opt_.drain_ms;
+    if (gpm.is_open())
+      gpm.columns(meta, gpm_interval_ms());
     else if (gpu.table)
       apply_unit_table(*gpu.table, meta);
     meta.start_ns = outcome_.start_ns;
@@ -545,18 +560,21 @@ void Runner::open_recordings() {
     if (host_) meta.host_interval_ms = opt_.host_interval_ms;
     const auto path = opt_.output_dir / ("gpu" + std::to_string(gpu.identity.index) + ".dsrec");
     gpu.writer = std::make_unique<recording::RecordingWriter>(path, meta);
-    gpu.nvml->restart_util(outcome_.start_ns);
+    session_->restart_util(gpu.slot, outcome_.start_ns);
     outcome_.recordings.push_back(GpuRecording{gpu.identity.index, path, false, {}, {}, 0});
-    if (gpu.gpm.is_open()) {
+    // From here the sampler child's messages are written into the recording.
+    gpu.sink = std::make_unique<RecordingSink>(*this, gpu);
+    session_->set_sink(gpu.slot, gpu.sink.get());
+    if (gpm.is_open()) {
       const recording::TimeNs now = stamp();
       note(gpu, now, "chip_source", gpu.gpm_why);
-      if (!gpu.gpm.sampler().left_out().empty()) {
+      if (!gpm.sampler().left_out().empty()) {
         std::string list;
-        for (const auto& what : gpu.gpm.sampler().left_out()) list += (list.empty() ? "" : "; ") + what;
+        for (const auto& what : gpm.sampler().left_out()) list += (list.empty() ? "" : "; ") + what;
         note(gpu, now, "chip_source", "GPM metrics this GPU did not answer, left out of the table: " + list);
       }
       // Its first sample starts at the pair taken when it was opened.
-      gpu.writer->write(gpu.gpm.start(outcome_.start_ns, false));
+      gpu.writer->write(gpm.start(outcome_.start_ns, false));
       gpu.sampling = true;
       continue;
     }
@@ -572,9 +590,8 @@ void Runner::open_recordings() {
       note(gpu, now, "sampler", "no chip counters: " + gpu.counters_why);
     std::vector<SamplerMessage> pending;
     pending.swap(gpu.pending);
-    RecordingSink sink(*this, gpu);
-    for (const auto& message : pending) sink.message(message, now);
-    if (gpu.start_exit) sink.ended(*gpu.start_exit, now);
+    for (const auto& message : pending) gpu.sink->message(message, now);
+    if (gpu.start_exit) gpu.sink->ended(*gpu.start_exit, now);
     gpu.start_exit.reset();
   }
 }
@@ -591,6 +608,7 @@ void Runner::handle(Gpu& gpu, const SamplerMessage& message, recording::TimeNs n
         } else if constexpr (std::is_same_v<T, m::Metrics>) {
           if (msg.names != gpu.metrics && gpu.table) {
             gpu.metrics = msg.names;
+            session_->use_table(gpu.slot, gpu.table, gpu.metrics);  // a duty period's next child too
             try {
               gpu.evaluator.emplace(*gpu.table, gpu.metrics);
             } catch (const core::Error& e) {
@@ -606,7 +624,6 @@ void Runner::handle(Gpu& gpu, const SamplerMessage& message, recording::TimeNs n
                    " ns)");
         } else if constexpr (std::is_same_v<T, m::On>) {
           gpu.sampling = true;
-          gpu.ever_sampled = true;
           gpu.writer->write(recording::CountersEvent{msg.ts_ns, true, ""});
         } else if constexpr (std::is_same_v<T, m::Sample>) {
           if (!gpu.evaluator) return;
@@ -679,16 +696,15 @@ void Runner::sampler_ended(Gpu& gpu, const SamplerExit& exit, recording::TimeNs 
 
 void Runner::start_gpm() {
   for (auto& gpu : gpus_) {
-    // GPM for the whole run where PM sampling could not start, opened by the session's switch
-    // (docs/live-collection.md#what-was-decided-for-run, docs/live-collection.md#the-gpm-switch).
-    GpmSwitchState state;
-    state.pm_running = gpu.sampling;
-    if (!gpm_wanted(opt_.source, GpmSwitch::whole_run, state)) continue;
+    // GPM for the whole run where PM sampling could not start, decided and opened by the session's
+    // switch (docs/live-collection.md#what-was-decided-for-run, docs/live-collection.md#the-gpm-switch).
+    const std::optional<bool> opened = session_->gpm_for_whole_run(gpu.slot, gpu.sampling, stamp());
+    if (!opened) continue;
     const std::string gpu_name = "GPU " + std::to_string(gpu.identity.index);
     const std::string pm_why = gpu.pm_cause.empty() ? gpu.counters_why : gpu.pm_cause;
-    if (!gpu.gpm.open(*gpu.nvml, gpu.sampler.get(), stamp())) {
+    if (!*opened) {
       gpu.counters_why = (pm_why == "--source gpm" ? std::string() : pm_why + "; ") +
-                         "NVML GPM cannot stand in: " + gpu.gpm.error();
+                         "NVML GPM cannot stand in: " + session_->gpm(gpu.slot).error();
       warn(gpu_name + ": no chip counters: " + gpu.counters_why + "; the report has GPU-Util only");
       continue;
     }
@@ -706,11 +722,12 @@ void Runner::start_gpm() {
 
 void Runner::sample_gpm(recording::TimeNs now) {
   for (auto& gpu : gpus_) {
-    if (!gpu.gpm.is_open() || !gpu.writer) continue;
-    std::optional<GpmSample> sample = gpu.gpm.sampler().sample(now);
+    GpmChipSource& gpm = session_->gpm(gpu.slot);
+    if (!gpm.is_open() || !gpu.writer) continue;
+    std::optional<GpmSample> sample = gpm.sampler().sample(now);
     if (!sample) {
-      if (!gpu.gpm.sampler().last_error().empty())
-        note(gpu, now, "chip_source", "a GPM sample could not be taken: " + gpu.gpm.sampler().last_error());
+      if (!gpm.sampler().last_error().empty())
+        note(gpu, now, "chip_source", "a GPM sample could not be taken: " + gpm.sampler().last_error());
       continue;
     }
     if (!sample->unread.empty()) {
@@ -857,25 +874,14 @@ void Runner::tick(recording::TimeNs now, bool ended) {
   // driver's buffer, which holds 14 s, and the recording gets every one (docs/live-collection.md#policies);
   // at every tick after the end, until one at or after it, and at every tick while polled (a read is
   // a sample). Engine and process lists once a second: they move slowly.
-  const bool slow_due = now - last_slow_poll_ >= cadence_.slow_ns;
-  if (slow_due) last_slow_poll_ = now;
+  // The session's cadence says what each GPU's read takes (after the end only GPU-Util is still awaited).
+  const TickReads reads = session_->tick_reads(now, ended, command_pid());
   for (auto& gpu : gpus_) {
-    const bool polling = gpu.nvml->util_polling();
-    const recording::TimeNs since_util =
-        gpu.last_util_ns != 0 ? now - gpu.last_util_ns : std::numeric_limits<recording::TimeNs>::max();
-    NvmlReadSet what;
-    what.util = (slow_due && cadence_.reads_util(PowerReadState{}, since_util, polling)) || ended || polling;
-    if (what.util) gpu.last_util_ns = now;
-    what.clocks = !ended;  // after the end only GPU-Util is still awaited
-    what.power = !ended && power_due(gpu, now, false);
-    what.engines = slow_due && !ended;
-    what.processes = slow_due && !ended;
-    if (slow_due && !ended) what.holders_of = command_pid();
-    read_nvml(gpu, now, what);
+    read_nvml(gpu, now, reads.gpus.at(gpu.slot));
     // A drain of the sampler child flushes the recording; without a running child (GPM, GPU-Util
     // only) the slow tick does, so no recording is more than a second behind what was read
     // (docs/live-collection.md#policies).
-    if (slow_due && !gpu.sampler_running()) {
+    if (reads.slow && !session_->sampler_running(gpu.slot)) {
       const RunPartScope part(clocks_, RunPart::write);
       gpu.writer->flush();
     }
@@ -886,40 +892,26 @@ void Runner::tick(recording::TimeNs now, bool ended) {
 void Runner::read_nvml(Gpu& gpu, recording::TimeNs now, const NvmlReadSet& what) {
   const RunPartScope part(clocks_, RunPart::nvml_records);
   GpuBatch batch;
-  gpu.nvml->want(what);
   {
     const RunPartScope calls(clocks_, static_cast<std::size_t>(RunPart::nvml) +
                                           nvml_set(what.util, what.clocks, what.power, what.engines,
                                                    what.processes, what.holders_of.has_value()));
-    gpu.nvml->read(now, batch);
+    session_->read(gpu.slot, now, what, batch);
   }
   for (const auto& sample : batch.list<recording::UtilSample>()) gpu.writer->write(sample);
   for (const auto& n : batch.notes) note(gpu, n.ts_ns, n.topic, n.text);
   for (const auto& clock : batch.list<recording::ClockReading>()) gpu.writer->write(clock);
   for (const auto& reasons : batch.list<recording::ThrottleReading>()) gpu.writer->write(reasons);
-  for (const auto& power : batch.list<recording::PowerLimitReading>()) {
-    gpu.energy_failed = !std::isfinite(power.energy_mj);
-    gpu.last_power_ns = power.ts_ns;
-    gpu.writer->write(power);
-  }
+  for (const auto& power : batch.list<recording::PowerLimitReading>()) gpu.writer->write(power);
   for (const auto& engines : batch.list<recording::EngineReading>()) gpu.writer->write(engines);
   for (const auto& processes : batch.list<recording::ProcessReading>()) gpu.writer->write(processes);
   for (const auto& holder : batch.holders) gpu.writer->write(holder);
 }
 
-// Whether `now` reads the power line (limit, draw, energy counter), as run's cadence says
-// (docs/live-collection.md#policies): `asked` where an energy figure needs a read at `now` (a window
-// mark, the command's end).
-bool Runner::power_due(const Gpu& gpu, recording::TimeNs now, bool asked) const {
-  PowerReadState state;
-  state.asked = asked;
-  state.last_failed = gpu.energy_failed;
-  if (gpu.last_power_ns != 0) state.since_last_ns = now - gpu.last_power_ns;
-  return cadence_.reads_power(state) && now >= gpu.last_power_ns;
-}
-
 void Runner::read_power(Gpu& gpu, recording::TimeNs now, bool asked) {
-  if (!power_due(gpu, now, asked)) return;
+  // The session's power rule (docs/live-collection.md#policies): once a second, and where an energy
+  // figure asks for a read at `now` (a window mark, the command's end).
+  if (!session_->power_due(gpu.slot, now, asked)) return;
   NvmlReadSet what;
   what.util = what.clocks = what.engines = what.processes = false;
   read_nvml(gpu, now, what);
@@ -932,51 +924,23 @@ void Runner::read_engines(Gpu& gpu, recording::TimeNs now) {
   read_nvml(gpu, now, what);
 }
 
-bool Runner::duty_cycled() const {
-  return duty().cycles();
-}
-
-// Counters on for the first duty_on_ms of every duty_period_ms from the command's start, off for the
-// rest (docs/method.md#duty-cycles-in-run): off is the sampler stopped, which disables the counters
-// (docs/method.md#measurement-cost), and on is a new sampler. The first period's sampler is the one
-// started before the command. Scheduled at the loop's ticks, so each edge comes up to one poll late.
-void Runner::duty_step(recording::TimeNs now) {
-  const recording::TimeNs since = std::max<recording::TimeNs>(0, now - outcome_.start_ns);
-  const long period = duty().period_at(since);
-  const bool in_on_part = duty().phase_at(since) == DutyPhase::on;
-  for (auto& gpu : gpus_) {
-    if (!gpu.table || !gpu.ever_sampled) continue;  // never had counters: nothing to cycle
-    const bool running = gpu.sampler_running();
-    if (in_on_part && !running && gpu.duty_started_period < period) {
-      gpu.duty_started_period = period;
-      RecordingSink sink(*this, gpu);
-      start_sampler(gpu, sink);
-      gpu.counters_off_written = false;
-      ++gpu.duty_restarts;
-    } else if (!in_on_part && running && gpu.duty_stopped_period < period) {
-      gpu.duty_stopped_period = period;
-      gpu.sampler->request_stop();
-    }
-  }
-}
-
 // Waits through the session's driver, with no feed (docs/live-collection.md#the-driver): due at the next
 // NVML tick, GPM sample or host probe; woken by a signal, the command's stdout or a sampler child.
 void Runner::loop() {
   const recording::TimeNs start = core::monotonic_ns();
-  DriverTimer tick_due{start, cadence_.fast_ns};
+  DriverTimer tick_due{start, session_->cadence().fast_ns};
   DriverTimer host_due{start, static_cast<recording::TimeNs>(opt_.host_interval_ms * 1e6)};
   const auto gpm_ns = static_cast<recording::TimeNs>(gpm_interval_ms() * 1e6);
   std::optional<DriverTimer> gpm_due;  // where a GPU reads GPM
   for (const auto& gpu : gpus_)
-    if (gpu.gpm.is_open()) gpm_due = DriverTimer{core::monotonic_ns() + gpm_ns, gpm_ns};
+    if (session_->gpm(gpu.slot).is_open()) gpm_due = DriverTimer{core::monotonic_ns() + gpm_ns, gpm_ns};
   recording::TimeNs end_mono = 0;  // when the command ended, on the monotonic clock
   const auto policy = [&] {
     DriverWait wait;  // output, a signal, or the next due time
     wait.own_fds.push_back(signals_->fd());
     if (command_out()) wait.own_fds.push_back(command_out().get());
     for (auto& gpu : gpus_)
-      if (gpu.sampler_running()) wait.own_fds.push_back(gpu.sampler->fd());
+      if (session_->sampler_running(gpu.slot)) wait.own_fds.push_back(session_->sampler_fd(gpu.slot));
     wait.due_by(tick_due.next_mono);
     if (gpm_due && command_running_) wait.due_by(gpm_due->next_mono);
     if (host_ && command_running_) wait.due_by(host_due.next_mono);
@@ -996,8 +960,8 @@ void Runner::loop() {
     }
     for (auto& gpu : gpus_) {
       const RunPartScope part(clocks_, RunPart::sampler_pipe);
-      RecordingSink sink(*this, gpu);
-      if (gpu.sampler_running()) gpu.sampler->pump(now, sink);  // one whose output closed is reaped
+      if (session_->sampler_running(gpu.slot))
+        session_->pump(gpu.slot, now);  // one whose output closed is reaped
     }
     if (gpm_due && command_running_ && gpm_due->due(core::monotonic_ns())) {
       const RunPartScope part(clocks_, RunPart::gpm);
@@ -1028,7 +992,8 @@ void Runner::loop() {
         if (gpm_due) sample_gpm(outcome_.end_ns);
         // Counters off as soon as the command ends: each sampler stops, drains and disables.
         for (auto& gpu : gpus_)
-          if (gpu.sampler_running()) gpu.sampler->request_stop();
+          if (session_->sampler_running(gpu.slot))
+            session_->set_counters(gpu.slot, false, core::realtime_ns());
         outcome_.exit_code = status->shell_code();
         outcome_.ending = status->exited() ? recording::RunEnding::exit()
                                            : recording::RunEnding::killed_by(status->signal());
@@ -1042,7 +1007,9 @@ void Runner::loop() {
       }
     }
 
-    if (command_running_ && duty_cycled()) duty_step(stamp());
+    // The session's duty step (docs/method.md#duty-cycles-in-run): run's --duty, from the command's start,
+    // at the driver's wakes, so each edge comes up to one poll late.
+    if (command_running_ && duty_cycled()) session_->duty_step(stamp(), outcome_.start_ns);
 
     if (tick_due.due(core::monotonic_ns())) {
       const RunPartScope part(clocks_, RunPart::tick);
@@ -1054,16 +1021,16 @@ void Runner::loop() {
     const recording::TimeNs since_end = core::monotonic_ns() - end_mono;
     bool samplers_done = true;
     for (auto& gpu : gpus_) {
-      if (!gpu.sampler_running()) continue;
+      if (!session_->sampler_running(gpu.slot)) continue;
       samplers_done = false;
       if (since_end > kSamplerStopTimeoutNs + static_cast<recording::TimeNs>(opt_.drain_ms * 1e6)) {
-        gpu.sampler->kill();  // it did not stop: sampler_ended() says so
+        session_->kill(gpu.slot);  // it did not stop: sampler_ended() says so
       }
     }
     if (!samplers_done) return true;
     if (since_end >= static_cast<recording::TimeNs>(opt_.end_wait_ms * 1e6)) return false;
     for (auto& gpu : gpus_)  // a GPU-Util sample at or after the end, unless polled
-      if (!gpu.nvml->util_polling() && gpu.nvml->last_util_ns() < outcome_.end_ns) return true;
+      if (!session_->util_reached(gpu.slot, outcome_.end_ns)) return true;
     return false;
   };
   LiveDriver().drive(DriverReader{policy, body});
@@ -1103,7 +1070,6 @@ RunOutcome Runner::run() {
   }
   command_running_ = true;
   if (opt_.on_start) opt_.on_start(outcome_.start_ns);
-  last_slow_poll_ = 0;
   if (const char* timing = std::getenv("DIESCOPE_RUN_TIMING"); timing && std::strcmp(timing, "1") == 0) {
     ::getrusage(attached_ ? RUSAGE_THREAD : RUSAGE_SELF, &usage_at_start_);
     ::getrusage(RUSAGE_THREAD, &thread_at_start_);
@@ -1116,10 +1082,7 @@ RunOutcome Runner::run() {
   note_host_cost(now);
   note_run_timing(now);
   for (auto& gpu : gpus_) {
-    if (gpu.sampler_running()) {
-      RecordingSink sink(*this, gpu);
-      gpu.sampler->finish(now, sink);
-    }
+    if (session_->sampler_running(gpu.slot)) session_->finish(gpu.slot, now);
     if (gpu.sampling && !gpu.counters_off_written) {
       gpu.writer->write(recording::CountersEvent{now, false, gpu.counters_why});
       gpu.counters_off_written = true;
@@ -1138,7 +1101,8 @@ RunOutcome Runner::run() {
     auto& rec = outcome_.recordings[i];
     rec.samples = gpus_[i].samples;
     rec.counters = gpus_[i].samples > 0;
-    if (rec.counters) rec.chip_source = gpus_[i].gpm.is_open() ? ChipSource::gpm : ChipSource::pm;
+    if (rec.counters)
+      rec.chip_source = session_->gpm(gpus_[i].slot).is_open() ? ChipSource::gpm : ChipSource::pm;
     rec.counters_why = gpus_[i].counters_why;
   }
   return outcome_;
