@@ -5,15 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cstring>
 
 #include "diescope/core/error.hpp"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace diescope::recording::recfmt {
 
@@ -45,60 +40,6 @@ void LineReader::line_too_long() const {
   throw core::InputError(file_->path, line_number_ + 1,
                          "the line is longer than " + std::to_string(kMaxLineBytes >> 20) + " MiB",
                          "this is not a recording diescope wrote; check the file");
-}
-
-// The newlines of the 64 bytes at map_ + at, as bits (bit i: map_[at + i]), those before pos_ and
-// from end_ on left out. The 64 bytes lie in the mapping's pages, as map_ is page-aligned and at is a
-// multiple of 64 below end_.
-[[gnu::always_inline]] inline std::uint64_t LineReader::newlines(std::size_t at) const {
-  const char* block = map_ + at;
-  std::uint64_t bits = 0;
-#if defined(__SSE2__)
-  const __m128i nl = _mm_set1_epi8('\n');
-  for (std::size_t i = 0; i < 64; i += 16) {
-    const __m128i x = _mm_load_si128(reinterpret_cast<const __m128i*>(block + i));
-    bits |= static_cast<std::uint64_t>(static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, nl))))
-            << i;
-  }
-#else
-  for (std::size_t i = 0; i < 64; ++i) bits |= static_cast<std::uint64_t>(block[i] == '\n') << i;
-#endif
-  if (at < pos_) bits &= ~std::uint64_t{0} << (pos_ - at);
-  if (end_ - at < 64) bits &= (std::uint64_t{1} << (end_ - at)) - 1;
-  return bits;
-}
-
-bool LineReader::next(std::string_view& line) {
-  for (;;) {
-    // Newlines are found 64 bytes at a time and kept as bits, so a line costs a bit's position
-    // rather than a search of its own.
-    while (newline_bits_ == 0 && scanned_ < end_) {
-      newline_bits_ = newlines(scanned_);
-      scanned_ += 64;
-    }
-    if (newline_bits_ != 0) {
-      const std::size_t nl = scanned_ - 64 + static_cast<std::size_t>(std::countr_zero(newline_bits_));
-      newline_bits_ &= newline_bits_ - 1;
-      const char* start = map_ + pos_;
-      std::size_t length = nl - pos_;
-      if (length >= kMaxLineBytes) line_too_long();
-      line_offset_ = map_offset_ + static_cast<std::int64_t>(pos_);
-      line_length_ = length;
-      if (length > 0 && start[length - 1] == '\r') --length;
-      line = std::string_view(start, length);
-      pos_ += line_length_ + 1;
-      ++line_number_;
-      return true;
-    }
-    if (eof_) {
-      tail_bytes_ = end_ - pos_;
-      return false;
-    }
-    fill();
-    // The new window: search again from the 64 bytes that hold the first unread byte.
-    scanned_ = pos_ / 64 * 64;
-    newline_bits_ = 0;
-  }
 }
 
 // Maps the next window: from the page that holds the first unread byte, so a line cut by the old

@@ -193,7 +193,7 @@ inline NumStatus parse_field<std::int64_t>(const char*& p, const char* e, std::i
 
 // How many of the eight bytes at `q` (all readable) are digits before the first that is not, and in
 // `value` the number those digits make (fast_float's eight-digit step on the digits alone).
-inline int leading_digits(const char* q, std::uint64_t& value) {
+[[gnu::always_inline]] inline int leading_digits(const char* q, std::uint64_t& value) {
   std::uint64_t chunk;
   std::memcpy(&chunk, q, 8);
   const std::uint64_t not_digit =
@@ -304,7 +304,7 @@ constexpr std::size_t kFixedValueBytes = 480;
 // digits) are exact in a double, so one multiplication or division by the exact power rounds
 // correctly (Clinger's fast path) and gives std::from_chars's result, as parse_field<double>'s does.
 // False for anything else (nan, longer numbers, larger powers), which parse_field then reads.
-inline bool writer_number(const char* s, std::size_t length, double& value) {
+[[gnu::always_inline]] inline bool writer_number(const char* s, std::size_t length, double& value) {
   static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   const bool negative = *s == '-';
@@ -419,6 +419,88 @@ inline bool same_bytes(const char* a, const char* b, std::size_t n) {
   for (; i < n; ++i)
     if (a[i] != b[i]) return false;
   return true;
+}
+
+// ---- chip times in the writer's layout (docs/recording-format.md#reading-a-recording) -----------
+
+// A chip line as the writer prints it starts "chip START END" with both times of 19 digits (every
+// time from September 2001 to 2286), each after one space and the values after another. The text
+// of such a time orders as its number does, so the opening pass checks these lines' times by their
+// text alone, and the chip cursor reads an END in one go.
+constexpr std::size_t kTimeDigits = 19;
+constexpr std::size_t kChipStartAt = 5;                          // "chip " before it
+constexpr std::size_t kChipEndAt = 25;                           // the start and one space before it
+constexpr std::size_t kChipValuesAt = 44;                        // the separator after the end
+constexpr const char* kLargestTimeText = "9223372036854775807";  // 2^63 - 1
+
+// The eight bytes at s as a big-endian number: two texts compare as these do, byte by byte.
+[[gnu::always_inline]] inline std::uint64_t text_word(const char* s) {
+  std::uint64_t x;
+  std::memcpy(&x, s, 8);
+  static_assert(std::endian::native == std::endian::little, "text words are read little-endian");
+  return __builtin_bswap64(x);
+}
+
+// Below 0, 0 or above 0 as the 19-byte texts at a and b order.
+[[gnu::always_inline]] inline int compare_time_text(const char* a, const char* b) {
+  for (const std::size_t at : {std::size_t{0}, std::size_t{8}, std::size_t{11}}) {
+    const std::uint64_t x = text_word(a + at);
+    const std::uint64_t y = text_word(b + at);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+[[gnu::always_inline]] inline bool eight_digits(std::uint64_t chunk) {
+  return ((((chunk + 0x4646464646464646ULL) | (chunk - 0x3030303030303030ULL)) & 0x8080808080808080ULL) == 0);
+}
+
+// The number eight digit bytes make, read little-endian (fast_float's eight-digit step).
+[[gnu::always_inline]] inline std::uint64_t eight_digits_value(std::uint64_t chunk) {
+  chunk -= 0x3030303030303030ULL;
+  chunk = (chunk * 10) + (chunk >> 8);
+  return (((chunk & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+          (((chunk >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
+         32;
+}
+
+// Whether the 19 bytes at s are digits whose number is a time (at most 2^63 - 1).
+[[gnu::always_inline]] inline bool is_time_text(const char* s) {
+  std::uint64_t a;
+  std::uint64_t b;
+  std::uint64_t c;
+  std::memcpy(&a, s, 8);
+  std::memcpy(&b, s + 8, 8);
+  std::memcpy(&c, s + 11, 8);
+  return eight_digits(a) && eight_digits(b) && eight_digits(c) && compare_time_text(s, kLargestTimeText) <= 0;
+}
+
+// The number of 19 digits at s (is_time_text(s)).
+[[gnu::always_inline]] inline TimeNs time_of_text(const char* s) {
+  std::uint64_t a;
+  std::uint64_t b;
+  std::uint64_t c;
+  std::memcpy(&a, s, 8);
+  std::memcpy(&b, s + 8, 8);
+  std::memcpy(&c, s + 11, 8);
+  // c holds digits 11 to 18: its last three are the time's last three.
+  const std::uint64_t last3 = eight_digits_value(c) % 1000;
+  return static_cast<TimeNs>((eight_digits_value(a) * 100000000 + eight_digits_value(b)) * 1000 + last3);
+}
+
+// Whether the four bytes at s are "chip", compared as one word (a call to memcmp costs more).
+[[gnu::always_inline]] inline bool starts_with_chip(const char* s) {
+  std::uint32_t word;
+  std::memcpy(&word, s, 4);
+  constexpr std::uint32_t kChip = 'c' | ('h' << 8) | ('i' << 16) | (static_cast<std::uint32_t>('p') << 24);
+  return word == kChip;
+}
+
+// Whether a chip line starts as the writer prints it: "chip ", a time of 19 digits, one space, a
+// time of 19 digits, then a separator or the line's end. The times' digits are not checked here.
+inline bool chip_times_layout(std::string_view line) {
+  return line.size() >= kChipValuesAt && line[4] == ' ' && line[kChipEndAt - 1] == ' ' &&
+         (line.size() == kChipValuesAt || is_separator(line[kChipValuesAt]));
 }
 
 // Reads the fields of one line after its kind word; every problem becomes an InputError naming
@@ -854,8 +936,23 @@ class ChipCursor final : public RecordStream<ChipSample> {
     const Shared& shared = cursor_.shared();
     const long n = cursor_.line_number();
     Fields f(line, kind_index<ChipSample>, shared, n);
-    const TimeNs start = f.time("start time", times_);
-    const TimeNs end = f.time("end time", times_);
+    TimeNs start = 0;
+    TimeNs end = 0;
+    const char* l = line.data();
+    if (chip_times_layout(line) && times_.length == kTimeDigits &&
+        same_bytes(l + kChipStartAt, times_.text.data(), kTimeDigits) && is_time_text(l + kChipEndAt))
+        [[likely]] {
+      // The writer's layout, starting where the line before ended: the start is that end, unread,
+      // and the end is read in one go; the memo then holds it, as time() would leave it.
+      start = times_.value;
+      end = time_of_text(l + kChipEndAt);
+      std::memcpy(times_.text.data(), l + kChipEndAt, kTimeDigits);
+      times_.value = end;
+      f.skip_to(l + kChipValuesAt);
+    } else {
+      start = f.time("start time", times_);
+      end = f.time("end time", times_);
+    }
     const char* p = f.position();
     const char* e = f.line_end();
     if (!read_writer_values(p, e, values_)) [[unlikely]]
@@ -1226,6 +1323,49 @@ int first_version_with(std::size_t kind) {
   return host ? 2 : 1;
 }
 
+// The last chip line's times and the latest end, as text, while chip lines come in the writer's
+// layout (docs/recording-format.md#reading-a-recording): 19 digits each, so their texts order as
+// their numbers do.
+struct ChipTimesText {
+  bool active = false;
+  std::array<char, kTimeDigits> start{};
+  std::array<char, kTimeDigits> end{};
+  std::array<char, kTimeDigits> latest{};  // the latest end since active
+  long line = 0;
+
+  // After the full read of chip line `n`: follows on by text when it is in the writer's layout.
+  void start_from(std::string_view line_text, long n) {
+    const char* l = line_text.data();
+    if (!chip_times_layout(line_text) || !is_time_text(l + kChipStartAt) || !is_time_text(l + kChipEndAt))
+      return;
+    active = true;
+    std::memcpy(start.data(), l + kChipStartAt, kTimeDigits);
+    std::memcpy(end.data(), l + kChipEndAt, kTimeDigits);
+    latest = end;
+    line = n;
+  }
+
+  // Chip line `n` when it is in the writer's layout and keeps every rule its times have (digits, a
+  // time's range, END at least START, STARTs not decreasing); false for anything else, which the
+  // full read then reads (with its message for a line that breaks a rule).
+  bool take(std::string_view line_text, long n) {
+    if (!chip_times_layout(line_text)) return false;
+    const char* s = line_text.data() + kChipStartAt;
+    const char* e = line_text.data() + kChipEndAt;
+    // Most often a sample starts where the one before ended: a time already checked, and not before
+    // the previous start, which that end is not before.
+    if (!same_bytes(s, end.data(), kTimeDigits) &&
+        (!is_time_text(s) || compare_time_text(s, start.data()) < 0))
+      return false;
+    if (!is_time_text(e) || compare_time_text(e, s) < 0) return false;
+    std::memcpy(start.data(), s, kTimeDigits);
+    std::memcpy(end.data(), e, kTimeDigits);
+    if (compare_time_text(e, latest.data()) > 0) std::memcpy(latest.data(), e, kTimeDigits);
+    line = n;
+    return true;
+  }
+};
+
 class FileRecording final : public Recording {
  public:
   explicit FileRecording(const std::filesystem::path& path);
@@ -1372,13 +1512,36 @@ void FileRecording::read_records(LineReader& reader, Shared& shared) {
     last = any_record ? std::max(last, ts) : ts;
     any_record = true;
   };
+  // Chip lines in the writer's layout after one read in full: their times checked by their text
+  // (docs/recording-format.md#reading-a-recording), the numbers read only when a line of another
+  // layout, or one that breaks a rule, goes through the full read (sync()) and at the end.
+  constexpr std::size_t chip = kind_index<ChipSample>;
+  ChipTimesText text;
+  auto sync = [&] {
+    if (!text.active) return;
+    text.active = false;
+    order[chip].any = true;
+    order[chip].ts = time_of_text(text.start.data());
+    order[chip].line = text.line;
+    chip_times_.length = kTimeDigits;
+    std::memcpy(chip_times_.text.data(), text.end.data(), kTimeDigits);
+    chip_times_.value = time_of_text(text.end.data());
+    saw(time_of_text(text.latest.data()));
+  };
   long end_line = 0;
   std::string_view line;
   while (reader.next(line)) {
     const long n = reader.line_number();
     std::optional<std::size_t> kind;
-    if (line.size() > 4 && std::memcmp(line.data(), "chip", 4) == 0 && is_separator(line[4])) [[likely]] {
-      kind = kind_index<ChipSample>;  // most lines: their kind without a search of the kinds' words
+    if (line.size() > 4 && starts_with_chip(line.data()) && is_separator(line[4])) [[likely]] {
+      kind = chip;  // most lines: their kind without a search of the kinds' words
+      if (text.active && text.take(line, n)) {
+        KindRange& range = shared.ranges[chip];
+        ++range.count;  // not the first: the line text.active stems from came before
+        range.end = reader.offset_after();
+        continue;
+      }
+      sync();
     } else {
       std::size_t word_end = 0;
       while (word_end < line.size() && !is_separator(line[word_end])) ++word_end;
@@ -1425,7 +1588,9 @@ void FileRecording::read_records(LineReader& reader, Shared& shared) {
     });
     order[k].see(shared, *kind, n, ts);
     saw(latest);
+    if (k == chip) text.start_from(line, n);
   }
+  sync();
   side_.last_ts_ns = last;
 }
 

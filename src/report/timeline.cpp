@@ -230,6 +230,7 @@ TimelineBuilder::TimelineBuilder(const ReportInput& input, const TimelineOptions
     host_[h.id] = add(Role::host, h.descriptor.full_name(), metric_label(h.descriptor), h.descriptor);
     added_.back().scope = names.scope_label(h.descriptor.scope);
   }
+  share_values_.assign(shares_.size(), 0.0);
   others_ = std::make_unique<Others>(*input.recording);
 }
 
@@ -265,9 +266,10 @@ void TimelineBuilder::sample(const WalkedSample& w) {
   columns(diags_, s.diagnostics);
   for (std::size_t i = 0; i < s.counts.size() && i < rates_.size(); ++i) p.span(rates_[i], a, b, s.counts[i]);
   if (busiest < shares_.size()) {
-    share_values_.assign(shares_.size(), 0.0);
+    // Every share is 0 between samples; only the busiest unit's is 100 while it is handed over.
     share_values_[busiest] = 100.0;
     columns(shares_, share_values_);
+    share_values_[busiest] = 0.0;
   }
 }
 

@@ -107,7 +107,7 @@ class TimelineBuilder {
   std::size_t die_ = 0, gpu_ = 0, sm_clock_ = 0, mem_clock_ = 0, power_ = 0, power_draw_ = 0;
   std::vector<std::size_t> units_, engines_, diags_, rates_, shares_, throttle_;
   std::vector<std::uint64_t> throttle_bits_;
-  std::vector<double> share_values_;          // one sample's limiting-unit shares, reused
+  std::vector<double> share_values_;  // one sample's limiting-unit shares: all 0 but while handed over
   std::map<std::int64_t, std::size_t> host_;  // recording's stream id -> pipeline id
 };
 

@@ -284,6 +284,128 @@ TEST(SharedRead, ATimeWithThePreviousTimesTextIsThatTime) {
   }
 }
 
+// Chip lines in the writer's layout ("chip START END ...", times of 19 digits) have their times
+// checked by their text in the opening pass and their END read in one go by the chip cursor
+// (docs/recording-format.md#reading-a-recording): the times, the run's latest time and every
+// message are what reading each time as a number gives.
+TEST(SharedRead, ChipTimesOfNineteenDigitsReadAsNumbers) {
+  TempDir dir;
+  // t = 1700000000000000000. The third sample ends (t + 30) after the fourth (t + 25), so the latest
+  // time is not the last line's END. A start with a 0 before it reads as the number (the first
+  // line), and 2^63 - 1 = 9223372036854775807 is the largest time.
+  const std::string records =
+      "chip 0999999999999999999 1700000000000000000 1 2 3 4\n"
+      "chip 1700000000000000000 1700000000000000010 1 2 3 4\n"
+      "chip 1700000000000000010 1700000000000000030 1 2 3 4\n"
+      "chip 1700000000000000020 1700000000000000025 1 2 3 4\n"
+      "util 1700000000000000021 50 samples\n"
+      "chip 1700000000000000025 1734567890123456789 1 2 3 4\n";
+  const auto recording = recording::open_recording(small_recording(dir, "times.dsrec", records));
+  EXPECT_EQ(recording->side().last_ts_ns, 1734567890123456789);
+  auto chip = recording->stream<recording::ChipSample>();
+  std::vector<recording::TimeNs> starts, ends;
+  recording::ChipSample s;
+  while (chip->next(s)) {
+    starts.push_back(s.start_ns);
+    ends.push_back(s.end_ns);
+  }
+  const std::vector<recording::TimeNs> want_starts{
+      999999999999999999, 1700000000000000000, 1700000000000000010, 1700000000000000020, 1700000000000000025};
+  const std::vector<recording::TimeNs> want_ends{1700000000000000000, 1700000000000000010,
+                                                 1700000000000000030, 1700000000000000025,
+                                                 1734567890123456789};
+  EXPECT_EQ(starts, want_starts);
+  EXPECT_EQ(ends, want_ends);
+
+  // Without the last line the latest END is the third sample's, t + 30, which a later line of
+  // another kind (t + 21) does not move.
+  const std::string four = records.substr(0, records.rfind("chip "));
+  const auto shorter = recording::open_recording(small_recording(dir, "latest.dsrec", four));
+  EXPECT_EQ(shorter->side().last_ts_ns, 1700000000000000030);
+
+  // The largest time is read; one more is out of range.
+  const auto largest =
+      recording::open_recording(small_recording(dir, "largest.dsrec",
+                                                "chip 1700000000000000000 1700000000000000010 1 2 3 4\n"
+                                                "chip 1700000000000000010 9223372036854775807 1 2 3 4\n"));
+  EXPECT_EQ(largest->side().last_ts_ns, 9223372036854775807);
+  testing::expect_input_error(small_recording(dir, "too-large.dsrec",
+                                              "chip 1700000000000000000 1700000000000000010 1 2 3 4\n"
+                                              "chip 1700000000000000010 9223372036854775808 1 2 3 4\n"),
+                              4, "the end time '9223372036854775808' is out of range");
+}
+
+TEST(SharedRead, ChipTimesOfNineteenDigitsBreakingARuleGiveTheirMessages) {
+  TempDir dir;
+  const std::string a = "chip 1700000000000000000 1700000000000000010 1 2 3 4\n";
+  const std::string b = "chip 1700000000000000010 1700000000000000020 1 2 3 4\n";
+  // A start before the previous start (line 5 after line 4's 1700000000000000010).
+  testing::expect_input_error(
+      small_recording(dir, "order.dsrec", a + b + "chip 1700000000000000005 1700000000000000040 1 2 3 4\n"),
+      5,
+      "time 1700000000000000005 ns is earlier than the previous chip record's 1700000000000000010 ns (line "
+      "4)");
+  // An end before its start.
+  testing::expect_input_error(
+      small_recording(dir, "span.dsrec", a + b + "chip 1700000000000000020 1700000000000000015 1 2 3 4\n"), 5,
+      "ends (1700000000000000015 ns) before it starts (1700000000000000020 ns)");
+  // A letter among an end's 19 bytes.
+  testing::expect_input_error(
+      small_recording(dir, "letter.dsrec", a + b + "chip 1700000000000000020 17000000000000000x0 1 2 3 4\n"),
+      5, "the end time '17000000000000000x0' is not a whole number");
+  // A value missing after times of the writer's layout.
+  testing::expect_input_error(
+      small_recording(dir, "values.dsrec", a + b + "chip 1700000000000000020 1700000000000000030 1 2 3\n"), 5,
+      "the chip line has 3 values after its times where the meta's columns need 4");
+}
+
+TEST(SharedRead, ChipLinesOfAnotherLayoutAmongThoseOfTheWritersReadAsNumbers) {
+  // A tab between the times is another layout, read in full; the lines by text before it hand it
+  // their last start (for the order), their last end (a start not read again) and their latest
+  // end (t + 100, from the first line, which no later line reaches).
+  TempDir dir;
+  const std::string a = "chip 1700000000000000000 1700000000000000100 1 2 3 4\n";
+  const std::string b = "chip 1700000000000000010 1700000000000000020 1 2 3 4\n";
+  const auto recording = recording::open_recording(
+      small_recording(dir, "tab.dsrec",
+                      a + b + "chip 1700000000000000020\t1700000000000000030 1 2 3 4\n" +
+                          "chip 1700000000000000030 1700000000000000040 1 2 3 4\n"));
+  EXPECT_EQ(recording->side().last_ts_ns, 1700000000000000100);
+  auto chip = recording->stream<recording::ChipSample>();
+  std::vector<recording::TimeNs> ends;
+  recording::ChipSample s;
+  while (chip->next(s)) ends.push_back(s.end_ns);
+  const std::vector<recording::TimeNs> want_ends{1700000000000000100, 1700000000000000020,
+                                                 1700000000000000030, 1700000000000000040};
+  EXPECT_EQ(ends, want_ends);
+  // A start before the previous one on the line of another layout: the message names line 4, the
+  // last line read by text, and its start.
+  testing::expect_input_error(
+      small_recording(dir, "tab-order.dsrec",
+                      a + b + "chip 1700000000000000005\t1700000000000000030 1 2 3 4\n"),
+      5,
+      "time 1700000000000000005 ns is earlier than the previous chip record's 1700000000000000010 ns (line "
+      "4)");
+}
+
+TEST(SharedRead, ChipLineCutOffAfterTimesOfNineteenDigitsIsLeftOut) {
+  // The last line has no newline: the writer stopped mid-line. It is neither read nor counted in the
+  // latest time (its END, 1700000000000000090, would be).
+  TempDir dir;
+  const auto recording =
+      recording::open_recording(small_recording(dir, "cut.dsrec",
+                                                "chip 1700000000000000000 1700000000000000010 1 2 3 4\n"
+                                                "chip 1700000000000000010 1700000000000000020 1 2 3 4\n"
+                                                "chip 1700000000000000020 1700000000000000090 1 2"));
+  EXPECT_TRUE(recording->side().truncated);
+  EXPECT_EQ(recording->side().last_ts_ns, 1700000000000000020);
+  auto chip = recording->stream<recording::ChipSample>();
+  recording::ChipSample s;
+  int chips = 0;
+  while (chip->next(s)) ++chips;
+  EXPECT_EQ(chips, 2);
+}
+
 TEST(SharedRead, LinesAcrossTheMappedWindowsReadWhole) {
   // Lines of 1,000 to 5,000 bytes (a note's text) around chip samples, past several 2 MiB windows:
   // every line is read whole wherever a window ends.
