@@ -2,7 +2,7 @@
 // same code the agent runs (docs/footprint.md#the-agents-own-cost): one read of the host probes
 // (HostMetrics::read, the agent's), each of its /proc files read alone, the once-a-poll publish of ten
 // reads, one wake of an idle loop from poll(), a scan for other profilers (ProfilerWatch, every poll
-// while the counters are off), one reading every process and one skipping the kernel threads; and, where NVML
+// while the counters are off): the first, later ones in a row and later ones 200 ms apart; and, where NVML
 // is there, what NVML's GPU-Util sample buffer holds (the whole buffer read at once: how many samples, over
 // how long), so the agent's cadence for reading it can be checked against it (docs/agent.md#nvml-reads).
 //   agent_part_cost [ROUNDS]      (default 200)
@@ -86,11 +86,10 @@ int main(int argc, char** argv) {
                 double(cpu) / publishes / 1e3, publishes);
   }
   time_part("wake from poll() after 5 ms, idle", std::max(1, rounds / 4), [] { ::poll(nullptr, 0, 5); });
-  // Scans in a row, after a first one that meets every process (and reads each environment once): every
-  // kFullReadEvery-th reads every process's stat, as every scan did before kernel threads were
-  // skipped; the others skip the kernel threads (docs/agent.md#beside-other-profilers).
+  // The profiler scan (docs/agent.md#beside-other-profilers): the first, which meets every process
+  // (each one's comm and stat, each environment once), then later scans in a row, and later scans each
+  // after 200 ms asleep, as the agent's come (its caches cold).
   using diescope::collect::ProfilerWatch;
-  ProfilerWatch watch("/proc");
   std::size_t processes = 0, kernel_threads = 0;
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     const std::string name = e.path().filename().string();
@@ -106,29 +105,24 @@ int main(int argc, char** argv) {
     if (got > 0 && close && std::sscanf(close + 1, " %*c %d", &parent) == 1 && (parent == 2 || name == "2"))
       ++kernel_threads;
   }
+  const std::string here =
+      "(" + std::to_string(processes) + " processes, " + std::to_string(kernel_threads) + " kernel threads)";
+  ProfilerWatch watch("/proc");
+  const std::int64_t first0 = thread_cpu_ns();
   watch.scan();
-  std::int64_t full_ns = 0, skip_ns = 0;
-  int full = 0, skip = 0;
-  for (unsigned i = 1; i <= 3 * ProfilerWatch::kFullReadEvery; ++i) {
+  std::printf("%-40s cpu_us=%.1f calls=1\n", ("profiler scan, the first " + here).c_str(),
+              double(thread_cpu_ns() - first0) / 1e3);
+  time_part("profiler scan, later, in a row", std::max(1, rounds / 4), [&] { watch.scan(); });
+  std::int64_t cold_ns = 0;
+  constexpr int kCold = 10;
+  for (int i = 0; i < kCold; ++i) {
+    ::poll(nullptr, 0, 200);
     const std::int64_t cpu0 = thread_cpu_ns();
     watch.scan();
-    const std::int64_t spent = thread_cpu_ns() - cpu0;
-    if (i % ProfilerWatch::kFullReadEvery == 0) {
-      full_ns += spent;
-      ++full;
-    } else {
-      skip_ns += spent;
-      ++skip;
-    }
+    cold_ns += thread_cpu_ns() - cpu0;
   }
-  std::printf("%-40s cpu_us=%.1f calls=%d\n",
-              ("profiler scan, every stat (" + std::to_string(processes) + " processes)").c_str(),
-              double(full_ns) / full / 1e3, full);
-  std::printf("%-40s cpu_us=%.1f calls=%d\n",
-              ("profiler scan, " + std::to_string(kernel_threads) + " kernel threads skipped").c_str(),
-              double(skip_ns) / skip / 1e3, skip);
-  std::printf("%-40s cpu_us=%.1f calls=%d\n", "profiler scan, mean of the above in turn",
-              double(full_ns + skip_ns) / (full + skip) / 1e3, full + skip);
+  std::printf("%-40s cpu_us=%.1f calls=%d\n", "profiler scan, later, each after 200 ms",
+              double(cold_ns) / kCold / 1e3, kCold);
   try {
     auto nvml = diescope::collect::Nvml::load();
     for (int i = 0; i < nvml->device_count(); ++i) {

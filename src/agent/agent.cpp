@@ -198,7 +198,12 @@ Agent::Agent(collect::Feed& source, core::Clock& clock, AgentSettings settings)
 Agent::~Agent() = default;
 
 void Agent::read_power() {
-  last_power_ = settings_.read_power ? settings_.read_power() : read_power_source();
+  if (settings_.read_power) {
+    last_power_ = settings_.read_power();
+    return;
+  }
+  if (!power_reader_) power_reader_ = std::make_unique<PowerSourceReader>();
+  last_power_ = power_reader_->read();
 }
 
 bool Agent::always_on() const {

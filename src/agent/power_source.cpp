@@ -1,19 +1,28 @@
 // The host's power source (docs/method.md#measurement-cost), read from Linux's power-supply class.
 #include "diescope/agent/power_source.hpp"
 
-#include <fstream>
-#include <system_error>
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace diescope::agent {
 
 namespace {
 
-// The first line of a sysfs attribute; nullopt when it cannot be read.
-std::optional<std::string> first_line(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::string line;
-  if (!std::getline(in, line)) return std::nullopt;
+// The first line of a sysfs attribute (`name` under `dir_fd`), trailing spaces and '\r' dropped;
+// nullopt when it cannot be opened or read, or is empty.
+std::optional<std::string> first_line(int dir_fd, const std::string& name) {
+  const int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::array<char, 4096> chunk{};
+  const ssize_t got = ::read(fd, chunk.data(), chunk.size());
+  ::close(fd);
+  if (got <= 0) return std::nullopt;
+  std::string line(chunk.data(), static_cast<std::size_t>(got));
+  line.resize(std::min(line.find('\n'), line.size()));
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
   return line;
 }
@@ -21,20 +30,41 @@ std::optional<std::string> first_line(const std::filesystem::path& path) {
 }  // namespace
 
 PowerSource read_power_source(const std::filesystem::path& dir) {
-  std::error_code ec;
-  if (!std::filesystem::exists(dir, ec)) return ec ? PowerSource::unreadable : PowerSource::mains;
+  return PowerSourceReader(dir).read();
+}
+
+PowerSourceReader::PowerSourceReader(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
+PowerSourceReader::~PowerSourceReader() {
+  if (handle_ != nullptr) ::closedir(handle_);
+}
+
+PowerSource PowerSourceReader::read() {
+  if (handle_ == nullptr) {
+    handle_ = ::opendir(dir_.c_str());
+    if (handle_ == nullptr) {
+      // No such folder (a server lists no supply at all) is mains; one that is there but cannot be
+      // listed is unreadable.
+      struct stat st {};
+      const bool absent = ::stat(dir_.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+      return absent ? PowerSource::mains : PowerSource::unreadable;
+    }
+  } else {
+    ::rewinddir(handle_);
+  }
+  const int dir_fd = ::dirfd(handle_);
   bool battery = false, adapter_online = false, adapter_offline = false, adapter_unreadable = false;
   std::optional<std::string> battery_status;
-  std::filesystem::directory_iterator it(dir, ec);
-  if (ec) return PowerSource::unreadable;
-  for (const auto& entry : it) {
-    const std::optional<std::string> type = first_line(entry.path() / "type");
+  while (const dirent* entry = ::readdir(handle_)) {
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    const std::optional<std::string> type = first_line(dir_fd, name + "/type");
     if (!type) continue;  // not a power supply (or unreadable): says nothing about the source
     if (*type == "Battery") {
       battery = true;
-      if (auto status = first_line(entry.path() / "status")) battery_status = status;
+      if (auto status = first_line(dir_fd, name + "/status")) battery_status = status;
     } else if (*type == "Mains") {
-      const std::optional<std::string> online = first_line(entry.path() / "online");
+      const std::optional<std::string> online = first_line(dir_fd, name + "/online");
       const std::string state = online.value_or("");
       adapter_online = adapter_online || state == "1";
       adapter_offline = adapter_offline || state == "0";

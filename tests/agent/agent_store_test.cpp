@@ -292,6 +292,25 @@ TEST_F(PowerSupplyDir, ABatteryTakesTheAdapterOrItsStatus) {
   EXPECT_EQ(read_power_source(dir_), PowerSource::unreadable);
 }
 
+// One reader kept open, as the agent's, lists the folder again at each read: each change is read as
+// a new read_power_source reads it.
+TEST_F(PowerSupplyDir, AReaderKeptOpenReadsEachChange) {
+  PowerSourceReader reader(dir_);
+  EXPECT_EQ(reader.read(), PowerSource::mains);  // an empty class folder
+  supply("BAT0", "Battery", "status", "Discharging");
+  EXPECT_EQ(reader.read(), PowerSource::battery);
+  supply("AC", "Mains", "online", "1");
+  EXPECT_EQ(reader.read(), PowerSource::mains);
+  supply("AC", "Mains", "online", "0");
+  EXPECT_EQ(reader.read(), PowerSource::battery);
+  std::filesystem::remove(dir_ / "AC" / "online");
+  EXPECT_EQ(reader.read(), PowerSource::unreadable);
+  PowerSourceReader absent(dir_ / "absent");
+  EXPECT_EQ(absent.read(), PowerSource::mains);
+  std::ofstream(dir_ / "absent") << "a file, not a folder\n";
+  EXPECT_EQ(absent.read(), PowerSource::unreadable);  // there, but it cannot be listed
+}
+
 TEST_F(PowerSupplyDir, ABatteryWithNoAdapterAndAnUnknownStatusIsUnreadable) {
   supply("BAT0", "Battery", "status", "Full");
   EXPECT_EQ(read_power_source(dir_), PowerSource::mains);

@@ -10,7 +10,9 @@
 #include <limits>
 #include <filesystem>
 #include <fstream>
+#include <csignal>
 #include <thread>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "diescope/collect/duty.hpp"
@@ -388,45 +390,166 @@ TEST(ProfilerWatch, SeesProfilersByNameAndByInjectionButNotItself) {
   EXPECT_TRUE(ProfilerWatch(proc, 500).scan().empty()) << "no /proc tree: nothing seen";
 }
 
-// stat with a start time (field 22) after the parent (field 4): "pid (comm) S ppid" then fields 5..21.
-void set_start(const fs::path& proc, int pid, const std::string& comm, unsigned long long start) {
-  std::ofstream(proc / std::to_string(pid) / "stat")
-      << pid << " (" << comm << ") S 1 1 1 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 " << start << " 0 0\n";
+// A process's files in `dir`: comm, stat with a start time (field 22) after the parent (field 4):
+// "pid (comm) S ppid" then fields 5..21, and its environment.
+void write_process(const fs::path& dir, int pid, const std::string& comm, int parent,
+                   const std::string& environ, unsigned long long start) {
+  fs::create_directories(dir);
+  std::ofstream(dir / "comm") << comm << "\n";
+  std::ofstream(dir / "stat") << pid << " (" << comm << ") S " << parent
+                              << " 1 1 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 1 0 " << start << " 0 0\n";
+  std::ofstream(dir / "environ", std::ios::binary) << environ << '\0';
+}
+
+// A new process under `pid`. /proc gives every new process's directory a new inode, so the fake
+// tree's directory is made anew beside the old one and renamed over it, never written in place.
+void replace_process(const fs::path& proc, int pid, const std::string& comm, int parent,
+                     const std::string& environ, unsigned long long start) {
+  const fs::path dir = proc / std::to_string(pid);
+  const fs::path made = proc / (std::to_string(pid) + "-new");  // not all digits: never scanned
+  const fs::path old = proc / (std::to_string(pid) + "-old");
+  write_process(made, pid, comm, parent, environ, start);
+  fs::rename(dir, old);
+  fs::rename(made, dir);
+  fs::remove_all(old);
+}
+
+std::string reads_text(const ProfilerWatch& watch) {
+  return "stat " + std::to_string(watch.reads().stat) + ", comm " + std::to_string(watch.reads().comm) +
+         ", environ " + std::to_string(watch.reads().environ);
 }
 
 TEST(ProfilerWatch, ReadsAnEnvironmentOncePerProcessAndAgainForAReusedPid) {
   const fs::path proc = fresh_dir("watch-reuse");
   const std::string injected = std::string("CUDA_INJECTION64_PATH=/opt/libinject.so");
-  add_process(proc, 20, "python3 (a) b", 1, injected);  // comm with spaces and a ')' of its own
-  set_start(proc, 20, "python3 (a) b", 1000);
+  // comm with spaces and a ')' of its own
+  write_process(proc / "20", 20, "python3 (a) b", 1, injected, 1000);
   ProfilerWatch watch(proc, 500);
   EXPECT_EQ(profilers_text(watch.scan()), "python3 (a) b with CUDA_INJECTION64_PATH (pid 20)");
-  // The environment a process started with cannot change: the same (pid, start) is not read again.
+  EXPECT_EQ(reads_text(watch), "stat 1, comm 1, environ 1");
+  // The environment a process started with cannot change: the same process is not read again, but
+  // for its name.
   std::ofstream(proc / "20" / "environ", std::ios::binary) << "PATH=/usr/bin" << '\0';
   EXPECT_EQ(watch.scan().size(), 1U);
-  // The pid reused by a new process (another start time): its environment is read, no injection.
-  set_start(proc, 20, "python3 (a) b", 2000);
+  EXPECT_EQ(reads_text(watch), "stat 1, comm 2, environ 1");
+  // The pid reused by a new process (a new directory, another start time): its environment is read,
+  // no injection.
+  replace_process(proc, 20, "python3 (a) b", 1, "PATH=/usr/bin", 2000);
   EXPECT_TRUE(watch.scan().empty());
+  EXPECT_EQ(reads_text(watch), "stat 2, comm 3, environ 2");
+  // A new directory with the same start time is the same process (its entry dropped and made again):
+  // its stat is read, its environment is not.
+  replace_process(proc, 20, "python3 (a) b", 1, injected, 2000);
+  EXPECT_TRUE(watch.scan().empty());
+  EXPECT_EQ(reads_text(watch), "stat 3, comm 4, environ 2");
   fs::remove_all(proc);
 }
 
-// Kernel threads (parent kthreadd, pid 2) are read at the first scan and then only at every
-// kFullReadEvery-th: a kernel thread's pid whose stat turns into ncu's (the pid reused) is seen at
-// scan 1 + 10 = 11, not before; an ordinary process turning into ncu is seen at the next scan. A kernel
+// A process met before is read only for its name (its comm file), a kernel thread or the agent's
+// child not at all; a new process under a pid met before (a new directory), a process that execs
+// into a profiler and a profiler started after the first scan are each seen at the next scan. A kernel
 // thread is never taken for an injected process.
-TEST(ProfilerWatch, ReadsKernelThreadsOnlyAtEveryTenthScan) {
-  static_assert(ProfilerWatch::kFullReadEvery == 10);
-  const fs::path proc = fresh_dir("watch-kthreads");
-  add_process(proc, 2, "kthreadd", 0);
-  add_process(proc, 30, "kworker/0:1", 2, "CUDA_INJECTION64_PATH=/not/read.so");
-  add_process(proc, 31, "bash");
+TEST(ProfilerWatch, ReadsAProcessMetBeforeOnlyForItsName) {
+  const fs::path proc = fresh_dir("watch-known");
+  write_process(proc / "2", 2, "kthreadd", 0, "", 1);
+  write_process(proc / "30", 30, "kworker/0:1", 2, "CUDA_INJECTION64_PATH=/not/read.so", 5);
+  write_process(proc / "31", 31, "bash", 1, "PATH=/usr/bin", 900);
+  write_process(proc / "32", 32, "nsys", 500, "PATH=/usr/bin", 950);  // the agent's (pid 500) child
   ProfilerWatch watch(proc, 500);
-  EXPECT_TRUE(watch.scan().empty());  // scan 1: every stat read; 30 is a kernel thread
-  add_process(proc, 30, "ncu");       // pid 30 reused by ncu (parent 1)
-  add_process(proc, 31, "ncu");       // bash became ncu
-  for (int scan = 2; scan <= 10; ++scan)
-    EXPECT_EQ(profilers_text(watch.scan()), "ncu (pid 31)") << "scan " << scan;
-  EXPECT_EQ(profilers_text(watch.scan()), "ncu (pid 30), ncu (pid 31)");  // scan 11 reads them all
+  EXPECT_TRUE(watch.scan().empty());
+  // Met for the first time: each one's comm and stat, and bash's environment.
+  EXPECT_EQ(reads_text(watch), "stat 4, comm 4, environ 1");
+  EXPECT_TRUE(watch.scan().empty());
+  EXPECT_EQ(reads_text(watch), "stat 4, comm 5, environ 1");  // bash's name only
+
+  write_process(proc / "31", 31, "ncu", 1, "PATH=/usr/bin", 900);  // bash execs ncu: same directory
+  EXPECT_EQ(profilers_text(watch.scan()), "ncu (pid 31)");
+  EXPECT_EQ(reads_text(watch), "stat 5, comm 6, environ 1");  // its comm changed: its stat again
+
+  replace_process(proc, 30, "ncu", 1, "PATH=/usr/bin", 1200);  // the kernel thread's pid reused by ncu
+  EXPECT_EQ(profilers_text(watch.scan()), "ncu (pid 30), ncu (pid 31)");
+  EXPECT_EQ(reads_text(watch), "stat 6, comm 8, environ 1");  // ncu is seen by name: no environment
+
+  // kthreadd's files written over in place (no new process): not read again.
+  write_process(proc / "2", 2, "ncu", 1, "", 1);
+  EXPECT_EQ(profilers_text(watch.scan()), "ncu (pid 30), ncu (pid 31)");
+  EXPECT_EQ(reads_text(watch), "stat 6, comm 10, environ 1");
+
+  // A process started after the first scans, with an injection: seen at the next scan.
+  write_process(proc / "40", 40, "python3", 31, "CUDA_INJECTION64_PATH=/opt/libinject.so", 1300);
+  EXPECT_EQ(profilers_text(watch.scan()),
+            "ncu (pid 30), ncu (pid 31), python3 with CUDA_INJECTION64_PATH (pid 40)");
+  EXPECT_EQ(reads_text(watch), "stat 7, comm 13, environ 2");
+
+  fs::remove_all(proc / "31");  // it ends
+  EXPECT_EQ(profilers_text(watch.scan()), "ncu (pid 30), python3 with CUDA_INJECTION64_PATH (pid 40)");
+  EXPECT_EQ(reads_text(watch), "stat 7, comm 15, environ 2");
+  fs::remove_all(proc);
+}
+
+// On this host's /proc: a child met under this test's name and then exec'ing a copy of sleep named
+// ncu is seen at the next scan, read through its comm file kept open; it is gone once it ends.
+TEST(ProfilerWatch, OnThisHostSeesAProcessThatExecsAProfilerAtTheNextScan) {
+  const fs::path dir = fresh_dir("watch-exec");
+  fs::copy_file("/bin/sleep", dir / "ncu");
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    char c = 0;
+    if (::read(go[0], &c, 1) == 1) ::execl((dir / "ncu").c_str(), "ncu", "30", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(go[0]);
+  auto child_seen = [&](const std::vector<SeenProfiler>& seen) {
+    for (const SeenProfiler& p : seen)
+      if (p.pid == child) return p.name;
+    return std::string();
+  };
+  ProfilerWatch watch("/proc", 1);  // as if the agent were pid 1: this process's child counts
+  EXPECT_EQ(child_seen(watch.scan()), "");
+  const std::uint64_t stat_reads = watch.reads().stat;
+  EXPECT_EQ(child_seen(watch.scan()), "");
+  EXPECT_EQ(watch.reads().stat, stat_reads) << "no process read again but for its name";
+  ASSERT_EQ(::write(go[1], "x", 1), 1);
+  std::string comm;
+  for (int i = 0; i < 200 && comm != "ncu\n"; ++i) {
+    std::this_thread::sleep_for(10ms);
+    std::ifstream in("/proc/" + std::to_string(child) + "/comm");
+    comm.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_EQ(comm, "ncu\n");
+  EXPECT_EQ(child_seen(watch.scan()), "ncu");
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_EQ(child_seen(watch.scan()), "");
+  ::close(go[1]);
+  fs::remove_all(dir);
+}
+
+std::size_t open_descriptors() {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& fd : fs::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+// At most kKeptNames comm files stay open; a process beyond them has its comm opened at each scan, and
+// is seen the same when it execs a profiler.
+TEST(ProfilerWatch, KeepsAtMostKeptNamesCommFilesOpen) {
+  static_assert(ProfilerWatch::kKeptNames == 64);
+  const fs::path proc = fresh_dir("watch-many");
+  for (int pid = 100; pid < 170; ++pid) write_process(proc / std::to_string(pid), pid, "bash", 1, "A=b", 7);
+  const std::size_t before = open_descriptors();
+  {
+    ProfilerWatch watch(proc, 500);
+    EXPECT_TRUE(watch.scan().empty());
+    EXPECT_EQ(open_descriptors(), before + 64 + 1);  // 64 comm files and the tree's directory
+    for (int pid = 100; pid < 170; ++pid) write_process(proc / std::to_string(pid), pid, "ncu", 1, "A=b", 7);
+    EXPECT_EQ(watch.scan().size(), 70U);
+    EXPECT_EQ(reads_text(watch), "stat 140, comm 140, environ 70");
+  }
+  EXPECT_EQ(open_descriptors(), before);
   fs::remove_all(proc);
 }
 

@@ -135,7 +135,8 @@ class Agent {
   recording::TimeNs now_ns_ = 0;
   recording::TimeNs next_poll_ns_ = 0;
   bool ended_ = false;
-  std::optional<PowerSource> last_power_;  // the latest read of the host's power source
+  std::optional<PowerSource> last_power_;            // the latest read of the host's power source
+  std::unique_ptr<PowerSourceReader> power_reader_;  // made at the first read (docs/agent.md#wake-ups)
 };
 
 }  // namespace diescope::agent

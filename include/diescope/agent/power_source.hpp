@@ -2,6 +2,7 @@
 // (docs/method.md#measurement-cost): an estimate is given only on mains power, read over the record.
 #pragma once
 
+#include <dirent.h>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -23,6 +24,22 @@ enum class PowerOverPeriod { mains, battery, changed, unreadable };
 // - anything else (a folder that cannot be listed, a battery with no readable adapter or status)
 //   is unreadable.
 PowerSource read_power_source(const std::filesystem::path& dir = "/sys/class/power_supply");
+
+// The same reads, once per poll in the agent, with the folder kept open from one read to the next and
+// listed again from its start, and each attribute read with one open and read
+// (docs/agent.md#wake-ups): the figure is read_power_source's.
+class PowerSourceReader {
+ public:
+  explicit PowerSourceReader(std::filesystem::path dir = "/sys/class/power_supply");
+  ~PowerSourceReader();
+  PowerSourceReader(const PowerSourceReader&) = delete;
+  PowerSourceReader& operator=(const PowerSourceReader&) = delete;
+  PowerSource read();
+
+ private:
+  std::filesystem::path dir_;
+  DIR* handle_ = nullptr;  // dir_, once it could be opened
+};
 
 // Folds one read into the period's figure so far (nullopt: no read yet in this period).
 PowerOverPeriod fold_power(std::optional<PowerOverPeriod> so_far, PowerSource read);
