@@ -19,7 +19,7 @@ for pair in "$@"; do
   name=${pair%%=*} bin=${pair#*=}
   [ -x "$bin/diescope-cupti" ] || { echo "pm_rule_pair.sh: no diescope-cupti in $bin" >&2; exit 2; }
   echo "$name start $(date -u +%T)"
-  BIN=$bin WORK=$(mktemp -d) PM_MINIMAL= PM_HELDOUT_SECONDS=${PM_HELDOUT_SECONDS:-12} \
+  BIN=$bin WORK=$(mktemp -d) PM_MINIMAL='' PM_HELDOUT_SECONDS=${PM_HELDOUT_SECONDS:-12} \
     bash bench/footprint/pm_boundary_check.sh "$out_dir/$name"
   echo "$name done $(date -u +%T)"
 done
