@@ -509,9 +509,9 @@ TEST(ProfilerWatch, OnThisHostSeesAProcessThatExecsAProfilerAtTheNextScan) {
   };
   ProfilerWatch watch("/proc", 1);  // as if the agent were pid 1: this process's child counts
   EXPECT_EQ(child_seen(watch.scan()), "");
-  const std::uint64_t stat_reads = watch.reads().stat;
+  // The child is now known and read only for its name. How many reads each scan takes is counted on
+  // the fake trees above: on a real host other processes start between two scans and are read.
   EXPECT_EQ(child_seen(watch.scan()), "");
-  EXPECT_EQ(watch.reads().stat, stat_reads) << "no process read again but for its name";
   ASSERT_EQ(::write(go[1], "x", 1), 1);
   std::string comm;
   for (int i = 0; i < 200 && comm != "ncu\n"; ++i) {
