@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prints the folder whose compile_commands.json clang-tidy should read for BUILD_DIR: BUILD_DIR itself,
 # or, where BUILD_DIR compiles some targets as one file (DIESCOPE_UNITY_BUILD,
-# docs/building.md#compile-time) or with a precompiled header (DIESCOPE_PCH, DIESCOPE_TEST_PCH),
+# docs/building.md#compile-time) or with a precompiled header (DIESCOPE_TEST_PCH),
 # BUILD_DIR/tidy-database, written here, in which each unity file's entry is replaced by one entry per
 # source it includes, with the same command, and each command is without the precompiled header
 # (`-Winvalid-pch -include .../cmake_pch.hxx`: clang cannot read GCC's, and the -O2 compile of
