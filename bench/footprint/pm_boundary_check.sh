@@ -7,8 +7,8 @@
 #      decode pass that filled its image or whose call took longer than the decode period;
 #   2. CUPTI alone (pm_minimal --pass-log), decoding only, with a given decode period, slack and
 #      hardware buffer (PM_MINIMAL="period_ms:slack_ms:buffer_MiB ...", one run each; by default
-#      40:60:77, the child's at 0.1 ms, and 20:30:41, the child's before; PM_MINIMAL= leaves them
-#      out), over the same five workloads run the same way, one process after another.
+#      40:60:77, the larger image that was tried at 0.1 ms, and 20:30:41, the child's; PM_MINIMAL=
+#      leaves them out), over the same five workloads run the same way, one process after another.
 # For each: samples received and expected, holes with their times beside the workloads' starts and
 # ends, overflow, and the decode passes around each hole (boundary_holes.py).
 #

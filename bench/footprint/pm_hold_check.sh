@@ -124,8 +124,8 @@ ffma_end
 hw_mb=$(awk -F'\t' '$1 == "0.1" {for (i = 1; i <= NF; i++) if ($i ~ /hardware buffer/) {s = $i; sub(/.*hardware buffer /, "", s); sub(/ MiB.*/, "", s); print s}}' "$out/child.tsv" | head -1)
 ffma $((seconds + 10))
 {
-  echo "pm_minimal --interval-ms 0.1 --drain-ms 40 --slack-ms 60 --hw-buffer-mb ${hw_mb:-77} --seconds $seconds (decoding only)"
-  "$bin/pm_minimal" --metrics "$metrics" --interval-ms 0.1 --drain-ms 40 --slack-ms 60 --hw-buffer-mb "${hw_mb:-77}" \
+  echo "pm_minimal --interval-ms 0.1 --drain-ms 20 --slack-ms 30 --hw-buffer-mb ${hw_mb:-41} --seconds $seconds (decoding only)"
+  "$bin/pm_minimal" --metrics "$metrics" --interval-ms 0.1 --drain-ms 20 --slack-ms 30 --hw-buffer-mb "${hw_mb:-41}" \
     --seconds "$seconds" 2>&1 || true
 } > "$out/minimal.txt"
 ffma_end

@@ -4,8 +4,8 @@
     run_floors.py OUT_DIR WORK_DIR       (BIN: pm_minimal, bare_cuda and diescope there)
 
 - CUPTI alone (bench/footprint/pm_minimal) with the child's settings at 10 ms and at 1 ms: the decode
-  period (docs/footprint.md#the-decode-period: 1000 and 100 ms), the image's slack (60 ms, so a
-  quarter period at 10 ms; docs/footprint.md#the-decode-image), a 20 MiB hardware buffer (the child's rule at both), decoding only and
+  period (docs/footprint.md#the-decode-period: 1000 and 100 ms), the image's slack (30 ms, so a
+  quarter period at 10 ms), a 20 MiB hardware buffer (the child's rule at both), decoding only and
   with evaluation; CPU of the whole process over its steady part from /proc/PID/stat (from a third
   of the run, at most 6 s, to 2 s before its end, as footprint.py's idle section reads the child),
   peak RSS and where it goes (smaps, mid-run);
@@ -53,7 +53,7 @@ def main():
     for interval, period in (("10", "1000"), ("1", "100")):
         for evaluate in (False, True):
             label = f"pm_minimal {interval} ms" + (", evaluating" if evaluate else ", decoding only")
-            argv = [pm, "--metrics", metrics, "--interval-ms", interval, "--drain-ms", period, "--slack-ms", "60",
+            argv = [pm, "--metrics", metrics, "--interval-ms", interval, "--drain-ms", period, "--slack-ms", "30",
                     "--hw-buffer-mb", "20", "--seconds", str(SECONDS)] + (["--evaluate"] if evaluate else [])
             cpu, rss = watched(label, argv, smaps, lines)
             rows.append([label, fp.fmt(cpu, 3), fp.fmt(rss, 1)])

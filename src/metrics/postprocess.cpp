@@ -508,8 +508,92 @@ void Pipeline::split(std::int64_t t0, std::int64_t t1) {
   }
 }
 
+void Pipeline::check_not_in_row(std::size_t id) const {
+  if (lanes_[id].in_row)
+    throw std::logic_error("Pipeline: stream " + std::to_string(id) +
+                           " of the row takes values through row() alone");
+}
+
+bool Pipeline::set_row(std::span<const std::size_t> ids) {
+  if (!row_.ids.empty()) throw std::logic_error("Pipeline::set_row: the row is set already");
+  std::set<std::size_t> seen;
+  for (std::size_t id : ids) {
+    if (id >= lanes_.size()) throw std::logic_error("Pipeline::set_row: no stream " + std::to_string(id));
+    if (!seen.insert(id).second)
+      throw std::logic_error("Pipeline::set_row: stream " + std::to_string(id) + " named twice");
+    if (!lanes_[id].plain) return false;
+  }
+  if (ids.empty()) return true;
+  row_.ids.assign(ids.begin(), ids.end());
+  for (std::size_t id : ids) {
+    flush_pending(lanes_[id]);  // what came before, in its order
+    lanes_[id].in_row = true;
+    row_.factors.push_back(lanes_[id].factor);
+  }
+  row_.values.assign(ids.size() * kRowCapacity, kNaN);
+  row_.weights.assign(kRowCapacity, 0.0);
+  row_.count = 0;
+  return true;
+}
+
+// The values waiting in the row, added to their bin stream by stream: for each stream the same
+// additions of the same numbers in the same order as flush_pending() makes of what enter() keeps.
+void Pipeline::flush_row() {
+  Row& r = row_;
+  if (r.count == 0) return;
+  const std::size_t k = r.bin, n = r.count;
+  const double* weights = r.weights.data();
+  for (std::size_t i = 0; i < r.ids.size(); ++i) {
+    Lane& l = lanes_[r.ids[i]];
+    Bin& bin = l.bins[k];
+    long double sum = l.weighted[k];
+    double weight = bin.weight, lo = bin.lo, hi = bin.hi;
+    const double* values = r.values.data() + i * kRowCapacity;
+    for (std::size_t j = 0; j < n; ++j) {
+      const double value = values[j];
+      if (!std::isfinite(value)) continue;  // no value: as to_grid() leaves it out
+      if (value != 0) sum += static_cast<long double>(value) * weights[j];
+      weight += weights[j];
+      lo = std::isnan(lo) ? value : std::min(lo, value);
+      hi = std::isnan(hi) ? value : std::max(hi, value);
+    }
+    l.weighted[k] = sum;
+    bin.weight = weight;
+    bin.lo = lo;
+    bin.hi = hi;
+  }
+  r.count = 0;
+}
+
+void Pipeline::row(std::int64_t t0_ns, std::int64_t t1_ns, std::span<const double> values) {
+  Row& r = row_;
+  if (values.size() != r.ids.size())
+    throw std::invalid_argument("Pipeline::row: " + std::to_string(values.size()) + " values for a row of " +
+                                std::to_string(r.ids.size()) + " streams");
+  const std::size_t n = values.size();
+  if (t1_ns <= t0_ns) {
+    // A point, as span() takes it: the row's values go first, then these, each added at once.
+    flush_row();
+    for (std::size_t i = 0; i < n; ++i) {
+      to_grid(r.ids[i], t0_ns, t1_ns, values[i] * r.factors[i]);
+      flush_pending(lanes_[r.ids[i]]);
+    }
+    return;
+  }
+  if (!pieces_valid_ || t0_ns != pieces_t0_ || t1_ns != pieces_t1_) split(t0_ns, t1_ns);
+  for (const Piece& piece : pieces_) {
+    if (r.count != 0 && (r.bin != piece.bin || r.count == kRowCapacity)) flush_row();
+    r.bin = piece.bin;
+    r.weights[r.count] = piece.weight;
+    double* slot = r.values.data() + r.count;
+    for (std::size_t i = 0; i < n; ++i) slot[i * kRowCapacity] = values[i] * r.factors[i];
+    ++r.count;
+  }
+}
+
 void Pipeline::span(std::size_t id, std::int64_t t0_ns, std::int64_t t1_ns, double value) {
   Stream& s = *streams_.at(id);
+  check_not_in_row(id);
   if (lanes_[id].plain) {
     to_grid(id, t0_ns, t1_ns, value * lanes_[id].factor);
     return;
@@ -533,6 +617,7 @@ void Pipeline::spans(std::size_t first, std::int64_t t0_ns, std::int64_t t1_ns,
     throw std::out_of_range("Pipeline::spans: no such streams");
   for (std::size_t i = 0; i < values.size(); ++i) {
     Lane& l = lanes_[first + i];
+    check_not_in_row(first + i);
     if (!l.plain || t1_ns <= t0_ns) {
       span(first + i, t0_ns, t1_ns, values[i]);
       continue;
@@ -546,6 +631,7 @@ void Pipeline::spans(std::size_t first, std::int64_t t0_ns, std::int64_t t1_ns,
 
 void Pipeline::point(std::size_t id, std::int64_t ts_ns, double value) {
   Stream& s = *streams_.at(id);
+  check_not_in_row(id);
   if (s.steps.to_rate) {
     const std::optional<std::int64_t> previous = s.previous_point_ns;
     s.previous_point_ns = ts_ns;
@@ -563,6 +649,7 @@ void Pipeline::point(std::size_t id, std::int64_t ts_ns, double value) {
 }
 
 std::vector<EnvelopeSeries> Pipeline::finish() {
+  flush_row();
   std::vector<EnvelopeSeries> out;
   out.reserve(streams_.size());
   for (std::size_t id = 0; id < streams_.size(); ++id) {
@@ -589,6 +676,7 @@ std::vector<EnvelopeSeries> Pipeline::finish() {
   }
   streams_.clear();
   lanes_.clear();
+  row_ = Row{};
   return out;
 }
 

@@ -591,28 +591,33 @@ document.querySelectorAll('.plot').forEach(function(p){p.addEventListener('mouse
 }  // namespace
 
 struct HtmlRenderer::State {
-  State(const ReportInput& input, const detail::TimelineOptions& options) : timeline(input, options) {}
-  detail::TimelineBuilder timeline;
+  State(std::shared_ptr<detail::SharedTimeline> shared, const ReportInput& input,
+        const detail::TimelineOptions& options)
+      : timeline(std::move(shared)), who(timeline->join(input, options)) {}
+  std::shared_ptr<detail::SharedTimeline> timeline;
+  std::size_t who;
 };
 
-HtmlRenderer::HtmlRenderer(std::filesystem::path path, int bins, double smooth_s)
-    : path_(std::move(path)), bins_(bins), smooth_s_(smooth_s) {}
+HtmlRenderer::HtmlRenderer(std::filesystem::path path, int bins, double smooth_s,
+                           std::shared_ptr<detail::SharedTimeline> timeline)
+    : path_(std::move(path)), bins_(bins), smooth_s_(smooth_s), timeline_(std::move(timeline)) {}
 HtmlRenderer::~HtmlRenderer() = default;
 
 void HtmlRenderer::begin(const ReportInput& input) {
   detail::TimelineOptions options;
   options.max_bins = static_cast<std::size_t>(std::max(1, bins_));
   options.smooth_s = smooth_s_;
-  state_ = std::make_unique<State>(input, options);
+  state_ = std::make_unique<State>(timeline_ ? timeline_ : std::make_shared<detail::SharedTimeline>(), input,
+                                   options);
 }
 
 void HtmlRenderer::sample(const WalkedSample& w) {
-  state_->timeline.sample(w);
+  state_->timeline->sample(state_->who, w);
 }
 
 void HtmlRenderer::finish(const ReportInput& input) {
   const json& report = input.report;
-  const Timeline t = state_->timeline.finish(input);
+  const Timeline t = state_->timeline->finish(state_->who, input);
   state_.reset();
   const recording::TimeNs lo = t.grid.origin_ns, hi = t.grid.end_ns();
   Page p{report, t, static_cast<double>(hi - lo) / 1e9, std::nullopt, {}};

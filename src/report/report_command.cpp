@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <system_error>
 
@@ -15,6 +16,7 @@
 #include "diescope/report/recording_report.hpp"
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/report.hpp"
+#include "timeline.hpp"
 
 namespace diescope::report {
 
@@ -148,12 +150,16 @@ int report_command(const ReportRequest& opt) {
         renderers.add(std::make_unique<CsvRenderer>(out / "samples.csv", smooth_s));
         written.push_back(out / "samples.csv");
       }
+      // report.html and trace.json drawn from one timeline's reads (docs/report.md#one-pass).
+      std::shared_ptr<detail::SharedTimeline> timeline;
+      if (wants(formats, "html") && wants(formats, "trace"))
+        timeline = std::make_shared<detail::SharedTimeline>();
       if (wants(formats, "html")) {
-        renderers.add(std::make_unique<HtmlRenderer>(out / "report.html", 1000, smooth_s));
+        renderers.add(std::make_unique<HtmlRenderer>(out / "report.html", 1000, smooth_s, timeline));
         written.push_back(out / "report.html");
       }
       if (wants(formats, "trace")) {
-        renderers.add(std::make_unique<TraceRenderer>(out / "trace.json", 10000, smooth_s));
+        renderers.add(std::make_unique<TraceRenderer>(out / "trace.json", 10000, smooth_s, timeline));
         written.push_back(out / "trace.json");
       }
     } catch (const core::Error& e) {

@@ -159,13 +159,13 @@ std::vector<int> Timeline::limiting_per_bin() const {
 
 std::size_t TimelineBuilder::add(Role role, std::string key, std::string label,
                                  const metrics::MetricDescriptor& d, const metrics::StreamSteps& steps) {
-  auto id = pipeline_->add(d, steps);
+  auto id = pipelines_.front().add(d, steps);
   if (!id) throw std::logic_error("cannot draw " + label + ": " + id.reason());
-  added_.push_back({role, std::move(key), std::move(label), {}});
+  added_.push_back({role, std::move(key), std::move(label), {}, d, steps});
   return *id;
 }
 
-TimelineBuilder::TimelineBuilder(const ReportInput& input, const TimelineOptions& options) {
+metrics::Pipeline TimelineBuilder::make_pipeline(const ReportInput& input, const TimelineOptions& options) {
   const json& results = input.report.at("results");
   const recording::TimeNs lo = results.at("start_ns").get<recording::TimeNs>();
   const recording::TimeNs hi = std::max(lo + 1, results.at("end_ns").get<recording::TimeNs>());
@@ -179,7 +179,28 @@ TimelineBuilder::TimelineBuilder(const ReportInput& input, const TimelineOptions
     throw core::UsageError("--smooth: " + pipeline.reason(),
                            "give the smoothing kernel in milliseconds, above 0 (--smooth 100)");
   }
-  pipeline_.emplace(*pipeline);
+  return *pipeline;
+}
+
+void TimelineBuilder::add_streams(metrics::Pipeline& p) {
+  for (const Added& a : added_) {
+    auto id = p.add(a.descriptor, a.steps);
+    if (!id) throw std::logic_error("cannot draw " + a.label + ": " + id.reason());
+  }
+  in_row_.push_back(p.set_row(row_ids_));
+}
+
+std::size_t TimelineBuilder::add_grid(const ReportInput& input, const TimelineOptions& options) {
+  if (fed_) throw std::logic_error("timeline: a grid added after the first sample");
+  metrics::Pipeline p = make_pipeline(input, options);
+  add_streams(p);
+  pipelines_.push_back(std::move(p));
+  return pipelines_.size() - 1;
+}
+
+TimelineBuilder::TimelineBuilder(const ReportInput& input, const TimelineOptions& options) {
+  const recording::RecordingMeta& meta = input.recording->meta();
+  pipelines_.push_back(make_pipeline(input, options));
 
   const int gpu = meta.gpu.index;
   metrics::StreamSteps share;
@@ -231,45 +252,79 @@ TimelineBuilder::TimelineBuilder(const ReportInput& input, const TimelineOptions
     added_.back().scope = names.scope_label(h.descriptor.scope);
   }
   share_values_.assign(shares_.size(), 0.0);
+  row_ids_.push_back(die_);
+  for (const std::vector<std::size_t>* ids : {&units_, &engines_, &diags_, &shares_})
+    row_ids_.insert(row_ids_.end(), ids->begin(), ids->end());
+  row_values_.assign(row_ids_.size(), 0.0);
+  in_row_.push_back(pipelines_.front().set_row(row_ids_));
   others_ = std::make_unique<Others>(*input.recording);
 }
 
 void TimelineBuilder::sample(const WalkedSample& w) {
+  fed_ = true;
   take_until(w.sample->start_ns);
   if (w.verdict.use != SampleUse::used) return;
-  metrics::Pipeline& p = *pipeline_;
   const recording::ChipSample& s = *w.sample;
   const recording::TimeNs a = s.start_ns, b = s.end_ns;
-  // The streams of each kind of column were added one after another, so their ids run on: one
-  // spans() call takes a kind's columns.
-  auto columns = [&](const std::vector<std::size_t>& ids, std::span<const double> values) {
-    const std::size_t n = std::min(values.size(), ids.size());
-    if (n > 0) p.spans(ids.front(), a, b, values.first(n));
-  };
-  p.span(die_, a, b, w.die_util_pct);
   std::size_t busiest = shares_.size();
   double busiest_value = 0;
-  columns(units_, s.units);
   for (std::size_t i = 0; i < s.units.size() && i < units_.size(); ++i) {
     if (std::isfinite(s.units[i]) && (busiest == shares_.size() || s.units[i] > busiest_value)) {
       busiest = i;
       busiest_value = s.units[i];
     }
   }
-  columns(engines_, w.engines);
   for (std::size_t i = 0; i < w.engines.size() && i < engines_.size(); ++i) {
     if (std::isfinite(w.engines[i]) && (busiest == shares_.size() || w.engines[i] > busiest_value)) {
       busiest = units_.size() + i;
       busiest_value = w.engines[i];
     }
   }
-  columns(diags_, s.diagnostics);
-  for (std::size_t i = 0; i < s.counts.size() && i < rates_.size(); ++i) p.span(rates_[i], a, b, s.counts[i]);
-  if (busiest < shares_.size()) {
+  // The row's values: what a sample lacks is NaN, which reaches no bin, as a column not handed over.
+  bool row_filled = false;
+  auto fill_row = [&]() {
+    if (row_filled) return;
+    row_filled = true;
+    double* v = row_values_.data();
+    std::fill(row_values_.begin(), row_values_.end(), analysis::kNaN);
+    *v++ = w.die_util_pct;
+    auto put = [&](std::span<const double> values, std::size_t n) {
+      std::copy_n(values.begin(), std::min(values.size(), n), v);
+      v += n;
+    };
+    put(s.units, units_.size());
+    put(w.engines, engines_.size());
+    put(s.diagnostics, diags_.size());
     // Every share is 0 between samples; only the busiest unit's is 100 while it is handed over.
-    share_values_[busiest] = 100.0;
-    columns(shares_, share_values_);
-    share_values_[busiest] = 0.0;
+    if (busiest < shares_.size()) {
+      std::fill_n(v, shares_.size(), 0.0);
+      v[busiest] = 100.0;
+    }
+  };
+  for (std::size_t g = 0; g < pipelines_.size(); ++g) {
+    metrics::Pipeline& p = pipelines_[g];
+    for (std::size_t i = 0; i < s.counts.size() && i < rates_.size(); ++i)
+      p.span(rates_[i], a, b, s.counts[i]);
+    if (in_row_[g]) {
+      fill_row();
+      p.row(a, b, row_values_);
+      continue;
+    }
+    // The streams of each kind of column were added one after another, so their ids run on: one
+    // spans() call takes a kind's columns.
+    auto columns = [&](const std::vector<std::size_t>& ids, std::span<const double> values) {
+      const std::size_t n = std::min(values.size(), ids.size());
+      if (n > 0) p.spans(ids.front(), a, b, values.first(n));
+    };
+    p.span(die_, a, b, w.die_util_pct);
+    columns(units_, s.units);
+    columns(engines_, w.engines);
+    columns(diags_, s.diagnostics);
+    if (busiest < shares_.size()) {
+      share_values_[busiest] = 100.0;
+      columns(shares_, share_values_);
+      share_values_[busiest] = 0.0;
+    }
   }
 }
 
@@ -306,7 +361,6 @@ struct TimelineBuilder::Others {
 TimelineBuilder::~TimelineBuilder() = default;
 
 void TimelineBuilder::take(recording::TimeNs until) {
-  metrics::Pipeline& p = *pipeline_;
   Others& o = *others_;
   if (!o.started) {
     o.have_util = o.util.next(o.booked);
@@ -320,22 +374,25 @@ void TimelineBuilder::take(recording::TimeNs until) {
     const recording::TimeNs end = std::min(to, from.ts_ns + recording::kNsPerSecond);
     for (std::size_t i = 0; i < throttle_.size(); ++i) {
       const double v = from.mask ? ((*from.mask & throttle_bits_[i]) != 0 ? 100.0 : 0.0) : analysis::kNaN;
-      if (end > from.ts_ns) p.span(throttle_[i], from.ts_ns, end, v);
+      if (end > from.ts_ns) each([&](metrics::Pipeline& p) { p.span(throttle_[i], from.ts_ns, end, v); });
     }
   };
   auto take_host = [&]() {
     for (const recording::HostValue& v : o.h.values) {
       auto it = host_.find(v.id);
       if (it == host_.end()) continue;
-      if (metrics::value_covers_interval(p.descriptor(it->second))) {
+      const std::size_t id = it->second;
+      if (metrics::value_covers_interval(pipelines_.front().descriptor(id))) {
         auto prev = o.previous_host.find(v.id);
-        if (prev != o.previous_host.end() && prev->second < o.h.ts_ns)
-          p.span(it->second, prev->second, o.h.ts_ns, v.value);
-        else
-          p.point(it->second, o.h.ts_ns, v.value);
+        if (prev != o.previous_host.end() && prev->second < o.h.ts_ns) {
+          const recording::TimeNs from = prev->second;
+          each([&](metrics::Pipeline& p) { p.span(id, from, o.h.ts_ns, v.value); });
+        } else {
+          each([&](metrics::Pipeline& p) { p.point(id, o.h.ts_ns, v.value); });
+        }
         o.previous_host[v.id] = o.h.ts_ns;
       } else {
-        p.point(it->second, o.h.ts_ns, v.value);
+        each([&](metrics::Pipeline& p) { p.point(id, o.h.ts_ns, v.value); });
       }
     }
   };
@@ -349,15 +406,19 @@ void TimelineBuilder::take(recording::TimeNs until) {
     if (!(o.have_util || o.have_clock || o.have_power || o.have_throttle || o.have_host) || next > until)
       break;
     if (o.have_util && o.booked.hi == next) {
-      p.span(gpu_, o.booked.lo, o.booked.hi, o.booked.pct);
+      each([&](metrics::Pipeline& p) { p.span(gpu_, o.booked.lo, o.booked.hi, o.booked.pct); });
       o.have_util = o.util.next(o.booked);
     } else if (o.have_clock && o.c.ts_ns == next) {
-      p.point(sm_clock_, o.c.ts_ns, o.c.sm_mhz);
-      p.point(mem_clock_, o.c.ts_ns, o.c.mem_mhz);
+      each([&](metrics::Pipeline& p) {
+        p.point(sm_clock_, o.c.ts_ns, o.c.sm_mhz);
+        p.point(mem_clock_, o.c.ts_ns, o.c.mem_mhz);
+      });
       o.have_clock = o.clocks->next(o.c);
     } else if (o.have_power && o.r.ts_ns == next) {
-      p.point(power_, o.r.ts_ns, o.r.limit_w);
-      p.point(power_draw_, o.r.ts_ns, o.r.draw_w);
+      each([&](metrics::Pipeline& p) {
+        p.point(power_, o.r.ts_ns, o.r.limit_w);
+        p.point(power_draw_, o.r.ts_ns, o.r.draw_w);
+      });
       o.have_power = o.power->next(o.r);
     } else if (o.have_throttle && o.t.ts_ns == next) {
       if (o.previous_throttle) book(*o.previous_throttle, o.t.ts_ns);
@@ -372,30 +433,58 @@ void TimelineBuilder::take(recording::TimeNs until) {
     book(*o.previous_throttle, o.previous_throttle->ts_ns + 100 * recording::kNsPerMs);
 }
 
-Timeline TimelineBuilder::finish(const ReportInput&) {
-  metrics::Pipeline& p = *pipeline_;
+Timeline TimelineBuilder::finish(const ReportInput& input) {
+  return std::move(finish_all(input).front());
+}
+
+std::vector<Timeline> TimelineBuilder::finish_all(const ReportInput&) {
   take(std::numeric_limits<recording::TimeNs>::max());
   others_.reset();
   next_ns_ = std::numeric_limits<recording::TimeNs>::max();
 
-  Timeline out;
-  out.grid = p.grid();
-  std::vector<metrics::EnvelopeSeries> all = p.finish();
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const metrics::Envelope& e = all[i].envelope;
-    const Role role = added_[i].role;
-    const bool any = std::any_of(e.mean.begin(), e.mean.end(), [](double v) { return std::isfinite(v); });
-    // Keep every column of the recording, even one without a value (its panel says so); leave out
-    // what is optional by nature.
-    const bool optional_series = role == Role::sm_clock || role == Role::mem_clock ||
-                                 role == Role::power_limit || role == Role::power_draw;
-    if (role == Role::throttle &&
-        std::none_of(e.max.begin(), e.max.end(), [](double v) { return std::isfinite(v) && v > 0; }))
-      continue;
-    if (optional_series && !any) continue;
-    out.series.push_back({role, added_[i].key, added_[i].label, added_[i].scope, all[i].descriptor, e});
+  std::vector<Timeline> timelines;
+  for (metrics::Pipeline& p : pipelines_) {
+    Timeline out;
+    out.grid = p.grid();
+    std::vector<metrics::EnvelopeSeries> all = p.finish();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const metrics::Envelope& e = all[i].envelope;
+      const Role role = added_[i].role;
+      const bool any = std::any_of(e.mean.begin(), e.mean.end(), [](double v) { return std::isfinite(v); });
+      // Keep every column of the recording, even one without a value (its panel says so); leave out
+      // what is optional by nature.
+      const bool optional_series = role == Role::sm_clock || role == Role::mem_clock ||
+                                   role == Role::power_limit || role == Role::power_draw;
+      if (role == Role::throttle &&
+          std::none_of(e.max.begin(), e.max.end(), [](double v) { return std::isfinite(v) && v > 0; }))
+        continue;
+      if (optional_series && !any) continue;
+      out.series.push_back({role, added_[i].key, added_[i].label, added_[i].scope, all[i].descriptor, e});
+    }
+    timelines.push_back(std::move(out));
   }
-  pipeline_.reset();
+  pipelines_.clear();
+  return timelines;
+}
+
+std::size_t SharedTimeline::join(const ReportInput& input, const TimelineOptions& options) {
+  if (!builder_)
+    builder_ = std::make_unique<TimelineBuilder>(input, options);
+  else
+    builder_->add_grid(input, options);
+  return joined_++;
+}
+
+Timeline SharedTimeline::finish(std::size_t who, const ReportInput& input) {
+  if (taken_ == 0) {
+    done_ = builder_->finish_all(input);
+    builder_.reset();
+  }
+  Timeline out = std::move(done_.at(who));
+  if (++taken_ == joined_) {  // every renderer has its own: ready for another walk
+    done_.clear();
+    joined_ = taken_ = 0;
+  }
   return out;
 }
 

@@ -79,6 +79,10 @@ class TimelineBuilder {
   ~TimelineBuilder();
   TimelineBuilder(const TimelineBuilder&) = delete;
   TimelineBuilder& operator=(const TimelineBuilder&) = delete;
+  // Another grid over the same run, fed by the same reads (report.html's and trace.json's grids
+  // from one walk); before the first sample. Returns its index in finish_all()'s timelines (the
+  // constructor's grid is 0). Throws as the constructor does.
+  std::size_t add_grid(const ReportInput& input, const TimelineOptions& options);
   // One chip sample; the recording's other streams are taken up to its start, so that a recording
   // file serves them from the chip samples' read of it (docs/report.md#one-pass).
   void sample(const WalkedSample& w);
@@ -86,12 +90,19 @@ class TimelineBuilder {
   // had a value are left out (a throttle reason that never held the clocks, a clock that was not
   // read).
   Timeline finish(const ReportInput& input);
+  // The same for every grid, in the order added.
+  std::vector<Timeline> finish_all(const ReportInput& input);
 
  private:
   struct Added {
     Role role;
     std::string key, label, scope;
+    metrics::MetricDescriptor descriptor;
+    metrics::StreamSteps steps;
   };
+  static metrics::Pipeline make_pipeline(const ReportInput& input, const TimelineOptions& options);
+  // Adds the streams of added_ to `p` and makes its row (set_row) of the chip samples' columns.
+  void add_streams(metrics::Pipeline& p);
   std::size_t add(Role role, std::string key, std::string label, const metrics::MetricDescriptor& d,
                   const metrics::StreamSteps& steps = {});
   // Feeds the other streams' values up to time t, in one time order across them.
@@ -99,16 +110,46 @@ class TimelineBuilder {
     if (t >= next_ns_) take(t);
   }
   void take(recording::TimeNs t);
+  template <class F>
+  void each(F&& f) {
+    for (metrics::Pipeline& p : pipelines_) f(p);
+  }
   struct Others;  // GPU-Util, clocks, power, throttle reasons and host streams, being read
   std::unique_ptr<Others> others_;
   recording::TimeNs next_ns_ = std::numeric_limits<recording::TimeNs>::min();
-  std::optional<metrics::Pipeline> pipeline_;
+  std::vector<metrics::Pipeline> pipelines_;  // one per grid
+  std::vector<bool> in_row_;                  // per pipeline: its row is set (no smoothing)
+  bool fed_ = false;
   std::vector<Added> added_;
   std::size_t die_ = 0, gpu_ = 0, sm_clock_ = 0, mem_clock_ = 0, power_ = 0, power_draw_ = 0;
   std::vector<std::size_t> units_, engines_, diags_, rates_, shares_, throttle_;
   std::vector<std::uint64_t> throttle_bits_;
   std::vector<double> share_values_;  // one sample's limiting-unit shares: all 0 but while handed over
+  // The row (metrics::Pipeline::set_row): DIE-Util, the units, engines, diagnostics and limiting
+  // shares, in that order; row_values_ holds one sample's, NaN where it has none.
+  std::vector<std::size_t> row_ids_;
+  std::vector<double> row_values_;
   std::map<std::int64_t, std::size_t> host_;  // recording's stream id -> pipeline id
+};
+
+// report.html's and trace.json's timelines from one TimelineBuilder when both are written from one
+// walk: GPU-Util, the clocks, power and throttle reasons are read once and each chip sample's
+// columns worked out once, for each renderer's own grid (docs/report.md#one-pass). Each renderer
+// joins in begin(), hands over every sample and takes its timeline in finish(); the first to join
+// feeds the samples, the others' samples are the same ones.
+class SharedTimeline {
+ public:
+  // Throws as TimelineBuilder's constructor does. Returns the renderer's place.
+  std::size_t join(const ReportInput& input, const TimelineOptions& options);
+  void sample(std::size_t who, const WalkedSample& w) {
+    if (who == 0) builder_->sample(w);
+  }
+  Timeline finish(std::size_t who, const ReportInput& input);
+
+ private:
+  std::unique_ptr<TimelineBuilder> builder_;
+  std::size_t joined_ = 0, taken_ = 0;
+  std::vector<Timeline> done_;
 };
 
 }  // namespace diescope::report::detail

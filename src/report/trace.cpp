@@ -113,12 +113,18 @@ std::string track_name(const detail::TimelineSeries& s) {
 }  // namespace
 
 struct TraceRenderer::State {
-  State(const std::filesystem::path& path, recording::TimeNs origin, const ReportInput& input,
+  State(const std::filesystem::path& path, recording::TimeNs origin,
+        std::shared_ptr<detail::SharedTimeline> shared, const ReportInput& input,
         const detail::TimelineOptions& options)
-      : file(path), out(file, origin), timeline(input, options), origin_ns(origin) {}
+      : file(path),
+        out(file, origin),
+        timeline(std::move(shared)),
+        who(timeline->join(input, options)),
+        origin_ns(origin) {}
   core::AtomicFileWriter file;
   EventWriter out;
-  detail::TimelineBuilder timeline;
+  std::shared_ptr<detail::SharedTimeline> timeline;
+  std::size_t who;
   recording::TimeNs origin_ns;
   // Dropped chip samples in a row with one reason make one slice; at most kMaxDropSlices of them.
   std::optional<std::tuple<std::string, recording::TimeNs, recording::TimeNs, std::int64_t, std::int64_t>>
@@ -126,8 +132,9 @@ struct TraceRenderer::State {
   std::int64_t drop_slices = 0, drops_left_out = 0;
 };
 
-TraceRenderer::TraceRenderer(std::filesystem::path path, int bins, double smooth_s)
-    : path_(std::move(path)), bins_(bins), smooth_s_(smooth_s) {}
+TraceRenderer::TraceRenderer(std::filesystem::path path, int bins, double smooth_s,
+                             std::shared_ptr<detail::SharedTimeline> timeline)
+    : path_(std::move(path)), bins_(bins), smooth_s_(smooth_s), timeline_(std::move(timeline)) {}
 TraceRenderer::~TraceRenderer() = default;
 
 void TraceRenderer::begin(const ReportInput& input) {
@@ -136,7 +143,8 @@ void TraceRenderer::begin(const ReportInput& input) {
   detail::TimelineOptions options;
   options.max_bins = static_cast<std::size_t>(std::max(1, bins_));
   options.smooth_s = smooth_s_;
-  state_ = std::make_unique<State>(path_, origin, input, options);
+  state_ = std::make_unique<State>(
+      path_, origin, timeline_ ? timeline_ : std::make_shared<detail::SharedTimeline>(), input, options);
   core::AtomicFileWriter& file = state_->file;
   file.write("{\"displayTimeUnit\":\"ms\",\"otherData\":");
   file.write(json{
@@ -171,7 +179,7 @@ void TraceRenderer::begin(const ReportInput& input) {
 
 void TraceRenderer::sample(const WalkedSample& w) {
   State& st = *state_;
-  st.timeline.sample(w);
+  st.timeline->sample(st.who, w);
   if (w.verdict.use == SampleUse::used) return;
   const recording::ChipSample& s = *w.sample;
   auto& open = st.open_drop;
@@ -211,7 +219,7 @@ void TraceRenderer::finish(const ReportInput& input) {
   // Every series on the grid: one value per bin at the bin's start, written only when it changes
   // (a counter holds its value); a bin without a value is left out, never drawn as 0. Where a bin
   // holds more than one value, DIE-Util and GPU-Util also get their lowest and highest.
-  const detail::Timeline t = st.timeline.finish(input);
+  const detail::Timeline t = st.timeline->finish(st.who, input);
   const bool merged = t.grid.step_ns > std::llround(input.recording->meta().interval_ms * 1e6);
   auto emit = [&](int pid, const std::string& name, const std::vector<double>& values) {
     const std::string quoted = json(name).dump();

@@ -16,58 +16,49 @@ namespace {
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
-TEST(SamplerSizing, DecodePeriodIsTheDrainOrAHundredIntervalsButNoShorterThanFortyMs) {
+TEST(SamplerSizing, DecodePeriodIsTheDrainOrAHundredIntervalsButNoShorterThanTwentyMs) {
   EXPECT_DOUBLE_EQ(child::decode_period_ms(10, 1000), 1000);   // 100 * 10 ms = 1000 ms: the drain
   EXPECT_DOUBLE_EQ(child::decode_period_ms(1, 1000), 100);     // 100 * 1 ms = 100 ms < 1000
-  EXPECT_DOUBLE_EQ(child::decode_period_ms(0.5, 1000), 50);    // 100 * 0.5 ms = 50 ms, over the floor
-  EXPECT_NEAR(child::decode_period_ms(0.4, 1000), 40, 1e-9);   // 100 * 0.4 ms = 40 ms: the floor itself
-  EXPECT_DOUBLE_EQ(child::decode_period_ms(0.25, 1000), 40);   // 100 * 0.25 ms = 25 ms, raised to 40
-  EXPECT_DOUBLE_EQ(child::decode_period_ms(0.2, 1000), 40);    // 100 * 0.2 ms = 20 ms, raised to 40
-  EXPECT_DOUBLE_EQ(child::decode_period_ms(0.1, 100), 40);     // 100 * 0.1 ms = 10 ms, raised to 40
-  EXPECT_DOUBLE_EQ(child::decode_period_ms(0.1, 20), 20);      // a drain shorter than the floor: the drain
-  EXPECT_DOUBLE_EQ(child::decode_period_ms(0.1, 5), 5);        // likewise
+  EXPECT_DOUBLE_EQ(child::decode_period_ms(0.25, 1000), 25);   // 100 * 0.25 ms = 25 ms, over the floor
+  EXPECT_NEAR(child::decode_period_ms(0.2, 1000), 20, 1e-9);   // 100 * 0.2 ms = 20 ms: the floor itself
+  EXPECT_DOUBLE_EQ(child::decode_period_ms(0.1, 100), 20);     // 100 * 0.1 ms = 10 ms, raised to 20
+  EXPECT_DOUBLE_EQ(child::decode_period_ms(0.1, 5), 5);        // a drain shorter than the floor: the drain
   EXPECT_DOUBLE_EQ(child::decode_period_ms(100, 1000), 1000);  // 100 * 100 ms = 10 s: the drain
 }
 
-TEST(SamplerSizing, SlackIsAQuarterPeriodButAtLeastSixtyMs) {
+TEST(SamplerSizing, SlackIsAQuarterPeriodButAtLeastThirtyMs) {
   EXPECT_DOUBLE_EQ(child::decode_slack_ms(10, 1000), 250);  // a quarter of 1000 ms
-  EXPECT_DOUBLE_EQ(child::decode_slack_ms(1, 1000), 60);    // a quarter of 100 ms is 25, under 60
-  EXPECT_DOUBLE_EQ(child::decode_slack_ms(0.1, 1000), 60);  // a quarter of 40 ms is 10, under 60
-  EXPECT_DOUBLE_EQ(child::decode_slack_ms(0.1, 5), 60);     // a quarter of 5 ms is 1.25, under 60
-  EXPECT_DOUBLE_EQ(child::decode_slack_ms(5, 1000), 125);   // 100 * 5 ms = 500 ms; a quarter is 125
+  EXPECT_DOUBLE_EQ(child::decode_slack_ms(1, 1000), 30);    // a quarter of 100 ms is 25, under 30
+  EXPECT_DOUBLE_EQ(child::decode_slack_ms(0.1, 1000), 30);  // a quarter of 20 ms is 5, under 30
+  EXPECT_DOUBLE_EQ(child::decode_slack_ms(0.1, 5), 30);     // a quarter of 5 ms is 1.25, under 30
 }
 
 TEST(SamplerSizing, SamplesHeldAreAPeriodThenAPeriodOrTheSlackAndSpare) {
   EXPECT_EQ(child::samples_held(10, 1000), 264u);  // 100 + max(100, 250 / 10 = 25) + 64
-  EXPECT_EQ(child::samples_held(1, 1000), 264u);   // 100 + max(100, 60 / 1 = 60) + 64
+  EXPECT_EQ(child::samples_held(1, 1000), 264u);   // 100 + max(100, 30 / 1 = 30) + 64
   EXPECT_EQ(child::samples_held(0.1, 1000),
-            1064u);  // decoded every 40 ms: 400 + max(400, 60 / 0.1 = 600) + 64
-  EXPECT_EQ(child::samples_held(0.2, 1000), 564u);  // 40 / 0.2 = 200; 200 + max(200, 60 / 0.2 = 300) + 64
+            564u);  // decoded every 20 ms: 200 + max(200, 30 / 0.1 = 300) + 64
   EXPECT_EQ(child::samples_held(1000, 1000), 66u);  // 1 + max(1, ceil(250 / 1000) = 1) + 64
-  EXPECT_EQ(child::samples_held(0.1, 5), 714u);     // 50 + max(50, 600) + 64
+  EXPECT_EQ(child::samples_held(0.1, 5), 414u);     // 50 + max(50, 300) + 64
 }
 
 TEST(SamplerSizing, DecodeImageHoldsOneDecodePeriodAndTheSlack) {
-  EXPECT_EQ(child::decode_image_samples(10, 1000), 129u);    // (1000 + 250) / 10 = 125, + 4
-  EXPECT_EQ(child::decode_image_samples(1, 1000), 164u);     // (100 + 60) / 1 = 160, + 4
-  EXPECT_EQ(child::decode_image_samples(0.2, 1000), 504u);   // (40 + 60) / 0.2 = 500, + 4
-  EXPECT_EQ(child::decode_image_samples(0.1, 1000), 1004u);  // (40 + 60) / 0.1 = 1000, + 4
-  EXPECT_EQ(child::decode_image_samples(0.1, 5), 654u);      // (5 + 60) / 0.1 = 650, + 4
-  EXPECT_EQ(child::decode_image_samples(1000, 1000), 8u);    // ceil((1000 + 250) / 1000) + 4 = 6, raised to 8
+  EXPECT_EQ(child::decode_image_samples(10, 1000), 129u);   // (1000 + 250) / 10 = 125, + 4
+  EXPECT_EQ(child::decode_image_samples(1, 1000), 134u);    // (100 + 30) / 1 = 130, + 4
+  EXPECT_EQ(child::decode_image_samples(0.2, 1000), 254u);  // (20 + 30) / 0.2 = 250, + 4
+  EXPECT_EQ(child::decode_image_samples(0.1, 1000), 504u);  // (20 + 30) / 0.1 = 500, + 4
+  EXPECT_EQ(child::decode_image_samples(0.1, 5), 354u);     // (5 + 30) / 0.1 = 350, + 4
+  EXPECT_EQ(child::decode_image_samples(1000, 1000), 8u);   // ceil((1000 + 250) / 1000) + 4 = 6, raised to 8
 }
 
 TEST(SamplerSizing, HardwareBufferHoldsTheSamplesHeldWithHeadroom) {
   // 10 ms, 1 s drains, 50,393 bytes a sample (the Hopper table on the H200): 264 * 50,393 * 1.5 =
   // 19,955,628 bytes = 19.03 MiB, rounded up to 20 MiB.
   EXPECT_EQ(child::hardware_buffer_bytes(10, 1000, 50'393), 20 * kMiB);
-  // 0.1 ms holds 1,064 samples: 1,064 * 50,393 * 1.5 = 80,427,228 bytes = 76.70 MiB, rounded up to 77.
-  EXPECT_EQ(child::hardware_buffer_bytes(0.1, 1000, 50'393), 77 * kMiB);
-  // 0.2 ms holds 564: 564 * 50,393 * 1.5 = 42,632,478 bytes = 40.66 MiB, rounded up to 41.
-  EXPECT_EQ(child::hardware_buffer_bytes(0.2, 1000, 50'393), 41 * kMiB);
-  // 0.1 ms, 5 ms drains, 2,048 bytes: 714 * 2,048 * 1.5 = 2,193,408 bytes: under the floor, 4 MiB.
-  EXPECT_EQ(child::hardware_buffer_bytes(0.1, 5, 2048), 4 * kMiB);
-  // The same with 4,096 bytes: 714 * 4,096 * 1.5 = 4,386,816 bytes = 4.18 MiB, rounded up to 5.
-  EXPECT_EQ(child::hardware_buffer_bytes(0.1, 5, 4096), 5 * kMiB);
+  // 0.1 ms holds 564 samples: 564 * 50,393 * 1.5 = 42,632,478 bytes = 40.66 MiB, rounded up to 41.
+  EXPECT_EQ(child::hardware_buffer_bytes(0.1, 1000, 50'393), 41 * kMiB);
+  // 0.1 ms, 5 ms drains, 4,096 bytes: 414 * 4,096 * 1.5 = 2,543,616 bytes: under the floor, 4 MiB.
+  EXPECT_EQ(child::hardware_buffer_bytes(0.1, 5, 4096), 4 * kMiB);
 }
 
 TEST(SamplerSizing, HardwareBufferStaysWithinItsCeiling) {
@@ -95,10 +86,8 @@ TEST(SamplerSizing, DecodeImagesAreWhatThirtyTwoMiBHoldWithinThreeAndFour) {
   EXPECT_EQ(child::decode_images(129 * 50'393), 4u);
   // 10 MiB images: 32 / 10 = 3.2, so 3.
   EXPECT_EQ(child::decode_images(10 * kMiB), 3u);
-  // The Hopper image at 0.1 ms: 1,004 * 50,393 = 50,594,572 bytes; 33,554,432 / 50,594,572 = 0.66, so
-  // 0, raised to the floor of 3 (one decoded, one evaluated, one more if the evaluation falls behind).
-  EXPECT_EQ(child::decode_images(1004 * 50'393), 3u);
-  // At 0.2 ms: 504 * 50,393 = 25,398,072 bytes; 1.32, so 1, raised to 3.
+  // The Hopper image at 0.1 ms: 504 * 50,393 = 25,398,072 bytes; 33,554,432 / 25,398,072 = 1.32, so
+  // 1, raised to the floor of 3 (one decoded, one evaluated, one more if the evaluation falls behind).
   EXPECT_EQ(child::decode_images(504 * 50'393), 3u);
   // 20 MiB images: 32 / 20 = 1.6, so 1, raised to 3.
   EXPECT_EQ(child::decode_images(20 * kMiB), 3u);

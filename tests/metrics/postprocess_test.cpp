@@ -421,6 +421,72 @@ TEST(Pipeline, BinSumsKeepExtendedPrecisionAcrossManyValues) {
   EXPECT_EQ(out[0].envelope.mean[1], 1.0);
 }
 
+// The row takes a chip sample's columns over one span, as span() into each would. Streams 2 and 0
+// (in that order: the row's order is its own) over bins of 10 ms: [5, 15) ms {10, 0}, [15, 30) ms
+// {40, NaN}, a point at 31 ms {8, 2}. Stream 2 as SpansAreTimeWeighted...: bin 0 10, bin 1 10 and
+// 40 for 5 ms each (mean 25), bin 2 40, bin 3 the point 8. Stream 0: bin 0 holds 0, bin 1 0 for
+// 5 ms (the NaN reaches no bin: mean 0, min 0, max 0), bin 2 nothing (NaN), bin 3 the point 2.
+// Stream 1, outside the row, still takes span(); the row's streams refuse it, and a row of the
+// wrong size is refused.
+TEST(Pipeline, RowIsSpanIntoEachOfItsStreams) {
+  Pipeline p = *Pipeline::make(Grid{0, 10 * kMs, 4});
+  const std::size_t s0 = *p.add(plain(Unit::pct, 100));
+  const std::size_t s1 = *p.add(plain(Unit::pct, 100));
+  const std::size_t s2 = *p.add(plain(Unit::pct, 100));
+  const std::vector<std::size_t> ids{s2, s0};
+  ASSERT_TRUE(p.set_row(ids));
+  EXPECT_THROW(p.set_row(ids), std::logic_error);
+  p.row(5 * kMs, 15 * kMs, std::vector<double>{10, 0});
+  p.row(15 * kMs, 30 * kMs, std::vector<double>{40, kNaN});
+  p.row(31 * kMs, 31 * kMs, std::vector<double>{8, 2});
+  p.span(s1, 0, 10 * kMs, 7);
+  EXPECT_THROW(p.span(s0, 0, 10 * kMs, 1), std::logic_error);
+  EXPECT_THROW(p.point(s2, 0, 1), std::logic_error);
+  EXPECT_THROW(p.row(0, 10 * kMs, std::vector<double>{1}), std::invalid_argument);
+  auto out = p.finish();
+  ASSERT_EQ(out.size(), 3u);
+  expect_values(out[s2].envelope.min, {10, 10, 40, 8}, "min 2");
+  expect_values(out[s2].envelope.mean, {10, 25, 40, 8}, "mean 2");
+  expect_values(out[s2].envelope.max, {10, 40, 40, 8}, "max 2");
+  expect_values(out[s0].envelope.min, {0, 0, kNaN, 2}, "min 0");
+  expect_values(out[s0].envelope.mean, {0, 0, kNaN, 2}, "mean 0");
+  expect_values(out[s0].envelope.max, {0, 0, kNaN, 2}, "max 0");
+  expect_values(out[s1].envelope.mean, {7, kNaN, kNaN, kNaN}, "mean 1");
+}
+
+// The row keeps each bin's sum in extended precision and its values in the order they came, past
+// the 128 spans it holds before adding them: as BinSumsKeepExtendedPrecisionAcrossManyValues,
+// 1000 spans of 1 ns alternate 2^53 and 2 (mean 2^52 + 1, exact), then 1000 of 1 (mean 1).
+TEST(Pipeline, RowSumsKeepExtendedPrecisionAcrossManyValues) {
+  Pipeline p = *Pipeline::make(Grid{0, 1000, 2});
+  const std::size_t id = *p.add(plain(Unit::count));
+  const std::vector<std::size_t> ids{id};
+  ASSERT_TRUE(p.set_row(ids));
+  const double big = 9007199254740992.0;  // 2^53
+  for (int i = 0; i < 1000; ++i) p.row(i, i + 1, std::vector<double>{i % 2 == 0 ? big : 2.0});
+  for (int i = 1000; i < 2000; ++i) p.row(i, i + 1, std::vector<double>{1.0});
+  auto out = p.finish();
+  EXPECT_EQ(out[0].envelope.mean[0], 4503599627370497.0);  // 2^52 + 1
+  EXPECT_EQ(out[0].envelope.mean[1], 1.0);
+}
+
+// A row of a stream with a rate, or of a smoothed one, is refused (set_row returns false and sets
+// nothing: the streams still take span()); an unknown stream or one named twice is a mistake.
+TEST(Pipeline, RowRefusesRatesSmoothingAndUnknownStreams) {
+  Pipeline p = *Pipeline::make(Grid{0, 10 * kMs, 1});
+  const std::size_t plain_id = *p.add(plain(Unit::pct, 100));
+  const std::size_t rate_id = *p.add(plain(Unit::bytes, 5000), rate_steps());
+  EXPECT_FALSE(p.set_row(std::vector<std::size_t>{plain_id, rate_id}));
+  p.span(plain_id, 0, 10 * kMs, 50);
+  EXPECT_THROW(p.set_row(std::vector<std::size_t>{plain_id, 7}), std::logic_error);
+  EXPECT_THROW(p.set_row(std::vector<std::size_t>{plain_id, plain_id}), std::logic_error);
+  Pipeline smoothed = *Pipeline::make(Grid{0, 10 * kMs, 1}, 0.005);
+  const std::size_t s = *smoothed.add(plain(Unit::pct, 100));
+  EXPECT_FALSE(smoothed.set_row(std::vector<std::size_t>{s}));
+  auto out = p.finish();
+  expect_values(out[plain_id].envelope.mean, {50}, "mean");
+}
+
 // Points are counted once each in their bin: 2 and 4 at 1 and 9 ms average 3; a span before the grid
 // and a point after it are left out.
 TEST(Pipeline, PointsAreMeansOfTheirBinAndOutsideTheGridIsLeftOut) {

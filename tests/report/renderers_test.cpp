@@ -14,6 +14,7 @@
 #include "diescope/report/renderer.hpp"
 #include "diescope/report/report.hpp"
 #include "fixtures.hpp"
+#include "timeline.hpp"
 
 namespace diescope {
 namespace {
@@ -212,6 +213,38 @@ TEST_F(Renderers, OnePassWritesWhatAnalysisThenRenderWrite) {
   for (const char* name : {"report.json", "samples.csv", "report.html", "trace.json"}) {
     EXPECT_FALSE(test::read_text(dir / "one-pass" / name).empty()) << name;
     EXPECT_EQ(test::read_text(dir / "one-pass" / name), test::read_text(dir / "two-passes" / name)) << name;
+  }
+}
+
+TEST_F(Renderers, HtmlAndTraceSharingOneTimelineWriteWhatEachWritesAlone) {
+  // report.html and trace.json fed from one timeline (one read of GPU-Util, clocks, power and
+  // throttle reasons, each on its own grid; docs/report.md#one-pass) write, byte for byte, what each
+  // writes from a timeline of its own, with and without smoothing (the long synthetic run: every
+  // stream, a steady window, drops); the shared timeline serves a second walk as the first.
+  const fs::path recording = dir / "long-shared.dsrec";
+  recording::write_synthetic_recording(recording, recording::long_run_spec(0.05));
+  const report::RecordingReport analysed =
+      report::analyse_recording(recording, analysis::WindowMode::markers);
+  const report::ReportInput input{analysed.report, analysed.source.get(), &analysed.analysis};
+  for (const double smooth_s : {0.0, 0.1}) {
+    const fs::path alone = dir / ("alone-" + std::to_string(smooth_s));
+    const fs::path shared = dir / ("shared-" + std::to_string(smooth_s));
+    fs::create_directories(alone);
+    fs::create_directories(shared);
+    report::HtmlRenderer(alone / "report.html", 1000, smooth_s).render(input);
+    report::TraceRenderer(alone / "trace.json", 10000, smooth_s).render(input);
+    auto timeline = std::make_shared<report::detail::SharedTimeline>();
+    report::MultiRenderer multi;
+    multi.add(std::make_unique<report::HtmlRenderer>(shared / "report.html", 1000, smooth_s, timeline));
+    multi.add(std::make_unique<report::TraceRenderer>(shared / "trace.json", 10000, smooth_s, timeline));
+    for (int walk = 0; walk < 2; ++walk) {
+      multi.render(input);
+      for (const char* name : {"report.html", "trace.json"}) {
+        EXPECT_FALSE(test::read_text(shared / name).empty()) << name;
+        EXPECT_EQ(test::read_text(shared / name), test::read_text(alone / name))
+            << name << " smooth " << smooth_s << " walk " << walk;
+      }
+    }
   }
 }
 

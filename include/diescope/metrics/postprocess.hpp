@@ -184,6 +184,17 @@ class Pipeline {
   // A reading at one instant (a clock): counted once in its bin; its rate (to_rate) is over the time
   // since the stream's previous point.
   void point(std::size_t id, std::int64_t ts_ns, double value);
+  // The pipeline's row: streams, none with a rate or smoothing, that take one value each over the
+  // same span, always together (a chip sample's columns), at less cost per value than span(): the
+  // span's bins are found once for all of them and each bin's values are added stream by stream,
+  // in the order they came, as span() adds them (docs/report.md#one-pass). A stream of the row
+  // takes values through row() alone (span(), spans() and point() refuse it). Returns false, and
+  // sets nothing, when a stream has a rate or is smoothed; throws std::logic_error when a row was
+  // set already or an id is unknown or named twice.
+  bool set_row(std::span<const std::size_t> ids);
+  // span(ids[i], t0_ns, t1_ns, values[i]) for each stream i of the row, values.size() of them (a
+  // NaN value reaches no bin, as with span()).
+  void row(std::int64_t t0_ns, std::int64_t t1_ns, std::span<const double> values);
   // The envelopes, one per stream in the order added. The pipeline is spent afterwards.
   std::vector<EnvelopeSeries> finish();
   const Grid& grid() const { return grid_; }
@@ -223,9 +234,23 @@ class Pipeline {
     Pending* pending = nullptr;  // kPendingProducts of them
     std::size_t pending_count = 0;
     std::size_t pending_bin = 0;
+    bool in_row = false;  // takes values through row() alone
   };
   static void flush_pending(Lane& l);
   static void enter(Lane& l, std::size_t k, double weight, double value);
+  // The row's values not yet added to their bin, all for one bin: kRowCapacity per stream, stream
+  // by stream (a stream's values side by side, the order they came), and each span's weight once.
+  static constexpr std::size_t kRowCapacity = 128;
+  struct Row {
+    std::vector<std::size_t> ids;
+    std::vector<double> factors;
+    std::vector<double> values;   // ids.size() * kRowCapacity
+    std::vector<double> weights;  // kRowCapacity
+    std::size_t count = 0;
+    std::size_t bin = 0;
+  };
+  void flush_row();
+  void check_not_in_row(std::size_t id) const;
   Grid grid_;
   double smooth_s_;
   std::size_t last_bin_ = 0;
@@ -241,6 +266,7 @@ class Pipeline {
   std::int64_t pieces_t0_ = 0;
   std::int64_t pieces_t1_ = 0;
   bool pieces_valid_ = false;
+  Row row_;
 };
 
 }  // namespace diescope::metrics

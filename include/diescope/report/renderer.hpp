@@ -17,6 +17,9 @@
 namespace diescope::report {
 
 struct WalkedSample;  // samples_csv.hpp
+namespace detail {
+class SharedTimeline;  // report.html's and trace.json's timelines from one walk (src/report/timeline.hpp)
+}
 
 struct ReportInput {
   const nlohmann::json& report;
@@ -119,7 +122,10 @@ class CsvRenderer final : public SampleRenderer {
 // `smooth_s` seconds when above 0, so the page's size does not grow with the recording.
 class HtmlRenderer final : public SampleRenderer {
  public:
-  explicit HtmlRenderer(std::filesystem::path path, int bins = 1000, double smooth_s = 0);
+  // `timeline`, when given, is shared with a TraceRenderer of the same walk (and the same smoothing):
+  // GPU-Util, clocks, power and throttle reasons are then read once for both.
+  explicit HtmlRenderer(std::filesystem::path path, int bins = 1000, double smooth_s = 0,
+                        std::shared_ptr<detail::SharedTimeline> timeline = nullptr);
   ~HtmlRenderer() override;
   std::string name() const override { return "html"; }
   void begin(const ReportInput& input) override;
@@ -131,6 +137,7 @@ class HtmlRenderer final : public SampleRenderer {
   std::filesystem::path path_;
   int bins_;
   double smooth_s_;
+  std::shared_ptr<detail::SharedTimeline> timeline_;
   std::unique_ptr<State> state_;
 };
 
@@ -142,7 +149,9 @@ class HtmlRenderer final : public SampleRenderer {
 // microseconds after the run's start and never negative.
 class TraceRenderer final : public SampleRenderer {
  public:
-  explicit TraceRenderer(std::filesystem::path path, int bins = 10000, double smooth_s = 0);
+  // `timeline`: as HtmlRenderer's.
+  explicit TraceRenderer(std::filesystem::path path, int bins = 10000, double smooth_s = 0,
+                         std::shared_ptr<detail::SharedTimeline> timeline = nullptr);
   ~TraceRenderer() override;
   std::string name() const override { return "trace"; }
   void begin(const ReportInput& input) override;
@@ -155,6 +164,7 @@ class TraceRenderer final : public SampleRenderer {
   std::filesystem::path path_;
   int bins_;
   double smooth_s_;
+  std::shared_ptr<detail::SharedTimeline> timeline_;
   std::unique_ptr<State> state_;
 };
 

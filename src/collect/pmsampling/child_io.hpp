@@ -43,14 +43,17 @@ struct Args {
 // every kMinDecodePeriodMs, so that the image's initialisation, which grows with the slack, is spread
 // over enough samples (docs/footprint.md#the-decode-period).
 inline constexpr double kMaxSamplesPerDecode = 100;
-inline constexpr double kMinDecodePeriodMs = 40;
+inline constexpr double kMinDecodePeriodMs = 20;
 double decode_period_ms(double interval_ms, double drain_ms);
 
 // How late a decode may read the hardware buffer without losing a sample: a quarter of the decode
 // period, but at least kDecodeLatenessMs. Where GPU programs ended and began on the H200, the driver
 // held decode calls up to 25.5 ms before they read the buffer and slowed them to 40 to 70 ms, so the
-// next decode began late; 30 ms of slack lost samples there once (docs/footprint.md#the-decode-image).
-inline constexpr double kDecodeLatenessMs = 60;
+// next decode began late, and 30 ms of slack lost samples there once. A slack that covers it (60 ms,
+// decoded every 40 ms) doubles the image at 0.1 ms, and a larger image costs more per sample to
+// decode and initialise: the decoding thread then had no headroom and fell behind
+// (docs/footprint.md#the-decode-image).
+inline constexpr double kDecodeLatenessMs = 30;
 double decode_slack_ms(double interval_ms, double drain_ms);
 
 // The samples the hardware buffer is sized for: one decode period's, then another period's or the
