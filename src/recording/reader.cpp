@@ -464,25 +464,29 @@ constexpr const char* kLargestTimeText = "9223372036854775807";  // 2^63 - 1
          32;
 }
 
-// Whether the 19 bytes at s are digits whose number is a time (at most 2^63 - 1).
-[[gnu::always_inline]] inline bool is_time_text(const char* s) {
+// The 19 bytes at s as three words: bytes 0-7, 8-15 and 11-18 (the last overlaps the second).
+struct TimeTextWords {
   std::uint64_t a;
   std::uint64_t b;
   std::uint64_t c;
-  std::memcpy(&a, s, 8);
-  std::memcpy(&b, s + 8, 8);
-  std::memcpy(&c, s + 11, 8);
+};
+[[gnu::always_inline]] inline TimeTextWords time_text_words(const char* s) {
+  TimeTextWords w;
+  std::memcpy(&w.a, s, 8);
+  std::memcpy(&w.b, s + 8, 8);
+  std::memcpy(&w.c, s + 11, 8);
+  return w;
+}
+
+// Whether the 19 bytes at s are digits whose number is a time (at most 2^63 - 1).
+[[gnu::always_inline]] inline bool is_time_text(const char* s) {
+  const auto [a, b, c] = time_text_words(s);
   return eight_digits(a) && eight_digits(b) && eight_digits(c) && compare_time_text(s, kLargestTimeText) <= 0;
 }
 
 // The number of 19 digits at s (is_time_text(s)).
 [[gnu::always_inline]] inline TimeNs time_of_text(const char* s) {
-  std::uint64_t a;
-  std::uint64_t b;
-  std::uint64_t c;
-  std::memcpy(&a, s, 8);
-  std::memcpy(&b, s + 8, 8);
-  std::memcpy(&c, s + 11, 8);
+  const auto [a, b, c] = time_text_words(s);
   // c holds digits 11 to 18: its last three are the time's last three.
   const std::uint64_t last3 = eight_digits_value(c) % 1000;
   return static_cast<TimeNs>((eight_digits_value(a) * 100000000 + eight_digits_value(b)) * 1000 + last3);

@@ -284,6 +284,21 @@ TEST(SharedRead, ATimeWithThePreviousTimesTextIsThatTime) {
   }
 }
 
+// Every chip sample's start and end, in the order the chip cursor hands them out.
+struct ChipTimes {
+  std::vector<recording::TimeNs> starts, ends;
+};
+ChipTimes chip_times(const recording::Recording& recording) {
+  ChipTimes times;
+  auto chip = recording.stream<recording::ChipSample>();
+  recording::ChipSample s;
+  while (chip->next(s)) {
+    times.starts.push_back(s.start_ns);
+    times.ends.push_back(s.end_ns);
+  }
+  return times;
+}
+
 // Chip lines in the writer's layout ("chip START END ...", times of 19 digits) have their times
 // checked by their text in the opening pass and their END read in one go by the chip cursor
 // (docs/recording-format.md#reading-a-recording): the times, the run's latest time and every
@@ -302,13 +317,7 @@ TEST(SharedRead, ChipTimesOfNineteenDigitsReadAsNumbers) {
       "chip 1700000000000000025 1734567890123456789 1 2 3 4\n";
   const auto recording = recording::open_recording(small_recording(dir, "times.dsrec", records));
   EXPECT_EQ(recording->side().last_ts_ns, 1734567890123456789);
-  auto chip = recording->stream<recording::ChipSample>();
-  std::vector<recording::TimeNs> starts, ends;
-  recording::ChipSample s;
-  while (chip->next(s)) {
-    starts.push_back(s.start_ns);
-    ends.push_back(s.end_ns);
-  }
+  const auto [starts, ends] = chip_times(*recording);
   const std::vector<recording::TimeNs> want_starts{
       999999999999999999, 1700000000000000000, 1700000000000000010, 1700000000000000020, 1700000000000000025};
   const std::vector<recording::TimeNs> want_ends{1700000000000000000, 1700000000000000010,
@@ -371,10 +380,7 @@ TEST(SharedRead, ChipLinesOfAnotherLayoutAmongThoseOfTheWritersReadAsNumbers) {
                       a + b + "chip 1700000000000000020\t1700000000000000030 1 2 3 4\n" +
                           "chip 1700000000000000030 1700000000000000040 1 2 3 4\n"));
   EXPECT_EQ(recording->side().last_ts_ns, 1700000000000000100);
-  auto chip = recording->stream<recording::ChipSample>();
-  std::vector<recording::TimeNs> ends;
-  recording::ChipSample s;
-  while (chip->next(s)) ends.push_back(s.end_ns);
+  const std::vector<recording::TimeNs> ends = chip_times(*recording).ends;
   const std::vector<recording::TimeNs> want_ends{1700000000000000100, 1700000000000000020,
                                                  1700000000000000030, 1700000000000000040};
   EXPECT_EQ(ends, want_ends);
@@ -399,11 +405,7 @@ TEST(SharedRead, ChipLineCutOffAfterTimesOfNineteenDigitsIsLeftOut) {
                                                 "chip 1700000000000000020 1700000000000000090 1 2"));
   EXPECT_TRUE(recording->side().truncated);
   EXPECT_EQ(recording->side().last_ts_ns, 1700000000000000020);
-  auto chip = recording->stream<recording::ChipSample>();
-  recording::ChipSample s;
-  int chips = 0;
-  while (chip->next(s)) ++chips;
-  EXPECT_EQ(chips, 2);
+  EXPECT_EQ(chip_times(*recording).ends.size(), 2u);
 }
 
 TEST(SharedRead, LinesAcrossTheMappedWindowsReadWhole) {
