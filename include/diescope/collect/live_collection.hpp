@@ -271,6 +271,7 @@ class SamplerSupervisor {
   void start(recording::TimeNs now, SamplerSink& sink);
   void handle(const collect::SamplerMessage& message, recording::TimeNs now, GpuBatch& out);
   void reap(recording::TimeNs now, SamplerSink& sink);
+  void deliver(recording::TimeNs now, SamplerSink& sink);  // messages_ into sink
   void after_exit(const collect::SamplerExit& exit, recording::TimeNs now, GpuBatch& out);
 
   collect::SamplerConfig config_;
@@ -442,6 +443,8 @@ class LiveSession final : public Feed {
   };
   // The child's wanted state through the GPU's sink, or into `out` where it has none.
   void want_sampler(Gpu& g, bool on, recording::TimeNs now, GpuBatch& out);
+  // The child's messages into the GPU's sink, or into `out` where it has none.
+  void pump_sampler(Gpu& g, recording::TimeNs now, GpuBatch& out);
   bool want_gpm(const Gpu& g, recording::TimeNs now) const;
   void to_gpm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std::string& why);
   void to_pm(Gpu& g, recording::TimeNs now, GpuBatch& out, const std::string& why);

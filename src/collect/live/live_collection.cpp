@@ -203,16 +203,21 @@ void SamplerSupervisor::handle(const collect::SamplerMessage& message, recording
   }
 }
 
+// Hands the messages just read to `sink`, noting whether the child said its counters came on.
+void SamplerSupervisor::deliver(recording::TimeNs now, SamplerSink& sink) {
+  for (const auto& message : messages_) {
+    if (std::holds_alternative<m::On>(message)) said_on_ = true;
+    sink.message(message, now);
+  }
+}
+
 void SamplerSupervisor::reap(recording::TimeNs now, SamplerSink& sink) {
   const collect::SamplerExit exit =
       child_->wait(std::chrono::milliseconds(timing_.end_wait_ns / recording::kNsPerMs));
   // Messages read while waiting.
   messages_.clear();
   child_->pump(messages_);
-  for (const auto& message : messages_) {
-    if (std::holds_alternative<m::On>(message)) said_on_ = true;
-    sink.message(message, now);
-  }
+  deliver(now, sink);
   child_.reset();
   sink.ended(exit, now);
   stopping_ = false;
@@ -253,10 +258,7 @@ void SamplerSupervisor::pump(recording::TimeNs now, SamplerSink& sink) {
   if (child_) {
     messages_.clear();
     const bool open = child_->pump(messages_);  // its stderr too
-    for (const auto& message : messages_) {
-      if (std::holds_alternative<m::On>(message)) said_on_ = true;
-      sink.message(message, now);
-    }
+    deliver(now, sink);
     if (!open) reap(now, sink);
   }
   if (child_ && !wanted_ && !stopping_) {
@@ -323,10 +325,7 @@ void SamplerSupervisor::stop_and_wait(recording::TimeNs now, GpuBatch& out) {
   while (child_ && std::chrono::steady_clock::now() < deadline) {
     messages_.clear();
     const bool open = child_->pump_for(messages_, std::chrono::milliseconds(100));
-    for (const auto& message : messages_) {
-      if (std::holds_alternative<m::On>(message)) said_on_ = true;
-      handle(message, now, out);
-    }
+    deliver(now, sink);  // the batch sink hands each message to handle()
     if (!open) reap(core::realtime_ns(), sink);
   }
   if (child_) reap(core::realtime_ns(), sink);  // wait() kills it past the timeout
@@ -495,10 +494,7 @@ void LiveSession::collect(recording::TimeNs now, std::vector<GpuBatch>& out) {
       batch.columns_change_why = p.columns_change_why;
     }
     p.clear();
-    if (g.supervisor && g.sink)
-      g.supervisor->pump(now, *g.sink);
-    else if (g.supervisor)
-      g.supervisor->pump(now, batch);
+    pump_sampler(g, now, batch);
     // The chip source (docs/agent.md#beside-other-profilers). PM sampling is stopped, and its last
     // samples handed out, before GPM starts; a switch ends this batch's chip samples.
     const bool gpm_wanted = want_gpm(g, now);
@@ -586,13 +582,17 @@ void LiveSession::use_table(std::size_t gpu, const collect::UnitTable* table,
   if (g.supervisor) g.supervisor->use_table(table, std::move(metrics));
 }
 
-void LiveSession::pump(std::size_t gpu, recording::TimeNs now) {
-  Gpu& g = gpus_.at(gpu);
+void LiveSession::pump_sampler(Gpu& g, recording::TimeNs now, GpuBatch& out) {
   if (!g.supervisor) return;
   if (g.sink)
     g.supervisor->pump(now, *g.sink);
   else
-    g.supervisor->pump(now, g.pending);
+    g.supervisor->pump(now, out);
+}
+
+void LiveSession::pump(std::size_t gpu, recording::TimeNs now) {
+  Gpu& g = gpus_.at(gpu);
+  pump_sampler(g, now, g.pending);
 }
 
 void LiveSession::finish(std::size_t gpu, recording::TimeNs now) {
